@@ -1,0 +1,85 @@
+#include "cli_common.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace cli {
+
+std::map<std::string, Command>& registry() {
+    static std::map<std::string, Command> commands;
+    return commands;
+}
+
+Registration::Registration(std::string name, std::string usage, std::string summary, CommandFn run) {
+    auto key = name;
+    registry()[key] = Command{std::move(name), std::move(usage), std::move(summary), std::move(run)};
+}
+
+Args::Args(const std::vector<std::string>& args, std::vector<std::string> valueFlags,
+           std::vector<std::string> switchFlags) {
+    auto contains = [](const std::vector<std::string>& v, const std::string& s) {
+        return std::find(v.begin(), v.end(), s) != v.end();
+    };
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a.size() > 2 && a.rfind("--", 0) == 0) {
+            std::string flag = a;
+            std::optional<std::string> inlineValue;
+            if (const auto eq = a.find('='); eq != std::string::npos) {
+                flag = a.substr(0, eq);
+                inlineValue = a.substr(eq + 1);
+            }
+            if (contains(valueFlags, flag)) {
+                if (inlineValue) {
+                    m_values[flag] = *inlineValue;
+                } else {
+                    if (i + 1 >= args.size()) throw UsageError(flag + " needs a value");
+                    m_values[flag] = args[++i];
+                }
+            } else if (contains(switchFlags, flag) && !inlineValue) {
+                m_switches.push_back(flag);
+            } else {
+                throw UsageError("unknown option '" + a + "'");
+            }
+        } else if (a == "--") {
+            for (++i; i < args.size(); ++i) m_positionals.push_back(args[i]);
+        } else {
+            m_positionals.push_back(a);
+        }
+    }
+}
+
+std::optional<std::string> Args::value(const std::string& flag) const {
+    const auto it = m_values.find(flag);
+    if (it == m_values.end()) return std::nullopt;
+    return it->second;
+}
+
+std::string Args::value(const std::string& flag, const std::string& fallback) const {
+    return value(flag).value_or(fallback);
+}
+
+bool Args::has(const std::string& flag) const {
+    return m_values.count(flag) || std::find(m_switches.begin(), m_switches.end(), flag) != m_switches.end();
+}
+
+int Args::intValue(const std::string& flag, int fallback, int min, int max) const {
+    const auto v = value(flag);
+    if (!v) return fallback;
+    int out = 0;
+    const auto* end = v->data() + v->size();
+    const auto [ptr, ec] = std::from_chars(v->data(), end, out);
+    if (ec != std::errc() || ptr != end)
+        throw UsageError(flag + ": expected an integer, got '" + *v + "'");
+    if (out < min || out > max)
+        throw UsageError(flag + ": " + *v + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    return out;
+}
+
+const std::string& Args::single(const std::string& what) const {
+    if (m_positionals.empty()) throw UsageError("missing " + what);
+    if (m_positionals.size() > 1) throw UsageError("unexpected argument '" + m_positionals[1] + "'");
+    return m_positionals.front();
+}
+
+} // namespace cli

@@ -1,0 +1,58 @@
+#pragma once
+// Shared plumbing for attnlens-cli subcommands: a registry, a small argument parser and the error
+// convention (exit 0 on success; exit 2 with one line "error: ..." on stderr for bad input/usage).
+//
+// A subcommand lives in its own cli_<name>.cpp and registers itself:
+//   static const cli::Registration reg{"attention", "--input IN.json [--json OUT]", "summary", &runAttention};
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cli {
+
+// Thrown for bad usage or bad input; main() prints "error: <message>" and exits 2.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+using CommandFn = std::function<int(const std::vector<std::string>& args)>;
+
+struct Command {
+    std::string name;
+    std::string usage;
+    std::string summary;
+    CommandFn run;
+};
+
+std::map<std::string, Command>& registry();
+
+struct Registration {
+    Registration(std::string name, std::string usage, std::string summary, CommandFn run);
+};
+
+// Parses "--flag value", "--flag=value", boolean "--flag" and positionals. Unknown flags are errors.
+class Args {
+public:
+    // valueFlags take a value; switchFlags take none.
+    Args(const std::vector<std::string>& args, std::vector<std::string> valueFlags,
+         std::vector<std::string> switchFlags = {});
+
+    std::optional<std::string> value(const std::string& flag) const;
+    std::string value(const std::string& flag, const std::string& fallback) const;
+    bool has(const std::string& flag) const;
+    int intValue(const std::string& flag, int fallback, int min, int max) const;
+    const std::vector<std::string>& positionals() const { return m_positionals; }
+    // Exactly one positional, named `what` in the error message.
+    const std::string& single(const std::string& what) const;
+
+private:
+    std::map<std::string, std::string> m_values;
+    std::vector<std::string> m_switches;
+    std::vector<std::string> m_positionals;
+};
+
+} // namespace cli

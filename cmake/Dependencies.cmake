@@ -1,0 +1,26 @@
+# Third-party dependencies, all from Debian 12 packages (see README).
+find_package(Eigen3 3.4 REQUIRED NO_MODULE)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(Threads REQUIRED)
+
+# Debian's small OpenCV packages (core, imgproc, imgcodecs) ship no CMake config; libopencv-dev does
+# but pulls Qt5 in. Find the three libraries by hand.
+find_path(OPENCV_INCLUDE_DIR opencv2/core.hpp PATH_SUFFIXES opencv4 REQUIRED)
+foreach(_cv core imgproc imgcodecs)
+  find_library(OPENCV_${_cv}_LIBRARY NAMES opencv_${_cv} REQUIRED)
+  add_library(attnlens_opencv_${_cv} UNKNOWN IMPORTED)
+  set_target_properties(attnlens_opencv_${_cv} PROPERTIES IMPORTED_LOCATION "${OPENCV_${_cv}_LIBRARY}"
+                                                          INTERFACE_INCLUDE_DIRECTORIES "${OPENCV_INCLUDE_DIR}")
+endforeach()
+add_library(attnlens::opencv INTERFACE IMPORTED)
+target_link_libraries(attnlens::opencv INTERFACE attnlens_opencv_imgcodecs attnlens_opencv_imgproc attnlens_opencv_core)
+
+find_path(SENTENCEPIECE_INCLUDE_DIR sentencepiece_processor.h REQUIRED)
+find_library(SENTENCEPIECE_LIBRARY NAMES sentencepiece REQUIRED)
+add_library(attnlens::sentencepiece UNKNOWN IMPORTED)
+set_target_properties(attnlens::sentencepiece PROPERTIES IMPORTED_LOCATION "${SENTENCEPIECE_LIBRARY}"
+                                                        INTERFACE_INCLUDE_DIRECTORIES "${SENTENCEPIECE_INCLUDE_DIR}")
+
+if(ATTNLENS_BUILD_UI OR ATTNLENS_BUILD_TESTS)
+  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Svg Test Concurrent)
+endif()

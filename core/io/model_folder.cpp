@@ -1,0 +1,63 @@
+#include "core/io/model_folder.h"
+
+#include "core/io/json_file.h"
+#include "core/util/error.h"
+
+#include <cstdlib>
+
+namespace attnlens {
+
+ModelFolderInfo inspectModelFolder(const std::filesystem::path& dir) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+        throw Error("'" + dir.string() + "': not a model folder (directory not found)");
+    ModelFolderInfo info;
+    info.dir = dir;
+    const auto configPath = dir / "config.json";
+    if (!std::filesystem::exists(configPath, ec))
+        throw Error("'" + dir.string() + "': config.json is missing (expected a Hugging Face model folder)");
+    JsonConfig config(configPath);
+    info.modelType = config.get<std::string>("model_type");
+    if (info.modelType == "marian") info.kind = ModelKind::Marian;
+    else if (info.modelType == "vit") info.kind = ModelKind::Vit;
+    info.weights = dir / "model.safetensors";
+    if (!std::filesystem::exists(info.weights, ec)) {
+        if (std::filesystem::exists(dir / "pytorch_model.bin", ec))
+            throw Error("'" + dir.string() + "': only pytorch_model.bin found; convert it to model.safetensors "
+                        "(PyTorch pickles are not loaded, for safety)");
+        throw Error("'" + dir.string() + "': model.safetensors is missing");
+    }
+    return info;
+}
+
+namespace {
+
+std::vector<std::filesystem::path> resourceRoots() {
+    std::vector<std::filesystem::path> roots;
+    if (const char* env = std::getenv("ATTNLENS_RESOURCES_DIR"); env && *env) roots.emplace_back(env);
+    roots.emplace_back(std::filesystem::path(ATTNLENS_SOURCE_DIR) / "resources");
+    roots.emplace_back(std::filesystem::path(ATTNLENS_INSTALL_DATADIR));
+    return roots;
+}
+
+} // namespace
+
+std::filesystem::path resourcesDir() {
+    std::error_code ec;
+    for (const auto& root : resourceRoots())
+        if (std::filesystem::is_directory(root / "models", ec)) return root;
+    throw Error("resources folder not found (looked in $ATTNLENS_RESOURCES_DIR, the source tree and the install "
+                "prefix)");
+}
+
+std::filesystem::path builtinModelDir(const std::string& name) {
+    std::error_code ec;
+    for (const auto& root : resourceRoots()) {
+        const auto dir = root / "models" / name;
+        if (std::filesystem::is_directory(dir, ec)) return dir;
+    }
+    throw Error("built-in model '" + name + "' not found (looked in $ATTNLENS_RESOURCES_DIR/models, the source "
+                "tree and the install prefix)");
+}
+
+} // namespace attnlens

@@ -1,0 +1,32 @@
+#pragma once
+// Stateless neural-network ops shared by every model (ops/ level: no weights of their own).
+// All work on row-major [tokens, features] matrices; "in place" variants avoid allocations on hot paths.
+
+#include "core/tensor/tensor.h"
+
+#include <string>
+
+namespace attnlens {
+
+// y = x · Wᵀ + b   x [n, in], W [out, in] (PyTorch nn.Linear layout), b [out] or empty.
+RowMatrix linear(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, const Tensor& bias);
+void linearInto(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, const Tensor& bias, RowMatrix& out);
+
+// LayerNorm over the last axis with biased variance (divide by D), in place. weight/bias [D].
+void layerNormInPlace(RowMatrix& x, const Tensor& weight, const Tensor& bias, float eps);
+
+enum class Activation { Gelu, GeluTanh, Relu, Silu };
+// Parses HF activation names: "gelu" (exact erf), "gelu_new"/"gelu_pytorch_tanh" (tanh approx.),
+// "relu", "silu"/"swish". Throws attnlens::Error naming the unknown value.
+Activation parseActivation(const std::string& name);
+void applyActivationInPlace(RowMatrix& x, Activation act);
+
+// Row-wise numerically stable softmax in place (declared in ops/attention.h as well).
+void softmaxRowsInPlace(MatrixMap m);
+inline void softmaxRowsInPlace(RowMatrix& m) { softmaxRowsInPlace(MatrixMap(m.data(), m.rows(), m.cols())); }
+
+// Marian/BART sinusoidal position table [positions, dim]: columns [0, ceil(dim/2)) hold sin,
+// the rest cos, both of angle pos / 10000^(2i/dim); computed in double, stored as float.
+Tensor sinusoidalPositions(int64_t positions, int64_t dim);
+
+} // namespace attnlens

@@ -1,0 +1,66 @@
+#include "ui/shell/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QHBoxLayout>
+#include <QKeySequence>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QStackedWidget>
+#include <QStatusBar>
+
+namespace attnlens::ui {
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    setWindowTitle(tr("Attention Lens"));
+    auto* central = new QWidget(this);
+    auto* layout = new QHBoxLayout(central);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    m_sidebar = new QListWidget(central);
+    m_sidebar->setObjectName("pageSwitcher");
+    m_sidebar->setFixedWidth(150);
+    m_sidebar->setFrameShape(QFrame::NoFrame);
+    m_sidebar->setStyleSheet("QListWidget#pageSwitcher { background: palette(window); font-size: 11pt; }"
+                             "QListWidget#pageSwitcher::item { padding: 10px 8px; }"
+                             "QListWidget#pageSwitcher::item:selected { background: palette(highlight);"
+                             " color: palette(highlighted-text); }");
+    m_pages = new QStackedWidget(central);
+    layout->addWidget(m_sidebar);
+    layout->addWidget(m_pages, 1);
+    setCentralWidget(central);
+    connect(m_sidebar, &QListWidget::currentRowChanged, m_pages, &QStackedWidget::setCurrentIndex);
+
+    m_fileMenu = menuBar()->addMenu(tr("&File"));
+    m_viewMenu = menuBar()->addMenu(tr("&View"));
+    m_helpMenu = menuBar()->addMenu(tr("&Help"));
+    m_fileMenu->addSeparator();
+    auto* quit = m_fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+    m_helpMenu->addAction(tr("&About Attention Lens"), this, [this] {
+        QMessageBox::about(this, tr("About Attention Lens"),
+                           tr("<h3>Attention Lens %1</h3><p>See attention inside transformer models, live, on "
+                              "your own input.</p>")
+                               .arg(QApplication::applicationVersion()));
+    });
+    m_helpMenu->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+    statusBar()->showMessage(tr("Ready"));
+    resize(1280, 820);
+}
+
+int MainWindow::addPage(const QString& title, QWidget* page) {
+    const int index = m_pages->addWidget(page);
+    m_sidebar->addItem(title);
+    auto* action = m_viewMenu->addAction(title, this, [this, index] { setCurrentPage(index); });
+    if (index < 9) action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + index)));
+    if (m_sidebar->currentRow() < 0) m_sidebar->setCurrentRow(0);
+    return index;
+}
+
+void MainWindow::setCurrentPage(int index) { m_sidebar->setCurrentRow(index); }
+int MainWindow::currentPage() const { return m_pages->currentIndex(); }
+QWidget* MainWindow::page(int index) const { return m_pages->widget(index); }
+int MainWindow::pageCount() const { return m_pages->count(); }
+
+} // namespace attnlens::ui
