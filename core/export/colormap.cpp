@@ -1,0 +1,84 @@
+#include "core/export/colormap.h"
+
+#include "core/util/error.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnlens {
+
+namespace {
+#include "core/export/colormap_tables.inc"
+
+struct Entry {
+    ColorMap map;
+    std::string_view name;
+    const unsigned char (*table)[3];
+};
+constexpr Entry kMaps[] = {
+    {ColorMap::Viridis, "viridis", kViridisTable}, {ColorMap::Magma, "magma", kMagmaTable},
+    {ColorMap::Inferno, "inferno", kInfernoTable}, {ColorMap::Plasma, "plasma", kPlasmaTable},
+    {ColorMap::Cividis, "cividis", kCividisTable}, {ColorMap::Grey, "grey", nullptr},
+};
+
+const Entry& entry(ColorMap map) {
+    for (const auto& e : kMaps)
+        if (e.map == map) return e;
+    return kMaps[0];
+}
+} // namespace
+
+Rgb colorAt(ColorMap map, float t) {
+    if (std::isnan(t)) t = 0.0f;
+    const int index = static_cast<int>(std::lround(std::clamp(t, 0.0f, 1.0f) * 255.0f));
+    const auto& e = entry(map);
+    if (!e.table) {
+        const auto v = static_cast<uint8_t>(index);
+        return {v, v, v};
+    }
+    return {e.table[index][0], e.table[index][1], e.table[index][2]};
+}
+
+std::string_view colorMapName(ColorMap map) { return entry(map).name; }
+
+std::optional<ColorMap> parseColorMap(std::string_view name) {
+    for (const auto& e : kMaps)
+        if (e.name == name) return e.map;
+    if (name == "gray") return ColorMap::Grey;
+    return std::nullopt;
+}
+
+std::vector<ColorMap> allColorMaps() {
+    std::vector<ColorMap> maps;
+    for (const auto& e : kMaps) maps.push_back(e.map);
+    return maps;
+}
+
+RgbImage renderHeatmap(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo, float hi, int cell) {
+    if (cell < 1) throw Error("renderHeatmap: cell size must be at least 1");
+    if (hi <= lo && values.size() > 0) {
+        lo = values.minCoeff();
+        hi = values.maxCoeff();
+    }
+    const float range = hi > lo ? hi - lo : 1.0f;
+    RgbImage image;
+    image.width = static_cast<int>(values.cols()) * cell;
+    image.height = static_cast<int>(values.rows()) * cell;
+    image.pixels.resize(static_cast<size_t>(image.width) * image.height * 3);
+    for (Eigen::Index r = 0; r < values.rows(); ++r) {
+        for (Eigen::Index c = 0; c < values.cols(); ++c) {
+            const Rgb rgb = colorAt(map, (values(r, c) - lo) / range);
+            for (int dy = 0; dy < cell; ++dy) {
+                auto* p = &image.pixels[((static_cast<size_t>(r) * cell + dy) * image.width + c * cell) * 3];
+                for (int dx = 0; dx < cell; ++dx, p += 3) {
+                    p[0] = rgb.r;
+                    p[1] = rgb.g;
+                    p[2] = rgb.b;
+                }
+            }
+        }
+    }
+    return image;
+}
+
+} // namespace attnlens

@@ -1,0 +1,45 @@
+#pragma once
+// Perceptual colour maps and the one function that turns a matrix of values into RGB pixels.
+// Every heatmap in the GUI (via ui/render → QImage) and every PNG the CLI writes goes through here,
+// so a colour seen on screen is the colour exported.
+
+#include "core/tensor/tensor.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnlens {
+
+enum class ColorMap { Viridis, Magma, Inferno, Plasma, Cividis, Grey };
+
+struct Rgb {
+    uint8_t r = 0, g = 0, b = 0;
+    bool operator==(const Rgb&) const = default;
+};
+
+// t is clamped to [0, 1] and mapped to entry round(t · 255) of a 256-entry table; NaN maps to 0.
+Rgb colorAt(ColorMap map, float t);
+std::string_view colorMapName(ColorMap map);
+std::optional<ColorMap> parseColorMap(std::string_view name);
+std::vector<ColorMap> allColorMaps();
+
+// An 8-bit RGB image, row-major, 3 bytes per pixel, no padding.
+struct RgbImage {
+    int width = 0;
+    int height = 0;
+    std::vector<uint8_t> pixels;
+    Rgb pixel(int x, int y) const {
+        const auto* p = &pixels[(static_cast<size_t>(y) * width + x) * 3];
+        return {p[0], p[1], p[2]};
+    }
+};
+
+// values [rows, cols] → image of cols·cell × rows·cell pixels; value v maps to (v - lo) / (hi - lo).
+// hi <= lo means "use the matrix's own min and max" (a constant matrix maps to 0).
+RgbImage renderHeatmap(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo = 0.0f, float hi = 1.0f,
+                       int cell = 1);
+
+} // namespace attnlens
