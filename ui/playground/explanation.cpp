@@ -162,7 +162,9 @@ QString explainFocus(const PlaygroundModel& m) {
         mix << QStringLiteral("%1·%2").arg(formatNumber(weights(i, c)), sub(QStringLiteral("v"), m.tokens().value(c)));
     lines << QObject::tr("⑤ output: %1 = %2 = %3")
                  .arg(sub(QStringLiteral("o"), qi), joinTerms(mix, QStringLiteral(" + ")), vectorText(output.row(i)));
-    return lines.join(QStringLiteral("<br>"));
+    // One paragraph per step, a little apart: the steps read as a list, not as a block of text.
+    const QString open = QStringLiteral("<p style='margin-top:5px; margin-bottom:0px'>");
+    return open + lines.join(QStringLiteral("</p>") + open) + QStringLiteral("</p>");
 }
 
 } // namespace attnlens::ui

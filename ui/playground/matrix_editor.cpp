@@ -5,6 +5,7 @@
 #include <QDoubleSpinBox>
 #include <QHeaderView>
 #include <QScrollBar>
+#include <QSignalBlocker>
 #include <QStyledItemDelegate>
 
 #include <cmath>
@@ -14,7 +15,7 @@ namespace attnlens::ui {
 namespace {
 
 constexpr int kRowHeight = 22;
-constexpr int kColumnWidth = 46;
+constexpr int kColumnWidth = 52;
 
 class ValueDelegate : public QStyledItemDelegate {
 public:
@@ -37,6 +38,8 @@ public:
     void setEditorData(QWidget* editor, const QModelIndex& index) const override {
         auto* spin = static_cast<QDoubleSpinBox*>(editor);
         const double v = index.data(Qt::EditRole).toDouble();
+        // Silent: the view calls this before it registers the editor, so a commit now would be refused.
+        const QSignalBlocker blocker(spin);
         if (std::abs(spin->value() - v) > 1e-9) spin->setValue(v);
     }
     void setModelData(QWidget* editor, QAbstractItemModel* model, const QModelIndex& index) const override {
@@ -66,10 +69,13 @@ MatrixEditor::MatrixEditor(PlaygroundModel* model, PlaygroundModel::Input which,
     horizontalHeader()->setHighlightSections(false);
     verticalHeader()->setHighlightSections(false);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
-    connect(m_table, &QAbstractItemModel::modelReset, this, [this] {
-        updateGeometry();
+    // A fixed height from the shape: the panel this sits in scrolls instead of squeezing the table.
+    auto reshape = [this] {
+        setFixedHeight(sizeHint().height());
         fitColumns();
-    });
+    };
+    connect(m_table, &QAbstractItemModel::modelReset, this, reshape);
+    reshape();
 }
 
 // Columns share the width when they fit at kColumnWidth; otherwise they keep it and the table scrolls.
@@ -77,7 +83,8 @@ void MatrixEditor::fitColumns() {
     const int cols = m_table->columnCount();
     const bool fits = cols * kColumnWidth <= viewport()->width();
     horizontalHeader()->setSectionResizeMode(fits ? QHeaderView::Stretch : QHeaderView::Fixed);
-    if (!fits) horizontalHeader()->resizeSections(QHeaderView::Fixed);
+    if (!fits)
+        for (int c = 0; c < cols; ++c) horizontalHeader()->resizeSection(c, kColumnWidth);
 }
 
 void MatrixEditor::resizeEvent(QResizeEvent* event) {

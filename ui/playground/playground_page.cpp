@@ -39,7 +39,7 @@ QStringList splitTokens(const QString& text) {
 QLabel* hintLabel(const QString& text, QWidget* parent) {
     auto* label = new QLabel(text, parent);
     label->setWordWrap(true);
-    label->setStyleSheet(QStringLiteral("color: palette(dark);"));
+    label->setStyleSheet(QStringLiteral("color: #5f6368;"));
     return label;
 }
 
@@ -193,7 +193,7 @@ QWidget* PlaygroundPage::buildInputs() {
     m_maskView->setMaskedText(QStringLiteral("0"));
     m_maskView->setAxisTitles(tr("query"), tr("key"));
     m_maskView->setMaximumCellSize(24);
-    m_maskView->setFixedHeight(136);
+    m_maskView->setFixedHeight(150);
     maskLayout->addLayout(maskControls, 2);
     maskLayout->addWidget(m_maskView, 3);
     column->addWidget(maskBox);
@@ -229,10 +229,7 @@ QWidget* PlaygroundPage::buildInputs() {
     connect(m_maskMode, &QComboBox::activated, this, [this](int index) {
         m_model->setMaskMode(static_cast<MaskMode>(m_maskMode->itemData(index).toInt()));
     });
-    connect(m_padding, &QSpinBox::valueChanged, this, [this](int count) {
-        m_model->setMaskMode(MaskMode::Padding);
-        m_model->setPaddingCount(count);
-    });
+    connect(m_padding, &QSpinBox::valueChanged, m_model, &PlaygroundModel::setPaddingCount);
     connect(m_maskView, &HeatmapView::cellClicked, m_model, &PlaygroundModel::toggleMaskCell);
     return scroll;
 }
@@ -414,7 +411,7 @@ void PlaygroundPage::syncControls() {
     m_maskMode->setCurrentIndex(m_maskMode->findData(static_cast<int>(m.maskMode())));
     m_padding->setRange(m.sequenceLength() > 1 ? 1 : 0, std::max(0, m.sequenceLength() - 1));
     m_padding->setValue(m.paddingCount());
-    m_padding->setEnabled(m.sequenceLength() > 1);
+    m_padding->setEnabled(m.maskMode() == MaskMode::Padding && m.sequenceLength() > 1);
     const QList<int> blocked = m.fullyMaskedRows();
     if (!blocked.isEmpty())
         m_maskHint->setText(tr("<span style='color:#b3261e'>Row %1 blocks every key: its weights become uniform.</span>")

@@ -27,7 +27,7 @@ StagePanel::StagePanel(const QString& title, QWidget* parent)
     m_detail->setTextFormat(Qt::RichText);
     m_detail->setWordWrap(true);
     m_formula->setWordWrap(true);
-    m_detail->setStyleSheet(QStringLiteral("color: palette(dark);"));
+    m_detail->setStyleSheet(QStringLiteral("color: #5f6368;"));
     for (QLabel* label : {m_title, m_formula, m_detail}) label->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_title);
     layout->addWidget(m_formula);

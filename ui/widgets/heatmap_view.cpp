@@ -635,12 +635,18 @@ void HeatmapView::paintContent(QPainter& p, const Layout& l, bool vector) const 
     QFont bold = font();
     bold.setBold(true);
     if (m_labels) {
+        const int lineH = fm.height();
+        // Labels are at least a text line tall, centred on their row/column; when cells are smaller
+        // than that only every rowStep-th label is drawn, and none that would touch the selected one.
+        auto hiddenBy = [&](int i, int selected) { return selected >= 0 && i != selected && std::abs(i - selected) * cell < lineH; };
         p.save();
-        p.setClipRect(QRect(0, g.top(), l.rowLabels.right() + 4, g.height()));
+        p.setClipRect(QRect(0, g.top() - lineH / 2, l.rowLabels.right() + 4, g.height() + lineH));
         for (int r = r0; r <= r1; ++r) {
-            if (r % l.rowStep != 0 && r != m_selectedRow) continue;
-            const QRect rect(l.rowLabels.x(), l.origin.y() + r * cell, l.rowLabels.width(), cell);
             const bool selected = r == m_selectedRow;
+            if (!selected && (r % l.rowStep != 0 || hiddenBy(r, m_selectedRow))) continue;
+            const int cy = l.origin.y() + r * cell + cell / 2;
+            const int h = std::max(cell, lineH);
+            const QRect rect(l.rowLabels.x(), cy - h / 2, l.rowLabels.width(), h);
             if (selected) {
                 p.setPen(Qt::NoPen);
                 p.setBrush(accent);
@@ -654,16 +660,16 @@ void HeatmapView::paintContent(QPainter& p, const Layout& l, bool vector) const 
         }
         p.restore();
         p.save();
-        p.setClipRect(QRect(g.left(), 0, g.width(), l.colLabels.bottom() + 2));
+        p.setClipRect(QRect(g.left() - lineH / 2, 0, g.width() + lineH, l.colLabels.bottom() + 2));
         for (int c = c0; c <= c1; ++c) {
-            if (c % l.colStep != 0 && c != m_selectedCol) continue;
             const bool selected = c == m_selectedCol;
+            if (!selected && (c % l.colStep != 0 || (l.rotated && hiddenBy(c, m_selectedCol)))) continue;
             p.setFont(selected ? bold : font());
             const QFontMetrics lfm(p.font());
             const QString label = lfm.elidedText(columnLabel(c), Qt::ElideRight, kMaxLabelWidth);
-            QRect rect;
-            if (l.rotated) rect = QRect(l.origin.x() + c * cell, l.colLabels.y(), cell, l.colLabels.height());
-            else rect = QRect(l.origin.x() + c * cell, l.colLabels.y(), cell, l.colLabels.height());
+            const int cx = l.origin.x() + c * cell + cell / 2;
+            const int w = l.rotated ? std::max(cell, lineH) : cell;
+            const QRect rect(cx - w / 2, l.colLabels.y(), w, l.colLabels.height());
             if (selected) {
                 p.setPen(Qt::NoPen);
                 p.setBrush(accent);
@@ -673,9 +679,9 @@ void HeatmapView::paintContent(QPainter& p, const Layout& l, bool vector) const 
                               : (m_dimUnselected && m_selectedCol >= 0 ? dimText : text));
             if (l.rotated) {
                 p.save();
-                p.translate(rect.center().x() + 1, rect.bottom());
+                p.translate(cx + 1, rect.bottom());
                 p.rotate(-90);
-                p.drawText(QRect(2, -cell / 2, rect.height() - 2, cell), Qt::AlignLeft | Qt::AlignVCenter, label);
+                p.drawText(QRect(2, -w / 2, rect.height() - 2, w), Qt::AlignLeft | Qt::AlignVCenter, label);
                 p.restore();
             } else {
                 p.drawText(rect.adjusted(-4, 0, 4, 0), Qt::AlignHCenter | Qt::AlignBottom, label);
@@ -799,6 +805,11 @@ void HeatmapView::mousePressEvent(QMouseEvent* event) {
         emit cellClicked(cell.row, cell.col);
     }
     event->accept();
+}
+
+void HeatmapView::mouseReleaseEvent(QMouseEvent* event) {
+    if (event->button() == Qt::LeftButton) event->accept(); // the press acted already
+    else QAbstractScrollArea::mouseReleaseEvent(event);
 }
 
 void HeatmapView::wheelEvent(QWheelEvent* event) {
