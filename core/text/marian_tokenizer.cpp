@@ -5,6 +5,10 @@
 
 #include <sentencepiece_processor.h>
 
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+
 namespace attnlens {
 
 struct MarianTokenizer::Spm {
@@ -85,6 +89,65 @@ std::string removeLanguageCodes(std::string_view text, std::string* leading) {
     return out;
 }
 
+// vocab.json is a flat object {piece: id}; opus-mt's has 58101 entries. A SAX pass fills the
+// list directly (several times faster than building nlohmann's DOM, which dominated load time).
+class VocabReader : public nlohmann::json_sax<Json> {
+public:
+    std::vector<std::pair<std::string, int64_t>> entries;
+    std::string error;
+
+    bool null() override { return fail("null"); }
+    bool boolean(bool) override { return fail("a boolean"); }
+    bool number_integer(number_integer_t v) override { return value(v); }
+    bool number_unsigned(number_unsigned_t v) override { return value(static_cast<int64_t>(std::min<uint64_t>(v, INT64_MAX))); }
+    bool number_float(number_float_t, const string_t&) override { return fail("a fractional number"); }
+    bool string(string_t&) override { return fail("a string"); }
+    bool binary(binary_t&) override { return fail("binary data"); }
+    bool start_object(std::size_t) override { return ++m_depth == 1 || fail("an object"); }
+    bool key(string_t& k) override {
+        m_key = std::move(k);
+        return true;
+    }
+    bool end_object() override {
+        --m_depth;
+        return true;
+    }
+    bool start_array(std::size_t) override { return fail("an array"); }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+        error = "malformed JSON at byte " + std::to_string(position) + ": " + e.what();
+        return false;
+    }
+
+private:
+    bool value(int64_t v) {
+        if (m_depth != 1) return fail("a number");
+        entries.emplace_back(std::move(m_key), v);
+        return true;
+    }
+    bool fail(const char* what) {
+        if (error.empty())
+            error = m_depth == 0 ? "expected a JSON object mapping pieces to ids"
+                                 : "the value of piece '" + m_key + "' is " + what + ", expected an integer id";
+        return false;
+    }
+    int m_depth = 0;
+    std::string m_key;
+};
+
+std::vector<std::pair<std::string, int64_t>> readVocab(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("'" + path.string() + "': cannot open for reading");
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    VocabReader reader;
+    const bool ok = Json::sax_parse(buffer.str(), &reader);
+    if (!ok || !reader.error.empty())
+        throw Error("'" + path.string() + "': " + (reader.error.empty() ? std::string("malformed JSON") : reader.error));
+    if (reader.entries.empty()) throw Error("'" + path.string() + "': expected a non-empty JSON object mapping pieces to ids");
+    return std::move(reader.entries);
+}
+
 } // namespace
 
 std::shared_ptr<const MarianTokenizer> MarianTokenizer::load(const std::filesystem::path& dir) {
@@ -95,28 +158,33 @@ std::shared_ptr<const MarianTokenizer> MarianTokenizer::load(const std::filesyst
     loadSpm(tok->m_source->processor, dir / "source.spm");
     loadSpm(tok->m_target->processor, dir / "target.spm");
 
-    const auto vocabPath = dir / "vocab.json";
     std::error_code ec;
+    if (const auto cfgPath = dir / "tokenizer_config.json"; std::filesystem::exists(cfgPath, ec)) {
+        const Json cfg = readJsonFile(cfgPath);
+        if (cfg.is_object() && cfg.value("separate_vocabs", false))
+            throw Error("'" + cfgPath.string() + "': separate_vocabs is true; separate source/target vocabularies "
+                        "(target_vocab.json) are not supported");
+    }
+    const auto vocabPath = dir / "vocab.json";
     if (!std::filesystem::exists(vocabPath, ec))
         throw Error("'" + vocabPath.string() + "': tokenizer file is missing (a Marian folder needs source.spm, "
                     "target.spm and vocab.json)");
-    const Json vocab = readJsonFile(vocabPath);
-    if (!vocab.is_object() || vocab.empty())
-        throw Error("'" + vocabPath.string() + "': expected a non-empty JSON object mapping pieces to ids");
-    int maxId = -1;
-    for (const auto& [piece, id] : vocab.items()) {
-        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > 100'000'000)
+    const std::vector<std::pair<std::string, int64_t>> entries = readVocab(vocabPath);
+    int64_t maxId = -1;
+    for (const auto& [piece, id] : entries) {
+        if (id < 0 || id > 100'000'000)
             throw Error("'" + vocabPath.string() + "': the id of piece '" + piece + "' is not a non-negative integer");
-        maxId = std::max(maxId, id.get<int>());
+        maxId = std::max(maxId, id);
     }
     tok->m_idToPiece.assign(static_cast<size_t>(maxId) + 1, std::string());
-    for (const auto& [piece, id] : vocab.items()) {
-        const int i = id.get<int>();
-        if (!tok->m_idToPiece[i].empty())
-            throw Error("'" + vocabPath.string() + "': id " + std::to_string(i) + " is used by both '" +
-                        tok->m_idToPiece[i] + "' and '" + piece + "'");
-        tok->m_idToPiece[i] = piece;
-        tok->m_pieceToId.emplace(piece, i);
+    tok->m_pieceToId.reserve(entries.size());
+    for (const auto& [piece, id] : entries) {
+        if (!tok->m_idToPiece[id].empty())
+            throw Error("'" + vocabPath.string() + "': id " + std::to_string(id) + " is used by both '" +
+                        tok->m_idToPiece[id] + "' and '" + piece + "'");
+        tok->m_idToPiece[id] = piece;
+        if (!tok->m_pieceToId.emplace(piece, static_cast<int>(id)).second)
+            throw Error("'" + vocabPath.string() + "': piece '" + piece + "' appears twice");
     }
     const auto need = [&](const char* piece) {
         const auto it = tok->m_pieceToId.find(piece);
