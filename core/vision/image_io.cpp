@@ -23,9 +23,23 @@ Error headerError(const std::string& name, const std::string& what) {
     return Error("'" + name + "': " + what);
 }
 
-ImageHeader pngHeader(std::span<const uint8_t> b, const std::string& name) {
+ImageHeader pngHeader(std::span<const uint8_t> b, const std::string& name, bool checkChunks) {
     if (b.size() < 24 || std::memcmp(b.data() + 12, "IHDR", 4) != 0)
         throw headerError(name, "truncated or malformed PNG (no IHDR chunk)");
+    if (checkChunks) {
+        // Walk the chunk list to IEND: a truncated file is reported here, in our words, instead of by
+        // libpng (which prints its own message to stderr before OpenCV gives up).
+        size_t pos = 8;
+        bool end = false;
+        while (!end) {
+            if (pos + 12 > b.size()) throw headerError(name, "truncated PNG (the file ends before the IEND chunk)");
+            const uint64_t length = be32(b.data() + pos);
+            end = std::memcmp(b.data() + pos + 4, "IEND", 4) == 0;
+            if (pos + 12 + length > b.size())
+                throw headerError(name, "truncated PNG (the file ends inside a chunk)");
+            pos += 12 + length;
+        }
+    }
     return {ImageFormat::Png, static_cast<int>(std::min<uint32_t>(be32(b.data() + 16), INT32_MAX)),
             static_cast<int>(std::min<uint32_t>(be32(b.data() + 20), INT32_MAX))};
 }
@@ -125,11 +139,11 @@ ImageHeader webpHeader(std::span<const uint8_t> b, const std::string& name) {
     throw headerError(name, "malformed WebP (unknown first chunk)");
 }
 
-ImageHeader parseHeader(std::span<const uint8_t> b, const std::string& name, bool checkJpegEoi) {
+ImageHeader parseHeader(std::span<const uint8_t> b, const std::string& name, bool checkIntegrity) {
     static const uint8_t kPng[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
     if (b.empty()) throw headerError(name, "empty file");
-    if (b.size() >= 8 && std::memcmp(b.data(), kPng, 8) == 0) return pngHeader(b, name);
-    if (b.size() >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return jpegHeader(b, name, checkJpegEoi);
+    if (b.size() >= 8 && std::memcmp(b.data(), kPng, 8) == 0) return pngHeader(b, name, checkIntegrity);
+    if (b.size() >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return jpegHeader(b, name, checkIntegrity);
     if (b.size() >= 2 && b[0] == 'B' && b[1] == 'M') return bmpHeader(b, name);
     if (b.size() >= 4 && ((b[0] == 'I' && b[1] == 'I' && b[2] == 42 && b[3] == 0) ||
                           (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && (b[3] == 42 || b[3] == 43))))
