@@ -1,0 +1,101 @@
+// attnlens-cli inspect --model DIR [--json OUT]: what a model folder holds — architecture, the config's
+// key sizes, tensor count, parameter count and dtypes, and which companion files are present.
+
+#include "cli_common.h"
+
+#include "core/io/json_file.h"
+#include "core/io/model_folder.h"
+#include "core/io/safetensors.h"
+
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+namespace {
+
+using attnlens::Json;
+
+std::string humanCount(uint64_t n) {
+    std::ostringstream s;
+    if (n >= 1000000000ull) s << std::fixed << std::setprecision(2) << n / 1e9 << " B";
+    else if (n >= 1000000ull) s << std::fixed << std::setprecision(2) << n / 1e6 << " M";
+    else if (n >= 1000ull) s << std::fixed << std::setprecision(1) << n / 1e3 << " k";
+    else s << n;
+    return s.str();
+}
+
+int runInspect(const std::vector<std::string>& argv) {
+    const cli::Args args(argv, {"--model", "--json"});
+    if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
+    const auto model = args.value("--model");
+    if (!model) throw cli::UsageError("--model DIR is required");
+    const auto folder = attnlens::inspectModelFolder(*model);
+    const attnlens::JsonConfig config(folder.dir / "config.json");
+    const auto weights = attnlens::SafeTensorsFile::open(folder.weights);
+
+    uint64_t parameters = 0;
+    std::map<std::string, uint64_t> dtypeCounts;
+    for (const auto& t : weights.tensors()) {
+        parameters += static_cast<uint64_t>(attnlens::shapeNumel(t.shape));
+        dtypeCounts[std::string(attnlens::dtypeName(t.dtype))] += 1;
+    }
+    std::string architecture = folder.modelType;
+    if (config.has("architectures") && config.json()["architectures"].is_array() && !config.json()["architectures"].empty())
+        architecture = config.json()["architectures"][0].get<std::string>();
+
+    // The size-defining keys of the architectures we know; others are listed by the full config in --json.
+    static const char* kKeys[] = {"d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
+                                  "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim", "vocab_size",
+                                  "activation_function", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                                  "intermediate_size", "hidden_act", "image_size", "patch_size", "num_channels"};
+    Json sizes = Json::object();
+    for (const char* key : kKeys)
+        if (config.has(key)) sizes[key] = config.json()[key];
+    if (config.has("id2label") && config.json()["id2label"].is_object()) sizes["num_labels"] = config.json()["id2label"].size();
+
+    Json files = Json::array();
+    for (const char* f : {"config.json", "generation_config.json", "preprocessor_config.json", "model.safetensors",
+                          "source.spm", "target.spm", "vocab.json", "tokenizer_config.json", "README.md"}) {
+        std::error_code ec;
+        if (std::filesystem::exists(folder.dir / f, ec)) files.push_back(f);
+    }
+
+    Json out = {{"model", folder.dir.string()},
+                {"model_type", folder.modelType},
+                {"architecture", architecture},
+                {"supported", folder.kind != attnlens::ModelKind::Unknown},
+                {"tensor_count", weights.tensors().size()},
+                {"parameter_count", parameters},
+                {"dtypes", dtypeCounts},
+                {"file_bytes", weights.fileSize()},
+                {"sizes", sizes},
+                {"files", files},
+                {"metadata", weights.metadata()},
+                {"config", config.json()}};
+    if (const auto path = args.value("--json")) attnlens::writeJsonFile(*path, out, 1);
+
+    std::cout << "model:        " << folder.dir.string() << "\n"
+              << "architecture: " << architecture << " (model_type " << folder.modelType
+              << (folder.kind == attnlens::ModelKind::Unknown ? ", not supported by this version" : "") << ")\n"
+              << "tensors:      " << weights.tensors().size() << "\n"
+              << "parameters:   " << parameters << " (" << humanCount(parameters) << ")\n"
+              << "dtype:        ";
+    bool first = true;
+    for (const auto& [dtype, count] : dtypeCounts) {
+        std::cout << (first ? "" : ", ") << dtype << " ×" << count;
+        first = false;
+    }
+    std::cout << "\nfile size:    " << humanCount(weights.fileSize()) << "B\n";
+    for (const auto& [key, value] : sizes.items()) std::cout << "  " << std::left << std::setw(24) << key << value.dump() << "\n";
+    std::cout << "files:        ";
+    for (size_t i = 0; i < files.size(); ++i) std::cout << (i ? ", " : "") << files[i].get<std::string>();
+    std::cout << "\n";
+    return 0;
+}
+
+const cli::Registration reg{"inspect", "--model DIR [--json OUT]",
+                            "architecture, config sizes, tensor and parameter count, dtypes of a model folder",
+                            &runInspect};
+
+} // namespace

@@ -1,0 +1,123 @@
+// Playground attention vs goldens from an independent PyTorch implementation (tools/golden/attention_golden.py),
+// plus the invariants every attention matrix must satisfy.
+
+#include "core/io/json_file.h"
+#include "core/ops/attention.h"
+#include "core/util/error.h"
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace attnlens;
+
+namespace {
+
+Tensor matrixFrom(const Json& j) {
+    Tensor t({static_cast<int64_t>(j.size()), static_cast<int64_t>(j[0].size())});
+    for (size_t r = 0; r < j.size(); ++r)
+        for (size_t c = 0; c < j[r].size(); ++c) t.at({int64_t(r), int64_t(c)}) = j[r][c].get<float>();
+    return t;
+}
+
+// Largest |a - b| between a [h, q, k] tensor and a JSON [h][q][k] array, checking sizes first.
+double maxAbsDiff3(const Tensor& t, const Json& expected, bool relativeForHuge = false) {
+    if (t.dim(0) != static_cast<int64_t>(expected.size())) return INFINITY;
+    double worst = 0;
+    for (int64_t h = 0; h < t.dim(0); ++h) {
+        const auto m = t.slice2d({h});
+        if (m.rows() != static_cast<int64_t>(expected[h].size()) || m.cols() != static_cast<int64_t>(expected[h][0].size()))
+            return INFINITY;
+        for (int64_t r = 0; r < m.rows(); ++r)
+            for (int64_t c = 0; c < m.cols(); ++c) {
+                const double e = expected[h][r][c].get<double>();
+                double d = std::abs(m(r, c) - e);
+                if (relativeForHuge && std::abs(e) > 1e6) d /= std::abs(e); // -1e9 fill compares relatively
+                worst = std::max(worst, d);
+            }
+    }
+    return worst;
+}
+
+} // namespace
+
+class TestAttention : public QObject {
+    Q_OBJECT
+private slots:
+    void goldens_data();
+    void goldens();
+    void invariants();
+    void badShapes();
+};
+
+void TestAttention::goldens_data() {
+    QTest::addColumn<int>("index");
+    const Json all = readJsonFile(std::string(ATTNLENS_TEST_DATA) + "/attention/cases.json");
+    QVERIFY(all["cases"].size() >= 7);
+    for (size_t i = 0; i < all["cases"].size(); ++i)
+        QTest::newRow(all["cases"][i]["name"].get<std::string>().c_str()) << static_cast<int>(i);
+}
+
+void TestAttention::goldens() {
+    QFETCH(int, index);
+    const Json all = readJsonFile(std::string(ATTNLENS_TEST_DATA) + "/attention/cases.json");
+    const Json& c = all["cases"][index];
+    const Tensor q = matrixFrom(c["query"]), k = matrixFrom(c["key"]), v = matrixFrom(c["value"]);
+    std::optional<Tensor> mask;
+    if (c.contains("mask")) mask = matrixFrom(c["mask"]);
+    const int heads = c["heads"].get<int>();
+    const auto result = multiHeadAttention(q, k, v, mask ? &*mask : nullptr, heads, true);
+    QVERIFY(result.stages.has_value());
+    const auto& s = *result.stages;
+    const Json& e = c["expected"];
+    // float32 computation against a float64 reference on O(1) inputs: 1e-6 absolute is ~10 ulps.
+    const double tol = 1e-6;
+    QVERIFY2(maxAbsDiff3(s.scores, e["scores"]) < tol, "scores");
+    QVERIFY2(maxAbsDiff3(s.scaled, e["scaled"]) < tol, "scaled");
+    QVERIFY2(maxAbsDiff3(s.masked, e["masked"], true) < tol, "masked");
+    QVERIFY2(maxAbsDiff3(s.weights, e["weights"]) < tol, "weights");
+    QVERIFY2(maxAbsDiff3(s.output, e["output"]) < tol, "output");
+    QVERIFY2(maxAbsDiff3(result.output.reshaped({1, q.dim(0), q.dim(1)}), Json::array({e["concat"]})) < tol,
+             "concatenated output");
+}
+
+void TestAttention::invariants() {
+    const Json all = readJsonFile(std::string(ATTNLENS_TEST_DATA) + "/attention/cases.json");
+    int maskedSeen = 0;
+    for (const Json& c : all["cases"]) {
+        const Tensor q = matrixFrom(c["query"]), k = matrixFrom(c["key"]), v = matrixFrom(c["value"]);
+        std::optional<Tensor> mask;
+        if (c.contains("mask")) mask = matrixFrom(c["mask"]);
+        const auto r = multiHeadAttention(q, k, v, mask ? &*mask : nullptr, c["heads"].get<int>(), false);
+        QVERIFY(!r.stages.has_value());
+        QCOMPARE(r.weights.shape(), (Shape{c["heads"].get<int64_t>(), q.dim(0), k.dim(0)}));
+        for (int64_t h = 0; h < r.weights.dim(0); ++h) {
+            const auto w = r.weights.slice2d({h});
+            for (int64_t i = 0; i < w.rows(); ++i) {
+                QVERIFY(std::abs(w.row(i).sum() - 1.0f) < 1e-6f);
+                for (int64_t j = 0; j < w.cols(); ++j) {
+                    QVERIFY(w(i, j) >= 0.0f);
+                    if (mask && mask->at({i, j}) == 0.0f) {
+                        QCOMPARE(w(i, j), 0.0f); // exp(-1e9 - max) underflows to exactly 0
+                        ++maskedSeen;
+                    }
+                }
+            }
+        }
+    }
+    QVERIFY(maskedSeen > 20); // the goldens really do exercise masking
+}
+
+void TestAttention::badShapes() {
+    const Tensor q({3, 4}), k({5, 4}), v({5, 4}), kBad({5, 3}), vBad({4, 4}), mBad({3, 4});
+    QVERIFY_THROWS_EXCEPTION(Error, multiHeadAttention(q, kBad, v, nullptr, 1, false));
+    QVERIFY_THROWS_EXCEPTION(Error, multiHeadAttention(q, k, vBad, nullptr, 1, false));
+    QVERIFY_THROWS_EXCEPTION(Error, multiHeadAttention(q, k, v, nullptr, 3, false)); // 3 does not divide 4
+    QVERIFY_THROWS_EXCEPTION(Error, multiHeadAttention(q, k, v, &mBad, 1, false));
+    QVERIFY_THROWS_EXCEPTION(Error, multiHeadAttention(Tensor({0, 4}), k, v, nullptr, 1, false));
+    const auto ok = multiHeadAttention(q, k, v, nullptr, 2, false);
+    QCOMPARE(ok.output.shape(), (Shape{3, 4}));
+}
+
+QTEST_GUILESS_MAIN(TestAttention)
+#include "test_attention.moc"

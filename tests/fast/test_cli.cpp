@@ -1,0 +1,149 @@
+// attnlens-cli contract (DESIGN.md): exit 0 on success; exit 2 with exactly one "error: ..." line on stderr for
+// bad input or usage; never a crash or a signal. Covers the foundation commands: attention and inspect.
+
+#include "core/io/json_file.h"
+#include "core/io/safetensors.h"
+
+#include <QtTest>
+
+using namespace attnlens;
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    bool crashed = false;
+    QString out, err;
+};
+
+Run runCli(const QStringList& args) {
+    QProcess p;
+    p.start(ATTNLENS_CLI_PATH, args);
+    Run r;
+    if (!p.waitForFinished(60000)) {
+        p.kill();
+        r.crashed = true;
+        return r;
+    }
+    r.crashed = p.exitStatus() != QProcess::NormalExit;
+    r.exitCode = p.exitCode();
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+void expectUsageError(const Run& r, const QString& needle) {
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.exitCode, 2);
+    const QStringList lines = r.err.trimmed().split('\n');
+    QCOMPARE(lines.size(), 1);
+    QVERIFY2(lines[0].startsWith("error: "), qPrintable(r.err));
+    QVERIFY2(lines[0].contains(needle), qPrintable("'" + needle + "' not in: " + r.err));
+}
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+    void attentionJson();
+    void attentionBadInput_data();
+    void attentionBadInput();
+    void inspect();
+    void usage();
+
+private:
+    QString write(const QString& name, const QByteArray& bytes) {
+        QFile f(m_dir.filePath(name));
+        f.open(QIODevice::WriteOnly);
+        f.write(bytes);
+        return f.fileName();
+    }
+    QTemporaryDir m_dir;
+};
+
+void TestCli::attentionJson() {
+    const QString in = write("in.json", R"({"query": [[1,0,0,1],[0,1,1,0],[1,1,0,0]],
+        "key": [[1,0,0,1],[0,1,1,0],[1,1,0,0]], "value": [[1,2,3,4],[5,6,7,8],[9,10,11,12]],
+        "mask": [[1,0,0],[1,1,0],[1,1,1]], "heads": 2})");
+    const QString out = m_dir.filePath("out.json");
+    const Run r = runCli({"attention", "--input", in, "--json", out});
+    QVERIFY(!r.crashed);
+    QCOMPARE(r.exitCode, 0);
+    const Json j = readJsonFile(out.toStdString());
+    for (const char* key : {"scores", "scaled", "masked", "weights", "output"}) {
+        QVERIFY2(j.contains(key), key);
+        QCOMPARE(j[key].size(), size_t(2)); // per head when heads > 1
+        QCOMPARE(j[key][0].size(), size_t(3));
+    }
+    QCOMPARE(j["weights"][0][0].size(), size_t(3));
+    QCOMPARE(j["output"][0][0].size(), size_t(2)); // d_k = 4 / 2
+    QCOMPARE(j["weights"][1][0][1].get<double>(), 0.0); // causal mask
+    QCOMPARE(j["weights"][1][0][0].get<double>(), 1.0);
+    QCOMPARE(j["masked"][0][0][2].get<double>(), -1e9);
+    // Without --json the same object goes to stdout.
+    const Run r2 = runCli({"attention", "--input", in});
+    QCOMPARE(r2.exitCode, 0);
+    QCOMPARE(Json::parse(r2.out.toStdString())["weights"], j["weights"]);
+}
+
+void TestCli::attentionBadInput_data() {
+    QTest::addColumn<QByteArray>("input");
+    QTest::addColumn<QString>("needle");
+    QTest::newRow("malformed JSON") << QByteArray("{\"query\": [[1,2]") << "malformed JSON";
+    QTest::newRow("missing key") << QByteArray(R"({"query": [[1]], "value": [[1]]})") << "missing 'key'";
+    QTest::newRow("ragged rows") << QByteArray(R"({"query": [[1,2],[3]], "key": [[1,2]], "value": [[1,2]]})") << "row 1";
+    QTest::newRow("not numbers") << QByteArray(R"({"query": [["a"]], "key": [[1]], "value": [[1]]})") << "not a number";
+    QTest::newRow("width mismatch") << QByteArray(R"({"query": [[1,2]], "key": [[1,2,3]], "value": [[1,2,3]]})") << "columns";
+    QTest::newRow("heads do not divide") << QByteArray(R"({"query": [[1,2,3]], "key": [[1,2,3]], "value": [[1,2,3]], "heads": 2})") << "heads";
+    QTest::newRow("bad mask shape") << QByteArray(R"({"query": [[1,2]], "key": [[1,2]], "value": [[1,2]], "mask": [[1,1]]})") << "mask";
+    QTest::newRow("zero heads") << QByteArray(R"({"query": [[1,2]], "key": [[1,2]], "value": [[1,2]], "heads": 0})") << "heads";
+    QTest::newRow("empty") << QByteArray(R"({"query": [], "key": [[1]], "value": [[1]]})") << "query";
+}
+
+void TestCli::attentionBadInput() {
+    QFETCH(QByteArray, input);
+    QFETCH(QString, needle);
+    expectUsageError(runCli({"attention", "--input", write("bad.json", input)}), needle);
+}
+
+void TestCli::inspect() {
+    const QString model = m_dir.filePath("model");
+    QDir().mkpath(model);
+    write("model/config.json", R"({"model_type": "vit", "architectures": ["ViTForImageClassification"],
+        "hidden_size": 4, "num_hidden_layers": 1, "id2label": {"0": "a", "1": "b"}})");
+    writeSafeTensors((model + "/model.safetensors").toStdString(),
+                     {{"w", Tensor({2, 3}), DType::F16}, {"b", Tensor({3}), DType::F32}});
+    const QString out = m_dir.filePath("inspect.json");
+    const Run r = runCli({"inspect", "--model", model, "--json", out});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY(r.out.contains("ViTForImageClassification"));
+    const Json j = readJsonFile(out.toStdString());
+    QCOMPARE(j["tensor_count"].get<int>(), 2);
+    QCOMPARE(j["parameter_count"].get<int>(), 9);
+    QCOMPARE(j["dtypes"]["F16"].get<int>(), 1);
+    QCOMPARE(j["sizes"]["num_labels"].get<int>(), 2);
+
+    expectUsageError(runCli({"inspect", "--model", m_dir.filePath("missing")}), "not a model folder");
+    expectUsageError(runCli({"inspect"}), "--model DIR is required");
+    QFile::remove(model + "/config.json");
+    expectUsageError(runCli({"inspect", "--model", model}), "config.json is missing");
+    write("model/config.json", R"({"model_type": "vit"})");
+    write("model/model.safetensors", "garbage");
+    expectUsageError(runCli({"inspect", "--model", model}), "model.safetensors");
+}
+
+void TestCli::usage() {
+    expectUsageError(runCli({"frobnicate"}), "unknown command 'frobnicate'");
+    expectUsageError(runCli({"attention", "--input"}), "--input needs a value");
+    expectUsageError(runCli({"attention", "--bogus", "1"}), "unknown option '--bogus'");
+    const Run none = runCli({});
+    QCOMPARE(none.exitCode, 2);
+    const Run help = runCli({"--help"});
+    QCOMPARE(help.exitCode, 0);
+    QVERIFY(help.out.contains("attention") && help.out.contains("inspect"));
+}
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"

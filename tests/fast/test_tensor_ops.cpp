@@ -1,0 +1,108 @@
+// Tensor views and the stateless ops every model shares.
+
+#include "core/ops/nn.h"
+#include "core/tensor/tensor.h"
+#include "core/util/error.h"
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace attnlens;
+
+class TestTensorOps : public QObject {
+    Q_OBJECT
+private slots:
+    void shapesAndViews();
+    void boundsAreChecked();
+    void sinusoidalIsSinThenCos();
+    void layerNorm();
+    void activations();
+    void linearMatchesDefinition();
+};
+
+void TestTensorOps::shapesAndViews() {
+    Tensor t({2, 3, 4});
+    for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = static_cast<float>(i);
+    QCOMPARE(t.rank(), 3);
+    QCOMPARE(t.dim(-1), int64_t(4));
+    QCOMPARE(t.at({1, 2, 3}), 23.0f);
+    QCOMPARE(t.slice2d({1})(2, 3), 23.0f); // [query, key] of "head" 1
+    QCOMPARE(t.matrix().rows(), Eigen::Index(6));
+    const Tensor s = t.sub({1});
+    QCOMPARE(s.shape(), (Shape{3, 4}));
+    QCOMPARE(s.at({0, 0}), 12.0f);
+    t.at({1, 0, 0}) = -1.0f; // views share the buffer
+    QCOMPARE(s.at({0, 0}), -1.0f);
+    const Tensor c = t.clone();
+    t.at({0, 0, 0}) = 99.0f;
+    QCOMPARE(c.at({0, 0, 0}), 0.0f); // clones do not
+    QCOMPARE(t.reshaped({6, 4}).at({5, 3}), 23.0f);
+    QCOMPARE(Tensor(Shape{}).numel(), int64_t(1)); // rank 0 holds one value
+    QCOMPARE(shapeToString({2, 3}), std::string("[2, 3]"));
+}
+
+void TestTensorOps::boundsAreChecked() {
+    Tensor t({2, 3});
+    QVERIFY_THROWS_EXCEPTION(Error, t.at({2, 0}));
+    QVERIFY_THROWS_EXCEPTION(Error, t.at({0}));
+    QVERIFY_THROWS_EXCEPTION(Error, t.reshaped({4, 2}));
+    QVERIFY_THROWS_EXCEPTION(Error, t.slice2d({0}));
+    QVERIFY_THROWS_EXCEPTION(Error, Tensor({2}, std::vector<float>{1, 2, 3}));
+    QVERIFY_THROWS_EXCEPTION(Error, Tensor({-1}));
+}
+
+void TestTensorOps::sinusoidalIsSinThenCos() {
+    const Tensor pe = sinusoidalPositions(10, 6); // half = 3
+    for (int64_t pos = 0; pos < 10; ++pos)
+        for (int64_t i = 0; i < 3; ++i) {
+            const double angle = pos / std::pow(10000.0, 2.0 * i / 6.0);
+            QCOMPARE(pe.at({pos, i}), static_cast<float>(std::sin(angle)));
+            QCOMPARE(pe.at({pos, 3 + i}), static_cast<float>(std::cos(angle)));
+        }
+    QCOMPARE(pe.at({0, 0}), 0.0f);
+    QCOMPARE(pe.at({0, 3}), 1.0f);
+    const Tensor odd = sinusoidalPositions(4, 5); // 3 sin columns, 2 cos columns
+    QCOMPARE(odd.at({2, 2}), static_cast<float>(std::sin(2.0 / std::pow(10000.0, 4.0 / 5.0))));
+    QCOMPARE(odd.at({2, 4}), static_cast<float>(std::cos(2.0 / std::pow(10000.0, 2.0 / 5.0))));
+}
+
+void TestTensorOps::layerNorm() {
+    RowMatrix x(2, 4);
+    x << 1, 2, 3, 4, -1, -1, -1, -1;
+    Tensor g({4}, std::vector<float>{1, 1, 2, 1}), b({4}, std::vector<float>{0, 0, 0, 0.5f});
+    layerNormInPlace(x, g, b, 1e-5f);
+    const float var = 1.25f; // biased variance of 1..4
+    QVERIFY(std::abs(x(0, 0) - (-1.5f / std::sqrt(var + 1e-5f))) < 1e-6f);
+    QVERIFY(std::abs(x(0, 2) - 2.0f * 0.5f / std::sqrt(var + 1e-5f)) < 1e-6f);
+    QCOMPARE(x(1, 3), 0.5f); // constant row → 0, plus bias
+}
+
+void TestTensorOps::activations() {
+    RowMatrix x(1, 3);
+    x << -1.0f, 0.0f, 2.0f;
+    RowMatrix g = x;
+    applyActivationInPlace(g, parseActivation("gelu"));
+    QVERIFY(std::abs(g(0, 0) - (-0.15865525f)) < 1e-6f); // exact erf GELU
+    QVERIFY(std::abs(g(0, 2) - 1.9544997f) < 1e-6f);
+    RowMatrix s = x;
+    applyActivationInPlace(s, parseActivation("swish"));
+    QVERIFY(std::abs(s(0, 2) - 2.0f / (1.0f + std::exp(-2.0f))) < 1e-6f);
+    RowMatrix r = x;
+    applyActivationInPlace(r, parseActivation("relu"));
+    QCOMPARE(r(0, 0), 0.0f);
+    QVERIFY_THROWS_EXCEPTION(Error, parseActivation("tanhshrink"));
+}
+
+void TestTensorOps::linearMatchesDefinition() {
+    RowMatrix x(2, 3);
+    x << 1, 2, 3, 4, 5, 6;
+    Tensor w({2, 3}, std::vector<float>{1, 0, -1, 0.5f, 0.5f, 0.5f}), b({2}, std::vector<float>{10, 20});
+    const RowMatrix y = linear(x, w, b); // [2, 2]
+    QCOMPARE(y(0, 0), 1.0f - 3.0f + 10.0f);
+    QCOMPARE(y(1, 1), 7.5f + 20.0f);
+    QVERIFY_THROWS_EXCEPTION(Error, linear(RowMatrix(2, 2), w, b));
+}
+
+QTEST_GUILESS_MAIN(TestTensorOps)
+#include "test_tensor_ops.moc"

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds and runs every test: the core suites under ASan + UBSan, then the whole suite (release build,
+# offscreen Qt). Installs missing Debian packages. The last line printed is ctest's summary.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source tools/setup/common.sh
+attnlens_install_packages "${ATTNLENS_PACKAGES[@]}" "${ATTNLENS_TEST_PACKAGES[@]}"
+export QT_QPA_PLATFORM=offscreen QTEST_DISABLE_STACK_DUMP=1
+jobs=$(nproc)
+
+echo "== ASan + UBSan build: core and CLI suites (label fast) =="
+cmake --preset asan -DATTNLENS_BUILD_UI=OFF
+cmake --build --preset asan -j "$jobs"
+ctest --preset asan -j "$jobs"
+
+echo "== Release build: every suite =="
+cmake --preset release
+cmake --build --preset release -j "$jobs"
+ctest --preset release -j "$jobs"
