@@ -328,7 +328,9 @@ def model_card(c, meta, nparams):
         f"* AdamW (lr {meta.get('lr')}, weight decay {meta.get('wd')}), batch {meta.get('batch')}, "
         f"linear warm-up {meta.get('warmup_epochs')} epoch then cosine decay, label smoothing 0.1",
         "* augmentation: random 28×28 crop from the image zero-padded by 2 pixels, horizontal flip",
-        f"* {len(hist)} epochs of the planned {meta.get('epochs')}, one CPU thread (PyTorch 1.13 + OpenBLAS), "
+        (f"* wall-time budget {meta['budget_minutes']:g} minutes (cosine over the budget); "
+         if meta.get("budget_minutes") else "* ") +
+        f"{len(hist)} epochs (plan: at most {meta.get('epochs')}), one CPU thread (PyTorch 1.13 + OpenBLAS), "
         f"{meta.get('train_seconds', 0) / 60:.0f} minutes of training wall time",
         "", "## Results", "",
         f"Test accuracy (10 000 Fashion-MNIST test images, PyTorch, float32): "
@@ -336,7 +338,8 @@ def model_card(c, meta, nparams):
         "| epoch | train loss | test accuracy |", "|---|---|---|",
     ]
     for h in hist:
-        lines.append(f"| {h['epoch']} | {h['train_loss']:.4f} | {100 * h['test_acc']:.2f} % |")
+        part = f" (stopped after {h['steps']} steps: budget)" if h.get("partial") else ""
+        lines.append(f"| {h['epoch']}{part} | {h['train_loss']:.4f} | {100 * h['test_acc']:.2f} % |")
     lines += [
         "", "## Known weaknesses", "",
         "* Trained on centred, 28×28 Fashion-MNIST product photos on a black background: real photos,",
@@ -348,11 +351,15 @@ def model_card(c, meta, nparams):
     return "\n".join(lines)
 
 
-def lr_at(step, total, warmup, base):
+def lr_at(step, total, warmup, base, frac=None):
+    """Linear warm-up, then cosine decay over the remaining steps, or, with a wall-time budget,
+    over the remaining fraction of the budget (frac = elapsed / budget)."""
     if step < warmup:
         return base * (step + 1) / warmup
     p = (step - warmup) / max(1, total - warmup)
-    return base * 0.5 * (1 + math.cos(math.pi * p))
+    if frac is not None:
+        p = max(p, frac)
+    return base * 0.5 * (1 + math.cos(math.pi * min(1.0, p)))
 
 
 def main():
@@ -363,10 +370,15 @@ def main():
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--ffn", type=int, default=192)
-    ap.add_argument("--epochs", type=int, default=20)
+    ap.add_argument("--epochs", type=int, default=None,
+                    help="total epochs (default 25); on --resume, overrides the stored plan")
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--wd", type=float, default=0.05)
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="training wall-time budget (total, including earlier runs of a resumed "
+                         "job): the cosine decays over the budget and training stops when it is "
+                         "used up (for machines shared with other work)")
     ap.add_argument("--warmup-epochs", type=float, default=1.0)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1234)
@@ -385,12 +397,16 @@ def main():
     xte, yte = load_split("test")
     steps_per_epoch = len(xtr) // args.batch
 
-    meta = {"epochs": args.epochs, "lr": args.lr, "wd": args.wd, "batch": args.batch,
+    meta = {"epochs": args.epochs or 25, "lr": args.lr, "wd": args.wd, "batch": args.batch,
             "warmup_epochs": args.warmup_epochs, "history": [], "train_seconds": 0.0, "epoch": 0}
     cfg = make_config(args)
     if (args.resume or args.export_only) and os.path.exists(ckpt_path):
         ck = torch.load(ckpt_path)
         cfg, meta = ck["config"], ck["meta"]
+        if args.epochs:
+            meta["epochs"] = args.epochs  # shortened/lengthened plan: cosine re-spans the new total
+    if args.minutes:
+        meta["budget_minutes"] = args.minutes
         model = ViTForImageClassification(cfg)
         model.load_state_dict(ck["model"])
     else:
@@ -413,7 +429,9 @@ def main():
     nparams = sum(p.numel() for p in model.parameters())
     print(f"config {cfg} params {nparams}", flush=True)
 
-    while meta["epoch"] < meta["epochs"]:
+    budget = meta.get("budget_minutes")
+    stop = False
+    while meta["epoch"] < meta["epochs"] and not stop:
         ep = meta["epoch"]
         rng = np.random.default_rng(args.seed + ep)
         perm = rng.permutation(len(xtr))
@@ -425,8 +443,14 @@ def main():
             xb = torch.from_numpy(preprocess_uint8(augment(xtr[idx], rng)))
             yb = torch.from_numpy(ytr[idx])
             step = ep * steps_per_epoch + s
+            frac = None
+            if budget:
+                frac = (meta["train_seconds"] + time.time() - t0) / (budget * 60)
+                if frac >= 1.0:
+                    stop = True
+                    break
             for g in opt.param_groups:
-                g["lr"] = lr_at(step, total, warmup, meta["lr"])
+                g["lr"] = lr_at(step, total, warmup, meta["lr"], frac)
             logits, _ = model(xb)
             loss = F.cross_entropy(logits, yb, label_smoothing=0.1)
             opt.zero_grad(set_to_none=True)
@@ -443,11 +467,14 @@ def main():
                 print(f"ep {ep + 1} step {s}/{steps_per_epoch} loss {loss.item():.4f} "
                       f"{time.time() - t0:.0f}s", flush=True)
         train_time = time.time() - t0
+        if nb == 0:
+            break
         acc = evaluate(model, xte, yte)
         meta["train_seconds"] += train_time
         meta["epoch"] = ep + 1
-        meta["history"].append({"epoch": ep + 1, "train_loss": tot_loss / nb, "test_acc": acc,
-                                "seconds": train_time})
+        meta["history"].append({"epoch": ep + 1, "train_loss": tot_loss / max(1, nb),
+                                "test_acc": acc, "seconds": train_time,
+                                "steps": nb, "partial": nb < steps_per_epoch})
         print(f"== epoch {ep + 1} loss {tot_loss / nb:.4f} test_acc {acc:.4f} "
               f"time {train_time:.0f}s", flush=True)
         torch.save({"config": cfg, "meta": meta, "model": model.state_dict(),
