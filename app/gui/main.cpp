@@ -1,8 +1,8 @@
 // attnlens: the GUI front end. Composes the main window from the pages in ui/.
 //
 //   attnlens [--screenshot OUT.png [--page N] [--size WxH]]
-//            [--input TEXT] [--beam N] [--steps K] [--view NAME] [--kind K] [--layer N] [--head N]
-//            [--token sN|tN] [--words] [--hide-special] [--beam-node N]
+//            [--input TEXT] [--beam N] [--max-tokens N] [--steps K] [--view NAME] [--kind K] [--layer N] [--head N]
+//            [--token sN|tN] [--words] [--hide-special] [--beam-node N] [--model DIR]
 //   attnlens --bench-ui [--input TEXT] [--repeats N]
 // --screenshot shows the window, grabs it once it has been laid out and painted, writes OUT.png and
 // exits (status 0 on success, 2 when the file cannot be written): README and review screenshots
@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
     };
     const QCommandLineOption input = opt("input", "Translate page: the German sentence.", "TEXT");
     const QCommandLineOption beam = opt("beam", "Translate page: beam width (1 = greedy).", "N");
+    const QCommandLineOption maxTokens = opt("max-tokens", "Translate page: most target tokens.", "N");
     const QCommandLineOption steps = opt("steps", "Translate page: reset, then step forward K times.", "K");
     const QCommandLineOption view = opt("view", "Translate page: matrix, model, lines, embeddings or beam.", "NAME");
     const QCommandLineOption kind = opt("kind", "Translate page: encoder, decoder or cross.", "KIND");
@@ -58,15 +59,17 @@ int main(int argc, char** argv) {
     const QCommandLineOption words = opt("words", "Translate page: merge pieces into words.");
     const QCommandLineOption hideSpecial = opt("hide-special", "Translate page: hide special tokens.");
     const QCommandLineOption beamNode = opt("beam-node", "Translate page: show this beam tree node.", "N");
+    const QCommandLineOption model = opt("model", "Open this model folder at start (File → Open model…).", "DIR");
     const QCommandLineOption benchUi = opt("bench-ui", "Time the Translate page (offscreen) and exit.");
     const QCommandLineOption repeats = opt("repeats", "--bench-ui: translations to time.", "N");
     parser.addOptions({screenshot, page, size, input, beam, steps, view, kind, layer, head, token, words, hideSpecial,
-                       beamNode, benchUi, repeats});
+                       beamNode, model, benchUi, repeats, maxTokens});
     parser.process(app);
 
     TranslateScript script;
     script.input = parser.value(input);
     script.beam = parser.value(beam).toInt();
+    script.maxTokens = parser.value(maxTokens).toInt();
     script.steps = parser.isSet(steps) ? parser.value(steps).toInt() : -1;
     script.view = parser.value(view);
     script.kind = parser.value(kind);
@@ -85,6 +88,8 @@ int main(int argc, char** argv) {
     window.addPage(QApplication::translate("main", "Attention"), new attnlens::ui::PlaygroundPage);
     auto* translatePage = new attnlens::ui::TranslatePage;
     const int translateIndex = window.addPage(QApplication::translate("main", "Translate"), translatePage);
+
+    if (parser.isSet(model) && !window.openModel(parser.value(model))) return 2;
 
     if (parser.isSet(benchUi)) {
         window.setCurrentPage(translateIndex);
@@ -115,8 +120,8 @@ int main(int argc, char** argv) {
 
     if (parser.isSet(screenshot) && window.page(pageIndex) == translatePage) {
         const QString out = parser.value(screenshot);
-        runTranslateScript(translatePage, script, [&window, out](bool ok, const QString& message) {
-            if (!ok) std::fprintf(stderr, "warning: %s (grabbing the page as it is)\n", qPrintable(message));
+        runTranslateScript(translatePage, script, [&window, out](bool scripted, const QString& message) {
+            if (!scripted) std::fprintf(stderr, "warning: %s (grabbing the page as it is)\n", qPrintable(message));
             const bool saved = window.grab().save(out, "PNG");
             if (!saved) std::fprintf(stderr, "error: --screenshot %s: cannot write the file\n", qPrintable(out));
             QApplication::exit(saved ? 0 : 2);

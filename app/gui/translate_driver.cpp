@@ -78,6 +78,7 @@ void runTranslateScript(TranslatePage* page, const TranslateScript& s, std::func
     };
     if (!s.input.isEmpty()) page->setInput(s.input);
     if (s.beam > 0) page->setBeamWidth(s.beam);
+    if (s.maxTokens > 0) page->setMaxNewTokens(s.maxTokens);
     QObject::connect(page, &TranslatePage::failed, page, [finish](const QString& m) { finish(false, m); });
     QObject::connect(page, &TranslatePage::resultReady, page, [page, s, state, finish] {
         if (state->phase == 0) {

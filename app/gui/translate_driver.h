@@ -14,6 +14,7 @@ class TranslatePage;
 struct TranslateScript {
     QString input;       // empty: the page's default sentence
     int beam = 0;        // 0: keep the page's setting; 1 greedy; > 1 beam width
+    int maxTokens = 0;   // 0: keep the page's setting
     int steps = -1;      // after translating: reset, then this many steps forward (-1: stay at the end)
     QString view;        // matrix | model | lines | embeddings | beam (empty: keep)
     QString kind;        // encoder | decoder | cross (empty: keep)

@@ -28,7 +28,7 @@ AttentionLineGeometry layoutAttentionLines(const AttentionLineScene& scene, int 
     AttentionLineGeometry g;
     const QFontMetrics fm(font);
     g.rowHeight = std::max(20, fm.height() + 6);
-    int labelWidth = 60;
+    int labelWidth = 120; // also room for the column titles
     for (const QString& s : scene.left) labelWidth = std::max(labelWidth, fm.horizontalAdvance(s) + 16);
     for (const QString& s : scene.right) labelWidth = std::max(labelWidth, fm.horizontalAdvance(s) + 16);
     labelWidth = std::min(labelWidth, 180);
@@ -61,11 +61,12 @@ void paintAttentionLabels(QPainter& p, const AttentionLineScene& scene, const At
     }
     const float norm = enabled > 0 ? 1.0f / static_cast<float>(enabled) : 0.0f;
     const QColor text(32, 33, 36);
-    QFont bold = p.font();
+    const QFont normal = p.font();
+    QFont bold = normal;
     bold.setBold(true);
     auto column = [&](const QStringList& labels, const QRectF& box, const std::vector<float>& shade, int focused,
                       Qt::Alignment align) {
-        const QFontMetrics fm(p.font());
+        const QFontMetrics fm(normal);
         for (int i = 0; i < labels.size(); ++i) {
             const QRectF r(box.left(), g.top + i * g.rowHeight + 1, box.width(), g.rowHeight - 2);
             const float s = std::clamp(shade[static_cast<size_t>(i)] * norm, 0.0f, 1.0f);
@@ -78,7 +79,7 @@ void paintAttentionLabels(QPainter& p, const AttentionLineScene& scene, const At
                 p.setBrush(QColor(66, 133, 244, static_cast<int>(std::lround(40 + 180 * s))));
                 p.drawRoundedRect(r, 4, 4);
             }
-            p.setFont(i == focused ? bold : QFont(p.font()));
+            p.setFont(i == focused ? bold : normal);
             p.setPen(text);
             p.drawText(r.adjusted(6, 0, -6, 0), static_cast<int>(align | Qt::AlignVCenter),
                        fm.elidedText(labels[i], Qt::ElideRight, static_cast<int>(r.width()) - 12));

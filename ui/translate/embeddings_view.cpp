@@ -27,6 +27,7 @@ EmbeddingsView::EmbeddingsView(TranslationDocument* document, QWidget* parent) :
     layout->addLayout(top);
     const std::array<QString, 3> titles = {tr("token embedding × scale"), tr("positional encoding"),
                                            tr("sum = input to layer 1")};
+    // Colour ranges are symmetric per map (see refresh()).
     for (int i = 0; i < 3; ++i) {
         auto* v = new HeatmapView(this);
         v->setObjectName(QStringLiteral("embedding%1").arg(i));
@@ -58,9 +59,10 @@ void EmbeddingsView::refresh() {
     const MarianEmbeddingParts& parts = source ? snap->sourceEmbedding : snap->targetEmbedding;
     const QStringList labels = source ? m_doc->tokens(TokenSide::Source) : snap->targetInputTokens;
     const RowMatrix sum = parts.tokens + parts.positions; // [n, D]
-    // One symmetric range for all three maps so that their colours compare.
-    const float lim = std::max({parts.tokens.cwiseAbs().maxCoeff(), parts.positions.cwiseAbs().maxCoeff(),
-                                sum.cwiseAbs().maxCoeff(), 1e-6f});
+    // A symmetric range per map (0 in the middle of the colour scale): the positional table lies in
+    // [-1, 1] while scaled token embeddings are several times larger, so a shared range would hide
+    // the positional pattern.
+    auto limit = [](const RowMatrix& m) { return std::max(m.cwiseAbs().maxCoeff(), 1e-6f); };
     const std::array<const RowMatrix*, 3> mats = {&parts.tokens, &parts.positions, &sum};
     QStringList dims;
     for (Eigen::Index d = 0; d < parts.tokens.cols(); ++d) dims << QString::number(d);
@@ -70,18 +72,20 @@ void EmbeddingsView::refresh() {
     if (focus.isValid() && source && focus.side == TokenSide::Source) row = focus.index;
     if (focus.isValid() && !source && focus.side == TokenSide::Target) row = focus.index + 1;
     for (size_t i = 0; i < 3; ++i) {
+        const float lim = limit(*mats[i]);
         m_views[i]->setFixedRange(-lim, lim);
         m_views[i]->setMatrix(*mats[i], labels, dims);
         if (row >= 0 && row < m_views[i]->rows()) m_views[i]->selectRow(row);
         else m_views[i]->clearSelection();
     }
     const float scale = m_doc->hasModel() ? m_doc->model().model->embedScale() : 1.0f;
-    m_info->setText(tr("%1 tokens × d_model %2; embed scale %3. Colours share the range ±%4. Each row of the "
+    m_info->setText(tr("%1 tokens × d_model %2; embed scale %3 (token rows ±%4, positions ±%5). Each row of the "
                        "positional encoding is unique, so the sum tells the layers where each token stands.")
                         .arg(parts.tokens.rows())
                         .arg(parts.tokens.cols())
                         .arg(double(scale), 0, 'g', 4)
-                        .arg(double(lim), 0, 'f', 2));
+                        .arg(double(limit(parts.tokens)), 0, 'f', 2)
+                        .arg(double(limit(parts.positions)), 0, 'f', 2));
 }
 
 } // namespace attnlens::ui

@@ -74,7 +74,7 @@ void AttentionLineCanvas::paintEvent(QPaintEvent*) {
     const AttentionLineFocus f = focus();
     const bool focused = f.left >= 0 || f.right >= 0;
     p.setPen(QColor(95, 99, 104));
-    p.drawText(QRectF(m_geometry.leftColumn.left(), 4, m_geometry.leftColumn.width(), 20), Qt::AlignRight | Qt::AlignVCenter,
+    p.drawText(QRectF(0, 4, m_geometry.leftColumn.right() - 6, 20), Qt::AlignRight | Qt::AlignVCenter,
                m_matrix.rowSide == TokenSide::Source ? tr("source (query)") : tr("target (query)"));
     p.drawText(QRectF(m_geometry.rightColumn.left(), 4, m_geometry.rightColumn.width() + 40, 20),
                Qt::AlignLeft | Qt::AlignVCenter,

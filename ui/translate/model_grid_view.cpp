@@ -32,7 +32,19 @@ void ModelGridCanvas::rebuild() {
             const AttentionMatrix m = m_doc->matrix(kind, l, h < m_heads ? h : -1);
             m_thumbs.push_back(m.empty() ? QImage() : heatmapImage(m.values, ColorMap::Viridis, 0.0f, 1.0f, 1));
         }
-    m_cell = m_heads > 10 ? 64 : 92;
+    relayout();
+    update();
+}
+
+void ModelGridCanvas::setAvailableWidth(int width) {
+    m_available = width;
+    relayout();
+}
+
+void ModelGridCanvas::relayout() {
+    // Cells fill the width (between 48 and 150 px) so small models get readable maps.
+    const int cols = m_heads + 1;
+    m_cell = std::clamp((m_available - kLeft - 2 * kGap - 12) / std::max(1, cols) - kGap, 48, 150);
     setFixedSize(sizeHint());
     update();
 }
@@ -79,9 +91,7 @@ void ModelGridCanvas::paintEvent(QPaintEvent*) {
             const QImage& img = m_thumbs[static_cast<size_t>(l * (m_heads + 1) + h)];
             if (!img.isNull()) {
                 // Nearest-neighbour scaling keeps each token pair a crisp block.
-                const QImage scaled = img.scaled(c.size(), Qt::KeepAspectRatio, Qt::FastTransformation);
-                p.drawImage(QPoint(c.left() + (c.width() - scaled.width()) / 2, c.top() + (c.height() - scaled.height()) / 2),
-                            scaled);
+                p.drawImage(c, img.scaled(c.size(), Qt::IgnoreAspectRatio, Qt::FastTransformation));
             }
             const bool current = l == m_doc->layer() && head == m_doc->head();
             const bool hovered = m_hover == std::make_pair(l, head);
@@ -133,7 +143,15 @@ ModelGridView::ModelGridView(TranslationDocument* document, QWidget* parent) : Q
     scroll->setWidget(m_canvas);
     scroll->setWidgetResizable(false);
     layout->addWidget(scroll, 1);
+    m_scroll = scroll;
     connect(m_canvas, &ModelGridCanvas::headActivated, this, &ModelGridView::headActivated);
 }
 
+} // namespace attnlens::ui
+
+namespace attnlens::ui {
+void ModelGridView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    m_canvas->setAvailableWidth(m_scroll->viewport()->width());
+}
 } // namespace attnlens::ui

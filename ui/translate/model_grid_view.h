@@ -23,6 +23,7 @@ public:
     std::pair<int, int> cellAt(QPoint pos) const;
     QRect cellRect(int layer, int head) const; // head -1: the mean column
     int thumbnailCount() const { return static_cast<int>(m_thumbs.size()); }
+    void setAvailableWidth(int width);
     QSize sizeHint() const override;
 
 signals:
@@ -35,7 +36,10 @@ protected:
     void leaveEvent(QEvent* event) override;
 
 private:
+    void relayout();
+
     TranslationDocument* m_doc;
+    int m_available = 700;
     std::vector<QImage> m_thumbs; // [layers][heads + 1] row-major
     int m_layers = 0, m_heads = 0;
     int m_cell = 92;
@@ -51,8 +55,12 @@ public:
 signals:
     void headActivated(int layer, int head);
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     ModelGridCanvas* m_canvas;
+    QScrollArea* m_scroll = nullptr;
 };
 
 } // namespace attnlens::ui

@@ -75,8 +75,9 @@ StepPanel::StepPanel(TranslationDocument* document, QWidget* parent) : QWidget(p
     m_cross->setMaximumCellSize(34);
     m_cross->setColorBarVisible(false);
     m_cross->setAxisTitles(QString(), tr("source"));
-    m_cross->setMinimumHeight(170);
-    layout->addWidget(m_cross, 2);
+    m_cross->setMinimumHeight(150);
+    m_cross->setMaximumHeight(300);
+    layout->addWidget(m_cross);
     m_candTitle = new QLabel(this);
     layout->addWidget(m_candTitle);
     m_bars = new CandidateBars(this);

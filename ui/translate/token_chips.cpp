@@ -26,7 +26,7 @@ TokenChips::TokenChips(TranslationDocument* document, TokenSide side, QWidget* p
 void TokenChips::refresh() {
     m_tokens = m_doc->tokens(m_side);
     m_rects = layoutChips(width());
-    updateGeometry();
+    setFixedHeight(heightForWidth(std::max(width(), 200)));
     update();
 }
 
@@ -56,7 +56,7 @@ QSize TokenChips::sizeHint() const { return {400, heightForWidth(std::max(width(
 void TokenChips::resizeEvent(QResizeEvent*) {
     m_rects = layoutChips(width());
     const int h = heightForWidth(width());
-    if (h != minimumHeight()) setMinimumHeight(h);
+    if (h != height()) setFixedHeight(h);
 }
 
 QRect TokenChips::chipRect(int index) const {

@@ -206,11 +206,11 @@ QWidget* TranslatePage::buildTopBar() {
         b->setMinimumWidth(30);
         return b;
     };
-    m_reset = tool(QStringLiteral("reset"), QStringLiteral("⏮"), tr("Back to step 0 (encoder only)"));
-    m_back = tool(QStringLiteral("stepBack"), QStringLiteral("◀"), tr("Step back (Alt+Left, Ctrl+[)"));
-    m_play = tool(QStringLiteral("play"), QStringLiteral("▶"), tr("Play / pause the decoding step by step (Ctrl+P)"));
+    m_reset = tool(QStringLiteral("reset"), tr("↺ Reset"), tr("Back to step 0 (encoder only)"));
+    m_back = tool(QStringLiteral("stepBack"), tr("◀ Back"), tr("Step back (Alt+Left, Ctrl+[)"));
+    m_play = tool(QStringLiteral("play"), tr("▶ Play"), tr("Play / pause the decoding step by step (Ctrl+P)"));
     m_play->setCheckable(true);
-    m_forward = tool(QStringLiteral("stepForward"), QStringLiteral("▶|"), tr("Step forward (Alt+Right, Ctrl+])"));
+    m_forward = tool(QStringLiteral("stepForward"), tr("Step ▶"), tr("Step forward (Alt+Right, Ctrl+])"));
     m_mode = new QComboBox(bar);
     m_mode->setObjectName(QStringLiteral("searchMode"));
     m_mode->addItem(tr("Greedy"));
@@ -503,7 +503,7 @@ void TranslatePage::setPlaying(bool on) {
     }
     const QSignalBlocker block(m_play);
     m_play->setChecked(on);
-    m_play->setText(on ? QStringLiteral("⏸") : QStringLiteral("▶"));
+    m_play->setText(on ? tr("❚❚ Pause") : tr("▶ Play"));
 }
 
 bool TranslatePage::isPlaying() const { return m_playTimer->isActive(); }
