@@ -238,6 +238,7 @@ private slots:
         TranslationDocument* doc = page.document();
         const auto snap = doc->snapshot();
         QCOMPARE(snap->numBeams, 3);
+        page.showView(TranslatePage::View::Beam); // hidden views rebuild lazily when shown
         BeamTreeCanvas* tree = page.beamView()->canvas();
         QCOMPARE(tree->items().size(), snap->nodes.size());
         QVERIFY(snap->nodes.size() > snap->best->targetIds.size() + 1); // alternatives were kept
@@ -246,7 +247,6 @@ private slots:
         for (const BeamTreeItem& it : tree->items())
             if (!it.best && it.depth >= 2) other = it.id;
         QVERIFY(other > 0);
-        page.showView(TranslatePage::View::Beam);
         const QRect box = tree->treeLayout().boxes[static_cast<size_t>(other)].toRect();
         QTest::mouseClick(tree, Qt::LeftButton, {}, box.center());
         QCOMPARE(doc->selectedBeamNode(), other);

@@ -16,7 +16,16 @@ BeamTreeCanvas::BeamTreeCanvas(TranslationDocument* document, QWidget* parent) :
     rebuild();
 }
 
+void BeamTreeCanvas::showEvent(QShowEvent*) {
+    if (m_dirty) rebuild();
+}
+
 void BeamTreeCanvas::rebuild() {
+    if (!isVisible()) {
+        m_dirty = true;
+        return;
+    }
+    m_dirty = false;
     m_items.clear();
     const auto snap = m_doc->snapshot();
     if (snap && m_doc->hasModel()) {

@@ -19,14 +19,16 @@ public:
     explicit BeamTreeCanvas(TranslationDocument* document, QWidget* parent = nullptr);
     const std::vector<BeamTreeItem>& items() const { return m_items; }
     const BeamTreeLayout& treeLayout() const { return m_layout; }
-    void rebuild();
+    void rebuild(); // while hidden only marks the tree stale
     QSize sizeHint() const override { return m_layout.size; }
 
 protected:
     void paintEvent(QPaintEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
+    bool m_dirty = false; // rebuilt when shown
     TranslationDocument* m_doc;
     std::vector<BeamTreeItem> m_items;
     BeamTreeLayout m_layout;

@@ -41,14 +41,28 @@ EmbeddingsView::EmbeddingsView(TranslationDocument* document, QWidget* parent) :
     }
     connect(m_side, &QComboBox::currentIndexChanged, this, &EmbeddingsView::refresh);
     connect(m_doc, &TranslationDocument::snapshotChanged, this, &EmbeddingsView::refresh);
-    connect(m_doc, &TranslationDocument::selectionChanged, this, &EmbeddingsView::refresh);
-    connect(m_doc, &TranslationDocument::hoverChanged, this, &EmbeddingsView::refresh);
+    // Only the focus token matters here (its row is highlighted), not kind / layer / head.
+    connect(m_doc, &TranslationDocument::selectionChanged, this, [this] {
+        if (m_doc->focusToken() != m_lastFocus) refresh();
+    });
+    connect(m_doc, &TranslationDocument::hoverChanged, this, [this] {
+        if (m_doc->focusToken() != m_lastFocus) refresh();
+    });
     refresh();
 }
 
 void EmbeddingsView::setSide(TokenSide side) { m_side->setCurrentIndex(side == TokenSide::Source ? 0 : 1); }
 
+void EmbeddingsView::showEvent(QShowEvent*) {
+    if (m_dirty) refresh();
+}
+
 void EmbeddingsView::refresh() {
+    if (!isVisible()) {
+        m_dirty = true;
+        return;
+    }
+    m_dirty = false;
     const auto snap = m_doc->snapshot();
     if (!snap) {
         m_info->setText(tr("Translate a sentence to see its embeddings."));
@@ -68,6 +82,7 @@ void EmbeddingsView::refresh() {
     for (Eigen::Index d = 0; d < parts.tokens.cols(); ++d) dims << QString::number(d);
     // Focus: the hovered/selected token's row on this side (target: decoder input index + 1).
     const TokenRef focus = m_doc->focusToken();
+    m_lastFocus = focus;
     int row = -1;
     if (focus.isValid() && source && focus.side == TokenSide::Source) row = focus.index;
     if (focus.isValid() && !source && focus.side == TokenSide::Target) row = focus.index + 1;

@@ -25,8 +25,13 @@ public:
     HeatmapView* view(Part part) const { return m_views[part]; }
     void setSide(TokenSide side);
 
+protected:
+    void showEvent(QShowEvent* event) override;
+
 private:
-    void refresh();
+    void refresh(); // while hidden only marks the view stale (rebuilt when shown)
+    bool m_dirty = false;
+    TokenRef m_lastFocus;
 
     TranslationDocument* m_doc;
     QComboBox* m_side = nullptr;

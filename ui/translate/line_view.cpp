@@ -178,7 +178,16 @@ void AttentionLineView::setHeadEnabled(int head, bool on) {
     refresh();
 }
 
+void AttentionLineView::showEvent(QShowEvent*) {
+    if (m_dirty) refresh();
+}
+
 void AttentionLineView::refresh() {
+    if (!isVisible()) {
+        m_dirty = true;
+        return;
+    }
+    m_dirty = false;
     // A single head chosen in the page's selector shows that head alone; the aggregate shows all.
     if (m_doc->head() != m_lastHead || m_doc->kind() != m_lastKind) {
         m_lastHead = m_doc->head();

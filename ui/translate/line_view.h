@@ -59,9 +59,13 @@ public:
     void setHeadEnabled(int head, bool on);
     std::vector<bool> enabledHeads() const { return m_enabled; }
 
+protected:
+    void showEvent(QShowEvent* event) override;
+
 private:
-    void refresh();
+    void refresh(); // while hidden only marks the view stale (rebuilt when shown)
     void rebuildToggles();
+    bool m_dirty = false;
 
     TranslationDocument* m_doc;
     AttentionLineCanvas* m_canvas;

@@ -22,7 +22,16 @@ ModelGridCanvas::ModelGridCanvas(TranslationDocument* document, QWidget* parent)
     rebuild();
 }
 
+void ModelGridCanvas::showEvent(QShowEvent*) {
+    if (m_dirty) rebuild();
+}
+
 void ModelGridCanvas::rebuild() {
+    if (!isVisible()) {
+        m_dirty = true;
+        return;
+    }
+    m_dirty = false;
     const AttentionKind kind = m_doc->kind();
     m_layers = m_doc->trace() ? m_doc->layerCount(kind) : 0;
     m_heads = m_doc->headCount(kind);

@@ -18,6 +18,7 @@ class ModelGridCanvas : public QWidget {
     Q_OBJECT
 public:
     explicit ModelGridCanvas(TranslationDocument* document, QWidget* parent = nullptr);
+    // Recomputes the thumbnails; while the canvas is hidden it only marks them stale.
     void rebuild();
     // The map at a point: (layer, head), head -1 = the mean column; (-1, -1) outside.
     std::pair<int, int> cellAt(QPoint pos) const;
@@ -34,9 +35,11 @@ protected:
     void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
     void leaveEvent(QEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     void relayout();
+    bool m_dirty = false; // data changed while hidden: rebuilt when shown
 
     TranslationDocument* m_doc;
     int m_available = 700;
