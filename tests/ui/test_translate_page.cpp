@@ -333,6 +333,34 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(attnlens::Error, page.exportData(dir.filePath("a.txt")));
     }
 
+    void shortcutsAndPlay() {
+        TranslatePage page(nullptr, false);
+        page.resize(1200, 800);
+        page.show();
+        QVERIFY(loadAndTranslate(page, QStringLiteral("Wie geht es dir?")));
+        page.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&page));
+        TranslationDocument* doc = page.document();
+        const int full = doc->snapshot()->step;
+        QVERIFY(act(page, [&] { QTest::keyClick(&page, Qt::Key_Left, Qt::AltModifier); }));
+        QCOMPARE(doc->snapshot()->step, full - 1);
+        QVERIFY(act(page, [&] { QTest::keyClick(&page, Qt::Key_BracketLeft, Qt::ControlModifier); }));
+        QCOMPARE(doc->snapshot()->step, full - 2);
+        QVERIFY(act(page, [&] { QTest::keyClick(&page, Qt::Key_Right, Qt::AltModifier); }));
+        QCOMPARE(doc->snapshot()->step, full - 1);
+        // Play from the finished state starts again at step 0 and advances on its timer until the end.
+        QVERIFY(act(page, [&] { page.stepForward(); }));
+        QVERIFY(doc->snapshot()->finished);
+        page.setPlaying(true);
+        QVERIFY(page.isPlaying());
+        QTRY_VERIFY_WITH_TIMEOUT(doc->snapshot()->step >= 2 && doc->snapshot()->step < full, 20000);
+        page.setPlaying(false);
+        QVERIFY(!page.isPlaying());
+        const int paused = doc->snapshot()->step;
+        QTest::qWait(1200);
+        QVERIFY(doc->snapshot()->step <= paused + 1); // at most the step already queued
+    }
+
     void errorsKeepInput() {
         TranslatePage page(nullptr, false);
         page.show();
