@@ -156,6 +156,14 @@ private slots:
         QCOMPARE(RowMatrix(a.input(Input::Query).topRows(4)), before);
         QCOMPARE(a.tokens().size(), 6);
         QCOMPARE(a.tokens().at(5), QStringLiteral("t6"));
+        // Shrinking and growing again gives back the same values (nothing is thrown away).
+        const RowMatrix six = a.input(Input::Value);
+        a.setSequenceLength(1);
+        a.setDModel(2);
+        QCOMPARE(a.input(Input::Value).rows(), 1);
+        a.setDModel(4);
+        a.setSequenceLength(6);
+        QCOMPARE(a.input(Input::Value), six);
     }
 
     void fullyMaskedRowIsUniform() {
@@ -374,6 +382,17 @@ private slots:
         saveShot(&page, "playground_16x16");
     }
 
+    void tinySizes() {
+        PlaygroundModel m;
+        m.setSequenceLength(1);
+        m.setDModel(1);
+        m.setMaskMode(MaskMode::Padding); // nothing to pad with one token
+        QCOMPARE(m.paddingCount(), 0);
+        QCOMPARE(m.stage(Stage::Weights, 0)(0, 0), 1.0f);
+        m.setMaskMode(MaskMode::Causal);
+        QCOMPARE(m.stage(Stage::Weights, 0)(0, 0), 1.0f);
+    }
+
     void typingTokensSetsLength() {
         PlaygroundPage page;
         page.show();
@@ -386,6 +405,9 @@ private slots:
         QCOMPARE(page.stageView(Stage::Weights)->rows(), 5);
         QCOMPARE(page.stageView(Stage::Weights)->rowLabel(1), QStringLiteral("cat"));
         QCOMPARE(page.findChild<QSpinBox*>("sequenceLength")->value(), 5);
+        // Typing went through n = 1, 2, … on the way: the example's values came back intact.
+        QCOMPARE(page.model()->inputValue(Input::Query, 1, 2), 2.0f);
+        QCOMPARE(page.model()->inputValue(Input::Key, 3, 3), 1.0f);
     }
 };
 

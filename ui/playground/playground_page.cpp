@@ -135,7 +135,7 @@ QWidget* PlaygroundPage::buildSetup() {
     connect(m_tokens, &QLineEdit::textEdited, this, [this](const QString& text) {
         const QStringList tokens = splitTokens(text);
         if (tokens.isEmpty()) return;
-        if (tokens.size() <= PlaygroundModel::kMaxLength) m_model->setSequenceLength(static_cast<int>(tokens.size()));
+        m_model->setSequenceLength(static_cast<int>(std::min<qsizetype>(tokens.size(), PlaygroundModel::kMaxLength)));
         m_model->setTokens(tokens);
     });
     connect(m_length, &QSpinBox::valueChanged, m_model, &PlaygroundModel::setSequenceLength);
