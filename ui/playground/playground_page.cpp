@@ -299,8 +299,9 @@ QWidget* PlaygroundPage::buildStages() {
     }
     auto* explainCard = new QFrame(area);
     explainCard->setObjectName(QStringLiteral("explainCard"));
+    // A fixed light card with dark text, readable under a dark palette as well.
     explainCard->setStyleSheet(QStringLiteral("QFrame#explainCard { background: #fbf8ee; border: 1px solid #e2d9b8;"
-                                              " border-radius: 6px; }"));
+                                              " border-radius: 6px; } QFrame#explainCard QLabel { color: #202124; }"));
     explainCard->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
     auto* explainLayout = new QVBoxLayout(explainCard);
     explainLayout->setContentsMargins(10, 8, 10, 8);

@@ -38,9 +38,11 @@ QString withMinusSign(QString text) {
     return text;
 }
 
-QFont annotationFont(const QFont& base) {
+// Annotation text grows with the cells (about 30 % of the edge, 9–16 px) so that large cells do
+// not hold tiny numbers.
+QFont annotationFont(const QFont& base, int cell) {
     QFont f = base;
-    if (f.pointSizeF() > 0) f.setPointSizeF(std::max(7.0, f.pointSizeF() - 1.0));
+    f.setPixelSize(std::clamp(static_cast<int>(std::lround(cell * 0.3)), 9, 16));
     return f;
 }
 
@@ -230,7 +232,10 @@ void HeatmapView::setAnnotationsEnabled(bool enabled) {
 bool HeatmapView::annotationsVisible() const {
     if (!m_annotate || m_values.size() == 0) return false;
     const int cell = cellSize();
-    return cell >= m_annotationWidth + 6 && cell >= QFontMetrics(annotationFont(font())).height() + 2;
+    const QFontMetrics fm(annotationFont(font(), cell));
+    int width = 0;
+    for (const QString& sample : m_annotationSamples) width = std::max(width, fm.horizontalAdvance(sample));
+    return cell >= width + 6 && cell >= fm.height() + 2;
 }
 
 void HeatmapView::setValueDecimals(int decimals) {
@@ -251,8 +256,7 @@ QString HeatmapView::formatValue(int row, int col) const {
 }
 
 void HeatmapView::updateAnnotationWidth() {
-    const QFontMetrics fm(annotationFont(font()));
-    int width = fm.horizontalAdvance(m_maskedText);
+    m_annotationSamples = {m_maskedText};
     // With fixed decimals the widest text comes from the most negative or the largest value.
     float lo = 0.0f, hi = 0.0f;
     for (Eigen::Index i = 0; i < m_values.size(); ++i) {
@@ -261,9 +265,7 @@ void HeatmapView::updateAnnotationWidth() {
         lo = std::min(lo, v);
         hi = std::max(hi, v);
     }
-    for (float v : {lo, hi})
-        width = std::max(width, fm.horizontalAdvance(withMinusSign(QString::number(v, 'f', m_decimals))));
-    m_annotationWidth = width;
+    for (float v : {lo, hi}) m_annotationSamples.append(withMinusSign(QString::number(v, 'f', m_decimals)));
 }
 
 void HeatmapView::setColorBarVisible(bool visible) {
@@ -596,7 +598,7 @@ void HeatmapView::paintContent(QPainter& p, const Layout& l, bool vector) const 
                 if (r != m_selectedRow && c != m_selectedCol) p.fillRect(rectOf(r, c), veil);
     }
     if (annotationsVisible()) {
-        p.setFont(annotationFont(font()));
+        p.setFont(annotationFont(font(), cell));
         for (int r = r0; r <= r1; ++r)
             for (int c = c0; c <= c1; ++c) {
                 QColor bg = isMasked(r, c) ? maskedColor() : QColor(m_image.pixel(c, r));
@@ -645,7 +647,7 @@ void HeatmapView::paintContent(QPainter& p, const Layout& l, bool vector) const 
             const bool selected = r == m_selectedRow;
             if (!selected && (r % l.rowStep != 0 || hiddenBy(r, m_selectedRow))) continue;
             const int cy = l.origin.y() + r * cell + cell / 2;
-            const int h = std::max(cell, lineH);
+            const int h = std::max(lineH, std::min(cell, lineH + 8)); // a pill, not a slab, on big cells
             const QRect rect(l.rowLabels.x(), cy - h / 2, l.rowLabels.width(), h);
             if (selected) {
                 p.setPen(Qt::NoPen);
