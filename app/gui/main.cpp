@@ -6,21 +6,42 @@
 // come from the real widgets, under Xvfb or QT_QPA_PLATFORM=offscreen.
 
 #include "ui/playground/playground_page.h"
+#include "ui/render/heatmap_image.h"
 #include "ui/shell/main_window.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QIcon>
 #include <QPixmap>
 #include <QRegularExpression>
 #include <QTimer>
 
 #include <cstdio>
 
+namespace {
+
+// The app icon is an attention pattern drawn by the same renderer as every heatmap: a causal 4 × 4
+// block whose rows sum to 1.
+QIcon appIcon() {
+    attnlens::RowMatrix weights(4, 4); // [query, key]
+    weights << 1.0f, 0.0f, 0.0f, 0.0f, //
+        0.3f, 0.7f, 0.0f, 0.0f,        //
+        0.1f, 0.6f, 0.3f, 0.0f,        //
+        0.15f, 0.1f, 0.25f, 0.5f;
+    QIcon icon;
+    for (int cell : {4, 8, 16, 32, 64})
+        icon.addPixmap(QPixmap::fromImage(attnlens::ui::heatmapImage(weights, attnlens::ColorMap::Viridis, 0.0f, 1.0f, cell)));
+    return icon;
+}
+
+} // namespace
+
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
     QApplication::setApplicationName("Attention Lens");
     QApplication::setOrganizationName("AttentionLens");
     QApplication::setApplicationVersion("0.1.0");
+    QApplication::setWindowIcon(appIcon());
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QApplication::translate("main", "See attention inside transformer models."));

@@ -194,6 +194,23 @@ private slots:
         QVERIFY(before.pixel(selected.left() + 1, selected.top() + 1) != after.pixel(selected.left() + 1, selected.top() + 1));
     }
 
+    void dimUnselected() {
+        HeatmapView view;
+        view.resize(300, 240);
+        view.setAnnotationsEnabled(false);
+        view.setMatrix(RowMatrix::Zero(3, 3)); // every cell the darkest colour
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.selectRow(1);
+        const QImage plain = view.viewport()->grab().toImage();
+        view.setDimUnselected(true);
+        const QImage dimmed = view.viewport()->grab().toImage();
+        const QPoint other = quietPixel(view.cellRect(0, 0));
+        const QPoint selected = quietPixel(view.cellRect(1, 0));
+        QCOMPARE(dimmed.pixel(selected), plain.pixel(selected));
+        QVERIFY(qGray(dimmed.pixel(other)) > qGray(plain.pixel(other)) + 60);
+    }
+
     void maskedCells() {
         HeatmapView view;
         view.resize(400, 300);
