@@ -3,7 +3,6 @@
 #include "core/util/error.h"
 
 #include <QDebug>
-
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -47,14 +46,17 @@ float seededValue(int seed, int which, int row, int col) {
     return static_cast<float>(std::round(z * 10.0) / 10.0);
 }
 
-QString defaultToken(int index) { return QStringLiteral("t%1").arg(index + 1); }
+QString defaultToken(int index) {
+    return QStringLiteral("t%1").arg(index + 1);
+}
 
 } // namespace
 
 PlaygroundModel::PlaygroundModel(QObject* parent)
     : QObject(parent), m_q(kMaxLength, kMaxDModel), m_k(kMaxLength, kMaxDModel), m_v(kMaxLength, kMaxDModel),
       m_customMask(RowMatrix::Ones(kMaxLength, kMaxLength)) {
-    for (int i = 0; i < kMaxLength; ++i) m_tokenStore.append(defaultToken(i));
+    for (int i = 0; i < kMaxLength; ++i)
+        m_tokenStore.append(defaultToken(i));
     applyWorkedExample();
 }
 
@@ -67,9 +69,12 @@ QList<int> PlaygroundModel::validHeadCounts(int dModel) {
 
 const RowMatrix& PlaygroundModel::store(Input which) const {
     switch (which) {
-    case Input::Query: return m_q;
-    case Input::Key: return m_k;
-    case Input::Value: break;
+    case Input::Query:
+        return m_q;
+    case Input::Key:
+        return m_k;
+    case Input::Value:
+        break;
     }
     return m_v;
 }
@@ -78,22 +83,29 @@ RowMatrix& PlaygroundModel::store(Input which) {
     return const_cast<RowMatrix&>(static_cast<const PlaygroundModel*>(this)->store(which));
 }
 
-RowMatrix PlaygroundModel::input(Input which) const { return store(which).topLeftCorner(m_n, m_dModel); }
+RowMatrix PlaygroundModel::input(Input which) const {
+    return store(which).topLeftCorner(m_n, m_dModel);
+}
 
 RowMatrix PlaygroundModel::effectiveMask() const {
     const int n = sequenceLength();
     RowMatrix keep = RowMatrix::Ones(n, n);
     switch (m_maskMode) {
-    case MaskMode::None: break;
+    case MaskMode::None:
+        break;
     case MaskMode::Causal:
         for (int i = 0; i < n; ++i)
-            for (int j = i + 1; j < n; ++j) keep(i, j) = 0.0f;
+            for (int j = i + 1; j < n; ++j)
+                keep(i, j) = 0.0f;
         break;
     case MaskMode::Padding:
         for (int i = 0; i < n; ++i)
-            for (int j = n - m_padding; j < n; ++j) keep(i, j) = 0.0f;
+            for (int j = n - m_padding; j < n; ++j)
+                keep(i, j) = 0.0f;
         break;
-    case MaskMode::Custom: keep = m_customMask.topLeftCorner(n, n); break;
+    case MaskMode::Custom:
+        keep = m_customMask.topLeftCorner(n, n);
+        break;
     }
     return keep;
 }
@@ -111,16 +123,23 @@ RowMatrix PlaygroundModel::stage(Stage stage, int head) const {
     if (!m_result.stages || head < 0 || head >= m_heads) return {};
     const AttentionStages& s = *m_result.stages;
     switch (stage) {
-    case Stage::Scores: return s.scores.slice2d({head});
-    case Stage::Scaled: return s.scaled.slice2d({head});
-    case Stage::Masked: return s.masked.slice2d({head});
-    case Stage::Weights: return s.weights.slice2d({head});
-    case Stage::Output: return s.output.slice2d({head});
+    case Stage::Scores:
+        return s.scores.slice2d({head});
+    case Stage::Scaled:
+        return s.scaled.slice2d({head});
+    case Stage::Masked:
+        return s.masked.slice2d({head});
+    case Stage::Weights:
+        return s.weights.slice2d({head});
+    case Stage::Output:
+        return s.output.slice2d({head});
     }
     return {};
 }
 
-RowMatrix PlaygroundModel::output() const { return m_result.output.matrix(); }
+RowMatrix PlaygroundModel::output() const {
+    return m_result.output.matrix();
+}
 
 // --- presets ---------------------------------------------------------------------------------
 
@@ -132,9 +151,11 @@ void PlaygroundModel::applyWorkedExample() {
         RowMatrix& m = store(which);
         const auto& example = which == Input::Query ? kExampleQ : which == Input::Key ? kExampleK : kExampleV;
         for (int r = 0; r < kMaxLength; ++r)
-            for (int c = 0; c < kMaxDModel; ++c) m(r, c) = r < 4 && c < 4 ? example[r][c] : fillValue(which, r, c);
+            for (int c = 0; c < kMaxDModel; ++c)
+                m(r, c) = r < 4 && c < 4 ? example[r][c] : fillValue(which, r, c);
     }
-    for (int i = 0; i < kMaxLength; ++i) m_tokenStore[i] = i < 4 ? kExampleTokens[i] : defaultToken(i);
+    for (int i = 0; i < kMaxLength; ++i)
+        m_tokenStore[i] = i < 4 ? kExampleTokens[i] : defaultToken(i);
     m_n = 4;
     m_dModel = 4;
     if (4 % m_heads != 0) m_heads = 1;
@@ -151,14 +172,16 @@ void PlaygroundModel::applyRandom(int seed) {
     for (Input which : {Input::Query, Input::Key, Input::Value}) {
         RowMatrix& m = store(which);
         for (int r = 0; r < kMaxLength; ++r)
-            for (int c = 0; c < kMaxDModel; ++c) m(r, c) = fillValue(which, r, c);
+            for (int c = 0; c < kMaxDModel; ++c)
+                m(r, c) = fillValue(which, r, c);
     }
     recompute();
 }
 
 void PlaygroundModel::applyIdentity() {
     m_preset = Preset::Identity;
-    for (Input which : {Input::Query, Input::Key, Input::Value}) store(which) = RowMatrix::Identity(kMaxLength, kMaxDModel);
+    for (Input which : {Input::Query, Input::Key, Input::Value})
+        store(which) = RowMatrix::Identity(kMaxLength, kMaxDModel);
     recompute();
 }
 
@@ -226,7 +249,8 @@ void PlaygroundModel::setTokens(const QStringList& tokens) {
 
 void PlaygroundModel::setMaskMode(MaskMode mode) {
     if (mode == m_maskMode) return;
-    if (mode == MaskMode::Custom && m_maskMode != MaskMode::None) m_customMask.topLeftCorner(m_n, m_n) = effectiveMask();
+    if (mode == MaskMode::Custom && m_maskMode != MaskMode::None)
+        m_customMask.topLeftCorner(m_n, m_n) = effectiveMask();
     m_maskMode = mode;
     recompute();
 }
@@ -279,7 +303,7 @@ void PlaygroundModel::recompute() {
     const Tensor q = Tensor::fromMatrix(input(Input::Query)); // [n, d_model]
     const Tensor k = Tensor::fromMatrix(input(Input::Key));   // [n, d_model]
     const Tensor v = Tensor::fromMatrix(input(Input::Value)); // [n, d_model]
-    const Tensor mask = Tensor::fromMatrix(effectiveMask()); // [n, n]
+    const Tensor mask = Tensor::fromMatrix(effectiveMask());  // [n, n]
     // The setters keep every shape valid, so an Error here is a bug: say so instead of unwinding
     // through Qt's signal machinery.
     try {
