@@ -1,0 +1,174 @@
+// attnlens-cli vision: classify one image with a ViT and export its attention (DESIGN.md, "The CLI contract").
+//
+//   stdout: the top-5 classes as "label<TAB>probability" (nothing for a checkpoint without classifier)
+//   --json OUT: {"image", "input_size": [H, W], "patch", "grid": [rows, cols],
+//                "top": [{"index", "label", "prob"}], "logits": [..], "attentions": [L][H][N+1][N+1]}
+//   --overlay OUT.png: the attention map of --layer (0-based, default the last) and --head (0-based index,
+//                or mean|max|min over heads; default mean) for --query (cls, ROW,COL of a patch, 0-based,
+//                or rollout = attention rollout through layers 0..--layer), over the original image.
+
+#include "cli_common.h"
+
+#include "core/analysis/attention_maps.h"
+#include "core/export/overlay.h"
+#include "core/io/json_file.h"
+#include "core/io/model_folder.h"
+#include "core/models/vit_model.h"
+#include "core/util/error.h"
+
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+namespace {
+
+using namespace attnlens;
+
+// Appends a float in shortest round-trip form.
+void appendFloat(std::string& out, float v) {
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, ec == std::errc() ? end : buf);
+}
+
+// The JSON document, streamed: the attention tensor of a ViT-B/16 is 5.6 M numbers, too many to build
+// as a nlohmann::json tree.
+void writeVisionJson(const std::string& path, Json head, const Tensor& attentions) {
+    std::string text = head.dump();
+    text.pop_back(); // the closing brace; the attentions follow
+    text += ",\"attentions\":[";
+    for (int64_t l = 0; l < attentions.dim(0); ++l) {
+        text += l ? ",[" : "[";
+        for (int64_t h = 0; h < attentions.dim(1); ++h) {
+            text += h ? ",[" : "[";
+            const auto a = attentions.slice2d({l, h});
+            for (Eigen::Index q = 0; q < a.rows(); ++q) {
+                text += q ? ",[" : "[";
+                for (Eigen::Index k = 0; k < a.cols(); ++k) {
+                    if (k) text += ',';
+                    appendFloat(text, a(q, k));
+                }
+                text += ']';
+            }
+            text += ']';
+        }
+        text += ']';
+    }
+    text += "]}\n";
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw Error("'" + path + "': cannot create file");
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!out) throw Error("'" + path + "': write failed");
+}
+
+HeadSelection parseHead(const std::string& text, int heads) {
+    if (auto fusion = parseHeadFusion(text)) return {-1, *fusion};
+    int h = -1;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), h);
+    if (ec != std::errc() || ptr != text.data() + text.size())
+        throw cli::UsageError("--head: expected a head index or mean|max|min, got '" + text + "'");
+    if (h < 0 || h >= heads)
+        throw cli::UsageError("--head: " + text + " is out of range (the model has " + std::to_string(heads) +
+                              " heads, numbered from 0)");
+    return {h, HeadFusion::Mean};
+}
+
+// The overlay map [rows, cols] for --query.
+RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int layer, const HeadSelection& heads,
+                     const PatchGrid& grid) {
+    if (query == "rollout") {
+        RolloutOptions opt;
+        opt.fusion = heads.head >= 0 ? HeadFusion::Mean : heads.fusion;
+        opt.lastLayer = layer;
+        const RowMatrix r = attentionRollout(attentions, opt);
+        return tokensToGrid(r.row(0).transpose(), grid.rows(), grid.cols());
+    }
+    int token = 0;
+    if (query != "cls") {
+        const auto comma = query.find(',');
+        int row = -1, col = -1;
+        bool ok = comma != std::string::npos;
+        if (ok) {
+            const auto r1 = std::from_chars(query.data(), query.data() + comma, row);
+            const auto r2 = std::from_chars(query.data() + comma + 1, query.data() + query.size(), col);
+            ok = r1.ec == std::errc() && r1.ptr == query.data() + comma && r2.ec == std::errc() &&
+                 r2.ptr == query.data() + query.size();
+        }
+        if (!ok) throw cli::UsageError("--query: expected cls, rollout or ROW,COL, got '" + query + "'");
+        if (row < 0 || row >= grid.rows() || col < 0 || col >= grid.cols())
+            throw cli::UsageError("--query: patch " + query + " is outside the " + std::to_string(grid.rows()) + "×" +
+                                  std::to_string(grid.cols()) + " grid (rows and columns are numbered from 0)");
+        token = PatchGrid::tokenOfPatch(grid.index(row, col));
+    }
+    const RowMatrix a = layerAttention(attentions, layer, heads); // [N+1, N+1]
+    const int queries[] = {token};
+    return tokensToGrid(queryMap(a, queries), grid.rows(), grid.cols());
+}
+
+int runVision(const std::vector<std::string>& argv) {
+    const cli::Args args(argv, {"--model", "--json", "--overlay", "--layer", "--head", "--query", "--colormap", "--opacity"},
+                         {"--interpolate-pos"});
+    const std::string imagePath = args.single("IMAGE");
+    const bool overlay = args.has("--overlay");
+    for (const char* flag : {"--layer", "--head", "--query", "--colormap", "--opacity"})
+        if (args.has(flag) && !overlay) throw cli::UsageError(std::string(flag) + " only applies with --overlay OUT.png");
+    const std::filesystem::path modelDir =
+        args.value("--model") ? std::filesystem::path(*args.value("--model")) : builtinModelDir("vit-fashion-mnist");
+
+    const VitModel model = VitModel::load(modelDir);
+    const VitConfig& cfg = model.config();
+    // Parse the overlay options before the (possibly long) forward pass.
+    const int layer = args.intValue("--layer", cfg.numLayers - 1, 0, cfg.numLayers - 1);
+    const HeadSelection heads = parseHead(args.value("--head", "mean"), cfg.numHeads);
+    OverlayOptions overlayOptions;
+    if (const auto cmap = args.value("--colormap")) {
+        const auto parsed = parseColorMap(*cmap);
+        if (!parsed) throw cli::UsageError("--colormap: unknown colour map '" + *cmap + "'");
+        overlayOptions.colorMap = *parsed;
+    }
+    if (const auto op = args.value("--opacity")) {
+        float v = -1;
+        const auto [ptr, ec] = std::from_chars(op->data(), op->data() + op->size(), v);
+        if (ec != std::errc() || ptr != op->data() + op->size() || !(v >= 0.0f && v <= 1.0f))
+            throw cli::UsageError("--opacity: expected a number in [0, 1], got '" + *op + "'");
+        overlayOptions.opacity = v;
+    }
+
+    const ImageU8 image = loadImage(imagePath);
+    VitRunOptions options;
+    options.captureAttention = true;
+    options.interpolatePositions = args.has("--interpolate-pos");
+    const VitResult result = model.run(image, options);
+
+    const auto top = model.topK(result.output, 5);
+    for (const auto& p : top) std::printf("%s\t%.6f\n", p.label.c_str(), static_cast<double>(p.probability));
+
+    if (const auto jsonPath = args.value("--json")) {
+        Json topJson = Json::array();
+        for (const auto& p : top) topJson.push_back({{"index", p.index}, {"label", p.label}, {"prob", p.probability}});
+        Json head = {{"image", imagePath},
+                     {"input_size", {result.input.resized.height, result.input.resized.width}},
+                     {"patch", cfg.patchSize},
+                     {"grid", {result.grid.rows(), result.grid.cols()}},
+                     {"top", topJson},
+                     {"logits", result.output.logits.toVector()}};
+        writeVisionJson(*jsonPath, std::move(head), result.output.attentions);
+    }
+    if (overlay) {
+        const std::string query = args.value("--query", "cls");
+        const RowMatrix map = overlayMap(query, result.output.attentions, layer, heads, result.grid);
+        writePng(*args.value("--overlay"), renderOverlay(image, map, overlayOptions));
+    }
+    return 0;
+}
+
+const cli::Registration reg{
+    "vision",
+    "[--model DIR] [--json OUT] [--overlay OUT.png [--layer L] [--head H|mean|max|min] [--query cls|ROW,COL|rollout] "
+    "[--colormap NAME] [--opacity A]] [--interpolate-pos] IMAGE",
+    "classify an image with a ViT; top-5 to stdout, logits and every head's attention to --json, an attention "
+    "overlay to --overlay (layers, heads, rows and columns numbered from 0)",
+    &runVision};
+
+} // namespace

@@ -1,0 +1,102 @@
+#include "core/export/overlay.h"
+
+#include "core/util/error.h"
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnlens {
+
+RowMatrix upsampleMap(const Eigen::Ref<const RowMatrix>& map, int width, int height, bool smooth) {
+    if (map.size() == 0 || width < 1 || height < 1) throw Error("overlay: empty map or image");
+    const auto rows = static_cast<int>(map.rows()), cols = static_cast<int>(map.cols());
+    RowMatrix out(height, width); // [height, width]
+    if (!smooth) {
+        for (int y = 0; y < height; ++y) {
+            const int r = static_cast<int>(int64_t(y) * rows / height);
+            for (int x = 0; x < width; ++x) out(y, x) = map(r, static_cast<int>(int64_t(x) * cols / width));
+        }
+        return out;
+    }
+    struct Tap {
+        int i0, i1;
+        float t;
+    };
+    auto taps = [](int n, int size) {
+        std::vector<Tap> result(n);
+        for (int i = 0; i < n; ++i) {
+            const double u = std::clamp((i + 0.5) * size / n - 0.5, 0.0, double(size - 1));
+            const int i0 = static_cast<int>(std::floor(u));
+            result[i] = {i0, std::min(i0 + 1, size - 1), static_cast<float>(u - i0)};
+        }
+        return result;
+    };
+    const auto xs = taps(width, cols), ys = taps(height, rows);
+    for (int y = 0; y < height; ++y) {
+        const Tap ty = ys[y];
+        for (int x = 0; x < width; ++x) {
+            const Tap tx = xs[x];
+            const float top = map(ty.i0, tx.i0) * (1 - tx.t) + map(ty.i0, tx.i1) * tx.t;
+            const float bottom = map(ty.i1, tx.i0) * (1 - tx.t) + map(ty.i1, tx.i1) * tx.t;
+            out(y, x) = top * (1 - ty.t) + bottom * ty.t;
+        }
+    }
+    return out;
+}
+
+RgbImage renderOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& map, const OverlayOptions& options) {
+    if (image.empty() || (image.channels != 1 && image.channels != 3))
+        throw Error("overlay: the image is empty or has an unsupported channel count");
+    if (map.size() == 0) throw Error("overlay: the map is empty");
+    if (!(options.opacity >= 0.0f && options.opacity <= 1.0f)) throw Error("overlay: opacity must be in [0, 1]");
+    float lo = options.lo, hi = options.hi;
+    if (hi <= lo) {
+        lo = map.minCoeff();
+        hi = map.maxCoeff();
+    }
+    const float range = hi > lo ? hi - lo : 1.0f;
+    const RowMatrix values = upsampleMap(map, image.width, image.height, options.smooth); // [H, W]
+    RgbImage out;
+    out.width = image.width;
+    out.height = image.height;
+    out.pixels.resize(static_cast<size_t>(out.width) * out.height * 3);
+    const float a = options.opacity;
+    for (int y = 0; y < image.height; ++y) {
+        for (int x = 0; x < image.width; ++x) {
+            const Rgb c = colorAt(options.colorMap, (values(y, x) - lo) / range);
+            const uint8_t colour[3] = {c.r, c.g, c.b};
+            uint8_t* dst = &out.pixels[(static_cast<size_t>(y) * out.width + x) * 3];
+            for (int ch = 0; ch < 3; ++ch) {
+                const float base = image.at(x, y, image.channels == 1 ? 0 : ch);
+                dst[ch] = static_cast<uint8_t>(std::lround((1.0f - a) * base + a * colour[ch]));
+            }
+        }
+    }
+    return out;
+}
+
+void writePng(const std::filesystem::path& path, const RgbImage& image) {
+    if (image.width < 1 || image.height < 1) throw Error("'" + path.string() + "': cannot write an empty image");
+    cv::Mat bgr(image.height, image.width, CV_8UC3);
+    for (int y = 0; y < image.height; ++y) {
+        auto* row = bgr.ptr<uint8_t>(y);
+        for (int x = 0; x < image.width; ++x) {
+            const Rgb p = image.pixel(x, y);
+            row[x * 3 + 0] = p.b;
+            row[x * 3 + 1] = p.g;
+            row[x * 3 + 2] = p.r;
+        }
+    }
+    bool ok = false;
+    try {
+        ok = cv::imwrite(path.string(), bgr);
+    } catch (const cv::Exception& e) {
+        throw Error("'" + path.string() + "': cannot write PNG (" + e.err + ")");
+    }
+    if (!ok) throw Error("'" + path.string() + "': cannot write PNG (check the folder exists and is writable)");
+}
+
+} // namespace attnlens

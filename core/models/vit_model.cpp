@@ -1,0 +1,363 @@
+#include "core/models/vit_model.h"
+
+#include "core/io/json_file.h"
+#include "core/io/safetensors.h"
+#include "core/ops/interpolate.h"
+#include "core/util/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace attnlens {
+
+namespace {
+
+// An int key that may also be written as a two-element list of equal ints (some configs do).
+int squareSize(const JsonConfig& json, const std::string& key, int fallback) {
+    if (!json.has(key)) return fallback;
+    const Json& v = json.json()[key];
+    if (v.is_number_integer()) return v.get<int>();
+    if (v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer() && v[0] == v[1])
+        return v[0].get<int>();
+    throw Error(json.path().string() + ": '" + key + "' must be an integer (found " + v.dump() + ")");
+}
+
+// Collects every problem found while resolving checkpoint tensors, then throws them all at once.
+class WeightResolver {
+public:
+    WeightResolver(const SafeTensorsFile& file, const Callbacks& callbacks) : m_file(file), m_callbacks(callbacks) {}
+
+    // The tensor `name` with exactly `shape`; records an error and returns an empty tensor otherwise.
+    Tensor take(const std::string& name, const Shape& shape) {
+        const TensorInfo* info = m_file.find(name);
+        if (!info) {
+            m_problems.push_back("missing tensor '" + name + "' (expected shape " + shapeToString(shape) + ")");
+            return {};
+        }
+        if (info->shape != shape) {
+            m_problems.push_back("tensor '" + name + "' has shape " + shapeToString(info->shape) + ", config.json implies " +
+                                 shapeToString(shape));
+            return {};
+        }
+        if (info->dtype != DType::F32 && info->dtype != DType::F16 && info->dtype != DType::BF16) {
+            m_problems.push_back("tensor '" + name + "' has dtype " + std::string(dtypeName(info->dtype)) +
+                                 " (expected F32, F16 or BF16)");
+            return {};
+        }
+        m_callbacks.checkCancel();
+        return m_file.load(*info);
+    }
+    void problem(std::string text) { m_problems.push_back(std::move(text)); }
+
+    void throwIfAny(const std::filesystem::path& dir) const {
+        if (m_problems.empty()) return;
+        std::string msg = "'" + dir.string() + "': checkpoint does not match config.json (" +
+                          std::to_string(m_problems.size()) + " problem" + (m_problems.size() > 1 ? "s" : "") + "):";
+        const size_t shown = std::min<size_t>(m_problems.size(), 20);
+        for (size_t i = 0; i < shown; ++i) msg += "\n  " + m_problems[i];
+        if (shown < m_problems.size()) msg += "\n  ... and " + std::to_string(m_problems.size() - shown) + " more";
+        throw Error(msg);
+    }
+
+private:
+    const SafeTensorsFile& m_file;
+    const Callbacks& m_callbacks;
+    std::vector<std::string> m_problems;
+};
+
+Tensor flatVector(const Tensor& t) { return t.empty() ? t : t.reshaped({t.numel()}); }
+
+} // namespace
+
+VitConfig VitConfig::fromJson(const JsonConfig& json) {
+    const std::string file = json.path().string();
+    VitConfig c;
+    const auto type = json.value<std::string>("model_type", "");
+    if (type != "vit")
+        throw Error(file + ": model_type is '" + type + "', expected 'vit'");
+    c.hiddenSize = json.value<int>("hidden_size", c.hiddenSize);
+    c.numLayers = json.value<int>("num_hidden_layers", c.numLayers);
+    c.numHeads = json.value<int>("num_attention_heads", c.numHeads);
+    c.intermediateSize = json.value<int>("intermediate_size", c.intermediateSize);
+    c.activation = parseActivation(json.value<std::string>("hidden_act", "gelu"));
+    c.layerNormEps = static_cast<float>(json.value<double>("layer_norm_eps", 1e-12));
+    c.imageSize = squareSize(json, "image_size", c.imageSize);
+    c.patchSize = squareSize(json, "patch_size", c.patchSize);
+    c.numChannels = json.value<int>("num_channels", c.numChannels);
+    c.qkvBias = json.value<bool>("qkv_bias", c.qkvBias);
+    if (json.has("architectures") && json.json()["architectures"].is_array() && !json.json()["architectures"].empty() &&
+        json.json()["architectures"][0].is_string())
+        c.architecture = json.json()["architectures"][0].get<std::string>();
+
+    auto positive = [&](int v, const char* key) {
+        if (v < 1) throw Error(file + ": '" + key + "' must be positive (found " + std::to_string(v) + ")");
+    };
+    positive(c.hiddenSize, "hidden_size");
+    positive(c.numLayers, "num_hidden_layers");
+    positive(c.numHeads, "num_attention_heads");
+    positive(c.intermediateSize, "intermediate_size");
+    positive(c.imageSize, "image_size");
+    positive(c.patchSize, "patch_size");
+    if (c.hiddenSize % c.numHeads != 0)
+        throw Error(file + ": hidden_size " + std::to_string(c.hiddenSize) + " is not divisible by num_attention_heads " +
+                    std::to_string(c.numHeads));
+    if (c.numChannels != 1 && c.numChannels != 3)
+        throw Error(file + ": num_channels " + std::to_string(c.numChannels) + " is not supported (expected 1 or 3)");
+    if (c.patchSize > c.imageSize)
+        throw Error(file + ": patch_size " + std::to_string(c.patchSize) + " exceeds image_size " +
+                    std::to_string(c.imageSize));
+
+    if (json.has("id2label")) {
+        const Json& map = json.json()["id2label"];
+        if (!map.is_object()) throw Error(file + ": 'id2label' must be an object");
+        std::vector<std::pair<int, std::string>> entries;
+        for (const auto& [key, value] : map.items()) {
+            int id = -1;
+            try {
+                size_t used = 0;
+                id = std::stoi(key, &used);
+                if (used != key.size()) id = -1;
+            } catch (const std::exception&) {
+            }
+            if (id < 0 || !value.is_string())
+                throw Error(file + ": 'id2label' entry '" + key + "' must map a class index to a string");
+            entries.emplace_back(id, value.get<std::string>());
+        }
+        std::sort(entries.begin(), entries.end());
+        for (size_t i = 0; i < entries.size(); ++i)
+            if (entries[i].first != static_cast<int>(i))
+                throw Error(file + ": 'id2label' indices must be 0.." + std::to_string(entries.size() - 1) +
+                            " without gaps");
+        for (auto& e : entries) c.labels.push_back(std::move(e.second));
+    }
+    return c;
+}
+
+VitModel VitModel::load(const std::filesystem::path& dir, const Callbacks& callbacks) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) throw Error("'" + dir.string() + "': model folder not found");
+    const auto configPath = dir / "config.json";
+    if (!std::filesystem::exists(configPath, ec))
+        throw Error("'" + dir.string() + "': config.json is missing (expected a Hugging Face ViT folder)");
+    const auto weightsPath = dir / "model.safetensors";
+    if (!std::filesystem::exists(weightsPath, ec))
+        throw Error("'" + dir.string() + "': model.safetensors is missing");
+
+    VitModel m;
+    m.m_dir = dir;
+    m.m_config = VitConfig::fromJson(JsonConfig(configPath));
+    m.m_processor = ImageProcessorConfig::load(dir);
+    callbacks.report(0.0, "reading checkpoint");
+    const auto file = SafeTensorsFile::open(weightsPath);
+    const VitConfig& c = m.m_config;
+    const int64_t d = c.hiddenSize, inter = c.intermediateSize, p = c.patchSize;
+    const int64_t n = int64_t(c.gridSize()) * c.gridSize();
+
+    // ViTForImageClassification stores the backbone under "vit."; a bare ViTModel has no prefix.
+    std::string prefix;
+    if (file.contains("vit.embeddings.cls_token")) prefix = "vit.";
+    else if (!file.contains("embeddings.cls_token"))
+        throw Error("'" + weightsPath.string() + "': not a ViT checkpoint (neither 'vit.embeddings.cls_token' nor "
+                    "'embeddings.cls_token' found)");
+
+    WeightResolver w(file, callbacks);
+    const std::string e = prefix + "embeddings.";
+    m.m_patchW = w.take(e + "patch_embeddings.projection.weight", {d, c.numChannels, p, p});
+    if (!m.m_patchW.empty()) m.m_patchW = m.m_patchW.reshaped({d, c.numChannels * p * p});
+    m.m_patchB = w.take(e + "patch_embeddings.projection.bias", {d});
+    m.m_cls = flatVector(w.take(e + "cls_token", {1, 1, d}));
+    m.m_positions = w.take(e + "position_embeddings", {1, n + 1, d});
+    if (!m.m_positions.empty()) m.m_positions = m.m_positions.reshaped({n + 1, d});
+
+    m.m_layers.resize(c.numLayers);
+    for (int i = 0; i < c.numLayers; ++i) {
+        callbacks.report(0.05 + 0.9 * i / c.numLayers, "layer " + std::to_string(i));
+        const std::string l = prefix + "encoder.layer." + std::to_string(i) + ".";
+        Layer& L = m.m_layers[i];
+        L.lnBeforeW = w.take(l + "layernorm_before.weight", {d});
+        L.lnBeforeB = w.take(l + "layernorm_before.bias", {d});
+        const std::string a = l + "attention.attention.";
+        L.queryW = w.take(a + "query.weight", {d, d});
+        L.keyW = w.take(a + "key.weight", {d, d});
+        L.valueW = w.take(a + "value.weight", {d, d});
+        if (c.qkvBias) {
+            L.queryB = w.take(a + "query.bias", {d});
+            L.keyB = w.take(a + "key.bias", {d});
+            L.valueB = w.take(a + "value.bias", {d});
+        } else if (file.contains(a + "query.bias")) {
+            w.problem("tensor '" + a + "query.bias' present but config.json has qkv_bias = false");
+        }
+        L.outW = w.take(l + "attention.output.dense.weight", {d, d});
+        L.outB = w.take(l + "attention.output.dense.bias", {d});
+        L.lnAfterW = w.take(l + "layernorm_after.weight", {d});
+        L.lnAfterB = w.take(l + "layernorm_after.bias", {d});
+        L.fc1W = w.take(l + "intermediate.dense.weight", {inter, d});
+        L.fc1B = w.take(l + "intermediate.dense.bias", {inter});
+        L.fc2W = w.take(l + "output.dense.weight", {d, inter});
+        L.fc2B = w.take(l + "output.dense.bias", {d});
+    }
+    if (file.contains(prefix + "encoder.layer." + std::to_string(c.numLayers) + ".layernorm_before.weight"))
+        w.problem("checkpoint has more than num_hidden_layers = " + std::to_string(c.numLayers) + " layers");
+    m.m_finalLnW = w.take(prefix + "layernorm.weight", {d});
+    m.m_finalLnB = w.take(prefix + "layernorm.bias", {d});
+    if (file.contains(prefix + "pooler.dense.weight")) {
+        m.m_poolerW = w.take(prefix + "pooler.dense.weight", {d, d});
+        m.m_poolerB = w.take(prefix + "pooler.dense.bias", {d});
+    }
+    if (file.contains("classifier.weight")) {
+        const TensorInfo* info = file.find("classifier.weight");
+        const int64_t labels = info->shape.size() == 2 ? info->shape[0] : -1;
+        if (!c.labels.empty() && labels != static_cast<int64_t>(c.labels.size()))
+            w.problem("classifier has " + std::to_string(labels) + " classes but id2label names " +
+                      std::to_string(c.labels.size()));
+        if (labels > 0) {
+            m.m_classifierW = w.take("classifier.weight", {labels, d});
+            m.m_classifierB = w.take("classifier.bias", {labels});
+        } else {
+            w.problem("tensor 'classifier.weight' has shape " + shapeToString(info->shape) + ", expected [labels, " +
+                      std::to_string(d) + "]");
+        }
+    }
+    w.throwIfAny(dir);
+    callbacks.report(1.0, "loaded");
+    return m;
+}
+
+std::string VitModel::label(int index) const {
+    if (index >= 0 && index < static_cast<int>(m_config.labels.size())) return m_config.labels[index];
+    return "LABEL_" + std::to_string(index);
+}
+
+Tensor VitModel::positionTable(int rows, int cols, bool interpolate) const {
+    const int g = m_config.gridSize();
+    if (rows == g && cols == g) return m_positions;
+    if (!interpolate)
+        throw Error("input of " + std::to_string(rows * m_config.patchSize) + "×" + std::to_string(cols * m_config.patchSize) +
+                    " pixels does not match the model's image_size " + std::to_string(m_config.imageSize) +
+                    " (enable position interpolation to use other sizes)");
+    // HF ViTEmbeddings.interpolate_pos_encoding: keep the CLS row, resize the patch rows as a
+    // [D, g, g] grid with scale factors ((rows + 0.1) / g, (cols + 0.1) / g).
+    const int64_t d = m_config.hiddenSize;
+    Tensor grid({d, g, g}); // [D, g, g]
+    for (int64_t i = 0; i < int64_t(g) * g; ++i)
+        for (int64_t k = 0; k < d; ++k) grid.data()[k * g * g + i] = m_positions.data()[(i + 1) * d + k];
+    const Tensor resized = bicubicInterpolate(grid, rows, cols, (rows + 0.1) / g, (cols + 0.1) / g); // [D, rows, cols]
+    Tensor table({int64_t(rows) * cols + 1, d}); // [N+1, D]
+    std::copy_n(m_positions.data(), d, table.data());
+    for (int64_t i = 0; i < int64_t(rows) * cols; ++i)
+        for (int64_t k = 0; k < d; ++k) table.data()[(i + 1) * d + k] = resized.data()[k * rows * cols + i];
+    return table;
+}
+
+VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options, const Callbacks& callbacks) const {
+    const VitConfig& c = m_config;
+    if (pixels.rank() != 3) throw Error("ViT input must be [channels, height, width], got " + shapeToString(pixels.shape()));
+    if (pixels.dim(0) != c.numChannels)
+        throw Error("ViT input has " + std::to_string(pixels.dim(0)) + " channel(s), the model expects " +
+                    std::to_string(c.numChannels) + " (num_channels in config.json)");
+    const int p = c.patchSize;
+    const int64_t height = pixels.dim(1), width = pixels.dim(2);
+    if (height < p || width < p) throw Error("ViT input " + std::to_string(height) + "×" + std::to_string(width) +
+                                             " is smaller than one patch");
+    if (!options.interpolatePositions && (height != c.imageSize || width != c.imageSize))
+        throw Error("ViT input size " + std::to_string(height) + "×" + std::to_string(width) +
+                    " doesn't match the model's image_size " + std::to_string(c.imageSize) + "×" +
+                    std::to_string(c.imageSize) + " (enable position interpolation to use other sizes)");
+    const int rows = static_cast<int>(height / p), cols = static_cast<int>(width / p);
+    const int64_t n = int64_t(rows) * cols, tokens = n + 1, d = c.hiddenSize;
+    const int heads = c.numHeads, hd = c.headDim();
+
+    // Patch embedding: a convolution with kernel = stride = p is a matmul over flattened patches.
+    const int64_t patchLen = int64_t(c.numChannels) * p * p;
+    RowMatrix patches(n, patchLen); // [N, C·p·p] in (channel, y, x) order, like the conv kernel
+    for (int r = 0; r < rows; ++r)
+        for (int q = 0; q < cols; ++q)
+            for (int ch = 0; ch < c.numChannels; ++ch)
+                for (int y = 0; y < p; ++y) {
+                    const float* src = pixels.data() + (int64_t(ch) * height + int64_t(r) * p + y) * width + int64_t(q) * p;
+                    std::copy_n(src, p, &patches(int64_t(r) * cols + q, (int64_t(ch) * p + y) * p));
+                }
+    RowMatrix x(tokens, d); // [N+1, D]
+    x.row(0) = ConstVectorMap(m_cls.data(), d).transpose();
+    x.bottomRows(n) = linear(patches, m_patchW, m_patchB);
+    x += positionTable(rows, cols, options.interpolatePositions).matrix();
+
+    VitOutput out;
+    out.gridRows = rows;
+    out.gridCols = cols;
+    if (options.captureAttention) out.attentions = Tensor({c.numLayers, heads, tokens, tokens});
+
+    const float invScale = 1.0f / std::sqrt(static_cast<float>(hd));
+    RowMatrix h, q, k, v, context(tokens, d), scores(tokens, tokens), mlp, proj;
+    for (int layer = 0; layer < c.numLayers; ++layer) {
+        callbacks.checkCancel();
+        callbacks.report(double(layer) / c.numLayers, "layer " + std::to_string(layer));
+        const Layer& L = m_layers[layer];
+        h = x;
+        layerNormInPlace(h, L.lnBeforeW, L.lnBeforeB, c.layerNormEps);
+        linearInto(h, L.queryW, L.queryB, q); // [N+1, D]
+        linearInto(h, L.keyW, L.keyB, k);     // [N+1, D]
+        linearInto(h, L.valueW, L.valueB, v); // [N+1, D]
+        for (int head = 0; head < heads; ++head) {
+            const auto qh = q.middleCols(int64_t(head) * hd, hd); // [N+1, hd]
+            const auto kh = k.middleCols(int64_t(head) * hd, hd);
+            const auto vh = v.middleCols(int64_t(head) * hd, hd);
+            scores.noalias() = qh * kh.transpose(); // [query, key]
+            scores *= invScale;                     // HF divides after the matmul
+            softmaxRowsInPlace(scores);
+            context.middleCols(int64_t(head) * hd, hd).noalias() = scores * vh; // [N+1, hd]
+            if (options.captureAttention) out.attentions.slice2d({layer, head}) = scores;
+        }
+        linearInto(context, L.outW, L.outB, proj);
+        x += proj;
+        h = x;
+        layerNormInPlace(h, L.lnAfterW, L.lnAfterB, c.layerNormEps);
+        linearInto(h, L.fc1W, L.fc1B, mlp); // [N+1, I]
+        applyActivationInPlace(mlp, c.activation);
+        linearInto(mlp, L.fc2W, L.fc2B, proj); // [N+1, D]
+        x += proj;
+    }
+    layerNormInPlace(x, m_finalLnW, m_finalLnB, c.layerNormEps);
+    out.lastHidden = Tensor::fromMatrix(x);
+    if (hasPooler()) {
+        RowMatrix pooled = linear(x.topRows(1), m_poolerW, m_poolerB); // [1, D]
+        pooled = pooled.array().tanh().matrix();
+        out.pooled = Tensor::fromMatrix(pooled).reshaped({d});
+    }
+    if (hasClassifier()) {
+        RowMatrix logits = linear(x.topRows(1), m_classifierW, m_classifierB); // [1, labels]
+        out.logits = Tensor::fromMatrix(logits).reshaped({logits.cols()});
+        RowMatrix probs = logits;
+        softmaxRowsInPlace(probs);
+        out.probabilities = Tensor::fromMatrix(probs).reshaped({probs.cols()});
+    }
+    callbacks.report(1.0, "done");
+    return out;
+}
+
+VitResult VitModel::run(const ImageU8& image, const VitRunOptions& options, const Callbacks& callbacks) const {
+    VitResult r;
+    r.input = preprocessImage(image, m_processor, m_config.numChannels);
+    r.output = forward(r.input.pixels, options, callbacks);
+    r.grid = PatchGrid(r.input.imageWidth, r.input.imageHeight, r.input.resized.width, r.input.resized.height,
+                       m_config.patchSize);
+    return r;
+}
+
+std::vector<Prediction> VitModel::topK(const VitOutput& output, int k) const {
+    std::vector<Prediction> result;
+    if (output.probabilities.empty() || k <= 0) return result;
+    const int count = static_cast<int>(output.probabilities.numel());
+    std::vector<int> order(count);
+    std::iota(order.begin(), order.end(), 0);
+    const float* prob = output.probabilities.data();
+    const int kk = std::min(k, count);
+    std::partial_sort(order.begin(), order.begin() + kk, order.end(),
+                      [&](int a, int b) { return prob[a] > prob[b] || (prob[a] == prob[b] && a < b); });
+    for (int i = 0; i < kk; ++i)
+        result.push_back({order[i], label(order[i]), prob[order[i]], output.logits.data()[order[i]]});
+    return result;
+}
+
+} // namespace attnlens

@@ -1,0 +1,131 @@
+#pragma once
+// VitModel: Hugging Face ViT (model_type "vit": ViTForImageClassification, or a bare ViTModel with or
+// without pooler) on CPU, float32, with every head's attention captured on request.
+// Semantics: ../shared/hf-architectures.md (ViT), i.e. transformers v4.33 modeling_vit.py.
+//
+// Basic usage:
+//   VitModel model = VitModel::load(dir);               // config.json, model.safetensors, preprocessor
+//   VitResult r = model.run(loadImage("cat.png"));      // preprocess + forward, attention captured
+//   r.output.logits          // [num_labels]              (empty without classifier)
+//   r.output.attentions      // [layer, head, N+1, N+1]   token 0 = CLS, patches row-major
+//   r.grid.imageRect(i)      // patch i in original-image pixels
+//   model.topK(r.output, 5)  // labels with probabilities
+//
+// Weights are resolved by their checkpoint names once, at load, into typed members; every missing
+// tensor and every shape that disagrees with config.json is reported in one error. F32/F16/BF16
+// files are converted to float32. A loaded model is immutable: run()/forward() are const and may be
+// called from several threads at once (each call has its own scratch).
+
+#include "core/ops/nn.h"
+#include "core/tensor/tensor.h"
+#include "core/util/callbacks.h"
+#include "core/vision/image_io.h"
+#include "core/vision/patch_grid.h"
+#include "core/vision/preprocess.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace attnlens {
+
+struct VitConfig {
+    int hiddenSize = 768;
+    int numLayers = 12;
+    int numHeads = 12;
+    int intermediateSize = 3072;
+    Activation activation = Activation::Gelu;
+    float layerNormEps = 1e-12f;
+    int imageSize = 224; // square, as ViTConfig defines it
+    int patchSize = 16;
+    int numChannels = 3;
+    bool qkvBias = true;
+    std::vector<std::string> labels; // id2label in index order; empty when config.json has none
+    std::string architecture;        // architectures[0], informational
+
+    int headDim() const { return hiddenSize / numHeads; }
+    int gridSize() const { return imageSize / patchSize; } // patches per side of the trained size
+    // Throws attnlens::Error naming config.json and the key for missing/ill-typed/inconsistent values.
+    static VitConfig fromJson(const JsonConfig& json);
+};
+
+struct VitRunOptions {
+    bool captureAttention = true;
+    // Accept inputs whose size differs from config.image_size by resizing the stored position
+    // embeddings (HF interpolate_pos_encoding=True: bicubic with the +0.1 scale trick). Without it
+    // such an input is an error, as in HF.
+    bool interpolatePositions = false;
+};
+
+struct VitOutput {
+    Tensor logits;        // [num_labels]; empty without a classifier
+    Tensor probabilities; // [num_labels] softmax of logits; empty without a classifier
+    Tensor attentions;    // [layers, heads, N+1, N+1] post-softmax; empty when not captured
+    Tensor lastHidden;    // [N+1, hidden] after the final layernorm
+    Tensor pooled;        // [hidden] tanh(dense(CLS)) when the checkpoint has a pooler; else empty
+    int gridRows = 0;
+    int gridCols = 0;
+};
+
+struct Prediction {
+    int index = 0;
+    std::string label;
+    float probability = 0;
+    float logit = 0;
+};
+
+// Everything one image produces: the preprocessed input, its patch grid and the model output.
+struct VitResult {
+    PreprocessedImage input;
+    PatchGrid grid;
+    VitOutput output;
+};
+
+class VitModel {
+public:
+    // Loads <dir>/config.json, <dir>/model.safetensors and <dir>/preprocessor_config.json (defaults when
+    // absent). Reports progress per tensor group; honours cancel. Throws attnlens::Error.
+    static VitModel load(const std::filesystem::path& dir, const Callbacks& callbacks = {});
+
+    const VitConfig& config() const { return m_config; }
+    const ImageProcessorConfig& processor() const { return m_processor; }
+    const std::filesystem::path& dir() const { return m_dir; }
+    bool hasClassifier() const { return !m_classifierW.empty(); }
+    bool hasPooler() const { return !m_poolerW.empty(); }
+    int numLabels() const { return hasClassifier() ? static_cast<int>(m_classifierW.dim(0)) : 0; }
+    // The label of class i: id2label when present, else "LABEL_i" (HF's default naming).
+    std::string label(int index) const;
+
+    // pixels [C, H, W] (preprocessImage's output). Throws attnlens::Error for a wrong channel count or
+    // an unsupported size; attnlens::Cancelled when the callback asks to stop (checked per layer).
+    VitOutput forward(const Tensor& pixels, const VitRunOptions& options = {}, const Callbacks& callbacks = {}) const;
+    // preprocess (with this model's processor config and channel count) + forward + patch grid.
+    VitResult run(const ImageU8& image, const VitRunOptions& options = {}, const Callbacks& callbacks = {}) const;
+    // The k most probable classes, most probable first (ties: lower index first).
+    std::vector<Prediction> topK(const VitOutput& output, int k) const;
+
+private:
+    struct Layer {
+        Tensor lnBeforeW, lnBeforeB;             // [D]
+        Tensor queryW, queryB, keyW, keyB;       // [D, D], [D] (biases empty without qkv_bias)
+        Tensor valueW, valueB, outW, outB;       // [D, D], [D]
+        Tensor lnAfterW, lnAfterB;               // [D]
+        Tensor fc1W, fc1B, fc2W, fc2B;           // [I, D], [I], [D, I], [D]
+    };
+
+    Tensor positionTable(int rows, int cols, bool interpolate) const; // [rows·cols + 1, D]
+
+    VitConfig m_config;
+    ImageProcessorConfig m_processor;
+    std::filesystem::path m_dir;
+    Tensor m_patchW;    // [D, C·p·p]  conv kernel flattened in (channel, y, x) order
+    Tensor m_patchB;    // [D]
+    Tensor m_cls;       // [D]
+    Tensor m_positions; // [N+1, D]
+    std::vector<Layer> m_layers;
+    Tensor m_finalLnW, m_finalLnB;    // [D]
+    Tensor m_poolerW, m_poolerB;      // [D, D], [D] or empty
+    Tensor m_classifierW, m_classifierB; // [labels, D], [labels] or empty
+};
+
+} // namespace attnlens

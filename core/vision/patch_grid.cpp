@@ -1,0 +1,43 @@
+#include "core/vision/patch_grid.h"
+
+#include "core/util/error.h"
+
+#include <cmath>
+#include <string>
+
+namespace attnlens {
+
+PatchGrid::PatchGrid(int imageWidth, int imageHeight, int inputWidth, int inputHeight, int patch)
+    : m_imageWidth(imageWidth), m_imageHeight(imageHeight), m_inputWidth(inputWidth), m_inputHeight(inputHeight),
+      m_patch(patch) {
+    if (patch < 1 || inputWidth < patch || inputHeight < patch || imageWidth < 1 || imageHeight < 1)
+        throw Error("patch grid: input " + std::to_string(inputWidth) + "×" + std::to_string(inputHeight) +
+                    " holds no " + std::to_string(patch) + "-pixel patch");
+    m_rows = inputHeight / patch;
+    m_cols = inputWidth / patch;
+}
+
+RectF PatchGrid::inputRect(int index) const {
+    if (index < 0 || index >= count())
+        throw Error("patch index " + std::to_string(index) + " outside the grid of " + std::to_string(count()));
+    return {double(col(index) * m_patch), double(row(index) * m_patch), double(m_patch), double(m_patch)};
+}
+
+RectF PatchGrid::imageRect(int index) const {
+    const RectF r = inputRect(index);
+    const double sx = double(m_imageWidth) / m_inputWidth;
+    const double sy = double(m_imageHeight) / m_inputHeight;
+    return {r.x * sx, r.y * sy, r.width * sx, r.height * sy};
+}
+
+int PatchGrid::patchAt(double imageX, double imageY) const {
+    const double ix = imageX * m_inputWidth / m_imageWidth;
+    const double iy = imageY * m_inputHeight / m_imageHeight;
+    if (!(ix >= 0) || !(iy >= 0)) return -1;
+    const int c = static_cast<int>(std::floor(ix / m_patch));
+    const int r = static_cast<int>(std::floor(iy / m_patch));
+    if (c >= m_cols || r >= m_rows) return -1;
+    return index(r, c);
+}
+
+} // namespace attnlens

@@ -1,0 +1,47 @@
+#pragma once
+// Patch-grid geometry of a vision transformer input: patch index ↔ rectangle, both in model-input
+// pixels and in the ORIGINAL image's pixels (the resize undone). Patches are numbered row-major
+// (top-left first, x fastest); the token of patch i is i + 1 because token 0 is CLS.
+//
+// The mapping follows PIL's resize convention (pixel centres: input x + 0.5 = (output x + 0.5) · sx),
+// so the output pixel range [a, b) covers the original range [a · sx, b · sx) with sx = imageW / inputW.
+// A patch grid that does not divide the input drops the remainder, as the strided convolution does.
+
+namespace attnlens {
+
+struct RectF {
+    double x = 0, y = 0, width = 0, height = 0;
+    bool contains(double px, double py) const { return px >= x && px < x + width && py >= y && py < y + height; }
+};
+
+class PatchGrid {
+public:
+    PatchGrid() = default;
+    PatchGrid(int imageWidth, int imageHeight, int inputWidth, int inputHeight, int patch);
+
+    int rows() const { return m_rows; }
+    int cols() const { return m_cols; }
+    int count() const { return m_rows * m_cols; }
+    int patch() const { return m_patch; }
+    int imageWidth() const { return m_imageWidth; }
+    int imageHeight() const { return m_imageHeight; }
+    int inputWidth() const { return m_inputWidth; }
+    int inputHeight() const { return m_inputHeight; }
+
+    int index(int row, int col) const { return row * m_cols + col; }
+    int row(int index) const { return index / m_cols; }
+    int col(int index) const { return index % m_cols; }
+    static int tokenOfPatch(int index) { return index + 1; }
+    static int patchOfToken(int token) { return token - 1; } // -1 for CLS
+
+    RectF inputRect(int index) const; // model-input pixels
+    RectF imageRect(int index) const; // original-image pixels
+    // The patch covering an original-image point, or -1 outside the grid.
+    int patchAt(double imageX, double imageY) const;
+
+private:
+    int m_imageWidth = 0, m_imageHeight = 0, m_inputWidth = 0, m_inputHeight = 0;
+    int m_patch = 1, m_rows = 0, m_cols = 0;
+};
+
+} // namespace attnlens

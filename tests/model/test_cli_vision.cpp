@@ -1,0 +1,217 @@
+// attnlens-cli vision / vision-eval as a user runs them (QProcess on ATTNLENS_CLI_PATH): stdout format,
+// JSON shape and values, overlays, and exit status 2 with one "error:" line for bad input.
+
+#include "core/io/json_file.h"
+#include "core/vision/image_io.h"
+#include "support/vit_fixtures.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+
+using namespace attnlens;
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    QProcess::ExitStatus status = QProcess::CrashExit;
+    QString out, err;
+};
+
+Run cli(const QStringList& args) {
+    QProcess p;
+    p.start(QStringLiteral(ATTNLENS_CLI_PATH), args);
+    Run r;
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        return r;
+    }
+    r.exitCode = p.exitCode();
+    r.status = p.exitStatus();
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+QString model(const char* name) { return QString::fromStdString(vittest::modelDir(name).string()); }
+QString image(const char* name) { return QString::fromStdString(vittest::imagePath(name).string()); }
+
+// Exit 2, no crash, exactly one stderr line starting "error:" and mentioning `fragment`.
+void expectUsageError(const QStringList& args, const QString& fragment) {
+    const Run r = cli(args);
+    QCOMPARE(r.status, QProcess::NormalExit);
+    QCOMPARE(r.exitCode, 2);
+    const QStringList lines = r.err.trimmed().split('\n');
+    QVERIFY2(lines.size() == 1 && lines[0].startsWith("error: "), qPrintable(r.err));
+    QVERIFY2(r.err.contains(fragment), qPrintable(r.err + " lacks " + fragment));
+}
+
+} // namespace
+
+class TestCliVision : public QObject {
+    Q_OBJECT
+private slots:
+    void topFiveAndJson() {
+        QTemporaryDir tmp;
+        const QString json = tmp.filePath("out.json");
+        const Run r = cli({"vision", "--model", model("rgb"), "--json", json, image("photo_97x61.png")});
+        QCOMPARE(r.exitCode, 0);
+        const QStringList lines = r.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 5);
+        double sum = 0, previous = 2;
+        for (const QString& line : lines) {
+            const QStringList parts = line.split('\t');
+            QCOMPARE(parts.size(), 2);
+            const double p = parts[1].toDouble();
+            QVERIFY(p <= previous);
+            previous = p;
+            sum += p;
+        }
+        QVERIFY(std::abs(sum - 1.0) < 1e-4); // 5 classes: the top 5 are all of them
+
+        const Json j = readJsonFile(json.toStdString());
+        QCOMPARE(j["image"].get<std::string>(), image("photo_97x61.png").toStdString());
+        QCOMPARE(j["input_size"], Json({16, 16}));
+        QCOMPARE(j["patch"].get<int>(), 4);
+        QCOMPARE(j["grid"], Json({4, 4}));
+        QCOMPARE(j["top"].size(), size_t(5));
+        QCOMPARE(j["top"][0]["label"].get<std::string>(), lines[0].split('\t')[0].toStdString());
+        const Tensor logits = vittest::golden("rgb", "photo_97x61", "logits");
+        QCOMPARE(j["logits"].size(), size_t(logits.numel()));
+        for (int64_t i = 0; i < logits.numel(); ++i)
+            QVERIFY(std::abs(j["logits"][i].get<double>() - logits.data()[i]) < 1e-4);
+        const Tensor att = vittest::golden("rgb", "photo_97x61", "attentions"); // [2, 4, 17, 17]
+        const Json& a = j["attentions"];
+        QCOMPARE(a.size(), size_t(2));
+        QCOMPARE(a[0].size(), size_t(4));
+        QCOMPARE(a[0][0].size(), size_t(17));
+        QCOMPARE(a[1][3][16].size(), size_t(17));
+        double worst = 0;
+        for (int l = 0; l < 2; ++l)
+            for (int h = 0; h < 4; ++h)
+                for (int q = 0; q < 17; ++q)
+                    for (int k = 0; k < 17; ++k)
+                        worst = std::max(worst, std::abs(a[l][h][q][k].get<double>() - att.at({l, h, q, k})));
+        QVERIFY(worst < 1e-4);
+    }
+
+    void overlays_data() {
+        QTest::addColumn<QStringList>("extra");
+        QTest::newRow("cls default") << QStringList{};
+        QTest::newRow("patch head 0 layer 0") << QStringList{"--layer", "0", "--head", "0", "--query", "1,2"};
+        QTest::newRow("rollout") << QStringList{"--query", "rollout"};
+        QTest::newRow("max magma") << QStringList{"--head", "max", "--colormap", "magma", "--opacity", "0.3"};
+    }
+    void overlays() {
+        QFETCH(QStringList, extra);
+        QTemporaryDir tmp;
+        const QString png = tmp.filePath("o.png");
+        const Run r = cli(QStringList{"vision", "--model", model("rgb"), "--overlay", png} + extra +
+                          QStringList{image("photo_97x61.png")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const ImageU8 o = loadImage(png.toStdString());
+        QCOMPARE(o.width, 97); // the overlay is drawn on the original image
+        QCOMPARE(o.height, 61);
+        QCOMPARE(o.channels, 3);
+    }
+
+    void bareModelPrintsNothing() {
+        const Run r = cli({"vision", "--model", model("bare"), image("small_11x7.png")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.isEmpty());
+    }
+
+    void badInput() {
+        QTemporaryDir tmp;
+        const QString truncated = tmp.filePath("t.png");
+        {
+            std::ifstream in(vittest::imagePath("photo_97x61.png"), std::ios::binary);
+            std::string bytes{std::istreambuf_iterator<char>(in), {}};
+            std::ofstream(truncated.toStdString(), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+        }
+        expectUsageError({"vision", "--model", model("rgb"), tmp.filePath("missing.png")}, "not found");
+        expectUsageError({"vision", "--model", model("rgb"), truncated}, "truncated PNG");
+        expectUsageError({"vision", "--model", model("rgb")}, "missing IMAGE");
+        expectUsageError({"vision", "--model", model("rgb"), "--layer", "0", image("small_11x7.png")},
+                         "only applies with --overlay");
+        expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--layer", "2",
+                          image("small_11x7.png")},
+                         "out of range");
+        expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--head", "4",
+                          image("small_11x7.png")},
+                         "out of range");
+        expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--query", "4,0",
+                          image("small_11x7.png")},
+                         "outside the 4×4 grid");
+        expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--query", "middle",
+                          image("small_11x7.png")},
+                         "expected cls, rollout or ROW,COL");
+        expectUsageError({"vision", "--model", model("rgb-interp"), image("small_11x7.png")}, "image_size");
+        expectUsageError({"vision", "--model", tmp.path(), image("small_11x7.png")}, "config.json is missing");
+        expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("no/dir/o.png"),
+                          image("small_11x7.png")},
+                         "cannot write PNG");
+        // Interpolation makes the 24×32 processor size usable.
+        QCOMPARE(cli({"vision", "--model", model("rgb-interp"), "--interpolate-pos", image("small_11x7.png")}).exitCode, 0);
+    }
+
+    void evalOverList() {
+        QTemporaryDir tmp;
+        // The golden top class of photo_97x61 under "rgb", once right (by name), once wrong (by index).
+        const Tensor logits = vittest::golden("rgb", "photo_97x61", "logits");
+        const int best = int(std::max_element(logits.data(), logits.data() + 5) - logits.data());
+        const char* names[] = {"cat", "dog", "bird", "fish", "frog"};
+        const QString list = tmp.filePath("list.tsv");
+        std::ofstream(list.toStdString()) << "# path<TAB>label\n"
+                                          << vittest::imagePath("photo_97x61.png").string() << "\t" << names[best] << "\n"
+                                          << vittest::imagePath("photo_97x61.png").string() << "\t" << (best + 1) % 5
+                                          << "\n"
+                                          << vittest::imagePath("small_11x7.png").string() << "\n";
+        const QString json = tmp.filePath("eval.json");
+        const Run r = cli({"vision-eval", "--model", model("rgb"), "--list", list, "--capture", "--json", json});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY(r.out.contains("images\t3\n"));
+        QVERIFY(r.out.contains("labelled\t2\n"));
+        QVERIFY(r.out.contains("correct\t1\n"));
+        QVERIFY(r.out.contains("accuracy\t0.5000\n"));
+        QVERIFY(r.out.contains("ms_per_image\t"));
+        const Json j = readJsonFile(json.toStdString());
+        QCOMPARE(j["confusion"][best][best].get<int>(), 1);
+        QCOMPARE(j["per_class"][best]["count"].get<int>(), 1);
+
+        std::ofstream(list.toStdString()) << vittest::imagePath("photo_97x61.png").string() << "\tzebra\n";
+        expectUsageError({"vision-eval", "--model", model("rgb"), "--list", list}, "unknown label 'zebra'");
+        expectUsageError({"vision-eval", "--model", model("rgb")}, "give either --list");
+    }
+
+    void evalOverIdx() {
+        // A 3-image IDX pair written here (uncompressed; gzip'd files are read the same way).
+        QTemporaryDir tmp;
+        const std::string images = tmp.filePath("img.idx").toStdString(), labels = tmp.filePath("lab.idx").toStdString();
+        {
+            std::ofstream out(images, std::ios::binary);
+            const unsigned char head[] = {0, 0, 8, 3, 0, 0, 0, 3, 0, 0, 0, 16, 0, 0, 0, 16};
+            out.write(reinterpret_cast<const char*>(head), sizeof head);
+            for (int i = 0; i < 3 * 256; ++i) out.put(static_cast<char>((i * 37) % 256));
+            std::ofstream lab(labels, std::ios::binary);
+            const unsigned char lhead[] = {0, 0, 8, 1, 0, 0, 0, 3, 0, 1, 2};
+            lab.write(reinterpret_cast<const char*>(lhead), sizeof lhead);
+        }
+        const Run r = cli({"vision-eval", "--model", model("grey"), "--idx-images", QString::fromStdString(images),
+                           "--idx-labels", QString::fromStdString(labels)});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY(r.out.contains("images\t3\n"));
+        QVERIFY(r.out.contains("labelled\t3\n"));
+        std::ofstream(labels, std::ios::binary) << "garbage";
+        expectUsageError({"vision-eval", "--model", model("grey"), "--idx-images", QString::fromStdString(images),
+                          "--idx-labels", QString::fromStdString(labels)},
+                         "IDX");
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliVision)
+#include "test_cli_vision.moc"
