@@ -7,7 +7,6 @@
 
 #include <QElapsedTimer>
 #include <QTimer>
-
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -39,8 +38,10 @@ void applySelection(TranslatePage* page, const TranslateScript& s) {
     auto* doc = page->document();
     if (!s.kind.isEmpty()) doc->setKind(*parseKind(s.kind));
     if (s.layer > 0) doc->setLayer(s.layer - 1);
-    if (s.head == 0) doc->setHead(-1);
-    else if (s.head > 0) doc->setHead(s.head - 1);
+    if (s.head == 0)
+        doc->setHead(-1);
+    else if (s.head > 0)
+        doc->setHead(s.head - 1);
     doc->setWordLevel(s.wordLevel);
     doc->setHideSpecial(s.hideSpecial);
     if (s.beamNode > 0) doc->setSelectedBeamNode(s.beamNode);
@@ -56,14 +57,17 @@ double median(std::vector<double> v) {
 } // namespace
 
 QString validateScript(const TranslateScript& s) {
-    if (!s.kind.isEmpty() && !parseKind(s.kind)) return QStringLiteral("--kind %1: expected encoder, decoder or cross").arg(s.kind);
+    if (!s.kind.isEmpty() && !parseKind(s.kind))
+        return QStringLiteral("--kind %1: expected encoder, decoder or cross").arg(s.kind);
     if (!s.view.isEmpty() && !TranslatePage::parseView(s.view))
         return QStringLiteral("--view %1: expected matrix, model, lines, embeddings or beam").arg(s.view);
-    if (!s.token.isEmpty() && !parseToken(s.token)) return QStringLiteral("--token %1: expected s<N> or t<N>").arg(s.token);
+    if (!s.token.isEmpty() && !parseToken(s.token))
+        return QStringLiteral("--token %1: expected s<N> or t<N>").arg(s.token);
     return {};
 }
 
-void runTranslateScript(TranslatePage* page, const TranslateScript& s, std::function<void(bool, QString)> done) {
+void runTranslateScript(TranslatePage* page, const TranslateScript& s,
+                        std::function<void(bool, QString)> done) {
     struct State {
         int phase = 0; // 0 waiting for the translation, 1 waiting for reset, 2 stepping, 3 done
         int remaining = 0;
@@ -89,7 +93,8 @@ void runTranslateScript(TranslatePage* page, const TranslateScript& s, std::func
             if (s.steps == 0) return finish(true, {});
             state->phase = 2;
             state->remaining = s.steps;
-            for (int i = 0; i < s.steps; ++i) page->stepForward();
+            for (int i = 0; i < s.steps; ++i)
+                page->stepForward();
         } else if (state->phase == 2) {
             if (--state->remaining == 0) finish(true, {});
         }
@@ -99,7 +104,8 @@ void runTranslateScript(TranslatePage* page, const TranslateScript& s, std::func
     QTimer::singleShot(60000, page, [finish] { finish(false, QStringLiteral("timed out after 60 s")); });
 }
 
-void runTranslateBench(TranslatePage* page, const QString& input, int repeats, std::function<void(int)> done) {
+void runTranslateBench(TranslatePage* page, const QString& input, int repeats,
+                       std::function<void(int)> done) {
     page->setInput(QString()); // no automatic translation after loading: the bench presses Translate itself
     auto start = [page, input, repeats, done] {
         auto* heatmap = page->matrixView()->heatmap();
@@ -134,7 +140,8 @@ void runTranslateBench(TranslatePage* page, const QString& input, int repeats, s
                         trace->targetTokens.size());
             auto report = [](const char* what, const std::vector<double>& v) {
                 std::printf("%-40s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, median(v),
-                            *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()), v.size());
+                            *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()),
+                            v.size());
             };
             report("Translate -> first rendered heatmap", *translateTimes);
             report("head switch -> repainted heatmap", head);
@@ -143,23 +150,26 @@ void runTranslateBench(TranslatePage* page, const QString& input, int repeats, s
             done(0);
         };
         auto connection = std::make_shared<QMetaObject::Connection>();
-        *connection = QObject::connect(page, &TranslatePage::resultReady, page,
-                                       [page, heatmap, repeats, translateTimes, clock, connection, afterTranslations] {
-            heatmap->viewport()->repaint(); // the first heatmap is on screen when this returns
-            translateTimes->push_back(clock->nsecsElapsed() / 1e6);
-            if (static_cast<int>(translateTimes->size()) < repeats) {
-                clock->start();
-                page->translate();
-            } else {
-                QObject::disconnect(*connection);
-                afterTranslations();
-            }
-        });
+        *connection = QObject::connect(
+            page, &TranslatePage::resultReady, page,
+            [page, heatmap, repeats, translateTimes, clock, connection, afterTranslations] {
+                heatmap->viewport()->repaint(); // the first heatmap is on screen when this returns
+                translateTimes->push_back(clock->nsecsElapsed() / 1e6);
+                if (static_cast<int>(translateTimes->size()) < repeats) {
+                    clock->start();
+                    page->translate();
+                } else {
+                    QObject::disconnect(*connection);
+                    afterTranslations();
+                }
+            });
         clock->start();
         page->translate();
     };
-    if (page->document()->hasModel()) start();
-    else QObject::connect(page, &TranslatePage::modelLoaded, page, start, Qt::SingleShotConnection);
+    if (page->document()->hasModel())
+        start();
+    else
+        QObject::connect(page, &TranslatePage::modelLoaded, page, start, Qt::SingleShotConnection);
     QObject::connect(page, &TranslatePage::failed, page, [done](const QString& m) {
         std::fprintf(stderr, "error: %s\n", qPrintable(m));
         done(2);

@@ -4,7 +4,6 @@
 // switches). Both drive the page only through its public actions, like a user would.
 
 #include <QString>
-
 #include <functional>
 
 namespace attnlens::ui {
@@ -12,18 +11,18 @@ class TranslatePage;
 }
 
 struct TranslateScript {
-    QString input;       // empty: the page's default sentence
-    int beam = 0;        // 0: keep the page's setting; 1 greedy; > 1 beam width
-    int maxTokens = 0;   // 0: keep the page's setting
-    int steps = -1;      // after translating: reset, then this many steps forward (-1: stay at the end)
-    QString view;        // matrix | model | lines | embeddings | beam (empty: keep)
-    QString kind;        // encoder | decoder | cross (empty: keep)
-    int layer = 0;       // 1-based; 0 keep
-    int head = -1;       // 1-based head, 0 = mean of heads, -1 keep
-    QString token;       // "s3" / "t1": select source / target piece 3 / 1
+    QString input;     // empty: the page's default sentence
+    int beam = 0;      // 0: keep the page's setting; 1 greedy; > 1 beam width
+    int maxTokens = 0; // 0: keep the page's setting
+    int steps = -1;    // after translating: reset, then this many steps forward (-1: stay at the end)
+    QString view;      // matrix | model | lines | embeddings | beam (empty: keep)
+    QString kind;      // encoder | decoder | cross (empty: keep)
+    int layer = 0;     // 1-based; 0 keep
+    int head = -1;     // 1-based head, 0 = mean of heads, -1 keep
+    QString token;     // "s3" / "t1": select source / target piece 3 / 1
     bool wordLevel = false;
     bool hideSpecial = false;
-    int beamNode = -1;   // select a beam tree node (-1: keep)
+    int beamNode = -1; // select a beam tree node (-1: keep)
 };
 
 // Parses `kind`, `view`, `token`; returns an error message or an empty string.

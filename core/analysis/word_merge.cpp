@@ -35,12 +35,14 @@ WordGroups groupPieces(std::span<const std::string> pieces) {
 }
 
 RowMatrix mergeToWords(const Eigen::Ref<const RowMatrix>& a, const WordGroups& qg, const WordGroups& kg) {
-    if (static_cast<Eigen::Index>(qg.wordOf.size()) != a.rows() || static_cast<Eigen::Index>(kg.wordOf.size()) != a.cols())
-        throw Error("mergeToWords: attention is " + std::to_string(a.rows()) + "x" + std::to_string(a.cols()) +
-                    " but the word groups cover " + std::to_string(qg.wordOf.size()) + "x" +
-                    std::to_string(kg.wordOf.size()) + " pieces");
+    if (static_cast<Eigen::Index>(qg.wordOf.size()) != a.rows() ||
+        static_cast<Eigen::Index>(kg.wordOf.size()) != a.cols())
+        throw Error("mergeToWords: attention is " + std::to_string(a.rows()) + "x" +
+                    std::to_string(a.cols()) + " but the word groups cover " +
+                    std::to_string(qg.wordOf.size()) + "x" + std::to_string(kg.wordOf.size()) + " pieces");
     RowMatrix keySummed = RowMatrix::Zero(a.rows(), kg.count()); // [Q, Wk]
-    for (Eigen::Index k = 0; k < a.cols(); ++k) keySummed.col(kg.wordOf[static_cast<size_t>(k)]) += a.col(k);
+    for (Eigen::Index k = 0; k < a.cols(); ++k)
+        keySummed.col(kg.wordOf[static_cast<size_t>(k)]) += a.col(k);
     RowMatrix out = RowMatrix::Zero(qg.count(), kg.count()); // [Wq, Wk]
     std::vector<int> counts(static_cast<size_t>(qg.count()), 0);
     for (Eigen::Index q = 0; q < a.rows(); ++q) {
@@ -48,13 +50,15 @@ RowMatrix mergeToWords(const Eigen::Ref<const RowMatrix>& a, const WordGroups& q
         out.row(w) += keySummed.row(q);
         ++counts[static_cast<size_t>(w)];
     }
-    for (int w = 0; w < qg.count(); ++w) out.row(w) /= static_cast<float>(counts[static_cast<size_t>(w)]);
+    for (int w = 0; w < qg.count(); ++w)
+        out.row(w) /= static_cast<float>(counts[static_cast<size_t>(w)]);
     return out;
 }
 
 RowMatrix dropTokens(const Eigen::Ref<const RowMatrix>& a, std::span<const char> keepQuery,
                      std::span<const char> keepKey, bool renormalize) {
-    if (static_cast<Eigen::Index>(keepQuery.size()) != a.rows() || static_cast<Eigen::Index>(keepKey.size()) != a.cols())
+    if (static_cast<Eigen::Index>(keepQuery.size()) != a.rows() ||
+        static_cast<Eigen::Index>(keepKey.size()) != a.cols())
         throw Error("dropTokens: attention is " + std::to_string(a.rows()) + "x" + std::to_string(a.cols()) +
                     " but the keep flags cover " + std::to_string(keepQuery.size()) + "x" +
                     std::to_string(keepKey.size()));

@@ -11,7 +11,9 @@ using namespace attnlens;
 
 namespace {
 const std::string W = "\xE2\x96\x81"; // ▁
-bool near(float a, float b, float tol = 1e-6f) { return std::abs(a - b) <= tol; }
+bool near(float a, float b, float tol = 1e-6f) {
+    return std::abs(a - b) <= tol;
+}
 } // namespace
 
 class TestWordMerge : public QObject {
@@ -44,8 +46,8 @@ private slots:
     void mergeSumsKeysAveragesQueries() {
         // Query pieces [a, b | c], key pieces [x | y, z]; rows sum to 1.
         RowMatrix a(3, 3);
-        a << 0.2f, 0.3f, 0.5f,  //
-            0.6f, 0.1f, 0.3f,   //
+        a << 0.2f, 0.3f, 0.5f, //
+            0.6f, 0.1f, 0.3f,  //
             0.0f, 0.5f, 0.5f;
         const WordGroups qg{{0, 0, 1}, {0, 2}, {"ab", "c"}};
         const WordGroups kg{{0, 1, 1}, {0, 1}, {"x", "yz"}};
@@ -57,13 +59,14 @@ private slots:
         QVERIFY(near(m(0, 1), 0.6f));
         QVERIFY(near(m(1, 0), 0.0f));
         QVERIFY(near(m(1, 1), 1.0f));
-        for (int r = 0; r < 2; ++r) QVERIFY(near(m.row(r).sum(), 1.0f));
+        for (int r = 0; r < 2; ++r)
+            QVERIFY(near(m.row(r).sum(), 1.0f));
         QVERIFY_THROWS_EXCEPTION(Error, mergeToWords(a, qg, WordGroups{{0, 1}, {0, 1}, {"x", "y"}}));
     }
 
     void dropRenormalises() {
         RowMatrix a(2, 3);
-        a << 0.2f, 0.3f, 0.5f,  //
+        a << 0.2f, 0.3f, 0.5f, //
             0.0f, 0.0f, 1.0f;
         const std::vector<char> keepQ = {1, 1}, keepK = {1, 1, 0};
         const RowMatrix d = dropTokens(a, keepQ, keepK);

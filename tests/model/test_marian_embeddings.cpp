@@ -9,7 +9,6 @@
 #include "marian_test_util.h"
 
 #include <QtTest>
-
 #include <cmath>
 
 using namespace attnlens;
@@ -28,7 +27,8 @@ private slots:
         QCOMPARE(p.tokens.rows(), Eigen::Index(3));
         QCOMPARE(p.tokens.cols(), Eigen::Index(cfg.dModel));
         QCOMPARE(p.positions.rows(), Eigen::Index(3));
-        const Tensor table = SafeTensorsFile::open(dir / "model.safetensors").load("model.shared.weight"); // [V, D]
+        const Tensor table =
+            SafeTensorsFile::open(dir / "model.safetensors").load("model.shared.weight"); // [V, D]
         const int64_t D = cfg.dModel;
         for (size_t i = 0; i < ids.size(); ++i) {
             for (int64_t d = 0; d < D; ++d) {
@@ -44,8 +44,10 @@ private slots:
         // Decoder side, shifted positions: row 0 is position 2.
         const MarianEmbeddingParts q = m.model->embeddingParts(std::vector<int>{5}, MarianSide::Decoder, 2);
         QVERIFY(std::abs(q.positions(0, 0) - std::sin(2.0)) < 1e-5);
-        QVERIFY_THROWS_EXCEPTION(Error, m.model->embeddingParts(std::vector<int>{int(cfg.vocabSize)}, MarianSide::Encoder));
-        QVERIFY_THROWS_EXCEPTION(Error, m.model->embeddingParts(ids, MarianSide::Encoder, cfg.maxPositions - 1));
+        QVERIFY_THROWS_EXCEPTION(
+            Error, m.model->embeddingParts(std::vector<int>{int(cfg.vocabSize)}, MarianSide::Encoder));
+        QVERIFY_THROWS_EXCEPTION(Error,
+                                 m.model->embeddingParts(ids, MarianSide::Encoder, cfg.maxPositions - 1));
     }
 
     void wordMergeOnFixtureTokens() {
@@ -58,7 +60,8 @@ private slots:
         const MarianEncoderOutput out = m.model->encode(enc.ids);
         const RowMatrix merged = mergeToWords(out.selfAttention.slice2d({0, 0}), g, g); // [W, W]
         QCOMPARE(merged.rows(), Eigen::Index(g.count()));
-        for (Eigen::Index r = 0; r < merged.rows(); ++r) QVERIFY(std::abs(merged.row(r).sum() - 1.0f) < 1e-5f);
+        for (Eigen::Index r = 0; r < merged.rows(); ++r)
+            QVERIFY(std::abs(merged.row(r).sum() - 1.0f) < 1e-5f);
     }
 };
 

@@ -30,7 +30,6 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <cmath>
 
 using namespace attnlens;
@@ -51,7 +50,9 @@ void maybeScreenshot(QWidget* w, const QString& name) {
     if (!dir.isEmpty()) w->grab().save(QString::fromLocal8Bit(dir) + "/" + name + ".png");
 }
 
-QPoint quietPixel(const QRect& cell) { return cell.topLeft() + QPoint(cell.width() / 4, cell.height() / 4); }
+QPoint quietPixel(const QRect& cell) {
+    return cell.topLeft() + QPoint(cell.width() / 4, cell.height() / 4);
+}
 
 // Loads the model and waits for the automatic first translation of `input`.
 bool loadAndTranslate(TranslatePage& page, const QString& input, int beam = 1) {
@@ -63,8 +64,7 @@ bool loadAndTranslate(TranslatePage& page, const QString& input, int beam = 1) {
 }
 
 // Runs one page action and waits for its result.
-template <typename F>
-bool act(TranslatePage& page, F action) {
+template <typename F> bool act(TranslatePage& page, F action) {
     QSignalSpy ready(&page, &TranslatePage::resultReady);
     action();
     return ready.wait(30000);
@@ -92,7 +92,8 @@ private slots:
         QVERIFY(act(page, [&] { page.reset(); }));
         QCOMPARE(doc->snapshot()->step, 0);
         QVERIFY(doc->trace()->targetTokens.empty());
-        for (int i = 0; i < 3; ++i) QVERIFY(act(page, [&] { page.stepForward(); }));
+        for (int i = 0; i < 3; ++i)
+            QVERIFY(act(page, [&] { page.stepForward(); }));
         QCOMPARE(doc->snapshot()->step, 3);
         QVERIFY(act(page, [&] { page.stepBack(); }));
         const auto snap = doc->snapshot();
@@ -113,11 +114,13 @@ private slots:
         doc->setHead(-1);
         doc->setFusion(HeadFusion::Mean);
         HeatmapView* heat = page.matrixView()->heatmap();
-        const RowMatrix expected = layerAttention(snap->best->crossAttention, 0, {-1, HeadFusion::Mean}); // [T, S]
+        const RowMatrix expected =
+            layerAttention(snap->best->crossAttention, 0, {-1, HeadFusion::Mean}); // [T, S]
         QCOMPARE(heat->rows(), 2);
         QCOMPARE(heat->columns(), static_cast<int>(snap->best->sourceTokens.size()));
         for (int r = 0; r < 2; ++r)
-            for (int c = 0; c < heat->columns(); ++c) QVERIFY(std::abs(heat->value(r, c) - expected(r, c)) < 1e-6f);
+            for (int c = 0; c < heat->columns(); ++c)
+                QVERIFY(std::abs(heat->value(r, c) - expected(r, c)) < 1e-6f);
 
         // Selecting target token 1 highlights row 1 (everywhere: matrix, chips).
         doc->setSelectedToken({TokenSide::Target, 1});
@@ -151,8 +154,10 @@ private slots:
         TranslationDocument* doc = page.document();
         const auto trace = doc->trace();
         HeatmapView* heat = page.matrixView()->heatmap();
-        const int S = static_cast<int>(trace->sourceTokens.size()), T = static_cast<int>(trace->targetTokens.size());
-        const int Le = doc->layerCount(AttentionKind::EncoderSelf), Ld = doc->layerCount(AttentionKind::DecoderSelf);
+        const int S = static_cast<int>(trace->sourceTokens.size()),
+                  T = static_cast<int>(trace->targetTokens.size());
+        const int Le = doc->layerCount(AttentionKind::EncoderSelf),
+                  Ld = doc->layerCount(AttentionKind::DecoderSelf);
         QVERIFY(Le >= 2 && Ld >= 2);
 
         auto* kind = page.findChild<QComboBox*>(QStringLiteral("attentionKind"));
@@ -167,12 +172,13 @@ private slots:
         QVERIFY(page.matrixView()->title().contains(QStringLiteral("head 2")));
         const auto enc = trace->encoderAttention.slice2d({Le - 1, 1}); // [S, S]
         for (int r = 0; r < S; ++r)
-            for (int c = 0; c < S; ++c) QCOMPARE(heat->value(r, c), enc(r, c));
+            for (int c = 0; c < S; ++c)
+                QCOMPARE(heat->value(r, c), enc(r, c));
 
         doc->setKind(AttentionKind::DecoderSelf);
         QCOMPARE(heat->rows(), T);
         QCOMPARE(heat->columns(), T);
-        QCOMPARE(heat->value(0, 1), 0.0f); // causal zero
+        QCOMPARE(heat->value(0, 1), 0.0f);                       // causal zero
         QCOMPARE(heat->columnLabel(0), QStringLiteral("<pad>")); // decoder input 0 = start token
         doc->setFusion(HeadFusion::Max);
         doc->setHead(-1);
@@ -225,9 +231,11 @@ private slots:
         page.showView(TranslatePage::View::Embeddings);
         EmbeddingsView* emb = page.embeddingsView();
         QCOMPARE(emb->view(EmbeddingsView::Tokens)->rows(), S);
-        QCOMPARE(emb->view(EmbeddingsView::Sum)->columns(), static_cast<int>(doc->model().model->config().dModel));
+        QCOMPARE(emb->view(EmbeddingsView::Sum)->columns(),
+                 static_cast<int>(doc->model().model->config().dModel));
         QCOMPARE(emb->view(EmbeddingsView::Sum)->value(1, 3),
-                 emb->view(EmbeddingsView::Tokens)->value(1, 3) + emb->view(EmbeddingsView::Positions)->value(1, 3));
+                 emb->view(EmbeddingsView::Tokens)->value(1, 3) +
+                     emb->view(EmbeddingsView::Positions)->value(1, 3));
     }
 
     void beamTreeAndNodeSelection() {
@@ -258,9 +266,11 @@ private slots:
         const auto& node = snap->nodes[static_cast<size_t>(other)];
         const RowMatrix mean = layerAttention(doc->trace()->crossAttention, 0, {-1, HeadFusion::Mean});
         Eigen::VectorXf direct = Eigen::VectorXf::Zero(node.crossAttention.dim(2));
-        for (int h = 0; h < node.crossAttention.dim(1); ++h) direct += node.crossAttention.slice2d({0}).row(h).transpose();
+        for (int h = 0; h < node.crossAttention.dim(1); ++h)
+            direct += node.crossAttention.slice2d({0}).row(h).transpose();
         direct /= float(node.crossAttention.dim(1));
-        for (int s = 0; s < direct.size(); ++s) QVERIFY(std::abs(mean(depth - 1, s) - direct(s)) < 1e-5f);
+        for (int s = 0; s < direct.size(); ++s)
+            QVERIFY(std::abs(mean(depth - 1, s) - direct(s)) < 1e-5f);
         maybeScreenshot(&page, "translate-beam");
         QTest::mouseClick(tree, Qt::LeftButton, {}, tree->treeLayout().boxes[0].toRect().center());
         QCOMPARE(doc->selectedBeamNode(), -1);
@@ -277,7 +287,8 @@ private slots:
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         const auto trace = doc->trace();
-        const int T = static_cast<int>(trace->targetIds.size()), S = static_cast<int>(trace->sourceIds.size());
+        const int T = static_cast<int>(trace->targetIds.size()),
+                  S = static_cast<int>(trace->sourceIds.size());
 
         page.exportData(dir.filePath("a.json"));
         const Json j = readJsonFile(dir.filePath("a.json").toStdString());
@@ -303,7 +314,8 @@ private slots:
                                       .arg(T)
                                       .arg(S);
         QVERIFY2(header.contains(shapeText.toLatin1()), header.constData());
-        const int headerLen = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+        const int headerLen =
+            static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
         QCOMPARE(bytes.size() - 10 - headerLen, static_cast<qsizetype>(trace->crossAttention.numel() * 4));
 
         page.exportData(dir.filePath("a.csv"));
@@ -371,7 +383,8 @@ private slots:
         QVERIFY(loadAndTranslate(page, QStringLiteral("Hallo")));
         // An input longer than max_position_embeddings fails on the worker; the text stays.
         QStringList words;
-        for (int i = 0; i < 1500; ++i) words << QStringLiteral("Haus");
+        for (int i = 0; i < 1500; ++i)
+            words << QStringLiteral("Haus");
         const QString longText = words.join(' ');
         page.setInput(longText);
         QSignalSpy failed(&page, &TranslatePage::failed);

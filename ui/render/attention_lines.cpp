@@ -3,7 +3,6 @@
 #include <QFontMetrics>
 #include <QPainter>
 #include <QPainterPath>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -12,9 +11,9 @@ namespace attnlens::ui {
 
 QColor headColor(int head) {
     static const std::array<QColor, 12> palette = {
-        QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44),  QColor(214, 39, 40),
-        QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194), QColor(127, 127, 127),
-        QColor(188, 189, 34), QColor(23, 190, 207), QColor(57, 59, 121),  QColor(173, 73, 74)};
+        QColor(31, 119, 180),  QColor(255, 127, 14), QColor(44, 160, 44),   QColor(214, 39, 40),
+        QColor(148, 103, 189), QColor(140, 86, 75),  QColor(227, 119, 194), QColor(127, 127, 127),
+        QColor(188, 189, 34),  QColor(23, 190, 207), QColor(57, 59, 121),   QColor(173, 73, 74)};
     return palette[static_cast<size_t>(std::abs(head)) % palette.size()];
 }
 
@@ -29,8 +28,10 @@ AttentionLineGeometry layoutAttentionLines(const AttentionLineScene& scene, int 
     const QFontMetrics fm(font);
     g.rowHeight = std::max(20, fm.height() + 6);
     int labelWidth = 120; // also room for the column titles
-    for (const QString& s : scene.left) labelWidth = std::max(labelWidth, fm.horizontalAdvance(s) + 16);
-    for (const QString& s : scene.right) labelWidth = std::max(labelWidth, fm.horizontalAdvance(s) + 16);
+    for (const QString& s : scene.left)
+        labelWidth = std::max(labelWidth, fm.horizontalAdvance(s) + 16);
+    for (const QString& s : scene.right)
+        labelWidth = std::max(labelWidth, fm.horizontalAdvance(s) + 16);
     labelWidth = std::min(labelWidth, 180);
     const int rows = static_cast<int>(std::max(scene.left.size(), scene.right.size()));
     const double height = g.top + rows * g.rowHeight + 12;
@@ -64,8 +65,8 @@ void paintAttentionLabels(QPainter& p, const AttentionLineScene& scene, const At
     const QFont normal = p.font();
     QFont bold = normal;
     bold.setBold(true);
-    auto column = [&](const QStringList& labels, const QRectF& box, const std::vector<float>& shade, int focused,
-                      Qt::Alignment align) {
+    auto column = [&](const QStringList& labels, const QRectF& box, const std::vector<float>& shade,
+                      int focused, Qt::Alignment align) {
         const QFontMetrics fm(normal);
         for (int i = 0; i < labels.size(); ++i) {
             const QRectF r(box.left(), g.top + i * g.rowHeight + 1, box.width(), g.rowHeight - 2);
@@ -110,7 +111,8 @@ int paintAttentionLines(QPainter& p, const AttentionLineScene& scene, const Atte
                 if (!(w >= scene.threshold)) continue;
                 c.setAlphaF(std::clamp(0.15f + 0.85f * w, 0.0f, 1.0f));
                 p.setPen(QPen(c, 0.8 + 3.0 * w, Qt::SolidLine, Qt::RoundCap));
-                p.drawLine(QPointF(x0, g.leftY(static_cast<int>(q))), QPointF(x1, g.leftY(static_cast<int>(k))));
+                p.drawLine(QPointF(x0, g.leftY(static_cast<int>(q))),
+                           QPointF(x1, g.leftY(static_cast<int>(k))));
                 ++drawn;
             }
         }

@@ -17,7 +17,6 @@
 #include <QFont>
 #include <QRectF>
 #include <QStringList>
-
 #include <vector>
 
 class QPainter;
@@ -28,19 +27,19 @@ namespace attnlens::ui {
 QColor headColor(int head);
 
 struct AttentionLineScene {
-    QStringList left, right;               // query tokens, key tokens
-    std::vector<RowMatrix> heads;          // each [left, right]
-    std::vector<bool> enabled;             // per head
-    float threshold = 0.02f;               // weights below are not drawn
+    QStringList left, right;      // query tokens, key tokens
+    std::vector<RowMatrix> heads; // each [left, right]
+    std::vector<bool> enabled;    // per head
+    float threshold = 0.02f;      // weights below are not drawn
 };
 
 struct AttentionLineGeometry {
     double rowHeight = 22.0;
-    double top = 30.0;                     // y of the first row's top edge
-    QRectF leftColumn, rightColumn;        // label boxes (all rows)
-    QSize size;                            // the whole picture
+    double top = 30.0;              // y of the first row's top edge
+    QRectF leftColumn, rightColumn; // label boxes (all rows)
+    QSize size;                     // the whole picture
     double leftY(int i) const { return top + (i + 0.5) * rowHeight; }
-    int rowAt(double y, int count) const;  // -1 outside
+    int rowAt(double y, int count) const; // -1 outside
 };
 
 AttentionLineGeometry layoutAttentionLines(const AttentionLineScene& scene, int width, const QFont& font);

@@ -11,7 +11,6 @@
 #include <QRectF>
 #include <QSize>
 #include <QString>
-
 #include <vector>
 
 class QPainter;
@@ -20,10 +19,10 @@ namespace attnlens::ui {
 
 struct BeamTreeItem {
     int id = 0;
-    int parent = -1;     // -1: the root
+    int parent = -1; // -1: the root
     int depth = 0;
     QString token;
-    float score = 0.0f;  // cumulative log-probability
+    float score = 0.0f; // cumulative log-probability
     float logprob = 0.0f;
     bool finished = false; // a finished hypothesis (ends in </s>)
     bool live = false;     // on a running beam's path
@@ -38,6 +37,7 @@ struct BeamTreeLayout {
 
 // Items must be in an order where a parent comes before its children (DecodeSession's node order).
 BeamTreeLayout layoutBeamTree(const std::vector<BeamTreeItem>& items);
-void paintBeamTree(QPainter& p, const std::vector<BeamTreeItem>& items, const BeamTreeLayout& layout, int selectedIndex);
+void paintBeamTree(QPainter& p, const std::vector<BeamTreeItem>& items, const BeamTreeLayout& layout,
+                   int selectedIndex);
 
 } // namespace attnlens::ui

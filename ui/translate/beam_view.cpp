@@ -5,12 +5,12 @@
 #include <QPainter>
 #include <QScrollArea>
 #include <QVBoxLayout>
-
 #include <set>
 
 namespace attnlens::ui {
 
-BeamTreeCanvas::BeamTreeCanvas(TranslationDocument* document, QWidget* parent) : QWidget(parent), m_doc(document) {
+BeamTreeCanvas::BeamTreeCanvas(TranslationDocument* document, QWidget* parent)
+    : QWidget(parent), m_doc(document) {
     setObjectName(QStringLiteral("beamTree"));
     connect(m_doc, &TranslationDocument::snapshotChanged, this, &BeamTreeCanvas::rebuild);
     rebuild();
@@ -37,8 +37,10 @@ void BeamTreeCanvas::rebuild() {
             }
         };
         std::set<int> live, best;
-        for (int n : snap->liveBeams) pathOf(n, live);
-        for (int n : snap->finishedHypotheses) pathOf(n, live);
+        for (int n : snap->liveBeams)
+            pathOf(n, live);
+        for (int n : snap->finishedHypotheses)
+            pathOf(n, live);
         pathOf(snap->bestNode, best);
         for (const BeamNode& n : nodes) {
             BeamTreeItem it;
@@ -65,7 +67,8 @@ void BeamTreeCanvas::paintEvent(QPaintEvent*) {
     p.fillRect(rect(), palette().color(QPalette::Base));
     if (m_items.empty()) {
         p.setPen(QColor(95, 99, 104));
-        p.drawText(rect().adjusted(10, 10, -10, -10), Qt::AlignLeft | Qt::AlignTop, tr("No search tree yet."));
+        p.drawText(rect().adjusted(10, 10, -10, -10), Qt::AlignLeft | Qt::AlignTop,
+                   tr("No search tree yet."));
         return;
     }
     int selected = -1;
@@ -103,17 +106,19 @@ void BeamView::refresh() {
         m_info->setText(tr("The beam search tree appears here after Translate."));
         return;
     }
-    QString text = snap->numBeams > 1
-                       ? tr("Beam search, width %1: every node shows its token, the cumulative log-probability and "
-                            "(in brackets) its own. Blue: the best hypothesis; green border: finished; grey: pruned.")
-                             .arg(snap->numBeams)
-                       : tr("Greedy decoding: the tree is a single chain. Choose beam search (width > 1) to see the "
-                            "alternatives the search kept.");
+    QString text =
+        snap->numBeams > 1
+            ? tr("Beam search, width %1: every node shows its token, the cumulative log-probability and "
+                 "(in brackets) its own. Blue: the best hypothesis; green border: finished; grey: pruned.")
+                  .arg(snap->numBeams)
+            : tr("Greedy decoding: the tree is a single chain. Choose beam search (width > 1) to see the "
+                 "alternatives the search kept.");
     if (m_doc->selectedBeamNode() > 0)
         text += tr(" <b>Showing node %1's hypothesis: \"%2\"</b> (click the start node for the best one).")
                     .arg(m_doc->selectedBeamNode())
                     .arg(QString::fromStdString(m_doc->trace()->translation).toHtmlEscaped());
-    else text += tr(" Click a node to show its attention in every view.");
+    else
+        text += tr(" Click a node to show its attention in every view.");
     m_info->setText(text);
 }
 

@@ -6,12 +6,12 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QVBoxLayout>
-
 #include <cmath>
 
 namespace attnlens::ui {
 
-EmbeddingsView::EmbeddingsView(TranslationDocument* document, QWidget* parent) : QWidget(parent), m_doc(document) {
+EmbeddingsView::EmbeddingsView(TranslationDocument* document, QWidget* parent)
+    : QWidget(parent), m_doc(document) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
     auto* top = new QHBoxLayout;
@@ -51,7 +51,9 @@ EmbeddingsView::EmbeddingsView(TranslationDocument* document, QWidget* parent) :
     refresh();
 }
 
-void EmbeddingsView::setSide(TokenSide side) { m_side->setCurrentIndex(side == TokenSide::Source ? 0 : 1); }
+void EmbeddingsView::setSide(TokenSide side) {
+    m_side->setCurrentIndex(side == TokenSide::Source ? 0 : 1);
+}
 
 void EmbeddingsView::showEvent(QShowEvent*) {
     if (m_dirty) refresh();
@@ -66,7 +68,8 @@ void EmbeddingsView::refresh() {
     const auto snap = m_doc->snapshot();
     if (!snap) {
         m_info->setText(tr("Translate a sentence to see its embeddings."));
-        for (auto* v : m_views) v->setMatrix(RowMatrix::Zero(1, 1));
+        for (auto* v : m_views)
+            v->setMatrix(RowMatrix::Zero(1, 1));
         return;
     }
     const bool source = m_side->currentIndex() == 0;
@@ -79,7 +82,8 @@ void EmbeddingsView::refresh() {
     auto limit = [](const RowMatrix& m) { return std::max(m.cwiseAbs().maxCoeff(), 1e-6f); };
     const std::array<const RowMatrix*, 3> mats = {&parts.tokens, &parts.positions, &sum};
     QStringList dims;
-    for (Eigen::Index d = 0; d < parts.tokens.cols(); ++d) dims << QString::number(d);
+    for (Eigen::Index d = 0; d < parts.tokens.cols(); ++d)
+        dims << QString::number(d);
     // Focus: the hovered/selected token's row on this side (target: decoder input index + 1).
     const TokenRef focus = m_doc->focusToken();
     m_lastFocus = focus;
@@ -90,17 +94,20 @@ void EmbeddingsView::refresh() {
         const float lim = limit(*mats[i]);
         m_views[i]->setFixedRange(-lim, lim);
         m_views[i]->setMatrix(*mats[i], labels, dims);
-        if (row >= 0 && row < m_views[i]->rows()) m_views[i]->selectRow(row);
-        else m_views[i]->clearSelection();
+        if (row >= 0 && row < m_views[i]->rows())
+            m_views[i]->selectRow(row);
+        else
+            m_views[i]->clearSelection();
     }
     const float scale = m_doc->hasModel() ? m_doc->model().model->embedScale() : 1.0f;
-    m_info->setText(tr("%1 tokens × d_model %2; embed scale %3 (token rows ±%4, positions ±%5). Each row of the "
-                       "positional encoding is unique, so the sum tells the layers where each token stands.")
-                        .arg(parts.tokens.rows())
-                        .arg(parts.tokens.cols())
-                        .arg(double(scale), 0, 'g', 4)
-                        .arg(double(limit(parts.tokens)), 0, 'f', 2)
-                        .arg(double(limit(parts.positions)), 0, 'f', 2));
+    m_info->setText(
+        tr("%1 tokens × d_model %2; embed scale %3 (token rows ±%4, positions ±%5). Each row of the "
+           "positional encoding is unique, so the sum tells the layers where each token stands.")
+            .arg(parts.tokens.rows())
+            .arg(parts.tokens.cols())
+            .arg(double(scale), 0, 'g', 4)
+            .arg(double(limit(parts.tokens)), 0, 'f', 2)
+            .arg(double(limit(parts.positions)), 0, 'f', 2));
 }
 
 } // namespace attnlens::ui

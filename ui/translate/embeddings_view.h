@@ -7,7 +7,6 @@
 #include "ui/translate/translation_document.h"
 
 #include <QWidget>
-
 #include <array>
 
 class QComboBox;

@@ -31,7 +31,9 @@ void AttentionLineCanvas::relayout() {
     update();
 }
 
-QSize AttentionLineCanvas::sizeHint() const { return m_geometry.size; }
+QSize AttentionLineCanvas::sizeHint() const {
+    return m_geometry.size;
+}
 
 void AttentionLineCanvas::resizeEvent(QResizeEvent*) {
     if (m_geometry.size.width() != std::max(width(), 420)) relayout();
@@ -78,8 +80,7 @@ void AttentionLineCanvas::paintEvent(QPaintEvent*) {
                m_matrix.rowSide == TokenSide::Source ? tr("source (query)") : tr("target (query)"));
     p.drawText(QRectF(m_geometry.rightColumn.left(), 4, m_geometry.rightColumn.width() + 40, 20),
                Qt::AlignLeft | Qt::AlignVCenter,
-               m_matrix.columnSide == TokenSide::Source ? tr("source (key)")
-                                                        : tr("decoder input (key)"));
+               m_matrix.columnSide == TokenSide::Source ? tr("source (key)") : tr("decoder input (key)"));
     if (focused) {
         p.setOpacity(0.12);
         p.drawPixmap(0, 0, m_cache);
@@ -91,14 +92,18 @@ void AttentionLineCanvas::paintEvent(QPaintEvent*) {
     paintAttentionLabels(p, m_scene, m_geometry, f);
 }
 
-void AttentionLineCanvas::mouseMoveEvent(QMouseEvent* event) { m_doc->setHoveredToken(tokenAt(event->position().toPoint())); }
+void AttentionLineCanvas::mouseMoveEvent(QMouseEvent* event) {
+    m_doc->setHoveredToken(tokenAt(event->position().toPoint()));
+}
 
 void AttentionLineCanvas::mousePressEvent(QMouseEvent* event) {
     const TokenRef t = tokenAt(event->position().toPoint());
     m_doc->setSelectedToken(t == m_doc->selectedToken() ? TokenRef{} : t);
 }
 
-void AttentionLineCanvas::leaveEvent(QEvent*) { m_doc->setHoveredToken({}); }
+void AttentionLineCanvas::leaveEvent(QEvent*) {
+    m_doc->setHoveredToken({});
+}
 
 // --- AttentionLineView ------------------------------------------------------------------------------
 
@@ -131,10 +136,12 @@ AttentionLineView::AttentionLineView(TranslationDocument* document, QWidget* par
     scroll->setWidget(m_canvas);
     layout->addWidget(scroll, 1);
     connect(all, &QToolButton::clicked, this, [this] {
-        for (size_t h = 0; h < m_enabled.size(); ++h) setHeadEnabled(static_cast<int>(h), true);
+        for (size_t h = 0; h < m_enabled.size(); ++h)
+            setHeadEnabled(static_cast<int>(h), true);
     });
     connect(none, &QToolButton::clicked, this, [this] {
-        for (size_t h = 0; h < m_enabled.size(); ++h) setHeadEnabled(static_cast<int>(h), false);
+        for (size_t h = 0; h < m_enabled.size(); ++h)
+            setHeadEnabled(static_cast<int>(h), false);
     });
     connect(m_doc, &TranslationDocument::snapshotChanged, this, &AttentionLineView::refresh);
     connect(m_doc, &TranslationDocument::selectionChanged, this, &AttentionLineView::refresh);
@@ -143,9 +150,11 @@ AttentionLineView::AttentionLineView(TranslationDocument* document, QWidget* par
 }
 
 void AttentionLineView::rebuildToggles() {
-    for (auto* b : m_toggles) b->deleteLater();
+    for (auto* b : m_toggles)
+        b->deleteLater();
     m_toggles.clear();
-    const int H = std::max(m_doc->headCount(AttentionKind::EncoderSelf), m_doc->headCount(AttentionKind::Cross));
+    const int H =
+        std::max(m_doc->headCount(AttentionKind::EncoderSelf), m_doc->headCount(AttentionKind::Cross));
     m_enabled.assign(static_cast<size_t>(H), true);
     for (int h = 0; h < H; ++h) {
         auto* b = new QToolButton(this);
@@ -155,10 +164,11 @@ void AttentionLineView::rebuildToggles() {
         b->setChecked(true);
         b->setToolTip(tr("Show or hide head %1").arg(h + 1));
         const QColor c = headColor(h);
-        b->setStyleSheet(QStringLiteral("QToolButton { min-width: 22px; border: 2px solid %1; border-radius: 4px;"
-                                        " background: white; color: %1; font-weight: bold; }"
-                                        "QToolButton:checked { background: %1; color: white; }")
-                             .arg(c.name()));
+        b->setStyleSheet(
+            QStringLiteral("QToolButton { min-width: 22px; border: 2px solid %1; border-radius: 4px;"
+                           " background: white; color: %1; font-weight: bold; }"
+                           "QToolButton:checked { background: %1; color: white; }")
+                .arg(c.name()));
         connect(b, &QToolButton::toggled, this, [this, h](bool on) { setHeadEnabled(h, on); });
         m_toggleRow->addWidget(b);
         m_toggles.push_back(b);
@@ -207,7 +217,8 @@ void AttentionLineView::refresh() {
         const int H = m_doc->headCount(m_doc->kind());
         for (int h = 0; h < H; ++h) {
             scene.heads.push_back(m_doc->matrix(m_doc->kind(), m_doc->layer(), h).values);
-            scene.enabled.push_back(h < static_cast<int>(m_enabled.size()) ? m_enabled[static_cast<size_t>(h)] : true);
+            scene.enabled.push_back(h < static_cast<int>(m_enabled.size()) ? m_enabled[static_cast<size_t>(h)]
+                                                                           : true);
         }
     }
     m_canvas->setScene(std::move(scene), layout);

@@ -12,7 +12,6 @@
 
 #include <QPixmap>
 #include <QWidget>
-
 #include <vector>
 
 class QHBoxLayout;

@@ -52,10 +52,14 @@ AttentionMatrixView::AttentionMatrixView(TranslationDocument* document, QWidget*
 }
 
 QString AttentionMatrixView::title() const {
-    const QString head = m_doc->head() >= 0
-                             ? tr("head %1").arg(m_doc->head() + 1)
-                             : tr("%1 over heads").arg(m_doc->fusion() == HeadFusion::Max ? tr("max") : tr("mean"));
-    return tr("<b>%1</b> · layer %2 · %3").arg(attentionKindName(m_doc->kind())).arg(m_doc->layer() + 1).arg(head);
+    const QString head =
+        m_doc->head() >= 0
+            ? tr("head %1").arg(m_doc->head() + 1)
+            : tr("%1 over heads").arg(m_doc->fusion() == HeadFusion::Max ? tr("max") : tr("mean"));
+    return tr("<b>%1</b> · layer %2 · %3")
+        .arg(attentionKindName(m_doc->kind()))
+        .arg(m_doc->layer() + 1)
+        .arg(head);
 }
 
 void AttentionMatrixView::refresh() {
@@ -64,8 +68,8 @@ void AttentionMatrixView::refresh() {
                      (m_doc->hideSpecial() ? tr(" · special tokens hidden") : QString()));
     if (m_matrix.empty()) {
         m_placeholder->setText(!m_doc->hasModel() ? tr("Open a Marian model (File → Open model…).")
-                               : !m_doc->trace() ? tr("Type a German sentence and press Translate.")
-                                                 : tr("No target token yet: step forward to generate one."));
+                               : !m_doc->trace()  ? tr("Type a German sentence and press Translate.")
+                                                  : tr("No target token yet: step forward to generate one."));
         m_stack->setCurrentWidget(m_placeholder);
         return;
     }
@@ -80,9 +84,12 @@ void AttentionMatrixView::refresh() {
 void AttentionMatrixView::applyFocus() {
     if (m_matrix.empty()) return;
     const TokenRef focus = m_doc->focusToken();
-    if (const int row = m_matrix.rowOf(focus); row >= 0) m_heatmap->selectRow(row);
-    else if (const int col = m_matrix.columnOf(focus); col >= 0) m_heatmap->selectColumn(col);
-    else m_heatmap->clearSelection();
+    if (const int row = m_matrix.rowOf(focus); row >= 0)
+        m_heatmap->selectRow(row);
+    else if (const int col = m_matrix.columnOf(focus); col >= 0)
+        m_heatmap->selectColumn(col);
+    else
+        m_heatmap->clearSelection();
 }
 
 } // namespace attnlens::ui

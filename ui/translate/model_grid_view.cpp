@@ -14,7 +14,8 @@ namespace {
 constexpr int kLeft = 44, kTop = 26, kGap = 10;
 }
 
-ModelGridCanvas::ModelGridCanvas(TranslationDocument* document, QWidget* parent) : QWidget(parent), m_doc(document) {
+ModelGridCanvas::ModelGridCanvas(TranslationDocument* document, QWidget* parent)
+    : QWidget(parent), m_doc(document) {
     setMouseTracking(true);
     setObjectName(QStringLiteral("modelGrid"));
     connect(m_doc, &TranslationDocument::snapshotChanged, this, &ModelGridCanvas::rebuild);
@@ -39,7 +40,8 @@ void ModelGridCanvas::rebuild() {
     for (int l = 0; l < m_layers; ++l)
         for (int h = 0; h <= m_heads; ++h) {
             const AttentionMatrix m = m_doc->matrix(kind, l, h < m_heads ? h : -1);
-            m_thumbs.push_back(m.empty() ? QImage() : heatmapImage(m.values, ColorMap::Viridis, 0.0f, 1.0f, 1));
+            m_thumbs.push_back(m.empty() ? QImage()
+                                         : heatmapImage(m.values, ColorMap::Viridis, 0.0f, 1.0f, 1));
         }
     relayout();
     update();
@@ -93,7 +95,8 @@ void ModelGridCanvas::paintEvent(QPaintEvent*) {
     }
     for (int l = 0; l < m_layers; ++l) {
         const QRect r = cellRect(l, 0);
-        p.drawText(QRect(0, r.top(), kLeft - 6, r.height()), Qt::AlignRight | Qt::AlignVCenter, tr("L%1").arg(l + 1));
+        p.drawText(QRect(0, r.top(), kLeft - 6, r.height()), Qt::AlignRight | Qt::AlignVCenter,
+                   tr("L%1").arg(l + 1));
         for (int h = 0; h <= m_heads; ++h) {
             const int head = h < m_heads ? h : -1;
             const QRect c = cellRect(l, head);
@@ -104,8 +107,9 @@ void ModelGridCanvas::paintEvent(QPaintEvent*) {
             }
             const bool current = l == m_doc->layer() && head == m_doc->head();
             const bool hovered = m_hover == std::make_pair(l, head);
-            p.setPen(QPen(current ? QColor(234, 67, 53) : (hovered ? QColor(26, 115, 232) : QColor(218, 220, 224)),
-                          current || hovered ? 3 : 1));
+            p.setPen(
+                QPen(current ? QColor(234, 67, 53) : (hovered ? QColor(26, 115, 232) : QColor(218, 220, 224)),
+                     current || hovered ? 3 : 1));
             p.setBrush(Qt::NoBrush);
             p.drawRect(c.adjusted(-1, -1, 0, 0));
             p.setPen(QColor(60, 64, 67));
@@ -128,7 +132,8 @@ void ModelGridCanvas::mouseMoveEvent(QMouseEvent* event) {
         setToolTip(cell.first < 0 ? QString()
                                   : tr("Layer %1, %2 — click to open in the matrix view")
                                         .arg(cell.first + 1)
-                                        .arg(cell.second < 0 ? tr("mean over heads") : tr("head %1").arg(cell.second + 1)));
+                                        .arg(cell.second < 0 ? tr("mean over heads")
+                                                             : tr("head %1").arg(cell.second + 1)));
         update();
     }
 }
@@ -141,9 +146,10 @@ void ModelGridCanvas::leaveEvent(QEvent*) {
 ModelGridView::ModelGridView(TranslationDocument* document, QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
-    auto* hint = new QLabel(tr("Every head of every layer for the chosen attention kind. Click a map to open it "
-                               "in the matrix view."),
-                            this);
+    auto* hint =
+        new QLabel(tr("Every head of every layer for the chosen attention kind. Click a map to open it "
+                      "in the matrix view."),
+                   this);
     hint->setStyleSheet(QStringLiteral("color: #5f6368;"));
     layout->addWidget(hint);
     auto* scroll = new QScrollArea(this);

@@ -7,7 +7,6 @@
 
 #include <QImage>
 #include <QWidget>
-
 #include <vector>
 
 class QScrollArea;

@@ -5,7 +5,6 @@
 #include <QLabel>
 #include <QPainter>
 #include <QVBoxLayout>
-
 #include <cmath>
 
 namespace attnlens::ui {
@@ -26,7 +25,9 @@ void CandidateBars::setCandidates(std::vector<TokenCandidate> candidates, int ch
     update();
 }
 
-QSize CandidateBars::sizeHint() const { return {260, std::max(1, static_cast<int>(m_candidates.size())) * kBarRow + 4}; }
+QSize CandidateBars::sizeHint() const {
+    return {260, std::max(1, static_cast<int>(m_candidates.size())) * kBarRow + 4};
+}
 
 void CandidateBars::paintEvent(QPaintEvent*) {
     QPainter p(this);
@@ -53,7 +54,8 @@ void CandidateBars::paintEvent(QPaintEvent*) {
         p.setBrush(QColor(241, 243, 244));
         p.drawRoundedRect(QRect(labelW, y + 4, barW, kBarRow - 8), 3, 3);
         p.setBrush(chosen ? QColor(26, 115, 232) : QColor(138, 180, 248));
-        p.drawRoundedRect(QRectF(labelW, y + 4, std::max(2.0, double(barW) * std::clamp(double(c.prob), 0.0, 1.0)),
+        p.drawRoundedRect(QRectF(labelW, y + 4,
+                                 std::max(2.0, double(barW) * std::clamp(double(c.prob), 0.0, 1.0)),
                                  kBarRow - 8),
                           3, 3);
         p.setPen(QColor(60, 64, 67));
@@ -91,31 +93,37 @@ StepPanel::StepPanel(TranslationDocument* document, QWidget* parent) : QWidget(p
 void StepPanel::refresh() {
     const auto trace = m_doc->trace();
     const auto snap = m_doc->snapshot();
-    const int layer = m_doc->kind() == AttentionKind::EncoderSelf ? m_doc->layerCount(AttentionKind::Cross) - 1
-                                                                   : m_doc->layer();
+    const int layer = m_doc->kind() == AttentionKind::EncoderSelf
+                          ? m_doc->layerCount(AttentionKind::Cross) - 1
+                          : m_doc->layer();
     m_matrix = m_doc->newestCrossAttention(std::max(0, layer));
     if (!trace || !snap || trace->targetTokens.empty() || m_matrix.empty()) {
-        m_title->setText(snap ? tr("<b>Step %1 of at most %2</b><br>Step forward to generate the first target token.")
-                                    .arg(snap->step)
-                                    .arg(snap->maxNewTokens)
-                              : tr("<b>Current step</b><br>Nothing decoded yet."));
+        m_title->setText(
+            snap ? tr("<b>Step %1 of at most %2</b><br>Step forward to generate the first target token.")
+                       .arg(snap->step)
+                       .arg(snap->maxNewTokens)
+                 : tr("<b>Current step</b><br>Nothing decoded yet."));
         m_cross->setMatrix(RowMatrix::Zero(1, 1), {QString()}, {QString()});
         m_candTitle->clear();
         m_bars->setCandidates({}, -1);
         return;
     }
     const QString newest = QString::fromStdString(trace->targetTokens.back());
-    m_title->setText(tr("<b>Step %1 of at most %2</b>%3<br>Newest token <b>%4</b>: cross-attention over the source, "
-                        "layer %5")
-                         .arg(snap->step)
-                         .arg(snap->maxNewTokens)
-                         .arg(snap->finished ? tr(" · finished") : QString())
-                         .arg(newest.toHtmlEscaped())
-                         .arg(std::max(0, layer) + 1));
+    m_title->setText(
+        tr("<b>Step %1 of at most %2</b>%3<br>Newest token <b>%4</b>: cross-attention over the source, "
+           "layer %5")
+            .arg(snap->step)
+            .arg(snap->maxNewTokens)
+            .arg(snap->finished ? tr(" · finished") : QString())
+            .arg(newest.toHtmlEscaped())
+            .arg(std::max(0, layer) + 1));
     m_cross->setMatrix(m_matrix.values, m_matrix.rowLabels, m_matrix.columnLabels);
-    if (m_doc->head() >= 0 && m_doc->kind() == AttentionKind::Cross) m_cross->selectRow(m_doc->head());
-    else m_cross->selectRow(static_cast<int>(m_matrix.values.rows()) - 1);
-    m_candTitle->setText(tr("<b>Top %1 candidates</b> for this position").arg(trace->candidates.back().size()));
+    if (m_doc->head() >= 0 && m_doc->kind() == AttentionKind::Cross)
+        m_cross->selectRow(m_doc->head());
+    else
+        m_cross->selectRow(static_cast<int>(m_matrix.values.rows()) - 1);
+    m_candTitle->setText(
+        tr("<b>Top %1 candidates</b> for this position").arg(trace->candidates.back().size()));
     m_bars->setCandidates(trace->candidates.back(), trace->targetIds.back());
 }
 

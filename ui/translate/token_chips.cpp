@@ -3,7 +3,6 @@
 #include <QFontMetrics>
 #include <QMouseEvent>
 #include <QPainter>
-
 #include <algorithm>
 
 namespace attnlens::ui {
@@ -51,7 +50,9 @@ int TokenChips::heightForWidth(int width) const {
     return (r.empty() ? kChipH : r.back().bottom()) + 4;
 }
 
-QSize TokenChips::sizeHint() const { return {400, heightForWidth(std::max(width(), 400))}; }
+QSize TokenChips::sizeHint() const {
+    return {400, heightForWidth(std::max(width(), 400))};
+}
 
 void TokenChips::resizeEvent(QResizeEvent*) {
     m_rects = layoutChips(width());
@@ -60,7 +61,8 @@ void TokenChips::resizeEvent(QResizeEvent*) {
 }
 
 QRect TokenChips::chipRect(int index) const {
-    return index >= 0 && index < static_cast<int>(m_rects.size()) ? m_rects[static_cast<size_t>(index)] : QRect();
+    return index >= 0 && index < static_cast<int>(m_rects.size()) ? m_rects[static_cast<size_t>(index)]
+                                                                  : QRect();
 }
 
 int TokenChips::chipAt(QPoint pos) const {
@@ -88,10 +90,12 @@ void TokenChips::paintEvent(QPaintEvent*) {
         const TokenRef me{m_side, static_cast<int>(i)};
         const float weight = i < w.size() ? std::clamp(w[i], 0.0f, 1.0f) : 0.0f;
         QColor fill = QColor(241, 243, 244);
-        if (weight > 0.0f) fill = QColor::fromRgbF(1.0f - 0.75f * weight, 1.0f - 0.45f * weight, 1.0f - 0.05f * weight);
+        if (weight > 0.0f)
+            fill = QColor::fromRgbF(1.0f - 0.75f * weight, 1.0f - 0.45f * weight, 1.0f - 0.05f * weight);
         const bool isSel = me == selected, isHover = me == hovered;
         p.setBrush(fill);
-        p.setPen(QPen(isSel ? QColor(234, 67, 53) : (isHover ? accent : QColor(218, 220, 224)), isSel || isHover ? 2 : 1));
+        p.setPen(QPen(isSel ? QColor(234, 67, 53) : (isHover ? accent : QColor(218, 220, 224)),
+                      isSel || isHover ? 2 : 1));
         p.drawRoundedRect(QRectF(r).adjusted(0.5, 0.5, -0.5, -0.5), 6, 6);
         p.setPen(weight > 0.55f ? Qt::white : QColor(32, 33, 36));
         p.drawText(r, Qt::AlignCenter, m_tokens[static_cast<qsizetype>(i)]);
@@ -111,6 +115,8 @@ void TokenChips::mousePressEvent(QMouseEvent* event) {
     m_doc->setSelectedToken(t == m_doc->selectedToken() ? TokenRef{} : t);
 }
 
-void TokenChips::leaveEvent(QEvent*) { m_doc->setHoveredToken({}); }
+void TokenChips::leaveEvent(QEvent*) {
+    m_doc->setHoveredToken({});
+}
 
 } // namespace attnlens::ui

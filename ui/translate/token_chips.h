@@ -7,7 +7,6 @@
 
 #include <QRect>
 #include <QWidget>
-
 #include <vector>
 
 namespace attnlens::ui {

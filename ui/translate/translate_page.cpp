@@ -124,8 +124,9 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
         const auto t = m_doc->trace();
         m_translation->setText(t ? tr("<span style='color:#5f6368'>translation:</span> <b>%1</b>%2")
                                        .arg(QString::fromStdString(t->translation).toHtmlEscaped(),
-                                            m_doc->selectedBeamNode() > 0 ? tr(" (beam node %1)").arg(m_doc->selectedBeamNode())
-                                                                          : QString())
+                                            m_doc->selectedBeamNode() > 0
+                                                ? tr(" (beam node %1)").arg(m_doc->selectedBeamNode())
+                                                : QString())
                                  : QString());
         updateButtons();
     });
@@ -171,10 +172,11 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
         try {
             openModel(QString::fromStdString(builtinModelDir(kBuiltinModel).string()));
         } catch (const std::exception& e) {
-            showStatus(tr("The built-in translator '%1' is not installed (%2). Open a Marian model with File → Open "
-                          "model… (e.g. a Hugging Face opus-mt-de-en folder).")
-                           .arg(QString::fromLatin1(kBuiltinModel), QString::fromStdString(e.what())),
-                       true);
+            showStatus(
+                tr("The built-in translator '%1' is not installed (%2). Open a Marian model with File → Open "
+                   "model… (e.g. a Hugging Face opus-mt-de-en folder).")
+                    .arg(QString::fromLatin1(kBuiltinModel), QString::fromStdString(e.what())),
+                true);
         }
     }
 }
@@ -208,7 +210,8 @@ QWidget* TranslatePage::buildTopBar() {
     };
     m_reset = tool(QStringLiteral("reset"), tr("↺ Reset"), tr("Back to step 0 (encoder only)"));
     m_back = tool(QStringLiteral("stepBack"), tr("◀ Back"), tr("Step back (Alt+Left, Ctrl+[)"));
-    m_play = tool(QStringLiteral("play"), tr("▶ Play"), tr("Play / pause the decoding step by step (Ctrl+P)"));
+    m_play =
+        tool(QStringLiteral("play"), tr("▶ Play"), tr("Play / pause the decoding step by step (Ctrl+P)"));
     m_play->setCheckable(true);
     m_forward = tool(QStringLiteral("stepForward"), tr("Step ▶"), tr("Step forward (Alt+Right, Ctrl+])"));
     m_mode = new QComboBox(bar);
@@ -250,7 +253,8 @@ QWidget* TranslatePage::buildTopBar() {
     connect(m_back, &QToolButton::clicked, this, &TranslatePage::stepBack);
     connect(m_reset, &QToolButton::clicked, this, &TranslatePage::reset);
     connect(m_play, &QToolButton::toggled, this, &TranslatePage::setPlaying);
-    connect(m_mode, &QComboBox::currentIndexChanged, this, [this](int i) { m_beamWidth->setEnabled(i == 1); });
+    connect(m_mode, &QComboBox::currentIndexChanged, this,
+            [this](int i) { m_beamWidth->setEnabled(i == 1); });
     return bar;
 }
 
@@ -271,8 +275,9 @@ QWidget* TranslatePage::buildSelectors() {
     m_head->setObjectName(QStringLiteral("head"));
     m_wordLevel = new QCheckBox(tr("Words"), w);
     m_wordLevel->setObjectName(QStringLiteral("wordLevel"));
-    m_wordLevel->setToolTip(tr("Merge SentencePiece pieces into words: attention summed over a word's key pieces, "
-                               "averaged over its query pieces"));
+    m_wordLevel->setToolTip(
+        tr("Merge SentencePiece pieces into words: attention summed over a word's key pieces, "
+           "averaged over its query pieces"));
     m_hideSpecial = new QCheckBox(tr("Hide special tokens"), w);
     m_hideSpecial->setObjectName(QStringLiteral("hideSpecial"));
     m_hideSpecial->setToolTip(tr("Leave out </s> and <pad>; rows are renormalised over the remaining keys"));
@@ -282,22 +287,30 @@ QWidget* TranslatePage::buildSelectors() {
     exportButton->setPopupMode(QToolButton::InstantPopup);
     auto* menu = new QMenu(exportButton);
     auto ask = [this](const QString& filter, const QString& suffix, bool data) {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Export"), QStringLiteral("attention.") + suffix, filter);
+        const QString path =
+            QFileDialog::getSaveFileName(this, tr("Export"), QStringLiteral("attention.") + suffix, filter);
         if (path.isEmpty()) return;
         try {
-            if (data) exportData(path);
-            else exportView(path);
+            if (data)
+                exportData(path);
+            else
+                exportView(path);
             showStatus(tr("Wrote %1").arg(path));
         } catch (const std::exception& e) {
             showStatus(QString::fromStdString(e.what()), true);
         }
     };
-    menu->addAction(tr("Current view as PNG…"), this, [ask] { ask(tr("PNG image (*.png)"), QStringLiteral("png"), false); });
-    menu->addAction(tr("Current view as SVG…"), this, [ask] { ask(tr("SVG image (*.svg)"), QStringLiteral("svg"), false); });
+    menu->addAction(tr("Current view as PNG…"), this,
+                    [ask] { ask(tr("PNG image (*.png)"), QStringLiteral("png"), false); });
+    menu->addAction(tr("Current view as SVG…"), this,
+                    [ask] { ask(tr("SVG image (*.svg)"), QStringLiteral("svg"), false); });
     menu->addSeparator();
-    menu->addAction(tr("Attention as JSON…"), this, [ask] { ask(tr("JSON (*.json)"), QStringLiteral("json"), true); });
-    menu->addAction(tr("Shown matrix as CSV…"), this, [ask] { ask(tr("CSV (*.csv)"), QStringLiteral("csv"), true); });
-    menu->addAction(tr("Attention tensor as NPY…"), this, [ask] { ask(tr("NumPy (*.npy)"), QStringLiteral("npy"), true); });
+    menu->addAction(tr("Attention as JSON…"), this,
+                    [ask] { ask(tr("JSON (*.json)"), QStringLiteral("json"), true); });
+    menu->addAction(tr("Shown matrix as CSV…"), this,
+                    [ask] { ask(tr("CSV (*.csv)"), QStringLiteral("csv"), true); });
+    menu->addAction(tr("Attention tensor as NPY…"), this,
+                    [ask] { ask(tr("NumPy (*.npy)"), QStringLiteral("npy"), true); });
     exportButton->setMenu(menu);
 
     row->addWidget(new QLabel(tr("Show"), w));
@@ -361,7 +374,8 @@ void TranslatePage::syncSelectors() {
         m_head->clear();
         m_head->addItem(tr("Mean of heads"), -1);
         m_head->addItem(tr("Max of heads"), -2);
-        for (int h = 0; h < heads; ++h) m_head->addItem(tr("Head %1").arg(h + 1), h);
+        for (int h = 0; h < heads; ++h)
+            m_head->addItem(tr("Head %1").arg(h + 1), h);
     }
     const int data = m_doc->head() >= 0 ? m_doc->head() : (m_doc->fusion() == HeadFusion::Max ? -2 : -1);
     m_head->setCurrentIndex(m_head->findData(data));
@@ -385,7 +399,9 @@ void TranslatePage::showStatus(const QString& text, bool error) {
     m_status->setText(text);
 }
 
-QString TranslatePage::statusText() const { return m_status->text(); }
+QString TranslatePage::statusText() const {
+    return m_status->text();
+}
 
 TokenChips* TranslatePage::chips(TokenSide side) const {
     return side == TokenSide::Source ? m_sourceChips : m_targetChips;
@@ -412,13 +428,19 @@ void TranslatePage::openModel(const QString& dir) {
         });
 }
 
-void TranslatePage::setInput(const QString& text) { m_input->setText(text); }
-QString TranslatePage::input() const { return m_input->text(); }
+void TranslatePage::setInput(const QString& text) {
+    m_input->setText(text);
+}
+QString TranslatePage::input() const {
+    return m_input->text();
+}
 void TranslatePage::setBeamWidth(int width) {
     m_mode->setCurrentIndex(width > 1 ? 1 : 0);
     if (width > 1) m_beamWidth->setValue(width);
 }
-void TranslatePage::setMaxNewTokens(int n) { m_maxLength->setValue(n); }
+void TranslatePage::setMaxNewTokens(int n) {
+    m_maxLength->setValue(n);
+}
 
 void TranslatePage::translate() {
     if (!m_doc->hasModel()) {
@@ -474,23 +496,34 @@ void TranslatePage::submitStep(const QString& label, int action) {
         [model, slot, action](const Callbacks&) {
             if (!slot->session) throw Error("nothing to step: translate a sentence first");
             DecodeSession& s = *slot->session;
-            if (action == 0) s.step();
-            else if (action == 1) s.back();
-            else s.reset();
+            if (action == 0)
+                s.step();
+            else if (action == 1)
+                s.back();
+            else
+                s.reset();
             return StepResult{makeSnapshot(s, *model.model, *model.tokenizer)};
         },
         [this, generation](StepResult r) {
             if (generation != m_generation) return;
             m_doc->setSnapshot(r.snapshot);
-            showStatus(r.snapshot->finished ? tr("Step %1: finished.").arg(r.snapshot->step)
-                                            : tr("Step %1 of at most %2.").arg(r.snapshot->step).arg(r.snapshot->maxNewTokens));
+            showStatus(
+                r.snapshot->finished
+                    ? tr("Step %1: finished.").arg(r.snapshot->step)
+                    : tr("Step %1 of at most %2.").arg(r.snapshot->step).arg(r.snapshot->maxNewTokens));
             emit resultReady();
         });
 }
 
-void TranslatePage::stepForward() { submitStep(tr("Step"), 0); }
-void TranslatePage::stepBack() { submitStep(tr("Step back"), 1); }
-void TranslatePage::reset() { submitStep(tr("Reset"), 2); }
+void TranslatePage::stepForward() {
+    submitStep(tr("Step"), 0);
+}
+void TranslatePage::stepBack() {
+    submitStep(tr("Step back"), 1);
+}
+void TranslatePage::reset() {
+    submitStep(tr("Reset"), 2);
+}
 
 void TranslatePage::setPlaying(bool on) {
     if (on && !m_doc->snapshot()) on = false;
@@ -506,7 +539,9 @@ void TranslatePage::setPlaying(bool on) {
     m_play->setText(on ? tr("❚❚ Pause") : tr("▶ Play"));
 }
 
-bool TranslatePage::isPlaying() const { return m_playTimer->isActive(); }
+bool TranslatePage::isPlaying() const {
+    return m_playTimer->isActive();
+}
 
 void TranslatePage::playTick() {
     if (m_worker->isBusy()) return;
@@ -523,16 +558,25 @@ void TranslatePage::cancel() {
     m_worker->cancel();
 }
 
-void TranslatePage::showView(View view) { m_tabs->setCurrentIndex(static_cast<int>(view)); }
-TranslatePage::View TranslatePage::currentView() const { return static_cast<View>(m_tabs->currentIndex()); }
+void TranslatePage::showView(View view) {
+    m_tabs->setCurrentIndex(static_cast<int>(view));
+}
+TranslatePage::View TranslatePage::currentView() const {
+    return static_cast<View>(m_tabs->currentIndex());
+}
 
 QWidget* TranslatePage::currentExportWidget() const {
     switch (currentView()) {
-    case View::Matrix: return m_matrixView->heatmap();
-    case View::Model: return m_modelView->canvas();
-    case View::Lines: return m_lineView->canvas();
-    case View::Embeddings: return m_embeddingsView;
-    case View::Beam: return m_beamView->canvas();
+    case View::Matrix:
+        return m_matrixView->heatmap();
+    case View::Model:
+        return m_modelView->canvas();
+    case View::Lines:
+        return m_lineView->canvas();
+    case View::Embeddings:
+        return m_embeddingsView;
+    case View::Beam:
+        return m_beamView->canvas();
     }
     return m_tabs->currentWidget();
 }
@@ -544,13 +588,15 @@ void TranslatePage::exportView(const QString& path) {
         throw Error(path.toStdString() + ": the matrix view is empty");
     if (ext == QLatin1String("png")) {
         if (currentView() == View::Matrix) {
-            if (!m_matrixView->heatmap()->savePng(path)) throw Error(path.toStdString() + ": cannot write the PNG");
+            if (!m_matrixView->heatmap()->savePng(path))
+                throw Error(path.toStdString() + ": cannot write the PNG");
         } else {
             saveWidgetPng(currentExportWidget(), path);
         }
     } else if (ext == QLatin1String("svg")) {
         if (currentView() == View::Matrix) {
-            if (!m_matrixView->heatmap()->saveSvg(path, m_matrixView->title())) throw Error(path.toStdString() + ": cannot write the SVG");
+            if (!m_matrixView->heatmap()->saveSvg(path, m_matrixView->title()))
+                throw Error(path.toStdString() + ": cannot write the SVG");
         } else {
             saveWidgetSvg(currentExportWidget(), path, title);
         }
@@ -561,10 +607,14 @@ void TranslatePage::exportView(const QString& path) {
 
 void TranslatePage::exportData(const QString& path) {
     const QString ext = QFileInfo(path).suffix().toLower();
-    if (ext == QLatin1String("json")) writeAttentionJson(path, *m_doc);
-    else if (ext == QLatin1String("csv")) writeMatrixCsv(path, m_doc->currentMatrix());
-    else if (ext == QLatin1String("npy")) writeAttentionNpy(path, *m_doc);
-    else throw Error(path.toStdString() + ": attention exports as .json, .csv or .npy");
+    if (ext == QLatin1String("json"))
+        writeAttentionJson(path, *m_doc);
+    else if (ext == QLatin1String("csv"))
+        writeMatrixCsv(path, m_doc->currentMatrix());
+    else if (ext == QLatin1String("npy"))
+        writeAttentionNpy(path, *m_doc);
+    else
+        throw Error(path.toStdString() + ": attention exports as .json, .csv or .npy");
 }
 
 } // namespace attnlens::ui

@@ -4,7 +4,6 @@
 
 #include <QDir>
 #include <QFileInfo>
-
 #include <algorithm>
 
 namespace attnlens::ui {
@@ -14,18 +13,21 @@ namespace {
 QStringList toQStringList(const std::vector<std::string>& v) {
     QStringList out;
     out.reserve(static_cast<qsizetype>(v.size()));
-    for (const auto& s : v) out << QString::fromStdString(s);
+    for (const auto& s : v)
+        out << QString::fromStdString(s);
     return out;
 }
 
-
 // Applies hiding and word merging to a matrix whose rows/columns carry `rowPieces` / `colPieces`.
 void finishMatrix(AttentionMatrix& m, const RowMatrix& raw, const std::vector<std::string>& rowPieces,
-                  const std::vector<std::string>& colPieces, bool hideSpecial, bool wordLevel, bool rowsAreTokens) {
+                  const std::vector<std::string>& colPieces, bool hideSpecial, bool wordLevel,
+                  bool rowsAreTokens) {
     std::vector<char> keepR(rowPieces.size(), 1), keepC(colPieces.size(), 1);
     if (hideSpecial) {
-        for (size_t i = 0; i < rowPieces.size(); ++i) keepR[i] = rowsAreTokens ? !isSpecialPiece(rowPieces[i]) : 1;
-        for (size_t i = 0; i < colPieces.size(); ++i) keepC[i] = !isSpecialPiece(colPieces[i]);
+        for (size_t i = 0; i < rowPieces.size(); ++i)
+            keepR[i] = rowsAreTokens ? !isSpecialPiece(rowPieces[i]) : 1;
+        for (size_t i = 0; i < colPieces.size(); ++i)
+            keepC[i] = !isSpecialPiece(colPieces[i]);
     }
     RowMatrix v = hideSpecial ? dropTokens(raw, keepR, keepC, true) : raw;
     std::vector<int> keptR, keptC; // kept piece indices in order
@@ -34,8 +36,10 @@ void finishMatrix(AttentionMatrix& m, const RowMatrix& raw, const std::vector<st
     for (size_t i = 0; i < keepC.size(); ++i)
         if (keepC[i]) keptC.push_back(static_cast<int>(i));
     std::vector<std::string> rowKept, colKept;
-    for (int i : keptR) rowKept.push_back(rowPieces[static_cast<size_t>(i)]);
-    for (int i : keptC) colKept.push_back(colPieces[static_cast<size_t>(i)]);
+    for (int i : keptR)
+        rowKept.push_back(rowPieces[static_cast<size_t>(i)]);
+    for (int i : keptC)
+        colKept.push_back(colPieces[static_cast<size_t>(i)]);
 
     auto identity = [](const std::vector<std::string>& pieces) {
         WordGroups g;
@@ -54,25 +58,32 @@ void finishMatrix(AttentionMatrix& m, const RowMatrix& raw, const std::vector<st
     m.columnLabels = toQStringList(cg.words);
     m.rowOfPiece.assign(rowPieces.size(), -1);
     m.columnOfPiece.assign(colPieces.size(), -1);
-    for (size_t k = 0; k < keptR.size(); ++k) m.rowOfPiece[static_cast<size_t>(keptR[k])] = rg.wordOf[k];
-    for (size_t k = 0; k < keptC.size(); ++k) m.columnOfPiece[static_cast<size_t>(keptC[k])] = cg.wordOf[k];
-    for (int f : rg.firstPiece) m.rowFirstPiece.push_back(keptR[static_cast<size_t>(f)]);
-    for (int f : cg.firstPiece) m.columnFirstPiece.push_back(keptC[static_cast<size_t>(f)]);
+    for (size_t k = 0; k < keptR.size(); ++k)
+        m.rowOfPiece[static_cast<size_t>(keptR[k])] = rg.wordOf[k];
+    for (size_t k = 0; k < keptC.size(); ++k)
+        m.columnOfPiece[static_cast<size_t>(keptC[k])] = cg.wordOf[k];
+    for (int f : rg.firstPiece)
+        m.rowFirstPiece.push_back(keptR[static_cast<size_t>(f)]);
+    for (int f : cg.firstPiece)
+        m.columnFirstPiece.push_back(keptC[static_cast<size_t>(f)]);
 }
 
 } // namespace
 
 QString attentionKindName(AttentionKind kind) {
     switch (kind) {
-    case AttentionKind::EncoderSelf: return QObject::tr("Encoder self-attention");
-    case AttentionKind::DecoderSelf: return QObject::tr("Decoder self-attention");
-    case AttentionKind::Cross: return QObject::tr("Cross-attention");
+    case AttentionKind::EncoderSelf:
+        return QObject::tr("Encoder self-attention");
+    case AttentionKind::DecoderSelf:
+        return QObject::tr("Decoder self-attention");
+    case AttentionKind::Cross:
+        return QObject::tr("Cross-attention");
     }
     return {};
 }
 
-std::shared_ptr<const TranslationSnapshot> makeSnapshot(const DecodeSession& session, const MarianModel& model,
-                                                        const MarianTokenizer& tokenizer) {
+std::shared_ptr<const TranslationSnapshot>
+makeSnapshot(const DecodeSession& session, const MarianModel& model, const MarianTokenizer& tokenizer) {
     auto s = std::make_shared<TranslationSnapshot>();
     s->best = session.trace();
     s->nodes = session.nodes();
@@ -90,7 +101,8 @@ std::shared_ptr<const TranslationSnapshot> makeSnapshot(const DecodeSession& ses
     inputs.insert(inputs.end(), s->best->targetIds.begin(), s->best->targetIds.end());
     inputs.resize(std::min<size_t>(inputs.size(), static_cast<size_t>(model.config().maxPositions)));
     s->targetEmbedding = model.embeddingParts(inputs, MarianSide::Decoder);
-    for (int id : inputs) s->targetInputTokens << QString::fromStdString(tokenizer.idToPiece(id));
+    for (int id : inputs)
+        s->targetInputTokens << QString::fromStdString(tokenizer.idToPiece(id));
     return s;
 }
 
@@ -100,10 +112,12 @@ std::shared_ptr<const TranslationTrace> traceForNode(const TranslationSnapshot& 
     if (node <= 0 || node >= static_cast<int>(nodes.size()) || nodes[static_cast<size_t>(node)].id != node)
         throw Error("beam tree: no node " + std::to_string(node));
     std::vector<int> path;
-    for (int n = node; n > 0; n = nodes[static_cast<size_t>(n)].parent) path.push_back(n);
+    for (int n = node; n > 0; n = nodes[static_cast<size_t>(n)].parent)
+        path.push_back(n);
     std::reverse(path.begin(), path.end());
     const BeamNode& last = nodes[static_cast<size_t>(node)];
-    const int64_t L = last.crossAttention.dim(0), H = last.crossAttention.dim(1), S = last.crossAttention.dim(2);
+    const int64_t L = last.crossAttention.dim(0), H = last.crossAttention.dim(1),
+                  S = last.crossAttention.dim(2);
     const int64_t T = static_cast<int64_t>(path.size());
     auto trace = std::make_shared<TranslationTrace>();
     const TranslationTrace& best = *snapshot.best;
@@ -136,7 +150,8 @@ std::shared_ptr<const TranslationTrace> traceForNode(const TranslationSnapshot& 
 // --- AttentionMatrix ---------------------------------------------------------------------------
 
 int AttentionMatrix::rowOf(const TokenRef& token) const {
-    if (!token.isValid() || token.side != rowSide || token.index >= static_cast<int>(rowOfPiece.size())) return -1;
+    if (!token.isValid() || token.side != rowSide || token.index >= static_cast<int>(rowOfPiece.size()))
+        return -1;
     return rowOfPiece[static_cast<size_t>(token.index)];
 }
 
@@ -209,8 +224,10 @@ void TranslationDocument::updateTrace() {
         m_trace.reset();
         return;
     }
-    if (m_beamNode > 0 && m_model.tokenizer) m_trace = traceForNode(*m_snapshot, m_beamNode, *m_model.tokenizer);
-    else m_trace = m_snapshot->best;
+    if (m_beamNode > 0 && m_model.tokenizer)
+        m_trace = traceForNode(*m_snapshot, m_beamNode, *m_model.tokenizer);
+    else
+        m_trace = m_snapshot->best;
 }
 
 int TranslationDocument::layerCount(AttentionKind kind) const {
@@ -299,9 +316,12 @@ void TranslationDocument::setSelectedBeamNode(int node) {
 Tensor TranslationDocument::attentionTensor(AttentionKind kind) const {
     if (!m_trace) return {};
     switch (kind) {
-    case AttentionKind::EncoderSelf: return m_trace->encoderAttention;
-    case AttentionKind::DecoderSelf: return m_trace->decoderAttention;
-    case AttentionKind::Cross: return m_trace->crossAttention;
+    case AttentionKind::EncoderSelf:
+        return m_trace->encoderAttention;
+    case AttentionKind::DecoderSelf:
+        return m_trace->decoderAttention;
+    case AttentionKind::Cross:
+        return m_trace->crossAttention;
     }
     return {};
 }
@@ -316,7 +336,8 @@ AttentionMatrix TranslationDocument::matrix(AttentionKind kind, int layer, int h
     const Tensor t = attentionTensor(kind); // [L, H, Q, K]
     if (t.rank() != 4 || t.dim(2) == 0 || t.dim(3) == 0) return m;
     if (layer < 0 || layer >= t.dim(0) || head >= t.dim(1)) return m;
-    const RowMatrix raw = head >= 0 ? RowMatrix(t.slice2d({layer, head})) : layerAttention(t, layer, {-1, m_fusion});
+    const RowMatrix raw =
+        head >= 0 ? RowMatrix(t.slice2d({layer, head})) : layerAttention(t, layer, {-1, m_fusion});
     std::vector<std::string> rowPieces, colPieces;
     switch (kind) {
     case AttentionKind::EncoderSelf:
@@ -350,10 +371,12 @@ AttentionMatrix TranslationDocument::newestCrossAttention(int layer) const {
     if (t.rank() != 4 || t.dim(2) == 0 || layer < 0 || layer >= t.dim(0)) return m;
     const int64_t H = t.dim(1), T = t.dim(2), S = t.dim(3);
     RowMatrix raw(H + 1, S); // [heads + mean, S]
-    for (int64_t h = 0; h < H; ++h) raw.row(h) = t.slice2d({layer, h}).row(T - 1);
+    for (int64_t h = 0; h < H; ++h)
+        raw.row(h) = t.slice2d({layer, h}).row(T - 1);
     raw.row(H) = raw.topRows(H).colwise().mean();
     std::vector<std::string> rowNames;
-    for (int64_t h = 0; h < H; ++h) rowNames.push_back(tr("head %1").arg(h + 1).toStdString());
+    for (int64_t h = 0; h < H; ++h)
+        rowNames.push_back(tr("head %1").arg(h + 1).toStdString());
     rowNames.push_back(tr("mean").toStdString());
     m.rowSide = TokenSide::Target;
     m.columnSide = TokenSide::Source;

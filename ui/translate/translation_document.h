@@ -19,7 +19,6 @@
 
 #include <QObject>
 #include <QStringList>
-
 #include <memory>
 #include <optional>
 #include <vector>
@@ -37,15 +36,15 @@ struct TranslationSnapshot {
     int maxNewTokens = 0;
     int numBeams = 1;
     bool finished = false;
-    std::vector<TokenCandidate> candidates;       // top-k of the last step on the best hypothesis
-    MarianEmbeddingParts sourceEmbedding;         // [S, D] each
-    MarianEmbeddingParts targetEmbedding;         // [T, D] each: decoder inputs (start + targets[:-1])
-    QStringList targetInputTokens;                // decoder input pieces (start first)
+    std::vector<TokenCandidate> candidates; // top-k of the last step on the best hypothesis
+    MarianEmbeddingParts sourceEmbedding;   // [S, D] each
+    MarianEmbeddingParts targetEmbedding;   // [T, D] each: decoder inputs (start + targets[:-1])
+    QStringList targetInputTokens;          // decoder input pieces (start first)
 };
 
 // Builds a snapshot of the session's current state (call on the thread that drives the session).
-std::shared_ptr<const TranslationSnapshot> makeSnapshot(const DecodeSession& session, const MarianModel& model,
-                                                        const MarianTokenizer& tokenizer);
+std::shared_ptr<const TranslationSnapshot>
+makeSnapshot(const DecodeSession& session, const MarianModel& model, const MarianTokenizer& tokenizer);
 
 // The hypothesis ending at `node` assembled from the tree alone (no session needed): decoder rows
 // from each path node's captured attention, causal zeros above the diagonal.
@@ -65,13 +64,13 @@ struct TokenRef {
 
 // A matrix ready to draw: the selection applied (kind, layer, head/aggregate, hidden specials, words).
 struct AttentionMatrix {
-    RowMatrix values;                 // [rows, cols]; rows are probabilities (renormalised if hidden)
+    RowMatrix values; // [rows, cols]; rows are probabilities (renormalised if hidden)
     QStringList rowLabels, columnLabels;
     TokenSide rowSide = TokenSide::Source, columnSide = TokenSide::Source;
-    std::vector<int> rowFirstPiece;    // [rows] first piece (token index on rowSide) of each row
-    std::vector<int> columnFirstPiece; // [cols] piece index on columnSide; decoder-self keys: input index
-    std::vector<int> rowOfPiece;       // [pieces on rowSide] displayed row or -1 (hidden)
-    std::vector<int> columnOfPiece;    // [pieces on columnSide] displayed column or -1
+    std::vector<int> rowFirstPiece;       // [rows] first piece (token index on rowSide) of each row
+    std::vector<int> columnFirstPiece;    // [cols] piece index on columnSide; decoder-self keys: input index
+    std::vector<int> rowOfPiece;          // [pieces on rowSide] displayed row or -1 (hidden)
+    std::vector<int> columnOfPiece;       // [pieces on columnSide] displayed column or -1
     bool columnsAreDecoderInputs = false; // decoder-self: column j ↔ target token j - 1
     bool empty() const { return values.size() == 0; }
     // The displayed row / column of a token, or -1 when the token is not on that axis.
@@ -126,7 +125,7 @@ public:
     // --- derived matrices -------------------------------------------------------------------
     // The raw tensor of a kind for the shown hypothesis: [L, H, Q, K] (empty when none yet).
     Tensor attentionTensor(AttentionKind kind) const;
-    QStringList tokens(TokenSide side) const;     // pieces
+    QStringList tokens(TokenSide side) const; // pieces
     // head >= 0 one head, -1 fused with fusion(). Hiding and word merge follow the toggles.
     AttentionMatrix matrix(AttentionKind kind, int layer, int head) const;
     AttentionMatrix currentMatrix() const { return matrix(m_kind, m_layer, m_head); }
@@ -139,8 +138,8 @@ public:
 
 signals:
     void modelChanged();
-    void snapshotChanged();   // new results (step, translate, beam node)
-    void selectionChanged();  // kind / layer / head / fusion / toggles / selected token
+    void snapshotChanged();  // new results (step, translate, beam node)
+    void selectionChanged(); // kind / layer / head / fusion / toggles / selected token
     void hoverChanged();
 
 private:

@@ -9,7 +9,6 @@
 #include <QSvgGenerator>
 #include <QTextStream>
 #include <QWidget>
-
 #include <fstream>
 
 namespace attnlens::ui {
@@ -25,12 +24,14 @@ Json tensorJson(const Tensor& t) {
 
 std::vector<std::string> toStd(const QStringList& l) {
     std::vector<std::string> out;
-    for (const auto& s : l) out.push_back(s.toStdString());
+    for (const auto& s : l)
+        out.push_back(s.toStdString());
     return out;
 }
 
 QString csvField(const QString& s) {
-    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) && !s.contains(QLatin1Char('\n'))) return s;
+    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) && !s.contains(QLatin1Char('\n')))
+        return s;
     QString q = s;
     q.replace(QLatin1String("\""), QLatin1String("\"\""));
     return QLatin1Char('"') + q + QLatin1Char('"');
@@ -48,7 +49,8 @@ void writeAttentionJson(const QString& path, const TranslationDocument& doc) {
     j["target_tokens"] = trace->targetTokens;
     if (doc.snapshot()) j["decoder_input_tokens"] = toStd(doc.snapshot()->targetInputTokens);
     j["model"] = doc.modelDir().toStdString();
-    const AttentionKind kinds[] = {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross};
+    const AttentionKind kinds[] = {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf,
+                                   AttentionKind::Cross};
     const char* names[] = {"encoder_self", "decoder_self", "cross"};
     Json sel;
     sel["kind"] = names[static_cast<int>(doc.kind())];
@@ -70,7 +72,8 @@ void writeAttentionJson(const QString& path, const TranslationDocument& doc) {
     mj["values"] = rows;
     j["matrix"] = mj;
     Json tensors;
-    for (int i = 0; i < 3; ++i) tensors[names[i]] = tensorJson(doc.attentionTensor(kinds[i]));
+    for (int i = 0; i < 3; ++i)
+        tensors[names[i]] = tensorJson(doc.attentionTensor(kinds[i]));
     j["tensors"] = tensors;
     std::ofstream out(path.toStdString());
     if (!out) throw Error(path.toStdString() + ": cannot open for writing");
@@ -85,11 +88,13 @@ void writeMatrixCsv(const QString& path, const AttentionMatrix& m) {
         throw Error(path.toStdString() + ": cannot open for writing");
     QTextStream s(&f);
     s << "query\\key";
-    for (const QString& c : m.columnLabels) s << ',' << csvField(c);
+    for (const QString& c : m.columnLabels)
+        s << ',' << csvField(c);
     s << '\n';
     for (Eigen::Index r = 0; r < m.values.rows(); ++r) {
         s << csvField(m.rowLabels.value(static_cast<qsizetype>(r)));
-        for (Eigen::Index c = 0; c < m.values.cols(); ++c) s << ',' << QString::number(double(m.values(r, c)), 'g', 9);
+        for (Eigen::Index c = 0; c < m.values.cols(); ++c)
+            s << ',' << QString::number(double(m.values(r, c)), 'g', 9);
         s << '\n';
     }
     s.flush();
