@@ -1,0 +1,132 @@
+// attnlens-cli bench [--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N])
+//                    [--repeat N] [--warmup N] [--threads N]
+// stdout: one JSON object {"task", "threads", "repeat", "median_ms", "min_ms", "max_ms", ...}; every
+// head is captured exactly as in a normal run. Each task is one entry of kTasks: add a task by
+// writing a BenchFn and listing it there.
+
+#include "cli_common.h"
+
+#include "core/decode/decode_session.h"
+#include "core/io/json_file.h"
+#include "core/io/model_folder.h"
+#include "core/models/marian_folder.h"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+
+namespace {
+
+using attnlens::Json;
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct BenchSettings {
+    int repeat = 5;
+    int warmup = 1;
+    int threads = 1;
+};
+
+// A task runs warmup + repeat timed iterations and returns the timings of the repeats (total_ms)
+// plus task-specific fields (merged into the output object).
+struct BenchRun {
+    std::vector<double> totalMs;
+    Json extra = Json::object();
+};
+using BenchFn = BenchRun (*)(const cli::Args& args, const BenchSettings& settings);
+
+BenchRun benchTranslation(const cli::Args& args, const BenchSettings& settings) {
+    const std::string text = *args.value("--src");
+    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
+                                           : attnlens::builtinModelDir("marian-de-en-tiny");
+    attnlens::DecodeOptions options;
+    options.numBeams = args.intValue("--beam", 1, 1, 64);
+    options.maxNewTokens = args.intValue("--new-tokens", 32, 1, 100000);
+    options.captureAttention = true;
+
+    const auto loadStart = Clock::now();
+    const auto folder = attnlens::loadMarianFolder(dir);
+    const double loadMs = msSince(loadStart);
+
+    BenchRun run;
+    std::vector<double> encodeMs, perTokenMs;
+    int tokens = 0;
+    for (int i = 0; i < settings.warmup + settings.repeat; ++i) {
+        const auto start = Clock::now();
+        attnlens::DecodeSession session(folder.model, folder.tokenizer, text, options); // tokenize + encode
+        const double enc = msSince(start);
+        session.run();
+        const auto trace = session.trace(); // assembling the full tensors is part of a normal run
+        const double total = msSince(start);
+        if (i < settings.warmup) continue;
+        tokens = static_cast<int>(trace->targetIds.size());
+        run.totalMs.push_back(total);
+        encodeMs.push_back(enc);
+        perTokenMs.push_back(tokens > 0 ? (total - enc) / tokens : 0.0);
+    }
+    run.extra = {{"encode_ms", median(encodeMs)},
+                 {"per_token_ms", median(perTokenMs)},
+                 {"load_ms", loadMs},
+                 {"source_tokens", folder.tokenizer->encode(text).ids.size()},
+                 {"new_tokens", tokens},
+                 {"beams", *options.numBeams}};
+    return run;
+}
+
+BenchRun benchVision(const cli::Args&, const BenchSettings&) {
+    throw attnlens::Error("vision bench not available");
+}
+
+struct Task {
+    const char* name;
+    BenchFn fn;
+};
+constexpr Task kTasks[] = {{"translation", &benchTranslation}, {"vision", &benchVision}};
+
+int runBench(const std::vector<std::string>& argv) {
+    const cli::Args args(argv, {"--model", "--image", "--src", "--new-tokens", "--beam", "--repeat", "--warmup",
+                                "--threads"});
+    if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
+    const bool image = args.has("--image"), src = args.has("--src");
+    if (image == src) throw cli::UsageError("give exactly one of --image IMG or --src TEXT");
+    if (image && (args.has("--new-tokens") || args.has("--beam")))
+        throw cli::UsageError("--new-tokens and --beam apply to --src only");
+    BenchSettings settings;
+    settings.repeat = args.intValue("--repeat", 5, 1, 10000);
+    settings.warmup = args.intValue("--warmup", 1, 0, 10000);
+    const int requestedThreads = args.intValue("--threads", 1, 1, 1024);
+    // The core computes on the calling thread only (Eigen is built with EIGEN_DONT_PARALLELIZE).
+    settings.threads = 1;
+    if (requestedThreads != 1)
+        std::cerr << "note: --threads " << requestedThreads << " ignored; the engine runs on one thread\n";
+
+    const std::string taskName = image ? "vision" : "translation";
+    const auto* task = std::find_if(std::begin(kTasks), std::end(kTasks), [&](const Task& t) { return t.name == taskName; });
+    const BenchRun run = task->fn(args, settings);
+    Json out = {{"task", taskName},
+                {"threads", settings.threads},
+                {"repeat", settings.repeat},
+                {"median_ms", median(run.totalMs)},
+                {"min_ms", *std::min_element(run.totalMs.begin(), run.totalMs.end())},
+                {"max_ms", *std::max_element(run.totalMs.begin(), run.totalMs.end())}};
+    out.update(run.extra);
+    std::cout << out.dump() << "\n";
+    return 0;
+}
+
+const cli::Registration reg{"bench",
+                            "[--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N]) [--repeat N] "
+                            "[--warmup N] [--threads N]",
+                            "time a run with every head captured; prints one JSON object", &runBench};
+
+} // namespace

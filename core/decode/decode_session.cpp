@@ -1,0 +1,375 @@
+#include "core/decode/decode_session.h"
+
+#include "core/util/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace attnlens {
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// log_softmax in float with a double-precision sum (matches torch to ~1e-7).
+std::vector<float> logSoftmax(const std::vector<float>& x) {
+    const float mx = *std::max_element(x.begin(), x.end());
+    double sum = 0.0;
+    for (const float v : x) sum += std::exp(static_cast<double>(v - mx));
+    const float lse = mx + static_cast<float>(std::log(sum));
+    std::vector<float> out(x.size());
+    for (size_t i = 0; i < x.size(); ++i) out[i] = x[i] - lse;
+    return out;
+}
+
+} // namespace
+
+DecodeSession::DecodeSession(std::shared_ptr<const MarianModel> model, std::shared_ptr<const MarianTokenizer> tokenizer,
+                             const std::string& source, DecodeOptions options)
+    : m_model(std::move(model)), m_tokenizer(std::move(tokenizer)), m_sourceText(source) {
+    if (!m_model) throw Error("decode session: no model");
+    if (!m_tokenizer) throw Error("decode session: no tokenizer");
+    m_source = m_tokenizer->encode(source);
+    init(std::move(options));
+}
+
+DecodeSession::DecodeSession(std::shared_ptr<const MarianModel> model, std::shared_ptr<const MarianTokenizer> tokenizer,
+                             MarianEncoding source, DecodeOptions options, std::string sourceText)
+    : m_model(std::move(model)), m_tokenizer(std::move(tokenizer)), m_sourceText(std::move(sourceText)),
+      m_source(std::move(source)) {
+    if (!m_model) throw Error("decode session: no model");
+    init(std::move(options));
+}
+
+void DecodeSession::init(DecodeOptions options) {
+    m_options = std::move(options);
+    const MarianConfig& c = m_model->config();
+    const MarianGenerationConfig& g = c.generation;
+    m_numBeams = m_options.numBeams.value_or(g.numBeams);
+    if (m_numBeams < 1 || m_numBeams > 64) throw Error("num_beams must be between 1 and 64, got " + std::to_string(m_numBeams));
+    int maxNew = m_options.maxNewTokens ? *m_options.maxNewTokens : (g.maxNewTokens ? *g.maxNewTokens : g.maxLength - 1);
+    if (maxNew < 1) throw Error("max_new_tokens must be at least 1, got " + std::to_string(maxNew));
+    // Decoder positions run up to max_length - 2; the position table has max_position_embeddings rows.
+    maxNew = static_cast<int>(std::min<int64_t>(maxNew, c.maxPositions));
+    m_maxLength = 1 + maxNew;
+    m_lengthPenalty = m_options.lengthPenalty.value_or(g.lengthPenalty);
+    m_earlyStopping = m_options.earlyStopping.value_or(g.earlyStopping);
+    m_eos = g.eosTokenId;
+    m_forcedEos = g.forcedEosTokenId;
+    m_banned.clear();
+    for (const auto& words : g.badWordsIds)
+        if (words.size() == 1 && words[0] >= 0 && words[0] < c.decoderVocabSize) m_banned.push_back(words[0]);
+    if (m_options.topK < 0) m_options.topK = 0;
+    if (m_source.ids.size() != m_source.pieces.size() && !m_source.pieces.empty())
+        throw Error("decode session: source pieces and ids differ in length");
+    m_encoder = m_model->encode(m_source.ids, m_options.captureAttention);
+    reset();
+}
+
+void DecodeSession::reset() {
+    m_nodes.clear();
+    m_nodeKv.clear();
+    m_live.clear();
+    m_hyps.clear();
+    m_history.clear();
+    m_worst = 1e9f;
+    m_done = false;
+    m_result = -1;
+    BeamNode root;
+    root.token = m_model->config().generation.decoderStartTokenId;
+    m_nodes.push_back(root);
+    m_nodeKv.emplace_back();
+    // HF starts num_beams copies of the start token, all but the first with score -1e9.
+    for (int b = 0; b < m_numBeams; ++b) m_live.push_back({0, b == 0 ? 0.0f : -1e9f, m_model->newCache()});
+}
+
+DecodeSession::Expansion DecodeSession::expand(const Live& live, int curLen) {
+    Expansion e;
+    e.cache = live.cache;
+    MarianStepOutput out =
+        m_model->decodeStep(m_nodes[live.node].token, m_encoder, e.cache, m_options.captureAttention);
+    if (m_nodeKv[live.node].empty()) m_nodeKv[live.node] = m_model->cacheRow(e.cache, e.cache.length() - 1);
+    e.selfAttention = std::move(out.selfAttention);
+    e.crossAttention = std::move(out.crossAttention);
+    e.logits = std::move(out.logits);
+    e.logprobs = logSoftmax(e.logits);
+    // logits processors, in HF's order: bad words, then forced eos
+    for (const int id : m_banned) {
+        e.logits[id] = kNegInf;
+        e.logprobs[id] = kNegInf;
+    }
+    if (m_forcedEos && curLen == m_maxLength - 1) {
+        std::fill(e.logits.begin(), e.logits.end(), kNegInf);
+        std::fill(e.logprobs.begin(), e.logprobs.end(), kNegInf);
+        e.logits[*m_forcedEos] = 0.0f;
+        e.logprobs[*m_forcedEos] = 0.0f;
+    }
+    // top-k candidates for display
+    const int V = static_cast<int>(e.logprobs.size());
+    const int k = std::min(m_options.topK, V);
+    std::vector<int> idx(V);
+    std::iota(idx.begin(), idx.end(), 0);
+    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int a, int b) {
+        return e.logprobs[a] > e.logprobs[b] || (e.logprobs[a] == e.logprobs[b] && a < b);
+    });
+    for (int i = 0; i < k; ++i) {
+        const float lp = e.logprobs[idx[i]];
+        if (!std::isfinite(lp)) break;
+        e.candidates.push_back({idx[i], m_tokenizer ? m_tokenizer->idToPiece(idx[i]) : std::string(), lp, std::exp(lp)});
+    }
+    return e;
+}
+
+int DecodeSession::addNode(int parent, int token, float logprob, float score, const Expansion& e) {
+    BeamNode n;
+    n.id = static_cast<int>(m_nodes.size());
+    n.parent = parent;
+    n.token = token;
+    n.depth = m_nodes[parent].depth + 1;
+    n.step = n.depth - 1;
+    n.logprob = logprob;
+    n.score = score;
+    n.finished = token == m_eos;
+    n.selfAttention = e.selfAttention;
+    n.crossAttention = e.crossAttention;
+    n.candidates = e.candidates;
+    m_nodes.push_back(std::move(n));
+    m_nodeKv.emplace_back();
+    return m_nodes.back().id;
+}
+
+bool DecodeSession::step() {
+    if (m_done) return false;
+    Snapshot snap;
+    snap.nodeCount = m_nodes.size();
+    for (const auto& l : m_live) snap.live.emplace_back(l.node, l.score);
+    snap.hyps = m_hyps;
+    snap.worst = m_worst;
+    snap.done = m_done;
+    snap.result = m_result;
+    if (m_numBeams == 1) stepGreedy();
+    else stepBeam();
+    m_history.push_back(std::move(snap));
+    return true;
+}
+
+void DecodeSession::stepGreedy() {
+    Live& live = m_live.front();
+    const int curLen = m_nodes[live.node].depth + 1;
+    Expansion e = expand(live, curLen);
+    const int token = static_cast<int>(std::max_element(e.logits.begin(), e.logits.end()) - e.logits.begin());
+    const int node = addNode(live.node, token, e.logprobs[token], live.score + e.logprobs[token], e);
+    live.node = node;
+    live.score = m_nodes[node].score;
+    live.cache = std::move(e.cache);
+    m_nodes[node].finalScore = m_nodes[node].score;
+    if (token == m_eos || curLen + 1 >= m_maxLength) {
+        m_done = true;
+        m_result = node;
+    }
+}
+
+void DecodeSession::addHyp(int node, float sumLogprobs, int hypLength) {
+    const float score = sumLogprobs / std::pow(static_cast<float>(hypLength), m_lengthPenalty);
+    m_nodes[node].finalScore = score;
+    if (static_cast<int>(m_hyps.size()) < m_numBeams || score > m_worst) {
+        m_hyps.push_back({node, score});
+        if (static_cast<int>(m_hyps.size()) > m_numBeams) {
+            std::vector<std::pair<float, int>> order;
+            for (int i = 0; i < static_cast<int>(m_hyps.size()); ++i) order.emplace_back(m_hyps[i].score, i);
+            std::sort(order.begin(), order.end());
+            m_hyps.erase(m_hyps.begin() + order[0].second);
+            m_worst = order[1].first;
+        } else {
+            m_worst = std::min(score, m_worst);
+        }
+    }
+}
+
+bool DecodeSession::isDone(float bestSum, int curLen) const {
+    if (static_cast<int>(m_hyps.size()) < m_numBeams) return false;
+    switch (m_earlyStopping) {
+    case EarlyStopping::True:
+        return true;
+    case EarlyStopping::False:
+        return m_worst >= bestSum / std::pow(static_cast<float>(curLen), m_lengthPenalty);
+    case EarlyStopping::Never: {
+        const float denom = m_lengthPenalty > 0.0f ? static_cast<float>(m_maxLength) : static_cast<float>(curLen);
+        return m_worst >= bestSum / std::pow(denom, m_lengthPenalty);
+    }
+    }
+    return false;
+}
+
+void DecodeSession::stepBeam() {
+    const int nb = m_numBeams;
+    const int curLen = m_nodes[m_live.front().node].depth + 1;
+    // expand each distinct live node once (at the first step all beams share the root)
+    std::vector<Expansion> expansions;
+    std::vector<int> expansionOf(m_live.size());
+    for (size_t b = 0; b < m_live.size(); ++b) {
+        int found = -1;
+        for (size_t a = 0; a < b; ++a)
+            if (m_live[a].node == m_live[b].node) found = expansionOf[a];
+        if (found < 0) {
+            expansions.push_back(expand(m_live[b], curLen));
+            found = static_cast<int>(expansions.size()) - 1;
+        }
+        expansionOf[b] = found;
+    }
+    const int V = static_cast<int>(expansions.front().logprobs.size());
+    const int total = nb * V;
+    const auto scoreAt = [&](int i) { return m_live[i / V].score + expansions[expansionOf[i / V]].logprobs[i % V]; };
+    std::vector<float> scores(total);
+    for (int i = 0; i < total; ++i) scores[i] = scoreAt(i);
+    std::vector<int> idx(total);
+    std::iota(idx.begin(), idx.end(), 0);
+    const int k = std::min(2 * nb, total);
+    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                      [&](int a, int b) { return scores[a] > scores[b] || (scores[a] == scores[b] && a < b); });
+
+    std::vector<Live> next;
+    for (int rank = 0; rank < k; ++rank) {
+        const int i = idx[rank];
+        const int src = i / V, token = i % V;
+        const Expansion& e = expansions[expansionOf[src]];
+        if (token == m_eos) {
+            if (rank >= nb) continue;
+            const int node = addNode(m_live[src].node, token, e.logprobs[token], scores[i], e);
+            addHyp(node, scores[i], curLen);
+        } else {
+            const int node = addNode(m_live[src].node, token, e.logprobs[token], scores[i], e);
+            next.push_back({node, scores[i], e.cache});
+        }
+        if (static_cast<int>(next.size()) == nb) break;
+    }
+    const bool done = isDone(scores[idx[0]], curLen);
+    m_live = std::move(next);
+    if (done) {
+        m_done = true;
+    } else if (curLen + 1 >= m_maxLength) {
+        m_done = true;
+        for (const Live& l : m_live) addHyp(l.node, l.score, curLen + 1);
+    }
+    if (m_done) finalize();
+}
+
+void DecodeSession::finalize() {
+    if (m_numBeams == 1) return;
+    int best = -1;
+    float bestScore = 0.0f;
+    for (const Hyp& h : m_hyps) // ties: the later hypothesis wins (Python's stable sort + pop())
+        if (best < 0 || h.score >= bestScore) best = h.node, bestScore = h.score;
+    m_result = best;
+}
+
+MarianDecoderCache DecodeSession::rebuildCache(int node) const {
+    MarianDecoderCache cache = m_model->newCache();
+    std::vector<int> chain;
+    for (int n = m_nodes[node].parent; n >= 0; n = m_nodes[n].parent) chain.push_back(n);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) m_model->appendCacheRow(cache, m_nodeKv[*it]);
+    return cache;
+}
+
+bool DecodeSession::back() {
+    if (m_history.empty()) return false;
+    Snapshot snap = std::move(m_history.back());
+    m_history.pop_back();
+    m_nodes.resize(snap.nodeCount);
+    m_nodeKv.resize(snap.nodeCount);
+    m_live.clear();
+    for (const auto& [node, score] : snap.live) m_live.push_back({node, score, rebuildCache(node)});
+    // K/V rows recorded during the undone step belong to nodes that are now unexpanded again
+    for (const auto& l : m_live) m_nodeKv[l.node].clear();
+    m_hyps = std::move(snap.hyps);
+    m_worst = snap.worst;
+    m_done = snap.done;
+    m_result = snap.result;
+    return true;
+}
+
+void DecodeSession::run(const Callbacks& callbacks) {
+    const int total = m_maxLength - 1;
+    while (!m_done) {
+        callbacks.checkCancel();
+        step();
+        callbacks.report(m_done ? 1.0 : static_cast<double>(stepCount()) / total, "step " + std::to_string(stepCount()));
+    }
+}
+
+int DecodeSession::bestNode() const {
+    if (m_done && m_result >= 0) return m_result;
+    return m_live.empty() ? 0 : m_live.front().node;
+}
+
+std::vector<int> DecodeSession::pathTo(int node) const {
+    if (node < 0 || node >= static_cast<int>(m_nodes.size())) throw Error("decode session: no node " + std::to_string(node));
+    std::vector<int> path;
+    for (int n = node; n > 0; n = m_nodes[n].parent) path.push_back(n);
+    std::reverse(path.begin(), path.end());
+    return path;
+}
+
+std::vector<int> DecodeSession::tokens() const {
+    std::vector<int> ids;
+    for (const int n : pathTo(bestNode())) ids.push_back(m_nodes[n].token);
+    return ids;
+}
+
+std::vector<TokenCandidate> DecodeSession::currentCandidates() const {
+    const int n = bestNode();
+    return n > 0 ? m_nodes[n].candidates : std::vector<TokenCandidate>{};
+}
+
+std::vector<int> DecodeSession::liveBeams() const {
+    std::vector<int> ids;
+    if (m_done) return ids;
+    for (const Live& l : m_live) ids.push_back(l.node);
+    return ids;
+}
+
+std::vector<int> DecodeSession::finishedHypotheses() const {
+    std::vector<int> ids;
+    for (const Hyp& h : m_hyps) ids.push_back(h.node);
+    return ids;
+}
+
+std::shared_ptr<const TranslationTrace> DecodeSession::trace(std::optional<int> node) const {
+    const int last = node.value_or(bestNode());
+    const std::vector<int> path = pathTo(last);
+    auto t = std::make_shared<TranslationTrace>();
+    t->source = m_sourceText;
+    t->sourceTokens = m_source.pieces;
+    t->sourceIds = m_source.ids;
+    t->finished = m_done && last == bestNode();
+    t->score = last > 0 ? (m_nodes[last].finished || m_numBeams == 1 ? m_nodes[last].finalScore : m_nodes[last].score) : 0.0f;
+    t->encoderAttention = m_encoder.selfAttention;
+    const int64_t T = static_cast<int64_t>(path.size());
+    const int64_t S = m_encoder.length;
+    const int L = m_model->config().decoderLayers, H = m_model->config().decoderHeads;
+    if (m_options.captureAttention) {
+        t->decoderAttention = Tensor({L, H, T, T});
+        t->crossAttention = Tensor({L, H, T, S});
+    }
+    for (int64_t q = 0; q < T; ++q) {
+        const BeamNode& n = m_nodes[path[q]];
+        t->targetIds.push_back(n.token);
+        t->targetTokens.push_back(m_tokenizer ? m_tokenizer->idToPiece(n.token) : std::string());
+        t->tokenLogprobs.push_back(n.logprob);
+        t->candidates.push_back(n.candidates);
+        if (!m_options.captureAttention) continue;
+        for (int l = 0; l < L; ++l)
+            for (int h = 0; h < H; ++h) {
+                const float* selfRow = n.selfAttention.data() + (static_cast<int64_t>(l) * H + h) * (q + 1);
+                std::copy(selfRow, selfRow + q + 1, t->decoderAttention.data() + ((static_cast<int64_t>(l) * H + h) * T + q) * T);
+                const float* crossRow = n.crossAttention.data() + (static_cast<int64_t>(l) * H + h) * S;
+                std::copy(crossRow, crossRow + S, t->crossAttention.data() + ((static_cast<int64_t>(l) * H + h) * T + q) * S);
+            }
+    }
+    if (m_tokenizer) t->translation = m_tokenizer->decode(t->targetIds);
+    return t;
+}
+
+} // namespace attnlens

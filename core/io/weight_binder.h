@@ -1,0 +1,43 @@
+#pragma once
+// WeightBinder: resolves checkpoint tensors by name into typed members at load time and collects
+// every problem (missing tensor, wrong shape, unloadable dtype) so that the loader can report them
+// all in ONE error instead of stopping at the first.
+//
+//   WeightBinder bind(file);
+//   layer.q.weight = bind.require("model.encoder.layers.0.self_attn.q_proj.weight", {d, d});
+//   Tensor bias = bind.optional("final_logits_bias", {1, v});   // empty if absent
+//   bind.finish("'" + dir + "'");   // throws attnlens::Error listing every problem, if any
+//
+// F32 tensors stay zero-copy views on the memory-mapped file (SafeTensorsFile::load); F16/BF16 are
+// converted to float32 once, here.
+
+#include "core/io/safetensors.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnlens {
+
+class WeightBinder {
+public:
+    explicit WeightBinder(const SafeTensorsFile& file) : m_file(file) {}
+
+    // The tensor `name` with exactly `shape`; on a problem records it and returns an empty Tensor.
+    Tensor require(const std::string& name, const Shape& shape);
+    // Like require() but absence is not a problem (returns an empty Tensor).
+    Tensor optional(const std::string& name, const Shape& shape);
+    bool has(std::string_view name) const { return m_file.contains(name); }
+
+    const std::vector<std::string>& problems() const { return m_problems; }
+    // Throws attnlens::Error("<context>: N weight problem(s): ...; ...") if any problem was recorded.
+    void finish(const std::string& context) const;
+
+private:
+    Tensor loadChecked(const TensorInfo& info, const Shape& shape);
+
+    const SafeTensorsFile& m_file;
+    std::vector<std::string> m_problems;
+};
+
+} // namespace attnlens

@@ -1,0 +1,84 @@
+#include "core/layers/multi_head_attention.h"
+
+#include "core/ops/nn.h"
+#include "core/util/error.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace attnlens {
+
+void KvCache::append(const RowMatrix& k, const RowMatrix& v) {
+    const int64_t need = length + k.rows();
+    if (keys.rows() < need || keys.cols() != k.cols()) {
+        const int64_t capacity = std::max<int64_t>(need, std::max<int64_t>(16, keys.rows() * 2));
+        RowMatrix nk(capacity, k.cols()), nv(capacity, v.cols());
+        if (length > 0 && keys.cols() == k.cols()) {
+            nk.topRows(length) = keys.topRows(length);
+            nv.topRows(length) = values.topRows(length);
+        }
+        keys.swap(nk);
+        values.swap(nv);
+    }
+    keys.middleRows(length, k.rows()) = k;
+    values.middleRows(length, v.rows()) = v;
+    length = need;
+}
+
+MultiHeadAttention::MultiHeadAttention(LinearWeights q, LinearWeights k, LinearWeights v, LinearWeights out,
+                                       int heads)
+    : m_q(std::move(q)), m_k(std::move(k)), m_v(std::move(v)), m_out(std::move(out)), m_heads(heads) {
+    m_dim = m_q.weight.empty() ? 0 : m_q.weight.dim(0);
+    if (heads <= 0 || m_dim % heads != 0)
+        throw Error("attention: d_model " + std::to_string(m_dim) + " is not divisible by " + std::to_string(heads) +
+                    " heads");
+    m_scale = 1.0f / std::sqrt(static_cast<float>(m_dim / heads));
+}
+
+void MultiHeadAttention::projectQuery(const Eigen::Ref<const RowMatrix>& x, RowMatrix& q) const {
+    linearInto(x, m_q.weight, m_q.bias, q);
+    q *= m_scale;
+}
+
+void MultiHeadAttention::projectKeyValue(const Eigen::Ref<const RowMatrix>& x, RowMatrix& k, RowMatrix& v) const {
+    linearInto(x, m_k.weight, m_k.bias, k);
+    linearInto(x, m_v.weight, m_v.bias, v);
+}
+
+RowMatrix MultiHeadAttention::attend(const RowMatrix& q, const Eigen::Ref<const RowMatrix>& keys,
+                                     const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask,
+                                     float* probs) const {
+    const int64_t n = q.rows();
+    const int64_t m = keys.rows();
+    const int64_t hd = headDim();
+    if (mask && (mask->rows() != n || mask->cols() != m))
+        throw Error("attention: mask is " + std::to_string(mask->rows()) + "x" + std::to_string(mask->cols()) +
+                    ", expected " + std::to_string(n) + "x" + std::to_string(m));
+    RowMatrix context(n, m_dim); // [n, D]
+    RowMatrix scores(n, m);      // [query, key] of one head
+    for (int h = 0; h < m_heads; ++h) {
+        scores.noalias() = q.middleCols(h * hd, hd) * keys.middleCols(h * hd, hd).transpose(); // [n, m]
+        if (mask) scores += *mask;
+        softmaxRowsInPlace(scores);
+        if (probs) std::memcpy(probs + h * n * m, scores.data(), sizeof(float) * static_cast<size_t>(n * m));
+        context.middleCols(h * hd, hd).noalias() = scores * values.middleCols(h * hd, hd); // [n, hd]
+    }
+    return linear(context, m_out.weight, m_out.bias); // [n, D]
+}
+
+RowMatrix MultiHeadAttention::forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask,
+                                      float* probs) const {
+    RowMatrix q, k, v;
+    projectQuery(x, q);
+    projectKeyValue(kv, k, v);
+    return attend(q, k, v, mask, probs);
+}
+
+RowMatrix causalMask(int64_t n, int64_t offset) {
+    RowMatrix mask = RowMatrix::Zero(n, offset + n); // [query, key]
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = offset + i + 1; j < offset + n; ++j) mask(i, j) = MultiHeadAttention::kMaskValue;
+    return mask;
+}
+
+} // namespace attnlens

@@ -1,0 +1,74 @@
+#pragma once
+// MultiHeadAttention (layers/ level: owns its weights): BART/Marian-style attention with the query
+// pre-scaled by head_dim^-0.5 (bias included) before Q·Kᵀ, an optional additive float mask, a
+// key/value cache, and opt-in capture of the post-softmax probabilities of every head.
+//
+// Shapes: x [n, D] queries, keys/values [m, D] (already projected), heads concatenated in head order.
+// Captured probabilities are written as [heads, n, m] (row-major) into caller-provided memory; each
+// row sums to 1, masked keys get exactly 0 (the mask value is float32's lowest, as in HF).
+
+#include "core/tensor/tensor.h"
+
+namespace attnlens {
+
+struct LinearWeights {
+    Tensor weight; // [out, in]
+    Tensor bias;   // [out] (may be empty)
+};
+
+struct LayerNormWeights {
+    Tensor weight; // [D]
+    Tensor bias;   // [D]
+};
+
+// Keys and values of one attention layer for the tokens seen so far; rows [0, length) are valid.
+// Copyable (beam search copies a parent's cache); capacity grows geometrically.
+struct KvCache {
+    RowMatrix keys;   // [capacity, D]
+    RowMatrix values; // [capacity, D]
+    int64_t length = 0;
+
+    void append(const RowMatrix& k, const RowMatrix& v); // k, v [n, D]
+    void truncate(int64_t newLength) { length = std::min(length, newLength); }
+    void clear() { length = 0; }
+};
+
+class MultiHeadAttention {
+public:
+    // The additive value HF uses for masked positions (torch.finfo(float32).min).
+    static constexpr float kMaskValue = -3.4028234663852886e38f;
+
+    MultiHeadAttention() = default;
+    MultiHeadAttention(LinearWeights q, LinearWeights k, LinearWeights v, LinearWeights out, int heads);
+
+    int heads() const { return m_heads; }
+    int64_t dim() const { return m_dim; }
+    int64_t headDim() const { return m_dim / m_heads; }
+
+    // q = (x·Wqᵀ + bq) · head_dim^-0.5      x [n, D] -> q [n, D]
+    void projectQuery(const Eigen::Ref<const RowMatrix>& x, RowMatrix& q) const;
+    // k = x·Wkᵀ + bk, v = x·Wvᵀ + bv        x [m, D] -> k, v [m, D]
+    void projectKeyValue(const Eigen::Ref<const RowMatrix>& x, RowMatrix& k, RowMatrix& v) const;
+
+    // Attention of projected queries over projected keys/values, then out_proj.
+    //   q [n, D], keys/values [m, D], mask: additive [n, m] or nullptr,
+    //   probs: nullptr or room for [heads, n, m] floats (filled with the post-softmax weights).
+    // Returns [n, D].
+    RowMatrix attend(const RowMatrix& q, const Eigen::Ref<const RowMatrix>& keys,
+                     const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask, float* probs) const;
+
+    // Convenience: full attention of x over kv (self-attention when kv is x) without a cache.
+    RowMatrix forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask, float* probs) const;
+
+private:
+    LinearWeights m_q, m_k, m_v, m_out;
+    int m_heads = 1;
+    int64_t m_dim = 0;
+    float m_scale = 1.0f;
+};
+
+// Causal additive mask for n queries at absolute positions [offset, offset + n) over offset + n keys:
+// key j > query position is kMaskValue, else 0.   -> [n, offset + n]
+RowMatrix causalMask(int64_t n, int64_t offset);
+
+} // namespace attnlens

@@ -1,0 +1,41 @@
+#include "core/layers/transformer_layers.h"
+
+namespace attnlens {
+
+RowMatrix FeedForward::forward(const RowMatrix& x) const {
+    RowMatrix h = linear(x, fc1.weight, fc1.bias); // [n, F]
+    applyActivationInPlace(h, activation);
+    return linear(h, fc2.weight, fc2.bias); // [n, D]
+}
+
+void EncoderLayer::forward(RowMatrix& x, const RowMatrix* mask, float* probs) const {
+    x += selfAttention.forward(x, x, mask, probs);
+    layerNormInPlace(x, selfAttentionNorm.weight, selfAttentionNorm.bias, eps);
+    x += ffn.forward(x);
+    layerNormInPlace(x, finalNorm.weight, finalNorm.bias, eps);
+}
+
+void DecoderLayer::forward(RowMatrix& x, KvCache& cache, const RowMatrix& crossKeys, const RowMatrix& crossValues,
+                           const RowMatrix* crossMask, float* selfProbs, float* crossProbs) const {
+    const int64_t n = x.rows();
+    const int64_t offset = cache.length;
+    RowMatrix q, k, v;
+    selfAttention.projectQuery(x, q);
+    selfAttention.projectKeyValue(x, k, v);
+    cache.append(k, v);
+    const int64_t keys = cache.length;
+    RowMatrix mask;
+    if (n > 1) mask = causalMask(n, offset); // [n, keys]
+    x += selfAttention.attend(q, cache.keys.topRows(keys), cache.values.topRows(keys), n > 1 ? &mask : nullptr,
+                              selfProbs);
+    layerNormInPlace(x, selfAttentionNorm.weight, selfAttentionNorm.bias, eps);
+
+    crossAttention.projectQuery(x, q);
+    x += crossAttention.attend(q, crossKeys, crossValues, crossMask, crossProbs);
+    layerNormInPlace(x, crossAttentionNorm.weight, crossAttentionNorm.bias, eps);
+
+    x += ffn.forward(x);
+    layerNormInPlace(x, finalNorm.weight, finalNorm.bias, eps);
+}
+
+} // namespace attnlens

@@ -1,0 +1,50 @@
+#pragma once
+// Post-norm ("normalize_before = false") transformer layers as used by Marian/BART:
+//   encoder:  x = LN1(x + SelfAttn(x));  x = LN2(x + FFN(x))
+//   decoder:  x = LN1(x + CausalSelfAttn(x));  x = LN2(x + CrossAttn(x, enc));  x = LN3(x + FFN(x))
+// FFN(x) = fc2(act(fc1(x))). All activations are [tokens, D].
+
+#include "core/layers/multi_head_attention.h"
+#include "core/ops/nn.h"
+
+namespace attnlens {
+
+struct FeedForward {
+    LinearWeights fc1; // [F, D]
+    LinearWeights fc2; // [D, F]
+    Activation activation = Activation::Gelu;
+
+    RowMatrix forward(const RowMatrix& x) const; // [n, D] -> [n, D]
+};
+
+struct EncoderLayer {
+    MultiHeadAttention selfAttention;
+    LayerNormWeights selfAttentionNorm;
+    FeedForward ffn;
+    LayerNormWeights finalNorm;
+    float eps = 1e-5f;
+
+    // x [S, D] in place; probs: nullptr or room for [heads, S, S]; mask: additive [S, S] or nullptr.
+    void forward(RowMatrix& x, const RowMatrix* mask, float* probs) const;
+};
+
+struct DecoderLayer {
+    MultiHeadAttention selfAttention;
+    LayerNormWeights selfAttentionNorm;
+    MultiHeadAttention crossAttention;
+    LayerNormWeights crossAttentionNorm;
+    FeedForward ffn;
+    LayerNormWeights finalNorm;
+    float eps = 1e-5f;
+
+    // x [n, D]: n new tokens at positions [cache.length, cache.length + n), in place. Their keys and
+    // values are appended to `cache`; a causal mask is applied when n > 1.
+    //   crossKeys/crossValues [S, D]: encoder output projected by this layer's cross attention
+    //   crossMask: additive [n, S] or nullptr (source padding)
+    //   selfProbs: nullptr or room for [heads, n, cache.length + n]
+    //   crossProbs: nullptr or room for [heads, n, S]
+    void forward(RowMatrix& x, KvCache& cache, const RowMatrix& crossKeys, const RowMatrix& crossValues,
+                 const RowMatrix* crossMask, float* selfProbs, float* crossProbs) const;
+};
+
+} // namespace attnlens

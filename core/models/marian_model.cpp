@@ -1,0 +1,326 @@
+#include "core/models/marian_model.h"
+
+#include "core/io/json_file.h"
+#include "core/io/model_folder.h"
+#include "core/io/safetensors.h"
+#include "core/io/weight_binder.h"
+#include "core/ops/nn.h"
+#include "core/util/error.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace attnlens {
+
+namespace {
+
+void readGeneration(const JsonConfig& cfg, MarianGenerationConfig& gen) {
+    gen.numBeams = cfg.value<int>("num_beams", gen.numBeams);
+    gen.lengthPenalty = cfg.value<float>("length_penalty", gen.lengthPenalty);
+    gen.maxLength = cfg.value<int>("max_length", gen.maxLength);
+    if (cfg.has("max_new_tokens")) gen.maxNewTokens = cfg.get<int>("max_new_tokens");
+    if (cfg.has("early_stopping")) {
+        const Json& es = cfg.json()["early_stopping"];
+        if (es.is_boolean()) gen.earlyStopping = es.get<bool>() ? EarlyStopping::True : EarlyStopping::False;
+        else if (es.is_string() && es.get<std::string>() == "never") gen.earlyStopping = EarlyStopping::Never;
+        else throw Error(cfg.path().string() + ": 'early_stopping' must be true, false or \"never\"");
+    }
+    if (cfg.has("bad_words_ids")) gen.badWordsIds = cfg.get<std::vector<std::vector<int>>>("bad_words_ids");
+    if (cfg.has("forced_eos_token_id")) {
+        const Json& f = cfg.json()["forced_eos_token_id"];
+        if (f.is_array()) { // a list is allowed by HF; we force the first
+            if (!f.empty()) gen.forcedEosTokenId = f[0].get<int>();
+        } else {
+            gen.forcedEosTokenId = cfg.get<int>("forced_eos_token_id");
+        }
+    }
+    gen.decoderStartTokenId = cfg.value<int>("decoder_start_token_id", gen.decoderStartTokenId);
+    gen.eosTokenId = cfg.value<int>("eos_token_id", gen.eosTokenId);
+    if (cfg.has("pad_token_id")) gen.padTokenId = cfg.get<int>("pad_token_id");
+    if (gen.numBeams < 1) throw Error(cfg.path().string() + ": 'num_beams' must be at least 1");
+    if (gen.maxLength < 2) throw Error(cfg.path().string() + ": 'max_length' must be at least 2");
+}
+
+} // namespace
+
+MarianConfig MarianConfig::fromFolder(const std::filesystem::path& dir) {
+    const JsonConfig cfg(dir / "config.json");
+    MarianConfig c;
+    const auto type = cfg.value<std::string>("model_type", "");
+    if (type != "marian")
+        throw Error(cfg.path().string() + ": model_type is '" + type + "', expected 'marian'");
+    c.dModel = cfg.value<int64_t>("d_model", c.dModel);
+    c.encoderLayers = cfg.value<int>("encoder_layers", c.encoderLayers);
+    c.decoderLayers = cfg.value<int>("decoder_layers", c.decoderLayers);
+    c.encoderHeads = cfg.value<int>("encoder_attention_heads", c.encoderHeads);
+    c.decoderHeads = cfg.value<int>("decoder_attention_heads", c.decoderHeads);
+    c.encoderFfn = cfg.value<int64_t>("encoder_ffn_dim", c.encoderFfn);
+    c.decoderFfn = cfg.value<int64_t>("decoder_ffn_dim", c.decoderFfn);
+    c.vocabSize = cfg.value<int64_t>("vocab_size", c.vocabSize);
+    c.decoderVocabSize = cfg.value<int64_t>("decoder_vocab_size", c.vocabSize);
+    c.maxPositions = cfg.value<int64_t>("max_position_embeddings", c.maxPositions);
+    c.scaleEmbedding = cfg.value<bool>("scale_embedding", c.scaleEmbedding);
+    c.shareEmbeddings = cfg.value<bool>("share_encoder_decoder_embeddings", c.shareEmbeddings);
+    c.activationName = cfg.value<std::string>("activation_function", c.activationName);
+    try {
+        c.activation = parseActivation(c.activationName);
+    } catch (const Error& e) {
+        throw Error(cfg.path().string() + ": " + e.what());
+    }
+    c.eosTokenId = cfg.value<int>("eos_token_id", c.eosTokenId);
+    c.padTokenId = cfg.value<int>("pad_token_id", c.padTokenId);
+    c.decoderStartTokenId = cfg.value<int>("decoder_start_token_id", c.decoderStartTokenId);
+
+    const auto positive = [&](int64_t v, const char* key) {
+        if (v <= 0) throw Error(cfg.path().string() + ": '" + key + "' must be positive, found " + std::to_string(v));
+    };
+    positive(c.dModel, "d_model");
+    positive(c.encoderLayers, "encoder_layers");
+    positive(c.decoderLayers, "decoder_layers");
+    positive(c.encoderHeads, "encoder_attention_heads");
+    positive(c.decoderHeads, "decoder_attention_heads");
+    positive(c.encoderFfn, "encoder_ffn_dim");
+    positive(c.decoderFfn, "decoder_ffn_dim");
+    positive(c.vocabSize, "vocab_size");
+    positive(c.decoderVocabSize, "decoder_vocab_size");
+    positive(c.maxPositions, "max_position_embeddings");
+    if (c.dModel % c.encoderHeads != 0 || c.dModel % c.decoderHeads != 0)
+        throw Error(cfg.path().string() + ": d_model " + std::to_string(c.dModel) +
+                    " is not divisible by the number of attention heads");
+    const auto tokenInRange = [&](int id, int64_t vocab, const char* key) {
+        if (id < 0 || id >= vocab)
+            throw Error(cfg.path().string() + ": '" + key + "' " + std::to_string(id) + " is outside the vocabulary [0, " +
+                        std::to_string(vocab) + ")");
+    };
+    tokenInRange(c.eosTokenId, c.decoderVocabSize, "eos_token_id");
+    tokenInRange(c.decoderStartTokenId, c.decoderVocabSize, "decoder_start_token_id");
+
+    // Generation: generation_config.json replaces the model config's generation keys, as in HF.
+    c.generation.decoderStartTokenId = c.decoderStartTokenId;
+    c.generation.eosTokenId = c.eosTokenId;
+    c.generation.padTokenId = c.padTokenId;
+    std::error_code ec;
+    const auto genPath = dir / "generation_config.json";
+    if (std::filesystem::exists(genPath, ec)) readGeneration(JsonConfig(genPath), c.generation);
+    else readGeneration(cfg, c.generation);
+    return c;
+}
+
+std::shared_ptr<const MarianModel> MarianModel::load(const std::filesystem::path& dir, const Callbacks& callbacks) {
+    callbacks.report(0.0, "reading config");
+    const ModelFolderInfo folder = inspectModelFolder(dir);
+    auto model = std::make_shared<MarianModel>();
+    model->m_dir = dir;
+    model->m_config = MarianConfig::fromFolder(dir);
+    const MarianConfig& c = model->m_config;
+    const int64_t D = c.dModel, V = c.vocabSize, Vd = c.decoderVocabSize;
+
+    callbacks.report(0.1, "mapping weights");
+    const SafeTensorsFile file = SafeTensorsFile::open(folder.weights);
+    WeightBinder bind(file);
+
+    // Embeddings: every accepted layout of the tied group (hf-architectures.md).
+    if (c.shareEmbeddings && V != Vd)
+        throw Error(folder.dir.string() + "/config.json: share_encoder_decoder_embeddings is true but vocab_size " +
+                    std::to_string(V) + " differs from decoder_vocab_size " + std::to_string(Vd));
+    if (bind.has("model.shared.weight")) {
+        const Tensor shared = bind.require("model.shared.weight", {V, D});
+        model->m_encoderEmbed = shared;
+        if (c.shareEmbeddings) {
+            model->m_decoderEmbed = shared;
+            model->m_lmHead = shared;
+        }
+    }
+    if (!c.shareEmbeddings || model->m_encoderEmbed.empty()) {
+        // encoder/decoder embeddings stored under their own names (unshared, or older files)
+        if (model->m_encoderEmbed.empty())
+            model->m_encoderEmbed = bind.require("model.encoder.embed_tokens.weight", {V, D});
+        if (c.shareEmbeddings) {
+            model->m_decoderEmbed = bind.optional("model.decoder.embed_tokens.weight", {Vd, D});
+            if (model->m_decoderEmbed.empty()) model->m_decoderEmbed = model->m_encoderEmbed;
+        } else {
+            model->m_decoderEmbed = bind.require("model.decoder.embed_tokens.weight", {Vd, D});
+        }
+        model->m_lmHead = bind.optional("lm_head.weight", {Vd, D});
+        if (model->m_lmHead.empty()) model->m_lmHead = model->m_decoderEmbed;
+    } else {
+        // shared present: duplicates under the other names are accepted (their shapes are checked)
+        bind.optional("model.encoder.embed_tokens.weight", {V, D});
+        bind.optional("model.decoder.embed_tokens.weight", {Vd, D});
+        bind.optional("lm_head.weight", {Vd, D});
+    }
+    model->m_finalLogitsBias = bind.optional("final_logits_bias", {1, Vd});
+    if (model->m_finalLogitsBias.empty()) model->m_finalLogitsBias = Tensor({Vd});
+    else model->m_finalLogitsBias = model->m_finalLogitsBias.reshaped({Vd});
+    // Position tables are computed; a stored copy is only checked for its shape.
+    bind.optional("model.encoder.embed_positions.weight", {c.maxPositions, D});
+    bind.optional("model.decoder.embed_positions.weight", {c.maxPositions, D});
+
+    const auto linearW = [&](const std::string& p, int64_t out, int64_t in) {
+        return LinearWeights{bind.require(p + ".weight", {out, in}), bind.require(p + ".bias", {out})};
+    };
+    const auto norm = [&](const std::string& p) {
+        return LayerNormWeights{bind.require(p + ".weight", {D}), bind.require(p + ".bias", {D})};
+    };
+    const auto attention = [&](const std::string& p, int heads) {
+        auto q = linearW(p + ".q_proj", D, D);
+        auto k = linearW(p + ".k_proj", D, D);
+        auto v = linearW(p + ".v_proj", D, D);
+        auto o = linearW(p + ".out_proj", D, D);
+        if (q.weight.empty()) q.weight = Tensor({D, D}); // keep construction valid; the error is recorded
+        return MultiHeadAttention(q, k, v, o, heads);
+    };
+    for (int i = 0; i < c.encoderLayers; ++i) {
+        const std::string p = "model.encoder.layers." + std::to_string(i);
+        EncoderLayer layer;
+        layer.selfAttention = attention(p + ".self_attn", c.encoderHeads);
+        layer.selfAttentionNorm = norm(p + ".self_attn_layer_norm");
+        layer.ffn = {linearW(p + ".fc1", c.encoderFfn, D), linearW(p + ".fc2", D, c.encoderFfn), c.activation};
+        layer.finalNorm = norm(p + ".final_layer_norm");
+        layer.eps = c.layerNormEps;
+        model->m_encoderLayers.push_back(std::move(layer));
+    }
+    for (int i = 0; i < c.decoderLayers; ++i) {
+        const std::string p = "model.decoder.layers." + std::to_string(i);
+        DecoderLayer layer;
+        layer.selfAttention = attention(p + ".self_attn", c.decoderHeads);
+        layer.selfAttentionNorm = norm(p + ".self_attn_layer_norm");
+        layer.crossAttention = attention(p + ".encoder_attn", c.decoderHeads);
+        layer.crossAttentionNorm = norm(p + ".encoder_attn_layer_norm");
+        layer.ffn = {linearW(p + ".fc1", c.decoderFfn, D), linearW(p + ".fc2", D, c.decoderFfn), c.activation};
+        layer.finalNorm = norm(p + ".final_layer_norm");
+        layer.eps = c.layerNormEps;
+        model->m_decoderLayers.push_back(std::move(layer));
+    }
+    bind.finish("'" + folder.weights.string() + "'");
+
+    callbacks.report(0.9, "position tables");
+    model->m_embedScale = c.scaleEmbedding ? std::sqrt(static_cast<float>(D)) : 1.0f;
+    model->m_positions = sinusoidalPositions(c.maxPositions, D);
+    for (const auto& info : file.tensors()) model->m_parameterCount += shapeNumel(info.shape);
+    callbacks.report(1.0, "loaded");
+    return model;
+}
+
+RowMatrix MarianModel::embed(std::span<const int> ids, const Tensor& table, int64_t firstPosition, int64_t vocab,
+                             const char* what) const {
+    const int64_t D = m_config.dModel;
+    RowMatrix x(static_cast<Eigen::Index>(ids.size()), D); // [n, D]
+    const auto E = table.matrix();
+    const auto P = m_positions.matrix();
+    for (size_t i = 0; i < ids.size(); ++i) {
+        const int id = ids[i];
+        if (id < 0 || id >= vocab)
+            throw Error(std::string(what) + ": token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                        std::to_string(vocab) + ")");
+        const int64_t pos = firstPosition + static_cast<int64_t>(i);
+        x.row(static_cast<Eigen::Index>(i)) = E.row(id) * m_embedScale + P.row(pos);
+    }
+    return x;
+}
+
+void MarianModel::checkDecoderPosition(int64_t pos) const {
+    if (pos >= m_config.maxPositions)
+        throw Error("decoder: position " + std::to_string(pos) + " exceeds max_position_embeddings " +
+                    std::to_string(m_config.maxPositions));
+}
+
+MarianEncoderOutput MarianModel::encode(std::span<const int> ids, bool captureAttention) const {
+    const int64_t S = static_cast<int64_t>(ids.size());
+    if (S == 0) throw Error("encoder: the input has no tokens");
+    if (S > m_config.maxPositions)
+        throw Error("input too long: " + std::to_string(S) + " tokens, the model accepts at most " +
+                    std::to_string(m_config.maxPositions) + " (max_position_embeddings)");
+    MarianEncoderOutput out;
+    out.length = S;
+    out.states = embed(ids, m_encoderEmbed, 0, m_config.vocabSize, "encoder"); // [S, D]
+    const int L = m_config.encoderLayers, H = m_config.encoderHeads;
+    if (captureAttention) out.selfAttention = Tensor({L, H, S, S});
+    for (int l = 0; l < L; ++l) {
+        float* probs = captureAttention ? out.selfAttention.sub({l}).data() : nullptr;
+        m_encoderLayers[l].forward(out.states, nullptr, probs);
+    }
+    out.crossKeys.resize(m_decoderLayers.size());
+    out.crossValues.resize(m_decoderLayers.size());
+    for (size_t l = 0; l < m_decoderLayers.size(); ++l)
+        m_decoderLayers[l].crossAttention.projectKeyValue(out.states, out.crossKeys[l], out.crossValues[l]);
+    return out;
+}
+
+MarianDecoderCache MarianModel::newCache() const {
+    MarianDecoderCache cache;
+    cache.layers.resize(m_decoderLayers.size());
+    return cache;
+}
+
+MarianStepOutput MarianModel::decodeStep(int token, const MarianEncoderOutput& encoder, MarianDecoderCache& cache,
+                                         bool captureAttention) const {
+    if (cache.layers.size() != m_decoderLayers.size()) cache = newCache();
+    const int64_t t = cache.length();
+    checkDecoderPosition(t);
+    const int64_t S = encoder.length;
+    const int L = m_config.decoderLayers, H = m_config.decoderHeads;
+    const int ids[1] = {token};
+    RowMatrix x = embed(ids, m_decoderEmbed, t, m_config.decoderVocabSize, "decoder"); // [1, D]
+    MarianStepOutput out;
+    if (captureAttention) {
+        out.selfAttention = Tensor({L, H, t + 1});
+        out.crossAttention = Tensor({L, H, S});
+    }
+    for (int l = 0; l < L; ++l) {
+        m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr,
+                                   captureAttention ? out.selfAttention.sub({l}).data() : nullptr,
+                                   captureAttention ? out.crossAttention.sub({l}).data() : nullptr);
+    }
+    RowMatrix logits;
+    linearInto(x, m_lmHead, m_finalLogitsBias, logits); // [1, V_dec]
+    out.logits.assign(logits.data(), logits.data() + logits.size());
+    return out;
+}
+
+MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput,
+                                             const MarianEncoderOutput& encoder) const {
+    const int64_t T = static_cast<int64_t>(decoderInput.size());
+    if (T == 0) throw Error("decoder: no input tokens");
+    checkDecoderPosition(T - 1);
+    const int64_t S = encoder.length;
+    const int L = m_config.decoderLayers, H = m_config.decoderHeads;
+    MarianForcedOutput out;
+    out.selfAttention = Tensor({L, H, T, T});
+    out.crossAttention = Tensor({L, H, T, S});
+    MarianDecoderCache cache = newCache();
+    RowMatrix x = embed(decoderInput, m_decoderEmbed, 0, m_config.decoderVocabSize, "decoder"); // [T, D]
+    for (int l = 0; l < L; ++l)
+        m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr,
+                                   out.selfAttention.sub({l}).data(), out.crossAttention.sub({l}).data());
+    RowMatrix logits;
+    linearInto(x, m_lmHead, m_finalLogitsBias, logits); // [T, V_dec]
+    out.logits = Tensor::fromMatrix(logits);
+    return out;
+}
+
+std::vector<float> MarianModel::cacheRow(const MarianDecoderCache& cache, int64_t pos) const {
+    const int64_t D = m_config.dModel;
+    std::vector<float> row(static_cast<size_t>(cache.layers.size() * 2 * D));
+    for (size_t l = 0; l < cache.layers.size(); ++l) {
+        const auto& c = cache.layers[l];
+        if (pos < 0 || pos >= c.length) throw Error("decoder cache: position " + std::to_string(pos) + " not cached");
+        std::memcpy(row.data() + (2 * l) * D, c.keys.row(pos).data(), sizeof(float) * D);
+        std::memcpy(row.data() + (2 * l + 1) * D, c.values.row(pos).data(), sizeof(float) * D);
+    }
+    return row;
+}
+
+void MarianModel::appendCacheRow(MarianDecoderCache& cache, std::span<const float> row) const {
+    const int64_t D = m_config.dModel;
+    if (cache.layers.size() != m_decoderLayers.size()) cache = newCache();
+    if (static_cast<int64_t>(row.size()) != static_cast<int64_t>(cache.layers.size()) * 2 * D)
+        throw Error("decoder cache: row has the wrong size");
+    for (size_t l = 0; l < cache.layers.size(); ++l) {
+        const RowMatrix k = ConstMatrixMap(row.data() + (2 * l) * D, 1, D);
+        const RowMatrix v = ConstMatrixMap(row.data() + (2 * l + 1) * D, 1, D);
+        cache.layers[l].append(k, v);
+    }
+}
+
+} // namespace attnlens

@@ -1,0 +1,151 @@
+#pragma once
+// MarianModel: Hugging Face MarianMTModel inference (encoder, cached decoder step, teacher-forced
+// decoder pass) with every attention head captured. Semantics: shared/hf-architectures.md (Marian).
+//
+// Basic usage:
+//   auto model = MarianModel::load(dir);                 // config.json (+ generation_config.json),
+//                                                        // model.safetensors (F32 mmap'ed, F16/BF16)
+//   MarianEncoderOutput enc = model->encode(sourceIds);  // enc.selfAttention [L][H][S][S]
+//   MarianDecoderCache cache = model->newCache();
+//   int token = model->config().decoderStartTokenId;
+//   MarianStepOutput out = model->decodeStep(token, enc, cache);  // out.logits [V],
+//                        // out.selfAttention [L][H][t+1], out.crossAttention [L][H][S]
+//
+// Thread-safety: a loaded model is immutable; encode()/decodeStep() may run concurrently on
+// different caches. Weights stay views on the memory-mapped checkpoint (F32) for the model's life.
+
+#include "core/layers/transformer_layers.h"
+#include "core/tensor/tensor.h"
+#include "core/util/callbacks.h"
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace attnlens {
+
+enum class EarlyStopping { False, True, Never }; // HF's early_stopping: false / true / "never"
+
+// Generation defaults (HF GenerationConfig): generation_config.json if present, else config.json.
+struct MarianGenerationConfig {
+    int numBeams = 1;
+    float lengthPenalty = 1.0f;
+    EarlyStopping earlyStopping = EarlyStopping::False;
+    int maxLength = 20;                       // counts the start token
+    std::optional<int> maxNewTokens;          // overrides maxLength when set (maxLength = 1 + it)
+    std::vector<std::vector<int>> badWordsIds; // single-token entries are banned at every step
+    std::optional<int> forcedEosTokenId;
+    int decoderStartTokenId = 0;
+    int eosTokenId = 0;
+    std::optional<int> padTokenId;
+};
+
+struct MarianConfig {
+    int64_t dModel = 1024;
+    int encoderLayers = 12;
+    int decoderLayers = 12;
+    int encoderHeads = 16;
+    int decoderHeads = 16;
+    int64_t encoderFfn = 4096;
+    int64_t decoderFfn = 4096;
+    int64_t vocabSize = 58101;
+    int64_t decoderVocabSize = 58101;
+    int64_t maxPositions = 1024;
+    bool scaleEmbedding = false;
+    bool shareEmbeddings = true;
+    Activation activation = Activation::Gelu;
+    std::string activationName = "gelu";
+    int eosTokenId = 0;
+    int padTokenId = 58100;
+    int decoderStartTokenId = 58100;
+    float layerNormEps = 1e-5f;
+    MarianGenerationConfig generation;
+
+    // Reads dir/config.json and, if present, dir/generation_config.json. Missing keys take HF's
+    // MarianConfig defaults; wrong types and impossible values throw attnlens::Error naming the key.
+    static MarianConfig fromFolder(const std::filesystem::path& dir);
+};
+
+struct MarianEncoderOutput {
+    int64_t length = 0;                  // S
+    RowMatrix states;                    // [S, D]
+    std::vector<RowMatrix> crossKeys;    // per decoder layer [S, D]
+    std::vector<RowMatrix> crossValues;  // per decoder layer [S, D]
+    Tensor selfAttention;                // [L_enc, H, S, S] (empty when not captured)
+};
+
+// The decoder self-attention cache of one hypothesis (copyable; beam search copies parents').
+struct MarianDecoderCache {
+    std::vector<KvCache> layers;
+    int64_t length() const { return layers.empty() ? 0 : layers.front().length; }
+    void truncate(int64_t n) {
+        for (auto& l : layers) l.truncate(n);
+    }
+};
+
+struct MarianStepOutput {
+    std::vector<float> logits;  // [V_dec], final_logits_bias included
+    Tensor selfAttention;       // [L_dec, H, t+1]   (t = position of the input token)
+    Tensor crossAttention;      // [L_dec, H, S]
+};
+
+struct MarianForcedOutput {
+    Tensor logits;          // [T, V_dec]
+    Tensor selfAttention;   // [L_dec, H, T, T] (causal: zeros above the diagonal)
+    Tensor crossAttention;  // [L_dec, H, T, S]
+};
+
+class MarianModel {
+public:
+    // Loads a Hugging Face Marian folder. Every missing or mis-shaped tensor is reported in one
+    // attnlens::Error. Accepted embedding layouts: model.shared.weight (with or without duplicate
+    // encoder/decoder embed_tokens / lm_head entries) or, when share_encoder_decoder_embeddings is
+    // false, model.encoder.embed_tokens.weight + model.decoder.embed_tokens.weight (+ lm_head.weight,
+    // else tied to the decoder embedding). final_logits_bias is optional (zeros). Position tables are
+    // computed (sinusoidal), never read.
+    static std::shared_ptr<const MarianModel> load(const std::filesystem::path& dir, const Callbacks& callbacks = {});
+
+    const MarianConfig& config() const { return m_config; }
+    const std::filesystem::path& dir() const { return m_dir; }
+    int64_t parameterCount() const { return m_parameterCount; }
+
+    // ids: source model ids (</s> included). Throws attnlens::Error for an empty input, more than
+    // max_position_embeddings tokens or an id outside the vocabulary.
+    MarianEncoderOutput encode(std::span<const int> ids, bool captureAttention = true) const;
+
+    MarianDecoderCache newCache() const;
+    // One decoder step: `token` at position cache.length(); appends to the cache.
+    MarianStepOutput decodeStep(int token, const MarianEncoderOutput& encoder, MarianDecoderCache& cache,
+                                bool captureAttention = true) const;
+    // Teacher-forced pass over decoderInput (start token first) in one go, with a causal mask.
+    MarianForcedOutput decodeForced(std::span<const int> decoderInput, const MarianEncoderOutput& encoder) const;
+
+    // Decoder self-attention keys/values of position `pos` in `cache`, per layer, as [L][2][D]
+    // floats; restoreCacheRow() appends such a row (used to rebuild caches from a beam tree).
+    std::vector<float> cacheRow(const MarianDecoderCache& cache, int64_t pos) const;
+    void appendCacheRow(MarianDecoderCache& cache, std::span<const float> row) const;
+
+    MarianModel() = default; // use load()
+
+private:
+    RowMatrix embed(std::span<const int> ids, const Tensor& table, int64_t firstPosition, int64_t vocab,
+                    const char* what) const;
+    void checkDecoderPosition(int64_t pos) const;
+
+    std::filesystem::path m_dir;
+    MarianConfig m_config;
+    float m_embedScale = 1.0f;
+    Tensor m_encoderEmbed;   // [V, D]
+    Tensor m_decoderEmbed;   // [V_dec, D]
+    Tensor m_lmHead;         // [V_dec, D]
+    Tensor m_finalLogitsBias; // [V_dec]
+    Tensor m_positions;      // [P, D] sinusoidal, computed
+    std::vector<EncoderLayer> m_encoderLayers;
+    std::vector<DecoderLayer> m_decoderLayers;
+    int64_t m_parameterCount = 0;
+};
+
+} // namespace attnlens

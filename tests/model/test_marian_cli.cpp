@@ -1,0 +1,182 @@
+// attnlens-cli translate / bench: exit codes, stdout, JSON shape (DESIGN.md's CLI contract), and
+// agreement of the JSON with the reference goldens.
+
+#include "marian_test_util.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace attnlens;
+using namespace marian_test;
+
+namespace {
+
+struct Run {
+    int code = -1;
+    QString out, err;
+};
+
+Run cli(const QStringList& args) {
+    QProcess p;
+    p.start(ATTNLENS_CLI_PATH, args);
+    p.waitForFinished(60000);
+    Run r;
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+QString variant(const char* v) { return QString::fromStdString(variantDir(v).string()); }
+
+} // namespace
+
+class TestMarianCli : public QObject {
+    Q_OBJECT
+private slots:
+    void translateJsonShape();
+    void translateBeamMatchesGolden();
+    void badInputs_data();
+    void badInputs();
+    void nonUtf8Argument();
+    void brokenFolders();
+    void bench();
+};
+
+void TestMarianCli::translateJsonShape() {
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath("t.json");
+    const Json g = golden("tiny-f32")["cases"][0];
+    const Run r = cli({"translate", "--model", variant("tiny-f32"), "--beam", "1", "--max-new-tokens", "20", "--json",
+                       out, QString::fromStdString(g["source"].get<std::string>())});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QCOMPARE(r.out.trimmed().toStdString(), g["greedy"]["translation"].get<std::string>());
+    const Json j = readJsonFile(out.toStdString());
+    for (const char* key : {"source", "source_tokens", "source_ids", "target_tokens", "target_ids", "translation", "attentions"})
+        QVERIFY2(j.contains(key), key);
+    QCOMPARE(j["source"].get<std::string>(), g["source"].get<std::string>());
+    QCOMPARE(ids(j["source_ids"]), ids(g["source_ids"]));
+    QCOMPARE(j["source_tokens"], g["source_tokens"]);
+    QCOMPARE(ids(j["target_ids"]), ids(g["greedy"]["ids"])); // no start token, final </s> kept
+    QCOMPARE(j["target_tokens"].size(), j["target_ids"].size());
+    const size_t S = j["source_ids"].size(), T = j["target_ids"].size();
+    const Json& a = j["attentions"];
+    QCOMPARE(a["encoder"].size(), size_t(2));
+    QCOMPARE(a["encoder"][1].size(), size_t(4));
+    QCOMPARE(a["encoder"][1][3].size(), S);
+    QCOMPARE(a["encoder"][1][3][S - 1].size(), S);
+    QCOMPARE(a["decoder"][0][0].size(), T);
+    QCOMPARE(a["decoder"][0][0][0].size(), T);
+    QCOMPARE(a["cross"][1][2].size(), T);
+    QCOMPARE(a["cross"][1][2][T - 1].size(), S);
+    // values equal the reference's teacher-forced pass (row t produced target_ids[t])
+    const auto gt = goldenTensors("tiny-f32");
+    const Tensor dec = gt.load("s0.decoder"), cross = gt.load("s0.cross"), enc = gt.load("s0.encoder");
+    float d = 0;
+    for (int l = 0; l < 2; ++l)
+        for (int h = 0; h < 4; ++h)
+            for (size_t q = 0; q < T; ++q) {
+                for (size_t k = 0; k < T; ++k)
+                    d = std::max(d, std::abs(a["decoder"][l][h][q][k].get<float>() - dec.at({l, h, int64_t(q), int64_t(k)})));
+                for (size_t s = 0; s < S; ++s)
+                    d = std::max(d, std::abs(a["cross"][l][h][q][s].get<float>() - cross.at({l, h, int64_t(q), int64_t(s)})));
+            }
+    for (size_t q = 0; q < S; ++q)
+        for (size_t k = 0; k < S; ++k) d = std::max(d, std::abs(a["encoder"][1][2][q][k].get<float>() - enc.at({1, 2, int64_t(q), int64_t(k)})));
+    QVERIFY2(d < 1e-4f, qPrintable(QString::number(d)));
+}
+
+void TestMarianCli::translateBeamMatchesGolden() {
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath("b.json");
+    const Json g = golden("tiny-unshared")["cases"][1];
+    const Json b = g["beam"][0]; // num_beams 3, length_penalty 1, early_stopping false (generation defaults)
+    const Run r = cli({"translate", "--model", variant("tiny-unshared"), "--beam", QString::number(b["num_beams"].get<int>()),
+                       "--max-new-tokens", QString::number(b["max_new_tokens"].get<int>()), "--json", out,
+                       QString::fromStdString(g["source"].get<std::string>())});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QCOMPARE(ids(readJsonFile(out.toStdString())["target_ids"]), ids(b["ids"]));
+}
+
+void TestMarianCli::badInputs_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    const QString m = variant("tiny-f32");
+    QTest::newRow("no sentence") << QStringList{"translate", "--model", m} << "missing";
+    QTest::newRow("two sentences") << QStringList{"translate", "--model", m, "a", "b"} << "unexpected argument";
+    QTest::newRow("bad beam") << QStringList{"translate", "--model", m, "--beam", "0", "Hallo"} << "--beam";
+    QTest::newRow("bad max-new-tokens") << QStringList{"translate", "--model", m, "--max-new-tokens", "x", "Hallo"}
+                                        << "--max-new-tokens";
+    QTest::newRow("missing folder") << QStringList{"translate", "--model", "/nonexistent/model", "Hallo"} << "not a model folder";
+    QTest::newRow("too long") << QStringList{"translate", "--model", m, QString("Hund ").repeated(80)} << "too long";
+    QTest::newRow("unknown flag") << QStringList{"translate", "--model", m, "--foo", "Hallo"} << "--foo";
+}
+
+void TestMarianCli::badInputs() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    const Run r = cli(args);
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.startsWith("error: ") && r.err.contains(message), qPrintable(r.err));
+    QVERIFY(r.out.isEmpty());
+}
+
+void TestMarianCli::nonUtf8Argument() {
+    // QProcess cannot pass raw bytes; let the shell build the Latin-1 argument "Stra\xdfe".
+    QProcess p;
+    p.start("/bin/sh", {"-c", "exec \"$0\" translate --model \"$1\" \"$(printf 'Stra\\337e')\"", ATTNLENS_CLI_PATH,
+                        variant("tiny-f32")});
+    p.waitForFinished(60000);
+    QCOMPARE(p.exitCode(), 2);
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(err.startsWith("error: ") && err.contains("UTF-8"), qPrintable(err));
+}
+
+void TestMarianCli::brokenFolders() {
+    QTemporaryDir tmp;
+    const std::filesystem::path base = tmp.path().toStdString();
+    const auto copy = [&](const char* name) {
+        std::filesystem::copy(variantDir("tiny-f32"), base / name, std::filesystem::copy_options::recursive);
+        return base / name;
+    };
+    const auto noSpm = copy("no_spm");
+    std::filesystem::remove(noSpm / "target.spm");
+    Run r = cli({"translate", "--model", QString::fromStdString(noSpm.string()), "Hallo"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("target.spm") && r.err.contains("missing"), qPrintable(r.err));
+
+    const auto otherVocab = copy("other_vocab");
+    Json vocab = readJsonFile(otherVocab / "vocab.json");
+    vocab["extra_piece"] = int(vocab.size());
+    writeJsonFile(otherVocab / "vocab.json", vocab);
+    r = cli({"translate", "--model", QString::fromStdString(otherVocab.string()), "Hallo"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("vocab.json") && r.err.contains("does not belong"), qPrintable(r.err));
+
+    const auto corrupt = copy("corrupt");
+    std::filesystem::resize_file(corrupt / "model.safetensors", 100);
+    r = cli({"translate", "--model", QString::fromStdString(corrupt.string()), "Hallo"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.startsWith("error: ") && r.err.contains("model.safetensors"), qPrintable(r.err));
+}
+
+void TestMarianCli::bench() {
+    const Run r = cli({"bench", "--model", variant("tiny-f32"), "--src", "Der Hund läuft.", "--new-tokens", "5",
+                       "--beam", "2", "--repeat", "3", "--warmup", "1"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const Json j = Json::parse(r.out.toStdString());
+    QCOMPARE(j["task"].get<std::string>(), std::string("translation"));
+    QCOMPARE(j["repeat"].get<int>(), 3);
+    QCOMPARE(j["threads"].get<int>(), 1);
+    for (const char* key : {"median_ms", "min_ms", "max_ms", "encode_ms", "per_token_ms"}) QVERIFY2(j[key].is_number(), key);
+    QVERIFY(j["min_ms"].get<double>() <= j["median_ms"].get<double>());
+    QVERIFY(j["median_ms"].get<double>() <= j["max_ms"].get<double>());
+    const Run v = cli({"bench", "--image", "x.png"});
+    QCOMPARE(v.code, 2);
+    const Run both = cli({"bench", "--image", "x.png", "--src", "a"});
+    QCOMPARE(both.code, 2);
+}
+
+QTEST_GUILESS_MAIN(TestMarianCli)
+#include "test_marian_cli.moc"

@@ -1,0 +1,363 @@
+// HeatmapView and the ui/render functions: colours identical to the core renderer, labels, the
+// hover value lookup, selection signals, masks, zoom and scrolling, export, and the repaint cost of
+// a 200×200 matrix.
+
+#include "ui/render/heatmap_image.h"
+#include "ui/widgets/heatmap_view.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QScrollBar>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QWheelEvent>
+
+#include <random>
+
+using attnlens::ColorMap;
+using attnlens::RowMatrix;
+using attnlens::ui::HeatmapCell;
+using attnlens::ui::HeatmapView;
+
+namespace {
+
+RowMatrix ramp(int rows, int cols) {
+    RowMatrix m(rows, cols);
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) m(r, c) = static_cast<float>(r * cols + c) / static_cast<float>(rows * cols - 1);
+    return m;
+}
+
+QColor expectedColor(ColorMap map, float t) { return attnlens::ui::colorFor(map, t); }
+
+// A pixel of a cell away from its centre (annotation text) and its edges (tile gaps, outlines).
+QPoint quietPixel(const QRect& cell) { return cell.topLeft() + QPoint(cell.width() / 4, cell.height() / 4); }
+
+} // namespace
+
+class TestHeatmapView : public QObject {
+    Q_OBJECT
+private slots:
+    void heatmapImageMatchesCoreRenderer() {
+        RowMatrix values(3, 4); // [rows, cols]
+        values << 0.0f, 0.1f, 0.5f, 1.0f, //
+            -2.0f, 0.3f, 0.7f, 3.0f,      //
+            0.25f, 0.5f, 0.75f, 0.9f;
+        for (ColorMap map : {ColorMap::Viridis, ColorMap::Magma}) {
+            const QImage image = attnlens::ui::heatmapImage(values, map, 0.0f, 1.0f, 3);
+            const attnlens::RgbImage core = attnlens::renderHeatmap(values, map, 0.0f, 1.0f, 3);
+            QCOMPARE(image.size(), QSize(12, 9));
+            for (int y = 0; y < image.height(); ++y)
+                for (int x = 0; x < image.width(); ++x) {
+                    const attnlens::Rgb p = core.pixel(x, y);
+                    QCOMPARE(QColor(image.pixel(x, y)), QColor(p.r, p.g, p.b));
+                }
+        }
+        const QImage viridis = attnlens::ui::heatmapImage(values, ColorMap::Viridis, 0.0f, 1.0f, 1);
+        QCOMPARE(QColor(viridis.pixel(0, 0)), QColor(68, 1, 84));
+        QCOMPARE(QColor(viridis.pixel(2, 0)), QColor(33, 145, 140));
+        QCOMPARE(QColor(viridis.pixel(3, 0)), QColor(253, 231, 37));
+        QVERIFY(attnlens::ui::heatmapImage(RowMatrix(0, 0), ColorMap::Viridis).isNull());
+    }
+
+    void colorBarImageEnds() {
+        const QImage vertical = attnlens::ui::colorBarImage(ColorMap::Magma, 100, 7, Qt::Vertical);
+        QCOMPARE(vertical.size(), QSize(7, 100));
+        QCOMPARE(QColor(vertical.pixel(3, 0)), QColor(252, 253, 191)); // top = 1
+        QCOMPARE(QColor(vertical.pixel(3, 99)), QColor(0, 0, 4));      // bottom = 0
+        const QImage horizontal = attnlens::ui::colorBarImage(ColorMap::Viridis, 256, 5, Qt::Horizontal);
+        QCOMPARE(horizontal.size(), QSize(256, 5));
+        QCOMPARE(QColor(horizontal.pixel(0, 2)), QColor(68, 1, 84));
+        QCOMPARE(QColor(horizontal.pixel(128, 2)), QColor(33, 145, 140)); // 128/255 → entry 128
+        QCOMPARE(QColor(horizontal.pixel(255, 2)), QColor(253, 231, 37));
+        QCOMPARE(attnlens::ui::colorMapDisplayName(ColorMap::Viridis), QStringLiteral("Viridis"));
+        QCOMPARE(attnlens::ui::contrastingTextColor(QColor(253, 231, 37)), QColor(Qt::black));
+        QCOMPARE(attnlens::ui::contrastingTextColor(QColor(68, 1, 84)), QColor(Qt::white));
+    }
+
+    void labels() {
+        HeatmapView view;
+        view.setMatrix(ramp(2, 3), {"Wie", "geht"}, {"a", "b", "c"});
+        QCOMPARE(view.rows(), 2);
+        QCOMPARE(view.columns(), 3);
+        QCOMPARE(view.rowLabel(1), QStringLiteral("geht"));
+        QCOMPARE(view.columnLabel(2), QStringLiteral("c"));
+        // Labels whose count does not match are dropped: indices are shown instead.
+        view.setRowLabels({"only one"});
+        QCOMPARE(view.rowLabel(0), QStringLiteral("0"));
+        // A new shape drops labels of the old shape.
+        view.setColumnLabels({"a", "b", "c"});
+        view.setMatrix(ramp(2, 3)); // same shape: labels stay
+        QCOMPARE(view.columnLabel(2), QStringLiteral("c"));
+        view.setMatrix(ramp(2, 4));
+        QCOMPARE(view.columnLabel(2), QStringLiteral("2"));
+    }
+
+    void hoverLookupAndTooltip() {
+        HeatmapView view;
+        view.resize(420, 320);
+        view.setAxisTitles("query", "key");
+        RowMatrix values = ramp(3, 4);
+        values(1, 2) = 0.12345678f;
+        view.setMatrix(values, {"r0", "r1", "r2"}, {"c0", "c1", "c2", "c3"});
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 4; ++c) {
+                const QRect rect = view.cellRect(r, c);
+                QVERIFY(rect.width() >= 10);
+                QCOMPARE(view.cellAt(rect.center()), (HeatmapCell{r, c}));
+                QCOMPARE(view.cellAt(rect.topLeft()), (HeatmapCell{r, c}));
+                QCOMPARE(view.cellAt(rect.bottomRight()), (HeatmapCell{r, c}));
+            }
+        // Outside the grid: no cell.
+        QVERIFY(!view.cellAt(view.cellRect(0, 0).topLeft() - QPoint(3, 3)).isValid());
+        QVERIFY(!view.cellAt(view.cellRect(2, 3).bottomRight() + QPoint(2, 2)).isValid());
+
+        const QString tip = view.toolTipText(1, 2);
+        QVERIFY2(tip.contains("0.12345678"), qPrintable(tip));
+        QVERIFY(tip.contains("r1") && tip.contains("c2") && tip.contains("query") && tip.contains("key"));
+        QVERIFY(view.toolTipText(5, 0).isEmpty());
+
+        QSignalSpy hovered(&view, &HeatmapView::cellHovered);
+        QTest::mouseMove(view.viewport(), view.cellRect(2, 1).center());
+        QTRY_VERIFY(!hovered.isEmpty());
+        QCOMPARE(hovered.last().at(0).toInt(), 2);
+        QCOMPARE(hovered.last().at(1).toInt(), 1);
+    }
+
+    void renderedColours() {
+        HeatmapView view;
+        view.resize(400, 300);
+        view.setAnnotationsEnabled(false);
+        const RowMatrix values = ramp(3, 3);
+        view.setMatrix(values);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        for (ColorMap map : {ColorMap::Viridis, ColorMap::Magma}) {
+            view.setColorMap(map);
+            const QImage shot = view.viewport()->grab().toImage();
+            for (int r = 0; r < 3; ++r)
+                for (int c = 0; c < 3; ++c)
+                    QCOMPARE(QColor(shot.pixel(quietPixel(view.cellRect(r, c)))), expectedColor(map, values(r, c)));
+        }
+    }
+
+    void rowAndColumnSelection() {
+        HeatmapView view;
+        view.resize(420, 320);
+        view.setMatrix(ramp(4, 4), {"Wie", "geht", "es", "dir"}, {"Wie", "geht", "es", "dir"});
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QSignalSpy rows(&view, &HeatmapView::rowSelected);
+        QSignalSpy cols(&view, &HeatmapView::columnSelected);
+        QSignalSpy cells(&view, &HeatmapView::cellClicked);
+
+        const QRect cell = view.cellRect(2, 0);
+        const QPoint rowLabel(cell.left() - 12, cell.center().y());
+        QCOMPARE(view.rowLabelAt(rowLabel), 2);
+        QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, rowLabel);
+        QCOMPARE(rows.count(), 1);
+        QCOMPARE(rows.at(0).at(0).toInt(), 2);
+        QCOMPARE(view.selectedRow(), 2);
+        QCOMPARE(view.selectedColumn(), -1);
+
+        const QRect top = view.cellRect(0, 3);
+        const QPoint colLabel(top.center().x(), top.top() - 8);
+        QCOMPARE(view.columnLabelAt(colLabel), 3);
+        QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, colLabel);
+        QCOMPARE(cols.count(), 1);
+        QCOMPARE(cols.at(0).at(0).toInt(), 3);
+        QCOMPARE(view.selectedColumn(), 3);
+        QCOMPARE(view.selectedRow(), -1); // one selection at a time
+        QVERIFY(cells.isEmpty());
+
+        QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, view.cellRect(1, 2).center());
+        QCOMPARE(cells.count(), 1);
+        QCOMPARE(cells.at(0).at(0).toInt(), 1);
+        QCOMPARE(cells.at(0).at(1).toInt(), 2);
+        QCOMPARE(rows.count(), 1); // a cell click is not a row selection
+
+        // Programmatic selection is silent; Escape clears.
+        view.selectRow(1);
+        QCOMPARE(rows.count(), 1);
+        QCOMPARE(view.selectedRow(), 1);
+        QTest::keyClick(&view, Qt::Key_Escape);
+        QCOMPARE(view.selectedRow(), -1);
+        // The selection is drawn: the outline changes pixels on the row's edge.
+        const QImage before = view.viewport()->grab().toImage();
+        view.selectRow(2);
+        const QImage after = view.viewport()->grab().toImage();
+        const QRect selected = view.cellRect(2, 1);
+        QVERIFY(before.pixel(selected.left() + 1, selected.top() + 1) != after.pixel(selected.left() + 1, selected.top() + 1));
+    }
+
+    void maskedCells() {
+        HeatmapView view;
+        view.resize(400, 300);
+        RowMatrix values(2, 2);
+        values << 0.5f, -1e9f, //
+            2.0f, 3.0f;
+        RowMatrix keep(2, 2);
+        keep << 1, 0, //
+            1, 1;
+        view.setRangeMode(HeatmapView::RangeMode::Auto);
+        view.setMatrix(values);
+        view.setMask(keep);
+        QVERIFY(view.isMasked(0, 1));
+        QVERIFY(!view.isMasked(0, 0));
+        // The −1e9 stand-in for −∞ is left out of the auto range.
+        QCOMPARE(view.displayRange().first, 0.5f);
+        QCOMPARE(view.displayRange().second, 3.0f);
+        QCOMPARE(QColor(view.image().pixel(1, 0)), HeatmapView::maskedColor());
+        QCOMPARE(QColor(view.image().pixel(0, 0)), expectedColor(ColorMap::Viridis, 0.0f));
+        QCOMPARE(view.formatValue(0, 1), QString::fromUtf8("\u2212\u221e"));
+        QCOMPARE(view.formatValue(1, 1), QStringLiteral("3.00"));
+        view.setMaskedText("0");
+        QCOMPARE(view.formatValue(0, 1), QStringLiteral("0"));
+        QVERIFY(view.toolTipText(0, 1).contains("masked"));
+        // A mask of the wrong shape is refused; a new matrix shape drops the mask.
+        view.setMask(RowMatrix::Ones(3, 3));
+        QVERIFY(!view.hasMask());
+        view.setMask(keep);
+        view.setMatrix(ramp(3, 3));
+        QVERIFY(!view.hasMask());
+    }
+
+    void valueFormatting() {
+        HeatmapView view;
+        RowMatrix values(1, 3);
+        values << -0.5f, -0.0001f, 12.345f;
+        view.setMatrix(values);
+        QCOMPARE(view.formatValue(0, 0), QString::fromUtf8("\u22120.50")); // real minus sign
+        QCOMPARE(view.formatValue(0, 1), QStringLiteral("0.00"));           // no "−0.00"
+        view.setValueDecimals(1);
+        QCOMPARE(view.formatValue(0, 2), QStringLiteral("12.3"));
+    }
+
+    void annotationsNeedRoom() {
+        HeatmapView view;
+        view.resize(400, 300);
+        view.setMatrix(ramp(4, 4));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(view.annotationsVisible());
+        view.setCellSize(6);
+        QVERIFY(!view.annotationsVisible());
+        view.setAnnotationsEnabled(false);
+        view.fitToView();
+        QVERIFY(!view.annotationsVisible());
+    }
+
+    void zoom() {
+        HeatmapView view;
+        view.resize(300, 240);
+        view.setMatrix(ramp(200, 200));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QCOMPARE(view.zoomMode(), HeatmapView::ZoomMode::Fit);
+        const int fitCell = view.cellSize();
+        QVERIFY(fitCell >= 1 && fitCell <= 2);
+        QCOMPARE(view.horizontalScrollBar()->maximum(), 0);
+
+        QSignalSpy zoomed(&view, &HeatmapView::zoomChanged);
+        view.setCellSize(10);
+        QCOMPARE(view.zoomMode(), HeatmapView::ZoomMode::Fixed);
+        QCOMPARE(view.cellSize(), 10);
+        QCOMPARE(zoomed.count(), 1);
+        // Zoomed in, the grid scrolls: 200 · 10 px do not fit.
+        QVERIFY(view.horizontalScrollBar()->maximum() > 1000);
+        QVERIFY(view.verticalScrollBar()->maximum() > 1000);
+        view.zoomIn();
+        QCOMPARE(view.cellSize(), 12);
+        view.zoomOut();
+        QCOMPARE(view.cellSize(), 10);
+        QTest::keyClick(&view, Qt::Key_Plus);
+        QCOMPARE(view.cellSize(), 12);
+        QTest::keyClick(&view, Qt::Key_Minus);
+        QCOMPARE(view.cellSize(), 10);
+
+        // Scrolling moves the grid under the pointer: 50 px right = 5 columns further.
+        view.horizontalScrollBar()->setValue(0);
+        view.verticalScrollBar()->setValue(0);
+        const QPoint probe = view.cellRect(3, 3).center();
+        const HeatmapCell atStart = view.cellAt(probe);
+        view.horizontalScrollBar()->setValue(50);
+        QCOMPARE(view.cellAt(probe), (HeatmapCell{atStart.row, atStart.col + 5}));
+
+        // Ctrl+wheel zooms around the pointer: the cell under it stays under it.
+        const QPoint anchor = view.cellRect(5, 10).center();
+        const HeatmapCell underPointer = view.cellAt(anchor);
+        QWheelEvent wheel(anchor, view.viewport()->mapToGlobal(anchor), QPoint(), QPoint(0, 120), Qt::NoButton,
+                          Qt::ControlModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(view.viewport(), &wheel);
+        QCOMPARE(view.cellSize(), 12);
+        QCOMPARE(view.cellAt(anchor), underPointer);
+
+        QTest::keyClick(&view, Qt::Key_0);
+        QCOMPARE(view.zoomMode(), HeatmapView::ZoomMode::Fit);
+        QCOMPARE(view.cellSize(), fitCell);
+        QCOMPARE(view.horizontalScrollBar()->maximum(), 0);
+    }
+
+    void fitRespectsMaximumCell() {
+        HeatmapView view;
+        view.resize(800, 600);
+        view.setMaximumCellSize(30);
+        view.setMatrix(ramp(2, 2));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QCOMPARE(view.cellSize(), 30);
+    }
+
+    void exportImages() {
+        HeatmapView view;
+        view.resize(200, 150);
+        view.setMatrix(ramp(5, 7), {"a", "b", "c", "d", "e"}, {});
+        const QImage image = view.renderImage(10);
+        // The whole grid at 10 px per cell plus labels and colour bar, not just the visible part.
+        QVERIFY(image.width() > 70 && image.height() > 50);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString png = dir.filePath("heatmap.png");
+        const QString svg = dir.filePath("heatmap.svg");
+        QVERIFY(view.savePng(png, 10));
+        QVERIFY(view.saveSvg(svg, "test"));
+        QCOMPARE(QImage(png).size(), image.size());
+        QFile file(svg);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray text = file.readAll();
+        QVERIFY(text.contains("<svg"));
+        QVERIFY(text.contains("test"));
+    }
+
+    // A 200×200 matrix must stay interactive: one full repaint (image scaled, labels, bar) is
+    // measured; the bound is generous so a loaded CI machine does not fail it.
+    void largeMatrixRepaintIsFast() {
+        std::mt19937 gen(3);
+        std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+        RowMatrix values(200, 200);
+        for (Eigen::Index i = 0; i < values.size(); ++i) values.data()[i] = uniform(gen);
+        HeatmapView view;
+        view.resize(900, 800);
+        QElapsedTimer setTimer;
+        setTimer.start();
+        view.setMatrix(values);
+        const qint64 setMs = setTimer.elapsed();
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QElapsedTimer timer;
+        timer.start();
+        constexpr int kRepaints = 20;
+        for (int i = 0; i < kRepaints; ++i) view.viewport()->repaint();
+        const double perRepaint = static_cast<double>(timer.elapsed()) / kRepaints;
+        qInfo("200x200: setMatrix %lld ms, repaint %.2f ms (cell %d px)", setMs, perRepaint, view.cellSize());
+        QVERIFY2(perRepaint < 60.0, qPrintable(QString::number(perRepaint)));
+        QVERIFY(setMs < 200);
+    }
+};
+
+QTEST_MAIN(TestHeatmapView)
+#include "test_heatmap_view.moc"

@@ -1,0 +1,393 @@
+// The attention playground, offscreen: the model against an independent double-precision
+// computation, and the page reacting to the user — mask changes reach the weights view (values and
+// drawn colours), heads split d_model, editing Q changes the scores, clicking the mask grid toggles a
+// cell.
+//
+// Set ATTNLENS_SCREENSHOT_DIR to also write PNGs of the page in the states tested (for review).
+
+#include "ui/playground/explanation.h"
+#include "ui/playground/head_strip.h"
+#include "ui/playground/matrix_editor.h"
+#include "ui/playground/matrix_table_model.h"
+#include "ui/playground/playground_model.h"
+#include "ui/playground/playground_page.h"
+#include "ui/playground/stage_panel.h"
+#include "ui/render/heatmap_image.h"
+#include "ui/widgets/heatmap_view.h"
+
+#include <QAbstractItemModelTester>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QTest>
+
+#include <cmath>
+
+using attnlens::ColorMap;
+using attnlens::RowMatrix;
+using attnlens::ui::HeatmapView;
+using attnlens::ui::PlaygroundModel;
+using attnlens::ui::PlaygroundPage;
+using Stage = PlaygroundModel::Stage;
+using Input = PlaygroundModel::Input;
+using MaskMode = PlaygroundModel::MaskMode;
+
+namespace {
+
+// Independent reference: softmax(Q_h K_hᵀ / √d_k + mask) in double, one head.
+Eigen::MatrixXd referenceWeights(const PlaygroundModel& m, int head) {
+    const int n = m.sequenceLength(), dk = m.dK();
+    const RowMatrix& q = m.input(Input::Query);
+    const RowMatrix& k = m.input(Input::Key);
+    const RowMatrix keep = m.effectiveMask();
+    Eigen::MatrixXd w(n, n);
+    for (int i = 0; i < n; ++i) {
+        std::vector<double> s(static_cast<size_t>(n));
+        double maxValue = -1e300;
+        for (int j = 0; j < n; ++j) {
+            double dot = 0.0;
+            for (int c = head * dk; c < (head + 1) * dk; ++c) dot += double(q(i, c)) * double(k(j, c));
+            s[j] = keep(i, j) == 0.0f ? -1e9 : dot / std::sqrt(double(dk));
+            maxValue = std::max(maxValue, s[j]);
+        }
+        double sum = 0.0;
+        for (int j = 0; j < n; ++j) sum += std::exp(s[j] - maxValue);
+        for (int j = 0; j < n; ++j) w(i, j) = std::exp(s[j] - maxValue) / sum;
+    }
+    return w;
+}
+
+void choose(QComboBox* combo, const QVariant& data) {
+    const int index = combo->findData(data);
+    QVERIFY2(index >= 0, qPrintable(data.toString()));
+    combo->setCurrentIndex(index);
+    emit combo->activated(index); // what a user's choice emits
+}
+
+void saveShot(QWidget* w, const char* name) {
+    const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR");
+    if (!dir.isEmpty()) w->grab().save(QString::fromLocal8Bit(dir) + "/" + name + ".png");
+}
+
+QPoint quietPixel(const QRect& cell) { return cell.topLeft() + QPoint(cell.width() / 5 + 1, cell.height() / 5 + 1); }
+
+} // namespace
+
+class TestPlayground : public QObject {
+    Q_OBJECT
+private slots:
+    void modelMatchesReference_data() {
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<int>("mask");
+        QTest::newRow("1 head, no mask") << 1 << int(MaskMode::None);
+        QTest::newRow("1 head, causal") << 1 << int(MaskMode::Causal);
+        QTest::newRow("2 heads, padding") << 2 << int(MaskMode::Padding);
+        QTest::newRow("3 heads, causal (d_k 2)") << 3 << int(MaskMode::Causal);
+    }
+    void modelMatchesReference() {
+        QFETCH(int, heads);
+        QFETCH(int, mask);
+        PlaygroundModel m;
+        m.setSequenceLength(5);
+        m.setDModel(6);
+        m.applyRandom(11);
+        QVERIFY(m.setHeads(heads));
+        m.setMaskMode(static_cast<MaskMode>(mask));
+        m.setPaddingCount(2);
+        QCOMPARE(m.result().weights.shape(), (attnlens::Shape{heads, 5, 5}));
+        for (int h = 0; h < heads; ++h) {
+            const RowMatrix w = m.stage(Stage::Weights, h);
+            const Eigen::MatrixXd ref = referenceWeights(m, h);
+            QCOMPARE(w.rows(), 5);
+            for (int i = 0; i < 5; ++i) {
+                QVERIFY(std::abs(w.row(i).sum() - 1.0f) < 1e-6f);
+                for (int j = 0; j < 5; ++j) QVERIFY2(std::abs(w(i, j) - ref(i, j)) < 1e-6, qPrintable(QString("%1 %2").arg(i).arg(j)));
+            }
+            QCOMPARE(m.stage(Stage::Output, h).cols(), 6 / heads);
+        }
+        QCOMPARE(m.output().cols(), 6);
+    }
+
+    void workedExample() {
+        PlaygroundModel m;
+        QCOMPARE(m.tokens(), (QStringList{"Wie", "geht", "es", "dir"}));
+        QCOMPARE(m.sequenceLength(), 4);
+        QCOMPARE(m.dModel(), 4);
+        QCOMPARE(m.heads(), 1);
+        // The example is built so that "geht" looks at its subject "es" most.
+        const RowMatrix w = m.stage(Stage::Weights, 0);
+        Eigen::Index best = 0;
+        w.row(1).maxCoeff(&best);
+        QCOMPARE(int(best), 2);
+        QCOMPARE(m.stage(Stage::Scores, 0)(1, 2), 2.0f); // q_geht · k_es = 2·1
+        QCOMPARE(m.stage(Stage::Scaled, 0)(1, 2), 1.0f); // ÷ √4
+        const QString text = attnlens::ui::explainFocus(m);
+        QVERIFY2(text.contains("geht") && text.contains("es") && text.contains(attnlens::ui::formatNumber(w(1, 2))),
+                 qPrintable(text));
+    }
+
+    void headsMustDivideDModel() {
+        PlaygroundModel m;
+        QCOMPARE(PlaygroundModel::validHeadCounts(4), (QList<int>{1, 2, 4}));
+        QCOMPARE(PlaygroundModel::validHeadCounts(6), (QList<int>{1, 2, 3, 6}));
+        QVERIFY(!m.setHeads(3));
+        QCOMPARE(m.heads(), 1);
+        QVERIFY(m.setHeads(4));
+        QCOMPARE(m.dK(), 1);
+        // A new d_model keeps the largest valid head count not above the current one.
+        m.setDModel(6);
+        QCOMPARE(m.heads(), 3);
+        m.setDModel(5);
+        QCOMPARE(m.heads(), 1);
+    }
+
+    void randomPresetIsReproducible() {
+        PlaygroundModel a, b;
+        a.applyRandom(7);
+        b.applyRandom(7);
+        QCOMPARE(a.input(Input::Key), b.input(Input::Key));
+        b.applyRandom(8);
+        QVERIFY(a.input(Input::Key) != b.input(Input::Key));
+        // Growing keeps the existing values.
+        const RowMatrix before = a.input(Input::Query);
+        a.setSequenceLength(6);
+        QCOMPARE(RowMatrix(a.input(Input::Query).topRows(4)), before);
+        QCOMPARE(a.tokens().size(), 6);
+        QCOMPARE(a.tokens().at(5), QStringLiteral("t6"));
+    }
+
+    void fullyMaskedRowIsUniform() {
+        PlaygroundModel m;
+        RowMatrix keep = RowMatrix::Ones(4, 4);
+        keep.row(2).setZero();
+        m.setCustomMask(keep);
+        QCOMPARE(m.maskMode(), MaskMode::Custom);
+        QCOMPARE(m.fullyMaskedRows(), QList<int>{2});
+        const RowMatrix w = m.stage(Stage::Weights, 0);
+        for (int j = 0; j < 4; ++j) QVERIFY(std::abs(w(2, j) - 0.25f) < 1e-6f); // as PyTorch does
+    }
+
+    void tableModelIsSane() {
+        PlaygroundModel m;
+        attnlens::ui::MatrixTableModel table(&m, Input::Query);
+        QAbstractItemModelTester tester(&table, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(table.rowCount(), 4);
+        QCOMPARE(table.headerData(1, Qt::Vertical).toString(), QStringLiteral("geht"));
+        QVERIFY(table.setData(table.index(0, 1), 1.5));
+        QCOMPARE(m.inputValue(Input::Query, 0, 1), 1.5f);
+        m.setSequenceLength(6); // shape change → reset, checked by the tester
+        m.setDModel(2);
+        QCOMPARE(table.rowCount(), 6);
+        QCOMPARE(table.columnCount(), 2);
+        QVERIFY(!table.setData(table.index(0, 0), QStringLiteral("not a number")));
+    }
+
+    // --- the page ------------------------------------------------------------------------------
+
+    void maskChangeUpdatesWeightsView() {
+        PlaygroundPage page;
+        page.resize(1150, 780);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        HeatmapView* weights = page.stageView(Stage::Weights);
+        QVERIFY(!weights->hasMask());
+        QVERIFY(weights->matrix()(0, 3) > 0.05f); // no mask: Wie sees dir
+
+        auto* maskMode = page.findChild<QComboBox*>("maskMode");
+        QVERIFY(maskMode);
+        choose(maskMode, int(MaskMode::Causal));
+        QCOMPARE(page.model()->maskMode(), MaskMode::Causal);
+        QApplication::processEvents();
+        saveShot(&page, "playground_causal");
+
+        const RowMatrix& w = weights->matrix();
+        QCOMPARE(w.rows(), 4);
+        for (int i = 0; i < 4; ++i) {
+            QVERIFY(std::abs(w.row(i).sum() - 1.0f) < 1e-6f);
+            for (int j = i + 1; j < 4; ++j) {
+                QCOMPARE(w(i, j), 0.0f); // exp(−1e9 − max) underflows to exactly 0
+                QVERIFY(weights->isMasked(i, j));
+                QCOMPARE(QColor(weights->image().pixel(j, i)), HeatmapView::maskedColor());
+            }
+        }
+        QCOMPARE(w(0, 0), 1.0f); // the first token can only see itself
+        // Drawn colours: the cell (Wie, Wie) = 1 is the top of viridis; (es, Wie) has its own weight.
+        const QImage shot = weights->viewport()->grab().toImage();
+        QCOMPARE(QColor(shot.pixel(quietPixel(weights->cellRect(0, 0)))), QColor(253, 231, 37));
+        QCOMPARE(QColor(shot.pixel(quietPixel(weights->cellRect(3, 0)))),
+                 attnlens::ui::colorFor(ColorMap::Viridis, w(3, 0)));
+        // The masked stage shows −∞ where the weights are 0, and the formula says so.
+        QVERIFY(page.stageView(Stage::Masked)->isMasked(0, 1));
+        QCOMPARE(page.stageView(Stage::Masked)->matrix()(0, 1), attnlens::kPlaygroundMaskValue);
+        QVERIFY(page.stagePanel(Stage::Masked)->formula().contains(QString::fromUtf8("−∞")));
+        // The mask grid shows the causal triangle.
+        QCOMPARE(page.maskView()->matrix()(0, 1), 0.0f);
+        QCOMPARE(page.maskView()->matrix()(1, 0), 1.0f);
+
+        // Colour map and range switches reach the view.
+        auto* colors = page.findChild<QComboBox*>("colorMap");
+        choose(colors, int(ColorMap::Magma));
+        QCOMPARE(weights->colorMap(), ColorMap::Magma);
+        const QImage magma = weights->viewport()->grab().toImage();
+        QCOMPARE(QColor(magma.pixel(quietPixel(weights->cellRect(0, 0)))), QColor(252, 253, 191));
+        page.findChild<QCheckBox*>("weightsAutoRange")->setChecked(true);
+        QCOMPARE(weights->rangeMode(), HeatmapView::RangeMode::Auto);
+
+        // Back to no mask: the zeros are gone.
+        choose(maskMode, int(MaskMode::None));
+        QVERIFY(weights->matrix()(0, 3) > 0.05f);
+        QVERIFY(!weights->hasMask());
+    }
+
+    void paddingMask() {
+        PlaygroundPage page;
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        choose(page.findChild<QComboBox*>("maskMode"), int(MaskMode::Padding));
+        page.findChild<QSpinBox*>("paddingCount")->setValue(2);
+        QCOMPARE(page.model()->paddingCount(), 2);
+        const RowMatrix& w = page.stageView(Stage::Weights)->matrix();
+        for (int i = 0; i < 4; ++i) {
+            QCOMPARE(w(i, 2), 0.0f);
+            QCOMPARE(w(i, 3), 0.0f);
+            QVERIFY(std::abs(w(i, 0) + w(i, 1) - 1.0f) < 1e-6f);
+        }
+    }
+
+    void clickingTheMaskGridToggles() {
+        PlaygroundPage page;
+        page.resize(1150, 780);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        HeatmapView* grid = page.maskView();
+        QTest::mouseClick(grid->viewport(), Qt::LeftButton, {}, grid->cellRect(1, 3).center());
+        QCOMPARE(page.model()->maskMode(), MaskMode::Custom);
+        QCOMPARE(page.model()->effectiveMask()(1, 3), 0.0f);
+        QCOMPARE(page.stageView(Stage::Weights)->matrix()(1, 3), 0.0f);
+        QCOMPARE(page.findChild<QComboBox*>("maskMode")->currentData().toInt(), int(MaskMode::Custom));
+        QTest::mouseClick(grid->viewport(), Qt::LeftButton, {}, grid->cellRect(1, 3).center());
+        QCOMPARE(page.model()->effectiveMask()(1, 3), 1.0f);
+        QVERIFY(page.stageView(Stage::Weights)->matrix()(1, 3) > 0.0f);
+    }
+
+    void changingHeads() {
+        PlaygroundPage page;
+        page.resize(1150, 780);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        auto* heads = page.findChild<QComboBox*>("heads");
+        QVERIFY(heads);
+        QCOMPARE(heads->count(), 3); // 1, 2, 4: only divisors of d_model = 4
+        QVERIFY(!page.headStrip()->isVisible());
+        choose(heads, 2);
+        QCOMPARE(page.model()->heads(), 2);
+        QCOMPARE(page.model()->dK(), 2);
+        QVERIFY(page.headStrip()->isVisible());
+        QCOMPARE(page.headStrip()->headCount(), 2);
+        QCOMPARE(page.stageView(Stage::Output)->columns(), 2);
+        QCOMPARE(page.stagePanel(Stage::Scaled)->formula().contains(QString::fromUtf8("√2")), true);
+        // Head 2's panels show head 2's numbers once its thumbnail is clicked.
+        HeatmapView* thumb = page.headStrip()->thumbnail(1);
+        QTest::mouseClick(thumb->viewport(), Qt::LeftButton, {}, thumb->cellRect(0, 0).center());
+        QCOMPARE(page.model()->selectedHead(), 1);
+        QCOMPARE(page.stageView(Stage::Weights)->matrix(), page.model()->stage(Stage::Weights, 1));
+        QVERIFY(page.stageView(Stage::Weights)->matrix() != page.model()->stage(Stage::Weights, 0));
+        QCOMPARE(page.stageView(Stage::Output)->columnLabel(0), QStringLiteral("2")); // features 2–3
+        QApplication::processEvents();
+        saveShot(&page, "playground_heads");
+    }
+
+    void editingQChangesScores() {
+        PlaygroundPage page;
+        page.resize(1150, 780);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        HeatmapView* scores = page.stageView(Stage::Scores);
+        const float before = scores->matrix()(1, 2);
+        QCOMPARE(before, 2.0f);
+        // Open the real editor of Q[geht, 2] and change it as a user would (the spin box commits live).
+        attnlens::ui::MatrixEditor* q = page.editor(Input::Query);
+        const QModelIndex index = q->model()->index(1, 2);
+        q->setCurrentIndex(index);
+        q->edit(index);
+        auto* spin = q->findChild<QDoubleSpinBox*>();
+        QVERIFY(spin);
+        spin->setValue(3.0);
+        QCOMPARE(page.model()->inputValue(Input::Query, 1, 2), 3.0f);
+        // q_geht · k_es = 0.5·0 + 0·0.2 + 3·1 + 0·0 = 3
+        QCOMPARE(scores->matrix()(1, 2), 3.0f);
+        QCOMPARE(page.stageView(Stage::Scaled)->matrix()(1, 2), 1.5f);
+        QVERIFY(page.stagePanel(Stage::Scores)->detail().contains("3.00"));
+        QCOMPARE(page.model()->preset(), PlaygroundModel::Preset::Edited);
+        // The reference agrees with what the weights view shows.
+        const Eigen::MatrixXd ref = referenceWeights(*page.model(), 0);
+        QVERIFY(std::abs(page.stageView(Stage::Weights)->matrix()(1, 2) - ref(1, 2)) < 1e-6);
+    }
+
+    void focusFollowsClicks() {
+        PlaygroundPage page;
+        page.resize(1150, 780);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        HeatmapView* weights = page.stageView(Stage::Weights);
+        QTest::mouseClick(weights->viewport(), Qt::LeftButton, {}, weights->cellRect(3, 0).center());
+        QCOMPARE(page.model()->focusQuery(), 3);
+        QCOMPARE(page.model()->focusKey(), 0);
+        for (Stage s : {Stage::Scores, Stage::Scaled, Stage::Masked, Stage::Weights}) {
+            QCOMPARE(page.stageView(s)->selectedRow(), 3);
+            QCOMPARE(page.stageView(s)->markedCell(), (attnlens::ui::HeatmapCell{3, 0}));
+        }
+        QVERIFY(page.explanationText().contains("dir"));
+        QVERIFY(page.explanationText().contains("Wie"));
+    }
+
+    void largestSizes() {
+        PlaygroundPage page;
+        page.resize(1150, 780);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        page.findChild<QSpinBox*>("sequenceLength")->setValue(PlaygroundModel::kMaxLength);
+        page.findChild<QSpinBox*>("dModel")->setValue(PlaygroundModel::kMaxDModel);
+        auto* preset = page.findChild<QComboBox*>("preset");
+        preset->setCurrentIndex(1);
+        emit preset->activated(1); // random
+        choose(page.findChild<QComboBox*>("heads"), 4);
+        choose(page.findChild<QComboBox*>("maskMode"), int(MaskMode::Causal));
+        const PlaygroundModel& m = *page.model();
+        QCOMPARE(m.sequenceLength(), 16);
+        QCOMPARE(m.dModel(), 16);
+        QCOMPARE(m.heads(), 4);
+        QCOMPARE(page.headStrip()->headCount(), 4);
+        HeatmapView* weights = page.stageView(Stage::Weights);
+        QCOMPARE(weights->rows(), 16);
+        QVERIFY(weights->cellSize() >= 8); // still readable in a 1150 × 780 page
+        for (int h = 0; h < 4; ++h) {
+            const Eigen::MatrixXd ref = referenceWeights(m, h);
+            const RowMatrix w = m.stage(Stage::Weights, h);
+            for (int i = 0; i < 16; ++i)
+                for (int j = 0; j < 16; ++j) QVERIFY(std::abs(w(i, j) - ref(i, j)) < 1e-6);
+        }
+        QApplication::processEvents();
+        QTest::qWait(100);
+        saveShot(&page, "playground_16x16");
+    }
+
+    void typingTokensSetsLength() {
+        PlaygroundPage page;
+        page.show();
+        auto* tokens = page.findChild<QLineEdit*>("tokens");
+        QVERIFY(tokens);
+        tokens->selectAll();
+        QTest::keyClicks(tokens, "the cat sat on mats");
+        QCOMPARE(page.model()->sequenceLength(), 5);
+        QCOMPARE(page.model()->tokens().at(4), QStringLiteral("mats"));
+        QCOMPARE(page.stageView(Stage::Weights)->rows(), 5);
+        QCOMPARE(page.stageView(Stage::Weights)->rowLabel(1), QStringLiteral("cat"));
+        QCOMPARE(page.findChild<QSpinBox*>("sequenceLength")->value(), 5);
+    }
+};
+
+QTEST_MAIN(TestPlayground)
+#include "test_playground.moc"

@@ -1,0 +1,111 @@
+#include "ui/playground/matrix_table_model.h"
+
+#include <QBrush>
+#include <QFont>
+
+#include <array>
+
+namespace attnlens::ui {
+
+MatrixTableModel::MatrixTableModel(PlaygroundModel* model, PlaygroundModel::Input which, QObject* parent)
+    : QAbstractTableModel(parent), m_model(model), m_which(which), m_rows(model->sequenceLength()),
+      m_cols(model->dModel()) {
+    connect(m_model, &PlaygroundModel::changed, this, &MatrixTableModel::sync);
+    connect(m_model, &PlaygroundModel::focusChanged, this, &MatrixTableModel::sync);
+}
+
+QColor MatrixTableModel::headTint(int head, bool strong) {
+    static constexpr std::array<QRgb, 4> kLight = {0xe3edfb, 0xfdecd9, 0xe2f3e6, 0xf0e4fa};
+    static constexpr std::array<QRgb, 4> kStrong = {0xbcd3f5, 0xf9d2a8, 0xb9e2c3, 0xdcc2f3};
+    const auto i = static_cast<size_t>(head) % kLight.size();
+    return QColor::fromRgb(strong ? kStrong[i] : kLight[i]);
+}
+
+void MatrixTableModel::sync() {
+    if (m_model->sequenceLength() != m_rows || m_model->dModel() != m_cols) {
+        beginResetModel();
+        m_rows = m_model->sequenceLength();
+        m_cols = m_model->dModel();
+        endResetModel();
+        return;
+    }
+    // One range for everything: a range (not a single index) leaves an open editor alone.
+    if (m_rows > 0 && m_cols > 0) emit dataChanged(index(0, 0), index(m_rows - 1, m_cols - 1));
+    emit headerDataChanged(Qt::Vertical, 0, m_rows - 1);
+    emit headerDataChanged(Qt::Horizontal, 0, m_cols - 1);
+}
+
+int MatrixTableModel::focusRow() const {
+    return m_which == PlaygroundModel::Input::Query ? m_model->focusQuery() : m_model->focusKey();
+}
+
+int MatrixTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : m_rows; }
+int MatrixTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : m_cols; }
+
+QVariant MatrixTableModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() >= m_rows || index.column() >= m_cols) return {};
+    const float v = m_model->inputValue(m_which, index.row(), index.column());
+    const int head = index.column() / m_model->dK();
+    switch (role) {
+    case Qt::DisplayRole: return QString::number(static_cast<double>(v), 'f', 2).replace(QLatin1Char('-'), QChar(0x2212));
+    case Qt::EditRole: return static_cast<double>(v);
+    case Qt::TextAlignmentRole: return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+    case Qt::BackgroundRole: {
+        QColor c = headTint(head, m_model->heads() > 1 && head == m_model->selectedHead());
+        if (index.row() == focusRow()) c = c.darker(112);
+        return QBrush(c);
+    }
+    case Qt::ForegroundRole: return QBrush(QColor(Qt::black));
+    case Qt::FontRole:
+        if (index.row() == focusRow()) {
+            QFont f;
+            f.setBold(true);
+            return f;
+        }
+        return {};
+    case Qt::ToolTipRole:
+        return tr("%1, feature %2 (head %3): %4")
+            .arg(m_model->tokens().value(index.row()))
+            .arg(index.column())
+            .arg(head + 1)
+            .arg(static_cast<double>(v), 0, 'g', 8);
+    default: return {};
+    }
+}
+
+bool MatrixTableModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+    if (role != Qt::EditRole || !index.isValid()) return false;
+    bool ok = false;
+    const double v = value.toString().replace(QChar(0x2212), QLatin1Char('-')).toDouble(&ok);
+    if (!ok) return false;
+    m_model->setInputValue(m_which, index.row(), index.column(), static_cast<float>(v));
+    return true;
+}
+
+Qt::ItemFlags MatrixTableModel::flags(const QModelIndex& index) const {
+    if (!index.isValid()) return Qt::NoItemFlags;
+    return Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsEditable;
+}
+
+QVariant MatrixTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation == Qt::Vertical) {
+        if (section < 0 || section >= m_rows) return {};
+        if (role == Qt::DisplayRole) return m_model->tokens().value(section);
+        if (role == Qt::FontRole && section == focusRow()) {
+            QFont f;
+            f.setBold(true);
+            return f;
+        }
+        return {};
+    }
+    if (section < 0 || section >= m_cols) return {};
+    const int head = section / m_model->dK();
+    switch (role) {
+    case Qt::DisplayRole: return QString::number(section);
+    case Qt::ToolTipRole: return tr("feature %1 — belongs to head %2").arg(section).arg(head + 1);
+    case Qt::BackgroundRole: return QBrush(headTint(head, true));
+    default: return {};
+    }
+}
+
+} // namespace attnlens::ui

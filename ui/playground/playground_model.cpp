@@ -1,0 +1,300 @@
+#include "ui/playground/playground_model.h"
+
+#include "core/util/error.h"
+
+#include <QDebug>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <random>
+
+namespace attnlens::ui {
+
+namespace {
+
+// The worked example: four German tokens and hand-made 4-d vectors whose dimensions mean
+// (question word, verb, subject, addressee). A key says what a token *is*, a query what it *looks
+// for*: "Wie" and "es" look for the verb, "geht" looks for its subject "es", "dir" looks for the
+// verb and the question word. V gives each token a distinct content vector.
+const QStringList kExampleTokens = {QStringLiteral("Wie"), QStringLiteral("geht"), QStringLiteral("es"),
+                                    QStringLiteral("dir")};
+// clang-format off
+const float kExampleQ[4][4] = {{0.2f, 2.0f, 0.0f, 0.5f},
+                               {0.5f, 0.0f, 2.0f, 0.0f},
+                               {0.0f, 2.0f, 0.3f, 0.0f},
+                               {1.0f, 1.5f, 0.0f, 0.0f}};
+const float kExampleK[4][4] = {{1.0f, 0.0f, 0.0f, 0.2f},
+                               {0.0f, 1.0f, 0.0f, 0.0f},
+                               {0.0f, 0.2f, 1.0f, 0.0f},
+                               {0.0f, 0.0f, 0.0f, 1.0f}};
+const float kExampleV[4][4] = {{1.0f, 0.0f, 0.5f, 0.0f},
+                               {0.0f, 1.0f, 0.0f, 0.5f},
+                               {0.5f, 0.0f, 1.0f, 0.0f},
+                               {0.0f, 0.5f, 0.0f, 1.0f}};
+// clang-format on
+
+// A reproducible N(0, 1) sample, rounded to one decimal, for one entry of one matrix. Box–Muller on
+// std::mt19937 (whose output the standard fixes) rather than std::normal_distribution (whose
+// algorithm it does not), so a seed gives the same matrices on every platform; keyed by position so
+// that growing and shrinking a random matrix keeps the values it already had.
+float seededValue(int seed, int which, int row, int col) {
+    std::seed_seq seq{seed, which, row, col};
+    std::mt19937 gen(seq);
+    const double u1 = (static_cast<double>(gen()) + 0.5) / 4294967296.0;
+    const double u2 = (static_cast<double>(gen()) + 0.5) / 4294967296.0;
+    const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+    return static_cast<float>(std::round(z * 10.0) / 10.0);
+}
+
+QString defaultToken(int index) { return QStringLiteral("t%1").arg(index + 1); }
+
+} // namespace
+
+PlaygroundModel::PlaygroundModel(QObject* parent) : QObject(parent) { applyWorkedExample(); }
+
+QList<int> PlaygroundModel::validHeadCounts(int dModel) {
+    QList<int> counts;
+    for (int h = 1; h <= dModel; ++h)
+        if (dModel % h == 0) counts.append(h);
+    return counts;
+}
+
+const RowMatrix& PlaygroundModel::input(Input which) const {
+    switch (which) {
+    case Input::Query: return m_q;
+    case Input::Key: return m_k;
+    case Input::Value: break;
+    }
+    return m_v;
+}
+
+RowMatrix PlaygroundModel::effectiveMask() const {
+    const int n = sequenceLength();
+    RowMatrix keep = RowMatrix::Ones(n, n);
+    switch (m_maskMode) {
+    case MaskMode::None: break;
+    case MaskMode::Causal:
+        for (int i = 0; i < n; ++i)
+            for (int j = i + 1; j < n; ++j) keep(i, j) = 0.0f;
+        break;
+    case MaskMode::Padding:
+        for (int i = 0; i < n; ++i)
+            for (int j = n - m_padding; j < n; ++j) keep(i, j) = 0.0f;
+        break;
+    case MaskMode::Custom: keep = m_customMask; break;
+    }
+    return keep;
+}
+
+QList<int> PlaygroundModel::fullyMaskedRows() const {
+    QList<int> rows;
+    if (m_maskMode == MaskMode::None) return rows;
+    const RowMatrix keep = effectiveMask();
+    for (int i = 0; i < keep.rows(); ++i)
+        if ((keep.row(i).array() == 0.0f).all()) rows.append(i);
+    return rows;
+}
+
+RowMatrix PlaygroundModel::stage(Stage stage, int head) const {
+    if (!m_result.stages || head < 0 || head >= m_heads) return {};
+    const AttentionStages& s = *m_result.stages;
+    switch (stage) {
+    case Stage::Scores: return s.scores.slice2d({head});
+    case Stage::Scaled: return s.scaled.slice2d({head});
+    case Stage::Masked: return s.masked.slice2d({head});
+    case Stage::Weights: return s.weights.slice2d({head});
+    case Stage::Output: return s.output.slice2d({head});
+    }
+    return {};
+}
+
+RowMatrix PlaygroundModel::output() const { return m_result.output.matrix(); }
+
+// --- presets ---------------------------------------------------------------------------------
+
+void PlaygroundModel::applyWorkedExample() {
+    m_q.resize(4, 4);
+    m_k.resize(4, 4);
+    m_v.resize(4, 4);
+    for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 4; ++c) {
+            m_q(r, c) = kExampleQ[r][c];
+            m_k(r, c) = kExampleK[r][c];
+            m_v(r, c) = kExampleV[r][c];
+        }
+    m_tokens = kExampleTokens;
+    if (4 % m_heads != 0) m_heads = 1;
+    m_head = std::min(m_head, m_heads - 1);
+    if (m_customMask.rows() != 4) m_customMask = RowMatrix::Ones(4, 4);
+    m_padding = std::clamp(m_padding, 1, 3);
+    m_focusQuery = 1; // "geht" …
+    m_focusKey = 2;   // … looking at "es"
+    m_preset = Preset::WorkedExample;
+    recompute();
+}
+
+void PlaygroundModel::applyRandom(int seed) {
+    m_seed = seed;
+    m_preset = Preset::Random;
+    for (Input which : {Input::Query, Input::Key, Input::Value}) {
+        RowMatrix& m = which == Input::Query ? m_q : which == Input::Key ? m_k : m_v;
+        for (int r = 0; r < m.rows(); ++r)
+            for (int c = 0; c < m.cols(); ++c) m(r, c) = fillValue(which, r, c);
+    }
+    recompute();
+}
+
+void PlaygroundModel::applyIdentity() {
+    m_preset = Preset::Identity;
+    for (RowMatrix* m : {&m_q, &m_k, &m_v}) {
+        m->setZero();
+        for (int i = 0; i < std::min(m->rows(), m->cols()); ++i) (*m)(i, i) = 1.0f;
+    }
+    recompute();
+}
+
+float PlaygroundModel::fillValue(Input which, int row, int col) const {
+    if (m_preset == Preset::Identity) return row == col ? 1.0f : 0.0f;
+    return seededValue(m_seed, static_cast<int>(which), row, col);
+}
+
+// --- shape -----------------------------------------------------------------------------------
+
+void PlaygroundModel::resize(int n, int width) {
+    n = std::clamp(n, 1, kMaxLength);
+    width = std::clamp(width, 1, kMaxDModel);
+    if (n == sequenceLength() && width == dModel()) return;
+    for (Input which : {Input::Query, Input::Key, Input::Value}) {
+        RowMatrix& m = which == Input::Query ? m_q : which == Input::Key ? m_k : m_v;
+        RowMatrix grown(n, width);
+        for (int r = 0; r < n; ++r)
+            for (int c = 0; c < width; ++c)
+                grown(r, c) = r < m.rows() && c < m.cols() ? m(r, c) : fillValue(which, r, c);
+        m = std::move(grown);
+    }
+    RowMatrix mask = RowMatrix::Ones(n, n);
+    const int keep = static_cast<int>(std::min<Eigen::Index>(n, m_customMask.rows()));
+    mask.topLeftCorner(keep, keep) = m_customMask.topLeftCorner(keep, keep);
+    m_customMask = std::move(mask);
+    while (m_tokens.size() < n) m_tokens.append(defaultToken(static_cast<int>(m_tokens.size())));
+    while (m_tokens.size() > n) m_tokens.removeLast();
+    if (width % m_heads != 0) {
+        const QList<int> counts = validHeadCounts(width);
+        m_heads = *std::prev(std::upper_bound(counts.begin(), counts.end(), m_heads));
+    }
+    m_head = std::min(m_head, m_heads - 1);
+    m_padding = n > 1 ? std::clamp(m_padding, 1, n - 1) : 0;
+    m_focusQuery = std::min(m_focusQuery, n - 1);
+    m_focusKey = std::min(m_focusKey, n - 1);
+}
+
+void PlaygroundModel::setSequenceLength(int n) {
+    if (n == sequenceLength()) return;
+    resize(n, dModel());
+    recompute();
+}
+
+void PlaygroundModel::setDModel(int dModel) {
+    if (dModel == this->dModel()) return;
+    resize(sequenceLength(), dModel);
+    recompute();
+}
+
+bool PlaygroundModel::setHeads(int heads) {
+    if (heads < 1 || dModel() % heads != 0) return false;
+    if (heads == m_heads) return true;
+    m_heads = heads;
+    m_head = std::min(m_head, m_heads - 1);
+    recompute();
+    return true;
+}
+
+void PlaygroundModel::setInputValue(Input which, int row, int col, float value) {
+    RowMatrix& m = which == Input::Query ? m_q : which == Input::Key ? m_k : m_v;
+    if (row < 0 || row >= m.rows() || col < 0 || col >= m.cols() || !std::isfinite(value)) return;
+    if (m(row, col) == value) return;
+    m(row, col) = value;
+    m_preset = Preset::Edited;
+    recompute();
+}
+
+void PlaygroundModel::setTokens(const QStringList& tokens) {
+    QStringList next = tokens.mid(0, sequenceLength());
+    while (next.size() < sequenceLength()) next.append(defaultToken(static_cast<int>(next.size())));
+    for (int i = 0; i < next.size(); ++i)
+        if (next[i].trimmed().isEmpty()) next[i] = defaultToken(i);
+    if (next == m_tokens) return;
+    m_tokens = next;
+    emit changed();
+}
+
+// --- mask ------------------------------------------------------------------------------------
+
+void PlaygroundModel::setMaskMode(MaskMode mode) {
+    if (mode == m_maskMode) return;
+    if (mode == MaskMode::Custom && m_maskMode != MaskMode::None) m_customMask = effectiveMask();
+    m_maskMode = mode;
+    recompute();
+}
+
+void PlaygroundModel::setPaddingCount(int count) {
+    const int n = sequenceLength();
+    count = n > 1 ? std::clamp(count, 1, n - 1) : 0;
+    if (count == m_padding) return;
+    m_padding = count;
+    if (m_maskMode == MaskMode::Padding) recompute();
+}
+
+void PlaygroundModel::toggleMaskCell(int query, int key) {
+    const int n = sequenceLength();
+    if (query < 0 || query >= n || key < 0 || key >= n) return;
+    if (m_maskMode != MaskMode::Custom) {
+        m_customMask = effectiveMask();
+        m_maskMode = MaskMode::Custom;
+    }
+    m_customMask(query, key) = m_customMask(query, key) == 0.0f ? 1.0f : 0.0f;
+    recompute();
+}
+
+void PlaygroundModel::setCustomMask(const RowMatrix& keep) {
+    if (keep.rows() != sequenceLength() || keep.cols() != sequenceLength()) return;
+    m_customMask = keep.unaryExpr([](float v) { return v == 0.0f ? 0.0f : 1.0f; });
+    m_maskMode = MaskMode::Custom;
+    recompute();
+}
+
+// --- focus -----------------------------------------------------------------------------------
+
+void PlaygroundModel::setSelectedHead(int head) {
+    head = std::clamp(head, 0, m_heads - 1);
+    if (head == m_head) return;
+    m_head = head;
+    emit focusChanged();
+}
+
+void PlaygroundModel::setFocus(int query, int key) {
+    query = std::clamp(query, 0, sequenceLength() - 1);
+    key = std::clamp(key, 0, sequenceLength() - 1);
+    if (query == m_focusQuery && key == m_focusKey) return;
+    m_focusQuery = query;
+    m_focusKey = key;
+    emit focusChanged();
+}
+
+void PlaygroundModel::recompute() {
+    const Tensor q = Tensor::fromMatrix(m_q); // [n, d_model]
+    const Tensor k = Tensor::fromMatrix(m_k); // [n, d_model]
+    const Tensor v = Tensor::fromMatrix(m_v); // [n, d_model]
+    const Tensor mask = Tensor::fromMatrix(effectiveMask()); // [n, n]
+    // The setters keep every shape valid, so an Error here is a bug: say so instead of unwinding
+    // through Qt's signal machinery.
+    try {
+        m_result = multiHeadAttention(q, k, v, m_maskMode == MaskMode::None ? nullptr : &mask, m_heads, true);
+    } catch (const Error& e) {
+        qWarning() << "PlaygroundModel: attention failed:" << e.what();
+    }
+    emit changed();
+}
+
+} // namespace attnlens::ui

@@ -1,0 +1,119 @@
+#pragma once
+// PlaygroundModel: the state of the attention playground (Q, K, V, tokens, heads, mask) and its
+// result, recomputed with attnlens::multiHeadAttention(recordStages = true) on every change.
+// The page and its views only read it and call its setters; changed() tells them to refresh.
+//
+// Inference here is a few microseconds (n, d_model ≤ 16), so it runs synchronously on the GUI
+// thread; nothing is shared with other threads.
+//
+// Conventions: Q, K, V are [n, d_model] (one row per token); masks are [n, n] with 1 = keep and
+// 0 = masked (set to −1e9 before the softmax); stages are per head, [n, n] (output: [n, d_k]).
+
+#include "core/ops/attention.h"
+#include "core/tensor/tensor.h"
+
+#include <QObject>
+#include <QStringList>
+
+namespace attnlens::ui {
+
+class PlaygroundModel : public QObject {
+    Q_OBJECT
+public:
+    enum class Input { Query, Key, Value };
+    enum class Stage { Scores, Scaled, Masked, Weights, Output };
+    enum class MaskMode { None, Causal, Padding, Custom };
+    enum class Preset { WorkedExample, Random, Identity, Edited };
+
+    static constexpr int kMaxLength = 16;
+    static constexpr int kMaxDModel = 16;
+
+    // Starts with the worked example (4 tokens "Wie geht es dir", d_model 4, one head, no mask).
+    explicit PlaygroundModel(QObject* parent = nullptr);
+
+    int sequenceLength() const { return static_cast<int>(m_q.rows()); }
+    int dModel() const { return static_cast<int>(m_q.cols()); }
+    int heads() const { return m_heads; }
+    int dK() const { return dModel() / m_heads; }
+    // Head counts allowed for a d_model: its divisors, ascending.
+    static QList<int> validHeadCounts(int dModel);
+
+    QStringList tokens() const { return m_tokens; }
+    const RowMatrix& input(Input which) const;
+    float inputValue(Input which, int row, int col) const { return input(which)(row, col); }
+
+    MaskMode maskMode() const { return m_maskMode; }
+    int paddingCount() const { return m_padding; }
+    // The mask in effect, [n, n], 1 = keep, 0 = masked (all ones for MaskMode::None).
+    RowMatrix effectiveMask() const;
+    // Query rows whose keys are all masked (their weights come out uniform, as in PyTorch).
+    QList<int> fullyMaskedRows() const;
+
+    Preset preset() const { return m_preset; }
+    int seed() const { return m_seed; }
+
+    // --- results (valid after construction and every change) --------------------------------
+    const AttentionResult& result() const { return m_result; }
+    // One head's stage: [n, n] for Scores…Weights, [n, d_k] for Output.
+    RowMatrix stage(Stage stage, int head) const;
+    // The concatenated output, [n, d_model].
+    RowMatrix output() const;
+
+    // --- focus: the head, query row and key column the page explains -----------------------
+    int selectedHead() const { return m_head; }
+    int focusQuery() const { return m_focusQuery; }
+    int focusKey() const { return m_focusKey; }
+
+public slots:
+    void applyWorkedExample();
+    // Q, K, V filled with N(0, 1) values rounded to one decimal, reproducible for a seed.
+    void applyRandom(int seed);
+    // Q = K = V = the n × d_model identity (each token attends most to itself).
+    void applyIdentity();
+
+    // Resizing keeps the overlapping values; new rows/columns are filled from the current preset
+    // (random values for Random, identity entries for Identity, seeded random otherwise) and new
+    // tokens are named t<i>. The head count falls back to the largest divisor ≤ the current one.
+    void setSequenceLength(int n);
+    void setDModel(int dModel);
+    // Returns false (and changes nothing) unless heads divides d_model.
+    bool setHeads(int heads);
+    void setInputValue(Input which, int row, int col, float value);
+    // Missing tokens are named t<i>, extra ones dropped: the token count follows sequenceLength().
+    void setTokens(const QStringList& tokens);
+
+    void setMaskMode(MaskMode mode);
+    // Padding mode masks the last `count` keys (1 ≤ count ≤ n − 1).
+    void setPaddingCount(int count);
+    // Toggles one cell of the custom mask; switches to MaskMode::Custom first, starting from the
+    // mask in effect, so a click on the causal mask edits a copy of it.
+    void toggleMaskCell(int query, int key);
+    void setCustomMask(const RowMatrix& keep);
+
+    void setSelectedHead(int head);
+    void setFocus(int query, int key);
+
+signals:
+    // Any input changed and the result was recomputed.
+    void changed();
+    // Only the selected head or the focus changed (no recomputation).
+    void focusChanged();
+
+private:
+    void recompute();
+    void resize(int n, int width);
+    float fillValue(Input which, int row, int col) const;
+
+    RowMatrix m_q, m_k, m_v;  // [n, d_model]
+    RowMatrix m_customMask;   // [n, n]
+    QStringList m_tokens;
+    int m_heads = 1;
+    MaskMode m_maskMode = MaskMode::None;
+    int m_padding = 1;
+    Preset m_preset = Preset::WorkedExample;
+    int m_seed = 1;
+    int m_head = 0, m_focusQuery = 1, m_focusKey = 2;
+    AttentionResult m_result;
+};
+
+} // namespace attnlens::ui

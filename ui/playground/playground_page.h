@@ -1,0 +1,75 @@
+#pragma once
+// PlaygroundPage: the "Attention" page. Inputs on the left (preset, tokens, sizes, heads, mask,
+// editable Q, K, V), the five stages of scaled dot-product attention on the right as annotated
+// heatmaps, and below them the arithmetic behind one focused cell. The page is thin: all state is in
+// PlaygroundModel; the page turns model changes into view updates and user actions into setters.
+//
+// Child widgets carry object names for tests and style sheets: "preset", "seed", "tokens",
+// "sequenceLength", "dModel", "heads", "maskMode", "paddingCount", "colorMap", "weightsAutoRange",
+// "annotations", "explanation".
+
+#include "core/export/colormap.h"
+#include "ui/playground/playground_model.h"
+
+#include <QWidget>
+
+#include <array>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+namespace attnlens::ui {
+
+class HeadStrip;
+class HeatmapView;
+class MatrixEditor;
+class StagePanel;
+
+class PlaygroundPage : public QWidget {
+    Q_OBJECT
+public:
+    explicit PlaygroundPage(QWidget* parent = nullptr);
+
+    PlaygroundModel* model() const { return m_model; }
+    StagePanel* stagePanel(PlaygroundModel::Stage stage) const;
+    HeatmapView* stageView(PlaygroundModel::Stage stage) const;
+    HeatmapView* maskView() const { return m_maskView; }
+    MatrixEditor* editor(PlaygroundModel::Input input) const;
+    HeadStrip* headStrip() const { return m_headStrip; }
+    QString explanationText() const;
+
+private:
+    QWidget* buildSetup();
+    QWidget* buildInputs();
+    QWidget* buildStages();
+    void refresh();
+    void syncControls();
+    void setAllColorMaps(ColorMap map);
+
+    PlaygroundModel* m_model;
+    std::array<StagePanel*, 5> m_stages{};
+    std::array<MatrixEditor*, 3> m_editors{};
+    HeatmapView* m_maskView = nullptr;
+    HeadStrip* m_headStrip = nullptr;
+    QWidget* m_headRow = nullptr;
+    QLabel* m_explanation = nullptr;
+    QComboBox* m_preset = nullptr;
+    QSpinBox* m_seed = nullptr;
+    QLabel* m_edited = nullptr;
+    QLineEdit* m_tokens = nullptr;
+    QSpinBox* m_length = nullptr;
+    QSpinBox* m_dModel = nullptr;
+    QComboBox* m_heads = nullptr;
+    QLabel* m_dK = nullptr;
+    QComboBox* m_maskMode = nullptr;
+    QSpinBox* m_padding = nullptr;
+    QLabel* m_maskHint = nullptr;
+    QComboBox* m_colorMap = nullptr;
+    QCheckBox* m_weightsAuto = nullptr;
+    QCheckBox* m_annotations = nullptr;
+};
+
+} // namespace attnlens::ui
