@@ -2,6 +2,7 @@
 
 #include "core/io/json_file.h"
 #include "core/util/error.h"
+#include "resource_paths.h" // generated: ATTNLENS_SOURCE_DIR, ATTNLENS_INSTALL_DATADIR
 
 #include <cstdlib>
 

@@ -1,5 +1,9 @@
 #include "ui/shell/main_window.h"
 
+#include "ui/shell/model_page.h"
+
+#include "core/io/model_folder.h"
+
 #include <QAction>
 #include <QApplication>
 #include <QHBoxLayout>
@@ -8,6 +12,8 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QStackedWidget>
+#include <QFileDialog>
+#include <QSettings>
 #include <QStatusBar>
 
 namespace attnlens::ui {
@@ -35,6 +41,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_fileMenu = menuBar()->addMenu(tr("&File"));
     m_viewMenu = menuBar()->addMenu(tr("&View"));
     m_helpMenu = menuBar()->addMenu(tr("&Help"));
+    auto* open = m_fileMenu->addAction(tr("&Open model…"), this, &MainWindow::chooseModel);
+    open->setShortcut(QKeySequence::Open);
+    m_recentMenu = m_fileMenu->addMenu(tr("Open &recent model"));
+    rebuildRecentMenu();
     m_fileMenu->addSeparator();
     auto* quit = m_fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
@@ -56,6 +66,58 @@ int MainWindow::addPage(const QString& title, QWidget* page) {
     if (index < 9) action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + index)));
     if (m_sidebar->currentRow() < 0) m_sidebar->setCurrentRow(0);
     return index;
+}
+
+void MainWindow::chooseModel() {
+    const QString start = recentModels().value(0);
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a Hugging Face model folder"), start);
+    if (!dir.isEmpty()) openModel(dir);
+}
+
+bool MainWindow::openModel(const QString& dir) {
+    ModelKind kind = ModelKind::Unknown;
+    QString modelType;
+    try {
+        const auto info = inspectModelFolder(dir.toStdString());
+        kind = info.kind;
+        modelType = QString::fromStdString(info.modelType);
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, tr("Cannot open model"), QString::fromStdString(e.what()));
+        return false;
+    }
+    for (int i = 0; i < m_pages->count(); ++i) {
+        auto* page = dynamic_cast<ModelPage*>(m_pages->widget(i));
+        if (page && page->acceptsModel(kind)) {
+            setCurrentPage(i);
+            page->openModel(dir);
+            rememberModel(dir);
+            return true;
+        }
+    }
+    QMessageBox::warning(this, tr("Cannot open model"),
+                         tr("'%1' is a '%2' model; this version opens Marian (translation) and ViT (vision) "
+                            "models.").arg(dir, modelType));
+    return false;
+}
+
+QStringList MainWindow::recentModels() const {
+    return QSettings().value("recentModels").toStringList();
+}
+
+void MainWindow::rememberModel(const QString& dir) {
+    QStringList recent = recentModels();
+    recent.removeAll(dir);
+    recent.prepend(dir);
+    while (recent.size() > 8) recent.removeLast();
+    QSettings().setValue("recentModels", recent);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    m_recentMenu->clear();
+    const QStringList recent = recentModels();
+    for (const QString& dir : recent) m_recentMenu->addAction(dir, this, [this, dir] { openModel(dir); });
+    m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
 void MainWindow::setCurrentPage(int index) { m_sidebar->setCurrentRow(index); }

@@ -22,10 +22,20 @@ public:
     QWidget* page(int index) const;
     int pageCount() const;
 
+    // File → Open model…: detects the folder's model_type and routes it to the page (a ModelPage) that
+    // accepts it, switching to that page. Returns false with a dialog/status message when none does.
+    bool openModel(const QString& dir);
+    QStringList recentModels() const;
+
     QMenu* fileMenu() const { return m_fileMenu; }
     QMenu* viewMenu() const { return m_viewMenu; }
 
 private:
+    void chooseModel();
+    void rememberModel(const QString& dir);
+    void rebuildRecentMenu();
+
+    QMenu* m_recentMenu = nullptr;
     QListWidget* m_sidebar = nullptr;
     QStackedWidget* m_pages = nullptr;
     QMenu* m_fileMenu = nullptr;

@@ -1,0 +1,490 @@
+#!/usr/bin/env python3
+"""Train the built-in ViT (Hugging Face ViTForImageClassification semantics) on Fashion-MNIST.
+
+Data: Debian's dataset-fashion-mnist (/usr/share/datasets/fashion-mnist/*.gz, IDX format).
+The model is a plain PyTorch re-implementation whose state_dict names equal the HF checkpoint
+names (vit.embeddings.*, vit.encoder.layer.{i}.*, vit.layernorm.*, classifier.*), pre-norm,
+exact erf GELU, LayerNorm eps 1e-12, scores/sqrt(head_dim).
+
+Inputs are produced exactly like ViTImageProcessor would from the 28x28 grayscale PNG:
+uint8 -> x * (1/255) in float64 -> float32 -> (x - mean) / std in float32.
+
+Usage:
+  train_vit.py --work /work/train-work/vit [--epochs 30] [--resume]
+  train_vit.py --work /work/train-work/vit --export-only   # export latest checkpoint
+"""
+import argparse
+import gzip
+import json
+import math
+import os
+import shutil
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import st_io  # noqa: E402
+
+DATA_DIR = "/usr/share/datasets/fashion-mnist"
+CLASSES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker",
+           "Bag", "Ankle boot"]
+# Mean / std of the Fashion-MNIST training pixels after /255 (rounded; these exact values are
+# written to preprocessor_config.json and used in training).
+IMAGE_MEAN = 0.2860
+IMAGE_STD = 0.3530
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+# ----------------------------------------------------------------------------------------- data
+def read_idx(path):
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    magic = int.from_bytes(data[0:4], "big")
+    ndim = magic & 0xFF
+    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+def load_split(split):
+    prefix = "train" if split == "train" else "t10k"
+    x = read_idx(os.path.join(DATA_DIR, f"{prefix}-images-idx3-ubyte.gz"))
+    y = read_idx(os.path.join(DATA_DIR, f"{prefix}-labels-idx1-ubyte.gz"))
+    return x.copy(), y.astype(np.int64)
+
+
+def preprocess_uint8(x_u8, mean=IMAGE_MEAN, std=IMAGE_STD):
+    """[B,H,W] uint8 -> [B,1,H,W] float32, exactly as ViTImageProcessor (rescale in f64, cast,
+    normalise in f32)."""
+    x = (np.asarray(x_u8, dtype=np.float64) * (1.0 / 255.0)).astype(np.float32)
+    x = (x - np.float32(mean)) / np.float32(std)
+    return x[:, None, :, :].astype(np.float32)
+
+
+def augment(x_u8, rng, pad=2):
+    """Random crop with zero padding + horizontal flip, on uint8 [B,H,W]."""
+    b, h, w = x_u8.shape
+    padded = np.zeros((b, h + 2 * pad, w + 2 * pad), dtype=np.uint8)
+    padded[:, pad:pad + h, pad:pad + w] = x_u8
+    dy = rng.integers(0, 2 * pad + 1, size=b)
+    dx = rng.integers(0, 2 * pad + 1, size=b)
+    out = np.empty_like(x_u8)
+    for i in range(b):
+        out[i] = padded[i, dy[i]:dy[i] + h, dx[i]:dx[i] + w]
+    flip = rng.random(b) < 0.5
+    out[flip] = out[flip, :, ::-1]
+    return out
+
+
+# ---------------------------------------------------------------------------------------- model
+class PatchEmbeddings(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.projection = nn.Conv2d(c["num_channels"], c["hidden_size"], c["patch_size"],
+                                    stride=c["patch_size"])
+
+    def forward(self, x):
+        return self.projection(x).flatten(2).transpose(1, 2)  # row-major over the grid
+
+
+class Embeddings(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        n = (c["image_size"] // c["patch_size"]) ** 2
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, c["hidden_size"]))
+        self.position_embeddings = nn.Parameter(torch.randn(1, n + 1, c["hidden_size"]) * 0.02)
+        self.patch_embeddings = PatchEmbeddings(c)
+
+    def forward(self, x):
+        p = self.patch_embeddings(x)
+        cls = self.cls_token.expand(p.shape[0], -1, -1)
+        return torch.cat([cls, p], dim=1) + self.position_embeddings
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        d = c["hidden_size"]
+        self.h = c["num_attention_heads"]
+        self.hd = d // self.h
+        self.query = nn.Linear(d, d, bias=c["qkv_bias"])
+        self.key = nn.Linear(d, d, bias=c["qkv_bias"])
+        self.value = nn.Linear(d, d, bias=c["qkv_bias"])
+
+    def forward(self, x):
+        b, n, d = x.shape
+
+        def split(t):
+            return t.view(b, n, self.h, self.hd).transpose(1, 2)
+        q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.hd)
+        probs = torch.softmax(scores, dim=-1)
+        ctx = torch.matmul(probs, v).transpose(1, 2).reshape(b, n, d)
+        return ctx, probs
+
+
+class SelfOutput(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Linear(c["hidden_size"], c["hidden_size"])
+
+
+class Attention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.attention = SelfAttention(c)
+        self.output = SelfOutput(c)
+
+    def forward(self, x):
+        ctx, probs = self.attention(x)
+        return self.output.dense(ctx), probs
+
+
+class Dense(nn.Module):
+    def __init__(self, i, o):
+        super().__init__()
+        self.dense = nn.Linear(i, o)
+
+
+class Layer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        d, i, eps = c["hidden_size"], c["intermediate_size"], c["layer_norm_eps"]
+        self.attention = Attention(c)
+        self.intermediate = Dense(d, i)
+        self.output = Dense(i, d)
+        self.layernorm_before = nn.LayerNorm(d, eps=eps)
+        self.layernorm_after = nn.LayerNorm(d, eps=eps)
+
+    def forward(self, x):
+        a, probs = self.attention(self.layernorm_before(x))
+        x = x + a
+        h = F.gelu(self.intermediate.dense(self.layernorm_after(x)))  # exact erf GELU
+        x = x + self.output.dense(h)
+        return x, probs
+
+
+class Encoder(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.layer = nn.ModuleList([Layer(c) for _ in range(c["num_hidden_layers"])])
+
+
+class ViTModel(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.embeddings = Embeddings(c)
+        self.encoder = Encoder(c)
+        self.layernorm = nn.LayerNorm(c["hidden_size"], eps=c["layer_norm_eps"])
+
+
+class ViTForImageClassification(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.vit = ViTModel(c)
+        self.classifier = nn.Linear(c["hidden_size"], c["num_labels"])
+        self.apply(self._init)
+
+    @staticmethod
+    def _init(m):
+        if isinstance(m, (nn.Linear, nn.Conv2d)):
+            nn.init.trunc_normal_(m.weight, std=0.02)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+
+    def forward(self, pixel_values, output_attentions=False):
+        x = self.vit.embeddings(pixel_values)
+        atts = []
+        for layer in self.vit.encoder.layer:
+            x, probs = layer(x)
+            if output_attentions:
+                atts.append(probs)
+        x = self.vit.layernorm(x)
+        logits = self.classifier(x[:, 0])
+        return logits, atts
+
+
+def make_config(args):
+    return {
+        "hidden_size": args.d, "num_hidden_layers": args.layers, "num_attention_heads": args.heads,
+        "intermediate_size": args.ffn, "layer_norm_eps": 1e-12, "image_size": 28,
+        "patch_size": 4, "num_channels": 1, "qkv_bias": True, "num_labels": len(CLASSES),
+    }
+
+
+def hf_config(c):
+    return {
+        "architectures": ["ViTForImageClassification"],
+        "model_type": "vit",
+        "attention_probs_dropout_prob": 0.0,
+        "encoder_stride": c["patch_size"],
+        "hidden_act": "gelu",
+        "hidden_dropout_prob": 0.0,
+        "hidden_size": c["hidden_size"],
+        "id2label": {str(i): n for i, n in enumerate(CLASSES)},
+        "label2id": {n: i for i, n in enumerate(CLASSES)},
+        "image_size": c["image_size"],
+        "initializer_range": 0.02,
+        "intermediate_size": c["intermediate_size"],
+        "layer_norm_eps": c["layer_norm_eps"],
+        "num_attention_heads": c["num_attention_heads"],
+        "num_channels": c["num_channels"],
+        "num_hidden_layers": c["num_hidden_layers"],
+        "patch_size": c["patch_size"],
+        "problem_type": "single_label_classification",
+        "qkv_bias": c["qkv_bias"],
+        "torch_dtype": "float32",
+        "transformers_version": "4.33.3",
+    }
+
+
+def preprocessor_config():
+    return {
+        "do_normalize": True,
+        "do_rescale": True,
+        "do_resize": True,
+        "image_mean": [IMAGE_MEAN],
+        "image_processor_type": "ViTImageProcessor",
+        "image_std": [IMAGE_STD],
+        "resample": 2,
+        "rescale_factor": 1.0 / 255.0,
+        "size": {"height": 28, "width": 28},
+    }
+
+
+def config_from_hf(hc):
+    return {k: hc[k] for k in ["hidden_size", "num_hidden_layers", "num_attention_heads",
+                               "intermediate_size", "layer_norm_eps", "image_size", "patch_size",
+                               "num_channels", "qkv_bias"]} | {"num_labels": len(hc["id2label"])}
+
+
+def load_exported(folder):
+    """Re-load an exported HF folder into the training model (used by make_goldens.py)."""
+    with open(os.path.join(folder, "config.json")) as f:
+        hc = json.load(f)
+    model = ViTForImageClassification(config_from_hf(hc))
+    sd = {k: torch.from_numpy(v.astype(np.float32)) for k, v in
+          st_io.load_file(os.path.join(folder, "model.safetensors")).items()}
+    model.load_state_dict(sd, strict=True)
+    model.eval()
+    return model, hc
+
+
+# ------------------------------------------------------------------------------------ training
+def evaluate(model, x_u8, y, bs=500):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for i in range(0, len(x_u8), bs):
+            logits, _ = model(torch.from_numpy(preprocess_uint8(x_u8[i:i + bs])))
+            correct += int((logits.argmax(-1).numpy() == y[i:i + bs]).sum())
+    return correct / len(x_u8)
+
+
+def export(model, meta, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    c = model.config
+    tensors = {k: v.detach().cpu().numpy().astype(np.float32) for k, v in model.state_dict().items()}
+    st_io.save_file(tensors, os.path.join(out_dir, "model.safetensors"), {"format": "pt"})
+    with open(os.path.join(out_dir, "config.json"), "w") as f:
+        json.dump(hf_config(c), f, indent=2)
+        f.write("\n")
+    with open(os.path.join(out_dir, "preprocessor_config.json"), "w") as f:
+        json.dump(preprocessor_config(), f, indent=2)
+        f.write("\n")
+    nparams = sum(v.size for v in tensors.values())
+    with open(os.path.join(out_dir, "README.md"), "w") as f:
+        f.write(model_card(c, meta, nparams))
+
+
+def model_card(c, meta, nparams):
+    hist = meta.get("history", [])
+    best = hist[-1] if hist else {}
+    lines = [
+        "---", "license: mit", "library_name: transformers", "pipeline_tag: image-classification",
+        "datasets:", "- fashion_mnist", "---", "",
+        "# vit-fashion-mnist — Attention Lens built-in vision transformer", "",
+        "A small Vision Transformer (Hugging Face `ViTForImageClassification` layout and semantics)",
+        "trained from scratch on CPU by `tools/train/train_vit.py` in the Attention Lens repository.", "",
+        "## Data", "",
+        "Fashion-MNIST (Zalando Research, MIT licence) as shipped by Debian's `dataset-fashion-mnist`:",
+        "60 000 training and 10 000 test 28×28 grayscale images in 10 classes. All 60 000 training",
+        "images are used for training; the test set is only used for measuring.", "",
+        "## Model", "",
+        f"* 28×28×1 input, patch 4 → 7×7 = 49 patches + CLS = 50 tokens",
+        f"* hidden {c['hidden_size']}, {c['num_hidden_layers']} layers, {c['num_attention_heads']} heads, "
+        f"MLP {c['intermediate_size']}, exact GELU, pre-norm, LayerNorm eps 1e-12",
+        f"* {nparams:,} parameters, float32 safetensors",
+        "", "## Preprocessing", "",
+        f"Load the PNG as 8-bit grayscale (identical to any channel of an RGB load of a gray image),",
+        f"resize to 28×28 (bilinear, identity for the shipped samples), ×1/255, then",
+        f"(x − {IMAGE_MEAN}) / {IMAGE_STD}. See `preprocessor_config.json`.", "",
+        "## Training", "",
+        f"* AdamW (lr {meta.get('lr')}, weight decay {meta.get('wd')}), batch {meta.get('batch')}, "
+        f"linear warm-up {meta.get('warmup_epochs')} epoch then cosine decay, label smoothing 0.1",
+        "* augmentation: random 28×28 crop from the image zero-padded by 2 pixels, horizontal flip",
+        (f"* wall-time budget {meta['budget_minutes']:g} minutes (cosine over the budget); "
+         if meta.get("budget_minutes") else "* ") +
+        f"{len(hist)} epochs (plan: at most {meta.get('epochs')}), one CPU thread (PyTorch 1.13 + OpenBLAS), "
+        f"{meta.get('train_seconds', 0) / 60:.0f} minutes of training wall time",
+        "", "## Results", "",
+        f"Test accuracy (10 000 Fashion-MNIST test images, PyTorch, float32): "
+        f"**{100 * best.get('test_acc', 0):.2f} %** after epoch {best.get('epoch', '?')}.", "",
+        "| epoch | train loss | test accuracy |", "|---|---|---|",
+    ]
+    for h in hist:
+        part = f" (stopped after {h['steps']} steps: budget)" if h.get("partial") else ""
+        lines.append(f"| {h['epoch']}{part} | {h['train_loss']:.4f} | {100 * h['test_acc']:.2f} % |")
+    lines += [
+        "", "## Known weaknesses", "",
+        "* Trained on centred, 28×28 Fashion-MNIST product photos on a black background: real photos,",
+        "  other backgrounds, inverted (dark-on-light) images or off-centre objects will be misclassified.",
+        "* The usual confusions of this dataset remain: Shirt vs T-shirt/top, Pullover and Coat.",
+        "* Small and trained briefly on CPU; attention maps are informative but coarser than those of a",
+        "  large pretrained ViT.", "",
+    ]
+    return "\n".join(lines)
+
+
+def lr_at(step, total, warmup, base, frac=None):
+    """Linear warm-up, then cosine decay over the remaining steps, or, with a wall-time budget,
+    over the remaining fraction of the budget (frac = elapsed / budget)."""
+    if step < warmup:
+        return base * (step + 1) / warmup
+    p = (step - warmup) / max(1, total - warmup)
+    if frac is not None:
+        p = max(p, frac)
+    return base * 0.5 * (1 + math.cos(math.pi * min(1.0, p)))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", default="/work/train-work/vit")
+    ap.add_argument("--out", default=os.path.join(REPO, "resources/models/vit-fashion-mnist"))
+    ap.add_argument("--d", type=int, default=96)
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--ffn", type=int, default=192)
+    ap.add_argument("--epochs", type=int, default=None,
+                    help="total epochs (default 25); on --resume, overrides the stored plan")
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--wd", type=float, default=0.05)
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="training wall-time budget (total, including earlier runs of a resumed "
+                         "job): the cosine decays over the budget and training stops when it is "
+                         "used up (for machines shared with other work)")
+    ap.add_argument("--warmup-epochs", type=float, default=1.0)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--export-only", action="store_true")
+    ap.add_argument("--export-every-epoch", action="store_true")
+    ap.add_argument("--measure", type=int, default=0, help="time N training steps and exit")
+    args = ap.parse_args()
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    os.makedirs(args.work, exist_ok=True)
+    ckpt_path = os.path.join(args.work, "last.pt")
+
+    xtr, ytr = load_split("train")
+    xte, yte = load_split("test")
+    steps_per_epoch = len(xtr) // args.batch
+
+    meta = {"epochs": args.epochs or 25, "lr": args.lr, "wd": args.wd, "batch": args.batch,
+            "warmup_epochs": args.warmup_epochs, "history": [], "train_seconds": 0.0, "epoch": 0}
+    cfg = make_config(args)
+    if (args.resume or args.export_only) and os.path.exists(ckpt_path):
+        ck = torch.load(ckpt_path)
+        cfg, meta = ck["config"], ck["meta"]
+        if args.epochs:
+            meta["epochs"] = args.epochs  # shortened/lengthened plan: cosine re-spans the new total
+    if args.minutes:
+        meta["budget_minutes"] = args.minutes
+        model = ViTForImageClassification(cfg)
+        model.load_state_dict(ck["model"])
+    else:
+        ck = None
+        model = ViTForImageClassification(cfg)
+    if args.export_only:
+        export(model, meta, args.out)
+        print("exported", args.out, "epoch", meta["epoch"])
+        return
+
+    decay, no_decay = [], []
+    for n, p in model.named_parameters():
+        (no_decay if p.ndim < 2 or "position_embeddings" in n or "cls_token" in n else decay).append(p)
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": meta["wd"]},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=meta["lr"])
+    if ck is not None:
+        opt.load_state_dict(ck["opt"])
+    total = steps_per_epoch * meta["epochs"]
+    warmup = int(steps_per_epoch * meta["warmup_epochs"])
+    nparams = sum(p.numel() for p in model.parameters())
+    print(f"config {cfg} params {nparams}", flush=True)
+
+    budget = meta.get("budget_minutes")
+    stop = False
+    while meta["epoch"] < meta["epochs"] and not stop:
+        ep = meta["epoch"]
+        rng = np.random.default_rng(args.seed + ep)
+        perm = rng.permutation(len(xtr))
+        model.train()
+        t0 = time.time()
+        tot_loss, nb = 0.0, 0
+        for s in range(steps_per_epoch):
+            idx = perm[s * args.batch:(s + 1) * args.batch]
+            xb = torch.from_numpy(preprocess_uint8(augment(xtr[idx], rng)))
+            yb = torch.from_numpy(ytr[idx])
+            step = ep * steps_per_epoch + s
+            frac = None
+            if budget:
+                frac = (meta["train_seconds"] + time.time() - t0) / (budget * 60)
+                if frac >= 1.0:
+                    stop = True
+                    break
+            for g in opt.param_groups:
+                g["lr"] = lr_at(step, total, warmup, meta["lr"], frac)
+            logits, _ = model(xb)
+            loss = F.cross_entropy(logits, yb, label_smoothing=0.1)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            tot_loss += loss.item()
+            nb += 1
+            if args.measure and s + 1 == args.measure:
+                dt = time.time() - t0
+                print(f"{args.measure} steps in {dt:.1f}s -> epoch ≈ {dt / args.measure * steps_per_epoch / 60:.1f} min")
+                return
+            if s % 100 == 0:
+                print(f"ep {ep + 1} step {s}/{steps_per_epoch} loss {loss.item():.4f} "
+                      f"{time.time() - t0:.0f}s", flush=True)
+        train_time = time.time() - t0
+        if nb == 0:
+            break
+        acc = evaluate(model, xte, yte)
+        meta["train_seconds"] += train_time
+        meta["epoch"] = ep + 1
+        meta["history"].append({"epoch": ep + 1, "train_loss": tot_loss / max(1, nb),
+                                "test_acc": acc, "seconds": train_time,
+                                "steps": nb, "partial": nb < steps_per_epoch})
+        print(f"== epoch {ep + 1} loss {tot_loss / nb:.4f} test_acc {acc:.4f} "
+              f"time {train_time:.0f}s", flush=True)
+        torch.save({"config": cfg, "meta": meta, "model": model.state_dict(),
+                    "opt": opt.state_dict()}, ckpt_path + ".tmp")
+        os.replace(ckpt_path + ".tmp", ckpt_path)
+        if args.export_every_epoch:
+            export(model, meta, args.out)
+    export(model, meta, args.out)
+    print("done; exported", args.out)
+
+
+if __name__ == "__main__":
+    main()
