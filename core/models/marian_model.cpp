@@ -219,6 +219,32 @@ RowMatrix MarianModel::embed(std::span<const int> ids, const Tensor& table, int6
     return x;
 }
 
+MarianEmbeddingParts MarianModel::embeddingParts(std::span<const int> ids, MarianSide side,
+                                                 int64_t firstPosition) const {
+    const bool encoder = side == MarianSide::Encoder;
+    const Tensor& table = encoder ? m_encoderEmbed : m_decoderEmbed;
+    const int64_t vocab = encoder ? m_config.vocabSize : m_config.decoderVocabSize;
+    const int64_t n = static_cast<int64_t>(ids.size());
+    if (firstPosition < 0 || firstPosition + n > m_config.maxPositions)
+        throw Error(std::string(encoder ? "encoder" : "decoder") + ": positions " + std::to_string(firstPosition) +
+                    ".." + std::to_string(firstPosition + n - 1) + " exceed max_position_embeddings " +
+                    std::to_string(m_config.maxPositions));
+    MarianEmbeddingParts parts;
+    parts.tokens.resize(n, m_config.dModel);    // [n, D]
+    parts.positions.resize(n, m_config.dModel); // [n, D]
+    const auto E = table.matrix();
+    const auto P = m_positions.matrix();
+    for (int64_t i = 0; i < n; ++i) {
+        const int id = ids[static_cast<size_t>(i)];
+        if (id < 0 || id >= vocab)
+            throw Error(std::string(encoder ? "encoder" : "decoder") + ": token id " + std::to_string(id) +
+                        " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+        parts.tokens.row(i) = E.row(id) * m_embedScale;
+        parts.positions.row(i) = P.row(firstPosition + i);
+    }
+    return parts;
+}
+
 void MarianModel::checkDecoderPosition(int64_t pos) const {
     if (pos >= m_config.maxPositions)
         throw Error("decoder: position " + std::to_string(pos) + " exceeds max_position_embeddings " +

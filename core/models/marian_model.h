@@ -92,6 +92,13 @@ struct MarianStepOutput {
     Tensor crossAttention;      // [L_dec, H, S]
 };
 
+// The two terms of the input embedding before the first layer (x = tokens + positions), for display.
+struct MarianEmbeddingParts {
+    RowMatrix tokens;     // [n, D] embedding rows × embed scale (sqrt(d_model) when scale_embedding)
+    RowMatrix positions;  // [n, D] sinusoidal rows firstPosition … firstPosition + n - 1
+};
+enum class MarianSide { Encoder, Decoder };
+
 struct MarianForcedOutput {
     Tensor logits;          // [T, V_dec]
     Tensor selfAttention;   // [L_dec, H, T, T] (causal: zeros above the diagonal)
@@ -115,6 +122,11 @@ public:
     // ids: source model ids (</s> included). Throws attnlens::Error for an empty input, more than
     // max_position_embeddings tokens or an id outside the vocabulary.
     MarianEncoderOutput encode(std::span<const int> ids, bool captureAttention = true) const;
+
+    // The token and position terms the encoder (or decoder) adds for `ids`; their sum is exactly
+    // what the first layer receives. Throws like encode() for bad ids or positions.
+    MarianEmbeddingParts embeddingParts(std::span<const int> ids, MarianSide side, int64_t firstPosition = 0) const;
+    float embedScale() const { return m_embedScale; }
 
     MarianDecoderCache newCache() const;
     // One decoder step: `token` at position cache.length(); appends to the cache.

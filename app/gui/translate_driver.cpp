@@ -1,0 +1,167 @@
+#include "translate_driver.h"
+
+#include "ui/shell/inference_worker.h"
+#include "ui/translate/matrix_view.h"
+#include "ui/translate/translate_page.h"
+#include "ui/widgets/heatmap_view.h"
+
+#include <QElapsedTimer>
+#include <QTimer>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+using attnlens::ui::AttentionKind;
+using attnlens::ui::TokenRef;
+using attnlens::ui::TokenSide;
+using attnlens::ui::TranslatePage;
+
+namespace {
+
+std::optional<AttentionKind> parseKind(const QString& k) {
+    if (k == QLatin1String("encoder")) return AttentionKind::EncoderSelf;
+    if (k == QLatin1String("decoder")) return AttentionKind::DecoderSelf;
+    if (k == QLatin1String("cross")) return AttentionKind::Cross;
+    return std::nullopt;
+}
+
+std::optional<TokenRef> parseToken(const QString& t) {
+    if (t.size() < 2 || (t[0] != QLatin1Char('s') && t[0] != QLatin1Char('t'))) return std::nullopt;
+    bool ok = false;
+    const int i = t.mid(1).toInt(&ok);
+    if (!ok || i < 0) return std::nullopt;
+    return TokenRef{t[0] == QLatin1Char('s') ? TokenSide::Source : TokenSide::Target, i};
+}
+
+void applySelection(TranslatePage* page, const TranslateScript& s) {
+    auto* doc = page->document();
+    if (!s.kind.isEmpty()) doc->setKind(*parseKind(s.kind));
+    if (s.layer > 0) doc->setLayer(s.layer - 1);
+    if (s.head == 0) doc->setHead(-1);
+    else if (s.head > 0) doc->setHead(s.head - 1);
+    doc->setWordLevel(s.wordLevel);
+    doc->setHideSpecial(s.hideSpecial);
+    if (s.beamNode > 0) doc->setSelectedBeamNode(s.beamNode);
+    if (!s.token.isEmpty()) doc->setSelectedToken(*parseToken(s.token));
+    if (!s.view.isEmpty()) page->showView(*TranslatePage::parseView(s.view));
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+} // namespace
+
+QString validateScript(const TranslateScript& s) {
+    if (!s.kind.isEmpty() && !parseKind(s.kind)) return QStringLiteral("--kind %1: expected encoder, decoder or cross").arg(s.kind);
+    if (!s.view.isEmpty() && !TranslatePage::parseView(s.view))
+        return QStringLiteral("--view %1: expected matrix, model, lines, embeddings or beam").arg(s.view);
+    if (!s.token.isEmpty() && !parseToken(s.token)) return QStringLiteral("--token %1: expected s<N> or t<N>").arg(s.token);
+    return {};
+}
+
+void runTranslateScript(TranslatePage* page, const TranslateScript& s, std::function<void(bool, QString)> done) {
+    struct State {
+        int phase = 0; // 0 waiting for the translation, 1 waiting for reset, 2 stepping, 3 done
+        int remaining = 0;
+    };
+    auto state = std::make_shared<State>();
+    auto finish = [page, s, done, state](bool ok, const QString& message) {
+        if (state->phase == 3) return;
+        state->phase = 3;
+        if (ok) applySelection(page, s);
+        // Let layouts settle and every view paint once before the grab.
+        QTimer::singleShot(500, page, [done, ok, message] { done(ok, message); });
+    };
+    if (!s.input.isEmpty()) page->setInput(s.input);
+    if (s.beam > 0) page->setBeamWidth(s.beam);
+    if (s.maxTokens > 0) page->setMaxNewTokens(s.maxTokens);
+    QObject::connect(page, &TranslatePage::failed, page, [finish](const QString& m) { finish(false, m); });
+    QObject::connect(page, &TranslatePage::resultReady, page, [page, s, state, finish] {
+        if (state->phase == 0) {
+            if (s.steps < 0) return finish(true, {});
+            state->phase = 1;
+            page->reset();
+        } else if (state->phase == 1) {
+            if (s.steps == 0) return finish(true, {});
+            state->phase = 2;
+            state->remaining = s.steps;
+            for (int i = 0; i < s.steps; ++i) page->stepForward();
+        } else if (state->phase == 2) {
+            if (--state->remaining == 0) finish(true, {});
+        }
+    });
+    // The page translates by itself once its model has loaded; if it already has, start here.
+    if (page->document()->hasModel() && !page->worker()->isBusy()) page->translate();
+    QTimer::singleShot(60000, page, [finish] { finish(false, QStringLiteral("timed out after 60 s")); });
+}
+
+void runTranslateBench(TranslatePage* page, const QString& input, int repeats, std::function<void(int)> done) {
+    page->setInput(QString()); // no automatic translation after loading: the bench presses Translate itself
+    auto start = [page, input, repeats, done] {
+        auto* heatmap = page->matrixView()->heatmap();
+        auto* doc = page->document();
+        page->showView(TranslatePage::View::Matrix);
+        page->setInput(input);
+        auto translateTimes = std::make_shared<std::vector<double>>();
+        auto clock = std::make_shared<QElapsedTimer>();
+        auto afterTranslations = [page, heatmap, doc, done, translateTimes] {
+            // Head and layer switches on the finished translation (cross-attention), each followed by a
+            // synchronous repaint of the matrix view.
+            std::vector<double> head, layer;
+            QElapsedTimer t;
+            const int H = doc->headCount(AttentionKind::Cross), L = doc->layerCount(AttentionKind::Cross);
+            for (int r = 0; r < 5; ++r) {
+                for (int h = -1; h < H; ++h) {
+                    t.start();
+                    doc->setHead(h);
+                    heatmap->viewport()->repaint();
+                    head.push_back(t.nsecsElapsed() / 1e6);
+                }
+                for (int l = 0; l < L; ++l) {
+                    t.start();
+                    doc->setLayer((l + 1) % L);
+                    heatmap->viewport()->repaint();
+                    layer.push_back(t.nsecsElapsed() / 1e6);
+                }
+            }
+            const auto trace = doc->trace();
+            std::printf("model: %s\n", qPrintable(doc->modelDescription()));
+            std::printf("input: %zu source pieces, %zu target pieces\n", trace->sourceTokens.size(),
+                        trace->targetTokens.size());
+            auto report = [](const char* what, const std::vector<double>& v) {
+                std::printf("%-40s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, median(v),
+                            *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()), v.size());
+            };
+            report("Translate -> first rendered heatmap", *translateTimes);
+            report("head switch -> repainted heatmap", head);
+            report("layer switch -> repainted heatmap", layer);
+            std::fflush(stdout);
+            done(0);
+        };
+        auto connection = std::make_shared<QMetaObject::Connection>();
+        *connection = QObject::connect(page, &TranslatePage::resultReady, page,
+                                       [page, heatmap, repeats, translateTimes, clock, connection, afterTranslations] {
+            heatmap->viewport()->repaint(); // the first heatmap is on screen when this returns
+            translateTimes->push_back(clock->nsecsElapsed() / 1e6);
+            if (static_cast<int>(translateTimes->size()) < repeats) {
+                clock->start();
+                page->translate();
+            } else {
+                QObject::disconnect(*connection);
+                afterTranslations();
+            }
+        });
+        clock->start();
+        page->translate();
+    };
+    if (page->document()->hasModel()) start();
+    else QObject::connect(page, &TranslatePage::modelLoaded, page, start, Qt::SingleShotConnection);
+    QObject::connect(page, &TranslatePage::failed, page, [done](const QString& m) {
+        std::fprintf(stderr, "error: %s\n", qPrintable(m));
+        done(2);
+    });
+}

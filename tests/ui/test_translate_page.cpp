@@ -1,0 +1,387 @@
+// The Translate page, offscreen, on the built-in translator when it is installed, else on the tiny
+// fixture checkpoint (tests/data/marian/tiny-f32): translate, reset, step forward three times and back
+// once and check the state; the selected token's highlighted row and the drawn colour of a cell whose
+// value is computed here from the trace; kind / layer / head switches against the raw tensors; word
+// merge and hidden specials (rows still sum to 1); the beam tree and node selection; the model grid,
+// line and embeddings views; exports (JSON parsed, NPY header, CSV rows, PNG/SVG); errors keep input.
+//
+// Set ATTNLENS_SCREENSHOT_DIR to also write PNGs of the page in the states tested (for review).
+
+#include "core/analysis/attention_maps.h"
+#include "core/export/colormap.h"
+#include "core/io/json_file.h"
+#include "core/io/model_folder.h"
+#include "ui/render/heatmap_image.h"
+#include "ui/translate/beam_view.h"
+#include "ui/translate/embeddings_view.h"
+#include "ui/translate/line_view.h"
+#include "ui/translate/matrix_view.h"
+#include "ui/translate/model_grid_view.h"
+#include "ui/translate/step_panel.h"
+#include "ui/translate/token_chips.h"
+#include "ui/translate/translate_page.h"
+#include "ui/translate/translation_document.h"
+#include "ui/translate/translation_export.h"
+#include "ui/widgets/heatmap_view.h"
+
+#include <QComboBox>
+#include <QFile>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+
+using namespace attnlens;
+using namespace attnlens::ui;
+
+namespace {
+
+QString modelDir() {
+    try {
+        return QString::fromStdString(builtinModelDir("marian-de-en-tiny").string());
+    } catch (const std::exception&) {
+        return QStringLiteral(ATTNLENS_TEST_DATA "/marian/tiny-f32");
+    }
+}
+
+void maybeScreenshot(QWidget* w, const QString& name) {
+    const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR");
+    if (!dir.isEmpty()) w->grab().save(QString::fromLocal8Bit(dir) + "/" + name + ".png");
+}
+
+QPoint quietPixel(const QRect& cell) { return cell.topLeft() + QPoint(cell.width() / 4, cell.height() / 4); }
+
+// Loads the model and waits for the automatic first translation of `input`.
+bool loadAndTranslate(TranslatePage& page, const QString& input, int beam = 1) {
+    QSignalSpy ready(&page, &TranslatePage::resultReady);
+    page.setInput(input);
+    page.setBeamWidth(beam);
+    page.openModel(modelDir());
+    return ready.wait(30000) && page.document()->snapshot() != nullptr;
+}
+
+// Runs one page action and waits for its result.
+template <typename F>
+bool act(TranslatePage& page, F action) {
+    QSignalSpy ready(&page, &TranslatePage::resultReady);
+    action();
+    return ready.wait(30000);
+}
+
+} // namespace
+
+class TestTranslatePage : public QObject {
+    Q_OBJECT
+private slots:
+    void translateStepAndBack() {
+        TranslatePage page(nullptr, false);
+        page.resize(1300, 850);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        QVERIFY(loadAndTranslate(page, QStringLiteral("Wie geht es dir?")));
+        TranslationDocument* doc = page.document();
+        const auto full = doc->snapshot();
+        QVERIFY(full->finished);
+        QVERIFY(!full->best->translation.empty() || !full->best->targetIds.empty());
+        QCOMPARE(full->step, static_cast<int>(full->best->targetIds.size()));
+        QVERIFY2(full->step >= 3, "the example needs at least three target tokens");
+        QVERIFY(!page.statusText().isEmpty());
+
+        QVERIFY(act(page, [&] { page.reset(); }));
+        QCOMPARE(doc->snapshot()->step, 0);
+        QVERIFY(doc->trace()->targetTokens.empty());
+        for (int i = 0; i < 3; ++i) QVERIFY(act(page, [&] { page.stepForward(); }));
+        QCOMPARE(doc->snapshot()->step, 3);
+        QVERIFY(act(page, [&] { page.stepBack(); }));
+        const auto snap = doc->snapshot();
+        QCOMPARE(snap->step, 2);
+        QVERIFY(!snap->finished);
+        // Greedy is deterministic: the two tokens are the first two of the full translation.
+        QCOMPARE(snap->best->targetIds.size(), size_t(2));
+        QCOMPARE(snap->best->targetIds[0], full->best->targetIds[0]);
+        QCOMPARE(snap->best->targetIds[1], full->best->targetIds[1]);
+        QCOMPARE(page.chips(TokenSide::Target)->count(), 2);
+        QCOMPARE(page.chips(TokenSide::Source)->count(), static_cast<int>(snap->best->sourceTokens.size()));
+        QCOMPARE(snap->candidates.size(), size_t(10));
+        QCOMPARE(page.stepPanel()->candidateBars()->candidates().size(), size_t(10));
+
+        // Cross-attention, layer 1, mean of heads: the matrix view shows [T=2, S] with the trace's values.
+        doc->setKind(AttentionKind::Cross);
+        doc->setLayer(0);
+        doc->setHead(-1);
+        doc->setFusion(HeadFusion::Mean);
+        HeatmapView* heat = page.matrixView()->heatmap();
+        const RowMatrix expected = layerAttention(snap->best->crossAttention, 0, {-1, HeadFusion::Mean}); // [T, S]
+        QCOMPARE(heat->rows(), 2);
+        QCOMPARE(heat->columns(), static_cast<int>(snap->best->sourceTokens.size()));
+        for (int r = 0; r < 2; ++r)
+            for (int c = 0; c < heat->columns(); ++c) QVERIFY(std::abs(heat->value(r, c) - expected(r, c)) < 1e-6f);
+
+        // Selecting target token 1 highlights row 1 (everywhere: matrix, chips).
+        doc->setSelectedToken({TokenSide::Target, 1});
+        QCOMPARE(heat->selectedRow(), 1);
+        const std::vector<float> w = doc->focusWeights(TokenSide::Source);
+        QCOMPARE(w.size(), snap->best->sourceTokens.size());
+        QVERIFY(std::abs(w[0] - expected(1, 0)) < 1e-6f);
+        // The drawn colour of cell (1, 0) in the selected (undimmed) row is colorAt(viridis, value).
+        heat->setAnnotationsEnabled(false);
+        QApplication::processEvents();
+        const QImage shot = heat->viewport()->grab().toImage();
+        const Rgb rgb = colorAt(ColorMap::Viridis, expected(1, 0));
+        QCOMPARE(QColor(shot.pixel(quietPixel(heat->cellRect(1, 0)))), QColor(rgb.r, rgb.g, rgb.b));
+        // A source token is a column of the cross matrix; hovering it moves the highlight there.
+        doc->setHoveredToken({TokenSide::Source, 0});
+        QCOMPARE(heat->selectedColumn(), 0);
+        doc->setHoveredToken({});
+        QCOMPARE(heat->selectedRow(), 1);
+        // Clicking a row label selects that token in the document.
+        QSignalSpy sel(doc, &TranslationDocument::selectionChanged);
+        emit heat->rowSelected(0);
+        QCOMPARE(doc->selectedToken(), (TokenRef{TokenSide::Target, 0}));
+        maybeScreenshot(&page, "translate-step2");
+    }
+
+    void switchKindLayerHead() {
+        TranslatePage page(nullptr, false);
+        page.resize(1300, 850);
+        page.show();
+        QVERIFY(loadAndTranslate(page, QStringLiteral("Wie geht es dir?")));
+        TranslationDocument* doc = page.document();
+        const auto trace = doc->trace();
+        HeatmapView* heat = page.matrixView()->heatmap();
+        const int S = static_cast<int>(trace->sourceTokens.size()), T = static_cast<int>(trace->targetTokens.size());
+        const int Le = doc->layerCount(AttentionKind::EncoderSelf), Ld = doc->layerCount(AttentionKind::DecoderSelf);
+        QVERIFY(Le >= 2 && Ld >= 2);
+
+        auto* kind = page.findChild<QComboBox*>(QStringLiteral("attentionKind"));
+        QVERIFY(kind);
+        kind->setCurrentIndex(0);
+        emit kind->activated(0);
+        QCOMPARE(doc->kind(), AttentionKind::EncoderSelf);
+        QCOMPARE(heat->rows(), S);
+        QCOMPARE(heat->columns(), S);
+        doc->setLayer(Le - 1);
+        doc->setHead(1);
+        QVERIFY(page.matrixView()->title().contains(QStringLiteral("head 2")));
+        const auto enc = trace->encoderAttention.slice2d({Le - 1, 1}); // [S, S]
+        for (int r = 0; r < S; ++r)
+            for (int c = 0; c < S; ++c) QCOMPARE(heat->value(r, c), enc(r, c));
+
+        doc->setKind(AttentionKind::DecoderSelf);
+        QCOMPARE(heat->rows(), T);
+        QCOMPARE(heat->columns(), T);
+        QCOMPARE(heat->value(0, 1), 0.0f); // causal zero
+        QCOMPARE(heat->columnLabel(0), QStringLiteral("<pad>")); // decoder input 0 = start token
+        doc->setFusion(HeadFusion::Max);
+        doc->setHead(-1);
+        const RowMatrix mx = layerAttention(trace->decoderAttention, doc->layer(), {-1, HeadFusion::Max});
+        QCOMPARE(heat->value(T - 1, 0), mx(T - 1, 0));
+        auto* head = page.findChild<QComboBox*>(QStringLiteral("head"));
+        QCOMPARE(head->currentData().toInt(), -2); // the selector follows the document
+
+        // Word level and hidden specials: rows still sum to 1.
+        doc->setKind(AttentionKind::Cross);
+        doc->setHideSpecial(true);
+        QCOMPARE(heat->columns(), S - 1); // </s> hidden
+        doc->setWordLevel(true);
+        const AttentionMatrix m = doc->currentMatrix();
+        QVERIFY(m.values.cols() <= S - 1);
+        for (Eigen::Index r = 0; r < m.values.rows(); ++r) {
+            const float sum = m.values.row(r).sum();
+            QVERIFY2(std::abs(sum - 1.0f) < 1e-5f || sum == 0.0f, qPrintable(QString::number(sum)));
+        }
+        QCOMPARE(heat->columns(), static_cast<int>(m.values.cols()));
+
+        // Model grid: one thumbnail per layer × (heads + mean); a click opens the map in the matrix view.
+        doc->setHideSpecial(false);
+        doc->setWordLevel(false);
+        page.showView(TranslatePage::View::Model);
+        ModelGridCanvas* grid = page.modelView()->canvas();
+        const int H = doc->headCount(AttentionKind::Cross);
+        QCOMPARE(grid->thumbnailCount(), Ld * (H + 1));
+        QTest::mouseClick(grid, Qt::LeftButton, {}, grid->cellRect(1, 2).center());
+        QCOMPARE(doc->layer(), 1);
+        QCOMPARE(doc->head(), 2);
+        QCOMPARE(page.currentView(), TranslatePage::View::Matrix);
+
+        // Lines: all heads when aggregated, one when a head is chosen, toggles respected.
+        page.showView(TranslatePage::View::Lines);
+        doc->setHead(-1);
+        AttentionLineView* lines = page.lineView();
+        QApplication::processEvents();
+        lines->canvas()->grab();
+        const int all = lines->canvas()->linesDrawn();
+        QVERIFY(all > 0);
+        doc->setHead(0);
+        QCOMPARE(lines->enabledHeads()[0], true);
+        QCOMPARE(lines->enabledHeads()[1], false);
+        lines->canvas()->grab();
+        QVERIFY(lines->canvas()->linesDrawn() < all);
+        maybeScreenshot(&page, "translate-lines");
+
+        // Embeddings: [S, d_model] maps whose sum is tokens + positions.
+        page.showView(TranslatePage::View::Embeddings);
+        EmbeddingsView* emb = page.embeddingsView();
+        QCOMPARE(emb->view(EmbeddingsView::Tokens)->rows(), S);
+        QCOMPARE(emb->view(EmbeddingsView::Sum)->columns(), static_cast<int>(doc->model().model->config().dModel));
+        QCOMPARE(emb->view(EmbeddingsView::Sum)->value(1, 3),
+                 emb->view(EmbeddingsView::Tokens)->value(1, 3) + emb->view(EmbeddingsView::Positions)->value(1, 3));
+    }
+
+    void beamTreeAndNodeSelection() {
+        TranslatePage page(nullptr, false);
+        page.resize(1300, 850);
+        page.show();
+        QVERIFY(loadAndTranslate(page, QStringLiteral("Guten Morgen!"), 3));
+        TranslationDocument* doc = page.document();
+        const auto snap = doc->snapshot();
+        QCOMPARE(snap->numBeams, 3);
+        page.showView(TranslatePage::View::Beam); // hidden views rebuild lazily when shown
+        BeamTreeCanvas* tree = page.beamView()->canvas();
+        QCOMPARE(tree->items().size(), snap->nodes.size());
+        QVERIFY(snap->nodes.size() > snap->best->targetIds.size() + 1); // alternatives were kept
+        // A node off the best path: its hypothesis becomes the shown one.
+        int other = -1;
+        for (const BeamTreeItem& it : tree->items())
+            if (!it.best && it.depth >= 2) other = it.id;
+        QVERIFY(other > 0);
+        const QRect box = tree->treeLayout().boxes[static_cast<size_t>(other)].toRect();
+        QTest::mouseClick(tree, Qt::LeftButton, {}, box.center());
+        QCOMPARE(doc->selectedBeamNode(), other);
+        const int depth = snap->nodes[static_cast<size_t>(other)].depth;
+        QCOMPARE(static_cast<int>(doc->trace()->targetIds.size()), depth);
+        doc->setKind(AttentionKind::Cross);
+        QCOMPARE(page.matrixView()->heatmap()->rows(), depth);
+        // The node's last cross-attention row is the one captured when it was produced.
+        const auto& node = snap->nodes[static_cast<size_t>(other)];
+        const RowMatrix mean = layerAttention(doc->trace()->crossAttention, 0, {-1, HeadFusion::Mean});
+        Eigen::VectorXf direct = Eigen::VectorXf::Zero(node.crossAttention.dim(2));
+        for (int h = 0; h < node.crossAttention.dim(1); ++h) direct += node.crossAttention.slice2d({0}).row(h).transpose();
+        direct /= float(node.crossAttention.dim(1));
+        for (int s = 0; s < direct.size(); ++s) QVERIFY(std::abs(mean(depth - 1, s) - direct(s)) < 1e-5f);
+        maybeScreenshot(&page, "translate-beam");
+        QTest::mouseClick(tree, Qt::LeftButton, {}, tree->treeLayout().boxes[0].toRect().center());
+        QCOMPARE(doc->selectedBeamNode(), -1);
+    }
+
+    void exportsWriteValidFiles() {
+        TranslatePage page(nullptr, false);
+        page.resize(1300, 850);
+        page.show();
+        QVERIFY(loadAndTranslate(page, QStringLiteral("Wie geht es dir?")));
+        TranslationDocument* doc = page.document();
+        doc->setKind(AttentionKind::Cross);
+        doc->setLayer(1);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const auto trace = doc->trace();
+        const int T = static_cast<int>(trace->targetIds.size()), S = static_cast<int>(trace->sourceIds.size());
+
+        page.exportData(dir.filePath("a.json"));
+        const Json j = readJsonFile(dir.filePath("a.json").toStdString());
+        QCOMPARE(j["translation"].get<std::string>(), trace->translation);
+        QCOMPARE(j["selection"]["kind"].get<std::string>(), std::string("cross"));
+        QCOMPARE(j["selection"]["layer"].get<int>(), 1);
+        const auto shape = j["tensors"]["cross"]["shape"].get<std::vector<int64_t>>();
+        QCOMPARE(shape, trace->crossAttention.shape());
+        QCOMPARE(j["tensors"]["cross"]["data"].size(), static_cast<size_t>(trace->crossAttention.numel()));
+        QCOMPARE(j["matrix"]["values"].size(), static_cast<size_t>(T));
+        QCOMPARE(j["tensors"]["encoder_self"]["shape"][2].get<int>(), S);
+
+        page.exportData(dir.filePath("a.npy"));
+        QFile npy(dir.filePath("a.npy"));
+        QVERIFY(npy.open(QIODevice::ReadOnly));
+        const QByteArray bytes = npy.readAll();
+        QVERIFY(bytes.startsWith("\x93NUMPY"));
+        const QByteArray header = bytes.mid(10, 200);
+        QVERIFY(header.contains("'descr': '<f4'"));
+        const QString shapeText = QStringLiteral("(%1, %2, %3, %4)")
+                                      .arg(trace->crossAttention.dim(0))
+                                      .arg(trace->crossAttention.dim(1))
+                                      .arg(T)
+                                      .arg(S);
+        QVERIFY2(header.contains(shapeText.toLatin1()), header.constData());
+        const int headerLen = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+        QCOMPARE(bytes.size() - 10 - headerLen, static_cast<qsizetype>(trace->crossAttention.numel() * 4));
+
+        page.exportData(dir.filePath("a.csv"));
+        QFile csv(dir.filePath("a.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
+        const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), T + 1);
+        const AttentionMatrix m = doc->currentMatrix();
+        QStringList firstRow = lines[1].split(',');
+        QCOMPARE(firstRow.size(), S + 1);
+        QVERIFY(std::abs(firstRow[1].toFloat() - m.values(0, 0)) < 1e-6f);
+
+        for (auto view : {TranslatePage::View::Matrix, TranslatePage::View::Model, TranslatePage::View::Lines,
+                          TranslatePage::View::Embeddings, TranslatePage::View::Beam}) {
+            page.showView(view);
+            QApplication::processEvents();
+            const QString base = dir.filePath(QStringLiteral("view%1").arg(static_cast<int>(view)));
+            page.exportView(base + ".png");
+            QImage img(base + ".png");
+            QVERIFY(!img.isNull());
+            QVERIFY(img.width() > 50 && img.height() > 20);
+            page.exportView(base + ".svg");
+            QFile svg(base + ".svg");
+            QVERIFY(svg.open(QIODevice::ReadOnly));
+            QVERIFY(svg.readAll().contains("<svg"));
+        }
+        QVERIFY_THROWS_EXCEPTION(attnlens::Error, page.exportData(dir.filePath("a.txt")));
+    }
+
+    void shortcutsAndPlay() {
+        TranslatePage page(nullptr, false);
+        page.resize(1200, 800);
+        page.show();
+        QVERIFY(loadAndTranslate(page, QStringLiteral("Wie geht es dir?")));
+        page.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&page));
+        TranslationDocument* doc = page.document();
+        const int full = doc->snapshot()->step;
+        QVERIFY(act(page, [&] { QTest::keyClick(&page, Qt::Key_Left, Qt::AltModifier); }));
+        QCOMPARE(doc->snapshot()->step, full - 1);
+        QVERIFY(act(page, [&] { QTest::keyClick(&page, Qt::Key_BracketLeft, Qt::ControlModifier); }));
+        QCOMPARE(doc->snapshot()->step, full - 2);
+        QVERIFY(act(page, [&] { QTest::keyClick(&page, Qt::Key_Right, Qt::AltModifier); }));
+        QCOMPARE(doc->snapshot()->step, full - 1);
+        // Play from the finished state starts again at step 0 and advances on its timer until the end.
+        QVERIFY(act(page, [&] { page.stepForward(); }));
+        QVERIFY(doc->snapshot()->finished);
+        page.setPlaying(true);
+        QVERIFY(page.isPlaying());
+        QTRY_VERIFY_WITH_TIMEOUT(doc->snapshot()->step >= 2 && doc->snapshot()->step < full, 20000);
+        page.setPlaying(false);
+        QVERIFY(!page.isPlaying());
+        const int paused = doc->snapshot()->step;
+        QTest::qWait(1200);
+        QVERIFY(doc->snapshot()->step <= paused + 1); // at most the step already queued
+    }
+
+    void errorsKeepInput() {
+        TranslatePage page(nullptr, false);
+        page.show();
+        // No model: a clear message, nothing crashes.
+        page.setInput(QStringLiteral("Hallo"));
+        page.translate();
+        QVERIFY(page.statusText().contains(QStringLiteral("No model")));
+        QVERIFY(loadAndTranslate(page, QStringLiteral("Hallo")));
+        // An input longer than max_position_embeddings fails on the worker; the text stays.
+        QStringList words;
+        for (int i = 0; i < 1500; ++i) words << QStringLiteral("Haus");
+        const QString longText = words.join(' ');
+        page.setInput(longText);
+        QSignalSpy failed(&page, &TranslatePage::failed);
+        page.translate();
+        QVERIFY(failed.wait(30000));
+        QVERIFY(page.statusText().contains(QStringLiteral("too long")));
+        QCOMPARE(page.input(), longText);
+        QVERIFY(page.document()->snapshot() != nullptr); // the previous result is still shown
+    }
+};
+
+QTEST_MAIN(TestTranslatePage)
+#include "test_translate_page.moc"

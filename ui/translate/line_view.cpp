@@ -1,0 +1,216 @@
+#include "ui/translate/line_view.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollArea>
+#include <QSignalBlocker>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace attnlens::ui {
+
+AttentionLineCanvas::AttentionLineCanvas(TranslationDocument* document, QWidget* parent)
+    : QWidget(parent), m_doc(document) {
+    setMouseTracking(true);
+    setObjectName(QStringLiteral("lineCanvas"));
+    connect(m_doc, &TranslationDocument::hoverChanged, this, qOverload<>(&QWidget::update));
+}
+
+void AttentionLineCanvas::setScene(AttentionLineScene scene, AttentionMatrix layout) {
+    m_scene = std::move(scene);
+    m_matrix = std::move(layout);
+    relayout();
+}
+
+void AttentionLineCanvas::relayout() {
+    m_geometry = layoutAttentionLines(m_scene, std::max(width(), 420), font());
+    setMinimumHeight(m_geometry.size.height());
+    m_cacheValid = false;
+    update();
+}
+
+QSize AttentionLineCanvas::sizeHint() const { return m_geometry.size; }
+
+void AttentionLineCanvas::resizeEvent(QResizeEvent*) {
+    if (m_geometry.size.width() != std::max(width(), 420)) relayout();
+}
+
+AttentionLineFocus AttentionLineCanvas::focus() const {
+    const TokenRef t = m_doc->focusToken();
+    AttentionLineFocus f;
+    f.left = m_matrix.rowOf(t);
+    if (f.left < 0) f.right = m_matrix.columnOf(t);
+    return f;
+}
+
+TokenRef AttentionLineCanvas::tokenAt(QPoint pos) const {
+    if (m_geometry.leftColumn.adjusted(-8, 0, 8, 0).contains(pos))
+        return m_matrix.tokenOfRow(m_geometry.rowAt(pos.y(), static_cast<int>(m_scene.left.size())));
+    if (m_geometry.rightColumn.adjusted(-8, 0, 8, 0).contains(pos))
+        return m_matrix.tokenOfColumn(m_geometry.rowAt(pos.y(), static_cast<int>(m_scene.right.size())));
+    return {};
+}
+
+void AttentionLineCanvas::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.fillRect(rect(), palette().color(QPalette::Base));
+    if (m_scene.left.isEmpty()) {
+        p.setPen(QColor(95, 99, 104));
+        p.drawText(rect().adjusted(10, 10, -10, -10), Qt::AlignLeft | Qt::AlignTop,
+                   tr("Nothing to show yet: translate a sentence (and step forward for decoder attention)."));
+        return;
+    }
+    const qreal dpr = devicePixelRatioF();
+    if (!m_cacheValid || m_cache.size() != m_geometry.size * dpr) {
+        m_cache = QPixmap(m_geometry.size * dpr);
+        m_cache.setDevicePixelRatio(dpr);
+        m_cache.fill(Qt::transparent);
+        QPainter cp(&m_cache);
+        m_linesDrawn = paintAttentionLines(cp, m_scene, m_geometry);
+        m_cacheValid = true;
+    }
+    const AttentionLineFocus f = focus();
+    const bool focused = f.left >= 0 || f.right >= 0;
+    p.setPen(QColor(95, 99, 104));
+    p.drawText(QRectF(0, 4, m_geometry.leftColumn.right() - 6, 20), Qt::AlignRight | Qt::AlignVCenter,
+               m_matrix.rowSide == TokenSide::Source ? tr("source (query)") : tr("target (query)"));
+    p.drawText(QRectF(m_geometry.rightColumn.left(), 4, m_geometry.rightColumn.width() + 40, 20),
+               Qt::AlignLeft | Qt::AlignVCenter,
+               m_matrix.columnSide == TokenSide::Source ? tr("source (key)")
+                                                        : tr("decoder input (key)"));
+    if (focused) {
+        p.setOpacity(0.12);
+        p.drawPixmap(0, 0, m_cache);
+        p.setOpacity(1.0);
+        paintAttentionLines(p, m_scene, m_geometry, f);
+    } else {
+        p.drawPixmap(0, 0, m_cache);
+    }
+    paintAttentionLabels(p, m_scene, m_geometry, f);
+}
+
+void AttentionLineCanvas::mouseMoveEvent(QMouseEvent* event) { m_doc->setHoveredToken(tokenAt(event->position().toPoint())); }
+
+void AttentionLineCanvas::mousePressEvent(QMouseEvent* event) {
+    const TokenRef t = tokenAt(event->position().toPoint());
+    m_doc->setSelectedToken(t == m_doc->selectedToken() ? TokenRef{} : t);
+}
+
+void AttentionLineCanvas::leaveEvent(QEvent*) { m_doc->setHoveredToken({}); }
+
+// --- AttentionLineView ------------------------------------------------------------------------------
+
+AttentionLineView::AttentionLineView(TranslationDocument* document, QWidget* parent)
+    : QWidget(parent), m_doc(document) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6);
+    auto* top = new QHBoxLayout;
+    auto* label = new QLabel(tr("Heads:"), this);
+    top->addWidget(label);
+    m_toggleRow = new QHBoxLayout;
+    m_toggleRow->setSpacing(3);
+    top->addLayout(m_toggleRow);
+    auto* all = new QToolButton(this);
+    all->setText(tr("All"));
+    auto* none = new QToolButton(this);
+    none->setText(tr("None"));
+    top->addSpacing(8);
+    top->addWidget(all);
+    top->addWidget(none);
+    top->addStretch(1);
+    auto* hint = new QLabel(tr("Hover a token to see only its lines; click to select it."), this);
+    hint->setStyleSheet(QStringLiteral("color: #5f6368;"));
+    top->addWidget(hint);
+    layout->addLayout(top);
+    auto* scroll = new QScrollArea(this);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidgetResizable(true);
+    m_canvas = new AttentionLineCanvas(document, scroll);
+    scroll->setWidget(m_canvas);
+    layout->addWidget(scroll, 1);
+    connect(all, &QToolButton::clicked, this, [this] {
+        for (size_t h = 0; h < m_enabled.size(); ++h) setHeadEnabled(static_cast<int>(h), true);
+    });
+    connect(none, &QToolButton::clicked, this, [this] {
+        for (size_t h = 0; h < m_enabled.size(); ++h) setHeadEnabled(static_cast<int>(h), false);
+    });
+    connect(m_doc, &TranslationDocument::snapshotChanged, this, &AttentionLineView::refresh);
+    connect(m_doc, &TranslationDocument::selectionChanged, this, &AttentionLineView::refresh);
+    connect(m_doc, &TranslationDocument::modelChanged, this, &AttentionLineView::rebuildToggles);
+    rebuildToggles();
+}
+
+void AttentionLineView::rebuildToggles() {
+    for (auto* b : m_toggles) b->deleteLater();
+    m_toggles.clear();
+    const int H = std::max(m_doc->headCount(AttentionKind::EncoderSelf), m_doc->headCount(AttentionKind::Cross));
+    m_enabled.assign(static_cast<size_t>(H), true);
+    for (int h = 0; h < H; ++h) {
+        auto* b = new QToolButton(this);
+        b->setObjectName(QStringLiteral("headToggle%1").arg(h));
+        b->setText(QString::number(h + 1));
+        b->setCheckable(true);
+        b->setChecked(true);
+        b->setToolTip(tr("Show or hide head %1").arg(h + 1));
+        const QColor c = headColor(h);
+        b->setStyleSheet(QStringLiteral("QToolButton { min-width: 22px; border: 2px solid %1; border-radius: 4px;"
+                                        " background: white; color: %1; font-weight: bold; }"
+                                        "QToolButton:checked { background: %1; color: white; }")
+                             .arg(c.name()));
+        connect(b, &QToolButton::toggled, this, [this, h](bool on) { setHeadEnabled(h, on); });
+        m_toggleRow->addWidget(b);
+        m_toggles.push_back(b);
+    }
+    m_lastHead = -2;
+    refresh();
+}
+
+void AttentionLineView::setHeadEnabled(int head, bool on) {
+    if (head < 0 || head >= static_cast<int>(m_enabled.size())) return;
+    if (m_toggles[static_cast<size_t>(head)]->isChecked() != on) {
+        m_toggles[static_cast<size_t>(head)]->setChecked(on); // re-enters through toggled
+        return;
+    }
+    if (m_enabled[static_cast<size_t>(head)] == on) return;
+    m_enabled[static_cast<size_t>(head)] = on;
+    refresh();
+}
+
+void AttentionLineView::showEvent(QShowEvent*) {
+    if (m_dirty) refresh();
+}
+
+void AttentionLineView::refresh() {
+    if (!isVisible()) {
+        m_dirty = true;
+        return;
+    }
+    m_dirty = false;
+    // A single head chosen in the page's selector shows that head alone; the aggregate shows all.
+    if (m_doc->head() != m_lastHead || m_doc->kind() != m_lastKind) {
+        m_lastHead = m_doc->head();
+        m_lastKind = m_doc->kind();
+        for (size_t h = 0; h < m_enabled.size(); ++h) {
+            const bool on = m_lastHead < 0 || static_cast<int>(h) == m_lastHead;
+            m_enabled[h] = on;
+            const QSignalBlocker block(m_toggles[h]);
+            m_toggles[h]->setChecked(on);
+        }
+    }
+    AttentionLineScene scene;
+    const AttentionMatrix layout = m_doc->currentMatrix();
+    if (!layout.empty()) {
+        scene.left = layout.rowLabels;
+        scene.right = layout.columnLabels;
+        const int H = m_doc->headCount(m_doc->kind());
+        for (int h = 0; h < H; ++h) {
+            scene.heads.push_back(m_doc->matrix(m_doc->kind(), m_doc->layer(), h).values);
+            scene.enabled.push_back(h < static_cast<int>(m_enabled.size()) ? m_enabled[static_cast<size_t>(h)] : true);
+        }
+    }
+    m_canvas->setScene(std::move(scene), layout);
+}
+
+} // namespace attnlens::ui

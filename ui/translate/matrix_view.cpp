@@ -1,0 +1,88 @@
+#include "ui/translate/matrix_view.h"
+
+#include "ui/widgets/heatmap_view.h"
+
+#include <QLabel>
+#include <QStackedWidget>
+#include <QVBoxLayout>
+
+namespace attnlens::ui {
+
+namespace {
+QString axisName(TokenSide side, bool inputs) {
+    if (side == TokenSide::Source) return QObject::tr("source");
+    return inputs ? QObject::tr("decoder input") : QObject::tr("target");
+}
+} // namespace
+
+AttentionMatrixView::AttentionMatrixView(TranslationDocument* document, QWidget* parent)
+    : QWidget(parent), m_doc(document) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6);
+    m_title = new QLabel(this);
+    m_title->setObjectName(QStringLiteral("matrixTitle"));
+    m_title->setTextFormat(Qt::RichText);
+    layout->addWidget(m_title);
+    m_stack = new QStackedWidget(this);
+    m_placeholder = new QLabel(m_stack);
+    m_placeholder->setAlignment(Qt::AlignCenter);
+    m_placeholder->setWordWrap(true);
+    m_placeholder->setStyleSheet(QStringLiteral("color: #5f6368; font-size: 11pt;"));
+    m_heatmap = new HeatmapView(m_stack);
+    m_heatmap->setObjectName(QStringLiteral("attentionMatrix"));
+    m_heatmap->setColorMap(ColorMap::Viridis);
+    m_heatmap->setRangeMode(HeatmapView::RangeMode::Fixed);
+    m_heatmap->setFixedRange(0.0f, 1.0f);
+    m_heatmap->setMaximumCellSize(56);
+    m_heatmap->setDimUnselected(true);
+    m_stack->addWidget(m_placeholder);
+    m_stack->addWidget(m_heatmap);
+    layout->addWidget(m_stack, 1);
+
+    connect(m_heatmap, &HeatmapView::rowSelected, this,
+            [this](int row) { m_doc->setSelectedToken(m_matrix.tokenOfRow(row)); });
+    connect(m_heatmap, &HeatmapView::columnSelected, this,
+            [this](int col) { m_doc->setSelectedToken(m_matrix.tokenOfColumn(col)); });
+    connect(m_heatmap, &HeatmapView::cellClicked, this,
+            [this](int row, int) { m_doc->setSelectedToken(m_matrix.tokenOfRow(row)); });
+    connect(m_doc, &TranslationDocument::selectionChanged, this, &AttentionMatrixView::refresh);
+    connect(m_doc, &TranslationDocument::snapshotChanged, this, &AttentionMatrixView::refresh);
+    connect(m_doc, &TranslationDocument::hoverChanged, this, &AttentionMatrixView::applyFocus);
+    refresh();
+}
+
+QString AttentionMatrixView::title() const {
+    const QString head = m_doc->head() >= 0
+                             ? tr("head %1").arg(m_doc->head() + 1)
+                             : tr("%1 over heads").arg(m_doc->fusion() == HeadFusion::Max ? tr("max") : tr("mean"));
+    return tr("<b>%1</b> · layer %2 · %3").arg(attentionKindName(m_doc->kind())).arg(m_doc->layer() + 1).arg(head);
+}
+
+void AttentionMatrixView::refresh() {
+    m_matrix = m_doc->currentMatrix();
+    m_title->setText(title() + (m_doc->wordLevel() ? tr(" · words") : QString()) +
+                     (m_doc->hideSpecial() ? tr(" · special tokens hidden") : QString()));
+    if (m_matrix.empty()) {
+        m_placeholder->setText(!m_doc->hasModel() ? tr("Open a Marian model (File → Open model…).")
+                               : !m_doc->trace() ? tr("Type a German sentence and press Translate.")
+                                                 : tr("No target token yet: step forward to generate one."));
+        m_stack->setCurrentWidget(m_placeholder);
+        return;
+    }
+    const bool inputs = m_matrix.columnsAreDecoderInputs;
+    m_heatmap->setAxisTitles(tr("%1 (query)").arg(axisName(m_matrix.rowSide, false)),
+                             tr("%1 (key)").arg(axisName(m_matrix.columnSide, inputs)));
+    m_heatmap->setMatrix(m_matrix.values, m_matrix.rowLabels, m_matrix.columnLabels);
+    m_stack->setCurrentWidget(m_heatmap);
+    applyFocus();
+}
+
+void AttentionMatrixView::applyFocus() {
+    if (m_matrix.empty()) return;
+    const TokenRef focus = m_doc->focusToken();
+    if (const int row = m_matrix.rowOf(focus); row >= 0) m_heatmap->selectRow(row);
+    else if (const int col = m_matrix.columnOf(focus); col >= 0) m_heatmap->selectColumn(col);
+    else m_heatmap->clearSelection();
+}
+
+} // namespace attnlens::ui

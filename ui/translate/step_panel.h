@@ -1,0 +1,50 @@
+#pragma once
+// StepPanel: the current step at a glance — the cross-attention of the newest target token over the
+// source (one row per head of the chosen layer, then their mean) and the top-k candidates the token
+// was chosen from, with probability bars.
+
+#include "ui/translate/translation_document.h"
+
+#include <QWidget>
+
+class QLabel;
+
+namespace attnlens::ui {
+
+class HeatmapView;
+
+// Custom-painted probability bars: piece, bar, percentage; the chosen token highlighted.
+class CandidateBars : public QWidget {
+    Q_OBJECT
+public:
+    explicit CandidateBars(QWidget* parent = nullptr);
+    void setCandidates(std::vector<TokenCandidate> candidates, int chosenId);
+    const std::vector<TokenCandidate>& candidates() const { return m_candidates; }
+    QSize sizeHint() const override;
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+
+private:
+    std::vector<TokenCandidate> m_candidates;
+    int m_chosen = -1;
+};
+
+class StepPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit StepPanel(TranslationDocument* document, QWidget* parent = nullptr);
+    HeatmapView* crossView() const { return m_cross; }
+    CandidateBars* candidateBars() const { return m_bars; }
+
+private:
+    void refresh();
+    TranslationDocument* m_doc;
+    QLabel* m_title;
+    QLabel* m_candTitle;
+    HeatmapView* m_cross;
+    CandidateBars* m_bars;
+    AttentionMatrix m_matrix;
+};
+
+} // namespace attnlens::ui

@@ -1,0 +1,43 @@
+#pragma once
+// TokenChips: one side's pieces (source or target) as chips that wrap. Hovering a chip sets the
+// document's hovered token, clicking selects it (again: clears); every chip is shaded by how much
+// attention links it to the focus token under the current matrix (document.focusWeights).
+
+#include "ui/translate/translation_document.h"
+
+#include <QRect>
+#include <QWidget>
+
+#include <vector>
+
+namespace attnlens::ui {
+
+class TokenChips : public QWidget {
+    Q_OBJECT
+public:
+    TokenChips(TranslationDocument* document, TokenSide side, QWidget* parent = nullptr);
+    QRect chipRect(int index) const;
+    int chipAt(QPoint pos) const;
+    int count() const { return static_cast<int>(m_tokens.size()); }
+    bool hasHeightForWidth() const override { return true; }
+    int heightForWidth(int width) const override;
+    QSize sizeHint() const override;
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void leaveEvent(QEvent* event) override;
+
+private:
+    void refresh();
+    std::vector<QRect> layoutChips(int width) const;
+
+    TranslationDocument* m_doc;
+    TokenSide m_side;
+    QStringList m_tokens;
+    std::vector<QRect> m_rects;
+};
+
+} // namespace attnlens::ui

@@ -1,0 +1,570 @@
+#include "ui/translate/translate_page.h"
+
+#include "core/io/model_folder.h"
+#include "core/util/error.h"
+#include "ui/shell/inference_worker.h"
+#include "ui/translate/beam_view.h"
+#include "ui/translate/embeddings_view.h"
+#include "ui/translate/line_view.h"
+#include "ui/translate/matrix_view.h"
+#include "ui/translate/model_grid_view.h"
+#include "ui/translate/step_panel.h"
+#include "ui/translate/token_chips.h"
+#include "ui/translate/translation_export.h"
+#include "ui/widgets/heatmap_view.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFrame>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QShortcut>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTimer>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace attnlens::ui {
+
+// The session lives here, shared by the queued jobs; only worker jobs read or write it.
+struct TranslatePage::SessionSlot {
+    std::shared_ptr<DecodeSession> session;
+};
+
+namespace {
+
+constexpr const char* kBuiltinModel = "marian-de-en-tiny";
+
+struct StepResult {
+    std::shared_ptr<const TranslationSnapshot> snapshot;
+};
+
+QFrame* panelFrame(QWidget* parent, const QString& name) {
+    auto* f = new QFrame(parent);
+    f->setObjectName(name);
+    f->setStyleSheet(QStringLiteral("QFrame#%1 { background: palette(base); border: 1px solid palette(mid);"
+                                    " border-radius: 6px; }")
+                         .arg(name));
+    return f;
+}
+
+} // namespace
+
+std::optional<TranslatePage::View> TranslatePage::parseView(const QString& name) {
+    const QString n = name.toLower();
+    if (n == QLatin1String("matrix")) return View::Matrix;
+    if (n == QLatin1String("model")) return View::Model;
+    if (n == QLatin1String("lines") || n == QLatin1String("line")) return View::Lines;
+    if (n == QLatin1String("embeddings")) return View::Embeddings;
+    if (n == QLatin1String("beam")) return View::Beam;
+    return std::nullopt;
+}
+
+TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
+    : QWidget(parent), m_doc(new TranslationDocument(this)), m_worker(new InferenceWorker(this)),
+      m_slot(std::make_shared<SessionSlot>()) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(8, 6, 8, 4);
+    layout->setSpacing(6);
+    layout->addWidget(buildTopBar());
+
+    auto* chipsFrame = panelFrame(this, QStringLiteral("chipsPanel"));
+    auto* chipsLayout = new QVBoxLayout(chipsFrame);
+    chipsLayout->setContentsMargins(8, 5, 8, 5);
+    chipsLayout->setSpacing(3);
+    m_sourceChips = new TokenChips(m_doc, TokenSide::Source, chipsFrame);
+    m_targetChips = new TokenChips(m_doc, TokenSide::Target, chipsFrame);
+    m_translation = new QLabel(chipsFrame);
+    m_translation->setObjectName(QStringLiteral("translation"));
+    m_translation->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    chipsLayout->addWidget(m_sourceChips);
+    chipsLayout->addWidget(m_targetChips);
+    chipsLayout->addWidget(m_translation);
+    layout->addWidget(chipsFrame);
+    layout->addWidget(buildSelectors());
+
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    m_tabs = new QTabWidget(splitter);
+    m_tabs->setObjectName(QStringLiteral("views"));
+    m_matrixView = new AttentionMatrixView(m_doc, m_tabs);
+    m_modelView = new ModelGridView(m_doc, m_tabs);
+    m_lineView = new AttentionLineView(m_doc, m_tabs);
+    m_embeddingsView = new EmbeddingsView(m_doc, m_tabs);
+    m_beamView = new BeamView(m_doc, m_tabs);
+    m_tabs->addTab(m_matrixView, tr("Matrix"));
+    m_tabs->addTab(m_modelView, tr("Model"));
+    m_tabs->addTab(m_lineView, tr("Lines"));
+    m_tabs->addTab(m_embeddingsView, tr("Embeddings"));
+    m_tabs->addTab(m_beamView, tr("Beam"));
+    m_stepPanel = new StepPanel(m_doc, splitter);
+    splitter->addWidget(m_tabs);
+    splitter->addWidget(m_stepPanel);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 1);
+    splitter->setSizes({900, 330});
+    layout->addWidget(splitter, 1);
+    layout->addWidget(buildStatusBar());
+
+    m_playTimer = new QTimer(this);
+    m_playTimer->setInterval(450);
+    connect(m_playTimer, &QTimer::timeout, this, &TranslatePage::playTick);
+    connect(m_modelView, &ModelGridView::headActivated, this, [this] { showView(View::Matrix); });
+    connect(m_doc, &TranslationDocument::selectionChanged, this, &TranslatePage::syncSelectors);
+    connect(m_doc, &TranslationDocument::modelChanged, this, &TranslatePage::syncSelectors);
+    connect(m_doc, &TranslationDocument::snapshotChanged, this, [this] {
+        const auto t = m_doc->trace();
+        m_translation->setText(t ? tr("<span style='color:#5f6368'>translation:</span> <b>%1</b>%2")
+                                       .arg(QString::fromStdString(t->translation).toHtmlEscaped(),
+                                            m_doc->selectedBeamNode() > 0 ? tr(" (beam node %1)").arg(m_doc->selectedBeamNode())
+                                                                          : QString())
+                                 : QString());
+        updateButtons();
+    });
+
+    // Shortcuts for stepping (the line edit keeps plain arrows for the cursor).
+    auto shortcut = [this](const QKeySequence& key, auto slot) {
+        auto* s = new QShortcut(key, this);
+        s->setContext(Qt::WidgetWithChildrenShortcut);
+        connect(s, &QShortcut::activated, this, slot);
+    };
+    shortcut(QKeySequence(Qt::ALT | Qt::Key_Right), [this] { stepForward(); });
+    shortcut(QKeySequence(Qt::ALT | Qt::Key_Left), [this] { stepBack(); });
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketRight), [this] { stepForward(); });
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketLeft), [this] { stepBack(); });
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), [this] { translate(); });
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_P), [this] { setPlaying(!isPlaying()); });
+
+    connect(m_worker, &InferenceWorker::started, this, [this](int, const QString& label) {
+        m_progress->setValue(0);
+        m_progress->setFormat(label + QStringLiteral(" %p%"));
+        m_progress->show();
+        m_cancel->show();
+    });
+    connect(m_worker, &InferenceWorker::progress, this,
+            [this](int, double f, const QString&) { m_progress->setValue(static_cast<int>(f * 100)); });
+    connect(m_worker, &InferenceWorker::busyChanged, this, [this](bool busy) {
+        if (!busy) {
+            m_progress->hide();
+            m_cancel->hide();
+        }
+        updateButtons();
+    });
+    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& message) {
+        setPlaying(false);
+        showStatus(message, true);
+        emit failed(message);
+    });
+    connect(m_worker, &InferenceWorker::cancelled, this, [this] { showStatus(tr("Cancelled.")); });
+
+    syncSelectors();
+    updateButtons();
+    if (loadBuiltin) {
+        try {
+            openModel(QString::fromStdString(builtinModelDir(kBuiltinModel).string()));
+        } catch (const std::exception& e) {
+            showStatus(tr("The built-in translator '%1' is not installed (%2). Open a Marian model with File → Open "
+                          "model… (e.g. a Hugging Face opus-mt-de-en folder).")
+                           .arg(QString::fromLatin1(kBuiltinModel), QString::fromStdString(e.what())),
+                       true);
+        }
+    }
+}
+
+TranslatePage::~TranslatePage() = default;
+
+// --- construction ------------------------------------------------------------------------------
+
+QWidget* TranslatePage::buildTopBar() {
+    auto* bar = panelFrame(this, QStringLiteral("translateBar"));
+    auto* row = new QHBoxLayout(bar);
+    row->setContentsMargins(10, 5, 10, 5);
+    row->setSpacing(6);
+    m_input = new QLineEdit(bar);
+    m_input->setObjectName(QStringLiteral("sourceInput"));
+    m_input->setPlaceholderText(tr("German sentence, e.g. Wie geht es dir?"));
+    m_input->setText(QStringLiteral("Wie geht es dir?"));
+    m_input->setClearButtonEnabled(true);
+    m_translate = new QPushButton(tr("Translate"), bar);
+    m_translate->setObjectName(QStringLiteral("translateButton"));
+    m_translate->setDefault(true);
+    m_translate->setToolTip(tr("Translate to the end (Enter); then step back and forth"));
+    auto tool = [bar](const QString& name, const QString& text, const QString& tip) {
+        auto* b = new QToolButton(bar);
+        b->setObjectName(name);
+        b->setText(text);
+        b->setToolTip(tip);
+        b->setToolButtonStyle(Qt::ToolButtonTextOnly);
+        b->setMinimumWidth(30);
+        return b;
+    };
+    m_reset = tool(QStringLiteral("reset"), tr("↺ Reset"), tr("Back to step 0 (encoder only)"));
+    m_back = tool(QStringLiteral("stepBack"), tr("◀ Back"), tr("Step back (Alt+Left, Ctrl+[)"));
+    m_play = tool(QStringLiteral("play"), tr("▶ Play"), tr("Play / pause the decoding step by step (Ctrl+P)"));
+    m_play->setCheckable(true);
+    m_forward = tool(QStringLiteral("stepForward"), tr("Step ▶"), tr("Step forward (Alt+Right, Ctrl+])"));
+    m_mode = new QComboBox(bar);
+    m_mode->setObjectName(QStringLiteral("searchMode"));
+    m_mode->addItem(tr("Greedy"));
+    m_mode->addItem(tr("Beam search"));
+    m_beamWidth = new QSpinBox(bar);
+    m_beamWidth->setObjectName(QStringLiteral("beamWidth"));
+    m_beamWidth->setRange(2, 16);
+    m_beamWidth->setValue(4);
+    m_beamWidth->setPrefix(tr("width "));
+    m_beamWidth->setEnabled(false);
+    m_maxLength = new QSpinBox(bar);
+    m_maxLength->setObjectName(QStringLiteral("maxLength"));
+    m_maxLength->setRange(1, 512);
+    m_maxLength->setValue(40);
+    m_maxLength->setPrefix(tr("max "));
+    m_maxLength->setSuffix(tr(" tokens"));
+    m_maxLength->setToolTip(tr("Most target tokens to generate (the last one is forced to </s>)"));
+    m_modelLabel = new QLabel(bar);
+    m_modelLabel->setStyleSheet(QStringLiteral("color: #5f6368;"));
+
+    row->addWidget(new QLabel(tr("German"), bar));
+    row->addWidget(m_input, 1);
+    row->addWidget(m_translate);
+    row->addSpacing(6);
+    row->addWidget(m_reset);
+    row->addWidget(m_back);
+    row->addWidget(m_play);
+    row->addWidget(m_forward);
+    row->addSpacing(6);
+    row->addWidget(m_mode);
+    row->addWidget(m_beamWidth);
+    row->addWidget(m_maxLength);
+
+    connect(m_input, &QLineEdit::returnPressed, this, &TranslatePage::translate);
+    connect(m_translate, &QPushButton::clicked, this, &TranslatePage::translate);
+    connect(m_forward, &QToolButton::clicked, this, &TranslatePage::stepForward);
+    connect(m_back, &QToolButton::clicked, this, &TranslatePage::stepBack);
+    connect(m_reset, &QToolButton::clicked, this, &TranslatePage::reset);
+    connect(m_play, &QToolButton::toggled, this, &TranslatePage::setPlaying);
+    connect(m_mode, &QComboBox::currentIndexChanged, this, [this](int i) { m_beamWidth->setEnabled(i == 1); });
+    return bar;
+}
+
+QWidget* TranslatePage::buildSelectors() {
+    auto* w = new QWidget(this);
+    auto* row = new QHBoxLayout(w);
+    row->setContentsMargins(2, 0, 2, 0);
+    row->setSpacing(6);
+    m_kind = new QComboBox(w);
+    m_kind->setObjectName(QStringLiteral("attentionKind"));
+    m_kind->addItem(tr("Encoder self-attention"), static_cast<int>(AttentionKind::EncoderSelf));
+    m_kind->addItem(tr("Decoder self-attention"), static_cast<int>(AttentionKind::DecoderSelf));
+    m_kind->addItem(tr("Cross-attention"), static_cast<int>(AttentionKind::Cross));
+    m_layer = new QSpinBox(w);
+    m_layer->setObjectName(QStringLiteral("layer"));
+    m_layer->setPrefix(tr("layer "));
+    m_head = new QComboBox(w);
+    m_head->setObjectName(QStringLiteral("head"));
+    m_wordLevel = new QCheckBox(tr("Words"), w);
+    m_wordLevel->setObjectName(QStringLiteral("wordLevel"));
+    m_wordLevel->setToolTip(tr("Merge SentencePiece pieces into words: attention summed over a word's key pieces, "
+                               "averaged over its query pieces"));
+    m_hideSpecial = new QCheckBox(tr("Hide special tokens"), w);
+    m_hideSpecial->setObjectName(QStringLiteral("hideSpecial"));
+    m_hideSpecial->setToolTip(tr("Leave out </s> and <pad>; rows are renormalised over the remaining keys"));
+    auto* exportButton = new QToolButton(w);
+    exportButton->setObjectName(QStringLiteral("exportButton"));
+    exportButton->setText(tr("Export"));
+    exportButton->setPopupMode(QToolButton::InstantPopup);
+    auto* menu = new QMenu(exportButton);
+    auto ask = [this](const QString& filter, const QString& suffix, bool data) {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export"), QStringLiteral("attention.") + suffix, filter);
+        if (path.isEmpty()) return;
+        try {
+            if (data) exportData(path);
+            else exportView(path);
+            showStatus(tr("Wrote %1").arg(path));
+        } catch (const std::exception& e) {
+            showStatus(QString::fromStdString(e.what()), true);
+        }
+    };
+    menu->addAction(tr("Current view as PNG…"), this, [ask] { ask(tr("PNG image (*.png)"), QStringLiteral("png"), false); });
+    menu->addAction(tr("Current view as SVG…"), this, [ask] { ask(tr("SVG image (*.svg)"), QStringLiteral("svg"), false); });
+    menu->addSeparator();
+    menu->addAction(tr("Attention as JSON…"), this, [ask] { ask(tr("JSON (*.json)"), QStringLiteral("json"), true); });
+    menu->addAction(tr("Shown matrix as CSV…"), this, [ask] { ask(tr("CSV (*.csv)"), QStringLiteral("csv"), true); });
+    menu->addAction(tr("Attention tensor as NPY…"), this, [ask] { ask(tr("NumPy (*.npy)"), QStringLiteral("npy"), true); });
+    exportButton->setMenu(menu);
+
+    row->addWidget(new QLabel(tr("Show"), w));
+    row->addWidget(m_kind);
+    row->addWidget(m_layer);
+    row->addWidget(m_head);
+    row->addSpacing(8);
+    row->addWidget(m_wordLevel);
+    row->addWidget(m_hideSpecial);
+    row->addStretch(1);
+    row->addWidget(m_modelLabel);
+    row->addWidget(exportButton);
+
+    connect(m_kind, &QComboBox::activated, this,
+            [this](int i) { m_doc->setKind(static_cast<AttentionKind>(m_kind->itemData(i).toInt())); });
+    connect(m_layer, &QSpinBox::valueChanged, this, [this](int v) { m_doc->setLayer(v - 1); });
+    connect(m_head, &QComboBox::activated, this, [this](int i) {
+        const int data = m_head->itemData(i).toInt(); // -1 mean, -2 max, h >= 0 a head
+        if (data < 0) {
+            m_doc->setFusion(data == -2 ? HeadFusion::Max : HeadFusion::Mean);
+            m_doc->setHead(-1);
+        } else {
+            m_doc->setHead(data);
+        }
+    });
+    connect(m_wordLevel, &QCheckBox::toggled, m_doc, &TranslationDocument::setWordLevel);
+    connect(m_hideSpecial, &QCheckBox::toggled, m_doc, &TranslationDocument::setHideSpecial);
+    return w;
+}
+
+QWidget* TranslatePage::buildStatusBar() {
+    auto* w = new QWidget(this);
+    auto* row = new QHBoxLayout(w);
+    row->setContentsMargins(2, 0, 2, 0);
+    m_status = new QLabel(w);
+    m_status->setObjectName(QStringLiteral("status"));
+    m_status->setWordWrap(true);
+    m_progress = new QProgressBar(w);
+    m_progress->setRange(0, 100);
+    m_progress->setMaximumWidth(220);
+    m_progress->hide();
+    m_cancel = new QToolButton(w);
+    m_cancel->setText(tr("Cancel"));
+    m_cancel->hide();
+    connect(m_cancel, &QToolButton::clicked, this, &TranslatePage::cancel);
+    row->addWidget(m_status, 1);
+    row->addWidget(m_progress);
+    row->addWidget(m_cancel);
+    return w;
+}
+
+void TranslatePage::syncSelectors() {
+    const QSignalBlocker b1(m_kind), b2(m_layer), b3(m_head), b4(m_wordLevel), b5(m_hideSpecial);
+    m_kind->setCurrentIndex(m_kind->findData(static_cast<int>(m_doc->kind())));
+    const int layers = std::max(1, m_doc->layerCount(m_doc->kind()));
+    m_layer->setRange(1, layers);
+    m_layer->setSuffix(tr(" of %1").arg(layers));
+    m_layer->setValue(m_doc->layer() + 1);
+    const int heads = m_doc->headCount(m_doc->kind());
+    if (m_head->count() != heads + 2) {
+        m_head->clear();
+        m_head->addItem(tr("Mean of heads"), -1);
+        m_head->addItem(tr("Max of heads"), -2);
+        for (int h = 0; h < heads; ++h) m_head->addItem(tr("Head %1").arg(h + 1), h);
+    }
+    const int data = m_doc->head() >= 0 ? m_doc->head() : (m_doc->fusion() == HeadFusion::Max ? -2 : -1);
+    m_head->setCurrentIndex(m_head->findData(data));
+    m_wordLevel->setChecked(m_doc->wordLevel());
+    m_hideSpecial->setChecked(m_doc->hideSpecial());
+    m_modelLabel->setText(m_doc->modelDescription());
+}
+
+void TranslatePage::updateButtons() {
+    const auto snap = m_doc->snapshot();
+    const bool has = m_doc->hasModel();
+    m_translate->setEnabled(has);
+    m_forward->setEnabled(snap && !snap->finished);
+    m_back->setEnabled(snap && snap->step > 0);
+    m_reset->setEnabled(snap && snap->step > 0);
+    m_play->setEnabled(snap && !snap->finished);
+}
+
+void TranslatePage::showStatus(const QString& text, bool error) {
+    m_status->setStyleSheet(error ? QStringLiteral("color: #c5221f;") : QStringLiteral("color: #3c4043;"));
+    m_status->setText(text);
+}
+
+QString TranslatePage::statusText() const { return m_status->text(); }
+
+TokenChips* TranslatePage::chips(TokenSide side) const {
+    return side == TokenSide::Source ? m_sourceChips : m_targetChips;
+}
+
+// --- actions -------------------------------------------------------------------------------------
+
+void TranslatePage::openModel(const QString& dir) {
+    setPlaying(false);
+    showStatus(tr("Loading %1…").arg(dir));
+    auto slot = m_slot;
+    ++m_generation;
+    m_worker->run<std::shared_ptr<MarianFolder>>(
+        tr("Loading model"),
+        [dir, slot](const Callbacks& cb) {
+            slot->session.reset();
+            return std::make_shared<MarianFolder>(loadMarianFolder(dir.toStdString(), cb));
+        },
+        [this, dir](std::shared_ptr<MarianFolder> folder) {
+            m_doc->setModel(*folder, dir);
+            showStatus(tr("Loaded %1.").arg(m_doc->modelDescription()));
+            emit modelLoaded();
+            if (!m_input->text().trimmed().isEmpty()) translate();
+        });
+}
+
+void TranslatePage::setInput(const QString& text) { m_input->setText(text); }
+QString TranslatePage::input() const { return m_input->text(); }
+void TranslatePage::setBeamWidth(int width) {
+    m_mode->setCurrentIndex(width > 1 ? 1 : 0);
+    if (width > 1) m_beamWidth->setValue(width);
+}
+void TranslatePage::setMaxNewTokens(int n) { m_maxLength->setValue(n); }
+
+void TranslatePage::translate() {
+    if (!m_doc->hasModel()) {
+        showStatus(tr("No model loaded: open a Marian model with File → Open model…"), true);
+        return;
+    }
+    const QString text = m_input->text().trimmed();
+    if (text.isEmpty()) {
+        showStatus(tr("Type a German sentence first."), true);
+        return;
+    }
+    setPlaying(false);
+    DecodeOptions options;
+    options.numBeams = m_mode->currentIndex() == 1 ? m_beamWidth->value() : 1;
+    options.maxNewTokens = m_maxLength->value();
+    const MarianFolder model = m_doc->model();
+    auto slot = m_slot;
+    const int generation = ++m_generation;
+    m_clock.start();
+    showStatus(tr("Translating…"));
+    m_worker->run<StepResult>(
+        tr("Translating"),
+        [model, slot, options, text = text.toStdString()](const Callbacks& cb) {
+            auto session = std::make_shared<DecodeSession>(model.model, model.tokenizer, text, options);
+            slot->session = session;
+            session->run(cb);
+            return StepResult{makeSnapshot(*session, *model.model, *model.tokenizer)};
+        },
+        [this, generation](StepResult r) {
+            if (generation != m_generation) return;
+            m_doc->setSnapshot(r.snapshot);
+            m_lastTranslateMs = m_clock.elapsed();
+            const auto& s = *r.snapshot;
+            showStatus(tr("Translated in %1 ms: %2 steps, %3. Step back with ◀ or Alt+Left.")
+                           .arg(m_lastTranslateMs)
+                           .arg(s.step)
+                           .arg(s.numBeams > 1 ? tr("beam width %1").arg(s.numBeams) : tr("greedy")));
+            emit resultReady();
+        });
+}
+
+// action: 0 forward, 1 back, 2 reset
+void TranslatePage::submitStep(const QString& label, int action) {
+    if (!m_doc->snapshot()) {
+        showStatus(tr("Translate a sentence first."), true);
+        return;
+    }
+    const MarianFolder model = m_doc->model();
+    auto slot = m_slot;
+    const int generation = m_generation;
+    m_worker->run<StepResult>(
+        label,
+        [model, slot, action](const Callbacks&) {
+            if (!slot->session) throw Error("nothing to step: translate a sentence first");
+            DecodeSession& s = *slot->session;
+            if (action == 0) s.step();
+            else if (action == 1) s.back();
+            else s.reset();
+            return StepResult{makeSnapshot(s, *model.model, *model.tokenizer)};
+        },
+        [this, generation](StepResult r) {
+            if (generation != m_generation) return;
+            m_doc->setSnapshot(r.snapshot);
+            showStatus(r.snapshot->finished ? tr("Step %1: finished.").arg(r.snapshot->step)
+                                            : tr("Step %1 of at most %2.").arg(r.snapshot->step).arg(r.snapshot->maxNewTokens));
+            emit resultReady();
+        });
+}
+
+void TranslatePage::stepForward() { submitStep(tr("Step"), 0); }
+void TranslatePage::stepBack() { submitStep(tr("Step back"), 1); }
+void TranslatePage::reset() { submitStep(tr("Reset"), 2); }
+
+void TranslatePage::setPlaying(bool on) {
+    if (on && !m_doc->snapshot()) on = false;
+    if (on) {
+        // Play from the start when the decoding is already complete.
+        if (m_doc->snapshot()->finished) reset();
+        m_playTimer->start();
+    } else {
+        m_playTimer->stop();
+    }
+    const QSignalBlocker block(m_play);
+    m_play->setChecked(on);
+    m_play->setText(on ? tr("❚❚ Pause") : tr("▶ Play"));
+}
+
+bool TranslatePage::isPlaying() const { return m_playTimer->isActive(); }
+
+void TranslatePage::playTick() {
+    if (m_worker->isBusy()) return;
+    const auto snap = m_doc->snapshot();
+    if (!snap || snap->finished) {
+        setPlaying(false);
+        return;
+    }
+    stepForward();
+}
+
+void TranslatePage::cancel() {
+    setPlaying(false);
+    m_worker->cancel();
+}
+
+void TranslatePage::showView(View view) { m_tabs->setCurrentIndex(static_cast<int>(view)); }
+TranslatePage::View TranslatePage::currentView() const { return static_cast<View>(m_tabs->currentIndex()); }
+
+QWidget* TranslatePage::currentExportWidget() const {
+    switch (currentView()) {
+    case View::Matrix: return m_matrixView->heatmap();
+    case View::Model: return m_modelView->canvas();
+    case View::Lines: return m_lineView->canvas();
+    case View::Embeddings: return m_embeddingsView;
+    case View::Beam: return m_beamView->canvas();
+    }
+    return m_tabs->currentWidget();
+}
+
+void TranslatePage::exportView(const QString& path) {
+    const QString ext = QFileInfo(path).suffix().toLower();
+    const QString title = m_tabs->tabText(m_tabs->currentIndex());
+    if (currentView() == View::Matrix && m_doc->currentMatrix().empty())
+        throw Error(path.toStdString() + ": the matrix view is empty");
+    if (ext == QLatin1String("png")) {
+        if (currentView() == View::Matrix) {
+            if (!m_matrixView->heatmap()->savePng(path)) throw Error(path.toStdString() + ": cannot write the PNG");
+        } else {
+            saveWidgetPng(currentExportWidget(), path);
+        }
+    } else if (ext == QLatin1String("svg")) {
+        if (currentView() == View::Matrix) {
+            if (!m_matrixView->heatmap()->saveSvg(path, m_matrixView->title())) throw Error(path.toStdString() + ": cannot write the SVG");
+        } else {
+            saveWidgetSvg(currentExportWidget(), path, title);
+        }
+    } else {
+        throw Error(path.toStdString() + ": views export as .png or .svg");
+    }
+}
+
+void TranslatePage::exportData(const QString& path) {
+    const QString ext = QFileInfo(path).suffix().toLower();
+    if (ext == QLatin1String("json")) writeAttentionJson(path, *m_doc);
+    else if (ext == QLatin1String("csv")) writeMatrixCsv(path, m_doc->currentMatrix());
+    else if (ext == QLatin1String("npy")) writeAttentionNpy(path, *m_doc);
+    else throw Error(path.toStdString() + ": attention exports as .json, .csv or .npy");
+}
+
+} // namespace attnlens::ui

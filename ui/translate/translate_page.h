@@ -1,0 +1,149 @@
+#pragma once
+// TranslatePage: the "Translate" workspace. Type German, translate (greedy or beam search), then step
+// back and forth through the decoding and explore every head: Matrix, Model (layers × heads), Lines
+// (head view), Embeddings and Beam tabs, plus the current step's cross-attention and candidates.
+//
+// The page is thin: state lives in TranslationDocument (snapshots + shared selection); the views
+// listen to it; model loading and every decoding step run on an InferenceWorker. The DecodeSession
+// itself is touched only inside worker jobs (jobs run one at a time, in order), so the GUI thread
+// never blocks and never sees a half-updated session.
+//
+// Object names for tests and style sheets: "sourceInput", "translateButton", "stepBack", "stepForward",
+// "play", "reset", "searchMode", "beamWidth", "maxLength", "attentionKind", "layer", "head",
+// "wordLevel", "hideSpecial", "views", "status", "exportButton".
+
+#include "ui/shell/model_page.h"
+#include "ui/translate/translation_document.h"
+
+#include <QElapsedTimer>
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTabWidget;
+class QTimer;
+class QToolButton;
+
+namespace attnlens::ui {
+
+class AttentionLineView;
+class AttentionMatrixView;
+class BeamView;
+class EmbeddingsView;
+class InferenceWorker;
+class ModelGridView;
+class StepPanel;
+class TokenChips;
+
+class TranslatePage : public QWidget, public ModelPage {
+    Q_OBJECT
+public:
+    enum class View { Matrix = 0, Model = 1, Lines = 2, Embeddings = 3, Beam = 4 };
+    static std::optional<View> parseView(const QString& name); // "matrix", "model", "lines", …
+
+    // loadBuiltin: open builtinModelDir("marian-de-en-tiny") at once (a clear message if absent).
+    explicit TranslatePage(QWidget* parent = nullptr, bool loadBuiltin = true);
+    ~TranslatePage() override;
+
+    // ModelPage
+    bool acceptsModel(ModelKind kind) const override { return kind == ModelKind::Marian; }
+    void openModel(const QString& dir) override;
+    QString modelDescription() const override { return m_doc->modelDescription(); }
+
+    TranslationDocument* document() const { return m_doc; }
+    InferenceWorker* worker() const { return m_worker; }
+
+    // Actions (the buttons call these; tests and --screenshot too). All asynchronous: watch
+    // resultReady() / failed().
+    void setInput(const QString& text);
+    QString input() const;
+    void setBeamWidth(int width); // 1 = greedy
+    void setMaxNewTokens(int n);
+    void translate();
+    void stepForward();
+    void stepBack();
+    void reset();
+    void setPlaying(bool on);
+    bool isPlaying() const;
+    void cancel();
+
+    void showView(View view);
+    View currentView() const;
+    AttentionMatrixView* matrixView() const { return m_matrixView; }
+    ModelGridView* modelView() const { return m_modelView; }
+    AttentionLineView* lineView() const { return m_lineView; }
+    EmbeddingsView* embeddingsView() const { return m_embeddingsView; }
+    BeamView* beamView() const { return m_beamView; }
+    StepPanel* stepPanel() const { return m_stepPanel; }
+    TokenChips* chips(TokenSide side) const;
+    QString statusText() const;
+
+    // Export by extension: .png/.svg the current view; .json/.csv/.npy the attention data.
+    // Throws attnlens::Error with the reason.
+    void exportView(const QString& path);
+    void exportData(const QString& path);
+
+    // ms from translate() to the result arriving on the GUI thread (-1 before any).
+    qint64 lastTranslateMs() const { return m_lastTranslateMs; }
+
+signals:
+    void modelLoaded();
+    void resultReady(); // a new snapshot is shown (translate, step, back, reset)
+    void failed(const QString& message);
+
+private:
+    struct SessionSlot;
+    QWidget* buildTopBar();
+    QWidget* buildSelectors();
+    QWidget* buildStatusBar();
+    void syncSelectors();
+    void updateButtons();
+    void submitStep(const QString& label, int action);
+    void showStatus(const QString& text, bool error = false);
+    void playTick();
+    QWidget* currentExportWidget() const;
+
+    TranslationDocument* m_doc;
+    InferenceWorker* m_worker;
+    std::shared_ptr<SessionSlot> m_slot; // dereferenced on the worker thread only
+    int m_generation = 0;                // results of older translations are dropped
+
+    QLineEdit* m_input = nullptr;
+    QPushButton* m_translate = nullptr;
+    QToolButton* m_back = nullptr;
+    QToolButton* m_forward = nullptr;
+    QToolButton* m_play = nullptr;
+    QToolButton* m_reset = nullptr;
+    QComboBox* m_mode = nullptr;
+    QSpinBox* m_beamWidth = nullptr;
+    QSpinBox* m_maxLength = nullptr;
+    QComboBox* m_kind = nullptr;
+    QSpinBox* m_layer = nullptr;
+    QComboBox* m_head = nullptr;
+    QCheckBox* m_wordLevel = nullptr;
+    QCheckBox* m_hideSpecial = nullptr;
+    QLabel* m_modelLabel = nullptr;
+    QLabel* m_translation = nullptr;
+    QLabel* m_status = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QToolButton* m_cancel = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    TokenChips* m_sourceChips = nullptr;
+    TokenChips* m_targetChips = nullptr;
+    AttentionMatrixView* m_matrixView = nullptr;
+    ModelGridView* m_modelView = nullptr;
+    AttentionLineView* m_lineView = nullptr;
+    EmbeddingsView* m_embeddingsView = nullptr;
+    BeamView* m_beamView = nullptr;
+    StepPanel* m_stepPanel = nullptr;
+    QTimer* m_playTimer = nullptr;
+    QElapsedTimer m_clock;
+    qint64 m_lastTranslateMs = -1;
+};
+
+} // namespace attnlens::ui

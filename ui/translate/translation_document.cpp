@@ -1,0 +1,392 @@
+#include "ui/translate/translation_document.h"
+
+#include "core/util/error.h"
+
+#include <QDir>
+#include <QFileInfo>
+
+#include <algorithm>
+
+namespace attnlens::ui {
+
+namespace {
+
+QStringList toQStringList(const std::vector<std::string>& v) {
+    QStringList out;
+    out.reserve(static_cast<qsizetype>(v.size()));
+    for (const auto& s : v) out << QString::fromStdString(s);
+    return out;
+}
+
+
+// Applies hiding and word merging to a matrix whose rows/columns carry `rowPieces` / `colPieces`.
+void finishMatrix(AttentionMatrix& m, const RowMatrix& raw, const std::vector<std::string>& rowPieces,
+                  const std::vector<std::string>& colPieces, bool hideSpecial, bool wordLevel, bool rowsAreTokens) {
+    std::vector<char> keepR(rowPieces.size(), 1), keepC(colPieces.size(), 1);
+    if (hideSpecial) {
+        for (size_t i = 0; i < rowPieces.size(); ++i) keepR[i] = rowsAreTokens ? !isSpecialPiece(rowPieces[i]) : 1;
+        for (size_t i = 0; i < colPieces.size(); ++i) keepC[i] = !isSpecialPiece(colPieces[i]);
+    }
+    RowMatrix v = hideSpecial ? dropTokens(raw, keepR, keepC, true) : raw;
+    std::vector<int> keptR, keptC; // kept piece indices in order
+    for (size_t i = 0; i < keepR.size(); ++i)
+        if (keepR[i]) keptR.push_back(static_cast<int>(i));
+    for (size_t i = 0; i < keepC.size(); ++i)
+        if (keepC[i]) keptC.push_back(static_cast<int>(i));
+    std::vector<std::string> rowKept, colKept;
+    for (int i : keptR) rowKept.push_back(rowPieces[static_cast<size_t>(i)]);
+    for (int i : keptC) colKept.push_back(colPieces[static_cast<size_t>(i)]);
+
+    auto identity = [](const std::vector<std::string>& pieces) {
+        WordGroups g;
+        for (size_t i = 0; i < pieces.size(); ++i) {
+            g.wordOf.push_back(static_cast<int>(i));
+            g.firstPiece.push_back(static_cast<int>(i));
+            g.words.push_back(pieces[i]);
+        }
+        return g;
+    };
+    const WordGroups rg = (wordLevel && rowsAreTokens) ? groupPieces(rowKept) : identity(rowKept);
+    const WordGroups cg = wordLevel ? groupPieces(colKept) : identity(colKept);
+    if (wordLevel) v = mergeToWords(v, rg, cg);
+    m.values = std::move(v);
+    m.rowLabels = toQStringList(rg.words);
+    m.columnLabels = toQStringList(cg.words);
+    m.rowOfPiece.assign(rowPieces.size(), -1);
+    m.columnOfPiece.assign(colPieces.size(), -1);
+    for (size_t k = 0; k < keptR.size(); ++k) m.rowOfPiece[static_cast<size_t>(keptR[k])] = rg.wordOf[k];
+    for (size_t k = 0; k < keptC.size(); ++k) m.columnOfPiece[static_cast<size_t>(keptC[k])] = cg.wordOf[k];
+    for (int f : rg.firstPiece) m.rowFirstPiece.push_back(keptR[static_cast<size_t>(f)]);
+    for (int f : cg.firstPiece) m.columnFirstPiece.push_back(keptC[static_cast<size_t>(f)]);
+}
+
+} // namespace
+
+QString attentionKindName(AttentionKind kind) {
+    switch (kind) {
+    case AttentionKind::EncoderSelf: return QObject::tr("Encoder self-attention");
+    case AttentionKind::DecoderSelf: return QObject::tr("Decoder self-attention");
+    case AttentionKind::Cross: return QObject::tr("Cross-attention");
+    }
+    return {};
+}
+
+std::shared_ptr<const TranslationSnapshot> makeSnapshot(const DecodeSession& session, const MarianModel& model,
+                                                        const MarianTokenizer& tokenizer) {
+    auto s = std::make_shared<TranslationSnapshot>();
+    s->best = session.trace();
+    s->nodes = session.nodes();
+    s->liveBeams = session.liveBeams();
+    s->finishedHypotheses = session.finishedHypotheses();
+    s->bestNode = session.bestNode();
+    s->step = session.stepCount();
+    s->maxNewTokens = session.maxNewTokens();
+    s->numBeams = session.numBeams();
+    s->finished = session.finished();
+    s->candidates = session.currentCandidates();
+    s->sourceEmbedding = model.embeddingParts(session.source().ids, MarianSide::Encoder);
+    // Decoder inputs: the start token, then every generated token (the newest is the next input).
+    std::vector<int> inputs{model.config().decoderStartTokenId};
+    inputs.insert(inputs.end(), s->best->targetIds.begin(), s->best->targetIds.end());
+    inputs.resize(std::min<size_t>(inputs.size(), static_cast<size_t>(model.config().maxPositions)));
+    s->targetEmbedding = model.embeddingParts(inputs, MarianSide::Decoder);
+    for (int id : inputs) s->targetInputTokens << QString::fromStdString(tokenizer.idToPiece(id));
+    return s;
+}
+
+std::shared_ptr<const TranslationTrace> traceForNode(const TranslationSnapshot& snapshot, int node,
+                                                     const MarianTokenizer& tokenizer) {
+    const auto& nodes = snapshot.nodes;
+    if (node <= 0 || node >= static_cast<int>(nodes.size()) || nodes[static_cast<size_t>(node)].id != node)
+        throw Error("beam tree: no node " + std::to_string(node));
+    std::vector<int> path;
+    for (int n = node; n > 0; n = nodes[static_cast<size_t>(n)].parent) path.push_back(n);
+    std::reverse(path.begin(), path.end());
+    const BeamNode& last = nodes[static_cast<size_t>(node)];
+    const int64_t L = last.crossAttention.dim(0), H = last.crossAttention.dim(1), S = last.crossAttention.dim(2);
+    const int64_t T = static_cast<int64_t>(path.size());
+    auto trace = std::make_shared<TranslationTrace>();
+    const TranslationTrace& best = *snapshot.best;
+    trace->source = best.source;
+    trace->sourceTokens = best.sourceTokens;
+    trace->sourceIds = best.sourceIds;
+    trace->encoderAttention = best.encoderAttention;
+    trace->decoderAttention = Tensor({L, H, T, T}); // causal zeros stay 0
+    trace->crossAttention = Tensor({L, H, T, S});
+    for (int64_t t = 0; t < T; ++t) {
+        const BeamNode& n = nodes[static_cast<size_t>(path[static_cast<size_t>(t)])];
+        trace->targetIds.push_back(n.token);
+        trace->targetTokens.push_back(tokenizer.idToPiece(n.token));
+        trace->tokenLogprobs.push_back(n.logprob);
+        trace->candidates.push_back(n.candidates);
+        for (int64_t l = 0; l < L; ++l)
+            for (int64_t h = 0; h < H; ++h) {
+                const float* self = n.selfAttention.data() + (l * H + h) * n.depth; // [depth]
+                std::copy(self, self + n.depth, &trace->decoderAttention.slice2d({l, h})(t, 0));
+                const float* cross = n.crossAttention.data() + (l * H + h) * S; // [S]
+                std::copy(cross, cross + S, &trace->crossAttention.slice2d({l, h})(t, 0));
+            }
+    }
+    trace->translation = tokenizer.decode(trace->targetIds);
+    trace->finished = last.finished;
+    trace->score = last.finished ? last.finalScore : last.score;
+    return trace;
+}
+
+// --- AttentionMatrix ---------------------------------------------------------------------------
+
+int AttentionMatrix::rowOf(const TokenRef& token) const {
+    if (!token.isValid() || token.side != rowSide || token.index >= static_cast<int>(rowOfPiece.size())) return -1;
+    return rowOfPiece[static_cast<size_t>(token.index)];
+}
+
+int AttentionMatrix::columnOf(const TokenRef& token) const {
+    if (!token.isValid() || token.side != columnSide) return -1;
+    const int piece = token.index + (columnsAreDecoderInputs ? 1 : 0);
+    if (piece >= static_cast<int>(columnOfPiece.size())) return -1;
+    return columnOfPiece[static_cast<size_t>(piece)];
+}
+
+TokenRef AttentionMatrix::tokenOfRow(int row) const {
+    if (row < 0 || row >= static_cast<int>(rowFirstPiece.size())) return {};
+    return {rowSide, rowFirstPiece[static_cast<size_t>(row)]};
+}
+
+TokenRef AttentionMatrix::tokenOfColumn(int col) const {
+    if (col < 0 || col >= static_cast<int>(columnFirstPiece.size())) return {};
+    const int piece = columnFirstPiece[static_cast<size_t>(col)] - (columnsAreDecoderInputs ? 1 : 0);
+    if (piece < 0) return {};
+    return {columnSide, piece};
+}
+
+// --- TranslationDocument -------------------------------------------------------------------------
+
+TranslationDocument::TranslationDocument(QObject* parent) : QObject(parent) {}
+
+void TranslationDocument::setModel(MarianFolder model, const QString& dir) {
+    m_model = std::move(model);
+    m_modelDir = dir;
+    m_snapshot.reset();
+    m_trace.reset();
+    m_beamNode = -1;
+    m_selected = m_hovered = {};
+    clampSelection();
+    emit modelChanged();
+    emit snapshotChanged();
+    emit selectionChanged();
+}
+
+QString TranslationDocument::modelDescription() const {
+    if (!hasModel()) return tr("no model");
+    const auto& c = m_model.model->config();
+    return tr("%1 · %2M parameters · %3+%4 layers × %5 heads")
+        .arg(QFileInfo(m_modelDir).fileName())
+        .arg(double(m_model.model->parameterCount()) / 1e6, 0, 'f', 1)
+        .arg(c.encoderLayers)
+        .arg(c.decoderLayers)
+        .arg(c.decoderHeads);
+}
+
+void TranslationDocument::setSnapshot(std::shared_ptr<const TranslationSnapshot> snapshot) {
+    m_snapshot = std::move(snapshot);
+    if (m_snapshot && (m_beamNode >= static_cast<int>(m_snapshot->nodes.size()))) m_beamNode = -1;
+    updateTrace();
+    clampSelection();
+    emit snapshotChanged();
+    emit selectionChanged();
+}
+
+void TranslationDocument::clearSnapshot() {
+    m_snapshot.reset();
+    m_trace.reset();
+    m_beamNode = -1;
+    emit snapshotChanged();
+    emit selectionChanged();
+}
+
+void TranslationDocument::updateTrace() {
+    if (!m_snapshot) {
+        m_trace.reset();
+        return;
+    }
+    if (m_beamNode > 0 && m_model.tokenizer) m_trace = traceForNode(*m_snapshot, m_beamNode, *m_model.tokenizer);
+    else m_trace = m_snapshot->best;
+}
+
+int TranslationDocument::layerCount(AttentionKind kind) const {
+    if (!hasModel()) return 0;
+    const auto& c = m_model.model->config();
+    return kind == AttentionKind::EncoderSelf ? c.encoderLayers : c.decoderLayers;
+}
+
+int TranslationDocument::headCount(AttentionKind kind) const {
+    if (!hasModel()) return 0;
+    const auto& c = m_model.model->config();
+    return kind == AttentionKind::EncoderSelf ? c.encoderHeads : c.decoderHeads;
+}
+
+void TranslationDocument::clampSelection() {
+    m_layer = std::clamp(m_layer, 0, std::max(0, layerCount(m_kind) - 1));
+    if (m_head >= headCount(m_kind)) m_head = -1;
+    auto valid = [this](TokenRef t) {
+        return t.isValid() && t.index < static_cast<int>(tokens(t.side).size());
+    };
+    if (!valid(m_selected)) m_selected = {};
+    if (!valid(m_hovered)) m_hovered = {};
+}
+
+void TranslationDocument::setKind(AttentionKind kind) {
+    if (kind == m_kind) return;
+    m_kind = kind;
+    clampSelection();
+    emit selectionChanged();
+}
+
+void TranslationDocument::setLayer(int layer) {
+    layer = std::clamp(layer, 0, std::max(0, layerCount(m_kind) - 1));
+    if (layer == m_layer) return;
+    m_layer = layer;
+    emit selectionChanged();
+}
+
+void TranslationDocument::setHead(int head) {
+    head = head < 0 || head >= headCount(m_kind) ? -1 : head;
+    if (head == m_head) return;
+    m_head = head;
+    emit selectionChanged();
+}
+
+void TranslationDocument::setFusion(HeadFusion fusion) {
+    if (fusion == m_fusion) return;
+    m_fusion = fusion;
+    emit selectionChanged();
+}
+
+void TranslationDocument::setSelectedToken(TokenRef token) {
+    if (token == m_selected) return;
+    m_selected = token;
+    emit selectionChanged();
+}
+
+void TranslationDocument::setHoveredToken(TokenRef token) {
+    if (token == m_hovered) return;
+    m_hovered = token;
+    emit hoverChanged();
+}
+
+void TranslationDocument::setWordLevel(bool on) {
+    if (on == m_wordLevel) return;
+    m_wordLevel = on;
+    emit selectionChanged();
+}
+
+void TranslationDocument::setHideSpecial(bool on) {
+    if (on == m_hideSpecial) return;
+    m_hideSpecial = on;
+    emit selectionChanged();
+}
+
+void TranslationDocument::setSelectedBeamNode(int node) {
+    if (!m_snapshot || node <= 0 || node >= static_cast<int>(m_snapshot->nodes.size())) node = -1;
+    if (node == m_beamNode) return;
+    m_beamNode = node;
+    updateTrace();
+    clampSelection();
+    emit snapshotChanged();
+    emit selectionChanged();
+}
+
+Tensor TranslationDocument::attentionTensor(AttentionKind kind) const {
+    if (!m_trace) return {};
+    switch (kind) {
+    case AttentionKind::EncoderSelf: return m_trace->encoderAttention;
+    case AttentionKind::DecoderSelf: return m_trace->decoderAttention;
+    case AttentionKind::Cross: return m_trace->crossAttention;
+    }
+    return {};
+}
+
+QStringList TranslationDocument::tokens(TokenSide side) const {
+    if (!m_trace) return {};
+    return toQStringList(side == TokenSide::Source ? m_trace->sourceTokens : m_trace->targetTokens);
+}
+
+AttentionMatrix TranslationDocument::matrix(AttentionKind kind, int layer, int head) const {
+    AttentionMatrix m;
+    const Tensor t = attentionTensor(kind); // [L, H, Q, K]
+    if (t.rank() != 4 || t.dim(2) == 0 || t.dim(3) == 0) return m;
+    if (layer < 0 || layer >= t.dim(0) || head >= t.dim(1)) return m;
+    const RowMatrix raw = head >= 0 ? RowMatrix(t.slice2d({layer, head})) : layerAttention(t, layer, {-1, m_fusion});
+    std::vector<std::string> rowPieces, colPieces;
+    switch (kind) {
+    case AttentionKind::EncoderSelf:
+        m.rowSide = m.columnSide = TokenSide::Source;
+        rowPieces = colPieces = m_trace->sourceTokens;
+        break;
+    case AttentionKind::Cross:
+        m.rowSide = TokenSide::Target;
+        m.columnSide = TokenSide::Source;
+        rowPieces = m_trace->targetTokens;
+        colPieces = m_trace->sourceTokens;
+        break;
+    case AttentionKind::DecoderSelf: {
+        m.rowSide = m.columnSide = TokenSide::Target;
+        m.columnsAreDecoderInputs = true;
+        rowPieces = m_trace->targetTokens;
+        colPieces.push_back(m_model.tokenizer
+                                ? m_model.tokenizer->idToPiece(m_model.model->config().decoderStartTokenId)
+                                : std::string("<pad>"));
+        colPieces.insert(colPieces.end(), m_trace->targetTokens.begin(), m_trace->targetTokens.end() - 1);
+        break;
+    }
+    }
+    finishMatrix(m, raw, rowPieces, colPieces, m_hideSpecial, m_wordLevel, true);
+    return m;
+}
+
+AttentionMatrix TranslationDocument::newestCrossAttention(int layer) const {
+    AttentionMatrix m;
+    const Tensor t = attentionTensor(AttentionKind::Cross); // [L, H, T, S]
+    if (t.rank() != 4 || t.dim(2) == 0 || layer < 0 || layer >= t.dim(0)) return m;
+    const int64_t H = t.dim(1), T = t.dim(2), S = t.dim(3);
+    RowMatrix raw(H + 1, S); // [heads + mean, S]
+    for (int64_t h = 0; h < H; ++h) raw.row(h) = t.slice2d({layer, h}).row(T - 1);
+    raw.row(H) = raw.topRows(H).colwise().mean();
+    std::vector<std::string> rowNames;
+    for (int64_t h = 0; h < H; ++h) rowNames.push_back(tr("head %1").arg(h + 1).toStdString());
+    rowNames.push_back(tr("mean").toStdString());
+    m.rowSide = TokenSide::Target;
+    m.columnSide = TokenSide::Source;
+    finishMatrix(m, raw, rowNames, m_trace->sourceTokens, m_hideSpecial, m_wordLevel, false);
+    m.rowOfPiece.clear();
+    m.rowFirstPiece.clear();
+    return m;
+}
+
+std::vector<float> TranslationDocument::focusWeights(TokenSide side) const {
+    const TokenRef focus = focusToken();
+    if (!focus.isValid()) return {};
+    const AttentionMatrix m = currentMatrix();
+    if (m.empty()) return {};
+    const int n = static_cast<int>(tokens(side).size());
+    std::vector<float> w(static_cast<size_t>(n), 0.0f);
+    const int row = m.rowOf(focus);
+    if (row >= 0 && side == m.columnSide) {
+        for (int i = 0; i < n; ++i) {
+            const int c = m.columnOf({side, i});
+            if (c >= 0) w[static_cast<size_t>(i)] = m.values(row, c);
+        }
+        return w;
+    }
+    const int col = m.columnOf(focus);
+    if (col >= 0 && side == m.rowSide) {
+        for (int i = 0; i < n; ++i) {
+            const int r = m.rowOf({side, i});
+            if (r >= 0) w[static_cast<size_t>(i)] = m.values(r, col);
+        }
+        return w;
+    }
+    return {};
+}
+
+} // namespace attnlens::ui
