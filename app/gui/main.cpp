@@ -1,12 +1,18 @@
 // attnlens: the GUI front end. Composes the main window from the pages in ui/.
 //
-//   attnlens [--screenshot OUT.png [--page N] [--size WxH]]
-// --screenshot shows the window, grabs it once it has been laid out and painted, writes OUT.png and
-// exits (status 0 on success, 2 when the file cannot be written): README and review screenshots
-// come from the real widgets, under Xvfb or QT_QPA_PLATFORM=offscreen.
+//   attnlens [--screenshot OUT.png [--page N] [--size WxH] [--grab WIDGET]]
+//            [--image PATH] [--patch cls|ROW,COL[;ROW,COL...]] [--layer L] [--head H|mean|max] [--key-side]
+// --screenshot shows the window, grabs it once it has been laid out and painted (and the Vision page has
+// finished its inference), writes OUT.png and exits (status 0 on success, 2 when the file cannot be
+// written): README and review screenshots come from the real widgets, under Xvfb or
+// QT_QPA_PLATFORM=offscreen. --grab names a child widget (object name, e.g. headsGrid) to grab alone.
+// --image/--patch/--layer/--head/--key-side set up the Vision page (rows, columns, layers and heads are
+// numbered from 0, as in attnlens-cli vision).
 
 #include "ui/playground/playground_page.h"
 #include "ui/shell/main_window.h"
+#include "ui/vision/vision_document.h"
+#include "ui/vision/vision_page.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -15,6 +21,45 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <memory>
+#include <vector>
+
+namespace {
+
+// Applies --patch/--layer/--head/--key-side to the Vision page's document. Returns an error or empty.
+QString applyVisionOptions(attnlens::ui::VisionDocument* doc, const QString& patch, const QString& layer,
+                           const QString& head, bool keySide) {
+    using attnlens::HeadFusion;
+    if (!layer.isEmpty()) {
+        bool ok = false;
+        const int l = layer.toInt(&ok);
+        if (!ok || l < 0 || l >= doc->numLayers()) return QStringLiteral("--layer %1: expected 0..%2").arg(layer).arg(doc->numLayers() - 1);
+        doc->setLayer(l);
+    }
+    if (head == QLatin1String("mean") || head == QLatin1String("max")) {
+        doc->setFusion(head == QLatin1String("mean") ? HeadFusion::Mean : HeadFusion::Max);
+        doc->setHead(-1);
+    } else if (!head.isEmpty()) {
+        bool ok = false;
+        const int h = head.toInt(&ok);
+        if (!ok || h < 0 || h >= doc->numHeads()) return QStringLiteral("--head %1: expected 0..%2, mean or max").arg(head).arg(doc->numHeads() - 1);
+        doc->setHead(h);
+    }
+    doc->setKeySide(keySide);
+    if (patch.isEmpty() || patch == QLatin1String("cls")) return {};
+    std::vector<int> patches;
+    for (const QString& item : patch.split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
+        const auto m = QRegularExpression(QStringLiteral("^(\\d+),(\\d+)$")).match(item.trimmed());
+        const int r = m.hasMatch() ? m.captured(1).toInt() : -1, c = m.hasMatch() ? m.captured(2).toInt() : -1;
+        if (r < 0 || r >= doc->gridRows() || c < 0 || c >= doc->gridCols())
+            return QStringLiteral("--patch %1: expected cls or ROW,COL inside the %2×%3 grid").arg(item).arg(doc->gridRows()).arg(doc->gridCols());
+        patches.push_back(r * doc->gridCols() + c);
+    }
+    doc->selectPatches(std::move(patches));
+    return {};
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
@@ -34,11 +79,29 @@ int main(int argc, char** argv) {
                                   QStringLiteral("0"));
     const QCommandLineOption size(QStringLiteral("size"), QApplication::translate("main", "Window size."),
                                   QStringLiteral("WxH"));
-    parser.addOptions({screenshot, page, size});
+    const QCommandLineOption grab(QStringLiteral("grab"),
+                                  QApplication::translate("main", "With --screenshot: grab only this child widget."),
+                                  QStringLiteral("OBJECT-NAME"));
+    const QCommandLineOption image(QStringLiteral("image"), QApplication::translate("main", "Vision: image to open."),
+                                   QStringLiteral("PATH"));
+    const QCommandLineOption patch(QStringLiteral("patch"),
+                                   QApplication::translate("main", "Vision: query cls or ROW,COL[;ROW,COL…]."),
+                                   QStringLiteral("QUERY"));
+    const QCommandLineOption layer(QStringLiteral("layer"), QApplication::translate("main", "Vision: layer (from 0)."),
+                                   QStringLiteral("L"));
+    const QCommandLineOption head(QStringLiteral("head"),
+                                  QApplication::translate("main", "Vision: head (from 0), mean or max."),
+                                  QStringLiteral("H"));
+    const QCommandLineOption keySide(QStringLiteral("key-side"),
+                                     QApplication::translate("main", "Vision: show who attends to the query."));
+    parser.addOptions({screenshot, page, size, grab, image, patch, layer, head, keySide});
     parser.process(app);
 
     attnlens::ui::MainWindow window;
     window.addPage(QApplication::translate("main", "Attention"), new attnlens::ui::PlaygroundPage);
+    auto* vision = new attnlens::ui::VisionPage;
+    if (parser.isSet(image)) vision->setStartImage(parser.value(image));
+    window.addPage(QApplication::translate("main", "Vision"), vision);
 
     bool ok = false;
     const int pageIndex = parser.value(page).toInt(&ok);
@@ -58,14 +121,53 @@ int main(int argc, char** argv) {
     }
     window.show();
 
+    // The Vision options apply once its first image is on screen (the model loads on a worker thread).
+    const bool visionSetup = parser.isSet(patch) || parser.isSet(layer) || parser.isSet(head) || parser.isSet(keySide);
+    auto visionError = std::make_shared<QString>();
+    if (visionSetup) {
+        const QString patchValue = parser.value(patch), layerValue = parser.value(layer), headValue = parser.value(head);
+        const bool keySideValue = parser.isSet(keySide);
+        auto connection = std::make_shared<QMetaObject::Connection>();
+        *connection = QObject::connect(vision, &attnlens::ui::VisionPage::imageShown, vision, [=] {
+            QObject::disconnect(*connection);
+            *visionError = applyVisionOptions(vision->document(), patchValue, layerValue, headValue, keySideValue);
+        });
+    }
+
     if (parser.isSet(screenshot)) {
         const QString out = parser.value(screenshot);
-        // Two event-loop turns after show(): layouts settle and every widget has painted once.
-        QTimer::singleShot(400, &window, [&window, out] {
-            const bool saved = window.grab().save(out, "PNG");
-            if (!saved) std::fprintf(stderr, "error: --screenshot %s: cannot write the file\n", qPrintable(out));
-            QApplication::exit(saved ? 0 : 2);
+        const QString grabName = parser.value(grab);
+        const bool waitForImage = parser.isSet(image) || visionSetup || pageIndex == 1;
+        auto* timer = new QTimer(&window);
+        auto waited = std::make_shared<int>(0);
+        timer->setInterval(200);
+        // Wait until the Vision page is idle and (if asked) shows its image, then two more turns so the
+        // layouts settle and every widget has painted once; give up after 60 s.
+        QObject::connect(timer, &QTimer::timeout, &window, [timer, waited, vision, waitForImage, visionError, out, grabName, &window] {
+            *waited += 200;
+            const bool ready = !vision->isBusy() && (!waitForImage || vision->document()->hasImage());
+            if (!ready && *waited < 60000) return;
+            if (*waited < 400) return;
+            timer->stop();
+            if (!visionError->isEmpty()) {
+                std::fprintf(stderr, "error: %s\n", qPrintable(*visionError));
+                QApplication::exit(2);
+                return;
+            }
+            QTimer::singleShot(300, &window, [&window, out, grabName] {
+                QWidget* target = &window;
+                if (!grabName.isEmpty()) target = window.findChild<QWidget*>(grabName);
+                if (target == nullptr) {
+                    std::fprintf(stderr, "error: --grab %s: no such widget\n", qPrintable(grabName));
+                    QApplication::exit(2);
+                    return;
+                }
+                const bool saved = target->grab().save(out, "PNG");
+                if (!saved) std::fprintf(stderr, "error: --screenshot %s: cannot write the file\n", qPrintable(out));
+                QApplication::exit(saved ? 0 : 2);
+            });
         });
+        timer->start();
     }
     return QApplication::exec();
 }
