@@ -41,11 +41,13 @@ void summary(const char* what, std::vector<double> ms) {
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
+    std::setvbuf(stdout, nullptr, _IONBF, 0);
     const QString modelDir =
         argc > 1 ? QString::fromLocal8Bit(argv[1]) : QString::fromStdString(builtinModelDir("vit-fashion-mnist").string());
     const QString image = argc > 2 ? QString::fromLocal8Bit(argv[2])
                                    : QString::fromStdString((resourcesDir() / "samples/fashion-mnist/bag_1.png").string());
     const int repeats = argc > 3 ? std::max(1, std::atoi(argv[3])) : 10;
+    const int timeoutMs = 120000;
 
     VisionPage page(nullptr, modelDir);
     page.setStartImage(image);
@@ -54,7 +56,7 @@ int main(int argc, char** argv) {
     QElapsedTimer load;
     load.start();
     QSignalSpy shown(&page, &VisionPage::imageShown);
-    if (!shown.wait(600000)) {
+    if (!shown.wait(timeoutMs)) {
         std::fprintf(stderr, "error: no image shown: %s\n", qPrintable(page.message()));
         return 2;
     }
@@ -70,9 +72,14 @@ int main(int argc, char** argv) {
         QElapsedTimer t;
         t.start();
         const QPoint at = page.rect().center();
+        QDragEnterEvent enter(at, Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(&page, &enter);
         QDropEvent event(at, Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
         QApplication::sendEvent(&page, &event);
-        if (!shown.wait(600000)) return 2;
+        if (!shown.wait(timeoutMs)) {
+            std::fprintf(stderr, "error: the dropped image was not shown: %s\n", qPrintable(page.message()));
+            return 2;
+        }
         drop.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
         forward.push_back(page.document()->image()->seconds * 1000.0);
         delete mime;
@@ -102,6 +109,22 @@ int main(int argc, char** argv) {
     summary("  of which forward pass", forward);
     summary("patch click → repainted", click);
     summary("shift-click (2 patches)", shiftClick);
+    {
+        // Where a click's time goes: the core overlay at display size, the thumbnails, the raw heatmap.
+        std::vector<double> overlay, thumbs;
+        for (int i = 0; i < repeats; ++i) {
+            QElapsedTimer t;
+            t.start();
+            const RgbImage px = page.document()->renderDisplayOverlay();
+            overlay.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
+            t.restart();
+            for (const RowMatrix& m : page.document()->headMaps()) (void)page.document()->renderThumbnail(m);
+            for (const RowMatrix& m : page.document()->layerMaps()) (void)page.document()->renderThumbnail(m);
+            thumbs.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
+        }
+        summary("  core overlay (display)", overlay);
+        summary("  heads + layers thumbnails", thumbs);
+    }
     page.document()->setRollout(true);
     std::vector<double> rollout;
     for (int i = 0; i < repeats; ++i) {

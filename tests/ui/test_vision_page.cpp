@@ -17,6 +17,7 @@
 #include <QAbstractButton>
 #include <QComboBox>
 #include <QFile>
+#include <QMimeData>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -57,6 +58,7 @@ private slots:
     void rolloutMatchesCore();
     void badImageKeepsThePreviousState();
     void pastedImageOfAnotherSizeIsAnalysed();
+    void droppedFileIsAnalysed();
     void exportsOverlayHeadsAndMaps();
     void smallImagesAreEnlargedCrisply();
 
@@ -348,6 +350,21 @@ void TestVisionPage::pastedImageOfAnotherSizeIsAnalysed() {
     QVERIFY(std::abs(area.width() / area.height() - 1.5) < 0.02);
     // A patch is 90/7 × 60/7 original pixels.
     QVERIFY(std::abs(m_page->imageView()->patchRect(0).width() / area.width() - 1.0 / 7) < 1e-6);
+}
+
+void TestVisionPage::droppedFileIsAnalysed() {
+    openAndWait(samplePath("coat_1.png"));
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(samplePath("trouser_2.png"))});
+    QSignalSpy shown(m_page.get(), &VisionPage::imageShown);
+    const QPoint at = m_page->imageView()->geometry().center();
+    QDragEnterEvent enter(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(m_page.get(), &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(m_page.get(), &drop);
+    QVERIFY(shown.wait(30000));
+    QCOMPARE(doc()->image()->source, QStringLiteral("trouser_2.png"));
 }
 
 void TestVisionPage::exportsOverlayHeadsAndMaps() {

@@ -15,7 +15,7 @@ constexpr int kMaxEdge = 220;
 } // namespace
 
 MapGridView::MapGridView(QWidget* parent) : QWidget(parent) {
-    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
+    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Expanding);
     setCursor(Qt::PointingHandCursor);
 }
 
@@ -35,14 +35,25 @@ void MapGridView::setMaxColumns(int columns) {
     update();
 }
 
-int MapGridView::columns() const {
-    const int n = count();
-    return m_maxColumns > 0 ? std::min(n, m_maxColumns) : n;
-}
+int MapGridView::columns() const { return columnsFor(width(), height()); }
 
-int MapGridView::rows() const {
-    const int c = columns();
-    return c ? (count() + c - 1) / c : 0;
+int MapGridView::rows() const { return rowsFor(columns()); }
+
+int MapGridView::rowsFor(int columns) const { return columns ? (count() + columns - 1) / columns : 0; }
+
+int MapGridView::columnsFor(int width, int height) const {
+    const int n = count();
+    if (m_maxColumns > 0) return std::min(n, m_maxColumns);
+    // Automatic: the column count that gives the largest tiles in this area.
+    int best = n, bestEdge = -1;
+    for (int c = 1; c <= n; ++c) {
+        const int edge = tileEdge(width, height, c);
+        if (edge > bestEdge) {
+            bestEdge = edge;
+            best = c;
+        }
+    }
+    return best;
 }
 
 void MapGridView::setSelected(int index) {
@@ -59,13 +70,13 @@ QSize MapGridView::tileSize(int edge) const {
     return {std::max(1, edge * s.width() / s.height()), edge};
 }
 
-int MapGridView::tileEdge(int width, int height) const {
-    const int c = columns(), r = rows();
+int MapGridView::tileEdge(int width, int height, int c) const {
+    const int r = rowsFor(c);
     if (!c) return kMinEdge;
     const int title = fontMetrics().height() + 4;
     int edge = (width - (c + 1) * kGap) / c;
     if (height > 0) {
-        // Fit the height too (tiles are at most square, so the longer side bounds both).
+        // Fit the height too: the tile's height is edge · unit.height / longer side.
         const QSize unit = tileSize(1000);
         const int byHeight = (height - r * (title + kGap) - kGap) * 1000 / std::max(1, r * unit.height());
         edge = std::min(edge, byHeight * std::max(unit.width(), unit.height()) / 1000);
@@ -75,10 +86,10 @@ int MapGridView::tileEdge(int width, int height) const {
 
 QRect MapGridView::tileRect(int index) const {
     if (index < 0 || index >= count()) return {};
-    const int edge = tileEdge(width(), height());
+    const int c = columns();
+    const int edge = tileEdge(width(), height(), c);
     const QSize ts = tileSize(edge);
     const int title = fontMetrics().height() + 4;
-    const int c = columns();
     const int totalW = c * ts.width() + (c - 1) * kGap;
     const int x0 = std::max(kGap, (width() - totalW) / 2);
     const int col = index % c, row = index / c;
@@ -92,10 +103,9 @@ int MapGridView::tileAt(const QPoint& pos) const {
     return -1;
 }
 
-void MapGridView::paintTiles(QPainter& p, int edge, QPoint origin, bool forExport) const {
+void MapGridView::paintTiles(QPainter& p, int edge, int c, QPoint origin, bool forExport) const {
     const QSize ts = tileSize(edge);
     const int title = p.fontMetrics().height() + 4;
-    const int c = columns();
     for (int i = 0; i < count(); ++i) {
         const QRect r = forExport ? QRect(origin.x() + (i % c) * (ts.width() + kGap),
                                           origin.y() + title + (i / c) * (ts.height() + title + kGap), ts.width(),
@@ -105,7 +115,7 @@ void MapGridView::paintTiles(QPainter& p, int edge, QPoint origin, bool forExpor
         p.setRenderHint(QPainter::SmoothPixmapTransform, r.width() < img.width());
         p.drawImage(r, img);
         const bool sel = i == m_selected && !forExport;
-        p.setPen(sel ? palette().color(QPalette::Highlight) : QColor(0, 0, 0, 60));
+        p.setPen(sel ? palette().color(QPalette::Highlight) : palette().color(QPalette::WindowText));
         QFont f = p.font();
         f.setBold(sel);
         p.setFont(f);
@@ -124,37 +134,34 @@ void MapGridView::paintTiles(QPainter& p, int edge, QPoint origin, bool forExpor
 void MapGridView::paintEvent(QPaintEvent*) {
     QPainter p(this);
     if (m_tiles.empty()) return;
-    paintTiles(p, tileEdge(width(), height()), {}, false);
+    const int c = columns();
+    paintTiles(p, tileEdge(width(), height(), c), c, {}, false);
 }
 
 QImage MapGridView::renderImage(int tileEdgePx) const {
     if (m_tiles.empty()) return {};
     const QSize ts = tileSize(tileEdgePx);
     const int title = fontMetrics().height() + 4;
-    const int c = columns(), r = rows();
+    // Export layout: the fixed maximum, else one row up to 6 tiles, else two rows.
+    const int n = count();
+    const int c = m_maxColumns > 0 ? std::min(n, m_maxColumns) : (n <= 6 ? n : (n + 1) / 2), r = rowsFor(c);
     QImage out(c * ts.width() + (c + 1) * kGap, r * (ts.height() + title + kGap) + kGap, QImage::Format_RGB32);
     out.fill(Qt::white);
     QPainter p(&out);
     p.setFont(font());
-    paintTiles(p, tileEdgePx, {kGap, kGap / 2}, true);
+    paintTiles(p, tileEdgePx, c, {kGap, kGap / 2}, true);
     return out;
 }
 
 QSize MapGridView::sizeHint() const {
     const int edge = 120;
     const QSize ts = tileSize(edge);
-    const int c = std::max(1, columns());
-    return {c * ts.width() + (c + 1) * kGap, std::max(1, rows()) * (ts.height() + fontMetrics().height() + 4 + kGap) + kGap};
+    const int c = std::max(1, std::min(count(), 4));
+    return {c * ts.width() + (c + 1) * kGap, std::max(1, rowsFor(c)) * (ts.height() + fontMetrics().height() + 4 + kGap) + kGap};
 }
 
 QSize MapGridView::minimumSizeHint() const {
     return {kMinEdge * 2, kMinEdge + fontMetrics().height() + 2 * kGap};
-}
-
-int MapGridView::heightForWidth(int width) const {
-    const int edge = tileEdge(width, 0);
-    const int title = fontMetrics().height() + 4;
-    return std::max(1, rows()) * (tileSize(edge).height() + title + kGap) + kGap;
 }
 
 void MapGridView::mousePressEvent(QMouseEvent* event) {

@@ -26,7 +26,7 @@ public:
     const QImage& tile(int index) const { return m_tiles.at(static_cast<size_t>(index)); }
     QString title(int index) const { return m_titles.value(index); }
 
-    // 0 = all tiles in one row; otherwise at most this many per row.
+    // 0 = automatic (the column count that gives the largest tiles); otherwise at most this many per row.
     void setMaxColumns(int columns);
     int columns() const;
     int rows() const;
@@ -41,8 +41,6 @@ public:
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
-    bool hasHeightForWidth() const override { return true; }
-    int heightForWidth(int width) const override;
 
 signals:
     void tileClicked(int index);
@@ -52,9 +50,11 @@ protected:
     void mousePressEvent(QMouseEvent* event) override;
 
 private:
-    int tileEdge(int width, int height) const; // the longer tile side that fits
+    int tileEdge(int width, int height, int columns) const; // the longer tile side that fits
+    int columnsFor(int width, int height) const;
+    int rowsFor(int columns) const;
     QSize tileSize(int edge) const;
-    void paintTiles(QPainter& p, int edge, QPoint origin, bool forExport) const;
+    void paintTiles(QPainter& p, int edge, int columns, QPoint origin, bool forExport) const;
 
     std::vector<QImage> m_tiles;
     QStringList m_titles;

@@ -53,7 +53,7 @@ void PredictionsView::paintEvent(QPaintEvent*) {
         p.setPen(palette().color(QPalette::WindowText));
         const int pctW = fm.horizontalAdvance(QStringLiteral("100.0 %")) + 4;
         QString shown = label;
-        if (!m_expected.isEmpty() && label == m_expected) shown += QStringLiteral("  ✓");
+        if (!m_expected.isEmpty() && label == m_expected) shown += tr("  (true class)");
         p.drawText(QRect(0, y, width() - pctW, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
                    QFontMetrics(f).elidedText(shown, Qt::ElideRight, width() - pctW));
         p.drawText(QRect(width() - pctW, y, pctW, fm.height()), Qt::AlignRight | Qt::AlignVCenter, pct);

@@ -234,7 +234,7 @@ std::vector<RowMatrix> VisionDocument::layerMaps() const {
 }
 
 QString VisionDocument::queryDescription() const {
-    if (m_query == Query::Cls) return tr("CLS");
+    if (m_query == Query::Cls) return tr("CLS token");
     if (m_patches.size() == 1) {
         const int p = m_patches.front();
         return tr("patch (%1, %2)").arg(p / gridCols()).arg(p % gridCols());

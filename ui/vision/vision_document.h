@@ -45,7 +45,7 @@ class VisionDocument : public QObject {
 public:
     static constexpr int kDisplayMax = 1024;
     static constexpr int kDisplayMin = 448;   // small images are enlarged to at least this (integer factor)
-    static constexpr int kThumbnailSize = 160;
+    static constexpr int kThumbnailSize = 224;
 
     enum class Query { Cls, Patches };
 

@@ -387,12 +387,15 @@ QWidget* VisionPage::buildCentre() {
     top->addWidget(side);
     top->setStretchFactor(0, 3);
     top->setStretchFactor(1, 2);
-    layout->addWidget(top, 3);
-
-    auto* bottom = new QHBoxLayout;
+    auto* split = new QSplitter(Qt::Vertical, centre);
+    split->setChildrenCollapsible(false);
+    split->addWidget(top);
+    auto* bottomWidget = new QWidget(split);
+    auto* bottom = new QHBoxLayout(bottomWidget);
+    bottom->setContentsMargins(0, 4, 0, 0);
     auto* headsBox = new QVBoxLayout;
-    m_headsTitle = caption(tr("Heads"), centre);
-    m_headsGrid = new MapGridView(centre);
+    m_headsTitle = caption(tr("Heads"), bottomWidget);
+    m_headsGrid = new MapGridView(bottomWidget);
     m_headsGrid->setObjectName(QStringLiteral("headsGrid"));
     m_headsGrid->setToolTip(tr("Every head of this layer for the current query; click one to show it"));
     connect(m_headsGrid, &MapGridView::tileClicked, this, [this](int head) {
@@ -402,8 +405,8 @@ QWidget* VisionPage::buildCentre() {
     headsBox->addWidget(m_headsTitle);
     headsBox->addWidget(m_headsGrid, 1);
     auto* layersBox = new QVBoxLayout;
-    m_layersTitle = caption(tr("Layers"), centre);
-    m_layersStrip = new MapGridView(centre);
+    m_layersTitle = caption(tr("Layers"), bottomWidget);
+    m_layersStrip = new MapGridView(bottomWidget);
     m_layersStrip->setObjectName(QStringLiteral("layersStrip"));
     m_layersStrip->setToolTip(tr("The same head through every layer; click one to show it"));
     connect(m_layersStrip, &MapGridView::tileClicked, m_doc, &VisionDocument::setLayer);
@@ -412,7 +415,11 @@ QWidget* VisionPage::buildCentre() {
     bottom->addLayout(headsBox, 1);
     bottom->addSpacing(12);
     bottom->addLayout(layersBox, 1);
-    layout->addLayout(bottom, 2);
+    split->addWidget(bottomWidget);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    split->setSizes({560, 440}); // proportions; the picture keeps the larger share
+    layout->addWidget(split, 1);
     return centre;
 }
 
@@ -586,7 +593,7 @@ void VisionPage::syncControls() {
     m_reduce->setCurrentIndex(m_doc->reduce() == TokenReduce::Sum ? 0 : 1);
     m_reduce->setEnabled(m_doc->patches().size() > 1);
     m_clsButton->setChecked(m_doc->query() == VisionDocument::Query::Cls);
-    m_selectionLabel->setText(m_doc->hasImage() ? m_doc->queryDescription() : QString());
+    m_selectionLabel->setText(m_doc->hasImage() ? tr("Query: %1").arg(m_doc->queryDescription()) : QString());
     m_export->setEnabled(m_doc->hasImage());
 }
 
@@ -645,7 +652,6 @@ void VisionPage::refreshMaps() {
         heads.push_back(toQImage(m_doc->renderThumbnail(m)));
         headTitles << tr("Head %1").arg(headTitles.size() + 1);
     }
-    m_headsGrid->setMaxColumns(heads.size() <= 6 ? 0 : (static_cast<int>(heads.size()) + 1) / 2);
     m_headsGrid->setTiles(std::move(heads), headTitles);
     m_headsGrid->setSelected(m_doc->rollout() ? -1 : m_doc->head());
     m_headsTitle->setText(m_doc->rollout() ? tr("Heads — rollout fuses the heads; untick Rollout to see them")
@@ -657,7 +663,6 @@ void VisionPage::refreshMaps() {
         layers.push_back(toQImage(m_doc->renderThumbnail(m)));
         layerTitles << tr("Layer %1").arg(layerTitles.size() + 1);
     }
-    m_layersStrip->setMaxColumns(layers.size() <= 6 ? 0 : (static_cast<int>(layers.size()) + 1) / 2);
     m_layersStrip->setTiles(std::move(layers), layerTitles);
     m_layersStrip->setSelected(m_doc->layer());
     const QString which = m_doc->rollout() ? tr("rollout up to each layer")
