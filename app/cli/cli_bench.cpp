@@ -10,6 +10,9 @@
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/marian_folder.h"
+#include "core/models/vit_model.h"
+#include "core/vision/image_io.h"
+#include "core/vision/preprocess.h"
 
 #include <algorithm>
 #include <chrono>
@@ -83,8 +86,34 @@ BenchRun benchTranslation(const cli::Args& args, const BenchSettings& settings) 
     return run;
 }
 
-BenchRun benchVision(const cli::Args&, const BenchSettings&) {
-    throw attnlens::Error("vision bench not available");
+// One iteration = decode the image file, preprocess, forward with every head captured, top-5.
+BenchRun benchVision(const cli::Args& args, const BenchSettings& settings) {
+    const std::filesystem::path imagePath = *args.value("--image");
+    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
+                                           : attnlens::builtinModelDir("vit-fashion-mnist");
+    const auto loadStart = Clock::now();
+    const auto model = attnlens::VitModel::load(dir);
+    const double loadMs = msSince(loadStart);
+    BenchRun run;
+    std::vector<double> forwardMs;
+    int tokens = 0;
+    for (int i = 0; i < settings.warmup + settings.repeat; ++i) {
+        const auto start = Clock::now();
+        const auto image = attnlens::loadImage(imagePath);
+        const auto pre = attnlens::preprocessImage(image, model.processor(), model.config().numChannels);
+        const auto forwardStart = Clock::now();
+        const auto output = model.forward(pre.pixels);
+        const double fwd = msSince(forwardStart);
+        (void)model.topK(output, 5);
+        const double total = msSince(start);
+        if (i < settings.warmup) continue;
+        tokens = static_cast<int>(output.attentions.dim(2));
+        run.totalMs.push_back(total);
+        forwardMs.push_back(fwd);
+    }
+    run.extra = {{"forward_ms", median(forwardMs)}, {"load_ms", loadMs}, {"tokens", tokens},
+                 {"layers", model.config().numLayers}, {"heads", model.config().numHeads}};
+    return run;
 }
 
 struct Task {

@@ -10,16 +10,17 @@
 // numbered from 0, as in attnlens-cli vision).
 
 #include "ui/playground/playground_page.h"
+#include "ui/render/heatmap_image.h"
 #include "ui/shell/main_window.h"
 #include "ui/vision/vision_document.h"
 #include "ui/vision/vision_page.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QIcon>
 #include <QPixmap>
 #include <QRegularExpression>
 #include <QTimer>
-
 #include <cstdio>
 #include <memory>
 #include <vector>
@@ -61,22 +62,43 @@ QString applyVisionOptions(attnlens::ui::VisionDocument* doc, const QString& pat
 
 } // namespace
 
+namespace {
+
+// The app icon is an attention pattern drawn by the same renderer as every heatmap: a causal 4 × 4
+// block whose rows sum to 1.
+QIcon appIcon() {
+    attnlens::RowMatrix weights(4, 4); // [query, key]
+    weights << 1.0f, 0.0f, 0.0f, 0.0f, //
+        0.3f, 0.7f, 0.0f, 0.0f,        //
+        0.1f, 0.6f, 0.3f, 0.0f,        //
+        0.15f, 0.1f, 0.25f, 0.5f;
+    QIcon icon;
+    for (int cell : {4, 8, 16, 32, 64})
+        icon.addPixmap(QPixmap::fromImage(
+            attnlens::ui::heatmapImage(weights, attnlens::ColorMap::Viridis, 0.0f, 1.0f, cell)));
+    return icon;
+}
+
+} // namespace
+
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
     QApplication::setApplicationName("Attention Lens");
     QApplication::setOrganizationName("AttentionLens");
     QApplication::setApplicationVersion("0.1.0");
+    QApplication::setWindowIcon(appIcon());
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QApplication::translate("main", "See attention inside transformer models."));
+    parser.setApplicationDescription(
+        QApplication::translate("main", "See attention inside transformer models."));
     parser.addHelpOption();
     parser.addVersionOption();
-    const QCommandLineOption screenshot(QStringLiteral("screenshot"),
-                                        QApplication::translate("main", "Write a PNG of the window and exit."),
-                                        QStringLiteral("OUT.png"));
+    const QCommandLineOption screenshot(
+        QStringLiteral("screenshot"), QApplication::translate("main", "Write a PNG of the window and exit."),
+        QStringLiteral("OUT.png"));
     const QCommandLineOption page(QStringLiteral("page"),
-                                  QApplication::translate("main", "Page to open (0 = first)."), QStringLiteral("N"),
-                                  QStringLiteral("0"));
+                                  QApplication::translate("main", "Page to open (0 = first)."),
+                                  QStringLiteral("N"), QStringLiteral("0"));
     const QCommandLineOption size(QStringLiteral("size"), QApplication::translate("main", "Window size."),
                                   QStringLiteral("WxH"));
     const QCommandLineOption grab(QStringLiteral("grab"),
@@ -114,7 +136,8 @@ int main(int argc, char** argv) {
     if (parser.isSet(size)) {
         const auto match = QRegularExpression(QStringLiteral("^(\\d+)x(\\d+)$")).match(parser.value(size));
         if (!match.hasMatch()) {
-            std::fprintf(stderr, "error: --size %s: expected WxH, e.g. 1400x900\n", qPrintable(parser.value(size)));
+            std::fprintf(stderr, "error: --size %s: expected WxH, e.g. 1400x900\n",
+                         qPrintable(parser.value(size)));
             return 2;
         }
         window.resize(match.captured(1).toInt(), match.captured(2).toInt());

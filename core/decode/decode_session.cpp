@@ -86,11 +86,16 @@ void DecodeSession::reset() {
 }
 
 DecodeSession::Expansion DecodeSession::expand(const Live& live, int curLen) {
+    MarianDecoderCache cache = live.cache;
+    MarianStepOutput out = m_model->decodeStep(m_nodes[live.node].token, m_encoder, cache, m_options.captureAttention);
+    return finishExpansion(live.node, std::move(out), std::move(cache), curLen);
+}
+
+DecodeSession::Expansion DecodeSession::finishExpansion(int node, MarianStepOutput out, MarianDecoderCache cache,
+                                                        int curLen) {
     Expansion e;
-    e.cache = live.cache;
-    MarianStepOutput out =
-        m_model->decodeStep(m_nodes[live.node].token, m_encoder, e.cache, m_options.captureAttention);
-    if (m_nodeKv[live.node].empty()) m_nodeKv[live.node] = m_model->cacheRow(e.cache, e.cache.length() - 1);
+    e.cache = std::move(cache);
+    if (m_nodeKv[node].empty()) m_nodeKv[node] = m_model->cacheRow(e.cache, e.cache.length() - 1);
     e.selfAttention = std::move(out.selfAttention);
     e.crossAttention = std::move(out.crossAttention);
     e.logits = std::move(out.logits);
@@ -207,18 +212,32 @@ void DecodeSession::stepBeam() {
     const int nb = m_numBeams;
     const int curLen = m_nodes[m_live.front().node].depth + 1;
     // expand each distinct live node once (at the first step all beams share the root)
-    std::vector<Expansion> expansions;
     std::vector<int> expansionOf(m_live.size());
+    std::vector<size_t> distinct; // index into m_live of each distinct node
     for (size_t b = 0; b < m_live.size(); ++b) {
         int found = -1;
         for (size_t a = 0; a < b; ++a)
             if (m_live[a].node == m_live[b].node) found = expansionOf[a];
         if (found < 0) {
-            expansions.push_back(expand(m_live[b], curLen));
-            found = static_cast<int>(expansions.size()) - 1;
+            distinct.push_back(b);
+            found = static_cast<int>(distinct.size()) - 1;
         }
         expansionOf[b] = found;
     }
+    // one batched decoder step for all distinct hypotheses
+    std::vector<int> inputTokens;
+    std::vector<MarianDecoderCache> caches;
+    caches.reserve(distinct.size());
+    for (const size_t b : distinct) {
+        inputTokens.push_back(m_nodes[m_live[b].node].token);
+        caches.push_back(m_live[b].cache);
+    }
+    std::vector<MarianDecoderCache*> cachePtrs;
+    for (auto& c : caches) cachePtrs.push_back(&c);
+    std::vector<MarianStepOutput> outs = m_model->decodeSteps(inputTokens, m_encoder, cachePtrs, m_options.captureAttention);
+    std::vector<Expansion> expansions;
+    for (size_t i = 0; i < distinct.size(); ++i)
+        expansions.push_back(finishExpansion(m_live[distinct[i]].node, std::move(outs[i]), std::move(caches[i]), curLen));
     const int V = static_cast<int>(expansions.front().logprobs.size());
     const int total = nb * V;
     const auto scoreAt = [&](int i) { return m_live[i / V].score + expansions[expansionOf[i / V]].logprobs[i % V]; };

@@ -158,6 +158,8 @@ private:
 
     void init(DecodeOptions options);
     Expansion expand(const Live& live, int curLen);
+    // Turns the raw step output of `node` into an Expansion (processors, log-softmax, top-k).
+    Expansion finishExpansion(int node, MarianStepOutput out, MarianDecoderCache cache, int curLen);
     void stepGreedy();
     void stepBeam();
     int addNode(int parent, int token, float logprob, float score, const Expansion& e);

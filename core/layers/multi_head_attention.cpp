@@ -48,6 +48,16 @@ void MultiHeadAttention::projectKeyValue(const Eigen::Ref<const RowMatrix>& x, R
 RowMatrix MultiHeadAttention::attend(const RowMatrix& q, const Eigen::Ref<const RowMatrix>& keys,
                                      const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask,
                                      float* probs) const {
+    return outProject(attendHeads(q, keys, values, mask, probs));
+}
+
+RowMatrix MultiHeadAttention::outProject(const RowMatrix& context) const {
+    return linear(context, m_out.weight, m_out.bias); // [n, D]
+}
+
+RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys,
+                                          const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask,
+                                          float* probs) const {
     const int64_t n = q.rows();
     const int64_t m = keys.rows();
     const int64_t hd = headDim();
@@ -63,7 +73,7 @@ RowMatrix MultiHeadAttention::attend(const RowMatrix& q, const Eigen::Ref<const 
         if (probs) std::memcpy(probs + h * n * m, scores.data(), sizeof(float) * static_cast<size_t>(n * m));
         context.middleCols(h * hd, hd).noalias() = scores * values.middleCols(h * hd, hd); // [n, hd]
     }
-    return linear(context, m_out.weight, m_out.bias); // [n, D]
+    return context;
 }
 
 RowMatrix MultiHeadAttention::forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask,

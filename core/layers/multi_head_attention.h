@@ -57,6 +57,12 @@ public:
     RowMatrix attend(const RowMatrix& q, const Eigen::Ref<const RowMatrix>& keys,
                      const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask, float* probs) const;
 
+    // attend() without out_proj: the concatenated per-head contexts [n, D]. Lets callers batch
+    // out_proj over several hypotheses (outProject on the stacked rows).
+    RowMatrix attendHeads(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys,
+                          const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask, float* probs) const;
+    RowMatrix outProject(const RowMatrix& context) const; // [n, D] -> [n, D]
+
     // Convenience: full attention of x over kv (self-attention when kv is x) without a cache.
     RowMatrix forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask, float* probs) const;
 

@@ -38,4 +38,31 @@ void DecoderLayer::forward(RowMatrix& x, KvCache& cache, const RowMatrix& crossK
     layerNormInPlace(x, finalNorm.weight, finalNorm.bias, eps);
 }
 
+void DecoderLayer::forwardBatch(RowMatrix& x, const std::vector<KvCache*>& caches, const RowMatrix& crossKeys,
+                                const RowMatrix& crossValues, const std::vector<float*>& selfProbs,
+                                const std::vector<float*>& crossProbs) const {
+    const Eigen::Index B = x.rows();
+    RowMatrix q, k, v;
+    RowMatrix context(B, x.cols()); // [B, D]
+    selfAttention.projectQuery(x, q);       // [B, D]
+    selfAttention.projectKeyValue(x, k, v); // [B, D]
+    for (Eigen::Index b = 0; b < B; ++b) {
+        KvCache& cache = *caches[b];
+        cache.append(k.row(b), v.row(b));
+        context.row(b) = selfAttention.attendHeads(q.row(b), cache.keys.topRows(cache.length),
+                                                   cache.values.topRows(cache.length), nullptr, selfProbs[b]);
+    }
+    x += selfAttention.outProject(context);
+    layerNormInPlace(x, selfAttentionNorm.weight, selfAttentionNorm.bias, eps);
+
+    crossAttention.projectQuery(x, q);
+    for (Eigen::Index b = 0; b < B; ++b)
+        context.row(b) = crossAttention.attendHeads(q.row(b), crossKeys, crossValues, nullptr, crossProbs[b]);
+    x += crossAttention.outProject(context);
+    layerNormInPlace(x, crossAttentionNorm.weight, crossAttentionNorm.bias, eps);
+
+    x += ffn.forward(x);
+    layerNormInPlace(x, finalNorm.weight, finalNorm.bias, eps);
+}
+
 } // namespace attnlens

@@ -45,6 +45,14 @@ struct DecoderLayer {
     //   crossProbs: nullptr or room for [heads, n, S]
     void forward(RowMatrix& x, KvCache& cache, const RowMatrix& crossKeys, const RowMatrix& crossValues,
                  const RowMatrix* crossMask, float* selfProbs, float* crossProbs) const;
+
+    // One new token for each of B hypotheses at the same position (beam search): x [B, D], row b
+    // belongs to caches[b]. Projections, out_proj and the FFN run once on all B rows (the weights are
+    // read once instead of B times); attention runs per hypothesis on its own cache.
+    //   selfProbs[b]: nullptr or room for [heads, cache.length + 1]; crossProbs[b]: [heads, S]
+    void forwardBatch(RowMatrix& x, const std::vector<KvCache*>& caches, const RowMatrix& crossKeys,
+                      const RowMatrix& crossValues, const std::vector<float*>& selfProbs,
+                      const std::vector<float*>& crossProbs) const;
 };
 
 } // namespace attnlens

@@ -278,6 +278,50 @@ MarianStepOutput MarianModel::decodeStep(int token, const MarianEncoderOutput& e
     return out;
 }
 
+std::vector<MarianStepOutput> MarianModel::decodeSteps(std::span<const int> tokens, const MarianEncoderOutput& encoder,
+                                                      const std::vector<MarianDecoderCache*>& caches,
+                                                      bool captureAttention) const {
+    const size_t B = tokens.size();
+    if (caches.size() != B) throw Error("decoder: " + std::to_string(B) + " tokens but " + std::to_string(caches.size()) + " caches");
+    if (B == 0) return {};
+    for (auto* c : caches)
+        if (c->layers.size() != m_decoderLayers.size()) *c = newCache();
+    const int64_t t = caches.front()->length();
+    for (auto* c : caches)
+        if (c->length() != t) throw Error("decoder: batched hypotheses must be at the same position");
+    checkDecoderPosition(t);
+    const int64_t S = encoder.length;
+    const int L = m_config.decoderLayers, H = m_config.decoderHeads;
+    RowMatrix x(static_cast<Eigen::Index>(B), m_config.dModel); // [B, D]
+    for (size_t b = 0; b < B; ++b)
+        x.row(static_cast<Eigen::Index>(b)) = embed(tokens.subspan(b, 1), m_decoderEmbed, t, m_config.decoderVocabSize, "decoder");
+    std::vector<MarianStepOutput> out(B);
+    if (captureAttention)
+        for (auto& o : out) {
+            o.selfAttention = Tensor({L, H, t + 1});
+            o.crossAttention = Tensor({L, H, S});
+        }
+    std::vector<KvCache*> layerCaches(B);
+    std::vector<float*> selfProbs(B, nullptr), crossProbs(B, nullptr);
+    for (int l = 0; l < L; ++l) {
+        for (size_t b = 0; b < B; ++b) {
+            layerCaches[b] = &caches[b]->layers[l];
+            if (captureAttention) {
+                selfProbs[b] = out[b].selfAttention.sub({l}).data();
+                crossProbs[b] = out[b].crossAttention.sub({l}).data();
+            }
+        }
+        m_decoderLayers[l].forwardBatch(x, layerCaches, encoder.crossKeys[l], encoder.crossValues[l], selfProbs, crossProbs);
+    }
+    RowMatrix logits;
+    linearInto(x, m_lmHead, m_finalLogitsBias, logits); // [B, V_dec]
+    for (size_t b = 0; b < B; ++b) {
+        const auto row = logits.row(static_cast<Eigen::Index>(b));
+        out[b].logits.assign(row.data(), row.data() + row.size());
+    }
+    return out;
+}
+
 MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput,
                                              const MarianEncoderOutput& encoder) const {
     const int64_t T = static_cast<int64_t>(decoderInput.size());

@@ -120,6 +120,12 @@ public:
     // One decoder step: `token` at position cache.length(); appends to the cache.
     MarianStepOutput decodeStep(int token, const MarianEncoderOutput& encoder, MarianDecoderCache& cache,
                                 bool captureAttention = true) const;
+    // decodeStep() for several hypotheses at once (beam search): tokens[b] is fed to *caches[b]; all
+    // caches must hold the same number of positions. Weights are read once for all B rows, which is
+    // what makes beam search on a memory-bound CPU cost far less than B single steps.
+    std::vector<MarianStepOutput> decodeSteps(std::span<const int> tokens, const MarianEncoderOutput& encoder,
+                                              const std::vector<MarianDecoderCache*>& caches,
+                                              bool captureAttention = true) const;
     // Teacher-forced pass over decoderInput (start token first) in one go, with a causal mask.
     MarianForcedOutput decodeForced(std::span<const int> decoderInput, const MarianEncoderOutput& encoder) const;
 

@@ -12,7 +12,17 @@ void linearInto(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, cons
         throw Error("linear: input has " + std::to_string(x.cols()) + " features, weight expects " +
                     std::to_string(w.cols()));
     out.resize(x.rows(), w.rows());
-    out.noalias() = x * w.transpose();
+    if (x.rows() > 1 && x.rows() <= 8) {
+        // A few rows (beam search steps): Eigen's GEMM would repack the whole weight for every call
+        // (for a [58101, 512] output projection that dominated a beam step). Row-by-row dot products
+        // read each weight row once, while it is in cache, for all input rows.
+        for (Eigen::Index r = 0; r < w.rows(); ++r) {
+            const auto wr = w.row(r);
+            for (Eigen::Index i = 0; i < x.rows(); ++i) out(i, r) = x.row(i).dot(wr);
+        }
+    } else {
+        out.noalias() = x * w.transpose();
+    }
     if (!bias.empty()) out.rowwise() += ConstVectorMap(bias.data(), bias.numel()).transpose();
 }
 

@@ -243,7 +243,20 @@ std::string MarianTokenizer::decode(std::span<const int> ids) const {
     size_t b = 0, e = out.size();
     while (b < e && isSpace(out[b])) ++b;
     while (e > b && isSpace(out[e - 1])) --e;
-    return out.substr(b, e - b);
+    out = out.substr(b, e - b);
+    // PreTrainedTokenizerBase.clean_up_tokenization (HF's decode default), replacements in this order
+    static const std::pair<std::string_view, std::string_view> kCleanUp[] = {
+        {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"},
+        {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+    for (const auto& [from, to] : kCleanUp) {
+        std::string next;
+        size_t pos = 0;
+        for (size_t hit; (hit = out.find(from, pos)) != std::string::npos; pos = hit + from.size())
+            next.append(out, pos, hit - pos).append(to);
+        next.append(out, pos, std::string::npos);
+        out.swap(next);
+    }
+    return out;
 }
 
 std::string MarianTokenizer::idToPiece(int id) const {

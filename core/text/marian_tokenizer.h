@@ -12,7 +12,8 @@
 //   3. pieces map through vocab.json; unknown pieces become <unk>
 //   4. </s> is appended; there is no BOS
 // decode(ids): special tokens (</s>, <unk>, <pad>) are skipped, the remaining pieces are joined by
-// target.spm, "▁" becomes a space, the result is stripped.
+// target.spm, "▁" becomes a space, the result is stripped, then HF's clean_up_tokenization
+// (" ." -> ".", " ," -> ",", " n't" -> "n't", ...; on by default in transformers v4.33) is applied.
 //
 // Basic usage:
 //   auto tok = MarianTokenizer::load(dir);

@@ -9,7 +9,6 @@
 #include "core/util/error.h"
 
 #include <QTest>
-
 #include <cmath>
 #include <limits>
 
@@ -27,7 +26,9 @@ char* rgbText(const Rgb& c) {
 } // namespace
 
 namespace attnlens {
-char* toString(const Rgb& c) { return rgbText(c); }
+char* toString(const Rgb& c) {
+    return rgbText(c);
+}
 } // namespace attnlens
 
 class TestColormap : public QObject {
@@ -86,7 +87,7 @@ private slots:
     }
 
     void renderLayout() {
-        RowMatrix values(2, 3); // [rows, cols]
+        RowMatrix values(2, 3);     // [rows, cols]
         values << 0.0f, 0.5f, 1.0f, //
             0.25f, -1.0f, 2.0f;
         const auto image = attnlens::renderHeatmap(values, ColorMap::Viridis, 0.0f, 1.0f, 4);
@@ -98,11 +99,12 @@ private slots:
                 const Rgb expected = attnlens::colorAt(ColorMap::Viridis, values(r, c));
                 // Every pixel of the 4×4 block carries the cell's colour.
                 for (int dy = 0; dy < 4; ++dy)
-                    for (int dx = 0; dx < 4; ++dx) QCOMPARE(image.pixel(c * 4 + dx, r * 4 + dy), expected);
+                    for (int dx = 0; dx < 4; ++dx)
+                        QCOMPARE(image.pixel(c * 4 + dx, r * 4 + dy), expected);
             }
-        QCOMPARE(image.pixel(4, 0), (Rgb{33, 145, 140}));   // 0.5
-        QCOMPARE(image.pixel(4, 4), (Rgb{68, 1, 84}));      // -1 clamps to 0
-        QCOMPARE(image.pixel(11, 7), (Rgb{253, 231, 37}));  // 2 clamps to 1
+        QCOMPARE(image.pixel(4, 0), (Rgb{33, 145, 140}));  // 0.5
+        QCOMPARE(image.pixel(4, 4), (Rgb{68, 1, 84}));     // -1 clamps to 0
+        QCOMPARE(image.pixel(11, 7), (Rgb{253, 231, 37})); // 2 clamps to 1
     }
 
     void renderRangeMapping() {
@@ -131,7 +133,8 @@ private slots:
 
     void renderRejectsBadCell() {
         const RowMatrix values = RowMatrix::Zero(2, 2);
-        QVERIFY_THROWS_EXCEPTION(attnlens::Error, attnlens::renderHeatmap(values, ColorMap::Viridis, 0.0f, 1.0f, 0));
+        QVERIFY_THROWS_EXCEPTION(attnlens::Error,
+                                 attnlens::renderHeatmap(values, ColorMap::Viridis, 0.0f, 1.0f, 0));
     }
 
     void renderEmpty() {

@@ -37,6 +37,7 @@ private slots:
     void attentionRowsSumToOne();
     void missingAndMisshapedTensorsInOneError();
     void corruptSafetensors();
+    void bf16Checkpoint();
     void tooLongInput();
     void badTokenIds();
 };
@@ -178,6 +179,37 @@ void TestMarianModel::corruptSafetensors() {
         QVERIFY2(QString(e.what()).contains("model.safetensors"), e.what());
     }
     std::filesystem::remove_all(dir);
+}
+
+void TestMarianModel::bf16Checkpoint() {
+    // The BF16 path: the same weights stored as BF16 and as F32 (the BF16-rounded values) must give
+    // identical results, and stay close to the original F32 model.
+    const auto base = std::filesystem::temp_directory_path();
+    const auto bf16Dir = base / "attnlens_marian_bf16", roundedDir = base / "attnlens_marian_bf16_as_f32";
+    copyFolder(variantDir("tiny-f32"), bf16Dir);
+    copyFolder(variantDir("tiny-f32"), roundedDir);
+    {
+        const auto file = SafeTensorsFile::open(variantDir("tiny-f32") / "model.safetensors");
+        std::vector<TensorToWrite> out;
+        for (const auto& info : file.tensors()) out.push_back({info.name, file.load(info).clone(), DType::BF16});
+        writeSafeTensors(bf16Dir / "model.safetensors", out);
+        const auto bf = SafeTensorsFile::open(bf16Dir / "model.safetensors");
+        QCOMPARE(bf.tensors().front().dtype, DType::BF16);
+        std::vector<TensorToWrite> rounded;
+        for (const auto& info : bf.tensors()) rounded.push_back({info.name, bf.load(info).clone(), DType::F32});
+        writeSafeTensors(roundedDir / "model.safetensors", rounded);
+    }
+    const auto a = MarianModel::load(bf16Dir), b = MarianModel::load(roundedDir), f = MarianModel::load(variantDir("tiny-f32"));
+    const std::vector<int> src{9, 12, 85, 19, 25, 4, 0};
+    const std::vector<int> dec{a->config().decoderStartTokenId, 5, 7};
+    const auto ea = a->encode(src), eb = b->encode(src), ef = f->encode(src);
+    const auto fa = a->decodeForced(dec, ea), fb = b->decodeForced(dec, eb), ff = f->decodeForced(dec, ef);
+    QCOMPARE(maxAbsDiff(fa.logits, fb.logits), 0.0f);
+    QCOMPARE(maxAbsDiff(ea.selfAttention, eb.selfAttention), 0.0f);
+    QVERIFY(maxAbsDiff(fa.logits, ff.logits) < 0.5f); // bf16 keeps 8 bits of mantissa
+    QVERIFY(maxAbsDiff(fa.logits, ff.logits) > 0.0f);  // and it did round something
+    std::filesystem::remove_all(bf16Dir);
+    std::filesystem::remove_all(roundedDir);
 }
 
 void TestMarianModel::tooLongInput() {

@@ -22,7 +22,6 @@
 #include <QLineEdit>
 #include <QSpinBox>
 #include <QTest>
-
 #include <cmath>
 
 using attnlens::ColorMap;
@@ -48,13 +47,16 @@ Eigen::MatrixXd referenceWeights(const PlaygroundModel& m, int head) {
         double maxValue = -1e300;
         for (int j = 0; j < n; ++j) {
             double dot = 0.0;
-            for (int c = head * dk; c < (head + 1) * dk; ++c) dot += double(q(i, c)) * double(k(j, c));
+            for (int c = head * dk; c < (head + 1) * dk; ++c)
+                dot += double(q(i, c)) * double(k(j, c));
             s[j] = keep(i, j) == 0.0f ? -1e9 : dot / std::sqrt(double(dk));
             maxValue = std::max(maxValue, s[j]);
         }
         double sum = 0.0;
-        for (int j = 0; j < n; ++j) sum += std::exp(s[j] - maxValue);
-        for (int j = 0; j < n; ++j) w(i, j) = std::exp(s[j] - maxValue) / sum;
+        for (int j = 0; j < n; ++j)
+            sum += std::exp(s[j] - maxValue);
+        for (int j = 0; j < n; ++j)
+            w(i, j) = std::exp(s[j] - maxValue) / sum;
     }
     return w;
 }
@@ -71,7 +73,9 @@ void saveShot(QWidget* w, const char* name) {
     if (!dir.isEmpty()) w->grab().save(QString::fromLocal8Bit(dir) + "/" + name + ".png");
 }
 
-QPoint quietPixel(const QRect& cell) { return cell.topLeft() + QPoint(cell.width() / 5 + 1, cell.height() / 5 + 1); }
+QPoint quietPixel(const QRect& cell) {
+    return cell.topLeft() + QPoint(cell.width() / 5 + 1, cell.height() / 5 + 1);
+}
 
 } // namespace
 
@@ -103,7 +107,9 @@ private slots:
             QCOMPARE(w.rows(), 5);
             for (int i = 0; i < 5; ++i) {
                 QVERIFY(std::abs(w.row(i).sum() - 1.0f) < 1e-6f);
-                for (int j = 0; j < 5; ++j) QVERIFY2(std::abs(w(i, j) - ref(i, j)) < 1e-6, qPrintable(QString("%1 %2").arg(i).arg(j)));
+                for (int j = 0; j < 5; ++j)
+                    QVERIFY2(std::abs(w(i, j) - ref(i, j)) < 1e-6,
+                             qPrintable(QString("%1 %2").arg(i).arg(j)));
             }
             QCOMPARE(m.stage(Stage::Output, h).cols(), 6 / heads);
         }
@@ -124,7 +130,8 @@ private slots:
         QCOMPARE(m.stage(Stage::Scores, 0)(1, 2), 2.0f); // q_geht · k_es = 2·1
         QCOMPARE(m.stage(Stage::Scaled, 0)(1, 2), 1.0f); // ÷ √4
         const QString text = attnlens::ui::explainFocus(m);
-        QVERIFY2(text.contains("geht") && text.contains("es") && text.contains(attnlens::ui::formatNumber(w(1, 2))),
+        QVERIFY2(text.contains("geht") && text.contains("es") &&
+                     text.contains(attnlens::ui::formatNumber(w(1, 2))),
                  qPrintable(text));
     }
 
@@ -156,6 +163,14 @@ private slots:
         QCOMPARE(RowMatrix(a.input(Input::Query).topRows(4)), before);
         QCOMPARE(a.tokens().size(), 6);
         QCOMPARE(a.tokens().at(5), QStringLiteral("t6"));
+        // Shrinking and growing again gives back the same values (nothing is thrown away).
+        const RowMatrix six = a.input(Input::Value);
+        a.setSequenceLength(1);
+        a.setDModel(2);
+        QCOMPARE(a.input(Input::Value).rows(), 1);
+        a.setDModel(4);
+        a.setSequenceLength(6);
+        QCOMPARE(a.input(Input::Value), six);
     }
 
     void fullyMaskedRowIsUniform() {
@@ -166,7 +181,8 @@ private slots:
         QCOMPARE(m.maskMode(), MaskMode::Custom);
         QCOMPARE(m.fullyMaskedRows(), QList<int>{2});
         const RowMatrix w = m.stage(Stage::Weights, 0);
-        for (int j = 0; j < 4; ++j) QVERIFY(std::abs(w(2, j) - 0.25f) < 1e-6f); // as PyTorch does
+        for (int j = 0; j < 4; ++j)
+            QVERIFY(std::abs(w(2, j) - 0.25f) < 1e-6f); // as PyTorch does
     }
 
     void tableModelIsSane() {
@@ -367,11 +383,23 @@ private slots:
             const Eigen::MatrixXd ref = referenceWeights(m, h);
             const RowMatrix w = m.stage(Stage::Weights, h);
             for (int i = 0; i < 16; ++i)
-                for (int j = 0; j < 16; ++j) QVERIFY(std::abs(w(i, j) - ref(i, j)) < 1e-6);
+                for (int j = 0; j < 16; ++j)
+                    QVERIFY(std::abs(w(i, j) - ref(i, j)) < 1e-6);
         }
         QApplication::processEvents();
         QTest::qWait(100);
         saveShot(&page, "playground_16x16");
+    }
+
+    void tinySizes() {
+        PlaygroundModel m;
+        m.setSequenceLength(1);
+        m.setDModel(1);
+        m.setMaskMode(MaskMode::Padding); // nothing to pad with one token
+        QCOMPARE(m.paddingCount(), 0);
+        QCOMPARE(m.stage(Stage::Weights, 0)(0, 0), 1.0f);
+        m.setMaskMode(MaskMode::Causal);
+        QCOMPARE(m.stage(Stage::Weights, 0)(0, 0), 1.0f);
     }
 
     void typingTokensSetsLength() {
@@ -386,6 +414,9 @@ private slots:
         QCOMPARE(page.stageView(Stage::Weights)->rows(), 5);
         QCOMPARE(page.stageView(Stage::Weights)->rowLabel(1), QStringLiteral("cat"));
         QCOMPARE(page.findChild<QSpinBox*>("sequenceLength")->value(), 5);
+        // Typing went through n = 1, 2, … on the way: the example's values came back intact.
+        QCOMPARE(page.model()->inputValue(Input::Query, 1, 2), 2.0f);
+        QCOMPARE(page.model()->inputValue(Input::Key, 3, 3), 1.0f);
     }
 };
 

@@ -3,8 +3,9 @@
 
   /usr/bin/python3 tools/golden/make_marian_fixtures.py [--out tests/data/marian]
 
-Everything is seeded; rerunning produces the same files (SentencePiece training is deterministic
-for a fixed input and options). Variants, all in the Hugging Face Marian layout:
+Everything is seeded; rerunning reproduces the weights, vocab.json and goldens. spm_train may write
+.spm files that differ in a few bytes between runs (same pieces, same segmentations); the
+committed .spm files are the reference. Variants, all in the Hugging Face Marian layout:
 
   tiny-f32       shared embeddings, only `model.shared.weight` stored, random final_logits_bias
   tiny-f16       F16 weights, every name of the tied group stored (duplicates), no final_logits_bias
@@ -112,6 +113,7 @@ TOKENIZER_SENTENCES = [
     ">>de<<",
     "ÄÖÜ äöü ß ẞ 0123456789",
     "Zeile eins\nZeile zwei",
+    "Er sagt : \" Ich bin's ! \" , nicht ? Das ist nicht wahr . I don't know .",
 ]
 
 SPECIAL_FIRST = ["</s>", "<unk>"]

@@ -112,7 +112,12 @@ class Tokenizer:
         special = {"</s>", "<unk>", "<pad>"}
         tokens = [self.inv[i] for i in ids if self.inv[i] not in special]
         # (with skip_special_tokens there are no special tokens left to interleave)
-        return self.tgt.decode_pieces(tokens).replace("\u2581", " ").strip()
+        text = self.tgt.decode_pieces(tokens).replace("\u2581", " ").strip()
+        # PreTrainedTokenizerBase.clean_up_tokenization (clean_up_tokenization_spaces defaults to True)
+        for a, b in [(" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
+                     (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re")]:
+            text = text.replace(a, b)
+        return text
 
 
 # ----------------------------------------------------------------------------------------------

@@ -29,12 +29,16 @@ QString joinTerms(const QStringList& terms, const QString& separator) {
 QString headNote(const PlaygroundModel& m) {
     if (m.heads() == 1) return {};
     const int first = m.selectedHead() * m.dK();
-    return QObject::tr(" (head %1: features %2–%3)").arg(m.selectedHead() + 1).arg(first).arg(first + m.dK() - 1);
+    return QObject::tr(" (head %1: features %2–%3)")
+        .arg(m.selectedHead() + 1)
+        .arg(first)
+        .arg(first + m.dK() - 1);
 }
 
 QString vectorText(const RowMatrix& row) {
     QStringList parts;
-    for (int c = 0; c < row.cols(); ++c) parts << formatNumber(row(0, c));
+    for (int c = 0; c < row.cols(); ++c)
+        parts << formatNumber(row(0, c));
     return QStringLiteral("[") + joinTerms(parts, QStringLiteral(", ")) + QStringLiteral("]");
 }
 
@@ -48,7 +52,8 @@ QString formatNumber(double value, int decimals) {
 
 QString stageFormula(const PlaygroundModel& m, Stage stage) {
     switch (stage) {
-    case Stage::Scores: return QStringLiteral("S = Q·K<sup>T</sup>");
+    case Stage::Scores:
+        return QStringLiteral("S = Q·K<sup>T</sup>");
     case Stage::Scaled:
         return QStringLiteral("S / √d<sub>k</sub> = S / √%1 = S / %2")
             .arg(m.dK())
@@ -57,7 +62,8 @@ QString stageFormula(const PlaygroundModel& m, Stage stage) {
         if (m.maskMode() == PlaygroundModel::MaskMode::None)
             return QObject::tr("M = S / √d<sub>k</sub> &nbsp;(no mask)");
         return QObject::tr("M = S / √d<sub>k</sub>, −∞ where mask = 0");
-    case Stage::Weights: return QObject::tr("A = softmax(M) &nbsp;(row by row)");
+    case Stage::Weights:
+        return QObject::tr("A = softmax(M) &nbsp;(row by row)");
     case Stage::Output:
         if (m.heads() == 1) return QStringLiteral("O = A·V");
         return QStringLiteral("O<sub>h</sub> = A<sub>h</sub>·V<sub>h</sub>");
@@ -82,7 +88,8 @@ QString stageDetail(const PlaygroundModel& m, Stage stage) {
     case Stage::Masked:
         if (m.effectiveMask()(i, j) == 0.0f)
             return QObject::tr("mask%1 = 0 → <b>−∞</b> (stored as −10<sup>9</sup>)").arg(cell);
-        return QObject::tr("mask%1 = 1 → kept: <b>%2</b>").arg(cell, formatNumber(m.stage(Stage::Masked, h)(i, j)));
+        return QObject::tr("mask%1 = 1 → kept: <b>%2</b>")
+            .arg(cell, formatNumber(m.stage(Stage::Masked, h)(i, j)));
     case Stage::Weights: {
         const RowMatrix w = m.stage(Stage::Weights, h);
         return QObject::tr("A%1 = <b>%2</b> &nbsp;·&nbsp; row %3 sums to %4")
@@ -112,7 +119,8 @@ QString explainFocus(const PlaygroundModel& m) {
     const bool isMasked = keep(i, j) == 0.0f;
 
     QStringList lines;
-    lines << QObject::tr("<b>How %1 attends to %2</b>%3").arg(tok(m, i), tok(m, j), headNote(m).toHtmlEscaped());
+    lines << QObject::tr("<b>How %1 attends to %2</b>%3")
+                 .arg(tok(m, i), tok(m, j), headNote(m).toHtmlEscaped());
 
     QStringList products;
     for (int c = first; c < first + dk; ++c)
@@ -120,7 +128,8 @@ QString explainFocus(const PlaygroundModel& m) {
     lines << QObject::tr("① score: %1 · %2 = %3 = <b>%4</b>")
                  .arg(sub(QStringLiteral("q"), qi), sub(QStringLiteral("k"), kj),
                       joinTerms(products, QStringLiteral(" + ")), formatNumber(scores(i, j)));
-    lines << QObject::tr("② scale: %1 / √%2 = <b>%3</b> &nbsp;<small>(keeps the softmax from saturating as d<sub>k</sub> "
+    lines << QObject::tr("② scale: %1 / √%2 = <b>%3</b> &nbsp;<small>(keeps the softmax from saturating as "
+                         "d<sub>k</sub> "
                          "grows)</small>")
                  .arg(formatNumber(scores(i, j)))
                  .arg(dk)
@@ -150,18 +159,22 @@ QString explainFocus(const PlaygroundModel& m) {
     }
     const QString e = shift ? QObject::tr("e<sup>x − max</sup>") : QStringLiteral("e<sup>x</sup>");
     lines << QObject::tr("④ softmax: %1 of this cell / Σ over row %2 = %3 / (%4) = <b>%5</b>")
-                 .arg(e, tok(m, i), expOf(j), joinTerms(expTerms, QStringLiteral(" + ")), formatNumber(weights(i, j)));
+                 .arg(e, tok(m, i), expOf(j), joinTerms(expTerms, QStringLiteral(" + ")),
+                      formatNumber(weights(i, j)));
     if (!(keep.row(i).array() != 0.0f).any() && m.maskMode() != PlaygroundModel::MaskMode::None)
-        lines << QObject::tr("<span style='color:#b3261e'>every key of %1 is masked: all scores are equal, so the "
-                             "weights come out uniform (1/%2 each)</span>")
+        lines << QObject::tr(
+                     "<span style='color:#b3261e'>every key of %1 is masked: all scores are equal, so the "
+                     "weights come out uniform (1/%2 each)</span>")
                      .arg(tok(m, i))
                      .arg(keep.cols());
 
     QStringList mix;
     for (int c = 0; c < weights.cols(); ++c)
-        mix << QStringLiteral("%1·%2").arg(formatNumber(weights(i, c)), sub(QStringLiteral("v"), m.tokens().value(c)));
+        mix << QStringLiteral("%1·%2").arg(formatNumber(weights(i, c)),
+                                           sub(QStringLiteral("v"), m.tokens().value(c)));
     lines << QObject::tr("⑤ output: %1 = %2 = %3")
-                 .arg(sub(QStringLiteral("o"), qi), joinTerms(mix, QStringLiteral(" + ")), vectorText(output.row(i)));
+                 .arg(sub(QStringLiteral("o"), qi), joinTerms(mix, QStringLiteral(" + ")),
+                      vectorText(output.row(i)));
     // One paragraph per step, a little apart: the steps read as a list, not as a block of text.
     const QString open = QStringLiteral("<p style='margin-top:5px; margin-bottom:0px'>");
     return open + lines.join(QStringLiteral("</p>") + open) + QStringLiteral("</p>");

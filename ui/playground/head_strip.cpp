@@ -21,7 +21,8 @@ HeadStrip::HeadStrip(QWidget* parent) : QWidget(parent), m_layout(new QHBoxLayou
 
 void HeadStrip::setWeights(const std::vector<RowMatrix>& perHead) {
     if (perHead.size() != m_thumbs.size()) {
-        for (QWidget* card : m_cards) delete card;
+        for (QWidget* card : m_cards)
+            delete card;
         m_cards.clear();
         m_thumbs.clear();
         for (size_t h = 0; h < perHead.size(); ++h) {
@@ -40,7 +41,8 @@ void HeadStrip::setWeights(const std::vector<RowMatrix>& perHead) {
             thumb->setFixedSize(kThumb, kThumb);
             thumb->setFocusPolicy(Qt::NoFocus);
             thumb->setColorMap(m_map);
-            connect(thumb, &HeatmapView::cellClicked, this, [this, h] { emit headClicked(static_cast<int>(h)); });
+            connect(thumb, &HeatmapView::cellClicked, this,
+                    [this, h] { emit headClicked(static_cast<int>(h)); });
             auto* label = new QLabel(tr("head %1").arg(h + 1), card);
             label->setAlignment(Qt::AlignCenter);
             v->addWidget(thumb, 0, Qt::AlignHCenter);
@@ -51,7 +53,8 @@ void HeadStrip::setWeights(const std::vector<RowMatrix>& perHead) {
             m_thumbs.push_back(thumb);
         }
     }
-    for (size_t h = 0; h < perHead.size(); ++h) m_thumbs[h]->setMatrix(perHead[h]);
+    for (size_t h = 0; h < perHead.size(); ++h)
+        m_thumbs[h]->setMatrix(perHead[h]);
     restyle();
 }
 
@@ -62,7 +65,8 @@ void HeadStrip::setSelectedHead(int head) {
 
 void HeadStrip::setColorMap(ColorMap map) {
     m_map = map;
-    for (HeatmapView* thumb : m_thumbs) thumb->setColorMap(map);
+    for (HeatmapView* thumb : m_thumbs)
+        thumb->setColorMap(map);
 }
 
 bool HeadStrip::eventFilter(QObject* watched, QEvent* event) {
@@ -79,10 +83,11 @@ bool HeadStrip::eventFilter(QObject* watched, QEvent* event) {
 void HeadStrip::restyle() {
     for (size_t h = 0; h < m_cards.size(); ++h) {
         const bool selected = static_cast<int>(h) == m_selected;
-        m_cards[h]->setStyleSheet(selected ? QStringLiteral("QWidget#headCard { background: palette(highlight);"
-                                                            " border-radius: 5px; } QLabel { color: palette(highlighted-text);"
-                                                            " font-weight: bold; }")
-                                           : QStringLiteral("QWidget#headCard { background: transparent; }"));
+        m_cards[h]->setStyleSheet(
+            selected ? QStringLiteral("QWidget#headCard { background: palette(highlight);"
+                                      " border-radius: 5px; } QLabel { color: palette(highlighted-text);"
+                                      " font-weight: bold; }")
+                     : QStringLiteral("QWidget#headCard { background: transparent; }"));
     }
 }
 

@@ -5,7 +5,6 @@
 #include "core/tensor/tensor.h"
 
 #include <QWidget>
-
 #include <vector>
 
 class QHBoxLayout;

@@ -7,7 +7,6 @@
 #include <QScrollBar>
 #include <QSignalBlocker>
 #include <QStyledItemDelegate>
-
 #include <cmath>
 
 namespace attnlens::ui {
@@ -30,9 +29,8 @@ public:
         spin->setFrame(false);
         spin->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
         // Commit on every change (arrow keys, wheel, typing): the heatmaps follow live.
-        connect(spin, &QDoubleSpinBox::valueChanged, this, [this, spin] {
-            emit const_cast<ValueDelegate*>(this)->commitData(spin);
-        });
+        connect(spin, &QDoubleSpinBox::valueChanged, this,
+                [this, spin] { emit const_cast<ValueDelegate*>(this)->commitData(spin); });
         return spin;
     }
     void setEditorData(QWidget* editor, const QModelIndex& index) const override {
@@ -84,7 +82,8 @@ void MatrixEditor::fitColumns() {
     const bool fits = cols * kColumnWidth <= viewport()->width();
     horizontalHeader()->setSectionResizeMode(fits ? QHeaderView::Stretch : QHeaderView::Fixed);
     if (!fits)
-        for (int c = 0; c < cols; ++c) horizontalHeader()->resizeSection(c, kColumnWidth);
+        for (int c = 0; c < cols; ++c)
+            horizontalHeader()->resizeSection(c, kColumnWidth);
 }
 
 void MatrixEditor::resizeEvent(QResizeEvent* event) {

@@ -2,7 +2,6 @@
 
 #include <QBrush>
 #include <QFont>
-
 #include <array>
 
 namespace attnlens::ui {
@@ -39,23 +38,31 @@ int MatrixTableModel::focusRow() const {
     return m_which == PlaygroundModel::Input::Query ? m_model->focusQuery() : m_model->focusKey();
 }
 
-int MatrixTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : m_rows; }
-int MatrixTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : m_cols; }
+int MatrixTableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : m_rows;
+}
+int MatrixTableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : m_cols;
+}
 
 QVariant MatrixTableModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= m_rows || index.column() >= m_cols) return {};
     const float v = m_model->inputValue(m_which, index.row(), index.column());
     const int head = index.column() / m_model->dK();
     switch (role) {
-    case Qt::DisplayRole: return QString::number(static_cast<double>(v), 'f', 2).replace(QLatin1Char('-'), QChar(0x2212));
-    case Qt::EditRole: return static_cast<double>(v);
-    case Qt::TextAlignmentRole: return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+    case Qt::DisplayRole:
+        return QString::number(static_cast<double>(v), 'f', 2).replace(QLatin1Char('-'), QChar(0x2212));
+    case Qt::EditRole:
+        return static_cast<double>(v);
+    case Qt::TextAlignmentRole:
+        return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     case Qt::BackgroundRole: {
         QColor c = headTint(head, m_model->heads() > 1 && head == m_model->selectedHead());
         if (index.row() == focusRow()) c = c.darker(112);
         return QBrush(c);
     }
-    case Qt::ForegroundRole: return QBrush(QColor(Qt::black));
+    case Qt::ForegroundRole:
+        return QBrush(QColor(Qt::black));
     case Qt::FontRole:
         if (index.row() == focusRow()) {
             QFont f;
@@ -69,7 +76,8 @@ QVariant MatrixTableModel::data(const QModelIndex& index, int role) const {
             .arg(index.column())
             .arg(head + 1)
             .arg(static_cast<double>(v), 0, 'g', 8);
-    default: return {};
+    default:
+        return {};
     }
 }
 
@@ -101,10 +109,14 @@ QVariant MatrixTableModel::headerData(int section, Qt::Orientation orientation, 
     if (section < 0 || section >= m_cols) return {};
     const int head = section / m_model->dK();
     switch (role) {
-    case Qt::DisplayRole: return QString::number(section);
-    case Qt::ToolTipRole: return tr("feature %1 — belongs to head %2").arg(section).arg(head + 1);
-    case Qt::BackgroundRole: return QBrush(headTint(head, true));
-    default: return {};
+    case Qt::DisplayRole:
+        return QString::number(section);
+    case Qt::ToolTipRole:
+        return tr("feature %1 — belongs to head %2").arg(section).arg(head + 1);
+    case Qt::BackgroundRole:
+        return QBrush(headTint(head, true));
+    default:
+        return {};
     }
 }
 

@@ -3,7 +3,6 @@
 #include "core/util/error.h"
 
 #include <QDebug>
-
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -47,11 +46,19 @@ float seededValue(int seed, int which, int row, int col) {
     return static_cast<float>(std::round(z * 10.0) / 10.0);
 }
 
-QString defaultToken(int index) { return QStringLiteral("t%1").arg(index + 1); }
+QString defaultToken(int index) {
+    return QStringLiteral("t%1").arg(index + 1);
+}
 
 } // namespace
 
-PlaygroundModel::PlaygroundModel(QObject* parent) : QObject(parent) { applyWorkedExample(); }
+PlaygroundModel::PlaygroundModel(QObject* parent)
+    : QObject(parent), m_q(kMaxLength, kMaxDModel), m_k(kMaxLength, kMaxDModel), m_v(kMaxLength, kMaxDModel),
+      m_customMask(RowMatrix::Ones(kMaxLength, kMaxLength)) {
+    for (int i = 0; i < kMaxLength; ++i)
+        m_tokenStore.append(defaultToken(i));
+    applyWorkedExample();
+}
 
 QList<int> PlaygroundModel::validHeadCounts(int dModel) {
     QList<int> counts;
@@ -60,29 +67,45 @@ QList<int> PlaygroundModel::validHeadCounts(int dModel) {
     return counts;
 }
 
-const RowMatrix& PlaygroundModel::input(Input which) const {
+const RowMatrix& PlaygroundModel::store(Input which) const {
     switch (which) {
-    case Input::Query: return m_q;
-    case Input::Key: return m_k;
-    case Input::Value: break;
+    case Input::Query:
+        return m_q;
+    case Input::Key:
+        return m_k;
+    case Input::Value:
+        break;
     }
     return m_v;
+}
+
+RowMatrix& PlaygroundModel::store(Input which) {
+    return const_cast<RowMatrix&>(static_cast<const PlaygroundModel*>(this)->store(which));
+}
+
+RowMatrix PlaygroundModel::input(Input which) const {
+    return store(which).topLeftCorner(m_n, m_dModel);
 }
 
 RowMatrix PlaygroundModel::effectiveMask() const {
     const int n = sequenceLength();
     RowMatrix keep = RowMatrix::Ones(n, n);
     switch (m_maskMode) {
-    case MaskMode::None: break;
+    case MaskMode::None:
+        break;
     case MaskMode::Causal:
         for (int i = 0; i < n; ++i)
-            for (int j = i + 1; j < n; ++j) keep(i, j) = 0.0f;
+            for (int j = i + 1; j < n; ++j)
+                keep(i, j) = 0.0f;
         break;
     case MaskMode::Padding:
         for (int i = 0; i < n; ++i)
-            for (int j = n - m_padding; j < n; ++j) keep(i, j) = 0.0f;
+            for (int j = n - m_padding; j < n; ++j)
+                keep(i, j) = 0.0f;
         break;
-    case MaskMode::Custom: keep = m_customMask; break;
+    case MaskMode::Custom:
+        keep = m_customMask.topLeftCorner(n, n);
+        break;
     }
     return keep;
 }
@@ -100,37 +123,46 @@ RowMatrix PlaygroundModel::stage(Stage stage, int head) const {
     if (!m_result.stages || head < 0 || head >= m_heads) return {};
     const AttentionStages& s = *m_result.stages;
     switch (stage) {
-    case Stage::Scores: return s.scores.slice2d({head});
-    case Stage::Scaled: return s.scaled.slice2d({head});
-    case Stage::Masked: return s.masked.slice2d({head});
-    case Stage::Weights: return s.weights.slice2d({head});
-    case Stage::Output: return s.output.slice2d({head});
+    case Stage::Scores:
+        return s.scores.slice2d({head});
+    case Stage::Scaled:
+        return s.scaled.slice2d({head});
+    case Stage::Masked:
+        return s.masked.slice2d({head});
+    case Stage::Weights:
+        return s.weights.slice2d({head});
+    case Stage::Output:
+        return s.output.slice2d({head});
     }
     return {};
 }
 
-RowMatrix PlaygroundModel::output() const { return m_result.output.matrix(); }
+RowMatrix PlaygroundModel::output() const {
+    return m_result.output.matrix();
+}
 
 // --- presets ---------------------------------------------------------------------------------
 
 void PlaygroundModel::applyWorkedExample() {
-    m_q.resize(4, 4);
-    m_k.resize(4, 4);
-    m_v.resize(4, 4);
-    for (int r = 0; r < 4; ++r)
-        for (int c = 0; c < 4; ++c) {
-            m_q(r, c) = kExampleQ[r][c];
-            m_k(r, c) = kExampleK[r][c];
-            m_v(r, c) = kExampleV[r][c];
-        }
-    m_tokens = kExampleTokens;
+    // The example occupies the top-left 4 × 4; the rest of the store gets seeded values so that
+    // growing n or d_model shows numbers rather than zeros.
+    m_preset = Preset::WorkedExample;
+    for (Input which : {Input::Query, Input::Key, Input::Value}) {
+        RowMatrix& m = store(which);
+        const auto& example = which == Input::Query ? kExampleQ : which == Input::Key ? kExampleK : kExampleV;
+        for (int r = 0; r < kMaxLength; ++r)
+            for (int c = 0; c < kMaxDModel; ++c)
+                m(r, c) = r < 4 && c < 4 ? example[r][c] : fillValue(which, r, c);
+    }
+    for (int i = 0; i < kMaxLength; ++i)
+        m_tokenStore[i] = i < 4 ? kExampleTokens[i] : defaultToken(i);
+    m_n = 4;
+    m_dModel = 4;
     if (4 % m_heads != 0) m_heads = 1;
     m_head = std::min(m_head, m_heads - 1);
-    if (m_customMask.rows() != 4) m_customMask = RowMatrix::Ones(4, 4);
     m_padding = std::clamp(m_padding, 1, 3);
     m_focusQuery = 1; // "geht" …
     m_focusKey = 2;   // … looking at "es"
-    m_preset = Preset::WorkedExample;
     recompute();
 }
 
@@ -138,55 +170,38 @@ void PlaygroundModel::applyRandom(int seed) {
     m_seed = seed;
     m_preset = Preset::Random;
     for (Input which : {Input::Query, Input::Key, Input::Value}) {
-        RowMatrix& m = which == Input::Query ? m_q : which == Input::Key ? m_k : m_v;
-        for (int r = 0; r < m.rows(); ++r)
-            for (int c = 0; c < m.cols(); ++c) m(r, c) = fillValue(which, r, c);
+        RowMatrix& m = store(which);
+        for (int r = 0; r < kMaxLength; ++r)
+            for (int c = 0; c < kMaxDModel; ++c)
+                m(r, c) = fillValue(which, r, c);
     }
     recompute();
 }
 
 void PlaygroundModel::applyIdentity() {
     m_preset = Preset::Identity;
-    for (RowMatrix* m : {&m_q, &m_k, &m_v}) {
-        m->setZero();
-        for (int i = 0; i < std::min(m->rows(), m->cols()); ++i) (*m)(i, i) = 1.0f;
-    }
+    for (Input which : {Input::Query, Input::Key, Input::Value})
+        store(which) = RowMatrix::Identity(kMaxLength, kMaxDModel);
     recompute();
 }
 
 float PlaygroundModel::fillValue(Input which, int row, int col) const {
-    if (m_preset == Preset::Identity) return row == col ? 1.0f : 0.0f;
     return seededValue(m_seed, static_cast<int>(which), row, col);
 }
 
 // --- shape -----------------------------------------------------------------------------------
 
 void PlaygroundModel::resize(int n, int width) {
-    n = std::clamp(n, 1, kMaxLength);
-    width = std::clamp(width, 1, kMaxDModel);
-    if (n == sequenceLength() && width == dModel()) return;
-    for (Input which : {Input::Query, Input::Key, Input::Value}) {
-        RowMatrix& m = which == Input::Query ? m_q : which == Input::Key ? m_k : m_v;
-        RowMatrix grown(n, width);
-        for (int r = 0; r < n; ++r)
-            for (int c = 0; c < width; ++c)
-                grown(r, c) = r < m.rows() && c < m.cols() ? m(r, c) : fillValue(which, r, c);
-        m = std::move(grown);
-    }
-    RowMatrix mask = RowMatrix::Ones(n, n);
-    const int keep = static_cast<int>(std::min<Eigen::Index>(n, m_customMask.rows()));
-    mask.topLeftCorner(keep, keep) = m_customMask.topLeftCorner(keep, keep);
-    m_customMask = std::move(mask);
-    while (m_tokens.size() < n) m_tokens.append(defaultToken(static_cast<int>(m_tokens.size())));
-    while (m_tokens.size() > n) m_tokens.removeLast();
-    if (width % m_heads != 0) {
-        const QList<int> counts = validHeadCounts(width);
+    m_n = std::clamp(n, 1, kMaxLength);
+    m_dModel = std::clamp(width, 1, kMaxDModel);
+    if (m_dModel % m_heads != 0) {
+        const QList<int> counts = validHeadCounts(m_dModel);
         m_heads = *std::prev(std::upper_bound(counts.begin(), counts.end(), m_heads));
     }
     m_head = std::min(m_head, m_heads - 1);
-    m_padding = n > 1 ? std::clamp(m_padding, 1, n - 1) : 0;
-    m_focusQuery = std::min(m_focusQuery, n - 1);
-    m_focusKey = std::min(m_focusKey, n - 1);
+    m_padding = m_n > 1 ? std::clamp(m_padding, 1, m_n - 1) : 0;
+    m_focusQuery = std::min(m_focusQuery, m_n - 1);
+    m_focusKey = std::min(m_focusKey, m_n - 1);
 }
 
 void PlaygroundModel::setSequenceLength(int n) {
@@ -211,8 +226,8 @@ bool PlaygroundModel::setHeads(int heads) {
 }
 
 void PlaygroundModel::setInputValue(Input which, int row, int col, float value) {
-    RowMatrix& m = which == Input::Query ? m_q : which == Input::Key ? m_k : m_v;
-    if (row < 0 || row >= m.rows() || col < 0 || col >= m.cols() || !std::isfinite(value)) return;
+    RowMatrix& m = store(which);
+    if (row < 0 || row >= m_n || col < 0 || col >= m_dModel || !std::isfinite(value)) return;
     if (m(row, col) == value) return;
     m(row, col) = value;
     m_preset = Preset::Edited;
@@ -220,20 +235,22 @@ void PlaygroundModel::setInputValue(Input which, int row, int col, float value) 
 }
 
 void PlaygroundModel::setTokens(const QStringList& tokens) {
-    QStringList next = tokens.mid(0, sequenceLength());
-    while (next.size() < sequenceLength()) next.append(defaultToken(static_cast<int>(next.size())));
-    for (int i = 0; i < next.size(); ++i)
-        if (next[i].trimmed().isEmpty()) next[i] = defaultToken(i);
-    if (next == m_tokens) return;
-    m_tokens = next;
-    emit changed();
+    bool any = false;
+    for (int i = 0; i < std::min<int>(static_cast<int>(tokens.size()), m_n); ++i) {
+        const QString token = tokens[i].trimmed().isEmpty() ? defaultToken(i) : tokens[i].trimmed();
+        if (token == m_tokenStore[i]) continue;
+        m_tokenStore[i] = token;
+        any = true;
+    }
+    if (any) emit changed();
 }
 
 // --- mask ------------------------------------------------------------------------------------
 
 void PlaygroundModel::setMaskMode(MaskMode mode) {
     if (mode == m_maskMode) return;
-    if (mode == MaskMode::Custom && m_maskMode != MaskMode::None) m_customMask = effectiveMask();
+    if (mode == MaskMode::Custom && m_maskMode != MaskMode::None)
+        m_customMask.topLeftCorner(m_n, m_n) = effectiveMask();
     m_maskMode = mode;
     recompute();
 }
@@ -250,7 +267,7 @@ void PlaygroundModel::toggleMaskCell(int query, int key) {
     const int n = sequenceLength();
     if (query < 0 || query >= n || key < 0 || key >= n) return;
     if (m_maskMode != MaskMode::Custom) {
-        m_customMask = effectiveMask();
+        m_customMask.topLeftCorner(n, n) = effectiveMask();
         m_maskMode = MaskMode::Custom;
     }
     m_customMask(query, key) = m_customMask(query, key) == 0.0f ? 1.0f : 0.0f;
@@ -259,7 +276,7 @@ void PlaygroundModel::toggleMaskCell(int query, int key) {
 
 void PlaygroundModel::setCustomMask(const RowMatrix& keep) {
     if (keep.rows() != sequenceLength() || keep.cols() != sequenceLength()) return;
-    m_customMask = keep.unaryExpr([](float v) { return v == 0.0f ? 0.0f : 1.0f; });
+    m_customMask.topLeftCorner(m_n, m_n) = keep.unaryExpr([](float v) { return v == 0.0f ? 0.0f : 1.0f; });
     m_maskMode = MaskMode::Custom;
     recompute();
 }
@@ -283,10 +300,10 @@ void PlaygroundModel::setFocus(int query, int key) {
 }
 
 void PlaygroundModel::recompute() {
-    const Tensor q = Tensor::fromMatrix(m_q); // [n, d_model]
-    const Tensor k = Tensor::fromMatrix(m_k); // [n, d_model]
-    const Tensor v = Tensor::fromMatrix(m_v); // [n, d_model]
-    const Tensor mask = Tensor::fromMatrix(effectiveMask()); // [n, n]
+    const Tensor q = Tensor::fromMatrix(input(Input::Query)); // [n, d_model]
+    const Tensor k = Tensor::fromMatrix(input(Input::Key));   // [n, d_model]
+    const Tensor v = Tensor::fromMatrix(input(Input::Value)); // [n, d_model]
+    const Tensor mask = Tensor::fromMatrix(effectiveMask());  // [n, n]
     // The setters keep every shape valid, so an Error here is a bug: say so instead of unwinding
     // through Qt's signal machinery.
     try {

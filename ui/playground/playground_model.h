@@ -31,16 +31,17 @@ public:
     // Starts with the worked example (4 tokens "Wie geht es dir", d_model 4, one head, no mask).
     explicit PlaygroundModel(QObject* parent = nullptr);
 
-    int sequenceLength() const { return static_cast<int>(m_q.rows()); }
-    int dModel() const { return static_cast<int>(m_q.cols()); }
+    int sequenceLength() const { return m_n; }
+    int dModel() const { return m_dModel; }
     int heads() const { return m_heads; }
     int dK() const { return dModel() / m_heads; }
     // Head counts allowed for a d_model: its divisors, ascending.
     static QList<int> validHeadCounts(int dModel);
 
-    QStringList tokens() const { return m_tokens; }
-    const RowMatrix& input(Input which) const;
-    float inputValue(Input which, int row, int col) const { return input(which)(row, col); }
+    QStringList tokens() const { return m_tokenStore.mid(0, m_n); }
+    // [n, d_model] (a copy of the visible part of the store).
+    RowMatrix input(Input which) const;
+    float inputValue(Input which, int row, int col) const { return store(which)(row, col); }
 
     MaskMode maskMode() const { return m_maskMode; }
     int paddingCount() const { return m_padding; }
@@ -71,15 +72,16 @@ public slots:
     // Q = K = V = the n × d_model identity (each token attends most to itself).
     void applyIdentity();
 
-    // Resizing keeps the overlapping values; new rows/columns are filled from the current preset
-    // (random values for Random, identity entries for Identity, seeded random otherwise) and new
-    // tokens are named t<i>. The head count falls back to the largest divisor ≤ the current one.
+    // Resizing shows more or less of a kMaxLength × kMaxDModel store that every preset fills
+    // completely, so shrinking and growing again (e.g. while typing tokens) gives back the same
+    // values and tokens; unnamed tokens are t<i>. The head count falls back to the largest
+    // divisor ≤ the current one.
     void setSequenceLength(int n);
     void setDModel(int dModel);
     // Returns false (and changes nothing) unless heads divides d_model.
     bool setHeads(int heads);
     void setInputValue(Input which, int row, int col, float value);
-    // Missing tokens are named t<i>, extra ones dropped: the token count follows sequenceLength().
+    // Sets the first tokens (extra ones beyond sequenceLength() are dropped; blank ones become t<i>).
     void setTokens(const QStringList& tokens);
 
     void setMaskMode(MaskMode mode);
@@ -103,10 +105,14 @@ private:
     void recompute();
     void resize(int n, int width);
     float fillValue(Input which, int row, int col) const;
+    RowMatrix& store(Input which);
+    const RowMatrix& store(Input which) const;
 
-    RowMatrix m_q, m_k, m_v;  // [n, d_model]
-    RowMatrix m_customMask;   // [n, n]
-    QStringList m_tokens;
+    // Stores [kMaxLength, kMaxDModel]; the inputs are their top-left [n, d_model] corners.
+    RowMatrix m_q, m_k, m_v;
+    RowMatrix m_customMask;   // [kMaxLength, kMaxLength], 1 = keep
+    QStringList m_tokenStore; // kMaxLength tokens
+    int m_n = 4, m_dModel = 4;
     int m_heads = 1;
     MaskMode m_maskMode = MaskMode::None;
     int m_padding = 1;

@@ -30,7 +30,8 @@ using MaskMode = PlaygroundModel::MaskMode;
 
 namespace {
 
-constexpr std::array<Stage, 5> kStages = {Stage::Scores, Stage::Scaled, Stage::Masked, Stage::Weights, Stage::Output};
+constexpr std::array<Stage, 5> kStages = {Stage::Scores, Stage::Scaled, Stage::Masked, Stage::Weights,
+                                          Stage::Output};
 
 QStringList splitTokens(const QString& text) {
     return text.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts);
@@ -60,18 +61,27 @@ PlaygroundPage::PlaygroundPage(QWidget* parent) : QWidget(parent), m_model(new P
     refresh();
 }
 
-StagePanel* PlaygroundPage::stagePanel(Stage stage) const { return m_stages[static_cast<size_t>(stage)]; }
-HeatmapView* PlaygroundPage::stageView(Stage stage) const { return stagePanel(stage)->view(); }
-MatrixEditor* PlaygroundPage::editor(Input input) const { return m_editors[static_cast<size_t>(input)]; }
-QString PlaygroundPage::explanationText() const { return m_explanation->text(); }
+StagePanel* PlaygroundPage::stagePanel(Stage stage) const {
+    return m_stages[static_cast<size_t>(stage)];
+}
+HeatmapView* PlaygroundPage::stageView(Stage stage) const {
+    return stagePanel(stage)->view();
+}
+MatrixEditor* PlaygroundPage::editor(Input input) const {
+    return m_editors[static_cast<size_t>(input)];
+}
+QString PlaygroundPage::explanationText() const {
+    return m_explanation->text();
+}
 
 // --- construction ----------------------------------------------------------------------------
 
 QWidget* PlaygroundPage::buildSetup() {
     auto* setup = new QFrame(this);
     setup->setObjectName(QStringLiteral("setupBar"));
-    setup->setStyleSheet(QStringLiteral("QFrame#setupBar { background: palette(base); border: 1px solid palette(mid);"
-                                        " border-radius: 6px; }"));
+    setup->setStyleSheet(
+        QStringLiteral("QFrame#setupBar { background: palette(base); border: 1px solid palette(mid);"
+                       " border-radius: 6px; }"));
     auto* row = new QHBoxLayout(setup);
     row->setContentsMargins(10, 5, 10, 5);
     row->setSpacing(6);
@@ -126,21 +136,27 @@ QWidget* PlaygroundPage::buildSetup() {
     row->addWidget(m_dK);
 
     connect(m_preset, &QComboBox::activated, this, [this](int index) {
-        if (index == 0) m_model->applyWorkedExample();
-        else if (index == 1) m_model->applyRandom(m_seed->value());
-        else m_model->applyIdentity();
+        if (index == 0)
+            m_model->applyWorkedExample();
+        else if (index == 1)
+            m_model->applyRandom(m_seed->value());
+        else
+            m_model->applyIdentity();
     });
-    connect(reset, &QToolButton::clicked, this, [this] { emit m_preset->activated(m_preset->currentIndex()); });
+    connect(reset, &QToolButton::clicked, this,
+            [this] { emit m_preset->activated(m_preset->currentIndex()); });
     connect(m_seed, &QSpinBox::valueChanged, this, [this](int seed) { m_model->applyRandom(seed); });
     connect(m_tokens, &QLineEdit::textEdited, this, [this](const QString& text) {
         const QStringList tokens = splitTokens(text);
         if (tokens.isEmpty()) return;
-        if (tokens.size() <= PlaygroundModel::kMaxLength) m_model->setSequenceLength(static_cast<int>(tokens.size()));
+        m_model->setSequenceLength(
+            static_cast<int>(std::min<qsizetype>(tokens.size(), PlaygroundModel::kMaxLength)));
         m_model->setTokens(tokens);
     });
     connect(m_length, &QSpinBox::valueChanged, m_model, &PlaygroundModel::setSequenceLength);
     connect(m_dModel, &QSpinBox::valueChanged, m_model, &PlaygroundModel::setDModel);
-    connect(m_heads, &QComboBox::activated, this, [this](int index) { m_model->setHeads(m_heads->itemData(index).toInt()); });
+    connect(m_heads, &QComboBox::activated, this,
+            [this](int index) { m_model->setHeads(m_heads->itemData(index).toInt()); });
     return setup;
 }
 
@@ -157,9 +173,10 @@ QWidget* PlaygroundPage::buildInputs() {
 
     auto* heading = new QLabel(tr("<b style='font-size:12pt'>Scaled dot-product attention</b>"), panel);
     column->addWidget(heading);
-    column->addWidget(hintLabel(tr("Edit Q, K, V or the mask: every stage updates live. Click any cell to follow "
-                                   "one number through the computation."),
-                                panel));
+    column->addWidget(
+        hintLabel(tr("Edit Q, K, V or the mask: every stage updates live. Click any cell to follow "
+                     "one number through the computation."),
+                  panel));
 
     // Mask.
     auto* maskBox = new QGroupBox(tr("Mask"), panel);
@@ -172,7 +189,8 @@ QWidget* PlaygroundPage::buildInputs() {
     m_maskMode->addItem(tr("Causal"), static_cast<int>(MaskMode::Causal));
     m_maskMode->addItem(tr("Padding"), static_cast<int>(MaskMode::Padding));
     m_maskMode->addItem(tr("Custom"), static_cast<int>(MaskMode::Custom));
-    m_maskMode->setItemData(1, tr("Each query sees itself and earlier tokens only (decoders)"), Qt::ToolTipRole);
+    m_maskMode->setItemData(1, tr("Each query sees itself and earlier tokens only (decoders)"),
+                            Qt::ToolTipRole);
     m_maskMode->setItemData(2, tr("The last keys are padding and hidden from every query"), Qt::ToolTipRole);
     m_maskMode->setItemData(3, tr("Click cells of the grid to block or allow single pairs"), Qt::ToolTipRole);
     m_padding = new QSpinBox(maskBox);
@@ -215,8 +233,10 @@ QWidget* PlaygroundPage::buildInputs() {
         connect(m_editors[i]->selectionModel(), &QItemSelectionModel::currentChanged, this,
                 [this, input](const QModelIndex& current) {
                     if (!current.isValid()) return;
-                    if (input == Input::Query) m_model->setFocus(current.row(), m_model->focusKey());
-                    else m_model->setFocus(m_model->focusQuery(), current.row());
+                    if (input == Input::Query)
+                        m_model->setFocus(current.row(), m_model->focusKey());
+                    else
+                        m_model->setFocus(m_model->focusQuery(), current.row());
                 });
     }
     inputs->setToolTip(tr("Double-click or type to edit; arrows and the mouse wheel change a value live. "
@@ -252,7 +272,8 @@ QWidget* PlaygroundPage::buildStages() {
     bar->addStretch(1);
     m_colorMap = new QComboBox(area);
     m_colorMap->setObjectName(QStringLiteral("colorMap"));
-    for (ColorMap map : allColorMaps()) m_colorMap->addItem(colorMapDisplayName(map), static_cast<int>(map));
+    for (ColorMap map : allColorMaps())
+        m_colorMap->addItem(colorMapDisplayName(map), static_cast<int>(map));
     m_colorMap->setToolTip(tr("Colour map of the stage heatmaps"));
     m_weightsAuto = new QCheckBox(tr("Auto range for weights"), area);
     m_weightsAuto->setObjectName(QStringLiteral("weightsAutoRange"));
@@ -270,8 +291,8 @@ QWidget* PlaygroundPage::buildStages() {
     // The five stages, then the explanation, in a 3 × 2 grid read left to right.
     auto* grid = new QGridLayout;
     grid->setSpacing(8);
-    const std::array<QString, 5> titles = {tr("① Scores"), tr("② Scaled"), tr("③ Masked"), tr("④ Weights (softmax)"),
-                                           tr("⑤ Output")};
+    const std::array<QString, 5> titles = {tr("① Scores"), tr("② Scaled"), tr("③ Masked"),
+                                           tr("④ Weights (softmax)"), tr("⑤ Output")};
     for (Stage stage : kStages) {
         const auto i = static_cast<size_t>(stage);
         auto* panel = new StagePanel(titles[i], area);
@@ -284,13 +305,15 @@ QWidget* PlaygroundPage::buildStages() {
             view->setRangeMode(HeatmapView::RangeMode::Auto);
         } else {
             view->setAxisTitles(tr("query"), tr("key"));
-            view->setRangeMode(stage == Stage::Weights ? HeatmapView::RangeMode::Fixed : HeatmapView::RangeMode::Auto);
+            view->setRangeMode(stage == Stage::Weights ? HeatmapView::RangeMode::Fixed
+                                                       : HeatmapView::RangeMode::Auto);
             connect(view, &HeatmapView::cellClicked, m_model, &PlaygroundModel::setFocus);
             connect(view, &HeatmapView::columnSelected, this,
                     [this](int col) { m_model->setFocus(m_model->focusQuery(), col); });
         }
         if (stage == Stage::Weights) view->setMaskedText(QStringLiteral("0"));
-        connect(view, &HeatmapView::rowSelected, this, [this](int row) { m_model->setFocus(row, m_model->focusKey()); });
+        connect(view, &HeatmapView::rowSelected, this,
+                [this](int row) { m_model->setFocus(row, m_model->focusKey()); });
         if (stage == Stage::Output)
             connect(view, &HeatmapView::cellClicked, this,
                     [this](int row, int) { m_model->setFocus(row, m_model->focusKey()); });
@@ -299,8 +322,10 @@ QWidget* PlaygroundPage::buildStages() {
     }
     auto* explainCard = new QFrame(area);
     explainCard->setObjectName(QStringLiteral("explainCard"));
-    explainCard->setStyleSheet(QStringLiteral("QFrame#explainCard { background: #fbf8ee; border: 1px solid #e2d9b8;"
-                                              " border-radius: 6px; }"));
+    // A fixed light card with dark text, readable under a dark palette as well.
+    explainCard->setStyleSheet(
+        QStringLiteral("QFrame#explainCard { background: #fbf8ee; border: 1px solid #e2d9b8;"
+                       " border-radius: 6px; } QFrame#explainCard QLabel { color: #202124; }"));
     explainCard->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
     auto* explainLayout = new QVBoxLayout(explainCard);
     explainLayout->setContentsMargins(10, 8, 10, 8);
@@ -313,26 +338,33 @@ QWidget* PlaygroundPage::buildStages() {
     m_explanation->setTextInteractionFlags(Qt::TextSelectableByMouse);
     explainLayout->addWidget(explainTitle);
     explainLayout->addWidget(m_explanation, 1);
-    explainLayout->addWidget(hintLabel(tr("Click a cell or a label in any stage to follow another pair."), explainCard));
+    explainLayout->addWidget(
+        hintLabel(tr("Click a cell or a label in any stage to follow another pair."), explainCard));
     grid->addWidget(explainCard, 1, 2);
-    for (int c = 0; c < 3; ++c) grid->setColumnStretch(c, 1);
-    for (int r = 0; r < 2; ++r) grid->setRowStretch(r, 1);
+    for (int c = 0; c < 3; ++c)
+        grid->setColumnStretch(c, 1);
+    for (int r = 0; r < 2; ++r)
+        grid->setRowStretch(r, 1);
     column->addLayout(grid, 1);
 
     connect(m_headStrip, &HeadStrip::headClicked, m_model, &PlaygroundModel::setSelectedHead);
-    connect(m_colorMap, &QComboBox::activated, this,
-            [this](int index) { setAllColorMaps(static_cast<ColorMap>(m_colorMap->itemData(index).toInt())); });
+    connect(m_colorMap, &QComboBox::activated, this, [this](int index) {
+        setAllColorMaps(static_cast<ColorMap>(m_colorMap->itemData(index).toInt()));
+    });
     connect(m_weightsAuto, &QCheckBox::toggled, this, [this](bool on) {
-        stageView(Stage::Weights)->setRangeMode(on ? HeatmapView::RangeMode::Auto : HeatmapView::RangeMode::Fixed);
+        stageView(Stage::Weights)
+            ->setRangeMode(on ? HeatmapView::RangeMode::Auto : HeatmapView::RangeMode::Fixed);
     });
     connect(m_annotations, &QCheckBox::toggled, this, [this](bool on) {
-        for (StagePanel* panel : m_stages) panel->view()->setAnnotationsEnabled(on);
+        for (StagePanel* panel : m_stages)
+            panel->view()->setAnnotationsEnabled(on);
     });
     return area;
 }
 
 void PlaygroundPage::setAllColorMaps(ColorMap map) {
-    for (StagePanel* panel : m_stages) panel->view()->setColorMap(map);
+    for (StagePanel* panel : m_stages)
+        panel->view()->setColorMap(map);
     m_headStrip->setColorMap(map);
 }
 
@@ -352,7 +384,8 @@ void PlaygroundPage::refresh() {
         HeatmapView* view = panel->view();
         if (stage == Stage::Output) {
             QStringList features;
-            for (int c = 0; c < m.dK(); ++c) features << QString::number(head * m.dK() + c);
+            for (int c = 0; c < m.dK(); ++c)
+                features << QString::number(head * m.dK() + c);
             view->setMatrix(m.stage(stage, head), tokens, features);
             view->selectRow(fq);
         } else {
@@ -367,7 +400,8 @@ void PlaygroundPage::refresh() {
                 RowMatrix shown = keep;
                 // A fully masked row gets uniform weights, not zeros: do not draw them as masked.
                 if (stage == Stage::Weights)
-                    for (int row : m.fullyMaskedRows()) shown.row(row).setOnes();
+                    for (int row : m.fullyMaskedRows())
+                        shown.row(row).setOnes();
                 view->setMask(shown);
             }
         }
@@ -382,7 +416,8 @@ void PlaygroundPage::refresh() {
     m_headRow->setVisible(m.heads() > 1);
     if (m.heads() > 1) {
         std::vector<RowMatrix> perHead;
-        for (int h = 0; h < m.heads(); ++h) perHead.push_back(m.stage(Stage::Weights, h));
+        for (int h = 0; h < m.heads(); ++h)
+            perHead.push_back(m.stage(Stage::Weights, h));
         m_headStrip->setWeights(perHead);
         m_headStrip->setSelectedHead(head);
     }
@@ -394,10 +429,17 @@ void PlaygroundPage::syncControls() {
     const QSignalBlocker b1(m_preset), b2(m_seed), b3(m_length), b4(m_dModel), b5(m_heads), b6(m_maskMode),
         b7(m_padding);
     switch (m.preset()) {
-    case PlaygroundModel::Preset::WorkedExample: m_preset->setCurrentIndex(0); break;
-    case PlaygroundModel::Preset::Random: m_preset->setCurrentIndex(1); break;
-    case PlaygroundModel::Preset::Identity: m_preset->setCurrentIndex(2); break;
-    case PlaygroundModel::Preset::Edited: break;
+    case PlaygroundModel::Preset::WorkedExample:
+        m_preset->setCurrentIndex(0);
+        break;
+    case PlaygroundModel::Preset::Random:
+        m_preset->setCurrentIndex(1);
+        break;
+    case PlaygroundModel::Preset::Identity:
+        m_preset->setCurrentIndex(2);
+        break;
+    case PlaygroundModel::Preset::Edited:
+        break;
     }
     m_edited->setVisible(m.preset() == PlaygroundModel::Preset::Edited);
     m_seed->setValue(m.seed());
@@ -405,17 +447,20 @@ void PlaygroundPage::syncControls() {
     m_length->setValue(m.sequenceLength());
     m_dModel->setValue(m.dModel());
     m_heads->clear();
-    for (int h : PlaygroundModel::validHeadCounts(m.dModel())) m_heads->addItem(QString::number(h), h);
+    for (int h : PlaygroundModel::validHeadCounts(m.dModel()))
+        m_heads->addItem(QString::number(h), h);
     m_heads->setCurrentIndex(m_heads->findData(m.heads()));
-    m_dK->setText(tr("d<sub>k</sub> = d_model / h = %1 / %2 = <b>%3</b>").arg(m.dModel()).arg(m.heads()).arg(m.dK()));
+    m_dK->setText(
+        tr("d<sub>k</sub> = d_model / h = %1 / %2 = <b>%3</b>").arg(m.dModel()).arg(m.heads()).arg(m.dK()));
     m_maskMode->setCurrentIndex(m_maskMode->findData(static_cast<int>(m.maskMode())));
     m_padding->setRange(m.sequenceLength() > 1 ? 1 : 0, std::max(0, m.sequenceLength() - 1));
     m_padding->setValue(m.paddingCount());
     m_padding->setEnabled(m.maskMode() == MaskMode::Padding && m.sequenceLength() > 1);
     const QList<int> blocked = m.fullyMaskedRows();
     if (!blocked.isEmpty())
-        m_maskHint->setText(tr("<span style='color:#b3261e'>Row %1 blocks every key: its weights become uniform.</span>")
-                                .arg(m.tokens().value(blocked.front()).toHtmlEscaped()));
+        m_maskHint->setText(
+            tr("<span style='color:#b3261e'>Row %1 blocks every key: its weights become uniform.</span>")
+                .arg(m.tokens().value(blocked.front()).toHtmlEscaped()));
     else
         m_maskHint->setText(tr("1 = may attend, 0 = blocked. Click a cell to toggle it."));
 }

@@ -12,7 +12,6 @@
 #include "ui/playground/playground_model.h"
 
 #include <QWidget>
-
 #include <array>
 
 class QCheckBox;

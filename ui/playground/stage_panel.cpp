@@ -8,11 +8,12 @@
 namespace attnlens::ui {
 
 StagePanel::StagePanel(const QString& title, QWidget* parent)
-    : QFrame(parent), m_title(new QLabel(title, this)), m_formula(new QLabel(this)), m_detail(new QLabel(this)),
-      m_view(new HeatmapView(this)) {
+    : QFrame(parent), m_title(new QLabel(title, this)), m_formula(new QLabel(this)),
+      m_detail(new QLabel(this)), m_view(new HeatmapView(this)) {
     setObjectName(QStringLiteral("stagePanel"));
-    setStyleSheet(QStringLiteral("QFrame#stagePanel { background: palette(base); border: 1px solid palette(mid);"
-                                 " border-radius: 6px; }"));
+    setStyleSheet(
+        QStringLiteral("QFrame#stagePanel { background: palette(base); border: 1px solid palette(mid);"
+                       " border-radius: 6px; }"));
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 6, 8, 6);
     layout->setSpacing(2);
@@ -28,16 +29,25 @@ StagePanel::StagePanel(const QString& title, QWidget* parent)
     m_detail->setWordWrap(true);
     m_formula->setWordWrap(true);
     m_detail->setStyleSheet(QStringLiteral("color: #5f6368;"));
-    for (QLabel* label : {m_title, m_formula, m_detail}) label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    for (QLabel* label : {m_title, m_formula, m_detail})
+        label->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_title);
     layout->addWidget(m_formula);
     layout->addWidget(m_detail);
     layout->addWidget(m_view, 1);
 }
 
-void StagePanel::setFormula(const QString& html) { m_formula->setText(html); }
-void StagePanel::setDetail(const QString& html) { m_detail->setText(html); }
-QString StagePanel::formula() const { return m_formula->text(); }
-QString StagePanel::detail() const { return m_detail->text(); }
+void StagePanel::setFormula(const QString& html) {
+    m_formula->setText(html);
+}
+void StagePanel::setDetail(const QString& html) {
+    m_detail->setText(html);
+}
+QString StagePanel::formula() const {
+    return m_formula->text();
+}
+QString StagePanel::detail() const {
+    return m_detail->text();
+}
 
 } // namespace attnlens::ui

@@ -22,20 +22,27 @@ QImage colorBarImage(ColorMap map, int length, int thickness, Qt::Orientation or
         const QRgb c = toQColor(colorAt(map, t)).rgb();
         if (vertical) {
             auto* line = reinterpret_cast<QRgb*>(image.scanLine(length - 1 - i));
-            for (int x = 0; x < thickness; ++x) line[x] = c;
+            for (int x = 0; x < thickness; ++x)
+                line[x] = c;
         } else {
-            for (int y = 0; y < thickness; ++y) reinterpret_cast<QRgb*>(image.scanLine(y))[i] = c;
+            for (int y = 0; y < thickness; ++y)
+                reinterpret_cast<QRgb*>(image.scanLine(y))[i] = c;
         }
     }
     return image;
 }
 
-QColor toQColor(Rgb rgb) { return QColor(rgb.r, rgb.g, rgb.b); }
+QColor toQColor(Rgb rgb) {
+    return QColor(rgb.r, rgb.g, rgb.b);
+}
 
-QColor colorFor(ColorMap map, float t) { return toQColor(colorAt(map, t)); }
+QColor colorFor(ColorMap map, float t) {
+    return toQColor(colorAt(map, t));
+}
 
 QString colorMapDisplayName(ColorMap map) {
-    QString name = QString::fromUtf8(colorMapName(map).data(), static_cast<qsizetype>(colorMapName(map).size()));
+    QString name =
+        QString::fromUtf8(colorMapName(map).data(), static_cast<qsizetype>(colorMapName(map).size()));
     if (!name.isEmpty()) name[0] = name[0].toUpper();
     return name;
 }

@@ -14,7 +14,6 @@
 #include <QSvgGenerator>
 #include <QToolTip>
 #include <QWheelEvent>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -31,16 +30,19 @@ constexpr int kMaxLabelWidth = 120;
 constexpr int kMinCell = 1;
 constexpr int kMaxZoomCell = 128;
 // Zoom steps (cell edge in px) for zoomIn/zoomOut and Ctrl+wheel.
-constexpr std::array<int, 20> kZoomSteps = {1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 64, 96, 128};
+constexpr std::array<int, 20> kZoomSteps = {1,  2,  3,  4,  5,  6,  8,  10, 12, 14,
+                                            16, 20, 24, 28, 32, 40, 48, 64, 96, 128};
 
 QString withMinusSign(QString text) {
     text.replace(QLatin1Char('-'), QChar(0x2212));
     return text;
 }
 
-QFont annotationFont(const QFont& base) {
+// Annotation text grows with the cells (about 30 % of the edge, 9–16 px) so that large cells do
+// not hold tiny numbers.
+QFont annotationFont(const QFont& base, int cell) {
     QFont f = base;
-    if (f.pointSizeF() > 0) f.setPointSizeF(std::max(7.0, f.pointSizeF() - 1.0));
+    f.setPixelSize(std::clamp(static_cast<int>(std::lround(cell * 0.3)), 9, 16));
     return f;
 }
 
@@ -48,13 +50,13 @@ QFont annotationFont(const QFont& base) {
 
 struct HeatmapView::Layout {
     int cell = 1;
-    QRect gridArea;   // the visible part of the grid (clip rect for cells)
-    QSize available;  // room for the grid before clamping to the content (scroll ranges)
-    QPoint origin;    // top-left corner of cell (0, 0); outside gridArea when scrolled
-    QRect rowLabels;  // x range of the row labels (y follows the rows)
-    QRect colLabels;  // y range of the column labels (x follows the columns)
+    QRect gridArea;  // the visible part of the grid (clip rect for cells)
+    QSize available; // room for the grid before clamping to the content (scroll ranges)
+    QPoint origin;   // top-left corner of cell (0, 0); outside gridArea when scrolled
+    QRect rowLabels; // x range of the row labels (y follows the rows)
+    QRect colLabels; // y range of the column labels (x follows the columns)
     QRect rowTitle, colTitle;
-    QRect bar;        // colour bar image
+    QRect bar; // colour bar image
     bool rotated = false;
     int rowStep = 1, colStep = 1; // draw every n-th label when cells are smaller than the text
     int barSpace = 0;             // width right of the grid taken by the bar and its ticks
@@ -63,7 +65,8 @@ struct HeatmapView::Layout {
     QSize natural;                // size needed to show everything at this cell size
 };
 
-HeatmapView::HeatmapView(QWidget* parent) : QAbstractScrollArea(parent), m_maskedText(QStringLiteral("\u2212\u221e")) {
+HeatmapView::HeatmapView(QWidget* parent)
+    : QAbstractScrollArea(parent), m_maskedText(QStringLiteral("\u2212\u221e")) {
     setFrameShape(QFrame::NoFrame);
     viewport()->setMouseTracking(true);
     setFocusPolicy(Qt::StrongFocus);
@@ -80,9 +83,11 @@ HeatmapView::~HeatmapView() = default;
 void HeatmapView::setMatrix(const RowMatrix& values) {
     const bool reshaped = values.rows() != m_values.rows() || values.cols() != m_values.cols();
     m_values = values;
+    m_rowLabelWidth = m_colLabelWidth = -1;
     if (m_rowLabels.size() != rows()) m_rowLabels.clear();
     if (m_colLabels.size() != columns()) m_colLabels.clear();
-    if (m_mask.size() > 0 && (m_mask.rows() != m_values.rows() || m_mask.cols() != m_values.cols())) m_mask.resize(0, 0);
+    if (m_mask.size() > 0 && (m_mask.rows() != m_values.rows() || m_mask.cols() != m_values.cols()))
+        m_mask.resize(0, 0);
     if (m_selectedRow >= rows()) m_selectedRow = -1;
     if (m_selectedCol >= columns()) m_selectedCol = -1;
     if (m_marked.row >= rows() || m_marked.col >= columns()) m_marked = {};
@@ -97,7 +102,8 @@ void HeatmapView::setMatrix(const RowMatrix& values) {
     viewport()->update();
 }
 
-void HeatmapView::setMatrix(const RowMatrix& values, const QStringList& rowLabels, const QStringList& columnLabels) {
+void HeatmapView::setMatrix(const RowMatrix& values, const QStringList& rowLabels,
+                            const QStringList& columnLabels) {
     m_rowLabels = rowLabels;
     m_colLabels = columnLabels;
     setMatrix(values);
@@ -105,12 +111,14 @@ void HeatmapView::setMatrix(const RowMatrix& values, const QStringList& rowLabel
 
 void HeatmapView::setRowLabels(const QStringList& labels) {
     m_rowLabels = labels.size() == rows() ? labels : QStringList();
+    m_rowLabelWidth = -1;
     updateGeometry();
     viewport()->update();
 }
 
 void HeatmapView::setColumnLabels(const QStringList& labels) {
     m_colLabels = labels.size() == columns() ? labels : QStringList();
+    m_colLabelWidth = -1;
     updateGeometry();
     viewport()->update();
 }
@@ -157,7 +165,9 @@ void HeatmapView::setMaskedText(const QString& text) {
     viewport()->update();
 }
 
-QColor HeatmapView::maskedColor() { return QColor(214, 214, 214); }
+QColor HeatmapView::maskedColor() {
+    return QColor(214, 214, 214);
+}
 
 // --- colours ---------------------------------------------------------------------------------
 
@@ -230,7 +240,11 @@ void HeatmapView::setAnnotationsEnabled(bool enabled) {
 bool HeatmapView::annotationsVisible() const {
     if (!m_annotate || m_values.size() == 0) return false;
     const int cell = cellSize();
-    return cell >= m_annotationWidth + 6 && cell >= QFontMetrics(annotationFont(font())).height() + 2;
+    const QFontMetrics fm(annotationFont(font(), cell));
+    int width = 0;
+    for (const QString& sample : m_annotationSamples)
+        width = std::max(width, fm.horizontalAdvance(sample));
+    return cell >= width + 6 && cell >= fm.height() + 2;
 }
 
 void HeatmapView::setValueDecimals(int decimals) {
@@ -251,8 +265,7 @@ QString HeatmapView::formatValue(int row, int col) const {
 }
 
 void HeatmapView::updateAnnotationWidth() {
-    const QFontMetrics fm(annotationFont(font()));
-    int width = fm.horizontalAdvance(m_maskedText);
+    m_annotationSamples = {m_maskedText};
     // With fixed decimals the widest text comes from the most negative or the largest value.
     float lo = 0.0f, hi = 0.0f;
     for (Eigen::Index i = 0; i < m_values.size(); ++i) {
@@ -262,8 +275,7 @@ void HeatmapView::updateAnnotationWidth() {
         hi = std::max(hi, v);
     }
     for (float v : {lo, hi})
-        width = std::max(width, fm.horizontalAdvance(withMinusSign(QString::number(v, 'f', m_decimals))));
-    m_annotationWidth = width;
+        m_annotationSamples.append(withMinusSign(QString::number(v, 'f', m_decimals)));
 }
 
 void HeatmapView::setColorBarVisible(bool visible) {
@@ -321,12 +333,20 @@ void HeatmapView::setCellSize(int px) {
     emit zoomChanged(m_fixedCell);
 }
 
-int HeatmapView::cellSize() const { return currentLayout().cell; }
+int HeatmapView::cellSize() const {
+    return currentLayout().cell;
+}
 
-void HeatmapView::zoomIn() { zoomAround(-1, viewport()->rect().center()); }
-void HeatmapView::zoomOut() { zoomAround(-2, viewport()->rect().center()); }
+void HeatmapView::zoomIn() {
+    zoomAround(-1, viewport()->rect().center());
+}
+void HeatmapView::zoomOut() {
+    zoomAround(-2, viewport()->rect().center());
+}
 
-void HeatmapView::fitToView() { setZoomMode(ZoomMode::Fit); }
+void HeatmapView::fitToView() {
+    setZoomMode(ZoomMode::Fit);
+}
 
 // newCell: a cell size, or -1 / -2 for the next zoom step up / down from the current size.
 void HeatmapView::zoomAround(int newCell, QPoint anchor) {
@@ -346,8 +366,10 @@ void HeatmapView::zoomAround(int newCell, QPoint anchor) {
     m_fixedCell = std::clamp(newCell, kMinCell, kMaxZoomCell);
     updateScrollBars();
     const Layout after = computeLayout(viewport()->size(), m_fixedCell, QPoint(), true);
-    horizontalScrollBar()->setValue(static_cast<int>(std::lround(after.origin.x() + fx * m_fixedCell - anchor.x())));
-    verticalScrollBar()->setValue(static_cast<int>(std::lround(after.origin.y() + fy * m_fixedCell - anchor.y())));
+    horizontalScrollBar()->setValue(
+        static_cast<int>(std::lround(after.origin.x() + fx * m_fixedCell - anchor.x())));
+    verticalScrollBar()->setValue(
+        static_cast<int>(std::lround(after.origin.y() + fy * m_fixedCell - anchor.y())));
     viewport()->update();
     emit zoomChanged(m_fixedCell);
 }
@@ -392,7 +414,8 @@ void HeatmapView::clearSelection() {
 }
 
 void HeatmapView::setMarkedCell(HeatmapCell cell) {
-    m_marked = cell.row >= 0 && cell.row < rows() && cell.col >= 0 && cell.col < columns() ? cell : HeatmapCell{};
+    m_marked =
+        cell.row >= 0 && cell.row < rows() && cell.col >= 0 && cell.col < columns() ? cell : HeatmapCell{};
     viewport()->update();
 }
 
@@ -416,18 +439,24 @@ HeatmapView::Layout HeatmapView::computeLayout(QSize area, int fixedCell, QPoint
     const int colTitleH = labels && !m_colTitle.isEmpty() ? lineH + 2 : 0;
     int rowLabelW = 0, colLabelW = 0;
     if (labels) {
-        QFont bold = font();
-        bold.setBold(true); // the selected label is drawn bold: reserve its width
-        const QFontMetrics fmBold(bold);
-        for (int r = 0; r < rows(); ++r) rowLabelW = std::max(rowLabelW, fmBold.horizontalAdvance(rowLabel(r)));
-        for (int c = 0; c < columns(); ++c) colLabelW = std::max(colLabelW, fmBold.horizontalAdvance(columnLabel(c)));
-        rowLabelW = std::min(rowLabelW, kMaxLabelWidth) + 10;
-        colLabelW = std::min(colLabelW, kMaxLabelWidth);
+        if (m_rowLabelWidth < 0 || m_colLabelWidth < 0) { // cached: layouts run on every mouse move
+            QFont bold = font();
+            bold.setBold(true); // the selected label is drawn bold: reserve its width
+            const QFontMetrics fmBold(bold);
+            m_rowLabelWidth = m_colLabelWidth = 0;
+            for (int r = 0; r < rows(); ++r)
+                m_rowLabelWidth = std::max(m_rowLabelWidth, fmBold.horizontalAdvance(rowLabel(r)));
+            for (int c = 0; c < columns(); ++c)
+                m_colLabelWidth = std::max(m_colLabelWidth, fmBold.horizontalAdvance(columnLabel(c)));
+        }
+        rowLabelW = std::min(m_rowLabelWidth, kMaxLabelWidth) + 10;
+        colLabelW = std::min(m_colLabelWidth, kMaxLabelWidth);
     }
     int barRight = 0, barBottom = 0; // room for a bar right of / below the grid
     if (m_colorBar && m_values.size() > 0) {
         int tickW = 0;
-        for (float v : {m_lo, m_hi, 0.5f * (m_lo + m_hi)}) tickW = std::max(tickW, fm.horizontalAdvance(formatTick(v)));
+        for (float v : {m_lo, m_hi, 0.5f * (m_lo + m_hi)})
+            tickW = std::max(tickW, fm.horizontalAdvance(formatTick(v)));
         barRight = kBarGap + kBarWidth + 4 + tickW + 2;
         barBottom = 8 + kBarWidth - 2 + 3 + lineH;
     }
@@ -468,8 +497,10 @@ HeatmapView::Layout HeatmapView::computeLayout(QSize area, int fixedCell, QPoint
     const int shift = centre ? std::max(0, (l.available.width() - gridW) / 2) : 0;
     l.gridArea = QRect(left + shift, top, gridW, gridH);
     l.origin = l.gridArea.topLeft();
-    if (contentW > l.available.width()) l.origin.rx() -= std::clamp(scroll.x(), 0, contentW - l.available.width());
-    if (contentH > l.available.height()) l.origin.ry() -= std::clamp(scroll.y(), 0, contentH - l.available.height());
+    if (contentW > l.available.width())
+        l.origin.rx() -= std::clamp(scroll.x(), 0, contentW - l.available.width());
+    if (contentH > l.available.height())
+        l.origin.ry() -= std::clamp(scroll.y(), 0, contentH - l.available.height());
     l.rowLabels = QRect(kPad + rowTitleW + shift, top, std::max(0, rowLabelW - 6), gridH);
     l.colLabels = QRect(l.gridArea.x(), kPad + colTitleH, gridW, std::max(0, top - kPad - colTitleH - 3));
     l.rowTitle = QRect(kPad + shift, top, rowTitleW, gridH);
@@ -480,8 +511,9 @@ HeatmapView::Layout HeatmapView::computeLayout(QSize area, int fixedCell, QPoint
         const int barH = std::max(gridH, std::min(96, area.height() - top - kPad));
         l.bar = QRect(l.gridArea.right() + 1 + kBarGap, top, kBarWidth, std::max(1, barH));
     }
-    const int bottom = std::max(l.gridArea.bottom() + 1,
-                                l.bar.isNull() ? 0 : l.bar.bottom() + 1 + (l.barBelow ? 3 + lineH : lineH / 2));
+    const int bottom =
+        std::max(l.gridArea.bottom() + 1,
+                 l.bar.isNull() ? 0 : l.bar.bottom() + 1 + (l.barBelow ? 3 + lineH : lineH / 2));
     l.natural = QSize(left + gridW + l.barSpace + kPad, bottom + kPad);
     return l;
 }
@@ -494,7 +526,9 @@ QSize HeatmapView::sizeHint() const {
     return l.natural + QSize(2 * frameWidth(), 2 * frameWidth());
 }
 
-QSize HeatmapView::minimumSizeHint() const { return {80, 60}; }
+QSize HeatmapView::minimumSizeHint() const {
+    return {80, 60};
+}
 
 HeatmapCell HeatmapView::cellAt(const QPoint& pos) const {
     if (m_values.size() == 0) return {};
@@ -538,8 +572,10 @@ QString HeatmapView::toolTipText(int row, int col) const {
                        .arg(row)
                        .arg(colTitle.toHtmlEscaped(), columnLabel(col).toHtmlEscaped())
                        .arg(col);
-    text += tr("value: <b>%1</b>").arg(withMinusSign(QString::number(static_cast<double>(value(row, col)), 'g', 8)));
-    if (isMasked(row, col)) text += QStringLiteral("<br><i>") + tr("masked (%1)").arg(m_maskedText) + QStringLiteral("</i>");
+    text += tr("value: <b>%1</b>")
+                .arg(withMinusSign(QString::number(static_cast<double>(value(row, col)), 'g', 8)));
+    if (isMasked(row, col))
+        text += QStringLiteral("<br><i>") + tr("masked (%1)").arg(m_maskedText) + QStringLiteral("</i>");
     return text;
 }
 
@@ -563,7 +599,9 @@ void HeatmapView::paintContent(QPainter& p, const Layout& l, bool vector) const 
     const int c1 = std::min(columns() - 1, (g.right() - l.origin.x()) / cell);
     const int r0 = std::max(0, (g.top() - l.origin.y()) / cell);
     const int r1 = std::min(rows() - 1, (g.bottom() - l.origin.y()) / cell);
-    auto rectOf = [&](int r, int c) { return QRect(l.origin.x() + c * cell, l.origin.y() + r * cell, cell, cell); };
+    auto rectOf = [&](int r, int c) {
+        return QRect(l.origin.x() + c * cell, l.origin.y() + r * cell, cell, cell);
+    };
     const bool selecting = m_selectedRow >= 0 || m_selectedCol >= 0;
 
     // Cells.
@@ -571,12 +609,13 @@ void HeatmapView::paintContent(QPainter& p, const Layout& l, bool vector) const 
     p.setClipRect(g);
     if (vector) {
         for (int r = r0; r <= r1; ++r)
-            for (int c = c0; c <= c1; ++c) p.fillRect(rectOf(r, c), QColor(m_image.pixel(c, r)));
+            for (int c = c0; c <= c1; ++c)
+                p.fillRect(rectOf(r, c), QColor(m_image.pixel(c, r)));
     } else {
         p.setRenderHint(QPainter::SmoothPixmapTransform, false);
         const QRect source(c0, r0, c1 - c0 + 1, r1 - r0 + 1);
-        p.drawImage(QRect(rectOf(r0, c0).topLeft(), QSize(source.width() * cell, source.height() * cell)), m_image,
-                    source);
+        p.drawImage(QRect(rectOf(r0, c0).topLeft(), QSize(source.width() * cell, source.height() * cell)),
+                    m_image, source);
     }
     if (hasMask() && cell >= 5) {
         const QBrush hatch(QColor(150, 150, 150), Qt::BDiagPattern);
@@ -586,8 +625,10 @@ void HeatmapView::paintContent(QPainter& p, const Layout& l, bool vector) const 
     }
     if (cell >= 14) { // tile gaps: easier to read single cells in small matrices
         p.setPen(QPen(palette().color(QPalette::Base), 1));
-        for (int c = c0 + 1; c <= c1; ++c) p.drawLine(l.origin.x() + c * cell, g.top(), l.origin.x() + c * cell, g.bottom());
-        for (int r = r0 + 1; r <= r1; ++r) p.drawLine(g.left(), l.origin.y() + r * cell, g.right(), l.origin.y() + r * cell);
+        for (int c = c0 + 1; c <= c1; ++c)
+            p.drawLine(l.origin.x() + c * cell, g.top(), l.origin.x() + c * cell, g.bottom());
+        for (int r = r0 + 1; r <= r1; ++r)
+            p.drawLine(g.left(), l.origin.y() + r * cell, g.right(), l.origin.y() + r * cell);
     }
     if (m_dimUnselected && selecting) {
         const QColor veil(255, 255, 255, 150);
@@ -596,12 +637,13 @@ void HeatmapView::paintContent(QPainter& p, const Layout& l, bool vector) const 
                 if (r != m_selectedRow && c != m_selectedCol) p.fillRect(rectOf(r, c), veil);
     }
     if (annotationsVisible()) {
-        p.setFont(annotationFont(font()));
+        p.setFont(annotationFont(font(), cell));
         for (int r = r0; r <= r1; ++r)
             for (int c = c0; c <= c1; ++c) {
                 QColor bg = isMasked(r, c) ? maskedColor() : QColor(m_image.pixel(c, r));
                 QColor fg = contrastingTextColor(bg);
-                if (m_dimUnselected && selecting && r != m_selectedRow && c != m_selectedCol) fg.setAlpha(110);
+                if (m_dimUnselected && selecting && r != m_selectedRow && c != m_selectedCol)
+                    fg.setAlpha(110);
                 if (isMasked(r, c)) fg = QColor(70, 70, 70);
                 p.setPen(fg);
                 p.drawText(rectOf(r, c), Qt::AlignCenter, formatValue(r, c));
@@ -617,9 +659,11 @@ void HeatmapView::paintContent(QPainter& p, const Layout& l, bool vector) const 
     };
     p.setRenderHint(QPainter::Antialiasing, false);
     if (m_selectedRow >= 0)
-        outline(QRect(l.origin.x(), l.origin.y() + m_selectedRow * cell, columns() * cell, cell), cell >= 8 ? 1.5 : 1.0);
+        outline(QRect(l.origin.x(), l.origin.y() + m_selectedRow * cell, columns() * cell, cell),
+                cell >= 8 ? 1.5 : 1.0);
     if (m_selectedCol >= 0)
-        outline(QRect(l.origin.x() + m_selectedCol * cell, l.origin.y(), cell, rows() * cell), cell >= 8 ? 1.5 : 1.0);
+        outline(QRect(l.origin.x() + m_selectedCol * cell, l.origin.y(), cell, rows() * cell),
+                cell >= 8 ? 1.5 : 1.0);
     if (m_marked.isValid()) outline(rectOf(m_marked.row, m_marked.col), cell >= 8 ? 2.5 : 1.0);
     if (m_hovered.isValid() && !vector && cell >= 4) {
         p.setPen(QPen(QColor(255, 255, 255, 220), 1));
@@ -638,14 +682,16 @@ void HeatmapView::paintContent(QPainter& p, const Layout& l, bool vector) const 
         const int lineH = fm.height();
         // Labels are at least a text line tall, centred on their row/column; when cells are smaller
         // than that only every rowStep-th label is drawn, and none that would touch the selected one.
-        auto hiddenBy = [&](int i, int selected) { return selected >= 0 && i != selected && std::abs(i - selected) * cell < lineH; };
+        auto hiddenBy = [&](int i, int selected) {
+            return selected >= 0 && i != selected && std::abs(i - selected) * cell < lineH;
+        };
         p.save();
         p.setClipRect(QRect(0, g.top() - lineH / 2, l.rowLabels.right() + 4, g.height() + lineH));
         for (int r = r0; r <= r1; ++r) {
             const bool selected = r == m_selectedRow;
             if (!selected && (r % l.rowStep != 0 || hiddenBy(r, m_selectedRow))) continue;
             const int cy = l.origin.y() + r * cell + cell / 2;
-            const int h = std::max(cell, lineH);
+            const int h = std::max(lineH, std::min(cell, lineH + 8)); // a pill, not a slab, on big cells
             const QRect rect(l.rowLabels.x(), cy - h / 2, l.rowLabels.width(), h);
             if (selected) {
                 p.setPen(Qt::NoPen);
@@ -698,8 +744,8 @@ void HeatmapView::paintContent(QPainter& p, const Layout& l, bool vector) const 
             p.save();
             p.translate(l.rowTitle.left(), l.rowTitle.center().y());
             p.rotate(-90);
-            p.drawText(QRect(-l.rowTitle.height() / 2, 0, l.rowTitle.height(), l.rowTitle.width()), Qt::AlignCenter,
-                       m_rowTitle);
+            p.drawText(QRect(-l.rowTitle.height() / 2, 0, l.rowTitle.height(), l.rowTitle.width()),
+                       Qt::AlignCenter, m_rowTitle);
             p.restore();
         }
     }
@@ -732,8 +778,8 @@ void HeatmapView::paintContent(QPainter& p, const Layout& l, bool vector) const 
             const int x = l.bar.right() + 1;
             auto tick = [&](int y, float v) {
                 p.drawLine(x, y, x + 3, y);
-                p.drawText(QRect(x + 5, y - fm.height() / 2, 200, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                           formatTick(v));
+                p.drawText(QRect(x + 5, y - fm.height() / 2, 200, fm.height()),
+                           Qt::AlignLeft | Qt::AlignVCenter, formatTick(v));
             };
             tick(l.bar.top(), m_hi);
             tick(l.bar.bottom(), m_lo);
@@ -749,7 +795,9 @@ void HeatmapView::resizeEvent(QResizeEvent* event) {
     updateScrollBars();
 }
 
-void HeatmapView::scrollContentsBy(int, int) { viewport()->update(); }
+void HeatmapView::scrollContentsBy(int, int) {
+    viewport()->update();
+}
 
 bool HeatmapView::viewportEvent(QEvent* event) {
     if (event->type() == QEvent::ToolTip) {
@@ -759,11 +807,13 @@ bool HeatmapView::viewportEvent(QEvent* event) {
             QToolTip::showText(help->globalPos(), toolTipText(cell.row, cell.col), viewport(),
                                cellRect(cell.row, cell.col));
         } else if (const int r = rowLabelAt(help->pos()); r >= 0) {
-            QToolTip::showText(help->globalPos(), tr("%1 — click to select the row").arg(rowLabel(r).toHtmlEscaped()),
+            QToolTip::showText(help->globalPos(),
+                               tr("%1 — click to select the row").arg(rowLabel(r).toHtmlEscaped()),
                                viewport());
         } else if (const int c = columnLabelAt(help->pos()); c >= 0) {
             QToolTip::showText(help->globalPos(),
-                               tr("%1 — click to select the column").arg(columnLabel(c).toHtmlEscaped()), viewport());
+                               tr("%1 — click to select the column").arg(columnLabel(c).toHtmlEscaped()),
+                               viewport());
         } else {
             QToolTip::hideText();
             event->ignore();
@@ -808,8 +858,10 @@ void HeatmapView::mousePressEvent(QMouseEvent* event) {
 }
 
 void HeatmapView::mouseReleaseEvent(QMouseEvent* event) {
-    if (event->button() == Qt::LeftButton) event->accept(); // the press acted already
-    else QAbstractScrollArea::mouseReleaseEvent(event);
+    if (event->button() == Qt::LeftButton)
+        event->accept(); // the press acted already
+    else
+        QAbstractScrollArea::mouseReleaseEvent(event);
 }
 
 void HeatmapView::wheelEvent(QWheelEvent* event) {
@@ -830,11 +882,21 @@ void HeatmapView::wheelEvent(QWheelEvent* event) {
 void HeatmapView::keyPressEvent(QKeyEvent* event) {
     switch (event->key()) {
     case Qt::Key_Plus:
-    case Qt::Key_Equal: zoomIn(); break;
-    case Qt::Key_Minus: zoomOut(); break;
-    case Qt::Key_0: fitToView(); break;
-    case Qt::Key_Escape: clearSelection(); break;
-    default: QAbstractScrollArea::keyPressEvent(event); return;
+    case Qt::Key_Equal:
+        zoomIn();
+        break;
+    case Qt::Key_Minus:
+        zoomOut();
+        break;
+    case Qt::Key_0:
+        fitToView();
+        break;
+    case Qt::Key_Escape:
+        clearSelection();
+        break;
+    default:
+        QAbstractScrollArea::keyPressEvent(event);
+        return;
     }
     event->accept();
 }
@@ -849,13 +911,13 @@ void HeatmapView::contextMenuEvent(QContextMenuEvent* event) {
     menu.addSeparator();
     menu.addAction(tr("&Copy image"), this, [this] { QApplication::clipboard()->setImage(renderImage()); });
     menu.addAction(tr("Save as &PNG…"), this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Save heatmap"), QStringLiteral("heatmap.png"),
-                                                          tr("PNG images (*.png)"));
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Save heatmap"), QStringLiteral("heatmap.png"), tr("PNG images (*.png)"));
         if (!path.isEmpty()) savePng(path);
     });
     menu.addAction(tr("Save as &SVG…"), this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Save heatmap"), QStringLiteral("heatmap.svg"),
-                                                          tr("SVG drawings (*.svg)"));
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Save heatmap"), QStringLiteral("heatmap.svg"), tr("SVG drawings (*.svg)"));
         if (!path.isEmpty()) saveSvg(path);
     });
     menu.exec(event->globalPos());
@@ -863,6 +925,7 @@ void HeatmapView::contextMenuEvent(QContextMenuEvent* event) {
 
 void HeatmapView::changeEvent(QEvent* event) {
     if (event->type() == QEvent::FontChange) {
+        m_rowLabelWidth = m_colLabelWidth = -1;
         updateAnnotationWidth();
         updateGeometry();
     }
@@ -883,7 +946,9 @@ QImage HeatmapView::renderImage(int cellSize) const {
     return image;
 }
 
-bool HeatmapView::savePng(const QString& path, int cellSize) const { return renderImage(cellSize).save(path, "PNG"); }
+bool HeatmapView::savePng(const QString& path, int cellSize) const {
+    return renderImage(cellSize).save(path, "PNG");
+}
 
 bool HeatmapView::saveSvg(const QString& path, const QString& title) const {
     const int cell = std::max(cellSize(), 8);

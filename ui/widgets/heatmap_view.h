@@ -27,7 +27,6 @@
 #include <QAbstractScrollArea>
 #include <QImage>
 #include <QStringList>
-
 #include <utility>
 
 class QPainter;
@@ -193,7 +192,8 @@ private:
     float m_lo = 0.0f, m_hi = 1.0f;
     bool m_annotate = true;
     int m_decimals = 2;
-    int m_annotationWidth = 0; // widest annotation text (px)
+    mutable int m_rowLabelWidth = -1, m_colLabelWidth = -1; // widest labels (px); -1 = to measure
+    QStringList m_annotationSamples; // the widest texts an annotation can have (checked against the cell)
     bool m_colorBar = true;
     bool m_labels = true;
     bool m_dimUnselected = false;
