@@ -8,6 +8,7 @@
 //                or rollout = attention rollout through layers 0..--layer), over the original image.
 
 #include "cli_common.h"
+#include "cli_image.h"
 
 #include "core/analysis/attention_maps.h"
 #include "core/export/overlay.h"
@@ -135,7 +136,7 @@ int runVision(const std::vector<std::string>& argv) {
         overlayOptions.opacity = v;
     }
 
-    const ImageU8 image = loadImage(imagePath);
+    const ImageU8 image = cli::loadImageQuietly(imagePath);
     VitRunOptions options;
     options.captureAttention = true;
     options.interpolatePositions = args.has("--interpolate-pos");

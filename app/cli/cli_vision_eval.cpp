@@ -13,6 +13,7 @@
 // counts and the confusion matrix.
 
 #include "cli_common.h"
+#include "cli_image.h"
 
 #include "core/io/idx_file.h"
 #include "core/io/json_file.h"
@@ -115,7 +116,7 @@ int runVisionEval(const std::vector<std::string>& argv) {
     std::vector<double> forwardMs;
     for (const Item& item : items) {
         const auto t0 = Clock::now();
-        const ImageU8 image = item.path.empty() ? idxImage(idxImages, item.idxIndex) : loadImage(item.path);
+        const ImageU8 image = item.path.empty() ? idxImage(idxImages, item.idxIndex) : cli::loadImageQuietly(item.path);
         const PreprocessedImage input = preprocessImage(image, model.processor(), model.config().numChannels);
         const auto t1 = Clock::now();
         const VitOutput out = model.forward(input.pixels, options);

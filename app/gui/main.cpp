@@ -3,6 +3,7 @@
 //   attnlens [--screenshot OUT.png [--page N] [--size WxH]]
 //            [--input TEXT] [--beam N] [--max-tokens N] [--steps K] [--view NAME] [--kind K] [--layer N] [--head N]
 //            [--token sN|tN] [--words] [--hide-special] [--beam-node N] [--model DIR]
+//            [--grab WIDGET] [--image PATH] [--patch cls|ROW,COL[;ROW,COL...]] [--key-side]
 //   attnlens --bench-ui [--input TEXT] [--repeats N]
 // --screenshot shows the window, grabs it once it has been laid out and painted, writes OUT.png and
 // exits (status 0 on success, 2 when the file cannot be written): README and review screenshots
@@ -10,11 +11,17 @@
 // grab waits for the model, the translation (then Reset and K steps when --steps is given) and the
 // selection options. --bench-ui times Translate → first rendered heatmap and head/layer switches.
 
+// --layer and --head apply to the page shown: Translate counts from 1 (head 0 = mean of heads); Vision
+// counts from 0 as attnlens-cli vision does (head: a number, mean or max). --grab names a child widget
+// (object name, e.g. headsGrid) to grab alone; --image/--patch/--key-side set up the Vision page.
+
 #include "translate_driver.h"
 #include "ui/playground/playground_page.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/shell/main_window.h"
 #include "ui/translate/translate_page.h"
+#include "ui/vision/vision_document.h"
+#include "ui/vision/vision_page.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -25,6 +32,45 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <vector>
+
+namespace {
+
+// Applies --patch/--layer/--head/--key-side to the Vision page's document. Returns an error or empty.
+QString applyVisionOptions(attnlens::ui::VisionDocument* doc, const QString& patch, const QString& layer,
+                           const QString& head, bool keySide) {
+    using attnlens::HeadFusion;
+    if (!layer.isEmpty()) {
+        bool ok = false;
+        const int l = layer.toInt(&ok);
+        if (!ok || l < 0 || l >= doc->numLayers()) return QStringLiteral("--layer %1: expected 0..%2").arg(layer).arg(doc->numLayers() - 1);
+        doc->setLayer(l);
+    }
+    if (head == QLatin1String("mean") || head == QLatin1String("max")) {
+        doc->setFusion(head == QLatin1String("mean") ? HeadFusion::Mean : HeadFusion::Max);
+        doc->setHead(-1);
+    } else if (!head.isEmpty()) {
+        bool ok = false;
+        const int h = head.toInt(&ok);
+        if (!ok || h < 0 || h >= doc->numHeads()) return QStringLiteral("--head %1: expected 0..%2, mean or max").arg(head).arg(doc->numHeads() - 1);
+        doc->setHead(h);
+    }
+    doc->setKeySide(keySide);
+    if (patch.isEmpty() || patch == QLatin1String("cls")) return {};
+    std::vector<int> patches;
+    for (const QString& item : patch.split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
+        const auto m = QRegularExpression(QStringLiteral("^(\\d+),(\\d+)$")).match(item.trimmed());
+        const int r = m.hasMatch() ? m.captured(1).toInt() : -1, c = m.hasMatch() ? m.captured(2).toInt() : -1;
+        if (r < 0 || r >= doc->gridRows() || c < 0 || c >= doc->gridCols())
+            return QStringLiteral("--patch %1: expected cls or ROW,COL inside the %2×%3 grid").arg(item).arg(doc->gridRows()).arg(doc->gridCols());
+        patches.push_back(r * doc->gridCols() + c);
+    }
+    doc->selectPatches(std::move(patches));
+    return {};
+}
+
+} // namespace
 
 namespace {
 
@@ -76,8 +122,8 @@ int main(int argc, char** argv) {
     const QCommandLineOption steps = opt("steps", "Translate page: reset, then step forward K times.", "K");
     const QCommandLineOption view = opt("view", "Translate page: matrix, model, lines, embeddings or beam.", "NAME");
     const QCommandLineOption kind = opt("kind", "Translate page: encoder, decoder or cross.", "KIND");
-    const QCommandLineOption layer = opt("layer", "Translate page: layer (1-based).", "N");
-    const QCommandLineOption head = opt("head", "Translate page: head (1-based; 0 = mean of heads).", "N");
+    const QCommandLineOption layer = opt("layer", "Layer: Translate from 1; Vision from 0.", "N");
+    const QCommandLineOption head = opt("head", "Head: Translate from 1 (0 = mean); Vision from 0, mean or max.", "N");
     const QCommandLineOption token = opt("token", "Translate page: select source piece sN or target piece tN.", "TOKEN");
     const QCommandLineOption words = opt("words", "Translate page: merge pieces into words.");
     const QCommandLineOption hideSpecial = opt("hide-special", "Translate page: hide special tokens.");
@@ -85,10 +131,16 @@ int main(int argc, char** argv) {
     const QCommandLineOption model = opt("model", "Open this model folder at start (File → Open model…).", "DIR");
     const QCommandLineOption benchUi = opt("bench-ui", "Time the Translate page (offscreen) and exit.");
     const QCommandLineOption repeats = opt("repeats", "--bench-ui: translations to time.", "N");
+    const QCommandLineOption grab = opt("grab", "With --screenshot: grab only this child widget.", "OBJECT-NAME");
+    const QCommandLineOption image = opt("image", "Vision page: image to open.", "PATH");
+    const QCommandLineOption patch = opt("patch", "Vision page: query cls or ROW,COL[;ROW,COL…].", "QUERY");
+    const QCommandLineOption keySide = opt("key-side", "Vision page: show who attends to the query.");
     parser.addOptions({screenshot, page, size, input, beam, steps, view, kind, layer, head, token, words, hideSpecial,
-                       beamNode, model, benchUi, repeats, maxTokens});
+                       beamNode, model, benchUi, repeats, maxTokens, grab, image, patch, keySide});
     parser.process(app);
 
+    const int requestedPage = parser.value(page).toInt();
+    const bool forVision = requestedPage == 2; // the Vision page's index below
     TranslateScript script;
     script.input = parser.value(input);
     script.beam = parser.value(beam).toInt();
@@ -96,8 +148,8 @@ int main(int argc, char** argv) {
     script.steps = parser.isSet(steps) ? parser.value(steps).toInt() : -1;
     script.view = parser.value(view);
     script.kind = parser.value(kind);
-    script.layer = parser.value(layer).toInt();
-    script.head = parser.isSet(head) ? parser.value(head).toInt() : -1;
+    script.layer = forVision ? 0 : parser.value(layer).toInt();
+    script.head = !forVision && parser.isSet(head) ? parser.value(head).toInt() : -1;
     script.token = parser.value(token);
     script.wordLevel = parser.isSet(words);
     script.hideSpecial = parser.isSet(hideSpecial);
@@ -111,6 +163,9 @@ int main(int argc, char** argv) {
     window.addPage(QApplication::translate("main", "Attention"), new attnlens::ui::PlaygroundPage);
     auto* translatePage = new attnlens::ui::TranslatePage;
     const int translateIndex = window.addPage(QApplication::translate("main", "Translate"), translatePage);
+    auto* vision = new attnlens::ui::VisionPage;
+    if (parser.isSet(image)) vision->setStartImage(parser.value(image));
+    const int visionIndex = window.addPage(QApplication::translate("main", "Vision"), vision);
 
     if (parser.isSet(model) && !window.openModel(parser.value(model))) return 2;
 
@@ -142,7 +197,7 @@ int main(int argc, char** argv) {
     }
     window.show();
 
-    if (parser.isSet(screenshot) && window.page(pageIndex) == translatePage) {
+    if (parser.isSet(screenshot) && pageIndex == translateIndex) {
         const QString out = parser.value(screenshot);
         runTranslateScript(translatePage, script, [&window, out](bool scripted, const QString& message) {
             if (!scripted) std::fprintf(stderr, "warning: %s (grabbing the page as it is)\n", qPrintable(message));
@@ -150,15 +205,54 @@ int main(int argc, char** argv) {
             if (!saved) std::fprintf(stderr, "error: --screenshot %s: cannot write the file\n", qPrintable(out));
             QApplication::exit(saved ? 0 : 2);
         });
-    } else if (parser.isSet(screenshot)) {
-        const QString out = parser.value(screenshot);
-        // 400 ms after show(): posted layout requests have run and every widget has painted once.
-        QTimer::singleShot(400, &window, [&window, out] {
-            const bool saved = window.grab().save(out, "PNG");
-            if (!saved)
-                std::fprintf(stderr, "error: --screenshot %s: cannot write the file\n", qPrintable(out));
-            QApplication::exit(saved ? 0 : 2);
+    }
+    // The Vision options apply once its first image is on screen (the model loads on a worker thread).
+    const bool visionSetup = parser.isSet(patch) || parser.isSet(keySide) || (pageIndex == visionIndex && (parser.isSet(layer) || parser.isSet(head)));
+    auto visionError = std::make_shared<QString>();
+    if (visionSetup) {
+        const QString patchValue = parser.value(patch), layerValue = parser.value(layer), headValue = parser.value(head);
+        const bool keySideValue = parser.isSet(keySide);
+        auto connection = std::make_shared<QMetaObject::Connection>();
+        *connection = QObject::connect(vision, &attnlens::ui::VisionPage::imageShown, vision, [=] {
+            QObject::disconnect(*connection);
+            *visionError = applyVisionOptions(vision->document(), patchValue, layerValue, headValue, keySideValue);
         });
+    }
+
+    if (parser.isSet(screenshot) && pageIndex != translateIndex) {
+        const QString out = parser.value(screenshot);
+        const QString grabName = parser.value(grab);
+        const bool waitForImage = parser.isSet(image) || visionSetup || pageIndex == visionIndex;
+        auto* timer = new QTimer(&window);
+        auto waited = std::make_shared<int>(0);
+        timer->setInterval(200);
+        // Wait until the Vision page is idle and (if asked) shows its image, then two more turns so the
+        // layouts settle and every widget has painted once; give up after 60 s.
+        QObject::connect(timer, &QTimer::timeout, &window, [timer, waited, vision, waitForImage, visionError, out, grabName, &window] {
+            *waited += 200;
+            const bool ready = !vision->isBusy() && (!waitForImage || vision->document()->hasImage());
+            if (!ready && *waited < 60000) return;
+            if (*waited < 400) return;
+            timer->stop();
+            if (!visionError->isEmpty()) {
+                std::fprintf(stderr, "error: %s\n", qPrintable(*visionError));
+                QApplication::exit(2);
+                return;
+            }
+            QTimer::singleShot(300, &window, [&window, out, grabName] {
+                QWidget* target = &window;
+                if (!grabName.isEmpty()) target = window.findChild<QWidget*>(grabName);
+                if (target == nullptr) {
+                    std::fprintf(stderr, "error: --grab %s: no such widget\n", qPrintable(grabName));
+                    QApplication::exit(2);
+                    return;
+                }
+                const bool saved = target->grab().save(out, "PNG");
+                if (!saved) std::fprintf(stderr, "error: --screenshot %s: cannot write the file\n", qPrintable(out));
+                QApplication::exit(saved ? 0 : 2);
+            });
+        });
+        timer->start();
     }
     return QApplication::exec();
 }

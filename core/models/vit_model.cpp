@@ -267,6 +267,15 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options, 
     const int rows = static_cast<int>(height / p), cols = static_cast<int>(width / p);
     const int64_t n = int64_t(rows) * cols, tokens = n + 1, d = c.hiddenSize;
     const int heads = c.numHeads, hd = c.headDim();
+    if (tokens > VitRunOptions::kMaxTokens)
+        throw Error("ViT input " + std::to_string(height) + "×" + std::to_string(width) + " gives " +
+                    std::to_string(tokens) + " tokens; at most " + std::to_string(VitRunOptions::kMaxTokens) +
+                    " are supported");
+    const int64_t captureBytes = int64_t(c.numLayers) * heads * tokens * tokens * int64_t(sizeof(float));
+    if (options.captureAttention && captureBytes > options.maxCaptureBytes)
+        throw Error("capturing every head's attention for " + std::to_string(tokens) + " tokens needs " +
+                    std::to_string(captureBytes >> 20) + " MiB, more than the limit of " +
+                    std::to_string(options.maxCaptureBytes >> 20) + " MiB");
 
     // Patch embedding: a convolution with kernel = stride = p is a matmul over flattened patches.
     const int64_t patchLen = int64_t(c.numChannels) * p * p;

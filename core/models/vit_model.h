@@ -55,6 +55,10 @@ struct VitRunOptions {
     // embeddings (HF interpolate_pos_encoding=True: bicubic with the +0.1 scale trick). Without it
     // such an input is an error, as in HF.
     bool interpolatePositions = false;
+    // Refuse inputs whose captured attention ([L, H, T, T] float32) would exceed this many bytes, and
+    // inputs of more than kMaxTokens tokens at all (the [T, T] score matrix alone grows quadratically).
+    int64_t maxCaptureBytes = 4ll << 30;
+    static constexpr int64_t kMaxTokens = 16384;
 };
 
 struct VitOutput {

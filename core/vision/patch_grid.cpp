@@ -17,6 +17,14 @@ PatchGrid::PatchGrid(int imageWidth, int imageHeight, int inputWidth, int inputH
     m_cols = inputWidth / patch;
 }
 
+std::string PatchGrid::tokenLabel(int token) const {
+    if (token == 0) return "CLS";
+    const int index = patchOfToken(token);
+    if (index < 0 || index >= count())
+        throw Error("token " + std::to_string(token) + " outside the grid of " + std::to_string(count()) + " patches");
+    return "r" + std::to_string(row(index)) + "c" + std::to_string(col(index));
+}
+
 RectF PatchGrid::inputRect(int index) const {
     if (index < 0 || index >= count())
         throw Error("patch index " + std::to_string(index) + " outside the grid of " + std::to_string(count()));

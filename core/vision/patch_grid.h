@@ -7,6 +7,8 @@
 // so the output pixel range [a, b) covers the original range [a · sx, b · sx) with sx = imageW / inputW.
 // A patch grid that does not divide the input drops the remainder, as the strided convolution does.
 
+#include <string>
+
 namespace attnlens {
 
 struct RectF {
@@ -33,6 +35,9 @@ public:
     int col(int index) const { return index % m_cols; }
     static int tokenOfPatch(int index) { return index + 1; }
     static int patchOfToken(int token) { return token - 1; } // -1 for CLS
+
+    // A short name for a token: "CLS" for token 0, else "r<row>c<col>" of its patch (0-based).
+    std::string tokenLabel(int token) const;
 
     RectF inputRect(int index) const; // model-input pixels
     RectF imageRect(int index) const; // original-image pixels

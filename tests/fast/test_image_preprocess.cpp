@@ -10,6 +10,7 @@
 #include <QtTest>
 
 #include <fstream>
+#include <map>
 
 using namespace attnlens;
 
@@ -56,6 +57,36 @@ private slots:
         QVERIFY(diff <= 1e-6);
         QCOMPARE(in.imageWidth, img.width);
         QCOMPARE(in.imageHeight, img.height);
+    }
+
+    void resizeMatchesPilEveryFilter() {
+        // resize_cases.safetensors: PIL resizes of resize_src_53x37.png, "<filter>_<w>x<h>" [h, w, 3].
+        const ImageU8 src = loadImage(vittest::imagePath("resize_src_53x37.png"));
+        const auto cases = SafeTensorsFile::open(vittest::dataDir() / "resize_cases.safetensors");
+        const std::map<std::string, ResampleFilter> filters = {
+            {"lanczos", ResampleFilter::Lanczos}, {"bilinear", ResampleFilter::Bilinear},
+            {"bicubic", ResampleFilter::Bicubic}, {"box", ResampleFilter::Box}, {"hamming", ResampleFilter::Hamming}};
+        int checked = 0, worst = 0;
+        for (const auto& info : cases.tensors()) {
+            const auto sep = info.name.find('_');
+            const ResampleFilter f = filters.at(info.name.substr(0, sep));
+            const Tensor want = cases.load(info); // [h, w, 3]
+            const ImageU8 got = resizePil(src, int(want.dim(1)), int(want.dim(0)), f);
+            QCOMPARE(got.pixels.size(), size_t(want.numel()));
+            for (size_t i = 0; i < got.pixels.size(); ++i)
+                worst = std::max(worst, std::abs(int(got.pixels[i]) - int(want.data()[i])));
+            QVERIFY2(worst == 0, info.name.c_str());
+            ++checked;
+        }
+        QCOMPARE(checked, 35);
+        // The grey (1-channel) path uses the same kernels: compare with the R channel resized alone.
+        ImageU8 red(src.width, src.height, 1);
+        for (int y = 0; y < src.height; ++y)
+            for (int x = 0; x < src.width; ++x) red.at(x, y) = src.at(x, y, 0);
+        const Tensor want = cases.load("bicubic_29x40");
+        const ImageU8 got = resizePil(red, 29, 40, ResampleFilter::Bicubic);
+        for (int y = 0; y < 40; ++y)
+            for (int x = 0; x < 29; ++x) QCOMPARE(int(got.at(x, y)), int(want.at({y, x, 0})));
     }
 
     void sameSizeIsCopy() {
@@ -117,6 +148,10 @@ private slots:
         QCOMPARE(grid.row(5), 1);
         QCOMPARE(grid.col(5), 1);
         QCOMPARE(PatchGrid::tokenOfPatch(5), 6);
+        QCOMPARE(grid.tokenLabel(0), std::string("CLS"));
+        QCOMPARE(grid.tokenLabel(6), std::string("r1c1"));
+        QCOMPARE(grid.tokenLabel(16), std::string("r3c3"));
+        QVERIFY_THROWS_EXCEPTION(Error, grid.tokenLabel(17));
         const RectF r = grid.imageRect(5);
         QCOMPARE(r.x, 4 * 97.0 / 16);
         QCOMPARE(r.y, 4 * 61.0 / 16);

@@ -133,6 +133,20 @@ private slots:
             std::string bytes{std::istreambuf_iterator<char>(in), {}};
             std::ofstream(truncated.toStdString(), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
         }
+        // Decoders' own diagnostics (libpng, OpenCV's logger) must not add stderr lines.
+        const QString corrupt = tmp.filePath("c.png"), shortBmp = tmp.filePath("s.bmp");
+        {
+            std::ifstream in(vittest::imagePath("photo_97x61.png"), std::ios::binary);
+            std::string bytes{std::istreambuf_iterator<char>(in), {}};
+            const auto idat = bytes.find("IDAT");
+            for (size_t i = idat + 20; i < idat + 60; ++i) bytes[i] = 0; // chunks intact, deflate data broken
+            std::ofstream(corrupt.toStdString(), std::ios::binary) << bytes;
+            std::ifstream bmp(vittest::imagePath("small_11x7.bmp"), std::ios::binary);
+            std::string b{std::istreambuf_iterator<char>(bmp), {}};
+            std::ofstream(shortBmp.toStdString(), std::ios::binary) << b.substr(0, 120);
+        }
+        expectUsageError({"vision", "--model", model("rgb"), corrupt}, "cannot decode image");
+        expectUsageError({"vision", "--model", model("rgb"), shortBmp}, "cannot decode image");
         expectUsageError({"vision", "--model", model("rgb"), tmp.filePath("missing.png")}, "not found");
         expectUsageError({"vision", "--model", model("rgb"), truncated}, "truncated PNG");
         expectUsageError({"vision", "--model", model("rgb")}, "missing IMAGE");

@@ -156,6 +156,13 @@ private slots:
         QVERIFY(errorOf([&] { vit.forward(Tensor({1, 16, 16})); }).contains("1 channel(s), the model expects 3"));
         QVERIFY(errorOf([&] { vit.forward(Tensor({3, 24, 32})); }).contains("doesn't match the model's image_size"));
         QVERIFY(!errorOf([&] { vit.forward(Tensor({16, 16})); }).isEmpty());
+        // Bounded memory: a capture that would exceed the limit is refused before allocating it.
+        VitRunOptions small;
+        small.maxCaptureBytes = 2 * 4 * 17 * 17 * 4 - 1;
+        QVERIFY(errorOf([&] { vit.forward(Tensor({3, 16, 16}), small); }).contains("more than the limit"));
+        VitRunOptions huge;
+        huge.interpolatePositions = true;
+        QVERIFY(errorOf([&] { vit.forward(Tensor({3, 4 * 130, 4 * 130}), huge); }).contains("at most 16384"));
         QVERIFY(!errorOf([&] { VitModel::load(vittest::modelDir("does-not-exist")); }).isEmpty());
         // rgb-interp's processor resizes to 32×24: without interpolation that is an error, as in HF.
         const VitModel interp = VitModel::load(vittest::modelDir("rgb-interp"));

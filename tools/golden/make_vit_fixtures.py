@@ -11,7 +11,8 @@ Models (HF folder layout: config.json, model.safetensors, preprocessor_config.js
   bare      bare ViTModel (no prefix) with pooler, qkv_bias=false, eps 1e-6, 20x20, patch 5,
             processor "size": 20 (int form) with bicubic resize and default mean/std
 Images (tests/data/vit/images): photo_97x61.png (needs shrinking), small_11x7.png (needs enlarging),
-grey_13x9.png, and format/edge-case files for the image loader tests.
+grey_13x9.png, resize_src_53x37.png, and format/edge-case files for the image loader tests.
+resize_cases.safetensors: PIL resizes of resize_src_53x37.png with every filter to several sizes.
 Goldens: <model>/golden_<image>.safetensors with pixels [C,H,W], resized [H,W,C] (uint8 as float),
 logits, attentions [L,H,T,T], hidden [T,D], pooled, rollout [T,T] and rollout_discard (ratio 0.3).
 The reference is vit_reference.py (independent of the C++ code).
@@ -181,6 +182,25 @@ def make_images():
             "grey_13x9": os.path.join(IMAGES, "grey_13x9.png")}
 
 
+RESIZE_TARGETS = [(1, 1), (7, 3), (16, 16), (29, 40), (211, 13), (53, 20), (20, 37)]
+RESIZE_FILTERS = {1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box", 5: "hamming"}
+
+
+def resize_cases():
+    """PIL Image.resize of a 53x37 RGB picture to several sizes (shrink, enlarge, one axis only) with
+    every supported filter: resize_cases.safetensors, tensors "<filter>_<w>x<h>" [h, w, 3] (F16, exact
+    for 0..255)."""
+    src = photo_like(53, 37, 6)
+    path = os.path.join(IMAGES, "resize_src_53x37.png")
+    Image.fromarray(src).save(path)
+    out = {}
+    for code, name in RESIZE_FILTERS.items():
+        for w, h in RESIZE_TARGETS:
+            r = np.array(Image.open(path).convert("RGB").resize((w, h), resample=code, reducing_gap=None))
+            out[f"{name}_{w}x{h}"] = torch.from_numpy(r.astype(np.float32)).half()
+    save_file(out, os.path.join(OUT, "resize_cases.safetensors"))
+
+
 def golden(model_dir, image_path, tag, interpolate=False):
     ref = RefVit(model_dir)
     proc = load_processor(model_dir)
@@ -202,6 +222,7 @@ def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
     images = make_images()
+    resize_cases()
 
     gen = torch.Generator().manual_seed(1234)
     labels = ["cat", "dog", "bird", "fish", "frog"]

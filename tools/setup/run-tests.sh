@@ -9,7 +9,7 @@ export QT_QPA_PLATFORM=offscreen QTEST_DISABLE_STACK_DUMP=1
 jobs=$(nproc)
 
 echo "== ASan + UBSan build: core and CLI suites (label fast) =="
-cmake --preset asan -DATTNLENS_BUILD_UI=OFF
+cmake --preset asan
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs"
 

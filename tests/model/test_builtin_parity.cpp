@@ -1,0 +1,114 @@
+// The shipped built-in models (resources/models) against the training code's own PyTorch inference
+// (goldens written by tools/train/make_goldens.py into tests/data/builtin): the C++ engines must give the
+// same ids exactly and the same logits and attention to 1e-4.
+
+#include "core/decode/decode_session.h"
+#include "core/io/json_file.h"
+#include "core/io/model_folder.h"
+#include "core/models/marian_folder.h"
+#include "core/models/vit_model.h"
+#include "core/vision/image_io.h"
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace attnlens;
+
+namespace {
+
+const std::string kGoldens = std::string(ATTNLENS_TEST_DATA) + "/builtin";
+const std::string kSource = std::string(ATTNLENS_TEST_DATA) + "/../.."; // the repository root
+
+// Largest |a - b| over a tensor and a nested JSON array of the same shape (shape checked first).
+double maxDiff(const Tensor& t, const Json& j) {
+    Shape shape;
+    const Json* cursor = &j;
+    while (cursor->is_array()) {
+        shape.push_back(static_cast<int64_t>(cursor->size()));
+        if (cursor->empty()) break;
+        cursor = &(*cursor)[0];
+    }
+    if (shape != t.shape()) {
+        qWarning("shape %s vs golden %s", shapeToString(t.shape()).c_str(), shapeToString(shape).c_str());
+        return INFINITY;
+    }
+    std::vector<float> flat;
+    flat.reserve(static_cast<size_t>(t.numel()));
+    std::function<void(const Json&)> walk = [&](const Json& x) {
+        if (x.is_array())
+            for (const auto& e : x) walk(e);
+        else
+            flat.push_back(x.get<float>());
+    };
+    walk(j);
+    double worst = 0;
+    for (int64_t i = 0; i < t.numel(); ++i) worst = std::max(worst, double(std::abs(t.data()[i] - flat[i])));
+    return worst;
+}
+
+std::vector<std::string> goldenFiles(const char* prefix) {
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::directory_iterator(kGoldens))
+        if (entry.path().filename().string().rfind(prefix, 0) == 0) files.push_back(entry.path().string());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+} // namespace
+
+class TestBuiltinParity : public QObject {
+    Q_OBJECT
+private slots:
+    void vit();
+    void marian();
+};
+
+void TestBuiltinParity::vit() {
+    const auto files = goldenFiles("vit_");
+    QVERIFY(files.size() >= 3);
+    const auto model = VitModel::load(builtinModelDir("vit-fashion-mnist"));
+    for (const auto& file : files) {
+        const Json g = readJsonFile(file);
+        const auto result = model.run(loadImage(kSource + "/" + g["image"].get<std::string>()));
+        // Logits and attention: float32 on both sides, different summation order → 1e-4 absolute.
+        QVERIFY2(maxDiff(result.input.pixels.reshaped({28, 28}), g["pixel_values"]) < 1e-6, file.c_str());
+        QVERIFY2(maxDiff(result.output.logits, g["logits"]) < 1e-4, file.c_str());
+        QVERIFY2(maxDiff(result.output.attentions, g["attentions"]) < 1e-4, file.c_str());
+        QCOMPARE(model.topK(result.output, 1).front().index, g["predicted"].get<int>());
+        QCOMPARE(model.topK(result.output, 1).front().label, g["predicted_label"].get<std::string>());
+    }
+}
+
+void TestBuiltinParity::marian() {
+    const auto files = goldenFiles("marian_");
+    QVERIFY(files.size() >= 3);
+    const auto folder = loadMarianFolder(builtinModelDir("marian-de-en-tiny"));
+    for (const auto& file : files) {
+        const Json g = readJsonFile(file);
+        const std::string source = g["source"].get<std::string>();
+        const auto encoding = folder.tokenizer->encode(source);
+        QCOMPARE(encoding.ids, g["source_ids"].get<std::vector<int>>());
+
+        DecodeOptions options;
+        options.numBeams = g["num_beams"].get<int>();
+        options.maxNewTokens = g["max_new_tokens"].get<int>();
+        DecodeSession session(folder.model, folder.tokenizer, source, options);
+        session.run();
+        const auto trace = session.trace();
+        QCOMPARE(trace->targetIds, g["target_ids"].get<std::vector<int>>()); // ids exactly
+        QCOMPARE(trace->translation, g["translation"].get<std::string>());
+
+        // Attention captured during decoding vs the reference's teacher-forced pass.
+        QVERIFY2(maxDiff(trace->encoderAttention, g["attentions"]["encoder"]) < 1e-4, file.c_str());
+        QVERIFY2(maxDiff(trace->decoderAttention, g["attentions"]["decoder"]) < 1e-4, file.c_str());
+        QVERIFY2(maxDiff(trace->crossAttention, g["attentions"]["cross"]) < 1e-4, file.c_str());
+
+        const auto enc = folder.model->encode(encoding.ids);
+        const auto forced = folder.model->decodeForced(g["decoder_input_ids"].get<std::vector<int>>(), enc);
+        QVERIFY2(maxDiff(forced.logits, g["logits"]) < 1e-4, file.c_str());
+    }
+}
+
+QTEST_GUILESS_MAIN(TestBuiltinParity)
+#include "test_builtin_parity.moc"

@@ -1,0 +1,428 @@
+// The Vision page on the built-in ViT and a sample image, offscreen: clicking a patch (its position
+// computed from the grid geometry) selects it as the query; the overlay's pixels are the core renderer's
+// colours for the attention read straight from the tensor; the heads grid has one tile per head; several
+// patches sum; key side reads the attention column; a bad image leaves the state intact; exports.
+
+#include "core/analysis/attention_maps.h"
+#include "core/export/overlay.h"
+#include "core/io/model_folder.h"
+#include "ui/vision/map_grid_view.h"
+#include "ui/vision/patch_image_view.h"
+#include "ui/vision/predictions_view.h"
+#include "ui/vision/sample_gallery.h"
+#include "ui/vision/vision_document.h"
+#include "ui/vision/vision_page.h"
+#include "ui/widgets/heatmap_view.h"
+
+#include <QAbstractButton>
+#include <QComboBox>
+#include <QFile>
+#include <QMimeData>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <memory>
+
+using namespace attnlens;
+using namespace attnlens::ui;
+
+namespace {
+
+QString samplePath(const char* name) {
+    return QString::fromStdString((resourcesDir() / "samples" / "fashion-mnist" / name).string());
+}
+
+// Blend exactly as the overlay contract states: round((1 − a)·image + a·colour).
+uint8_t blend(uint8_t image, uint8_t colour, float a) {
+    return static_cast<uint8_t>(std::lround((1.0f - a) * image + a * colour));
+}
+
+} // namespace
+
+class TestVisionPage : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void cleanupTestCase() { m_page.reset(); }
+    void init();
+
+    void showsSampleWithPredictionsAndGrids();
+    void clickingAPatchSelectsItAsTheQuery();
+    void overlayPixelsAreTheCoreRenderersColours();
+    void headsGridHasOneTilePerHeadAndSelects();
+    void severalPatchesSumOrAverage();
+    void dragSelectsARectangleOfPatches();
+    void keySideReadsTheAttentionColumn();
+    void rolloutMatchesCore();
+    void badImageKeepsThePreviousState();
+    void pastedImageOfAnotherSizeIsAnalysed();
+    void droppedFileIsAnalysed();
+    void exportsOverlayHeadsAndMaps();
+    void smallImagesAreEnlargedCrisply();
+
+private:
+    void openAndWait(const QString& path);
+    VisionDocument* doc() const { return m_page->document(); }
+    // The model's attention [layer][head][query][key] of the current image.
+    float attention(int layer, int head, int query, int key) const {
+        return doc()->image()->result.output.attentions.at({layer, head, query, key});
+    }
+
+    std::unique_ptr<VisionPage> m_page;
+};
+
+void TestVisionPage::initTestCase() {
+    m_page = std::make_unique<VisionPage>();
+    m_page->resize(1280, 860);
+    m_page->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_page.get()));
+    // The built-in model loads, then the first sample is analysed, without blocking this thread.
+    QTRY_VERIFY_WITH_TIMEOUT(doc()->hasImage() && !m_page->isBusy(), 30000);
+    QVERIFY2(m_page->message().isEmpty(), qPrintable(m_page->message()));
+}
+
+void TestVisionPage::init() {
+    doc()->selectCls();
+    doc()->setKeySide(false);
+    doc()->setRollout(false);
+    doc()->setHead(-1);
+    doc()->setFusion(HeadFusion::Mean);
+    doc()->setReduce(TokenReduce::Sum);
+    doc()->setLayer(doc()->numLayers() - 1);
+    doc()->setSmooth(true);
+    doc()->setOpacity(0.6f);
+}
+
+void TestVisionPage::openAndWait(const QString& path) {
+    QSignalSpy shown(m_page.get(), &VisionPage::imageShown);
+    m_page->openImage(path);
+    QVERIFY(shown.wait(30000));
+    QTRY_VERIFY(!m_page->isBusy());
+}
+
+void TestVisionPage::showsSampleWithPredictionsAndGrids() {
+    openAndWait(samplePath("sneaker_1.png"));
+    const auto& img = doc()->image();
+    QCOMPARE(img->image.width, 28);
+    QCOMPARE(img->image.height, 28);
+    QCOMPARE(doc()->gridRows(), 7);
+    QCOMPARE(doc()->gridCols(), 7);
+    const int layers = doc()->numLayers(), heads = doc()->numHeads();
+    QCOMPARE(img->result.output.attentions.shape(), (Shape{layers, heads, 50, 50}));
+    QCOMPARE(static_cast<int>(m_page->predictionsView()->predictions().size()), 5);
+    // Probabilities descend and are what the model says.
+    const auto& top = m_page->predictionsView()->predictions();
+    for (size_t i = 1; i < top.size(); ++i) QVERIFY(top[i - 1].probability >= top[i].probability);
+    QCOMPARE(m_page->layersStrip()->count(), layers);
+    QCOMPARE(m_page->rawMapView()->rows(), 7);
+    QCOMPARE(m_page->rawMapView()->columns(), 7);
+}
+
+void TestVisionPage::clickingAPatchSelectsItAsTheQuery() {
+    openAndWait(samplePath("sneaker_1.png"));
+    PatchImageView* view = m_page->imageView();
+    const PatchGrid& grid = view->grid();
+    const int patch = grid.index(3, 5);
+    // The patch's widget rectangle from the grid geometry: image rect scaled by the display factor.
+    const QRectF area = view->imageRect();
+    QVERIFY(!area.isEmpty());
+    QCOMPARE(area.width() / area.height(), 1.0); // the 28×28 picture keeps its aspect ratio
+    const RectF r = grid.imageRect(patch);       // original-image pixels
+    const double s = area.width() / grid.imageWidth();
+    const QPointF exact(area.x() + (r.x + r.width / 2) * s, area.y() + (r.y + r.height / 2) * s);
+    QVERIFY((view->patchRect(patch).center() - exact).manhattanLength() < 1e-9);
+    const QPoint centre = exact.toPoint();
+    QCOMPARE(view->patchAt(centre), patch);
+
+    QTest::mouseClick(view, Qt::LeftButton, {}, centre);
+    QCOMPARE(doc()->query(), VisionDocument::Query::Patches);
+    QCOMPARE(doc()->patches(), (std::vector<int>{patch}));
+    QCOMPARE(doc()->queryTokens(), (std::vector<int>{patch + 1}));
+    QCOMPARE(view->selection(), (std::vector<int>{patch}));
+    QCOMPARE(m_page->rawMapView()->markedCell(), (HeatmapCell{3, 5}));
+    // The CLS button brings the class token back.
+    auto* cls = m_page->findChild<QAbstractButton*>("clsButton");
+    QVERIFY(cls);
+    QVERIFY(!cls->isChecked());
+    QTest::mouseClick(cls, Qt::LeftButton);
+    QCOMPARE(doc()->query(), VisionDocument::Query::Cls);
+    QVERIFY(cls->isChecked());
+}
+
+void TestVisionPage::overlayPixelsAreTheCoreRenderersColours() {
+    openAndWait(samplePath("sneaker_1.png"));
+    const int layer = 1, head = 2, row = 2, col = 3;
+    doc()->setLayer(layer);
+    doc()->setHead(head);
+    doc()->setColorMap(ColorMap::Viridis);
+    doc()->setSmooth(false); // one flat colour per patch: the attention of that patch, exactly
+    doc()->setOpacity(0.5f);
+    const PatchGrid& grid = doc()->image()->result.grid;
+    const int query = grid.index(row, col);
+    QTest::mouseClick(m_page->imageView(), Qt::LeftButton, {},
+                      m_page->imageView()->patchRect(query).center().toPoint());
+    QCOMPARE(doc()->patches(), (std::vector<int>{query}));
+
+    // The map from the tensor itself: attention of query token → every patch token.
+    const int qt = PatchGrid::tokenOfPatch(query);
+    float lo = 1e9f, hi = -1e9f;
+    int best = 0;
+    for (int p = 0; p < grid.count(); ++p) {
+        const float v = attention(layer, head, qt, p + 1);
+        lo = std::min(lo, v);
+        if (v > hi) {
+            hi = v;
+            best = p;
+        }
+    }
+    QVERIFY(hi > lo);
+    const RowMatrix map = doc()->currentMap();
+    for (int p = 0; p < grid.count(); ++p)
+        QCOMPARE(map(grid.row(p), grid.col(p)), attention(layer, head, qt, p + 1));
+
+    // Check the strongest patch and the query patch itself, at their centres on the display picture.
+    const QImage shown = m_page->imageView()->picture();
+    const ImageU8& base = doc()->image()->display;
+    QCOMPARE(shown.width(), base.width);
+    const double k = static_cast<double>(base.width) / grid.imageWidth();
+    for (int p : {best, query}) {
+        const RectF r = grid.imageRect(p);
+        const int x = static_cast<int>((r.x + r.width / 2) * k), y = static_cast<int>((r.y + r.height / 2) * k);
+        const Rgb c = colorAt(ColorMap::Viridis, (attention(layer, head, qt, p + 1) - lo) / (hi - lo));
+        const uint8_t g = base.at(x, y); // grey picture
+        const QColor got = shown.pixelColor(x, y);
+        QCOMPARE(got.red(), static_cast<int>(blend(g, c.r, 0.5f)));
+        QCOMPARE(got.green(), static_cast<int>(blend(g, c.g, 0.5f)));
+        QCOMPARE(got.blue(), static_cast<int>(blend(g, c.b, 0.5f)));
+    }
+    // And on screen: at opacity 1 the widget shows the map colour itself in the middle of the patch the
+    // CLS token attends to most (CLS: no patch outline drawn over it).
+    doc()->selectCls();
+    doc()->setOpacity(1.0f);
+    int clsBest = 0;
+    for (int p = 1; p < grid.count(); ++p)
+        if (attention(layer, head, 0, p + 1) > attention(layer, head, 0, clsBest + 1)) clsBest = p;
+    const QImage screen = m_page->imageView()->grab().toImage();
+    const QPointF centre = m_page->imageView()->patchRect(clsBest).center() * screen.devicePixelRatio();
+    const Rgb top = colorAt(ColorMap::Viridis, 1.0f);
+    QCOMPARE(screen.pixelColor(centre.toPoint()), QColor(top.r, top.g, top.b));
+}
+
+void TestVisionPage::headsGridHasOneTilePerHeadAndSelects() {
+    openAndWait(samplePath("sneaker_1.png"));
+    MapGridView* grid = m_page->headsGrid();
+    QCOMPARE(grid->count(), doc()->numHeads());
+    QCOMPARE(doc()->headMaps().size(), static_cast<size_t>(doc()->numHeads()));
+    // Tile h is head h's map blended over the thumbnail by the core renderer.
+    const auto maps = doc()->headMaps();
+    for (int h = 0; h < grid->count(); ++h) {
+        const RgbImage expected = renderOverlay(doc()->image()->thumbnail, maps[static_cast<size_t>(h)],
+                                                doc()->overlayOptions());
+        const QImage tile = grid->tile(h);
+        QCOMPARE(tile.width(), expected.width);
+        const Rgb e = expected.pixel(expected.width / 3, expected.height / 2);
+        QCOMPARE(tile.pixelColor(expected.width / 3, expected.height / 2), QColor(e.r, e.g, e.b));
+    }
+    QTest::mouseClick(grid, Qt::LeftButton, {}, grid->tileRect(2).center());
+    QCOMPARE(doc()->head(), 2);
+    QCOMPARE(grid->selected(), 2);
+    auto* headCombo = m_page->findChild<QComboBox*>("head");
+    QCOMPARE(headCombo->currentText(), QStringLiteral("Head 3"));
+    // The layers strip follows the head: tile l = head 2 at layer l.
+    MapGridView* layers = m_page->layersStrip();
+    QCOMPARE(layers->count(), doc()->numLayers());
+    const auto layerMaps = doc()->layerMaps();
+    const RowMatrix direct = doc()->mapFor(0, {2, HeadFusion::Mean}, false);
+    QVERIFY(layerMaps[0].isApprox(direct, 0.0f));
+    QTest::mouseClick(layers, Qt::LeftButton, {}, layers->tileRect(0).center());
+    QCOMPARE(doc()->layer(), 0);
+}
+
+void TestVisionPage::severalPatchesSumOrAverage() {
+    openAndWait(samplePath("bag_1.png"));
+    doc()->setLayer(2);
+    doc()->setHead(1);
+    const int a = 10, b = 24;
+    doc()->selectPatches({a});
+    const RowMatrix ma = doc()->currentMap();
+    doc()->selectPatches({b});
+    const RowMatrix mb = doc()->currentMap();
+
+    // Click a, shift-click b: both are the query.
+    PatchImageView* view = m_page->imageView();
+    QTest::mouseClick(view, Qt::LeftButton, {}, view->patchRect(a).center().toPoint());
+    QTest::mouseClick(view, Qt::LeftButton, Qt::ShiftModifier, view->patchRect(b).center().toPoint());
+    QCOMPARE(doc()->patches(), (std::vector<int>{a, b}));
+    const RowMatrix sum = doc()->currentMap();
+    QCOMPARE(sum.rows(), 7);
+    for (int i = 0; i < sum.size(); ++i) QVERIFY(std::abs(sum.data()[i] - (ma.data()[i] + mb.data()[i])) < 1e-6f);
+    // Sum of two probability rows over the patches: ≤ 2 and > 0.
+    QVERIFY(sum.sum() > 0.0f && sum.sum() <= 2.0f + 1e-5f);
+    doc()->setReduce(TokenReduce::Mean);
+    const RowMatrix mean = doc()->currentMap();
+    for (int i = 0; i < mean.size(); ++i)
+        QVERIFY(std::abs(mean.data()[i] - 0.5f * (ma.data()[i] + mb.data()[i])) < 1e-6f);
+    // Shift-click again removes it.
+    QTest::mouseClick(view, Qt::LeftButton, Qt::ShiftModifier, view->patchRect(b).center().toPoint());
+    QCOMPARE(doc()->patches(), (std::vector<int>{a}));
+}
+
+void TestVisionPage::dragSelectsARectangleOfPatches() {
+    openAndWait(samplePath("bag_1.png"));
+    PatchImageView* view = m_page->imageView();
+    const PatchGrid& grid = view->grid();
+    const QPoint from = view->patchRect(grid.index(1, 1)).center().toPoint();
+    const QPoint to = view->patchRect(grid.index(2, 3)).center().toPoint();
+    QTest::mousePress(view, Qt::LeftButton, {}, from);
+    QMouseEvent move(QEvent::MouseMove, QPointF(to), view->mapToGlobal(QPointF(to)), Qt::NoButton, Qt::LeftButton,
+                     Qt::NoModifier);
+    QApplication::sendEvent(view, &move);
+    QTest::mouseRelease(view, Qt::LeftButton, {}, to);
+    const std::vector<int> expected{grid.index(1, 1), grid.index(1, 2), grid.index(1, 3),
+                                    grid.index(2, 1), grid.index(2, 2), grid.index(2, 3)};
+    QCOMPARE(doc()->patches(), expected);
+}
+
+void TestVisionPage::keySideReadsTheAttentionColumn() {
+    openAndWait(samplePath("bag_1.png"));
+    doc()->setLayer(0);
+    doc()->setHead(3);
+    const int patch = 17;
+    doc()->selectPatches({patch});
+    auto* keySide = m_page->findChild<QAbstractButton*>("keySide");
+    keySide->click();
+    QVERIFY(doc()->keySide());
+    const RowMatrix map = doc()->currentMap();
+    for (int p = 0; p < 49; ++p)
+        QCOMPARE(map(p / 7, p % 7), attention(0, 3, p + 1, patch + 1)); // who attends to the patch
+}
+
+void TestVisionPage::rolloutMatchesCore() {
+    openAndWait(samplePath("coat_1.png"));
+    doc()->setLayer(2);
+    doc()->setRollout(true);
+    RolloutOptions options;
+    options.lastLayer = 2;
+    const RowMatrix r = attentionRollout(doc()->image()->result.output.attentions, options); // [T, T]
+    const RowMatrix expected = tokensToGrid(r.row(0).transpose(), 7, 7);
+    QVERIFY(doc()->currentMap().isApprox(expected, 1e-6f));
+    QCOMPARE(m_page->headsGrid()->count(), 0); // rollout fuses the heads
+    QCOMPARE(m_page->layersStrip()->count(), doc()->numLayers());
+}
+
+void TestVisionPage::badImageKeepsThePreviousState() {
+    openAndWait(samplePath("coat_1.png"));
+    doc()->selectPatches({5});
+    const auto before = doc()->image();
+    QTemporaryDir dir;
+    const QString bad = dir.filePath("broken.png");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("\x89PNG\r\n\x1a\n this is not a png");
+    f.close();
+    QSignalSpy error(m_page.get(), &VisionPage::errorShown);
+    m_page->openImage(bad);
+    QVERIFY(error.wait(20000));
+    QVERIFY2(error.at(0).at(0).toString().contains("broken.png"), qPrintable(error.at(0).at(0).toString()));
+    QVERIFY(!m_page->message().isEmpty());
+    QTRY_VERIFY(!m_page->isBusy());
+    QCOMPARE(doc()->image(), before);
+    QCOMPARE(doc()->patches(), (std::vector<int>{5}));
+    m_page->openImage(dir.filePath("missing.png"));
+    QTRY_VERIFY(!m_page->isBusy());
+    QCOMPARE(doc()->image(), before);
+}
+
+void TestVisionPage::pastedImageOfAnotherSizeIsAnalysed() {
+    // A 90×60 RGB picture: resized to the 28×28 input, shown at its own aspect ratio.
+    QImage img(90, 60, QImage::Format_RGB32);
+    for (int y = 0; y < 60; ++y)
+        for (int x = 0; x < 90; ++x) img.setPixelColor(x, y, QColor((x * 3) % 256, (y * 4) % 256, 128));
+    QSignalSpy shown(m_page.get(), &VisionPage::imageShown);
+    m_page->openImage(img, "test picture");
+    QVERIFY(shown.wait(30000));
+    QTRY_VERIFY(!m_page->isBusy());
+    QCOMPARE(doc()->image()->image.width, 90);
+    QCOMPARE(doc()->image()->image.channels, 3);
+    const QRectF area = m_page->imageView()->imageRect();
+    QVERIFY(std::abs(area.width() / area.height() - 1.5) < 0.02);
+    // A patch is 90/7 × 60/7 original pixels.
+    QVERIFY(std::abs(m_page->imageView()->patchRect(0).width() / area.width() - 1.0 / 7) < 1e-6);
+}
+
+void TestVisionPage::droppedFileIsAnalysed() {
+    openAndWait(samplePath("coat_1.png"));
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(samplePath("trouser_2.png"))});
+    QSignalSpy shown(m_page.get(), &VisionPage::imageShown);
+    const QPoint at = m_page->imageView()->geometry().center();
+    QDragEnterEvent enter(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(m_page.get(), &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(m_page.get(), &drop);
+    QVERIFY(shown.wait(30000));
+    QCOMPARE(doc()->image()->source, QStringLiteral("trouser_2.png"));
+}
+
+void TestVisionPage::exportsOverlayHeadsAndMaps() {
+    openAndWait(samplePath("dress_1.png"));
+    doc()->selectPatches({20});
+    QTemporaryDir dir;
+    const QString png = dir.filePath("overlay.png");
+    QVERIFY(m_page->exportOverlay(png));
+    const QImage saved(png);
+    QCOMPARE(saved.size(), QSize(28, 28)); // the original resolution
+    const RgbImage expected = renderOverlay(doc()->image()->image, doc()->currentMap(), doc()->overlayOptions());
+    for (int y = 0; y < 28; y += 5)
+        for (int x = 0; x < 28; x += 5) {
+            const Rgb e = expected.pixel(x, y);
+            QCOMPARE(saved.pixelColor(x, y), QColor(e.r, e.g, e.b));
+        }
+    const QString heads = dir.filePath("heads.png");
+    QVERIFY(m_page->exportHeadsGrid(heads));
+    const QImage headsImage(heads);
+    QVERIFY(headsImage.width() >= doc()->numHeads() * 140);
+
+    const QString npy = dir.filePath("map.npy");
+    QVERIFY(m_page->exportMap(npy));
+    QFile npyFile(npy);
+    QVERIFY(npyFile.open(QIODevice::ReadOnly));
+    const QByteArray bytes = npyFile.readAll();
+    QVERIFY(bytes.startsWith("\x93NUMPY"));
+    QVERIFY(bytes.contains("'shape': (7, 7)"));
+    float first = 0;
+    std::memcpy(&first, bytes.constData() + bytes.size() - 49 * 4, 4);
+    QCOMPARE(first, doc()->currentMap()(0, 0));
+
+    const QString csv = dir.filePath("map.csv");
+    QVERIFY(m_page->exportMap(csv));
+    QFile csvFile(csv);
+    QVERIFY(csvFile.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = csvFile.readAll().trimmed().split('\n');
+    QCOMPARE(lines.size(), 7);
+    QCOMPARE(lines[0].split(',').size(), 7);
+}
+
+void TestVisionPage::smallImagesAreEnlargedCrisply() {
+    ImageU8 tiny(28, 28, 1);
+    for (int y = 0; y < 28; ++y)
+        for (int x = 0; x < 28; ++x) tiny.at(x, y) = static_cast<uint8_t>((x + y) % 2 ? 255 : 0);
+    const ImageU8 big = VisionDocument::displayCopy(tiny, VisionDocument::kDisplayMin, VisionDocument::kDisplayMax);
+    QVERIFY(big.width >= VisionDocument::kDisplayMin);
+    QCOMPARE(big.width % 28, 0);
+    const int k = big.width / 28;
+    // Every source pixel becomes a k×k square of the same value (nearest, no blur).
+    for (int y = 0; y < big.height; y += 7)
+        for (int x = 0; x < big.width; x += 5) QCOMPARE(big.at(x, y), tiny.at(x / k, y / k));
+    // Large pictures are reduced to the display bound.
+    const ImageU8 huge(3000, 1000, 3);
+    const ImageU8 reduced = VisionDocument::displayCopy(huge, VisionDocument::kDisplayMin, VisionDocument::kDisplayMax);
+    QCOMPARE(reduced.width, VisionDocument::kDisplayMax);
+    QCOMPARE(reduced.height, 341);
+}
+
+QTEST_MAIN(TestVisionPage)
+#include "test_vision_page.moc"

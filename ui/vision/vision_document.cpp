@@ -1,0 +1,269 @@
+#include "ui/vision/vision_document.h"
+
+#include "core/util/error.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace attnlens::ui {
+
+VisionDocument::VisionDocument(QObject* parent) : QObject(parent) {}
+
+ImageU8 VisionDocument::displayCopy(const ImageU8& image, int minSide, int maxSide) {
+    if (image.empty()) throw Error("displayCopy: empty image");
+    const int longer = std::max(image.width, image.height);
+    if (longer < minSide) {
+        // Nearest, integer factor: every source pixel becomes a k×k square (a 28×28 image stays crisp).
+        const int k = std::max(1, std::min(minSide / longer + (minSide % longer ? 1 : 0), maxSide / longer));
+        if (k == 1) return image;
+        ImageU8 out(image.width * k, image.height * k, image.channels);
+        for (int y = 0; y < out.height; ++y)
+            for (int x = 0; x < out.width; ++x)
+                for (int c = 0; c < image.channels; ++c) out.at(x, y, c) = image.at(x / k, y / k, c);
+        return out;
+    }
+    if (longer > maxSide) {
+        const double s = static_cast<double>(maxSide) / longer;
+        const int w = std::max(1, static_cast<int>(std::lround(image.width * s)));
+        const int h = std::max(1, static_cast<int>(std::lround(image.height * s)));
+        return resizePil(image, w, h, ResampleFilter::Bilinear);
+    }
+    return image;
+}
+
+std::shared_ptr<const VisionImage> VisionDocument::analyse(const VitModel& model, ImageU8 image, const QString& source,
+                                                           const Callbacks& callbacks) {
+    auto out = std::make_shared<VisionImage>();
+    out->source = source;
+    const auto start = std::chrono::steady_clock::now();
+    VitRunOptions options;
+    options.captureAttention = true;
+    // Any picture size is accepted: the processor resizes to the model's input size, so positions
+    // never need interpolating here.
+    out->result = model.run(image, options, callbacks);
+    out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out->top = model.topK(out->result.output, 5);
+    callbacks.checkCancel();
+    out->display = displayCopy(image, kDisplayMin, kDisplayMax);
+    out->thumbnail = displayCopy(image, kThumbnailSize, kThumbnailSize);
+    out->image = std::move(image);
+    return out;
+}
+
+void VisionDocument::setModel(std::shared_ptr<const VitModel> model) {
+    m_model = std::move(model);
+    m_image.reset();
+    m_rolloutCache.clear();
+    m_query = Query::Cls;
+    m_patches.clear();
+    m_layer = m_model ? m_model->config().numLayers - 1 : 0;
+    m_head = -1;
+    emit modelChanged();
+    emit imageChanged();
+    emit selectionChanged();
+    emit viewChanged();
+}
+
+void VisionDocument::setImage(std::shared_ptr<const VisionImage> image) {
+    const int oldRows = gridRows(), oldCols = gridCols();
+    m_image = std::move(image);
+    m_rolloutCache.clear();
+    bool selection = false;
+    if (gridRows() != oldRows || gridCols() != oldCols) {
+        selection = m_query != Query::Cls;
+        m_query = Query::Cls;
+        m_patches.clear();
+    }
+    emit imageChanged();
+    if (selection) emit selectionChanged();
+}
+
+int VisionDocument::numLayers() const { return m_model ? m_model->config().numLayers : 0; }
+int VisionDocument::numHeads() const { return m_model ? m_model->config().numHeads : 0; }
+int VisionDocument::gridRows() const { return m_image ? m_image->result.grid.rows() : 0; }
+int VisionDocument::gridCols() const { return m_image ? m_image->result.grid.cols() : 0; }
+
+void VisionDocument::selectCls() {
+    if (m_query == Query::Cls) return;
+    m_query = Query::Cls;
+    m_patches.clear();
+    emit selectionChanged();
+}
+
+void VisionDocument::selectPatches(std::vector<int> patches) {
+    const int count = gridRows() * gridCols();
+    std::erase_if(patches, [count](int p) { return p < 0 || p >= count; });
+    std::sort(patches.begin(), patches.end());
+    patches.erase(std::unique(patches.begin(), patches.end()), patches.end());
+    if (patches.empty()) {
+        selectCls();
+        return;
+    }
+    if (m_query == Query::Patches && patches == m_patches) return;
+    m_query = Query::Patches;
+    m_patches = std::move(patches);
+    emit selectionChanged();
+}
+
+void VisionDocument::togglePatch(int patch) {
+    std::vector<int> next = m_query == Query::Patches ? m_patches : std::vector<int>{};
+    const auto it = std::find(next.begin(), next.end(), patch);
+    if (it != next.end())
+        next.erase(it);
+    else
+        next.push_back(patch);
+    selectPatches(std::move(next));
+}
+
+std::vector<int> VisionDocument::queryTokens() const {
+    if (m_query == Query::Cls) return {0};
+    std::vector<int> tokens;
+    tokens.reserve(m_patches.size());
+    for (int p : m_patches) tokens.push_back(PatchGrid::tokenOfPatch(p));
+    return tokens;
+}
+
+void VisionDocument::setReduce(TokenReduce reduce) {
+    if (reduce == m_reduce) return;
+    m_reduce = reduce;
+    emit selectionChanged();
+}
+
+void VisionDocument::setKeySide(bool keySide) {
+    if (keySide == m_keySide) return;
+    m_keySide = keySide;
+    emit selectionChanged();
+}
+
+void VisionDocument::setLayer(int layer) {
+    layer = std::clamp(layer, 0, std::max(0, numLayers() - 1));
+    if (layer == m_layer) return;
+    m_layer = layer;
+    emit viewChanged();
+}
+
+void VisionDocument::setHead(int head) {
+    head = std::clamp(head, -1, numHeads() - 1);
+    if (head == m_head) return;
+    m_head = head;
+    emit viewChanged();
+}
+
+void VisionDocument::setFusion(HeadFusion fusion) {
+    if (fusion == m_fusion) return;
+    m_fusion = fusion;
+    emit viewChanged();
+}
+
+void VisionDocument::setRollout(bool rollout) {
+    if (rollout == m_rollout) return;
+    m_rollout = rollout;
+    emit viewChanged();
+}
+
+void VisionDocument::setOpacity(float opacity) {
+    opacity = std::clamp(opacity, 0.0f, 1.0f);
+    if (opacity == m_opacity) return;
+    m_opacity = opacity;
+    emit lookChanged();
+}
+
+void VisionDocument::setColorMap(ColorMap map) {
+    if (map == m_colorMap) return;
+    m_colorMap = map;
+    emit lookChanged();
+}
+
+void VisionDocument::setSmooth(bool smooth) {
+    if (smooth == m_smooth) return;
+    m_smooth = smooth;
+    emit lookChanged();
+}
+
+OverlayOptions VisionDocument::overlayOptions() const {
+    OverlayOptions o;
+    o.colorMap = m_colorMap;
+    o.opacity = m_opacity;
+    o.smooth = m_smooth;
+    return o; // lo/hi: each map's own range, as the CLI does
+}
+
+const RowMatrix& VisionDocument::rolloutMatrix(int layer, HeadFusion fusion) const {
+    const auto key = std::make_pair(layer, static_cast<int>(fusion));
+    auto it = m_rolloutCache.find(key);
+    if (it == m_rolloutCache.end()) {
+        RolloutOptions options;
+        options.fusion = fusion;
+        options.lastLayer = layer;
+        it = m_rolloutCache.emplace(key, attentionRollout(m_image->result.output.attentions, options)).first;
+    }
+    return it->second;
+}
+
+RowMatrix VisionDocument::attentionMatrix(int layer, const HeadSelection& heads, bool rollout) const {
+    if (!m_image) return {};
+    if (rollout) return rolloutMatrix(layer, heads.fusion); // [T, T]
+    return layerAttention(m_image->result.output.attentions, layer, heads); // [T, T]
+}
+
+RowMatrix VisionDocument::mapFor(int layer, const HeadSelection& heads, bool rollout) const {
+    if (!m_image || m_image->result.output.attentions.empty()) return {};
+    const RowMatrix a = attentionMatrix(layer, heads, rollout); // [T, T]
+    const std::vector<int> tokens = queryTokens();
+    const Eigen::VectorXf perToken = m_keySide ? keyMap(a, tokens, m_reduce)   // [T] over queries
+                                               : queryMap(a, tokens, m_reduce); // [T] over keys
+    return tokensToGrid(perToken, gridRows(), gridCols()); // [rows, cols]
+}
+
+RowMatrix VisionDocument::currentMap() const {
+    return mapFor(m_layer, {m_rollout ? -1 : m_head, m_fusion}, m_rollout);
+}
+
+std::vector<RowMatrix> VisionDocument::headMaps() const {
+    std::vector<RowMatrix> maps;
+    if (!m_image || m_rollout) return maps;
+    for (int h = 0; h < numHeads(); ++h) maps.push_back(mapFor(m_layer, {h, m_fusion}, false));
+    return maps;
+}
+
+std::vector<RowMatrix> VisionDocument::layerMaps() const {
+    std::vector<RowMatrix> maps;
+    if (!m_image) return maps;
+    for (int l = 0; l < numLayers(); ++l) maps.push_back(mapFor(l, {m_rollout ? -1 : m_head, m_fusion}, m_rollout));
+    return maps;
+}
+
+QString VisionDocument::queryDescription() const {
+    if (m_query == Query::Cls) return tr("CLS token");
+    if (m_patches.size() == 1) {
+        const int p = m_patches.front();
+        return tr("patch (%1, %2)").arg(p / gridCols()).arg(p % gridCols());
+    }
+    return tr("%1 patches (%2)").arg(m_patches.size()).arg(m_reduce == TokenReduce::Sum ? tr("sum") : tr("mean"));
+}
+
+QString VisionDocument::mapDescription() const {
+    const QString heads = m_rollout ? tr("rollout 1–%1 (%2 of heads)").arg(m_layer + 1).arg(QString::fromStdString(std::string(headFusionName(m_fusion))))
+                          : m_head >= 0 ? tr("layer %1 · head %2").arg(m_layer + 1).arg(m_head + 1)
+                                        : tr("layer %1 · %2 of heads").arg(m_layer + 1).arg(QString::fromStdString(std::string(headFusionName(m_fusion))));
+    const QString direction =
+        m_keySide ? tr("patches → %1").arg(queryDescription()) : tr("%1 → patches").arg(queryDescription());
+    return heads + QStringLiteral(" · ") + direction;
+}
+
+RgbImage VisionDocument::renderDisplayOverlay() const {
+    if (!m_image) return {};
+    return renderOverlay(m_image->display, currentMap(), overlayOptions());
+}
+
+RgbImage VisionDocument::renderOriginalOverlay() const {
+    if (!m_image) return {};
+    return renderOverlay(m_image->image, currentMap(), overlayOptions());
+}
+
+RgbImage VisionDocument::renderThumbnail(const RowMatrix& map) const {
+    if (!m_image || map.size() == 0) return {};
+    return renderOverlay(m_image->thumbnail, map, overlayOptions());
+}
+
+} // namespace attnlens::ui

@@ -1,0 +1,156 @@
+#pragma once
+// VisionDocument: the state of the Vision page — the loaded ViT, the current image with its result, and
+// what the user is looking at (query, layer, head, rollout, colours). Views read it and call setters;
+// it emits signals; it runs no inference (the page does, on its InferenceWorker) and draws nothing itself
+// (maps go through core/analysis, pixels through core/export/overlay, as in `attnlens-cli vision`).
+//
+// Basic usage:
+//   doc->setModel(std::make_shared<const VitModel>(VitModel::load(dir)));
+//   doc->setImage(VisionDocument::analyse(model, image, "cat.png"));   // worker thread, then GUI thread
+//   doc->selectPatches({9, 10});  doc->setReduce(TokenReduce::Sum);
+//   RowMatrix m = doc->currentMap();                                   // [grid rows, grid cols]
+//   RgbImage px = doc->renderDisplayOverlay();                         // what the page shows
+//
+// Snapshots (model, image) are immutable and shared: a worker can hold them while the GUI moves on.
+// Threading: the QObject lives on the GUI thread; analyse() is a pure function for the worker.
+
+#include "core/analysis/attention_maps.h"
+#include "core/export/overlay.h"
+#include "core/models/vit_model.h"
+
+#include <QObject>
+#include <QString>
+
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace attnlens::ui {
+
+// One analysed image: the picture, the model's result on it and images prepared for display.
+struct VisionImage {
+    QString source;        // file name or "pasted image"
+    ImageU8 image;         // the original, as loaded (1 or 3 channels)
+    ImageU8 display;       // the picture the page blends over: small images enlarged by an integer factor
+                           // (nearest, crisp pixels), large ones reduced to at most kDisplayMax px per side
+    ImageU8 thumbnail;     // the same for the heads grid / layers strip (about kThumbnailSize px)
+    VitResult result;      // input, patch grid, logits, attentions [L, H, N+1, N+1]
+    std::vector<Prediction> top; // top-5 (empty for a checkpoint without classifier)
+    double seconds = 0;    // wall time of preprocessing + forward
+};
+
+class VisionDocument : public QObject {
+    Q_OBJECT
+public:
+    static constexpr int kDisplayMax = 1024;
+    static constexpr int kDisplayMin = 448;   // small images are enlarged to at least this (integer factor)
+    static constexpr int kThumbnailSize = 224;
+
+    enum class Query { Cls, Patches };
+
+    explicit VisionDocument(QObject* parent = nullptr);
+
+    // Runs `model` on `image` with attention captured and prepares the display images. Throws
+    // attnlens::Error / Cancelled. Call it on a worker thread.
+    static std::shared_ptr<const VisionImage> analyse(const VitModel& model, ImageU8 image, const QString& source,
+                                                      const Callbacks& callbacks = {});
+    // The enlarged (nearest) or reduced (PIL bilinear) copy of an image whose longer side lands in
+    // [minSide, maxSide] where possible; integer factors when enlarging, so every pixel stays a square.
+    static ImageU8 displayCopy(const ImageU8& image, int minSide, int maxSide);
+
+    // --- snapshots -------------------------------------------------------------------------
+    // A new model clears the image (its attention belongs to the old model) and resets the selection
+    // to CLS, the last layer and the mean over heads.
+    void setModel(std::shared_ptr<const VitModel> model);
+    const std::shared_ptr<const VitModel>& model() const { return m_model; }
+    // A new image keeps the selection when the grid is unchanged, else resets the query to CLS.
+    void setImage(std::shared_ptr<const VisionImage> image);
+    const std::shared_ptr<const VisionImage>& image() const { return m_image; }
+    bool hasImage() const { return m_image != nullptr; }
+    int numLayers() const;
+    int numHeads() const;
+    int gridRows() const;
+    int gridCols() const;
+
+    // --- selection -------------------------------------------------------------------------
+    Query query() const { return m_query; }
+    const std::vector<int>& patches() const { return m_patches; } // sorted, unique, row-major indices
+    void selectCls();
+    // An empty list selects CLS. Indices outside the grid are ignored.
+    void selectPatches(std::vector<int> patches);
+    // Adds the patch, or removes it when already selected (shift-click).
+    void togglePatch(int patch);
+    // The query tokens (0 = CLS, patch i = token i + 1).
+    std::vector<int> queryTokens() const;
+
+    TokenReduce reduce() const { return m_reduce; }
+    void setReduce(TokenReduce reduce);
+    bool keySide() const { return m_keySide; }
+    void setKeySide(bool keySide); // true: which tokens attend TO the selection
+
+    int layer() const { return m_layer; }
+    void setLayer(int layer);
+    int head() const { return m_head; } // -1 = aggregate over heads with fusion()
+    void setHead(int head);
+    HeadFusion fusion() const { return m_fusion; }
+    void setFusion(HeadFusion fusion);
+    bool rollout() const { return m_rollout; } // rollout through layers 0..layer, heads fused
+    void setRollout(bool rollout);
+
+    // --- look ------------------------------------------------------------------------------
+    float opacity() const { return m_opacity; }
+    void setOpacity(float opacity);
+    ColorMap colorMap() const { return m_colorMap; }
+    void setColorMap(ColorMap map);
+    bool smooth() const { return m_smooth; }
+    void setSmooth(bool smooth);
+    OverlayOptions overlayOptions() const;
+
+    // --- maps ------------------------------------------------------------------------------
+    // The [T, T] matrix the maps are read from: a layer's attention for a head selection, or rollout.
+    RowMatrix attentionMatrix(int layer, const HeadSelection& heads, bool rollout) const;
+    // The query (or key-side) map of the current selection on that matrix → [rows, cols].
+    RowMatrix mapFor(int layer, const HeadSelection& heads, bool rollout) const;
+    RowMatrix currentMap() const; // empty without an image
+    // Every head's map at the current layer (the heads grid); rollout ignores the head, so then empty.
+    std::vector<RowMatrix> headMaps() const;
+    // The current head (or aggregate) at every layer (the layers strip); with rollout, rollout to each layer.
+    std::vector<RowMatrix> layerMaps() const;
+    // A short description of the map shown ("layer 4 · head 2 · CLS → patches").
+    QString mapDescription() const;
+    QString queryDescription() const;
+
+    // The current map blended over display() / the original image / a thumbnail (core renderOverlay).
+    RgbImage renderDisplayOverlay() const;
+    RgbImage renderOriginalOverlay() const;
+    RgbImage renderThumbnail(const RowMatrix& map) const;
+
+signals:
+    void modelChanged();
+    void imageChanged();
+    void selectionChanged(); // query, reduce, key side
+    void viewChanged();      // layer, head, fusion, rollout
+    void lookChanged();      // opacity, colour map, smoothing
+
+private:
+    const RowMatrix& rolloutMatrix(int layer, HeadFusion fusion) const;
+
+    std::shared_ptr<const VitModel> m_model;
+    std::shared_ptr<const VisionImage> m_image;
+    Query m_query = Query::Cls;
+    std::vector<int> m_patches;
+    TokenReduce m_reduce = TokenReduce::Sum;
+    bool m_keySide = false;
+    int m_layer = 0;
+    int m_head = -1;
+    HeadFusion m_fusion = HeadFusion::Mean;
+    bool m_rollout = false;
+    float m_opacity = 0.6f;
+    ColorMap m_colorMap = ColorMap::Inferno;
+    bool m_smooth = true;
+    // Rollout of the current image, per (last layer, fusion); cleared with the image.
+    mutable std::map<std::pair<int, int>, RowMatrix> m_rolloutCache;
+};
+
+} // namespace attnlens::ui

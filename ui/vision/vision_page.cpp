@@ -1,0 +1,729 @@
+#include "ui/vision/vision_page.h"
+
+#include "core/export/npy.h"
+#include "core/io/model_folder.h"
+#include "core/util/error.h"
+#include "ui/render/heatmap_image.h"
+#include "ui/shell/inference_worker.h"
+#include "ui/vision/map_grid_view.h"
+#include "ui/vision/patch_image_view.h"
+#include "ui/vision/predictions_view.h"
+#include "ui/vision/sample_gallery.h"
+#include "ui/widgets/heatmap_view.h"
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QClipboard>
+#include <QComboBox>
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QElapsedTimer>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QFrame>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenu>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QShortcut>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSplitter>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <cstring>
+#include <utility>
+
+namespace attnlens::ui {
+
+namespace {
+
+QImage toQImage(const RgbImage& image) {
+    if (image.width <= 0) return {};
+    QImage out(image.width, image.height, QImage::Format_RGB888);
+    for (int y = 0; y < image.height; ++y)
+        std::memcpy(out.scanLine(y), image.pixels.data() + static_cast<size_t>(y) * image.width * 3,
+                    static_cast<size_t>(image.width) * 3);
+    return out;
+}
+
+// A QImage (any format) as an 8-bit image: grey stays grey, everything else becomes RGB (alpha dropped).
+ImageU8 fromQImage(const QImage& source) {
+    const bool grey = source.format() == QImage::Format_Grayscale8 || source.format() == QImage::Format_Grayscale16;
+    const QImage img = source.convertToFormat(grey ? QImage::Format_Grayscale8 : QImage::Format_RGB888);
+    ImageU8 out(img.width(), img.height(), grey ? 1 : 3);
+    const size_t row = static_cast<size_t>(img.width()) * out.channels;
+    for (int y = 0; y < img.height(); ++y) std::memcpy(out.pixels.data() + y * row, img.constScanLine(y), row);
+    return out;
+}
+
+QLabel* caption(const QString& text, QWidget* parent) {
+    auto* label = new QLabel(text, parent);
+    QFont f = label->font();
+    f.setBold(true);
+    label->setFont(f);
+    return label;
+}
+
+QLabel* hint(const QString& text, QWidget* parent) {
+    auto* label = new QLabel(text, parent);
+    label->setWordWrap(true);
+    label->setStyleSheet(QStringLiteral("color: #5f6368;"));
+    return label;
+}
+
+QString ms(double seconds) { return QString::number(seconds * 1000.0, 'f', seconds < 0.1 ? 1 : 0) + " ms"; }
+
+} // namespace
+
+VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
+    : QWidget(parent), m_doc(new VisionDocument(this)), m_worker(new InferenceWorker(this)) {
+    setAcceptDrops(true);
+    auto* root = new QVBoxLayout(this);
+    root->setContentsMargins(8, 8, 8, 8);
+    root->setSpacing(6);
+
+    // Top bar: image source, model, progress and export.
+    auto* bar = new QFrame(this);
+    bar->setObjectName(QStringLiteral("visionBar"));
+    bar->setStyleSheet(QStringLiteral("QFrame#visionBar { background: palette(base); border: 1px solid palette(mid);"
+                                      " border-radius: 4px; }"));
+    auto* barLayout = new QHBoxLayout(bar);
+    barLayout->setContentsMargins(8, 4, 8, 4);
+    auto* open = new QPushButton(tr("Open image…"), bar);
+    open->setObjectName(QStringLiteral("openImage"));
+    open->setToolTip(tr("Open a PNG, JPEG, BMP, TIFF or WebP image (or drop one on the page)"));
+    connect(open, &QPushButton::clicked, this, &VisionPage::chooseImage);
+    auto* paste = new QPushButton(tr("Paste"), bar);
+    paste->setObjectName(QStringLiteral("pasteImage"));
+    paste->setToolTip(tr("Paste an image from the clipboard (Ctrl+V)"));
+    connect(paste, &QPushButton::clicked, this, &VisionPage::pasteImage);
+    m_imageLabel = new QLabel(tr("No image"), bar);
+    m_imageLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_modelLabel = new QLabel(bar);
+    m_modelLabel->setStyleSheet(QStringLiteral("color: #5f6368;"));
+    m_progress = new QProgressBar(bar);
+    m_progress->setObjectName(QStringLiteral("progress"));
+    m_progress->setRange(0, 1000);
+    m_progress->setMaximumWidth(160);
+    m_progress->setTextVisible(false);
+    m_progress->hide();
+    m_cancel = new QPushButton(tr("Cancel"), bar);
+    m_cancel->setObjectName(QStringLiteral("cancel"));
+    m_cancel->hide();
+    connect(m_cancel, &QPushButton::clicked, m_worker, &InferenceWorker::cancel);
+    m_export = new QToolButton(bar);
+    m_export->setObjectName(QStringLiteral("export"));
+    m_export->setText(tr("Export"));
+    m_export->setPopupMode(QToolButton::InstantPopup);
+    auto* exportMenu = new QMenu(m_export);
+    exportMenu->addAction(tr("Overlay as PNG (original resolution)…"), this, [this] { chooseExport(0); });
+    exportMenu->addAction(tr("Heads grid as PNG…"), this, [this] { chooseExport(1); });
+    exportMenu->addAction(tr("Map as NumPy (.npy)…"), this, [this] { chooseExport(2); });
+    exportMenu->addAction(tr("Map as CSV…"), this, [this] { chooseExport(3); });
+    m_export->setMenu(exportMenu);
+    barLayout->addWidget(open);
+    barLayout->addWidget(paste);
+    barLayout->addSpacing(12);
+    barLayout->addWidget(m_imageLabel, 1);
+    barLayout->addWidget(m_modelLabel);
+    barLayout->addWidget(m_progress);
+    barLayout->addWidget(m_cancel);
+    barLayout->addWidget(m_export);
+    root->addWidget(bar);
+
+    m_message = new QLabel(this);
+    m_message->setObjectName(QStringLiteral("message"));
+    m_message->setWordWrap(true);
+    m_message->hide();
+    root->addWidget(m_message);
+
+    auto* body = new QHBoxLayout;
+    body->setSpacing(8);
+    body->addWidget(buildSidebar());
+    body->addWidget(buildCentre(), 1);
+    root->addLayout(body, 1);
+
+    auto* pasteShortcut = new QShortcut(QKeySequence::Paste, this);
+    pasteShortcut->setContext(Qt::WidgetWithChildrenShortcut);
+    connect(pasteShortcut, &QShortcut::activated, this, &VisionPage::pasteImage);
+
+    // Document → views.
+    connect(m_doc, &VisionDocument::modelChanged, this, [this] {
+        syncControls();
+        m_modelLabel->setText(modelDescription());
+    });
+    connect(m_doc, &VisionDocument::imageChanged, this, [this] {
+        refreshPredictions();
+        refreshMaps();
+    });
+    connect(m_doc, &VisionDocument::selectionChanged, this, [this] {
+        syncControls();
+        refreshMaps();
+    });
+    connect(m_doc, &VisionDocument::viewChanged, this, [this] {
+        syncControls();
+        refreshMaps();
+    });
+    connect(m_doc, &VisionDocument::lookChanged, this, &VisionPage::refreshMaps);
+
+    // Worker → progress, errors.
+    connect(m_worker, &InferenceWorker::started, this, [this](int, const QString& label) {
+        m_progress->setValue(0);
+        m_progress->setToolTip(label);
+        m_progress->show();
+        m_cancel->show();
+    });
+    connect(m_worker, &InferenceWorker::progress, this, [this](int, double fraction, const QString& stage) {
+        m_progress->setValue(static_cast<int>(fraction * 1000));
+        m_progress->setToolTip(stage);
+    });
+    connect(m_worker, &InferenceWorker::busyChanged, this, [this](bool busy) {
+        if (!busy) {
+            m_progress->hide();
+            m_cancel->hide();
+        }
+    });
+    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& msg) {
+        --m_pendingJobs;
+        showError(msg);
+    });
+    connect(m_worker, &InferenceWorker::cancelled, this, [this](int) {
+        --m_pendingJobs;
+        showNotice(tr("Cancelled."));
+    });
+    connect(m_worker, &InferenceWorker::finished, this, [this](int) { --m_pendingJobs; });
+
+    const int samples = m_gallery->loadSamples();
+    if (samples > 0) m_pendingSample = m_gallery->samplePaths().front();
+    QString dir = modelDir;
+    if (dir.isEmpty()) {
+        try {
+            dir = QString::fromStdString(builtinModelDir("vit-fashion-mnist").string());
+        } catch (const std::exception& e) {
+            showError(tr("The built-in vision model is missing (%1). Open a ViT checkpoint folder with "
+                         "File → Open model….")
+                          .arg(QString::fromUtf8(e.what())));
+        }
+    }
+    syncControls();
+    if (!dir.isEmpty()) openModel(dir);
+}
+
+VisionPage::~VisionPage() = default;
+
+QWidget* VisionPage::buildSidebar() {
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setFixedWidth(272);
+    auto* panel = new QWidget(scroll);
+    auto* layout = new QVBoxLayout(panel);
+    layout->setContentsMargins(0, 0, 6, 0);
+
+    auto* samplesBox = new QGroupBox(tr("Samples"), panel);
+    auto* samplesLayout = new QVBoxLayout(samplesBox);
+    m_gallery = new SampleGallery(samplesBox);
+    m_gallery->setObjectName(QStringLiteral("samples"));
+    m_gallery->setFixedHeight(206);
+    connect(m_gallery, &SampleGallery::sampleChosen, this, [this](const QString& path) { openImage(path); });
+    samplesLayout->addWidget(m_gallery);
+    samplesLayout->addWidget(hint(tr("…or drop an image here, paste one (Ctrl+V) or use Open image."), samplesBox));
+    layout->addWidget(samplesBox);
+
+    auto* queryBox = new QGroupBox(tr("Query"), panel);
+    auto* queryLayout = new QVBoxLayout(queryBox);
+    auto* queryRow = new QHBoxLayout;
+    m_clsButton = new QPushButton(tr("CLS"), queryBox);
+    m_clsButton->setObjectName(QStringLiteral("clsButton"));
+    m_clsButton->setCheckable(true);
+    m_clsButton->setToolTip(tr("Use the class token as the query"));
+    connect(m_clsButton, &QPushButton::clicked, this, [this] {
+        m_doc->selectCls();
+        syncControls(); // a click on the checked button would otherwise uncheck it
+    });
+    m_selectionLabel = new QLabel(queryBox);
+    queryRow->addWidget(m_clsButton);
+    queryRow->addWidget(m_selectionLabel, 1);
+    queryLayout->addLayout(queryRow);
+    auto* form = new QFormLayout;
+    m_reduce = new QComboBox(queryBox);
+    m_reduce->setObjectName(QStringLiteral("reduce"));
+    m_reduce->addItems({tr("Sum"), tr("Mean")});
+    m_reduce->setToolTip(tr("How the maps of several selected patches are combined"));
+    connect(m_reduce, &QComboBox::currentIndexChanged, this,
+            [this](int i) { m_doc->setReduce(i == 0 ? TokenReduce::Sum : TokenReduce::Mean); });
+    form->addRow(tr("Several patches:"), m_reduce);
+    queryLayout->addLayout(form);
+    m_keySide = new QCheckBox(tr("Key side: who attends to the selection"), queryBox);
+    m_keySide->setObjectName(QStringLiteral("keySide"));
+    connect(m_keySide, &QCheckBox::toggled, m_doc, &VisionDocument::setKeySide);
+    queryLayout->addWidget(m_keySide);
+    queryLayout->addWidget(hint(tr("Click a patch to make it the query; shift-click or drag to select several."), queryBox));
+    layout->addWidget(queryBox);
+
+    auto* mapBox = new QGroupBox(tr("Map"), panel);
+    auto* mapForm = new QFormLayout(mapBox);
+    m_layer = new QComboBox(mapBox);
+    m_layer->setObjectName(QStringLiteral("layer"));
+    connect(m_layer, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (i >= 0) m_doc->setLayer(i);
+    });
+    m_head = new QComboBox(mapBox);
+    m_head->setObjectName(QStringLiteral("head"));
+    connect(m_head, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (i < 0) return;
+        if (i <= 1) {
+            m_doc->setFusion(i == 0 ? HeadFusion::Mean : HeadFusion::Max);
+            m_doc->setHead(-1);
+        } else {
+            m_doc->setHead(i - 2);
+        }
+    });
+    m_rollout = new QCheckBox(tr("Rollout through layers 1…L"), mapBox);
+    m_rollout->setObjectName(QStringLiteral("rollout"));
+    m_rollout->setToolTip(tr("Attention rollout (Abnar & Zuidema 2020): heads fused, residual added, "
+                             "layers multiplied up to the chosen layer"));
+    connect(m_rollout, &QCheckBox::toggled, m_doc, &VisionDocument::setRollout);
+    mapForm->addRow(tr("Layer:"), m_layer);
+    mapForm->addRow(tr("Head:"), m_head);
+    mapForm->addRow(m_rollout);
+    layout->addWidget(mapBox);
+
+    auto* lookBox = new QGroupBox(tr("Display"), panel);
+    auto* lookForm = new QFormLayout(lookBox);
+    m_opacity = new QSlider(Qt::Horizontal, lookBox);
+    m_opacity->setObjectName(QStringLiteral("opacity"));
+    m_opacity->setRange(0, 100);
+    m_opacity->setValue(static_cast<int>(m_doc->opacity() * 100));
+    connect(m_opacity, &QSlider::valueChanged, this, [this](int v) { m_doc->setOpacity(v / 100.0f); });
+    m_colorMap = new QComboBox(lookBox);
+    m_colorMap->setObjectName(QStringLiteral("colorMap"));
+    for (ColorMap map : allColorMaps()) {
+        m_colorMap->addItem(QIcon(QPixmap::fromImage(colorBarImage(map, 48, 12, Qt::Horizontal))),
+                            colorMapDisplayName(map), static_cast<int>(map));
+        if (map == m_doc->colorMap()) m_colorMap->setCurrentIndex(m_colorMap->count() - 1);
+    }
+    connect(m_colorMap, &QComboBox::currentIndexChanged, this,
+            [this](int i) { m_doc->setColorMap(static_cast<ColorMap>(m_colorMap->itemData(i).toInt())); });
+    m_smooth = new QCheckBox(tr("Smooth map"), lookBox);
+    m_smooth->setObjectName(QStringLiteral("smooth"));
+    m_smooth->setChecked(m_doc->smooth());
+    m_smooth->setToolTip(tr("Bilinear upsampling of the patch map; off shows one flat colour per patch"));
+    connect(m_smooth, &QCheckBox::toggled, m_doc, &VisionDocument::setSmooth);
+    lookForm->addRow(tr("Opacity:"), m_opacity);
+    lookForm->addRow(tr("Colours:"), m_colorMap);
+    lookForm->addRow(m_smooth);
+    layout->addWidget(lookBox);
+
+    m_timing = hint(QString(), panel);
+    layout->addWidget(m_timing);
+    layout->addStretch(1);
+    scroll->setWidget(panel);
+    return scroll;
+}
+
+QWidget* VisionPage::buildCentre() {
+    auto* centre = new QWidget(this);
+    auto* layout = new QVBoxLayout(centre);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_mapTitle = caption(QString(), centre);
+    m_mapTitle->setObjectName(QStringLiteral("mapTitle"));
+    layout->addWidget(m_mapTitle);
+
+    auto* top = new QSplitter(Qt::Horizontal, centre);
+    m_imageView = new PatchImageView(top);
+    m_imageView->setObjectName(QStringLiteral("imageView"));
+    m_imageView->setPlaceholderText(tr("Drop an image here, paste one, or pick a sample."));
+    connect(m_imageView, &PatchImageView::patchClicked, this, [this](int patch, bool additive) {
+        if (additive)
+            m_doc->togglePatch(patch);
+        else
+            m_doc->selectPatches({patch});
+    });
+    connect(m_imageView, &PatchImageView::patchesSelected, this, [this](std::vector<int> patches, bool additive) {
+        if (additive && m_doc->query() == VisionDocument::Query::Patches)
+            patches.insert(patches.end(), m_doc->patches().begin(), m_doc->patches().end());
+        m_doc->selectPatches(std::move(patches));
+    });
+    connect(m_imageView, &PatchImageView::patchHovered, this, [this](int patch) {
+        const RowMatrix map = patch >= 0 ? m_doc->currentMap() : RowMatrix();
+        if (patch < 0 || map.size() == 0) {
+            m_imageView->setToolTip(QString());
+            return;
+        }
+        const int r = patch / m_doc->gridCols(), c = patch % m_doc->gridCols();
+        m_imageView->setToolTip(tr("patch (%1, %2): %3").arg(r).arg(c).arg(map(r, c), 0, 'f', 4));
+    });
+
+    auto* side = new QWidget(top);
+    auto* sideLayout = new QVBoxLayout(side);
+    sideLayout->setContentsMargins(6, 0, 0, 0);
+    sideLayout->addWidget(caption(tr("Prediction"), side));
+    m_predictions = new PredictionsView(side);
+    m_predictions->setObjectName(QStringLiteral("predictions"));
+    sideLayout->addWidget(m_predictions);
+    sideLayout->addSpacing(8);
+    sideLayout->addWidget(caption(tr("Patch-grid map"), side));
+    m_rawMap = new HeatmapView(side);
+    m_rawMap->setObjectName(QStringLiteral("rawMap"));
+    m_rawMap->setRangeMode(HeatmapView::RangeMode::Auto);
+    m_rawMap->setAxisTitles(tr("row"), tr("column"));
+    m_rawMap->setValueDecimals(2);
+    m_rawMap->setMaximumCellSize(48);
+    m_rawMap->setPreferredCellSize(28);
+    connect(m_rawMap, &HeatmapView::cellClicked, this,
+            [this](int r, int c) { m_doc->selectPatches({r * m_doc->gridCols() + c}); });
+    sideLayout->addWidget(m_rawMap, 1);
+    top->addWidget(m_imageView);
+    top->addWidget(side);
+    top->setStretchFactor(0, 3);
+    top->setStretchFactor(1, 2);
+    auto* split = new QSplitter(Qt::Vertical, centre);
+    split->setChildrenCollapsible(false);
+    split->addWidget(top);
+    auto* bottomWidget = new QWidget(split);
+    auto* bottom = new QHBoxLayout(bottomWidget);
+    bottom->setContentsMargins(0, 4, 0, 0);
+    auto* headsBox = new QVBoxLayout;
+    m_headsTitle = caption(tr("Heads"), bottomWidget);
+    m_headsGrid = new MapGridView(bottomWidget);
+    m_headsGrid->setObjectName(QStringLiteral("headsGrid"));
+    m_headsGrid->setToolTip(tr("Every head of this layer for the current query; click one to show it"));
+    connect(m_headsGrid, &MapGridView::tileClicked, this, [this](int head) {
+        m_doc->setRollout(false);
+        m_doc->setHead(head);
+    });
+    headsBox->addWidget(m_headsTitle);
+    headsBox->addWidget(m_headsGrid, 1);
+    auto* layersBox = new QVBoxLayout;
+    m_layersTitle = caption(tr("Layers"), bottomWidget);
+    m_layersStrip = new MapGridView(bottomWidget);
+    m_layersStrip->setObjectName(QStringLiteral("layersStrip"));
+    m_layersStrip->setToolTip(tr("The same head through every layer; click one to show it"));
+    connect(m_layersStrip, &MapGridView::tileClicked, m_doc, &VisionDocument::setLayer);
+    layersBox->addWidget(m_layersTitle);
+    layersBox->addWidget(m_layersStrip, 1);
+    bottom->addLayout(headsBox, 1);
+    bottom->addSpacing(12);
+    bottom->addLayout(layersBox, 1);
+    split->addWidget(bottomWidget);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    split->setSizes({560, 440}); // proportions; the picture keeps the larger share
+    layout->addWidget(split, 1);
+    return centre;
+}
+
+QString VisionPage::modelDescription() const {
+    const auto& model = m_doc->model();
+    if (!model) return tr("no model");
+    const VitConfig& c = model->config();
+    return tr("%1 · %2 layers × %3 heads · patch %4 · %5×%6 input")
+        .arg(QFileInfo(QString::fromStdString(model->dir().string())).fileName())
+        .arg(c.numLayers)
+        .arg(c.numHeads)
+        .arg(c.patchSize)
+        .arg(model->processor().width)
+        .arg(model->processor().height);
+}
+
+bool VisionPage::isBusy() const { return m_pendingJobs > 0; }
+
+QString VisionPage::message() const { return m_message->isVisible() ? m_message->text() : QString(); }
+
+void VisionPage::showError(const QString& text) {
+    m_message->setStyleSheet(QStringLiteral("QLabel { background: #fdecea; color: #8a1c12; border: 1px solid #f5c2bd;"
+                                            " border-radius: 4px; padding: 6px; }"));
+    m_message->setText(text);
+    m_message->show();
+    emit errorShown(text);
+}
+
+void VisionPage::showNotice(const QString& text) {
+    m_message->setStyleSheet(QStringLiteral("QLabel { background: #eef3fb; color: #1f3b63; border: 1px solid #c9d7ee;"
+                                            " border-radius: 4px; padding: 6px; }"));
+    m_message->setText(text);
+    m_message->show();
+}
+
+void VisionPage::openModel(const QString& dir) {
+    const std::filesystem::path path = dir.toStdString();
+    ++m_pendingJobs;
+    m_worker->run<std::shared_ptr<const VitModel>>(
+        tr("Loading %1").arg(QFileInfo(dir).fileName()),
+        [path](const Callbacks& cb) { return std::make_shared<const VitModel>(VitModel::load(path, cb)); },
+        [this, dir](std::shared_ptr<const VitModel> model) {
+            m_modelDir = dir;
+            m_doc->setModel(std::move(model));
+            m_message->hide();
+            emit modelLoaded();
+            // The picture on screen belongs to the previous model: run it again with this one.
+            if (!m_lastImage.empty())
+                runImage(m_lastImage, m_imageLabel->property("source").toString(), m_lastImagePath);
+            else if (!m_pendingSample.isEmpty())
+                openImage(std::exchange(m_pendingSample, QString()));
+        });
+}
+
+void VisionPage::openImage(const QString& pathArg) {
+    const QString path = pathArg; // may refer to a member cleared below
+    const auto model = m_doc->model();
+    if (!model) {
+        showError(tr("Load a vision model first (File → Open model…)."));
+        return;
+    }
+    m_pendingSample.clear();
+    const std::filesystem::path file = path.toStdString();
+    const QString source = QFileInfo(path).fileName();
+    auto timer = std::make_shared<QElapsedTimer>();
+    timer->start();
+    ++m_pendingJobs;
+    m_worker->run<std::shared_ptr<const VisionImage>>(
+        tr("Analysing %1").arg(source),
+        [model, file, source](const Callbacks& cb) {
+            return VisionDocument::analyse(*model, loadImage(file), source, cb);
+        },
+        [this, path, timer](std::shared_ptr<const VisionImage> result) {
+            if (result == nullptr) return;
+            m_lastImagePath = path;
+            m_lastImage = result->image;
+            m_imageLabel->setProperty("source", result->source);
+            m_message->hide();
+            m_doc->setImage(std::move(result));
+            m_timing->setProperty("firstOverlayMs", static_cast<double>(timer->nsecsElapsed()) / 1e6);
+            emit imageShown();
+        });
+}
+
+void VisionPage::openImage(const QImage& image, const QString& source) {
+    if (image.isNull()) {
+        showError(tr("The clipboard or drop held no readable image."));
+        return;
+    }
+    runImage(fromQImage(image), source, QString());
+}
+
+void VisionPage::runImage(ImageU8 image, const QString& source, const QString& path) {
+    const auto model = m_doc->model();
+    if (!model) {
+        showError(tr("Load a vision model first (File → Open model…)."));
+        return;
+    }
+    m_pendingSample.clear();
+    auto timer = std::make_shared<QElapsedTimer>();
+    timer->start();
+    ++m_pendingJobs;
+    m_worker->run<std::shared_ptr<const VisionImage>>(
+        tr("Analysing %1").arg(source),
+        [model, image = std::move(image), source](const Callbacks& cb) {
+            return VisionDocument::analyse(*model, image, source, cb);
+        },
+        [this, path, timer](std::shared_ptr<const VisionImage> result) {
+            m_lastImagePath = path;
+            m_lastImage = result->image;
+            m_imageLabel->setProperty("source", result->source);
+            m_message->hide();
+            m_doc->setImage(std::move(result));
+            m_timing->setProperty("firstOverlayMs", static_cast<double>(timer->nsecsElapsed()) / 1e6);
+            emit imageShown();
+        });
+}
+
+void VisionPage::pasteImage() {
+    const QMimeData* mime = QApplication::clipboard()->mimeData();
+    if (mime && mime->hasImage()) {
+        openImage(qvariant_cast<QImage>(mime->imageData()), tr("pasted image"));
+    } else if (mime && mime->hasUrls() && mime->urls().value(0).isLocalFile()) {
+        openImage(mime->urls().value(0).toLocalFile());
+    } else {
+        showError(tr("The clipboard holds no image."));
+    }
+}
+
+void VisionPage::chooseImage() {
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open an image"), QFileInfo(m_lastImagePath).absolutePath(),
+        tr("Images (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp);;All files (*)"));
+    if (!path.isEmpty()) openImage(path);
+}
+
+void VisionPage::dragEnterEvent(QDragEnterEvent* event) {
+    const QMimeData* mime = event->mimeData();
+    if (mime->hasImage() || (mime->hasUrls() && mime->urls().value(0).isLocalFile())) event->acceptProposedAction();
+}
+
+void VisionPage::dropEvent(QDropEvent* event) {
+    const QMimeData* mime = event->mimeData();
+    if (mime->hasUrls() && mime->urls().value(0).isLocalFile()) {
+        openImage(mime->urls().value(0).toLocalFile());
+    } else if (mime->hasImage()) {
+        openImage(qvariant_cast<QImage>(mime->imageData()), tr("dropped image"));
+    } else {
+        return;
+    }
+    event->acceptProposedAction();
+}
+
+void VisionPage::syncControls() {
+    const QSignalBlocker b1(m_layer), b2(m_head), b3(m_rollout), b4(m_keySide), b5(m_reduce);
+    const int layers = m_doc->numLayers(), heads = m_doc->numHeads();
+    if (m_layer->count() != layers) {
+        m_layer->clear();
+        for (int l = 0; l < layers; ++l) m_layer->addItem(tr("Layer %1").arg(l + 1));
+    }
+    m_layer->setCurrentIndex(m_doc->layer());
+    if (m_head->count() != heads + 2) {
+        m_head->clear();
+        m_head->addItems({tr("Mean of heads"), tr("Max of heads")});
+        for (int h = 0; h < heads; ++h) m_head->addItem(tr("Head %1").arg(h + 1));
+    }
+    m_head->setCurrentIndex(m_doc->head() >= 0 ? m_doc->head() + 2 : (m_doc->fusion() == HeadFusion::Max ? 1 : 0));
+    m_head->setEnabled(!m_doc->rollout() || m_doc->head() < 0);
+    m_rollout->setChecked(m_doc->rollout());
+    m_keySide->setChecked(m_doc->keySide());
+    m_reduce->setCurrentIndex(m_doc->reduce() == TokenReduce::Sum ? 0 : 1);
+    m_reduce->setEnabled(m_doc->patches().size() > 1);
+    m_clsButton->setChecked(m_doc->query() == VisionDocument::Query::Cls);
+    m_selectionLabel->setText(m_doc->hasImage() ? tr("Query: %1").arg(m_doc->queryDescription()) : QString());
+    m_export->setEnabled(m_doc->hasImage());
+}
+
+void VisionPage::refreshPredictions() {
+    const auto& img = m_doc->image();
+    if (!img) {
+        m_predictions->setMessage(tr("No image yet."));
+        m_imageLabel->setText(tr("No image"));
+        return;
+    }
+    if (img->top.empty())
+        m_predictions->setMessage(tr("This checkpoint has no classifier head."));
+    else
+        m_predictions->setPredictions(img->top, m_gallery->expectedClass(m_lastImagePath));
+    const auto& grid = img->result.grid;
+    m_imageLabel->setText(tr("<b>%1</b> · %2×%3 px → %4×%5 input · %6×%7 patches · forward %8")
+                              .arg(img->source.toHtmlEscaped())
+                              .arg(img->image.width)
+                              .arg(img->image.height)
+                              .arg(grid.inputWidth())
+                              .arg(grid.inputHeight())
+                              .arg(grid.rows())
+                              .arg(grid.cols())
+                              .arg(ms(img->seconds)));
+}
+
+void VisionPage::refreshMaps() {
+    syncControls();
+    if (!m_doc->hasImage()) {
+        m_imageView->clear();
+        m_rawMap->setMatrix(RowMatrix());
+        m_headsGrid->clear();
+        m_layersStrip->clear();
+        m_mapTitle->setText(QString());
+        return;
+    }
+    QElapsedTimer timer;
+    timer.start();
+    const auto& img = m_doc->image();
+    const RowMatrix map = m_doc->currentMap(); // [rows, cols]
+    const OverlayOptions look = m_doc->overlayOptions();
+    m_imageView->setPicture(toQImage(renderOverlay(img->display, map, look)), img->result.grid);
+    m_imageView->setSelection(m_doc->patches(), m_doc->query() == VisionDocument::Query::Cls);
+    m_mapTitle->setText(m_doc->mapDescription());
+
+    m_rawMap->setColorMap(look.colorMap);
+    m_rawMap->setAnnotationsEnabled(map.size() <= 14 * 14);
+    m_rawMap->setMatrix(map);
+    const int single = m_doc->patches().size() == 1 ? m_doc->patches().front() : -1;
+    m_rawMap->setMarkedCell(single >= 0 ? HeatmapCell{single / m_doc->gridCols(), single % m_doc->gridCols()}
+                                        : HeatmapCell{});
+
+    std::vector<QImage> heads;
+    QStringList headTitles;
+    for (const RowMatrix& m : m_doc->headMaps()) {
+        heads.push_back(toQImage(m_doc->renderThumbnail(m)));
+        headTitles << tr("Head %1").arg(headTitles.size() + 1);
+    }
+    m_headsGrid->setTiles(std::move(heads), headTitles);
+    m_headsGrid->setSelected(m_doc->rollout() ? -1 : m_doc->head());
+    m_headsTitle->setText(m_doc->rollout() ? tr("Heads — rollout fuses the heads; untick Rollout to see them")
+                                           : tr("Heads of layer %1 — click one to show it").arg(m_doc->layer() + 1));
+
+    std::vector<QImage> layers;
+    QStringList layerTitles;
+    for (const RowMatrix& m : m_doc->layerMaps()) {
+        layers.push_back(toQImage(m_doc->renderThumbnail(m)));
+        layerTitles << tr("Layer %1").arg(layerTitles.size() + 1);
+    }
+    m_layersStrip->setTiles(std::move(layers), layerTitles);
+    m_layersStrip->setSelected(m_doc->layer());
+    const QString which = m_doc->rollout() ? tr("rollout up to each layer")
+                          : m_doc->head() >= 0
+                              ? tr("head %1 in every layer").arg(m_doc->head() + 1)
+                              : tr("%1 of heads in every layer").arg(QString::fromUtf8(headFusionName(m_doc->fusion()).data()));
+    m_layersTitle->setText(tr("Layers — %1").arg(which));
+
+    const double updateMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+    m_timing->setProperty("updateMs", updateMs);
+    m_timing->setText(tr("Forward pass %1 · map update %2").arg(ms(img->seconds)).arg(ms(updateMs / 1000.0)));
+}
+
+bool VisionPage::exportOverlay(const QString& path) const {
+    try {
+        writePng(path.toStdString(), m_doc->renderOriginalOverlay());
+        return true;
+    } catch (const std::exception& e) {
+        const_cast<VisionPage*>(this)->showError(QString::fromUtf8(e.what()));
+        return false;
+    }
+}
+
+bool VisionPage::exportHeadsGrid(const QString& path) const {
+    if (m_headsGrid->count() == 0) return false;
+    const QImage img = m_headsGrid->renderImage(std::max(m_headsGrid->tile(0).width(), 160));
+    if (img.save(path, "PNG")) return true;
+    const_cast<VisionPage*>(this)->showError(tr("'%1': cannot write the file").arg(path));
+    return false;
+}
+
+bool VisionPage::exportMap(const QString& path) const {
+    const RowMatrix map = m_doc->currentMap(); // [rows, cols]
+    if (map.size() == 0) return false;
+    try {
+        if (path.endsWith(QStringLiteral(".csv"), Qt::CaseInsensitive))
+            writeCsv(path.toStdString(), map);
+        else
+            writeNpy(path.toStdString(), map.data(), {map.rows(), map.cols()});
+        return true;
+    } catch (const std::exception& e) {
+        const_cast<VisionPage*>(this)->showError(QString::fromUtf8(e.what()));
+        return false;
+    }
+}
+
+void VisionPage::chooseExport(int what) {
+    static const char* const filters[] = {"PNG image (*.png)", "PNG image (*.png)", "NumPy array (*.npy)",
+                                          "CSV (*.csv)"};
+    static const char* const suffixes[] = {"-overlay.png", "-heads.png", "-map.npy", "-map.csv"};
+    const QString base = QFileInfo(m_imageLabel->property("source").toString()).completeBaseName();
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export"), base + QString::fromLatin1(suffixes[what]),
+                                                      tr(filters[what]));
+    if (path.isEmpty()) return;
+    bool ok = false;
+    switch (what) {
+    case 0: ok = exportOverlay(path); break;
+    case 1: ok = exportHeadsGrid(path); break;
+    default: ok = exportMap(path); break;
+    }
+    if (ok) showNotice(tr("Saved %1").arg(QDir::toNativeSeparators(path)));
+}
+
+} // namespace attnlens::ui

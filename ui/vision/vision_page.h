@@ -1,0 +1,129 @@
+#pragma once
+// VisionPage: the "Vision" workspace. Load any image (dialog, drag-and-drop, Ctrl+V, or a sample) and
+// see where each head of a ViT looks: click a patch to make it the query (shift-click or drag for
+// several), or use CLS; the map is blended over the picture and shown beside it as the raw patch-grid
+// heatmap; the heads grid shows every head of the layer at once and the layers strip one head through
+// the depth. The page is thin: state lives in VisionDocument; loading and inference run on an
+// InferenceWorker (progress, cancel); a failed image or model leaves the previous state in place.
+//
+// Child widgets carry object names for tests and style sheets: "openImage", "pasteImage", "samples",
+// "imageView", "rawMap", "predictions", "headsGrid", "layersStrip", "clsButton", "reduce", "keySide",
+// "layer", "head", "rollout", "opacity", "colorMap", "smooth", "export", "progress", "cancel", "message",
+// "mapTitle".
+
+#include "ui/shell/model_page.h"
+#include "ui/vision/vision_document.h"
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSlider;
+class QToolButton;
+
+namespace attnlens::ui {
+
+class HeatmapView;
+class InferenceWorker;
+class MapGridView;
+class PatchImageView;
+class PredictionsView;
+class SampleGallery;
+
+class VisionPage : public QWidget, public ModelPage {
+    Q_OBJECT
+public:
+    // Starts loading `modelDir` (empty: the built-in vit-fashion-mnist) and then the first sample.
+    explicit VisionPage(QWidget* parent = nullptr, const QString& modelDir = {});
+    ~VisionPage() override;
+
+    // ModelPage
+    bool acceptsModel(ModelKind kind) const override { return kind == ModelKind::Vit; }
+    void openModel(const QString& dir) override;
+    QString modelDescription() const override;
+
+    // Queues loading + inference of an image file / an in-memory image; the result replaces the current
+    // one when it arrives. Errors are shown on the page; the previous image stays.
+    void openImage(const QString& path);
+    void openImage(const QImage& image, const QString& source);
+    void pasteImage(); // Ctrl+V: an image or an image file on the clipboard
+    // The image opened once the model has loaded (default: the first sample); call before the load ends.
+    void setStartImage(const QString& path) { m_pendingSample = path; }
+
+    VisionDocument* document() const { return m_doc; }
+    InferenceWorker* worker() const { return m_worker; }
+    bool isBusy() const; // a load or analysis is queued or running, or its result not yet shown
+    PatchImageView* imageView() const { return m_imageView; }
+    HeatmapView* rawMapView() const { return m_rawMap; }
+    MapGridView* headsGrid() const { return m_headsGrid; }
+    MapGridView* layersStrip() const { return m_layersStrip; }
+    PredictionsView* predictionsView() const { return m_predictions; }
+    SampleGallery* sampleGallery() const { return m_gallery; }
+    QString message() const; // the last error or notice shown on the page
+
+    // Exports (also in the Export menu). Return false and show a message on failure.
+    bool exportOverlay(const QString& path) const; // PNG at the original image resolution
+    bool exportHeadsGrid(const QString& path) const; // PNG of the heads grid
+    bool exportMap(const QString& path) const;     // the current [rows, cols] map as .npy or .csv
+
+signals:
+    void imageShown();   // a new result is on screen
+    void modelLoaded();
+    void errorShown(const QString& message);
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    QWidget* buildSidebar();
+    QWidget* buildCentre();
+    void runImage(ImageU8 image, const QString& source, const QString& path);
+    void showError(const QString& text);
+    void showNotice(const QString& text);
+    void syncControls();
+    void refreshMaps();       // overlay, raw map, heads grid, layers strip
+    void refreshPredictions();
+    void chooseImage();
+    void chooseExport(int what);
+
+    VisionDocument* m_doc;
+    InferenceWorker* m_worker;
+    QString m_modelDir;
+    QString m_pendingSample; // the first sample, opened once the default model is loaded
+    QString m_lastImagePath;
+    int m_pendingJobs = 0;
+    ImageU8 m_lastImage;     // the original of the current result, re-run when a new model arrives
+
+    SampleGallery* m_gallery = nullptr;
+    PatchImageView* m_imageView = nullptr;
+    HeatmapView* m_rawMap = nullptr;
+    PredictionsView* m_predictions = nullptr;
+    MapGridView* m_headsGrid = nullptr;
+    MapGridView* m_layersStrip = nullptr;
+    QLabel* m_modelLabel = nullptr;
+    QLabel* m_imageLabel = nullptr;
+    QLabel* m_mapTitle = nullptr;
+    QLabel* m_headsTitle = nullptr;
+    QLabel* m_layersTitle = nullptr;
+    QLabel* m_message = nullptr;
+    QLabel* m_selectionLabel = nullptr;
+    QLabel* m_timing = nullptr;
+    QPushButton* m_clsButton = nullptr;
+    QComboBox* m_reduce = nullptr;
+    QCheckBox* m_keySide = nullptr;
+    QComboBox* m_layer = nullptr;
+    QComboBox* m_head = nullptr;
+    QCheckBox* m_rollout = nullptr;
+    QSlider* m_opacity = nullptr;
+    QComboBox* m_colorMap = nullptr;
+    QCheckBox* m_smooth = nullptr;
+    QToolButton* m_export = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QPushButton* m_cancel = nullptr;
+};
+
+} // namespace attnlens::ui
