@@ -15,6 +15,8 @@ if [ ! -f "$DATA/spm.model" ]; then
     --input_sentence_size=3000000 --shuffle_input_sentence=true --num_threads=1 \
     --max_sentence_length=1000
 fi
+# The recorded model's settings (see README.md); later arguments override them.
 nice -n 10 $PY "$HERE/train_marian.py" --data "$DATA" --spm "$DATA/spm.model" --work "$WORK/marian" \
-    --resume "$@"
+    --d 128 --enc-layers 3 --dec-layers 3 --heads 4 --ffn 512 --dropout 0.05 --lr 2e-3 --warmup 400 \
+    --max-tokens 2048 --max-sent-len 12 --dev-limit 150 --beam-test-limit 300 --resume "$@"
 nice -n 10 $PY "$HERE/make_goldens.py" marian
