@@ -150,7 +150,7 @@ def write_tsv(path, pairs):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dict", default="/usr/share/trans/de-en")
-    ap.add_argument("--out", default="/work/train-work/data")
+    ap.add_argument("--out", default="build/train-work/data")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     sents, phrases, stats = extract(args.dict)

@@ -3,7 +3,7 @@
 # Usage: tools/train/run_marian.sh [WORK_DIR] [extra train_marian.py args, e.g. --minutes 90]
 set -e
 HERE="$(cd "$(dirname "$0")" && pwd)"
-WORK="${1:-/work/train-work}"; shift || true
+WORK="${1:-build/train-work}"; shift || true
 "$HERE/deps.sh"
 PY=/usr/bin/python3
 DATA="$WORK/data"

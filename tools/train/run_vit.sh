@@ -3,7 +3,7 @@
 # Usage: tools/train/run_vit.sh [WORK_DIR] [extra train_vit.py args, e.g. --minutes 110]
 set -e
 HERE="$(cd "$(dirname "$0")" && pwd)"
-WORK="${1:-/work/train-work}"; shift || true
+WORK="${1:-build/train-work}"; shift || true
 "$HERE/deps.sh"
 PY=/usr/bin/python3
 mkdir -p "$WORK/vit"

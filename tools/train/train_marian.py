@@ -2,14 +2,14 @@
 """Train the built-in German->English translator with exact Hugging Face Marian semantics.
 
 State-dict names equal MarianMTModel's (model.shared.weight, model.encoder.layers.{i}.self_attn.
-q_proj.weight, ..., final_logits_bias); see /work/shared/hf-architectures.md:
+q_proj.weight, ..., final_logits_bias); see shared/hf-architectures.md beside the checkout:
 post-norm layers, LayerNorm eps 1e-5, swish (SiLU), q scaled by head_dim^-0.5 after the bias,
 additive masks with finfo(float32).min, embeddings x sqrt(d_model) + sinusoidal positions
 (sin half first, cos half second, float64 -> float32, positions from 0), lm_head tied to
 model.shared, + final_logits_bias.
 
 Usage (see tools/train/README.md):
-  train_marian.py --data /work/train-work/data --spm /work/train-work/spm --work /work/train-work/marian \
+  train_marian.py --data build/train-work/data --spm build/train-work/spm --work build/train-work/marian \
       --minutes 90 [--resume]
   train_marian.py ... --export-only     # average last checkpoints, evaluate, export
 """
@@ -619,9 +619,9 @@ def lr_at(step, warmup, peak):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", default="/work/train-work/data")
-    ap.add_argument("--spm", default="/work/train-work/data/spm.model")
-    ap.add_argument("--work", default="/work/train-work/marian")
+    ap.add_argument("--data", default="build/train-work/data")
+    ap.add_argument("--spm", default="build/train-work/data/spm.model")
+    ap.add_argument("--work", default="build/train-work/marian")
     ap.add_argument("--out", default=os.path.join(REPO, "resources/models/marian-de-en-tiny"))
     ap.add_argument("--train-split", default="train", choices=["train", "all"],
                     help="'all' also trains on the held-out sentences (final shipped model)")

@@ -10,8 +10,8 @@ Inputs are produced exactly like ViTImageProcessor would from the 28x28 grayscal
 uint8 -> x * (1/255) in float64 -> float32 -> (x - mean) / std in float32.
 
 Usage:
-  train_vit.py --work /work/train-work/vit [--epochs 30] [--resume]
-  train_vit.py --work /work/train-work/vit --export-only   # export latest checkpoint
+  train_vit.py --work build/train-work/vit [--epochs 30] [--resume]
+  train_vit.py --work build/train-work/vit --export-only   # export latest checkpoint
 """
 import argparse
 import gzip
@@ -369,7 +369,7 @@ def lr_at(step, total, warmup, base, frac=None):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--work", default="/work/train-work/vit")
+    ap.add_argument("--work", default="build/train-work/vit")
     ap.add_argument("--out", default=os.path.join(REPO, "resources/models/vit-fashion-mnist"))
     ap.add_argument("--d", type=int, default=96)
     ap.add_argument("--layers", type=int, default=4)
