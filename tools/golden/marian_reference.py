@@ -16,73 +16,43 @@ Use /usr/bin/python3 (Debian's torch, numpy, sentencepiece).
 """
 import json
 import math
+import os
 import re
-import struct
+import sys
 
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_io  # noqa: E402
+
 NEG = torch.finfo(torch.float32).min
 
 # ----------------------------------------------------------------------------------------------
-# safetensors (read/write with numpy only)
-
-_DT = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
-
+# safetensors: the project's shared Python reader/writer (tools/golden/safetensors_io.py)
 
 def write_safetensors(path, tensors, dtypes=None):
-    """tensors: dict name -> np.ndarray (float32); dtypes: dict name -> 'F32'|'F16'|'BF16'."""
+    """tensors: dict name -> float32 array; dtypes: dict name -> 'F32'|'F16'|'BF16' (default F32).
+    BF16 rounds to nearest even (torch's conversion)."""
     dtypes = dtypes or {}
-    header, blobs, offset = {}, [], 0
+    out = {}
     for name, arr in tensors.items():
-        dt = dtypes.get(name, "F32")
         a = np.ascontiguousarray(arr, dtype=np.float32)
+        dt = dtypes.get(name, "F32")
         if dt == "F32":
-            raw = a.astype("<f4").tobytes()
+            out[name] = a
         elif dt == "F16":
-            raw = a.astype("<f2").tobytes()
+            out[name] = a.astype(np.float16)
         elif dt == "BF16":
-            bits = a.view(np.uint32)
-            # round to nearest even
-            rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype("<u2")
-            raw = rounded.tobytes()
+            out[name] = torch.from_numpy(a).to(torch.bfloat16)
         else:
             raise ValueError(dt)
-        header[name] = {"dtype": dt, "shape": list(a.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    header["__metadata__"] = {"format": "pt"}
-    hj = json.dumps(header, separators=(",", ":")).encode()
-    while (8 + len(hj)) % 8:
-        hj += b" "
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hj)))
-        f.write(hj)
-        for b in blobs:
-            f.write(b)
+    safetensors_io.save_file(out, path)
 
 
 def read_safetensors(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        b, e = info["data_offsets"]
-        raw = data[b:e]
-        if info["dtype"] == "F32":
-            a = np.frombuffer(raw, "<f4")
-        elif info["dtype"] == "F16":
-            a = np.frombuffer(raw, "<f2").astype(np.float32)
-        elif info["dtype"] == "BF16":
-            a = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32)
-        else:
-            raise ValueError(info["dtype"])
-        out[name] = a.reshape(info["shape"]).astype(np.float32)
-    return out
+    """-> dict name -> float32 array (F16/BF16 widened exactly)."""
+    return {k: v.astype(np.float32) for k, v in safetensors_io.load_file(path).items()}
 
 
 # ----------------------------------------------------------------------------------------------

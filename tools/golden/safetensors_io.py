@@ -1,33 +1,44 @@
-"""Minimal safetensors reader/writer for the golden tools (torch tensors; F32, F16, BF16).
+"""The project's one Python safetensors reader/writer (numpy + json; torch only when asked).
+
+Used by the golden tools (tools/golden), the training scripts (tools/train) and the benchmark
+fixture makers (tools/bench), so that every file the C++ tests read is written the same way.
 
 Format: 8-byte little-endian header length N, N bytes of JSON
-{name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}, then the data.
+{name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}} padded with
+spaces to a multiple of 8, then the raw little-endian, row-major, contiguous tensor bytes.
 """
 import json
 import struct
 
 import numpy as np
-import torch
 
-_DTYPES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}
-_BY_NAME = {v: k for k, v in _DTYPES.items()}
+_NP_TO_NAME = {np.dtype("float32"): "F32", np.dtype("float16"): "F16", np.dtype("int64"): "I64",
+               np.dtype("int32"): "I32"}
+_NAME_TO_NP = {v: k for k, v in _NP_TO_NAME.items()}
 
 
-def _raw_bytes(t):
-    t = t.detach().contiguous().cpu()
-    if t.dtype == torch.bfloat16:  # numpy has no bfloat16: reinterpret the bits as int16
-        return t.view(torch.int16).numpy().astype("<i2").tobytes()
-    return t.numpy().astype(t.numpy().dtype.newbyteorder("<")).tobytes()
+def _encode(value):
+    """numpy array or torch tensor -> (dtype name, shape, little-endian bytes)."""
+    if not isinstance(value, np.ndarray):  # a torch tensor
+        import torch
+        t = value.detach().contiguous().cpu()
+        if t.dtype == torch.bfloat16:  # numpy has no bfloat16: keep the 16 bits as int16
+            return "BF16", list(t.shape), t.view(torch.int16).numpy().astype("<i2").tobytes()
+        value = t.numpy()
+    a = np.ascontiguousarray(value)
+    name = _NP_TO_NAME.get(a.dtype.newbyteorder("="))
+    if name is None:
+        raise ValueError(f"unsupported dtype {a.dtype}")
+    return name, list(a.shape), a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes(order="C")
 
 
 def save_file(tensors, path, metadata=None):
-    """tensors: dict name -> torch tensor (float32/float16/bfloat16). Sorted name order."""
+    """tensors: dict name -> numpy array or torch tensor (F32/F16/BF16/I64/I32), written in
+    sorted name order."""
     header, blobs, offset = {}, [], 0
     for name in sorted(tensors):
-        t = tensors[name]
-        data = _raw_bytes(t)
-        header[name] = {"dtype": _DTYPES[t.dtype], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(data)]}
+        dtype, shape, data = _encode(tensors[name])
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len(data)]}
         offset += len(data)
         blobs.append(data)
     header["__metadata__"] = dict(metadata or {"format": "pt"})
@@ -41,25 +52,30 @@ def save_file(tensors, path, metadata=None):
 
 
 def load_file(path):
-    """-> dict name -> float32 torch tensor (F16/BF16 widened exactly)."""
+    """-> dict name -> numpy array in the stored dtype (BF16 is widened exactly to float32)."""
     with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n).decode("utf-8"))
         data = f.read()
     out = {}
     for name, info in header.items():
         if name == "__metadata__":
             continue
         b, e = info["data_offsets"]
-        raw = data[b:e]
         dt = info["dtype"]
-        if dt == "F32":
-            t = torch.from_numpy(np.frombuffer(raw, dtype="<f4").copy())
-        elif dt == "F16":
-            t = torch.from_numpy(np.frombuffer(raw, dtype="<f2").astype(np.float32))
-        elif dt == "BF16":
-            t = torch.from_numpy(np.frombuffer(raw, dtype="<i2").copy()).view(torch.bfloat16).float()
+        if dt == "BF16":  # the high 16 bits of a float32
+            bits = np.frombuffer(data[b:e], dtype="<u2").astype(np.uint32) << 16
+            a = bits.view(np.float32)
+        elif dt in _NAME_TO_NP:
+            a = np.frombuffer(data[b:e], dtype=_NAME_TO_NP[dt].newbyteorder("<")).copy()
         else:
             raise ValueError(f"{path}: tensor {name} has unsupported dtype {dt}")
-        out[name] = t.reshape(info["shape"])
+        out[name] = a.reshape(info["shape"])
     return out
+
+
+def load_torch(path):
+    """-> dict name -> float32 torch tensor (F16/BF16 widened exactly)."""
+    import torch
+    return {k: torch.from_numpy(np.ascontiguousarray(v, dtype=np.float32))
+            for k, v in load_file(path).items()}

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
-from safetensors_io import load_file
+from safetensors_io import load_torch as load_file
 
 
 def load_config(model_dir):

@@ -4,7 +4,7 @@ torch), checked against the goldens in tests/data/builtin/. Run from the reposit
   /usr/bin/python3 tools/train/check_goldens_numpy.py
 Prints the max abs differences (expected < 1e-5)."""
 import json, sys, numpy as np
-sys.path.insert(0, 'tools/train'); import st_io
+sys.path.insert(0, 'tools/golden'); import safetensors_io as st_io
 from math import erf
 W = {k: v.astype(np.float32) for k, v in st_io.load_file('resources/models/marian-de-en-tiny/model.safetensors').items()}
 cfg = json.load(open('resources/models/marian-de-en-tiny/config.json'))

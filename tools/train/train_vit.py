@@ -28,7 +28,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import st_io  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden"))
+import safetensors_io as st_io  # noqa: E402  (the one shared writer, tools/golden)
 
 DATA_DIR = "/usr/share/datasets/fashion-mnist"
 CLASSES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker",
@@ -388,6 +389,10 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--new-cycle", action="store_true",
+                    help="with --resume: keep the weights and start a new learning-rate cycle "
+                         "(warm-up, then cosine over --epochs more epochs or over the --minutes "
+                         "budget of this cycle), e.g. after a budget run ended too early")
     ap.add_argument("--export-only", action="store_true")
     ap.add_argument("--export-every-epoch", action="store_true")
     ap.add_argument("--measure", type=int, default=0, help="time N training steps and exit")
@@ -415,8 +420,28 @@ def main():
     else:
         ck = None
         model = ViTForImageClassification(cfg)
-    if args.minutes:
-        meta["budget_minutes"] = args.minutes
+    if args.new_cycle and ck is not None:
+        # Warm restart: a new schedule that starts at the current epoch. Earlier cycles stay in
+        # meta["cycles"] for the model card.
+        meta.setdefault("cycles", [])
+        if meta.get("cycle"):
+            meta["cycles"].append(meta["cycle"])
+        else:
+            meta["cycles"].append({"start_epoch": 0, "epochs": meta["epoch"], "lr": meta["lr"],
+                                   "warmup_epochs": meta["warmup_epochs"],
+                                   "budget_minutes": meta.get("budget_minutes"),
+                                   "seconds": meta["train_seconds"]})
+        meta.pop("budget_minutes", None)
+        more = args.epochs or 25
+        meta["cycle"] = {"start_epoch": meta["epoch"], "epochs": more, "lr": args.lr,
+                         "warmup_epochs": args.warmup_epochs, "budget_minutes": args.minutes,
+                         "seconds": 0.0}
+        meta["epochs"] = meta["epoch"] + more
+    elif args.minutes:
+        if meta.get("cycle"):
+            meta["cycle"]["budget_minutes"] = args.minutes
+        else:
+            meta["budget_minutes"] = args.minutes
     if args.export_only:
         export(model, meta, args.out)
         print("exported", args.out, "epoch", meta["epoch"])
@@ -434,7 +459,12 @@ def main():
     nparams = sum(p.numel() for p in model.parameters())
     print(f"config {cfg} params {nparams}", flush=True)
 
-    budget = meta.get("budget_minutes")
+    cycle = meta.get("cycle")
+    budget = cycle["budget_minutes"] if cycle else meta.get("budget_minutes")
+    if cycle:  # schedule of the current warm-restart cycle
+        cyc_start = cycle["start_epoch"] * steps_per_epoch
+        total = cycle["epochs"] * steps_per_epoch
+        warmup = int(steps_per_epoch * cycle["warmup_epochs"])
     stop = False
     while meta["epoch"] < meta["epochs"] and not stop:
         ep = meta["epoch"]
@@ -448,14 +478,19 @@ def main():
             xb = torch.from_numpy(preprocess_uint8(augment(xtr[idx], rng)))
             yb = torch.from_numpy(ytr[idx])
             step = ep * steps_per_epoch + s
+            base_lr = meta["lr"]
+            if cycle:
+                step -= cyc_start
+                base_lr = cycle["lr"]
             frac = None
             if budget:
-                frac = (meta["train_seconds"] + time.time() - t0) / (budget * 60)
+                spent = cycle["seconds"] if cycle else meta["train_seconds"]
+                frac = (spent + time.time() - t0) / (budget * 60)
                 if frac >= 1.0:
                     stop = True
                     break
             for g in opt.param_groups:
-                g["lr"] = lr_at(step, total, warmup, meta["lr"], frac)
+                g["lr"] = lr_at(step, total, warmup, base_lr, frac)
             logits, _ = model(xb)
             loss = F.cross_entropy(logits, yb, label_smoothing=0.1)
             opt.zero_grad(set_to_none=True)
@@ -470,12 +505,15 @@ def main():
                 return
             if s % 100 == 0:
                 print(f"ep {ep + 1} step {s}/{steps_per_epoch} loss {loss.item():.4f} "
+                      f"lr {opt.param_groups[0]['lr']:.2e} "
                       f"{time.time() - t0:.0f}s", flush=True)
         train_time = time.time() - t0
         if nb == 0:
             break
         acc = evaluate(model, xte, yte)
         meta["train_seconds"] += train_time
+        if cycle:
+            cycle["seconds"] += train_time
         meta["epoch"] = ep + 1
         meta["history"].append({"epoch": ep + 1, "train_loss": tot_loss / max(1, nb),
                                 "test_acc": acc, "seconds": train_time,
