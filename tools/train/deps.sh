@@ -1,7 +1,7 @@
 #!/bin/bash
 # Install the Debian 12 packages the training pipeline needs (only those missing).
 set -e
-PKGS="python3 python3-torch python3-numpy python3-pil python3-sentencepiece sentencepiece
+PKGS="python3 python3-torch python3-numpy python3-pil python3-sentencepiece python3-protobuf sentencepiece
       libopenblas0-pthread trans-de-en dataset-fashion-mnist"
 missing=""
 for p in $PKGS; do

@@ -79,10 +79,23 @@ def build_vocab(spm_model, out_dir):
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "vocab.json"), "w", encoding="utf-8") as f:
         json.dump(vocab, f, ensure_ascii=False, indent=1)
-    import shutil
-    shutil.copyfile(spm_model, os.path.join(out_dir, "source.spm"))
-    shutil.copyfile(spm_model, os.path.join(out_dir, "target.spm"))
+    copy_spm(spm_model, os.path.join(out_dir, "source.spm"))
+    copy_spm(spm_model, os.path.join(out_dir, "target.spm"))
     return vocab
+
+
+def copy_spm(src, dst):
+    """Copy a SentencePiece model without the training machine's paths: spm_train records its
+    --input files and --model_prefix in the model's trainer_spec. Pieces, scores and the
+    normaliser are untouched, so tokenization is identical."""
+    from sentencepiece import sentencepiece_model_pb2 as pb  # needs python3-protobuf
+    m = pb.ModelProto()
+    with open(src, "rb") as f:
+        m.ParseFromString(f.read())
+    del m.trainer_spec.input[:]
+    m.trainer_spec.model_prefix = os.path.basename(m.trainer_spec.model_prefix)
+    with open(dst, "wb") as f:
+        f.write(m.SerializeToString())
 
 
 # ---------------------------------------------------------------------------------------- model
@@ -578,8 +591,9 @@ def export_model(model, tok_dir, out_dir, card_text):
     sd = model.state_dict()
     tensors = {k: v.detach().numpy().astype(np.float16) for k, v in sd.items()}
     st_io.save_file(tensors, os.path.join(out_dir, "model.safetensors"), {"format": "pt"})
-    for n in ["source.spm", "target.spm", "vocab.json"]:
-        shutil.copyfile(os.path.join(tok_dir, n), os.path.join(out_dir, n))
+    for n in ["source.spm", "target.spm"]:
+        copy_spm(os.path.join(tok_dir, n), os.path.join(out_dir, n))
+    shutil.copyfile(os.path.join(tok_dir, "vocab.json"), os.path.join(out_dir, "vocab.json"))
     for name, obj in [("config.json", hf_config(c)), ("generation_config.json", generation_config(c)),
                       ("tokenizer_config.json", tokenizer_config())]:
         with open(os.path.join(out_dir, name), "w", encoding="utf-8") as f:
