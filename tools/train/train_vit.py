@@ -326,12 +326,11 @@ def model_card(c, meta, nparams):
         f"resize to 28×28 (bilinear, identity for the shipped samples), ×1/255, then",
         f"(x − {IMAGE_MEAN}) / {IMAGE_STD}. See `preprocessor_config.json`.", "",
         "## Training", "",
-        f"* AdamW (lr {meta.get('lr')}, weight decay {meta.get('wd')}), batch {meta.get('batch')}, "
-        f"linear warm-up {meta.get('warmup_epochs')} epoch then cosine decay, label smoothing 0.1",
+        f"* AdamW (weight decay {meta.get('wd')}), batch {meta.get('batch')}, label smoothing 0.1, "
+        "gradient clipping 1.0",
         "* augmentation: random 28×28 crop from the image zero-padded by 2 pixels, horizontal flip",
-        (f"* wall-time budget {meta['budget_minutes']:g} minutes (cosine over the budget); "
-         if meta.get("budget_minutes") else "* ") +
-        f"{len(hist)} epochs (plan: at most {meta.get('epochs')}), one CPU thread (PyTorch 1.13 + OpenBLAS), "
+        *cycle_lines(meta),
+        f"* {len(hist)} epochs in all, one CPU thread (PyTorch 1.13 + OpenBLAS), "
         f"{meta.get('train_seconds', 0) / 60:.0f} minutes of training wall time",
         "", "## Results", "",
         f"Test accuracy (10 000 Fashion-MNIST test images, PyTorch, float32): "
@@ -355,6 +354,26 @@ def model_card(c, meta, nparams):
         "  large pretrained ViT.", "",
     ]
     return "\n".join(lines)
+
+
+def cycle_lines(meta):
+    """The learning-rate schedule(s) as model-card lines: one per warm-restart cycle."""
+    cycles = list(meta.get("cycles", [])) + ([meta["cycle"]] if meta.get("cycle") else [])
+    if not cycles:
+        cycles = [{"start_epoch": 0, "epochs": meta.get("epochs"), "lr": meta.get("lr"),
+                   "warmup_epochs": meta.get("warmup_epochs"),
+                   "budget_minutes": meta.get("budget_minutes"),
+                   "seconds": meta.get("train_seconds", 0.0)}]
+    hist = meta.get("history", [])
+    out = []
+    for i, c in enumerate(cycles):
+        end = cycles[i + 1]["start_epoch"] if i + 1 < len(cycles) else len(hist)
+        budget = (f", cosine over a {c['budget_minutes']:g}-minute wall-time budget"
+                  if c.get("budget_minutes") else ", cosine decay")
+        out.append(f"* cycle {i + 1}{' (warm restart from the weights above)' if i else ''}: "
+                   f"epochs {c['start_epoch'] + 1}–{end}, peak lr {c['lr']:g}, linear warm-up "
+                   f"{c['warmup_epochs']:g} epoch{budget}; {c.get('seconds', 0) / 60:.0f} minutes")
+    return out
 
 
 def lr_at(step, total, warmup, base, frac=None):
