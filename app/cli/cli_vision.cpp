@@ -159,6 +159,7 @@ int runVision(const std::vector<std::string>& argv) {
     if (overlay) {
         const std::string query = args.value("--query", "cls");
         const RowMatrix map = overlayMap(query, result.output.attentions, layer, heads, result.grid);
+        overlayOptions.region = result.grid.regionFraction(); // centre-cropped input (DeiT)
         writePng(*args.value("--overlay"), renderOverlay(image, map, overlayOptions));
     }
     return 0;

@@ -47,6 +47,55 @@ RowMatrix upsampleMap(const Eigen::Ref<const RowMatrix>& map, int width, int hei
     return out;
 }
 
+namespace {
+
+// renderOverlay for a map that covers only options.region of the image (see the header's contract).
+RgbImage renderRegionOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& map,
+                             const OverlayOptions& options, float lo, float range) {
+    const auto rows = static_cast<int>(map.rows()), cols = static_cast<int>(map.cols());
+    const double rx = options.region.x * image.width, ry = options.region.y * image.height;
+    const double rw = options.region.width * image.width, rh = options.region.height * image.height;
+    RgbImage out;
+    out.width = image.width;
+    out.height = image.height;
+    out.pixels.resize(static_cast<size_t>(out.width) * out.height * 3);
+    const float a = options.opacity;
+    for (int y = 0; y < image.height; ++y) {
+        const double fy = (y + 0.5 - ry) / rh; // 0..1 inside the region
+        for (int x = 0; x < image.width; ++x) {
+            const double fx = (x + 0.5 - rx) / rw;
+            uint8_t* dst = &out.pixels[(static_cast<size_t>(y) * out.width + x) * 3];
+            if (fx < 0.0 || fx >= 1.0 || fy < 0.0 || fy >= 1.0) {
+                for (int ch = 0; ch < 3; ++ch)
+                    dst[ch] = static_cast<uint8_t>(std::lround(0.4f * image.at(x, y, image.channels == 1 ? 0 : ch)));
+                continue;
+            }
+            float m;
+            if (!options.smooth) {
+                m = map(std::min(rows - 1, static_cast<int>(fy * rows)), std::min(cols - 1, static_cast<int>(fx * cols)));
+            } else {
+                const double u = std::clamp(fx * cols - 0.5, 0.0, double(cols - 1));
+                const double v = std::clamp(fy * rows - 0.5, 0.0, double(rows - 1));
+                const int c0 = static_cast<int>(std::floor(u)), r0 = static_cast<int>(std::floor(v));
+                const int c1 = std::min(c0 + 1, cols - 1), r1 = std::min(r0 + 1, rows - 1);
+                const float tx = static_cast<float>(u - c0), ty = static_cast<float>(v - r0);
+                const float top = map(r0, c0) * (1 - tx) + map(r0, c1) * tx;
+                const float bottom = map(r1, c0) * (1 - tx) + map(r1, c1) * tx;
+                m = top * (1 - ty) + bottom * ty;
+            }
+            const Rgb c = colorAt(options.colorMap, (m - lo) / range);
+            const uint8_t colour[3] = {c.r, c.g, c.b};
+            for (int ch = 0; ch < 3; ++ch) {
+                const float base = image.at(x, y, image.channels == 1 ? 0 : ch);
+                dst[ch] = static_cast<uint8_t>(std::lround((1.0f - a) * base + a * colour[ch]));
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace
+
 RgbImage renderOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& map, const OverlayOptions& options) {
     if (image.empty() || (image.channels != 1 && image.channels != 3))
         throw Error("overlay: the image is empty or has an unsupported channel count");
@@ -58,6 +107,8 @@ RgbImage renderOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& 
         hi = map.maxCoeff();
     }
     const float range = hi > lo ? hi - lo : 1.0f;
+    if (options.region.width > 0 && options.region.height > 0)
+        return renderRegionOverlay(image, map, options, lo, range);
     const RowMatrix values = upsampleMap(map, image.width, image.height, options.smooth); // [H, W]
     RgbImage out;
     out.width = image.width;

@@ -9,9 +9,13 @@
 //                      clamped at the borders (smooth), or the covering cell (nearest)
 //   colour   c = colorAt(colorMap, (m − lo) / (hi − lo)),   lo/hi = the map's min/max unless given
 //   output   round((1 − opacity) · image + opacity · c) per channel; grey images are shown as grey RGB.
+// With a region (a centre-cropped model input, see PatchGrid::region) the map covers only that part
+// of the image: m is sampled at ((x + 0.5 − rx)·cols/rw − 0.5, …) inside it, and pixels whose centre
+// lies outside it — what the model never saw — are the image at 40 % brightness: round(0.4 · image).
 
 #include "core/export/colormap.h"
 #include "core/vision/image_io.h"
+#include "core/vision/patch_grid.h"
 
 #include <filesystem>
 
@@ -23,6 +27,9 @@ struct OverlayOptions {
     bool smooth = true;   // bilinear upsampling; false = one flat colour per map cell
     float lo = 0.0f;      // value range mapped to the colour map; hi <= lo = the map's own min/max
     float hi = 0.0f;
+    // Where the map lies, as fractions of the image's width and height ({x, y, width, height});
+    // width or height 0 = the whole image.
+    RectF region{};
 };
 
 // map [rows, cols] → [height, width] (see the contract above).

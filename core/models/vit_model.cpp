@@ -350,7 +350,8 @@ VitResult VitModel::run(const ImageU8& image, const VitRunOptions& options, cons
     r.input = preprocessImage(image, m_processor, m_config.numChannels);
     r.output = forward(r.input.pixels, options, callbacks);
     r.grid = PatchGrid(r.input.imageWidth, r.input.imageHeight, r.input.resized.width, r.input.resized.height,
-                       m_config.patchSize);
+                       m_config.patchSize,
+                       RectF{r.input.regionX, r.input.regionY, r.input.regionWidth, r.input.regionHeight});
     return r;
 }
 

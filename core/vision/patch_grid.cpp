@@ -8,11 +8,17 @@
 namespace attnlens {
 
 PatchGrid::PatchGrid(int imageWidth, int imageHeight, int inputWidth, int inputHeight, int patch)
+    : PatchGrid(imageWidth, imageHeight, inputWidth, inputHeight, patch,
+                RectF{0.0, 0.0, double(imageWidth), double(imageHeight)}) {}
+
+PatchGrid::PatchGrid(int imageWidth, int imageHeight, int inputWidth, int inputHeight, int patch, RectF region)
     : m_imageWidth(imageWidth), m_imageHeight(imageHeight), m_inputWidth(inputWidth), m_inputHeight(inputHeight),
-      m_patch(patch) {
+      m_patch(patch), m_region(region) {
     if (patch < 1 || inputWidth < patch || inputHeight < patch || imageWidth < 1 || imageHeight < 1)
         throw Error("patch grid: input " + std::to_string(inputWidth) + "×" + std::to_string(inputHeight) +
                     " holds no " + std::to_string(patch) + "-pixel patch");
+    if (!(region.width > 0) || !(region.height > 0))
+        throw Error("patch grid: the input region must have a positive size");
     m_rows = inputHeight / patch;
     m_cols = inputWidth / patch;
 }
@@ -33,14 +39,14 @@ RectF PatchGrid::inputRect(int index) const {
 
 RectF PatchGrid::imageRect(int index) const {
     const RectF r = inputRect(index);
-    const double sx = double(m_imageWidth) / m_inputWidth;
-    const double sy = double(m_imageHeight) / m_inputHeight;
-    return {r.x * sx, r.y * sy, r.width * sx, r.height * sy};
+    const double sx = m_region.width / m_inputWidth;
+    const double sy = m_region.height / m_inputHeight;
+    return {m_region.x + r.x * sx, m_region.y + r.y * sy, r.width * sx, r.height * sy};
 }
 
 int PatchGrid::patchAt(double imageX, double imageY) const {
-    const double ix = imageX * m_inputWidth / m_imageWidth;
-    const double iy = imageY * m_inputHeight / m_imageHeight;
+    const double ix = (imageX - m_region.x) * m_inputWidth / m_region.width;
+    const double iy = (imageY - m_region.y) * m_inputHeight / m_region.height;
     if (!(ix >= 0) || !(iy >= 0)) return -1;
     const int c = static_cast<int>(std::floor(ix / m_patch));
     const int r = static_cast<int>(std::floor(iy / m_patch));

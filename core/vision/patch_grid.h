@@ -6,6 +6,9 @@
 // The mapping follows PIL's resize convention (pixel centres: input x + 0.5 = (output x + 0.5) · sx),
 // so the output pixel range [a, b) covers the original range [a · sx, b · sx) with sx = imageW / inputW.
 // A patch grid that does not divide the input drops the remainder, as the strided convolution does.
+// With a centre crop (DeiT) the model input covers only `region` of the original image (in image
+// pixels; it may reach outside the image where the crop was padded): the mapping is then
+// image x = region.x + input x · region.width / inputW.
 
 #include <string>
 
@@ -20,6 +23,7 @@ class PatchGrid {
 public:
     PatchGrid() = default;
     PatchGrid(int imageWidth, int imageHeight, int inputWidth, int inputHeight, int patch);
+    PatchGrid(int imageWidth, int imageHeight, int inputWidth, int inputHeight, int patch, RectF region);
 
     int rows() const { return m_rows; }
     int cols() const { return m_cols; }
@@ -29,6 +33,17 @@ public:
     int imageHeight() const { return m_imageHeight; }
     int inputWidth() const { return m_inputWidth; }
     int inputHeight() const { return m_inputHeight; }
+    // The model input's extent in original-image pixels (the whole image unless cropped).
+    RectF region() const { return m_region; }
+    // region() as fractions of the image's width and height; {} (all 0) when it is the whole image.
+    RectF regionFraction() const {
+        if (!cropped()) return {};
+        return {m_region.x / m_imageWidth, m_region.y / m_imageHeight, m_region.width / m_imageWidth,
+                m_region.height / m_imageHeight};
+    }
+    bool cropped() const {
+        return m_region.x != 0 || m_region.y != 0 || m_region.width != m_imageWidth || m_region.height != m_imageHeight;
+    }
 
     int index(int row, int col) const { return row * m_cols + col; }
     int row(int index) const { return index / m_cols; }
@@ -47,6 +62,7 @@ public:
 private:
     int m_imageWidth = 0, m_imageHeight = 0, m_inputWidth = 0, m_inputHeight = 0;
     int m_patch = 1, m_rows = 0, m_cols = 0;
+    RectF m_region;
 };
 
 } // namespace attnlens

@@ -180,25 +180,52 @@ std::vector<float> perChannel(const std::vector<float>& values, int channels, co
 
 } // namespace
 
+namespace {
+// Python's v // 2 (the crop offsets are negative where the crop is larger than the image).
+int floorHalf(int v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
+
+// "size" / "crop_size": an int (square) or {"height": H, "width": W}, each in [1, 16384].
+void readSize(const JsonConfig& json, const std::string& key, int& height, int& width) {
+    const std::string file = json.path().string();
+    if (json.has(key)) {
+        const Json& size = json.json()[key];
+        if (size.is_number_integer()) {
+            height = width = size.get<int>();
+        } else if (size.is_object() && size.contains("height") && size.contains("width") &&
+                   size["height"].is_number_integer() && size["width"].is_number_integer()) {
+            height = size["height"].get<int>();
+            width = size["width"].get<int>();
+        } else {
+            throw Error(file + ": '" + key + "' must be an integer or {\"height\": H, \"width\": W} (found " +
+                        size.dump() + ")");
+        }
+    }
+    if (height < 1 || width < 1 || height > 16384 || width > 16384)
+        throw Error(file + ": '" + key + "' " + std::to_string(height) + "×" + std::to_string(width) +
+                    " is out of range");
+}
+} // namespace
+
 ImageProcessorConfig ImageProcessorConfig::fromJson(const JsonConfig& json) {
     ImageProcessorConfig c;
     const std::string file = json.path().string();
-    c.doResize = json.value<bool>("do_resize", c.doResize);
-    if (json.has("size")) {
-        const Json& size = json.json()["size"];
-        if (size.is_number_integer()) {
-            c.height = c.width = size.get<int>();
-        } else if (size.is_object() && size.contains("height") && size.contains("width") &&
-                   size["height"].is_number_integer() && size["width"].is_number_integer()) {
-            c.height = size["height"].get<int>();
-            c.width = size["width"].get<int>();
-        } else {
-            throw Error(file + ": 'size' must be an integer or {\"height\": H, \"width\": W} (found " + size.dump() +
-                        ")");
-        }
+    // transformers picks the processor class from image_processor_type (or, in older files,
+    // feature_extractor_type); DeiT's has other defaults and a centre crop.
+    if (json.has("image_processor_type"))
+        c.processorType = json.get<std::string>("image_processor_type");
+    else if (json.has("feature_extractor_type"))
+        c.processorType = json.get<std::string>("feature_extractor_type");
+    const bool deit = c.processorType.rfind("DeiT", 0) == 0;
+    if (deit) {
+        c.height = c.width = 256;
+        c.resample = ResampleFilter::Bicubic;
+        c.imageMean = {0.485f, 0.456f, 0.406f}; // IMAGENET_DEFAULT_MEAN / STD
+        c.imageStd = {0.229f, 0.224f, 0.225f};
+        c.doCenterCrop = json.value<bool>("do_center_crop", true);
+        readSize(json, "crop_size", c.cropHeight, c.cropWidth);
     }
-    if (c.height < 1 || c.width < 1 || c.height > 16384 || c.width > 16384)
-        throw Error(file + ": 'size' " + std::to_string(c.height) + "×" + std::to_string(c.width) + " is out of range");
+    c.doResize = json.value<bool>("do_resize", c.doResize);
+    readSize(json, "size", c.height, c.width);
     const int resample = json.value<int>("resample", static_cast<int>(c.resample));
     if (resample < 0 || resample > 5) throw Error(file + ": 'resample' " + std::to_string(resample) + " is not a PIL filter");
     c.resample = static_cast<ResampleFilter>(resample);
@@ -231,6 +258,23 @@ ImageU8 resizePil(const ImageU8& image, int width, int height, ResampleFilter fi
     return out;
 }
 
+ImageU8 centerCrop(const ImageU8& image, int width, int height) {
+    if (width < 1 || height < 1) throw Error("centre crop: size must be positive");
+    const int top = floorHalf(image.height - height);
+    const int left = floorHalf(image.width - width);
+    ImageU8 out(width, height, image.channels);
+    for (int y = 0; y < height; ++y) {
+        const int sy = top + y;
+        if (sy < 0 || sy >= image.height) continue;
+        for (int x = 0; x < width; ++x) {
+            const int sx = left + x;
+            if (sx < 0 || sx >= image.width) continue;
+            for (int ch = 0; ch < image.channels; ++ch) out.at(x, y, ch) = image.at(sx, sy, ch);
+        }
+    }
+    return out;
+}
+
 PreprocessedImage preprocessImage(const ImageU8& image, const ImageProcessorConfig& config, int channels) {
     if (image.empty()) throw Error("preprocessing: the image is empty");
     if (channels != 1 && channels != 3)
@@ -242,6 +286,18 @@ PreprocessedImage preprocessImage(const ImageU8& image, const ImageProcessorConf
     ImageU8 converted = channels == 1 ? toGrey(image) : toRgb(image);
     result.resized = config.doResize ? resizePil(converted, config.width, config.height, config.resample)
                                      : std::move(converted);
+    result.regionWidth = image.width;
+    result.regionHeight = image.height;
+    if (config.doCenterCrop) {
+        // The crop window in resized pixels, mapped back to the original image.
+        const double sx = double(image.width) / result.resized.width;
+        const double sy = double(image.height) / result.resized.height;
+        result.regionX = floorHalf(result.resized.width - config.cropWidth) * sx;
+        result.regionY = floorHalf(result.resized.height - config.cropHeight) * sy;
+        result.regionWidth = config.cropWidth * sx;
+        result.regionHeight = config.cropHeight * sy;
+        result.resized = centerCrop(result.resized, config.cropWidth, config.cropHeight);
+    }
     const auto mean = perChannel(config.imageMean, channels, "image_mean");
     const auto stdev = perChannel(config.imageStd, channels, "image_std");
     const int h = result.resized.height;

@@ -73,6 +73,43 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, renderOverlay(ImageU8(), map, {}));
     }
 
+    void regionOverlay() {
+        // A centre-cropped model input covers the middle 4×4 of an 8×8 image: the 2×2 map's nearest
+        // cells land on 2×2 pixel blocks there; outside, the image is dimmed to 40 %.
+        RowMatrix map(2, 2);
+        map << 0, 1, 1, 0;
+        OverlayOptions o;
+        o.colorMap = ColorMap::Viridis;
+        o.opacity = 0.5f;
+        o.smooth = false;
+        o.region = {0.25, 0.25, 0.5, 0.5};
+        const RgbImage img = renderOverlay(greyImage(8, 8, 100), map, o);
+        QCOMPARE(img.pixel(0, 0), (Rgb{40, 40, 40}));
+        QCOMPARE(img.pixel(1, 7), (Rgb{40, 40, 40}));
+        QCOMPARE(img.pixel(6, 2), (Rgb{40, 40, 40}));
+        QCOMPARE(img.pixel(2, 2), (Rgb{84, 51, 92}));  // map(0, 0)
+        QCOMPARE(img.pixel(3, 3), (Rgb{84, 51, 92}));
+        QCOMPARE(img.pixel(4, 2), (Rgb{177, 166, 69})); // map(0, 1)
+        QCOMPARE(img.pixel(2, 5), (Rgb{177, 166, 69})); // map(1, 0)
+        QCOMPARE(img.pixel(5, 5), (Rgb{84, 51, 92}));  // map(1, 1)
+        // Smooth: the region's own pixel centres sample the map as a whole image of 4×4 would.
+        o.smooth = true;
+        o.region = {0.25, 0.25, 0.5, 0.5};
+        const RgbImage smooth = renderOverlay(greyImage(8, 8, 100), map, o);
+        const RgbImage whole = [&] {
+            OverlayOptions w = o;
+            w.region = {};
+            return renderOverlay(greyImage(4, 4, 100), map, w);
+        }();
+        for (int y = 0; y < 4; ++y)
+            for (int x = 0; x < 4; ++x) QCOMPARE(smooth.pixel(x + 2, y + 2), whole.pixel(x, y));
+        // A region reaching outside the image (a padded crop) only draws what lies inside.
+        o.region = {-0.5, 0.0, 1.0, 1.0};
+        const RgbImage shifted = renderOverlay(greyImage(8, 8, 100), map, o);
+        QCOMPARE(shifted.width, 8);
+        QCOMPARE(shifted.pixel(7, 0), (Rgb{40, 40, 40}));
+    }
+
     void pngRoundTrip() {
         QTemporaryDir tmp;
         const std::filesystem::path path = std::filesystem::path(tmp.path().toStdString()) / "o.png";

@@ -60,6 +60,38 @@ private slots:
         QTest::newRow("f16 weights") << "rgb-f16" << "photo_97x61" << false;
         QTest::newRow("bf16 weights") << "rgb-bf16" << "photo_97x61" << false;
         QTest::newRow("interpolated positions 24x32") << "rgb-interp" << "photo_97x61" << true;
+        QTest::newRow("DeiT processor: resize 19, crop 16") << "rgb-deit" << "photo_97x61" << false;
+        QTest::newRow("DeiT processor: crop pads rows") << "rgb-deit-pad" << "photo_97x61" << false;
+    }
+
+    void centreCropGeometry() {
+        // DeiT defaults apply where the file is silent; the crop window maps back onto the picture.
+        const VitModel vit = VitModel::load(vittest::modelDir("rgb-deit-pad"));
+        const ImageU8 photo = loadImage(vittest::imagePath("photo_97x61.png"));
+        const VitResult r = vit.run(photo, {});
+        QCOMPARE(r.input.resized.width, 16);
+        QCOMPARE(r.input.resized.height, 16);
+        // Resized to 21×11, then the 16×16 window at (left, top) = ((21-16)//2, (11-16)//2) = (2, -3).
+        const double sx = 97.0 / 21, sy = 61.0 / 11;
+        const RectF region = r.grid.region();
+        QVERIFY(r.grid.cropped());
+        QVERIFY(std::abs(region.x - 2 * sx) < 1e-9 && std::abs(region.y + 3 * sy) < 1e-9);
+        QVERIFY(std::abs(region.width - 16 * sx) < 1e-9 && std::abs(region.height - 16 * sy) < 1e-9);
+        // The padded rows are zeros before normalisation: (0 - mean) / std on every channel.
+        const float* px = r.input.pixels.data();
+        QVERIFY(std::abs(px[0] - (0.0f - 0.485f) / 0.229f) < 1e-6f);
+        // Patch (0, 0) starts at the region's corner; a point in the picture finds its patch back.
+        const RectF first = r.grid.imageRect(0);
+        QVERIFY(std::abs(first.x - region.x) < 1e-9 && std::abs(first.y - region.y) < 1e-9);
+        const RectF mid = r.grid.imageRect(r.grid.index(2, 1));
+        QCOMPARE(r.grid.patchAt(mid.x + mid.width / 2, mid.y + mid.height / 2), r.grid.index(2, 1));
+        QCOMPARE(r.grid.patchAt(1.0, 1.0), -1); // left of the crop window
+        const RectF frac = r.grid.regionFraction();
+        QVERIFY(std::abs(frac.x - 2.0 / 21) < 1e-9 && std::abs(frac.height - 16.0 / 11) < 1e-9);
+        // Without a crop the region is the whole picture.
+        const VitResult plain = VitModel::load(vittest::modelDir("rgb")).run(photo, {});
+        QVERIFY(!plain.grid.cropped());
+        QCOMPARE(plain.grid.regionFraction().width, 0.0);
     }
     void matchesReference() {
         QFETCH(QString, model);

@@ -143,6 +143,14 @@ private slots:
         QSignalSpy sel(doc, &TranslationDocument::selectionChanged);
         emit heat->rowSelected(0);
         QCOMPARE(doc->selectedToken(), (TokenRef{TokenSide::Target, 0}));
+        // Moving the pointer over a cell hovers its query token (row 1 = target token 1) and the
+        // highlight follows; off the grid the focus returns to the selected token (row 0).
+        QTest::mouseMove(heat->viewport(), heat->cellRect(1, 0).center());
+        QCOMPARE(doc->hoveredToken(), (TokenRef{TokenSide::Target, 1}));
+        QCOMPARE(heat->selectedRow(), 1);
+        QTest::mouseMove(heat->viewport(), QPoint(1, 1));
+        QCOMPARE(doc->hoveredToken(), TokenRef{});
+        QCOMPARE(heat->selectedRow(), 0);
         maybeScreenshot(&page, "translate-step2");
     }
 

@@ -234,6 +234,16 @@ def main():
     bf16 = write_model("rgb-bf16", rgb_cfg, rgb_w, vit_processor(16, 16, *imagenet), torch.bfloat16)
     interp = write_model("rgb-interp", rgb_cfg, rgb_w, vit_processor(24, 32, *imagenet))
 
+    # DeiT checkpoints: model_type "vit", DeiT's processor (resize, then centre crop). One crop inside
+    # the resized image (19x19 -> 16x16, odd margins), one that pads vertically and crops horizontally.
+    deit = write_model("rgb-deit", rgb_cfg, rgb_w,
+                       {"crop_size": 16, "do_center_crop": True, "do_normalize": True, "do_resize": True,
+                        "feature_extractor_type": "DeiTFeatureExtractor", "image_mean": imagenet[0],
+                        "image_std": imagenet[1], "resample": 3, "size": 19})
+    deit_pad = write_model("rgb-deit-pad", rgb_cfg, rgb_w,
+                           {"crop_size": {"height": 16, "width": 16}, "do_center_crop": True,
+                            "image_processor_type": "DeiTImageProcessor", "size": {"height": 11, "width": 21}})
+
     grey_cfg = hf_config("ViTForImageClassification", 24, 3, 2, 48, 16, 4, 1, ["a", "b", "c"])
     grey = write_model("grey", grey_cfg, random_weights(gen, grey_cfg, "vit.", classifier_labels=3),
                        vit_processor(16, 16, [0.286], [0.353]))
@@ -252,6 +262,8 @@ def main():
     golden(f16, images["photo_97x61"], "photo_97x61")
     golden(bf16, images["photo_97x61"], "photo_97x61")
     golden(interp, images["photo_97x61"], "photo_97x61", interpolate=True)
+    golden(deit, images["photo_97x61"], "photo_97x61")
+    golden(deit_pad, images["photo_97x61"], "photo_97x61")
     total = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(OUT) for f in fs)
     print(f"wrote {OUT} ({total / 1024:.0f} KiB)")
 

@@ -43,12 +43,35 @@ def load_processor(model_dir):
          "rescale_factor": 1 / 255, "do_normalize": True, "image_mean": [0.5, 0.5, 0.5],
          "image_std": [0.5, 0.5, 0.5]}
     path = os.path.join(model_dir, "preprocessor_config.json")
+    stored = {}
     if os.path.exists(path):
         with open(path) as f:
-            p.update(json.load(f))
-    if isinstance(p["size"], int):
-        p["size"] = {"height": p["size"], "width": p["size"]}
+            stored = json.load(f)
+    kind = stored.get("image_processor_type", stored.get("feature_extractor_type", "ViTImageProcessor"))
+    if kind.startswith("DeiT"):
+        # DeiTImageProcessor's defaults (transformers v4.33): 256x256 bicubic, centre crop 224,
+        # ImageNet default mean/std.
+        p.update({"size": {"height": 256, "width": 256}, "resample": 3, "image_mean": [0.485, 0.456, 0.406],
+                  "image_std": [0.229, 0.224, 0.225], "do_center_crop": True,
+                  "crop_size": {"height": 224, "width": 224}})
+    p.update(stored)
+    for key in ("size", "crop_size"):
+        if isinstance(p.get(key), int):
+            p[key] = {"height": p[key], "width": p[key]}
+    p["do_center_crop"] = bool(p.get("do_center_crop")) and kind.startswith("DeiT")  # ViT ignores it
     return p
+
+
+def center_crop(arr, height, width):
+    """transformers.image_transforms.center_crop on an [H, W, C] array: the window at
+    ((H - height) // 2, (W - width) // 2), zero-padded where it leaves the image."""
+    h, w = arr.shape[:2]
+    top, left = (h - height) // 2, (w - width) // 2
+    out = np.zeros((height, width) + arr.shape[2:], dtype=arr.dtype)
+    ys, xs = max(0, top), max(0, left)
+    ye, xe = min(h, top + height), min(w, left + width)
+    out[ys - top:ye - top, xs - left:xe - left] = arr[ys:ye, xs:xe]
+    return out
 
 
 def preprocess(pil_image, proc, channels):
@@ -64,6 +87,8 @@ def preprocess(pil_image, proc, channels):
     arr = np.array(img)
     if arr.ndim == 2:
         arr = arr[:, :, None]
+    if proc["do_center_crop"]:
+        arr = center_crop(arr, proc["crop_size"]["height"], proc["crop_size"]["width"])
     x = arr
     if proc["do_rescale"]:
         x = (x * proc["rescale_factor"]).astype(np.float32)

@@ -45,6 +45,11 @@ AttentionMatrixView::AttentionMatrixView(TranslationDocument* document, QWidget*
             [this](int col) { m_doc->setSelectedToken(m_matrix.tokenOfColumn(col)); });
     connect(m_heatmap, &HeatmapView::cellClicked, this,
             [this](int row, int) { m_doc->setSelectedToken(m_matrix.tokenOfRow(row)); });
+    // Hovering a cell focuses its query token in every view (as hovering a chip does); leaving
+    // the grid gives the focus back to the selection.
+    connect(m_heatmap, &HeatmapView::cellHovered, this, [this](int row, int) {
+        m_doc->setHoveredToken(row >= 0 ? m_matrix.tokenOfRow(row) : TokenRef{});
+    });
     connect(m_doc, &TranslationDocument::selectionChanged, this, &AttentionMatrixView::refresh);
     connect(m_doc, &TranslationDocument::snapshotChanged, this, &AttentionMatrixView::refresh);
     connect(m_doc, &TranslationDocument::hoverChanged, this, &AttentionMatrixView::applyFocus);

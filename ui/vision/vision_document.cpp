@@ -185,6 +185,7 @@ OverlayOptions VisionDocument::overlayOptions() const {
     o.colorMap = m_colorMap;
     o.opacity = m_opacity;
     o.smooth = m_smooth;
+    if (m_image) o.region = m_image->result.grid.regionFraction(); // centre-cropped input (DeiT)
     return o; // lo/hi: each map's own range, as the CLI does
 }
 

@@ -770,10 +770,25 @@ void HeatmapView::paintContent(QPainter& p, const Layout& l, bool vector) const 
                 if (align & Qt::AlignRight) r.moveRight(x);
                 p.drawText(r, align | Qt::AlignTop, formatTick(v));
             };
+            // Ends always; the middle value only where it clears both end labels.
+            const float mid = 0.5f * (m_lo + m_hi);
+            const int wLo = fm.horizontalAdvance(formatTick(m_lo));
+            const int wHi = fm.horizontalAdvance(formatTick(m_hi));
+            const int wMid = fm.horizontalAdvance(formatTick(mid));
+            const int gap = fm.horizontalAdvance(QLatin1Char(' ')) * 2;
             tick(l.bar.left(), m_lo, Qt::AlignLeft);
-            tick(l.bar.right(), m_hi, Qt::AlignRight);
-            if (l.bar.width() >= 3 * fm.horizontalAdvance(formatTick(m_hi)) + 12)
-                tick(l.bar.center().x(), 0.5f * (m_lo + m_hi), Qt::AlignHCenter);
+            if (wLo + gap + wHi <= l.bar.width()) {
+                tick(l.bar.right(), m_hi, Qt::AlignRight);
+                const int cx = l.bar.center().x();
+                if (cx - wMid / 2 >= l.bar.left() + wLo + gap &&
+                    cx + (wMid + 1) / 2 <= l.bar.right() - wHi - gap)
+                    tick(cx, mid, Qt::AlignHCenter);
+            } else {
+                // Too narrow for both ends side by side: the maximum goes on a second line.
+                const int y2 = l.bar.bottom() + 1 + 3 + fm.height();
+                p.drawText(QRect(l.bar.right() - 200, y2, 200, fm.height()), Qt::AlignRight | Qt::AlignTop,
+                           formatTick(m_hi));
+            }
         } else {
             const int x = l.bar.right() + 1;
             auto tick = [&](int y, float v) {
