@@ -61,6 +61,7 @@ private slots:
     void droppedFileIsAnalysed();
     void exportsOverlayHeadsAndMaps();
     void smallImagesAreEnlargedCrisply();
+    void modelOpenedDuringAnalysisReanalyses(); // last: it switches the page to another model
 
 private:
     void openAndWait(const QString& path);
@@ -422,6 +423,32 @@ void TestVisionPage::smallImagesAreEnlargedCrisply() {
     const ImageU8 reduced = VisionDocument::displayCopy(huge, VisionDocument::kDisplayMin, VisionDocument::kDisplayMax);
     QCOMPARE(reduced.width, VisionDocument::kDisplayMax);
     QCOMPARE(reduced.height, 341);
+}
+
+void TestVisionPage::modelOpenedDuringAnalysisReanalyses() {
+    // A DeiT checkpoint (centre crop) is still loading when the user opens a picture, which is
+    // therefore queued for the old model: what ends up on screen must be that picture analysed by
+    // the new model (not the old model's result, nor the previous picture re-run).
+    const QString deit = QStringLiteral(ATTNLENS_TEST_DATA "/vit/rgb-deit");
+    m_page->openModel(deit);
+    m_page->openImage(samplePath("bag_1.png"));
+    QTRY_VERIFY_WITH_TIMEOUT(!m_page->isBusy() && doc()->hasImage() &&
+                                 doc()->image()->result.grid.inputWidth() == 16,
+                             30000);
+    QTest::qWait(200);
+    QVERIFY(!m_page->isBusy());
+    const auto& r = doc()->image()->result;
+    QCOMPARE(QString::fromStdString(doc()->model()->dir().filename().string()), QStringLiteral("rgb-deit"));
+    QCOMPARE(r.output.attentions.shape()[2], int64_t(17)); // CLS + 4×4 patches of the 16×16 crop
+    QCOMPARE(doc()->image()->source, QStringLiteral("bag_1.png"));
+    QVERIFY(r.grid.cropped());
+    QVERIFY(m_page->modelDescription().contains(QStringLiteral("centre crop 16×16")));
+    // The overlay covers the crop window only: the first column lies left of it (28·1/19 px) and is
+    // the picture dimmed to 40 %.
+    const RgbImage over = doc()->renderOriginalOverlay();
+    const ImageU8& picture = doc()->image()->image;
+    for (int y = 0; y < picture.height; y += 3)
+        QCOMPARE(int(over.pixel(0, y).r), int(std::lround(0.4f * picture.at(0, y, 0))));
 }
 
 QTEST_MAIN(TestVisionPage)

@@ -427,13 +427,19 @@ QString VisionPage::modelDescription() const {
     const auto& model = m_doc->model();
     if (!model) return tr("no model");
     const VitConfig& c = model->config();
-    return tr("%1 · %2 layers × %3 heads · patch %4 · %5×%6 input")
+    const ImageProcessorConfig& proc = model->processor();
+    const QString input = proc.doCenterCrop ? tr("%1×%2, centre crop %3×%4 input")
+                                                  .arg(proc.width)
+                                                  .arg(proc.height)
+                                                  .arg(proc.cropWidth)
+                                                  .arg(proc.cropHeight)
+                                            : tr("%1×%2 input").arg(proc.width).arg(proc.height);
+    return tr("%1 · %2 layers × %3 heads · patch %4 · %5")
         .arg(QFileInfo(QString::fromStdString(model->dir().string())).fileName())
         .arg(c.numLayers)
         .arg(c.numHeads)
         .arg(c.patchSize)
-        .arg(model->processor().width)
-        .arg(model->processor().height);
+        .arg(input);
 }
 
 bool VisionPage::isBusy() const { return m_pendingJobs > 0; }
@@ -492,8 +498,12 @@ void VisionPage::openImage(const QString& pathArg) {
         [model, file, source](const Callbacks& cb) {
             return VisionDocument::analyse(*model, loadImage(file), source, cb);
         },
-        [this, path, timer](std::shared_ptr<const VisionImage> result) {
+        [this, path, timer, model](std::shared_ptr<const VisionImage> result) {
             if (result == nullptr) return;
+            if (model != m_doc->model()) { // another model was opened meanwhile: analyse again with it
+                runImage(result->image, result->source, path);
+                return;
+            }
             m_lastImagePath = path;
             m_lastImage = result->image;
             m_imageLabel->setProperty("source", result->source);
@@ -527,7 +537,12 @@ void VisionPage::runImage(ImageU8 image, const QString& source, const QString& p
         [model, image = std::move(image), source](const Callbacks& cb) {
             return VisionDocument::analyse(*model, image, source, cb);
         },
-        [this, path, timer](std::shared_ptr<const VisionImage> result) {
+        [this, path, timer, model](std::shared_ptr<const VisionImage> result) {
+            if (result == nullptr) return;
+            if (model != m_doc->model()) { // another model was opened meanwhile: analyse again with it
+                runImage(result->image, result->source, path);
+                return;
+            }
             m_lastImagePath = path;
             m_lastImage = result->image;
             m_imageLabel->setProperty("source", result->source);
