@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attnlens {
 
@@ -49,30 +50,23 @@ RowMatrix upsampleMap(const Eigen::Ref<const RowMatrix>& map, int width, int hei
 
 namespace {
 
-// renderOverlay for a map that covers only options.region of the image (see the header's contract).
-RgbImage renderRegionOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& map,
-                             const OverlayOptions& options, float lo, float range) {
+// The map sampled at every image pixel when it covers only `region` (fractions of the image), NaN
+// where the pixel centre lies outside (see the header's contract).
+RowMatrix sampleRegion(const Eigen::Ref<const RowMatrix>& map, int width, int height, const RectF& region,
+                       bool smooth) {
     const auto rows = static_cast<int>(map.rows()), cols = static_cast<int>(map.cols());
-    const double rx = options.region.x * image.width, ry = options.region.y * image.height;
-    const double rw = options.region.width * image.width, rh = options.region.height * image.height;
-    RgbImage out;
-    out.width = image.width;
-    out.height = image.height;
-    out.pixels.resize(static_cast<size_t>(out.width) * out.height * 3);
-    const float a = options.opacity;
-    for (int y = 0; y < image.height; ++y) {
+    const double rx = region.x * width, ry = region.y * height;
+    const double rw = region.width * width, rh = region.height * height;
+    RowMatrix out(height, width);
+    for (int y = 0; y < height; ++y) {
         const double fy = (y + 0.5 - ry) / rh; // 0..1 inside the region
-        for (int x = 0; x < image.width; ++x) {
+        for (int x = 0; x < width; ++x) {
             const double fx = (x + 0.5 - rx) / rw;
-            uint8_t* dst = &out.pixels[(static_cast<size_t>(y) * out.width + x) * 3];
             if (fx < 0.0 || fx >= 1.0 || fy < 0.0 || fy >= 1.0) {
-                for (int ch = 0; ch < 3; ++ch)
-                    dst[ch] = static_cast<uint8_t>(std::lround(0.4f * image.at(x, y, image.channels == 1 ? 0 : ch)));
-                continue;
-            }
-            float m;
-            if (!options.smooth) {
-                m = map(std::min(rows - 1, static_cast<int>(fy * rows)), std::min(cols - 1, static_cast<int>(fx * cols)));
+                out(y, x) = std::numeric_limits<float>::quiet_NaN();
+            } else if (!smooth) {
+                out(y, x) = map(std::min(rows - 1, static_cast<int>(fy * rows)),
+                                std::min(cols - 1, static_cast<int>(fx * cols)));
             } else {
                 const double u = std::clamp(fx * cols - 0.5, 0.0, double(cols - 1));
                 const double v = std::clamp(fy * rows - 0.5, 0.0, double(rows - 1));
@@ -81,13 +75,7 @@ RgbImage renderRegionOverlay(const ImageU8& image, const Eigen::Ref<const RowMat
                 const float tx = static_cast<float>(u - c0), ty = static_cast<float>(v - r0);
                 const float top = map(r0, c0) * (1 - tx) + map(r0, c1) * tx;
                 const float bottom = map(r1, c0) * (1 - tx) + map(r1, c1) * tx;
-                m = top * (1 - ty) + bottom * ty;
-            }
-            const Rgb c = colorAt(options.colorMap, (m - lo) / range);
-            const uint8_t colour[3] = {c.r, c.g, c.b};
-            for (int ch = 0; ch < 3; ++ch) {
-                const float base = image.at(x, y, image.channels == 1 ? 0 : ch);
-                dst[ch] = static_cast<uint8_t>(std::lround((1.0f - a) * base + a * colour[ch]));
+                out(y, x) = top * (1 - ty) + bottom * ty;
             }
         }
     }
@@ -107,9 +95,9 @@ RgbImage renderOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& 
         hi = map.maxCoeff();
     }
     const float range = hi > lo ? hi - lo : 1.0f;
-    if (options.region.width > 0 && options.region.height > 0)
-        return renderRegionOverlay(image, map, options, lo, range);
-    const RowMatrix values = upsampleMap(map, image.width, image.height, options.smooth); // [H, W]
+    const bool region = options.region.width > 0 && options.region.height > 0;
+    const RowMatrix values = region ? sampleRegion(map, image.width, image.height, options.region, options.smooth)
+                                    : upsampleMap(map, image.width, image.height, options.smooth); // [H, W]
     RgbImage out;
     out.width = image.width;
     out.height = image.height;
@@ -117,9 +105,14 @@ RgbImage renderOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& 
     const float a = options.opacity;
     for (int y = 0; y < image.height; ++y) {
         for (int x = 0; x < image.width; ++x) {
+            uint8_t* dst = &out.pixels[(static_cast<size_t>(y) * out.width + x) * 3];
+            if (std::isnan(values(y, x))) { // outside the model's view
+                for (int ch = 0; ch < 3; ++ch)
+                    dst[ch] = static_cast<uint8_t>(std::lround(0.4f * image.at(x, y, image.channels == 1 ? 0 : ch)));
+                continue;
+            }
             const Rgb c = colorAt(options.colorMap, (values(y, x) - lo) / range);
             const uint8_t colour[3] = {c.r, c.g, c.b};
-            uint8_t* dst = &out.pixels[(static_cast<size_t>(y) * out.width + x) * 3];
             for (int ch = 0; ch < 3; ++ch) {
                 const float base = image.at(x, y, image.channels == 1 ? 0 : ch);
                 dst[ch] = static_cast<uint8_t>(std::lround((1.0f - a) * base + a * colour[ch]));
