@@ -310,12 +310,20 @@ bool DecodeSession::back() {
 }
 
 void DecodeSession::run(const Callbacks& callbacks) {
+    runFor(std::chrono::milliseconds::max(), callbacks);
+}
+
+bool DecodeSession::runFor(std::chrono::milliseconds budget, const Callbacks& callbacks) {
     const int total = m_maxLength - 1;
+    const auto start = std::chrono::steady_clock::now();
+    const bool bounded = budget != std::chrono::milliseconds::max(); // max() would overflow in ns
     while (!m_done) {
         callbacks.checkCancel();
         step();
         callbacks.report(m_done ? 1.0 : static_cast<double>(stepCount()) / total, "step " + std::to_string(stepCount()));
+        if (bounded && std::chrono::steady_clock::now() - start >= budget) break;
     }
+    return m_done;
 }
 
 int DecodeSession::bestNode() const {

@@ -27,6 +27,7 @@
 #include "core/text/marian_tokenizer.h"
 #include "core/util/callbacks.h"
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -106,6 +107,9 @@ public:
     // Steps until finished. Reports progress (steps / max_new_tokens) and throws attnlens::Cancelled
     // when callbacks.cancelled() returns true between steps (the session stays usable).
     void run(const Callbacks& callbacks = {});
+    // Like run(), but returns after the step during which `budget` ran out (at least one step is
+    // taken unless finished): lets a caller show a long decoding as it grows. Returns finished().
+    bool runFor(std::chrono::milliseconds budget, const Callbacks& callbacks = {});
 
     bool finished() const { return m_done; }
     int stepCount() const { return static_cast<int>(m_history.size()); }

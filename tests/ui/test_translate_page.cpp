@@ -31,6 +31,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
+#include <vector>
 
 using namespace attnlens;
 using namespace attnlens::ui;
@@ -152,6 +153,29 @@ private slots:
         QCOMPARE(doc->hoveredToken(), TokenRef{});
         QCOMPARE(heat->selectedRow(), 0);
         maybeScreenshot(&page, "translate-step2");
+    }
+
+    void translationIsShownAsItGrows() {
+        // The first slice is a single step: a partial snapshot (step 1, not finished) is shown before
+        // the complete one; each partial one extends the previous.
+        TranslatePage page(nullptr, false);
+        page.resize(1000, 700);
+        page.show();
+        QVERIFY(loadAndTranslate(page, QStringLiteral("Das Wetter ist heute schön.")));
+        std::vector<int> partialSteps;
+        connect(&page, &TranslatePage::partialResult, &page, [&] {
+            const auto snap = page.document()->snapshot();
+            QVERIFY(snap && !snap->finished);
+            partialSteps.push_back(snap->step);
+        });
+        QVERIFY(act(page, [&] { page.translate(); }));
+        const auto full = page.document()->snapshot();
+        QVERIFY(full->finished);
+        QVERIFY(!partialSteps.empty());
+        QCOMPARE(partialSteps.front(), 1);
+        for (size_t i = 1; i < partialSteps.size(); ++i) QVERIFY(partialSteps[i] > partialSteps[i - 1]);
+        QVERIFY(partialSteps.back() < full->step);
+        QVERIFY(page.lastTranslateMs() >= 0);
     }
 
     void switchKindLayerHead() {

@@ -33,6 +33,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <chrono>
+
 namespace attnlens::ui {
 
 // The session lives here, shared by the queued jobs; only worker jobs read or write it.
@@ -461,25 +463,48 @@ void TranslatePage::translate() {
     const int generation = ++m_generation;
     m_clock.start();
     showStatus(tr("Translating…"));
+    // The first slice is one step, so that the first heatmap appears at once; the rest follows in
+    // slices of kSliceMs, each shown as it arrives (a long translation on a large model grows on
+    // screen instead of appearing at the end).
     m_worker->run<StepResult>(
         tr("Translating"),
         [model, slot, options, text = text.toStdString()](const Callbacks& cb) {
             auto session = std::make_shared<DecodeSession>(model.model, model.tokenizer, text, options);
             slot->session = session;
-            session->run(cb);
+            session->runFor(std::chrono::milliseconds(0), cb);
             return StepResult{makeSnapshot(*session, *model.model, *model.tokenizer)};
         },
-        [this, generation](StepResult r) {
-            if (generation != m_generation) return;
-            m_doc->setSnapshot(r.snapshot);
-            m_lastTranslateMs = m_clock.elapsed();
-            const auto& s = *r.snapshot;
-            showStatus(tr("Translated in %1 ms: %2 steps, %3. Step back with ◀ or Alt+Left.")
-                           .arg(m_lastTranslateMs)
-                           .arg(s.step)
-                           .arg(s.numBeams > 1 ? tr("beam width %1").arg(s.numBeams) : tr("greedy")));
-            emit resultReady();
-        });
+        [this, generation](StepResult r) { showTranslationSlice(r.snapshot, generation); });
+}
+
+void TranslatePage::continueTranslation(int generation) {
+    const MarianFolder model = m_doc->model();
+    auto slot = m_slot;
+    m_worker->run<StepResult>(
+        tr("Translating"),
+        [model, slot](const Callbacks& cb) {
+            if (!slot->session) throw Error("nothing to continue: translate a sentence first");
+            slot->session->runFor(std::chrono::milliseconds(kSliceMs), cb);
+            return StepResult{makeSnapshot(*slot->session, *model.model, *model.tokenizer)};
+        },
+        [this, generation](StepResult r) { showTranslationSlice(r.snapshot, generation); });
+}
+
+void TranslatePage::showTranslationSlice(const std::shared_ptr<const TranslationSnapshot>& snapshot, int generation) {
+    if (generation != m_generation) return; // a newer translation or a step/back/reset took over
+    m_doc->setSnapshot(snapshot);
+    if (!snapshot->finished) {
+        showStatus(tr("Translating… step %1 of at most %2").arg(snapshot->step).arg(snapshot->maxNewTokens));
+        emit partialResult();
+        continueTranslation(generation);
+        return;
+    }
+    m_lastTranslateMs = m_clock.elapsed();
+    showStatus(tr("Translated in %1 ms: %2 steps, %3. Step back with ◀ or Alt+Left.")
+                   .arg(m_lastTranslateMs)
+                   .arg(snapshot->step)
+                   .arg(snapshot->numBeams > 1 ? tr("beam width %1").arg(snapshot->numBeams) : tr("greedy")));
+    emit resultReady();
 }
 
 // action: 0 forward, 1 back, 2 reset
@@ -490,7 +515,7 @@ void TranslatePage::submitStep(const QString& label, int action) {
     }
     const MarianFolder model = m_doc->model();
     auto slot = m_slot;
-    const int generation = m_generation;
+    const int generation = ++m_generation; // stops a translation that is still growing
     m_worker->run<StepResult>(
         label,
         [model, slot, action](const Callbacks&) {
@@ -555,6 +580,7 @@ void TranslatePage::playTick() {
 
 void TranslatePage::cancel() {
     setPlaying(false);
+    ++m_generation; // a slice already delivered must not queue the next one
     m_worker->cancel();
 }
 

@@ -88,12 +88,17 @@ public:
     void exportView(const QString& path);
     void exportData(const QString& path);
 
-    // ms from translate() to the result arriving on the GUI thread (-1 before any).
+    // ms from translate() to the complete result arriving on the GUI thread (-1 before any).
     qint64 lastTranslateMs() const { return m_lastTranslateMs; }
+    // Wall time of one decoding slice between two partial displays of a long translation.
+    static constexpr int kSliceMs = 150;
 
 signals:
     void modelLoaded();
     void resultReady(); // a new snapshot is shown (translate, step, back, reset)
+    // A translation in progress is shown as it grows: a partial snapshot (not finished) is shown;
+    // resultReady() follows when the translation is complete.
+    void partialResult();
     void failed(const QString& message);
 
 private:
@@ -104,6 +109,8 @@ private:
     void syncSelectors();
     void updateButtons();
     void submitStep(const QString& label, int action);
+    void continueTranslation(int generation);
+    void showTranslationSlice(const std::shared_ptr<const TranslationSnapshot>& snapshot, int generation);
     void showStatus(const QString& text, bool error = false);
     void playTick();
     QWidget* currentExportWidget() const;
