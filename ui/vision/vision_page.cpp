@@ -482,36 +482,8 @@ void VisionPage::openModel(const QString& dir) {
 
 void VisionPage::openImage(const QString& pathArg) {
     const QString path = pathArg; // may refer to a member cleared below
-    const auto model = m_doc->model();
-    if (!model) {
-        showError(tr("Load a vision model first (File → Open model…)."));
-        return;
-    }
-    m_pendingSample.clear();
     const std::filesystem::path file = path.toStdString();
-    const QString source = QFileInfo(path).fileName();
-    auto timer = std::make_shared<QElapsedTimer>();
-    timer->start();
-    ++m_pendingJobs;
-    m_worker->run<std::shared_ptr<const VisionImage>>(
-        tr("Analysing %1").arg(source),
-        [model, file, source](const Callbacks& cb) {
-            return VisionDocument::analyse(*model, loadImage(file), source, cb);
-        },
-        [this, path, timer, model](std::shared_ptr<const VisionImage> result) {
-            if (result == nullptr) return;
-            if (model != m_doc->model()) { // another model was opened meanwhile: analyse again with it
-                runImage(result->image, result->source, path);
-                return;
-            }
-            m_lastImagePath = path;
-            m_lastImage = result->image;
-            m_imageLabel->setProperty("source", result->source);
-            m_message->hide();
-            m_doc->setImage(std::move(result));
-            m_timing->setProperty("firstOverlayMs", static_cast<double>(timer->nsecsElapsed()) / 1e6);
-            emit imageShown();
-        });
+    analyse([file] { return loadImage(file); }, QFileInfo(path).fileName(), path);
 }
 
 void VisionPage::openImage(const QImage& image, const QString& source) {
@@ -523,6 +495,10 @@ void VisionPage::openImage(const QImage& image, const QString& source) {
 }
 
 void VisionPage::runImage(ImageU8 image, const QString& source, const QString& path) {
+    analyse([image = std::move(image)] { return image; }, source, path);
+}
+
+void VisionPage::analyse(std::function<ImageU8()> load, const QString& source, const QString& path) {
     const auto model = m_doc->model();
     if (!model) {
         showError(tr("Load a vision model first (File → Open model…)."));
@@ -534,8 +510,8 @@ void VisionPage::runImage(ImageU8 image, const QString& source, const QString& p
     ++m_pendingJobs;
     m_worker->run<std::shared_ptr<const VisionImage>>(
         tr("Analysing %1").arg(source),
-        [model, image = std::move(image), source](const Callbacks& cb) {
-            return VisionDocument::analyse(*model, image, source, cb);
+        [model, load = std::move(load), source](const Callbacks& cb) {
+            return VisionDocument::analyse(*model, load(), source, cb);
         },
         [this, path, timer, model](std::shared_ptr<const VisionImage> result) {
             if (result == nullptr) return;

@@ -16,6 +16,8 @@
 
 #include <QWidget>
 
+#include <functional>
+
 class QCheckBox;
 class QComboBox;
 class QLabel;
@@ -82,6 +84,8 @@ private:
     QWidget* buildSidebar();
     QWidget* buildCentre();
     void runImage(ImageU8 image, const QString& source, const QString& path);
+    // Analyses the picture `load` returns (on the worker) with the current model and shows it.
+    void analyse(std::function<ImageU8()> load, const QString& source, const QString& path);
     void showError(const QString& text);
     void showNotice(const QString& text);
     void syncControls();
