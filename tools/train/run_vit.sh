@@ -10,4 +10,14 @@ mkdir -p "$WORK/vit"
 nice -n 10 $PY "$HERE/export_samples.py"
 nice -n 10 $PY "$HERE/train_vit.py" --work "$WORK/vit" --d 128 --layers 4 --heads 4 --ffn 256 \
     --lr 1e-3 --export-every-epoch --resume "$@"
+# The C++ engine's accuracy over the whole test set goes into the model card (needs a built CLI).
+CLI="${ATTNLENS_CLI:-build/release/app/attnlens-cli}"
+DS=/usr/share/datasets/fashion-mnist
+if [ -x "$CLI" ]; then
+  "$CLI" vision-eval --model resources/models/vit-fashion-mnist --idx-images "$DS/t10k-images-idx3-ubyte.gz" \
+      --idx-labels "$DS/t10k-labels-idx1-ubyte.gz" --json "$WORK/vit/eval_cpp.json"
+  nice -n 10 $PY "$HERE/train_vit.py" --work "$WORK/vit" --export-only --cpp-eval "$WORK/vit/eval_cpp.json"
+else
+  echo "note: no $CLI: build it (cmake --workflow --preset release) and rerun for the C++ accuracy"
+fi
 nice -n 10 $PY "$HERE/make_goldens.py" vit
