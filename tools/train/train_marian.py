@@ -947,9 +947,9 @@ def model_card(cfg, state, nparams, res, every, samples, eps, alignments, args):
                  ", ".join(f"`{t}`←`{s}`" for t, s in a["last_layer"]))
     L += [
         "", "## Known weaknesses", "",
-        f"* Badly under-trained: {state['seconds'] / 60:.0f} minutes of wall time on one CPU thread of a",
-        "  machine shared with C++ builds (a small fraction of one core on average), far less than the",
-        "  25-30 passes over the sentences this recipe needs. Held-out quality is low (see the table):",
+        f"* Under-trained: {state['epoch']} passes over the training sentences (several of them over the short",
+        f"  ones only, see the curriculum) in {state['seconds'] / 60:.0f} minutes of one CPU thread, part of it on a",
+        "  machine shared with C++ builds; the recipe wants 25-30 full passes. Held-out quality is low (see the table):",
         "  long or unusual sentences are mangled, names and numbers are dropped or hallucinated,",
         "  repetition happens. Rerun `tools/train/run_marian.sh` with a larger `--minutes` (or on a GPU)",
         "  to get a better model from the same scripts.",
