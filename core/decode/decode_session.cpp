@@ -57,6 +57,7 @@ void DecodeSession::init(DecodeOptions options) {
     m_lengthPenalty = m_options.lengthPenalty.value_or(g.lengthPenalty);
     m_earlyStopping = m_options.earlyStopping.value_or(g.earlyStopping);
     m_eos = g.eosTokenId;
+    m_pad = c.padTokenId;
     m_forcedEos = g.forcedEosTokenId;
     m_banned.clear();
     for (const auto& words : g.badWordsIds)
@@ -74,7 +75,7 @@ void DecodeSession::reset() {
     m_live.clear();
     m_hyps.clear();
     m_history.clear();
-    m_worst = 1e9f;
+    m_worst = 1e9;
     m_done = false;
     m_result = -1;
     BeamNode root;
@@ -99,6 +100,9 @@ DecodeSession::Expansion DecodeSession::finishExpansion(int node, MarianStepOutp
     e.selfAttention = std::move(out.selfAttention);
     e.crossAttention = std::move(out.crossAttention);
     e.logits = std::move(out.logits);
+    // MarianMTModel.adjust_logits_during_generation: beam search (not greedy) sets the pad logit to
+    // -inf BEFORE the log-softmax, so the other tokens' log-probabilities are renormalised without it.
+    if (m_numBeams > 1 && m_pad >= 0 && m_pad < static_cast<int>(e.logits.size())) e.logits[m_pad] = kNegInf;
     e.logprobs = logSoftmax(e.logits);
     // logits processors, in HF's order: bad words, then forced eos
     for (const int id : m_banned) {
@@ -177,12 +181,12 @@ void DecodeSession::stepGreedy() {
 }
 
 void DecodeSession::addHyp(int node, float sumLogprobs, int hypLength) {
-    const float score = sumLogprobs / std::pow(static_cast<float>(hypLength), m_lengthPenalty);
-    m_nodes[node].finalScore = score;
+    const double score = double(sumLogprobs) / std::pow(double(hypLength), double(m_lengthPenalty));
+    m_nodes[node].finalScore = static_cast<float>(score);
     if (static_cast<int>(m_hyps.size()) < m_numBeams || score > m_worst) {
         m_hyps.push_back({node, score});
         if (static_cast<int>(m_hyps.size()) > m_numBeams) {
-            std::vector<std::pair<float, int>> order;
+            std::vector<std::pair<double, int>> order;
             for (int i = 0; i < static_cast<int>(m_hyps.size()); ++i) order.emplace_back(m_hyps[i].score, i);
             std::sort(order.begin(), order.end());
             m_hyps.erase(m_hyps.begin() + order[0].second);
@@ -193,16 +197,17 @@ void DecodeSession::addHyp(int node, float sumLogprobs, int hypLength) {
     }
 }
 
-bool DecodeSession::isDone(float bestSum, int curLen) const {
+bool DecodeSession::isDone(double bestSum, int curLen) const {
     if (static_cast<int>(m_hyps.size()) < m_numBeams) return false;
+    const double lp = m_lengthPenalty;
     switch (m_earlyStopping) {
     case EarlyStopping::True:
         return true;
     case EarlyStopping::False:
-        return m_worst >= bestSum / std::pow(static_cast<float>(curLen), m_lengthPenalty);
+        return m_worst >= bestSum / std::pow(double(curLen), lp);
     case EarlyStopping::Never: {
-        const float denom = m_lengthPenalty > 0.0f ? static_cast<float>(m_maxLength) : static_cast<float>(curLen);
-        return m_worst >= bestSum / std::pow(denom, m_lengthPenalty);
+        const double denom = lp > 0.0 ? double(m_maxLength) : double(curLen);
+        return m_worst >= bestSum / std::pow(denom, lp);
     }
     }
     return false;
@@ -264,7 +269,9 @@ void DecodeSession::stepBeam() {
         }
         if (static_cast<int>(next.size()) == nb) break;
     }
-    const bool done = isDone(scores[idx[0]], curLen);
+    // transformers ≥ 4.29 (to 4.35) passes cur_len = input_ids.shape[-1] + 1: the length the new
+    // scores were computed on, one more than the hypotheses' current length (`curLen` here).
+    const bool done = isDone(scores[idx[0]], curLen + 1);
     m_live = std::move(next);
     if (done) {
         m_done = true;
@@ -278,7 +285,7 @@ void DecodeSession::stepBeam() {
 void DecodeSession::finalize() {
     if (m_numBeams == 1) return;
     int best = -1;
-    float bestScore = 0.0f;
+    double bestScore = 0.0;
     for (const Hyp& h : m_hyps) // ties: the later hypothesis wins (Python's stable sort + pop())
         if (best < 0 || h.score >= bestScore) best = h.node, bestScore = h.score;
     m_result = best;

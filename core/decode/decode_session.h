@@ -142,13 +142,13 @@ private:
     };
     struct Hyp {
         int node = 0;
-        float score = 0.0f;
+        double score = 0.0; // Python float in transformers' BeamHypotheses
     };
     struct Snapshot {
         size_t nodeCount = 0;
         std::vector<std::pair<int, float>> live;
         std::vector<Hyp> hyps;
-        float worst = 1e9f;
+        double worst = 1e9;
         bool done = false;
         int result = -1;
     };
@@ -168,7 +168,7 @@ private:
     void stepBeam();
     int addNode(int parent, int token, float logprob, float score, const Expansion& e);
     void addHyp(int node, float sumLogprobs, int hypLength);
-    bool isDone(float bestSum, int curLen) const;
+    bool isDone(double bestSum, int curLen) const;
     void finalize();
     MarianDecoderCache rebuildCache(int node) const;
 
@@ -186,12 +186,13 @@ private:
     std::vector<int> m_banned;
     std::optional<int> m_forcedEos;
     int m_eos = 0;
+    int m_pad = -1; // masked before the log-softmax in beam search (Marian's adjust_logits_during_generation)
 
     std::vector<BeamNode> m_nodes;
     std::vector<std::vector<float>> m_nodeKv; // per node: its token's self-attention K/V rows (after expansion)
     std::vector<Live> m_live;
     std::vector<Hyp> m_hyps;
-    float m_worst = 1e9f;
+    double m_worst = 1e9;
     bool m_done = false;
     int m_result = -1;
     std::vector<Snapshot> m_history;

@@ -7,6 +7,8 @@
 
 #include <QtTest>
 
+#include <limits>
+
 using namespace attnlens;
 using namespace marian_test;
 
@@ -132,9 +134,11 @@ void TestMarianDecode::capturedRowsEqualForcedPass() {
     QVERIFY(maxAbsDiff(trace->crossAttention, forced.crossAttention) < 5e-5f);
     QVERIFY(maxAbsDiff(trace->encoderAttention, enc.selfAttention) < 1e-6f);
     // the recorded log-probabilities are those of the forced pass (pad banned; no forced eos here
-    // unless the last step hit max_new_tokens)
+    // unless the last step hit max_new_tokens). Beam search, like transformers' Marian, drops the pad
+    // logit before the log-softmax (adjust_logits_during_generation); greedy normalises over all.
     for (int64_t t = 0; t + 1 < T; ++t) {
         std::vector<float> row(forced.logits.data() + t * forced.logits.dim(1), forced.logits.data() + (t + 1) * forced.logits.dim(1));
+        if (beams > 1) row[model->config().padTokenId] = -std::numeric_limits<float>::infinity();
         const float mx = *std::max_element(row.begin(), row.end());
         double sum = 0;
         for (float x : row) sum += std::exp(double(x - mx));

@@ -256,7 +256,11 @@ class Marian:
             for b in beams:
                 logits, _, _ = self.decode(enc, b)
                 rows.append(logits[-1])
-            logp = torch.log_softmax(torch.stack(rows), dim=-1)  # [nb, V]
+            raw = torch.stack(rows)  # [nb, V]
+            # MarianMTModel.adjust_logits_during_generation (beam search only): pad -> -inf before
+            # the log-softmax.
+            raw[:, self.cfg.get("pad_token_id", 58100)] = -math.inf
+            logp = torch.log_softmax(raw, dim=-1)
             logp = self._process(logp, cur_len, gen)
             scores = (logp + beam_scores[:, None]).reshape(-1)
             V = logp.shape[-1]
@@ -273,7 +277,9 @@ class Marian:
                     nxt_scores.append(s)
                 if len(nxt_beams) == nb:
                     break
-            done = done or is_done(float(top_s.max()), cur_len)
+            # transformers 4.29-4.35: cur_len = input_ids.shape[-1] + 1 (the length next_scores
+            # were computed on).
+            done = done or is_done(float(top_s.max()), cur_len + 1)
             beams = nxt_beams
             beam_scores = torch.tensor(nxt_scores, dtype=self.pos.dtype)
             if done or len(beams[0]) >= max_length:

@@ -374,8 +374,8 @@ def beam_search_fast(model, src_ids, num_beams=4, max_new_tokens=64, length_pena
     for step in range(max_new_tokens):
         cur = torch.tensor([[b[0][-1]] for b in beams])
         lg = decoder_step(model, cur, step, enc.expand(len(beams), -1, -1), None, cache)
+        lg[:, pad] = -float("inf")  # Marian's adjust_logits_during_generation: before the log-softmax
         lp = torch.log_softmax(lg, -1)
-        lp[:, pad] = -float("inf")
         if step == max_new_tokens - 1:
             keep = lp[:, eos].clone()
             lp[:] = -float("inf")
@@ -419,8 +419,9 @@ def beam_search(model, src_ids, num_beams=4, max_new_tokens=64, length_penalty=1
         seqs = torch.tensor([b[0] for b in beams])
         e = enc.expand(len(beams), -1, -1)
         logits, _, _ = model.decode(seqs, e, None)
-        lp = torch.log_softmax(logits[:, -1], -1)
-        lp[:, pad] = -float("inf")
+        last = logits[:, -1].clone()
+        last[:, pad] = -float("inf")  # Marian's adjust_logits_during_generation: before the log-softmax
+        lp = torch.log_softmax(last, -1)
         if step == max_new_tokens - 1:
             keep = lp[:, eos].clone()
             lp[:] = -float("inf")
@@ -924,7 +925,8 @@ def model_card(cfg, state, nparams, res, every, samples, eps, alignments, args):
     L += [
         "", "## Evaluation (held-out test sentences, SacreBLEU-compatible `tools/train/metrics.py`)", "",
         f"{res['test_sentences']} held-out sentence pairs (single reference, BLEU with the 13a tokenizer,"
-        " chrF with character 6-grams and β = 2). Beam search was run on the first "
+        " chrF with character 6-grams and β = 2). Beam search (the training script's simplified"
+        " version: the app's follows transformers' BeamSearchScorer exactly) was run on the first "
         f"{res['beam_test_sentences']} of them (CPU time):", "",
         "| system | sentences | BLEU | chrF |", "|---|---|---|---|",
         f"| copy the source (baseline) | {res['test_sentences']} | {res['copy_bleu']:.2f} | {res['copy_chrf']:.2f} |",
