@@ -328,7 +328,8 @@ def model_card(c, meta, nparams):
         "## Training", "",
         f"* AdamW (weight decay {meta.get('wd')}), batch {meta.get('batch')}, label smoothing 0.1, "
         "gradient clipping 1.0",
-        "* augmentation: random 28×28 crop from the image zero-padded by 2 pixels, horizontal flip",
+        "* augmentation (unless a cycle below says otherwise): random 28×28 crop from the image "
+        "zero-padded by 2 pixels, horizontal flip",
         *cycle_lines(meta),
         f"* {len(hist)} epochs in all, one CPU thread (PyTorch 1.13 + OpenBLAS), "
         f"{meta.get('train_seconds', 0) / 60:.0f} minutes of training wall time",
@@ -387,7 +388,9 @@ def cycle_lines(meta):
                   if c.get("budget_minutes") else ", cosine decay")
         out.append(f"* cycle {i + 1}{' (warm restart from the weights above)' if i else ''}: "
                    f"epochs {c['start_epoch'] + 1}–{end}, peak lr {c['lr']:g}, linear warm-up "
-                   f"{c['warmup_epochs']:g} epoch{budget}; {c.get('seconds', 0) / 60:.0f} minutes")
+                   f"{c['warmup_epochs']:g} epoch{budget}"
+                   f"{'' if c.get('augment', True) else ', no augmentation'}; "
+                   f"{c.get('seconds', 0) / 60:.0f} minutes")
     return out
 
 
@@ -427,6 +430,9 @@ def main():
                     help="with --resume: keep the weights and start a new learning-rate cycle "
                          "(warm-up, then cosine over --epochs more epochs or over the --minutes "
                          "budget of this cycle), e.g. after a budget run ended too early")
+    ap.add_argument("--no-augment", action="store_true",
+                    help="with --new-cycle: train this cycle on the plain images (no crop/flip), e.g. a "
+                         "final fitting cycle of an under-fitted model")
     ap.add_argument("--export-only", action="store_true")
     ap.add_argument("--export-every-epoch", action="store_true")
     ap.add_argument("--cpp-eval", default=None,
@@ -472,7 +478,7 @@ def main():
         more = args.epochs or 25
         meta["cycle"] = {"start_epoch": meta["epoch"], "epochs": more, "lr": args.lr,
                          "warmup_epochs": args.warmup_epochs, "budget_minutes": args.minutes,
-                         "seconds": 0.0}
+                         "seconds": 0.0, "augment": not args.no_augment}
         meta["epochs"] = meta["epoch"] + more
     elif args.minutes:
         if meta.get("cycle"):
@@ -518,7 +524,8 @@ def main():
         tot_loss, nb = 0.0, 0
         for s in range(steps_per_epoch):
             idx = perm[s * args.batch:(s + 1) * args.batch]
-            xb = torch.from_numpy(preprocess_uint8(augment(xtr[idx], rng)))
+            plain = cycle is not None and not cycle.get("augment", True)
+            xb = torch.from_numpy(preprocess_uint8(xtr[idx] if plain else augment(xtr[idx], rng)))
             yb = torch.from_numpy(ytr[idx])
             step = ep * steps_per_epoch + s
             base_lr = meta["lr"]
