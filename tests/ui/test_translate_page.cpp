@@ -176,6 +176,12 @@ private slots:
         for (size_t i = 1; i < partialSteps.size(); ++i) QVERIFY(partialSteps[i] > partialSteps[i - 1]);
         QVERIFY(partialSteps.back() < full->step);
         QVERIFY(page.lastTranslateMs() >= 0);
+        // Steps queued back to back (fast clicks, the screenshot driver) each deliver their result.
+        QVERIFY(act(page, [&] { page.reset(); }));
+        QSignalSpy ready(&page, &TranslatePage::resultReady);
+        for (int i = 0; i < 3; ++i) page.stepForward();
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 3, 30000);
+        QCOMPARE(page.document()->snapshot()->step, 3);
     }
 
     void switchKindLayerHead() {

@@ -461,6 +461,7 @@ void TranslatePage::translate() {
     const MarianFolder model = m_doc->model();
     auto slot = m_slot;
     const int generation = ++m_generation;
+    const int growth = ++m_growth;
     m_clock.start();
     showStatus(tr("Translating…"));
     // The first slice is one step, so that the first heatmap appears at once; the rest follows in
@@ -474,10 +475,10 @@ void TranslatePage::translate() {
             session->runFor(std::chrono::milliseconds(0), cb);
             return StepResult{makeSnapshot(*session, *model.model, *model.tokenizer)};
         },
-        [this, generation](StepResult r) { showTranslationSlice(r.snapshot, generation); });
+        [this, generation, growth](StepResult r) { showTranslationSlice(r.snapshot, generation, growth); });
 }
 
-void TranslatePage::continueTranslation(int generation) {
+void TranslatePage::continueTranslation(int generation, int growth) {
     const MarianFolder model = m_doc->model();
     auto slot = m_slot;
     m_worker->run<StepResult>(
@@ -487,16 +488,18 @@ void TranslatePage::continueTranslation(int generation) {
             slot->session->runFor(std::chrono::milliseconds(kSliceMs), cb);
             return StepResult{makeSnapshot(*slot->session, *model.model, *model.tokenizer)};
         },
-        [this, generation](StepResult r) { showTranslationSlice(r.snapshot, generation); });
+        [this, generation, growth](StepResult r) { showTranslationSlice(r.snapshot, generation, growth); });
 }
 
-void TranslatePage::showTranslationSlice(const std::shared_ptr<const TranslationSnapshot>& snapshot, int generation) {
-    if (generation != m_generation) return; // a newer translation or a step/back/reset took over
+void TranslatePage::showTranslationSlice(const std::shared_ptr<const TranslationSnapshot>& snapshot, int generation,
+                                         int growth) {
+    // A newer translation, a step/back/reset or Cancel took over.
+    if (generation != m_generation || growth != m_growth) return;
     m_doc->setSnapshot(snapshot);
     if (!snapshot->finished) {
         showStatus(tr("Translating… step %1 of at most %2").arg(snapshot->step).arg(snapshot->maxNewTokens));
         emit partialResult();
-        continueTranslation(generation);
+        continueTranslation(generation, growth);
         return;
     }
     m_lastTranslateMs = m_clock.elapsed();
@@ -515,7 +518,8 @@ void TranslatePage::submitStep(const QString& label, int action) {
     }
     const MarianFolder model = m_doc->model();
     auto slot = m_slot;
-    const int generation = ++m_generation; // stops a translation that is still growing
+    const int generation = m_generation;
+    ++m_growth; // a step/back/reset stops a translation that is still growing
     m_worker->run<StepResult>(
         label,
         [model, slot, action](const Callbacks&) {
@@ -580,7 +584,7 @@ void TranslatePage::playTick() {
 
 void TranslatePage::cancel() {
     setPlaying(false);
-    ++m_generation; // a slice already delivered must not queue the next one
+    ++m_growth; // a slice already delivered must not queue the next one
     m_worker->cancel();
 }
 

@@ -109,8 +109,8 @@ private:
     void syncSelectors();
     void updateButtons();
     void submitStep(const QString& label, int action);
-    void continueTranslation(int generation);
-    void showTranslationSlice(const std::shared_ptr<const TranslationSnapshot>& snapshot, int generation);
+    void continueTranslation(int generation, int growth);
+    void showTranslationSlice(const std::shared_ptr<const TranslationSnapshot>& snapshot, int generation, int growth);
     void showStatus(const QString& text, bool error = false);
     void playTick();
     QWidget* currentExportWidget() const;
@@ -119,6 +119,7 @@ private:
     InferenceWorker* m_worker;
     std::shared_ptr<SessionSlot> m_slot; // dereferenced on the worker thread only
     int m_generation = 0;                // results of older translations are dropped
+    int m_growth = 0;                    // a growing translation continues only while this is unchanged
 
     QLineEdit* m_input = nullptr;
     QPushButton* m_translate = nullptr;
