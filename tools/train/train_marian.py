@@ -364,7 +364,9 @@ def greedy_fast(model, src_ids, max_new_tokens=32, batch_src_mask=None):
 
 @torch.no_grad()
 def beam_search_fast(model, src_ids, num_beams=4, max_new_tokens=64, length_penalty=1.0):
-    """beam_search() with a key/value cache (one sentence, src_ids [1,S])."""
+    """One sentence (src_ids [1,S]); beam search with a key/value cache, pad masked before the
+    log-softmax, forced eos at the end, hypotheses scored by sum log-prob / length**length_penalty
+    (HF BeamHypotheses style, simplified: the evaluation beam of this script, not the app's)."""
     c = model.config
     pad, eos = c["pad_token_id"], c["eos_token_id"]
     enc, mask, _ = model.encode(src_ids)
@@ -399,48 +401,6 @@ def beam_search_fast(model, src_ids, num_beams=4, max_new_tokens=64, length_pena
         _reorder(cache, torch.tensor(src_rows))
         if len(finished) >= num_beams:
             best_open = max(b[1] for b in beams) / (len(beams[0][0]) ** length_penalty)
-            if max(f[1] for f in finished) >= best_open:
-                break
-    if not finished:
-        finished = [(b[0], b[1] / (len(b[0]) - 1)) for b in beams]
-    return max(finished, key=lambda f: f[1])[0]
-
-
-@torch.no_grad()
-def beam_search(model, src_ids, num_beams=4, max_new_tokens=64, length_penalty=1.0):
-    """One sentence (src_ids [1,S]); beam search with pad banned, forced eos at the end,
-    hypotheses scored by sum log-prob / length**length_penalty (HF BeamHypotheses style)."""
-    c = model.config
-    pad, eos = c["pad_token_id"], c["eos_token_id"]
-    enc, mask, _ = model.encode(src_ids)
-    beams = [([c["decoder_start_token_id"]], 0.0)]
-    finished = []
-    for step in range(max_new_tokens):
-        seqs = torch.tensor([b[0] for b in beams])
-        e = enc.expand(len(beams), -1, -1)
-        logits, _, _ = model.decode(seqs, e, None)
-        last = logits[:, -1].clone()
-        last[:, pad] = -float("inf")  # Marian's adjust_logits_during_generation: before the log-softmax
-        lp = torch.log_softmax(last, -1)
-        if step == max_new_tokens - 1:
-            keep = lp[:, eos].clone()
-            lp[:] = -float("inf")
-            lp[:, eos] = keep
-        scores = lp + torch.tensor([b[1] for b in beams])[:, None]
-        top = torch.topk(scores.view(-1), 2 * num_beams)
-        new = []
-        for s, idx in zip(top.values.tolist(), top.indices.tolist()):
-            bi, tok = divmod(idx, lp.shape[1])
-            seq = beams[bi][0] + [tok]
-            if tok == eos:
-                finished.append((seq, s / ((len(seq) - 1) ** length_penalty)))
-            else:
-                new.append((seq, s))
-            if len(new) == num_beams:
-                break
-        beams = new
-        if len(finished) >= num_beams:
-            best_open = max(b[1] for b in beams) / ((len(beams[0][0])) ** length_penalty) if beams else -1e9
             if max(f[1] for f in finished) >= best_open:
                 break
     if not finished:
