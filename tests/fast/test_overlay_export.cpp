@@ -20,6 +20,22 @@ ImageU8 greyImage(int w, int h, uint8_t v) {
     return img;
 }
 
+// The 2×2 checkerboard map [[0, 1], [1, 0]] the pinned-pixel cases use.
+RowMatrix checkerMap() {
+    RowMatrix map(2, 2);
+    map << 0, 1, 1, 0;
+    return map;
+}
+
+// Viridis at half opacity, one flat colour per map cell.
+OverlayOptions flatViridisHalf() {
+    OverlayOptions o;
+    o.colorMap = ColorMap::Viridis;
+    o.opacity = 0.5f;
+    o.smooth = false;
+    return o;
+}
+
 std::string readAll(const std::filesystem::path& p) {
     std::ifstream in(p, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), {}};
@@ -31,12 +47,8 @@ class TestOverlayExport : public QObject {
     Q_OBJECT
 private slots:
     void pinnedPixelsNearest() {
-        RowMatrix map(2, 2);
-        map << 0, 1, 1, 0;
-        OverlayOptions o;
-        o.colorMap = ColorMap::Viridis;
-        o.opacity = 0.5f;
-        o.smooth = false;
+        const RowMatrix map = checkerMap();
+        const OverlayOptions o = flatViridisHalf();
         const RgbImage img = renderOverlay(greyImage(4, 4, 100), map, o);
         QCOMPARE(img.width, 4);
         QCOMPARE(img.height, 4);
@@ -76,12 +88,8 @@ private slots:
     void regionOverlay() {
         // A centre-cropped model input covers the middle 4×4 of an 8×8 image: the 2×2 map's nearest
         // cells land on 2×2 pixel blocks there; outside, the image is dimmed to 40 %.
-        RowMatrix map(2, 2);
-        map << 0, 1, 1, 0;
-        OverlayOptions o;
-        o.colorMap = ColorMap::Viridis;
-        o.opacity = 0.5f;
-        o.smooth = false;
+        const RowMatrix map = checkerMap();
+        OverlayOptions o = flatViridisHalf();
         o.region = {0.25, 0.25, 0.5, 0.5};
         const RgbImage img = renderOverlay(greyImage(8, 8, 100), map, o);
         QCOMPARE(img.pixel(0, 0), (Rgb{40, 40, 40}));
