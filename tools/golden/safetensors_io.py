@@ -74,6 +74,13 @@ def load_file(path):
     return out
 
 
+def load_metadata(path):
+    """-> the header's "__metadata__" dict (string -> string; empty when absent)."""
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        return dict(json.loads(f.read(n).decode("utf-8")).get("__metadata__", {}))
+
+
 def load_torch(path):
     """-> dict name -> float32 torch tensor (F16/BF16 widened exactly)."""
     import torch

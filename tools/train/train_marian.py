@@ -16,6 +16,7 @@ Usage (see tools/train/README.md):
 import argparse
 import glob
 import json
+import re
 import math
 import os
 import random
@@ -545,13 +546,17 @@ def config_from_hf(hc):
     return c
 
 
-def export_model(model, tok_dir, out_dir, card_text):
+def export_model(model, tok_dir, out_dir, card_text, state=None):
     import shutil
     os.makedirs(out_dir, exist_ok=True)
     c = model.config
     sd = model.state_dict()
     tensors = {k: v.detach().numpy().astype(np.float16) for k, v in sd.items()}
-    st_io.save_file(tensors, os.path.join(out_dir, "model.safetensors"), {"format": "pt"})
+    # The training record travels with the weights (--init-from continues from the folder alone).
+    md = {"format": "pt"}
+    if state is not None:
+        md["attnlens_training"] = json.dumps(state, separators=(",", ":"))
+    st_io.save_file(tensors, os.path.join(out_dir, "model.safetensors"), md)
     for n in ["source.spm", "target.spm"]:
         copy_spm(os.path.join(tok_dir, n), os.path.join(out_dir, n))
     shutil.copyfile(os.path.join(tok_dir, "vocab.json"), os.path.join(out_dir, "vocab.json"))
@@ -573,6 +578,56 @@ def load_exported(folder):
     model.load_state_dict(sd, strict=True)
     model.eval()
     return model, hc
+
+
+def state_from_card(text):
+    """The training record of a folder exported before it was stored in the safetensors metadata,
+    recovered from the model card that model_card() wrote."""
+    m = re.search(r"\* (\d+) epochs \((\d+) steps\) in (\d+) minutes", text)
+    state = {"epoch": int(m.group(1)), "batch": 0, "step": int(m.group(2)),
+             "seconds": 60.0 * int(m.group(3)), "tokens": 0, "log": [], "data_changes": []}
+    for m in re.finditer(r"^\| (\d+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| (\d+) \|$", text, re.M):
+        state["log"].append({"epoch": int(m.group(1)), "train_loss": float(m.group(2)),
+                             "dev150_bleu": float(m.group(3)), "dev150_chrf": float(m.group(4)),
+                             "minutes": float(m.group(5))})
+    for m in re.finditer(r"from step (\d+): (?:sentences of at most (\d+) pieces per side|all sentences)"
+                         r" \((\d+) pairs\)", text):
+        state["data_changes"].append({"at_step": int(m.group(1)), "max_sent_len": int(m.group(2) or 0),
+                                      "sentences": int(m.group(3))})
+    rows = {}
+    for name, n, b, c in re.findall(r"^\| (this model, greedy|this model, beam 4|copy the source \(baseline\)) "
+                                    r"\| (\d+) \| ([\d.]+) \| ([\d.]+) \|$", text, re.M):
+        rows.setdefault(name, []).append((int(n), float(b), float(c)))
+    if rows:  # the held-out test numbers of these weights (the card's table: all, then the subset)
+        (n_all, gb, gc), (n_sub, gbs, gcs) = rows["this model, greedy"][:2]
+        (_, cb, cc), (_, cbs, ccs) = rows["copy the source (baseline)"][:2]
+        (_, bb, bc), = rows["this model, beam 4"][:1]
+        state["heldout_evals"] = [{"at_step": state["step"], "minutes": state["seconds"] / 60, "res": {
+            "test_sentences": n_all, "beam_test_sentences": n_sub, "greedy_bleu": gb, "greedy_chrf": gc,
+            "copy_bleu": cb, "copy_chrf": cc, "greedy_bleu_subset": gbs, "greedy_chrf_subset": gcs,
+            "beam4_bleu_subset": bb, "beam4_chrf_subset": bc, "copy_bleu_subset": cbs,
+            "copy_chrf_subset": ccs}}]
+    state["last_snap"] = state["seconds"]
+    return state
+
+
+def load_for_training(folder, tok_dir):
+    """An exported folder as a checkpoint without optimizer state: weights, its tokenizer files
+    (copied into tok_dir) and the training record."""
+    import shutil
+    model, hc = load_exported(folder)
+    os.makedirs(tok_dir, exist_ok=True)
+    for n in ["source.spm", "target.spm", "vocab.json"]:
+        shutil.copyfile(os.path.join(folder, n), os.path.join(tok_dir, n))
+    md = st_io.load_metadata(os.path.join(folder, "model.safetensors"))
+    if "attnlens_training" in md:
+        state = json.loads(md["attnlens_training"])
+    else:
+        with open(os.path.join(folder, "README.md"), encoding="utf-8") as f:
+            state = state_from_card(f.read())
+    state["batch"] = 0
+    state.setdefault("restarts", []).append({"at_step": state["step"], "from": os.path.basename(folder.rstrip("/"))})
+    return config_from_hf(hc), state, model.state_dict()
 
 
 # ------------------------------------------------------------------------------------ training
@@ -627,6 +682,9 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--init-from", default=None, metavar="FOLDER",
+                    help="no checkpoint in --work: continue from an exported folder (weights, tokenizer and "
+                         "the training record; the optimizer state restarts, warm-up included)")
     ap.add_argument("--export-only", action="store_true")
     ap.add_argument("--measure", type=int, default=0)
     ap.add_argument("--test-limit", type=int, default=0)
@@ -638,6 +696,10 @@ def main():
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     os.makedirs(args.work, exist_ok=True)
     tok_dir = os.path.join(args.work, "tok")
+    ck_last = os.path.join(args.work, "last.pt")
+    init = None
+    if args.init_from and not os.path.exists(ck_last):
+        init = load_for_training(args.init_from, tok_dir)
     if not os.path.exists(os.path.join(tok_dir, "vocab.json")):
         build_vocab(args.spm, tok_dir)
     tok = Tokenizer(tok_dir)
@@ -647,12 +709,16 @@ def main():
            "encoder_ffn_dim": args.ffn, "decoder_ffn_dim": args.ffn, "vocab_size": V,
            "max_position_embeddings": 512, "pad_token_id": tok.pad, "eos_token_id": tok.eos,
            "decoder_start_token_id": tok.pad, "dropout": args.dropout, "attention_dropout": 0.0}
-    ck_last = os.path.join(args.work, "last.pt")
     state = {"epoch": 0, "batch": 0, "step": 0, "seconds": 0.0, "tokens": 0, "log": []}
     ck = None
     if (args.resume or args.export_only) and os.path.exists(ck_last):
         ck = torch.load(ck_last)
         cfg, state = ck["config"], ck["state"]
+    elif init is not None:
+        cfg, state, sd0 = init
+        cfg = dict(cfg, dropout=args.dropout)
+        ck = {"model": sd0}
+        print(f"initialised from {args.init_from}: step {state['step']}", flush=True)
     model = MarianMTModel(cfg)
     if ck is not None:
         model.load_state_dict(ck["model"])
@@ -675,14 +741,17 @@ def main():
             state["epoch"] += 1
             state["batch"] = 0
         state.setdefault("data_changes", []).append(
-            {"at_step": state["step"], "max_sent_len": args.max_sent_len, "sentences": len(sents)})
+            {"at_step": state["step"], "max_sent_len": args.max_sent_len, "sentences": len(sents),
+             "split": args.train_split})
         phrases = encode_pairs(tok, read_tsv(os.path.join(args.data, "phrase_train.tsv")), 40)
         print(f"encoded {len(sents)} sentences, {len(phrases)} phrases in {time.time() - t0:.0f}s",
               flush=True)
         model.to(device)
         opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
-        if ck is not None:
+        if ck is not None and "opt" in ck:
             opt.load_state_dict(ck["opt"])
+        warm_from = state["step"] if "opt" not in (ck or {"opt": 1}) else state.get("warm_from", 0)
+        state["warm_from"] = warm_from
         budget = args.minutes * 60
         start_seconds = state["seconds"]
         t_start = time.time()
@@ -703,7 +772,10 @@ def main():
             for bi in range(state["batch"], len(batches)):
                 src, smask, tin, lab = [x.to(device) for x in collate(batches[bi], tok.pad, tok.pad)]
                 for g in opt.param_groups:
-                    g["lr"] = lr_at(state["step"] + 1, args.warmup, args.lr)
+                    # after a restart without optimizer state (--init-from): a fresh linear
+                    # warm-up up to where the schedule stands
+                    ramp = min(1.0, (state["step"] + 1 - state.get("warm_from", 0)) / args.warmup)
+                    g["lr"] = lr_at(state["step"] + 1, args.warmup, args.lr) * ramp
                 logits = model(src, smask, tin)
                 loss = F.cross_entropy(logits.view(-1, V), lab.view(-1), ignore_index=-100,
                                        label_smoothing=0.1)
@@ -794,6 +866,13 @@ def main():
         "eval_seconds": time.time() - t0,
     }
     print("TEST", json.dumps(res), flush=True)
+    if not saw_heldout(state):  # a truly held-out measurement of these weights: keep it in the record
+        evals = [e for e in state.get("heldout_evals", []) if e["at_step"] != state["step"]]
+        state["heldout_evals"] = evals + [{"at_step": state["step"], "minutes": state["seconds"] / 60,
+                                           "res": res}]
+        if os.path.exists(ck_last):  # the checkpoint's weights are untouched (not the average)
+            ck = torch.load(ck_last)
+            torch.save({**ck, "state": state}, ck_last)
     every = list(zip(everyday, translate(model, tok, everyday, beam=4), translate(model, tok, everyday)))
     for s, b, g in every:
         print(f"  {s} -> {b}   (greedy: {g})")
@@ -805,7 +884,7 @@ def main():
     with open(os.path.join(args.work, "results.json"), "w", encoding="utf-8") as f:
         json.dump({"test": res, "state": state, "everyday": every, "alignments": alignments}, f,
                   ensure_ascii=False, indent=1)
-    export_model(model, tok_dir, args.out, card)
+    export_model(model, tok_dir, args.out, card, state)
     print("exported", args.out)
 
 
@@ -828,9 +907,43 @@ def alignment_examples(model, tok, sentences):
     return out
 
 
+def heldout_lines(state):
+    """The held-out measurements taken before any phase trained on the held-out sentences."""
+    evals = state.get("heldout_evals", [])
+    if not evals or not saw_heldout(state):
+        return []
+    L = ["Held-out measurements (the test sentences unseen in training; taken before the final phase):", "",
+         "| weights | sentences | copy BLEU / chrF | greedy BLEU / chrF | beam 4: sentences | copy | greedy | beam 4 |",
+         "|---|---|---|---|---|---|---|---|"]
+    for e in evals:
+        r = e["res"]
+        L.append(f"| step {e['at_step']} ({e['minutes']:.0f} min) | {r['test_sentences']} | "
+                 f"{r['copy_bleu']:.2f} / {r['copy_chrf']:.2f} | **{r['greedy_bleu']:.2f} / {r['greedy_chrf']:.2f}** | "
+                 f"{r['beam_test_sentences']} | {r['copy_bleu_subset']:.2f} / {r['copy_chrf_subset']:.2f} | "
+                 f"{r['greedy_bleu_subset']:.2f} / {r['greedy_chrf_subset']:.2f} | "
+                 f"**{r['beam4_bleu_subset']:.2f} / {r['beam4_chrf_subset']:.2f}** |")
+    return L + [""]
+
+
+def data_phases(state):
+    """state['data_changes'] without the repeats that plain resumes with unchanged settings add."""
+    out = []
+    for c in state.get("data_changes", []):
+        key = (c["max_sent_len"], c["sentences"], c.get("split", "train"))
+        if not out or (out[-1]["max_sent_len"], out[-1]["sentences"], out[-1].get("split", "train")) != key:
+            out.append(c)
+    return out
+
+
+def saw_heldout(state):
+    """Whether any training phase used the held-out dev/test sentences (--train-split all)."""
+    return any(c.get("split") == "all" for c in state.get("data_changes", []))
+
+
 def describe_change(c):
     lim = f"sentences of at most {c['max_sent_len']} pieces per side" if c["max_sent_len"] else "all sentences"
-    return f"from step {c['at_step']}: {lim} ({c['sentences']} pairs)"
+    extra = ", the held-out dev and test sentences included" if c.get("split") == "all" else ""
+    return f"from step {c['at_step']}: {lim} ({c['sentences']} pairs{extra})"
 
 
 def model_card(cfg, state, nparams, res, every, samples, eps, alignments, args):
@@ -854,11 +967,17 @@ def model_card(cfg, state, nparams, res, every, samples, eps, alignments, args):
         "without jd./etw./sb./sth. placeholders). Held out by normalised German sentence (fixed seed):",
         "300 dev and 1000 test German sentences (all their variants); a list of everyday",
         "demonstration sentences is never held out.", "",
-        f"Training used {'all sentences' if args.train_split == 'all' else 'the training split only'}:"
+        ("Training used the training split, then (the recipe's last step, once the held-out numbers "
+         "below were measured) all sentences, the held-out ones included:" if saw_heldout(state) else
+         "Training used the training split only:") +
         " every sentence pair in every epoch plus a fresh random sample of phrase/word pairs making up",
         f"~{int(args.phrase_frac * 100)} % of the tokens.", "",
-        *([f"Curriculum forced by the compute budget: {'; '.join(describe_change(c) for c in state['data_changes'])}.", ""]
+        *([f"Data phases (a curriculum forced by the compute budget, then the final all-data phase): "
+           f"{'; '.join(describe_change(c) for c in data_phases(state))}.", ""]
           if state.get("data_changes") else []),
+        *([f"Restarts from the exported folder (work directory lost; the Adam state restarted with a "
+           f"{args.warmup}-step linear warm-up to the scheduled learning rate): at step "
+           f"{', '.join(str(r['at_step']) for r in state['restarts'])}.", ""] if state.get("restarts") else []),
         "## Tokenizer", "",
         "One joint SentencePiece unigram model (`spm_train`, vocabulary 7998 incl. `<unk>`), trained on",
         "German+English text with the sentences weighted ×10; `source.spm` and `target.spm` are the same",
@@ -879,12 +998,20 @@ def model_card(cfg, state, nparams, res, every, samples, eps, alignments, args):
          if eps else "* exported weights: the final weights (averaging snapshots did not improve dev chrF)"), "",
         "| epoch | train loss (smoothed CE) | dev-150 BLEU | dev-150 chrF | minutes |", "|---|---|---|---|---|",
     ]
+    all_from = min((c["at_step"] for c in state.get("data_changes", []) if c.get("split") == "all"),
+                   default=None)
     for e in state["log"]:
-        L.append(f"| {e['epoch']} | {e['train_loss']:.3f} | {e['dev150_bleu']:.1f} | "
+        seen = all_from is not None and e.get("step", 0) > all_from
+        L.append(f"| {e['epoch']}{' †' if seen else ''} | {e['train_loss']:.3f} | {e['dev150_bleu']:.1f} | "
                  f"{e['dev150_chrf']:.1f} | {e['minutes']:.0f} |")
+    if all_from is not None:
+        L += ["", f"† trained on the dev sentences too (all-data phase from step {all_from}): not a held-out score."]
     L += [
-        "", "## Evaluation (held-out test sentences, SacreBLEU-compatible `tools/train/metrics.py`)", "",
-        f"{res['test_sentences']} held-out sentence pairs (single reference, BLEU with the 13a tokenizer,"
+        "", "## Evaluation (test sentences, SacreBLEU-compatible `tools/train/metrics.py`)", "",
+        *heldout_lines(state),
+        ("The same test sentences after the final phase, which trained on them (so NOT a held-out "
+         "measure; shown to compare with the numbers above): " if saw_heldout(state) else "") +
+        f"{res['test_sentences']} {'' if saw_heldout(state) else 'held-out '}sentence pairs (single reference, BLEU with the 13a tokenizer,"
         " chrF with character 6-grams and β = 2). Beam search (the training script's simplified"
         " version: the app's follows transformers' BeamSearchScorer exactly) was run on the first "
         f"{res['beam_test_sentences']} of them (CPU time):", "",
@@ -899,7 +1026,8 @@ def model_card(cfg, state, nparams, res, every, samples, eps, alignments, args):
     ]
     for s, b, g in every:
         L.append(f"| {s} | {b}{'' if g == b else f' ({g})'} |")
-    L += ["", "## Held-out test examples (beam 4)", "", "| German | model | reference |", "|---|---|---|"]
+    L += ["", "## Test examples (beam 4; seen in the final phase)" if saw_heldout(state) else
+          "## Held-out test examples (beam 4)", "", "| German | model | reference |", "|---|---|---|"]
     for s, h, r in samples:
         L.append(f"| {s} | {h} | {r} |")
     L += ["", "## Cross-attention alignments (greedy; argmax over source pieces of the head-averaged",
@@ -909,9 +1037,9 @@ def model_card(cfg, state, nparams, res, every, samples, eps, alignments, args):
                  ", ".join(f"`{t}`←`{s}`" for t, s in a["last_layer"]))
     L += [
         "", "## Known weaknesses", "",
-        f"* Under-trained: {state['epoch']} passes over the training sentences (several of them over the short",
-        f"  ones only, see the curriculum) in {state['seconds'] / 60:.0f} minutes of one CPU thread, part of it on a",
-        "  machine shared with C++ builds; the recipe wants 25-30 full passes. Held-out quality is low (see the table):",
+        f"* Under-trained: {state['epoch']} passes over the training sentences (the early ones over the short",
+        f"  ones only, see the data phases) in {state['seconds'] / 60:.0f} minutes of one CPU thread, part of it on a",
+        "  machine shared with C++ builds, far less compute than the model could use. Held-out quality is low (see the table):",
         "  long or unusual sentences are mangled, names and numbers are dropped or hallucinated,",
         "  repetition happens. Rerun `tools/train/run_marian.sh` with a larger `--minutes` (or on a GPU)",
         "  to get a better model from the same scripts.",

@@ -14,8 +14,10 @@ Usage:
   train_vit.py --work build/train-work/vit --export-only   # export latest checkpoint
 """
 import argparse
+import glob
 import gzip
 import json
+import re
 import math
 import os
 import shutil
@@ -276,6 +278,48 @@ def load_exported(folder):
     return model, hc
 
 
+def record_from_card(text):
+    """The training record (meta) of a folder exported before the record was stored in the
+    safetensors metadata, recovered from the model card that export() wrote."""
+    meta = {"history": [], "epoch": 0, "train_seconds": 0.0}
+    m = re.search(r"AdamW \(weight decay ([\d.]+)\), batch (\d+)", text)
+    meta["wd"], meta["batch"] = float(m.group(1)), int(m.group(2))
+    cycles = []
+    for m in re.finditer(r"\* cycle \d+[^:]*: epochs (\d+)–(\d+), peak lr ([\d.e-]+), linear warm-up "
+                         r"([\d.]+) epochs?(?:, cosine over a ([\d.]+)-minute wall-time budget)?"
+                         r"(?:, cosine decay)?(, no augmentation)?; (\d+) minutes", text):
+        cycles.append({"start_epoch": int(m.group(1)) - 1, "epochs": int(m.group(2)) - int(m.group(1)) + 1,
+                       "lr": float(m.group(3)), "warmup_epochs": float(m.group(4)),
+                       "budget_minutes": float(m.group(5)) if m.group(5) else None,
+                       "seconds": 60.0 * int(m.group(7)), "augment": not m.group(6)})
+    for m in re.finditer(r"^\| (\d+)(?: \(stopped after (\d+) steps: budget\))? \| ([\d.]+) \| "
+                         r"([\d.]+) % \|$", text, re.M):
+        meta["history"].append({"epoch": int(m.group(1)), "train_loss": float(m.group(3)),
+                                "test_acc": float(m.group(4)) / 100, "partial": bool(m.group(2)),
+                                **({"steps": int(m.group(2))} if m.group(2) else {})})
+    meta["epoch"] = len(meta["history"])
+    m = re.search(r"(\d+) minutes of training wall time", text)
+    meta["train_seconds"] = 60.0 * int(m.group(1)) if m else sum(c["seconds"] for c in cycles)
+    if cycles:
+        meta["cycles"], meta["cycle"] = cycles[:-1], cycles[-1]
+        meta["lr"], meta["warmup_epochs"] = cycles[0]["lr"], cycles[0]["warmup_epochs"]
+    meta["epochs"] = meta["epoch"]
+    return meta
+
+
+def load_for_training(folder):
+    """An exported folder as a checkpoint without optimizer state: weights + training record."""
+    model, hc = load_exported(folder)
+    md = st_io.load_metadata(os.path.join(folder, "model.safetensors"))
+    if "attnlens_training" in md:
+        meta = json.loads(md["attnlens_training"])
+    else:
+        with open(os.path.join(folder, "README.md"), encoding="utf-8") as f:
+            meta = record_from_card(f.read())
+    meta.pop("cpp_eval", None)  # measured on the old weights
+    return {"config": config_from_hf(hc), "meta": meta, "model": model.state_dict()}
+
+
 # ------------------------------------------------------------------------------------ training
 def evaluate(model, x_u8, y, bs=500):
     model.eval()
@@ -291,7 +335,10 @@ def export(model, meta, out_dir):
     os.makedirs(out_dir, exist_ok=True)
     c = model.config
     tensors = {k: v.detach().cpu().numpy().astype(np.float32) for k, v in model.state_dict().items()}
-    st_io.save_file(tensors, os.path.join(out_dir, "model.safetensors"), {"format": "pt"})
+    # The training record travels with the weights, so that a later run can continue from the
+    # shipped folder alone (--init-from) when the work directory is gone.
+    st_io.save_file(tensors, os.path.join(out_dir, "model.safetensors"),
+                    {"format": "pt", "attnlens_training": json.dumps(meta, separators=(",", ":"))})
     with open(os.path.join(out_dir, "config.json"), "w") as f:
         json.dump(hf_config(c), f, indent=2)
         f.write("\n")
@@ -305,7 +352,10 @@ def export(model, meta, out_dir):
 
 def model_card(c, meta, nparams):
     hist = meta.get("history", [])
-    best = hist[-1] if hist else {}
+    best = dict(hist[-1]) if hist else {}
+    avg = meta.get("averaged")
+    if avg:
+        best["test_acc"] = avg["test_acc"]
     lines = [
         "---", "license: mit", "library_name: transformers", "pipeline_tag: image-classification",
         "datasets:", "- fashion_mnist", "---", "",
@@ -335,7 +385,10 @@ def model_card(c, meta, nparams):
         f"{meta.get('train_seconds', 0) / 60:.0f} minutes of training wall time",
         "", "## Results", "",
         f"Test accuracy (10 000 Fashion-MNIST test images, PyTorch, float32): "
-        f"**{100 * best.get('test_acc', 0):.2f} %** after epoch {best.get('epoch', '?')}.", "",
+        f"**{100 * best.get('test_acc', 0):.2f} %** after epoch {best.get('epoch', '?')}" +
+        (f", with the exported weights the average of the weights after epochs {avg['epochs'][0]}–"
+         f"{avg['epochs'][-1]} (the low-learning-rate tail of the last cycle; the last epoch's weights "
+         f"alone: {100 * hist[-1]['test_acc']:.2f} %)." if avg else "."), "",
         *cpp_eval_lines(meta.get("cpp_eval")),
         "| epoch | train loss | test accuracy |", "|---|---|---|",
     ]
@@ -389,7 +442,8 @@ def cycle_lines(meta):
         out.append(f"* cycle {i + 1}{' (warm restart from the weights above)' if i else ''}: "
                    f"epochs {c['start_epoch'] + 1}–{end}, peak lr {c['lr']:g}, linear warm-up "
                    f"{c['warmup_epochs']:g} epoch{budget}"
-                   f"{'' if c.get('augment', True) else ', no augmentation'}; "
+                   f"{'' if c.get('augment', True) else ', no augmentation'}"
+                   f"{', optimizer state restarted (continued from the exported folder)' if c.get('fresh_optimizer') else ''}; "
                    f"{c.get('seconds', 0) / 60:.0f} minutes")
     return out
 
@@ -433,6 +487,14 @@ def main():
     ap.add_argument("--no-augment", action="store_true",
                     help="with --new-cycle: train this cycle on the plain images (no crop/flip), e.g. a "
                          "final fitting cycle of an under-fitted model")
+    ap.add_argument("--init-from", default=None, metavar="FOLDER",
+                    help="with --new-cycle and no checkpoint in --work: continue from an exported folder "
+                         "(weights + the training record in its safetensors metadata or model card; the "
+                         "optimizer state restarts)")
+    ap.add_argument("--average", type=int, default=0, metavar="K",
+                    help="with --export-only: export the average of the weights after the last K epochs "
+                         "(<work>/snaps/epNNN.pt, saved every epoch) instead of the last weights; recorded, so "
+                         "later --export-only runs average the same epochs")
     ap.add_argument("--export-only", action="store_true")
     ap.add_argument("--export-every-epoch", action="store_true")
     ap.add_argument("--cpp-eval", default=None,
@@ -460,6 +522,12 @@ def main():
             meta["epochs"] = args.epochs  # shortened/lengthened plan: cosine re-spans the new total
         model = ViTForImageClassification(cfg)
         model.load_state_dict(ck["model"])
+    elif args.init_from:
+        ck = load_for_training(args.init_from)
+        cfg, meta = ck["config"], ck["meta"]
+        model = ViTForImageClassification(cfg)
+        model.load_state_dict(ck["model"])
+        print(f"initialised from {args.init_from}: {meta['epoch']} epochs", flush=True)
     else:
         ck = None
         model = ViTForImageClassification(cfg)
@@ -478,7 +546,8 @@ def main():
         more = args.epochs or 25
         meta["cycle"] = {"start_epoch": meta["epoch"], "epochs": more, "lr": args.lr,
                          "warmup_epochs": args.warmup_epochs, "budget_minutes": args.minutes,
-                         "seconds": 0.0, "augment": not args.no_augment}
+                         "seconds": 0.0, "augment": not args.no_augment,
+                         "fresh_optimizer": "opt" not in ck}
         meta["epochs"] = meta["epoch"] + more
     elif args.minutes:
         if meta.get("cycle"):
@@ -486,12 +555,24 @@ def main():
         else:
             meta["budget_minutes"] = args.minutes
     if args.export_only:
+        k = args.average or len(meta.get("averaged", {}).get("epochs", []))
+        if k > 1:
+            paths = [p for p in sorted(glob.glob(os.path.join(args.work, "snaps", "ep*.pt")))
+                     if int(os.path.basename(p)[2:5]) <= meta["epoch"]][-k:]
+            epochs = [int(os.path.basename(p)[2:5]) for p in paths]
+            if meta.get("averaged", {}).get("epochs") != epochs:
+                meta.pop("cpp_eval", None)  # measured on other weights
+            sds = [torch.load(p)["model"] for p in paths]
+            model.load_state_dict({n: sum(sd[n].float() for sd in sds) / len(sds) for n in sds[0]})
+            meta["averaged"] = {"epochs": epochs, "test_acc": evaluate(model, xte, yte)}
+            print(f"averaged epochs {epochs}: test accuracy {meta['averaged']['test_acc']:.4f} "
+                  f"(last epoch {meta['history'][-1]['test_acc']:.4f})", flush=True)
         if args.cpp_eval:
             with open(args.cpp_eval, encoding="utf-8") as f:
                 ev = json.load(f)
             meta["cpp_eval"] = {k: ev[k] for k in ("accuracy", "images", "correct", "per_class", "ms_per_image")}
-            if ck is not None:
-                torch.save({**ck, "meta": meta}, ckpt_path)
+        if (args.cpp_eval or k > 1) and ck is not None and os.path.exists(ckpt_path):
+            torch.save({**ck, "meta": meta}, ckpt_path)  # the checkpoint keeps the last weights
         export(model, meta, args.out)
         print("exported", args.out, "epoch", meta["epoch"])
         return
@@ -501,7 +582,7 @@ def main():
         (no_decay if p.ndim < 2 or "position_embeddings" in n or "cls_token" in n else decay).append(p)
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": meta["wd"]},
                              {"params": no_decay, "weight_decay": 0.0}], lr=meta["lr"])
-    if ck is not None:
+    if ck is not None and "opt" in ck:
         opt.load_state_dict(ck["opt"])
     total = steps_per_epoch * meta["epochs"]
     warmup = int(steps_per_epoch * meta["warmup_epochs"])
@@ -573,6 +654,9 @@ def main():
         torch.save({"config": cfg, "meta": meta, "model": model.state_dict(),
                     "opt": opt.state_dict()}, ckpt_path + ".tmp")
         os.replace(ckpt_path + ".tmp", ckpt_path)
+        os.makedirs(os.path.join(args.work, "snaps"), exist_ok=True)  # for --average
+        torch.save({"model": model.state_dict(), "epoch": ep + 1},
+                   os.path.join(args.work, "snaps", f"ep{ep + 1:03d}.pt"))
         if args.export_every_epoch:
             export(model, meta, args.out)
     export(model, meta, args.out)
