@@ -81,6 +81,21 @@ def load_metadata(path):
         return dict(json.loads(f.read(n).decode("utf-8")).get("__metadata__", {}))
 
 
+TRAINING_RECORD_KEY = "attnlens_training"  # the training scripts' record (a JSON string) in __metadata__
+
+
+def training_record(folder, parse_card):
+    """The training record of an exported model folder: the JSON stored in its model.safetensors
+    metadata, or, for folders exported before the record was stored there, parse_card(text of
+    the folder's README.md model card)."""
+    import os
+    md = load_metadata(os.path.join(folder, "model.safetensors"))
+    if TRAINING_RECORD_KEY in md:
+        return json.loads(md[TRAINING_RECORD_KEY])
+    with open(os.path.join(folder, "README.md"), encoding="utf-8") as f:
+        return parse_card(f.read())
+
+
 def load_torch(path):
     """-> dict name -> float32 torch tensor (F16/BF16 widened exactly)."""
     import torch

@@ -555,7 +555,7 @@ def export_model(model, tok_dir, out_dir, card_text, state=None):
     # The training record travels with the weights (--init-from continues from the folder alone).
     md = {"format": "pt"}
     if state is not None:
-        md["attnlens_training"] = json.dumps(state, separators=(",", ":"))
+        md[st_io.TRAINING_RECORD_KEY] = json.dumps(state, separators=(",", ":"))
     st_io.save_file(tensors, os.path.join(out_dir, "model.safetensors"), md)
     for n in ["source.spm", "target.spm"]:
         copy_spm(os.path.join(tok_dir, n), os.path.join(out_dir, n))
@@ -619,12 +619,7 @@ def load_for_training(folder, tok_dir):
     os.makedirs(tok_dir, exist_ok=True)
     for n in ["source.spm", "target.spm", "vocab.json"]:
         shutil.copyfile(os.path.join(folder, n), os.path.join(tok_dir, n))
-    md = st_io.load_metadata(os.path.join(folder, "model.safetensors"))
-    if "attnlens_training" in md:
-        state = json.loads(md["attnlens_training"])
-    else:
-        with open(os.path.join(folder, "README.md"), encoding="utf-8") as f:
-            state = state_from_card(f.read())
+    state = st_io.training_record(folder, state_from_card)
     state["batch"] = 0
     state.setdefault("restarts", []).append({"at_step": state["step"], "from": os.path.basename(folder.rstrip("/"))})
     return config_from_hf(hc), state, model.state_dict()
@@ -846,6 +841,8 @@ def main():
             eps = []
     state["dev_chrf_last"] = last_chrf
     state["averaged"] = [os.path.basename(p) for p in eps]
+    # Everything below measures the weights as shipped: rounded to float16 (export_model's dtype).
+    model.load_state_dict({k: v.half().float() for k, v in model.state_dict().items()})
     test_eval = test[:args.test_limit] if args.test_limit else test
     src = [d for d, _ in test_eval]
     ref = [e for _, e in test_eval]

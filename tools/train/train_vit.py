@@ -310,12 +310,7 @@ def record_from_card(text):
 def load_for_training(folder):
     """An exported folder as a checkpoint without optimizer state: weights + training record."""
     model, hc = load_exported(folder)
-    md = st_io.load_metadata(os.path.join(folder, "model.safetensors"))
-    if "attnlens_training" in md:
-        meta = json.loads(md["attnlens_training"])
-    else:
-        with open(os.path.join(folder, "README.md"), encoding="utf-8") as f:
-            meta = record_from_card(f.read())
+    meta = st_io.training_record(folder, record_from_card)
     meta.pop("cpp_eval", None)  # measured on the old weights
     return {"config": config_from_hf(hc), "meta": meta, "model": model.state_dict()}
 
@@ -338,7 +333,7 @@ def export(model, meta, out_dir):
     # The training record travels with the weights, so that a later run can continue from the
     # shipped folder alone (--init-from) when the work directory is gone.
     st_io.save_file(tensors, os.path.join(out_dir, "model.safetensors"),
-                    {"format": "pt", "attnlens_training": json.dumps(meta, separators=(",", ":"))})
+                    {"format": "pt", st_io.TRAINING_RECORD_KEY: json.dumps(meta, separators=(",", ":"))})
     with open(os.path.join(out_dir, "config.json"), "w") as f:
         json.dump(hf_config(c), f, indent=2)
         f.write("\n")
