@@ -745,8 +745,8 @@ def main():
         opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
         if ck is not None and "opt" in ck:
             opt.load_state_dict(ck["opt"])
-        warm_from = state["step"] if "opt" not in (ck or {"opt": 1}) else state.get("warm_from", 0)
-        state["warm_from"] = warm_from
+        elif ck is not None:  # continued from an exported folder (--init-from): no Adam state
+            state["warm_from"] = state["step"]
         budget = args.minutes * 60
         start_seconds = state["seconds"]
         t_start = time.time()
