@@ -382,8 +382,7 @@ def model_card(c, meta, nparams):
         f"Test accuracy (10 000 Fashion-MNIST test images, PyTorch, float32): "
         f"**{100 * best.get('test_acc', 0):.2f} %** after epoch {best.get('epoch', '?')}" +
         (f", with the exported weights the average of the weights after epochs {avg['epochs'][0]}–"
-         f"{avg['epochs'][-1]} (the low-learning-rate tail of the last cycle; the last epoch's weights "
-         f"alone: {100 * hist[-1]['test_acc']:.2f} %)." if avg else "."), "",
+         f"{avg['epochs'][-1]} (the last epoch's weights alone: {100 * hist[-1]['test_acc']:.2f} %)." if avg else "."), "",
         *cpp_eval_lines(meta.get("cpp_eval")),
         "| epoch | train loss | test accuracy |", "|---|---|---|",
     ]
@@ -483,7 +482,7 @@ def main():
                     help="with --new-cycle: train this cycle on the plain images (no crop/flip), e.g. a "
                          "final fitting cycle of an under-fitted model")
     ap.add_argument("--init-from", default=None, metavar="FOLDER",
-                    help="with --new-cycle and no checkpoint in --work: continue from an exported folder "
+                    help="with --new-cycle, when --work holds no checkpoint: continue from an exported folder "
                          "(weights + the training record in its safetensors metadata or model card; the "
                          "optimizer state restarts)")
     ap.add_argument("--average", type=int, default=0, metavar="K",
@@ -517,7 +516,7 @@ def main():
             meta["epochs"] = args.epochs  # shortened/lengthened plan: cosine re-spans the new total
         model = ViTForImageClassification(cfg)
         model.load_state_dict(ck["model"])
-    elif args.init_from:
+    elif args.init_from and not os.path.exists(ckpt_path):
         ck = load_for_training(args.init_from)
         cfg, meta = ck["config"], ck["meta"]
         model = ViTForImageClassification(cfg)
@@ -552,9 +551,10 @@ def main():
     if args.export_only:
         k = args.average or len(meta.get("averaged", {}).get("epochs", []))
         if k > 1:
-            paths = [p for p in sorted(glob.glob(os.path.join(args.work, "snaps", "ep*.pt")))
-                     if int(os.path.basename(p)[2:5]) <= meta["epoch"]][-k:]
-            epochs = [int(os.path.basename(p)[2:5]) for p in paths]
+            snaps = sorted((int(os.path.basename(p)[2:5]), p)
+                           for p in glob.glob(os.path.join(args.work, "snaps", "ep*.pt")))
+            snaps = [(e, p) for e, p in snaps if e <= meta["epoch"]][-k:]
+            epochs, paths = [e for e, _ in snaps], [p for _, p in snaps]
             if meta.get("averaged", {}).get("epochs") != epochs:
                 meta.pop("cpp_eval", None)  # measured on other weights
             sds = [torch.load(p)["model"] for p in paths]
