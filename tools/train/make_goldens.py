@@ -11,11 +11,12 @@ import json
 import os
 import sys
 
-import numpy as np
-import torch
-from PIL import Image
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fast_blas  # noqa: F401,E402  (sets OPENBLAS_CORETYPE before numpy and torch load OpenBLAS)
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from PIL import Image  # noqa: E402
+
 import train_marian  # noqa: E402
 import train_vit  # noqa: E402
 

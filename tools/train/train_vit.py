@@ -24,12 +24,13 @@ import shutil
 import sys
 import time
 
-import numpy as np
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fast_blas  # noqa: F401,E402  (sets OPENBLAS_CORETYPE before numpy and torch load OpenBLAS)
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden"))
 import safetensors_io as st_io  # noqa: E402  (the one shared writer, tools/golden)
 
@@ -212,6 +213,41 @@ class ViTForImageClassification(nn.Module):
         return logits, atts
 
 
+def grow_layers(cfg, sd, n):
+    """Insert n new encoder layers, spread evenly between the old ones, into a state dict. Each new
+    layer is freshly initialised except its two output projections (attention output and MLP output),
+    which are zero: its residual branches add nothing, so the grown model computes exactly what the
+    old one did, and training grows the new layers from there."""
+    old = cfg["num_hidden_layers"]
+    total = old + n
+    new_at = sorted({round((i + 1) * total / (n + 1)) - 1 for i in range(n)})
+    cfg = dict(cfg, num_hidden_layers=total)
+    fresh = ViTForImageClassification(cfg).state_dict()
+    out, src = {}, 0
+    pre = "vit.encoder.layer."
+    for k, v in sd.items():
+        if not k.startswith(pre):
+            out[k] = v
+    for dst in range(total):
+        for k, v in fresh.items():
+            if not k.startswith(f"{pre}{dst}."):
+                continue
+            rest = k[len(f"{pre}{dst}."):]
+            if dst in new_at:
+                zero = rest.startswith("attention.output.dense.") or rest.startswith("output.dense.")
+                out[k] = torch.zeros_like(v) if zero else v
+            else:
+                out[k] = sd[f"{pre}{src}.{rest}"]
+        if dst not in new_at:
+            src += 1
+    return cfg, out, new_at
+
+
+def teacher_spec(args):
+    return {"path": os.path.relpath(os.path.abspath(args.teacher), REPO), "alpha": args.kd_alpha,
+            "temperature": args.kd_temp}
+
+
 def make_config(args):
     return {
         "hidden_size": args.d, "num_hidden_layers": args.layers, "num_attention_heads": args.heads,
@@ -376,6 +412,7 @@ def model_card(c, meta, nparams):
         "* augmentation (unless a cycle below says otherwise): random 28×28 crop from the image "
         "zero-padded by 2 pixels, horizontal flip",
         *cycle_lines(meta),
+        *grown_lines(meta),
         f"* {len(hist)} epochs in all, one CPU thread (PyTorch 1.13 + OpenBLAS), "
         f"{meta.get('train_seconds', 0) / 60:.0f} minutes of training wall time",
         "", "## Results", "",
@@ -426,7 +463,7 @@ def cycle_lines(meta):
         cycles = [{"start_epoch": 0, "epochs": meta.get("epochs"), "lr": meta.get("lr"),
                    "warmup_epochs": meta.get("warmup_epochs"),
                    "budget_minutes": meta.get("budget_minutes"),
-                   "seconds": meta.get("train_seconds", 0.0)}]
+                   "seconds": meta.get("train_seconds", 0.0), "teacher": meta.get("teacher")}]
     hist = meta.get("history", [])
     out = []
     for i, c in enumerate(cycles):
@@ -437,9 +474,25 @@ def cycle_lines(meta):
                    f"epochs {c['start_epoch'] + 1}–{end}, peak lr {c['lr']:g}, linear warm-up "
                    f"{c['warmup_epochs']:g} epoch{budget}"
                    f"{'' if c.get('augment', True) else ', no augmentation'}"
-                   f"{', optimizer state restarted (continued from the exported folder)' if c.get('fresh_optimizer') else ''}; "
+                   f"{', optimizer state restarted (continued from the exported folder)' if c.get('fresh_optimizer') else ''}"
+                   f"{teacher_words(c.get('teacher'))}; "
                    f"{c.get('seconds', 0) / 60:.0f} minutes")
     return out
+
+
+def teacher_words(kd):
+    if not kd:
+        return ""
+    return (f", distilled from a CNN teacher (`tools/train/train_teacher.py --width {kd.get('width')}`, "
+            f"{kd.get('teacher_epochs')} epochs, {kd.get('teacher_minutes', 0):.0f} minutes, "
+            f"{100 * kd.get('test_acc', 0):.2f} % test accuracy; loss (1 − {kd['alpha']:g}) · CE + {kd['alpha']:g} · "
+            f"T² · KL at T = {kd['temperature']:g})")
+
+
+def grown_lines(meta):
+    return [f"* after epoch {g['at_epoch']}: {len(g['new_layers'])} new layers inserted (now layers "
+            f"{', '.join(str(i) for i in g['new_layers'])}, counted from 0), their output projections zero so "
+            "that the model started from the same function" for g in meta.get("grown", [])]
 
 
 def lr_at(step, total, warmup, base, frac=None):
@@ -494,6 +547,14 @@ def main():
     ap.add_argument("--cpp-eval", default=None,
                     help="with --export-only: the JSON of `attnlens-cli vision-eval` over the test set "
                          "(the C++ engine's accuracy), recorded in the checkpoint and the model card")
+    ap.add_argument("--teacher", default=None, metavar="PT",
+                    help="with --new-cycle: distil from this CNN (train_teacher.py's teacher.pt) during the "
+                         "cycle: loss = (1 - a) * CE(labels) + a * T^2 * KL(teacher_T || student_T)")
+    ap.add_argument("--kd-alpha", type=float, default=0.5, help="weight a of the distillation term")
+    ap.add_argument("--kd-temp", type=float, default=2.0, help="softmax temperature T of the distillation term")
+    ap.add_argument("--grow-layers", type=int, default=0, metavar="N",
+                    help="with --init-from: insert N new layers (spread evenly, output projections zero, so "
+                         "the model starts as the old one) before training")
     ap.add_argument("--measure", type=int, default=0, help="time N training steps and exit")
     args = ap.parse_args()
 
@@ -519,12 +580,18 @@ def main():
     elif args.init_from and not os.path.exists(ckpt_path):
         ck = load_for_training(args.init_from)
         cfg, meta = ck["config"], ck["meta"]
+        if args.grow_layers:
+            cfg, ck["model"], where = grow_layers(cfg, ck["model"], args.grow_layers)
+            meta.setdefault("grown", []).append({"at_epoch": meta["epoch"], "new_layers": where})
         model = ViTForImageClassification(cfg)
         model.load_state_dict(ck["model"])
-        print(f"initialised from {args.init_from}: {meta['epoch']} epochs", flush=True)
+        print(f"initialised from {args.init_from}: {meta['epoch']} epochs"
+              f"{f', {args.grow_layers} new layers at {where}' if args.grow_layers else ''}", flush=True)
     else:
         ck = None
         model = ViTForImageClassification(cfg)
+        if args.teacher:
+            meta["teacher"] = teacher_spec(args)
     if args.new_cycle and ck is not None:
         # Warm restart: a new schedule that starts at the current epoch. Earlier cycles stay in
         # meta["cycles"] for the model card.
@@ -535,13 +602,15 @@ def main():
             meta["cycles"].append({"start_epoch": 0, "epochs": meta["epoch"], "lr": meta["lr"],
                                    "warmup_epochs": meta["warmup_epochs"],
                                    "budget_minutes": meta.get("budget_minutes"),
-                                   "seconds": meta["train_seconds"]})
+                                   "seconds": meta["train_seconds"], "teacher": meta.pop("teacher", None)})
         meta.pop("budget_minutes", None)
         more = args.epochs or 25
         meta["cycle"] = {"start_epoch": meta["epoch"], "epochs": more, "lr": args.lr,
                          "warmup_epochs": args.warmup_epochs, "budget_minutes": args.minutes,
                          "seconds": 0.0, "augment": not args.no_augment,
                          "fresh_optimizer": "opt" not in ck}
+        if args.teacher:
+            meta["cycle"]["teacher"] = teacher_spec(args)
         meta["epochs"] = meta["epoch"] + more
     elif args.minutes:
         if meta.get("cycle"):
@@ -590,6 +659,15 @@ def main():
         cyc_start = cycle["start_epoch"] * steps_per_epoch
         total = cycle["epochs"] * steps_per_epoch
         warmup = int(steps_per_epoch * cycle["warmup_epochs"])
+    teacher = None
+    kd = (cycle or meta).get("teacher")
+    if kd:
+        from train_teacher import load_teacher
+        teacher, tck = load_teacher(os.path.join(REPO, kd["path"]))
+        kd.update({"width": tck["width"], "test_acc": tck["test_acc"], "teacher_epochs": len(tck["history"]),
+                   "teacher_minutes": tck["train_seconds"] / 60})
+        print(f"distilling from {kd['path']} (test accuracy {tck['test_acc']:.4f}), "
+              f"alpha {kd['alpha']} T {kd['temperature']}", flush=True)
     stop = False
     while meta["epoch"] < meta["epochs"] and not stop:
         ep = meta["epoch"]
@@ -619,6 +697,13 @@ def main():
                 g["lr"] = lr_at(step, total, warmup, base_lr, frac)
             logits, _ = model(xb)
             loss = F.cross_entropy(logits, yb, label_smoothing=0.1)
+            if teacher is not None:
+                with torch.no_grad():
+                    t_logits, _ = teacher(xb)
+                tt = kd["temperature"]
+                kl = F.kl_div(F.log_softmax(logits / tt, -1), F.log_softmax(t_logits / tt, -1),
+                              reduction="batchmean", log_target=True)
+                loss = (1 - kd["alpha"]) * loss + kd["alpha"] * tt * tt * kl
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

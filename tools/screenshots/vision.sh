@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# README screenshots of the Vision page, taken from the real app under Xvfb:
+#   tools/screenshots/vision.sh [BUILD_DIR]
+# Uses the built-in ViT and one of its shipped samples; the heads grid shows the last layer's heads
+# for the CLS token.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build/release}
+image=$root/resources/samples/fashion-mnist/ankle_boot_1.png
+layers=$(sed -n 's/.*"num_hidden_layers": *\([0-9]*\).*/\1/p' "$root/resources/models/vit-fashion-mnist/config.json")
+out=$root/docs/screenshots
+mkdir -p "$out"
+shot() { # name, extra args...
+  local name=$1; shift
+  xvfb-run -a -s "-screen 0 1500x1000x24" "$build/app/attnlens" --page 2 --size 1400x900 --image "$image" \
+    "$@" --screenshot "$out/vision-$name.png"
+}
+shot overlay --patch 4,2 --layer $((layers - 2))
+shot heads --patch cls --layer $((layers - 1)) --grab headsGrid
+ls -l "$out"/vision-*.png
