@@ -396,7 +396,8 @@ def model_card(c, meta, nparams):
         "## Data", "",
         "Fashion-MNIST (Zalando Research, MIT licence) as shipped by Debian's `dataset-fashion-mnist`:",
         "60 000 training and 10 000 test 28×28 grayscale images in 10 classes. All 60 000 training",
-        "images are used for training; the test set is only used for measuring.", "",
+        "images are used for training; the test set is only used for measuring (its accuracy after",
+        "every epoch is the table below, and was watched when choosing the next cycle's schedule).", "",
         "## Model", "",
         f"* 28×28×1 input, patch 4 → 7×7 = 49 patches + CLS = 50 tokens",
         f"* hidden {c['hidden_size']}, {c['num_hidden_layers']} layers, {c['num_attention_heads']} heads, "
@@ -421,6 +422,9 @@ def model_card(c, meta, nparams):
         (f", with the exported weights the average of the weights after epochs {avg['epochs'][0]}–"
          f"{avg['epochs'][-1]} (the last epoch's weights alone: {100 * hist[-1]['test_acc']:.2f} %)." if avg else "."), "",
         *cpp_eval_lines(meta.get("cpp_eval")),
+        *(["The train loss of a distillation cycle is its whole loss (cross-entropy and distillation terms).", ""]
+          if any(c.get("teacher") for c in list(meta.get("cycles", [])) + [meta.get("cycle") or {}, meta])
+          else []),
         "| epoch | train loss | test accuracy |", "|---|---|---|",
     ]
     for h in hist:
