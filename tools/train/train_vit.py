@@ -552,8 +552,8 @@ def main():
                     help="with --export-only: the JSON of `attnlens-cli vision-eval` over the test set "
                          "(the C++ engine's accuracy), recorded in the checkpoint and the model card")
     ap.add_argument("--teacher", default=None, metavar="PT",
-                    help="with --new-cycle: distil from this CNN (train_teacher.py's teacher.pt) during the "
-                         "cycle: loss = (1 - a) * CE(labels) + a * T^2 * KL(teacher_T || student_T)")
+                    help="distil from this CNN (train_teacher.py's teacher.pt) during the new cycle (--new-cycle) "
+                         "or, on a fresh run, the whole training: loss = (1 - a) * CE(labels) + a * T^2 * KL(teacher_T || student_T)")
     ap.add_argument("--kd-alpha", type=float, default=0.5, help="weight a of the distillation term")
     ap.add_argument("--kd-temp", type=float, default=2.0, help="softmax temperature T of the distillation term")
     ap.add_argument("--grow-layers", type=int, default=0, metavar="N",
