@@ -9,7 +9,7 @@ Same data, same inputs (preprocess_uint8) and the same crop + flip augmentation 
 The test set is only used for reporting the teacher's accuracy.
 
 Usage:
-  train_teacher.py --work build/train-work/teacher [--epochs 8] [--width 32] [--resume]
+  train_teacher.py --work build/train-work/teacher [--epochs 12] [--width 32] [--resume]
 """
 import argparse
 import math
@@ -59,7 +59,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default="build/train-work/teacher")
     ap.add_argument("--width", type=int, default=32)
-    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--epochs", type=int, default=12)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--threads", type=int, default=1)
