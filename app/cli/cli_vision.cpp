@@ -8,6 +8,7 @@
 //                or rollout = attention rollout through layers 0..--layer), over the original image.
 
 #include "cli_common.h"
+#include "cli_tensor_json.h"
 #include "cli_image.h"
 
 #include "core/analysis/attention_maps.h"
@@ -26,41 +27,14 @@ namespace {
 
 using namespace attnlens;
 
-// Appends a float in shortest round-trip form.
-void appendFloat(std::string& out, float v) {
-    char buf[32];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    out.append(buf, ec == std::errc() ? end : buf);
-}
-
-// The JSON document, streamed: the attention tensor of a ViT-B/16 is 5.6 M numbers, too many to build
-// as a nlohmann::json tree.
+// The JSON document, streamed (cli_tensor_json.h).
 void writeVisionJson(const std::string& path, Json head, const Tensor& attentions) {
     std::string text = head.dump();
     text.pop_back(); // the closing brace; the attentions follow
-    text += ",\"attentions\":[";
-    for (int64_t l = 0; l < attentions.dim(0); ++l) {
-        text += l ? ",[" : "[";
-        for (int64_t h = 0; h < attentions.dim(1); ++h) {
-            text += h ? ",[" : "[";
-            const auto a = attentions.slice2d({l, h});
-            for (Eigen::Index q = 0; q < a.rows(); ++q) {
-                text += q ? ",[" : "[";
-                for (Eigen::Index k = 0; k < a.cols(); ++k) {
-                    if (k) text += ',';
-                    appendFloat(text, a(q, k));
-                }
-                text += ']';
-            }
-            text += ']';
-        }
-        text += ']';
-    }
-    text += "]}\n";
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw Error("'" + path + "': cannot create file");
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out) throw Error("'" + path + "': write failed");
+    text += ",\"attentions\":";
+    cli::appendNested(text, attentions.data(), attentions.shape());
+    text += "}\n";
+    cli::writeText(path, text);
 }
 
 HeadSelection parseHead(const std::string& text, int heads) {

@@ -143,4 +143,9 @@ void writePng(const std::filesystem::path& path, const RgbImage& image) {
     if (!ok) throw Error("'" + path.string() + "': cannot write PNG (check the folder exists and is writable)");
 }
 
+void writePng(const std::filesystem::path& path, const ImageU8& image) {
+    const ImageU8 rgb = toRgb(image);
+    writePng(path, RgbImage{rgb.width, rgb.height, rgb.pixels});
+}
+
 } // namespace attnlens

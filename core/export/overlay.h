@@ -40,5 +40,7 @@ RgbImage renderOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& 
 
 // Writes an RGB image as PNG (OpenCV imgcodecs). Throws attnlens::Error naming the path on failure.
 void writePng(const std::filesystem::path& path, const RgbImage& image);
+// The same for an 8-bit grey or RGB image (grey written as grey RGB).
+void writePng(const std::filesystem::path& path, const ImageU8& image);
 
 } // namespace attnlens

@@ -26,8 +26,9 @@ void KvCache::append(const RowMatrix& k, const RowMatrix& v) {
 }
 
 MultiHeadAttention::MultiHeadAttention(LinearWeights q, LinearWeights k, LinearWeights v, LinearWeights out,
-                                       int heads)
-    : m_q(std::move(q)), m_k(std::move(k)), m_v(std::move(v)), m_out(std::move(out)), m_heads(heads) {
+                                       int heads, QueryScale scale)
+    : m_q(std::move(q)), m_k(std::move(k)), m_v(std::move(v)), m_out(std::move(out)), m_heads(heads),
+      m_scaleAt(scale) {
     m_dim = m_q.weight.empty() ? 0 : m_q.weight.dim(0);
     if (heads <= 0 || m_dim % heads != 0)
         throw Error("attention: d_model " + std::to_string(m_dim) + " is not divisible by " + std::to_string(heads) +
@@ -37,7 +38,7 @@ MultiHeadAttention::MultiHeadAttention(LinearWeights q, LinearWeights k, LinearW
 
 void MultiHeadAttention::projectQuery(const Eigen::Ref<const RowMatrix>& x, RowMatrix& q) const {
     linearInto(x, m_q.weight, m_q.bias, q);
-    q *= m_scale;
+    if (m_scaleAt == QueryScale::Query) q *= m_scale;
 }
 
 void MultiHeadAttention::projectKeyValue(const Eigen::Ref<const RowMatrix>& x, RowMatrix& k, RowMatrix& v) const {
@@ -68,6 +69,7 @@ RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q, 
     RowMatrix scores(n, m);      // [query, key] of one head
     for (int h = 0; h < m_heads; ++h) {
         scores.noalias() = q.middleCols(h * hd, hd) * keys.middleCols(h * hd, hd).transpose(); // [n, m]
+        if (m_scaleAt == QueryScale::Scores) scores *= m_scale;
         if (mask) scores += *mask;
         softmaxRowsInPlace(scores);
         if (probs) std::memcpy(probs + h * n * m, scores.data(), sizeof(float) * static_cast<size_t>(n * m));
@@ -82,6 +84,12 @@ RowMatrix MultiHeadAttention::forward(const RowMatrix& x, const RowMatrix& kv, c
     projectQuery(x, q);
     projectKeyValue(kv, k, v);
     return attend(q, k, v, mask, probs);
+}
+
+RowMatrix MultiHeadAttention::forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask,
+                                      Tensor* probs) const {
+    if (probs) *probs = Tensor({m_heads, x.rows(), kv.rows()});
+    return forward(x, kv, mask, probs ? probs->data() : nullptr);
 }
 
 RowMatrix causalMask(int64_t n, int64_t offset) {

@@ -33,13 +33,21 @@ struct KvCache {
     void clear() { length = 0; }
 };
 
+// Where head_dim^-0.5 is applied: to the projected query, bias included (BART / Marian:
+// q_proj(x) · scale), or to the scores (ViT, diffusers: (q·kᵀ) · scale). Equal in exact
+// arithmetic; the choice keeps float rounding identical to the reference implementation.
+enum class QueryScale { Query, Scores };
+
 class MultiHeadAttention {
 public:
     // The additive value HF uses for masked positions (torch.finfo(float32).min).
     static constexpr float kMaskValue = -3.4028234663852886e38f;
 
     MultiHeadAttention() = default;
-    MultiHeadAttention(LinearWeights q, LinearWeights k, LinearWeights v, LinearWeights out, int heads);
+    // q/k/v weights [inner, in], out [in_out, inner]; inner = heads · head_dim may differ from the
+    // input width (diffusers' spatial attention when the channels are not a multiple of head_dim).
+    MultiHeadAttention(LinearWeights q, LinearWeights k, LinearWeights v, LinearWeights out, int heads,
+                       QueryScale scale = QueryScale::Query);
 
     int heads() const { return m_heads; }
     int64_t dim() const { return m_dim; }
@@ -65,12 +73,15 @@ public:
 
     // Convenience: full attention of x over kv (self-attention when kv is x) without a cache.
     RowMatrix forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask, float* probs) const;
+    // The same; `probs` (when not null) is resized to [heads, n, m] and filled.
+    RowMatrix forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask, Tensor* probs) const;
 
 private:
     LinearWeights m_q, m_k, m_v, m_out;
     int m_heads = 1;
-    int64_t m_dim = 0;
+    int64_t m_dim = 0; // inner width: heads · head_dim
     float m_scale = 1.0f;
+    QueryScale m_scaleAt = QueryScale::Query;
 };
 
 // Causal additive mask for n queries at absolute positions [offset, offset + n) over offset + n keys:

@@ -1,0 +1,213 @@
+// attnlens-cli unet / diffuse: the denoising U-Net (diffusers UNet2DModel folders; DESIGN.md, "The CLI contract").
+//
+//   unet --model DIR --sample X.npy --timestep T [--class C] [--json OUT]
+//       one forward; X.npy float32 [1, C, H, W] (or [C, H, W]);
+//       OUT: {"noise_pred": [C][H][W], "attentions": [{"name", "path", "heads", "spatial": [h, w],
+//             "weights": [heads][tokens][tokens]}, …]}   token = y·w + x, execution order
+//   diffuse [--model DIR] --scheduler ddim|ddpm --steps N [--class C] [--eta E] [--seed S] [--size H[,W]]
+//           [--init-noise X.npy] [--noise-dir D] [--out IMG.png] [--json OUT]
+//       the sampling loop as diffusers' DDPMPipeline / DDIMPipeline run it; D holds step_000.npy, …
+//       (the variance noise of loop step i); OUT: {"timesteps": [...], "final_sample": [C][H][W]};
+//       IMG: round(clamp(x/2 + 0.5, 0, 1)·255). Without --model: the built-in model.
+
+#include "cli_common.h"
+#include "cli_tensor_json.h"
+
+#include "core/diffusion/denoise_session.h"
+#include "core/export/overlay.h"
+#include "core/io/json_file.h"
+#include "core/io/model_folder.h"
+#include "core/io/npy_reader.h"
+#include "core/util/error.h"
+
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+
+namespace {
+
+using namespace attnlens;
+
+constexpr const char* kBuiltinDiffusion = "ddpm-fashion-tiny";
+
+DiffusionModel loadModel(const cli::Args& args) {
+    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model")) : builtinModelDir(kBuiltinDiffusion);
+    return loadDiffusionModel(dir);
+}
+
+// --class: an index (from 0) or a class name from the config's id2label.
+std::optional<int> parseClass(const cli::Args& args, const DiffusionModel& model) {
+    const auto v = args.value("--class");
+    if (!v) return std::nullopt;
+    const auto& c = model.unet->config();
+    if (c.numClassEmbeds == 0)
+        throw cli::UsageError("--class: this model is unconditional (it has no class embedding)");
+    int idx = -1;
+    const auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), idx);
+    if (ec != std::errc() || ptr != v->data() + v->size()) {
+        idx = -1;
+        for (size_t i = 0; i < c.classNames.size(); ++i)
+            if (c.classNames[i] == *v) idx = static_cast<int>(i);
+        if (idx < 0) throw cli::UsageError("--class: '" + *v + "' is neither a class number nor a class name of this model");
+    }
+    if (idx < 0 || idx >= c.numClassEmbeds)
+        throw cli::UsageError("--class: " + *v + " is out of range (the model has " + std::to_string(c.numClassEmbeds) +
+                              " classes, numbered from 0)");
+    return idx;
+}
+
+// A .npy sample [1, C, H, W] or [C, H, W] → [C, H, W].
+Tensor readSample(const std::string& path) {
+    Tensor t = readNpy(path);
+    if (t.rank() == 4 && t.dim(0) == 1) t = t.reshaped({t.dim(1), t.dim(2), t.dim(3)});
+    if (t.rank() != 3)
+        throw Error("'" + path + "': shape " + shapeToString(t.shape()) + ", expected [1, channels, height, width]");
+    for (float v : t.values())
+        if (!std::isfinite(v)) throw Error("'" + path + "': holds a value that is not finite");
+    return t;
+}
+
+int runUnet(const std::vector<std::string>& argv) {
+    const cli::Args args(argv, {"--model", "--sample", "--timestep", "--class", "--json"});
+    if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
+    if (!args.has("--sample")) throw cli::UsageError("--sample X.npy is required");
+    if (!args.has("--timestep")) throw cli::UsageError("--timestep T is required");
+    const int timestep = args.intValue("--timestep", 0, 0, 100000);
+    const DiffusionModel model = loadModel(args);
+    const auto cls = parseClass(args, model);
+    if (model.unet->config().numClassEmbeds > 0 && !cls)
+        throw cli::UsageError("--class: this model is class-conditional (" + std::to_string(model.unet->config().numClassEmbeds) +
+                              " classes, numbered from 0): give one");
+    if (timestep >= model.scheduler.numTrainTimesteps)
+        throw cli::UsageError("--timestep: " + std::to_string(timestep) + " is out of range (the scheduler has " +
+                              std::to_string(model.scheduler.numTrainTimesteps) + " timesteps, 0.." +
+                              std::to_string(model.scheduler.numTrainTimesteps - 1) + ")");
+    const Tensor sample = readSample(*args.value("--sample"));
+    model.unet->checkSample(sample.shape());
+    const UNetOutput out = model.unet->forward(sample, static_cast<float>(timestep), cls);
+
+    std::cout << "noise prediction " << shapeToString(out.noisePred.shape()) << ", " << out.attentions.size()
+              << " attention layers\n";
+    for (const auto& a : out.attentions)
+        std::cout << "  " << a.info.name << "  " << unetPathName(a.info.path) << "  " << a.info.height << "x"
+                  << a.info.width << "  " << a.info.heads << (a.info.heads == 1 ? " head\n" : " heads\n");
+    if (const auto path = args.value("--json")) {
+        std::string text = Json{{"timestep", timestep}, {"class", cls ? Json(*cls) : Json()}}.dump();
+        text.pop_back();
+        text += ",\"noise_pred\":";
+        cli::appendNested(text, out.noisePred.data(), out.noisePred.shape());
+        text += ",\"attentions\":[";
+        for (size_t i = 0; i < out.attentions.size(); ++i) {
+            const auto& a = out.attentions[i];
+            std::string head = Json{{"name", a.info.name}, {"path", unetPathName(a.info.path)}, {"heads", a.info.heads},
+                                    {"spatial", {a.info.height, a.info.width}}}.dump();
+            head.pop_back();
+            text += (i ? "," : "") + head + ",\"weights\":";
+            cli::appendNested(text, a.weights.data(), a.weights.shape());
+            text += '}';
+        }
+        text += "]}\n";
+        cli::writeText(*path, text);
+    }
+    return 0;
+}
+
+float parseEta(const cli::Args& args) {
+    const auto v = args.value("--eta");
+    if (!v) return 0.0f;
+    float eta = 0;
+    const auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), eta);
+    if (ec != std::errc() || ptr != v->data() + v->size() || !(eta >= 0.0f && eta <= 1.0f))
+        throw cli::UsageError("--eta: expected a number in [0, 1], got '" + *v + "'");
+    return eta;
+}
+
+uint64_t parseSeed(const cli::Args& args) {
+    const auto v = args.value("--seed");
+    if (!v) return 0;
+    uint64_t seed = 0;
+    const auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), seed);
+    if (ec != std::errc() || ptr != v->data() + v->size())
+        throw cli::UsageError("--seed: expected a non-negative integer, got '" + *v + "'");
+    return seed;
+}
+
+int runDiffuse(const std::vector<std::string>& argv) {
+    const cli::Args args(argv, {"--model", "--scheduler", "--steps", "--class", "--eta", "--seed", "--size", "--init-noise",
+                                "--noise-dir", "--out", "--json"});
+    if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
+    const auto scheduler = args.value("--scheduler");
+    if (!scheduler) throw cli::UsageError("--scheduler ddim|ddpm is required");
+    if (*scheduler != "ddim" && *scheduler != "ddpm")
+        throw cli::UsageError("--scheduler: expected ddim or ddpm, got '" + *scheduler + "'");
+    if (!args.has("--steps")) throw cli::UsageError("--steps N is required");
+    DenoiseOptions options;
+    options.scheduler = *scheduler == "ddim" ? SchedulerKind::Ddim : SchedulerKind::Ddpm;
+    options.steps = args.intValue("--steps", 50, 1, DenoiseSession::kMaxSteps);
+    options.eta = parseEta(args);
+    if (options.scheduler == SchedulerKind::Ddpm && args.has("--eta"))
+        throw cli::UsageError("--eta applies to --scheduler ddim only");
+    options.seed = parseSeed(args);
+    if (const auto size = args.value("--size")) {
+        int h = 0, w = 0;
+        if (std::sscanf(size->c_str(), "%d,%d", &h, &w) == 2 || std::sscanf(size->c_str(), "%d", &h) == 1) {
+            if (w == 0) w = h;
+        }
+        if (h < 1 || w < 1 || h > 4096 || w > 4096) throw cli::UsageError("--size: expected H or H,W in 1..4096, got '" + *size + "'");
+        options.height = h;
+        options.width = w;
+    }
+    const DiffusionModel model = loadModel(args);
+    options.classLabel = parseClass(args, model);
+    if (const auto path = args.value("--init-noise")) options.initNoise = readSample(*path);
+    if (const auto dir = args.value("--noise-dir")) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(*dir, ec)) throw cli::UsageError("--noise-dir: '" + *dir + "' is not a folder");
+        options.stepNoise = [dir = std::filesystem::path(*dir)](int step) {
+            char name[32];
+            std::snprintf(name, sizeof name, "step_%03d.npy", step);
+            const auto path = dir / name;
+            std::error_code e;
+            if (!std::filesystem::exists(path, e))
+                throw Error("--noise-dir: '" + path.string() + "' is missing (the variance noise of loop step " +
+                            std::to_string(step) + ")");
+            return readSample(path.string());
+        };
+    }
+    DenoiseSession session(model, std::move(options));
+    session.run();
+    const Tensor& final = session.finalSample();
+
+    if (const auto path = args.value("--json")) {
+        std::string text = Json{{"scheduler", *scheduler}, {"steps", session.stepCount()}, {"timesteps", session.timesteps()},
+                                {"class", session.options().classLabel ? Json(*session.options().classLabel) : Json()},
+                                {"seed", session.options().seed}}.dump();
+        text.pop_back();
+        text += ",\"final_sample\":";
+        cli::appendNested(text, final.data(), final.shape());
+        text += "}\n";
+        cli::writeText(*path, text);
+    }
+    if (const auto path = args.value("--out")) {
+        const ImageU8 img = sampleToImage(final);
+        writePng(*path, img);
+    }
+    std::cout << *scheduler << ", " << session.stepCount() << " steps"
+              << (session.options().classLabel ? ", class " + std::to_string(*session.options().classLabel) + " (" +
+                                                     model.className(*session.options().classLabel) + ")"
+                                               : std::string())
+              << ", seed " << session.options().seed << ": " << shapeToString(final.shape()) << " sample"
+              << (args.value("--out") ? " -> " + *args.value("--out") : std::string()) << "\n";
+    return 0;
+}
+
+const cli::Registration regUnet{"unet", "[--model DIR] --sample X.npy --timestep T [--class C] [--json OUT]",
+                                "one U-Net forward (diffusers UNet2DModel): noise prediction and every attention layer",
+                                &runUnet};
+const cli::Registration regDiffuse{"diffuse",
+                                   "[--model DIR] --scheduler ddim|ddpm --steps N [--class C] [--eta E] [--seed S] "
+                                   "[--size H[,W]] [--init-noise X.npy] [--noise-dir D] [--out IMG.png] [--json OUT]",
+                                   "generate an image with DDPM or DDIM sampling (the built-in model without --model)",
+                                   &runDiffuse};
+
+} // namespace

@@ -1,0 +1,335 @@
+#include "core/models/unet_model.h"
+
+#include "core/io/safetensors.h"
+#include "core/io/weight_binder.h"
+#include "core/ops/nn.h"
+#include "core/util/error.h"
+
+#include <cmath>
+
+namespace attnlens {
+
+const char* unetPathName(UNetPath path) {
+    switch (path) {
+    case UNetPath::Contracting: return "contracting";
+    case UNetPath::Bottleneck: return "bottleneck";
+    case UNetPath::Expansive: return "expansive";
+    }
+    return "?";
+}
+
+std::vector<float> timestepEmbedding(float timestep, int dim, bool flipSinToCos, float freqShift) {
+    // float32 throughout, in diffusers' order of operations: exponent = -ln(10000)·i / (half − shift),
+    // args = t · exp(exponent), [sin | cos] (flipped to [cos | sin]), zero-padded when dim is odd.
+    const int half = dim / 2;
+    std::vector<float> emb(static_cast<size_t>(dim), 0.0f);
+    const float logPeriod = static_cast<float>(-std::log(10000.0));
+    const float denom = static_cast<float>(half) - freqShift;
+    for (int i = 0; i < half; ++i) {
+        const float exponent = (logPeriod * static_cast<float>(i)) / denom;
+        const float arg = timestep * std::exp(exponent);
+        const float s = std::sin(arg), c = std::cos(arg);
+        emb[static_cast<size_t>(flipSinToCos ? half + i : i)] = s;
+        emb[static_cast<size_t>(flipSinToCos ? i : half + i)] = c;
+    }
+    return emb;
+}
+
+namespace {
+
+// Binds the U-Net's tensors by their diffusers names; the shapes follow from the config.
+class UNetBinder {
+public:
+    UNetBinder(const SafeTensorsFile& file, const UNet2DConfig& c) : m_bind(file), m_config(c) {}
+
+    UNet2DModel::Conv conv(const std::string& prefix, int64_t out, int64_t in, int64_t k) {
+        return {m_bind.require(prefix + ".weight", {out, in, k, k}), m_bind.require(prefix + ".bias", {out})};
+    }
+    UNet2DModel::Norm norm(const std::string& prefix, int64_t channels, int groups) {
+        return {m_bind.require(prefix + ".weight", {channels}), m_bind.require(prefix + ".bias", {channels}), groups,
+                m_config.normEps};
+    }
+    LinearWeights linear(const std::string& prefix, int64_t out, int64_t in) {
+        return {m_bind.require(prefix + ".weight", {out, in}), m_bind.require(prefix + ".bias", {out})};
+    }
+    UNet2DModel::Resnet resnet(const std::string& p, int64_t in, int64_t out, float outputScale) {
+        UNet2DModel::Resnet r;
+        const int g = m_config.normNumGroups;
+        r.norm1 = norm(p + ".norm1", in, g);
+        r.conv1 = conv(p + ".conv1", out, in, 3);
+        r.timeProj = linear(p + ".time_emb_proj", m_config.scaleShift ? 2 * out : out, m_config.timeEmbedDim());
+        r.norm2 = norm(p + ".norm2", out, g);
+        r.conv2 = conv(p + ".conv2", out, out, 3);
+        if (in != out) r.shortcut = conv(p + ".conv_shortcut", out, in, 1);
+        r.outputScale = outputScale;
+        return r;
+    }
+    // diffusers' spatial Attention; checkpoints saved before diffusers 0.15 name its parts
+    // query / key / value / proj_attn (diffusers converts them on load; so do we).
+    UNet2DModel::Attention attention(const std::string& p, int64_t channels, int groups, float rescale,
+                                     UNetPath path, int level) {
+        const bool legacy = !m_bind.has(p + ".to_q.weight") && m_bind.has(p + ".query.weight");
+        const int heads = m_config.headsFor(static_cast<int>(channels));
+        const int64_t inner = static_cast<int64_t>(heads) * m_config.headDimFor(static_cast<int>(channels));
+        UNet2DModel::Attention a;
+        a.info.name = p;
+        a.info.path = path;
+        a.info.level = level;
+        a.info.heads = heads;
+        if (groups > 0) a.norm = norm(p + ".group_norm", channels, groups); // 0: no norm
+        auto q = linear(p + (legacy ? ".query" : ".to_q"), inner, channels);
+        auto k = linear(p + (legacy ? ".key" : ".to_k"), inner, channels);
+        auto v = linear(p + (legacy ? ".value" : ".to_v"), inner, channels);
+        auto o = linear(p + (legacy ? ".proj_attn" : ".to_out.0"), channels, inner);
+        if (!q.weight.empty() && !k.weight.empty() && !v.weight.empty() && !o.weight.empty())
+            a.mha = MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(o), heads, QueryScale::Scores);
+        a.rescale = rescale;
+        return a;
+    }
+    WeightBinder& raw() { return m_bind; }
+
+private:
+    WeightBinder m_bind;
+    const UNet2DConfig& m_config;
+};
+
+RowMatrix linearRow(const RowMatrix& x, const LinearWeights& w) { return linear(x, w.weight, w.bias); }
+
+} // namespace
+
+std::shared_ptr<const UNet2DModel> UNet2DModel::load(const std::filesystem::path& dir) {
+    const auto configPath = dir / "config.json";
+    const auto weightsPath = dir / "diffusion_pytorch_model.safetensors";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) throw Error("'" + dir.string() + "' is not a folder");
+    if (!std::filesystem::exists(configPath, ec)) throw Error("'" + dir.string() + "' has no config.json");
+    if (!std::filesystem::exists(weightsPath, ec)) {
+        if (std::filesystem::exists(dir / "diffusion_pytorch_model.bin", ec))
+            throw Error("'" + dir.string() + "' holds only diffusion_pytorch_model.bin; this version reads "
+                        "diffusion_pytorch_model.safetensors (diffusers: save_pretrained(..., safe_serialization=True))");
+        throw Error("'" + dir.string() + "' has no diffusion_pytorch_model.safetensors");
+    }
+    std::shared_ptr<UNet2DModel> m(new UNet2DModel());
+    m->m_config = UNet2DConfig::fromJson(JsonConfig(configPath));
+    const auto& c = m->m_config;
+    const auto file = SafeTensorsFile::open(weightsPath);
+    UNetBinder b(file, c);
+    const int64_t c0 = c.blockOutChannels.front(), temb = c.timeEmbedDim();
+    const int levels = c.levels();
+
+    m->m_convIn = b.conv("conv_in", c0, c.inChannels, 3);
+    m->m_time1 = b.linear("time_embedding.linear_1", temb, c0);
+    m->m_time2 = b.linear("time_embedding.linear_2", temb, temb);
+    if (c.numClassEmbeds > 0) m->m_classEmbedding = b.raw().require("class_embedding.weight", {c.numClassEmbeds, temb});
+
+    int64_t out = c0;
+    for (int i = 0; i < levels; ++i) {
+        const int64_t in = out;
+        out = c.blockOutChannels[static_cast<size_t>(i)];
+        const std::string p = "down_blocks." + std::to_string(i);
+        const bool attn = c.downBlockTypes[static_cast<size_t>(i)] == "AttnDownBlock2D";
+        Block block;
+        for (int j = 0; j < c.layersPerBlock; ++j) {
+            block.resnets.push_back(b.resnet(p + ".resnets." + std::to_string(j), j == 0 ? in : out, out, 1.0f));
+            if (attn)
+                block.attentions.push_back(b.attention(p + ".attentions." + std::to_string(j), out, c.normNumGroups, 1.0f,
+                                                       UNetPath::Contracting, i));
+        }
+        if (i < levels - 1) block.resample = b.conv(p + ".downsamplers.0.conv", out, out, 3);
+        m->m_down.push_back(std::move(block));
+    }
+    const int64_t mid = c.blockOutChannels.back();
+    m->m_midResnet0 = b.resnet("mid_block.resnets.0", mid, mid, c.midBlockScaleFactor);
+    if (c.addAttention)
+        m->m_midAttention = b.attention("mid_block.attentions.0", mid,
+                                        c.attnNormNumGroups.value_or(c.scaleShift ? 0 : c.normNumGroups),
+                                        c.midBlockScaleFactor, UNetPath::Bottleneck, levels - 1);
+    m->m_midResnet1 = b.resnet("mid_block.resnets.1", mid, mid, c.midBlockScaleFactor);
+
+    out = mid;
+    for (int i = 0; i < levels; ++i) {
+        const size_t ri = static_cast<size_t>(levels - 1 - i);
+        const int64_t prev = out;
+        out = c.blockOutChannels[ri];
+        const int64_t in = c.blockOutChannels[static_cast<size_t>(std::max(levels - 2 - i, 0))];
+        const std::string p = "up_blocks." + std::to_string(i);
+        const bool attn = c.upBlockTypes[static_cast<size_t>(i)] == "AttnUpBlock2D";
+        const int layers = c.layersPerBlock + 1;
+        Block block;
+        for (int j = 0; j < layers; ++j) {
+            const int64_t skip = j == layers - 1 ? in : out;
+            const int64_t rin = j == 0 ? prev : out;
+            block.resnets.push_back(b.resnet(p + ".resnets." + std::to_string(j), rin + skip, out, 1.0f));
+            if (attn)
+                block.attentions.push_back(b.attention(p + ".attentions." + std::to_string(j), out, c.normNumGroups, 1.0f,
+                                                       UNetPath::Expansive, levels - 1 - i));
+        }
+        if (i < levels - 1) block.resample = b.conv(p + ".upsamplers.0.conv", out, out, 3);
+        m->m_up.push_back(std::move(block));
+    }
+    m->m_normOut = b.norm("conv_norm_out", c0, c.normNumGroups);
+    m->m_convOut = b.conv("conv_out", c.outChannels, c0, 3);
+    b.raw().finish("'" + weightsPath.string() + "'");
+    for (const auto& t : file.tensors()) m->m_parameters += shapeNumel(t.shape);
+    return m;
+}
+
+std::vector<UNetAttentionInfo> UNet2DModel::attentionLayers(int height, int width) const {
+    std::vector<UNetAttentionInfo> out;
+    const auto add = [&](const Attention& a) {
+        UNetAttentionInfo info = a.info;
+        info.height = height >> info.level;
+        info.width = width >> info.level;
+        out.push_back(info);
+    };
+    for (const auto& block : m_down)
+        for (const auto& a : block.attentions) add(a);
+    if (m_midAttention) add(*m_midAttention);
+    for (const auto& block : m_up)
+        for (const auto& a : block.attentions) add(a);
+    return out;
+}
+
+void UNet2DModel::checkSample(const Shape& shape) const {
+    if (shape.size() != 3)
+        throw Error("the sample has shape " + shapeToString(shape) + ", expected [channels, height, width]");
+    if (shape[0] != m_config.inChannels)
+        throw Error("the sample has " + std::to_string(shape[0]) + " channels, the model expects " +
+                    std::to_string(m_config.inChannels));
+    const int64_t mult = m_config.sizeMultiple();
+    if (shape[1] < mult || shape[2] < mult || shape[1] % mult != 0 || shape[2] % mult != 0)
+        throw Error("the sample is " + std::to_string(shape[1]) + "x" + std::to_string(shape[2]) +
+                    "; this U-Net needs a height and width divisible by " + std::to_string(mult) +
+                    (m_config.sampleSize ? " (trained at " + std::to_string(m_config.sampleSize) + "x" +
+                                               std::to_string(m_config.sampleSize) + ")"
+                                         : std::string()));
+    if (shape[1] > 4096 || shape[2] > 4096)
+        throw Error("the sample is " + std::to_string(shape[1]) + "x" + std::to_string(shape[2]) + "; at most 4096x4096");
+}
+
+RowMatrix UNet2DModel::timeEmbedding(float timestep, std::optional<int> classLabel) const {
+    const auto& c = m_config;
+    const auto e = timestepEmbedding(timestep, c.blockOutChannels.front(), c.flipSinToCos, c.freqShift);
+    RowMatrix t = Eigen::Map<const RowMatrix>(e.data(), 1, static_cast<Eigen::Index>(e.size()));
+    RowMatrix h = linearRow(t, m_time1);
+    siluInPlace(h);
+    RowMatrix emb = linearRow(h, m_time2); // [1, time_embed_dim]
+    if (!m_classEmbedding.empty()) {
+        if (!classLabel)
+            throw Error("this U-Net is class-conditional (" + std::to_string(c.numClassEmbeds) + " classes): give a class");
+        if (*classLabel < 0 || *classLabel >= c.numClassEmbeds)
+            throw Error("class " + std::to_string(*classLabel) + " is out of range 0.." + std::to_string(c.numClassEmbeds - 1));
+        emb += m_classEmbedding.matrix().row(*classLabel);
+    } else if (classLabel) {
+        throw Error("this U-Net is unconditional (no class embedding): no class can be given");
+    }
+    return emb;
+}
+
+FeatureMap UNet2DModel::runResnet(const Resnet& r, const FeatureMap& x, const RowMatrix& siluTemb) const {
+    FeatureMap h = x;
+    groupNormInPlace(h, r.norm1.groups, r.norm1.weight, r.norm1.bias, r.norm1.eps);
+    siluInPlace(h.data);
+    h = conv2d(h, r.conv1.weight, r.conv1.bias, ConvGeometry::same(3));
+    const RowMatrix t = linearRow(siluTemb, r.timeProj); // [1, out] or [1, 2·out]
+    const int64_t out = h.channels();
+    if (t.cols() == out) {
+        h.data.colwise() += t.row(0).transpose();
+        groupNormInPlace(h, r.norm2.groups, r.norm2.weight, r.norm2.bias, r.norm2.eps);
+    } else { // scale_shift: norm2(h) · (1 + scale) + shift
+        groupNormInPlace(h, r.norm2.groups, r.norm2.weight, r.norm2.bias, r.norm2.eps);
+        for (int64_t ch = 0; ch < out; ++ch) {
+            auto row = h.data.row(ch).array();
+            row = row * (1.0f + t(0, ch)) + t(0, out + ch);
+        }
+    }
+    siluInPlace(h.data);
+    h = conv2d(h, r.conv2.weight, r.conv2.bias, ConvGeometry::same(3));
+    if (r.shortcut.weight.empty()) h.data += x.data;
+    else h.data += conv2d(x, r.shortcut.weight, r.shortcut.bias, {}).data;
+    if (r.outputScale != 1.0f) h.data /= r.outputScale;
+    return h;
+}
+
+FeatureMap UNet2DModel::runAttention(const Attention& a, const FeatureMap& x,
+                                     std::vector<UNetAttentionMap>* capture) const {
+    FeatureMap normed = x;
+    if (!a.norm.weight.empty()) groupNormInPlace(normed, a.norm.groups, a.norm.weight, a.norm.bias, a.norm.eps);
+    const RowMatrix tokens = normed.data.transpose(); // [tokens, channels], token = y·w + x
+    Tensor probs;
+    const RowMatrix attended = a.mha.forward(tokens, tokens, nullptr, capture ? &probs : nullptr); // [tokens, channels]
+    FeatureMap out{x.data + attended.transpose(), x.height, x.width};
+    if (a.rescale != 1.0f) out.data /= a.rescale;
+    if (capture) {
+        UNetAttentionInfo info = a.info;
+        info.height = x.height;
+        info.width = x.width;
+        capture->push_back({std::move(info), std::move(probs)});
+    }
+    return out;
+}
+
+UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, std::optional<int> classLabel,
+                                const UNetRunOptions& options, const Callbacks* callbacks) const {
+    checkSample(sample.shape());
+    const int height = static_cast<int>(sample.dim(1)), width = static_cast<int>(sample.dim(2));
+    if (options.captureAttention) {
+        int64_t bytes = 0;
+        for (const auto& l : attentionLayers(height, width)) bytes += int64_t{4} * l.heads * l.tokens() * l.tokens();
+        if (bytes > options.maxCaptureBytes)
+            throw Error("capturing every attention layer of a " + std::to_string(height) + "x" + std::to_string(width) +
+                        " sample needs " + std::to_string(bytes >> 20) + " MiB, more than the limit of " +
+                        std::to_string(options.maxCaptureBytes >> 20) + " MiB");
+    }
+    if (!std::isfinite(timestep) || timestep < 0) throw Error("the timestep must be a finite number >= 0");
+    const auto poll = [&] {
+        if (callbacks) callbacks->checkCancel();
+    };
+    UNetOutput result;
+    auto* capture = options.captureAttention ? &result.attentions : nullptr;
+
+    RowMatrix temb = timeEmbedding(timestep, classLabel);
+    siluInPlace(temb); // every resnet applies SiLU to the embedding before its projection
+
+    FeatureMap h{ConstMatrixMap(sample.data(), sample.dim(0), sample.dim(1) * sample.dim(2)), height, width};
+    if (m_config.centerInputSample) h.data = (h.data.array() * 2.0f - 1.0f).matrix();
+    h = conv2d(h, m_convIn.weight, m_convIn.bias, ConvGeometry::same(3));
+    std::vector<FeatureMap> skips{h};
+    for (const auto& block : m_down) {
+        poll();
+        for (size_t j = 0; j < block.resnets.size(); ++j) {
+            h = runResnet(block.resnets[j], h, temb);
+            if (!block.attentions.empty()) h = runAttention(block.attentions[j], h, capture);
+            skips.push_back(h);
+        }
+        if (!block.resample.weight.empty()) {
+            // padding 0: diffusers pads right and bottom by one, then convolves unpadded
+            const int p = m_config.downsamplePadding;
+            h = conv2d(h, block.resample.weight, block.resample.bias, p == 0 ? ConvGeometry{2, 0, 0, 1, 1}
+                                                                             : ConvGeometry{2, p, p, p, p});
+            skips.push_back(h);
+        }
+    }
+    poll();
+    h = runResnet(m_midResnet0, h, temb);
+    if (m_midAttention) h = runAttention(*m_midAttention, h, capture);
+    h = runResnet(m_midResnet1, h, temb);
+    for (const auto& block : m_up) {
+        poll();
+        for (size_t j = 0; j < block.resnets.size(); ++j) {
+            h = runResnet(block.resnets[j], concatChannels(h, skips.back()), temb);
+            skips.pop_back();
+            if (!block.attentions.empty()) h = runAttention(block.attentions[j], h, capture);
+        }
+        if (!block.resample.weight.empty())
+            h = conv2d(upsampleNearest2x(h), block.resample.weight, block.resample.bias, ConvGeometry::same(3));
+    }
+    groupNormInPlace(h, m_normOut.groups, m_normOut.weight, m_normOut.bias, m_normOut.eps);
+    siluInPlace(h.data);
+    h = conv2d(h, m_convOut.weight, m_convOut.bias, ConvGeometry::same(3));
+    result.noisePred = Tensor({h.channels(), height, width});
+    MatrixMap(result.noisePred.data(), h.channels(), h.pixels()) = h.data;
+    return result;
+}
+
+} // namespace attnlens

@@ -1,0 +1,124 @@
+#pragma once
+// UNet2DModel: diffusers' UNet2DModel (v0.25 semantics; docs/diffusion.md) on CPU, float32, with the
+// attention weights of every spatial attention layer captured on request.
+//
+// Basic usage:
+//   auto unet = UNet2DModel::load(dir);                 // a bare UNet folder or a pipeline's unet/
+//   Tensor x = ...;                                     // [C, H, W] noisy sample in model space
+//   UNetOutput out = unet->forward(x, 500, std::nullopt, {.captureAttention = true});
+//   out.noisePred                                       // [C_out, H, W]
+//   out.attentions[i].name, .weights                    // "mid_block.attentions.0", [heads, N, N]
+//
+// Activations are channel-major FeatureMaps ([channels, h·w], ops/conv.h); a token of an attention
+// layer is a pixel of its level, token = y·w + x. Every spatial attention runs through
+// layers/MultiHeadAttention (scores scaled like diffusers: (q·kᵀ)·head_dim^-0.5).
+// A loaded model is immutable: forward() is const and may run on several threads at once.
+
+#include "core/layers/multi_head_attention.h"
+#include "core/models/unet_config.h"
+#include "core/ops/conv.h"
+#include "core/tensor/tensor.h"
+#include "core/util/callbacks.h"
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnlens {
+
+// Where an attention layer sits on the U.
+enum class UNetPath { Contracting, Bottleneck, Expansive };
+const char* unetPathName(UNetPath path); // "contracting", "bottleneck", "expansive"
+
+// One attention layer as it runs on an input of a given size (no weights).
+struct UNetAttentionInfo {
+    std::string name; // diffusers module path, e.g. "down_blocks.1.attentions.0"
+    UNetPath path = UNetPath::Contracting;
+    int level = 0;    // resolution level: 0 = full size, each contracting block below halves it
+    int heads = 1;
+    int height = 0, width = 0; // the level's spatial size; tokens = height · width
+
+    int64_t tokens() const { return static_cast<int64_t>(height) * width; }
+};
+
+struct UNetAttentionMap {
+    UNetAttentionInfo info;
+    Tensor weights; // [heads, tokens, tokens], rows are post-softmax probabilities
+};
+
+struct UNetRunOptions {
+    bool captureAttention = true;
+    // Refuse a run whose captured attention would exceed this many bytes (a 64×64 attention level
+    // alone is 4096² floats per head = 64 MiB).
+    int64_t maxCaptureBytes = int64_t{4} << 30;
+};
+
+struct UNetOutput {
+    Tensor noisePred;                         // [out_channels, H, W]
+    std::vector<UNetAttentionMap> attentions; // execution order; empty when not captured
+};
+
+class UNet2DModel {
+public:
+    // dir: a folder with config.json ("_class_name": "UNet2DModel") and diffusion_pytorch_model.safetensors.
+    // Every missing tensor and every shape mismatch is reported in one attnlens::Error.
+    static std::shared_ptr<const UNet2DModel> load(const std::filesystem::path& dir);
+
+    const UNet2DConfig& config() const { return m_config; }
+    int64_t parameterCount() const { return m_parameters; }
+
+    // The attention layers, in execution order, for an input of height × width.
+    std::vector<UNetAttentionInfo> attentionLayers(int height, int width) const;
+    // Throws attnlens::Error if a [channels, height, width] sample cannot be run (channels, size).
+    void checkSample(const Shape& shape) const;
+
+    // One forward pass. sample [in_channels, H, W], H and W divisible by config().sizeMultiple();
+    // classLabel required iff the model has a class embedding. Cancel is polled between blocks.
+    UNetOutput forward(const Tensor& sample, float timestep, std::optional<int> classLabel,
+                       const UNetRunOptions& options = {}, const Callbacks* callbacks = nullptr) const;
+
+    // Implementation types (public so that the .cpp's free helpers can use them).
+    struct Conv { Tensor weight, bias; };
+    struct Norm { Tensor weight, bias; int groups = 1; float eps = 1e-5f; };
+    struct Resnet {
+        Norm norm1, norm2;
+        Conv conv1, conv2, shortcut; // shortcut.weight empty when in == out channels
+        LinearWeights timeProj;
+        float outputScale = 1.0f;
+    };
+    struct Attention {
+        UNetAttentionInfo info; // level, name, path, heads (sizes filled per run)
+        Norm norm;
+        MultiHeadAttention mha;
+        float rescale = 1.0f;
+    };
+    struct Block {
+        std::vector<Resnet> resnets;
+        std::vector<Attention> attentions; // empty, or one per resnet
+        Conv resample;                      // downsampler / upsampler conv (weight empty when none)
+    };
+
+private:
+    UNet2DModel() = default;
+    FeatureMap runResnet(const Resnet& r, const FeatureMap& x, const RowMatrix& temb) const;
+    FeatureMap runAttention(const Attention& a, const FeatureMap& x, std::vector<UNetAttentionMap>* capture) const;
+    RowMatrix timeEmbedding(float timestep, std::optional<int> classLabel) const;
+
+    UNet2DConfig m_config;
+    Conv m_convIn, m_convOut;
+    Norm m_normOut;
+    LinearWeights m_time1, m_time2;
+    Tensor m_classEmbedding; // [num_class_embeds, time_embed_dim] or empty
+    std::vector<Block> m_down, m_up;
+    Resnet m_midResnet0, m_midResnet1;
+    std::optional<Attention> m_midAttention;
+    int64_t m_parameters = 0;
+};
+
+// Sinusoidal timestep embedding exactly as diffusers' get_timestep_embedding (float32 arithmetic):
+// [dim] for one timestep.
+std::vector<float> timestepEmbedding(float timestep, int dim, bool flipSinToCos, float freqShift);
+
+} // namespace attnlens

@@ -1,0 +1,52 @@
+#pragma once
+// Spatial ops for convolutional models (ops/ level: no weights of their own). Feature maps are
+// channel-major: a RowMatrix [channels, height·width] whose row c is channel c's plane in row-major
+// pixel order (pixel index = y·width + x) — PyTorch's NCHW with batch 1, so checkpoint weights bind
+// as they are stored.
+//
+//   FeatureMap x{RowMatrix(c, h * w), h, w};
+//   FeatureMap y = conv2d(x, weight, bias, {.stride = 2, .padTop = 0, .padLeft = 0, .padBottom = 1, .padRight = 1});
+//
+// Convolutions are im2col + one GEMM (Eigen), the weight [out, in, k, k] viewed as [out, in·k·k].
+
+#include "core/tensor/tensor.h"
+
+namespace attnlens {
+
+struct FeatureMap {
+    RowMatrix data; // [channels, height·width]
+    int height = 0;
+    int width = 0;
+
+    int64_t channels() const { return data.rows(); }
+    int64_t pixels() const { return static_cast<int64_t>(height) * width; }
+};
+
+struct ConvGeometry {
+    int stride = 1;
+    int padTop = 0, padLeft = 0, padBottom = 0, padRight = 0; // zero padding
+
+    static ConvGeometry same(int kernel) { // "padding = k / 2", stride 1
+        const int p = kernel / 2;
+        return {1, p, p, p, p};
+    }
+};
+
+// 2-D convolution (cross-correlation, as torch.nn.Conv2d). weight [out, in, kh, kw], bias [out] or
+// empty. Throws attnlens::Error when the input's channels or size do not fit the weight.
+FeatureMap conv2d(const FeatureMap& x, const Tensor& weight, const Tensor& bias, const ConvGeometry& geometry);
+
+// GroupNorm (torch.nn.GroupNorm, affine): channels split into `groups` consecutive groups, each
+// normalised over its channels × pixels with the biased variance. weight/bias [channels].
+void groupNormInPlace(FeatureMap& x, int groups, const Tensor& weight, const Tensor& bias, float eps);
+
+// x · sigmoid(x), element-wise, in place.
+void siluInPlace(Eigen::Ref<RowMatrix> x);
+
+// Nearest-neighbour upsampling by 2 in both directions (F.interpolate(scale_factor=2, mode="nearest")).
+FeatureMap upsampleNearest2x(const FeatureMap& x);
+
+// Channel concatenation [a; b] (torch.cat(dim=1)); both of the same spatial size.
+FeatureMap concatChannels(const FeatureMap& a, const FeatureMap& b);
+
+} // namespace attnlens
