@@ -1,5 +1,5 @@
-// attnlens-cli bench [--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N])
-//                    [--repeat N] [--warmup N] [--threads N]
+// attnlens-cli bench [--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N]
+//                    | --sample X.npy [--timestep T] [--class C]) [--repeat N] [--warmup N] [--threads N]
 // stdout: one JSON object {"task", "threads", "repeat", "median_ms", "min_ms", "max_ms", ...}; every
 // head is captured exactly as in a normal run. Each task is one entry of kTasks: add a task by
 // writing a BenchFn and listing it there.
@@ -7,6 +7,8 @@
 #include "cli_common.h"
 
 #include "core/decode/decode_session.h"
+#include "core/diffusion/diffusion_model.h"
+#include "core/io/npy_reader.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/marian_folder.h"
@@ -116,20 +118,53 @@ BenchRun benchVision(const cli::Args& args, const BenchSettings& settings) {
     return run;
 }
 
+// One iteration = one U-Net forward with every attention layer captured (the sample read once).
+BenchRun benchUnet(const cli::Args& args, const BenchSettings& settings) {
+    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
+                                           : attnlens::builtinModelDir("ddpm-fashion-tiny");
+    const auto loadStart = Clock::now();
+    const auto model = attnlens::loadDiffusionModel(dir);
+    const double loadMs = msSince(loadStart);
+    attnlens::Tensor sample = attnlens::readNpy(*args.value("--sample"));
+    if (sample.rank() == 4 && sample.dim(0) == 1) sample = sample.reshaped({sample.dim(1), sample.dim(2), sample.dim(3)});
+    model.unet->checkSample(sample.shape());
+    const int timestep = args.intValue("--timestep", 500, 0, model.scheduler.numTrainTimesteps - 1);
+    std::optional<int> cls;
+    if (model.unet->config().numClassEmbeds > 0)
+        cls = args.intValue("--class", 0, 0, model.unet->config().numClassEmbeds - 1);
+    else if (args.has("--class"))
+        throw cli::UsageError("--class: this model is unconditional");
+    BenchRun run;
+    size_t layers = 0;
+    for (int i = 0; i < settings.warmup + settings.repeat; ++i) {
+        const auto start = Clock::now();
+        const auto out = model.unet->forward(sample, static_cast<float>(timestep), cls);
+        const double total = msSince(start);
+        layers = out.attentions.size();
+        if (i >= settings.warmup) run.totalMs.push_back(total);
+    }
+    run.extra = {{"load_ms", loadMs}, {"parameters", model.unet->parameterCount()}, {"attention_layers", layers},
+                 {"sample", sample.shape()}, {"timestep", timestep}};
+    return run;
+}
+
 struct Task {
     const char* name;
     BenchFn fn;
 };
-constexpr Task kTasks[] = {{"translation", &benchTranslation}, {"vision", &benchVision}};
+constexpr Task kTasks[] = {{"translation", &benchTranslation}, {"vision", &benchVision}, {"unet", &benchUnet}};
 
 int runBench(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--image", "--src", "--new-tokens", "--beam", "--repeat", "--warmup",
-                                "--threads"});
+    const cli::Args args(argv, {"--model", "--image", "--src", "--new-tokens", "--beam", "--sample", "--timestep", "--class",
+                                "--repeat", "--warmup", "--threads"});
     if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
-    const bool image = args.has("--image"), src = args.has("--src");
-    if (image == src) throw cli::UsageError("give exactly one of --image IMG or --src TEXT");
-    if (image && (args.has("--new-tokens") || args.has("--beam")))
+    const bool image = args.has("--image"), src = args.has("--src"), unet = args.has("--sample");
+    if (int(image) + int(src) + int(unet) != 1)
+        throw cli::UsageError("give exactly one of --image IMG, --src TEXT or --sample X.npy");
+    if (!src && (args.has("--new-tokens") || args.has("--beam")))
         throw cli::UsageError("--new-tokens and --beam apply to --src only");
+    if (!unet && (args.has("--timestep") || args.has("--class")))
+        throw cli::UsageError("--timestep and --class apply to --sample only");
     BenchSettings settings;
     settings.repeat = args.intValue("--repeat", 5, 1, 10000);
     settings.warmup = args.intValue("--warmup", 1, 0, 10000);
@@ -139,7 +174,7 @@ int runBench(const std::vector<std::string>& argv) {
     if (requestedThreads != 1)
         std::cerr << "note: --threads " << requestedThreads << " ignored; the engine runs on one thread\n";
 
-    const std::string taskName = image ? "vision" : "translation";
+    const std::string taskName = image ? "vision" : unet ? "unet" : "translation";
     const auto* task = std::find_if(std::begin(kTasks), std::end(kTasks), [&](const Task& t) { return t.name == taskName; });
     const BenchRun run = task->fn(args, settings);
     Json out = {{"task", taskName},
@@ -154,8 +189,8 @@ int runBench(const std::vector<std::string>& argv) {
 }
 
 const cli::Registration reg{"bench",
-                            "[--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N]) [--repeat N] "
-                            "[--warmup N] [--threads N]",
+                            "[--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N] | --sample X.npy "
+                            "[--timestep T] [--class C]) [--repeat N] [--warmup N] [--threads N]",
                             "time a run with every head captured; prints one JSON object", &runBench};
 
 } // namespace

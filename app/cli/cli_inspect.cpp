@@ -3,6 +3,7 @@
 
 #include "cli_common.h"
 
+#include "core/diffusion/diffusion_model.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/io/safetensors.h"
@@ -25,11 +26,67 @@ std::string humanCount(uint64_t n) {
     return s.str();
 }
 
+// A diffusers folder (bare UNet2DModel or a pipeline): the U-Net's shape, its attention layers at the
+// trained sample size, the scheduler.
+int inspectDiffusion(const std::filesystem::path& dir, const std::optional<std::string>& jsonPath) {
+    const auto model = attnlens::loadDiffusionModel(dir);
+    const auto& c = model.unet->config();
+    const auto weights = attnlens::SafeTensorsFile::open(model.folder.unetDir / "diffusion_pytorch_model.safetensors");
+    std::map<std::string, uint64_t> dtypeCounts;
+    for (const auto& t : weights.tensors()) dtypeCounts[std::string(attnlens::dtypeName(t.dtype))] += 1;
+    const int size = c.sampleSize ? c.sampleSize : 32;
+    Json layers = Json::array();
+    for (const auto& l : model.unet->attentionLayers(size, size))
+        layers.push_back({{"name", l.name}, {"path", attnlens::unetPathName(l.path)}, {"heads", l.heads},
+                          {"spatial", {l.height, l.width}}});
+    const auto& sc = model.scheduler;
+    Json out = {{"model", dir.string()},
+                {"architecture", "UNet2DModel"},
+                {"pipeline", model.folder.pipeline ? Json(model.folder.pipelineClass.empty() ? "pipeline" : model.folder.pipelineClass) : Json()},
+                {"supported", true},
+                {"tensor_count", weights.tensors().size()},
+                {"parameter_count", model.unet->parameterCount()},
+                {"dtypes", dtypeCounts},
+                {"file_bytes", weights.fileSize()},
+                {"sizes", {{"sample_size", c.sampleSize}, {"in_channels", c.inChannels}, {"out_channels", c.outChannels},
+                           {"block_out_channels", c.blockOutChannels}, {"layers_per_block", c.layersPerBlock},
+                           {"num_class_embeds", c.numClassEmbeds}}},
+                {"attention_layers", layers},
+                {"scheduler", {{"num_train_timesteps", sc.numTrainTimesteps}, {"beta_schedule", sc.betaSchedule},
+                               {"from_file", !model.folder.schedulerConfig.empty()}}},
+                {"config", attnlens::readJsonFile(model.folder.unetDir / "config.json")}};
+    if (jsonPath) attnlens::writeJsonFile(*jsonPath, out, 1);
+    std::cout << "model:        " << dir.string() << "\n"
+              << "architecture: UNet2DModel (diffusers"
+              << (model.folder.pipeline ? ", " + (model.folder.pipelineClass.empty() ? std::string("pipeline") : model.folder.pipelineClass) + " folder"
+                                        : std::string(", bare U-Net folder"))
+              << ")\n"
+              << "tensors:      " << weights.tensors().size() << "\n"
+              << "parameters:   " << model.unet->parameterCount() << " (" << humanCount(static_cast<uint64_t>(model.unet->parameterCount())) << ")\n"
+              << "dtype:        ";
+    bool first = true;
+    for (const auto& [dtype, count] : dtypeCounts) {
+        std::cout << (first ? "" : ", ") << dtype << " ×" << count;
+        first = false;
+    }
+    std::cout << "\nfile size:    " << humanCount(weights.fileSize()) << "B\n"
+              << "sample:       " << c.inChannels << " channels, " << (c.sampleSize ? std::to_string(c.sampleSize) + "x" + std::to_string(c.sampleSize) : "no sample_size")
+              << (c.numClassEmbeds ? ", " + std::to_string(c.numClassEmbeds) + " classes" : std::string(", unconditional")) << "\n"
+              << "scheduler:    " << sc.numTrainTimesteps << " timesteps, " << sc.betaSchedule << " betas"
+              << (model.folder.schedulerConfig.empty() ? " (DDPMScheduler defaults: the folder has no scheduler config)" : "") << "\n"
+              << "attention:    " << layers.size() << " layers at " << size << "x" << size << "\n";
+    for (const auto& l : layers)
+        std::cout << "  " << std::left << std::setw(28) << l["name"].get<std::string>() << std::setw(12) << l["path"].get<std::string>()
+                  << l["spatial"][0].get<int>() << "x" << l["spatial"][1].get<int>() << ", " << l["heads"].get<int>() << " head(s)\n";
+    return 0;
+}
+
 int runInspect(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--json"});
     if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     const auto model = args.value("--model");
     if (!model) throw cli::UsageError("--model DIR is required");
+    if (attnlens::isDiffusionFolder(*model)) return inspectDiffusion(*model, args.value("--json"));
     const auto folder = attnlens::inspectModelFolder(*model);
     const attnlens::JsonConfig config(folder.dir / "config.json");
     const auto weights = attnlens::SafeTensorsFile::open(folder.weights);

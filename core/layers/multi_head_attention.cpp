@@ -1,5 +1,6 @@
 #include "core/layers/multi_head_attention.h"
 
+#include "core/ops/gemm.h"
 #include "core/ops/nn.h"
 #include "core/util/error.h"
 
@@ -68,12 +69,14 @@ RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q, 
     RowMatrix context(n, m_dim); // [n, D]
     RowMatrix scores(n, m);      // [query, key] of one head
     for (int h = 0; h < m_heads; ++h) {
-        scores.noalias() = q.middleCols(h * hd, hd) * keys.middleCols(h * hd, hd).transpose(); // [n, m]
+        gemm(GemmArgs{q.data() + h * hd, q.outerStride(), keys.data() + h * hd, keys.outerStride(), scores.data(), m, n, m, hd,
+                      /*transB=*/true, /*accumulate=*/false}); // scores [n, m] = q_h · k_hᵀ
         if (m_scaleAt == QueryScale::Scores) scores *= m_scale;
         if (mask) scores += *mask;
         softmaxRowsInPlace(scores);
         if (probs) std::memcpy(probs + h * n * m, scores.data(), sizeof(float) * static_cast<size_t>(n * m));
-        context.middleCols(h * hd, hd).noalias() = scores * values.middleCols(h * hd, hd); // [n, hd]
+        gemm(GemmArgs{scores.data(), m, values.data() + h * hd, values.outerStride(), context.data() + h * hd, m_dim, n, hd, m,
+                      /*transB=*/false, /*accumulate=*/false}); // context_h [n, hd] = scores · v_h
     }
     return context;
 }

@@ -80,7 +80,10 @@ public:
                        const UNetRunOptions& options = {}, const Callbacks* callbacks = nullptr) const;
 
     // Implementation types (public so that the .cpp's free helpers can use them).
-    struct Conv { Tensor weight, bias; };
+    struct Conv {
+        Tensor weight, bias;
+        Tensor winograd; // [16, out, in] (ops/conv.h) for 3×3 convolutions at large levels; else empty
+    };
     struct Norm { Tensor weight, bias; int groups = 1; float eps = 1e-5f; };
     struct Resnet {
         Norm norm1, norm2;
@@ -102,6 +105,7 @@ public:
 
 private:
     UNet2DModel() = default;
+    static FeatureMap conv3x3(const Conv& c, const FeatureMap& x);
     FeatureMap runResnet(const Resnet& r, const FeatureMap& x, const RowMatrix& temb) const;
     FeatureMap runAttention(const Attention& a, const FeatureMap& x, std::vector<UNetAttentionMap>* capture) const;
     RowMatrix timeEmbedding(float timestep, std::optional<int> classLabel) const;

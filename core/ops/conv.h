@@ -36,9 +36,21 @@ struct ConvGeometry {
 // empty. Throws attnlens::Error when the input's channels or size do not fit the weight.
 FeatureMap conv2d(const FeatureMap& x, const Tensor& weight, const Tensor& bias, const ConvGeometry& geometry);
 
+// Winograd F(2×2, 3×3) (Lavin & Gray 2015) for 3×3 convolutions with stride 1 and padding 1: each 2×2
+// output tile is Aᵀ[(G g Gᵀ) ⊙ (Bᵀ d B)]A over its 4×4 input tile d, so the 9 multiply-adds per output
+// pixel and input channel become 16 per 4 pixels (2.25× fewer), done as 16 GEMMs U_ξ [out, in] · V_ξ
+// [in, tiles]. The transforms only add and halve, so rounding stays at the direct method's level.
+// winogradWeights: weight [out, in, 3, 3] → U [16, out, in], computed once at load (it is 16/9 the
+// weight's size; transforming per call would stream it through memory every time).
+Tensor winogradWeights(const Tensor& weight);
+// The same result as conv2d(x, weight, bias, ConvGeometry::same(3)), with u = winogradWeights(weight).
+FeatureMap conv3x3Winograd(const FeatureMap& x, const Tensor& u, const Tensor& bias);
+
 // GroupNorm (torch.nn.GroupNorm, affine): channels split into `groups` consecutive groups, each
 // normalised over its channels × pixels with the biased variance. weight/bias [channels].
-void groupNormInPlace(FeatureMap& x, int groups, const Tensor& weight, const Tensor& bias, float eps);
+void groupNormInPlace(FeatureMap& x, int groups, const Tensor& weight, const Tensor& bias, float eps, bool silu = false);
+// The same into a new map (x unchanged), optionally followed by SiLU in the same pass.
+FeatureMap groupNorm(const FeatureMap& x, int groups, const Tensor& weight, const Tensor& bias, float eps, bool silu = false);
 
 // x · sigmoid(x), element-wise, in place.
 void siluInPlace(Eigen::Ref<RowMatrix> x);

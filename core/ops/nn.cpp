@@ -1,5 +1,6 @@
 #include "core/ops/nn.h"
 
+#include "core/ops/gemm.h"
 #include "core/util/error.h"
 
 #include <cmath>
@@ -21,7 +22,8 @@ void linearInto(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, cons
             for (Eigen::Index i = 0; i < x.rows(); ++i) out(i, r) = x.row(i).dot(wr);
         }
     } else {
-        out.noalias() = x * w.transpose();
+        gemm(GemmArgs{x.data(), x.outerStride(), weight.data(), w.cols(), out.data(), out.cols(), x.rows(), w.rows(), w.cols(),
+                      /*transB=*/true, /*accumulate=*/false});
     }
     if (!bias.empty()) out.rowwise() += ConstVectorMap(bias.data(), bias.numel()).transpose();
 }

@@ -19,6 +19,10 @@ import os
 import sys
 import time
 
+# One thread means one: OpenBLAS (behind torch's matrix products) otherwise starts a thread per core
+# whatever torch.set_num_threads says (measured: 1.4 cores busy). Set before numpy / torch load it.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fast_blas  # noqa: F401,E402  (OPENBLAS_CORETYPE before numpy / torch load OpenBLAS)
 import numpy as np  # noqa: E402

@@ -1,0 +1,51 @@
+#pragma once
+// C = A · B for row-major float matrices (A [m, k], B [k, n], C [m, n], no aliasing) on the best
+// kernel this CPU has, chosen at run time: Eigen's AVX-512 GEMM where the CPU (and OS) support
+// AVX-512F/BW/DQ/VL, else Eigen's AVX2 + FMA GEMM (the build's baseline, x86-64-v3). Measured on the
+// development VM (one thread, 256×256×256): 184 vs 100 GFLOP/s.
+//
+// The AVX-512 kernel lives in its own translation unit compiled with -march=x86-64-v4, with Eigen's
+// namespace renamed there, so none of its template instantiations can be merged with the baseline
+// ones (the double-free the project once saw came from such a merge; see docs/architecture.md).
+//
+// ATTNLENS_GEMM=avx2 (environment) forces the baseline kernel; tests use setGemmKernel.
+
+#include <cstdint>
+
+namespace attnlens {
+
+enum class GemmKernel { Avx2, Avx512 };
+
+GemmKernel activeGemmKernel();
+const char* gemmKernelName(GemmKernel kernel); // "avx2", "avx512"
+bool cpuSupportsAvx512();
+// Selects a kernel (Avx512 only where cpuSupportsAvx512(); throws attnlens::Error otherwise).
+void setGemmKernel(GemmKernel kernel);
+
+// A general product on the active kernel. Row-major operands with leading dimensions (the distance
+// between rows, ≥ the row length): A [m, k] (lda); B [k, n] (ldb), or B [n, k] used as Bᵀ when
+// transB; C [m, n] (ldc), overwritten (beta = 0) or accumulated into (beta = 1).
+struct GemmArgs {
+    const float* a = nullptr;
+    int64_t lda = 0;
+    const float* b = nullptr;
+    int64_t ldb = 0;
+    float* c = nullptr;
+    int64_t ldc = 0;
+    int64_t m = 0, n = 0, k = 0;
+    bool transB = false;
+    bool accumulate = false;
+};
+void gemm(const GemmArgs& args);
+
+// Contiguous C = A · B (A [m, k], B [k, n], C [m, n]).
+inline void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k) {
+    gemm(GemmArgs{a, k, b, n, c, n, m, n, k, false, false});
+}
+
+namespace avx512 {
+// Defined in gemm_avx512.cpp (x86-64-v4); call only where cpuSupportsAvx512().
+void gemm(const GemmArgs& args);
+} // namespace avx512
+
+} // namespace attnlens

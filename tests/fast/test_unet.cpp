@@ -1,0 +1,353 @@
+// The diffusion engine against goldens from the independent PyTorch implementation
+// (tools/golden/unet_reference.py via make_unet_fixtures.py): noise prediction and every attention
+// layer at t = 0, 500, 999 on four diffusers-layout fixtures (bare / pipeline, F32 / F16, one head /
+// attention_head_dim 8, class-conditional, center_input_sample + scale_shift), the DDIM and DDPM
+// trajectories with injected noise, the schedulers, the Winograd convolution and both GEMM kernels,
+// and bad folders. Runs under ASan + UBSan in CI (label fast).
+
+#include "core/diffusion/denoise_session.h"
+#include "core/io/npy_reader.h"
+#include "core/ops/conv.h"
+#include "core/ops/gemm.h"
+#include "core/util/error.h"
+#include "core/util/random.h"
+#include "support/unet_fixtures.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+
+using namespace attnlens;
+using unettest::maxAbsDiff;
+
+namespace {
+
+const char* kFixtures[] = {"bare-head8", "bare-head8-f16", "cond-pipeline", "center-scaleshift"};
+
+Tensor chw(const Tensor& t) { // [1, C, H, W] → [C, H, W]
+    return t.rank() == 4 ? t.reshaped({t.dim(1), t.dim(2), t.dim(3)}) : t;
+}
+
+// A copy of a fixture folder in tmp whose unet config.json is edited by `edit`.
+std::filesystem::path editedCopy(const QTemporaryDir& tmp, const std::string& name, const std::function<void(Json&)>& edit) {
+    const auto dst = std::filesystem::path(tmp.path().toStdString()) / name;
+    std::filesystem::copy(unettest::fixture("bare-head8"), dst, std::filesystem::copy_options::recursive);
+    Json cfg = readJsonFile(dst / "config.json");
+    edit(cfg);
+    writeJsonFile(dst / "config.json", cfg, 1);
+    return dst;
+}
+
+QString errorOf(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+} // namespace
+
+class TestUnet : public QObject {
+    Q_OBJECT
+private slots:
+    void noisePredictionAndAttentionMatchReference_data() {
+        QTest::addColumn<QString>("name");
+        for (const char* f : kFixtures) QTest::newRow(f) << QString(f);
+    }
+    void noisePredictionAndAttentionMatchReference() {
+        QFETCH(QString, name);
+        const auto model = loadDiffusionModel(unettest::fixture(name.toStdString()));
+        const auto g = unettest::golden(unettest::fixture(name.toStdString()) / "golden.safetensors");
+        std::optional<int> cls;
+        if (!g.meta["class_label"].is_null()) cls = g.meta["class_label"].get<int>();
+        for (int t : g.meta["timesteps"].get<std::vector<int>>()) {
+            const std::string p = "t" + std::to_string(t) + ".";
+            const Tensor sample = g.file.load(p + "sample");
+            const UNetOutput out = model.unet->forward(sample, static_cast<float>(t), cls);
+            const Tensor expected = g.file.load(p + "noise_pred");
+            QCOMPARE(shapeToString(out.noisePred.shape()), shapeToString(expected.shape()));
+            QVERIFY2(maxAbsDiff(out.noisePred, expected) < 1e-4, qPrintable(QString("t=%1 noise Δ %2").arg(t).arg(maxAbsDiff(out.noisePred, expected))));
+            const auto& layers = g.meta["attentions"];
+            QCOMPARE(out.attentions.size(), layers.size());
+            for (size_t i = 0; i < layers.size(); ++i) {
+                const auto& a = out.attentions[i];
+                QCOMPARE(a.info.name, layers[i]["name"].get<std::string>());
+                QCOMPARE(a.info.heads, layers[i]["heads"].get<int>());
+                QCOMPARE(a.info.height, layers[i]["spatial"][0].get<int>());
+                QCOMPARE(a.info.width, layers[i]["spatial"][1].get<int>());
+                const Tensor e = g.file.load(p + "attn." + a.info.name);
+                QCOMPARE(shapeToString(a.weights.shape()), shapeToString(e.shape()));
+                QVERIFY2(maxAbsDiff(a.weights, e) < 1e-4, qPrintable(QString::fromStdString(a.info.name)));
+            }
+        }
+    }
+
+    void layersAreNamedAndPlacedOnTheU() {
+        const auto model = loadDiffusionModel(unettest::fixture("cond-pipeline"));
+        const auto layers = model.unet->attentionLayers(8, 8);
+        QCOMPARE(layers.size(), size_t(7));
+        QCOMPARE(layers.front().name, std::string("down_blocks.1.attentions.0"));
+        QCOMPARE(layers.front().path, UNetPath::Contracting);
+        QCOMPARE(layers[2].name, std::string("mid_block.attentions.0"));
+        QCOMPARE(layers[2].path, UNetPath::Bottleneck);
+        QCOMPARE(layers[2].height, 2);
+        QCOMPARE(layers.back().name, std::string("up_blocks.1.attentions.1"));
+        QCOMPARE(layers.back().path, UNetPath::Expansive);
+        QCOMPARE(layers.back().height, 4);
+        QCOMPARE(model.className(2), std::string("cross"));
+        QCOMPARE(model.unet->config().numClassEmbeds, 3);
+    }
+
+    void trajectoriesMatchReference() {
+        const auto dir = unettest::fixture("cond-pipeline") / "trajectories";
+        const auto g = unettest::golden(dir / "trajectories.safetensors");
+        const auto model = loadDiffusionModel(unettest::fixture("cond-pipeline"));
+        const int cls = g.meta["class_label"].get<int>();
+        const auto noise = [dir](int step) {
+            char name[32];
+            std::snprintf(name, sizeof name, "step_%03d.npy", step);
+            return readNpy(dir / "noise" / name);
+        };
+        struct Case {
+            const char* key;
+            SchedulerKind kind;
+            int steps;
+            float eta;
+        };
+        for (const Case c : {Case{"ddim20", SchedulerKind::Ddim, 20, 0.0f}, Case{"ddim10eta", SchedulerKind::Ddim, 10, 0.5f},
+                             Case{"ddpm10", SchedulerKind::Ddpm, 10, 0.0f}}) {
+            DenoiseOptions o;
+            o.scheduler = c.kind;
+            o.steps = c.steps;
+            o.eta = c.eta;
+            o.classLabel = cls;
+            o.initNoise = readNpy(dir / "init_noise.npy");
+            o.stepNoise = noise;
+            DenoiseSession s(model, o);
+            s.run();
+            QCOMPARE(s.timesteps(), g.meta[c.key]["timesteps"].get<std::vector<int>>());
+            const double d = maxAbsDiff(s.finalSample(), chw(g.file.load(std::string(c.key) + ".final")));
+            QVERIFY2(d < 1e-3, qPrintable(QString("%1: final sample Δ %2").arg(c.key).arg(d)));
+            if (std::string(c.key) == "ddpm10") {
+                QVERIFY(maxAbsDiff(s.stepAt(0).predOriginal, chw(g.file.load("ddpm10.x0.step0"))) < 1e-3);
+                QVERIFY(maxAbsDiff(s.stepAt(9).predOriginal, chw(g.file.load("ddpm10.x0.step9"))) < 1e-3);
+                QVERIFY(maxAbsDiff(s.stepAt(5).sample, chw(g.file.load("ddpm10.xt.step5"))) < 1e-3);
+                // a step's attention recomputed on demand gives the same noise prediction
+                const UNetOutput again = s.attentionAt(5);
+                QCOMPARE(maxAbsDiff(again.noisePred, s.stepAt(5).noisePred), 0.0);
+                QCOMPARE(again.attentions.size(), size_t(7));
+            }
+            if (std::string(c.key) == "ddim20") { // the pipelines' image conversion
+                const ImageU8 img = sampleToImage(s.finalSample());
+                const Tensor expected = g.file.load("ddim20.image"); // [H, W, C] 0..255
+                int off = 0;
+                for (int64_t i = 0; i < expected.numel(); ++i) off += std::abs(int(img.pixels[size_t(i)]) - int(expected.data()[i])) > 1;
+                QCOMPARE(off, 0);
+            }
+        }
+    }
+
+    void schedulersFollowDiffusers() {
+        const auto make = [](const std::string& schedule, float start, float end) {
+            return Scheduler(SchedulerKind::Ddpm, SchedulerConfig::fromJson(JsonConfig(
+                Json{{"beta_schedule", schedule}, {"beta_start", start}, {"beta_end", end}}, "scheduler_config.json")));
+        };
+        // values from torch 1.13: torch.cumprod(1 - betas) as diffusers builds them (float32)
+        const auto lin = make("linear", 0.0001f, 0.02f).alphasCumprod();
+        QVERIFY(std::abs(lin[500] - 0.07779666036367416) < 1e-7 && std::abs(lin[999] - 4.0358307160204276e-05) < 1e-9);
+        const auto sl = make("scaled_linear", 0.00085f, 0.012f).alphasCumprod();
+        QVERIFY(std::abs(sl[500] - 0.2763324975967407) < 1e-6 && std::abs(sl[999] - 0.0046600960195064545) < 1e-8);
+        const auto cos = make("squaredcos_cap_v2", 0.0001f, 0.02f).alphasCumprod();
+        QVERIFY(std::abs(cos[500] - 0.4922850430011749) < 1e-6 && std::abs(cos[0] - 0.9999586939811707) < 1e-7);
+
+        const auto spaced = [](const std::string& spacing, int offset, int steps) {
+            Scheduler s(SchedulerKind::Ddim, SchedulerConfig::fromJson(JsonConfig(
+                Json{{"timestep_spacing", spacing}, {"steps_offset", offset}}, "scheduler_config.json")));
+            s.setTimesteps(steps);
+            return s.timesteps();
+        };
+        QCOMPARE(spaced("linspace", 0, 10), (std::vector<int>{999, 888, 777, 666, 555, 444, 333, 222, 111, 0}));
+        QCOMPARE(spaced("trailing", 0, 10), (std::vector<int>{999, 899, 799, 699, 599, 499, 399, 299, 199, 99}));
+        QCOMPARE(spaced("trailing", 0, 3), (std::vector<int>{999, 666, 332}));
+        QCOMPARE(spaced("leading", 1, 10), (std::vector<int>{901, 801, 701, 601, 501, 401, 301, 201, 101, 1}));
+        QCOMPARE(spaced("leading", 0, 50).front(), 980);
+
+        QVERIFY(errorOf([] { SchedulerConfig::fromJson(JsonConfig(Json{{"thresholding", true}}, "s.json")); }).contains("thresholding"));
+        QVERIFY(errorOf([] { SchedulerConfig::fromJson(JsonConfig(Json{{"variance_type", "learned_range"}}, "s.json")); })
+                    .contains("variance_type"));
+        Scheduler s(SchedulerKind::Ddpm, SchedulerConfig::defaults());
+        QVERIFY(errorOf([&] { s.setTimesteps(0); }).contains("steps"));
+        QVERIFY(errorOf([&] { s.setTimesteps(1001); }).contains("1..1000"));
+    }
+
+    void winogradEqualsDirectConvolution() {
+        NormalRng rng(7);
+        const int sizes[][4] = {{4, 4, 3, 5}, {5, 7, 4, 4}, {8, 8, 16, 8}, {13, 9, 6, 11}, {16, 16, 32, 32}, {19, 6, 2, 3}};
+        for (const auto& s : sizes) {
+            const int h = s[0], w = s[1], cin = s[2], cout = s[3];
+            FeatureMap x{RowMatrix(cin, int64_t{h} * w), h, w};
+            for (int64_t i = 0; i < x.data.size(); ++i) x.data.data()[i] = rng.next();
+            const Tensor weight = rng.tensor({cout, cin, 3, 3});
+            const Tensor bias = rng.tensor({cout});
+            const FeatureMap direct = conv2d(x, weight, bias, ConvGeometry::same(3));
+            const FeatureMap wino = conv3x3Winograd(x, winogradWeights(weight), bias);
+            QCOMPARE(wino.height, h);
+            QCOMPARE(wino.width, w);
+            const double d = (direct.data - wino.data).cwiseAbs().maxCoeff();
+            QVERIFY2(d < 1e-4, qPrintable(QString("%1x%2: Δ %3").arg(h).arg(w).arg(d)));
+        }
+    }
+
+    void gemmKernelsAgree() {
+        NormalRng rng(3);
+        const Tensor a = rng.tensor({37, 53}), b = rng.tensor({53, 29}), bt = rng.tensor({29, 53});
+        const GemmKernel before = activeGemmKernel();
+        std::vector<Tensor> results;
+        std::vector<GemmKernel> kernels{GemmKernel::Avx2};
+        if (cpuSupportsAvx512()) kernels.push_back(GemmKernel::Avx512);
+        for (GemmKernel k : kernels) {
+            setGemmKernel(k);
+            Tensor c({37, 29}), ct({37, 29});
+            gemm(a.data(), b.data(), c.data(), 37, 29, 53);
+            gemm(GemmArgs{a.data(), 53, bt.data(), 53, ct.data(), 29, 37, 29, 53, true, false});
+            const RowMatrix ref = a.matrix() * b.matrix();
+            const RowMatrix reft = a.matrix() * bt.matrix().transpose();
+            QVERIFY((c.matrix() - ref).cwiseAbs().maxCoeff() < 1e-4);
+            QVERIFY((ct.matrix() - reft).cwiseAbs().maxCoeff() < 1e-4);
+            results.push_back(c);
+        }
+        setGemmKernel(before);
+        if (!cpuSupportsAvx512()) QVERIFY(errorOf([] { setGemmKernel(GemmKernel::Avx512); }).contains("AVX-512"));
+        // the whole U-Net on the baseline kernel (what an AVX2-only CPU runs) still matches the golden
+        setGemmKernel(GemmKernel::Avx2);
+        const auto model = loadDiffusionModel(unettest::fixture("bare-head8"));
+        const auto g = unettest::golden(unettest::fixture("bare-head8") / "golden.safetensors");
+        const UNetOutput out = model.unet->forward(g.file.load("t500.sample"), 500.0f, std::nullopt);
+        setGemmKernel(before);
+        QVERIFY(maxAbsDiff(out.noisePred, g.file.load("t500.noise_pred")) < 1e-4);
+    }
+
+    void seededSessionsAreReproducible() {
+        const auto model = loadDiffusionModel(unettest::fixture("cond-pipeline"));
+        const auto run = [&](uint64_t seed, SchedulerKind kind) {
+            DenoiseOptions o;
+            o.scheduler = kind;
+            o.steps = 4;
+            o.classLabel = 0;
+            o.seed = seed;
+            DenoiseSession s(model, o);
+            s.run();
+            return s.finalSample().clone();
+        };
+        QCOMPARE(maxAbsDiff(run(1, SchedulerKind::Ddpm), run(1, SchedulerKind::Ddpm)), 0.0);
+        QVERIFY(maxAbsDiff(run(1, SchedulerKind::Ddpm), run(2, SchedulerKind::Ddpm)) > 1e-3);
+        QCOMPARE(maxAbsDiff(run(5, SchedulerKind::Ddim), run(5, SchedulerKind::Ddim)), 0.0);
+    }
+
+    void progressAndCancel() {
+        const auto model = loadDiffusionModel(unettest::fixture("cond-pipeline"));
+        DenoiseOptions o;
+        o.steps = 6;
+        o.classLabel = 1;
+        DenoiseSession s(model, o);
+        int reports = 0;
+        Callbacks cb;
+        cb.progress = [&](double, const std::string&) { ++reports; };
+        cb.cancelled = [&] { return s.completedSteps() >= 3; };
+        QVERIFY_THROWS_EXCEPTION(Cancelled, s.run(&cb));
+        QCOMPARE(s.completedSteps(), 3);
+        QCOMPARE(reports, 3);
+        QVERIFY(!s.done());
+        QVERIFY(errorOf([&] { s.finalSample(); }).contains("not finished"));
+        cb.cancelled = nullptr;
+        s.run(&cb); // resumes where it stopped
+        QVERIFY(s.done());
+        QCOMPARE(reports, 6);
+    }
+
+    void badFoldersAndInputsGiveClearErrors() {
+        QTemporaryDir tmp;
+        const auto wrongClass = editedCopy(tmp, "cond", [](Json& c) { c["_class_name"] = "UNet2DConditionModel"; });
+        QVERIFY(errorOf([&] { loadDiffusionModel(wrongClass); }).contains("UNet2DConditionModel"));
+        const auto block = editedCopy(tmp, "block", [](Json& c) { c["down_block_types"][1] = "CrossAttnDownBlock2D"; });
+        QVERIFY(errorOf([&] { loadDiffusionModel(block); }).contains("down_block_types"));
+        const auto fourier = editedCopy(tmp, "fourier", [](Json& c) { c["time_embedding_type"] = "fourier"; });
+        QVERIFY(errorOf([&] { loadDiffusionModel(fourier); }).contains("time_embedding_type"));
+        // a config that disagrees with the weights: every mismatch is listed, none crashes
+        const auto shapes = editedCopy(tmp, "shapes", [](Json& c) { c["block_out_channels"] = Json::array({16, 64}); });
+        const QString e = errorOf([&] { loadDiffusionModel(shapes); });
+        QVERIFY2(e.contains("weight problems") && e.contains("expected"), qPrintable(e));
+        const auto noWeights = editedCopy(tmp, "noweights", [](Json&) {});
+        std::filesystem::remove(noWeights / "diffusion_pytorch_model.safetensors");
+        QVERIFY(errorOf([&] { loadDiffusionModel(noWeights); }).contains("diffusion_pytorch_model.safetensors"));
+
+        const auto model = loadDiffusionModel(unettest::fixture("cond-pipeline"));
+        DenoiseOptions o;
+        QVERIFY(errorOf([&] { DenoiseSession(model, o); }).contains("class-conditional"));
+        o.classLabel = 3;
+        QVERIFY(errorOf([&] { DenoiseSession(model, o); }).contains("out of range"));
+        o.classLabel = 0;
+        o.steps = 0;
+        QVERIFY(errorOf([&] { DenoiseSession(model, o); }).contains("steps"));
+        o.steps = 5;
+        o.initNoise = Tensor({1, 6, 6});
+        QVERIFY(errorOf([&] { DenoiseSession(model, o); }).contains("divisible by 4"));
+        const auto bare = loadDiffusionModel(unettest::fixture("bare-head8"));
+        QVERIFY(errorOf([&] { bare.unet->forward(Tensor({3, 8, 8}), 1.0f, 0); }).contains("unconditional"));
+        QVERIFY(errorOf([&] { bare.unet->forward(Tensor({2, 8, 8}), 1.0f, std::nullopt); }).contains("channels"));
+    }
+
+    void legacyAttentionNamesLoad() {
+        // Checkpoints saved before diffusers 0.15 (the google/ddpm-* ones) call the attention's parts
+        // query / key / value / proj_attn; they must load and give the same result.
+        QTemporaryDir tmp;
+        const auto src = unettest::fixture("bare-head8");
+        const auto dst = std::filesystem::path(tmp.path().toStdString());
+        std::filesystem::copy_file(src / "config.json", dst / "config.json");
+        const auto file = SafeTensorsFile::open(src / "diffusion_pytorch_model.safetensors");
+        std::vector<TensorToWrite> renamed;
+        for (const auto& t : file.tensors()) {
+            std::string name = t.name;
+            for (const auto& [from, to] : {std::pair{".to_q.", ".query."}, {".to_k.", ".key."}, {".to_v.", ".value."},
+                                           {".to_out.0.", ".proj_attn."}})
+                if (const auto pos = name.find(from); pos != std::string::npos) name.replace(pos, std::string(from).size(), to);
+            renamed.push_back({name, file.load(t), DType::F32});
+        }
+        writeSafeTensors(dst / "diffusion_pytorch_model.safetensors", renamed);
+        const auto model = loadDiffusionModel(dst);
+        const auto g = unettest::golden(src / "golden.safetensors");
+        const UNetOutput out = model.unet->forward(g.file.load("t999.sample"), 999.0f, std::nullopt);
+        QVERIFY(maxAbsDiff(out.noisePred, g.file.load("t999.noise_pred")) < 1e-4);
+    }
+
+    void npyReaderRefusesWhatItCannotRead() {
+        QTemporaryDir tmp;
+        const auto write = [&](const std::string& name, const std::string& header, size_t payload) {
+            const auto path = tmp.filePath(QString::fromStdString(name)).toStdString();
+            std::ofstream f(path, std::ios::binary);
+            f.write("\x93NUMPY\x01\x00", 8);
+            const uint16_t n = static_cast<uint16_t>(header.size());
+            f.put(static_cast<char>(n & 0xff));
+            f.put(static_cast<char>(n >> 8));
+            f << header << std::string(payload, '\0');
+            return path;
+        };
+        const Tensor ok = readNpy(write("ok.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3), }\n", 24));
+        QCOMPARE(shapeToString(ok.shape()), std::string("[1, 2, 3]"));
+        QVERIFY(errorOf([&] { readNpy(write("f8.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }\n", 16)); })
+                    .contains("float32"));
+        QVERIFY(errorOf([&] { readNpy(write("short.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 4), }\n", 8)); })
+                    .contains("ends before"));
+        QVERIFY(errorOf([&] { readNpy(write("fortran.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }\n", 16)); })
+                    .contains("Fortran"));
+        QVERIFY(errorOf([&] { readNpy(write("huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000, 100000), }\n", 0)); })
+                    .contains("more than"));
+        QVERIFY(errorOf([&] { readNpy(tmp.filePath("missing.npy").toStdString()); }).contains("cannot open"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestUnet)
+#include "test_unet.moc"
