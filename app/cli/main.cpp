@@ -22,10 +22,21 @@ int main(int argc, char** argv) {
         printUsage(args.empty() ? std::cerr : std::cout);
         return args.empty() ? 2 : 0;
     }
+    if (args[0] == "--version" || args[0] == "-V") {
+        std::cout << "attnlens-cli " << ATTNLENS_VERSION << "\n";
+        return 0;
+    }
     const auto it = cli::registry().find(args[0]);
     if (it == cli::registry().end()) {
         std::cerr << "error: unknown command '" << args[0] << "' (try attnlens-cli --help)\n";
         return 2;
+    }
+    for (size_t i = 1; i < args.size(); ++i) {
+        if (args[i] == "--") break;
+        if (args[i] == "--help" || args[i] == "-h") { // every subcommand: its usage on stdout, exit 0
+            std::cout << "usage: attnlens-cli " << it->first << " " << it->second.usage << "\n\n" << it->second.summary << "\n";
+            return 0;
+        }
     }
     try {
         return it->second.run({args.begin() + 1, args.end()});
