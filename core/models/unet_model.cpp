@@ -53,7 +53,9 @@ public:
 
     UNet2DModel::Conv conv(const std::string& prefix, int64_t out, int64_t in, int64_t k, int level = -1) {
         UNet2DModel::Conv c{m_bind.require(prefix + ".weight", {out, in, k, k}), m_bind.require(prefix + ".bias", {out}), {}};
-        if (k == 3 && level >= 0 && level < m_winogradLevels && !c.weight.empty()) c.winograd = winogradWeights(c.weight);
+        if (c.weight.empty()) return c;
+        if (k == 3 && level >= 0 && level < m_winogradLevels) c.packed = packWinogradWeights(winogradWeights(c.weight));
+        else c.packed.emplace_back(c.weight.data(), out, in * k * k);
         return c;
     }
     UNet2DModel::Norm norm(const std::string& prefix, int64_t channels, int groups) {
@@ -246,9 +248,12 @@ RowMatrix UNet2DModel::timeEmbedding(float timestep, std::optional<int> classLab
     return emb;
 }
 
-FeatureMap UNet2DModel::conv3x3(const Conv& c, const FeatureMap& x) {
-    if (!c.winograd.empty() && x.height >= 4 && x.width >= 4) return conv3x3Winograd(x, c.winograd, c.bias);
-    return conv2d(x, c.weight, c.bias, ConvGeometry::same(3));
+FeatureMap UNet2DModel::conv(const Conv& c, const FeatureMap& x, const ConvGeometry& geometry) {
+    if (!c.packed.empty() && c.packed.front().valid()) {
+        if (c.packed.size() == 16) return conv3x3Winograd(x, c.packed, c.bias); // stride 1, padding 1 by construction
+        return conv2d(x, c.packed.front(), static_cast<int>(c.weight.dim(2)), c.bias, geometry);
+    }
+    return conv2d(x, c.weight, c.bias, geometry);
 }
 
 FeatureMap UNet2DModel::runResnet(const Resnet& r, const FeatureMap& x, const RowMatrix& siluTemb) const {
@@ -268,7 +273,7 @@ FeatureMap UNet2DModel::runResnet(const Resnet& r, const FeatureMap& x, const Ro
     }
     h = conv3x3(r.conv2, h);
     if (r.shortcut.weight.empty()) h.data += x.data;
-    else h.data += conv2d(x, r.shortcut.weight, r.shortcut.bias, {}).data;
+    else h.data += conv(r.shortcut, x, {}).data;
     if (r.outputScale != 1.0f) h.data /= r.outputScale;
     return h;
 }
@@ -328,8 +333,7 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, std::optio
         if (!block.resample.weight.empty()) {
             // padding 0: diffusers pads right and bottom by one, then convolves unpadded
             const int p = m_config.downsamplePadding;
-            h = conv2d(h, block.resample.weight, block.resample.bias, p == 0 ? ConvGeometry{2, 0, 0, 1, 1}
-                                                                             : ConvGeometry{2, p, p, p, p});
+            h = conv(block.resample, h, p == 0 ? ConvGeometry{2, 0, 0, 1, 1} : ConvGeometry{2, p, p, p, p});
             skips.push_back(h);
         }
     }

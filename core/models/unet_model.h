@@ -82,7 +82,10 @@ public:
     // Implementation types (public so that the .cpp's free helpers can use them).
     struct Conv {
         Tensor weight, bias;
-        Tensor winograd; // [16, out, in] (ops/conv.h) for 3×3 convolutions at large levels; else empty
+        // The weights packed for the GEMM kernel at load: the 16 Winograd U_ξ (ops/conv.h) for 3×3
+        // convolutions at large levels, else one [out, in·k·k] matrix. Used while valid(); after a
+        // kernel switch the plain im2col path on `weight` runs instead.
+        std::vector<PackedWeights> packed;
     };
     struct Norm { Tensor weight, bias; int groups = 1; float eps = 1e-5f; };
     struct Resnet {
@@ -105,7 +108,8 @@ public:
 
 private:
     UNet2DModel() = default;
-    static FeatureMap conv3x3(const Conv& c, const FeatureMap& x);
+    static FeatureMap conv(const Conv& c, const FeatureMap& x, const ConvGeometry& geometry);
+    static FeatureMap conv3x3(const Conv& c, const FeatureMap& x) { return conv(c, x, ConvGeometry::same(3)); }
     FeatureMap runResnet(const Resnet& r, const FeatureMap& x, const RowMatrix& temb) const;
     FeatureMap runAttention(const Attention& a, const FeatureMap& x, std::vector<UNetAttentionMap>* capture) const;
     RowMatrix timeEmbedding(float timestep, std::optional<int> classLabel) const;

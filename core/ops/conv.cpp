@@ -173,37 +173,32 @@ Tensor winogradWeights(const Tensor& weight) {
     return u;
 }
 
-FeatureMap conv3x3Winograd(const FeatureMap& x, const Tensor& u, const Tensor& bias) {
-    if (u.rank() != 3 || u.dim(0) != 16 || u.dim(2) != x.channels())
-        throw Error("winograd: transformed weight " + shapeToString(u.shape()) + " does not fit " +
-                    std::to_string(x.channels()) + " input channels");
-    const int64_t cout = u.dim(1), cin = u.dim(2);
+namespace {
+
+// The Winograd convolution around its 16 products M_ξ = U_ξ · V_ξ (product(ξ, V_ξ, M_ξ, tiles)).
+template <typename Product>
+FeatureMap winogradWith(const FeatureMap& x, int64_t cout, const Tensor& bias, Product&& product) {
+    const int64_t cin = x.channels();
+    if (!bias.empty() && bias.numel() != cout)
+        throw Error("winograd: bias has " + std::to_string(bias.numel()) + " values, expected " + std::to_string(cout));
     const int h = x.height, w = x.width;
     const int th = (h + 1) / 2, tw = (w + 1) / 2;
     const int64_t tiles = int64_t{th} * tw;
     thread_local std::vector<float> vbuf, mbuf;
     vbuf.resize(static_cast<size_t>(16 * cin * tiles));
     mbuf.resize(static_cast<size_t>(16 * cout * tiles));
-    float* V = vbuf.data();
-    float* M = mbuf.data();
-    winogradTransformInput(x, V, th, tw);
-    const int64_t vStride = cin * tiles;
-    for (int xi = 0; xi < 16; ++xi) {
-        gemm(u.data() + xi * cout * cin, V + xi * vStride, M + xi * cout * tiles, cout, tiles, cin);
-    }
+    winogradTransformInput(x, vbuf.data(), th, tw);
+    for (int xi = 0; xi < 16; ++xi) product(xi, vbuf.data() + xi * cin * tiles, mbuf.data() + xi * cout * tiles, tiles);
     FeatureMap out{RowMatrix(cout, int64_t{h} * w), h, w};
-
-    if (!bias.empty() && bias.numel() != cout)
-        throw Error("winograd: bias has " + std::to_string(bias.numel()) + " values, expected " + std::to_string(cout));
-    winogradTransformOutput(M, cout, th, tw, bias, out);
+    winogradTransformOutput(mbuf.data(), cout, th, tw, bias, out);
     return out;
 }
 
-FeatureMap conv2d(const FeatureMap& x, const Tensor& weight, const Tensor& bias, const ConvGeometry& g) {
-    if (weight.rank() != 4)
-        throw Error("conv2d: weight has shape " + shapeToString(weight.shape()) + ", expected [out, in, kh, kw]");
-    const int64_t cout = weight.dim(0), cin = weight.dim(1);
-    const int kh = static_cast<int>(weight.dim(2)), kw = static_cast<int>(weight.dim(3));
+// A convolution as im2col (or the input itself for 1×1) and one product out = W · col
+// (product(col, n, out)).
+template <typename Product>
+FeatureMap convWith(const FeatureMap& x, int64_t cout, int64_t cin, int kh, int kw, const Tensor& bias, const ConvGeometry& g,
+                    Product&& product) {
     if (x.channels() != cin)
         throw Error("conv2d: input has " + std::to_string(x.channels()) + " channels, weight expects " +
                     std::to_string(cin));
@@ -217,11 +212,11 @@ FeatureMap conv2d(const FeatureMap& x, const Tensor& weight, const Tensor& bias,
     const bool pointwise = kh == 1 && kw == 1 && g.stride == 1 && g.padTop == 0 && g.padLeft == 0 &&
                            g.padBottom == 0 && g.padRight == 0;
     if (pointwise) {
-        gemm(weight.data(), x.data.data(), out.data.data(), cout, out.pixels(), cin);
+        product(x.data.data(), out.pixels(), out.data.data());
     } else {
         thread_local RowMatrix col; // reused between calls: im2col buffers reach tens of MB
         im2col(x, kh, kw, g, oh, ow, col);
-        gemm(weight.data(), col.data(), out.data.data(), cout, out.pixels(), cin * kh * kw);
+        product(col.data(), out.pixels(), out.data.data());
         if (col.size() > (int64_t{64} << 20)) col.resize(0, 0); // do not keep a huge buffer alive
     }
     if (!bias.empty()) {
@@ -232,10 +227,55 @@ FeatureMap conv2d(const FeatureMap& x, const Tensor& weight, const Tensor& bias,
     return out;
 }
 
+} // namespace
+
+FeatureMap conv3x3Winograd(const FeatureMap& x, const Tensor& u, const Tensor& bias) {
+    if (u.rank() != 3 || u.dim(0) != 16 || u.dim(2) != x.channels())
+        throw Error("winograd: transformed weight " + shapeToString(u.shape()) + " does not fit " +
+                    std::to_string(x.channels()) + " input channels");
+    const int64_t cout = u.dim(1), cin = u.dim(2);
+    return winogradWith(x, cout, bias, [&](int xi, const float* v, float* m, int64_t tiles) {
+        gemm(u.data() + xi * cout * cin, v, m, cout, tiles, cin);
+    });
+}
+
+FeatureMap conv3x3Winograd(const FeatureMap& x, const std::vector<PackedWeights>& u, const Tensor& bias) {
+    if (u.size() != 16 || u[0].depth() != x.channels())
+        throw Error("winograd: packed weights do not fit " + std::to_string(x.channels()) + " input channels");
+    return winogradWith(x, u[0].rows(), bias, [&](int xi, const float* v, float* m, int64_t tiles) {
+        u[static_cast<size_t>(xi)].multiply(v, tiles, tiles, m, tiles);
+    });
+}
+
+std::vector<PackedWeights> packWinogradWeights(const Tensor& u) {
+    if (u.rank() != 3 || u.dim(0) != 16) throw Error("winograd: expected transformed weights [16, out, in]");
+    std::vector<PackedWeights> packed;
+    for (int64_t xi = 0; xi < 16; ++xi) packed.emplace_back(u.data() + xi * u.dim(1) * u.dim(2), u.dim(1), u.dim(2));
+    return packed;
+}
+
+FeatureMap conv2d(const FeatureMap& x, const Tensor& weight, const Tensor& bias, const ConvGeometry& g) {
+    if (weight.rank() != 4)
+        throw Error("conv2d: weight has shape " + shapeToString(weight.shape()) + ", expected [out, in, kh, kw]");
+    const int64_t cout = weight.dim(0), cin = weight.dim(1);
+    const int kh = static_cast<int>(weight.dim(2)), kw = static_cast<int>(weight.dim(3));
+    return convWith(x, cout, cin, kh, kw, bias, g, [&](const float* col, int64_t n, float* out) {
+        gemm(weight.data(), col, out, cout, n, cin * kh * kw);
+    });
+}
+
+FeatureMap conv2d(const FeatureMap& x, const PackedWeights& weight, int kernel, const Tensor& bias, const ConvGeometry& g) {
+    const int64_t k2 = int64_t{kernel} * kernel;
+    if (weight.depth() % k2 != 0) throw Error("conv2d: packed weights do not fit a " + std::to_string(kernel) + "x" + std::to_string(kernel) + " kernel");
+    return convWith(x, weight.rows(), weight.depth() / k2, kernel, kernel, bias, g, [&](const float* col, int64_t n, float* out) {
+        weight.multiply(col, n, n, out, n);
+    });
+}
+
 namespace {
 
-// out = GroupNorm(x) [· sigmoid] — x and out may be the same map. Statistics in double (PyTorch
-// accumulates in float with a different order; double keeps us within its rounding).
+// out = GroupNorm(x) [· sigmoid] — x and out may be the same map. Statistics in float with Eigen's
+// vectorised (pairwise-like, 16 lanes) reductions, two passes: mean, then the centred squares.
 void groupNormInto(const FeatureMap& x, FeatureMap& out, int groups, const Tensor& weight, const Tensor& bias, float eps,
                    bool silu) {
     const int64_t channels = x.channels();
@@ -250,10 +290,10 @@ void groupNormInto(const FeatureMap& x, FeatureMap& out, int groups, const Tenso
     for (int gi = 0; gi < groups; ++gi) {
         // a group is `per` consecutive rows: contiguous in the row-major buffer
         const Eigen::Map<const Eigen::ArrayXf> group(x.data.data() + gi * n, n);
-        const double mean = group.cast<double>().sum() / static_cast<double>(n);
-        const double sq = (group.cast<double>() - mean).square().sum();
+        const float mean = group.sum() / static_cast<float>(n);
+        const double sq = (group - mean).square().sum();
         const float inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(n) + eps));
-        const float m = static_cast<float>(mean);
+        const float m = mean;
         for (int64_t c = 0; c < per; ++c) {
             const int64_t ch = gi * per + c;
             const float a = inv * weight.data()[ch];

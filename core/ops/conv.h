@@ -9,7 +9,10 @@
 //
 // Convolutions are im2col + one GEMM (Eigen), the weight [out, in, k, k] viewed as [out, in·k·k].
 
+#include "core/ops/gemm.h"
 #include "core/tensor/tensor.h"
+
+#include <vector>
 
 namespace attnlens {
 
@@ -35,6 +38,8 @@ struct ConvGeometry {
 // 2-D convolution (cross-correlation, as torch.nn.Conv2d). weight [out, in, kh, kw], bias [out] or
 // empty. Throws attnlens::Error when the input's channels or size do not fit the weight.
 FeatureMap conv2d(const FeatureMap& x, const Tensor& weight, const Tensor& bias, const ConvGeometry& geometry);
+// The same with the weight [out, in·k·k] packed once (ops/gemm.h); kernel = k. Requires weight.valid().
+FeatureMap conv2d(const FeatureMap& x, const PackedWeights& weight, int kernel, const Tensor& bias, const ConvGeometry& geometry);
 
 // Winograd F(2×2, 3×3) (Lavin & Gray 2015) for 3×3 convolutions with stride 1 and padding 1: each 2×2
 // output tile is Aᵀ[(G g Gᵀ) ⊙ (Bᵀ d B)]A over its 4×4 input tile d, so the 9 multiply-adds per output
@@ -45,6 +50,9 @@ FeatureMap conv2d(const FeatureMap& x, const Tensor& weight, const Tensor& bias,
 Tensor winogradWeights(const Tensor& weight);
 // The same result as conv2d(x, weight, bias, ConvGeometry::same(3)), with u = winogradWeights(weight).
 FeatureMap conv3x3Winograd(const FeatureMap& x, const Tensor& u, const Tensor& bias);
+// The same with the 16 U_ξ packed once (packWinogradWeights); requires every one valid().
+FeatureMap conv3x3Winograd(const FeatureMap& x, const std::vector<PackedWeights>& u, const Tensor& bias);
+std::vector<PackedWeights> packWinogradWeights(const Tensor& u);
 
 // GroupNorm (torch.nn.GroupNorm, affine): channels split into `groups` consecutive groups, each
 // normalised over its channels × pixels with the biased variance. weight/bias [channels].

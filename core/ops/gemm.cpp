@@ -61,4 +61,44 @@ void gemm(const GemmArgs& args) {
     gemmProduct<Eigen::Dynamic>(args);
 }
 
+void PackedWeights::Free::operator()(float* p) const { std::free(p); }
+
+PackedWeights::PackedWeights(const float* w, int64_t m, int64_t k) : m_m(m), m_k(k), m_kernel(activeGemmKernel()) {
+#if defined(__x86_64__) && defined(ATTNLENS_HAVE_AVX512_KERNEL)
+    const bool wide = m_kernel == GemmKernel::Avx512;
+#else
+    const bool wide = false;
+#endif
+    int64_t size = packedWeightsSize(m, k);
+#if defined(__x86_64__) && defined(ATTNLENS_HAVE_AVX512_KERNEL)
+    if (wide) size = avx512::packedWeightsSize(m, k);
+#endif
+    const size_t bytes = (sizeof(float) * static_cast<size_t>(size) + 63) / 64 * 64;
+    float* data = static_cast<float*>(std::aligned_alloc(64, bytes));
+    if (!data) throw Error("out of memory packing a " + std::to_string(m) + "x" + std::to_string(k) + " weight");
+    m_data = std::shared_ptr<float>(data, Free{});
+#if defined(__x86_64__) && defined(ATTNLENS_HAVE_AVX512_KERNEL)
+    if (wide) {
+        avx512::packWeights(w, m, k, data);
+        return;
+    }
+#endif
+    (void)wide;
+    packWeightsImpl(w, k, m, k, data);
+}
+
+bool PackedWeights::valid() const { return m_data && m_kernel == activeGemmKernel(); }
+
+void PackedWeights::multiply(const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc) const {
+    if (!valid()) throw Error("packed weights used with another GEMM kernel than they were packed for");
+    if (n == 0 || m_m == 0) return;
+#if defined(__x86_64__) && defined(ATTNLENS_HAVE_AVX512_KERNEL)
+    if (m_kernel == GemmKernel::Avx512) {
+        avx512::gemmPacked(m_data.get(), m_m, m_k, x, ldx, n, c, ldc);
+        return;
+    }
+#endif
+    gemmPackedImpl(m_data.get(), m_m, m_k, x, ldx, n, c, ldc);
+}
+
 } // namespace attnlens

@@ -11,6 +11,7 @@
 // ATTNLENS_GEMM=avx2 (environment) forces the baseline kernel; tests use setGemmKernel.
 
 #include <cstdint>
+#include <memory>
 
 namespace attnlens {
 
@@ -43,9 +44,35 @@ inline void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n,
     gemm(GemmArgs{a, k, b, n, c, n, m, n, k, false, false});
 }
 
+// Weights packed once for C [m, n] = W [m, k] · X [k, n] (row-major, W fixed: a layer's weights).
+// Packing is what the GEMM otherwise redoes on every call; the packed form belongs to the kernel that
+// made it (valid() is false after setGemmKernel switched kernels: callers then use the plain path).
+class PackedWeights {
+public:
+    PackedWeights() = default;
+    PackedWeights(const float* w, int64_t m, int64_t k); // packs for the active kernel
+    bool empty() const { return !m_data; }
+    bool valid() const; // packed for the kernel active now
+    int64_t rows() const { return m_m; }
+    int64_t depth() const { return m_k; }
+    // C = W · X; x [k, n] with row stride ldx, c [m, n] with row stride ldc. Requires valid().
+    void multiply(const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc) const;
+
+private:
+    struct Free {
+        void operator()(float* p) const;
+    };
+    std::shared_ptr<float> m_data;
+    int64_t m_m = 0, m_k = 0;
+    GemmKernel m_kernel = GemmKernel::Avx2;
+};
+
 namespace avx512 {
 // Defined in gemm_avx512.cpp (x86-64-v4); call only where cpuSupportsAvx512().
 void gemm(const GemmArgs& args);
+int64_t packedWeightsSize(int64_t m, int64_t k);
+void packWeights(const float* w, int64_t m, int64_t k, float* out);
+void gemmPacked(const float* packed, int64_t m, int64_t k, const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc);
 } // namespace avx512
 
 } // namespace attnlens

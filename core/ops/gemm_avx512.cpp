@@ -1,7 +1,8 @@
 // The AVX-512 GEMM kernel (see gemm.h). This file is compiled with -march=x86-64-v4 and must include
 // nothing that instantiates templates shared with the rest of the program: Eigen's namespace is
 // renamed so that every one of its symbols here is distinct; only plain pointers cross the boundary
-// (gemm.h declares a plain struct and functions, nothing from Eigen or the standard library).
+// (the functions gemm.h declares in attnlens::avx512 take plain pointers and integers; the
+// PackedWeights class that owns the memory lives in gemm.cpp).
 
 #define Eigen AttnlensEigenAvx512
 #include <Eigen/Core>
@@ -13,5 +14,13 @@
 namespace attnlens::avx512 {
 
 void gemm(const GemmArgs& args) { gemmProduct<AttnlensEigenAvx512::Dynamic>(args); }
+
+int64_t packedWeightsSize(int64_t m, int64_t k) { return attnlens::packedWeightsSize(m, k); }
+
+void packWeights(const float* w, int64_t m, int64_t k, float* out) { packWeightsImpl(w, k, m, k, out); }
+
+void gemmPacked(const float* packed, int64_t m, int64_t k, const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc) {
+    gemmPackedImpl(packed, m, k, x, ldx, n, c, ldc);
+}
 
 } // namespace attnlens::avx512
