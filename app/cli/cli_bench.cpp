@@ -1,5 +1,6 @@
 // attnlens-cli bench [--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N]
-//                    | --sample X.npy [--timestep T] [--class C]) [--repeat N] [--warmup N] [--threads N]
+//                    | [--sample X.npy] [--timestep T] [--class C]) [--repeat N] [--warmup N] [--threads N]
+// A diffusers folder as --model times the U-Net (on --sample, or seeded noise of its sample_size).
 // stdout: one JSON object {"task", "threads", "repeat", "median_ms", "min_ms", "max_ms", ...}; every
 // head is captured exactly as in a normal run. Each task is one entry of kTasks: add a task by
 // writing a BenchFn and listing it there.
@@ -9,6 +10,7 @@
 #include "core/decode/decode_session.h"
 #include "core/diffusion/diffusion_model.h"
 #include "core/io/npy_reader.h"
+#include "core/util/random.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/marian_folder.h"
@@ -118,15 +120,23 @@ BenchRun benchVision(const cli::Args& args, const BenchSettings& settings) {
     return run;
 }
 
-// One iteration = one U-Net forward with every attention layer captured (the sample read once).
+// One iteration = one U-Net forward with every attention layer captured. The sample is --sample X.npy,
+// or seeded noise of the model's sample_size when only --model names a diffusers folder.
 BenchRun benchUnet(const cli::Args& args, const BenchSettings& settings) {
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
                                            : attnlens::builtinModelDir("ddpm-fashion-tiny");
     const auto loadStart = Clock::now();
     const auto model = attnlens::loadDiffusionModel(dir);
     const double loadMs = msSince(loadStart);
-    attnlens::Tensor sample = attnlens::readNpy(*args.value("--sample"));
-    if (sample.rank() == 4 && sample.dim(0) == 1) sample = sample.reshaped({sample.dim(1), sample.dim(2), sample.dim(3)});
+    attnlens::Tensor sample;
+    if (const auto path = args.value("--sample")) {
+        sample = attnlens::readNpy(*path);
+        if (sample.rank() == 4 && sample.dim(0) == 1) sample = sample.reshaped({sample.dim(1), sample.dim(2), sample.dim(3)});
+    } else {
+        const int size = model.unet->config().sampleSize;
+        if (size <= 0) throw cli::UsageError("the model's config.json has no sample_size: give --sample X.npy");
+        sample = attnlens::NormalRng(0).tensor({model.unet->config().inChannels, size, size});
+    }
     model.unet->checkSample(sample.shape());
     const int timestep = args.intValue("--timestep", 500, 0, model.scheduler.numTrainTimesteps - 1);
     std::optional<int> cls;
@@ -158,9 +168,12 @@ int runBench(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--image", "--src", "--new-tokens", "--beam", "--sample", "--timestep", "--class",
                                 "--repeat", "--warmup", "--threads"});
     if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
-    const bool image = args.has("--image"), src = args.has("--src"), unet = args.has("--sample");
+    const bool unet = args.has("--sample") ||
+                      (!args.has("--image") && !args.has("--src") && args.value("--model") &&
+                       attnlens::isDiffusionFolder(*args.value("--model")));
+    const bool image = args.has("--image"), src = args.has("--src");
     if (int(image) + int(src) + int(unet) != 1)
-        throw cli::UsageError("give exactly one of --image IMG, --src TEXT or --sample X.npy");
+        throw cli::UsageError("give exactly one of --image IMG, --src TEXT or --sample X.npy (or --model with a diffusers folder)");
     if (!src && (args.has("--new-tokens") || args.has("--beam")))
         throw cli::UsageError("--new-tokens and --beam apply to --src only");
     if (!unet && (args.has("--timestep") || args.has("--class")))

@@ -114,6 +114,10 @@ private slots:
         QCOMPARE(j["task"].get<std::string>(), std::string("unet"));
         QVERIFY(j["median_ms"].get<double>() > 0);
         QCOMPARE(j["attention_layers"].get<int>(), 4);
+        // the form: only the folder (seeded noise of its sample_size)
+        const auto b2 = runCli({"bench", "--model", fx("cond-pipeline"), "--repeat", "1"});
+        QVERIFY2(b2.exitCode == 0, qPrintable(b2.err));
+        QCOMPARE(Json::parse(b2.out.toStdString())["sample"], Json::array({1, 8, 8}));
         for (const char* cmd : {"unet", "diffuse"}) {
             const auto h = runCli({cmd, "--help"});
             QVERIFY2(h.exitCode == 0 && h.out.contains("usage"), cmd);
