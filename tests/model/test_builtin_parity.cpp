@@ -3,6 +3,7 @@
 // same ids exactly and the same logits and attention to 1e-4.
 
 #include "core/decode/decode_session.h"
+#include "core/diffusion/denoise_session.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/marian_folder.h"
@@ -62,6 +63,7 @@ class TestBuiltinParity : public QObject {
 private slots:
     void vit();
     void marian();
+    void unet();
 };
 
 void TestBuiltinParity::vit() {
@@ -107,6 +109,44 @@ void TestBuiltinParity::marian() {
         const auto enc = folder.model->encode(encoding.ids);
         const auto forced = folder.model->decodeForced(g["decoder_input_ids"].get<std::vector<int>>(), enc);
         QVERIFY2(maxDiff(forced.logits, g["logits"]) < 1e-4, file.c_str());
+    }
+}
+
+void TestBuiltinParity::unet() {
+    const auto files = goldenFiles("unet_");
+    QVERIFY(!files.empty());
+    const auto model = loadDiffusionModel(builtinModelDir("ddpm-fashion-tiny"));
+    for (const auto& file : files) {
+        const Json g = readJsonFile(file);
+        const auto& c = model.unet->config();
+        Tensor sample({c.inChannels, c.sampleSize, c.sampleSize});
+        std::vector<float> flat;
+        std::function<void(const Json&)> walk = [&](const Json& x) {
+            if (x.is_array())
+                for (const auto& e : x) walk(e);
+            else
+                flat.push_back(x.get<float>());
+        };
+        walk(g["sample"]);
+        QCOMPARE(static_cast<int64_t>(flat.size()), sample.numel());
+        std::copy(flat.begin(), flat.end(), sample.data());
+        const int cls = g["class"].get<int>();
+        const UNetOutput out = model.unet->forward(sample, g["timestep"].get<float>(), cls);
+        QVERIFY2(maxDiff(out.noisePred, g["noise_pred"]) < 1e-4, file.c_str());
+        QCOMPARE(out.attentions.size(), g["attentions"].size());
+        for (size_t i = 0; i < out.attentions.size(); ++i) {
+            QCOMPARE(out.attentions[i].info.name, g["attentions"][i]["name"].get<std::string>());
+            QVERIFY2(maxDiff(out.attentions[i].weights, g["attentions"][i]["weights"]) < 1e-4, file.c_str());
+        }
+        DenoiseOptions options;
+        options.scheduler = SchedulerKind::Ddim;
+        options.steps = 10;
+        options.classLabel = cls;
+        options.initNoise = sample;
+        DenoiseSession session(model, options);
+        session.run();
+        QCOMPARE(session.timesteps(), g["ddim10"]["timesteps"].get<std::vector<int>>());
+        QVERIFY2(maxDiff(session.finalSample(), g["ddim10"]["final_sample"]) < 1e-3, file.c_str());
     }
 }
 

@@ -5,6 +5,8 @@ SHIPPED model folders (re-loaded from model.safetensors; F16 Marian weights are 
 Writes tests/data/builtin/:
   vit_<sample>.json    (3 files) — see SCHEMA in tools/train/README.md
   marian_<n>.json      (3 files)
+  unet_t<T>.json       (2 files) — the diffusion model: one forward (noise + every attention layer) at
+                       timestep T on seeded noise, and a 10-step DDIM trajectory from that noise
 Floats are rounded to 7 significant digits.
 """
 import json
@@ -24,6 +26,8 @@ REPO = train_vit.REPO
 OUT = os.path.join(REPO, "tests/data/builtin")
 VIT_DIR = "resources/models/vit-fashion-mnist"
 MARIAN_DIR = "resources/models/marian-de-en-tiny"
+UNET_DIR = "resources/models/ddpm-fashion-tiny"
+UNET_CASES = [(400, 2)]  # (timestep, class); one case: each golden is ~3 MB of JSON
 VIT_SAMPLES = ["ankle_boot_1.png", "shirt_1.png", "trouser_2.png"]
 MAX_LOGIT_ROWS = 12
 MARIAN_SENTENCES = ["Wie geht es dir?", "Ich habe Hunger.", "Das Buch ist sehr interessant."]
@@ -99,10 +103,34 @@ def marian_goldens():
         })
 
 
+@torch.no_grad()
+def unet_goldens():
+    sys.path.insert(0, os.path.join(REPO, "tools", "golden"))
+    from unet_reference import Scheduler, load_folder
+    model, sched_cfg = load_folder(os.path.join(REPO, UNET_DIR))
+    c = model.config
+    for t, cls in UNET_CASES:
+        x = torch.from_numpy(np.random.default_rng(t).standard_normal(
+            (1, c["in_channels"], c["sample_size"], c["sample_size"])).astype(np.float32))
+        label = torch.tensor([cls])
+        eps, caps = model.forward_captured(x, t, label)
+        sched = Scheduler("ddim", sched_cfg)
+        timesteps = sched.set_timesteps(10)
+        cur = x
+        for step in timesteps:
+            cur, _ = sched.step(model(cur, step, label), step, cur)
+        dump(f"unet_t{t}.json", {
+            "model": UNET_DIR, "timestep": t, "class": cls,
+            "sample": r7(x[0].numpy()), "noise_pred": r7(eps[0].numpy()),
+            "attentions": [{"name": n, "weights": r7(w[0].numpy())} for n, w in caps],
+            "ddim10": {"timesteps": timesteps, "final_sample": r7(cur[0].numpy())},
+        })
+
+
 if __name__ == "__main__":
     import argparse
     ap = argparse.ArgumentParser()
-    ap.add_argument("which", nargs="*", default=["vit", "marian"])
+    ap.add_argument("which", nargs="*", default=["vit", "marian", "unet"])
     ap.add_argument("--vit-dir", default=VIT_DIR, help="model folder, relative to the repo")
     ap.add_argument("--marian-dir", default=MARIAN_DIR, help="model folder, relative to the repo")
     ap.add_argument("--out", default=OUT)
@@ -114,3 +142,5 @@ if __name__ == "__main__":
         vit_goldens()
     if "marian" in which:
         marian_goldens()
+    if "unet" in which:
+        unet_goldens()
