@@ -150,6 +150,34 @@ private slots:
         }
     }
 
+    void schedulerVariantsMatchReference() {
+        // other prediction types, variances, beta schedules, spacings, steps_offset, set_alpha_to_one
+        // and clipping, over the same U-Net and noise (make_unet_fixtures.py SCHEDULER_VARIANTS)
+        const auto dir = unettest::fixture("cond-pipeline") / "trajectories";
+        const auto g = unettest::golden(dir / "trajectories.safetensors");
+        DiffusionModel model = loadDiffusionModel(unettest::fixture("cond-pipeline"));
+        QVERIFY(g.meta["variants"].size() >= 4);
+        for (const auto& [name, v] : g.meta["variants"].items()) {
+            model.scheduler = SchedulerConfig::fromJson(JsonConfig(v["config"], name + ".json"));
+            DenoiseOptions o;
+            o.scheduler = v["kind"].get<std::string>() == "ddim" ? SchedulerKind::Ddim : SchedulerKind::Ddpm;
+            o.steps = v["steps"].get<int>();
+            o.eta = v["eta"].get<float>();
+            o.classLabel = g.meta["class_label"].get<int>();
+            o.initNoise = readNpy(dir / "init_noise.npy");
+            o.stepNoise = [dir](int step) {
+                char file[32];
+                std::snprintf(file, sizeof file, "step_%03d.npy", step);
+                return readNpy(dir / "noise" / file);
+            };
+            DenoiseSession s(model, o);
+            s.run();
+            QCOMPARE(s.timesteps(), v["timesteps"].get<std::vector<int>>());
+            const double d = maxAbsDiff(s.finalSample(), chw(g.file.load("variant." + name + ".final")));
+            QVERIFY2(d < 1e-3, qPrintable(QString::fromStdString(name) + QString(": Δ %1").arg(d)));
+        }
+    }
+
     void schedulersFollowDiffusers() {
         const auto make = [](const std::string& schedule, float start, float end) {
             return Scheduler(SchedulerKind::Ddpm, SchedulerConfig::fromJson(JsonConfig(

@@ -188,6 +188,20 @@ def run_loop(model, sched, steps, x, label, noises, eta=0.0, record=None):
     return x, ts
 
 
+SCHEDULER_VARIANTS = [  # (name, ddpm|ddim, steps, eta, scheduler_config overrides)
+    ("ddpm_linear_large_sample", "ddpm", 6, 0.0,
+     {"beta_schedule": "linear", "variance_type": "fixed_large", "prediction_type": "sample", "clip_sample": False}),
+    ("ddpm_scaled_v_trailing", "ddpm", 6, 0.0,
+     {"beta_schedule": "scaled_linear", "beta_start": 0.00085, "beta_end": 0.012, "prediction_type": "v_prediction",
+      "timestep_spacing": "trailing"}),
+    ("ddim_linspace_v_alpha0", "ddim", 6, 0.3,
+     {"timestep_spacing": "linspace", "set_alpha_to_one": False, "prediction_type": "v_prediction",
+      "clip_sample_range": 0.5}),
+    ("ddim_offset_sample", "ddim", 7, 0.0,
+     {"steps_offset": 1, "prediction_type": "sample", "beta_schedule": "linear", "clip_sample": False}),
+]
+
+
 def trajectories(model, sched_cfg, folder, seed, label=1):
     d = os.path.join(folder, "trajectories")
     os.makedirs(os.path.join(d, "noise"), exist_ok=True)
@@ -218,6 +232,15 @@ def trajectories(model, sched_cfg, folder, seed, label=1):
     t["ddpm10.xt.step5"] = rec[("xt", 5)][0]
     md["ddpm10"] = {"scheduler": "DDPMScheduler", "steps": 10, "timesteps": ts,
                     "noise": "noise/step_{i:03d}.npy"}
+
+    # Scheduler variants over the same U-Net and noise: the other prediction types, variances, beta
+    # schedules, spacings, steps_offset, set_alpha_to_one and clipping settings.
+    md["variants"] = {}
+    for name, kind, steps, eta, overrides in SCHEDULER_VARIANTS:
+        cfg = dict(sched_cfg, **overrides)
+        x, ts = run_loop(model, Scheduler(kind, cfg), steps, init, label, noises, eta=eta)
+        t[f"variant.{name}.final"] = x[0]
+        md["variants"][name] = {"kind": kind, "steps": steps, "eta": eta, "config": cfg, "timesteps": ts}
     save_file({k: v.float().contiguous() for k, v in t.items()}, os.path.join(d, "trajectories.safetensors"),
               {"format": "pt", "golden": json.dumps(md)})
     return t
