@@ -4,42 +4,19 @@
 #include "core/io/json_file.h"
 #include "core/io/safetensors.h"
 
+#include "support/cli_run.h"
+
 #include <QtTest>
 
 using namespace attnlens;
 
 namespace {
 
-struct Run {
-    int exitCode = -1;
-    bool crashed = false;
-    QString out, err;
-};
+using clitest::Run;
 
-Run runCli(const QStringList& args) {
-    QProcess p;
-    p.start(ATTNLENS_CLI_PATH, args);
-    Run r;
-    if (!p.waitForFinished(60000)) {
-        p.kill();
-        r.crashed = true;
-        return r;
-    }
-    r.crashed = p.exitStatus() != QProcess::NormalExit;
-    r.exitCode = p.exitCode();
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
+Run runCli(const QStringList& args) { return clitest::run(args); }
 
-void expectUsageError(const Run& r, const QString& needle) {
-    QVERIFY(!r.crashed);
-    QCOMPARE(r.exitCode, 2);
-    const QStringList lines = r.err.trimmed().split('\n');
-    QCOMPARE(lines.size(), 1);
-    QVERIFY2(lines[0].startsWith("error: "), qPrintable(r.err));
-    QVERIFY2(lines[0].contains(needle), qPrintable("'" + needle + "' not in: " + r.err));
-}
+void expectUsageError(const Run& r, const QString& needle) { clitest::expectError(r, needle); }
 
 } // namespace
 

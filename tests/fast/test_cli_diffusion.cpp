@@ -5,6 +5,8 @@
 #include "core/io/json_file.h"
 #include "core/io/npy_reader.h"
 #include "core/vision/image_io.h"
+#include "support/cli_run.h"
+#include "support/json_compare.h"
 #include "support/unet_fixtures.h"
 
 #include <QTemporaryDir>
@@ -13,36 +15,18 @@
 #include <fstream>
 
 using namespace attnlens;
-using unettest::runCli;
+using clitest::run;
+using jsontest::maxDiff;
 
 namespace {
+
+void expectError(const QStringList& args, const QString& fragment) { clitest::expectError(clitest::run(args), fragment); }
 
 QString fx(const std::string& name) { return QString::fromStdString(unettest::fixture(name).string()); }
 QString sampleOf(const std::string& name) { return fx(name) + "/sample_t500.npy"; }
 
-// A copy of bare-head8 with its config edited.
 QString editedCopy(const QTemporaryDir& tmp, const char* name, const std::function<void(Json&)>& edit) {
-    const auto dst = std::filesystem::path(tmp.path().toStdString()) / name;
-    std::filesystem::copy(unettest::fixture("bare-head8"), dst, std::filesystem::copy_options::recursive);
-    Json cfg = readJsonFile(dst / "config.json");
-    edit(cfg);
-    writeJsonFile(dst / "config.json", cfg, 1);
-    return QString::fromStdString(dst.string());
-}
-
-double maxDiff(const Json& nested, const Tensor& t) {
-    std::vector<float> flat;
-    std::function<void(const Json&)> walk = [&](const Json& j) {
-        if (j.is_array())
-            for (const auto& e : j) walk(e);
-        else
-            flat.push_back(j.get<float>());
-    };
-    walk(nested);
-    if (static_cast<int64_t>(flat.size()) != t.numel()) return INFINITY;
-    double worst = 0;
-    for (size_t i = 0; i < flat.size(); ++i) worst = std::max(worst, std::abs(double(flat[i]) - t.data()[i]));
-    return worst;
+    return QString::fromStdString(unettest::editedCopy(tmp.path().toStdString(), name, edit).string());
 }
 
 } // namespace
@@ -53,22 +37,22 @@ private slots:
     void unetWritesNoiseAndEveryAttentionLayer() {
         QTemporaryDir tmp;
         const QString out = tmp.filePath("u.json");
-        const auto r = runCli({"unet", "--model", fx("cond-pipeline"), "--sample", sampleOf("cond-pipeline"), "--timestep",
+        const auto r = run({"unet", "--model", fx("cond-pipeline"), "--sample", sampleOf("cond-pipeline"), "--timestep",
                                "500", "--class", "2", "--json", out});
         QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(r.err));
         QVERIFY(r.out.contains("mid_block.attentions.0"));
         const Json j = readJsonFile(out.toStdString());
         const auto g = unettest::golden(unettest::fixture("cond-pipeline") / "golden.safetensors");
-        QVERIFY(maxDiff(j["noise_pred"], g.file.load("t500.noise_pred")) < 1e-4);
+        QVERIFY(maxDiff(g.file.load("t500.noise_pred"), j["noise_pred"]) < 1e-4);
         QCOMPARE(j["attentions"].size(), g.meta["attentions"].size());
         for (const auto& a : j["attentions"]) {
             const std::string name = a["name"].get<std::string>();
             QVERIFY(a.contains("heads") && a.contains("spatial") && a.contains("path"));
-            QVERIFY2(maxDiff(a["weights"], g.file.load("t500.attn." + name)) < 1e-4, name.c_str());
+            QVERIFY2(maxDiff(g.file.load("t500.attn." + name), a["weights"]) < 1e-4, name.c_str());
         }
         // the class by its id2label name gives the same result
         const QString byName = tmp.filePath("n.json");
-        QCOMPARE(runCli({"unet", "--model", fx("cond-pipeline"), "--sample", sampleOf("cond-pipeline"), "--timestep", "500",
+        QCOMPARE(run({"unet", "--model", fx("cond-pipeline"), "--sample", sampleOf("cond-pipeline"), "--timestep", "500",
                          "--class", "cross", "--json", byName}).exitCode, 0);
         QCOMPARE(readJsonFile(byName.toStdString())["noise_pred"], j["noise_pred"]);
     }
@@ -78,13 +62,13 @@ private slots:
         const auto dir = unettest::fixture("cond-pipeline") / "trajectories";
         const auto g = unettest::golden(dir / "trajectories.safetensors");
         const QString json = tmp.filePath("d.json"), png = tmp.filePath("d.png");
-        const auto r = runCli({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddpm", "--steps", "10", "--class", "1",
+        const auto r = run({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddpm", "--steps", "10", "--class", "1",
                                "--init-noise", QString::fromStdString((dir / "init_noise.npy").string()), "--noise-dir",
                                QString::fromStdString((dir / "noise").string()), "--json", json, "--out", png});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         const Json j = readJsonFile(json.toStdString());
         QCOMPARE(j["timesteps"].get<std::vector<int>>(), g.meta["ddpm10"]["timesteps"].get<std::vector<int>>());
-        QVERIFY(maxDiff(j["final_sample"], g.file.load("ddpm10.final")) < 1e-3);
+        QVERIFY(maxDiff(g.file.load("ddpm10.final"), j["final_sample"]) < 1e-3);
         const ImageU8 img = loadImage(png.toStdString());
         QCOMPARE(img.width, 8);
         QCOMPARE(img.height, 8);
@@ -92,34 +76,34 @@ private slots:
 
     void seedsAreReproducible() {
         QTemporaryDir tmp;
-        const auto run = [&](const QString& seed, const QString& out) {
-            return runCli({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps", "5", "--class", "0",
+        const auto generate = [&](const QString& seed, const QString& out) {
+            return run({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps", "5", "--class", "0",
                            "--seed", seed, "--json", out}).exitCode;
         };
-        QCOMPARE(run("7", tmp.filePath("a.json")), 0);
-        QCOMPARE(run("7", tmp.filePath("b.json")), 0);
-        QCOMPARE(run("8", tmp.filePath("c.json")), 0);
+        QCOMPARE(generate("7", tmp.filePath("a.json")), 0);
+        QCOMPARE(generate("7", tmp.filePath("b.json")), 0);
+        QCOMPARE(generate("8", tmp.filePath("c.json")), 0);
         const Json a = readJsonFile(tmp.filePath("a.json").toStdString());
         QCOMPARE(a["final_sample"], readJsonFile(tmp.filePath("b.json").toStdString())["final_sample"]);
         QVERIFY(a["final_sample"] != readJsonFile(tmp.filePath("c.json").toStdString())["final_sample"]);
     }
 
     void inspectAndBenchDescribeDiffusionFolders() {
-        const auto r = runCli({"inspect", "--model", fx("cond-pipeline")});
+        const auto r = run({"inspect", "--model", fx("cond-pipeline")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY(r.out.contains("UNet2DModel") && r.out.contains("DDPMPipeline") && r.out.contains("7 layers"));
-        const auto b = runCli({"bench", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--repeat", "2"});
+        const auto b = run({"bench", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--repeat", "2"});
         QVERIFY2(b.exitCode == 0, qPrintable(b.err));
         const Json j = Json::parse(b.out.toStdString());
         QCOMPARE(j["task"].get<std::string>(), std::string("unet"));
         QVERIFY(j["median_ms"].get<double>() > 0);
         QCOMPARE(j["attention_layers"].get<int>(), 4);
         // the form: only the folder (seeded noise of its sample_size)
-        const auto b2 = runCli({"bench", "--model", fx("cond-pipeline"), "--repeat", "1"});
+        const auto b2 = run({"bench", "--model", fx("cond-pipeline"), "--repeat", "1"});
         QVERIFY2(b2.exitCode == 0, qPrintable(b2.err));
         QCOMPARE(Json::parse(b2.out.toStdString())["sample"], Json::array({1, 8, 8}));
         for (const char* cmd : {"unet", "diffuse"}) {
-            const auto h = runCli({cmd, "--help"});
+            const auto h = run({cmd, "--help"});
             QVERIFY2(h.exitCode == 0 && h.out.contains("usage"), cmd);
         }
     }
@@ -127,20 +111,20 @@ private slots:
     void badInputEndsInOneErrorLine() {
         QTemporaryDir tmp;
         const QString wrongClass = editedCopy(tmp, "wrongclass", [](Json& c) { c["_class_name"] = "UNet2DConditionModel"; });
-        UNET_EXPECT_CLI_ERROR(QStringList({"unet", "--model", wrongClass, "--sample", sampleOf("bare-head8"), "--timestep", "1"}),
+        expectError(QStringList({"unet", "--model", wrongClass, "--sample", sampleOf("bare-head8"), "--timestep", "1"}),
                               "UNet2DConditionModel");
         const QString block = editedCopy(tmp, "block", [](Json& c) { c["up_block_types"][0] = "CrossAttnUpBlock2D"; });
-        UNET_EXPECT_CLI_ERROR(QStringList({"unet", "--model", block, "--sample", sampleOf("bare-head8"), "--timestep", "1"}),
+        expectError(QStringList({"unet", "--model", block, "--sample", sampleOf("bare-head8"), "--timestep", "1"}),
                               "up_block_types");
         const QString noWeights = editedCopy(tmp, "noweights", [](Json&) {});
         std::filesystem::remove(std::filesystem::path(noWeights.toStdString()) / "diffusion_pytorch_model.safetensors");
-        UNET_EXPECT_CLI_ERROR(QStringList({"unet", "--model", noWeights, "--sample", sampleOf("bare-head8"), "--timestep", "1"}),
+        expectError(QStringList({"unet", "--model", noWeights, "--sample", sampleOf("bare-head8"), "--timestep", "1"}),
                               "diffusion_pytorch_model.safetensors");
         const QString shapes = editedCopy(tmp, "shapes", [](Json& c) { c["layers_per_block"] = 2; });
-        UNET_EXPECT_CLI_ERROR(QStringList({"unet", "--model", shapes, "--sample", sampleOf("bare-head8"), "--timestep", "1"}),
+        expectError(QStringList({"unet", "--model", shapes, "--sample", sampleOf("bare-head8"), "--timestep", "1"}),
                               "is missing");
         // a sample of the wrong shape, and one of the wrong dtype
-        UNET_EXPECT_CLI_ERROR(QStringList({"unet", "--model", fx("bare-head8"), "--sample", sampleOf("cond-pipeline"),
+        expectError(QStringList({"unet", "--model", fx("bare-head8"), "--sample", sampleOf("cond-pipeline"),
                                            "--timestep", "1"}),
                               "channels");
         const QString f8 = tmp.filePath("f8.npy");
@@ -152,23 +136,23 @@ private slots:
             f.put(0);
             f << header << std::string(8 * 192, '\0');
         }
-        UNET_EXPECT_CLI_ERROR(QStringList({"unet", "--model", fx("bare-head8"), "--sample", f8, "--timestep", "1"}), "float32");
-        UNET_EXPECT_CLI_ERROR(QStringList({"diffuse", "--model", fx("bare-head8"), "--scheduler", "ddim", "--steps", "0"}),
+        expectError(QStringList({"unet", "--model", fx("bare-head8"), "--sample", f8, "--timestep", "1"}), "float32");
+        expectError(QStringList({"diffuse", "--model", fx("bare-head8"), "--scheduler", "ddim", "--steps", "0"}),
                               "--steps");
-        UNET_EXPECT_CLI_ERROR(QStringList({"diffuse", "--model", fx("bare-head8"), "--scheduler", "ddim", "--steps", "5",
+        expectError(QStringList({"diffuse", "--model", fx("bare-head8"), "--scheduler", "ddim", "--steps", "5",
                                            "--class", "1"}),
                               "unconditional");
-        UNET_EXPECT_CLI_ERROR(QStringList({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps", "5"}),
+        expectError(QStringList({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps", "5"}),
                               "class-conditional");
-        UNET_EXPECT_CLI_ERROR(QStringList({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "euler", "--steps", "5"}),
+        expectError(QStringList({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "euler", "--steps", "5"}),
                               "ddim or ddpm");
-        UNET_EXPECT_CLI_ERROR(QStringList({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddpm", "--steps",
+        expectError(QStringList({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddpm", "--steps",
                                            "2000", "--class", "0"}),
                               "1..1000");
-        UNET_EXPECT_CLI_ERROR(QStringList({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddpm", "--steps", "3",
+        expectError(QStringList({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddpm", "--steps", "3",
                                            "--class", "0", "--noise-dir", tmp.path()}),
                               "step_000.npy");
-        UNET_EXPECT_CLI_ERROR(QStringList({"unet", "--model", fx("cond-pipeline"), "--sample", sampleOf("cond-pipeline"),
+        expectError(QStringList({"unet", "--model", fx("cond-pipeline"), "--sample", sampleOf("cond-pipeline"),
                                            "--timestep", "5000", "--class", "0"}),
                               "--timestep");
     }

@@ -29,14 +29,8 @@ Tensor chw(const Tensor& t) { // [1, C, H, W] → [C, H, W]
     return t.rank() == 4 ? t.reshaped({t.dim(1), t.dim(2), t.dim(3)}) : t;
 }
 
-// A copy of a fixture folder in tmp whose unet config.json is edited by `edit`.
 std::filesystem::path editedCopy(const QTemporaryDir& tmp, const std::string& name, const std::function<void(Json&)>& edit) {
-    const auto dst = std::filesystem::path(tmp.path().toStdString()) / name;
-    std::filesystem::copy(unettest::fixture("bare-head8"), dst, std::filesystem::copy_options::recursive);
-    Json cfg = readJsonFile(dst / "config.json");
-    edit(cfg);
-    writeJsonFile(dst / "config.json", cfg, 1);
-    return dst;
+    return unettest::editedCopy(tmp.path().toStdString(), name, edit);
 }
 
 QString errorOf(const std::function<void()>& f) {

@@ -10,6 +10,8 @@
 #include "core/models/vit_model.h"
 #include "core/vision/image_io.h"
 
+#include "support/json_compare.h"
+
 #include <QtTest>
 
 #include <cmath>
@@ -21,32 +23,7 @@ namespace {
 const std::string kGoldens = std::string(ATTNLENS_TEST_DATA) + "/builtin";
 const std::string kSource = std::string(ATTNLENS_TEST_DATA) + "/../.."; // the repository root
 
-// Largest |a - b| over a tensor and a nested JSON array of the same shape (shape checked first).
-double maxDiff(const Tensor& t, const Json& j) {
-    Shape shape;
-    const Json* cursor = &j;
-    while (cursor->is_array()) {
-        shape.push_back(static_cast<int64_t>(cursor->size()));
-        if (cursor->empty()) break;
-        cursor = &(*cursor)[0];
-    }
-    if (shape != t.shape()) {
-        qWarning("shape %s vs golden %s", shapeToString(t.shape()).c_str(), shapeToString(shape).c_str());
-        return INFINITY;
-    }
-    std::vector<float> flat;
-    flat.reserve(static_cast<size_t>(t.numel()));
-    std::function<void(const Json&)> walk = [&](const Json& x) {
-        if (x.is_array())
-            for (const auto& e : x) walk(e);
-        else
-            flat.push_back(x.get<float>());
-    };
-    walk(j);
-    double worst = 0;
-    for (int64_t i = 0; i < t.numel(); ++i) worst = std::max(worst, double(std::abs(t.data()[i] - flat[i])));
-    return worst;
-}
+using jsontest::maxDiff;
 
 std::vector<std::string> goldenFiles(const char* prefix) {
     std::vector<std::string> files;
@@ -120,14 +97,7 @@ void TestBuiltinParity::unet() {
         const Json g = readJsonFile(file);
         const auto& c = model.unet->config();
         Tensor sample({c.inChannels, c.sampleSize, c.sampleSize});
-        std::vector<float> flat;
-        std::function<void(const Json&)> walk = [&](const Json& x) {
-            if (x.is_array())
-                for (const auto& e : x) walk(e);
-            else
-                flat.push_back(x.get<float>());
-        };
-        walk(g["sample"]);
+        const std::vector<float> flat = jsontest::flatten(g["sample"]);
         QCOMPARE(static_cast<int64_t>(flat.size()), sample.numel());
         std::copy(flat.begin(), flat.end(), sample.data());
         const int cls = g["class"].get<int>();

@@ -3,6 +3,7 @@
 
 #include "core/io/json_file.h"
 #include "core/vision/image_io.h"
+#include "support/cli_run.h"
 #include "support/vit_fixtures.h"
 
 #include <QProcess>
@@ -15,39 +16,16 @@ using namespace attnlens;
 
 namespace {
 
-struct Run {
-    int exitCode = -1;
-    QProcess::ExitStatus status = QProcess::CrashExit;
-    QString out, err;
-};
+using clitest::Run;
 
-Run cli(const QStringList& args) {
-    QProcess p;
-    p.start(QStringLiteral(ATTNLENS_CLI_PATH), args);
-    Run r;
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.exitCode = p.exitCode();
-    r.status = p.exitStatus();
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
+Run cli(const QStringList& args) { return clitest::run(args); }
 
 QString model(const char* name) { return QString::fromStdString(vittest::modelDir(name).string()); }
 QString image(const char* name) { return QString::fromStdString(vittest::imagePath(name).string()); }
 
 // Exit 2, no crash, exactly one stderr line starting "error:" and mentioning `fragment`.
 void expectUsageError(const QStringList& args, const QString& fragment) {
-    const Run r = cli(args);
-    QCOMPARE(r.status, QProcess::NormalExit);
-    QCOMPARE(r.exitCode, 2);
-    const QStringList lines = r.err.trimmed().split('\n');
-    QVERIFY2(lines.size() == 1 && lines[0].startsWith("error: "), qPrintable(r.err));
-    QVERIFY2(r.err.contains(fragment), qPrintable(r.err + " lacks " + fragment));
+    clitest::expectError(cli(args), fragment);
 }
 
 } // namespace
