@@ -10,6 +10,7 @@
 #include "cli_common.h"
 #include "cli_tensor_json.h"
 #include "cli_image.h"
+#include "cli_overlay.h"
 
 #include "core/analysis/attention_maps.h"
 #include "core/export/overlay.h"
@@ -35,18 +36,6 @@ void writeVisionJson(const std::string& path, Json head, const Tensor& attention
     cli::appendNested(text, attentions.data(), attentions.shape());
     text += "}\n";
     cli::writeText(path, text);
-}
-
-HeadSelection parseHead(const std::string& text, int heads) {
-    if (auto fusion = parseHeadFusion(text)) return {-1, *fusion};
-    int h = -1;
-    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), h);
-    if (ec != std::errc() || ptr != text.data() + text.size())
-        throw cli::UsageError("--head: expected a head index or mean|max|min, got '" + text + "'");
-    if (h < 0 || h >= heads)
-        throw cli::UsageError("--head: " + text + " is out of range (the model has " + std::to_string(heads) +
-                              " heads, numbered from 0)");
-    return {h, HeadFusion::Mean};
 }
 
 // The overlay map [rows, cols] for --query.
@@ -95,20 +84,8 @@ int runVision(const std::vector<std::string>& argv) {
     const VitConfig& cfg = model.config();
     // Parse the overlay options before the (possibly long) forward pass.
     const int layer = args.intValue("--layer", cfg.numLayers - 1, 0, cfg.numLayers - 1);
-    const HeadSelection heads = parseHead(args.value("--head", "mean"), cfg.numHeads);
-    OverlayOptions overlayOptions;
-    if (const auto cmap = args.value("--colormap")) {
-        const auto parsed = parseColorMap(*cmap);
-        if (!parsed) throw cli::UsageError("--colormap: unknown colour map '" + *cmap + "'");
-        overlayOptions.colorMap = *parsed;
-    }
-    if (const auto op = args.value("--opacity")) {
-        float v = -1;
-        const auto [ptr, ec] = std::from_chars(op->data(), op->data() + op->size(), v);
-        if (ec != std::errc() || ptr != op->data() + op->size() || !(v >= 0.0f && v <= 1.0f))
-            throw cli::UsageError("--opacity: expected a number in [0, 1], got '" + *op + "'");
-        overlayOptions.opacity = v;
-    }
+    const HeadSelection heads = cli::parseHead(args.value("--head", "mean"), cfg.numHeads);
+    OverlayOptions overlayOptions = cli::parseOverlayOptions(args);
 
     const ImageU8 image = cli::loadImageQuietly(imagePath);
     VitRunOptions options;

@@ -88,6 +88,26 @@ private slots:
         QVERIFY(a["final_sample"] != readJsonFile(tmp.filePath("c.json").toStdString())["final_sample"]);
     }
 
+    void overlayDrawsAQueryPixelsMap() {
+        QTemporaryDir tmp;
+        const QString png = tmp.filePath("o.png");
+        const QStringList base{"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps", "4", "--class", "1"};
+        const auto r = run(base + QStringList{"--overlay", png, "--layer", "mid_block.attentions.0", "--query", "7,0", "--step", "2",
+                                              "--on", "xt", "--colormap", "viridis", "--opacity", "0.5"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY(r.out.contains("mid_block.attentions.0 (2x2)"));
+        const ImageU8 img = loadImage(png.toStdString());
+        QCOMPARE(img.width, 256); // 8×8 enlarged ×32 with crisp pixels
+        QCOMPARE(img.height, 256);
+        QCOMPARE(run(base + QStringList{"--overlay", png, "--layer", "6", "--head", "0"}).exitCode, 0);
+        expectError(base + QStringList{"--overlay", png, "--layer", "7"}, "--layer");
+        expectError(base + QStringList{"--overlay", png, "--layer", "mid_block.attentions.1"}, "no attention layer");
+        expectError(base + QStringList{"--overlay", png, "--step", "4"}, "--step");
+        expectError(base + QStringList{"--overlay", png, "--query", "8,0"}, "outside");
+        expectError(base + QStringList{"--overlay", png, "--head", "1"}, "--head");
+        expectError(base + QStringList{"--step", "1"}, "--overlay only");
+    }
+
     void inspectAndBenchDescribeDiffusionFolders() {
         const auto r = run({"inspect", "--model", fx("cond-pipeline")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));

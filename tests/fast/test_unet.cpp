@@ -6,6 +6,7 @@
 // and bad folders. Runs under ASan + UBSan in CI (label fast).
 
 #include "core/diffusion/denoise_session.h"
+#include "core/diffusion/unet_maps.h"
 #include "core/io/npy_reader.h"
 #include "core/ops/conv.h"
 #include "core/ops/gemm.h"
@@ -93,6 +94,25 @@ private slots:
         QCOMPARE(layers.back().height, 4);
         QCOMPARE(model.className(2), std::string("cross"));
         QCOMPARE(model.unet->config().numClassEmbeds, 3);
+    }
+
+    void queryMapsFollowTheQueryPixel() {
+        const auto model = loadDiffusionModel(unettest::fixture("bare-head8"));
+        const auto g = unettest::golden(unettest::fixture("bare-head8") / "golden.safetensors");
+        const UNetOutput out = model.unet->forward(g.file.load("t500.sample"), 500.0f, std::nullopt);
+        const UNetAttentionMap& layer = out.attentions.front(); // 4×4, 4 heads, on an 8×8 image
+        const RowMatrix mean = unetQueryMap(layer, 5, 2, 8, 8, HeadSelection{});
+        QCOMPARE(mean.rows(), 4);
+        QCOMPARE(mean.cols(), 4);
+        QVERIFY(std::abs(mean.sum() - 1.0f) < 1e-5);
+        // image pixel (5, 2) is token (2, 1) of the 4×4 level: head 3's row 2·4 + 1
+        const RowMatrix head3 = unetQueryMap(layer, 5, 2, 8, 8, HeadSelection{3, HeadFusion::Mean});
+        for (int k = 0; k < 16; ++k) QCOMPARE(head3(k / 4, k % 4), layer.weights.at({3, 9, k}));
+        QVERIFY(errorOf([&] { unetQueryMap(layer, 8, 0, 8, 8, HeadSelection{}); }).contains("outside"));
+        QVERIFY(errorOf([&] { unetQueryMap(layer, 0, 0, 8, 8, HeadSelection{4, HeadFusion::Mean}); }).contains("head"));
+        const ImageU8 big = enlargeNearest(sampleToImage(g.file.load("t500.sample")), 3);
+        QCOMPARE(big.width, 24);
+        QCOMPARE(big.at(5, 7, 1), big.at(3, 6, 1)); // pixel (1, 2) of the original, as a 3×3 block
     }
 
     void trajectoriesMatchReference() {
