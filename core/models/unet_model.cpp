@@ -100,6 +100,38 @@ public:
         a.rescale = rescale;
         return a;
     }
+    // down_blocks.i at level i: layers_per_block ResNets (+ attention), then a stride-2 conv unless last.
+    UNet2DModel::Block downBlock(int i, int64_t in, int64_t out) {
+        const std::string p = "down_blocks." + std::to_string(i);
+        const bool attn = m_config.downBlockTypes[static_cast<size_t>(i)] == "AttnDownBlock2D";
+        UNet2DModel::Block block;
+        for (int j = 0; j < m_config.layersPerBlock; ++j) {
+            block.resnets.push_back(resnet(p + ".resnets." + std::to_string(j), j == 0 ? in : out, out, 1.0f, i));
+            if (attn)
+                block.attentions.push_back(attention(p + ".attentions." + std::to_string(j), out, m_config.normNumGroups, 1.0f,
+                                                     UNetPath::Contracting, i));
+        }
+        if (i < m_config.levels() - 1) block.resample = conv(p + ".downsamplers.0.conv", out, out, 3);
+        return block;
+    }
+    // up_blocks.i at level L−1−i: layers_per_block + 1 ResNets on [h; skip] (+ attention), then ×2 and a
+    // conv unless last. in = the channels of the skip the last ResNet takes; prev = the block below's.
+    UNet2DModel::Block upBlock(int i, int64_t prev, int64_t in, int64_t out) {
+        const std::string p = "up_blocks." + std::to_string(i);
+        const bool attn = m_config.upBlockTypes[static_cast<size_t>(i)] == "AttnUpBlock2D";
+        const int layers = m_config.layersPerBlock + 1, level = m_config.levels() - 1 - i;
+        UNet2DModel::Block block;
+        for (int j = 0; j < layers; ++j) {
+            const int64_t skip = j == layers - 1 ? in : out;
+            const int64_t rin = j == 0 ? prev : out;
+            block.resnets.push_back(resnet(p + ".resnets." + std::to_string(j), rin + skip, out, 1.0f, level));
+            if (attn)
+                block.attentions.push_back(attention(p + ".attentions." + std::to_string(j), out, m_config.normNumGroups, 1.0f,
+                                                     UNetPath::Expansive, level));
+        }
+        if (i < m_config.levels() - 1) block.resample = conv(p + ".upsamplers.0.conv", out, out, 3, level - 1);
+        return block;
+    }
     WeightBinder& raw() { return m_bind; }
 
 private:
@@ -149,17 +181,7 @@ std::shared_ptr<const UNet2DModel> UNet2DModel::load(const std::filesystem::path
     for (int i = 0; i < levels; ++i) {
         const int64_t in = out;
         out = c.blockOutChannels[static_cast<size_t>(i)];
-        const std::string p = "down_blocks." + std::to_string(i);
-        const bool attn = c.downBlockTypes[static_cast<size_t>(i)] == "AttnDownBlock2D";
-        Block block;
-        for (int j = 0; j < c.layersPerBlock; ++j) {
-            block.resnets.push_back(b.resnet(p + ".resnets." + std::to_string(j), j == 0 ? in : out, out, 1.0f, i));
-            if (attn)
-                block.attentions.push_back(b.attention(p + ".attentions." + std::to_string(j), out, c.normNumGroups, 1.0f,
-                                                       UNetPath::Contracting, i));
-        }
-        if (i < levels - 1) block.resample = b.conv(p + ".downsamplers.0.conv", out, out, 3);
-        m->m_down.push_back(std::move(block));
+        m->m_down.push_back(b.downBlock(i, in, out));
     }
     const int64_t mid = c.blockOutChannels.back();
     m->m_midResnet0 = b.resnet("mid_block.resnets.0", mid, mid, c.midBlockScaleFactor, levels - 1);
@@ -171,24 +193,9 @@ std::shared_ptr<const UNet2DModel> UNet2DModel::load(const std::filesystem::path
 
     out = mid;
     for (int i = 0; i < levels; ++i) {
-        const size_t ri = static_cast<size_t>(levels - 1 - i);
         const int64_t prev = out;
-        out = c.blockOutChannels[ri];
-        const int64_t in = c.blockOutChannels[static_cast<size_t>(std::max(levels - 2 - i, 0))];
-        const std::string p = "up_blocks." + std::to_string(i);
-        const bool attn = c.upBlockTypes[static_cast<size_t>(i)] == "AttnUpBlock2D";
-        const int layers = c.layersPerBlock + 1;
-        Block block;
-        for (int j = 0; j < layers; ++j) {
-            const int64_t skip = j == layers - 1 ? in : out;
-            const int64_t rin = j == 0 ? prev : out;
-            block.resnets.push_back(b.resnet(p + ".resnets." + std::to_string(j), rin + skip, out, 1.0f, levels - 1 - i));
-            if (attn)
-                block.attentions.push_back(b.attention(p + ".attentions." + std::to_string(j), out, c.normNumGroups, 1.0f,
-                                                       UNetPath::Expansive, levels - 1 - i));
-        }
-        if (i < levels - 1) block.resample = b.conv(p + ".upsamplers.0.conv", out, out, 3, levels - 2 - i);
-        m->m_up.push_back(std::move(block));
+        out = c.blockOutChannels[static_cast<size_t>(levels - 1 - i)];
+        m->m_up.push_back(b.upBlock(i, prev, c.blockOutChannels[static_cast<size_t>(std::max(levels - 2 - i, 0))], out));
     }
     m->m_normOut = b.norm("conv_norm_out", c0, c.normNumGroups);
     m->m_convOut = b.conv("conv_out", c.outChannels, c0, 3, 0);
