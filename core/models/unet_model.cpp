@@ -242,7 +242,7 @@ RowMatrix UNet2DModel::timeEmbedding(float timestep, std::optional<int> classLab
     const auto e = timestepEmbedding(timestep, c.blockOutChannels.front(), c.flipSinToCos, c.freqShift);
     RowMatrix t = Eigen::Map<const RowMatrix>(e.data(), 1, static_cast<Eigen::Index>(e.size()));
     RowMatrix h = linearRow(t, m_time1);
-    siluInPlace(h);
+    applyActivationInPlace(h, Activation::Silu);
     RowMatrix emb = linearRow(h, m_time2); // [1, time_embed_dim]
     if (!m_classEmbedding.empty()) {
         if (!classLabel)
@@ -277,7 +277,7 @@ FeatureMap UNet2DModel::runResnet(const Resnet& r, const FeatureMap& x, const Ro
             auto row = h.data.row(ch).array();
             row = row * (1.0f + t(0, ch)) + t(0, out + ch);
         }
-        siluInPlace(h.data);
+        applyActivationInPlace(h.data, Activation::Silu);
     }
     h = conv3x3(r.conv2, h);
     if (r.shortcut.weight.empty()) h.data += x.data;
@@ -325,7 +325,7 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, std::optio
     auto* capture = options.captureAttention ? &result.attentions : nullptr;
 
     RowMatrix temb = timeEmbedding(timestep, classLabel);
-    siluInPlace(temb); // every resnet applies SiLU to the embedding before its projection
+    applyActivationInPlace(temb, Activation::Silu); // every resnet applies SiLU to the embedding before its projection
 
     FeatureMap h{ConstMatrixMap(sample.data(), sample.dim(0), sample.dim(1) * sample.dim(2)), height, width};
     if (m_config.centerInputSample) h.data = (h.data.array() * 2.0f - 1.0f).matrix();

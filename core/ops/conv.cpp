@@ -322,11 +322,6 @@ FeatureMap groupNorm(const FeatureMap& x, int groups, const Tensor& weight, cons
     return out;
 }
 
-void siluInPlace(Eigen::Ref<RowMatrix> x) {
-    auto a = x.array();
-    a = a / (1.0f + (-a).exp());
-}
-
 FeatureMap upsampleNearest2x(const FeatureMap& x) {
     const int h = x.height, w = x.width;
     FeatureMap out{RowMatrix(x.channels(), int64_t{4} * h * w), 2 * h, 2 * w};

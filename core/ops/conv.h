@@ -60,9 +60,6 @@ void groupNormInPlace(FeatureMap& x, int groups, const Tensor& weight, const Ten
 // The same into a new map (x unchanged), optionally followed by SiLU in the same pass.
 FeatureMap groupNorm(const FeatureMap& x, int groups, const Tensor& weight, const Tensor& bias, float eps, bool silu = false);
 
-// x · sigmoid(x), element-wise, in place.
-void siluInPlace(Eigen::Ref<RowMatrix> x);
-
 // Nearest-neighbour upsampling by 2 in both directions (F.interpolate(scale_factor=2, mode="nearest")).
 FeatureMap upsampleNearest2x(const FeatureMap& x);
 

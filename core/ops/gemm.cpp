@@ -12,10 +12,22 @@ namespace attnlens {
 
 namespace {
 
+// One kernel's entry points; the only place that knows whether the AVX-512 kernel was built.
+struct KernelOps {
+    void (*gemm)(const GemmArgs&);
+    int64_t (*packedSize)(int64_t m, int64_t k);
+    void (*pack)(const float* w, int64_t m, int64_t k, float* out);
+    void (*packed)(const float* packed, int64_t m, int64_t k, const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc);
+};
+
+const KernelOps kBaseline{
+    [](const GemmArgs& args) { gemmProduct<Eigen::Dynamic>(args); }, [](int64_t m, int64_t k) { return packedWeightsSize(m, k); },
+    [](const float* w, int64_t m, int64_t k, float* out) { packWeightsImpl(w, k, m, k, out); }, &gemmPackedImpl};
 #if defined(__x86_64__) && defined(ATTNLENS_HAVE_AVX512_KERNEL)
-constexpr bool kHaveAvx512Kernel = true;
+const KernelOps kAvx512{&avx512::gemm, &avx512::packedWeightsSize, &avx512::packWeights, &avx512::gemmPacked};
+const KernelOps& opsFor(GemmKernel k) { return k == GemmKernel::Avx512 ? kAvx512 : kBaseline; }
 #else
-constexpr bool kHaveAvx512Kernel = false;
+const KernelOps& opsFor(GemmKernel) { return kBaseline; }
 #endif
 
 GemmKernel initialKernel() {
@@ -34,7 +46,7 @@ std::atomic<GemmKernel>& kernel() {
 bool cpuSupportsAvx512() {
 #if defined(__x86_64__) && defined(ATTNLENS_HAVE_AVX512_KERNEL)
     // libgcc checks the CPUID bits and that the OS saves the AVX-512 state (XCR0).
-    return kHaveAvx512Kernel && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd");
 #else
     return false;
@@ -52,39 +64,18 @@ void setGemmKernel(GemmKernel k) {
 
 void gemm(const GemmArgs& args) {
     if (args.m == 0 || args.n == 0) return;
-#if defined(__x86_64__) && defined(ATTNLENS_HAVE_AVX512_KERNEL)
-    if (activeGemmKernel() == GemmKernel::Avx512) {
-        avx512::gemm(args);
-        return;
-    }
-#endif
-    gemmProduct<Eigen::Dynamic>(args);
+    opsFor(activeGemmKernel()).gemm(args);
 }
 
 void PackedWeights::Free::operator()(float* p) const { std::free(p); }
 
 PackedWeights::PackedWeights(const float* w, int64_t m, int64_t k) : m_m(m), m_k(k), m_kernel(activeGemmKernel()) {
-#if defined(__x86_64__) && defined(ATTNLENS_HAVE_AVX512_KERNEL)
-    const bool wide = m_kernel == GemmKernel::Avx512;
-#else
-    const bool wide = false;
-#endif
-    int64_t size = packedWeightsSize(m, k);
-#if defined(__x86_64__) && defined(ATTNLENS_HAVE_AVX512_KERNEL)
-    if (wide) size = avx512::packedWeightsSize(m, k);
-#endif
-    const size_t bytes = (sizeof(float) * static_cast<size_t>(size) + 63) / 64 * 64;
+    const KernelOps& ops = opsFor(m_kernel);
+    const size_t bytes = (sizeof(float) * static_cast<size_t>(ops.packedSize(m, k)) + 63) / 64 * 64;
     float* data = static_cast<float*>(std::aligned_alloc(64, bytes));
     if (!data) throw Error("out of memory packing a " + std::to_string(m) + "x" + std::to_string(k) + " weight");
     m_data = std::shared_ptr<float>(data, Free{});
-#if defined(__x86_64__) && defined(ATTNLENS_HAVE_AVX512_KERNEL)
-    if (wide) {
-        avx512::packWeights(w, m, k, data);
-        return;
-    }
-#endif
-    (void)wide;
-    packWeightsImpl(w, k, m, k, data);
+    ops.pack(w, m, k, data);
 }
 
 bool PackedWeights::valid() const { return m_data && m_kernel == activeGemmKernel(); }
@@ -92,13 +83,7 @@ bool PackedWeights::valid() const { return m_data && m_kernel == activeGemmKerne
 void PackedWeights::multiply(const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc) const {
     if (!valid()) throw Error("packed weights used with another GEMM kernel than they were packed for");
     if (n == 0 || m_m == 0) return;
-#if defined(__x86_64__) && defined(ATTNLENS_HAVE_AVX512_KERNEL)
-    if (m_kernel == GemmKernel::Avx512) {
-        avx512::gemmPacked(m_data.get(), m_m, m_k, x, ldx, n, c, ldc);
-        return;
-    }
-#endif
-    gemmPackedImpl(m_data.get(), m_m, m_k, x, ldx, n, c, ldc);
+    opsFor(m_kernel).packed(m_data.get(), m_m, m_k, x, ldx, n, c, ldc);
 }
 
 } // namespace attnlens

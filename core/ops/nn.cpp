@@ -72,9 +72,11 @@ void applyActivationInPlace(RowMatrix& x, Activation act) {
     case Activation::Relu:
         x = x.cwiseMax(0.0f);
         break;
-    case Activation::Silu:
-        for (Eigen::Index i = 0; i < n; ++i) p[i] = p[i] / (1.0f + std::exp(-p[i]));
+    case Activation::Silu: { // x · sigmoid(x), vectorised
+        auto a = x.array();
+        a = a / (1.0f + (-a).exp());
         break;
+    }
     }
 }
 
