@@ -3,6 +3,7 @@ find_package(Eigen3 3.4 REQUIRED NO_MODULE)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Threads REQUIRED)
 find_package(ZLIB REQUIRED) # IDX .gz files (Fashion-MNIST) in core/io/idx_file
+find_package(GIF 5 REQUIRED) # animated GIF export (core/export/gif_writer), Debian's giflib
 
 # Debian's small OpenCV packages (core, imgproc, imgcodecs) ship no CMake config; libopencv-dev does
 # but pulls Qt5 in. Find the three libraries by hand.

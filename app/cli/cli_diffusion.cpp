@@ -9,10 +9,13 @@
 //       the sampling loop as diffusers' DDPMPipeline / DDIMPipeline run it; D holds step_000.npy, …
 //       (the variance noise of loop step i); OUT: {"timesteps": [...], "final_sample": [C][H][W]};
 //       IMG: round(clamp(x/2 + 0.5, 0, 1)·255). Without --model: the built-in model.
-//       --overlay OUT.png [--step S] [--layer L] [--query ROW,COL] [--head H|mean|max|min] [--on x0|xt]
-//       [--colormap NAME] [--opacity A]: where the image pixel ROW,COL (from 0) looks in attention layer L
-//       (index in execution order from 0, or its module path; default the first) at loop step S (default
-//       the last), over that step's x̂0 (or x_t), enlarged with crisp pixels — unet_maps.h's drawing.
+//       --overlay OUT.png [--step S] [--layer L] [--query ROW,COL[:ROW,COL]] [--key-side] [--head H|mean|max|min]
+//       [--on x0|xt] [--colormap NAME] [--opacity A]: where the image pixel ROW,COL (from 0; or the region of
+//       pixels between two corners, inclusive) looks in attention layer L (index in execution order from 0,
+//       or its module path; default the first) at loop step S (default the last), over that step's x̂0 (or
+//       x_t), enlarged with crisp pixels; --key-side: who attends to the region instead.
+//       --gif OUT.gif [--delay MS]: the same view at every step, as an animated GIF (giflib) —
+//       unet_maps.h's renderUNetView draws both, as it draws the Diffusion page.
 
 #include "cli_common.h"
 #include "cli_overlay.h"
@@ -20,6 +23,7 @@
 
 #include "core/diffusion/denoise_session.h"
 #include "core/diffusion/unet_maps.h"
+#include "core/export/gif_writer.h"
 #include "core/export/overlay.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
@@ -138,80 +142,116 @@ uint64_t parseSeed(const cli::Args& args) {
     return seed;
 }
 
-struct OverlayRequest {
-    std::string path;
-    int step = -1;       // -1: the last
+// --overlay / --gif: one layer's map for an image region, drawn by unet_maps.h's renderUNetView.
+struct ViewRequest {
+    std::optional<std::string> png, gif;
+    int step = -1;       // -1: the last (--overlay only)
     std::string layer;   // index or module path; empty: the first
-    int row = 0, col = 0;
-    HeadSelection heads;
-    bool onNoisy = false; // x_t instead of x̂0
-    OverlayOptions options;
+    int delayMs = 100;   // per GIF frame
+    UNetView view;
 };
 
-std::optional<OverlayRequest> parseOverlay(const cli::Args& args) {
-    const auto path = args.value("--overlay");
-    for (const char* flag : {"--step", "--layer", "--query", "--head", "--on", "--colormap", "--opacity"})
-        if (!path && args.has(flag)) throw cli::UsageError(std::string(flag) + " applies to --overlay only");
-    if (!path) return std::nullopt;
-    OverlayRequest r;
-    r.path = *path;
-    r.step = args.intValue("--step", -1, 0, DenoiseSession::kMaxSteps - 1);
-    r.layer = args.value("--layer", "");
-    const std::string q = args.value("--query", "0,0");
-    if (std::sscanf(q.c_str(), "%d,%d", &r.row, &r.col) != 2 || r.row < 0 || r.col < 0)
-        throw cli::UsageError("--query: expected ROW,COL of an image pixel (from 0), got '" + q + "'");
-    const std::string on = args.value("--on", "x0");
-    if (on != "x0" && on != "xt") throw cli::UsageError("--on: expected x0 or xt, got '" + on + "'");
-    r.onNoisy = on == "xt";
-    r.options = cli::parseOverlayOptions(args);
+PixelRegion parseQuery(const std::string& q) {
+    PixelRegion r;
+    char tail = 0;
+    const int n = std::sscanf(q.c_str(), "%d,%d:%d,%d%c", &r.row0, &r.col0, &r.row1, &r.col1, &tail);
+    if (n == 2) {
+        r.row1 = r.row0;
+        r.col1 = r.col0;
+    }
+    if ((n != 2 && n != 4) || r.row0 < 0 || r.col0 < 0 || r.row1 < r.row0 || r.col1 < r.col0)
+        throw cli::UsageError("--query: expected ROW,COL of an image pixel or a region ROW0,COL0:ROW1,COL1 (from 0, "
+                              "inclusive), got '" + q + "'");
     return r;
 }
 
-void writeOverlay(const DenoiseSession& session, const OverlayRequest& r) {
-    const int step = r.step < 0 ? session.completedSteps() - 1 : r.step;
-    if (step >= session.completedSteps())
-        throw cli::UsageError("--step: " + std::to_string(step) + " is out of range (the run has " +
-                              std::to_string(session.completedSteps()) + " steps, numbered from 0)");
-    const UNetOutput out = session.attentionAt(step);
-    if (out.attentions.empty()) throw cli::UsageError("--overlay: this U-Net has no attention layer");
-    size_t layer = 0;
-    if (!r.layer.empty()) {
-        int idx = -1;
-        const auto [ptr, ec] = std::from_chars(r.layer.data(), r.layer.data() + r.layer.size(), idx);
-        if (ec == std::errc() && ptr == r.layer.data() + r.layer.size()) {
-            if (idx < 0 || static_cast<size_t>(idx) >= out.attentions.size())
-                throw cli::UsageError("--layer: " + r.layer + " is out of range (" + std::to_string(out.attentions.size()) +
-                                      " attention layers, numbered from 0)");
-            layer = static_cast<size_t>(idx);
-        } else {
-            layer = out.attentions.size();
-            for (size_t i = 0; i < out.attentions.size(); ++i)
-                if (out.attentions[i].info.name == r.layer) layer = i;
-            if (layer == out.attentions.size()) throw cli::UsageError("--layer: no attention layer is named '" + r.layer + "'");
-        }
+std::optional<ViewRequest> parseView(const cli::Args& args) {
+    const auto png = args.value("--overlay"), gif = args.value("--gif");
+    for (const char* flag : {"--layer", "--query", "--head", "--on", "--colormap", "--opacity", "--key-side"})
+        if (!png && !gif && args.has(flag)) throw cli::UsageError(std::string(flag) + " applies to --overlay and --gif only");
+    if (!png && args.has("--step")) throw cli::UsageError("--step applies to --overlay only (--gif shows every step)");
+    if (!gif && args.has("--delay")) throw cli::UsageError("--delay applies to --gif only");
+    if (!png && !gif) return std::nullopt;
+    ViewRequest r;
+    r.png = png;
+    r.gif = gif;
+    r.step = args.intValue("--step", -1, 0, DenoiseSession::kMaxSteps - 1);
+    r.layer = args.value("--layer", "");
+    r.delayMs = args.intValue("--delay", 100, 10, 10000);
+    r.view.query = parseQuery(args.value("--query", "0,0"));
+    r.view.keySide = args.has("--key-side");
+    const std::string on = args.value("--on", "x0");
+    if (on != "x0" && on != "xt") throw cli::UsageError("--on: expected x0 or xt, got '" + on + "'");
+    r.view.onNoisy = on == "xt";
+    r.view.options = cli::parseOverlayOptions(args);
+    r.view.heads = cli::parseHead(args.value("--head", "mean"), 1 << 20); // the layer's own count is checked below
+    return r;
+}
+
+// The attention layer --layer names (an index from 0 or a module path).
+size_t chooseLayer(const std::vector<UNetAttentionMap>& layers, const std::string& name) {
+    if (layers.empty()) throw cli::UsageError("--overlay/--gif: this U-Net has no attention layer");
+    if (name.empty()) return 0;
+    int idx = -1;
+    const auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), idx);
+    if (ec == std::errc() && ptr == name.data() + name.size()) {
+        if (idx < 0 || static_cast<size_t>(idx) >= layers.size())
+            throw cli::UsageError("--layer: " + name + " is out of range (" + std::to_string(layers.size()) +
+                                  " attention layers, numbered from 0)");
+        return static_cast<size_t>(idx);
     }
-    const auto& map = out.attentions[layer];
-    const DenoiseStep& s = session.stepAt(step);
-    const ImageU8 image = sampleToImage(r.onNoisy ? s.sample : s.predOriginal);
-    if (r.row >= image.height || r.col >= image.width)
-        throw cli::UsageError("--query: " + std::to_string(r.row) + "," + std::to_string(r.col) + " lies outside the " +
+    for (size_t i = 0; i < layers.size(); ++i)
+        if (layers[i].info.name == name) return i;
+    throw cli::UsageError("--layer: no attention layer is named '" + name + "'");
+}
+
+void checkView(const ViewRequest& r, const UNetAttentionMap& map, const ImageU8& image) {
+    const PixelRegion& q = r.view.query;
+    if (q.row1 >= image.height || q.col1 >= image.width)
+        throw cli::UsageError("--query: " + std::to_string(q.row1) + "," + std::to_string(q.col1) + " lies outside the " +
                               std::to_string(image.height) + "x" + std::to_string(image.width) + " image");
-    if (r.heads.head >= map.info.heads)
-        throw cli::UsageError("--head: " + std::to_string(r.heads.head) + " is out of range (" + map.info.name + " has " +
+    if (r.view.heads.head >= map.info.heads)
+        throw cli::UsageError("--head: " + std::to_string(r.view.heads.head) + " is out of range (" + map.info.name + " has " +
                               std::to_string(map.info.heads) + " heads, numbered from 0)");
-    const RowMatrix grid = unetQueryMap(map, r.row, r.col, image.height, image.width, r.heads);
-    const int factor = std::max(1, (256 + image.width - 1) / image.width);
-    OverlayOptions options = r.options;
-    options.smooth = false; // each cell of the layer's grid stays one flat colour
-    writePng(r.path, renderOverlay(enlargeNearest(image, factor), grid, options));
-    std::cout << "overlay: step " << step << " (t = " << s.timestep << "), " << map.info.name << " ("
-              << map.info.height << "x" << map.info.width << "), query " << r.row << "," << r.col << " -> " << r.path << "\n";
+}
+
+void writeViews(const DenoiseSession& session, const ViewRequest& r) {
+    if (r.png) {
+        const int step = r.step < 0 ? session.completedSteps() - 1 : r.step;
+        if (step >= session.completedSteps())
+            throw cli::UsageError("--step: " + std::to_string(step) + " is out of range (the run has " +
+                                  std::to_string(session.completedSteps()) + " steps, numbered from 0)");
+        const UNetOutput out = session.attentionAt(step);
+        const auto& map = out.attentions[chooseLayer(out.attentions, r.layer)];
+        const DenoiseStep& s = session.stepAt(step);
+        checkView(r, map, unetViewImage(s, r.view));
+        writePng(*r.png, renderUNetView(s, &map, r.view));
+        const PixelRegion& q = r.view.query;
+        std::cout << "overlay: step " << step << " (t = " << s.timestep << "), " << map.info.name << " (" << map.info.height
+                  << "x" << map.info.width << "), query " << q.row0 << "," << q.col0
+                  << (q.isPixel() ? std::string() : ":" + std::to_string(q.row1) + "," + std::to_string(q.col1))
+                  << (r.view.keySide ? " (key side)" : "") << " -> " << *r.png << "\n";
+    }
+    if (r.gif) {
+        GifWriter gif(*r.gif, std::max(1, r.delayMs / 10));
+        std::string layerName;
+        for (int i = 0; i < session.completedSteps(); ++i) {
+            const UNetOutput out = session.attentionAt(i);
+            const auto& map = out.attentions[chooseLayer(out.attentions, r.layer)];
+            if (i == 0) checkView(r, map, unetViewImage(session.stepAt(i), r.view));
+            layerName = map.info.name;
+            gif.addFrame(renderUNetView(session.stepAt(i), &map, r.view));
+        }
+        gif.finish();
+        std::cout << "gif: " << gif.frames() << " frames, " << layerName << " -> " << *r.gif << "\n";
+    }
 }
 
 int runDiffuse(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--scheduler", "--steps", "--class", "--eta", "--seed", "--size", "--init-noise",
-                                "--noise-dir", "--out", "--json", "--overlay", "--step", "--layer", "--query", "--head", "--on",
-                                "--colormap", "--opacity"});
+                                "--noise-dir", "--out", "--json", "--overlay", "--gif", "--delay", "--step", "--layer", "--query",
+                                "--head", "--on", "--colormap", "--opacity"},
+                          {"--key-side"});
     if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     const auto scheduler = args.value("--scheduler");
     if (!scheduler) throw cli::UsageError("--scheduler ddim|ddpm is required");
@@ -234,7 +274,7 @@ int runDiffuse(const std::vector<std::string>& argv) {
         options.height = h;
         options.width = w;
     }
-    const auto overlay = parseOverlay(args);
+    const auto views = parseView(args);
     const DiffusionModel model = loadModel(args);
     options.classLabel = parseClass(args, model);
     if (const auto path = args.value("--init-noise")) options.initNoise = readSample(*path);
@@ -270,11 +310,7 @@ int runDiffuse(const std::vector<std::string>& argv) {
         const ImageU8 img = sampleToImage(final);
         writePng(*path, img);
     }
-    if (overlay) {
-        OverlayRequest r = *overlay;
-        r.heads = cli::parseHead(args.value("--head", "mean"), 1 << 20); // the layer's own count is checked there
-        writeOverlay(session, r);
-    }
+    if (views) writeViews(session, *views);
     std::cout << *scheduler << ", " << session.stepCount() << " steps"
               << (session.options().classLabel ? ", class " + std::to_string(*session.options().classLabel) + " (" +
                                                      model.className(*session.options().classLabel) + ")"
@@ -290,8 +326,9 @@ const cli::Registration regUnet{"unet", "[--model DIR] --sample X.npy --timestep
 const cli::Registration regDiffuse{"diffuse",
                                    "[--model DIR] --scheduler ddim|ddpm --steps N [--class C] [--eta E] [--seed S] "
                                    "[--size H[,W]] [--init-noise X.npy] [--noise-dir D] [--out IMG.png] [--json OUT] "
-                                   "[--overlay OUT.png [--step S] [--layer L|NAME] [--query ROW,COL] [--head H|mean|max|min] "
-                                   "[--on x0|xt] [--colormap NAME] [--opacity A]]",
+                                   "[--overlay OUT.png [--step S]] [--gif OUT.gif [--delay MS]] [--layer L|NAME] "
+                                   "[--query ROW,COL[:ROW,COL]] [--key-side] [--head H|mean|max|min] [--on x0|xt] "
+                                   "[--colormap NAME] [--opacity A]",
                                    "generate an image with DDPM or DDIM sampling (the built-in model without --model)",
                                    &runDiffuse};
 

@@ -4,6 +4,7 @@
 //            [--input TEXT] [--beam N] [--max-tokens N] [--steps K] [--view NAME] [--kind K] [--layer N] [--head N]
 //            [--token sN|tN] [--words] [--hide-special] [--beam-node N] [--model DIR]
 //            [--grab WIDGET] [--image PATH] [--patch cls|ROW,COL[;ROW,COL...]] [--key-side]
+//            [--class C] [--seed S] [--scheduler ddim|ddpm] [--step S] [--query ROW,COL[:ROW,COL]] [--on x0|xt]
 //   attnlens --bench-ui [--input TEXT] [--repeats N]
 // --screenshot shows the window, grabs it once it has been laid out and painted, writes OUT.png and
 // exits (status 0 on success, 2 when the file cannot be written): README and review screenshots
@@ -14,8 +15,13 @@
 // --layer and --head apply to the page shown: Translate counts from 1 (head 0 = mean of heads); Vision
 // counts from 0 as attnlens-cli vision does (head: a number, mean or max). --grab names a child widget
 // (object name, e.g. headsGrid) to grab alone; --image/--patch/--key-side set up the Vision page.
+// Diffusion page (--page 3): --class/--seed/--scheduler/--steps set up the first run (steps = denoising
+// steps there), then --step/--query/--layer/--head/--on/--key-side the view, all counted from 0.
 
+#include "diffusion_driver.h"
 #include "translate_driver.h"
+#include "ui/diffusion/diffusion_document.h"
+#include "ui/diffusion/diffusion_page.h"
 #include "ui/playground/playground_page.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/shell/main_window.h"
@@ -135,21 +141,29 @@ int main(int argc, char** argv) {
     const QCommandLineOption image = opt("image", "Vision page: image to open.", "PATH");
     const QCommandLineOption patch = opt("patch", "Vision page: query cls or ROW,COL[;ROW,COL…].", "QUERY");
     const QCommandLineOption keySide = opt("key-side", "Vision page: show who attends to the query.");
+    const QCommandLineOption classOpt = opt("class", "Diffusion page: the class to generate (number or name).", "C");
+    const QCommandLineOption seed = opt("seed", "Diffusion page: the seed.", "S");
+    const QCommandLineOption scheduler = opt("scheduler", "Diffusion page: ddim or ddpm.", "NAME");
+    const QCommandLineOption stepOpt = opt("step", "Diffusion page: the denoising step shown (from 0).", "S");
+    const QCommandLineOption query = opt("query", "Diffusion page: query pixel ROW,COL or region ROW,COL:ROW,COL.", "QUERY");
+    const QCommandLineOption on = opt("on", "Diffusion page: draw the map over x0 or xt.", "IMAGE");
     parser.addOptions({screenshot, page, size, input, beam, steps, view, kind, layer, head, token, words, hideSpecial,
-                       beamNode, model, benchUi, repeats, maxTokens, grab, image, patch, keySide});
+                       beamNode, model, benchUi, repeats, maxTokens, grab, image, patch, keySide, classOpt, seed, scheduler,
+                       stepOpt, query, on});
     parser.process(app);
 
     const int requestedPage = parser.value(page).toInt();
     const bool forVision = requestedPage == 2; // the Vision page's index below
+    const bool forDiffusion = requestedPage == 3; // the Diffusion page's
     TranslateScript script;
     script.input = parser.value(input);
     script.beam = parser.value(beam).toInt();
     script.maxTokens = parser.value(maxTokens).toInt();
-    script.steps = parser.isSet(steps) ? parser.value(steps).toInt() : -1;
+    script.steps = parser.isSet(steps) && !forDiffusion ? parser.value(steps).toInt() : -1;
     script.view = parser.value(view);
     script.kind = parser.value(kind);
-    script.layer = forVision ? 0 : parser.value(layer).toInt();
-    script.head = !forVision && parser.isSet(head) ? parser.value(head).toInt() : -1;
+    script.layer = forVision || forDiffusion ? 0 : parser.value(layer).toInt();
+    script.head = !forVision && !forDiffusion && parser.isSet(head) ? parser.value(head).toInt() : -1;
     script.token = parser.value(token);
     script.wordLevel = parser.isSet(words);
     script.hideSpecial = parser.isSet(hideSpecial);
@@ -166,6 +180,36 @@ int main(int argc, char** argv) {
     auto* vision = new attnlens::ui::VisionPage;
     if (parser.isSet(image)) vision->setStartImage(parser.value(image));
     const int visionIndex = window.addPage(QApplication::translate("main", "Vision"), vision);
+    auto* diffusion = new attnlens::ui::DiffusionPage;
+    const int diffusionIndex = window.addPage(QApplication::translate("main", "Diffusion"), diffusion);
+
+    // The Diffusion page: settings once its model is loaded (before the first run), the view after that run.
+    DiffusionScript diffusionScript;
+    diffusionScript.className = parser.value(classOpt);
+    diffusionScript.seed = parser.value(seed);
+    diffusionScript.scheduler = parser.value(scheduler);
+    diffusionScript.steps = forDiffusion ? parser.value(steps) : QString();
+    diffusionScript.step = parser.value(stepOpt);
+    diffusionScript.query = parser.value(query);
+    diffusionScript.layer = forDiffusion ? parser.value(layer) : QString();
+    diffusionScript.head = forDiffusion ? parser.value(head) : QString();
+    diffusionScript.on = parser.value(on);
+    diffusionScript.keySide = forDiffusion && parser.isSet(keySide);
+    auto diffusionError = std::make_shared<QString>();
+    auto diffusionReady = std::make_shared<bool>(false);
+    if (forDiffusion) {
+        auto loaded = std::make_shared<QMetaObject::Connection>();
+        *loaded = QObject::connect(diffusion, &attnlens::ui::DiffusionPage::modelLoaded, diffusion, [=] {
+            QObject::disconnect(*loaded);
+            *diffusionError = applyDiffusionSettings(diffusion, diffusionScript);
+        });
+        auto finished = std::make_shared<QMetaObject::Connection>();
+        *finished = QObject::connect(diffusion, &attnlens::ui::DiffusionPage::runFinished, diffusion, [=] {
+            QObject::disconnect(*finished);
+            if (diffusionError->isEmpty()) *diffusionError = applyDiffusionView(diffusion, diffusionScript);
+            *diffusionReady = true;
+        });
+    }
 
     if (parser.isSet(model) && !window.openModel(parser.value(model))) return 2;
 
@@ -207,7 +251,8 @@ int main(int argc, char** argv) {
         });
     }
     // The Vision options apply once its first image is on screen (the model loads on a worker thread).
-    const bool visionSetup = parser.isSet(patch) || parser.isSet(keySide) || (pageIndex == visionIndex && (parser.isSet(layer) || parser.isSet(head)));
+    const bool visionSetup = parser.isSet(patch) || (parser.isSet(keySide) && pageIndex == visionIndex) ||
+                             (pageIndex == visionIndex && (parser.isSet(layer) || parser.isSet(head)));
     auto visionError = std::make_shared<QString>();
     if (visionSetup) {
         const QString patchValue = parser.value(patch), layerValue = parser.value(layer), headValue = parser.value(head);
@@ -228,14 +273,17 @@ int main(int argc, char** argv) {
         timer->setInterval(200);
         // Wait until the Vision page is idle and (if asked) shows its image, then two more turns so the
         // layouts settle and every widget has painted once; give up after 60 s.
-        QObject::connect(timer, &QTimer::timeout, &window, [timer, waited, vision, waitForImage, visionError, out, grabName, &window] {
+        const bool onDiffusion = pageIndex == diffusionIndex;
+        QObject::connect(timer, &QTimer::timeout, &window, [=, &window] {
             *waited += 200;
-            const bool ready = !vision->isBusy() && (!waitForImage || vision->document()->hasImage());
+            const bool ready = onDiffusion ? *diffusionReady && !diffusion->isBusy()
+                                           : !vision->isBusy() && (!waitForImage || vision->document()->hasImage());
             if (!ready && *waited < 60000) return;
             if (*waited < 400) return;
             timer->stop();
-            if (!visionError->isEmpty()) {
-                std::fprintf(stderr, "error: %s\n", qPrintable(*visionError));
+            const QString problem = onDiffusion ? *diffusionError : *visionError;
+            if (!problem.isEmpty()) {
+                std::fprintf(stderr, "error: %s\n", qPrintable(problem));
                 QApplication::exit(2);
                 return;
             }

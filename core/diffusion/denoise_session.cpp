@@ -57,13 +57,15 @@ Tensor DenoiseSession::noiseFor(int step) {
     return n;
 }
 
-bool DenoiseSession::step(const Callbacks* callbacks) {
+bool DenoiseSession::step(const Callbacks* callbacks, std::vector<UNetAttentionMap>* attention) {
     if (done()) return false;
     const int i = completedSteps();
     const int t = m_scheduler.timesteps()[static_cast<size_t>(i)];
     UNetRunOptions run;
-    run.captureAttention = false;
-    Tensor eps = m_model.unet->forward(m_current, static_cast<float>(t), m_options.classLabel, run, callbacks).noisePred;
+    run.captureAttention = attention != nullptr;
+    UNetOutput out = m_model.unet->forward(m_current, static_cast<float>(t), m_options.classLabel, run, callbacks);
+    Tensor eps = std::move(out.noisePred);
+    if (attention) *attention = std::move(out.attentions);
     Tensor noise;
     if (m_scheduler.needsNoise(t, m_options.eta)) noise = noiseFor(i);
     SchedulerStep r = m_scheduler.step(eps, t, m_current, noise.empty() ? nullptr : &noise, m_options.eta);

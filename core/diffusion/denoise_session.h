@@ -56,8 +56,9 @@ public:
     int completedSteps() const { return static_cast<int>(m_steps.size()); }
     bool done() const { return completedSteps() == stepCount(); }
 
-    // Runs the next step (no-op when done); returns true while steps remain.
-    bool step(const Callbacks* callbacks = nullptr);
+    // Runs the next step (no-op when done); returns true while steps remain. With `attention`, the
+    // step's forward captures every attention layer into it (what attentionAt(i) would recompute).
+    bool step(const Callbacks* callbacks = nullptr, std::vector<UNetAttentionMap>* attention = nullptr);
     // Runs every remaining step, reporting progress after each; Cancelled propagates (the steps
     // completed so far stay).
     void run(const Callbacks* callbacks = nullptr);

@@ -2,24 +2,45 @@
 
 #include "core/util/error.h"
 
-#include <array>
+#include <algorithm>
 
 namespace attnlens {
 
-RowMatrix unetQueryMap(const UNetAttentionMap& layer, int row, int col, int imageHeight, int imageWidth,
-                       const HeadSelection& heads) {
-    if (row < 0 || col < 0 || row >= imageHeight || col >= imageWidth)
-        throw Error("query " + std::to_string(row) + "," + std::to_string(col) + " lies outside the " +
-                    std::to_string(imageHeight) + "x" + std::to_string(imageWidth) + " image");
-    const int h = layer.info.height, w = layer.info.width;
-    const int y = static_cast<int>(int64_t{row} * h / imageHeight), x = static_cast<int>(int64_t{col} * w / imageWidth);
+std::vector<int> unetRegionTokens(const UNetAttentionInfo& layer, const PixelRegion& r, int imageHeight, int imageWidth) {
+    auto describe = [&] {
+        return std::to_string(r.row0) + "," + std::to_string(r.col0) +
+               (r.isPixel() ? std::string() : ":" + std::to_string(r.row1) + "," + std::to_string(r.col1));
+    };
+    if (imageHeight <= 0 || imageWidth <= 0) throw Error("the image is empty");
+    if (r.row0 < 0 || r.col0 < 0 || r.row1 >= imageHeight || r.col1 >= imageWidth)
+        throw Error("query " + describe() + " lies outside the " + std::to_string(imageHeight) + "x" +
+                    std::to_string(imageWidth) + " image");
+    if (r.row1 < r.row0 || r.col1 < r.col0) throw Error("query " + describe() + ": the region is inverted");
+    const int h = layer.height, w = layer.width;
+    auto toY = [&](int row) { return static_cast<int>(int64_t{row} * h / imageHeight); };
+    auto toX = [&](int col) { return static_cast<int>(int64_t{col} * w / imageWidth); };
+    std::vector<int> tokens;
+    for (int y = toY(r.row0); y <= toY(r.row1); ++y)
+        for (int x = toX(r.col0); x <= toX(r.col1); ++x) tokens.push_back(y * w + x);
+    return tokens;
+}
+
+RowMatrix unetRegionMap(const UNetAttentionMap& layer, const PixelRegion& region, int imageHeight, int imageWidth,
+                        const HeadSelection& heads, bool keySide) {
+    const std::vector<int> tokens = unetRegionTokens(layer.info, region, imageHeight, imageWidth);
     if (heads.head >= layer.info.heads)
         throw Error("head " + std::to_string(heads.head) + " is out of range (" + layer.info.name + " has " +
                     std::to_string(layer.info.heads) + " heads)");
     const RowMatrix attention = heads.head >= 0 ? RowMatrix(layer.weights.slice2d({heads.head}))
                                                 : fuseHeads(layer.weights, heads.fusion); // [tokens, tokens]
-    const std::array<int, 1> query{y * w + x};
-    return tokensToGrid(queryMap(attention, query), h, w, 0);
+    const Eigen::VectorXf perToken = keySide ? keyMap(attention, tokens, TokenReduce::Sum)
+                                             : queryMap(attention, tokens, TokenReduce::Mean);
+    return tokensToGrid(perToken, layer.info.height, layer.info.width, 0);
+}
+
+RowMatrix unetQueryMap(const UNetAttentionMap& layer, int row, int col, int imageHeight, int imageWidth,
+                       const HeadSelection& heads) {
+    return unetRegionMap(layer, PixelRegion::pixel(row, col), imageHeight, imageWidth, heads, false);
 }
 
 ImageU8 enlargeNearest(const ImageU8& image, int factor) {
@@ -28,6 +49,34 @@ ImageU8 enlargeNearest(const ImageU8& image, int factor) {
     for (int y = 0; y < out.height; ++y)
         for (int x = 0; x < out.width; ++x)
             for (int c = 0; c < image.channels; ++c) out.at(x, y, c) = image.at(x / factor, y / factor, c);
+    return out;
+}
+
+int enlargeFactor(const ImageU8& image, int minSide) {
+    const int side = std::max(image.width, image.height);
+    if (side <= 0) throw Error("enlarge: the image is empty");
+    return std::max(1, (minSide + side - 1) / side);
+}
+
+RgbImage renderUNetOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& map, OverlayOptions options,
+                           int minSide) {
+    options.smooth = false; // each cell of the layer's grid stays one flat colour
+    return renderOverlay(enlargeNearest(image, enlargeFactor(image, minSide)), map, options);
+}
+
+ImageU8 unetViewImage(const DenoiseStep& step, const UNetView& view) {
+    return sampleToImage(view.onNoisy ? step.sample : step.predOriginal);
+}
+
+RgbImage renderUNetView(const DenoiseStep& step, const UNetAttentionMap* layer, const UNetView& view) {
+    const ImageU8 image = unetViewImage(step, view);
+    if (layer != nullptr)
+        return renderUNetOverlay(image, unetRegionMap(*layer, view.query, image.height, image.width, view.heads, view.keySide),
+                                 view.options, view.minSide);
+    const ImageU8 big = enlargeNearest(image, enlargeFactor(image, view.minSide));
+    RgbImage out{big.width, big.height, std::vector<uint8_t>(static_cast<size_t>(big.width) * big.height * 3)};
+    for (size_t i = 0; i < static_cast<size_t>(big.width) * big.height; ++i)
+        for (int c = 0; c < 3; ++c) out.pixels[i * 3 + c] = big.pixels[i * big.channels + (big.channels == 3 ? c : 0)];
     return out;
 }
 

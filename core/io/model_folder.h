@@ -8,7 +8,8 @@
 
 namespace attnlens {
 
-enum class ModelKind { Marian, Vit, Unknown };
+// Diffusion: a diffusers UNet2DModel or pipeline folder (core/diffusion/diffusion_model.h describes it).
+enum class ModelKind { Marian, Vit, Diffusion, Unknown };
 
 struct ModelFolderInfo {
     std::filesystem::path dir;

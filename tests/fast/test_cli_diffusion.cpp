@@ -6,6 +6,7 @@
 #include "core/io/npy_reader.h"
 #include "core/vision/image_io.h"
 #include "support/cli_run.h"
+#include "support/gif_read.h"
 #include "support/json_compare.h"
 #include "support/unet_fixtures.h"
 
@@ -106,6 +107,38 @@ private slots:
         expectError(base + QStringList{"--overlay", png, "--query", "8,0"}, "outside");
         expectError(base + QStringList{"--overlay", png, "--head", "1"}, "--head");
         expectError(base + QStringList{"--step", "1"}, "--overlay only");
+        expectError(base + QStringList{"--query", "1,1"}, "--overlay and --gif only");
+    }
+
+    void gifAndRegionQueriesAndKeySide() {
+        QTemporaryDir tmp;
+        const QString gif = tmp.filePath("t.gif"), a = tmp.filePath("a.png"), b = tmp.filePath("b.png");
+        const QStringList base{"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps", "4", "--class", "1",
+                               "--layer", "0"};
+        auto r = run(base + QStringList{"--gif", gif, "--delay", "250", "--query", "1,1:4,5", "--on", "xt"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY(r.out.contains("gif: 4 frames"));
+        const giftest::Gif g = giftest::read(gif.toStdString());
+        QVERIFY2(g.error.isEmpty(), qPrintable(g.error));
+        QCOMPARE(static_cast<int>(g.frames.size()), 4); // one frame per step
+        QCOMPARE(g.width, 256);
+        QCOMPARE(g.frames[0].delay, 25);
+        QVERIFY(g.loops);
+        // a region and its key side draw different maps; a one-pixel region is the pixel query
+        QCOMPARE(run(base + QStringList{"--overlay", a, "--query", "1,1:4,5"}).exitCode, 0);
+        QCOMPARE(run(base + QStringList{"--overlay", b, "--query", "1,1:4,5", "--key-side"}).exitCode, 0);
+        QVERIFY(loadImage(a.toStdString()).pixels != loadImage(b.toStdString()).pixels);
+        QCOMPARE(run(base + QStringList{"--overlay", a, "--query", "3,2:3,2"}).exitCode, 0);
+        QCOMPARE(run(base + QStringList{"--overlay", b, "--query", "3,2"}).exitCode, 0);
+        QCOMPARE(loadImage(a.toStdString()).pixels, loadImage(b.toStdString()).pixels);
+        expectError(base + QStringList{"--overlay", a, "--query", "4,4:2,2"}, "--query");
+        expectError(base + QStringList{"--overlay", a, "--query", "1,1:8,2"}, "outside");
+        expectError(base + QStringList{"--gif", gif, "--step", "1"}, "--overlay only");
+        expectError(base + QStringList{"--overlay", a, "--delay", "100"}, "--gif only");
+        expectError(base + QStringList{"--gif", "/nonexistent-dir/t.gif"}, "/nonexistent-dir/t.gif");
+        expectError(QStringList{"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps", "4", "--class", "1",
+                                "--key-side"},
+                    "--overlay and --gif only");
     }
 
     void inspectAndBenchDescribeDiffusionFolders() {

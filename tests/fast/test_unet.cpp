@@ -115,6 +115,62 @@ private slots:
         QCOMPARE(big.at(5, 7, 1), big.at(3, 6, 1)); // pixel (1, 2) of the original, as a 3×3 block
     }
 
+    void regionMapsAverageRowsAndKeySideSumsColumns() {
+        const auto model = loadDiffusionModel(unettest::fixture("bare-head8"));
+        const auto g = unettest::golden(unettest::fixture("bare-head8") / "golden.safetensors");
+        const UNetOutput out = model.unet->forward(g.file.load("t500.sample"), 500.0f, std::nullopt);
+        const UNetAttentionMap& layer = out.attentions.front(); // 4×4 tokens, 4 heads, on an 8×8 image
+        // pixels rows 2..5, cols 0..3 → tokens rows 1..2, cols 0..1 of the 4×4 level
+        const PixelRegion region{2, 0, 5, 3};
+        const std::vector<int> tokens = unetRegionTokens(layer.info, region, 8, 8);
+        QCOMPARE(tokens, (std::vector<int>{4, 5, 8, 9}));
+        const RowMatrix q = unetRegionMap(layer, region, 8, 8, HeadSelection{1, HeadFusion::Mean});
+        const RowMatrix k = unetRegionMap(layer, region, 8, 8, HeadSelection{1, HeadFusion::Mean}, true);
+        for (int j = 0; j < 16; ++j) {
+            float row = 0, col = 0;
+            for (int t : tokens) {
+                row += layer.weights.at({1, t, j}) / 4.0f;
+                col += layer.weights.at({1, j, t});
+            }
+            QVERIFY(std::abs(q(j / 4, j % 4) - row) < 1e-6f);
+            QVERIFY(std::abs(k(j / 4, j % 4) - col) < 1e-6f);
+        }
+        QVERIFY(std::abs(q.sum() - 1.0f) < 1e-5f);
+        // one pixel is the query map; an inverted or outside region is refused
+        QCOMPARE(unetRegionMap(layer, PixelRegion::pixel(5, 2), 8, 8, {}), unetQueryMap(layer, 5, 2, 8, 8, {}));
+        QVERIFY(errorOf([&] { unetRegionTokens(layer.info, {3, 3, 2, 2}, 8, 8); }).contains("inverted"));
+        QVERIFY(errorOf([&] { unetRegionTokens(layer.info, {0, 0, 8, 2}, 8, 8); }).contains("outside"));
+    }
+
+    void viewsDrawTheMapOverTheChosenImage() {
+        const auto model = loadDiffusionModel(unettest::fixture("bare-head8"));
+        const auto g = unettest::golden(unettest::fixture("bare-head8") / "golden.safetensors");
+        const Tensor x = g.file.load("t500.sample");
+        const UNetOutput out = model.unet->forward(x, 500.0f, std::nullopt);
+        DenoiseStep step{500, x, out.noisePred, x.clone()};
+        for (float& v : step.predOriginal.values()) v = -v; // x̂0 ≠ x_t, so the two views differ
+        UNetView view;
+        view.query = PixelRegion::pixel(1, 6);
+        view.options.opacity = 0.5f;
+        view.minSide = 20; // 8 px → ×3
+        const RgbImage over0 = renderUNetView(step, &out.attentions[0], view);
+        QCOMPARE(over0.width, 24);
+        const RowMatrix map = unetRegionMap(out.attentions[0], view.query, 8, 8, view.heads);
+        OverlayOptions o = view.options;
+        o.smooth = false;
+        const RgbImage expected = renderOverlay(enlargeNearest(sampleToImage(step.predOriginal), 3), map, o);
+        QCOMPARE(over0.pixels, expected.pixels);
+        view.onNoisy = true;
+        QVERIFY(renderUNetView(step, &out.attentions[0], view).pixels != over0.pixels);
+        // without attention: the enlarged image alone, grey as RGB
+        const RgbImage plain = renderUNetView(step, nullptr, view);
+        const ImageU8 xt = sampleToImage(x);
+        QCOMPARE(plain.pixel(7, 5).r, xt.at(2, 1, 0)); // pixel (2, 1) of the RGB x_t, as a 3×3 block
+        QCOMPARE(plain.pixel(7, 5).b, xt.at(2, 1, 2));
+        QCOMPARE(enlargeFactor(xt, 256), 32);
+        QCOMPARE(enlargeFactor(xt, 1), 1);
+    }
+
     void trajectoriesMatchReference() {
         const auto dir = unettest::fixture("cond-pipeline") / "trajectories";
         const auto g = unettest::golden(dir / "trajectories.safetensors");

@@ -2,6 +2,7 @@
 
 #include "ui/shell/model_page.h"
 
+#include "core/diffusion/diffusion_model.h"
 #include "core/io/model_folder.h"
 
 #include <QAction>
@@ -78,9 +79,13 @@ bool MainWindow::openModel(const QString& dir) {
     ModelKind kind = ModelKind::Unknown;
     QString modelType;
     try {
-        const auto info = inspectModelFolder(dir.toStdString());
-        kind = info.kind;
-        modelType = QString::fromStdString(info.modelType);
+        if (isDiffusionFolder(dir.toStdString())) {
+            kind = ModelKind::Diffusion;
+        } else {
+            const auto info = inspectModelFolder(dir.toStdString());
+            kind = info.kind;
+            modelType = QString::fromStdString(info.modelType);
+        }
     } catch (const std::exception& e) {
         QMessageBox::warning(this, tr("Cannot open model"), QString::fromStdString(e.what()));
         return false;
@@ -95,8 +100,8 @@ bool MainWindow::openModel(const QString& dir) {
         }
     }
     QMessageBox::warning(this, tr("Cannot open model"),
-                         tr("'%1' is a '%2' model; this version opens Marian (translation) and ViT (vision) "
-                            "models.").arg(dir, modelType));
+                         tr("'%1' is a '%2' model; this version opens Marian (translation), ViT (vision) "
+                            "and diffusers UNet2DModel (diffusion) models.").arg(dir, modelType));
     return false;
 }
 

@@ -10,6 +10,7 @@
 #include "ui/vision/predictions_view.h"
 #include "ui/vision/sample_gallery.h"
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/page_parts.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -44,40 +45,6 @@
 namespace attnlens::ui {
 
 namespace {
-
-QImage toQImage(const RgbImage& image) {
-    if (image.width <= 0) return {};
-    QImage out(image.width, image.height, QImage::Format_RGB888);
-    for (int y = 0; y < image.height; ++y)
-        std::memcpy(out.scanLine(y), image.pixels.data() + static_cast<size_t>(y) * image.width * 3,
-                    static_cast<size_t>(image.width) * 3);
-    return out;
-}
-
-// A QImage (any format) as an 8-bit image: grey stays grey, everything else becomes RGB (alpha dropped).
-ImageU8 fromQImage(const QImage& source) {
-    const bool grey = source.format() == QImage::Format_Grayscale8 || source.format() == QImage::Format_Grayscale16;
-    const QImage img = source.convertToFormat(grey ? QImage::Format_Grayscale8 : QImage::Format_RGB888);
-    ImageU8 out(img.width(), img.height(), grey ? 1 : 3);
-    const size_t row = static_cast<size_t>(img.width()) * out.channels;
-    for (int y = 0; y < img.height(); ++y) std::memcpy(out.pixels.data() + y * row, img.constScanLine(y), row);
-    return out;
-}
-
-QLabel* caption(const QString& text, QWidget* parent) {
-    auto* label = new QLabel(text, parent);
-    QFont f = label->font();
-    f.setBold(true);
-    label->setFont(f);
-    return label;
-}
-
-QLabel* hint(const QString& text, QWidget* parent) {
-    auto* label = new QLabel(text, parent);
-    label->setWordWrap(true);
-    label->setStyleSheet(QStringLiteral("color: #5f6368;"));
-    return label;
-}
 
 QString ms(double seconds) { return QString::number(seconds * 1000.0, 'f', seconds < 0.1 ? 1 : 0) + " ms"; }
 

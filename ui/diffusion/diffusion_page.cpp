@@ -1,0 +1,761 @@
+#include "ui/diffusion/diffusion_page.h"
+
+#include "core/io/model_folder.h"
+#include "core/util/error.h"
+#include "ui/diffusion/u_shape_view.h"
+#include "ui/render/heatmap_image.h"
+#include "ui/shell/inference_worker.h"
+#include "ui/vision/map_grid_view.h"
+#include "ui/vision/patch_image_view.h"
+#include "ui/widgets/color_bar.h"
+#include "ui/widgets/page_parts.h"
+
+#include <QCheckBox>
+#include <QEvent>
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QFrame>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenu>
+#include <QPointer>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTimer>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <climits>
+
+namespace attnlens::ui {
+
+namespace {
+
+constexpr int kTileMinSide = 112;  // U view and strip tiles: the image enlarged to at least this
+constexpr int64_t kCaptureLimit = int64_t{64} << 20; // capture attention while generating up to this per step
+
+QString folderName(const QString& dir) { return QFileInfo(QDir::cleanPath(dir)).fileName(); }
+
+} // namespace
+
+DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
+    : QWidget(parent), m_doc(new DiffusionDocument(this)), m_worker(new InferenceWorker(this)) {
+    auto* root = new QVBoxLayout(this);
+    root->setContentsMargins(8, 8, 8, 8);
+    root->setSpacing(6);
+
+    // Top bar: model, progress, export.
+    auto* bar = new QFrame(this);
+    bar->setObjectName(QStringLiteral("diffusionBar"));
+    bar->setStyleSheet(QStringLiteral("QFrame#diffusionBar { background: palette(base); border: 1px solid palette(mid);"
+                                      " border-radius: 4px; }"));
+    auto* barLayout = new QHBoxLayout(bar);
+    barLayout->setContentsMargins(8, 4, 8, 4);
+    auto* open = new QPushButton(tr("Open model…"), bar);
+    open->setObjectName(QStringLiteral("openModel"));
+    open->setToolTip(tr("Open a diffusers UNet2DModel folder or a DDPM/DDIM pipeline folder"));
+    connect(open, &QPushButton::clicked, this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a diffusers model folder"));
+        if (!dir.isEmpty()) openModel(dir);
+    });
+    m_modelLabel = new QLabel(tr("no model"), bar);
+    m_modelLabel->setObjectName(QStringLiteral("modelLabel"));
+    m_modelLabel->setStyleSheet(QStringLiteral("color: #5f6368;"));
+    m_progress = new QProgressBar(bar);
+    m_progress->setObjectName(QStringLiteral("progress"));
+    m_progress->setRange(0, 1000);
+    m_progress->setMaximumWidth(160);
+    m_progress->setTextVisible(false);
+    m_progress->hide();
+    m_cancel = new QPushButton(tr("Cancel"), bar);
+    m_cancel->setObjectName(QStringLiteral("cancel"));
+    m_cancel->hide();
+    connect(m_cancel, &QPushButton::clicked, m_worker, &InferenceWorker::cancel);
+    m_export = new QToolButton(bar);
+    m_export->setObjectName(QStringLiteral("export"));
+    m_export->setText(tr("Export"));
+    m_export->setPopupMode(QToolButton::InstantPopup);
+    auto* exportMenu = new QMenu(m_export);
+    exportMenu->addAction(tr("View as PNG…"), this, [this] { chooseExport(0); });
+    exportMenu->addAction(tr("U view as PNG…"), this, [this] { chooseExport(1); });
+    exportMenu->addAction(tr("Step strip as PNG…"), this, [this] { chooseExport(2); });
+    exportMenu->addAction(tr("Trajectory as animated GIF…"), this, [this] { chooseExport(3); });
+    exportMenu->addAction(tr("Trajectory as PNG sequence…"), this, [this] { chooseExport(4); });
+    exportMenu->addAction(tr("Map as NumPy (.npy)…"), this, [this] { chooseExport(5); });
+    exportMenu->addAction(tr("Map as CSV…"), this, [this] { chooseExport(6); });
+    m_export->setMenu(exportMenu);
+    barLayout->addWidget(open);
+    barLayout->addSpacing(12);
+    barLayout->addWidget(m_modelLabel, 1);
+    barLayout->addWidget(m_progress);
+    barLayout->addWidget(m_cancel);
+    barLayout->addWidget(m_export);
+    root->addWidget(bar);
+
+    m_message = new QLabel(this);
+    m_message->setObjectName(QStringLiteral("message"));
+    m_message->setWordWrap(true);
+    m_message->hide();
+    root->addWidget(m_message);
+
+    auto* body = new QHBoxLayout;
+    body->setSpacing(8);
+    body->addWidget(buildSidebar());
+    body->addWidget(buildCentre(), 1);
+    root->addLayout(body, 1);
+
+    m_playTimer = new QTimer(this);
+    m_playTimer->setInterval(150);
+    connect(m_playTimer, &QTimer::timeout, this, [this] {
+        if (m_doc->currentStep() + 1 >= m_doc->completedSteps()) {
+            if (!m_doc->running()) setPlaying(false);
+            return;
+        }
+        m_doc->setCurrentStep(m_doc->currentStep() + 1);
+    });
+
+    // Document → views.
+    connect(m_doc, &DiffusionDocument::modelChanged, this, [this] {
+        m_modelLabel->setText(modelDescription());
+        QStringList labels;
+        for (const auto& l : m_doc->layers()) labels << DiffusionDocument::shortLayerName(l);
+        m_uView->setLayers(m_doc->layers(), labels);
+        syncControls();
+    });
+    connect(m_doc, &DiffusionDocument::runChanged, this, [this] {
+        refreshStep();
+        refreshMaps();
+    });
+    connect(m_doc, &DiffusionDocument::stepChanged, this, [this] {
+        refreshStep();
+        refreshMaps();
+    });
+    connect(m_doc, &DiffusionDocument::attentionChanged, this, &DiffusionPage::refreshMaps);
+    connect(m_doc, &DiffusionDocument::selectionChanged, this, [this] {
+        syncControls();
+        refreshMaps();
+    });
+    connect(m_doc, &DiffusionDocument::lookChanged, this, &DiffusionPage::refreshMaps);
+
+    // Worker → progress, errors.
+    connect(m_worker, &InferenceWorker::started, this, [this](int, const QString& label) {
+        m_progress->setValue(0);
+        m_progress->setToolTip(label);
+        m_progress->show();
+        m_cancel->show();
+    });
+    connect(m_worker, &InferenceWorker::progress, this, [this](int, double fraction, const QString& stage) {
+        m_progress->setValue(static_cast<int>(fraction * 1000));
+        m_progress->setToolTip(stage);
+    });
+    connect(m_worker, &InferenceWorker::busyChanged, this, [this](bool busy) {
+        if (!busy) {
+            m_progress->hide();
+            m_cancel->hide();
+        }
+    });
+    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& msg) {
+        --m_pendingJobs;
+        m_requested.clear();
+        if (m_doc->running()) {
+            m_doc->finishRun(false);
+            emit runFinished();
+        }
+        showError(msg);
+    });
+    connect(m_worker, &InferenceWorker::cancelled, this, [this](int) {
+        --m_pendingJobs;
+        m_requested.clear();
+        if (m_doc->running() && !m_worker->isBusy()) {
+            m_doc->finishRun(false);
+            showNotice(tr("Stopped after %n step(s); they stay on the timeline.", nullptr, m_doc->completedSteps()));
+            emit runFinished();
+        }
+    });
+    connect(m_worker, &InferenceWorker::finished, this, [this](int) { --m_pendingJobs; });
+
+    QString dir = modelDir;
+    if (dir.isEmpty()) {
+        try {
+            dir = QString::fromStdString(builtinModelDir("ddpm-fashion-tiny").string());
+        } catch (const std::exception& e) {
+            showError(tr("The built-in diffusion model is missing (%1). Open a diffusers folder with "
+                         "File → Open model….")
+                          .arg(QString::fromUtf8(e.what())));
+        }
+    }
+    syncControls();
+    refreshMaps();
+    if (!dir.isEmpty()) openModel(dir);
+}
+
+DiffusionPage::~DiffusionPage() = default;
+
+QWidget* DiffusionPage::buildSidebar() {
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setFixedWidth(272);
+    auto* panel = new QWidget(scroll);
+    auto* layout = new QVBoxLayout(panel);
+    layout->setContentsMargins(0, 0, 6, 0);
+
+    auto* genBox = new QGroupBox(tr("Generate"), panel);
+    auto* genForm = new QFormLayout(genBox);
+    m_class = new QComboBox(genBox);
+    m_class->setObjectName(QStringLiteral("class"));
+    m_class->setToolTip(tr("The class the image is generated for (class-conditional models)"));
+    m_seed = new QSpinBox(genBox);
+    m_seed->setObjectName(QStringLiteral("seed"));
+    m_seed->setRange(0, INT_MAX);
+    m_seed->setValue(1);
+    m_seed->setToolTip(tr("The seed of the initial noise and every step's noise: the same seed gives the same image"));
+    m_scheduler = new QComboBox(genBox);
+    m_scheduler->setObjectName(QStringLiteral("scheduler"));
+    m_scheduler->addItem(tr("DDIM"), static_cast<int>(SchedulerKind::Ddim));
+    m_scheduler->addItem(tr("DDPM"), static_cast<int>(SchedulerKind::Ddpm));
+    m_steps = new QSpinBox(genBox);
+    m_steps->setObjectName(QStringLiteral("steps"));
+    m_steps->setRange(1, DenoiseSession::kMaxSteps);
+    m_steps->setValue(50);
+    m_generate = new QPushButton(tr("Generate"), genBox);
+    m_generate->setObjectName(QStringLiteral("generate"));
+    m_generate->setDefault(true);
+    connect(m_generate, &QPushButton::clicked, this, &DiffusionPage::generate);
+    genForm->addRow(tr("Class:"), m_class);
+    genForm->addRow(tr("Seed:"), m_seed);
+    genForm->addRow(tr("Scheduler:"), m_scheduler);
+    genForm->addRow(tr("Steps:"), m_steps);
+    genForm->addRow(m_generate);
+    layout->addWidget(genBox);
+
+    auto* queryBox = new QGroupBox(tr("Query"), panel);
+    auto* queryLayout = new QVBoxLayout(queryBox);
+    m_queryLabel = new QLabel(queryBox);
+    m_queryLabel->setObjectName(QStringLiteral("queryLabel"));
+    m_queryLabel->setWordWrap(true);
+    queryLayout->addWidget(m_queryLabel);
+    m_keySide = new QCheckBox(tr("Key side: who attends to the query"), queryBox);
+    m_keySide->setObjectName(QStringLiteral("keySide"));
+    connect(m_keySide, &QCheckBox::toggled, m_doc, &DiffusionDocument::setKeySide);
+    queryLayout->addWidget(m_keySide);
+    queryLayout->addWidget(hint(tr("Click the large image to make a pixel the query; drag for a region."), queryBox));
+    layout->addWidget(queryBox);
+
+    auto* mapBox = new QGroupBox(tr("Map"), panel);
+    auto* mapForm = new QFormLayout(mapBox);
+    m_layer = new QComboBox(mapBox);
+    m_layer->setObjectName(QStringLiteral("layer"));
+    connect(m_layer, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (i >= 0) m_doc->setLayer(i);
+    });
+    m_head = new QComboBox(mapBox);
+    m_head->setObjectName(QStringLiteral("head"));
+    connect(m_head, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (i < 0) return;
+        if (i <= 1) {
+            m_doc->setFusion(i == 0 ? HeadFusion::Mean : HeadFusion::Max);
+            m_doc->setHead(-1);
+        } else {
+            m_doc->setHead(i - 2);
+        }
+    });
+    m_over = new QComboBox(mapBox);
+    m_over->setObjectName(QStringLiteral("over"));
+    m_over->addItems({tr("x̂0 (predicted image)"), tr("x_t (noisy input)")});
+    connect(m_over, &QComboBox::currentIndexChanged, this, [this](int i) { m_doc->setOnNoisy(i == 1); });
+    mapForm->addRow(tr("Layer:"), m_layer);
+    mapForm->addRow(tr("Head:"), m_head);
+    mapForm->addRow(tr("Over:"), m_over);
+    layout->addWidget(mapBox);
+
+    auto* lookBox = new QGroupBox(tr("Display"), panel);
+    auto* lookForm = new QFormLayout(lookBox);
+    m_opacity = new QSlider(Qt::Horizontal, lookBox);
+    m_opacity->setObjectName(QStringLiteral("opacity"));
+    m_opacity->setRange(0, 100);
+    m_opacity->setValue(static_cast<int>(m_doc->opacity() * 100));
+    connect(m_opacity, &QSlider::valueChanged, this, [this](int v) { m_doc->setOpacity(v / 100.0f); });
+    m_colorMap = new QComboBox(lookBox);
+    m_colorMap->setObjectName(QStringLiteral("colorMap"));
+    for (ColorMap map : allColorMaps()) {
+        m_colorMap->addItem(QIcon(QPixmap::fromImage(colorBarImage(map, 48, 12, Qt::Horizontal))),
+                            colorMapDisplayName(map), static_cast<int>(map));
+        if (map == m_doc->colorMap()) m_colorMap->setCurrentIndex(m_colorMap->count() - 1);
+    }
+    connect(m_colorMap, &QComboBox::currentIndexChanged, this,
+            [this](int i) { m_doc->setColorMap(static_cast<ColorMap>(m_colorMap->itemData(i).toInt())); });
+    lookForm->addRow(tr("Opacity:"), m_opacity);
+    lookForm->addRow(tr("Colours:"), m_colorMap);
+    layout->addWidget(lookBox);
+    layout->addStretch(1);
+    scroll->setWidget(panel);
+    return scroll;
+}
+
+QWidget* DiffusionPage::buildCentre() {
+    auto* centre = new QWidget(this);
+    auto* layout = new QVBoxLayout(centre);
+    layout->setContentsMargins(0, 0, 0, 0);
+
+    // Timeline.
+    auto* timeline = new QHBoxLayout;
+    m_prev = new QPushButton(QStringLiteral("◀"), centre);
+    m_prev->setObjectName(QStringLiteral("prevStep"));
+    m_prev->setToolTip(tr("Previous step (Alt+Left)"));
+    m_prev->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Left));
+    m_prev->setMaximumWidth(36);
+    connect(m_prev, &QPushButton::clicked, this, [this] { m_doc->setCurrentStep(m_doc->currentStep() - 1); });
+    m_timeline = new QSlider(Qt::Horizontal, centre);
+    m_timeline->setObjectName(QStringLiteral("timeline"));
+    m_timeline->setToolTip(tr("The denoising steps, from pure noise (left) to the image (right)"));
+    connect(m_timeline, &QSlider::valueChanged, m_doc, &DiffusionDocument::setCurrentStep);
+    m_next = new QPushButton(QStringLiteral("▶"), centre);
+    m_next->setObjectName(QStringLiteral("nextStep"));
+    m_next->setToolTip(tr("Next step (Alt+Right)"));
+    m_next->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Right));
+    m_next->setMaximumWidth(36);
+    connect(m_next, &QPushButton::clicked, this, [this] { m_doc->setCurrentStep(m_doc->currentStep() + 1); });
+    m_play = new QPushButton(tr("Play"), centre);
+    m_play->setObjectName(QStringLiteral("play"));
+    m_play->setCheckable(true);
+    connect(m_play, &QPushButton::toggled, this, &DiffusionPage::setPlaying);
+    m_stepLabel = caption(QString(), centre);
+    m_stepLabel->setObjectName(QStringLiteral("stepLabel"));
+    m_stepLabel->setMinimumWidth(200);
+    timeline->addWidget(m_prev);
+    timeline->addWidget(m_timeline, 1);
+    timeline->addWidget(m_next);
+    timeline->addWidget(m_play);
+    timeline->addWidget(m_stepLabel);
+    layout->addLayout(timeline);
+
+    auto* split = new QSplitter(Qt::Vertical, centre);
+    split->setChildrenCollapsible(false);
+    auto* top = new QWidget(split);
+    auto* topLayout = new QHBoxLayout(top);
+    topLayout->setContentsMargins(0, 0, 0, 0);
+
+    // x_t, ε̂, x̂0 of the step.
+    m_stepImages = new MapGridView(top);
+    m_stepImages->setObjectName(QStringLiteral("stepImages"));
+    m_stepImages->setMaxColumns(1);
+    m_stepImages->setFixedWidth(150);
+    m_stepImages->setToolTip(tr("The step's input x_t, the noise the U-Net predicts in it (shown over ±3) and the "
+                                "clean image x̂0 that prediction implies; click x_t or x̂0 to draw the map over it"));
+    connect(m_stepImages, &MapGridView::tileClicked, this, [this](int i) {
+        if (i == 0 || i == 2) m_doc->setOnNoisy(i == 0);
+    });
+    topLayout->addWidget(m_stepImages);
+
+    // The large view with its colour bar.
+    auto* viewBox = new QVBoxLayout;
+    m_viewTitle = caption(QString(), top);
+    m_viewTitle->setObjectName(QStringLiteral("viewTitle"));
+    m_viewTitle->setWordWrap(true);
+    viewBox->addWidget(m_viewTitle);
+    auto* viewRow = new QHBoxLayout;
+    m_overlay = new PatchImageView(top);
+    m_overlay->setObjectName(QStringLiteral("overlayView"));
+    m_overlay->setGridVisible(false);
+    m_overlay->setMinimumSize(300, 300);
+    m_overlay->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Expanding);
+    m_overlay->setPlaceholderText(tr("Press Generate."));
+    connect(m_overlay, &PatchImageView::patchClicked, this, [this](int pixel, bool) {
+        const int w = std::max(1, m_doc->imageWidth());
+        m_doc->setQuery(PixelRegion::pixel(pixel / w, pixel % w));
+    });
+    connect(m_overlay, &PatchImageView::patchesSelected, this, [this](std::vector<int> pixels, bool) {
+        if (pixels.empty()) return;
+        const int w = std::max(1, m_doc->imageWidth());
+        PixelRegion r{pixels.front() / w, pixels.front() % w, pixels.front() / w, pixels.front() % w};
+        for (int p : pixels) {
+            r.row0 = std::min(r.row0, p / w);
+            r.row1 = std::max(r.row1, p / w);
+            r.col0 = std::min(r.col0, p % w);
+            r.col1 = std::max(r.col1, p % w);
+        }
+        m_doc->setQuery(r);
+    });
+    connect(m_overlay, &PatchImageView::patchHovered, this, [this](int pixel) {
+        const RowMatrix map = pixel >= 0 ? m_doc->currentMap() : RowMatrix();
+        if (pixel < 0 || map.size() == 0 || m_doc->imageWidth() <= 0) {
+            m_overlay->setToolTip(QString());
+            return;
+        }
+        const int r = pixel / m_doc->imageWidth(), c = pixel % m_doc->imageWidth();
+        const int mr = static_cast<int>(int64_t{r} * map.rows() / m_doc->imageHeight());
+        const int mc = static_cast<int>(int64_t{c} * map.cols() / m_doc->imageWidth());
+        m_overlay->setToolTip(tr("pixel (%1, %2) · cell (%3, %4) of %5×%6: %7")
+                                  .arg(r).arg(c).arg(mr).arg(mc).arg(map.rows()).arg(map.cols())
+                                  .arg(map(mr, mc), 0, 'f', 4));
+    });
+    viewRow->addWidget(m_overlay, 1);
+    m_colorBar = new ColorBar(top);
+    m_colorBar->setObjectName(QStringLiteral("colorBar"));
+    m_colorBar->setToolTip(tr("The colours of the map: its smallest and largest weight"));
+    m_overlay->installEventFilter(this);
+    viewRow->addWidget(m_colorBar, 0, Qt::AlignVCenter);
+    viewBox->addLayout(viewRow, 1);
+    topLayout->addLayout(viewBox, 1);
+
+    // The U.
+    auto* uBox = new QVBoxLayout;
+    m_uTitle = caption(tr("Every attention layer, laid out as the U"), top);
+    uBox->addWidget(m_uTitle);
+    m_uView = new UShapeView(top);
+    m_uView->setObjectName(QStringLiteral("uView"));
+    m_uView->setPlaceholderText(tr("This U-Net has no attention layer."));
+    m_uView->setToolTip(tr("Contracting path down the left, bottleneck at the bottom, expansive path up the right; "
+                           "dashed: skip connections. Click a layer to show it large."));
+    connect(m_uView, &UShapeView::layerClicked, m_doc, &DiffusionDocument::setLayer);
+    uBox->addWidget(m_uView, 1);
+    topLayout->addLayout(uBox, 1);
+    split->addWidget(top);
+
+    auto* bottom = new QWidget(split);
+    auto* bottomLayout = new QVBoxLayout(bottom);
+    bottomLayout->setContentsMargins(0, 4, 0, 0);
+    m_stripTitle = caption(tr("The query across the steps"), bottom);
+    bottomLayout->addWidget(m_stripTitle);
+    m_strip = new MapGridView(bottom);
+    m_strip->setObjectName(QStringLiteral("stepStrip"));
+    m_strip->setToolTip(tr("The same query and layer at evenly spaced steps; click one to go there"));
+    connect(m_strip, &MapGridView::tileClicked, this, [this](int i) {
+        if (i >= 0 && i < static_cast<int>(m_stripSteps.size())) m_doc->setCurrentStep(m_stripSteps[static_cast<size_t>(i)]);
+    });
+    bottomLayout->addWidget(m_strip, 1);
+    split->addWidget(bottom);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+    split->setSizes({560, 200});
+    layout->addWidget(split, 1);
+    return centre;
+}
+
+// --- model and runs -------------------------------------------------------------------------
+
+void DiffusionPage::openModel(const QString& dir) {
+    ++m_pendingJobs;
+    m_worker->run<std::shared_ptr<const DiffusionModel>>(
+        tr("Loading %1").arg(folderName(dir)),
+        [path = dir.toStdString()](const Callbacks&) {
+            return std::make_shared<const DiffusionModel>(loadDiffusionModel(path));
+        },
+        [this, dir](std::shared_ptr<const DiffusionModel> model) {
+            setPlaying(false);
+            m_doc->setModel(std::move(model), folderName(dir));
+            m_requested.clear();
+            m_message->hide();
+            emit modelLoaded();
+            if (m_generateWhenLoaded || (!m_firstShow && isVisible())) {
+                m_generateWhenLoaded = false;
+                generate();
+            }
+        });
+}
+
+QString DiffusionPage::modelDescription() const {
+    const auto& model = m_doc->model();
+    if (!model) return tr("no model");
+    const auto& c = model->unet->config();
+    return tr("%1 · UNet2DModel, %2 M parameters · %3×%3 · %4 attention layers%5")
+        .arg(m_doc->modelName())
+        .arg(static_cast<double>(model->unet->parameterCount()) / 1e6, 0, 'f', 2)
+        .arg(c.sampleSize)
+        .arg(m_doc->layers().size())
+        .arg(c.numClassEmbeds > 0 ? tr(" · %1 classes").arg(c.numClassEmbeds) : QString());
+}
+
+DiffusionSettings DiffusionPage::settingsFromControls() const {
+    DiffusionSettings s;
+    s.scheduler = static_cast<SchedulerKind>(m_scheduler->currentData().toInt());
+    s.steps = m_steps->value();
+    s.seed = static_cast<uint64_t>(m_seed->value());
+    if (m_doc->classCount() > 0 && m_class->currentIndex() >= 0) s.classLabel = m_class->currentIndex();
+    return s;
+}
+
+void DiffusionPage::setSettings(const DiffusionSettings& s) {
+    m_scheduler->setCurrentIndex(s.scheduler == SchedulerKind::Ddim ? 0 : 1);
+    m_steps->setValue(s.steps);
+    m_seed->setValue(static_cast<int>(std::min<uint64_t>(s.seed, INT_MAX)));
+    if (s.classLabel && *s.classLabel < m_class->count()) m_class->setCurrentIndex(*s.classLabel);
+}
+
+void DiffusionPage::generate() {
+    if (!m_doc->model()) {
+        m_generateWhenLoaded = true;
+        return;
+    }
+    const DiffusionSettings settings = settingsFromControls();
+    DenoiseOptions options;
+    options.scheduler = settings.scheduler;
+    options.steps = settings.steps;
+    options.classLabel = settings.classLabel;
+    options.seed = settings.seed;
+    std::shared_ptr<DenoiseSession> session;
+    try {
+        session = std::make_shared<DenoiseSession>(*m_doc->model(), options);
+    } catch (const std::exception& e) {
+        showError(QString::fromUtf8(e.what()));
+        return;
+    }
+    if (m_worker->isBusy() || m_pendingJobs > 0) m_worker->cancel();
+    m_message->hide();
+    m_doc->beginRun(settings, session->timesteps());
+    m_requested.clear();
+    const bool capture = DiffusionDocument::attentionBytesPerStep(*m_doc->model()) <= kCaptureLimit;
+    const int runId = m_doc->runId();
+    QPointer<DiffusionPage> self(this);
+    ++m_pendingJobs;
+    m_worker->run<Tensor>(
+        tr("Generating"),
+        [session, capture, runId, self](const Callbacks& cb) {
+            for (int i = 0; !session->done(); ++i) {
+                cb.checkCancel();
+                std::vector<UNetAttentionMap> attention;
+                session->step(&cb, capture ? &attention : nullptr);
+                auto frame = DiffusionDocument::makeFrame(i, session->stepAt(i));
+                auto maps = capture ? DiffusionDocument::makeAttention(std::move(attention)) : nullptr;
+                QMetaObject::invokeMethod(
+                    self.data(),
+                    [self, runId, frame, maps] {
+                        if (self && self->m_doc->runId() == runId) self->m_doc->addFrame(frame, maps);
+                    },
+                    Qt::QueuedConnection);
+                cb.report(static_cast<double>(i + 1) / session->stepCount(),
+                          "step " + std::to_string(i + 1) + " of " + std::to_string(session->stepCount()));
+            }
+            return session->finalSample();
+        },
+        [this, runId](Tensor finalSample) {
+            if (m_doc->runId() != runId) return;
+            m_doc->finishRun(true, finalSample);
+            requestAttention();
+            emit runFinished();
+        });
+}
+
+void DiffusionPage::requestAttention() {
+    if (!m_doc->model() || m_doc->layers().empty() || !m_doc->hasRun()) return;
+    std::vector<int> wanted{m_doc->currentStep()};
+    for (int s : m_doc->stripSteps()) wanted.push_back(s);
+    std::vector<int> steps;
+    for (int s : m_doc->missingAttention(wanted))
+        if (m_requested.insert({m_doc->runId(), s}).second) steps.push_back(s);
+    if (steps.empty()) return;
+    std::vector<std::shared_ptr<const DiffusionFrame>> frames;
+    for (int s : steps) frames.push_back(m_doc->frameShared(s));
+    const int runId = m_doc->runId();
+    QPointer<DiffusionPage> self(this);
+    ++m_pendingJobs;
+    m_worker->run<bool>(
+        tr("Computing attention"),
+        [model = m_doc->model(), label = m_doc->settings().classLabel, frames, runId, self](const Callbacks& cb) {
+            for (size_t i = 0; i < frames.size(); ++i) {
+                cb.checkCancel();
+                auto maps = DiffusionDocument::computeAttention(*model, label, *frames[i], cb);
+                const int step = frames[i]->index;
+                QMetaObject::invokeMethod(
+                    self.data(),
+                    [self, runId, step, maps] {
+                        if (self && self->m_doc->runId() == runId) self->m_doc->storeAttention(step, maps);
+                    },
+                    Qt::QueuedConnection);
+                cb.report(static_cast<double>(i + 1) / frames.size(), "attention of step " + std::to_string(step));
+            }
+            return true;
+        },
+        {});
+}
+
+bool DiffusionPage::isBusy() const { return m_pendingJobs > 0; }
+bool DiffusionPage::isPlaying() const { return m_playTimer->isActive(); }
+
+void DiffusionPage::setPlaying(bool playing) {
+    if (playing && !m_doc->hasRun()) playing = false;
+    if (playing && m_doc->currentStep() + 1 >= m_doc->completedSteps() && !m_doc->running()) m_doc->setCurrentStep(0);
+    if (playing)
+        m_playTimer->start();
+    else
+        m_playTimer->stop();
+    const QSignalBlocker block(m_play);
+    m_play->setChecked(playing);
+    m_play->setText(playing ? tr("Pause") : tr("Play"));
+}
+
+bool DiffusionPage::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_overlay && event->type() == QEvent::Resize) {
+        const int text = m_colorBar->fontMetrics().height();
+        const int picture = static_cast<int>(m_overlay->imageRect().height());
+        m_colorBar->setFixedHeight(std::max(80, (picture > 0 ? picture : m_overlay->height()) + 2 * text + 4));
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void DiffusionPage::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    if (!m_firstShow) return;
+    m_firstShow = false;
+    if (!m_doc->hasRun()) generate(); // waits for the model when it is still loading
+}
+
+QString DiffusionPage::message() const { return m_message->isVisible() ? m_message->text() : QString(); }
+
+void DiffusionPage::showError(const QString& text) {
+    m_message->setStyleSheet(QStringLiteral("QLabel { background: #fdecea; color: #8a1c12; border: 1px solid #f5c2bd;"
+                                            " border-radius: 4px; padding: 6px; }"));
+    m_message->setText(text);
+    m_message->show();
+    emit errorShown(text);
+}
+
+void DiffusionPage::showNotice(const QString& text) {
+    m_message->setStyleSheet(QStringLiteral("QLabel { background: #eef3fb; color: #1f3b63; border: 1px solid #c9d7ee;"
+                                            " border-radius: 4px; padding: 6px; }"));
+    m_message->setText(text);
+    m_message->show();
+}
+
+// --- views ----------------------------------------------------------------------------------
+
+void DiffusionPage::syncControls() {
+    const QSignalBlocker b1(m_class), b2(m_layer), b3(m_head), b4(m_keySide), b5(m_over);
+    const int classes = m_doc->classCount();
+    if (m_class->count() != classes) {
+        m_class->clear();
+        for (int c = 0; c < classes; ++c) m_class->addItem(QStringLiteral("%1 · %2").arg(c).arg(m_doc->className(c)));
+    }
+    m_class->setEnabled(classes > 0);
+    m_class->setToolTip(classes > 0 ? tr("The class the image is generated for") : tr("This model is unconditional"));
+    if (m_layer->count() != static_cast<int>(m_doc->layers().size())) {
+        m_layer->clear();
+        for (const auto& l : m_doc->layers())
+            m_layer->addItem(QStringLiteral("%1 · %2×%3 · %4")
+                                 .arg(DiffusionDocument::shortLayerName(l))
+                                 .arg(l.height)
+                                 .arg(l.width)
+                                 .arg(QString::fromLatin1(unetPathName(l.path))));
+    }
+    m_layer->setCurrentIndex(m_doc->layers().empty() ? -1 : m_doc->layer());
+    for (int i = 0; i < m_layer->count(); ++i) m_layer->setItemData(i, m_doc->layerDescription(i), Qt::ToolTipRole);
+    if (m_head->count() != m_doc->headCount() + 2) {
+        m_head->clear();
+        m_head->addItems({tr("Mean of heads"), tr("Max of heads")});
+        for (int h = 0; h < m_doc->headCount(); ++h) m_head->addItem(tr("Head %1").arg(h));
+    }
+    m_head->setCurrentIndex(m_doc->head() >= 0 ? m_doc->head() + 2 : (m_doc->fusion() == HeadFusion::Max ? 1 : 0));
+    m_keySide->setChecked(m_doc->keySide());
+    m_over->setCurrentIndex(m_doc->onNoisy() ? 1 : 0);
+    m_queryLabel->setText(m_doc->queryDescription());
+    m_uView->setSelected(m_doc->layers().empty() ? -1 : m_doc->layer());
+    m_generate->setEnabled(m_doc->model() != nullptr);
+    if (m_doc->model()) m_steps->setMaximum(m_doc->model()->scheduler.numTrainTimesteps);
+}
+
+void DiffusionPage::refreshStep() {
+    const int n = m_doc->completedSteps(), step = m_doc->currentStep();
+    {
+        const QSignalBlocker block(m_timeline);
+        m_timeline->setRange(0, std::max(0, m_doc->stepCount() - 1));
+        m_timeline->setValue(std::max(step, 0));
+    }
+    m_timeline->setEnabled(n > 0);
+    m_prev->setEnabled(step > 0);
+    m_next->setEnabled(step >= 0 && step + 1 < n);
+    m_play->setEnabled(n > 1);
+    m_stepLabel->setText(m_doc->running() ? tr("%1 · generating %2 / %3")
+                                                .arg(m_doc->stepDescription(step))
+                                                .arg(n)
+                                                .arg(m_doc->stepCount())
+                                          : m_doc->stepDescription(step));
+    if (step < 0) {
+        m_stepImages->clear();
+        return;
+    }
+    const DiffusionFrame& f = m_doc->frame(step);
+    auto big = [](const ImageU8& img) { return toQImage(enlargeNearest(img, enlargeFactor(img, kTileMinSide))); };
+    std::vector<QImage> tiles{big(f.noisy), big(f.noise), big(f.clean)};
+    QStringList titles{tr("x_t (t = %1)").arg(f.step.timestep), tr("predicted noise ε̂"), tr("predicted x̂0")};
+    if (!m_doc->finalImage().empty()) {
+        tiles.push_back(big(m_doc->finalImage()));
+        titles << tr("the image (after step %1)").arg(n - 1);
+    }
+    m_stepImages->setTiles(std::move(tiles), titles);
+    m_stepImages->setSelected(m_doc->onNoisy() ? 0 : 2);
+}
+
+void DiffusionPage::refreshMaps() {
+    const int step = m_doc->currentStep();
+    if (step < 0) {
+        m_overlay->clear();
+        m_uView->setTiles({});
+        m_strip->clear();
+        m_colorBar->clearRange();
+        m_viewTitle->setText(m_doc->model() ? tr("Press Generate.") : tr("No model"));
+        return;
+    }
+    m_stepImages->setSelected(m_doc->onNoisy() ? 0 : 2);
+    const int h = m_doc->imageHeight(), w = m_doc->imageWidth();
+    // The large view at the image's own size (the widget enlarges it with crisp pixels).
+    const QImage view = toQImage(m_doc->renderView(step, 1));
+    if (m_overlay->grid().imageWidth() != w || m_overlay->grid().imageHeight() != h)
+        m_overlay->setPicture(view, PatchGrid(w, h, w, h, 1));
+    else
+        m_overlay->setPicture(view);
+    const PixelRegion& q = m_doc->query();
+    std::vector<int> pixels;
+    for (int r = q.row0; r <= q.row1; ++r)
+        for (int c = q.col0; c <= q.col1; ++c) pixels.push_back(r * w + c);
+    m_overlay->setSelection(pixels, false);
+
+    const RowMatrix map = m_doc->currentMap();
+    const bool hasMap = map.size() > 0;
+    m_colorBar->setColorMap(m_doc->colorMap());
+    if (hasMap)
+        m_colorBar->setRange(map.minCoeff(), map.maxCoeff());
+    else
+        m_colorBar->clearRange();
+    const QString heads = m_doc->head() >= 0 ? tr("head %1").arg(m_doc->head())
+                                              : tr("%1 of heads").arg(m_doc->fusion() == HeadFusion::Max ? tr("max") : tr("mean"));
+    m_viewTitle->setText(m_doc->layers().empty()
+                             ? tr("%1 — this U-Net has no attention layer").arg(m_doc->stepDescription(step))
+                             : tr("%1 · %2 · %3 · over %4%5")
+                                   .arg(m_doc->queryDescription(), m_doc->layerDescription(m_doc->layer()), heads,
+                                        m_doc->onNoisy() ? tr("x_t") : tr("x̂0"),
+                                        hasMap ? QString() : tr(" (computing attention…)")));
+
+    std::vector<QImage> tiles;
+    for (int l = 0; l < static_cast<int>(m_doc->layers().size()); ++l) {
+        const RgbImage px = m_doc->attention(step) ? m_doc->renderLayerTile(l, kTileMinSide) : RgbImage{};
+        tiles.push_back(toQImage(px));
+    }
+    m_uView->setTiles(std::move(tiles));
+
+    m_stripSteps = m_doc->stripSteps();
+    std::vector<QImage> strip;
+    QStringList titles;
+    for (int s : m_stripSteps) {
+        strip.push_back(toQImage(m_doc->renderView(s, kTileMinSide)));
+        titles << tr("step %1 · t=%2").arg(s).arg(m_doc->frame(s).step.timestep);
+    }
+    m_strip->setMaxColumns(DiffusionDocument::kStripTiles);
+    m_strip->setTiles(std::move(strip), titles);
+    const auto it = std::find(m_stripSteps.begin(), m_stripSteps.end(), step);
+    m_strip->setSelected(it == m_stripSteps.end() ? -1 : static_cast<int>(it - m_stripSteps.begin()));
+    m_stripTitle->setText(tr("The query across the steps — %1").arg(DiffusionDocument::shortLayerName(m_doc->layers().empty() ? UNetAttentionInfo{} : m_doc->layers()[static_cast<size_t>(m_doc->layer())])));
+    if (!m_doc->running()) requestAttention();
+}
+
+} // namespace attnlens::ui

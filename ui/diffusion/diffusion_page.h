@@ -1,0 +1,147 @@
+#pragma once
+// DiffusionPage: the "Diffusion" workspace. Generate an image with a denoising U-Net (the built-in
+// class-conditional Fashion-MNIST DDPM, or any diffusers UNet2DModel / pipeline folder) and watch its
+// spatial attention while the image emerges from noise:
+//   * controls: class (by name when the folder names them), seed, scheduler (DDIM / DDPM), steps,
+//     Generate (worker thread, progress, Cancel; each step is shown as soon as it is computed);
+//   * a timeline over the steps (slider, ◀ ▶, Play) showing x_t, the predicted noise and x̂0;
+//   * click (or drag a region of) the large view: that is the query; the chosen layer's map is blended
+//     over x̂0 or x_t, with a colour bar; the U view shows every attention layer laid out as the U,
+//     each at its own resolution; the step strip follows the same query across the steps;
+//   * heads: mean, max or one head; key side: who attends to the query;
+//   * export: the view, U view and strip as PNG, the trajectory as animated GIF (giflib) or PNG
+//     sequence, the map as NPY / CSV — drawn by core/diffusion/unet_maps.h like `attnlens-cli diffuse`.
+// The page is thin: state lives in DiffusionDocument; a failed model leaves the previous one in place.
+//
+// Child widgets carry object names for tests: "openModel", "modelLabel", "class", "seed", "scheduler",
+// "steps", "generate", "progress", "cancel", "message", "export", "timeline", "prevStep", "nextStep",
+// "play", "stepLabel", "stepImages", "overlayView", "viewTitle", "colorBar", "uView", "stepStrip",
+// "queryLabel", "keySide", "layer", "head", "over", "opacity", "colorMap".
+
+#include "ui/diffusion/diffusion_document.h"
+#include "ui/shell/model_page.h"
+
+#include <QWidget>
+
+#include <set>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+class QTimer;
+class QToolButton;
+
+namespace attnlens::ui {
+
+class ColorBar;
+class InferenceWorker;
+class MapGridView;
+class PatchImageView;
+class UShapeView;
+
+class DiffusionPage : public QWidget, public ModelPage {
+    Q_OBJECT
+public:
+    // Starts loading `modelDir` (empty: the built-in ddpm-fashion-tiny). The first image is generated
+    // when the page is first shown (or generate() is called).
+    explicit DiffusionPage(QWidget* parent = nullptr, const QString& modelDir = {});
+    ~DiffusionPage() override;
+
+    // ModelPage
+    bool acceptsModel(ModelKind kind) const override { return kind == ModelKind::Diffusion; }
+    void openModel(const QString& dir) override;
+    QString modelDescription() const override;
+
+    // Starts a run with the controls' settings (class, seed, scheduler, steps); a running one is cancelled.
+    void generate();
+    void setSettings(const DiffusionSettings& settings); // fills the controls
+    DiffusionSettings settingsFromControls() const;
+
+    DiffusionDocument* document() const { return m_doc; }
+    InferenceWorker* worker() const { return m_worker; }
+    bool isBusy() const; // a job is queued or running
+    bool isPlaying() const;
+    void setPlaying(bool playing);
+    QString message() const; // the last error or notice shown on the page
+    PatchImageView* overlayView() const { return m_overlay; }
+    UShapeView* uView() const { return m_uView; }
+    MapGridView* stepStrip() const { return m_strip; }
+    MapGridView* stepImages() const { return m_stepImages; }
+    ColorBar* colorBar() const { return m_colorBar; }
+
+    // Exports (also in the Export menu). Return false and show a message on failure.
+    bool exportView(const QString& path) const;      // the large view, as `diffuse --overlay` draws it
+    bool exportUView(const QString& path) const;     // PNG
+    bool exportStrip(const QString& path) const;     // PNG
+    bool exportMap(const QString& path) const;       // the current layer's [h, w] map, .npy or .csv
+    // The view at every step: an animated GIF (.gif) or, for any other path, a folder of PNGs
+    // (step_000.png …). Runs on the worker (missing attention is computed); `exported` when written.
+    void exportTrajectory(const QString& path);
+
+signals:
+    void modelLoaded();
+    void runFinished(); // a run completed or was cancelled (its frames stay)
+    void exported(const QString& path);
+    void errorShown(const QString& message);
+
+protected:
+    void showEvent(QShowEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override; // keeps the colour bar as tall as the picture
+
+private:
+    QWidget* buildSidebar();
+    QWidget* buildCentre();
+    void showError(const QString& text);
+    void showNotice(const QString& text);
+    void syncControls();
+    void refreshStep();   // timeline, step images
+    void refreshMaps();   // large view, colour bar, U view, strip
+    void requestAttention();
+    void chooseExport(int what);
+
+    DiffusionDocument* m_doc;
+    InferenceWorker* m_worker;
+    int m_pendingJobs = 0;
+    bool m_firstShow = true;
+    bool m_generateWhenLoaded = false;
+    std::set<std::pair<int, int>> m_requested; // (run id, step) whose attention is queued
+
+    QLabel* m_modelLabel = nullptr;
+    QLabel* m_message = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QPushButton* m_cancel = nullptr;
+    QToolButton* m_export = nullptr;
+    QComboBox* m_class = nullptr;
+    QSpinBox* m_seed = nullptr;
+    QComboBox* m_scheduler = nullptr;
+    QSpinBox* m_steps = nullptr;
+    QPushButton* m_generate = nullptr;
+    QLabel* m_queryLabel = nullptr;
+    QCheckBox* m_keySide = nullptr;
+    QComboBox* m_layer = nullptr;
+    QComboBox* m_head = nullptr;
+    QComboBox* m_over = nullptr;
+    QSlider* m_opacity = nullptr;
+    QComboBox* m_colorMap = nullptr;
+    QSlider* m_timeline = nullptr;
+    QPushButton* m_prev = nullptr;
+    QPushButton* m_next = nullptr;
+    QPushButton* m_play = nullptr;
+    QTimer* m_playTimer = nullptr;
+    QLabel* m_stepLabel = nullptr;
+    MapGridView* m_stepImages = nullptr;
+    QLabel* m_viewTitle = nullptr;
+    PatchImageView* m_overlay = nullptr;
+    ColorBar* m_colorBar = nullptr;
+    UShapeView* m_uView = nullptr;
+    QLabel* m_uTitle = nullptr;
+    QLabel* m_stripTitle = nullptr;
+    MapGridView* m_strip = nullptr;
+    std::vector<int> m_stripSteps;
+};
+
+} // namespace attnlens::ui
