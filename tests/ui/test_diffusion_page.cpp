@@ -16,6 +16,7 @@
 #include "ui/diffusion/diffusion_page.h"
 #include "ui/diffusion/u_shape_view.h"
 #include "ui/shell/inference_worker.h"
+#include "ui/shell/main_window.h"
 #include "ui/vision/map_grid_view.h"
 #include "ui/vision/patch_image_view.h"
 #include "ui/widgets/color_bar.h"
@@ -66,6 +67,7 @@ private slots:
     void cancelKeepsTheStepsMade();
     void exportsMatchTheCli();
     void badFolderKeepsTheModel();
+    void mainWindowSendsDiffusersFoldersHere();
     void pipelineFolderOpensAndGenerates(); // last: it switches the page to another model
 
 private:
@@ -391,6 +393,36 @@ void TestDiffusionPage::badFolderKeepsTheModel() {
     }
     // the steps offered end at the timesteps the model was trained with
     QCOMPARE(m_page->findChild<QSpinBox*>("steps")->maximum(), 1000);
+}
+
+void TestDiffusionPage::mainWindowSendsDiffusersFoldersHere() {
+    MainWindow window;
+    auto* page = new DiffusionPage;
+    window.addPage(QStringLiteral("Other"), new QWidget);
+    const int index = window.addPage(QStringLiteral("Diffusion"), page);
+    QTRY_VERIFY_WITH_TIMEOUT(page->document()->model() != nullptr && !page->isBusy(), 30000);
+    const auto builtin = page->document()->model();
+    // File → Open model… on a pipeline folder: this page, the folder loaded
+    QSignalSpy loaded(page, &DiffusionPage::modelLoaded);
+    QVERIFY(window.openModel(unetFixture("cond-pipeline")));
+    QCOMPARE(window.currentPage(), index);
+    QVERIFY(loaded.wait(30000));
+    QCOMPARE(page->document()->classCount(), 3);
+    // an unsupported diffusers pipeline (latent, with a VAE) reaches the page, which refuses it clearly
+    QTemporaryDir tmp;
+    QVERIFY(QDir().mkpath(tmp.filePath("latent/unet")));
+    QFile index_(tmp.filePath("latent/model_index.json"));
+    QVERIFY(index_.open(QIODevice::WriteOnly));
+    index_.write(R"({"_class_name": "LDMPipeline", "_diffusers_version": "0.25.0", "vqvae": ["diffusers", "VQModel"],
+                    "unet": ["diffusers", "UNet2DModel"], "scheduler": ["diffusers", "DDIMScheduler"]})");
+    index_.close();
+    const auto loadedModel = page->document()->model();
+    QSignalSpy error(page, &DiffusionPage::errorShown);
+    QVERIFY(window.openModel(tmp.filePath("latent")));
+    QVERIFY(error.wait(30000));
+    QVERIFY2(page->message().contains("vqvae") && page->message().contains("not supported"), qPrintable(page->message()));
+    QCOMPARE(page->document()->model(), loadedModel);
+    QVERIFY(loadedModel != builtin);
 }
 
 void TestDiffusionPage::pipelineFolderOpensAndGenerates() {

@@ -611,7 +611,7 @@ void DiffusionPage::showEvent(QShowEvent* event) {
     if (!m_doc->hasRun()) generate(); // waits for the model when it is still loading
 }
 
-QString DiffusionPage::message() const { return m_message->isVisible() ? m_message->text() : QString(); }
+QString DiffusionPage::message() const { return m_message->isHidden() ? QString() : m_message->text(); }
 
 void DiffusionPage::showError(const QString& text) {
     m_message->setStyleSheet(QStringLiteral("QLabel { background: #fdecea; color: #8a1c12; border: 1px solid #f5c2bd;"
@@ -690,7 +690,7 @@ void DiffusionPage::refreshStep() {
     QStringList titles{tr("x_t (t = %1)").arg(f.step.timestep), tr("predicted noise ε̂"), tr("predicted x̂0")};
     if (!m_doc->finalImage().empty()) {
         tiles.push_back(big(m_doc->finalImage()));
-        titles << tr("the image (after step %1)").arg(n - 1);
+        titles << tr("final image");
     }
     m_stepImages->setTiles(std::move(tiles), titles);
     m_stepImages->setSelected(m_doc->onNoisy() ? 0 : 2);
