@@ -16,5 +16,4 @@ shot() { # name, extra args...
 }
 shot query --step 30 --layer 5 --query 18,8 --head mean
 shot key-side --step 40 --layer 2 --query 10,14:14,20 --key-side --on xt
-shot uview --step 30 --layer 5 --query 18,8 --grab uView
 ls -l "$out"/diffusion-*.png
