@@ -163,19 +163,19 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
             m_cancel->hide();
         }
     });
-    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& msg) {
+    connect(m_worker, &InferenceWorker::failed, this, [this](int id, const QString& msg) {
         --m_pendingJobs;
         m_requested.clear();
-        if (m_doc->running()) {
+        if (id == m_runJob && m_doc->running()) {
             m_doc->finishRun(false);
             emit runFinished();
         }
         showError(msg);
     });
-    connect(m_worker, &InferenceWorker::cancelled, this, [this](int) {
+    connect(m_worker, &InferenceWorker::cancelled, this, [this](int id) {
         --m_pendingJobs;
         m_requested.clear();
-        if (m_doc->running() && !m_worker->isBusy()) {
+        if (id == m_runJob && m_doc->running()) {
             m_doc->finishRun(false);
             showNotice(tr("Stopped after %n step(s); they stay on the timeline.", nullptr, m_doc->completedSteps()));
             emit runFinished();
@@ -519,7 +519,7 @@ void DiffusionPage::generate() {
     const int runId = m_doc->runId();
     QPointer<DiffusionPage> self(this);
     ++m_pendingJobs;
-    m_worker->run<Tensor>(
+    m_runJob = m_worker->run<Tensor>(
         tr("Generating"),
         [session, capture, runId, self](const Callbacks& cb) {
             for (int i = 0; !session->done(); ++i) {

@@ -106,6 +106,7 @@ private:
     DiffusionDocument* m_doc;
     InferenceWorker* m_worker;
     int m_pendingJobs = 0;
+    int m_runJob = 0; // the worker job of the current run
     bool m_firstShow = true;
     bool m_generateWhenLoaded = false;
     std::set<std::pair<int, int>> m_requested; // (run id, step) whose attention is queued
