@@ -25,6 +25,7 @@
 #include "ui/playground/playground_page.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/shell/main_window.h"
+#include "ui/shell/theme.h"
 #include "ui/translate/translate_page.h"
 #include "ui/vision/vision_document.h"
 #include "ui/vision/vision_page.h"
@@ -34,6 +35,7 @@
 #include <QIcon>
 #include <QPixmap>
 #include <QRegularExpression>
+#include <QSettings>
 #include <QTimer>
 
 #include <algorithm>
@@ -141,6 +143,7 @@ int main(int argc, char** argv) {
     const QCommandLineOption image = opt("image", "Vision page: image to open.", "PATH");
     const QCommandLineOption patch = opt("patch", "Vision page: query cls or ROW,COL[;ROW,COL…].", "QUERY");
     const QCommandLineOption keySide = opt("key-side", "Vision page: show who attends to the query.");
+    const QCommandLineOption dark = opt("dark", "Use the dark palette (View → Dark mode remembers the choice).");
     const QCommandLineOption classOpt = opt("class", "Diffusion page: the class to generate (number or name).", "C");
     const QCommandLineOption seed = opt("seed", "Diffusion page: the seed.", "S");
     const QCommandLineOption scheduler = opt("scheduler", "Diffusion page: ddim or ddpm.", "NAME");
@@ -149,8 +152,9 @@ int main(int argc, char** argv) {
     const QCommandLineOption on = opt("on", "Diffusion page: draw the map over x0 or xt.", "IMAGE");
     parser.addOptions({screenshot, page, size, input, beam, steps, view, kind, layer, head, token, words, hideSpecial,
                        beamNode, model, benchUi, repeats, maxTokens, grab, image, patch, keySide, classOpt, seed, scheduler,
-                       stepOpt, query, on});
+                       stepOpt, query, on, dark});
     parser.process(app);
+    if (parser.isSet(dark) || QSettings().value("darkMode").toBool()) attnlens::ui::applyTheme(attnlens::ui::Theme::Dark);
 
     const int requestedPage = parser.value(page).toInt();
     const bool forVision = requestedPage == 2; // the Vision page's index below

@@ -8,6 +8,8 @@
 #include "ui/vision/map_grid_view.h"
 #include "ui/vision/patch_image_view.h"
 #include "ui/widgets/color_bar.h"
+#include "ui/widgets/job_status.h"
+#include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
 
 #include <QCheckBox>
@@ -23,7 +25,6 @@
 #include <QLabel>
 #include <QMenu>
 #include <QPointer>
-#include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSignalBlocker>
@@ -69,42 +70,29 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
     });
     m_modelLabel = new QLabel(tr("no model"), bar);
     m_modelLabel->setObjectName(QStringLiteral("modelLabel"));
-    m_modelLabel->setStyleSheet(QStringLiteral("color: #5f6368;"));
-    m_progress = new QProgressBar(bar);
-    m_progress->setObjectName(QStringLiteral("progress"));
-    m_progress->setRange(0, 1000);
-    m_progress->setMaximumWidth(160);
-    m_progress->setTextVisible(false);
-    m_progress->hide();
-    m_cancel = new QPushButton(tr("Cancel"), bar);
-    m_cancel->setObjectName(QStringLiteral("cancel"));
-    m_cancel->hide();
-    connect(m_cancel, &QPushButton::clicked, m_worker, &InferenceWorker::cancel);
+    mute(m_modelLabel);
+    auto* jobStatus = new JobStatus(m_worker, bar);
     m_export = new QToolButton(bar);
     m_export->setObjectName(QStringLiteral("export"));
     m_export->setText(tr("Export"));
     m_export->setPopupMode(QToolButton::InstantPopup);
     auto* exportMenu = new QMenu(m_export);
-    exportMenu->addAction(tr("View as PNG…"), this, [this] { chooseExport(0); });
-    exportMenu->addAction(tr("U view as PNG…"), this, [this] { chooseExport(1); });
-    exportMenu->addAction(tr("Step strip as PNG…"), this, [this] { chooseExport(2); });
-    exportMenu->addAction(tr("Trajectory as animated GIF…"), this, [this] { chooseExport(3); });
-    exportMenu->addAction(tr("Trajectory as PNG sequence…"), this, [this] { chooseExport(4); });
-    exportMenu->addAction(tr("Map as NumPy (.npy)…"), this, [this] { chooseExport(5); });
-    exportMenu->addAction(tr("Map as CSV…"), this, [this] { chooseExport(6); });
+    exportMenu->addAction(tr("View as PNG…"), this, [this] { chooseExport(Export::View); });
+    exportMenu->addAction(tr("U view as PNG…"), this, [this] { chooseExport(Export::UView); });
+    exportMenu->addAction(tr("Step strip as PNG…"), this, [this] { chooseExport(Export::Strip); });
+    exportMenu->addAction(tr("Trajectory as animated GIF…"), this, [this] { chooseExport(Export::Gif); });
+    exportMenu->addAction(tr("Trajectory as PNG sequence…"), this, [this] { chooseExport(Export::PngSequence); });
+    exportMenu->addAction(tr("Map as NumPy (.npy)…"), this, [this] { chooseExport(Export::MapNpy); });
+    exportMenu->addAction(tr("Map as CSV…"), this, [this] { chooseExport(Export::MapCsv); });
     m_export->setMenu(exportMenu);
     barLayout->addWidget(open);
     barLayout->addSpacing(12);
     barLayout->addWidget(m_modelLabel, 1);
-    barLayout->addWidget(m_progress);
-    barLayout->addWidget(m_cancel);
+    barLayout->addWidget(jobStatus);
     barLayout->addWidget(m_export);
     root->addWidget(bar);
 
-    m_message = new QLabel(this);
-    m_message->setObjectName(QStringLiteral("message"));
-    m_message->setWordWrap(true);
-    m_message->hide();
+    m_message = new PageMessage(this);
     root->addWidget(m_message);
 
     auto* body = new QHBoxLayout;
@@ -146,23 +134,7 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
     });
     connect(m_doc, &DiffusionDocument::lookChanged, this, &DiffusionPage::refreshMaps);
 
-    // Worker → progress, errors.
-    connect(m_worker, &InferenceWorker::started, this, [this](int, const QString& label) {
-        m_progress->setValue(0);
-        m_progress->setToolTip(label);
-        m_progress->show();
-        m_cancel->show();
-    });
-    connect(m_worker, &InferenceWorker::progress, this, [this](int, double fraction, const QString& stage) {
-        m_progress->setValue(static_cast<int>(fraction * 1000));
-        m_progress->setToolTip(stage);
-    });
-    connect(m_worker, &InferenceWorker::busyChanged, this, [this](bool busy) {
-        if (!busy) {
-            m_progress->hide();
-            m_cancel->hide();
-        }
-    });
+    // Worker → runs ending, errors (progress and Cancel: the JobStatus in the bar).
     connect(m_worker, &InferenceWorker::failed, this, [this](int id, const QString& msg) {
         --m_pendingJobs;
         m_requested.clear();
@@ -456,7 +428,7 @@ void DiffusionPage::openModel(const QString& dir) {
             setPlaying(false);
             m_doc->setModel(std::move(model), folderName(dir));
             m_requested.clear();
-            m_message->hide();
+            m_message->dismiss();
             emit modelLoaded();
             if (m_generateWhenLoaded || (!m_firstShow && isVisible())) {
                 m_generateWhenLoaded = false;
@@ -512,7 +484,7 @@ void DiffusionPage::generate() {
         return;
     }
     if (m_worker->isBusy() || m_pendingJobs > 0) m_worker->cancel();
-    m_message->hide();
+    m_message->dismiss();
     m_doc->beginRun(settings, session->timesteps());
     m_requested.clear();
     const bool capture = DiffusionDocument::attentionBytesPerStep(*m_doc->model()) <= kCaptureLimit;
@@ -611,22 +583,14 @@ void DiffusionPage::showEvent(QShowEvent* event) {
     if (!m_doc->hasRun()) generate(); // waits for the model when it is still loading
 }
 
-QString DiffusionPage::message() const { return m_message->isHidden() ? QString() : m_message->text(); }
+QString DiffusionPage::message() const { return m_message->message(); }
 
 void DiffusionPage::showError(const QString& text) {
-    m_message->setStyleSheet(QStringLiteral("QLabel { background: #fdecea; color: #8a1c12; border: 1px solid #f5c2bd;"
-                                            " border-radius: 4px; padding: 6px; }"));
-    m_message->setText(text);
-    m_message->show();
+    m_message->showError(text);
     emit errorShown(text);
 }
 
-void DiffusionPage::showNotice(const QString& text) {
-    m_message->setStyleSheet(QStringLiteral("QLabel { background: #eef3fb; color: #1f3b63; border: 1px solid #c9d7ee;"
-                                            " border-radius: 4px; padding: 6px; }"));
-    m_message->setText(text);
-    m_message->show();
-}
+void DiffusionPage::showNotice(const QString& text) { m_message->showNotice(text); }
 
 // --- views ----------------------------------------------------------------------------------
 

@@ -28,7 +28,6 @@
 class QCheckBox;
 class QComboBox;
 class QLabel;
-class QProgressBar;
 class QPushButton;
 class QSlider;
 class QSpinBox;
@@ -39,6 +38,7 @@ namespace attnlens::ui {
 
 class ColorBar;
 class InferenceWorker;
+class PageMessage;
 class MapGridView;
 class PatchImageView;
 class UShapeView;
@@ -101,7 +101,8 @@ private:
     void refreshStep();   // timeline, step images
     void refreshMaps();   // large view, colour bar, U view, strip
     void requestAttention();
-    void chooseExport(int what);
+    enum class Export { View, UView, Strip, Gif, PngSequence, MapNpy, MapCsv };
+    void chooseExport(Export what); // asks for a path, then writes
 
     DiffusionDocument* m_doc;
     InferenceWorker* m_worker;
@@ -112,9 +113,7 @@ private:
     std::set<std::pair<int, int>> m_requested; // (run id, step) whose attention is queued
 
     QLabel* m_modelLabel = nullptr;
-    QLabel* m_message = nullptr;
-    QProgressBar* m_progress = nullptr;
-    QPushButton* m_cancel = nullptr;
+    PageMessage* m_message = nullptr;
     QToolButton* m_export = nullptr;
     QComboBox* m_class = nullptr;
     QSpinBox* m_seed = nullptr;

@@ -110,32 +110,39 @@ void DiffusionPage::exportTrajectory(const QString& path) {
         });
 }
 
-void DiffusionPage::chooseExport(int what) {
+void DiffusionPage::chooseExport(Export what) {
     if (!m_doc->hasRun()) {
         showError(tr("Nothing to export yet: generate an image first."));
         return;
     }
-    const QString base = QStringLiteral("%1-step%2").arg(m_doc->modelName()).arg(m_doc->currentStep());
-    if (what == 4) {
+    if (what == Export::PngSequence) {
         const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the PNG sequence"));
         if (!dir.isEmpty()) exportTrajectory(dir);
         return;
     }
-    static const char* const filters[] = {"PNG image (*.png)", "PNG image (*.png)", "PNG image (*.png)", "GIF image (*.gif)",
-                                          "", "NumPy array (*.npy)", "CSV (*.csv)"};
-    static const char* const suffixes[] = {"-view.png", "-u.png", "-strip.png", "-trajectory.gif", "", "-map.npy", "-map.csv"};
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export"), base + QString::fromLatin1(suffixes[what]),
-                                                      tr(filters[what]));
+    struct Target {
+        const char* filter;
+        const char* suffix;
+    };
+    const Target target = what == Export::View    ? Target{"PNG image (*.png)", "-view.png"}
+                          : what == Export::UView ? Target{"PNG image (*.png)", "-u.png"}
+                          : what == Export::Strip ? Target{"PNG image (*.png)", "-strip.png"}
+                          : what == Export::Gif   ? Target{"GIF image (*.gif)", "-trajectory.gif"}
+                          : what == Export::MapNpy ? Target{"NumPy array (*.npy)", "-map.npy"}
+                                                   : Target{"CSV (*.csv)", "-map.csv"};
+    const QString base = QStringLiteral("%1-step%2").arg(m_doc->modelName()).arg(m_doc->currentStep());
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export"), base + QString::fromLatin1(target.suffix),
+                                                      tr(target.filter));
     if (path.isEmpty()) return;
-    bool ok = true;
+    bool ok = false;
     switch (what) {
-    case 0: ok = exportView(path); break;
-    case 1: ok = exportUView(path); break;
-    case 2: ok = exportStrip(path); break;
-    case 3: exportTrajectory(path); return;
-    case 5:
-    case 6: ok = exportMap(path); break;
-    default: return;
+    case Export::View: ok = exportView(path); break;
+    case Export::UView: ok = exportUView(path); break;
+    case Export::Strip: ok = exportStrip(path); break;
+    case Export::Gif: exportTrajectory(path); return; // reports when the worker has written it
+    case Export::MapNpy:
+    case Export::MapCsv: ok = exportMap(path); break;
+    case Export::PngSequence: return;
     }
     if (ok) {
         showNotice(tr("Exported %1.").arg(path));

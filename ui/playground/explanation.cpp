@@ -1,4 +1,7 @@
 #include "ui/playground/explanation.h"
+#include "ui/widgets/page_parts.h"
+
+#include <QApplication>
 
 #include <cmath>
 
@@ -163,10 +166,11 @@ QString explainFocus(const PlaygroundModel& m) {
                       formatNumber(weights(i, j)));
     if (!(keep.row(i).array() != 0.0f).any() && m.maskMode() != PlaygroundModel::MaskMode::None)
         lines << QObject::tr(
-                     "<span style='color:#b3261e'>every key of %1 is masked: all scores are equal, so the "
+                     "<span style='color:%3'>every key of %1 is masked: all scores are equal, so the "
                      "weights come out uniform (1/%2 each)</span>")
                      .arg(tok(m, i))
-                     .arg(keep.cols());
+                     .arg(keep.cols())
+                     .arg(errorColor(QApplication::palette()).name());
 
     QStringList mix;
     for (int c = 0; c < weights.cols(); ++c)

@@ -115,6 +115,8 @@ QVariant MatrixTableModel::headerData(int section, Qt::Orientation orientation, 
         return tr("feature %1 — belongs to head %2").arg(section).arg(head + 1);
     case Qt::BackgroundRole:
         return QBrush(headTint(head, true));
+    case Qt::ForegroundRole: // on the light head tint, under any palette
+        return QBrush(QColor(Qt::black));
     default:
         return {};
     }

@@ -6,6 +6,7 @@
 #include "ui/playground/stage_panel.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/page_parts.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -37,12 +38,6 @@ QStringList splitTokens(const QString& text) {
     return text.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts);
 }
 
-QLabel* hintLabel(const QString& text, QWidget* parent) {
-    auto* label = new QLabel(text, parent);
-    label->setWordWrap(true);
-    label->setStyleSheet(QStringLiteral("color: #5f6368;"));
-    return label;
-}
 
 } // namespace
 
@@ -174,7 +169,7 @@ QWidget* PlaygroundPage::buildInputs() {
     auto* heading = new QLabel(tr("<b style='font-size:12pt'>Scaled dot-product attention</b>"), panel);
     column->addWidget(heading);
     column->addWidget(
-        hintLabel(tr("Edit Q, K, V or the mask: every stage updates live. Click any cell to follow "
+        hint(tr("Edit Q, K, V or the mask: every stage updates live. Click any cell to follow "
                      "one number through the computation."),
                   panel));
 
@@ -199,7 +194,7 @@ QWidget* PlaygroundPage::buildInputs() {
     m_padding->setToolTip(tr("Number of padded keys at the end of the sequence"));
     maskControls->addWidget(m_maskMode);
     maskControls->addWidget(m_padding);
-    m_maskHint = hintLabel(tr("1 = may attend, 0 = blocked. Click a cell to toggle it."), maskBox);
+    m_maskHint = hint(tr("1 = may attend, 0 = blocked. Click a cell to toggle it."), maskBox);
     maskControls->addWidget(m_maskHint);
     maskControls->addStretch(1);
     m_maskView = new HeatmapView(maskBox);
@@ -324,8 +319,8 @@ QWidget* PlaygroundPage::buildStages() {
     explainCard->setObjectName(QStringLiteral("explainCard"));
     // A fixed light card with dark text, readable under a dark palette as well.
     explainCard->setStyleSheet(
-        QStringLiteral("QFrame#explainCard { background: #fbf8ee; border: 1px solid #e2d9b8;"
-                       " border-radius: 6px; } QFrame#explainCard QLabel { color: #202124; }"));
+        QStringLiteral("QFrame#explainCard { background: palette(alternate-base); border: 1px solid palette(mid);"
+                       " border-radius: 6px; }"));
     explainCard->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
     auto* explainLayout = new QVBoxLayout(explainCard);
     explainLayout->setContentsMargins(10, 8, 10, 8);
@@ -339,7 +334,7 @@ QWidget* PlaygroundPage::buildStages() {
     explainLayout->addWidget(explainTitle);
     explainLayout->addWidget(m_explanation, 1);
     explainLayout->addWidget(
-        hintLabel(tr("Click a cell or a label in any stage to follow another pair."), explainCard));
+        hint(tr("Click a cell or a label in any stage to follow another pair."), explainCard));
     grid->addWidget(explainCard, 1, 2);
     for (int c = 0; c < 3; ++c)
         grid->setColumnStretch(c, 1);
@@ -459,8 +454,8 @@ void PlaygroundPage::syncControls() {
     const QList<int> blocked = m.fullyMaskedRows();
     if (!blocked.isEmpty())
         m_maskHint->setText(
-            tr("<span style='color:#b3261e'>Row %1 blocks every key: its weights become uniform.</span>")
-                .arg(m.tokens().value(blocked.front()).toHtmlEscaped()));
+            tr("<span style='color:%2'>Row %1 blocks every key: its weights become uniform.</span>")
+                .arg(m.tokens().value(blocked.front()).toHtmlEscaped(), errorColor(palette()).name()));
     else
         m_maskHint->setText(tr("1 = may attend, 0 = blocked. Click a cell to toggle it."));
 }

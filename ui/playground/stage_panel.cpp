@@ -1,6 +1,7 @@
 #include "ui/playground/stage_panel.h"
 
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/page_parts.h"
 
 #include <QLabel>
 #include <QVBoxLayout>
@@ -28,7 +29,7 @@ StagePanel::StagePanel(const QString& title, QWidget* parent)
     m_detail->setTextFormat(Qt::RichText);
     m_detail->setWordWrap(true);
     m_formula->setWordWrap(true);
-    m_detail->setStyleSheet(QStringLiteral("color: #5f6368;"));
+    mute(m_detail);
     for (QLabel* label : {m_title, m_formula, m_detail})
         label->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_title);

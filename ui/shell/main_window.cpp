@@ -1,6 +1,7 @@
 #include "ui/shell/main_window.h"
 
 #include "ui/shell/model_page.h"
+#include "ui/shell/theme.h"
 
 #include "core/diffusion/diffusion_model.h"
 #include "core/io/model_folder.h"
@@ -49,6 +50,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_fileMenu->addSeparator();
     auto* quit = m_fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
+    auto* dark = m_viewMenu->addAction(tr("&Dark mode"));
+    dark->setObjectName(QStringLiteral("darkMode"));
+    dark->setCheckable(true);
+    dark->setChecked(currentTheme() == Theme::Dark);
+    connect(dark, &QAction::toggled, this, [](bool on) {
+        applyTheme(on ? Theme::Dark : Theme::Light);
+        QSettings().setValue("darkMode", on);
+    });
+    m_viewMenu->addSeparator();
     m_helpMenu->addAction(tr("&About Attention Lens"), this, [this] {
         QMessageBox::about(this, tr("About Attention Lens"),
                            tr("<h3>Attention Lens %1</h3><p>See attention inside transformer models, live, on "

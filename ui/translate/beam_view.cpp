@@ -1,4 +1,5 @@
 #include "ui/translate/beam_view.h"
+#include "ui/widgets/page_parts.h"
 
 #include <QLabel>
 #include <QMouseEvent>
@@ -66,7 +67,7 @@ void BeamTreeCanvas::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.fillRect(rect(), palette().color(QPalette::Base));
     if (m_items.empty()) {
-        p.setPen(QColor(95, 99, 104));
+        p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(rect().adjusted(10, 10, -10, -10), Qt::AlignLeft | Qt::AlignTop,
                    tr("No search tree yet."));
         return;
@@ -89,7 +90,7 @@ BeamView::BeamView(TranslationDocument* document, QWidget* parent) : QWidget(par
     layout->setContentsMargins(6, 6, 6, 6);
     m_info = new QLabel(this);
     m_info->setWordWrap(true);
-    m_info->setStyleSheet(QStringLiteral("color: #5f6368;"));
+    mute(m_info);
     layout->addWidget(m_info);
     auto* scroll = new QScrollArea(this);
     scroll->setFrameShape(QFrame::NoFrame);

@@ -1,6 +1,7 @@
 #include "ui/translate/embeddings_view.h"
 
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/page_parts.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -21,7 +22,7 @@ EmbeddingsView::EmbeddingsView(TranslationDocument* document, QWidget* parent)
     m_side->addItem(tr("Target (decoder input)"));
     top->addWidget(m_side);
     m_info = new QLabel(this);
-    m_info->setStyleSheet(QStringLiteral("color: #5f6368;"));
+    mute(m_info);
     m_info->setWordWrap(true);
     top->addWidget(m_info, 1);
     layout->addLayout(top);

@@ -1,4 +1,5 @@
 #include "ui/translate/line_view.h"
+#include "ui/widgets/page_parts.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -59,7 +60,7 @@ void AttentionLineCanvas::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.fillRect(rect(), palette().color(QPalette::Base));
     if (m_scene.left.isEmpty()) {
-        p.setPen(QColor(95, 99, 104));
+        p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(rect().adjusted(10, 10, -10, -10), Qt::AlignLeft | Qt::AlignTop,
                    tr("Nothing to show yet: translate a sentence (and step forward for decoder attention)."));
         return;
@@ -75,7 +76,7 @@ void AttentionLineCanvas::paintEvent(QPaintEvent*) {
     }
     const AttentionLineFocus f = focus();
     const bool focused = f.left >= 0 || f.right >= 0;
-    p.setPen(QColor(95, 99, 104));
+    p.setPen(palette().color(QPalette::PlaceholderText));
     p.drawText(QRectF(0, 4, m_geometry.leftColumn.right() - 6, 20), Qt::AlignRight | Qt::AlignVCenter,
                m_matrix.rowSide == TokenSide::Source ? tr("source (query)") : tr("target (query)"));
     p.drawText(QRectF(m_geometry.rightColumn.left(), 4, m_geometry.rightColumn.width() + 40, 20),
@@ -126,7 +127,7 @@ AttentionLineView::AttentionLineView(TranslationDocument* document, QWidget* par
     top->addWidget(none);
     top->addStretch(1);
     auto* hint = new QLabel(tr("Hover a token to see only its lines; click to select it."), this);
-    hint->setStyleSheet(QStringLiteral("color: #5f6368;"));
+    mute(hint);
     top->addWidget(hint);
     layout->addLayout(top);
     auto* scroll = new QScrollArea(this);

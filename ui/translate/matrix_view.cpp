@@ -1,6 +1,7 @@
 #include "ui/translate/matrix_view.h"
 
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/page_parts.h"
 
 #include <QLabel>
 #include <QStackedWidget>
@@ -27,7 +28,8 @@ AttentionMatrixView::AttentionMatrixView(TranslationDocument* document, QWidget*
     m_placeholder = new QLabel(m_stack);
     m_placeholder->setAlignment(Qt::AlignCenter);
     m_placeholder->setWordWrap(true);
-    m_placeholder->setStyleSheet(QStringLiteral("color: #5f6368; font-size: 11pt;"));
+    m_placeholder->setStyleSheet(QStringLiteral("font-size: 11pt;"));
+    mute(m_placeholder);
     m_heatmap = new HeatmapView(m_stack);
     m_heatmap->setObjectName(QStringLiteral("attentionMatrix"));
     m_heatmap->setColorMap(ColorMap::Viridis);

@@ -1,6 +1,7 @@
 #include "ui/translate/model_grid_view.h"
 
 #include "ui/render/heatmap_image.h"
+#include "ui/widgets/page_parts.h"
 
 #include <QLabel>
 #include <QMouseEvent>
@@ -82,12 +83,12 @@ void ModelGridCanvas::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.fillRect(rect(), palette().color(QPalette::Base));
     if (m_layers == 0) {
-        p.setPen(QColor(95, 99, 104));
+        p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(rect().adjusted(10, 10, -10, -10), Qt::AlignLeft | Qt::AlignTop,
                    tr("Translate a sentence to see every head of every layer."));
         return;
     }
-    p.setPen(QColor(60, 64, 67));
+    p.setPen(palette().color(QPalette::WindowText));
     for (int h = 0; h <= m_heads; ++h) {
         const QRect r = cellRect(0, h < m_heads ? h : -1);
         p.drawText(QRect(r.left(), 4, r.width(), kTop - 6), Qt::AlignCenter,
@@ -108,11 +109,11 @@ void ModelGridCanvas::paintEvent(QPaintEvent*) {
             const bool current = l == m_doc->layer() && head == m_doc->head();
             const bool hovered = m_hover == std::make_pair(l, head);
             p.setPen(
-                QPen(current ? QColor(234, 67, 53) : (hovered ? QColor(26, 115, 232) : QColor(218, 220, 224)),
+                QPen(current ? QColor(234, 67, 53) : (hovered ? QColor(26, 115, 232) : mixColors(palette().color(QPalette::Base), palette().color(QPalette::WindowText), 0.18)),
                      current || hovered ? 3 : 1));
             p.setBrush(Qt::NoBrush);
             p.drawRect(c.adjusted(-1, -1, 0, 0));
-            p.setPen(QColor(60, 64, 67));
+            p.setPen(palette().color(QPalette::WindowText));
         }
     }
 }
@@ -150,7 +151,7 @@ ModelGridView::ModelGridView(TranslationDocument* document, QWidget* parent) : Q
         new QLabel(tr("Every head of every layer for the chosen attention kind. Click a map to open it "
                       "in the matrix view."),
                    this);
-    hint->setStyleSheet(QStringLiteral("color: #5f6368;"));
+    mute(hint);
     layout->addWidget(hint);
     auto* scroll = new QScrollArea(this);
     scroll->setFrameShape(QFrame::NoFrame);

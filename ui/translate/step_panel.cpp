@@ -1,6 +1,7 @@
 #include "ui/translate/step_panel.h"
 
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/page_parts.h"
 
 #include <QLabel>
 #include <QPainter>
@@ -33,7 +34,7 @@ void CandidateBars::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing, true);
     if (m_candidates.empty()) {
-        p.setPen(QColor(95, 99, 104));
+        p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(rect(), Qt::AlignLeft | Qt::AlignVCenter, tr("No step yet."));
         return;
     }
@@ -47,18 +48,18 @@ void CandidateBars::paintEvent(QPaintEvent*) {
         QFont f = font();
         f.setBold(chosen);
         p.setFont(f);
-        p.setPen(QColor(32, 33, 36));
+        p.setPen(palette().color(QPalette::WindowText));
         p.drawText(QRect(0, y, labelW - 6, kBarRow), Qt::AlignRight | Qt::AlignVCenter,
                    fm.elidedText(QString::fromStdString(c.piece), Qt::ElideRight, labelW - 8));
         p.setPen(Qt::NoPen);
-        p.setBrush(QColor(241, 243, 244));
+        p.setBrush(mixColors(palette().color(QPalette::Base), palette().color(QPalette::WindowText), 0.06));
         p.drawRoundedRect(QRect(labelW, y + 4, barW, kBarRow - 8), 3, 3);
         p.setBrush(chosen ? QColor(26, 115, 232) : QColor(138, 180, 248));
         p.drawRoundedRect(QRectF(labelW, y + 4,
                                  std::max(2.0, double(barW) * std::clamp(double(c.prob), 0.0, 1.0)),
                                  kBarRow - 8),
                           3, 3);
-        p.setPen(QColor(60, 64, 67));
+        p.setPen(palette().color(QPalette::WindowText));
         p.drawText(QRect(labelW + barW + 6, y, pctW, kBarRow), Qt::AlignLeft | Qt::AlignVCenter,
                    QStringLiteral("%1 %").arg(100.0 * double(c.prob), 0, 'f', c.prob >= 0.1f ? 1 : 2));
     }

@@ -1,4 +1,6 @@
 #include "ui/translate/token_chips.h"
+#include "ui/render/heatmap_image.h"
+#include "ui/widgets/page_parts.h"
 
 #include <QFontMetrics>
 #include <QMouseEvent>
@@ -74,7 +76,7 @@ int TokenChips::chipAt(QPoint pos) const {
 void TokenChips::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing, true);
-    p.setPen(QColor(95, 99, 104));
+    p.setPen(palette().color(QPalette::PlaceholderText));
     p.drawText(QRect(0, 2, kLabelW - 6, kChipH), Qt::AlignRight | Qt::AlignVCenter,
                m_side == TokenSide::Source ? tr("source") : tr("target"));
     if (m_tokens.isEmpty()) {
@@ -89,15 +91,15 @@ void TokenChips::paintEvent(QPaintEvent*) {
         const QRect r = m_rects[i];
         const TokenRef me{m_side, static_cast<int>(i)};
         const float weight = i < w.size() ? std::clamp(w[i], 0.0f, 1.0f) : 0.0f;
-        QColor fill = QColor(241, 243, 244);
-        if (weight > 0.0f)
-            fill = QColor::fromRgbF(1.0f - 0.75f * weight, 1.0f - 0.45f * weight, 1.0f - 0.05f * weight);
+        // The chip's tint grows with the weight, from the palette's base towards the accent.
+        const QColor base = palette().color(QPalette::Base);
+        QColor fill = weight > 0.0f ? mixColors(base, accent, 0.15 + 0.85 * weight) : mixColors(palette().color(QPalette::Base), palette().color(QPalette::WindowText), 0.06);
         const bool isSel = me == selected, isHover = me == hovered;
         p.setBrush(fill);
-        p.setPen(QPen(isSel ? QColor(234, 67, 53) : (isHover ? accent : QColor(218, 220, 224)),
+        p.setPen(QPen(isSel ? QColor(234, 67, 53) : (isHover ? accent : mixColors(palette().color(QPalette::Base), palette().color(QPalette::WindowText), 0.18)),
                       isSel || isHover ? 2 : 1));
         p.drawRoundedRect(QRectF(r).adjusted(0.5, 0.5, -0.5, -0.5), 6, 6);
-        p.setPen(weight > 0.55f ? Qt::white : QColor(32, 33, 36));
+        p.setPen(contrastingTextColor(fill));
         p.drawText(r, Qt::AlignCenter, m_tokens[static_cast<qsizetype>(i)]);
     }
 }

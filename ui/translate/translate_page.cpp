@@ -12,6 +12,8 @@
 #include "ui/translate/token_chips.h"
 #include "ui/translate/translation_export.h"
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/job_status.h"
+#include "ui/widgets/page_parts.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -22,7 +24,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
-#include <QProgressBar>
 #include <QPushButton>
 #include <QShortcut>
 #include <QSignalBlocker>
@@ -124,11 +125,12 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
     connect(m_doc, &TranslationDocument::modelChanged, this, &TranslatePage::syncSelectors);
     connect(m_doc, &TranslationDocument::snapshotChanged, this, [this] {
         const auto t = m_doc->trace();
-        m_translation->setText(t ? tr("<span style='color:#5f6368'>translation:</span> <b>%1</b>%2")
+        m_translation->setText(t ? tr("<span style='color:%3'>translation:</span> <b>%1</b>%2")
                                        .arg(QString::fromStdString(t->translation).toHtmlEscaped(),
                                             m_doc->selectedBeamNode() > 0
                                                 ? tr(" (beam node %1)").arg(m_doc->selectedBeamNode())
-                                                : QString())
+                                                : QString(),
+                                            palette().color(QPalette::PlaceholderText).name())
                                  : QString());
         updateButtons();
     });
@@ -146,21 +148,7 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
     shortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), [this] { translate(); });
     shortcut(QKeySequence(Qt::CTRL | Qt::Key_P), [this] { setPlaying(!isPlaying()); });
 
-    connect(m_worker, &InferenceWorker::started, this, [this](int, const QString& label) {
-        m_progress->setValue(0);
-        m_progress->setFormat(label + QStringLiteral(" %p%"));
-        m_progress->show();
-        m_cancel->show();
-    });
-    connect(m_worker, &InferenceWorker::progress, this,
-            [this](int, double f, const QString&) { m_progress->setValue(static_cast<int>(f * 100)); });
-    connect(m_worker, &InferenceWorker::busyChanged, this, [this](bool busy) {
-        if (!busy) {
-            m_progress->hide();
-            m_cancel->hide();
-        }
-        updateButtons();
-    });
+    connect(m_worker, &InferenceWorker::busyChanged, this, [this](bool) { updateButtons(); });
     connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& message) {
         setPlaying(false);
         showStatus(message, true);
@@ -234,7 +222,7 @@ QWidget* TranslatePage::buildTopBar() {
     m_maxLength->setSuffix(tr(" tokens"));
     m_maxLength->setToolTip(tr("Most target tokens to generate (the last one is forced to </s>)"));
     m_modelLabel = new QLabel(bar);
-    m_modelLabel->setStyleSheet(QStringLiteral("color: #5f6368;"));
+    mute(m_modelLabel);
 
     row->addWidget(new QLabel(tr("German"), bar));
     row->addWidget(m_input, 1);
@@ -350,17 +338,10 @@ QWidget* TranslatePage::buildStatusBar() {
     m_status = new QLabel(w);
     m_status->setObjectName(QStringLiteral("status"));
     m_status->setWordWrap(true);
-    m_progress = new QProgressBar(w);
-    m_progress->setRange(0, 100);
-    m_progress->setMaximumWidth(220);
-    m_progress->hide();
-    m_cancel = new QToolButton(w);
-    m_cancel->setText(tr("Cancel"));
-    m_cancel->hide();
-    connect(m_cancel, &QToolButton::clicked, this, &TranslatePage::cancel);
+    auto* jobStatus = new JobStatus(m_worker, w, [this] { cancel(); });
+    jobStatus->setTextVisible(true);
     row->addWidget(m_status, 1);
-    row->addWidget(m_progress);
-    row->addWidget(m_cancel);
+    row->addWidget(jobStatus);
     return w;
 }
 
@@ -397,7 +378,9 @@ void TranslatePage::updateButtons() {
 }
 
 void TranslatePage::showStatus(const QString& text, bool error) {
-    m_status->setStyleSheet(error ? QStringLiteral("color: #c5221f;") : QStringLiteral("color: #3c4043;"));
+    QPalette pal = palette();
+    if (error) pal.setColor(QPalette::WindowText, errorColor(pal));
+    m_status->setPalette(pal);
     m_status->setText(text);
 }
 

@@ -22,7 +22,6 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
-class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QTabWidget;
@@ -138,8 +137,6 @@ private:
     QLabel* m_modelLabel = nullptr;
     QLabel* m_translation = nullptr;
     QLabel* m_status = nullptr;
-    QProgressBar* m_progress = nullptr;
-    QToolButton* m_cancel = nullptr;
     QTabWidget* m_tabs = nullptr;
     TokenChips* m_sourceChips = nullptr;
     TokenChips* m_targetChips = nullptr;

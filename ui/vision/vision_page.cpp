@@ -10,6 +10,8 @@
 #include "ui/vision/predictions_view.h"
 #include "ui/vision/sample_gallery.h"
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/job_status.h"
+#include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
 
 #include <QApplication>
@@ -75,41 +77,28 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
     m_imageLabel = new QLabel(tr("No image"), bar);
     m_imageLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_modelLabel = new QLabel(bar);
-    m_modelLabel->setStyleSheet(QStringLiteral("color: #5f6368;"));
-    m_progress = new QProgressBar(bar);
-    m_progress->setObjectName(QStringLiteral("progress"));
-    m_progress->setRange(0, 1000);
-    m_progress->setMaximumWidth(160);
-    m_progress->setTextVisible(false);
-    m_progress->hide();
-    m_cancel = new QPushButton(tr("Cancel"), bar);
-    m_cancel->setObjectName(QStringLiteral("cancel"));
-    m_cancel->hide();
-    connect(m_cancel, &QPushButton::clicked, m_worker, &InferenceWorker::cancel);
+    mute(m_modelLabel);
+    auto* jobStatus = new JobStatus(m_worker, bar);
     m_export = new QToolButton(bar);
     m_export->setObjectName(QStringLiteral("export"));
     m_export->setText(tr("Export"));
     m_export->setPopupMode(QToolButton::InstantPopup);
     auto* exportMenu = new QMenu(m_export);
-    exportMenu->addAction(tr("Overlay as PNG (original resolution)…"), this, [this] { chooseExport(0); });
-    exportMenu->addAction(tr("Heads grid as PNG…"), this, [this] { chooseExport(1); });
-    exportMenu->addAction(tr("Map as NumPy (.npy)…"), this, [this] { chooseExport(2); });
-    exportMenu->addAction(tr("Map as CSV…"), this, [this] { chooseExport(3); });
+    exportMenu->addAction(tr("Overlay as PNG (original resolution)…"), this, [this] { chooseExport(Export::Overlay); });
+    exportMenu->addAction(tr("Heads grid as PNG…"), this, [this] { chooseExport(Export::HeadsGrid); });
+    exportMenu->addAction(tr("Map as NumPy (.npy)…"), this, [this] { chooseExport(Export::MapNpy); });
+    exportMenu->addAction(tr("Map as CSV…"), this, [this] { chooseExport(Export::MapCsv); });
     m_export->setMenu(exportMenu);
     barLayout->addWidget(open);
     barLayout->addWidget(paste);
     barLayout->addSpacing(12);
     barLayout->addWidget(m_imageLabel, 1);
     barLayout->addWidget(m_modelLabel);
-    barLayout->addWidget(m_progress);
-    barLayout->addWidget(m_cancel);
+    barLayout->addWidget(jobStatus);
     barLayout->addWidget(m_export);
     root->addWidget(bar);
 
-    m_message = new QLabel(this);
-    m_message->setObjectName(QStringLiteral("message"));
-    m_message->setWordWrap(true);
-    m_message->hide();
+    m_message = new PageMessage(this);
     root->addWidget(m_message);
 
     auto* body = new QHBoxLayout;
@@ -142,22 +131,7 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
     connect(m_doc, &VisionDocument::lookChanged, this, &VisionPage::refreshMaps);
 
     // Worker → progress, errors.
-    connect(m_worker, &InferenceWorker::started, this, [this](int, const QString& label) {
-        m_progress->setValue(0);
-        m_progress->setToolTip(label);
-        m_progress->show();
-        m_cancel->show();
-    });
-    connect(m_worker, &InferenceWorker::progress, this, [this](int, double fraction, const QString& stage) {
-        m_progress->setValue(static_cast<int>(fraction * 1000));
-        m_progress->setToolTip(stage);
-    });
-    connect(m_worker, &InferenceWorker::busyChanged, this, [this](bool busy) {
-        if (!busy) {
-            m_progress->hide();
-            m_cancel->hide();
-        }
-    });
+    // Worker → errors (progress and Cancel: the JobStatus in the bar).
     connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& msg) {
         --m_pendingJobs;
         showError(msg);
@@ -411,22 +385,14 @@ QString VisionPage::modelDescription() const {
 
 bool VisionPage::isBusy() const { return m_pendingJobs > 0; }
 
-QString VisionPage::message() const { return m_message->isVisible() ? m_message->text() : QString(); }
+QString VisionPage::message() const { return m_message->message(); }
 
 void VisionPage::showError(const QString& text) {
-    m_message->setStyleSheet(QStringLiteral("QLabel { background: #fdecea; color: #8a1c12; border: 1px solid #f5c2bd;"
-                                            " border-radius: 4px; padding: 6px; }"));
-    m_message->setText(text);
-    m_message->show();
+    m_message->showError(text);
     emit errorShown(text);
 }
 
-void VisionPage::showNotice(const QString& text) {
-    m_message->setStyleSheet(QStringLiteral("QLabel { background: #eef3fb; color: #1f3b63; border: 1px solid #c9d7ee;"
-                                            " border-radius: 4px; padding: 6px; }"));
-    m_message->setText(text);
-    m_message->show();
-}
+void VisionPage::showNotice(const QString& text) { m_message->showNotice(text); }
 
 void VisionPage::openModel(const QString& dir) {
     const std::filesystem::path path = dir.toStdString();
@@ -437,7 +403,7 @@ void VisionPage::openModel(const QString& dir) {
         [this, dir](std::shared_ptr<const VitModel> model) {
             m_modelDir = dir;
             m_doc->setModel(std::move(model));
-            m_message->hide();
+            m_message->dismiss();
             emit modelLoaded();
             // The picture on screen belongs to the previous model: run it again with this one.
             if (!m_lastImage.empty())
@@ -489,7 +455,7 @@ void VisionPage::analyse(std::function<ImageU8()> load, const QString& source, c
             m_lastImagePath = path;
             m_lastImage = result->image;
             m_imageLabel->setProperty("source", result->source);
-            m_message->hide();
+            m_message->dismiss();
             m_doc->setImage(std::move(result));
             m_timing->setProperty("firstOverlayMs", static_cast<double>(timer->nsecsElapsed()) / 1e6);
             emit imageShown();
@@ -667,19 +633,21 @@ bool VisionPage::exportMap(const QString& path) const {
     }
 }
 
-void VisionPage::chooseExport(int what) {
-    static const char* const filters[] = {"PNG image (*.png)", "PNG image (*.png)", "NumPy array (*.npy)",
-                                          "CSV (*.csv)"};
-    static const char* const suffixes[] = {"-overlay.png", "-heads.png", "-map.npy", "-map.csv"};
+void VisionPage::chooseExport(Export what) {
+    const char* filter = what == Export::MapNpy ? "NumPy array (*.npy)" : what == Export::MapCsv ? "CSV (*.csv)" : "PNG image (*.png)";
+    const char* suffix = what == Export::Overlay     ? "-overlay.png"
+                         : what == Export::HeadsGrid ? "-heads.png"
+                         : what == Export::MapNpy    ? "-map.npy"
+                                                     : "-map.csv";
     const QString base = QFileInfo(m_imageLabel->property("source").toString()).completeBaseName();
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export"), base + QString::fromLatin1(suffixes[what]),
-                                                      tr(filters[what]));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export"), base + QString::fromLatin1(suffix), tr(filter));
     if (path.isEmpty()) return;
     bool ok = false;
     switch (what) {
-    case 0: ok = exportOverlay(path); break;
-    case 1: ok = exportHeadsGrid(path); break;
-    default: ok = exportMap(path); break;
+    case Export::Overlay: ok = exportOverlay(path); break;
+    case Export::HeadsGrid: ok = exportHeadsGrid(path); break;
+    case Export::MapNpy:
+    case Export::MapCsv: ok = exportMap(path); break;
     }
     if (ok) showNotice(tr("Saved %1").arg(QDir::toNativeSeparators(path)));
 }

@@ -21,7 +21,6 @@
 class QCheckBox;
 class QComboBox;
 class QLabel;
-class QProgressBar;
 class QPushButton;
 class QSlider;
 class QToolButton;
@@ -30,6 +29,7 @@ namespace attnlens::ui {
 
 class HeatmapView;
 class InferenceWorker;
+class PageMessage;
 class MapGridView;
 class PatchImageView;
 class PredictionsView;
@@ -92,7 +92,8 @@ private:
     void refreshMaps();       // overlay, raw map, heads grid, layers strip
     void refreshPredictions();
     void chooseImage();
-    void chooseExport(int what);
+    enum class Export { Overlay, HeadsGrid, MapNpy, MapCsv };
+    void chooseExport(Export what); // asks for a path, then writes
 
     VisionDocument* m_doc;
     InferenceWorker* m_worker;
@@ -113,7 +114,7 @@ private:
     QLabel* m_mapTitle = nullptr;
     QLabel* m_headsTitle = nullptr;
     QLabel* m_layersTitle = nullptr;
-    QLabel* m_message = nullptr;
+    PageMessage* m_message = nullptr;
     QLabel* m_selectionLabel = nullptr;
     QLabel* m_timing = nullptr;
     QPushButton* m_clsButton = nullptr;
@@ -126,8 +127,6 @@ private:
     QComboBox* m_colorMap = nullptr;
     QCheckBox* m_smooth = nullptr;
     QToolButton* m_export = nullptr;
-    QProgressBar* m_progress = nullptr;
-    QPushButton* m_cancel = nullptr;
 };
 
 } // namespace attnlens::ui

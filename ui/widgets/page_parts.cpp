@@ -18,8 +18,21 @@ QLabel* caption(const QString& text, QWidget* parent) {
 QLabel* hint(const QString& text, QWidget* parent) {
     auto* label = new QLabel(text, parent);
     label->setWordWrap(true);
-    label->setStyleSheet(QStringLiteral("color: #5f6368;"));
+    mute(label);
     return label;
+}
+
+void mute(QWidget* widget) { widget->setForegroundRole(QPalette::PlaceholderText); }
+
+bool isDark(const QPalette& palette) {
+    return palette.color(QPalette::Window).lightnessF() < palette.color(QPalette::WindowText).lightnessF();
+}
+
+QColor errorColor(const QPalette& palette) { return isDark(palette) ? QColor(242, 139, 130) : QColor(179, 38, 30); }
+
+QColor mixColors(const QColor& a, const QColor& b, double t) {
+    auto mix = [t](int x, int y) { return static_cast<int>(x * (1.0 - t) + y * t + 0.5); };
+    return QColor(mix(a.red(), b.red()), mix(a.green(), b.green()), mix(a.blue(), b.blue()));
 }
 
 QImage toQImage(const RgbImage& image) {

@@ -5,7 +5,9 @@
 #include "core/export/colormap.h"
 #include "core/vision/image_io.h"
 
+#include <QColor>
 #include <QImage>
+#include <QPalette>
 #include <QString>
 
 class QLabel;
@@ -14,7 +16,15 @@ class QWidget;
 namespace attnlens::ui {
 
 QLabel* caption(const QString& text, QWidget* parent); // bold
-QLabel* hint(const QString& text, QWidget* parent);    // grey, word-wrapped
+QLabel* hint(const QString& text, QWidget* parent);    // muted, word-wrapped
+// Secondary text: drawn in the palette's placeholder-text colour (follows light and dark palettes).
+void mute(QWidget* widget);
+// A red that reads on the palette's window colour (errors, warnings in rich text).
+QColor errorColor(const QPalette& palette);
+// a·(1 − t) + b·t per channel.
+QColor mixColors(const QColor& a, const QColor& b, double t);
+// Whether the palette is dark (window colour darker than its text).
+bool isDark(const QPalette& palette);
 
 QImage toQImage(const RgbImage& image);  // Format_RGB888; null for an empty image
 QImage toQImage(const ImageU8& image);   // grey → Format_Grayscale8, RGB → Format_RGB888

@@ -1,0 +1,46 @@
+#include "ui/widgets/job_status.h"
+
+#include "ui/shell/inference_worker.h"
+
+#include <QHBoxLayout>
+#include <QProgressBar>
+#include <QPushButton>
+
+namespace attnlens::ui {
+
+JobStatus::JobStatus(InferenceWorker* worker, QWidget* parent, std::function<void()> onCancel) : QWidget(parent) {
+    auto* layout = new QHBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_progress = new QProgressBar(this);
+    m_progress->setObjectName(QStringLiteral("progress"));
+    m_progress->setRange(0, 1000);
+    m_progress->setMaximumWidth(220);
+    m_progress->setTextVisible(false);
+    auto* cancel = new QPushButton(tr("Cancel"), this);
+    cancel->setObjectName(QStringLiteral("cancel"));
+    m_cancel = cancel;
+    layout->addWidget(m_progress);
+    layout->addWidget(m_cancel);
+    hide();
+    if (onCancel)
+        connect(m_cancel, &QAbstractButton::clicked, this, [onCancel = std::move(onCancel)] { onCancel(); });
+    else
+        connect(m_cancel, &QAbstractButton::clicked, worker, &InferenceWorker::cancel);
+    connect(worker, &InferenceWorker::started, this, [this](int, const QString& label) {
+        m_progress->setValue(0);
+        m_progress->setToolTip(label);
+        m_progress->setFormat(label + QStringLiteral(" %p%"));
+        show();
+    });
+    connect(worker, &InferenceWorker::progress, this, [this](int, double fraction, const QString& stage) {
+        m_progress->setValue(static_cast<int>(fraction * 1000));
+        m_progress->setToolTip(stage);
+    });
+    connect(worker, &InferenceWorker::busyChanged, this, [this](bool busy) {
+        if (!busy) hide();
+    });
+}
+
+void JobStatus::setTextVisible(bool visible) { m_progress->setTextVisible(visible); }
+
+} // namespace attnlens::ui
