@@ -152,17 +152,11 @@ struct ViewRequest {
 };
 
 PixelRegion parseQuery(const std::string& q) {
-    PixelRegion r;
-    char tail = 0;
-    const int n = std::sscanf(q.c_str(), "%d,%d:%d,%d%c", &r.row0, &r.col0, &r.row1, &r.col1, &tail);
-    if (n == 2) {
-        r.row1 = r.row0;
-        r.col1 = r.col0;
+    try {
+        return parsePixelRegion(q);
+    } catch (const Error& e) {
+        throw cli::UsageError(std::string("--") + e.what());
     }
-    if ((n != 2 && n != 4) || r.row0 < 0 || r.col0 < 0 || r.row1 < r.row0 || r.col1 < r.col0)
-        throw cli::UsageError("--query: expected ROW,COL of an image pixel or a region ROW0,COL0:ROW1,COL1 (from 0, "
-                              "inclusive), got '" + q + "'");
-    return r;
 }
 
 std::optional<ViewRequest> parseView(const cli::Args& args) {

@@ -1,19 +1,17 @@
 #include "cli_overlay.h"
 
+#include "core/util/error.h"
+
 #include <charconv>
 
 namespace cli {
 
 attnlens::HeadSelection parseHead(const std::string& text, int heads) {
-    if (auto fusion = attnlens::parseHeadFusion(text)) return {-1, *fusion};
-    int h = -1;
-    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), h);
-    if (ec != std::errc() || ptr != text.data() + text.size())
-        throw UsageError("--head: expected a head index or mean|max|min, got '" + text + "'");
-    if (h < 0 || h >= heads)
-        throw UsageError("--head: " + text + " is out of range (the model has " + std::to_string(heads) +
-                         " heads, numbered from 0)");
-    return {h, attnlens::HeadFusion::Mean};
+    try {
+        return attnlens::parseHeadSelection(text, heads);
+    } catch (const attnlens::Error& e) {
+        throw UsageError(std::string("--") + e.what());
+    }
 }
 
 attnlens::OverlayOptions parseOverlayOptions(const Args& args) {

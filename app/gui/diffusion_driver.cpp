@@ -2,7 +2,6 @@
 
 #include "ui/diffusion/diffusion_page.h"
 
-#include <QRegularExpression>
 
 using attnlens::ui::DiffusionPage;
 
@@ -33,9 +32,11 @@ QString applyDiffusionSettings(DiffusionPage* page, const DiffusionScript& scrip
     else if (!script.scheduler.isEmpty()) return QStringLiteral("--scheduler %1: expected ddim or ddpm").arg(script.scheduler);
     if (!script.className.isEmpty()) {
         int c = -1;
-        if (!toInt(script.className, c))
+        if (!toInt(script.className, c)) {
+            c = -1; // a name: look it up in the model's id2label
             for (int i = 0; i < doc->classCount(); ++i)
                 if (doc->className(i) == script.className) c = i;
+        }
         if (c < 0 || c >= doc->classCount())
             return QStringLiteral("--class %1: not a class of this model (0..%2)").arg(script.className).arg(doc->classCount() - 1);
         s.classLabel = c;
@@ -52,23 +53,23 @@ QString applyDiffusionView(DiffusionPage* page, const DiffusionScript& script) {
             return QStringLiteral("--layer %1: expected 0..%2").arg(script.layer).arg(static_cast<int>(doc->layers().size()) - 1);
         doc->setLayer(v);
     }
-    if (script.head == QLatin1String("mean") || script.head == QLatin1String("max")) {
-        doc->setFusion(script.head == QLatin1String("mean") ? attnlens::HeadFusion::Mean : attnlens::HeadFusion::Max);
-        doc->setHead(-1);
-    } else if (!script.head.isEmpty()) {
-        if (!toInt(script.head, v) || v < 0 || v >= doc->headCount())
-            return QStringLiteral("--head %1: expected 0..%2, mean or max").arg(script.head).arg(doc->headCount() - 1);
-        doc->setHead(v);
+    if (!script.head.isEmpty()) {
+        try {
+            const attnlens::HeadSelection heads = attnlens::parseHeadSelection(script.head.toStdString(), doc->headCount());
+            doc->setFusion(heads.fusion);
+            doc->setHead(heads.head);
+        } catch (const std::exception& e) {
+            return QStringLiteral("--%1").arg(QString::fromUtf8(e.what()));
+        }
     }
     if (!script.query.isEmpty()) {
-        const auto m = QRegularExpression(QStringLiteral("^(\\d+),(\\d+)(?::(\\d+),(\\d+))?$")).match(script.query);
-        if (!m.hasMatch()) return QStringLiteral("--query %1: expected ROW,COL or ROW0,COL0:ROW1,COL1").arg(script.query);
-        attnlens::PixelRegion r{m.captured(1).toInt(), m.captured(2).toInt(), m.captured(1).toInt(), m.captured(2).toInt()};
-        if (m.lastCapturedIndex() == 4) {
-            r.row1 = m.captured(3).toInt();
-            r.col1 = m.captured(4).toInt();
+        attnlens::PixelRegion r;
+        try {
+            r = attnlens::parsePixelRegion(script.query.toStdString());
+        } catch (const std::exception& e) {
+            return QStringLiteral("--%1").arg(QString::fromUtf8(e.what()));
         }
-        if (r.row1 >= doc->imageHeight() || r.col1 >= doc->imageWidth() || r.row1 < r.row0 || r.col1 < r.col0)
+        if (r.row1 >= doc->imageHeight() || r.col1 >= doc->imageWidth())
             return QStringLiteral("--query %1: outside the %2×%3 image").arg(script.query).arg(doc->imageHeight()).arg(doc->imageWidth());
         doc->setQuery(r);
     }

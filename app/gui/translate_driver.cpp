@@ -1,5 +1,6 @@
 #include "translate_driver.h"
 
+#include "core/analysis/attention_maps.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/translate/matrix_view.h"
 #include "ui/translate/translate_page.h"
@@ -37,11 +38,12 @@ std::optional<TokenRef> parseToken(const QString& t) {
 void applySelection(TranslatePage* page, const TranslateScript& s) {
     auto* doc = page->document();
     if (!s.kind.isEmpty()) doc->setKind(*parseKind(s.kind));
-    if (s.layer > 0) doc->setLayer(s.layer - 1);
-    if (s.head == 0)
-        doc->setHead(-1);
-    else if (s.head > 0)
-        doc->setHead(s.head - 1);
+    if (s.layer >= 0) doc->setLayer(s.layer);
+    if (!s.head.isEmpty()) {
+        const attnlens::HeadSelection heads = attnlens::parseHeadSelection(s.head.toStdString());
+        doc->setFusion(heads.fusion);
+        doc->setHead(heads.head);
+    }
     doc->setWordLevel(s.wordLevel);
     doc->setHideSpecial(s.hideSpecial);
     if (s.beamNode > 0) doc->setSelectedBeamNode(s.beamNode);
@@ -63,6 +65,13 @@ QString validateScript(const TranslateScript& s) {
         return QStringLiteral("--view %1: expected matrix, model, lines, embeddings or beam").arg(s.view);
     if (!s.token.isEmpty() && !parseToken(s.token))
         return QStringLiteral("--token %1: expected s<N> or t<N>").arg(s.token);
+    if (!s.head.isEmpty()) {
+        try {
+            attnlens::parseHeadSelection(s.head.toStdString());
+        } catch (const std::exception& e) {
+            return QStringLiteral("--%1").arg(QString::fromUtf8(e.what()));
+        }
+    }
     return {};
 }
 

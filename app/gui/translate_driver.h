@@ -17,15 +17,15 @@ struct TranslateScript {
     int steps = -1;    // after translating: reset, then this many steps forward (-1: stay at the end)
     QString view;      // matrix | model | lines | embeddings | beam (empty: keep)
     QString kind;      // encoder | decoder | cross (empty: keep)
-    int layer = 0;     // 1-based; 0 keep
-    int head = -1;     // 1-based head, 0 = mean of heads, -1 keep
+    int layer = -1;    // from 0; -1 keep
+    QString head;      // a head from 0, mean or max (parseHeadSelection); empty: keep
     QString token;     // "s3" / "t1": select source / target piece 3 / 1
     bool wordLevel = false;
     bool hideSpecial = false;
     int beamNode = -1; // select a beam tree node (-1: keep)
 };
 
-// Parses `kind`, `view`, `token`; returns an error message or an empty string.
+// Parses `kind`, `view`, `token`, `head`; returns an error message or an empty string.
 QString validateScript(const TranslateScript& script);
 
 // Waits for the model, translates, steps, applies the selection, then calls done(ok, message) once.

@@ -1,5 +1,8 @@
 #include "core/analysis/attention_maps.h"
 
+#include <charconv>
+#include <string>
+
 #include "core/util/error.h"
 
 #include <algorithm>
@@ -14,6 +17,18 @@ std::optional<HeadFusion> parseHeadFusion(std::string_view name) {
     if (name == "max") return HeadFusion::Max;
     if (name == "min") return HeadFusion::Min;
     return std::nullopt;
+}
+
+HeadSelection parseHeadSelection(std::string_view text, int heads) {
+    if (auto fusion = parseHeadFusion(text)) return {-1, *fusion};
+    int h = -1;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), h);
+    if (ec != std::errc() || ptr != text.data() + text.size() || h < 0)
+        throw Error("head: expected a head index (from 0) or mean|max|min, got '" + std::string(text) + "'");
+    if (heads >= 0 && h >= heads)
+        throw Error("head: " + std::string(text) + " is out of range (the model has " + std::to_string(heads) +
+                    " heads, numbered from 0)");
+    return {h, HeadFusion::Mean};
 }
 
 std::string_view headFusionName(HeadFusion fusion) {

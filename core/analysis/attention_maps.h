@@ -30,6 +30,10 @@ struct HeadSelection {
     int head = -1; // -1: fuse all heads
     HeadFusion fusion = HeadFusion::Mean;
 };
+// The one grammar of a head selection, for the CLI and the GUI: "mean" / "max" / "min", or a head index
+// from 0 below `heads` (heads < 0: any non-negative index). Throws attnlens::Error naming the text.
+HeadSelection parseHeadSelection(std::string_view text, int heads = -1);
+
 // attentions [L, H, Q, K] → the [Q, K] matrix of `layer` for the selection. Throws on bad indices.
 RowMatrix layerAttention(const Tensor& attentions, int layer, const HeadSelection& heads);
 

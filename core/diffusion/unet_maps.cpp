@@ -3,8 +3,29 @@
 #include "core/util/error.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 namespace attnlens {
+
+PixelRegion parsePixelRegion(std::string_view text) {
+    const std::string q(text);
+    PixelRegion r;
+    int used = -1;
+    bool ok = std::sscanf(q.c_str(), "%d,%d%n", &r.row0, &r.col0, &used) == 2 && used == static_cast<int>(q.size());
+    if (ok) {
+        r.row1 = r.row0;
+        r.col1 = r.col0;
+    } else {
+        used = -1;
+        ok = std::sscanf(q.c_str(), "%d,%d:%d,%d%n", &r.row0, &r.col0, &r.row1, &r.col1, &used) == 4 &&
+             used == static_cast<int>(q.size());
+    }
+    if (!ok || r.row0 < 0 || r.col0 < 0 || r.row1 < r.row0 || r.col1 < r.col0)
+        throw Error("query: expected ROW,COL of an image pixel or a region ROW0,COL0:ROW1,COL1 (from 0, inclusive), got '" +
+                    q + "'");
+    return r;
+}
 
 std::vector<int> unetRegionTokens(const UNetAttentionInfo& layer, const PixelRegion& r, int imageHeight, int imageWidth) {
     auto describe = [&] {

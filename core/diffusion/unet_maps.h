@@ -25,6 +25,10 @@ struct PixelRegion {
     bool operator==(const PixelRegion&) const = default;
 };
 
+// "ROW,COL" (one pixel) or "ROW0,COL0:ROW1,COL1" (a region, inclusive), from 0 — the grammar of the CLI's
+// and the GUI's --query on diffusion images. Throws attnlens::Error naming the text.
+PixelRegion parsePixelRegion(std::string_view text);
+
 // The layer's tokens covered by the region (sorted). Throws for a region outside the image or inverted.
 std::vector<int> unetRegionTokens(const UNetAttentionInfo& layer, const PixelRegion& region, int imageHeight,
                                   int imageWidth);

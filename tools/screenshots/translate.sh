@@ -20,7 +20,7 @@ shot() { # name, extra args...
 }
 shot matrix --steps 4 --view matrix --kind cross --token t2
 shot model --view model --kind encoder
-shot lines --view lines --kind cross --layer 2 --token t1
+shot lines --view lines --kind cross --layer 1 --token t1
 shot embeddings --view embeddings
 shot beam --beam 3 --steps 5 --view beam
 ls -l "$out"/translate-*.png

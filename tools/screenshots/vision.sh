@@ -15,6 +15,6 @@ shot() { # name, extra args...
   xvfb-run -a -s "-screen 0 1500x1000x24" "$build/app/attnlens" --page 2 --size 1400x900 --image "$image" \
     "$@" --screenshot "$out/vision-$name.png"
 }
-shot overlay --patch 4,2 --layer $((layers - 2))
-shot heads --patch cls --layer $((layers - 1)) --grab headsGrid
+shot overlay --query 4,2 --layer $((layers - 2))
+shot heads --query cls --layer $((layers - 1)) --grab headsGrid
 ls -l "$out"/vision-*.png

@@ -1,0 +1,156 @@
+#include "gui_harness.h"
+
+#include "ui/diffusion/diffusion_page.h"
+#include "ui/playground/playground_page.h"
+#include "ui/shell/inference_worker.h"
+#include "ui/shell/main_window.h"
+#include "ui/translate/translate_page.h"
+#include "ui/vision/vision_document.h"
+#include "ui/vision/vision_page.h"
+
+#include <QApplication>
+#include <QTimer>
+
+#include <cstdio>
+#include <functional>
+#include <memory>
+
+using namespace attnlens::ui;
+
+namespace {
+
+// Calls `go` once, the first time `ready` holds when one of the watched signals fires (or after
+// 60 s, with a warning, so a screenshot never hangs).
+class ReadyGate : public QObject {
+public:
+    ReadyGate(QObject* parent, std::function<bool()> ready, std::function<void()> go)
+        : QObject(parent), m_ready(std::move(ready)), m_go(std::move(go)) {
+        QTimer::singleShot(60000, this, [this] {
+            if (m_done) return;
+            std::fprintf(stderr, "warning: the page did not become ready in 60 s (grabbing it as it is)\n");
+            fire();
+        });
+    }
+    template <typename Sender, typename Signal>
+    void watch(Sender* sender, Signal signal) {
+        connect(sender, signal, this, [this] { check(); });
+    }
+    void check() {
+        if (!m_done && m_ready()) fire();
+    }
+
+private:
+    void fire() {
+        m_done = true;
+        m_go();
+    }
+    std::function<bool()> m_ready;
+    std::function<void()> m_go;
+    bool m_done = false;
+};
+
+void fail(const QString& message) {
+    std::fprintf(stderr, "error: %s\n", qPrintable(message));
+    QApplication::exit(2);
+}
+
+// Grabs the window (or the --grab widget) after the layouts settle and every view painted once.
+void grabLater(MainWindow& window, const GuiOptions& o) {
+    QTimer::singleShot(300, &window, [&window, o] {
+        QWidget* target = o.grab.isEmpty() ? static_cast<QWidget*>(&window) : window.findChild<QWidget*>(o.grab);
+        if (target == nullptr) return fail(QStringLiteral("--grab %1: no such widget").arg(o.grab));
+        if (!target->grab().save(o.screenshot, "PNG")) return fail(QStringLiteral("--screenshot %1: cannot write the file").arg(o.screenshot));
+        QApplication::exit(0);
+    });
+}
+
+void screenshotTranslate(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
+    runTranslateScript(pages.translate, o.translate, [&window, o](bool scripted, const QString& message) {
+        if (!scripted) std::fprintf(stderr, "warning: %s (grabbing the page as it is)\n", qPrintable(message));
+        grabLater(window, o);
+    });
+}
+
+void screenshotVision(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
+    VisionPage* page = pages.vision;
+    auto applied = std::make_shared<bool>(!o.vision.any());
+    auto* gate = new ReadyGate(page, [page, applied] { return *applied && !page->isBusy() && page->document()->hasImage(); },
+                               [&window, o] { grabLater(window, o); });
+    QObject::connect(page, &VisionPage::imageShown, page, [page, applied, o, gate] {
+        if (!*applied) {
+            *applied = true;
+            if (const QString problem = applyVisionScript(page->document(), o.vision); !problem.isEmpty()) return fail(problem);
+        }
+        gate->check();
+    });
+    gate->watch(page->worker(), &InferenceWorker::finished);
+    gate->watch(page->worker(), &InferenceWorker::failed);
+    gate->watch(page, &VisionPage::errorShown);
+}
+
+void screenshotDiffusion(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
+    DiffusionPage* page = pages.diffusion;
+    auto applied = std::make_shared<bool>(false);
+    auto* gate = new ReadyGate(page, [page, applied] { return *applied && !page->isBusy(); }, [&window, o] { grabLater(window, o); });
+    // The generation settings once the model is loaded (before its first run, which starts when the page
+    // is first shown: this runs before the window shows); the view after that run.
+    auto applySettings = [page, o] {
+        if (const QString problem = applyDiffusionSettings(page, o.diffusion); !problem.isEmpty()) fail(problem);
+    };
+    if (page->document()->model()) {
+        applySettings();
+    } else {
+        auto loaded = std::make_shared<QMetaObject::Connection>();
+        *loaded = QObject::connect(page, &DiffusionPage::modelLoaded, page, [loaded, applySettings] {
+            QObject::disconnect(*loaded);
+            applySettings();
+        });
+    }
+    auto finished = std::make_shared<QMetaObject::Connection>();
+    *finished = QObject::connect(page, &DiffusionPage::runFinished, page, [page, finished, applied, gate, o] {
+        QObject::disconnect(*finished);
+        if (const QString problem = applyDiffusionView(page, o.diffusion); !problem.isEmpty()) return fail(problem);
+        *applied = true;
+        gate->check();
+    });
+    gate->watch(page->worker(), &InferenceWorker::finished);
+    gate->watch(page->worker(), &InferenceWorker::failed);
+    gate->watch(page->worker(), &InferenceWorker::cancelled);
+}
+
+} // namespace
+
+GuiPages addPages(MainWindow& window, const GuiOptions& o) {
+    GuiPages pages;
+    pages.playground = new PlaygroundPage;
+    pages.translate = new TranslatePage;
+    pages.vision = new VisionPage;
+    pages.diffusion = new DiffusionPage;
+    if (!o.vision.image.isEmpty()) pages.vision->setStartImage(o.vision.image);
+    window.addPage(QApplication::translate("main", "Attention"), pages.playground);
+    window.addPage(QApplication::translate("main", "Translate"), pages.translate);
+    window.addPage(QApplication::translate("main", "Vision"), pages.vision);
+    window.addPage(QApplication::translate("main", "Diffusion"), pages.diffusion);
+    return pages;
+}
+
+int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
+    if (!o.model.isEmpty() && !window.openModel(o.model)) return 2;
+    if (o.benchUi) {
+        window.setCurrentPage(static_cast<int>(GuiPage::Translate));
+        window.show();
+        runTranslateBench(pages.translate, o.translate.input.isEmpty() ? QStringLiteral("Wie geht es dir?") : o.translate.input,
+                          o.repeats, [](int status) { QApplication::exit(status); });
+        return QApplication::exec();
+    }
+    window.setCurrentPage(static_cast<int>(o.page));
+    if (!o.size.isEmpty()) window.resize(o.size);
+    const bool shot = !o.screenshot.isEmpty();
+    // Vision and Diffusion are set up before the window shows (showing the Diffusion page starts its run).
+    if (shot && o.page == GuiPage::Vision) screenshotVision(window, pages, o);
+    if (shot && o.page == GuiPage::Diffusion) screenshotDiffusion(window, pages, o);
+    window.show();
+    if (shot && o.page == GuiPage::Playground) grabLater(window, o);
+    if (shot && o.page == GuiPage::Translate) screenshotTranslate(window, pages, o);
+    return QApplication::exec();
+}

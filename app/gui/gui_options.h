@@ -1,0 +1,45 @@
+#pragma once
+// The GUI's command line: which page to open and, for README screenshots and the UI benchmark, what to
+// set up on it. One grammar with attnlens-cli: layers, heads, steps and pixels count from 0; --head takes
+// a number, mean or max; --query names what is looked at (Vision: cls or ROW,COL[;ROW,COL…] patches;
+// Diffusion: ROW,COL or ROW,COL:ROW,COL pixels).
+//
+//   attnlens [--page N] [--size WxH] [--dark] [--model DIR]
+//            [--screenshot OUT.png [--grab OBJECT-NAME]] [--bench-ui [--repeats N]]
+//            Translate:  [--input TEXT] [--beam N] [--max-tokens N] [--steps K] [--view NAME] [--kind K]
+//                        [--layer L] [--head H] [--token sN|tN] [--words] [--hide-special] [--beam-node N]
+//            Vision:     [--image PATH] [--query cls|ROW,COL[;…]] [--layer L] [--head H] [--key-side]
+//            Diffusion:  [--class C] [--seed S] [--scheduler ddim|ddpm] [--steps N] [--step S]
+//                        [--query ROW,COL[:ROW,COL]] [--layer L] [--head H] [--on x0|xt] [--key-side]
+// --steps: Translate: reset, then step forward K times; Diffusion: the denoising steps.
+// --layer/--head/--query/--key-side apply to the page opened (--page).
+
+#include "diffusion_driver.h"
+#include "translate_driver.h"
+#include "vision_driver.h"
+
+#include <QSize>
+#include <QString>
+
+class QApplication;
+
+enum class GuiPage { Playground = 0, Translate = 1, Vision = 2, Diffusion = 3 };
+constexpr int kGuiPages = 4;
+
+struct GuiOptions {
+    GuiPage page = GuiPage::Playground;
+    QSize size;             // empty: the window's default
+    bool dark = false;
+    QString model;          // opened at start (File → Open model…)
+    QString screenshot;     // write a PNG of the window (or of --grab) and exit
+    QString grab;
+    bool benchUi = false;
+    int repeats = 10;
+    TranslateScript translate;
+    VisionScript vision;
+    DiffusionScript diffusion;
+};
+
+// Parses the application's arguments (--help and --version print and exit). Returns an error message
+// ("--page 7: expected 0..3") or an empty string.
+QString parseGuiOptions(const QApplication& app, GuiOptions& options);
