@@ -1,5 +1,7 @@
 #include "core/export/npy.h"
 
+#include <cctype>
+
 #include "core/util/error.h"
 
 #include <bit>
@@ -45,6 +47,17 @@ void writeCsv(const std::filesystem::path& path, const Eigen::Ref<const RowMatri
         out << '\n';
     }
     if (!out) throw Error("'" + path.string() + "': write failed");
+}
+
+void writeMatrix(const std::filesystem::path& path, const Eigen::Ref<const RowMatrix>& values) {
+    std::string ext = path.extension().string();
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (ext == ".csv") {
+        writeCsv(path, values);
+    } else {
+        const RowMatrix copy = values; // contiguous row-major
+        writeNpy(path, copy.data(), {copy.rows(), copy.cols()});
+    }
 }
 
 } // namespace attnlens

@@ -15,4 +15,7 @@ void writeNpy(const std::filesystem::path& path, const float* data, const Shape&
 // One line per row, values separated by commas, 9 significant digits (float32 round-trips).
 void writeCsv(const std::filesystem::path& path, const Eigen::Ref<const RowMatrix>& values);
 
+// A map as the pages export it: CSV when the path ends in .csv (any case), else .npy [rows, cols].
+void writeMatrix(const std::filesystem::path& path, const Eigen::Ref<const RowMatrix>& values);
+
 } // namespace attnlens

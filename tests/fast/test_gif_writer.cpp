@@ -6,6 +6,7 @@
 #include "core/export/gif_writer.h"
 #include "core/util/error.h"
 #include "support/gif_read.h"
+#include "support/error_of.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -24,15 +25,6 @@ RgbImage solid(int w, int h, Rgb c) {
         img.pixels[i + 2] = c.b;
     }
     return img;
-}
-
-QString errorOf(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return QString::fromStdString(e.what());
-    }
-    return {};
 }
 
 } // namespace

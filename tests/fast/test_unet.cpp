@@ -13,6 +13,7 @@
 #include "core/util/error.h"
 #include "core/util/random.h"
 #include "support/unet_fixtures.h"
+#include "support/error_of.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -32,15 +33,6 @@ Tensor chw(const Tensor& t) { // [1, C, H, W] → [C, H, W]
 
 std::filesystem::path editedCopy(const QTemporaryDir& tmp, const std::string& name, const std::function<void(Json&)>& edit) {
     return unettest::editedCopy(tmp.path().toStdString(), name, edit);
-}
-
-QString errorOf(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return QString::fromStdString(e.what());
-    }
-    return {};
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 #include "core/models/vit_model.h"
 #include "core/util/error.h"
 #include "support/vit_fixtures.h"
+#include "support/error_of.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -31,15 +32,6 @@ std::filesystem::path copyModel(const QTemporaryDir& tmp, const std::string& nam
     const std::filesystem::path dst = std::filesystem::path(tmp.path().toStdString()) / name;
     std::filesystem::copy(vittest::modelDir(name), dst, std::filesystem::copy_options::recursive);
     return dst;
-}
-
-QString errorOf(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const Error& e) {
-        return QString::fromStdString(e.what());
-    }
-    return {};
 }
 
 } // namespace

@@ -230,7 +230,7 @@ void TestVisionPage::headsGridHasOneTilePerHeadAndSelects() {
     QCOMPARE(doc()->head(), 2);
     QCOMPARE(grid->selected(), 2);
     auto* headCombo = m_page->findChild<QComboBox*>("head");
-    QCOMPARE(headCombo->currentText(), QStringLiteral("Head 3"));
+    QCOMPARE(headCombo->currentText(), QStringLiteral("Head 2")); // numbered from 0, as the CLI
     // The layers strip follows the head: tile l = head 2 at layer l.
     MapGridView* layers = m_page->layersStrip();
     QCOMPARE(layers->count(), doc()->numLayers());

@@ -9,6 +9,7 @@
 #include "ui/vision/patch_image_view.h"
 #include "ui/widgets/color_bar.h"
 #include "ui/widgets/job_status.h"
+#include "ui/widgets/map_controls.h"
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
 
@@ -55,10 +56,7 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
     root->setSpacing(6);
 
     // Top bar: model, progress, export.
-    auto* bar = new QFrame(this);
-    bar->setObjectName(QStringLiteral("diffusionBar"));
-    bar->setStyleSheet(QStringLiteral("QFrame#diffusionBar { background: palette(base); border: 1px solid palette(mid);"
-                                      " border-radius: 4px; }"));
+    auto* bar = panelFrame(this, QStringLiteral("diffusionBar"), 4);
     auto* barLayout = new QHBoxLayout(bar);
     barLayout->setContentsMargins(8, 4, 8, 4);
     auto* open = new QPushButton(tr("Open model…"), bar);
@@ -157,13 +155,9 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
 
     QString dir = modelDir;
     if (dir.isEmpty()) {
-        try {
-            dir = QString::fromStdString(builtinModelDir("ddpm-fashion-tiny").string());
-        } catch (const std::exception& e) {
-            showError(tr("The built-in diffusion model is missing (%1). Open a diffusers folder with "
-                         "File → Open model….")
-                          .arg(QString::fromUtf8(e.what())));
-        }
+        QString missing;
+        dir = builtinModelPath("ddpm-fashion-tiny", tr("diffusion"), missing);
+        if (dir.isEmpty()) showError(missing);
     }
     syncControls();
     refreshMaps();
@@ -173,14 +167,7 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
 DiffusionPage::~DiffusionPage() = default;
 
 QWidget* DiffusionPage::buildSidebar() {
-    auto* scroll = new QScrollArea(this);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setFixedWidth(272);
-    auto* panel = new QWidget(scroll);
-    auto* layout = new QVBoxLayout(panel);
-    layout->setContentsMargins(0, 0, 6, 0);
+    const auto [scroll, panel, layout] = makeSidebar(this);
 
     auto* genBox = new QGroupBox(tr("Generate"), panel);
     auto* genForm = new QFormLayout(genBox);
@@ -231,16 +218,11 @@ QWidget* DiffusionPage::buildSidebar() {
     connect(m_layer, &QComboBox::currentIndexChanged, this, [this](int i) {
         if (i >= 0) m_doc->setLayer(i);
     });
-    m_head = new QComboBox(mapBox);
+    m_head = new HeadCombo(mapBox);
     m_head->setObjectName(QStringLiteral("head"));
-    connect(m_head, &QComboBox::currentIndexChanged, this, [this](int i) {
-        if (i < 0) return;
-        if (i <= 1) {
-            m_doc->setFusion(i == 0 ? HeadFusion::Mean : HeadFusion::Max);
-            m_doc->setHead(-1);
-        } else {
-            m_doc->setHead(i - 2);
-        }
+    connect(m_head, &HeadCombo::selectionChanged, this, [this](HeadSelection heads) {
+        m_doc->setFusion(heads.fusion);
+        m_doc->setHead(heads.head);
     });
     m_over = new QComboBox(mapBox);
     m_over->setObjectName(QStringLiteral("over"));
@@ -258,20 +240,13 @@ QWidget* DiffusionPage::buildSidebar() {
     m_opacity->setRange(0, 100);
     m_opacity->setValue(static_cast<int>(m_doc->opacity() * 100));
     connect(m_opacity, &QSlider::valueChanged, this, [this](int v) { m_doc->setOpacity(v / 100.0f); });
-    m_colorMap = new QComboBox(lookBox);
+    m_colorMap = new ColorMapCombo(m_doc->colorMap(), lookBox);
     m_colorMap->setObjectName(QStringLiteral("colorMap"));
-    for (ColorMap map : allColorMaps()) {
-        m_colorMap->addItem(QIcon(QPixmap::fromImage(colorBarImage(map, 48, 12, Qt::Horizontal))),
-                            colorMapDisplayName(map), static_cast<int>(map));
-        if (map == m_doc->colorMap()) m_colorMap->setCurrentIndex(m_colorMap->count() - 1);
-    }
-    connect(m_colorMap, &QComboBox::currentIndexChanged, this,
-            [this](int i) { m_doc->setColorMap(static_cast<ColorMap>(m_colorMap->itemData(i).toInt())); });
+    connect(m_colorMap, &ColorMapCombo::colorMapChanged, m_doc, &DiffusionDocument::setColorMap);
     lookForm->addRow(tr("Opacity:"), m_opacity);
     lookForm->addRow(tr("Colours:"), m_colorMap);
     layout->addWidget(lookBox);
     layout->addStretch(1);
-    scroll->setWidget(panel);
     return scroll;
 }
 
@@ -614,12 +589,8 @@ void DiffusionPage::syncControls() {
     }
     m_layer->setCurrentIndex(m_doc->layers().empty() ? -1 : m_doc->layer());
     for (int i = 0; i < m_layer->count(); ++i) m_layer->setItemData(i, m_doc->layerDescription(i), Qt::ToolTipRole);
-    if (m_head->count() != m_doc->headCount() + 2) {
-        m_head->clear();
-        m_head->addItems({tr("Mean of heads"), tr("Max of heads")});
-        for (int h = 0; h < m_doc->headCount(); ++h) m_head->addItem(tr("Head %1").arg(h));
-    }
-    m_head->setCurrentIndex(m_doc->head() >= 0 ? m_doc->head() + 2 : (m_doc->fusion() == HeadFusion::Max ? 1 : 0));
+    m_head->setHeadCount(m_doc->headCount());
+    m_head->setSelection({m_doc->head(), m_doc->fusion()});
     m_keySide->setChecked(m_doc->keySide());
     m_over->setCurrentIndex(m_doc->onNoisy() ? 1 : 0);
     m_queryLabel->setText(m_doc->queryDescription());

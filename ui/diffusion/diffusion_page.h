@@ -37,6 +37,8 @@ class QToolButton;
 namespace attnlens::ui {
 
 class ColorBar;
+class ColorMapCombo;
+class HeadCombo;
 class InferenceWorker;
 class PageMessage;
 class MapGridView;
@@ -123,10 +125,10 @@ private:
     QLabel* m_queryLabel = nullptr;
     QCheckBox* m_keySide = nullptr;
     QComboBox* m_layer = nullptr;
-    QComboBox* m_head = nullptr;
+    HeadCombo* m_head = nullptr;
     QComboBox* m_over = nullptr;
     QSlider* m_opacity = nullptr;
-    QComboBox* m_colorMap = nullptr;
+    ColorMapCombo* m_colorMap = nullptr;
     QSlider* m_timeline = nullptr;
     QPushButton* m_prev = nullptr;
     QPushButton* m_next = nullptr;

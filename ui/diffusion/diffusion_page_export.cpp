@@ -52,10 +52,7 @@ bool DiffusionPage::exportMap(const QString& path) const {
     const RowMatrix map = m_doc->currentMap(); // [h, w] of the layer
     if (map.size() == 0) return false;
     try {
-        if (path.endsWith(QStringLiteral(".csv"), Qt::CaseInsensitive))
-            writeCsv(path.toStdString(), map);
-        else
-            writeNpy(path.toStdString(), map.data(), {map.rows(), map.cols()});
+        writeMatrix(path.toStdString(), map);
         return true;
     } catch (const std::exception& e) {
         const_cast<DiffusionPage*>(this)->showError(QString::fromUtf8(e.what()));

@@ -72,11 +72,7 @@ QString PlaygroundPage::explanationText() const {
 // --- construction ----------------------------------------------------------------------------
 
 QWidget* PlaygroundPage::buildSetup() {
-    auto* setup = new QFrame(this);
-    setup->setObjectName(QStringLiteral("setupBar"));
-    setup->setStyleSheet(
-        QStringLiteral("QFrame#setupBar { background: palette(base); border: 1px solid palette(mid);"
-                       " border-radius: 6px; }"));
+    auto* setup = panelFrame(this, QStringLiteral("setupBar"));
     auto* row = new QHBoxLayout(setup);
     row->setContentsMargins(10, 5, 10, 5);
     row->setSpacing(6);

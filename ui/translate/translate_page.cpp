@@ -51,14 +51,6 @@ struct StepResult {
     std::shared_ptr<const TranslationSnapshot> snapshot;
 };
 
-QFrame* panelFrame(QWidget* parent, const QString& name) {
-    auto* f = new QFrame(parent);
-    f->setObjectName(name);
-    f->setStyleSheet(QStringLiteral("QFrame#%1 { background: palette(base); border: 1px solid palette(mid);"
-                                    " border-radius: 6px; }")
-                         .arg(name));
-    return f;
-}
 
 } // namespace
 

@@ -244,9 +244,9 @@ QString VisionDocument::queryDescription() const {
 }
 
 QString VisionDocument::mapDescription() const {
-    const QString heads = m_rollout ? tr("rollout 1–%1 (%2 of heads)").arg(m_layer + 1).arg(QString::fromStdString(std::string(headFusionName(m_fusion))))
-                          : m_head >= 0 ? tr("layer %1 · head %2").arg(m_layer + 1).arg(m_head + 1)
-                                        : tr("layer %1 · %2 of heads").arg(m_layer + 1).arg(QString::fromStdString(std::string(headFusionName(m_fusion))));
+    const QString heads = m_rollout ? tr("rollout 0–%1 (%2 of heads)").arg(m_layer).arg(QString::fromStdString(std::string(headFusionName(m_fusion))))
+                          : m_head >= 0 ? tr("layer %1 · head %2").arg(m_layer).arg(m_head)
+                                        : tr("layer %1 · %2 of heads").arg(m_layer).arg(QString::fromStdString(std::string(headFusionName(m_fusion))));
     const QString direction =
         m_keySide ? tr("patches → %1").arg(queryDescription()) : tr("%1 → patches").arg(queryDescription());
     return heads + QStringLiteral(" · ") + direction;

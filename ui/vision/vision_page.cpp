@@ -11,6 +11,7 @@
 #include "ui/vision/sample_gallery.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_status.h"
+#include "ui/widgets/map_controls.h"
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
 
@@ -60,10 +61,7 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
     root->setSpacing(6);
 
     // Top bar: image source, model, progress and export.
-    auto* bar = new QFrame(this);
-    bar->setObjectName(QStringLiteral("visionBar"));
-    bar->setStyleSheet(QStringLiteral("QFrame#visionBar { background: palette(base); border: 1px solid palette(mid);"
-                                      " border-radius: 4px; }"));
+    auto* bar = panelFrame(this, QStringLiteral("visionBar"), 4);
     auto* barLayout = new QHBoxLayout(bar);
     barLayout->setContentsMargins(8, 4, 8, 4);
     auto* open = new QPushButton(tr("Open image…"), bar);
@@ -146,13 +144,9 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
     if (samples > 0) m_pendingSample = m_gallery->samplePaths().front();
     QString dir = modelDir;
     if (dir.isEmpty()) {
-        try {
-            dir = QString::fromStdString(builtinModelDir("vit-fashion-mnist").string());
-        } catch (const std::exception& e) {
-            showError(tr("The built-in vision model is missing (%1). Open a ViT checkpoint folder with "
-                         "File → Open model….")
-                          .arg(QString::fromUtf8(e.what())));
-        }
+        QString missing;
+        dir = builtinModelPath("vit-fashion-mnist", tr("vision"), missing);
+        if (dir.isEmpty()) showError(missing);
     }
     syncControls();
     if (!dir.isEmpty()) openModel(dir);
@@ -161,14 +155,7 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
 VisionPage::~VisionPage() = default;
 
 QWidget* VisionPage::buildSidebar() {
-    auto* scroll = new QScrollArea(this);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setFixedWidth(272);
-    auto* panel = new QWidget(scroll);
-    auto* layout = new QVBoxLayout(panel);
-    layout->setContentsMargins(0, 0, 6, 0);
+    const auto [scroll, panel, layout] = makeSidebar(this);
 
     auto* samplesBox = new QGroupBox(tr("Samples"), panel);
     auto* samplesLayout = new QVBoxLayout(samplesBox);
@@ -218,18 +205,13 @@ QWidget* VisionPage::buildSidebar() {
     connect(m_layer, &QComboBox::currentIndexChanged, this, [this](int i) {
         if (i >= 0) m_doc->setLayer(i);
     });
-    m_head = new QComboBox(mapBox);
+    m_head = new HeadCombo(mapBox);
     m_head->setObjectName(QStringLiteral("head"));
-    connect(m_head, &QComboBox::currentIndexChanged, this, [this](int i) {
-        if (i < 0) return;
-        if (i <= 1) {
-            m_doc->setFusion(i == 0 ? HeadFusion::Mean : HeadFusion::Max);
-            m_doc->setHead(-1);
-        } else {
-            m_doc->setHead(i - 2);
-        }
+    connect(m_head, &HeadCombo::selectionChanged, this, [this](HeadSelection heads) {
+        m_doc->setFusion(heads.fusion);
+        m_doc->setHead(heads.head);
     });
-    m_rollout = new QCheckBox(tr("Rollout through layers 1…L"), mapBox);
+    m_rollout = new QCheckBox(tr("Rollout through layers 0…L"), mapBox);
     m_rollout->setObjectName(QStringLiteral("rollout"));
     m_rollout->setToolTip(tr("Attention rollout (Abnar & Zuidema 2020): heads fused, residual added, "
                              "layers multiplied up to the chosen layer"));
@@ -246,15 +228,9 @@ QWidget* VisionPage::buildSidebar() {
     m_opacity->setRange(0, 100);
     m_opacity->setValue(static_cast<int>(m_doc->opacity() * 100));
     connect(m_opacity, &QSlider::valueChanged, this, [this](int v) { m_doc->setOpacity(v / 100.0f); });
-    m_colorMap = new QComboBox(lookBox);
+    m_colorMap = new ColorMapCombo(m_doc->colorMap(), lookBox);
     m_colorMap->setObjectName(QStringLiteral("colorMap"));
-    for (ColorMap map : allColorMaps()) {
-        m_colorMap->addItem(QIcon(QPixmap::fromImage(colorBarImage(map, 48, 12, Qt::Horizontal))),
-                            colorMapDisplayName(map), static_cast<int>(map));
-        if (map == m_doc->colorMap()) m_colorMap->setCurrentIndex(m_colorMap->count() - 1);
-    }
-    connect(m_colorMap, &QComboBox::currentIndexChanged, this,
-            [this](int i) { m_doc->setColorMap(static_cast<ColorMap>(m_colorMap->itemData(i).toInt())); });
+    connect(m_colorMap, &ColorMapCombo::colorMapChanged, m_doc, &VisionDocument::setColorMap);
     m_smooth = new QCheckBox(tr("Smooth map"), lookBox);
     m_smooth->setObjectName(QStringLiteral("smooth"));
     m_smooth->setChecked(m_doc->smooth());
@@ -268,7 +244,6 @@ QWidget* VisionPage::buildSidebar() {
     m_timing = hint(QString(), panel);
     layout->addWidget(m_timing);
     layout->addStretch(1);
-    scroll->setWidget(panel);
     return scroll;
 }
 
@@ -502,15 +477,11 @@ void VisionPage::syncControls() {
     const int layers = m_doc->numLayers(), heads = m_doc->numHeads();
     if (m_layer->count() != layers) {
         m_layer->clear();
-        for (int l = 0; l < layers; ++l) m_layer->addItem(tr("Layer %1").arg(l + 1));
+        for (int l = 0; l < layers; ++l) m_layer->addItem(tr("Layer %1").arg(l));
     }
     m_layer->setCurrentIndex(m_doc->layer());
-    if (m_head->count() != heads + 2) {
-        m_head->clear();
-        m_head->addItems({tr("Mean of heads"), tr("Max of heads")});
-        for (int h = 0; h < heads; ++h) m_head->addItem(tr("Head %1").arg(h + 1));
-    }
-    m_head->setCurrentIndex(m_doc->head() >= 0 ? m_doc->head() + 2 : (m_doc->fusion() == HeadFusion::Max ? 1 : 0));
+    m_head->setHeadCount(heads);
+    m_head->setSelection({m_doc->head(), m_doc->fusion()});
     m_head->setEnabled(!m_doc->rollout() || m_doc->head() < 0);
     m_rollout->setChecked(m_doc->rollout());
     m_keySide->setChecked(m_doc->keySide());
@@ -574,24 +545,24 @@ void VisionPage::refreshMaps() {
     QStringList headTitles;
     for (const RowMatrix& m : m_doc->headMaps()) {
         heads.push_back(toQImage(m_doc->renderThumbnail(m)));
-        headTitles << tr("Head %1").arg(headTitles.size() + 1);
+        headTitles << tr("Head %1").arg(headTitles.size());
     }
     m_headsGrid->setTiles(std::move(heads), headTitles);
     m_headsGrid->setSelected(m_doc->rollout() ? -1 : m_doc->head());
     m_headsTitle->setText(m_doc->rollout() ? tr("Heads — rollout fuses the heads; untick Rollout to see them")
-                                           : tr("Heads of layer %1 — click one to show it").arg(m_doc->layer() + 1));
+                                           : tr("Heads of layer %1 — click one to show it").arg(m_doc->layer()));
 
     std::vector<QImage> layers;
     QStringList layerTitles;
     for (const RowMatrix& m : m_doc->layerMaps()) {
         layers.push_back(toQImage(m_doc->renderThumbnail(m)));
-        layerTitles << tr("Layer %1").arg(layerTitles.size() + 1);
+        layerTitles << tr("Layer %1").arg(layerTitles.size());
     }
     m_layersStrip->setTiles(std::move(layers), layerTitles);
     m_layersStrip->setSelected(m_doc->layer());
     const QString which = m_doc->rollout() ? tr("rollout up to each layer")
                           : m_doc->head() >= 0
-                              ? tr("head %1 in every layer").arg(m_doc->head() + 1)
+                              ? tr("head %1 in every layer").arg(m_doc->head())
                               : tr("%1 of heads in every layer").arg(QString::fromUtf8(headFusionName(m_doc->fusion()).data()));
     m_layersTitle->setText(tr("Layers — %1").arg(which));
 
@@ -622,10 +593,7 @@ bool VisionPage::exportMap(const QString& path) const {
     const RowMatrix map = m_doc->currentMap(); // [rows, cols]
     if (map.size() == 0) return false;
     try {
-        if (path.endsWith(QStringLiteral(".csv"), Qt::CaseInsensitive))
-            writeCsv(path.toStdString(), map);
-        else
-            writeNpy(path.toStdString(), map.data(), {map.rows(), map.cols()});
+        writeMatrix(path.toStdString(), map);
         return true;
     } catch (const std::exception& e) {
         const_cast<VisionPage*>(this)->showError(QString::fromUtf8(e.what()));

@@ -27,6 +27,8 @@ class QToolButton;
 
 namespace attnlens::ui {
 
+class ColorMapCombo;
+class HeadCombo;
 class HeatmapView;
 class InferenceWorker;
 class PageMessage;
@@ -121,10 +123,10 @@ private:
     QComboBox* m_reduce = nullptr;
     QCheckBox* m_keySide = nullptr;
     QComboBox* m_layer = nullptr;
-    QComboBox* m_head = nullptr;
+    HeadCombo* m_head = nullptr;
     QCheckBox* m_rollout = nullptr;
     QSlider* m_opacity = nullptr;
-    QComboBox* m_colorMap = nullptr;
+    ColorMapCombo* m_colorMap = nullptr;
     QCheckBox* m_smooth = nullptr;
     QToolButton* m_export = nullptr;
 };

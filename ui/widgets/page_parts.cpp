@@ -1,11 +1,49 @@
 #include "ui/widgets/page_parts.h"
 
+#include "core/io/model_folder.h"
+
 #include <QFont>
+#include <QFrame>
+#include <QScrollArea>
+#include <QVBoxLayout>
 #include <QLabel>
 
 #include <cstring>
 
 namespace attnlens::ui {
+
+QFrame* panelFrame(QWidget* parent, const QString& name, int radius) {
+    auto* f = new QFrame(parent);
+    f->setObjectName(name);
+    f->setStyleSheet(QStringLiteral("QFrame#%1 { background: palette(base); border: 1px solid palette(mid);"
+                                    " border-radius: %2px; }")
+                         .arg(name)
+                         .arg(radius));
+    return f;
+}
+
+Sidebar makeSidebar(QWidget* parent, int width) {
+    auto* scroll = new QScrollArea(parent);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setFixedWidth(width);
+    auto* panel = new QWidget(scroll);
+    auto* layout = new QVBoxLayout(panel);
+    layout->setContentsMargins(0, 0, 6, 0);
+    scroll->setWidget(panel);
+    return {scroll, panel, layout};
+}
+
+QString builtinModelPath(const char* name, const QString& what, QString& error) {
+    try {
+        return QString::fromStdString(builtinModelDir(name).string());
+    } catch (const std::exception& e) {
+        error = QObject::tr("The built-in %1 model is missing (%2). Open a model folder with File → Open model….")
+                    .arg(what, QString::fromUtf8(e.what()));
+        return {};
+    }
+}
 
 QLabel* caption(const QString& text, QWidget* parent) {
     auto* label = new QLabel(text, parent);

@@ -10,10 +10,26 @@
 #include <QPalette>
 #include <QString>
 
+class QFrame;
 class QLabel;
+class QScrollArea;
+class QVBoxLayout;
 class QWidget;
 
 namespace attnlens::ui {
+
+// A framed panel in the palette's base colour with rounded corners (the pages' top bars); `name` is its
+// object name.
+QFrame* panelFrame(QWidget* parent, const QString& name, int radius = 6);
+// The pages' left column: a scroll area of fixed width holding `panel`, whose vertical layout the page fills.
+struct Sidebar {
+    QScrollArea* scroll;
+    QWidget* panel;
+    QVBoxLayout* layout;
+};
+Sidebar makeSidebar(QWidget* parent, int width = 272);
+// The folder of a built-in model, or empty with `error` set to one sentence saying what to do instead.
+QString builtinModelPath(const char* name, const QString& what, QString& error);
 
 QLabel* caption(const QString& text, QWidget* parent); // bold
 QLabel* hint(const QString& text, QWidget* parent);    // muted, word-wrapped
