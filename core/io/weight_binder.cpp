@@ -19,6 +19,7 @@ Tensor WeightBinder::loadChecked(const TensorInfo& info, const Shape& shape) {
                              ", expected F32, F16 or BF16");
         return {};
     }
+    if (m_callbacks) m_callbacks->checkCancel();
     try {
         return m_file.load(info).reshaped(shape);
     } catch (const Error& e) {

@@ -12,6 +12,7 @@
 // converted to float32 once, here.
 
 #include "core/io/safetensors.h"
+#include "core/util/callbacks.h"
 
 #include <string>
 #include <string_view>
@@ -28,6 +29,10 @@ public:
     // Like require() but absence is not a problem (returns an empty Tensor).
     Tensor optional(const std::string& name, const Shape& shape);
     bool has(std::string_view name) const { return m_file.contains(name); }
+    // Records a problem found by the caller (a tensor that contradicts the config, say).
+    void problem(std::string text) { m_problems.push_back(std::move(text)); }
+    // Polls `callbacks` for cancellation before each tensor is read (large checkpoints load for seconds).
+    void setCallbacks(const Callbacks* callbacks) { m_callbacks = callbacks; }
 
     const std::vector<std::string>& problems() const { return m_problems; }
     // Throws attnlens::Error("<context>: N weight problem(s): ...; ...") if any problem was recorded.
@@ -37,6 +42,7 @@ private:
     Tensor loadChecked(const TensorInfo& info, const Shape& shape);
 
     const SafeTensorsFile& m_file;
+    const Callbacks* m_callbacks = nullptr;
     std::vector<std::string> m_problems;
 };
 

@@ -2,6 +2,7 @@
 
 #include "core/io/json_file.h"
 #include "core/io/safetensors.h"
+#include "core/io/weight_binder.h"
 #include "core/ops/interpolate.h"
 #include "core/util/error.h"
 
@@ -22,49 +23,6 @@ int squareSize(const JsonConfig& json, const std::string& key, int fallback) {
         return v[0].get<int>();
     throw Error(json.path().string() + ": '" + key + "' must be an integer (found " + v.dump() + ")");
 }
-
-// Collects every problem found while resolving checkpoint tensors, then throws them all at once.
-class WeightResolver {
-public:
-    WeightResolver(const SafeTensorsFile& file, const Callbacks& callbacks) : m_file(file), m_callbacks(callbacks) {}
-
-    // The tensor `name` with exactly `shape`; records an error and returns an empty tensor otherwise.
-    Tensor take(const std::string& name, const Shape& shape) {
-        const TensorInfo* info = m_file.find(name);
-        if (!info) {
-            m_problems.push_back("missing tensor '" + name + "' (expected shape " + shapeToString(shape) + ")");
-            return {};
-        }
-        if (info->shape != shape) {
-            m_problems.push_back("tensor '" + name + "' has shape " + shapeToString(info->shape) + ", config.json implies " +
-                                 shapeToString(shape));
-            return {};
-        }
-        if (info->dtype != DType::F32 && info->dtype != DType::F16 && info->dtype != DType::BF16) {
-            m_problems.push_back("tensor '" + name + "' has dtype " + std::string(dtypeName(info->dtype)) +
-                                 " (expected F32, F16 or BF16)");
-            return {};
-        }
-        m_callbacks.checkCancel();
-        return m_file.load(*info);
-    }
-    void problem(std::string text) { m_problems.push_back(std::move(text)); }
-
-    void throwIfAny(const std::filesystem::path& dir) const {
-        if (m_problems.empty()) return;
-        std::string msg = "'" + dir.string() + "': checkpoint does not match config.json (" +
-                          std::to_string(m_problems.size()) + " problem" + (m_problems.size() > 1 ? "s" : "") + "):";
-        const size_t shown = std::min<size_t>(m_problems.size(), 20);
-        for (size_t i = 0; i < shown; ++i) msg += "\n  " + m_problems[i];
-        if (shown < m_problems.size()) msg += "\n  ... and " + std::to_string(m_problems.size() - shown) + " more";
-        throw Error(msg);
-    }
-
-private:
-    const SafeTensorsFile& m_file;
-    const Callbacks& m_callbacks;
-    std::vector<std::string> m_problems;
-};
 
 Tensor flatVector(const Tensor& t) { return t.empty() ? t : t.reshaped({t.numel()}); }
 
@@ -161,13 +119,14 @@ VitModel VitModel::load(const std::filesystem::path& dir, const Callbacks& callb
         throw Error("'" + weightsPath.string() + "': not a ViT checkpoint (neither 'vit.embeddings.cls_token' nor "
                     "'embeddings.cls_token' found)");
 
-    WeightResolver w(file, callbacks);
+    WeightBinder w(file);
+    w.setCallbacks(&callbacks);
     const std::string e = prefix + "embeddings.";
-    m.m_patchW = w.take(e + "patch_embeddings.projection.weight", {d, c.numChannels, p, p});
+    m.m_patchW = w.require(e + "patch_embeddings.projection.weight", {d, c.numChannels, p, p});
     if (!m.m_patchW.empty()) m.m_patchW = m.m_patchW.reshaped({d, c.numChannels * p * p});
-    m.m_patchB = w.take(e + "patch_embeddings.projection.bias", {d});
-    m.m_cls = flatVector(w.take(e + "cls_token", {1, 1, d}));
-    m.m_positions = w.take(e + "position_embeddings", {1, n + 1, d});
+    m.m_patchB = w.require(e + "patch_embeddings.projection.bias", {d});
+    m.m_cls = flatVector(w.require(e + "cls_token", {1, 1, d}));
+    m.m_positions = w.require(e + "position_embeddings", {1, n + 1, d});
     if (!m.m_positions.empty()) m.m_positions = m.m_positions.reshaped({n + 1, d});
 
     m.m_layers.resize(c.numLayers);
@@ -175,35 +134,33 @@ VitModel VitModel::load(const std::filesystem::path& dir, const Callbacks& callb
         callbacks.report(0.05 + 0.9 * i / c.numLayers, "layer " + std::to_string(i));
         const std::string l = prefix + "encoder.layer." + std::to_string(i) + ".";
         Layer& L = m.m_layers[i];
-        L.lnBeforeW = w.take(l + "layernorm_before.weight", {d});
-        L.lnBeforeB = w.take(l + "layernorm_before.bias", {d});
+        L.lnBefore = {w.require(l + "layernorm_before.weight", {d}), w.require(l + "layernorm_before.bias", {d})};
         const std::string a = l + "attention.attention.";
-        L.queryW = w.take(a + "query.weight", {d, d});
-        L.keyW = w.take(a + "key.weight", {d, d});
-        L.valueW = w.take(a + "value.weight", {d, d});
+        LinearWeights q{w.require(a + "query.weight", {d, d}), {}}, k{w.require(a + "key.weight", {d, d}), {}},
+            v{w.require(a + "value.weight", {d, d}), {}};
         if (c.qkvBias) {
-            L.queryB = w.take(a + "query.bias", {d});
-            L.keyB = w.take(a + "key.bias", {d});
-            L.valueB = w.take(a + "value.bias", {d});
+            q.bias = w.require(a + "query.bias", {d});
+            k.bias = w.require(a + "key.bias", {d});
+            v.bias = w.require(a + "value.bias", {d});
         } else if (file.contains(a + "query.bias")) {
             w.problem("tensor '" + a + "query.bias' present but config.json has qkv_bias = false");
         }
-        L.outW = w.take(l + "attention.output.dense.weight", {d, d});
-        L.outB = w.take(l + "attention.output.dense.bias", {d});
-        L.lnAfterW = w.take(l + "layernorm_after.weight", {d});
-        L.lnAfterB = w.take(l + "layernorm_after.bias", {d});
-        L.fc1W = w.take(l + "intermediate.dense.weight", {inter, d});
-        L.fc1B = w.take(l + "intermediate.dense.bias", {inter});
-        L.fc2W = w.take(l + "output.dense.weight", {d, inter});
-        L.fc2B = w.take(l + "output.dense.bias", {d});
+        LinearWeights out{w.require(l + "attention.output.dense.weight", {d, d}), w.require(l + "attention.output.dense.bias", {d})};
+        // HF ViTSelfAttention divides q·kᵀ by √head_dim after the product (QueryScale::Scores).
+        if (!q.weight.empty())
+            L.attention = MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(out), c.numHeads,
+                                             QueryScale::Scores);
+        L.lnAfter = {w.require(l + "layernorm_after.weight", {d}), w.require(l + "layernorm_after.bias", {d})};
+        L.fc1 = {w.require(l + "intermediate.dense.weight", {inter, d}), w.require(l + "intermediate.dense.bias", {inter})};
+        L.fc2 = {w.require(l + "output.dense.weight", {d, inter}), w.require(l + "output.dense.bias", {d})};
     }
     if (file.contains(prefix + "encoder.layer." + std::to_string(c.numLayers) + ".layernorm_before.weight"))
         w.problem("checkpoint has more than num_hidden_layers = " + std::to_string(c.numLayers) + " layers");
-    m.m_finalLnW = w.take(prefix + "layernorm.weight", {d});
-    m.m_finalLnB = w.take(prefix + "layernorm.bias", {d});
+    m.m_finalLnW = w.require(prefix + "layernorm.weight", {d});
+    m.m_finalLnB = w.require(prefix + "layernorm.bias", {d});
     if (file.contains(prefix + "pooler.dense.weight")) {
-        m.m_poolerW = w.take(prefix + "pooler.dense.weight", {d, d});
-        m.m_poolerB = w.take(prefix + "pooler.dense.bias", {d});
+        m.m_poolerW = w.require(prefix + "pooler.dense.weight", {d, d});
+        m.m_poolerB = w.require(prefix + "pooler.dense.bias", {d});
     }
     if (file.contains("classifier.weight")) {
         const TensorInfo* info = file.find("classifier.weight");
@@ -212,14 +169,14 @@ VitModel VitModel::load(const std::filesystem::path& dir, const Callbacks& callb
             w.problem("classifier has " + std::to_string(labels) + " classes but id2label names " +
                       std::to_string(c.labels.size()));
         if (labels > 0) {
-            m.m_classifierW = w.take("classifier.weight", {labels, d});
-            m.m_classifierB = w.take("classifier.bias", {labels});
+            m.m_classifierW = w.require("classifier.weight", {labels, d});
+            m.m_classifierB = w.require("classifier.bias", {labels});
         } else {
             w.problem("tensor 'classifier.weight' has shape " + shapeToString(info->shape) + ", expected [labels, " +
                       std::to_string(d) + "]");
         }
     }
-    w.throwIfAny(dir);
+    w.finish("'" + dir.string() + "': the checkpoint does not match config.json");
     callbacks.report(1.0, "loaded");
     return m;
 }
@@ -266,7 +223,7 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options, 
                     std::to_string(c.imageSize) + " (enable position interpolation to use other sizes)");
     const int rows = static_cast<int>(height / p), cols = static_cast<int>(width / p);
     const int64_t n = int64_t(rows) * cols, tokens = n + 1, d = c.hiddenSize;
-    const int heads = c.numHeads, hd = c.headDim();
+    const int heads = c.numHeads;
     if (tokens > VitRunOptions::kMaxTokens)
         throw Error("ViT input " + std::to_string(height) + "×" + std::to_string(width) + " gives " +
                     std::to_string(tokens) + " tokens; at most " + std::to_string(VitRunOptions::kMaxTokens) +
@@ -297,34 +254,21 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options, 
     out.gridCols = cols;
     if (options.captureAttention) out.attentions = Tensor({c.numLayers, heads, tokens, tokens});
 
-    const float invScale = 1.0f / std::sqrt(static_cast<float>(hd));
-    RowMatrix h, q, k, v, context(tokens, d), scores(tokens, tokens), mlp, proj;
+    RowMatrix h, mlp, proj;
     for (int layer = 0; layer < c.numLayers; ++layer) {
         callbacks.checkCancel();
         callbacks.report(double(layer) / c.numLayers, "layer " + std::to_string(layer));
         const Layer& L = m_layers[layer];
         h = x;
-        layerNormInPlace(h, L.lnBeforeW, L.lnBeforeB, c.layerNormEps);
-        linearInto(h, L.queryW, L.queryB, q); // [N+1, D]
-        linearInto(h, L.keyW, L.keyB, k);     // [N+1, D]
-        linearInto(h, L.valueW, L.valueB, v); // [N+1, D]
-        for (int head = 0; head < heads; ++head) {
-            const auto qh = q.middleCols(int64_t(head) * hd, hd); // [N+1, hd]
-            const auto kh = k.middleCols(int64_t(head) * hd, hd);
-            const auto vh = v.middleCols(int64_t(head) * hd, hd);
-            scores.noalias() = qh * kh.transpose(); // [query, key]
-            scores *= invScale;                     // HF divides after the matmul
-            softmaxRowsInPlace(scores);
-            context.middleCols(int64_t(head) * hd, hd).noalias() = scores * vh; // [N+1, hd]
-            if (options.captureAttention) out.attentions.slice2d({layer, head}) = scores;
-        }
-        linearInto(context, L.outW, L.outB, proj);
-        x += proj;
+        layerNormInPlace(h, L.lnBefore.weight, L.lnBefore.bias, c.layerNormEps);
+        float* probs = options.captureAttention ? out.attentions.data() + int64_t(layer) * heads * tokens * tokens
+                                                : nullptr; // [heads, N+1, N+1] of this layer
+        x += L.attention.forward(h, h, nullptr, probs);
         h = x;
-        layerNormInPlace(h, L.lnAfterW, L.lnAfterB, c.layerNormEps);
-        linearInto(h, L.fc1W, L.fc1B, mlp); // [N+1, I]
+        layerNormInPlace(h, L.lnAfter.weight, L.lnAfter.bias, c.layerNormEps);
+        linearInto(h, L.fc1.weight, L.fc1.bias, mlp); // [N+1, I]
         applyActivationInPlace(mlp, c.activation);
-        linearInto(mlp, L.fc2W, L.fc2B, proj); // [N+1, D]
+        linearInto(mlp, L.fc2.weight, L.fc2.bias, proj); // [N+1, D]
         x += proj;
     }
     layerNormInPlace(x, m_finalLnW, m_finalLnB, c.layerNormEps);

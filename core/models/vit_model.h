@@ -17,6 +17,7 @@
 // called from several threads at once (each call has its own scratch).
 
 #include "core/ops/nn.h"
+#include "core/layers/multi_head_attention.h"
 #include "core/tensor/tensor.h"
 #include "core/util/callbacks.h"
 #include "core/vision/image_io.h"
@@ -109,12 +110,11 @@ public:
     std::vector<Prediction> topK(const VitOutput& output, int k) const;
 
 private:
+    // One pre-norm encoder layer (ViTLayer): x += attention(LN_before(x)); x += fc2(act(fc1(LN_after(x)))).
     struct Layer {
-        Tensor lnBeforeW, lnBeforeB;             // [D]
-        Tensor queryW, queryB, keyW, keyB;       // [D, D], [D] (biases empty without qkv_bias)
-        Tensor valueW, valueB, outW, outB;       // [D, D], [D]
-        Tensor lnAfterW, lnAfterB;               // [D]
-        Tensor fc1W, fc1B, fc2W, fc2B;           // [I, D], [I], [D, I], [D]
+        LayerNormWeights lnBefore, lnAfter; // [D]
+        MultiHeadAttention attention;       // query/key/value/output.dense, scores scaled as HF does
+        LinearWeights fc1, fc2;             // [I, D] + [I], [D, I] + [D]
     };
 
     Tensor positionTable(int rows, int cols, bool interpolate) const; // [rows·cols + 1, D]

@@ -202,14 +202,14 @@ private slots:
         const QString msg = errorOf([&] { VitModel::load(dir); });
         qInfo("%s", qPrintable(msg));
         QVERIFY(msg.contains("does not match config.json"));
-        QVERIFY(msg.contains("(6 problems)"));
+        QVERIFY(msg.contains("6 weight problems"));
         QVERIFY(msg.contains("vit.encoder.layer.1.output.dense.weight"));
         QVERIFY(msg.contains("[32, 64]"));
 
         config["intermediate_size"] = 64;
         config["num_hidden_layers"] = 3;
         writeJsonFile(dir / "config.json", config, 2);
-        QVERIFY(errorOf([&] { VitModel::load(dir); }).contains("missing tensor 'vit.encoder.layer.2.layernorm_before.weight'"));
+        QVERIFY(errorOf([&] { VitModel::load(dir); }).contains("'vit.encoder.layer.2.layernorm_before.weight' is missing"));
         config["num_hidden_layers"] = 1;
         writeJsonFile(dir / "config.json", config, 2);
         QVERIFY(errorOf([&] { VitModel::load(dir); }).contains("more than num_hidden_layers"));
@@ -244,8 +244,8 @@ private slots:
                 keep.push_back({info.name, file.load(info), DType::F32});
         writeSafeTensors(dir / "model.safetensors", keep);
         const QString msg = errorOf([&] { VitModel::load(dir); });
-        QVERIFY(msg.contains("(2 problems)"));
-        QVERIFY(msg.contains("missing tensor 'vit.layernorm.bias'"));
+        QVERIFY(msg.contains("2 weight problems"));
+        QVERIFY(msg.contains("'vit.layernorm.bias' is missing"));
         writeSafeTensors(dir / "model.safetensors", {{"model.shared.weight", Tensor({4, 4}), DType::F32}});
         QVERIFY(errorOf([&] { VitModel::load(dir); }).contains("not a ViT checkpoint"));
     }
