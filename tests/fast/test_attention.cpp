@@ -2,6 +2,7 @@
 // plus the invariants every attention matrix must satisfy.
 
 #include "core/io/json_file.h"
+#include "core/layers/multi_head_attention.h"
 #include "core/ops/attention.h"
 #include "core/util/error.h"
 
@@ -44,6 +45,31 @@ double maxAbsDiff3(const Tensor& t, const Json& expected, bool relativeForHuge =
 class TestAttention : public QObject {
     Q_OBJECT
 private slots:
+    // The playground's stage-by-stage attention and the models' layer agree: with identity projections
+    // the layer's captured weights and output are the playground's (scores scaled like ViT/diffusers).
+    void playgroundEqualsTheModelsLayer() {
+        const int64_t n = 5, m = 7, d = 8;
+        const int heads = 2;
+        auto filled = [](int64_t r, int64_t c, float seed) {
+            Tensor t({r, c});
+            for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = std::sin(seed + 0.37f * static_cast<float>(i));
+            return t;
+        };
+        const Tensor q = filled(n, d, 0.1f), kv = filled(m, d, 1.3f);
+        Tensor eye({d, d});
+        for (int64_t i = 0; i < d; ++i) eye.at({i, i}) = 1.0f;
+        const MultiHeadAttention layer({eye, {}}, {eye, {}}, {eye, {}}, {eye, {}}, heads, QueryScale::Scores);
+        Tensor probs;
+        const RowMatrix out = layer.forward(q.matrix(), kv.matrix(), nullptr, &probs); // [n, d], probs [heads, n, m]
+        const AttentionResult play = multiHeadAttention(q, kv, kv, nullptr, heads, true);
+        QCOMPARE(play.weights.shape(), probs.shape());
+        double worstW = 0, worstO = 0;
+        for (int64_t i = 0; i < probs.numel(); ++i) worstW = std::max(worstW, double(std::abs(probs.data()[i] - play.weights.data()[i])));
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < d; ++j) worstO = std::max(worstO, double(std::abs(out(i, j) - play.output.at({i, j}))));
+        QVERIFY2(worstW < 1e-6 && worstO < 1e-5, qPrintable(QString("weights %1, output %2").arg(worstW).arg(worstO)));
+    }
+
     void goldens_data();
     void goldens();
     void invariants();
