@@ -3,7 +3,7 @@
 // dataset-fashion-mnist ships it): big-endian magic 0x0000 0x08 <rank>, rank × uint32 dimensions,
 // then unsigned bytes. Only the unsigned-byte type (0x08) is supported.
 
-#include "core/vision/image_io.h"
+#include "core/tensor/image.h"
 
 #include <cstdint>
 #include <filesystem>

@@ -15,6 +15,8 @@
 // Thread-safety: free functions without shared state; safe from any thread.
 
 #include <cstdint>
+#include "core/tensor/image.h"
+
 #include <filesystem>
 #include <span>
 #include <string>
@@ -22,19 +24,6 @@
 
 namespace attnlens {
 
-// An 8-bit image, row-major, channels interleaved (RGB order when channels == 3), no row padding.
-struct ImageU8 {
-    int width = 0;
-    int height = 0;
-    int channels = 0; // 1 (grey) or 3 (RGB)
-    std::vector<uint8_t> pixels;
-
-    ImageU8() = default;
-    ImageU8(int w, int h, int c) : width(w), height(h), channels(c), pixels(static_cast<size_t>(w) * h * c) {}
-    bool empty() const { return width <= 0 || height <= 0; }
-    uint8_t at(int x, int y, int c = 0) const { return pixels[(static_cast<size_t>(y) * width + x) * channels + c]; }
-    uint8_t& at(int x, int y, int c = 0) { return pixels[(static_cast<size_t>(y) * width + x) * channels + c]; }
-};
 
 enum class ImageFormat { Png, Jpeg, Bmp, Tiff, WebP, Unknown };
 

@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_vit import CLASSES, REPO  # noqa: E402
+from fashion_data import CLASSES, REPO  # noqa: E402
 
 from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 

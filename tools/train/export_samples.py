@@ -12,7 +12,7 @@ import sys
 from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_vit import CLASSES, REPO, load_split  # noqa: E402
+from fashion_data import CLASSES, REPO, load_split  # noqa: E402
 
 
 def slug(name):

@@ -24,7 +24,7 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from train_vit import augment, evaluate, load_split, preprocess_uint8  # noqa: E402
+from fashion_data import augment, evaluate, load_split, preprocess_uint8  # noqa: E402
 
 
 def block(cin, cout):

@@ -28,7 +28,7 @@ import fast_blas  # noqa: F401,E402  (OPENBLAS_CORETYPE before numpy / torch loa
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from train_vit import CLASSES, load_split  # noqa: E402
+from fashion_data import CLASSES, load_split  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden"))
 import safetensors_io as st_io  # noqa: E402

@@ -15,7 +15,6 @@ Usage:
 """
 import argparse
 import glob
-import gzip
 import json
 import re
 import math
@@ -34,54 +33,8 @@ import torch.nn.functional as F  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden"))
 import safetensors_io as st_io  # noqa: E402  (the one shared writer, tools/golden)
 
-DATA_DIR = "/usr/share/datasets/fashion-mnist"
-CLASSES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker",
-           "Bag", "Ankle boot"]
-# Mean / std of the Fashion-MNIST training pixels after /255 (rounded; these exact values are
-# written to preprocessor_config.json and used in training).
-IMAGE_MEAN = 0.2860
-IMAGE_STD = 0.3530
-REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-
-
-# ----------------------------------------------------------------------------------------- data
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    magic = int.from_bytes(data[0:4], "big")
-    ndim = magic & 0xFF
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
-
-
-def load_split(split):
-    prefix = "train" if split == "train" else "t10k"
-    x = read_idx(os.path.join(DATA_DIR, f"{prefix}-images-idx3-ubyte.gz"))
-    y = read_idx(os.path.join(DATA_DIR, f"{prefix}-labels-idx1-ubyte.gz"))
-    return x.copy(), y.astype(np.int64)
-
-
-def preprocess_uint8(x_u8, mean=IMAGE_MEAN, std=IMAGE_STD):
-    """[B,H,W] uint8 -> [B,1,H,W] float32, exactly as ViTImageProcessor (rescale in f64, cast,
-    normalise in f32)."""
-    x = (np.asarray(x_u8, dtype=np.float64) * (1.0 / 255.0)).astype(np.float32)
-    x = (x - np.float32(mean)) / np.float32(std)
-    return x[:, None, :, :].astype(np.float32)
-
-
-def augment(x_u8, rng, pad=2):
-    """Random crop with zero padding + horizontal flip, on uint8 [B,H,W]."""
-    b, h, w = x_u8.shape
-    padded = np.zeros((b, h + 2 * pad, w + 2 * pad), dtype=np.uint8)
-    padded[:, pad:pad + h, pad:pad + w] = x_u8
-    dy = rng.integers(0, 2 * pad + 1, size=b)
-    dx = rng.integers(0, 2 * pad + 1, size=b)
-    out = np.empty_like(x_u8)
-    for i in range(b):
-        out[i] = padded[i, dy[i]:dy[i] + h, dx[i]:dx[i] + w]
-    flip = rng.random(b) < 0.5
-    out[flip] = out[flip, :, ::-1]
-    return out
+from fashion_data import (CLASSES, DATA_DIR, IMAGE_MEAN, IMAGE_STD, REPO, augment, evaluate,  # noqa: E402,F401
+                          load_split, preprocess_uint8, read_idx)
 
 
 # ---------------------------------------------------------------------------------------- model
@@ -352,16 +305,6 @@ def load_for_training(folder):
 
 
 # ------------------------------------------------------------------------------------ training
-def evaluate(model, x_u8, y, bs=500):
-    model.eval()
-    correct = 0
-    with torch.no_grad():
-        for i in range(0, len(x_u8), bs):
-            logits, _ = model(torch.from_numpy(preprocess_uint8(x_u8[i:i + bs])))
-            correct += int((logits.argmax(-1).numpy() == y[i:i + bs]).sum())
-    return correct / len(x_u8)
-
-
 def export(model, meta, out_dir):
     os.makedirs(out_dir, exist_ok=True)
     c = model.config
@@ -666,7 +609,7 @@ def main():
     teacher = None
     kd = (cycle or meta).get("teacher")
     if kd:
-        from train_teacher import load_teacher
+        from train_teacher import load_teacher  # noqa: E402  (teacher → fashion_data; never back here)
         teacher, tck = load_teacher(os.path.join(REPO, kd["path"]))
         kd.update({"width": tck["width"], "test_acc": tck["test_acc"], "teacher_epochs": len(tck["history"]),
                    "teacher_minutes": tck["train_seconds"] / 60})
