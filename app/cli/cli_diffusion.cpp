@@ -1,4 +1,4 @@
-// attnlens-cli unet / diffuse: the denoising U-Net (diffusers UNet2DModel folders; DESIGN.md, "The CLI contract").
+// attnlens-cli unet / diffuse: the denoising U-Net (diffusers UNet2DModel folders; docs/architecture.md, "The CLI contract").
 //
 //   unet --model DIR --sample X.npy --timestep T [--class C] [--json OUT]
 //       one forward; X.npy float32 [1, C, H, W] (or [C, H, W]);

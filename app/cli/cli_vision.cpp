@@ -1,4 +1,4 @@
-// attnlens-cli vision: classify one image with a ViT and export its attention (DESIGN.md, "The CLI contract").
+// attnlens-cli vision: classify one image with a ViT and export its attention (docs/architecture.md, "The CLI contract").
 //
 //   stdout: the top-5 classes as "label<TAB>probability" (nothing for a checkpoint without classifier)
 //   --json OUT: {"image", "input_size": [H, W], "patch", "grid": [rows, cols],

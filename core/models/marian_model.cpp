@@ -119,7 +119,7 @@ std::shared_ptr<const MarianModel> MarianModel::load(const std::filesystem::path
     const SafeTensorsFile file = SafeTensorsFile::open(folder.weights);
     WeightBinder bind(file);
 
-    // Embeddings: every accepted layout of the tied group (hf-architectures.md).
+    // Embeddings: every accepted layout of the tied group (docs/model-semantics.md).
     if (c.shareEmbeddings && V != Vd)
         throw Error(folder.dir.string() + "/config.json: share_encoder_decoder_embeddings is true but vocab_size " +
                     std::to_string(V) + " differs from decoder_vocab_size " + std::to_string(Vd));

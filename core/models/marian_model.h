@@ -1,6 +1,6 @@
 #pragma once
 // MarianModel: Hugging Face MarianMTModel inference (encoder, cached decoder step, teacher-forced
-// decoder pass) with every attention head captured. Semantics: shared/hf-architectures.md (Marian).
+// decoder pass) with every attention head captured. Semantics: docs/model-semantics.md (Marian).
 //
 // Basic usage:
 //   auto model = MarianModel::load(dir);                 // config.json (+ generation_config.json),

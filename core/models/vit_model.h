@@ -1,7 +1,7 @@
 #pragma once
 // VitModel: Hugging Face ViT (model_type "vit": ViTForImageClassification, or a bare ViTModel with or
 // without pooler) on CPU, float32, with every head's attention captured on request.
-// Semantics: ../shared/hf-architectures.md (ViT), i.e. transformers v4.33 modeling_vit.py.
+// Semantics: docs/model-semantics.md (ViT), i.e. transformers v4.33 modeling_vit.py.
 //
 // Basic usage:
 //   VitModel model = VitModel::load(dir);               // config.json, model.safetensors, preprocessor

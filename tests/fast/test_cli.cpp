@@ -1,4 +1,4 @@
-// attnlens-cli contract (DESIGN.md): exit 0 on success; exit 2 with exactly one "error: ..." line on stderr for
+// attnlens-cli contract (docs/architecture.md): exit 0 on success; exit 2 with exactly one "error: ..." line on stderr for
 // bad input or usage; never a crash or a signal. Covers the foundation commands: attention and inspect.
 
 #include "core/io/json_file.h"

@@ -1,4 +1,4 @@
-// attnlens-cli translate / bench: exit codes, stdout, JSON shape (DESIGN.md's CLI contract), and
+// attnlens-cli translate / bench: exit codes, stdout, JSON shape (the CLI contract, docs/architecture.md), and
 // agreement of the JSON with the reference goldens.
 
 #include "marian_test_util.h"

@@ -16,7 +16,7 @@ using namespace marian_test;
 
 namespace {
 
-// Tolerance: DESIGN.md's 1e-4 absolute for float32 weights (both sides compute in float32).
+// Tolerance: docs/architecture.md's 1e-4 absolute for float32 weights (both sides compute in float32).
 constexpr float kTol = 1e-4f;
 
 void copyFolder(const std::filesystem::path& from, const std::filesystem::path& to) {

@@ -2,7 +2,7 @@
 // checkpoints: logits, every head's attention, hidden states, pooler, F16/BF16 storage, position
 // interpolation, rollout; and checkpoint/config mismatches reported as one clear error.
 //
-// Tolerances: 1e-4 absolute on logits and attention (DESIGN.md); float32 matmul order differs
+// Tolerances: 1e-4 absolute on logits and attention (docs/architecture.md); float32 matmul order differs
 // between Eigen and PyTorch, which on these sizes gives ~1e-6.
 
 #include "core/analysis/attention_maps.h"

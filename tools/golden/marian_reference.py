@@ -1,4 +1,4 @@
-"""An independent PyTorch MarianMT (inference only), written from ../../shared/hf-architectures.md.
+"""An independent PyTorch MarianMT (inference only), written from docs/model-semantics.md.
 
 It is the reference the C++ engine is tested against, so it deliberately shares no code with it and
 does not use `transformers` (not installed). It covers:

@@ -1,4 +1,4 @@
-"""An independent PyTorch ViT, written from ../../shared/hf-architectures.md (not from transformers'
+"""An independent PyTorch ViT, written from docs/model-semantics.md (not from transformers'
 code), used to produce goldens for the C++ engine (core/models/vit_model.*).
 
 Covers: ViTForImageClassification (prefix "vit.", classifier on CLS) and bare ViTModel (no prefix,

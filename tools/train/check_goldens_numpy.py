@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent numpy re-implementation of Marian and ViT straight from hf-architectures.md (no
+"""Independent numpy re-implementation of Marian and ViT straight from docs/model-semantics.md (no
 torch), checked against the goldens in tests/data/builtin/. Run from the repository root:
   /usr/bin/python3 tools/train/check_goldens_numpy.py
 Prints the max abs differences (expected < 1e-5)."""

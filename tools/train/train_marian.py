@@ -2,7 +2,7 @@
 """Train the built-in German->English translator with exact Hugging Face Marian semantics.
 
 State-dict names equal MarianMTModel's (model.shared.weight, model.encoder.layers.{i}.self_attn.
-q_proj.weight, ..., final_logits_bias); see shared/hf-architectures.md beside the checkout:
+q_proj.weight, ..., final_logits_bias); see docs/model-semantics.md:
 post-norm layers, LayerNorm eps 1e-5, swish (SiLU), q scaled by head_dim^-0.5 after the bias,
 additive masks with finfo(float32).min, embeddings x sqrt(d_model) + sinusoidal positions
 (sin half first, cos half second, float64 -> float32, positions from 0), lm_head tied to
