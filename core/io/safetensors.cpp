@@ -116,46 +116,34 @@ struct SafeTensorsFile::Mapping {
     }
 };
 
-SafeTensorsFile SafeTensorsFile::open(const std::filesystem::path& path) {
-    SafeTensorsFile file;
-    file.m_path = path;
-    const std::string where = quoted(path);
+namespace {
 
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw Error(where + ": cannot open (" + std::strerror(errno) + ")");
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw Error(where + ": not a regular file");
+// A file descriptor closed when it goes out of scope.
+class FileDescriptor {
+public:
+    explicit FileDescriptor(int fd) : m_fd(fd) {}
+    ~FileDescriptor() {
+        if (m_fd >= 0) ::close(m_fd);
     }
-    const auto size = static_cast<uint64_t>(st.st_size);
-    if (size < 8) {
-        ::close(fd);
-        throw Error(where + ": truncated safetensors file: " + std::to_string(size) +
-                    " bytes, expected at least 8 (the header length)");
-    }
-    auto mapping = std::make_shared<Mapping>();
-    mapping->length = static_cast<size_t>(size);
-    // Private, writable copy-on-write mapping: tensors viewing it can be written without touching
-    // the file (and without faulting on a read-only page).
-    mapping->address = mmap(nullptr, mapping->length, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-    const int mmapErrno = errno;
-    ::close(fd);
-    if (mapping->address == MAP_FAILED)
-        throw Error(where + ": cannot memory-map (" + std::strerror(mmapErrno) + ")");
-    file.m_mapping = mapping;
-    const auto* bytes = static_cast<const unsigned char*>(mapping->address);
+    FileDescriptor(const FileDescriptor&) = delete;
+    FileDescriptor& operator=(const FileDescriptor&) = delete;
+    int get() const { return m_fd; }
 
+private:
+    int m_fd;
+};
+
+// The JSON header of a mapped file; sets `dataOffset` to where the tensor bytes begin.
+nlohmann::json readHeader(const unsigned char* bytes, uint64_t size, const std::string& where, uint64_t& dataOffset) {
     uint64_t headerLength = 0;
     for (int i = 7; i >= 0; --i) headerLength = (headerLength << 8) | bytes[i];
-    if (headerLength > kMaxHeaderBytes)
+    if (headerLength > SafeTensorsFile::kMaxHeaderBytes)
         throw Error(where + ": header length " + std::to_string(headerLength) + " exceeds the limit of " +
-                    std::to_string(kMaxHeaderBytes) + " bytes (corrupt or not a safetensors file)");
+                    std::to_string(SafeTensorsFile::kMaxHeaderBytes) + " bytes (corrupt or not a safetensors file)");
     if (headerLength > size - 8)
         throw Error(where + ": header length " + std::to_string(headerLength) + " runs past the end of the " +
                     std::to_string(size) + "-byte file (truncated?)");
     if (headerLength < 2) throw Error(where + ": header of " + std::to_string(headerLength) + " bytes is too short");
-
     nlohmann::json header;
     try {
         header = nlohmann::json::parse(bytes + 8, bytes + 8 + headerLength);
@@ -163,92 +151,119 @@ SafeTensorsFile SafeTensorsFile::open(const std::filesystem::path& path) {
         throw Error(where + ": header is not valid JSON: " + e.what());
     }
     if (!header.is_object()) throw Error(where + ": header must be a JSON object, found " + header.type_name());
+    dataOffset = 8 + headerLength;
+    return header;
+}
 
-    file.m_dataSection = bytes + 8 + headerLength;
-    const uint64_t dataSize = size - 8 - headerLength;
+// One header entry as a TensorInfo, validated against itself and the data section's size.
+TensorInfo parseEntry(const std::string& name, const nlohmann::json& entry, uint64_t dataSize, const std::string& where) {
+    const std::string what = where + ": tensor '" + name + "'";
+    if (!entry.is_object()) throw Error(what + ": entry must be an object, found " + entry.type_name());
+    const auto dt = entry.find("dtype");
+    const auto sh = entry.find("shape");
+    const auto off = entry.find("data_offsets");
+    if (dt == entry.end() || !dt->is_string()) throw Error(what + ": missing or non-string 'dtype'");
+    if (sh == entry.end() || !sh->is_array()) throw Error(what + ": missing or non-array 'shape'");
+    if (off == entry.end() || !off->is_array() || off->size() != 2)
+        throw Error(what + ": 'data_offsets' must be an array [begin, end]");
 
+    TensorInfo info;
+    info.name = name;
+    const auto dtype = parseDType(dt->get<std::string>());
+    if (!dtype) throw Error(what + ": unknown dtype '" + dt->get<std::string>() + "' (expected F32, F16 or BF16)");
+    info.dtype = *dtype;
+    // A saturating element count, so that a hostile shape cannot overflow.
+    uint64_t numel = 1;
+    bool overflow = false;
+    for (const auto& d : *sh) {
+        if (!d.is_number_unsigned()) throw Error(what + ": shape " + sh->dump() + " must hold non-negative integers");
+        const auto v = d.get<uint64_t>();
+        if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) overflow = true;
+        info.shape.push_back(static_cast<int64_t>(std::min<uint64_t>(v, std::numeric_limits<int64_t>::max())));
+        if (v != 0 && numel > std::numeric_limits<uint64_t>::max() / v) overflow = true;
+        else numel *= v;
+    }
+    for (const auto& o : *off)
+        if (!o.is_number_unsigned()) throw Error(what + ": data_offsets " + off->dump() + " must be non-negative integers");
+    info.begin = (*off)[0].get<uint64_t>();
+    info.end = (*off)[1].get<uint64_t>();
+    if (info.begin > info.end)
+        throw Error(what + ": data_offsets begin " + std::to_string(info.begin) + " is after end " + std::to_string(info.end));
+    const auto elemSize = static_cast<uint64_t>(dtypeSize(info.dtype));
+    if (elemSize != 0) {
+        if (overflow || (numel != 0 && numel > std::numeric_limits<uint64_t>::max() / elemSize))
+            throw Error(what + ": shape " + shapeToString(info.shape) + " is too large");
+        if (numel * elemSize != info.end - info.begin)
+            throw Error(what + ": shape " + shapeToString(info.shape) + " of " + std::string(dtypeName(info.dtype)) + " needs " +
+                        std::to_string(numel * elemSize) + " bytes, but data_offsets give " +
+                        std::to_string(info.end - info.begin));
+    }
+    if (info.end > dataSize)
+        throw Error(what + ": data_offsets [" + std::to_string(info.begin) + ", " + std::to_string(info.end) +
+                    "] run past the data section of " + std::to_string(dataSize) + " bytes (truncated file?)");
+    return info;
+}
+
+// No two non-empty tensors may share bytes; `tensors` sorted by offset.
+void checkNoOverlap(const std::vector<TensorInfo>& tensors, const std::string& where) {
+    for (size_t i = 1; i < tensors.size(); ++i) {
+        const TensorInfo& prev = tensors[i - 1];
+        const TensorInfo& cur = tensors[i];
+        if (cur.begin < prev.end && cur.begin != cur.end && prev.begin != prev.end)
+            throw Error(where + ": tensors '" + prev.name + "' [" + std::to_string(prev.begin) + ", " +
+                        std::to_string(prev.end) + ") and '" + cur.name + "' [" + std::to_string(cur.begin) + ", " +
+                        std::to_string(cur.end) + ") overlap");
+    }
+}
+
+} // namespace
+
+std::shared_ptr<SafeTensorsFile::Mapping> SafeTensorsFile::mapFile(const std::filesystem::path& path) {
+    const std::string where = quoted(path);
+    const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) throw Error(where + ": cannot open (" + std::strerror(errno) + ")");
+    struct stat st {};
+    if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) throw Error(where + ": not a regular file");
+    const auto size = static_cast<uint64_t>(st.st_size);
+    if (size < 8)
+        throw Error(where + ": truncated safetensors file: " + std::to_string(size) +
+                    " bytes, expected at least 8 (the header length)");
+    auto mapping = std::make_shared<Mapping>();
+    mapping->length = static_cast<size_t>(size);
+    // Private, writable copy-on-write mapping: tensors viewing it can be written without touching
+    // the file (and without faulting on a read-only page).
+    mapping->address = mmap(nullptr, mapping->length, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.get(), 0);
+    if (mapping->address == MAP_FAILED) throw Error(where + ": cannot memory-map (" + std::strerror(errno) + ")");
+    return mapping;
+}
+
+SafeTensorsFile SafeTensorsFile::open(const std::filesystem::path& path) {
+    SafeTensorsFile file;
+    file.m_path = path;
+    const std::string where = quoted(path);
+    file.m_mapping = mapFile(path);
+    const auto* bytes = static_cast<const unsigned char*>(file.m_mapping->address);
+    const uint64_t size = file.m_mapping->length;
+
+    uint64_t dataOffset = 0;
+    const nlohmann::json header = readHeader(bytes, size, where, dataOffset);
+    file.m_dataSection = bytes + dataOffset;
     for (auto it = header.begin(); it != header.end(); ++it) {
-        const std::string& name = it.key();
-        const auto& entry = it.value();
-        if (name == "__metadata__") {
-            if (!entry.is_object()) throw Error(where + ": __metadata__ must be an object of strings");
-            for (auto m = entry.begin(); m != entry.end(); ++m) {
-                if (!m.value().is_string())
-                    throw Error(where + ": __metadata__ value for '" + m.key() + "' must be a string, found " +
-                                m.value().type_name());
-                file.m_metadata[m.key()] = m.value().get<std::string>();
-            }
+        if (it.key() != "__metadata__") {
+            file.m_tensors.push_back(parseEntry(it.key(), it.value(), size - dataOffset, where));
             continue;
         }
-        const std::string what = where + ": tensor '" + name + "'";
-        if (!entry.is_object()) throw Error(what + ": entry must be an object, found " + entry.type_name());
-        const auto dt = entry.find("dtype");
-        const auto sh = entry.find("shape");
-        const auto off = entry.find("data_offsets");
-        if (dt == entry.end() || !dt->is_string()) throw Error(what + ": missing or non-string 'dtype'");
-        if (sh == entry.end() || !sh->is_array()) throw Error(what + ": missing or non-array 'shape'");
-        if (off == entry.end() || !off->is_array() || off->size() != 2)
-            throw Error(what + ": 'data_offsets' must be an array [begin, end]");
-
-        TensorInfo info;
-        info.name = name;
-        const auto dtype = parseDType(dt->get<std::string>());
-        if (!dtype)
-            throw Error(what + ": unknown dtype '" + dt->get<std::string>() + "' (expected F32, F16 or BF16)");
-        info.dtype = *dtype;
-        // Use a saturating element count so that a hostile shape cannot overflow.
-        uint64_t numel = 1;
-        bool overflow = false;
-        for (const auto& d : *sh) {
-            if (!d.is_number_unsigned())
-                throw Error(what + ": shape " + sh->dump() + " must hold non-negative integers");
-            const auto v = d.get<uint64_t>();
-            if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) overflow = true;
-            info.shape.push_back(static_cast<int64_t>(std::min<uint64_t>(v, std::numeric_limits<int64_t>::max())));
-            if (v != 0 && numel > std::numeric_limits<uint64_t>::max() / v) overflow = true;
-            else numel *= v;
+        if (!it.value().is_object()) throw Error(where + ": __metadata__ must be an object of strings");
+        for (auto m = it.value().begin(); m != it.value().end(); ++m) {
+            if (!m.value().is_string())
+                throw Error(where + ": __metadata__ value for '" + m.key() + "' must be a string, found " + m.value().type_name());
+            file.m_metadata[m.key()] = m.value().get<std::string>();
         }
-        for (const auto& o : *off)
-            if (!o.is_number_unsigned())
-                throw Error(what + ": data_offsets " + off->dump() + " must be non-negative integers");
-        info.begin = (*off)[0].get<uint64_t>();
-        info.end = (*off)[1].get<uint64_t>();
-        if (info.begin > info.end)
-            throw Error(what + ": data_offsets begin " + std::to_string(info.begin) + " is after end " +
-                        std::to_string(info.end));
-        const auto elemSize = static_cast<uint64_t>(dtypeSize(info.dtype));
-        if (elemSize != 0) {
-            if (overflow || (numel != 0 && numel > std::numeric_limits<uint64_t>::max() / elemSize))
-                throw Error(what + ": shape " + shapeToString(info.shape) + " is too large");
-            if (numel * elemSize != info.end - info.begin)
-                throw Error(what + ": shape " + shapeToString(info.shape) + " of " +
-                            std::string(dtypeName(info.dtype)) + " needs " + std::to_string(numel * elemSize) +
-                            " bytes, but data_offsets give " + std::to_string(info.end - info.begin));
-        }
-        if (info.end > dataSize)
-            throw Error(what + ": data_offsets [" + std::to_string(info.begin) + ", " + std::to_string(info.end) +
-                        "] run past the data section of " + std::to_string(dataSize) + " bytes (truncated file?)");
-        file.m_index.emplace(name, file.m_tensors.size());
-        file.m_tensors.push_back(std::move(info));
     }
-
-    // No two tensors may share bytes.
-    std::vector<const TensorInfo*> byOffset;
-    for (const auto& t : file.m_tensors) byOffset.push_back(&t);
-    std::sort(byOffset.begin(), byOffset.end(),
-              [](const TensorInfo* a, const TensorInfo* b) { return a->begin < b->begin; });
-    for (size_t i = 1; i < byOffset.size(); ++i) {
-        const auto* prev = byOffset[i - 1];
-        const auto* cur = byOffset[i];
-        if (cur->begin < prev->end && cur->begin != cur->end && prev->begin != prev->end)
-            throw Error(where + ": tensors '" + prev->name + "' [" + std::to_string(prev->begin) + ", " +
-                        std::to_string(prev->end) + ") and '" + cur->name + "' [" + std::to_string(cur->begin) +
-                        ", " + std::to_string(cur->end) + ") overlap");
-    }
-    // Keep m_tensors in file order (by offset) for listing.
+    // File order (by offset) for listing; then no two tensors may share bytes.
     std::stable_sort(file.m_tensors.begin(), file.m_tensors.end(),
                      [](const TensorInfo& a, const TensorInfo& b) { return a.begin < b.begin; });
-    file.m_index.clear();
+    checkNoOverlap(file.m_tensors, where);
     for (size_t i = 0; i < file.m_tensors.size(); ++i) file.m_index.emplace(file.m_tensors[i].name, i);
     return file;
 }

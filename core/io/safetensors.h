@@ -61,6 +61,8 @@ public:
 
 private:
     struct Mapping;
+    // The whole file, memory-mapped copy-on-write (the descriptor is closed before returning).
+    static std::shared_ptr<Mapping> mapFile(const std::filesystem::path& path);
     std::filesystem::path m_path;
     std::shared_ptr<Mapping> m_mapping;
     const unsigned char* m_dataSection = nullptr;
