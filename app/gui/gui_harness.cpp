@@ -1,5 +1,7 @@
 #include "gui_harness.h"
 
+#include "core/diffusion/diffusion_model.h"
+#include "core/io/model_folder.h"
 #include "ui/diffusion/diffusion_page.h"
 #include "ui/playground/playground_page.h"
 #include "ui/shell/inference_worker.h"
@@ -120,12 +122,25 @@ void screenshotDiffusion(MainWindow& window, const GuiPages& pages, const GuiOpt
 
 } // namespace
 
+// The --model folder when it is one for this page (opened instead of the built-in model, so that the
+// page never shows the built-in one first), else empty.
+static QString modelFor(const GuiOptions& o, attnlens::ModelKind kind) {
+    if (o.model.isEmpty()) return {};
+    const std::string dir = o.model.toStdString();
+    if (kind == attnlens::ModelKind::Diffusion) return attnlens::isDiffusionFolder(dir) ? o.model : QString();
+    try {
+        return !attnlens::isDiffusionFolder(dir) && attnlens::inspectModelFolder(dir).kind == kind ? o.model : QString();
+    } catch (const std::exception&) {
+        return {}; // runGui's File → Open model… reports it
+    }
+}
+
 GuiPages addPages(MainWindow& window, const GuiOptions& o) {
     GuiPages pages;
     pages.playground = new PlaygroundPage;
     pages.translate = new TranslatePage;
-    pages.vision = new VisionPage;
-    pages.diffusion = new DiffusionPage;
+    pages.vision = new VisionPage(nullptr, modelFor(o, attnlens::ModelKind::Vit));
+    pages.diffusion = new DiffusionPage(nullptr, modelFor(o, attnlens::ModelKind::Diffusion));
     if (!o.vision.image.isEmpty()) pages.vision->setStartImage(o.vision.image);
     window.addPage(QApplication::translate("main", "Attention"), pages.playground);
     window.addPage(QApplication::translate("main", "Translate"), pages.translate);
@@ -135,7 +150,9 @@ GuiPages addPages(MainWindow& window, const GuiOptions& o) {
 }
 
 int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
-    if (!o.model.isEmpty() && !window.openModel(o.model)) return 2;
+    // A Vision or Diffusion folder went to its page at construction; anything else through File → Open model….
+    const bool opened = !modelFor(o, attnlens::ModelKind::Vit).isEmpty() || !modelFor(o, attnlens::ModelKind::Diffusion).isEmpty();
+    if (!o.model.isEmpty() && !opened && !window.openModel(o.model)) return 2;
     if (o.benchUi) {
         window.setCurrentPage(static_cast<int>(GuiPage::Translate));
         window.show();

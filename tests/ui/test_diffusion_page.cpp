@@ -449,6 +449,8 @@ void TestDiffusionPage::pipelineFolderOpensAndGenerates() {
     QCOMPARE(m_page->uView()->count(), static_cast<int>(doc()->layers().size()));
     QVERIFY(doc()->currentMap().size() > 0);
     QVERIFY(m_page->modelDescription().contains("cond-pipeline"));
+    // Nothing on the page grew the window (the colour bar follows the picture without resizing itself).
+    QCOMPARE(m_page->size(), QSize(1400, 900));
 }
 
 QTEST_MAIN(TestDiffusionPage)

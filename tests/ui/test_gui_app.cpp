@@ -51,6 +51,13 @@ private slots:
             QVERIFY(!img.isNull());
             QVERIFY(img.width() >= 1200);
         }
+        // --model: a diffusers folder opens on the Diffusion page instead of the built-in model; the
+        // screenshot keeps the requested size
+        const QString pipe = tmp.filePath("pipe.png");
+        const Run m = runGui({"--page", "3", "--model", QStringLiteral(ATTNLENS_TEST_DATA "/unet/cond-pipeline"), "--class", "cross",
+                              "--steps", "8", "--size", "1400x800", "--screenshot", pipe});
+        QVERIFY2(m.exitCode == 0, qPrintable(m.err)); // "cross" exists only in cond-pipeline's id2label
+        QCOMPARE(QImage(pipe).size(), QSize(1400, 800));
         // --grab one widget
         const QString u = tmp.filePath("u.png");
         QCOMPARE(runGui({"--page", "3", "--steps", "10", "--grab", "uView", "--screenshot", u}).exitCode, 0);

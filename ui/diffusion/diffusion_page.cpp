@@ -315,7 +315,7 @@ QWidget* DiffusionPage::buildCentre() {
     m_overlay = new PatchImageView(top);
     m_overlay->setObjectName(QStringLiteral("overlayView"));
     m_overlay->setGridVisible(false);
-    m_overlay->setMinimumSize(300, 300);
+    m_overlay->setMinimumSize(240, 240);
     m_overlay->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Expanding);
     m_overlay->setPlaceholderText(tr("Press Generate."));
     connect(m_overlay, &PatchImageView::patchClicked, this, [this](int pixel, bool) {
@@ -352,7 +352,7 @@ QWidget* DiffusionPage::buildCentre() {
     m_colorBar->setObjectName(QStringLiteral("colorBar"));
     m_colorBar->setToolTip(tr("The colours of the map: its smallest and largest weight"));
     m_overlay->installEventFilter(this);
-    viewRow->addWidget(m_colorBar, 0, Qt::AlignVCenter);
+    viewRow->addWidget(m_colorBar);
     viewBox->addLayout(viewRow, 1);
     topLayout->addLayout(viewBox, 1);
 
@@ -543,12 +543,15 @@ void DiffusionPage::setPlaying(bool playing) {
 }
 
 bool DiffusionPage::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == m_overlay && event->type() == QEvent::Resize) {
-        const int text = m_colorBar->fontMetrics().height();
-        const int picture = static_cast<int>(m_overlay->imageRect().height());
-        m_colorBar->setFixedHeight(std::max(80, (picture > 0 ? picture : m_overlay->height()) + 2 * text + 4));
-    }
+    if (watched == m_overlay && (event->type() == QEvent::Resize || event->type() == QEvent::Move)) syncColorBarSpan();
     return QWidget::eventFilter(watched, event);
+}
+
+void DiffusionPage::syncColorBarSpan() {
+    // The bar spans the picture (mapped into the bar's coordinates); nothing is resized.
+    const QRectF picture = m_overlay->imageRect();
+    const QPoint top = m_colorBar->mapFrom(m_overlay->parentWidget(), m_overlay->mapToParent(picture.topLeft().toPoint()));
+    m_colorBar->setSpan(top.y(), static_cast<int>(picture.height()));
 }
 
 void DiffusionPage::showEvent(QShowEvent* event) {
@@ -658,6 +661,7 @@ void DiffusionPage::refreshMaps() {
     const RowMatrix map = m_doc->currentMap();
     const bool hasMap = map.size() > 0;
     m_colorBar->setColorMap(m_doc->colorMap());
+    syncColorBarSpan();
     if (hasMap)
         m_colorBar->setRange(map.minCoeff(), map.maxCoeff());
     else

@@ -103,6 +103,7 @@ private:
     void refreshStep();   // timeline, step images
     void refreshMaps();   // large view, colour bar, U view, strip
     void requestAttention();
+    void syncColorBarSpan();
     enum class Export { View, UView, Strip, Gif, PngSequence, MapNpy, MapCsv };
     void chooseExport(Export what); // asks for a path, then writes
 
