@@ -4,8 +4,13 @@
 
 #include <gif_lib.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <unordered_map>
 #include <vector>
 
@@ -35,9 +40,16 @@ bool exactPalette(const std::vector<GifByteType>& r, const std::vector<GifByteTy
 
 GifWriter::GifWriter(const std::filesystem::path& path, int delayCentiseconds)
     : m_path(path), m_delay(std::clamp(delayCentiseconds, 1, 65535)) {
+    // Opened here rather than by EGifOpenFileName, which creates files readable by their owner only;
+    // this gives the usual permissions (0666 less the umask), like every other export.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) throw Error("GIF " + m_path.string() + ": cannot create the file (" + std::strerror(errno) + ")");
     int code = 0;
-    m_gif = EGifOpenFileName(path.string().c_str(), false, &code);
-    if (m_gif == nullptr) fail("cannot create the file", code);
+    m_gif = EGifOpenFileHandle(fd, &code); // owns fd from here
+    if (m_gif == nullptr) {
+        ::close(fd);
+        fail("cannot start the file", code);
+    }
     EGifSetGifVersion(m_gif, true); // GIF89a: delays and the loop extension
 }
 

@@ -8,6 +8,8 @@
 #include "support/gif_read.h"
 #include "support/error_of.h"
 
+#include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -48,6 +50,13 @@ private slots:
         }
         const giftest::Gif g = giftest::read(path);
         QVERIFY2(g.error.isEmpty(), qPrintable(g.error));
+        // the permissions of any other file written here (giflib's own open made GIFs owner-only, 0600)
+        const QString plain = tmp.filePath("plain.txt");
+        {
+            QFile f(plain);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+        }
+        QCOMPARE(QFileInfo(QString::fromStdString(path)).permissions(), QFileInfo(plain).permissions());
         QCOMPARE(g.width, 6);
         QCOMPARE(g.height, 4);
         QVERIFY(g.loops);
