@@ -7,6 +7,7 @@
 #include "ui/shell/inference_worker.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/theme.h"
+#include "ui/vision/sample_gallery.h"
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
@@ -18,6 +19,10 @@
 #include <QProgressBar>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QDir>
+#include <QFile>
+#include <QImage>
 #include <QtTest>
 
 #include <atomic>
@@ -93,6 +98,25 @@ private slots:
         mute(&label);
         QCOMPARE(label.foregroundRole(), QPalette::PlaceholderText);
         QCOMPARE(hint("a hint", nullptr)->foregroundRole(), QPalette::PlaceholderText);
+    }
+
+    // The gallery used to drop unreadable samples (and a missing samples folder) without a word.
+    void sampleGalleryReportsWhatItCouldNotRead() {
+        QTemporaryDir tmp;
+        QVERIFY(QDir().mkpath(tmp.filePath("models")));
+        QVERIFY(QDir().mkpath(tmp.filePath("samples/set")));
+        QImage ok(8, 8, QImage::Format_Grayscale8);
+        ok.fill(128);
+        QVERIFY(ok.save(tmp.filePath("samples/set/ok.png")));
+        QFile broken(tmp.filePath("samples/set/broken.png"));
+        QVERIFY(broken.open(QIODevice::WriteOnly));
+        broken.write("not a png");
+        broken.close();
+        qputenv("ATTNLENS_RESOURCES_DIR", tmp.path().toLocal8Bit());
+        SampleGallery gallery;
+        QCOMPARE(gallery.loadSamples(), 1);
+        QVERIFY2(gallery.problem().contains("broken.png"), qPrintable(gallery.problem()));
+        qunsetenv("ATTNLENS_RESOURCES_DIR");
     }
 
     void darkModeActionSwitchesAndRemembers() {

@@ -32,12 +32,15 @@ SampleGallery::SampleGallery(QWidget* parent) : QListWidget(parent) {
 
 int SampleGallery::loadSamples() {
     clear();
+    m_problem.clear();
     QString root;
     try {
         root = QString::fromStdString((resourcesDir() / "samples").string());
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
+        m_problem = tr("No sample images: %1").arg(QString::fromUtf8(e.what()));
         return 0;
     }
+    QStringList unreadable;
     const QDir samples(root);
     for (const QString& sub : samples.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
         const QDir dir(samples.filePath(sub));
@@ -51,7 +54,10 @@ int SampleGallery::loadSamples() {
                            QDir::Name)) {
             const QString path = dir.filePath(file);
             QImage img(path);
-            if (img.isNull()) continue;
+            if (img.isNull()) {
+                unreadable << file;
+                continue;
+            }
             // Tiny samples are enlarged without smoothing, like the main view.
             const QImage icon = img.scaled(kIcon, kIcon, Qt::KeepAspectRatio,
                                            img.width() < kIcon ? Qt::FastTransformation : Qt::SmoothTransformation);
@@ -61,6 +67,9 @@ int SampleGallery::loadSamples() {
             item->setToolTip(classes.value(file).isEmpty() ? file : classes.value(file) + QStringLiteral(" — ") + file);
         }
     }
+    if (!unreadable.isEmpty())
+        m_problem = tr("%n sample image(s) could not be read: %1", nullptr, static_cast<int>(unreadable.size()))
+                        .arg(unreadable.join(QStringLiteral(", ")));
     return count();
 }
 

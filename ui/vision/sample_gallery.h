@@ -12,14 +12,19 @@ class SampleGallery : public QListWidget {
 public:
     explicit SampleGallery(QWidget* parent = nullptr);
 
-    // Scans <resources>/samples/*/ for PNG/JPEG files. Returns the number found (0 when absent).
+    // Scans <resources>/samples/*/ for PNG/JPEG files. Returns the number found (0 when absent); what
+    // went wrong (no samples folder, unreadable files) is in problem().
     int loadSamples();
+    const QString& problem() const { return m_problem; } // empty when every sample loaded
     QStringList samplePaths() const;
     // The true class of a sample from its folder's index.json, or empty.
     QString expectedClass(const QString& path) const;
 
 signals:
     void sampleChosen(const QString& path);
+
+private:
+    QString m_problem;
 };
 
 } // namespace attnlens::ui

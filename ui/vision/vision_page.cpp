@@ -141,6 +141,7 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
     connect(m_worker, &InferenceWorker::finished, this, [this](int) { --m_pendingJobs; });
 
     const int samples = m_gallery->loadSamples();
+    if (!m_gallery->problem().isEmpty()) showNotice(m_gallery->problem()); // surfaced, never swallowed
     if (samples > 0) m_pendingSample = m_gallery->samplePaths().front();
     QString dir = modelDir;
     if (dir.isEmpty()) {
