@@ -207,7 +207,7 @@ private slots:
         QCOMPARE(heat->columns(), S);
         doc->setLayer(Le - 1);
         doc->setHead(1);
-        QVERIFY(page.matrixView()->title().contains(QStringLiteral("head 2")));
+        QVERIFY(page.matrixView()->title().contains(QStringLiteral("head 1"))); // numbered from 0
         const auto enc = trace->encoderAttention.slice2d({Le - 1, 1}); // [S, S]
         for (int r = 0; r < S; ++r)
             for (int c = 0; c < S; ++c)

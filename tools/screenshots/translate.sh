@@ -5,7 +5,7 @@
 # weights: its "translations" are nonsense, but every view is real).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=${1:-$root/build}
+build=${1:-$root/build/release}
 model=${2:-}
 if [[ -z $model ]]; then
   if [[ -f $root/resources/models/marian-de-en-tiny/config.json ]]; then model=$root/resources/models/marian-de-en-tiny

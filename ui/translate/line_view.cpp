@@ -163,7 +163,7 @@ void AttentionLineView::rebuildToggles() {
         b->setText(QString::number(h + 1));
         b->setCheckable(true);
         b->setChecked(true);
-        b->setToolTip(tr("Show or hide head %1").arg(h + 1));
+        b->setToolTip(tr("Show or hide head %1").arg(h));
         const QColor c = headColor(h);
         b->setStyleSheet(
             QStringLiteral("QToolButton { min-width: 22px; border: 2px solid %1; border-radius: 4px;"

@@ -61,11 +61,11 @@ AttentionMatrixView::AttentionMatrixView(TranslationDocument* document, QWidget*
 QString AttentionMatrixView::title() const {
     const QString head =
         m_doc->head() >= 0
-            ? tr("head %1").arg(m_doc->head() + 1)
+            ? tr("head %1").arg(m_doc->head())
             : tr("%1 over heads").arg(m_doc->fusion() == HeadFusion::Max ? tr("max") : tr("mean"));
     return tr("<b>%1</b> · layer %2 · %3")
         .arg(attentionKindName(m_doc->kind()))
-        .arg(m_doc->layer() + 1)
+        .arg(m_doc->layer())
         .arg(head);
 }
 

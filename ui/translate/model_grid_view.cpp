@@ -92,12 +92,12 @@ void ModelGridCanvas::paintEvent(QPaintEvent*) {
     for (int h = 0; h <= m_heads; ++h) {
         const QRect r = cellRect(0, h < m_heads ? h : -1);
         p.drawText(QRect(r.left(), 4, r.width(), kTop - 6), Qt::AlignCenter,
-                   h < m_heads ? tr("head %1").arg(h + 1) : tr("mean"));
+                   h < m_heads ? tr("head %1").arg(h) : tr("mean"));
     }
     for (int l = 0; l < m_layers; ++l) {
         const QRect r = cellRect(l, 0);
         p.drawText(QRect(0, r.top(), kLeft - 6, r.height()), Qt::AlignRight | Qt::AlignVCenter,
-                   tr("L%1").arg(l + 1));
+                   tr("L%1").arg(l));
         for (int h = 0; h <= m_heads; ++h) {
             const int head = h < m_heads ? h : -1;
             const QRect c = cellRect(l, head);
@@ -132,9 +132,9 @@ void ModelGridCanvas::mouseMoveEvent(QMouseEvent* event) {
         m_hover = cell;
         setToolTip(cell.first < 0 ? QString()
                                   : tr("Layer %1, %2 — click to open in the matrix view")
-                                        .arg(cell.first + 1)
+                                        .arg(cell.first)
                                         .arg(cell.second < 0 ? tr("mean over heads")
-                                                             : tr("head %1").arg(cell.second + 1)));
+                                                             : tr("head %1").arg(cell.second)));
         update();
     }
 }

@@ -117,7 +117,7 @@ void StepPanel::refresh() {
             .arg(snap->maxNewTokens)
             .arg(snap->finished ? tr(" · finished") : QString())
             .arg(newest.toHtmlEscaped())
-            .arg(std::max(0, layer) + 1));
+            .arg(std::max(0, layer)));
     m_cross->setMatrix(m_matrix.values, m_matrix.rowLabels, m_matrix.columnLabels);
     if (m_doc->head() >= 0 && m_doc->kind() == AttentionKind::Cross)
         m_cross->selectRow(m_doc->head());

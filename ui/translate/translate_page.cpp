@@ -308,7 +308,7 @@ QWidget* TranslatePage::buildSelectors() {
 
     connect(m_kind, &QComboBox::activated, this,
             [this](int i) { m_doc->setKind(static_cast<AttentionKind>(m_kind->itemData(i).toInt())); });
-    connect(m_layer, &QSpinBox::valueChanged, this, [this](int v) { m_doc->setLayer(v - 1); });
+    connect(m_layer, &QSpinBox::valueChanged, this, [this](int v) { m_doc->setLayer(v); });
     connect(m_head, &QComboBox::activated, this, [this](int i) {
         const int data = m_head->itemData(i).toInt(); // -1 mean, -2 max, h >= 0 a head
         if (data < 0) {
@@ -341,16 +341,16 @@ void TranslatePage::syncSelectors() {
     const QSignalBlocker b1(m_kind), b2(m_layer), b3(m_head), b4(m_wordLevel), b5(m_hideSpecial);
     m_kind->setCurrentIndex(m_kind->findData(static_cast<int>(m_doc->kind())));
     const int layers = std::max(1, m_doc->layerCount(m_doc->kind()));
-    m_layer->setRange(1, layers);
-    m_layer->setSuffix(tr(" of %1").arg(layers));
-    m_layer->setValue(m_doc->layer() + 1);
+    m_layer->setRange(0, layers - 1); // numbered from 0, as everywhere
+    m_layer->setSuffix(tr(" of 0–%1").arg(layers - 1));
+    m_layer->setValue(m_doc->layer());
     const int heads = m_doc->headCount(m_doc->kind());
     if (m_head->count() != heads + 2) {
         m_head->clear();
         m_head->addItem(tr("Mean of heads"), -1);
         m_head->addItem(tr("Max of heads"), -2);
         for (int h = 0; h < heads; ++h)
-            m_head->addItem(tr("Head %1").arg(h + 1), h);
+            m_head->addItem(tr("Head %1").arg(h), h);
     }
     const int data = m_doc->head() >= 0 ? m_doc->head() : (m_doc->fusion() == HeadFusion::Max ? -2 : -1);
     m_head->setCurrentIndex(m_head->findData(data));

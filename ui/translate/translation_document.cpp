@@ -376,7 +376,7 @@ AttentionMatrix TranslationDocument::newestCrossAttention(int layer) const {
     raw.row(H) = raw.topRows(H).colwise().mean();
     std::vector<std::string> rowNames;
     for (int64_t h = 0; h < H; ++h)
-        rowNames.push_back(tr("head %1").arg(h + 1).toStdString());
+        rowNames.push_back(tr("head %1").arg(h).toStdString());
     rowNames.push_back(tr("mean").toStdString());
     m.rowSide = TokenSide::Target;
     m.columnSide = TokenSide::Source;
