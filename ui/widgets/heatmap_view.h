@@ -168,10 +168,16 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
-    struct Layout;
+    struct Layout;    // heatmap_view_p.h
+    struct CellRange; // heatmap_view_p.h
     Layout computeLayout(QSize area, int fixedCell, QPoint scroll, bool centre) const;
     Layout currentLayout() const;
-    void paintContent(QPainter& p, const Layout& l, bool vector) const;
+    void paintContent(QPainter& p, const Layout& l, bool vector) const; // heatmap_paint.cpp
+    void paintCells(QPainter& p, const Layout& l, const CellRange& v, bool vector) const;
+    void paintAnnotations(QPainter& p, const Layout& l, const CellRange& v) const;
+    void paintOutlines(QPainter& p, const Layout& l, bool vector) const;
+    void paintLabels(QPainter& p, const Layout& l, const CellRange& v) const;
+    void paintColorBar(QPainter& p, const Layout& l) const;
     void rebuildImage();
     void updateRange();
     void updateScrollBars();
