@@ -254,8 +254,26 @@ QWidget* DiffusionPage::buildCentre() {
     auto* centre = new QWidget(this);
     auto* layout = new QVBoxLayout(centre);
     layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(buildTimeline(centre));
+    auto* split = new QSplitter(Qt::Vertical, centre);
+    split->setChildrenCollapsible(false);
+    auto* top = new QWidget(split);
+    auto* topLayout = new QHBoxLayout(top);
+    topLayout->setContentsMargins(0, 0, 0, 0);
+    topLayout->addWidget(buildStepImages(top));
+    topLayout->addLayout(buildLargeView(top), 1);
+    topLayout->addLayout(buildUView(top), 1);
+    split->addWidget(top);
+    split->addWidget(buildStrip(split));
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+    split->setSizes({560, 200});
+    layout->addWidget(split, 1);
+    return centre;
+}
 
-    // Timeline.
+// Timeline: ◀, the slider over the steps, ▶, Play and the step's description.
+QLayout* DiffusionPage::buildTimeline(QWidget* centre) {
     auto* timeline = new QHBoxLayout;
     m_prev = new QPushButton(QStringLiteral("◀"), centre);
     m_prev->setObjectName(QStringLiteral("prevStep"));
@@ -285,15 +303,11 @@ QWidget* DiffusionPage::buildCentre() {
     timeline->addWidget(m_next);
     timeline->addWidget(m_play);
     timeline->addWidget(m_stepLabel);
-    layout->addLayout(timeline);
+    return timeline;
+}
 
-    auto* split = new QSplitter(Qt::Vertical, centre);
-    split->setChildrenCollapsible(false);
-    auto* top = new QWidget(split);
-    auto* topLayout = new QHBoxLayout(top);
-    topLayout->setContentsMargins(0, 0, 0, 0);
-
-    // x_t, ε̂, x̂0 of the step.
+// x_t, ε̂, x̂0 (and the final image) of the step shown, one above the other.
+QWidget* DiffusionPage::buildStepImages(QWidget* top) {
     m_stepImages = new MapGridView(top);
     m_stepImages->setObjectName(QStringLiteral("stepImages"));
     m_stepImages->setMaxColumns(1);
@@ -303,9 +317,11 @@ QWidget* DiffusionPage::buildCentre() {
     connect(m_stepImages, &MapGridView::tileClicked, this, [this](int i) {
         if (i == 0 || i == 2) m_doc->setOnNoisy(i == 0);
     });
-    topLayout->addWidget(m_stepImages);
+    return m_stepImages;
+}
 
-    // The large view with its colour bar.
+// The chosen layer's map over the image, large, with its colour bar; click or drag sets the query.
+QLayout* DiffusionPage::buildLargeView(QWidget* top) {
     auto* viewBox = new QVBoxLayout;
     m_viewTitle = caption(QString(), top);
     m_viewTitle->setObjectName(QStringLiteral("viewTitle"));
@@ -354,9 +370,11 @@ QWidget* DiffusionPage::buildCentre() {
     m_overlay->installEventFilter(this);
     viewRow->addWidget(m_colorBar);
     viewBox->addLayout(viewRow, 1);
-    topLayout->addLayout(viewBox, 1);
+    return viewBox;
+}
 
-    // The U.
+// Every attention layer laid out as the U.
+QLayout* DiffusionPage::buildUView(QWidget* top) {
     auto* uBox = new QVBoxLayout;
     m_uTitle = caption(tr("Every attention layer, laid out as the U"), top);
     uBox->addWidget(m_uTitle);
@@ -367,10 +385,12 @@ QWidget* DiffusionPage::buildCentre() {
                            "dashed: skip connections. Click a layer to show it large."));
     connect(m_uView, &UShapeView::layerClicked, m_doc, &DiffusionDocument::setLayer);
     uBox->addWidget(m_uView, 1);
-    topLayout->addLayout(uBox, 1);
-    split->addWidget(top);
+    return uBox;
+}
 
-    auto* bottom = new QWidget(split);
+// The same query and layer at evenly spaced steps.
+QWidget* DiffusionPage::buildStrip(QWidget* parent) {
+    auto* bottom = new QWidget(parent);
     auto* bottomLayout = new QVBoxLayout(bottom);
     bottomLayout->setContentsMargins(0, 4, 0, 0);
     m_stripTitle = caption(tr("The query across the steps"), bottom);
@@ -382,12 +402,7 @@ QWidget* DiffusionPage::buildCentre() {
         if (i >= 0 && i < static_cast<int>(m_stripSteps.size())) m_doc->setCurrentStep(m_stripSteps[static_cast<size_t>(i)]);
     });
     bottomLayout->addWidget(m_strip, 1);
-    split->addWidget(bottom);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
-    split->setSizes({560, 200});
-    layout->addWidget(split, 1);
-    return centre;
+    return bottom;
 }
 
 // --- model and runs -------------------------------------------------------------------------

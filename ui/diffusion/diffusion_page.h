@@ -26,6 +26,7 @@
 #include <set>
 
 class QCheckBox;
+class QLayout;
 class QComboBox;
 class QLabel;
 class QPushButton;
@@ -97,6 +98,11 @@ protected:
 private:
     QWidget* buildSidebar();
     QWidget* buildCentre();
+    QLayout* buildTimeline(QWidget* centre);
+    QWidget* buildStepImages(QWidget* top);
+    QLayout* buildLargeView(QWidget* top);
+    QLayout* buildUView(QWidget* top);
+    QWidget* buildStrip(QWidget* parent);
     void showError(const QString& text);
     void showNotice(const QString& text);
     void syncControls();
