@@ -96,7 +96,8 @@ BenchRun benchVision(const cli::Args& args, const BenchSettings& settings) {
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
                                            : attnlens::builtinModelDir("vit-fashion-mnist");
     const auto loadStart = Clock::now();
-    const auto model = attnlens::VitModel::load(dir);
+    const auto loaded = attnlens::VitModel::load(dir);
+    const attnlens::VitModel& model = *loaded;
     const double loadMs = msSince(loadStart);
     BenchRun run;
     std::vector<double> forwardMs;

@@ -80,7 +80,8 @@ int runVision(const std::vector<std::string>& argv) {
     const std::filesystem::path modelDir =
         args.value("--model") ? std::filesystem::path(*args.value("--model")) : builtinModelDir("vit-fashion-mnist");
 
-    const VitModel model = VitModel::load(modelDir);
+    const auto loaded = VitModel::load(modelDir);
+    const attnlens::VitModel& model = *loaded;
     const VitConfig& cfg = model.config();
     // Parse the overlay options before the (possibly long) forward pass.
     const int layer = args.intValue("--layer", cfg.numLayers - 1, 0, cfg.numLayers - 1);

@@ -84,7 +84,8 @@ int runVisionEval(const std::vector<std::string>& argv) {
     const int limit = args.intValue("--limit", 0, 0, 100'000'000);
     const std::filesystem::path modelDir =
         args.value("--model") ? std::filesystem::path(*args.value("--model")) : builtinModelDir("vit-fashion-mnist");
-    const VitModel model = VitModel::load(modelDir);
+    const auto loaded = VitModel::load(modelDir);
+    const attnlens::VitModel& model = *loaded;
 
     std::vector<Item> items;
     IdxArray idxImages;

@@ -92,7 +92,7 @@ VitConfig VitConfig::fromJson(const JsonConfig& json) {
     return c;
 }
 
-VitModel VitModel::load(const std::filesystem::path& dir, const Callbacks& callbacks) {
+std::shared_ptr<const VitModel> VitModel::load(const std::filesystem::path& dir, const Callbacks& callbacks) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) throw Error("'" + dir.string() + "': model folder not found");
     const auto configPath = dir / "config.json";
@@ -178,7 +178,7 @@ VitModel VitModel::load(const std::filesystem::path& dir, const Callbacks& callb
     }
     w.finish("'" + dir.string() + "': the checkpoint does not match config.json");
     callbacks.report(1.0, "loaded");
-    return m;
+    return std::make_shared<const VitModel>(std::move(m));
 }
 
 std::string VitModel::label(int index) const {

@@ -4,7 +4,7 @@
 // Semantics: docs/model-semantics.md (ViT), i.e. transformers v4.33 modeling_vit.py.
 //
 // Basic usage:
-//   VitModel model = VitModel::load(dir);               // config.json, model.safetensors, preprocessor
+//   auto model = VitModel::load(dir);                  // shared_ptr<const VitModel>;               // config.json, model.safetensors, preprocessor
 //   VitResult r = model.run(loadImage("cat.png"));      // preprocess + forward, attention captured
 //   r.output.logits          // [num_labels]              (empty without classifier)
 //   r.output.attentions      // [layer, head, N+1, N+1]   token 0 = CLS, patches row-major
@@ -25,6 +25,7 @@
 #include "core/vision/preprocess.h"
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -90,7 +91,8 @@ class VitModel {
 public:
     // Loads <dir>/config.json, <dir>/model.safetensors and <dir>/preprocessor_config.json (defaults when
     // absent). Reports progress per tensor group; honours cancel. Throws attnlens::Error.
-    static VitModel load(const std::filesystem::path& dir, const Callbacks& callbacks = {});
+    // Immutable once loaded (forward() is const), so shared by the GUI, its worker and exports, as MarianModel.
+    static std::shared_ptr<const VitModel> load(const std::filesystem::path& dir, const Callbacks& callbacks = {});
 
     const VitConfig& config() const { return m_config; }
     const ImageProcessorConfig& processor() const { return m_processor; }

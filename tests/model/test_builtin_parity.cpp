@@ -46,7 +46,8 @@ private slots:
 void TestBuiltinParity::vit() {
     const auto files = goldenFiles("vit_");
     QVERIFY(files.size() >= 3);
-    const auto model = VitModel::load(builtinModelDir("vit-fashion-mnist"));
+    const auto loaded = VitModel::load(builtinModelDir("vit-fashion-mnist"));
+    const VitModel& model = *loaded;
     for (const auto& file : files) {
         const Json g = readJsonFile(file);
         const auto result = model.run(loadImage(kSource + "/" + g["image"].get<std::string>()));

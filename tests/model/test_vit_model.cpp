@@ -58,7 +58,7 @@ private slots:
 
     void centreCropGeometry() {
         // DeiT defaults apply where the file is silent; the crop window maps back onto the picture.
-        const VitModel vit = VitModel::load(vittest::modelDir("rgb-deit-pad"));
+        const VitModel vit = *VitModel::load(vittest::modelDir("rgb-deit-pad"));
         const ImageU8 photo = loadImage(vittest::imagePath("photo_97x61.png"));
         const VitResult r = vit.run(photo, {});
         QCOMPARE(r.input.resized.width, 16);
@@ -81,7 +81,7 @@ private slots:
         const RectF frac = r.grid.regionFraction();
         QVERIFY(std::abs(frac.x - 2.0 / 21) < 1e-9 && std::abs(frac.height - 16.0 / 11) < 1e-9);
         // Without a crop the region is the whole picture.
-        const VitResult plain = VitModel::load(vittest::modelDir("rgb")).run(photo, {});
+        const VitResult plain = VitModel::load(vittest::modelDir("rgb"))->run(photo, {});
         QVERIFY(!plain.grid.cropped());
         QCOMPARE(plain.grid.regionFraction().width, 0.0);
     }
@@ -90,7 +90,7 @@ private slots:
         QFETCH(QString, image);
         QFETCH(bool, interpolate);
         const std::string m = model.toStdString(), img = image.toStdString();
-        const VitModel vit = VitModel::load(vittest::modelDir(m));
+        const VitModel vit = *VitModel::load(vittest::modelDir(m));
         VitRunOptions options;
         options.interpolatePositions = interpolate;
         // The whole pipeline from the PNG file.
@@ -133,7 +133,7 @@ private slots:
     }
 
     void configAndLabels() {
-        const VitModel vit = VitModel::load(vittest::modelDir("rgb"));
+        const VitModel vit = *VitModel::load(vittest::modelDir("rgb"));
         QCOMPARE(vit.config().hiddenSize, 32);
         QCOMPARE(vit.config().numLayers, 2);
         QCOMPARE(vit.config().numHeads, 4);
@@ -152,7 +152,7 @@ private slots:
         float sum = 0;
         for (const auto& p : vit.topK(r.output, 10)) sum += p.probability;
         QVERIFY(std::abs(sum - 1.0f) < 1e-5f);
-        const VitModel bare = VitModel::load(vittest::modelDir("bare"));
+        const VitModel bare = *VitModel::load(vittest::modelDir("bare"));
         QVERIFY(bare.hasPooler());
         QVERIFY(!bare.hasClassifier());
         QVERIFY(!bare.config().qkvBias);
@@ -160,7 +160,7 @@ private slots:
     }
 
     void noCaptureAndCancel() {
-        const VitModel vit = VitModel::load(vittest::modelDir("rgb"));
+        const VitModel vit = *VitModel::load(vittest::modelDir("rgb"));
         const Tensor pixels = vittest::golden("rgb", "photo_97x61", "pixels");
         VitRunOptions off;
         off.captureAttention = false;
@@ -175,7 +175,7 @@ private slots:
     }
 
     void badInputs() {
-        const VitModel vit = VitModel::load(vittest::modelDir("rgb"));
+        const VitModel vit = *VitModel::load(vittest::modelDir("rgb"));
         // Wrong channel count, wrong size without interpolation, wrong rank.
         QVERIFY(errorOf([&] { vit.forward(Tensor({1, 16, 16})); }).contains("1 channel(s), the model expects 3"));
         QVERIFY(errorOf([&] { vit.forward(Tensor({3, 24, 32})); }).contains("doesn't match the model's image_size"));
@@ -189,7 +189,7 @@ private slots:
         QVERIFY(errorOf([&] { vit.forward(Tensor({3, 4 * 130, 4 * 130}), huge); }).contains("at most 16384"));
         QVERIFY(!errorOf([&] { VitModel::load(vittest::modelDir("does-not-exist")); }).isEmpty());
         // rgb-interp's processor resizes to 32×24: without interpolation that is an error, as in HF.
-        const VitModel interp = VitModel::load(vittest::modelDir("rgb-interp"));
+        const VitModel interp = *VitModel::load(vittest::modelDir("rgb-interp"));
         QVERIFY(errorOf([&] { interp.run(loadImage(vittest::imagePath("photo_97x61.png"))); }).contains("image_size"));
     }
 

@@ -5,7 +5,7 @@
 // (maps go through core/analysis, pixels through core/export/overlay, as in `attnlens-cli vision`).
 //
 // Basic usage:
-//   doc->setModel(std::make_shared<const VitModel>(VitModel::load(dir)));
+//   doc->setModel(VitModel::load(dir));
 //   doc->setImage(VisionDocument::analyse(model, image, "cat.png"));   // worker thread, then GUI thread
 //   doc->selectPatches({9, 10});  doc->setReduce(TokenReduce::Sum);
 //   RowMatrix m = doc->currentMap();                                   // [grid rows, grid cols]

@@ -375,7 +375,7 @@ void VisionPage::openModel(const QString& dir) {
     ++m_pendingJobs;
     m_worker->run<std::shared_ptr<const VitModel>>(
         tr("Loading %1").arg(QFileInfo(dir).fileName()),
-        [path](const Callbacks& cb) { return std::make_shared<const VitModel>(VitModel::load(path, cb)); },
+        [path](const Callbacks& cb) { return VitModel::load(path, cb); },
         [this, dir](std::shared_ptr<const VitModel> model) {
             m_modelDir = dir;
             m_doc->setModel(std::move(model));
