@@ -38,8 +38,10 @@ void TestInferenceWorker::deliversOnGuiThread() {
             doneThread = QThread::currentThread();
             value = v;
         });
+    QCOMPARE(worker.pendingJobs(), 1);
     QVERIFY(finished.wait(5000));
     QCOMPARE(value, 42);
+    QCOMPARE(worker.pendingJobs(), 0); // counted out before finished(), after the result was delivered
     QCOMPARE(doneThread, QThread::currentThread());
     QVERIFY(workThread != QThread::currentThread());
 }
@@ -52,6 +54,7 @@ void TestInferenceWorker::reportsErrors() {
         "load", [](const Callbacks&) -> int { throw attnlens::Error("'x.safetensors': truncated"); },
         [&](int) { delivered = true; });
     QVERIFY(failed.wait(5000));
+    QCOMPARE(worker.pendingJobs(), 0);
     QCOMPARE(failed.at(0).at(1).toString(), QString("'x.safetensors': truncated"));
     QVERIFY(!delivered);
 }
@@ -80,8 +83,11 @@ void TestInferenceWorker::cancelStopsJob() {
     t.start();
     QTest::qWait(50);
     QVERIFY(worker.isBusy());
+    QCOMPARE(worker.pendingJobs(), 2);
     worker.cancel();
+    QCOMPARE(worker.pendingJobs(), 1); // the queued job is dropped at once; the running one stops soon
     QTRY_COMPARE_WITH_TIMEOUT(cancelled.count(), 2, 5000); // the running and the queued job
+    QCOMPARE(worker.pendingJobs(), 0);
     QTest::qWait(50);
     QVERIFY(!delivered);
     QVERIFY(!worker.isBusy());

@@ -134,7 +134,6 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
 
     // Worker → runs ending, errors (progress and Cancel: the JobStatus in the bar).
     connect(m_worker, &InferenceWorker::failed, this, [this](int id, const QString& msg) {
-        --m_pendingJobs;
         m_requested.clear();
         if (id == m_runJob && m_doc->running()) {
             m_doc->finishRun(false);
@@ -143,7 +142,6 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
         showError(msg);
     });
     connect(m_worker, &InferenceWorker::cancelled, this, [this](int id) {
-        --m_pendingJobs;
         m_requested.clear();
         if (id == m_runJob && m_doc->running()) {
             m_doc->finishRun(false);
@@ -151,7 +149,6 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
             emit runFinished();
         }
     });
-    connect(m_worker, &InferenceWorker::finished, this, [this](int) { --m_pendingJobs; });
 
     QString dir = modelDir;
     if (dir.isEmpty()) {
@@ -399,7 +396,8 @@ QWidget* DiffusionPage::buildStrip(QWidget* parent) {
     m_strip->setObjectName(QStringLiteral("stepStrip"));
     m_strip->setToolTip(tr("The same query and layer at evenly spaced steps; click one to go there"));
     connect(m_strip, &MapGridView::tileClicked, this, [this](int i) {
-        if (i >= 0 && i < static_cast<int>(m_stripSteps.size())) m_doc->setCurrentStep(m_stripSteps[static_cast<size_t>(i)]);
+        const std::vector<int> steps = m_doc->stripSteps(); // what the strip shows
+        if (i >= 0 && i < static_cast<int>(steps.size())) m_doc->setCurrentStep(steps[static_cast<size_t>(i)]);
     });
     bottomLayout->addWidget(m_strip, 1);
     return bottom;
@@ -408,7 +406,6 @@ QWidget* DiffusionPage::buildStrip(QWidget* parent) {
 // --- model and runs -------------------------------------------------------------------------
 
 void DiffusionPage::openModel(const QString& dir) {
-    ++m_pendingJobs;
     m_worker->run<std::shared_ptr<const DiffusionModel>>(
         tr("Loading %1").arg(folderName(dir)),
         [path = dir.toStdString()](const Callbacks&) {
@@ -473,14 +470,13 @@ void DiffusionPage::generate() {
         showError(QString::fromUtf8(e.what()));
         return;
     }
-    if (m_worker->isBusy() || m_pendingJobs > 0) m_worker->cancel();
+    if (m_worker->pendingJobs() > 0) m_worker->cancel();
     m_message->dismiss();
     m_doc->beginRun(settings, session->timesteps());
     m_requested.clear();
     const bool capture = DiffusionDocument::attentionBytesPerStep(*m_doc->model()) <= kCaptureLimit;
     const int runId = m_doc->runId();
     QPointer<DiffusionPage> self(this);
-    ++m_pendingJobs;
     m_runJob = m_worker->run<Tensor>(
         tr("Generating"),
         [session, capture, runId, self](const Callbacks& cb) {
@@ -521,7 +517,6 @@ void DiffusionPage::requestAttention() {
     for (int s : steps) frames.push_back(m_doc->frameShared(s));
     const int runId = m_doc->runId();
     QPointer<DiffusionPage> self(this);
-    ++m_pendingJobs;
     m_worker->run<bool>(
         tr("Computing attention"),
         [model = m_doc->model(), label = m_doc->settings().classLabel, frames, runId, self](const Callbacks& cb) {
@@ -542,7 +537,7 @@ void DiffusionPage::requestAttention() {
         {});
 }
 
-bool DiffusionPage::isBusy() const { return m_pendingJobs > 0; }
+bool DiffusionPage::isBusy() const { return m_worker->pendingJobs() > 0; }
 bool DiffusionPage::isPlaying() const { return m_playTimer->isActive(); }
 
 void DiffusionPage::setPlaying(bool playing) {
@@ -697,17 +692,17 @@ void DiffusionPage::refreshMaps() {
     }
     m_uView->setTiles(std::move(tiles));
 
-    m_stripSteps = m_doc->stripSteps();
+    const std::vector<int> stripSteps = m_doc->stripSteps();
     std::vector<QImage> strip;
     QStringList titles;
-    for (int s : m_stripSteps) {
+    for (int s : stripSteps) {
         strip.push_back(toQImage(m_doc->renderView(s, kTileMinSide)));
         titles << tr("step %1 · t=%2").arg(s).arg(m_doc->frame(s).step.timestep);
     }
     m_strip->setMaxColumns(DiffusionDocument::kStripTiles);
     m_strip->setTiles(std::move(strip), titles);
-    const auto it = std::find(m_stripSteps.begin(), m_stripSteps.end(), step);
-    m_strip->setSelected(it == m_stripSteps.end() ? -1 : static_cast<int>(it - m_stripSteps.begin()));
+    const auto it = std::find(stripSteps.begin(), stripSteps.end(), step);
+    m_strip->setSelected(it == stripSteps.end() ? -1 : static_cast<int>(it - stripSteps.begin()));
     m_stripTitle->setText(tr("The query across the steps — %1").arg(DiffusionDocument::shortLayerName(m_doc->layers().empty() ? UNetAttentionInfo{} : m_doc->layers()[static_cast<size_t>(m_doc->layer())])));
     if (!m_doc->running()) requestAttention();
 }

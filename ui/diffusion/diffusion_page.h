@@ -115,7 +115,6 @@ private:
 
     DiffusionDocument* m_doc;
     InferenceWorker* m_worker;
-    int m_pendingJobs = 0;
     int m_runJob = 0; // the worker job of the current run
     bool m_firstShow = true;
     bool m_generateWhenLoaded = false;
@@ -150,7 +149,6 @@ private:
     QLabel* m_uTitle = nullptr;
     QLabel* m_stripTitle = nullptr;
     MapGridView* m_strip = nullptr;
-    std::vector<int> m_stripSteps;
 };
 
 } // namespace attnlens::ui

@@ -27,6 +27,7 @@ InferenceWorker::~InferenceWorker() {
 
 int InferenceWorker::enqueue(const QString& label, std::function<void(const Callbacks&)> work,
                              std::function<void()> deliver) {
+    ++m_pending;
     std::lock_guard lock(m_mutex);
     const int id = m_nextId++;
     m_queue.push_back(Job{id, label, std::move(work), std::move(deliver)});
@@ -42,7 +43,10 @@ void InferenceWorker::cancel() {
         m_queue.clear();
         m_cancelRunning = true;
     }
-    for (int id : dropped) emit cancelled(id); // outside the lock: slots may queue new jobs
+    for (int id : dropped) { // outside the lock: slots may queue new jobs
+        --m_pending;
+        emit cancelled(id);
+    }
 }
 
 void InferenceWorker::loop() {
@@ -79,22 +83,33 @@ void InferenceWorker::loop() {
         }
         m_busy = false;
         emit busyChanged(false);
+        // Every outcome is signalled on the GUI thread (this object's thread), where pendingJobs() is kept;
+        // skipped if the worker is gone by then.
+        QPointer<InferenceWorker> self(this);
+        std::function<void()> outcome;
         if (wasCancelled) {
-            emit cancelled(id);
+            outcome = [self, id] {
+                --self->m_pending;
+                emit self->cancelled(id);
+            };
         } else if (error) {
-            emit failed(id, *error);
+            outcome = [self, id, message = *error] {
+                --self->m_pending;
+                emit self->failed(id, message);
+            };
         } else {
-            // Deliver on the GUI thread (this object's thread); skipped if the worker is gone by then.
-            QPointer<InferenceWorker> self(this);
-            QMetaObject::invokeMethod(
-                this,
-                [self, id, deliver = std::move(job.deliver)] {
-                    if (!self) return;
-                    deliver();
-                    emit self->finished(id);
-                },
-                Qt::QueuedConnection);
+            outcome = [self, id, deliver = std::move(job.deliver)] {
+                deliver();
+                --self->m_pending;
+                emit self->finished(id);
+            };
         }
+        QMetaObject::invokeMethod(
+            this,
+            [self, outcome = std::move(outcome)] {
+                if (self) outcome();
+            },
+            Qt::QueuedConnection);
     }
 }
 

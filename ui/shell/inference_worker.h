@@ -48,11 +48,15 @@ public:
 
     // Cancels the running job and drops every queued one.
     void cancel();
-    bool isBusy() const { return m_busy.load(); }
+    bool isBusy() const { return m_busy.load(); } // a job is running on the worker thread right now
+    // Jobs submitted whose outcome (finished, failed or cancelled) has not yet been signalled on the GUI
+    // thread: queued, running, or done with the result on its way. GUI thread only.
+    int pendingJobs() const { return m_pending; }
 
 signals:
     void started(int id, const QString& label);
     void progress(int id, double fraction, const QString& stage);
+    // The three outcomes, each emitted on the GUI thread once per job, after pendingJobs() counts it out.
     void finished(int id);                        // after `done` ran
     void failed(int id, const QString& message);  // one clear message; the page keeps its previous state
     void cancelled(int id);
@@ -76,6 +80,7 @@ private:
     std::atomic<bool> m_cancelRunning{false};
     std::atomic<bool> m_busy{false};
     int m_nextId = 1;
+    int m_pending = 0; // GUI thread only
 };
 
 } // namespace attnlens::ui

@@ -128,17 +128,9 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
     });
     connect(m_doc, &VisionDocument::lookChanged, this, &VisionPage::refreshMaps);
 
-    // Worker → progress, errors.
     // Worker → errors (progress and Cancel: the JobStatus in the bar).
-    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& msg) {
-        --m_pendingJobs;
-        showError(msg);
-    });
-    connect(m_worker, &InferenceWorker::cancelled, this, [this](int) {
-        --m_pendingJobs;
-        showNotice(tr("Cancelled."));
-    });
-    connect(m_worker, &InferenceWorker::finished, this, [this](int) { --m_pendingJobs; });
+    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& msg) { showError(msg); });
+    connect(m_worker, &InferenceWorker::cancelled, this, [this](int) { showNotice(tr("Cancelled.")); });
 
     const int samples = m_gallery->loadSamples();
     if (!m_gallery->problem().isEmpty()) showNotice(m_gallery->problem()); // surfaced, never swallowed
@@ -359,7 +351,7 @@ QString VisionPage::modelDescription() const {
         .arg(input);
 }
 
-bool VisionPage::isBusy() const { return m_pendingJobs > 0; }
+bool VisionPage::isBusy() const { return m_worker->pendingJobs() > 0; }
 
 QString VisionPage::message() const { return m_message->message(); }
 
@@ -372,7 +364,6 @@ void VisionPage::showNotice(const QString& text) { m_message->showNotice(text); 
 
 void VisionPage::openModel(const QString& dir) {
     const std::filesystem::path path = dir.toStdString();
-    ++m_pendingJobs;
     m_worker->run<std::shared_ptr<const VitModel>>(
         tr("Loading %1").arg(QFileInfo(dir).fileName()),
         [path](const Callbacks& cb) { return VitModel::load(path, cb); },
@@ -416,7 +407,6 @@ void VisionPage::analyse(std::function<ImageU8()> load, const QString& source, c
     m_pendingSample.clear();
     auto timer = std::make_shared<QElapsedTimer>();
     timer->start();
-    ++m_pendingJobs;
     m_worker->run<std::shared_ptr<const VisionImage>>(
         tr("Analysing %1").arg(source),
         [model, load = std::move(load), source](const Callbacks& cb) {

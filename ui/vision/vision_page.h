@@ -102,7 +102,6 @@ private:
     QString m_modelDir;
     QString m_pendingSample; // the first sample, opened once the default model is loaded
     QString m_lastImagePath;
-    int m_pendingJobs = 0;
     ImageU8 m_lastImage;     // the original of the current result, re-run when a new model arrives
 
     SampleGallery* m_gallery = nullptr;
