@@ -94,11 +94,8 @@ RgbImage renderUNetView(const DenoiseStep& step, const UNetAttentionMap* layer, 
     if (layer != nullptr)
         return renderUNetOverlay(image, unetRegionMap(*layer, view.query, image.height, image.width, view.heads, view.keySide),
                                  view.options, view.minSide);
-    const ImageU8 big = enlargeNearest(image, enlargeFactor(image, view.minSide));
-    RgbImage out{big.width, big.height, std::vector<uint8_t>(static_cast<size_t>(big.width) * big.height * 3)};
-    for (size_t i = 0; i < static_cast<size_t>(big.width) * big.height; ++i)
-        for (int c = 0; c < 3; ++c) out.pixels[i * 3 + c] = big.pixels[i * big.channels + (big.channels == 3 ? c : 0)];
-    return out;
+    ImageU8 big = toRgb(enlargeNearest(image, enlargeFactor(image, view.minSide))); // grey shown as grey RGB
+    return RgbImage{big.width, big.height, std::move(big.pixels)};
 }
 
 } // namespace attnlens

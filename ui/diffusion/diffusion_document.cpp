@@ -106,14 +106,11 @@ void DiffusionDocument::addFrame(std::shared_ptr<const DiffusionFrame> frame, st
         m_cachedBytes += attention->bytes;
         m_attention[index] = std::move(attention);
     }
+    const bool follow = m_follow || m_step < 0;
+    if (follow) m_step = index;
+    evict();
     emit runChanged();
-    if (m_follow || m_step < 0) {
-        m_step = index;
-        evict();
-        emit stepChanged();
-    } else {
-        evict();
-    }
+    if (follow) emit stepChanged();
 }
 
 void DiffusionDocument::finishRun(bool complete, const Tensor& finalSample) {
