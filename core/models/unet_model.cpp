@@ -305,13 +305,18 @@ FeatureMap UNet2DModel::runAttention(const Attention& a, const FeatureMap& x,
     return out;
 }
 
+int64_t UNet2DModel::captureBytes(int height, int width) const {
+    int64_t bytes = 0;
+    for (const auto& l : attentionLayers(height, width)) bytes += int64_t{sizeof(float)} * l.heads * l.tokens() * l.tokens();
+    return bytes;
+}
+
 UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, std::optional<int> classLabel,
                                 const UNetRunOptions& options, const Callbacks* callbacks) const {
     checkSample(sample.shape());
     const int height = static_cast<int>(sample.dim(1)), width = static_cast<int>(sample.dim(2));
     if (options.captureAttention) {
-        int64_t bytes = 0;
-        for (const auto& l : attentionLayers(height, width)) bytes += int64_t{4} * l.heads * l.tokens() * l.tokens();
+        const int64_t bytes = captureBytes(height, width);
         if (bytes > options.maxCaptureBytes)
             throw Error("capturing every attention layer of a " + std::to_string(height) + "x" + std::to_string(width) +
                         " sample needs " + std::to_string(bytes >> 20) + " MiB, more than the limit of " +

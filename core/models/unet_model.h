@@ -71,6 +71,8 @@ public:
 
     // The attention layers, in execution order, for an input of height × width.
     std::vector<UNetAttentionInfo> attentionLayers(int height, int width) const;
+    // Bytes every attention layer's captured weights take for an input of height × width.
+    int64_t captureBytes(int height, int width) const;
     // Throws attnlens::Error if a [channels, height, width] sample cannot be run (channels, size).
     void checkSample(const Shape& shape) const;
 

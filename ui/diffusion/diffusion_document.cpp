@@ -39,12 +39,8 @@ std::shared_ptr<const StepAttention> DiffusionDocument::computeAttention(const D
 }
 
 int64_t DiffusionDocument::attentionBytesPerStep(const DiffusionModel& model) {
-    const auto& c = model.unet->config();
-    int64_t bytes = 0;
-    if (c.sampleSize <= 0) return 0;
-    for (const auto& l : model.unet->attentionLayers(c.sampleSize, c.sampleSize))
-        bytes += l.heads * l.tokens() * l.tokens() * static_cast<int64_t>(sizeof(float));
-    return bytes;
+    const int size = model.unet->config().sampleSize;
+    return size > 0 ? model.unet->captureBytes(size, size) : 0;
 }
 
 // --- model ----------------------------------------------------------------------------------
