@@ -14,13 +14,17 @@ attnlens::HeadSelection parseHead(const std::string& text, int heads) {
     }
 }
 
+attnlens::ColorMap parseColorMapOption(const Args& args, attnlens::ColorMap fallback) {
+    const auto cmap = args.value("--colormap");
+    if (!cmap) return fallback;
+    const auto parsed = attnlens::parseColorMap(*cmap);
+    if (!parsed) throw UsageError("--colormap: unknown colour map '" + *cmap + "'");
+    return *parsed;
+}
+
 attnlens::OverlayOptions parseOverlayOptions(const Args& args) {
     attnlens::OverlayOptions options;
-    if (const auto cmap = args.value("--colormap")) {
-        const auto parsed = attnlens::parseColorMap(*cmap);
-        if (!parsed) throw UsageError("--colormap: unknown colour map '" + *cmap + "'");
-        options.colorMap = *parsed;
-    }
+    options.colorMap = parseColorMapOption(args, options.colorMap);
     if (const auto op = args.value("--opacity")) {
         float v = -1;
         const auto [ptr, ec] = std::from_chars(op->data(), op->data() + op->size(), v);

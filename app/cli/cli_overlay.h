@@ -13,6 +13,8 @@ namespace cli {
 
 // "mean" / "max" / "min" or a head index in [0, heads).
 attnlens::HeadSelection parseHead(const std::string& text, int heads);
+// --colormap NAME, or `fallback` without it.
+attnlens::ColorMap parseColorMapOption(const Args& args, attnlens::ColorMap fallback);
 // --colormap and --opacity (the defaults of OverlayOptions otherwise).
 attnlens::OverlayOptions parseOverlayOptions(const Args& args);
 

@@ -1,14 +1,20 @@
-// attnlens-cli translate [--model DIR] [--beam N] [--max-new-tokens N] [--json OUT] "Satz"
+// attnlens-cli translate [--model DIR] [--beam N] [--max-new-tokens N] [--json OUT]
+//                        [--heatmap OUT.png|svg [--kind K] [--layer L] [--head H] [--colormap NAME] [--cell PX]] "Satz"
 // stdout: the translation. OUT: source, tokens, ids, translation and every attention head
 // (encoder [L][H][S][S], decoder [L][H][T][T], cross [L][H][T][S]; decoder row t is the step that
-// produced target_ids[t], i.e. decoder input = [start] + target_ids[:-1]).
+// produced target_ids[t], i.e. decoder input = [start] + target_ids[:-1]). --heatmap: one labelled
+// matrix drawn by the Translate page's own heatmap code (ui/render/heatmap_scene.h).
 
 #include "cli_common.h"
+#include "cli_heatmap.h"
+#include "cli_overlay.h"
 
 #include "core/decode/decode_session.h"
+#include "core/decode/trace_attention.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/marian_folder.h"
+#include "ui/render/trace_heatmap.h"
 
 #include <iostream>
 
@@ -35,8 +41,42 @@ Json nested4(const Tensor& t) {
     return out;
 }
 
+// What --heatmap draws, parsed before the (possibly long) decoding.
+struct HeatmapRequest {
+    std::string path;
+    attnlens::AttentionKind kind = attnlens::AttentionKind::Cross;
+    int layer = -1; // -1 = the last layer
+    attnlens::HeadSelection heads;
+    attnlens::ColorMap colorMap = attnlens::ColorMap::Viridis;
+    int cell = 0;
+};
+
+std::optional<HeatmapRequest> parseHeatmapRequest(const cli::Args& args, const attnlens::MarianConfig& cfg) {
+    const auto path = args.value("--heatmap");
+    if (!path) {
+        for (const char* flag : {"--kind", "--layer", "--head", "--colormap", "--cell"})
+            if (args.has(flag)) throw cli::UsageError(std::string(flag) + " only applies with --heatmap OUT.png|svg");
+        return std::nullopt;
+    }
+    cli::checkHeatmapPath("--heatmap", *path);
+    HeatmapRequest r;
+    r.path = *path;
+    const std::string kind = args.value("--kind", "cross");
+    const auto parsed = attnlens::parseAttentionKind(kind);
+    if (!parsed) throw cli::UsageError("--kind: expected encoder, decoder or cross, got '" + kind + "'");
+    r.kind = *parsed;
+    const bool encoder = r.kind == attnlens::AttentionKind::EncoderSelf;
+    const int layers = encoder ? cfg.encoderLayers : cfg.decoderLayers;
+    r.layer = args.intValue("--layer", layers - 1, 0, layers - 1);
+    r.heads = cli::parseHead(args.value("--head", "mean"), encoder ? cfg.encoderHeads : cfg.decoderHeads);
+    r.colorMap = cli::parseColorMapOption(args, r.colorMap);
+    r.cell = args.intValue("--cell", 0, 1, 128);
+    return r;
+}
+
 int runTranslate(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--beam", "--max-new-tokens", "--json"});
+    const cli::Args args(argv, {"--model", "--beam", "--max-new-tokens", "--json", "--heatmap", "--kind", "--layer",
+                                "--head", "--colormap", "--cell"});
     const std::string& text = args.single("the sentence to translate");
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
                                            : attnlens::builtinModelDir("marian-de-en-tiny");
@@ -44,6 +84,7 @@ int runTranslate(const std::vector<std::string>& argv) {
     if (args.has("--beam")) options.numBeams = args.intValue("--beam", 1, 1, 64);
     if (args.has("--max-new-tokens")) options.maxNewTokens = args.intValue("--max-new-tokens", 1, 1, 100000);
     const auto folder = attnlens::loadMarianFolder(dir);
+    const auto heatmap = parseHeatmapRequest(args, folder.model->config());
     attnlens::DecodeSession session(folder.model, folder.tokenizer, text, options);
     session.run();
     const auto trace = session.trace();
@@ -61,11 +102,22 @@ int runTranslate(const std::vector<std::string>& argv) {
                     {"cross", nested4(trace->crossAttention)}}}};
         attnlens::writeJsonFile(*out, j);
     }
+    if (heatmap) {
+        auto scene = attnlens::ui::traceHeatmapScene(*trace, heatmap->kind, heatmap->layer, heatmap->heads,
+                                                     attnlens::decoderStartPiece(folder));
+        scene.colorMap = heatmap->colorMap;
+        scene.updateImage();
+        cli::writeHeatmap(heatmap->path, scene, heatmap->cell);
+    }
     return 0;
 }
 
-const cli::Registration reg{"translate", "[--model DIR] [--beam N] [--max-new-tokens N] [--json OUT] \"Satz\"",
-                            "translate German to English with a Marian model; every attention head to JSON",
-                            &runTranslate};
+const cli::Registration reg{
+    "translate",
+    "[--model DIR] [--beam N] [--max-new-tokens N] [--json OUT] [--heatmap OUT.png|svg [--kind encoder|decoder|cross] "
+    "[--layer L] [--head H|mean|max|min] [--colormap NAME] [--cell PX]] \"Satz\"",
+    "translate German to English with a Marian model; every attention head to JSON; one labelled attention matrix "
+    "to --heatmap (default: cross-attention, last layer, mean over heads; layers and heads numbered from 0)",
+    &runTranslate};
 
 } // namespace

@@ -1,6 +1,7 @@
 #include "translate_driver.h"
 
 #include "core/analysis/attention_maps.h"
+#include "core/decode/trace_attention.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/translate/matrix_view.h"
 #include "ui/translate/translate_page.h"
@@ -13,19 +14,12 @@
 #include <memory>
 #include <vector>
 
-using attnlens::ui::AttentionKind;
+using attnlens::AttentionKind;
 using attnlens::ui::TokenRef;
 using attnlens::ui::TokenSide;
 using attnlens::ui::TranslatePage;
 
 namespace {
-
-std::optional<AttentionKind> parseKind(const QString& k) {
-    if (k == QLatin1String("encoder")) return AttentionKind::EncoderSelf;
-    if (k == QLatin1String("decoder")) return AttentionKind::DecoderSelf;
-    if (k == QLatin1String("cross")) return AttentionKind::Cross;
-    return std::nullopt;
-}
 
 std::optional<TokenRef> parseToken(const QString& t) {
     if (t.size() < 2 || (t[0] != QLatin1Char('s') && t[0] != QLatin1Char('t'))) return std::nullopt;
@@ -37,7 +31,7 @@ std::optional<TokenRef> parseToken(const QString& t) {
 
 void applySelection(TranslatePage* page, const TranslateScript& s) {
     auto* doc = page->document();
-    if (!s.kind.isEmpty()) doc->setKind(*parseKind(s.kind));
+    if (!s.kind.isEmpty()) doc->setKind(*attnlens::parseAttentionKind(s.kind.toStdString()));
     if (s.layer >= 0) doc->setLayer(s.layer);
     if (!s.head.isEmpty()) {
         const attnlens::HeadSelection heads = attnlens::parseHeadSelection(s.head.toStdString());
@@ -59,7 +53,7 @@ double median(std::vector<double> v) {
 } // namespace
 
 QString validateScript(const TranslateScript& s) {
-    if (!s.kind.isEmpty() && !parseKind(s.kind))
+    if (!s.kind.isEmpty() && !attnlens::parseAttentionKind(s.kind.toStdString()))
         return QStringLiteral("--kind %1: expected encoder, decoder or cross").arg(s.kind);
     if (!s.view.isEmpty() && !TranslatePage::parseView(s.view))
         return QStringLiteral("--view %1: expected matrix, model, lines, embeddings or beam").arg(s.view);

@@ -34,4 +34,9 @@ MarianFolder loadMarianFolder(const std::filesystem::path& dir, const Callbacks&
     return m;
 }
 
+std::string decoderStartPiece(const MarianFolder& folder) {
+    if (!folder.tokenizer || !folder.model) return "<pad>";
+    return folder.tokenizer->idToPiece(folder.model->config().decoderStartTokenId);
+}
+
 } // namespace attnlens

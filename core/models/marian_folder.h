@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
 
 namespace attnlens {
 
@@ -22,6 +23,9 @@ struct MarianFolder {
 // [0, vocab_size), an entry count different from vocab_size, or </s> / <pad> ids that differ from
 // config.json's eos_token_id / pad_token_id.
 void checkTokenizerMatchesModel(const MarianTokenizer& tokenizer, const MarianModel& model);
+
+// The piece of the decoder's start token (decoder self-attention's first key); "<pad>" without a tokenizer.
+std::string decoderStartPiece(const MarianFolder& folder);
 
 // Tokenizer first (cheap, most likely to be missing), then the weights, then the checks.
 MarianFolder loadMarianFolder(const std::filesystem::path& dir, const Callbacks& callbacks = {});

@@ -3,7 +3,10 @@
 
 #include "marian_test_util.h"
 
+#include <QDir>
+#include <QImage>
 #include <QProcess>
+#include <QSvgRenderer>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -39,6 +42,7 @@ private slots:
     void translateBeamMatchesGolden();
     void badInputs_data();
     void badInputs();
+    void heatmapExports();
     void nonUtf8Argument();
     void brokenFolders();
     void bench();
@@ -111,6 +115,21 @@ void TestMarianCli::badInputs_data() {
     QTest::newRow("missing folder") << QStringList{"translate", "--model", "/nonexistent/model", "Hallo"} << "not a model folder";
     QTest::newRow("too long") << QStringList{"translate", "--model", m, QString("Hund ").repeated(80)} << "too long";
     QTest::newRow("unknown flag") << QStringList{"translate", "--model", m, "--foo", "Hallo"} << "--foo";
+    const QString png = QDir::temp().filePath("attnlens-never-written.png");
+    QTest::newRow("heatmap extension") << QStringList{"translate", "--model", m, "--heatmap", "x.jpg", "Hallo"}
+                                       << ".png or .svg";
+    QTest::newRow("heatmap folder") << QStringList{"translate", "--model", m, "--heatmap", "/nonexistent/x.png", "Hallo"}
+                                    << "does not exist";
+    QTest::newRow("layer without heatmap") << QStringList{"translate", "--model", m, "--layer", "0", "Hallo"}
+                                           << "only applies with --heatmap";
+    QTest::newRow("heatmap kind") << QStringList{"translate", "--model", m, "--heatmap", png, "--kind", "self", "Hallo"}
+                                  << "--kind";
+    QTest::newRow("heatmap layer") << QStringList{"translate", "--model", m, "--heatmap", png, "--layer", "99", "Hallo"}
+                                   << "--layer";
+    QTest::newRow("heatmap head") << QStringList{"translate", "--model", m, "--heatmap", png, "--head", "99", "Hallo"}
+                                  << "--head";
+    QTest::newRow("heatmap colormap")
+        << QStringList{"translate", "--model", m, "--heatmap", png, "--colormap", "rainbow", "Hallo"} << "--colormap";
 }
 
 void TestMarianCli::badInputs() {
@@ -120,6 +139,28 @@ void TestMarianCli::badInputs() {
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.startsWith("error: ") && r.err.contains(message), qPrintable(r.err));
     QVERIFY(r.out.isEmpty());
+}
+
+// Every kind as PNG and SVG: the files exist, the PNG is as large as the matrix at the chosen cell size
+// and the SVG parses (the pixels are checked against the Translate page in test_translate_page).
+void TestMarianCli::heatmapExports() {
+    QTemporaryDir tmp;
+    for (const char* kind : {"encoder", "decoder", "cross"}) {
+        const QString png = tmp.filePath(QString("%1.png").arg(kind));
+        const QString svg = tmp.filePath(QString("%1.svg").arg(kind));
+        for (const QString& out : {png, svg}) {
+            const Run r = cli({"translate", "--model", variant("tiny-f32"), "--max-new-tokens", "6", "--heatmap", out,
+                               "--kind", kind, "--layer", "0", "--head", "max", "--cell", "10", "Guten Morgen"});
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            QVERIFY2(r.err.isEmpty(), qPrintable(r.err)); // no Qt chatter on stderr
+        }
+        const QImage image(png);
+        QVERIFY(!image.isNull());
+        QVERIFY(image.width() > 60 && image.height() > 60);
+        QSvgRenderer renderer(svg);
+        QVERIFY(renderer.isValid());
+        QCOMPARE(renderer.viewBox().size(), image.size());
+    }
 }
 
 void TestMarianCli::nonUtf8Argument() {

@@ -3,6 +3,7 @@
 // a 200×200 matrix.
 
 #include "ui/render/heatmap_image.h"
+#include "ui/render/heatmap_scene.h"
 #include "ui/widgets/heatmap_view.h"
 
 #include <QDir>
@@ -354,6 +355,37 @@ private slots:
         const QByteArray text = file.readAll();
         QVERIFY(text.contains("<svg"));
         QVERIFY(text.contains("test"));
+    }
+
+    // The picture is a function of the scene: the free functions draw without a widget, the widget's
+    // export is exactly that drawing, and the style (a dark palette here) is the only source of colours
+    // other than the colour map.
+    void sceneDrawsWithoutWidget() {
+        attnlens::ui::HeatmapScene scene;
+        scene.values = ramp(4, 6);
+        scene.rowLabels = {"a", "b", "c", "d"};
+        scene.rowTitle = "query";
+        scene.columnTitle = "key";
+        scene.selectedRow = 2;
+        scene.updateImage();
+        QPalette dark;
+        dark.setColor(QPalette::Base, QColor(30, 30, 30));
+        dark.setColor(QPalette::WindowText, QColor(230, 230, 230));
+        const auto style = attnlens::ui::heatmapStyle(dark, QFont());
+        const QImage image = attnlens::ui::renderHeatmap(scene, style, 20);
+        const auto l = attnlens::ui::layoutWholeHeatmap(scene, attnlens::ui::measureHeatmap(scene, style.font),
+                                                        style.font, 20);
+        QCOMPARE(image.size(), l.natural);
+        QCOMPARE(image.pixelColor(1, 1), QColor(30, 30, 30)); // background from the style
+        // Cell (1, 4): its colour from the colour map (quiet pixel: no annotation, gap or outline).
+        QCOMPARE(image.pixelColor(quietPixel(l.cellRect(1, 4))),
+                 expectedColor(ColorMap::Viridis, scene.values(1, 4)));
+
+        HeatmapView view;
+        view.setMatrix(scene.values, scene.rowLabels, {});
+        view.setAxisTitles("query", "key");
+        view.selectRow(2);
+        QCOMPARE(view.renderImage(20), attnlens::ui::renderHeatmap(view.scene(), view.style(), 20));
     }
 
     // A 200×200 matrix is drawn from one cached image with one pixel per cell (no per-cell widgets or

@@ -12,6 +12,7 @@
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "ui/render/heatmap_image.h"
+#include "ui/render/heatmap_scene.h"
 #include "ui/translate/beam_view.h"
 #include "ui/translate/embeddings_view.h"
 #include "ui/translate/line_view.h"
@@ -27,6 +28,7 @@
 #include <QComboBox>
 #include <QFile>
 #include <QLineEdit>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -409,6 +411,41 @@ private slots:
         const int paused = doc->snapshot()->step;
         QTest::qWait(1200);
         QVERIFY(doc->snapshot()->step <= paused + 1); // at most the step already queued
+    }
+
+    // `attnlens-cli translate --heatmap` draws the matrix the page shows with the page's own drawing code:
+    // its PNG is the page's heatmap scene (interaction state cleared) rendered at the same cell size.
+    void cliHeatmapIsThePagesHeatmap() {
+        TranslatePage page(nullptr, false);
+        page.resize(1200, 800);
+        page.show();
+        const QString sentence = QStringLiteral("Der Hund schläft im Garten.");
+        page.setMaxNewTokens(24);
+        QVERIFY(loadAndTranslate(page, sentence));
+        TranslationDocument* doc = page.document();
+        const int layer = doc->layerCount(AttentionKind::Cross) - 1;
+        doc->setKind(AttentionKind::Cross);
+        doc->setLayer(layer);
+        doc->setHead(1);
+        HeatmapScene scene = page.matrixView()->heatmap()->scene();
+        scene.selectedRow = scene.selectedColumn = -1;
+        scene.hovered = scene.marked = {};
+        scene.dimUnselected = false;
+        QTemporaryDir tmp;
+        const QString png = tmp.filePath(QStringLiteral("cross.png"));
+        QProcess cli;
+        cli.start(QStringLiteral(ATTNLENS_CLI_PATH),
+                  {"translate", "--model", modelDir(), "--max-new-tokens", "24", "--heatmap", png, "--kind", "cross",
+                   "--layer", QString::number(layer), "--head", "1", "--cell", "14", sentence});
+        QVERIFY(cli.waitForFinished(60000));
+        QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+        QCOMPARE(QString::fromUtf8(cli.readAllStandardOutput()).trimmed(),
+                 QString::fromStdString(doc->trace()->translation));
+        const QImage fromCli(png);
+        const QImage expected = renderHeatmap(scene, defaultHeatmapStyle(), 14).convertToFormat(fromCli.format());
+        QCOMPARE(fromCli.size(), expected.size());
+        QCOMPARE(fromCli, expected);
+        maybeScreenshot(page.matrixView(), QStringLiteral("cli-heatmap-source"));
     }
 
     void errorsKeepInput() {

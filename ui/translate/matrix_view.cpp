@@ -1,5 +1,6 @@
 #include "ui/translate/matrix_view.h"
 
+#include "ui/render/trace_heatmap.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/page_parts.h"
 
@@ -8,13 +9,6 @@
 #include <QVBoxLayout>
 
 namespace attnlens::ui {
-
-namespace {
-QString axisName(TokenSide side, bool inputs) {
-    if (side == TokenSide::Source) return QObject::tr("source");
-    return inputs ? QObject::tr("decoder input") : QObject::tr("target");
-}
-} // namespace
 
 AttentionMatrixView::AttentionMatrixView(TranslationDocument* document, QWidget* parent)
     : QWidget(parent), m_doc(document) {
@@ -80,9 +74,7 @@ void AttentionMatrixView::refresh() {
         m_stack->setCurrentWidget(m_placeholder);
         return;
     }
-    const bool inputs = m_matrix.columnsAreDecoderInputs;
-    m_heatmap->setAxisTitles(tr("%1 (query)").arg(axisName(m_matrix.rowSide, false)),
-                             tr("%1 (key)").arg(axisName(m_matrix.columnSide, inputs)));
+    m_heatmap->setAxisTitles(traceAxisTitle(m_doc->kind(), true), traceAxisTitle(m_doc->kind(), false));
     m_heatmap->setMatrix(m_matrix.values, m_matrix.rowLabels, m_matrix.columnLabels);
     m_stack->setCurrentWidget(m_heatmap);
     applyFocus();

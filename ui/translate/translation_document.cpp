@@ -314,16 +314,7 @@ void TranslationDocument::setSelectedBeamNode(int node) {
 }
 
 Tensor TranslationDocument::attentionTensor(AttentionKind kind) const {
-    if (!m_trace) return {};
-    switch (kind) {
-    case AttentionKind::EncoderSelf:
-        return m_trace->encoderAttention;
-    case AttentionKind::DecoderSelf:
-        return m_trace->decoderAttention;
-    case AttentionKind::Cross:
-        return m_trace->crossAttention;
-    }
-    return {};
+    return m_trace ? traceAttention(*m_trace, kind) : Tensor();
 }
 
 QStringList TranslationDocument::tokens(TokenSide side) const {
@@ -338,30 +329,11 @@ AttentionMatrix TranslationDocument::matrix(AttentionKind kind, int layer, int h
     if (layer < 0 || layer >= t.dim(0) || head >= t.dim(1)) return m;
     const RowMatrix raw =
         head >= 0 ? RowMatrix(t.slice2d({layer, head})) : layerAttention(t, layer, {-1, m_fusion});
-    std::vector<std::string> rowPieces, colPieces;
-    switch (kind) {
-    case AttentionKind::EncoderSelf:
-        m.rowSide = m.columnSide = TokenSide::Source;
-        rowPieces = colPieces = m_trace->sourceTokens;
-        break;
-    case AttentionKind::Cross:
-        m.rowSide = TokenSide::Target;
-        m.columnSide = TokenSide::Source;
-        rowPieces = m_trace->targetTokens;
-        colPieces = m_trace->sourceTokens;
-        break;
-    case AttentionKind::DecoderSelf: {
-        m.rowSide = m.columnSide = TokenSide::Target;
-        m.columnsAreDecoderInputs = true;
-        rowPieces = m_trace->targetTokens;
-        colPieces.push_back(m_model.tokenizer
-                                ? m_model.tokenizer->idToPiece(m_model.model->config().decoderStartTokenId)
-                                : std::string("<pad>"));
-        colPieces.insert(colPieces.end(), m_trace->targetTokens.begin(), m_trace->targetTokens.end() - 1);
-        break;
-    }
-    }
-    finishMatrix(m, raw, rowPieces, colPieces, m_hideSpecial, m_wordLevel, true);
+    m.rowSide = kind == AttentionKind::EncoderSelf ? TokenSide::Source : TokenSide::Target;
+    m.columnSide = kind == AttentionKind::DecoderSelf ? TokenSide::Target : TokenSide::Source;
+    m.columnsAreDecoderInputs = kind == AttentionKind::DecoderSelf;
+    const TraceAxes axes = traceAxes(*m_trace, kind, decoderStartPiece(m_model));
+    finishMatrix(m, raw, axes.rows, axes.columns, m_hideSpecial, m_wordLevel, true);
     return m;
 }
 

@@ -15,6 +15,7 @@
 #include "core/analysis/attention_maps.h"
 #include "core/analysis/word_merge.h"
 #include "core/decode/decode_session.h"
+#include "core/decode/trace_attention.h"
 #include "core/models/marian_folder.h"
 
 #include <QObject>
@@ -51,7 +52,6 @@ makeSnapshot(const DecodeSession& session, const MarianModel& model, const Maria
 std::shared_ptr<const TranslationTrace> traceForNode(const TranslationSnapshot& snapshot, int node,
                                                      const MarianTokenizer& tokenizer);
 
-enum class AttentionKind { EncoderSelf, DecoderSelf, Cross };
 QString attentionKindName(AttentionKind kind);
 enum class TokenSide { Source, Target };
 

@@ -1,7 +1,4 @@
 #include "ui/widgets/heatmap_view.h"
-#include "ui/widgets/heatmap_view_p.h"
-
-#include "ui/render/heatmap_image.h"
 
 #include <QApplication>
 #include <QClipboard>
@@ -12,66 +9,41 @@
 #include <QMenu>
 #include <QPainter>
 #include <QScrollBar>
-#include <QSvgGenerator>
 #include <QToolTip>
 #include <QWheelEvent>
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <limits>
 
 namespace attnlens::ui {
 
 namespace {
 
-constexpr int kPad = 4;
-constexpr int kBarWidth = 12;
-constexpr int kBarGap = 10;
-constexpr int kMinCell = 1;
 constexpr int kMaxZoomCell = 128;
 // Zoom steps (cell edge in px) for zoomIn/zoomOut and Ctrl+wheel.
 constexpr std::array<int, 20> kZoomSteps = {1,  2,  3,  4,  5,  6,  8,  10, 12, 14,
                                             16, 20, 24, 28, 32, 40, 48, 64, 96, 128};
 
-QString withMinusSign(QString text) {
-    text.replace(QLatin1Char('-'), QChar(0x2212));
-    return text;
-}
-
-
 } // namespace
 
-
-HeatmapView::HeatmapView(QWidget* parent)
-    : QAbstractScrollArea(parent), m_maskedText(QStringLiteral("\u2212\u221e")) {
+HeatmapView::HeatmapView(QWidget* parent) : QAbstractScrollArea(parent) {
     setFrameShape(QFrame::NoFrame);
     viewport()->setMouseTracking(true);
     setFocusPolicy(Qt::StrongFocus);
     setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
-    updateAnnotationWidth();
 }
 
 HeatmapView::~HeatmapView() = default;
 
 // --- data ------------------------------------------------------------------------------------
 
-void HeatmapView::setMatrix(const RowMatrix& values) {
-    const bool reshaped = values.rows() != m_values.rows() || values.cols() != m_values.cols();
-    m_values = values;
-    m_rowLabelWidth = m_colLabelWidth = -1;
-    if (m_rowLabels.size() != rows()) m_rowLabels.clear();
-    if (m_colLabels.size() != columns()) m_colLabels.clear();
-    if (m_mask.size() > 0 && (m_mask.rows() != m_values.rows() || m_mask.cols() != m_values.cols()))
-        m_mask.resize(0, 0);
-    if (m_selectedRow >= rows()) m_selectedRow = -1;
-    if (m_selectedCol >= columns()) m_selectedCol = -1;
-    if (m_marked.row >= rows() || m_marked.col >= columns()) m_marked = {};
-    if (m_hovered.row >= rows() || m_hovered.col >= columns()) m_hovered = {};
+// After values or mask changed: range, image and measurements follow; geometry when the shape did.
+void HeatmapView::dataChanged(bool reshaped) {
+    m_metrics.reset();
     updateRange();
-    rebuildImage();
-    updateAnnotationWidth();
+    m_scene.updateImage();
     if (reshaped) {
         updateGeometry();
         updateScrollBars();
@@ -79,216 +51,153 @@ void HeatmapView::setMatrix(const RowMatrix& values) {
     viewport()->update();
 }
 
+void HeatmapView::labelsChanged() {
+    m_metrics.reset();
+    updateGeometry();
+    viewport()->update();
+}
+
+void HeatmapView::setMatrix(const RowMatrix& values) {
+    HeatmapScene& s = m_scene;
+    const bool reshaped = values.rows() != s.values.rows() || values.cols() != s.values.cols();
+    s.values = values;
+    if (s.rowLabels.size() != rows()) s.rowLabels.clear();
+    if (s.columnLabels.size() != columns()) s.columnLabels.clear();
+    if (s.hasMask() && (s.mask.rows() != s.values.rows() || s.mask.cols() != s.values.cols()))
+        s.mask.resize(0, 0);
+    if (s.selectedRow >= rows()) s.selectedRow = -1;
+    if (s.selectedColumn >= columns()) s.selectedColumn = -1;
+    if (s.marked.row >= rows() || s.marked.col >= columns()) s.marked = {};
+    if (s.hovered.row >= rows() || s.hovered.col >= columns()) s.hovered = {};
+    dataChanged(reshaped);
+}
+
 void HeatmapView::setMatrix(const RowMatrix& values, const QStringList& rowLabels,
                             const QStringList& columnLabels) {
-    m_rowLabels = rowLabels;
-    m_colLabels = columnLabels;
+    m_scene.rowLabels = rowLabels;
+    m_scene.columnLabels = columnLabels;
     setMatrix(values);
 }
 
 void HeatmapView::setRowLabels(const QStringList& labels) {
-    m_rowLabels = labels.size() == rows() ? labels : QStringList();
-    m_rowLabelWidth = -1;
-    updateGeometry();
-    viewport()->update();
+    m_scene.rowLabels = labels.size() == rows() ? labels : QStringList();
+    labelsChanged();
 }
 
 void HeatmapView::setColumnLabels(const QStringList& labels) {
-    m_colLabels = labels.size() == columns() ? labels : QStringList();
-    m_colLabelWidth = -1;
-    updateGeometry();
-    viewport()->update();
-}
-
-QString HeatmapView::rowLabel(int row) const {
-    return row < m_rowLabels.size() ? m_rowLabels[row] : QString::number(row);
-}
-
-QString HeatmapView::columnLabel(int col) const {
-    return col < m_colLabels.size() ? m_colLabels[col] : QString::number(col);
+    m_scene.columnLabels = labels.size() == columns() ? labels : QStringList();
+    labelsChanged();
 }
 
 void HeatmapView::setAxisTitles(const QString& rowTitle, const QString& columnTitle) {
-    m_rowTitle = rowTitle;
-    m_colTitle = columnTitle;
+    m_scene.rowTitle = rowTitle;
+    m_scene.columnTitle = columnTitle;
     updateGeometry();
     viewport()->update();
 }
 
 void HeatmapView::setMask(const RowMatrix& keep) {
-    if (keep.rows() != m_values.rows() || keep.cols() != m_values.cols()) {
+    if (keep.rows() != m_scene.values.rows() || keep.cols() != m_scene.values.cols()) {
         clearMask();
         return;
     }
-    m_mask = keep;
-    updateRange();
-    rebuildImage();
-    updateAnnotationWidth();
-    viewport()->update();
+    m_scene.mask = keep;
+    dataChanged(false);
 }
 
 void HeatmapView::clearMask() {
-    if (m_mask.size() == 0) return;
-    m_mask.resize(0, 0);
-    updateRange();
-    rebuildImage();
-    updateAnnotationWidth();
-    viewport()->update();
+    if (!m_scene.hasMask()) return;
+    m_scene.mask.resize(0, 0);
+    dataChanged(false);
 }
 
 void HeatmapView::setMaskedText(const QString& text) {
-    m_maskedText = text;
-    updateAnnotationWidth();
+    m_scene.maskedText = text;
+    m_metrics.reset();
     viewport()->update();
-}
-
-QColor HeatmapView::maskedColor() {
-    return QColor(214, 214, 214);
 }
 
 // --- colours ---------------------------------------------------------------------------------
 
 void HeatmapView::setColorMap(ColorMap map) {
-    if (map == m_colorMap) return;
-    m_colorMap = map;
-    rebuildImage();
+    if (map == m_scene.colorMap) return;
+    m_scene.colorMap = map;
+    m_scene.updateImage();
     viewport()->update();
 }
 
 void HeatmapView::setRangeMode(RangeMode mode) {
     m_rangeMode = mode;
-    updateRange();
-    rebuildImage();
-    updateAnnotationWidth();
-    viewport()->update();
+    dataChanged(false);
 }
 
 void HeatmapView::setFixedRange(float lo, float hi) {
     m_fixedLo = lo;
     m_fixedHi = hi > lo ? hi : lo + 1.0f;
     updateRange();
-    rebuildImage();
+    m_scene.updateImage();
     viewport()->update();
 }
 
 void HeatmapView::updateRange() {
-    if (m_rangeMode == RangeMode::Fixed) {
-        m_lo = m_fixedLo;
-        m_hi = m_fixedHi;
-        return;
-    }
-    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
-    for (Eigen::Index r = 0; r < m_values.rows(); ++r)
-        for (Eigen::Index c = 0; c < m_values.cols(); ++c) {
-            const float v = m_values(r, c);
-            if (!std::isfinite(v) || isMasked(static_cast<int>(r), static_cast<int>(c))) continue;
-            lo = std::min(lo, v);
-            hi = std::max(hi, v);
-        }
-    if (!std::isfinite(lo)) lo = 0.0f, hi = 1.0f;
-    if (hi <= lo) hi = lo + 1.0f; // a constant matrix maps to the low end, as renderHeatmap does
-    m_lo = lo;
-    m_hi = hi;
-}
-
-void HeatmapView::rebuildImage() {
-    if (m_values.size() == 0) {
-        m_image = QImage();
-        return;
-    }
-    m_image = heatmapImage(m_values, m_colorMap, m_lo, m_hi, 1);
-    if (hasMask()) {
-        const QRgb masked = maskedColor().rgb();
-        for (int r = 0; r < rows(); ++r) {
-            auto* line = reinterpret_cast<QRgb*>(m_image.scanLine(r));
-            for (int c = 0; c < columns(); ++c)
-                if (isMasked(r, c)) line[c] = masked;
-        }
-    }
+    std::tie(m_scene.lo, m_scene.hi) =
+        m_rangeMode == RangeMode::Fixed ? std::pair(m_fixedLo, m_fixedHi) : m_scene.autoRange();
 }
 
 // --- look ------------------------------------------------------------------------------------
 
+HeatmapStyle HeatmapView::style() const {
+    return heatmapStyle(palette(), font());
+}
+
+const HeatmapMetrics& HeatmapView::metrics() const {
+    if (!m_metrics) m_metrics = measureHeatmap(m_scene, font());
+    return *m_metrics;
+}
+
 void HeatmapView::setAnnotationsEnabled(bool enabled) {
-    m_annotate = enabled;
+    m_scene.annotate = enabled;
     viewport()->update();
 }
 
 bool HeatmapView::annotationsVisible() const {
-    if (!m_annotate || m_values.size() == 0) return false;
-    const int cell = cellSize();
-    const QFontMetrics fm(heatmapAnnotationFont(font(), cell));
-    int width = 0;
-    for (const QString& sample : m_annotationSamples)
-        width = std::max(width, fm.horizontalAdvance(sample));
-    return cell >= width + 6 && cell >= fm.height() + 2;
+    return currentLayout().annotate;
 }
 
 void HeatmapView::setValueDecimals(int decimals) {
-    m_decimals = std::clamp(decimals, 0, 8);
-    updateAnnotationWidth();
+    m_scene.decimals = std::clamp(decimals, 0, 8);
+    m_metrics.reset();
     viewport()->update();
 }
 
-QString HeatmapView::formatValue(int row, int col) const {
-    if (isMasked(row, col)) return m_maskedText;
-    const float v = m_values(row, col);
-    if (std::isnan(v)) return QStringLiteral("NaN");
-    if (std::abs(v) >= 1e4f) return withMinusSign(QString::number(v, 'g', 2));
-    QString text = QString::number(v, 'f', m_decimals);
-    // "-0.00" reads as a real negative number; show it as "0.00".
-    if (text.startsWith(QLatin1Char('-')) && text.mid(1).toDouble() == 0.0) text = text.mid(1);
-    return withMinusSign(text);
-}
-
-void HeatmapView::updateAnnotationWidth() {
-    m_annotationSamples = {m_maskedText};
-    // With fixed decimals the widest text comes from the most negative or the largest value.
-    float lo = 0.0f, hi = 0.0f;
-    for (Eigen::Index i = 0; i < m_values.size(); ++i) {
-        const float v = m_values.data()[i];
-        if (!std::isfinite(v) || std::abs(v) >= 1e4f) continue;
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
-    }
-    for (float v : {lo, hi})
-        m_annotationSamples.append(withMinusSign(QString::number(v, 'f', m_decimals)));
-}
-
 void HeatmapView::setColorBarVisible(bool visible) {
-    m_colorBar = visible;
+    m_scene.colorBar = visible;
     updateGeometry();
     updateScrollBars();
     viewport()->update();
 }
 
 void HeatmapView::setLabelsVisible(bool visible) {
-    m_labels = visible;
+    m_scene.labels = visible;
     updateGeometry();
     updateScrollBars();
     viewport()->update();
 }
 
 void HeatmapView::setMaximumCellSize(int px) {
-    m_maxCell = std::max(kMinCell, px);
+    m_maxCell = std::max(kHeatmapMinCell, px);
     updateGeometry();
     viewport()->update();
 }
 
 void HeatmapView::setPreferredCellSize(int px) {
-    m_preferredCell = std::max(kMinCell, px);
+    m_preferredCell = std::max(kHeatmapMinCell, px);
     updateGeometry();
 }
 
 void HeatmapView::setDimUnselected(bool dim) {
-    m_dimUnselected = dim;
+    m_scene.dimUnselected = dim;
     viewport()->update();
-}
-
-QString HeatmapView::formatTick(float v) const {
-    const float a = std::abs(v);
-    if (a != 0.0f && (a >= 1e4f || a < 1e-2f)) return withMinusSign(QString::number(v, 'g', 3));
-    return withMinusSign(QString::number(v, 'f', 2));
 }
 
 // --- zoom ------------------------------------------------------------------------------------
@@ -303,7 +212,7 @@ void HeatmapView::setZoomMode(ZoomMode mode) {
 }
 
 void HeatmapView::setCellSize(int px) {
-    m_fixedCell = std::clamp(px, kMinCell, kMaxZoomCell);
+    m_fixedCell = std::clamp(px, kHeatmapMinCell, kMaxZoomCell);
     m_zoomMode = ZoomMode::Fixed;
     updateScrollBars();
     viewport()->update();
@@ -327,7 +236,7 @@ void HeatmapView::fitToView() {
 
 // newCell: a cell size, or -1 / -2 for the next zoom step up / down from the current size.
 void HeatmapView::zoomAround(int newCell, QPoint anchor) {
-    const Layout before = currentLayout();
+    const HeatmapLayout before = currentLayout();
     if (newCell == -1) {
         const auto it = std::upper_bound(kZoomSteps.begin(), kZoomSteps.end(), before.cell);
         newCell = it == kZoomSteps.end() ? kZoomSteps.back() : *it;
@@ -340,9 +249,9 @@ void HeatmapView::zoomAround(int newCell, QPoint anchor) {
     const double fx = (anchor.x() - before.origin.x()) / static_cast<double>(before.cell);
     const double fy = (anchor.y() - before.origin.y()) / static_cast<double>(before.cell);
     m_zoomMode = ZoomMode::Fixed;
-    m_fixedCell = std::clamp(newCell, kMinCell, kMaxZoomCell);
+    m_fixedCell = std::clamp(newCell, kHeatmapMinCell, kMaxZoomCell);
     updateScrollBars();
-    const Layout after = computeLayout(viewport()->size(), m_fixedCell, QPoint(), true);
+    const HeatmapLayout after = layoutFor(viewport()->size(), m_fixedCell, QPoint());
     horizontalScrollBar()->setValue(
         static_cast<int>(std::lround(after.origin.x() + fx * m_fixedCell - anchor.x())));
     verticalScrollBar()->setValue(
@@ -352,7 +261,7 @@ void HeatmapView::zoomAround(int newCell, QPoint anchor) {
 }
 
 void HeatmapView::updateScrollBars() {
-    if (m_zoomMode == ZoomMode::Fit || m_values.size() == 0) {
+    if (m_zoomMode == ZoomMode::Fit || m_scene.empty()) {
         setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
         setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
         horizontalScrollBar()->setRange(0, 0);
@@ -361,7 +270,7 @@ void HeatmapView::updateScrollBars() {
     }
     setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
-    const Layout l = computeLayout(viewport()->size(), m_fixedCell, QPoint(), true);
+    const HeatmapLayout l = layoutFor(viewport()->size(), m_fixedCell, QPoint());
     const int contentW = columns() * l.cell, contentH = rows() * l.cell;
     horizontalScrollBar()->setRange(0, std::max(0, contentW - l.available.width()));
     verticalScrollBar()->setRange(0, std::max(0, contentH - l.available.height()));
@@ -374,132 +283,45 @@ void HeatmapView::updateScrollBars() {
 // --- selection -------------------------------------------------------------------------------
 
 void HeatmapView::selectRow(int row) {
-    m_selectedRow = row >= 0 && row < rows() ? row : -1;
-    m_selectedCol = -1;
+    m_scene.selectedRow = row >= 0 && row < rows() ? row : -1;
+    m_scene.selectedColumn = -1;
     viewport()->update();
 }
 
 void HeatmapView::selectColumn(int col) {
-    m_selectedCol = col >= 0 && col < columns() ? col : -1;
-    m_selectedRow = -1;
+    m_scene.selectedColumn = col >= 0 && col < columns() ? col : -1;
+    m_scene.selectedRow = -1;
     viewport()->update();
 }
 
 void HeatmapView::clearSelection() {
-    m_selectedRow = m_selectedCol = -1;
+    m_scene.selectedRow = m_scene.selectedColumn = -1;
     viewport()->update();
 }
 
 void HeatmapView::setMarkedCell(HeatmapCell cell) {
-    m_marked =
+    m_scene.marked =
         cell.row >= 0 && cell.row < rows() && cell.col >= 0 && cell.col < columns() ? cell : HeatmapCell{};
     viewport()->update();
 }
 
 // --- layout ----------------------------------------------------------------------------------
 
-HeatmapView::Layout HeatmapView::currentLayout() const {
-    return computeLayout(viewport()->size(), m_zoomMode == ZoomMode::Fixed ? m_fixedCell : 0,
-                         QPoint(horizontalScrollBar()->value(), verticalScrollBar()->value()), true);
+HeatmapLayout HeatmapView::currentLayout() const {
+    return layoutFor(viewport()->size(), m_zoomMode == ZoomMode::Fixed ? m_fixedCell : 0,
+                     QPoint(horizontalScrollBar()->value(), verticalScrollBar()->value()));
 }
 
-// area: the space to lay out in; fixedCell 0 = fit the cells to the area; scroll: offset of the grid
-// when it is larger than the area; centre: centre the whole composition horizontally.
-HeatmapView::Layout HeatmapView::computeLayout(QSize area, int fixedCell, QPoint scroll, bool centre) const {
-    Layout l;
-    const int nr = std::max(1, rows()), nc = std::max(1, columns());
-    const QFontMetrics fm(font());
-    const int lineH = fm.height();
-    const bool labels = m_labels && m_values.size() > 0;
-
-    const int rowTitleW = labels && !m_rowTitle.isEmpty() ? lineH + 2 : 0;
-    const int colTitleH = labels && !m_colTitle.isEmpty() ? lineH + 2 : 0;
-    int rowLabelW = 0, colLabelW = 0;
-    if (labels) {
-        if (m_rowLabelWidth < 0 || m_colLabelWidth < 0) { // cached: layouts run on every mouse move
-            QFont bold = font();
-            bold.setBold(true); // the selected label is drawn bold: reserve its width
-            const QFontMetrics fmBold(bold);
-            m_rowLabelWidth = m_colLabelWidth = 0;
-            for (int r = 0; r < rows(); ++r)
-                m_rowLabelWidth = std::max(m_rowLabelWidth, fmBold.horizontalAdvance(rowLabel(r)));
-            for (int c = 0; c < columns(); ++c)
-                m_colLabelWidth = std::max(m_colLabelWidth, fmBold.horizontalAdvance(columnLabel(c)));
-        }
-        rowLabelW = std::min(m_rowLabelWidth, kHeatmapMaxLabelWidth) + 10;
-        colLabelW = std::min(m_colLabelWidth, kHeatmapMaxLabelWidth);
-    }
-    int barRight = 0, barBottom = 0; // room for a bar right of / below the grid
-    if (m_colorBar && m_values.size() > 0) {
-        int tickW = 0;
-        for (float v : {m_lo, m_hi, 0.5f * (m_lo + m_hi)})
-            tickW = std::max(tickW, fm.horizontalAdvance(formatTick(v)));
-        barRight = kBarGap + kBarWidth + 4 + tickW + 2;
-        barBottom = 8 + kBarWidth - 2 + 3 + lineH;
-    }
-    const int left = kPad + rowTitleW + rowLabelW;
-    auto fitCell = [&](int top, int right, int below) {
-        const int availW = area.width() - left - right - kPad;
-        const int availH = area.height() - top - below - kPad;
-        return std::clamp(std::min(availW / nc, availH / nr), kMinCell, m_maxCell);
-    };
-    // In fit mode the bar goes below the grid when that leaves bigger cells (narrow, tall panels).
-    auto place = [&](int top) {
-        if (fixedCell > 0) return fixedCell;
-        const int besideCell = fitCell(top, barRight, 0);
-        const int belowCell = fitCell(top, 0, barBottom);
-        l.barBelow = barRight > 0 && belowCell > besideCell;
-        return l.barBelow ? belowCell : besideCell;
-    };
-    int top = kPad + colTitleH + (labels ? lineH + 4 : 0);
-    int cell = place(top);
-    if (labels && colLabelW + 6 > cell) {
-        l.rotated = true;
-        top = kPad + colTitleH + colLabelW + 8;
-        cell = place(top);
-    }
-    l.barSpace = l.barBelow ? 0 : barRight;
-    l.barBelowSpace = l.barBelow ? barBottom : 0;
-    l.cell = cell;
-    if (labels) {
-        l.rowStep = std::max(1, (lineH + cell - 1) / cell);
-        l.colStep = l.rotated ? std::max(1, (lineH + cell - 1) / cell) : 1;
-    }
-
-    const int contentW = columns() * cell, contentH = rows() * cell;
-    l.available = QSize(std::max(0, area.width() - left - l.barSpace - kPad),
-                        std::max(0, area.height() - top - l.barBelowSpace - kPad));
-    const int gridW = std::min(contentW, l.available.width());
-    const int gridH = std::min(contentH, l.available.height());
-    const int shift = centre ? std::max(0, (l.available.width() - gridW) / 2) : 0;
-    l.gridArea = QRect(left + shift, top, gridW, gridH);
-    l.origin = l.gridArea.topLeft();
-    if (contentW > l.available.width())
-        l.origin.rx() -= std::clamp(scroll.x(), 0, contentW - l.available.width());
-    if (contentH > l.available.height())
-        l.origin.ry() -= std::clamp(scroll.y(), 0, contentH - l.available.height());
-    l.rowLabels = QRect(kPad + rowTitleW + shift, top, std::max(0, rowLabelW - 6), gridH);
-    l.colLabels = QRect(l.gridArea.x(), kPad + colTitleH, gridW, std::max(0, top - kPad - colTitleH - 3));
-    l.rowTitle = QRect(kPad + shift, top, rowTitleW, gridH);
-    l.colTitle = QRect(l.gridArea.x(), kPad, gridW, colTitleH);
-    if (l.barBelow) {
-        l.bar = QRect(l.gridArea.x(), l.gridArea.bottom() + 1 + 8, std::max(gridW, 40), kBarWidth - 2);
-    } else if (l.barSpace > 0) {
-        const int barH = std::max(gridH, std::min(96, area.height() - top - kPad));
-        l.bar = QRect(l.gridArea.right() + 1 + kBarGap, top, kBarWidth, std::max(1, barH));
-    }
-    const int bottom =
-        std::max(l.gridArea.bottom() + 1,
-                 l.bar.isNull() ? 0 : l.bar.bottom() + 1 + (l.barBelow ? 3 + lineH : lineH / 2));
-    l.natural = QSize(left + gridW + l.barSpace + kPad, bottom + kPad);
-    return l;
+HeatmapLayout HeatmapView::layoutFor(QSize area, int fixedCell, QPoint scroll) const {
+    return layoutHeatmap(m_scene, metrics(), font(),
+                         {.area = area, .fixedCell = fixedCell, .maxCell = m_maxCell, .scroll = scroll, .centre = true});
 }
 
 QSize HeatmapView::sizeHint() const {
-    if (m_values.size() == 0) return {200, 160};
+    if (m_scene.empty()) return {200, 160};
     const int longest = std::max(rows(), columns());
     const int cell = std::clamp(560 / std::max(1, longest), 4, m_preferredCell);
-    const Layout l = computeLayout(QSize(100000, 100000), cell, QPoint(), false);
+    const HeatmapLayout l = layoutWholeHeatmap(m_scene, metrics(), font(), cell);
     return l.natural + QSize(2 * frameWidth(), 2 * frameWidth());
 }
 
@@ -508,18 +330,13 @@ QSize HeatmapView::minimumSizeHint() const {
 }
 
 HeatmapCell HeatmapView::cellAt(const QPoint& pos) const {
-    if (m_values.size() == 0) return {};
-    const Layout l = currentLayout();
-    if (!l.gridArea.contains(pos)) return {};
-    const int c = (pos.x() - l.origin.x()) / l.cell;
-    const int r = (pos.y() - l.origin.y()) / l.cell;
-    if (r < 0 || r >= rows() || c < 0 || c >= columns()) return {};
-    return {r, c};
+    if (m_scene.empty()) return {};
+    return currentLayout().cellAt(pos, rows(), columns());
 }
 
 int HeatmapView::rowLabelAt(const QPoint& pos) const {
-    if (!m_labels || m_values.size() == 0) return -1;
-    const Layout l = currentLayout();
+    if (!m_scene.labels || m_scene.empty()) return -1;
+    const HeatmapLayout l = currentLayout();
     if (pos.x() < l.rowLabels.left() || pos.x() > l.rowLabels.right() + 6) return -1;
     if (pos.y() < l.gridArea.top() || pos.y() > l.gridArea.bottom()) return -1;
     const int r = (pos.y() - l.origin.y()) / l.cell;
@@ -527,8 +344,8 @@ int HeatmapView::rowLabelAt(const QPoint& pos) const {
 }
 
 int HeatmapView::columnLabelAt(const QPoint& pos) const {
-    if (!m_labels || m_values.size() == 0) return -1;
-    const Layout l = currentLayout();
+    if (!m_scene.labels || m_scene.empty()) return -1;
+    const HeatmapLayout l = currentLayout();
     if (pos.y() < l.colLabels.top() || pos.y() > l.colLabels.bottom() + 3) return -1;
     if (pos.x() < l.gridArea.left() || pos.x() > l.gridArea.right()) return -1;
     const int c = (pos.x() - l.origin.x()) / l.cell;
@@ -536,14 +353,14 @@ int HeatmapView::columnLabelAt(const QPoint& pos) const {
 }
 
 QRect HeatmapView::cellRect(int row, int col) const {
-    const Layout l = currentLayout();
+    const HeatmapLayout l = currentLayout();
     return QRect(l.origin.x() + col * l.cell, l.origin.y() + row * l.cell, l.cell, l.cell);
 }
 
 QString HeatmapView::toolTipText(int row, int col) const {
     if (row < 0 || row >= rows() || col < 0 || col >= columns()) return {};
-    const QString rowTitle = m_rowTitle.isEmpty() ? tr("row") : m_rowTitle;
-    const QString colTitle = m_colTitle.isEmpty() ? tr("column") : m_colTitle;
+    const QString rowTitle = m_scene.rowTitle.isEmpty() ? tr("row") : m_scene.rowTitle;
+    const QString colTitle = m_scene.columnTitle.isEmpty() ? tr("column") : m_scene.columnTitle;
     QString text = QStringLiteral("%1 <b>%2</b> (%3) \u2192 %4 <b>%5</b> (%6)<br>")
                        .arg(rowTitle.toHtmlEscaped(), rowLabel(row).toHtmlEscaped())
                        .arg(row)
@@ -552,7 +369,7 @@ QString HeatmapView::toolTipText(int row, int col) const {
     text += tr("value: <b>%1</b>")
                 .arg(withMinusSign(QString::number(static_cast<double>(value(row, col)), 'g', 8)));
     if (isMasked(row, col))
-        text += QStringLiteral("<br><i>") + tr("masked (%1)").arg(m_maskedText) + QStringLiteral("</i>");
+        text += QStringLiteral("<br><i>") + tr("masked (%1)").arg(m_scene.maskedText) + QStringLiteral("</i>");
     return text;
 }
 
@@ -560,7 +377,7 @@ QString HeatmapView::toolTipText(int row, int col) const {
 
 void HeatmapView::paintEvent(QPaintEvent*) {
     QPainter p(viewport());
-    paintContent(p, currentLayout(), false);
+    paintHeatmap(p, m_scene, currentLayout(), style());
 }
 
 
@@ -601,8 +418,8 @@ bool HeatmapView::viewportEvent(QEvent* event) {
 }
 
 void HeatmapView::setHovered(HeatmapCell cell) {
-    if (cell == m_hovered) return;
-    m_hovered = cell;
+    if (cell == m_scene.hovered) return;
+    m_scene.hovered = cell;
     viewport()->update();
     emit cellHovered(cell.row, cell.col);
 }
@@ -611,7 +428,7 @@ void HeatmapView::mouseMoveEvent(QMouseEvent* event) {
     const QPoint pos = event->position().toPoint();
     setHovered(cellAt(pos));
     const bool overLabel = rowLabelAt(pos) >= 0 || columnLabelAt(pos) >= 0;
-    viewport()->setCursor(overLabel || m_hovered.isValid() ? Qt::PointingHandCursor : Qt::ArrowCursor);
+    viewport()->setCursor(overLabel || m_scene.hovered.isValid() ? Qt::PointingHandCursor : Qt::ArrowCursor);
     QAbstractScrollArea::mouseMoveEvent(event);
 }
 
@@ -701,8 +518,7 @@ void HeatmapView::contextMenuEvent(QContextMenuEvent* event) {
 
 void HeatmapView::changeEvent(QEvent* event) {
     if (event->type() == QEvent::FontChange) {
-        m_rowLabelWidth = m_colLabelWidth = -1;
-        updateAnnotationWidth();
+        m_metrics.reset();
         updateGeometry();
     }
     QAbstractScrollArea::changeEvent(event);
@@ -710,16 +526,14 @@ void HeatmapView::changeEvent(QEvent* event) {
 
 // --- export ----------------------------------------------------------------------------------
 
+HeatmapScene HeatmapView::exportScene() const {
+    HeatmapScene scene = m_scene;
+    scene.hovered = {};
+    return scene;
+}
+
 QImage HeatmapView::renderImage(int cellSize) const {
-    const int cell = cellSize > 0 ? cellSize : this->cellSize();
-    const Layout probe = computeLayout(QSize(1 << 20, 1 << 20), cell, QPoint(), false);
-    const Layout l = computeLayout(probe.natural, cell, QPoint(), false);
-    QImage image(l.natural, QImage::Format_ARGB32_Premultiplied);
-    image.fill(palette().color(QPalette::Base));
-    QPainter p(&image);
-    p.setFont(font());
-    paintContent(p, l, false);
-    return image;
+    return renderHeatmap(exportScene(), style(), cellSize > 0 ? cellSize : this->cellSize());
 }
 
 bool HeatmapView::savePng(const QString& path, int cellSize) const {
@@ -727,23 +541,7 @@ bool HeatmapView::savePng(const QString& path, int cellSize) const {
 }
 
 bool HeatmapView::saveSvg(const QString& path, const QString& title) const {
-    const int cell = std::max(cellSize(), 8);
-    const Layout probe = computeLayout(QSize(1 << 20, 1 << 20), cell, QPoint(), false);
-    const Layout l = computeLayout(probe.natural, cell, QPoint(), false);
-    QSvgGenerator generator;
-    generator.setFileName(path);
-    generator.setSize(l.natural);
-    generator.setViewBox(QRect(QPoint(), l.natural));
-    generator.setTitle(title.isEmpty() ? tr("Heatmap") : title);
-    generator.setDescription(tr("Attention Lens heatmap, %1 × %2, colour map %3")
-                                 .arg(rows())
-                                 .arg(columns())
-                                 .arg(colorMapDisplayName(m_colorMap)));
-    QPainter p;
-    if (!p.begin(&generator)) return false;
-    p.setFont(font());
-    paintContent(p, l, true);
-    return p.end();
+    return saveHeatmapSvg(exportScene(), style(), path, std::max(cellSize(), 8), title);
 }
 
 } // namespace attnlens::ui

@@ -1,0 +1,32 @@
+#pragma once
+// The three attention kinds of a translation and the tokens along their axes, so that the GUI's
+// matrix view and `attnlens-cli translate --heatmap` pick the same matrix with the same labels.
+//
+//   const Tensor& t = traceAttention(trace, AttentionKind::Cross);          // [L, H, T, S]
+//   TraceAxes axes = traceAxes(trace, AttentionKind::Cross, startPiece);    // rows: T pieces, columns: S
+
+#include "core/decode/decode_session.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnlens {
+
+enum class AttentionKind { EncoderSelf, DecoderSelf, Cross };
+// "encoder", "decoder", "cross" (the CLI's and the JSON's names).
+std::optional<AttentionKind> parseAttentionKind(std::string_view name);
+std::string_view attentionKindId(AttentionKind kind);
+
+// [L, H, Q, K] as captured in the trace.
+const Tensor& traceAttention(const TranslationTrace& trace, AttentionKind kind);
+
+// Row (query) and column (key) pieces of a kind's matrices. Decoder self-attention's keys are the
+// decoder inputs: `decoderStartPiece` (the start token) then every target piece but the last.
+struct TraceAxes {
+    std::vector<std::string> rows, columns;
+};
+TraceAxes traceAxes(const TranslationTrace& trace, AttentionKind kind, const std::string& decoderStartPiece);
+
+} // namespace attnlens

@@ -1,0 +1,319 @@
+// The heatmap's drawing, one function per layer of the picture: cells (with mask hatching, tile gaps and
+// the dimming veil), value annotations, outlines (selection, marked cell, hover), labels with axis titles,
+// and the colour bar. paintHeatmap() runs them in that order for the screen, PNG and SVG alike; the
+// exports at the end lay out the whole picture and paint it once.
+
+#include "ui/render/heatmap_image.h"
+#include "ui/render/heatmap_scene.h"
+#include "ui/render/heatmap_scene_p.h"
+
+#include <QCoreApplication>
+#include <QPainter>
+#include <QSvgGenerator>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnlens::ui {
+
+namespace {
+
+// The cells of the grid that intersect the visible area.
+struct CellRange {
+    int r0 = 0, r1 = -1, c0 = 0, c1 = -1;
+};
+
+QString tr(const char* text) {
+    return QCoreApplication::translate("attnlens::ui::HeatmapView", text);
+}
+
+void paintCells(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, const CellRange& v,
+                const HeatmapStyle& style) {
+    const int cell = l.cell;
+    const QRect& g = l.gridArea;
+    const int r0 = v.r0, r1 = v.r1, c0 = v.c0, c1 = v.c1;
+    auto rectOf = [&](int r, int c) { return l.cellRect(r, c); };
+    const bool selecting = s.selecting();
+    if (style.vector) {
+        for (int r = r0; r <= r1; ++r)
+            for (int c = c0; c <= c1; ++c)
+                p.fillRect(rectOf(r, c), QColor(s.image.pixel(c, r)));
+    } else {
+        p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+        const QRect source(c0, r0, c1 - c0 + 1, r1 - r0 + 1);
+        p.drawImage(QRect(rectOf(r0, c0).topLeft(), QSize(source.width() * cell, source.height() * cell)),
+                    s.image, source);
+    }
+    if (s.hasMask() && cell >= 5) {
+        const QBrush hatch(QColor(150, 150, 150), Qt::BDiagPattern);
+        for (int r = r0; r <= r1; ++r)
+            for (int c = c0; c <= c1; ++c)
+                if (s.isMasked(r, c)) p.fillRect(rectOf(r, c), hatch);
+    }
+    if (cell >= 14) { // tile gaps: easier to read single cells in small matrices
+        p.setPen(QPen(style.background, 1));
+        for (int c = c0 + 1; c <= c1; ++c)
+            p.drawLine(l.origin.x() + c * cell, g.top(), l.origin.x() + c * cell, g.bottom());
+        for (int r = r0 + 1; r <= r1; ++r)
+            p.drawLine(g.left(), l.origin.y() + r * cell, g.right(), l.origin.y() + r * cell);
+    }
+    if (s.dimUnselected && selecting) {
+        QColor veil = style.background; // fades the cells towards the background, light or dark
+        veil.setAlpha(150);
+        for (int r = r0; r <= r1; ++r)
+            for (int c = c0; c <= c1; ++c)
+                if (r != s.selectedRow && c != s.selectedColumn) p.fillRect(rectOf(r, c), veil);
+    }
+}
+
+void paintAnnotations(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, const CellRange& v,
+                      const HeatmapStyle& style) {
+    const int cell = l.cell;
+    const int r0 = v.r0, r1 = v.r1, c0 = v.c0, c1 = v.c1;
+    auto rectOf = [&](int r, int c) { return l.cellRect(r, c); };
+    const bool selecting = s.selecting();
+    p.setFont(heatmapAnnotationFont(style.font, cell));
+    for (int r = r0; r <= r1; ++r)
+        for (int c = c0; c <= c1; ++c) {
+            QColor bg = s.isMasked(r, c) ? heatmapMaskedColor() : QColor(s.image.pixel(c, r));
+            QColor fg = contrastingTextColor(bg);
+            if (s.dimUnselected && selecting && r != s.selectedRow && c != s.selectedColumn)
+                fg.setAlpha(110);
+            if (s.isMasked(r, c)) fg = QColor(70, 70, 70);
+            p.setPen(fg);
+            p.drawText(rectOf(r, c), Qt::AlignCenter, s.formatValue(r, c));
+        }
+}
+
+void paintOutlines(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, const HeatmapStyle& style) {
+    const int cell = l.cell;
+    auto rectOf = [&](int r, int c) { return l.cellRect(r, c); };
+    // Outlines: a dark and a light stroke, visible on every colour map.
+    auto outline = [&](const QRect& rect, qreal width) {
+        p.setBrush(Qt::NoBrush);
+        p.setPen(QPen(QColor(0, 0, 0, 190), width + 2));
+        p.drawRect(QRectF(rect).adjusted(1, 1, -1, -1));
+        p.setPen(QPen(Qt::white, width));
+        p.drawRect(QRectF(rect).adjusted(1, 1, -1, -1));
+    };
+    p.setRenderHint(QPainter::Antialiasing, false);
+    if (s.selectedRow >= 0)
+        outline(QRect(l.origin.x(), l.origin.y() + s.selectedRow * cell, s.columns() * cell, cell),
+                cell >= 8 ? 1.5 : 1.0);
+    if (s.selectedColumn >= 0)
+        outline(QRect(l.origin.x() + s.selectedColumn * cell, l.origin.y(), cell, s.rows() * cell),
+                cell >= 8 ? 1.5 : 1.0);
+    if (s.marked.isValid()) outline(rectOf(s.marked.row, s.marked.col), cell >= 8 ? 2.5 : 1.0);
+    if (s.hovered.isValid() && !style.vector && cell >= 4) {
+        p.setPen(QPen(QColor(255, 255, 255, 220), 1));
+        p.drawRect(rectOf(s.hovered.row, s.hovered.col).adjusted(0, 0, -1, -1));
+    }
+}
+
+void paintLabels(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, const CellRange& v,
+                 const HeatmapStyle& style) {
+    const int cell = l.cell;
+    const QRect& g = l.gridArea;
+    const int r0 = v.r0, r1 = v.r1, c0 = v.c0, c1 = v.c1;
+    const QColor text = style.text;
+    const QColor dimText = style.dimText;
+    const QColor accent = style.accent;
+    const QFontMetrics fm(style.font);
+    QFont bold = style.font;
+    bold.setBold(true);
+    const int lineH = fm.height();
+    // Labels are at least a text line tall, centred on their row/column; when cells are smaller
+    // than that only every rowStep-th label is drawn, and none that would touch the selected one.
+    auto hiddenBy = [&](int i, int selected) {
+        return selected >= 0 && i != selected && std::abs(i - selected) * cell < lineH;
+    };
+    p.save();
+    p.setClipRect(QRect(0, g.top() - lineH / 2, l.rowLabels.right() + 4, g.height() + lineH));
+    for (int r = r0; r <= r1; ++r) {
+        const bool selected = r == s.selectedRow;
+        if (!selected && (r % l.rowStep != 0 || hiddenBy(r, s.selectedRow))) continue;
+        const int cy = l.origin.y() + r * cell + cell / 2;
+        const int h = std::max(lineH, std::min(cell, lineH + 8)); // a pill, not a slab, on big cells
+        const QRect rect(l.rowLabels.x(), cy - h / 2, l.rowLabels.width(), h);
+        if (selected) {
+            p.setPen(Qt::NoPen);
+            p.setBrush(accent);
+            p.drawRoundedRect(rect.adjusted(-2, 0, 2, 0), 3, 3);
+        }
+        p.setFont(selected ? bold : style.font);
+        p.setPen(selected ? style.accentText
+                          : (s.dimUnselected && s.selectedRow >= 0 ? dimText : text));
+        p.drawText(rect, Qt::AlignRight | Qt::AlignVCenter,
+                   QFontMetrics(p.font()).elidedText(s.rowLabel(r), Qt::ElideRight, rect.width()));
+    }
+    p.restore();
+    p.save();
+    p.setClipRect(QRect(g.left() - lineH / 2, 0, g.width() + lineH, l.colLabels.bottom() + 2));
+    for (int c = c0; c <= c1; ++c) {
+        const bool selected = c == s.selectedColumn;
+        if (!selected && (c % l.colStep != 0 || (l.rotated && hiddenBy(c, s.selectedColumn)))) continue;
+        p.setFont(selected ? bold : style.font);
+        const QFontMetrics lfm(p.font());
+        const QString label = lfm.elidedText(s.columnLabel(c), Qt::ElideRight, kHeatmapMaxLabelWidth);
+        const int cx = l.origin.x() + c * cell + cell / 2;
+        const int w = l.rotated ? std::max(cell, lineH) : cell;
+        const QRect rect(cx - w / 2, l.colLabels.y(), w, l.colLabels.height());
+        if (selected) {
+            p.setPen(Qt::NoPen);
+            p.setBrush(accent);
+            p.drawRoundedRect(rect.adjusted(0, -1, 0, 1), 3, 3);
+        }
+        p.setPen(selected ? style.accentText
+                          : (s.dimUnselected && s.selectedColumn >= 0 ? dimText : text));
+        if (l.rotated) {
+            p.save();
+            p.translate(cx + 1, rect.bottom());
+            p.rotate(-90);
+            p.drawText(QRect(2, -w / 2, rect.height() - 2, w), Qt::AlignLeft | Qt::AlignVCenter, label);
+            p.restore();
+        } else {
+            p.drawText(rect.adjusted(-4, 0, 4, 0), Qt::AlignHCenter | Qt::AlignBottom, label);
+        }
+    }
+    p.restore();
+    // Axis titles.
+    QFont small = style.font;
+    small.setItalic(true);
+    p.setFont(small);
+    p.setPen(dimText);
+    if (!l.colTitle.isEmpty()) p.drawText(l.colTitle, Qt::AlignHCenter | Qt::AlignTop, s.columnTitle);
+    if (!l.rowTitle.isEmpty()) {
+        p.save();
+        p.translate(l.rowTitle.left(), l.rowTitle.center().y());
+        p.rotate(-90);
+        p.drawText(QRect(-l.rowTitle.height() / 2, 0, l.rowTitle.height(), l.rowTitle.width()),
+                   Qt::AlignCenter, s.rowTitle);
+        p.restore();
+    }
+}
+
+void paintColorBar(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, const HeatmapStyle& style) {
+    const QColor text = style.text;
+    const QFontMetrics fm(style.font);
+    const Qt::Orientation orientation = l.barBelow ? Qt::Horizontal : Qt::Vertical;
+    const int length = l.barBelow ? l.bar.width() : l.bar.height();
+    const int thickness = l.barBelow ? l.bar.height() : l.bar.width();
+    p.drawImage(l.bar, colorBarImage(s.colorMap, length, thickness, orientation));
+    p.setPen(style.frame);
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(l.bar.adjusted(0, 0, -1, -1));
+    p.setFont(style.font);
+    p.setPen(text);
+    if (l.barBelow) {
+        const int y = l.bar.bottom() + 1;
+        auto tick = [&](int x, float v, Qt::Alignment align) {
+            p.drawLine(x, y, x, y + 2);
+            QRect r(x - 100, y + 3, 200, fm.height());
+            if (align & Qt::AlignLeft) r.moveLeft(x);
+            if (align & Qt::AlignRight) r.moveRight(x);
+            p.drawText(r, align | Qt::AlignTop, formatHeatmapTick(v));
+        };
+        // Ends always; the middle value only where it clears both end labels.
+        const float mid = 0.5f * (s.lo + s.hi);
+        const int wLo = fm.horizontalAdvance(formatHeatmapTick(s.lo));
+        const int wHi = fm.horizontalAdvance(formatHeatmapTick(s.hi));
+        const int wMid = fm.horizontalAdvance(formatHeatmapTick(mid));
+        const int gap = fm.horizontalAdvance(QLatin1Char(' ')) * 2;
+        tick(l.bar.left(), s.lo, Qt::AlignLeft);
+        if (wLo + gap + wHi <= l.bar.width()) {
+            tick(l.bar.right(), s.hi, Qt::AlignRight);
+            const int cx = l.bar.center().x();
+            if (cx - wMid / 2 >= l.bar.left() + wLo + gap &&
+                cx + (wMid + 1) / 2 <= l.bar.right() - wHi - gap)
+                tick(cx, mid, Qt::AlignHCenter);
+        } else {
+            // Too narrow for both ends side by side: the maximum goes on a second line.
+            const int y2 = l.bar.bottom() + 1 + 3 + fm.height();
+            p.drawText(QRect(l.bar.right() - 200, y2, 200, fm.height()), Qt::AlignRight | Qt::AlignTop,
+                       formatHeatmapTick(s.hi));
+        }
+    } else {
+        const int x = l.bar.right() + 1;
+        auto tick = [&](int y, float v) {
+            p.drawLine(x, y, x + 3, y);
+            p.drawText(QRect(x + 5, y - fm.height() / 2, 200, fm.height()),
+                       Qt::AlignLeft | Qt::AlignVCenter, formatHeatmapTick(v));
+        };
+        tick(l.bar.top(), s.hi);
+        tick(l.bar.bottom(), s.lo);
+        if (l.bar.height() >= 3 * fm.height()) tick(l.bar.center().y(), 0.5f * (s.lo + s.hi));
+    }
+}
+
+} // namespace
+
+void paintHeatmap(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, const HeatmapStyle& style) {
+    if (s.empty() || s.image.isNull()) {
+        p.setPen(style.dimText);
+        p.drawText(QRect(QPoint(), l.natural.expandedTo(QSize(120, 40))), Qt::AlignCenter, tr("no data"));
+        return;
+    }
+    const QRect& g = l.gridArea;
+    if (g.isEmpty()) return;
+    CellRange v;
+    v.c0 = std::max(0, (g.left() - l.origin.x()) / l.cell);
+    v.c1 = std::min(s.columns() - 1, (g.right() - l.origin.x()) / l.cell);
+    v.r0 = std::max(0, (g.top() - l.origin.y()) / l.cell);
+    v.r1 = std::min(s.rows() - 1, (g.bottom() - l.origin.y()) / l.cell);
+    p.save();
+    p.setClipRect(g);
+    paintCells(p, s, l, v, style);
+    if (l.annotate) paintAnnotations(p, s, l, v, style);
+    paintOutlines(p, s, l, style);
+    p.restore();
+    if (s.labels) paintLabels(p, s, l, v, style);
+    if (!l.bar.isNull()) paintColorBar(p, s, l, style);
+}
+
+// --- export ----------------------------------------------------------------------------------
+
+int defaultExportCell(const HeatmapScene& scene) {
+    const int longest = std::max({1, scene.rows(), scene.columns()});
+    return std::clamp(640 / longest, 6, 36);
+}
+
+QImage renderHeatmap(const HeatmapScene& scene, const HeatmapStyle& style, int cell) {
+    if (cell <= 0) cell = defaultExportCell(scene);
+    const HeatmapLayout l = layoutWholeHeatmap(scene, measureHeatmap(scene, style.font), style.font, cell);
+    QImage image(l.natural, QImage::Format_ARGB32_Premultiplied);
+    image.fill(style.background);
+    QPainter p(&image);
+    p.setFont(style.font);
+    HeatmapStyle raster = style;
+    raster.vector = false;
+    paintHeatmap(p, scene, l, raster);
+    return image;
+}
+
+bool saveHeatmapPng(const HeatmapScene& scene, const HeatmapStyle& style, const QString& path, int cell) {
+    return renderHeatmap(scene, style, cell).save(path, "PNG");
+}
+
+bool saveHeatmapSvg(const HeatmapScene& scene, const HeatmapStyle& style, const QString& path, int cell,
+                    const QString& title) {
+    if (cell <= 0) cell = defaultExportCell(scene);
+    const HeatmapLayout l = layoutWholeHeatmap(scene, measureHeatmap(scene, style.font), style.font, cell);
+    QSvgGenerator generator;
+    generator.setFileName(path);
+    generator.setSize(l.natural);
+    generator.setViewBox(QRect(QPoint(), l.natural));
+    generator.setTitle(title.isEmpty() ? tr("Heatmap") : title);
+    generator.setDescription(tr("Attention Lens heatmap, %1 × %2, colour map %3")
+                                 .arg(scene.rows())
+                                 .arg(scene.columns())
+                                 .arg(colorMapDisplayName(scene.colorMap)));
+    QPainter p;
+    if (!p.begin(&generator)) return false;
+    p.setFont(style.font);
+    HeatmapStyle vector = style;
+    vector.vector = true;
+    paintHeatmap(p, scene, l, vector);
+    return p.end();
+}
+
+} // namespace attnlens::ui

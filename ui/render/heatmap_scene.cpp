@@ -1,0 +1,269 @@
+// HeatmapScene's data helpers, the style, the label measurements and the layout. Drawing and export
+// are in heatmap_paint.cpp.
+
+#include "ui/render/heatmap_scene.h"
+
+#include "ui/render/heatmap_image.h"
+#include "ui/render/heatmap_scene_p.h"
+
+#include <QFontMetrics>
+#include <QGuiApplication>
+#include <QPalette>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attnlens::ui {
+
+namespace {
+
+constexpr int kPad = 4;
+constexpr int kBarWidth = 12;
+constexpr int kBarGap = 10;
+
+} // namespace
+
+QString withMinusSign(QString text) {
+    text.replace(QLatin1Char('-'), QChar(0x2212));
+    return text;
+}
+
+QFont heatmapAnnotationFont(const QFont& base, int cell) {
+    QFont f = base;
+    f.setPixelSize(std::clamp(static_cast<int>(std::lround(cell * 0.3)), 9, 16));
+    return f;
+}
+
+// --- scene -----------------------------------------------------------------------------------
+
+QString HeatmapScene::rowLabel(int row) const {
+    return row < rowLabels.size() ? rowLabels[row] : QString::number(row);
+}
+
+QString HeatmapScene::columnLabel(int col) const {
+    return col < columnLabels.size() ? columnLabels[col] : QString::number(col);
+}
+
+QString HeatmapScene::formatValue(int row, int col) const {
+    if (isMasked(row, col)) return maskedText;
+    const float v = values(row, col);
+    if (std::isnan(v)) return QStringLiteral("NaN");
+    if (std::abs(v) >= 1e4f) return withMinusSign(QString::number(v, 'g', 2));
+    QString text = QString::number(v, 'f', decimals);
+    // "-0.00" reads as a real negative number; show it as "0.00".
+    if (text.startsWith(QLatin1Char('-')) && text.mid(1).toDouble() == 0.0) text = text.mid(1);
+    return withMinusSign(text);
+}
+
+void HeatmapScene::updateImage() {
+    if (empty()) {
+        image = QImage();
+        return;
+    }
+    image = heatmapImage(values, colorMap, lo, hi, 1);
+    if (!hasMask()) return;
+    const QRgb masked = heatmapMaskedColor().rgb();
+    for (int r = 0; r < rows(); ++r) {
+        auto* line = reinterpret_cast<QRgb*>(image.scanLine(r));
+        for (int c = 0; c < columns(); ++c)
+            if (isMasked(r, c)) line[c] = masked;
+    }
+}
+
+std::pair<float, float> HeatmapScene::autoRange() const {
+    float a = std::numeric_limits<float>::infinity(), b = -a;
+    for (int r = 0; r < rows(); ++r)
+        for (int c = 0; c < columns(); ++c) {
+            const float v = values(r, c);
+            if (!std::isfinite(v) || isMasked(r, c)) continue;
+            a = std::min(a, v);
+            b = std::max(b, v);
+        }
+    if (!std::isfinite(a)) return {0.0f, 1.0f};
+    return {a, b > a ? b : a + 1.0f}; // a constant matrix maps to the low end, as renderHeatmap does
+}
+
+QColor heatmapMaskedColor() {
+    return QColor(214, 214, 214);
+}
+
+QString formatHeatmapTick(float v) {
+    const float a = std::abs(v);
+    if (a != 0.0f && (a >= 1e4f || a < 1e-2f)) return withMinusSign(QString::number(v, 'g', 3));
+    return withMinusSign(QString::number(v, 'f', 2));
+}
+
+// --- style and metrics -----------------------------------------------------------------------
+
+HeatmapStyle heatmapStyle(const QPalette& palette, const QFont& font) {
+    HeatmapStyle s;
+    s.font = font;
+    s.text = palette.color(QPalette::WindowText);
+    s.dimText = palette.color(QPalette::PlaceholderText);
+    s.accent = palette.color(QPalette::Highlight);
+    s.accentText = palette.color(QPalette::HighlightedText);
+    s.background = palette.color(QPalette::Base);
+    s.frame = palette.color(QPalette::Mid);
+    return s;
+}
+
+HeatmapStyle defaultHeatmapStyle() {
+    return heatmapStyle(QGuiApplication::palette(), QGuiApplication::font());
+}
+
+HeatmapMetrics measureHeatmap(const HeatmapScene& scene, const QFont& font) {
+    HeatmapMetrics m;
+    QFont bold = font;
+    bold.setBold(true); // the selected label is drawn bold: reserve its width
+    const QFontMetrics fm(bold);
+    for (int r = 0; r < scene.rows(); ++r)
+        m.rowLabelWidth = std::max(m.rowLabelWidth, fm.horizontalAdvance(scene.rowLabel(r)));
+    for (int c = 0; c < scene.columns(); ++c)
+        m.columnLabelWidth = std::max(m.columnLabelWidth, fm.horizontalAdvance(scene.columnLabel(c)));
+    // With fixed decimals the widest text comes from the most negative or the largest value.
+    m.annotationSamples = {scene.maskedText};
+    float lo = 0.0f, hi = 0.0f;
+    for (Eigen::Index i = 0; i < scene.values.size(); ++i) {
+        const float v = scene.values.data()[i];
+        if (!std::isfinite(v) || std::abs(v) >= 1e4f) continue;
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+    }
+    for (float v : {lo, hi})
+        m.annotationSamples.append(withMinusSign(QString::number(v, 'f', scene.decimals)));
+    return m;
+}
+
+// --- layout ----------------------------------------------------------------------------------
+
+HeatmapCell HeatmapLayout::cellAt(QPoint pos, int rows, int cols) const {
+    if (!gridArea.contains(pos)) return {};
+    const int c = (pos.x() - origin.x()) / cell;
+    const int r = (pos.y() - origin.y()) / cell;
+    if (r < 0 || r >= rows || c < 0 || c >= cols) return {};
+    return {r, c};
+}
+
+namespace {
+
+bool annotationsFit(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font, int cell) {
+    if (!scene.annotate || scene.empty()) return false;
+    const QFontMetrics fm(heatmapAnnotationFont(font, cell));
+    int width = 0;
+    for (const QString& sample : metrics.annotationSamples)
+        width = std::max(width, fm.horizontalAdvance(sample));
+    return cell >= width + 6 && cell >= fm.height() + 2;
+}
+
+// Space around the grid: titles, labels and the two places the colour bar can take.
+struct Margins {
+    int rowTitleW = 0, colTitleH = 0, rowLabelW = 0, colLabelW = 0;
+    int barRight = 0, barBottom = 0; // room for a bar right of / below the grid
+    int left = 0;
+};
+
+Margins marginsOf(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFontMetrics& fm) {
+    Margins m;
+    const int lineH = fm.height();
+    const bool labels = scene.labels && !scene.empty();
+    if (labels) {
+        m.rowTitleW = scene.rowTitle.isEmpty() ? 0 : lineH + 2;
+        m.colTitleH = scene.columnTitle.isEmpty() ? 0 : lineH + 2;
+        m.rowLabelW = std::min(metrics.rowLabelWidth, kHeatmapMaxLabelWidth) + 10;
+        m.colLabelW = std::min(metrics.columnLabelWidth, kHeatmapMaxLabelWidth);
+    }
+    if (scene.colorBar && !scene.empty()) {
+        int tickW = 0;
+        for (float v : {scene.lo, scene.hi, 0.5f * (scene.lo + scene.hi)})
+            tickW = std::max(tickW, fm.horizontalAdvance(formatHeatmapTick(v)));
+        m.barRight = kBarGap + kBarWidth + 4 + tickW + 2;
+        m.barBottom = 8 + kBarWidth - 2 + 3 + lineH;
+    }
+    m.left = kPad + m.rowTitleW + m.rowLabelW;
+    return m;
+}
+
+// The cell edge, whether labels are rotated and where the bar goes.
+void chooseCell(HeatmapLayout& l, const HeatmapScene& scene, const Margins& m, const HeatmapFrame& f,
+                int lineH, int& top) {
+    const int nr = std::max(1, scene.rows()), nc = std::max(1, scene.columns());
+    const bool labels = scene.labels && !scene.empty();
+    auto fitCell = [&](int t, int right, int below) {
+        const int availW = f.area.width() - m.left - right - kPad;
+        const int availH = f.area.height() - t - below - kPad;
+        return std::clamp(std::min(availW / nc, availH / nr), kHeatmapMinCell, std::max(1, f.maxCell));
+    };
+    // In fit mode the bar goes below the grid when that leaves bigger cells (narrow, tall panels).
+    auto place = [&](int t) {
+        if (f.fixedCell > 0) return f.fixedCell;
+        const int besideCell = fitCell(t, m.barRight, 0);
+        const int belowCell = fitCell(t, 0, m.barBottom);
+        l.barBelow = m.barRight > 0 && belowCell > besideCell;
+        return l.barBelow ? belowCell : besideCell;
+    };
+    top = kPad + m.colTitleH + (labels ? lineH + 4 : 0);
+    l.cell = place(top);
+    if (labels && m.colLabelW + 6 > l.cell) {
+        l.rotated = true;
+        top = kPad + m.colTitleH + m.colLabelW + 8;
+        l.cell = place(top);
+    }
+    l.barSpace = l.barBelow ? 0 : m.barRight;
+    l.barBelowSpace = l.barBelow ? m.barBottom : 0;
+    if (labels) {
+        l.rowStep = std::max(1, (lineH + l.cell - 1) / l.cell);
+        l.colStep = l.rotated ? l.rowStep : 1;
+    }
+}
+
+} // namespace
+
+HeatmapLayout layoutHeatmap(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font,
+                            const HeatmapFrame& f) {
+    HeatmapLayout l;
+    const QFontMetrics fm(font);
+    const int lineH = fm.height();
+    const Margins m = marginsOf(scene, metrics, fm);
+    int top = 0;
+    chooseCell(l, scene, m, f, lineH, top);
+    const int cell = l.cell;
+    l.annotate = annotationsFit(scene, metrics, font, cell);
+
+    const int contentW = scene.columns() * cell, contentH = scene.rows() * cell;
+    l.available = QSize(std::max(0, f.area.width() - m.left - l.barSpace - kPad),
+                        std::max(0, f.area.height() - top - l.barBelowSpace - kPad));
+    const int gridW = std::min(contentW, l.available.width());
+    const int gridH = std::min(contentH, l.available.height());
+    const int shift = f.centre ? std::max(0, (l.available.width() - gridW) / 2) : 0;
+    l.gridArea = QRect(m.left + shift, top, gridW, gridH);
+    l.origin = l.gridArea.topLeft();
+    if (contentW > l.available.width())
+        l.origin.rx() -= std::clamp(f.scroll.x(), 0, contentW - l.available.width());
+    if (contentH > l.available.height())
+        l.origin.ry() -= std::clamp(f.scroll.y(), 0, contentH - l.available.height());
+    l.rowLabels = QRect(kPad + m.rowTitleW + shift, top, std::max(0, m.rowLabelW - 6), gridH);
+    l.colLabels = QRect(l.gridArea.x(), kPad + m.colTitleH, gridW, std::max(0, top - kPad - m.colTitleH - 3));
+    l.rowTitle = QRect(kPad + shift, top, m.rowTitleW, gridH);
+    l.colTitle = QRect(l.gridArea.x(), kPad, gridW, m.colTitleH);
+    if (l.barBelow) {
+        l.bar = QRect(l.gridArea.x(), l.gridArea.bottom() + 1 + 8, std::max(gridW, 40), kBarWidth - 2);
+    } else if (l.barSpace > 0) {
+        const int barH = std::max(gridH, std::min(96, f.area.height() - top - kPad));
+        l.bar = QRect(l.gridArea.right() + 1 + kBarGap, top, kBarWidth, std::max(1, barH));
+    }
+    const int bottom =
+        std::max(l.gridArea.bottom() + 1,
+                 l.bar.isNull() ? 0 : l.bar.bottom() + 1 + (l.barBelow ? 3 + lineH : lineH / 2));
+    l.natural = QSize(m.left + gridW + l.barSpace + kPad, bottom + kPad);
+    return l;
+}
+
+HeatmapLayout layoutWholeHeatmap(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font,
+                                 int cell) {
+    HeatmapFrame frame{.area = QSize(1 << 20, 1 << 20), .fixedCell = cell};
+    frame.area = layoutHeatmap(scene, metrics, font, frame).natural;
+    return layoutHeatmap(scene, metrics, font, frame);
+}
+
+} // namespace attnlens::ui

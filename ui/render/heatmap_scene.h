@@ -1,0 +1,139 @@
+#pragma once
+// The labelled heatmap as data plus free functions, as attention_lines.h does for the head view: the
+// HeatmapView widget, PNG/SVG export and `attnlens-cli translate --heatmap` all draw through these.
+//
+//   HeatmapScene scene;                         // values, labels, titles, colours, selection
+//   scene.values = weights; scene.rowLabels = …; scene.updateImage();
+//   HeatmapStyle style = heatmapStyle(palette, font);
+//   HeatmapMetrics metrics = measureHeatmap(scene, style.font);   // cache it: labels are measured
+//   HeatmapLayout l = layoutHeatmap(scene, metrics, style.font, {.area = size});
+//   paintHeatmap(p, scene, l, style);          // cells, annotations, outlines, labels, colour bar
+//   saveHeatmapPng(scene, style, "out.png");   // the whole picture, no widget needed
+//
+// Needs a QGuiApplication (fonts); no widgets. Coordinates are in the painter's pixels.
+
+#include "core/export/colormap.h"
+#include "core/tensor/tensor.h"
+
+#include <QColor>
+#include <QFont>
+#include <QImage>
+#include <QRect>
+#include <QStringList>
+
+class QPainter;
+class QPalette;
+
+namespace attnlens::ui {
+
+struct HeatmapCell {
+    int row = -1;
+    int col = -1;
+    bool isValid() const { return row >= 0 && col >= 0; }
+    bool operator==(const HeatmapCell&) const = default;
+};
+
+struct HeatmapScene {
+    RowMatrix values;                  // [rows, cols]
+    RowMatrix mask;                    // [rows, cols] 0 = masked (hatched, out of the range); empty = none
+    QStringList rowLabels, columnLabels; // empty = 0-based indices
+    QString rowTitle, columnTitle;     // axis titles; empty = none
+    QString maskedText = QStringLiteral("\u2212\u221e");
+    ColorMap colorMap = ColorMap::Viridis;
+    float lo = 0.0f, hi = 1.0f; // the colour range
+    int decimals = 2;           // of value annotations
+    bool annotate = true;       // annotations where the cells are large enough
+    bool colorBar = true;
+    bool labels = true;
+    bool dimUnselected = false; // veil over the cells outside the selected row/column
+    int selectedRow = -1, selectedColumn = -1;
+    HeatmapCell marked;  // outlined cell
+    HeatmapCell hovered; // thin outline, screen only
+    QImage image;        // one pixel per cell, masked cells in heatmapMaskedColor(); see updateImage()
+
+    int rows() const { return static_cast<int>(values.rows()); }
+    int columns() const { return static_cast<int>(values.cols()); }
+    bool empty() const { return values.size() == 0; }
+    bool hasMask() const { return mask.size() > 0; }
+    bool isMasked(int row, int col) const { return hasMask() && mask(row, col) == 0.0f; }
+    bool selecting() const { return selectedRow >= 0 || selectedColumn >= 0; }
+    QString rowLabel(int row) const;    // the label, or the index when there are no labels
+    QString columnLabel(int col) const;
+    // Fixed decimals, a real minus sign, "-0.00" as "0.00", maskedText for masked cells.
+    QString formatValue(int row, int col) const;
+    // Recomputes `image` from values, mask, colour map and range.
+    void updateImage();
+    // [lo, hi] of the finite unmasked cells; a constant matrix gets hi = lo + 1, an empty one [0, 1].
+    std::pair<float, float> autoRange() const;
+};
+
+QColor heatmapMaskedColor();
+// '-' → U+2212, the minus sign typography uses.
+QString withMinusSign(QString text);
+QString formatHeatmapTick(float v);
+
+// Colours and font the painting uses; heatmapStyle() takes them from a palette.
+struct HeatmapStyle {
+    QFont font;
+    QColor text, dimText, accent, accentText, background, frame;
+    bool vector = false; // SVG: cells as rectangles, no hover outline
+};
+HeatmapStyle heatmapStyle(const QPalette& palette, const QFont& font);
+HeatmapStyle defaultHeatmapStyle(); // the application's palette and font
+
+// Measurements that depend on every label (slow for long inputs): cache them per scene and font.
+struct HeatmapMetrics {
+    int rowLabelWidth = 0, columnLabelWidth = 0; // widest label in bold (px)
+    QStringList annotationSamples;               // the widest texts an annotation can have
+};
+HeatmapMetrics measureHeatmap(const HeatmapScene& scene, const QFont& font);
+
+struct HeatmapFrame {
+    QSize area;          // the space to lay out in
+    int fixedCell = 0;   // 0 = fit the cells to the area
+    int maxCell = 64;    // largest cell edge when fitting
+    QPoint scroll;       // offset of the grid when it is larger than the area
+    bool centre = false; // centre the composition horizontally
+};
+
+struct HeatmapLayout {
+    int cell = 1;
+    QRect gridArea;  // the visible part of the grid (clip rect for cells)
+    QSize available; // room for the grid before clamping to the content (scroll ranges)
+    QPoint origin;   // top-left corner of cell (0, 0); outside gridArea when scrolled
+    QRect rowLabels; // x range of the row labels (y follows the rows)
+    QRect colLabels; // y range of the column labels (x follows the columns)
+    QRect rowTitle, colTitle;
+    QRect bar; // colour bar image
+    bool rotated = false;
+    bool annotate = false;        // value annotations fit the cells
+    int rowStep = 1, colStep = 1; // draw every n-th label when cells are smaller than the text
+    int barSpace = 0;             // width right of the grid taken by the bar and its ticks
+    int barBelowSpace = 0;        // height below the grid taken by the bar when it sits there
+    bool barBelow = false;        // the bar sits under the grid (chosen when that gives larger cells)
+    QSize natural;                // size needed to show everything at this cell size
+    QRect cellRect(int row, int col) const {
+        return QRect(origin.x() + col * cell, origin.y() + row * cell, cell, cell);
+    }
+    HeatmapCell cellAt(QPoint pos, int rows, int cols) const;
+};
+
+inline constexpr int kHeatmapMinCell = 1;
+inline constexpr int kHeatmapMaxLabelWidth = 120; // px; longer labels are elided
+
+HeatmapLayout layoutHeatmap(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font,
+                            const HeatmapFrame& frame);
+// The whole picture at `cell` px per cell, unscrolled, at its natural size.
+HeatmapLayout layoutWholeHeatmap(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font,
+                                 int cell);
+
+void paintHeatmap(QPainter& p, const HeatmapScene& scene, const HeatmapLayout& l, const HeatmapStyle& style);
+
+// Exports of the whole heatmap (labels and colour bar included); cell 0 = a size chosen from the shape.
+int defaultExportCell(const HeatmapScene& scene);
+QImage renderHeatmap(const HeatmapScene& scene, const HeatmapStyle& style, int cell = 0);
+bool saveHeatmapPng(const HeatmapScene& scene, const HeatmapStyle& style, const QString& path, int cell = 0);
+bool saveHeatmapSvg(const HeatmapScene& scene, const HeatmapStyle& style, const QString& path, int cell = 0,
+                    const QString& title = {});
+
+} // namespace attnlens::ui
