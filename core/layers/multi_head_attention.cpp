@@ -49,8 +49,18 @@ void MultiHeadAttention::projectKeyValue(const Eigen::Ref<const RowMatrix>& x, R
 
 RowMatrix MultiHeadAttention::attend(const RowMatrix& q, const Eigen::Ref<const RowMatrix>& keys,
                                      const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask,
-                                     float* probs) const {
+                                     Tensor* probs) const {
     return outProject(attendHeads(q, keys, values, mask, probs));
+}
+
+float* MultiHeadAttention::captureTarget(Tensor* probs, int64_t n, int64_t m) const {
+    if (!probs) return nullptr;
+    const Shape expected{m_heads, n, m};
+    if (probs->empty()) *probs = Tensor(expected);
+    else if (probs->shape() != expected)
+        throw Error("attention capture is " + shapeToString(probs->shape()) + ", the layer produces " +
+                    shapeToString(expected));
+    return probs->data();
 }
 
 RowMatrix MultiHeadAttention::outProject(const RowMatrix& context) const {
@@ -59,13 +69,14 @@ RowMatrix MultiHeadAttention::outProject(const RowMatrix& context) const {
 
 RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys,
                                           const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask,
-                                          float* probs) const {
+                                          Tensor* capture) const {
     const int64_t n = q.rows();
     const int64_t m = keys.rows();
     const int64_t hd = headDim();
     if (mask && (mask->rows() != n || mask->cols() != m))
         throw Error("attention: mask is " + std::to_string(mask->rows()) + "x" + std::to_string(mask->cols()) +
                     ", expected " + std::to_string(n) + "x" + std::to_string(m));
+    float* probs = captureTarget(capture, n, m); // [heads, n, m] or nullptr
     RowMatrix context(n, m_dim); // [n, D]
     RowMatrix scores(n, m);      // [query, key] of one head
     for (int h = 0; h < m_heads; ++h) {
@@ -82,17 +93,11 @@ RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q, 
 }
 
 RowMatrix MultiHeadAttention::forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask,
-                                      float* probs) const {
+                                      Tensor* probs) const {
     RowMatrix q, k, v;
     projectQuery(x, q);
     projectKeyValue(kv, k, v);
     return attend(q, k, v, mask, probs);
-}
-
-RowMatrix MultiHeadAttention::forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask,
-                                      Tensor* probs) const {
-    if (probs) *probs = Tensor({m_heads, x.rows(), kv.rows()});
-    return forward(x, kv, mask, probs ? probs->data() : nullptr);
 }
 
 RowMatrix causalMask(int64_t n, int64_t offset) {

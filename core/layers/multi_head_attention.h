@@ -4,8 +4,11 @@
 // key/value cache, and opt-in capture of the post-softmax probabilities of every head.
 //
 // Shapes: x [n, D] queries, keys/values [m, D] (already projected), heads concatenated in head order.
-// Captured probabilities are written as [heads, n, m] (row-major) into caller-provided memory; each
-// row sums to 1, masked keys get exactly 0 (the mask value is float32's lowest, as in HF).
+// Captured probabilities are a Tensor [heads, n, m] (`probs` arguments): nullptr = not captured; an
+// empty tensor is allocated by the layer; a non-empty one — typically a view into a larger capture such
+// as attentions.sub({layer}) of [L, H, n, m] — must already have exactly that shape (attnlens::Error
+// otherwise) and is written in place. Each row sums to 1; masked keys get exactly 0 (the mask value is
+// float32's lowest, as in HF).
 
 #include "core/tensor/tensor.h"
 
@@ -59,24 +62,24 @@ public:
     void projectKeyValue(const Eigen::Ref<const RowMatrix>& x, RowMatrix& k, RowMatrix& v) const;
 
     // Attention of projected queries over projected keys/values, then out_proj.
-    //   q [n, D], keys/values [m, D], mask: additive [n, m] or nullptr,
-    //   probs: nullptr or room for [heads, n, m] floats (filled with the post-softmax weights).
+    //   q [n, D], keys/values [m, D], mask: additive [n, m] or nullptr, probs: [heads, n, m] (see above).
     // Returns [n, D].
     RowMatrix attend(const RowMatrix& q, const Eigen::Ref<const RowMatrix>& keys,
-                     const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask, float* probs) const;
+                     const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask, Tensor* probs) const;
 
     // attend() without out_proj: the concatenated per-head contexts [n, D]. Lets callers batch
     // out_proj over several hypotheses (outProject on the stacked rows).
     RowMatrix attendHeads(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys,
-                          const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask, float* probs) const;
+                          const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask, Tensor* probs) const;
     RowMatrix outProject(const RowMatrix& context) const; // [n, D] -> [n, D]
 
     // Convenience: full attention of x over kv (self-attention when kv is x) without a cache.
-    RowMatrix forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask, float* probs) const;
-    // The same; `probs` (when not null) is resized to [heads, n, m] and filled.
     RowMatrix forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask, Tensor* probs) const;
 
 private:
+    // The capture's memory for [heads, n, m] (see the header comment), or nullptr.
+    float* captureTarget(Tensor* probs, int64_t n, int64_t m) const;
+
     LinearWeights m_q, m_k, m_v, m_out;
     int m_heads = 1;
     int64_t m_dim = 0; // inner width: heads · head_dim

@@ -8,7 +8,7 @@ RowMatrix FeedForward::forward(const RowMatrix& x) const {
     return linear(h, fc2.weight, fc2.bias); // [n, D]
 }
 
-void EncoderLayer::forward(RowMatrix& x, const RowMatrix* mask, float* probs) const {
+void EncoderLayer::forward(RowMatrix& x, const RowMatrix* mask, Tensor* probs) const {
     x += selfAttention.forward(x, x, mask, probs);
     layerNormInPlace(x, selfAttentionNorm.weight, selfAttentionNorm.bias, eps);
     x += ffn.forward(x);
@@ -16,7 +16,7 @@ void EncoderLayer::forward(RowMatrix& x, const RowMatrix* mask, float* probs) co
 }
 
 void DecoderLayer::forward(RowMatrix& x, KvCache& cache, const RowMatrix& crossKeys, const RowMatrix& crossValues,
-                           const RowMatrix* crossMask, float* selfProbs, float* crossProbs) const {
+                           const RowMatrix* crossMask, Tensor* selfProbs, Tensor* crossProbs) const {
     const int64_t n = x.rows();
     const int64_t offset = cache.length;
     RowMatrix q, k, v;
@@ -39,8 +39,8 @@ void DecoderLayer::forward(RowMatrix& x, KvCache& cache, const RowMatrix& crossK
 }
 
 void DecoderLayer::forwardBatch(RowMatrix& x, const std::vector<KvCache*>& caches, const RowMatrix& crossKeys,
-                                const RowMatrix& crossValues, const std::vector<float*>& selfProbs,
-                                const std::vector<float*>& crossProbs) const {
+                                const RowMatrix& crossValues, const std::vector<Tensor*>& selfProbs,
+                                const std::vector<Tensor*>& crossProbs) const {
     const Eigen::Index B = x.rows();
     RowMatrix q, k, v;
     RowMatrix context(B, x.cols()); // [B, D]

@@ -24,8 +24,9 @@ struct EncoderLayer {
     LayerNormWeights finalNorm;
     float eps = 1e-5f;
 
-    // x [S, D] in place; probs: nullptr or room for [heads, S, S]; mask: additive [S, S] or nullptr.
-    void forward(RowMatrix& x, const RowMatrix* mask, float* probs) const;
+    // x [S, D] in place; probs: nullptr or [heads, S, S] (MultiHeadAttention's capture rules); mask:
+    // additive [S, S] or nullptr.
+    void forward(RowMatrix& x, const RowMatrix* mask, Tensor* probs) const;
 };
 
 struct DecoderLayer {
@@ -41,18 +42,17 @@ struct DecoderLayer {
     // values are appended to `cache`; a causal mask is applied when n > 1.
     //   crossKeys/crossValues [S, D]: encoder output projected by this layer's cross attention
     //   crossMask: additive [n, S] or nullptr (source padding)
-    //   selfProbs: nullptr or room for [heads, n, cache.length + n]
-    //   crossProbs: nullptr or room for [heads, n, S]
+    //   selfProbs: nullptr or [heads, n, cache.length + n]; crossProbs: nullptr or [heads, n, S]
     void forward(RowMatrix& x, KvCache& cache, const RowMatrix& crossKeys, const RowMatrix& crossValues,
-                 const RowMatrix* crossMask, float* selfProbs, float* crossProbs) const;
+                 const RowMatrix* crossMask, Tensor* selfProbs, Tensor* crossProbs) const;
 
     // One new token for each of B hypotheses at the same position (beam search): x [B, D], row b
     // belongs to caches[b]. Projections, out_proj and the FFN run once on all B rows (the weights are
     // read once instead of B times); attention runs per hypothesis on its own cache.
-    //   selfProbs[b]: nullptr or room for [heads, cache.length + 1]; crossProbs[b]: [heads, S]
+    //   selfProbs[b]: nullptr or [heads, 1, cache.length + 1]; crossProbs[b]: nullptr or [heads, 1, S]
     void forwardBatch(RowMatrix& x, const std::vector<KvCache*>& caches, const RowMatrix& crossKeys,
-                      const RowMatrix& crossValues, const std::vector<float*>& selfProbs,
-                      const std::vector<float*>& crossProbs) const;
+                      const RowMatrix& crossValues, const std::vector<Tensor*>& selfProbs,
+                      const std::vector<Tensor*>& crossProbs) const;
 };
 
 } // namespace attnlens

@@ -263,8 +263,8 @@ MarianEncoderOutput MarianModel::encode(std::span<const int> ids, bool captureAt
     const int L = m_config.encoderLayers, H = m_config.encoderHeads;
     if (captureAttention) out.selfAttention = Tensor({L, H, S, S});
     for (int l = 0; l < L; ++l) {
-        float* probs = captureAttention ? out.selfAttention.sub({l}).data() : nullptr;
-        m_encoderLayers[l].forward(out.states, nullptr, probs);
+        Tensor probs = captureAttention ? out.selfAttention.sub({l}) : Tensor(); // [H, S, S] view
+        m_encoderLayers[l].forward(out.states, nullptr, captureAttention ? &probs : nullptr);
     }
     out.crossKeys.resize(m_decoderLayers.size());
     out.crossValues.resize(m_decoderLayers.size());
@@ -294,9 +294,11 @@ MarianStepOutput MarianModel::decodeStep(int token, const MarianEncoderOutput& e
         out.crossAttention = Tensor({L, H, S});
     }
     for (int l = 0; l < L; ++l) {
+        // Layer l of the capture as [H, 1, keys] views.
+        Tensor self = captureAttention ? out.selfAttention.sub({l}).reshaped({H, 1, t + 1}) : Tensor();
+        Tensor cross = captureAttention ? out.crossAttention.sub({l}).reshaped({H, 1, S}) : Tensor();
         m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr,
-                                   captureAttention ? out.selfAttention.sub({l}).data() : nullptr,
-                                   captureAttention ? out.crossAttention.sub({l}).data() : nullptr);
+                                   captureAttention ? &self : nullptr, captureAttention ? &cross : nullptr);
     }
     RowMatrix logits;
     linearInto(x, m_lmHead, m_finalLogitsBias, logits); // [1, V_dec]
@@ -328,13 +330,16 @@ std::vector<MarianStepOutput> MarianModel::decodeSteps(std::span<const int> toke
             o.crossAttention = Tensor({L, H, S});
         }
     std::vector<KvCache*> layerCaches(B);
-    std::vector<float*> selfProbs(B, nullptr), crossProbs(B, nullptr);
+    std::vector<Tensor> selfViews(B), crossViews(B); // layer l of each capture as [H, 1, keys]
+    std::vector<Tensor*> selfProbs(B, nullptr), crossProbs(B, nullptr);
     for (int l = 0; l < L; ++l) {
         for (size_t b = 0; b < B; ++b) {
             layerCaches[b] = &caches[b]->layers[l];
             if (captureAttention) {
-                selfProbs[b] = out[b].selfAttention.sub({l}).data();
-                crossProbs[b] = out[b].crossAttention.sub({l}).data();
+                selfViews[b] = out[b].selfAttention.sub({l}).reshaped({H, 1, t + 1});
+                crossViews[b] = out[b].crossAttention.sub({l}).reshaped({H, 1, S});
+                selfProbs[b] = &selfViews[b];
+                crossProbs[b] = &crossViews[b];
             }
         }
         m_decoderLayers[l].forwardBatch(x, layerCaches, encoder.crossKeys[l], encoder.crossValues[l], selfProbs, crossProbs);
@@ -360,9 +365,12 @@ MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput,
     out.crossAttention = Tensor({L, H, T, S});
     MarianDecoderCache cache = newCache();
     RowMatrix x = embed(decoderInput, m_decoderEmbed, 0, m_config.decoderVocabSize, "decoder"); // [T, D]
-    for (int l = 0; l < L; ++l)
-        m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr,
-                                   out.selfAttention.sub({l}).data(), out.crossAttention.sub({l}).data());
+    for (int l = 0; l < L; ++l) {
+        Tensor self = out.selfAttention.sub({l});   // [H, T, T] view
+        Tensor cross = out.crossAttention.sub({l}); // [H, T, S] view
+        m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr, &self,
+                                   &cross);
+    }
     RowMatrix logits;
     linearInto(x, m_lmHead, m_finalLogitsBias, logits); // [T, V_dec]
     out.logits = Tensor::fromMatrix(logits);

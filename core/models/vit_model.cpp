@@ -261,9 +261,8 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options, 
         const Layer& L = m_layers[layer];
         h = x;
         layerNormInPlace(h, L.lnBefore.weight, L.lnBefore.bias, c.layerNormEps);
-        float* probs = options.captureAttention ? out.attentions.data() + int64_t(layer) * heads * tokens * tokens
-                                                : nullptr; // [heads, N+1, N+1] of this layer
-        x += L.attention.forward(h, h, nullptr, probs);
+        Tensor probs = options.captureAttention ? out.attentions.sub({layer}) : Tensor(); // [heads, N+1, N+1] view
+        x += L.attention.forward(h, h, nullptr, options.captureAttention ? &probs : nullptr);
         h = x;
         layerNormInPlace(h, L.lnAfter.weight, L.lnAfter.bias, c.layerNormEps);
         linearInto(h, L.fc1.weight, L.fc1.bias, mlp); // [N+1, I]

@@ -68,6 +68,21 @@ private slots:
         for (int64_t i = 0; i < n; ++i)
             for (int64_t j = 0; j < d; ++j) worstO = std::max(worstO, double(std::abs(out(i, j) - play.output.at({i, j}))));
         QVERIFY2(worstW < 1e-6 && worstO < 1e-5, qPrintable(QString("weights %1, output %2").arg(worstW).arg(worstO)));
+
+        // The capture is a typed tensor: a view into a larger [L, H, n, m] capture is written in place;
+        // a view of the wrong shape is refused by name instead of overrunning memory.
+        Tensor all({3, heads, n, m}, -1.0f);
+        Tensor layerOne = all.sub({1});
+        layer.forward(q.matrix(), kv.matrix(), nullptr, &layerOne);
+        QCOMPARE(all.at({1, 1, n - 1, m - 1}), probs.at({1, n - 1, m - 1}));
+        QCOMPARE(all.at({0, 0, 0, 0}), -1.0f); // other layers untouched
+        Tensor wrong = all.sub({2}).reshaped({heads, m, n});
+        try {
+            layer.forward(q.matrix(), kv.matrix(), nullptr, &wrong);
+            QFAIL("a capture of the wrong shape was accepted");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("[2, 5, 7]"), e.what());
+        }
     }
 
     void goldens_data();
