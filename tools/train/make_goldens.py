@@ -19,7 +19,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from PIL import Image  # noqa: E402
 
-import train_marian  # noqa: E402
+import marian_io  # noqa: E402
+import marian_torch  # noqa: E402
 import train_vit  # noqa: E402
 
 REPO = train_vit.REPO
@@ -75,11 +76,11 @@ def vit_goldens():
 @torch.no_grad()
 def marian_goldens():
     folder = os.path.join(REPO, MARIAN_DIR)
-    model, hc = train_marian.load_exported(folder)
-    tok = train_marian.Tokenizer(folder)
+    model, hc = marian_io.load_exported(folder)
+    tok = marian_torch.Tokenizer(folder)
     for n, s in enumerate(MARIAN_SENTENCES, 1):
         src = tok.encode(s)
-        gen = train_marian.greedy(model, torch.tensor([src]), max_new_tokens=32)[0]
+        gen = marian_torch.greedy(model, torch.tensor([src]), max_new_tokens=32)[0]
         target_ids = gen[1:]
         dec_in = gen[:-1]
         enc, mask, enc_att = model.encode(torch.tensor([src]))
