@@ -12,14 +12,8 @@ QCommandLineOption option(const char* name, const char* help, const char* value 
                  : QCommandLineOption(QString::fromLatin1(name), text);
 }
 
-} // namespace
-
-QString parseGuiOptions(const QApplication& app, GuiOptions& o) {
-    QCommandLineParser p;
-    p.setApplicationDescription(QApplication::translate("main", "See attention inside transformer models."));
-    p.addHelpOption();
-    p.addVersionOption();
-    const QList<QCommandLineOption> all{
+QList<QCommandLineOption> guiOptionList() {
+    return {
         option("page", "Page to open: 0 Attention, 1 Translate, 2 Vision, 3 Diffusion.", "N"),
         option("size", "Window size.", "WxH"),
         option("dark", "Use the dark palette (View → Dark mode remembers the choice)."),
@@ -49,65 +43,93 @@ QString parseGuiOptions(const QApplication& app, GuiOptions& o) {
         option("step", "Diffusion: the denoising step shown (from 0).", "S"),
         option("on", "Diffusion: draw the map over x0 or xt.", "IMAGE"),
     };
-    p.addOptions(all);
-    p.process(app);
-    auto v = [&p](const char* name) { return p.value(QString::fromLatin1(name)); };
-    auto set = [&p](const char* name) { return p.isSet(QString::fromLatin1(name)); };
+}
 
+// Typed access to a processed parser.
+struct Parsed {
+    const QCommandLineParser& p;
+    QString v(const char* name) const { return p.value(QString::fromLatin1(name)); }
+    bool set(const char* name) const { return p.isSet(QString::fromLatin1(name)); }
+};
+
+// Page, window, model and screenshot options; an error text or empty.
+QString parseShellOptions(const Parsed& a, GuiOptions& o) {
     bool ok = true;
-    const int page = set("page") ? v("page").toInt(&ok) : 0;
-    if (!ok || page < 0 || page >= kGuiPages) return QStringLiteral("--page %1: expected 0..%2").arg(v("page")).arg(kGuiPages - 1);
+    const int page = a.set("page") ? a.v("page").toInt(&ok) : 0;
+    if (!ok || page < 0 || page >= kGuiPages)
+        return QStringLiteral("--page %1: expected 0..%2").arg(a.v("page")).arg(kGuiPages - 1);
     o.page = static_cast<GuiPage>(page);
-    if (set("size")) {
-        const auto m = QRegularExpression(QStringLiteral("^(\\d+)x(\\d+)$")).match(v("size"));
-        if (!m.hasMatch()) return QStringLiteral("--size %1: expected WxH, e.g. 1400x900").arg(v("size"));
+    if (a.set("size")) {
+        const auto m = QRegularExpression(QStringLiteral("^(\\d+)x(\\d+)$")).match(a.v("size"));
+        if (!m.hasMatch()) return QStringLiteral("--size %1: expected WxH, e.g. 1400x900").arg(a.v("size"));
         o.size = QSize(m.captured(1).toInt(), m.captured(2).toInt());
     }
-    o.dark = set("dark");
-    o.model = v("model");
-    o.screenshot = v("screenshot");
-    o.grab = v("grab");
-    o.benchUi = set("bench-ui");
-    if (set("repeats")) o.repeats = std::max(1, v("repeats").toInt());
+    o.dark = a.set("dark");
+    o.model = a.v("model");
+    o.screenshot = a.v("screenshot");
+    o.grab = a.v("grab");
+    o.benchUi = a.set("bench-ui");
+    if (a.set("repeats")) o.repeats = std::max(1, a.v("repeats").toInt());
+    return {};
+}
 
-    const bool translate = o.page == GuiPage::Translate, vision = o.page == GuiPage::Vision,
-               diffusion = o.page == GuiPage::Diffusion;
-    TranslateScript& t = o.translate;
-    t.input = v("input");
-    t.beam = v("beam").toInt();
-    t.maxTokens = v("max-tokens").toInt();
-    t.steps = translate && set("steps") ? v("steps").toInt() : -1;
-    t.view = v("view");
-    t.kind = v("kind");
-    t.layer = translate && set("layer") ? v("layer").toInt(&ok) : -1;
-    if (!ok || (translate && set("layer") && t.layer < 0)) return QStringLiteral("--layer %1: expected a layer from 0").arg(v("layer"));
-    t.head = translate ? v("head") : QString();
-    t.token = v("token");
-    t.wordLevel = set("words");
-    t.hideSpecial = set("hide-special");
-    t.beamNode = set("beam-node") ? v("beam-node").toInt() : -1;
-    if (const QString problem = validateScript(t); !problem.isEmpty()) return problem;
+QString parseTranslateScript(const Parsed& a, bool onPage, TranslateScript& t) {
+    bool ok = true;
+    t.input = a.v("input");
+    t.beam = a.v("beam").toInt();
+    t.maxTokens = a.v("max-tokens").toInt();
+    t.steps = onPage && a.set("steps") ? a.v("steps").toInt() : -1;
+    t.view = a.v("view");
+    t.kind = a.v("kind");
+    t.layer = onPage && a.set("layer") ? a.v("layer").toInt(&ok) : -1;
+    if (!ok || (onPage && a.set("layer") && t.layer < 0))
+        return QStringLiteral("--layer %1: expected a layer from 0").arg(a.v("layer"));
+    t.head = onPage ? a.v("head") : QString();
+    t.token = a.v("token");
+    t.wordLevel = a.set("words");
+    t.hideSpecial = a.set("hide-special");
+    t.beamNode = a.set("beam-node") ? a.v("beam-node").toInt() : -1;
+    return validateScript(t);
+}
 
-    VisionScript& s = o.vision;
-    s.image = v("image");
-    if (vision) {
-        s.query = v("query");
-        s.layer = v("layer");
-        s.head = v("head");
-        s.keySide = set("key-side");
-    }
-    DiffusionScript& d = o.diffusion;
-    d.className = v("class");
-    d.seed = v("seed");
-    d.scheduler = v("scheduler");
-    d.step = v("step");
-    d.on = v("on");
-    if (diffusion) {
-        d.steps = v("steps");
-        d.query = v("query");
-        d.layer = v("layer");
-        d.head = v("head");
-        d.keySide = set("key-side");
-    }
+void parseVisionScript(const Parsed& a, bool onPage, VisionScript& s) {
+    s.image = a.v("image");
+    if (!onPage) return;
+    s.query = a.v("query");
+    s.layer = a.v("layer");
+    s.head = a.v("head");
+    s.keySide = a.set("key-side");
+}
+
+void parseDiffusionScript(const Parsed& a, bool onPage, DiffusionScript& d) {
+    d.className = a.v("class");
+    d.seed = a.v("seed");
+    d.scheduler = a.v("scheduler");
+    d.step = a.v("step");
+    d.on = a.v("on");
+    if (!onPage) return;
+    d.steps = a.v("steps");
+    d.query = a.v("query");
+    d.layer = a.v("layer");
+    d.head = a.v("head");
+    d.keySide = a.set("key-side");
+}
+
+} // namespace
+
+QString parseGuiOptions(const QApplication& app, GuiOptions& o) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QApplication::translate("main", "See attention inside transformer models."));
+    p.addHelpOption();
+    p.addVersionOption();
+    p.addOptions(guiOptionList());
+    p.process(app);
+    const Parsed a{p};
+    if (QString problem = parseShellOptions(a, o); !problem.isEmpty()) return problem;
+    // Options of another page than the one opened are ignored (--layer means that page's layer).
+    if (QString problem = parseTranslateScript(a, o.page == GuiPage::Translate, o.translate); !problem.isEmpty())
+        return problem;
+    parseVisionScript(a, o.page == GuiPage::Vision, o.vision);
+    parseDiffusionScript(a, o.page == GuiPage::Diffusion, o.diffusion);
     return {};
 }

@@ -107,83 +107,94 @@ void runTranslateScript(TranslatePage* page, const TranslateScript& s,
     QTimer::singleShot(60000, page, [finish] { finish(false, QStringLiteral("timed out after 60 s")); });
 }
 
-void runTranslateBench(TranslatePage* page, const QString& input, int repeats,
-                       std::function<void(int)> done) {
+namespace {
+
+// Head and layer switches on the finished translation (cross-attention), each followed by a synchronous
+// repaint of the matrix view; then the report of everything measured.
+void benchSwitchesAndReport(TranslatePage* page, const std::vector<double>& translateTimes,
+                            const std::vector<double>& completeTimes) {
+    auto* heatmap = page->matrixView()->heatmap();
+    auto* doc = page->document();
+    std::vector<double> head, layer;
+    QElapsedTimer t;
+    const int H = doc->headCount(AttentionKind::Cross), L = doc->layerCount(AttentionKind::Cross);
+    for (int r = 0; r < 5; ++r) {
+        for (int h = -1; h < H; ++h) {
+            t.start();
+            doc->setHead(h);
+            heatmap->viewport()->repaint();
+            head.push_back(t.nsecsElapsed() / 1e6);
+        }
+        for (int l = 0; l < L; ++l) {
+            t.start();
+            doc->setLayer((l + 1) % L);
+            heatmap->viewport()->repaint();
+            layer.push_back(t.nsecsElapsed() / 1e6);
+        }
+    }
+    const auto trace = doc->trace();
+    std::printf("model: %s\n", qPrintable(doc->modelDescription()));
+    std::printf("input: %zu source pieces, %zu target pieces\n", trace->sourceTokens.size(),
+                trace->targetTokens.size());
+    auto report = [](const char* what, const std::vector<double>& v) {
+        std::printf("%-40s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, median(v),
+                    *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()), v.size());
+    };
+    report("Translate -> first rendered heatmap", translateTimes);
+    report("Translate -> whole translation shown", completeTimes);
+    report("head switch -> repainted heatmap", head);
+    report("layer switch -> repainted heatmap", layer);
+    std::fflush(stdout);
+}
+
+// Times `repeats` translations of the page's input: to the first rendered heatmap (a long translation is
+// shown as it grows: partialResult) and to the whole translation (resultReady); then `after`.
+void benchTranslations(TranslatePage* page, int repeats, std::function<void(const std::vector<double>&,
+                                                                             const std::vector<double>&)> after) {
+    struct State {
+        std::vector<double> first, complete;
+        bool firstSeen = false;
+        QElapsedTimer clock;
+        QMetaObject::Connection partial, ready;
+    };
+    auto st = std::make_shared<State>();
+    auto* heatmap = page->matrixView()->heatmap();
+    auto firstHeatmap = [heatmap, st] {
+        if (st->firstSeen) return;
+        st->firstSeen = true;
+        heatmap->viewport()->repaint(); // the first heatmap is on screen when this returns
+        st->first.push_back(st->clock.nsecsElapsed() / 1e6);
+    };
+    st->partial = QObject::connect(page, &TranslatePage::partialResult, page, firstHeatmap);
+    st->ready = QObject::connect(page, &TranslatePage::resultReady, page, [page, heatmap, repeats, st, firstHeatmap, after] {
+        firstHeatmap();
+        heatmap->viewport()->repaint();
+        st->complete.push_back(st->clock.nsecsElapsed() / 1e6);
+        if (static_cast<int>(st->complete.size()) < repeats) {
+            st->firstSeen = false;
+            st->clock.start();
+            page->translate();
+            return;
+        }
+        QObject::disconnect(st->ready);
+        QObject::disconnect(st->partial);
+        after(st->first, st->complete);
+    });
+    st->clock.start();
+    page->translate();
+}
+
+} // namespace
+
+void runTranslateBench(TranslatePage* page, const QString& input, int repeats, std::function<void(int)> done) {
     page->setInput(QString()); // no automatic translation after loading: the bench presses Translate itself
     auto start = [page, input, repeats, done] {
-        auto* heatmap = page->matrixView()->heatmap();
-        auto* doc = page->document();
         page->showView(TranslatePage::View::Matrix);
         page->setInput(input);
-        auto translateTimes = std::make_shared<std::vector<double>>(); // to the first heatmap
-        auto completeTimes = std::make_shared<std::vector<double>>();  // to the whole translation
-        auto firstSeen = std::make_shared<bool>(false);
-        auto clock = std::make_shared<QElapsedTimer>();
-        auto afterTranslations = [page, heatmap, doc, done, translateTimes, completeTimes] {
-            // Head and layer switches on the finished translation (cross-attention), each followed by a
-            // synchronous repaint of the matrix view.
-            std::vector<double> head, layer;
-            QElapsedTimer t;
-            const int H = doc->headCount(AttentionKind::Cross), L = doc->layerCount(AttentionKind::Cross);
-            for (int r = 0; r < 5; ++r) {
-                for (int h = -1; h < H; ++h) {
-                    t.start();
-                    doc->setHead(h);
-                    heatmap->viewport()->repaint();
-                    head.push_back(t.nsecsElapsed() / 1e6);
-                }
-                for (int l = 0; l < L; ++l) {
-                    t.start();
-                    doc->setLayer((l + 1) % L);
-                    heatmap->viewport()->repaint();
-                    layer.push_back(t.nsecsElapsed() / 1e6);
-                }
-            }
-            const auto trace = doc->trace();
-            std::printf("model: %s\n", qPrintable(doc->modelDescription()));
-            std::printf("input: %zu source pieces, %zu target pieces\n", trace->sourceTokens.size(),
-                        trace->targetTokens.size());
-            auto report = [](const char* what, const std::vector<double>& v) {
-                std::printf("%-40s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, median(v),
-                            *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()),
-                            v.size());
-            };
-            report("Translate -> first rendered heatmap", *translateTimes);
-            report("Translate -> whole translation shown", *completeTimes);
-            report("head switch -> repainted heatmap", head);
-            report("layer switch -> repainted heatmap", layer);
-            std::fflush(stdout);
+        benchTranslations(page, repeats, [page, done](const std::vector<double>& first, const std::vector<double>& all) {
+            benchSwitchesAndReport(page, first, all);
             done(0);
-        };
-        // A long translation is shown as it grows (partialResult), then complete (resultReady).
-        auto firstHeatmap = [heatmap, translateTimes, clock, firstSeen] {
-            if (*firstSeen) return;
-            *firstSeen = true;
-            heatmap->viewport()->repaint(); // the first heatmap is on screen when this returns
-            translateTimes->push_back(clock->nsecsElapsed() / 1e6);
-        };
-        auto partial = std::make_shared<QMetaObject::Connection>();
-        *partial = QObject::connect(page, &TranslatePage::partialResult, page, firstHeatmap);
-        auto connection = std::make_shared<QMetaObject::Connection>();
-        *connection = QObject::connect(
-            page, &TranslatePage::resultReady, page,
-            [page, heatmap, repeats, completeTimes, clock, firstSeen, firstHeatmap, connection, partial,
-             afterTranslations] {
-                firstHeatmap();
-                heatmap->viewport()->repaint();
-                completeTimes->push_back(clock->nsecsElapsed() / 1e6);
-                if (static_cast<int>(completeTimes->size()) < repeats) {
-                    *firstSeen = false;
-                    clock->start();
-                    page->translate();
-                } else {
-                    QObject::disconnect(*connection);
-                    QObject::disconnect(*partial);
-                    afterTranslations();
-                }
-            });
-        clock->start();
-        page->translate();
+        });
     };
     if (page->document()->hasModel())
         start();
