@@ -113,49 +113,65 @@ std::shared_ptr<const MarianModel> MarianModel::load(const std::filesystem::path
     model->m_dir = dir;
     model->m_config = MarianConfig::fromFolder(dir);
     const MarianConfig& c = model->m_config;
-    const int64_t D = c.dModel, V = c.vocabSize, Vd = c.decoderVocabSize;
+    const int64_t D = c.dModel;
 
     callbacks.report(0.1, "mapping weights");
     const SafeTensorsFile file = SafeTensorsFile::open(folder.weights);
     WeightBinder bind(file);
+    model->bindEmbeddings(bind, folder.dir);
+    model->bindLayers(bind);
+    bind.finish("'" + folder.weights.string() + "'");
 
-    // Embeddings: every accepted layout of the tied group (docs/model-semantics.md).
+    callbacks.report(0.9, "position tables");
+    model->m_embedScale = c.scaleEmbedding ? std::sqrt(static_cast<float>(D)) : 1.0f;
+    model->m_positions = sinusoidalPositions(c.maxPositions, D);
+    for (const auto& info : file.tensors()) model->m_parameterCount += shapeNumel(info.shape);
+    callbacks.report(1.0, "loaded");
+    return model;
+}
+
+// Embeddings: every accepted layout of the tied group (docs/model-semantics.md).
+void MarianModel::bindEmbeddings(WeightBinder& bind, const std::filesystem::path& dir) {
+    const MarianConfig& c = m_config;
+    const int64_t D = c.dModel, V = c.vocabSize, Vd = c.decoderVocabSize;
     if (c.shareEmbeddings && V != Vd)
-        throw Error(folder.dir.string() + "/config.json: share_encoder_decoder_embeddings is true but vocab_size " +
+        throw Error(dir.string() + "/config.json: share_encoder_decoder_embeddings is true but vocab_size " +
                     std::to_string(V) + " differs from decoder_vocab_size " + std::to_string(Vd));
     if (bind.has("model.shared.weight")) {
         const Tensor shared = bind.require("model.shared.weight", {V, D});
-        model->m_encoderEmbed = shared;
+        m_encoderEmbed = shared;
         if (c.shareEmbeddings) {
-            model->m_decoderEmbed = shared;
-            model->m_lmHead = shared;
+            m_decoderEmbed = shared;
+            m_lmHead = shared;
         }
     }
-    if (!c.shareEmbeddings || model->m_encoderEmbed.empty()) {
+    if (!c.shareEmbeddings || m_encoderEmbed.empty()) {
         // encoder/decoder embeddings stored under their own names (unshared, or older files)
-        if (model->m_encoderEmbed.empty())
-            model->m_encoderEmbed = bind.require("model.encoder.embed_tokens.weight", {V, D});
+        if (m_encoderEmbed.empty()) m_encoderEmbed = bind.require("model.encoder.embed_tokens.weight", {V, D});
         if (c.shareEmbeddings) {
-            model->m_decoderEmbed = bind.optional("model.decoder.embed_tokens.weight", {Vd, D});
-            if (model->m_decoderEmbed.empty()) model->m_decoderEmbed = model->m_encoderEmbed;
+            m_decoderEmbed = bind.optional("model.decoder.embed_tokens.weight", {Vd, D});
+            if (m_decoderEmbed.empty()) m_decoderEmbed = m_encoderEmbed;
         } else {
-            model->m_decoderEmbed = bind.require("model.decoder.embed_tokens.weight", {Vd, D});
+            m_decoderEmbed = bind.require("model.decoder.embed_tokens.weight", {Vd, D});
         }
-        model->m_lmHead = bind.optional("lm_head.weight", {Vd, D});
-        if (model->m_lmHead.empty()) model->m_lmHead = model->m_decoderEmbed;
+        m_lmHead = bind.optional("lm_head.weight", {Vd, D});
+        if (m_lmHead.empty()) m_lmHead = m_decoderEmbed;
     } else {
         // shared present: duplicates under the other names are accepted (their shapes are checked)
         bind.optional("model.encoder.embed_tokens.weight", {V, D});
         bind.optional("model.decoder.embed_tokens.weight", {Vd, D});
         bind.optional("lm_head.weight", {Vd, D});
     }
-    model->m_finalLogitsBias = bind.optional("final_logits_bias", {1, Vd});
-    if (model->m_finalLogitsBias.empty()) model->m_finalLogitsBias = Tensor({Vd});
-    else model->m_finalLogitsBias = model->m_finalLogitsBias.reshaped({Vd});
+    m_finalLogitsBias = bind.optional("final_logits_bias", {1, Vd});
+    m_finalLogitsBias = m_finalLogitsBias.empty() ? Tensor({Vd}) : m_finalLogitsBias.reshaped({Vd});
     // Position tables are computed; a stored copy is only checked for its shape.
     bind.optional("model.encoder.embed_positions.weight", {c.maxPositions, D});
     bind.optional("model.decoder.embed_positions.weight", {c.maxPositions, D});
+}
 
+void MarianModel::bindLayers(WeightBinder& bind) {
+    const MarianConfig& c = m_config;
+    const int64_t D = c.dModel;
     const auto linearW = [&](const std::string& p, int64_t out, int64_t in) {
         return LinearWeights{bind.require(p + ".weight", {out, in}), bind.require(p + ".bias", {out})};
     };
@@ -178,7 +194,7 @@ std::shared_ptr<const MarianModel> MarianModel::load(const std::filesystem::path
         layer.ffn = {linearW(p + ".fc1", c.encoderFfn, D), linearW(p + ".fc2", D, c.encoderFfn), c.activation};
         layer.finalNorm = norm(p + ".final_layer_norm");
         layer.eps = c.layerNormEps;
-        model->m_encoderLayers.push_back(std::move(layer));
+        m_encoderLayers.push_back(std::move(layer));
     }
     for (int i = 0; i < c.decoderLayers; ++i) {
         const std::string p = "model.decoder.layers." + std::to_string(i);
@@ -190,16 +206,8 @@ std::shared_ptr<const MarianModel> MarianModel::load(const std::filesystem::path
         layer.ffn = {linearW(p + ".fc1", c.decoderFfn, D), linearW(p + ".fc2", D, c.decoderFfn), c.activation};
         layer.finalNorm = norm(p + ".final_layer_norm");
         layer.eps = c.layerNormEps;
-        model->m_decoderLayers.push_back(std::move(layer));
+        m_decoderLayers.push_back(std::move(layer));
     }
-    bind.finish("'" + folder.weights.string() + "'");
-
-    callbacks.report(0.9, "position tables");
-    model->m_embedScale = c.scaleEmbedding ? std::sqrt(static_cast<float>(D)) : 1.0f;
-    model->m_positions = sinusoidalPositions(c.maxPositions, D);
-    for (const auto& info : file.tensors()) model->m_parameterCount += shapeNumel(info.shape);
-    callbacks.report(1.0, "loaded");
-    return model;
 }
 
 RowMatrix MarianModel::embed(std::span<const int> ids, const Tensor& table, int64_t firstPosition, int64_t vocab,

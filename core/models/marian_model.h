@@ -27,6 +27,8 @@
 
 namespace attnlens {
 
+class WeightBinder;
+
 enum class EarlyStopping { False, True, Never }; // HF's early_stopping: false / true / "never"
 
 // Generation defaults (HF GenerationConfig): generation_config.json if present, else config.json.
@@ -149,6 +151,9 @@ public:
     MarianModel() = default; // use load()
 
 private:
+    // load()'s steps: the tied embedding group (every accepted layout), then the layers.
+    void bindEmbeddings(WeightBinder& bind, const std::filesystem::path& dir);
+    void bindLayers(WeightBinder& bind);
     RowMatrix embed(std::span<const int> ids, const Tensor& table, int64_t firstPosition, int64_t vocab,
                     const char* what) const;
     void checkDecoderPosition(int64_t pos) const;
