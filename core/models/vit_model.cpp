@@ -109,8 +109,6 @@ std::shared_ptr<const VitModel> VitModel::load(const std::filesystem::path& dir,
     callbacks.report(0.0, "reading checkpoint");
     const auto file = SafeTensorsFile::open(weightsPath);
     const VitConfig& c = m.m_config;
-    const int64_t d = c.hiddenSize, inter = c.intermediateSize, p = c.patchSize;
-    const int64_t n = int64_t(c.gridSize()) * c.gridSize();
 
     // ViTForImageClassification stores the backbone under "vit."; a bare ViTModel has no prefix.
     std::string prefix;
@@ -121,64 +119,83 @@ std::shared_ptr<const VitModel> VitModel::load(const std::filesystem::path& dir,
 
     WeightBinder w(file);
     w.setCallbacks(&callbacks);
-    const std::string e = prefix + "embeddings.";
-    m.m_patchW = w.require(e + "patch_embeddings.projection.weight", {d, c.numChannels, p, p});
-    if (!m.m_patchW.empty()) m.m_patchW = m.m_patchW.reshaped({d, c.numChannels * p * p});
-    m.m_patchB = w.require(e + "patch_embeddings.projection.bias", {d});
-    m.m_cls = flatVector(w.require(e + "cls_token", {1, 1, d}));
-    m.m_positions = w.require(e + "position_embeddings", {1, n + 1, d});
-    if (!m.m_positions.empty()) m.m_positions = m.m_positions.reshaped({n + 1, d});
-
-    m.m_layers.resize(c.numLayers);
+    m.bindEmbeddings(w, prefix);
+    m.m_layers.reserve(c.numLayers);
     for (int i = 0; i < c.numLayers; ++i) {
         callbacks.report(0.05 + 0.9 * i / c.numLayers, "layer " + std::to_string(i));
-        const std::string l = prefix + "encoder.layer." + std::to_string(i) + ".";
-        Layer& L = m.m_layers[i];
-        L.lnBefore = {w.require(l + "layernorm_before.weight", {d}), w.require(l + "layernorm_before.bias", {d})};
-        const std::string a = l + "attention.attention.";
-        LinearWeights q{w.require(a + "query.weight", {d, d}), {}}, k{w.require(a + "key.weight", {d, d}), {}},
-            v{w.require(a + "value.weight", {d, d}), {}};
-        if (c.qkvBias) {
-            q.bias = w.require(a + "query.bias", {d});
-            k.bias = w.require(a + "key.bias", {d});
-            v.bias = w.require(a + "value.bias", {d});
-        } else if (file.contains(a + "query.bias")) {
-            w.problem("tensor '" + a + "query.bias' present but config.json has qkv_bias = false");
-        }
-        LinearWeights out{w.require(l + "attention.output.dense.weight", {d, d}), w.require(l + "attention.output.dense.bias", {d})};
-        // HF ViTSelfAttention divides q·kᵀ by √head_dim after the product (QueryScale::Scores).
-        if (!q.weight.empty())
-            L.attention = MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(out), c.numHeads,
-                                             QueryScale::Scores);
-        L.lnAfter = {w.require(l + "layernorm_after.weight", {d}), w.require(l + "layernorm_after.bias", {d})};
-        L.fc1 = {w.require(l + "intermediate.dense.weight", {inter, d}), w.require(l + "intermediate.dense.bias", {inter})};
-        L.fc2 = {w.require(l + "output.dense.weight", {d, inter}), w.require(l + "output.dense.bias", {d})};
+        m.m_layers.push_back(m.bindLayer(w, file, prefix + "encoder.layer." + std::to_string(i) + "."));
     }
     if (file.contains(prefix + "encoder.layer." + std::to_string(c.numLayers) + ".layernorm_before.weight"))
         w.problem("checkpoint has more than num_hidden_layers = " + std::to_string(c.numLayers) + " layers");
-    m.m_finalLnW = w.require(prefix + "layernorm.weight", {d});
-    m.m_finalLnB = w.require(prefix + "layernorm.bias", {d});
-    if (file.contains(prefix + "pooler.dense.weight")) {
-        m.m_poolerW = w.require(prefix + "pooler.dense.weight", {d, d});
-        m.m_poolerB = w.require(prefix + "pooler.dense.bias", {d});
-    }
-    if (file.contains("classifier.weight")) {
-        const TensorInfo* info = file.find("classifier.weight");
-        const int64_t labels = info->shape.size() == 2 ? info->shape[0] : -1;
-        if (!c.labels.empty() && labels != static_cast<int64_t>(c.labels.size()))
-            w.problem("classifier has " + std::to_string(labels) + " classes but id2label names " +
-                      std::to_string(c.labels.size()));
-        if (labels > 0) {
-            m.m_classifierW = w.require("classifier.weight", {labels, d});
-            m.m_classifierB = w.require("classifier.bias", {labels});
-        } else {
-            w.problem("tensor 'classifier.weight' has shape " + shapeToString(info->shape) + ", expected [labels, " +
-                      std::to_string(d) + "]");
-        }
-    }
+    m.bindHead(w, file, prefix);
     w.finish("'" + dir.string() + "': the checkpoint does not match config.json");
     callbacks.report(1.0, "loaded");
     return std::make_shared<const VitModel>(std::move(m));
+}
+
+void VitModel::bindEmbeddings(WeightBinder& w, const std::string& prefix) {
+    const VitConfig& c = m_config;
+    const int64_t d = c.hiddenSize, p = c.patchSize;
+    const int64_t n = int64_t(c.gridSize()) * c.gridSize();
+    const std::string e = prefix + "embeddings.";
+    m_patchW = w.require(e + "patch_embeddings.projection.weight", {d, c.numChannels, p, p});
+    if (!m_patchW.empty()) m_patchW = m_patchW.reshaped({d, c.numChannels * p * p});
+    m_patchB = w.require(e + "patch_embeddings.projection.bias", {d});
+    m_cls = flatVector(w.require(e + "cls_token", {1, 1, d}));
+    m_positions = w.require(e + "position_embeddings", {1, n + 1, d});
+    if (!m_positions.empty()) m_positions = m_positions.reshaped({n + 1, d});
+}
+
+// One ViTLayer under the name prefix `l` ("vit.encoder.layer.3.").
+VitModel::Layer VitModel::bindLayer(WeightBinder& w, const SafeTensorsFile& file, const std::string& l) const {
+    const VitConfig& c = m_config;
+    const int64_t d = c.hiddenSize, inter = c.intermediateSize;
+    Layer L;
+    L.lnBefore = {w.require(l + "layernorm_before.weight", {d}), w.require(l + "layernorm_before.bias", {d})};
+    const std::string a = l + "attention.attention.";
+    LinearWeights q{w.require(a + "query.weight", {d, d}), {}}, k{w.require(a + "key.weight", {d, d}), {}},
+        v{w.require(a + "value.weight", {d, d}), {}};
+    if (c.qkvBias) {
+        q.bias = w.require(a + "query.bias", {d});
+        k.bias = w.require(a + "key.bias", {d});
+        v.bias = w.require(a + "value.bias", {d});
+    } else if (file.contains(a + "query.bias")) {
+        w.problem("tensor '" + a + "query.bias' present but config.json has qkv_bias = false");
+    }
+    LinearWeights out{w.require(l + "attention.output.dense.weight", {d, d}),
+                      w.require(l + "attention.output.dense.bias", {d})};
+    // HF ViTSelfAttention divides q·kᵀ by √head_dim after the product (QueryScale::Scores).
+    if (!q.weight.empty())
+        L.attention = MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(out), c.numHeads,
+                                         QueryScale::Scores);
+    L.lnAfter = {w.require(l + "layernorm_after.weight", {d}), w.require(l + "layernorm_after.bias", {d})};
+    L.fc1 = {w.require(l + "intermediate.dense.weight", {inter, d}), w.require(l + "intermediate.dense.bias", {inter})};
+    L.fc2 = {w.require(l + "output.dense.weight", {d, inter}), w.require(l + "output.dense.bias", {d})};
+    return L;
+}
+
+// The final LayerNorm, the optional pooler and the optional classifier (its size checked against id2label).
+void VitModel::bindHead(WeightBinder& w, const SafeTensorsFile& file, const std::string& prefix) {
+    const int64_t d = m_config.hiddenSize;
+    m_finalLnW = w.require(prefix + "layernorm.weight", {d});
+    m_finalLnB = w.require(prefix + "layernorm.bias", {d});
+    if (file.contains(prefix + "pooler.dense.weight")) {
+        m_poolerW = w.require(prefix + "pooler.dense.weight", {d, d});
+        m_poolerB = w.require(prefix + "pooler.dense.bias", {d});
+    }
+    if (!file.contains("classifier.weight")) return;
+    const TensorInfo* info = file.find("classifier.weight");
+    const int64_t labels = info->shape.size() == 2 ? info->shape[0] : -1;
+    if (!m_config.labels.empty() && labels != static_cast<int64_t>(m_config.labels.size()))
+        w.problem("classifier has " + std::to_string(labels) + " classes but id2label names " +
+                  std::to_string(m_config.labels.size()));
+    if (labels > 0) {
+        m_classifierW = w.require("classifier.weight", {labels, d});
+        m_classifierB = w.require("classifier.bias", {labels});
+    } else {
+        w.problem("tensor 'classifier.weight' has shape " + shapeToString(info->shape) + ", expected [labels, " +
+                  std::to_string(d) + "]");
+    }
 }
 
 std::string VitModel::label(int index) const {

@@ -31,6 +31,9 @@
 
 namespace attnlens {
 
+class SafeTensorsFile;
+class WeightBinder;
+
 struct VitConfig {
     int hiddenSize = 768;
     int numLayers = 12;
@@ -120,6 +123,10 @@ private:
     };
 
     Tensor positionTable(int rows, int cols, bool interpolate) const; // [rows·cols + 1, D]
+    // load()'s steps; `prefix` is "vit." for ViTForImageClassification, "" for a bare ViTModel.
+    void bindEmbeddings(WeightBinder& w, const std::string& prefix);
+    Layer bindLayer(WeightBinder& w, const SafeTensorsFile& file, const std::string& l) const;
+    void bindHead(WeightBinder& w, const SafeTensorsFile& file, const std::string& prefix);
 
     VitConfig m_config;
     ImageProcessorConfig m_processor;
