@@ -21,6 +21,43 @@ std::string requireOneOf(const JsonConfig& json, const std::string& key, const s
     return v;
 }
 
+
+// Consistency: what diffusers would fail on (or compute something else for) is refused here.
+void checkConsistency(const JsonConfig& json, const UNet2DConfig& c) {
+    const auto bad = [&](const std::string& key, const std::string& why) {
+        return Error(json.path().string() + ": " + key + " " + why);
+    };
+    if (c.blockOutChannels.empty()) throw bad("block_out_channels", "is empty");
+    if (c.downBlockTypes.size() != c.blockOutChannels.size() || c.upBlockTypes.size() != c.blockOutChannels.size())
+        throw bad("down_block_types / up_block_types", "must have one entry per block_out_channels entry (" +
+                                                          std::to_string(c.blockOutChannels.size()) + ")");
+    for (const auto& t : c.downBlockTypes)
+        if (t != "DownBlock2D" && t != "AttnDownBlock2D")
+            throw unsupported(json, "down_block_types", "\"" + t + "\"", "DownBlock2D, AttnDownBlock2D");
+    for (const auto& t : c.upBlockTypes)
+        if (t != "UpBlock2D" && t != "AttnUpBlock2D")
+            throw unsupported(json, "up_block_types", "\"" + t + "\"", "UpBlock2D, AttnUpBlock2D");
+    if (c.layersPerBlock < 1 || c.layersPerBlock > 64) throw bad("layers_per_block", "must be in 1..64");
+    if (c.inChannels < 1 || c.outChannels < 1 || c.inChannels > 4096 || c.outChannels > 4096)
+        throw bad("in_channels / out_channels", "must be in 1..4096");
+    if (c.normNumGroups < 1) throw bad("norm_num_groups", "must be positive");
+    for (int ch : c.blockOutChannels) {
+        if (ch < 1 || ch > 65536) throw bad("block_out_channels", "entries must be in 1..65536");
+        if (ch % c.normNumGroups != 0)
+            throw bad("norm_num_groups", "(" + std::to_string(c.normNumGroups) + ") must divide every block_out_channels entry (" +
+                                             std::to_string(ch) + ")");
+        if (c.attentionHeadDim && (*c.attentionHeadDim < 1 || c.headsFor(ch) < 1))
+            throw bad("attention_head_dim", "(" + std::to_string(*c.attentionHeadDim) + ") is larger than a block's " +
+                                                std::to_string(ch) + " channels");
+    }
+    if (c.attnNormNumGroups && (*c.attnNormNumGroups < 1 || c.blockOutChannels.back() % *c.attnNormNumGroups != 0))
+        throw bad("attn_norm_num_groups", "must divide the bottleneck's channels");
+    if (c.numClassEmbeds < 0) throw bad("num_class_embeds", "must not be negative");
+    if (c.downsamplePadding < 0 || c.downsamplePadding > 1) throw bad("downsample_padding", "must be 0 or 1");
+    if (c.sampleSize < 0 || c.sampleSize % c.sizeMultiple() != 0)
+        throw bad("sample_size", "(" + std::to_string(c.sampleSize) + ") must be divisible by " + std::to_string(c.sizeMultiple()));
+}
+
 } // namespace
 
 UNet2DConfig UNet2DConfig::fromJson(const JsonConfig& json) {
@@ -72,39 +109,7 @@ UNet2DConfig UNet2DConfig::fromJson(const JsonConfig& json) {
         }
     }
 
-    // Consistency: what diffusers would fail on (or compute something else for) is refused here.
-    const auto bad = [&](const std::string& key, const std::string& why) {
-        return Error(json.path().string() + ": " + key + " " + why);
-    };
-    if (c.blockOutChannels.empty()) throw bad("block_out_channels", "is empty");
-    if (c.downBlockTypes.size() != c.blockOutChannels.size() || c.upBlockTypes.size() != c.blockOutChannels.size())
-        throw bad("down_block_types / up_block_types", "must have one entry per block_out_channels entry (" +
-                                                          std::to_string(c.blockOutChannels.size()) + ")");
-    for (const auto& t : c.downBlockTypes)
-        if (t != "DownBlock2D" && t != "AttnDownBlock2D")
-            throw unsupported(json, "down_block_types", "\"" + t + "\"", "DownBlock2D, AttnDownBlock2D");
-    for (const auto& t : c.upBlockTypes)
-        if (t != "UpBlock2D" && t != "AttnUpBlock2D")
-            throw unsupported(json, "up_block_types", "\"" + t + "\"", "UpBlock2D, AttnUpBlock2D");
-    if (c.layersPerBlock < 1 || c.layersPerBlock > 64) throw bad("layers_per_block", "must be in 1..64");
-    if (c.inChannels < 1 || c.outChannels < 1 || c.inChannels > 4096 || c.outChannels > 4096)
-        throw bad("in_channels / out_channels", "must be in 1..4096");
-    if (c.normNumGroups < 1) throw bad("norm_num_groups", "must be positive");
-    for (int ch : c.blockOutChannels) {
-        if (ch < 1 || ch > 65536) throw bad("block_out_channels", "entries must be in 1..65536");
-        if (ch % c.normNumGroups != 0)
-            throw bad("norm_num_groups", "(" + std::to_string(c.normNumGroups) + ") must divide every block_out_channels entry (" +
-                                             std::to_string(ch) + ")");
-        if (c.attentionHeadDim && (*c.attentionHeadDim < 1 || c.headsFor(ch) < 1))
-            throw bad("attention_head_dim", "(" + std::to_string(*c.attentionHeadDim) + ") is larger than a block's " +
-                                                std::to_string(ch) + " channels");
-    }
-    if (c.attnNormNumGroups && (*c.attnNormNumGroups < 1 || c.blockOutChannels.back() % *c.attnNormNumGroups != 0))
-        throw bad("attn_norm_num_groups", "must divide the bottleneck's channels");
-    if (c.numClassEmbeds < 0) throw bad("num_class_embeds", "must not be negative");
-    if (c.downsamplePadding < 0 || c.downsamplePadding > 1) throw bad("downsample_padding", "must be 0 or 1");
-    if (c.sampleSize < 0 || c.sampleSize % c.sizeMultiple() != 0)
-        throw bad("sample_size", "(" + std::to_string(c.sampleSize) + ") must be divisible by " + std::to_string(c.sizeMultiple()));
+    checkConsistency(json, c);
     return c;
 }
 
