@@ -55,7 +55,44 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
     root->setContentsMargins(8, 8, 8, 8);
     root->setSpacing(6);
 
-    // Top bar: model, progress, export.
+    root->addWidget(buildTopBar());
+    m_message = new PageMessage(this);
+    root->addWidget(m_message);
+
+    auto* body = new QHBoxLayout;
+    body->setSpacing(8);
+    body->addWidget(buildSidebar());
+    body->addWidget(buildCentre(), 1);
+    root->addLayout(body, 1);
+
+    m_playTimer = new QTimer(this);
+    m_playTimer->setInterval(150);
+    connect(m_playTimer, &QTimer::timeout, this, [this] {
+        if (m_doc->currentStep() + 1 >= m_doc->completedSteps()) {
+            if (!m_doc->running()) setPlaying(false);
+            return;
+        }
+        m_doc->setCurrentStep(m_doc->currentStep() + 1);
+    });
+
+    connectDocument();
+    connectWorker();
+
+    QString dir = modelDir;
+    if (dir.isEmpty()) {
+        QString missing;
+        dir = builtinModelPath("ddpm-fashion-tiny", tr("diffusion"), missing);
+        if (dir.isEmpty()) showError(missing);
+    }
+    syncControls();
+    refreshMaps();
+    if (!dir.isEmpty()) openModel(dir);
+}
+
+DiffusionPage::~DiffusionPage() = default;
+
+// Top bar: model, progress (JobStatus), export menu.
+QWidget* DiffusionPage::buildTopBar() {
     auto* bar = panelFrame(this, QStringLiteral("diffusionBar"), 4);
     auto* barLayout = new QHBoxLayout(bar);
     barLayout->setContentsMargins(8, 4, 8, 4);
@@ -88,28 +125,12 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
     barLayout->addWidget(m_modelLabel, 1);
     barLayout->addWidget(jobStatus);
     barLayout->addWidget(m_export);
-    root->addWidget(bar);
+    return bar;
 
-    m_message = new PageMessage(this);
-    root->addWidget(m_message);
+}
 
-    auto* body = new QHBoxLayout;
-    body->setSpacing(8);
-    body->addWidget(buildSidebar());
-    body->addWidget(buildCentre(), 1);
-    root->addLayout(body, 1);
-
-    m_playTimer = new QTimer(this);
-    m_playTimer->setInterval(150);
-    connect(m_playTimer, &QTimer::timeout, this, [this] {
-        if (m_doc->currentStep() + 1 >= m_doc->completedSteps()) {
-            if (!m_doc->running()) setPlaying(false);
-            return;
-        }
-        m_doc->setCurrentStep(m_doc->currentStep() + 1);
-    });
-
-    // Document → views.
+// Document → views.
+void DiffusionPage::connectDocument() {
     connect(m_doc, &DiffusionDocument::modelChanged, this, [this] {
         m_modelLabel->setText(modelDescription());
         QStringList labels;
@@ -131,8 +152,10 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
         refreshMaps();
     });
     connect(m_doc, &DiffusionDocument::lookChanged, this, &DiffusionPage::refreshMaps);
+}
 
-    // Worker → runs ending, errors (progress and Cancel: the JobStatus in the bar).
+// Worker → runs ending, errors (progress and Cancel: the JobStatus in the bar).
+void DiffusionPage::connectWorker() {
     connect(m_worker, &InferenceWorker::failed, this, [this](int id, const QString& msg) {
         m_requested.clear();
         if (id == m_runJob && m_doc->running()) {
@@ -149,23 +172,20 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
             emit runFinished();
         }
     });
-
-    QString dir = modelDir;
-    if (dir.isEmpty()) {
-        QString missing;
-        dir = builtinModelPath("ddpm-fashion-tiny", tr("diffusion"), missing);
-        if (dir.isEmpty()) showError(missing);
-    }
-    syncControls();
-    refreshMaps();
-    if (!dir.isEmpty()) openModel(dir);
 }
-
-DiffusionPage::~DiffusionPage() = default;
 
 QWidget* DiffusionPage::buildSidebar() {
     const auto [scroll, panel, layout] = makeSidebar(this);
 
+    layout->addWidget(buildGenerateBox(panel));
+    layout->addWidget(buildQueryBox(panel));
+    layout->addWidget(buildMapBox(panel));
+    layout->addWidget(buildDisplayBox(panel));
+    layout->addStretch(1);
+    return scroll;
+}
+
+QWidget* DiffusionPage::buildGenerateBox(QWidget* panel) {
     auto* genBox = new QGroupBox(tr("Generate"), panel);
     auto* genForm = new QFormLayout(genBox);
     m_class = new QComboBox(genBox);
@@ -193,8 +213,10 @@ QWidget* DiffusionPage::buildSidebar() {
     genForm->addRow(tr("Scheduler:"), m_scheduler);
     genForm->addRow(tr("Steps:"), m_steps);
     genForm->addRow(m_generate);
-    layout->addWidget(genBox);
+    return genBox;
+}
 
+QWidget* DiffusionPage::buildQueryBox(QWidget* panel) {
     auto* queryBox = new QGroupBox(tr("Query"), panel);
     auto* queryLayout = new QVBoxLayout(queryBox);
     m_queryLabel = new QLabel(queryBox);
@@ -206,8 +228,10 @@ QWidget* DiffusionPage::buildSidebar() {
     connect(m_keySide, &QCheckBox::toggled, m_doc, &DiffusionDocument::setKeySide);
     queryLayout->addWidget(m_keySide);
     queryLayout->addWidget(hint(tr("Click the large image to make a pixel the query; drag for a region."), queryBox));
-    layout->addWidget(queryBox);
+    return queryBox;
+}
 
+QWidget* DiffusionPage::buildMapBox(QWidget* panel) {
     auto* mapBox = new QGroupBox(tr("Map"), panel);
     auto* mapForm = new QFormLayout(mapBox);
     m_layer = new QComboBox(mapBox);
@@ -228,8 +252,10 @@ QWidget* DiffusionPage::buildSidebar() {
     mapForm->addRow(tr("Layer:"), m_layer);
     mapForm->addRow(tr("Head:"), m_head);
     mapForm->addRow(tr("Over:"), m_over);
-    layout->addWidget(mapBox);
+    return mapBox;
+}
 
+QWidget* DiffusionPage::buildDisplayBox(QWidget* panel) {
     auto* lookBox = new QGroupBox(tr("Display"), panel);
     auto* lookForm = new QFormLayout(lookBox);
     m_opacity = new QSlider(Qt::Horizontal, lookBox);
@@ -242,9 +268,7 @@ QWidget* DiffusionPage::buildSidebar() {
     connect(m_colorMap, &ColorMapCombo::colorMapChanged, m_doc, &DiffusionDocument::setColorMap);
     lookForm->addRow(tr("Opacity:"), m_opacity);
     lookForm->addRow(tr("Colours:"), m_colorMap);
-    layout->addWidget(lookBox);
-    layout->addStretch(1);
-    return scroll;
+    return lookBox;
 }
 
 QWidget* DiffusionPage::buildCentre() {

@@ -96,7 +96,15 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override; // keeps the colour bar as tall as the picture
 
 private:
+    // Construction: build the widgets, then connect document and worker to them.
+    QWidget* buildTopBar();
     QWidget* buildSidebar();
+    QWidget* buildGenerateBox(QWidget* panel);
+    QWidget* buildQueryBox(QWidget* panel);
+    QWidget* buildMapBox(QWidget* panel);
+    QWidget* buildDisplayBox(QWidget* panel);
+    void connectDocument();
+    void connectWorker();
     QWidget* buildCentre();
     QLayout* buildTimeline(QWidget* centre);
     QWidget* buildStepImages(QWidget* top);
