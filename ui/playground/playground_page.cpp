@@ -151,25 +151,8 @@ QWidget* PlaygroundPage::buildSetup() {
     return setup;
 }
 
-QWidget* PlaygroundPage::buildInputs() {
-    auto* scroll = new QScrollArea(this);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setFixedWidth(384);
-    auto* panel = new QWidget(scroll);
-    auto* column = new QVBoxLayout(panel);
-    column->setContentsMargins(0, 0, 6, 0);
-    column->setSpacing(8);
-
-    auto* heading = new QLabel(tr("<b style='font-size:12pt'>Scaled dot-product attention</b>"), panel);
-    column->addWidget(heading);
-    column->addWidget(
-        hint(tr("Edit Q, K, V or the mask: every stage updates live. Click any cell to follow "
-                     "one number through the computation."),
-                  panel));
-
-    // Mask.
+// Mask mode, padding count and the clickable mask grid.
+QWidget* PlaygroundPage::buildMaskBox(QWidget* panel) {
     auto* maskBox = new QGroupBox(tr("Mask"), panel);
     auto* maskLayout = new QHBoxLayout(maskBox);
     maskLayout->setContentsMargins(8, 6, 8, 6);
@@ -205,9 +188,11 @@ QWidget* PlaygroundPage::buildInputs() {
     m_maskView->setFixedHeight(150);
     maskLayout->addLayout(maskControls, 2);
     maskLayout->addWidget(m_maskView, 3);
-    column->addWidget(maskBox);
+    return maskBox;
+}
 
-    // Q, K, V.
+// One editor per input, Q, K and V; selecting a row focuses that token.
+QWidget* PlaygroundPage::buildInputEditors(QWidget* panel) {
     auto* inputs = new QGroupBox(tr("Inputs (one row per token)"), panel);
     auto* inputsLayout = new QVBoxLayout(inputs);
     inputsLayout->setContentsMargins(8, 6, 8, 6);
@@ -232,7 +217,30 @@ QWidget* PlaygroundPage::buildInputs() {
     }
     inputs->setToolTip(tr("Double-click or type to edit; arrows and the mouse wheel change a value live. "
                           "Column colours show which head owns a feature."));
-    column->addWidget(inputs);
+    return inputs;
+}
+
+QWidget* PlaygroundPage::buildInputs() {
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setFixedWidth(384);
+    auto* panel = new QWidget(scroll);
+    auto* column = new QVBoxLayout(panel);
+    column->setContentsMargins(0, 0, 6, 0);
+    column->setSpacing(8);
+
+    auto* heading = new QLabel(tr("<b style='font-size:12pt'>Scaled dot-product attention</b>"), panel);
+    column->addWidget(heading);
+    column->addWidget(
+        hint(tr("Edit Q, K, V or the mask: every stage updates live. Click any cell to follow "
+                     "one number through the computation."),
+                  panel));
+
+    column->addWidget(buildMaskBox(panel));
+
+    column->addWidget(buildInputEditors(panel));
     column->addStretch(1);
     scroll->setWidget(panel);
 
@@ -245,13 +253,8 @@ QWidget* PlaygroundPage::buildInputs() {
     return scroll;
 }
 
-QWidget* PlaygroundPage::buildStages() {
-    auto* area = new QWidget(this);
-    auto* column = new QVBoxLayout(area);
-    column->setContentsMargins(0, 0, 0, 0);
-    column->setSpacing(8);
-
-    // Toolbar: heads strip, colours, range, annotations.
+// Toolbar: heads strip, colours, range, annotations.
+QLayout* PlaygroundPage::buildStageToolbar(QWidget* area) {
     auto* bar = new QHBoxLayout;
     m_headRow = new QWidget(area);
     auto* headRow = new QHBoxLayout(m_headRow);
@@ -277,7 +280,41 @@ QWidget* PlaygroundPage::buildStages() {
     bar->addSpacing(8);
     bar->addWidget(m_weightsAuto);
     bar->addWidget(m_annotations);
-    column->addLayout(bar);
+    return bar;
+}
+
+// The "follow one number" card beside the stages.
+QWidget* PlaygroundPage::buildExplainCard(QWidget* area) {
+    auto* explainCard = new QFrame(area);
+    explainCard->setObjectName(QStringLiteral("explainCard"));
+    // A fixed light card with dark text, readable under a dark palette as well.
+    explainCard->setStyleSheet(
+        QStringLiteral("QFrame#explainCard { background: palette(alternate-base); border: 1px solid palette(mid);"
+                       " border-radius: 6px; }"));
+    explainCard->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
+    auto* explainLayout = new QVBoxLayout(explainCard);
+    explainLayout->setContentsMargins(10, 8, 10, 8);
+    auto* explainTitle = new QLabel(tr("<b style='font-size:11pt'>Follow one number</b>"), explainCard);
+    m_explanation = new QLabel(explainCard);
+    m_explanation->setObjectName(QStringLiteral("explanation"));
+    m_explanation->setWordWrap(true);
+    m_explanation->setTextFormat(Qt::RichText);
+    m_explanation->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    m_explanation->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    explainLayout->addWidget(explainTitle);
+    explainLayout->addWidget(m_explanation, 1);
+    explainLayout->addWidget(
+        hint(tr("Click a cell or a label in any stage to follow another pair."), explainCard));
+    return explainCard;
+}
+
+QWidget* PlaygroundPage::buildStages() {
+    auto* area = new QWidget(this);
+    auto* column = new QVBoxLayout(area);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->setSpacing(8);
+
+    column->addLayout(buildStageToolbar(area));
 
     // The five stages, then the explanation, in a 3 × 2 grid read left to right.
     auto* grid = new QGridLayout;
@@ -311,27 +348,7 @@ QWidget* PlaygroundPage::buildStages() {
         m_stages[i] = panel;
         grid->addWidget(panel, static_cast<int>(i) / 3, static_cast<int>(i) % 3);
     }
-    auto* explainCard = new QFrame(area);
-    explainCard->setObjectName(QStringLiteral("explainCard"));
-    // A fixed light card with dark text, readable under a dark palette as well.
-    explainCard->setStyleSheet(
-        QStringLiteral("QFrame#explainCard { background: palette(alternate-base); border: 1px solid palette(mid);"
-                       " border-radius: 6px; }"));
-    explainCard->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
-    auto* explainLayout = new QVBoxLayout(explainCard);
-    explainLayout->setContentsMargins(10, 8, 10, 8);
-    auto* explainTitle = new QLabel(tr("<b style='font-size:11pt'>Follow one number</b>"), explainCard);
-    m_explanation = new QLabel(explainCard);
-    m_explanation->setObjectName(QStringLiteral("explanation"));
-    m_explanation->setWordWrap(true);
-    m_explanation->setTextFormat(Qt::RichText);
-    m_explanation->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-    m_explanation->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    explainLayout->addWidget(explainTitle);
-    explainLayout->addWidget(m_explanation, 1);
-    explainLayout->addWidget(
-        hint(tr("Click a cell or a label in any stage to follow another pair."), explainCard));
-    grid->addWidget(explainCard, 1, 2);
+    grid->addWidget(buildExplainCard(area), 1, 2);
     for (int c = 0; c < 3; ++c)
         grid->setColumnStretch(c, 1);
     for (int r = 0; r < 2; ++r)

@@ -43,7 +43,11 @@ public:
 private:
     QWidget* buildSetup();
     QWidget* buildInputs();
+    QWidget* buildMaskBox(QWidget* panel);
+    QWidget* buildInputEditors(QWidget* panel);
     QWidget* buildStages();
+    QLayout* buildStageToolbar(QWidget* area);
+    QWidget* buildExplainCard(QWidget* area);
     void refresh();
     void syncControls();
     void setAllColorMaps(ColorMap map);
