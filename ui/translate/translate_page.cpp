@@ -72,81 +72,18 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
     layout->setSpacing(6);
     layout->addWidget(buildTopBar());
 
-    auto* chipsFrame = panelFrame(this, QStringLiteral("chipsPanel"));
-    auto* chipsLayout = new QVBoxLayout(chipsFrame);
-    chipsLayout->setContentsMargins(8, 5, 8, 5);
-    chipsLayout->setSpacing(3);
-    m_sourceChips = new TokenChips(m_doc, TokenSide::Source, chipsFrame);
-    m_targetChips = new TokenChips(m_doc, TokenSide::Target, chipsFrame);
-    m_translation = new QLabel(chipsFrame);
-    m_translation->setObjectName(QStringLiteral("translation"));
-    m_translation->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    chipsLayout->addWidget(m_sourceChips);
-    chipsLayout->addWidget(m_targetChips);
-    chipsLayout->addWidget(m_translation);
-    layout->addWidget(chipsFrame);
+    layout->addWidget(buildTokenPanel());
     layout->addWidget(buildSelectors());
 
-    auto* splitter = new QSplitter(Qt::Horizontal, this);
-    m_tabs = new QTabWidget(splitter);
-    m_tabs->setObjectName(QStringLiteral("views"));
-    m_matrixView = new AttentionMatrixView(m_doc, m_tabs);
-    m_modelView = new ModelGridView(m_doc, m_tabs);
-    m_lineView = new AttentionLineView(m_doc, m_tabs);
-    m_embeddingsView = new EmbeddingsView(m_doc, m_tabs);
-    m_beamView = new BeamView(m_doc, m_tabs);
-    m_tabs->addTab(m_matrixView, tr("Matrix"));
-    m_tabs->addTab(m_modelView, tr("Model"));
-    m_tabs->addTab(m_lineView, tr("Lines"));
-    m_tabs->addTab(m_embeddingsView, tr("Embeddings"));
-    m_tabs->addTab(m_beamView, tr("Beam"));
-    m_stepPanel = new StepPanel(m_doc, splitter);
-    splitter->addWidget(m_tabs);
-    splitter->addWidget(m_stepPanel);
-    splitter->setStretchFactor(0, 3);
-    splitter->setStretchFactor(1, 1);
-    splitter->setSizes({900, 330});
-    layout->addWidget(splitter, 1);
+    layout->addWidget(buildViews(), 1);
     layout->addWidget(buildStatusBar());
 
     m_playTimer = new QTimer(this);
     m_playTimer->setInterval(450);
     connect(m_playTimer, &QTimer::timeout, this, &TranslatePage::playTick);
-    connect(m_modelView, &ModelGridView::headActivated, this, [this] { showView(View::Matrix); });
-    connect(m_doc, &TranslationDocument::selectionChanged, this, &TranslatePage::syncSelectors);
-    connect(m_doc, &TranslationDocument::modelChanged, this, &TranslatePage::syncSelectors);
-    connect(m_doc, &TranslationDocument::snapshotChanged, this, [this] {
-        const auto t = m_doc->trace();
-        m_translation->setText(t ? tr("<span style='color:%3'>translation:</span> <b>%1</b>%2")
-                                       .arg(QString::fromStdString(t->translation).toHtmlEscaped(),
-                                            m_doc->selectedBeamNode() > 0
-                                                ? tr(" (beam node %1)").arg(m_doc->selectedBeamNode())
-                                                : QString(),
-                                            palette().color(QPalette::PlaceholderText).name())
-                                 : QString());
-        updateButtons();
-    });
-
-    // Shortcuts for stepping (the line edit keeps plain arrows for the cursor).
-    auto shortcut = [this](const QKeySequence& key, auto slot) {
-        auto* s = new QShortcut(key, this);
-        s->setContext(Qt::WidgetWithChildrenShortcut);
-        connect(s, &QShortcut::activated, this, slot);
-    };
-    shortcut(QKeySequence(Qt::ALT | Qt::Key_Right), [this] { stepForward(); });
-    shortcut(QKeySequence(Qt::ALT | Qt::Key_Left), [this] { stepBack(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketRight), [this] { stepForward(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketLeft), [this] { stepBack(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), [this] { translate(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_P), [this] { setPlaying(!isPlaying()); });
-
-    connect(m_worker, &InferenceWorker::busyChanged, this, [this](bool) { updateButtons(); });
-    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& message) {
-        setPlaying(false);
-        showStatus(message, true);
-        emit failed(message);
-    });
-    connect(m_worker, &InferenceWorker::cancelled, this, [this] { showStatus(tr("Cancelled.")); });
+    connectViews();
+    addStepShortcuts();
+    connectWorker();
 
     syncSelectors();
     updateButtons();
@@ -166,6 +103,89 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
 TranslatePage::~TranslatePage() = default;
 
 // --- construction ------------------------------------------------------------------------------
+
+// Source and target token chips and the translation.
+QWidget* TranslatePage::buildTokenPanel() {
+    auto* chipsFrame = panelFrame(this, QStringLiteral("chipsPanel"));
+    auto* chipsLayout = new QVBoxLayout(chipsFrame);
+    chipsLayout->setContentsMargins(8, 5, 8, 5);
+    chipsLayout->setSpacing(3);
+    m_sourceChips = new TokenChips(m_doc, TokenSide::Source, chipsFrame);
+    m_targetChips = new TokenChips(m_doc, TokenSide::Target, chipsFrame);
+    m_translation = new QLabel(chipsFrame);
+    m_translation->setObjectName(QStringLiteral("translation"));
+    m_translation->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    chipsLayout->addWidget(m_sourceChips);
+    chipsLayout->addWidget(m_targetChips);
+    chipsLayout->addWidget(m_translation);
+    return chipsFrame;
+}
+
+// The view tabs and the step panel beside them.
+QWidget* TranslatePage::buildViews() {
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    m_tabs = new QTabWidget(splitter);
+    m_tabs->setObjectName(QStringLiteral("views"));
+    m_matrixView = new AttentionMatrixView(m_doc, m_tabs);
+    m_modelView = new ModelGridView(m_doc, m_tabs);
+    m_lineView = new AttentionLineView(m_doc, m_tabs);
+    m_embeddingsView = new EmbeddingsView(m_doc, m_tabs);
+    m_beamView = new BeamView(m_doc, m_tabs);
+    m_tabs->addTab(m_matrixView, tr("Matrix"));
+    m_tabs->addTab(m_modelView, tr("Model"));
+    m_tabs->addTab(m_lineView, tr("Lines"));
+    m_tabs->addTab(m_embeddingsView, tr("Embeddings"));
+    m_tabs->addTab(m_beamView, tr("Beam"));
+    m_stepPanel = new StepPanel(m_doc, splitter);
+    splitter->addWidget(m_tabs);
+    splitter->addWidget(m_stepPanel);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 1);
+    splitter->setSizes({900, 330});
+    return splitter;
+}
+
+void TranslatePage::connectViews() {
+    connect(m_modelView, &ModelGridView::headActivated, this, [this] { showView(View::Matrix); });
+    connect(m_doc, &TranslationDocument::selectionChanged, this, &TranslatePage::syncSelectors);
+    connect(m_doc, &TranslationDocument::modelChanged, this, &TranslatePage::syncSelectors);
+    connect(m_doc, &TranslationDocument::snapshotChanged, this, [this] {
+        const auto t = m_doc->trace();
+        m_translation->setText(t ? tr("<span style='color:%3'>translation:</span> <b>%1</b>%2")
+                                       .arg(QString::fromStdString(t->translation).toHtmlEscaped(),
+                                            m_doc->selectedBeamNode() > 0
+                                                ? tr(" (beam node %1)").arg(m_doc->selectedBeamNode())
+                                                : QString(),
+                                            palette().color(QPalette::PlaceholderText).name())
+                                 : QString());
+        updateButtons();
+    });
+}
+
+// Shortcuts for stepping (the line edit keeps plain arrows for the cursor).
+void TranslatePage::addStepShortcuts() {
+    auto shortcut = [this](const QKeySequence& key, auto slot) {
+        auto* s = new QShortcut(key, this);
+        s->setContext(Qt::WidgetWithChildrenShortcut);
+        connect(s, &QShortcut::activated, this, slot);
+    };
+    shortcut(QKeySequence(Qt::ALT | Qt::Key_Right), [this] { stepForward(); });
+    shortcut(QKeySequence(Qt::ALT | Qt::Key_Left), [this] { stepBack(); });
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketRight), [this] { stepForward(); });
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketLeft), [this] { stepBack(); });
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), [this] { translate(); });
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_P), [this] { setPlaying(!isPlaying()); });
+}
+
+void TranslatePage::connectWorker() {
+    connect(m_worker, &InferenceWorker::busyChanged, this, [this](bool) { updateButtons(); });
+    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& message) {
+        setPlaying(false);
+        showStatus(message, true);
+        emit failed(message);
+    });
+    connect(m_worker, &InferenceWorker::cancelled, this, [this] { showStatus(tr("Cancelled.")); });
+}
 
 QWidget* TranslatePage::buildTopBar() {
     auto* bar = panelFrame(this, QStringLiteral("translateBar"));
@@ -240,29 +260,8 @@ QWidget* TranslatePage::buildTopBar() {
     return bar;
 }
 
-QWidget* TranslatePage::buildSelectors() {
-    auto* w = new QWidget(this);
-    auto* row = new QHBoxLayout(w);
-    row->setContentsMargins(2, 0, 2, 0);
-    row->setSpacing(6);
-    m_kind = new QComboBox(w);
-    m_kind->setObjectName(QStringLiteral("attentionKind"));
-    m_kind->addItem(tr("Encoder self-attention"), static_cast<int>(AttentionKind::EncoderSelf));
-    m_kind->addItem(tr("Decoder self-attention"), static_cast<int>(AttentionKind::DecoderSelf));
-    m_kind->addItem(tr("Cross-attention"), static_cast<int>(AttentionKind::Cross));
-    m_layer = new QSpinBox(w);
-    m_layer->setObjectName(QStringLiteral("layer"));
-    m_layer->setPrefix(tr("layer "));
-    m_head = new QComboBox(w);
-    m_head->setObjectName(QStringLiteral("head"));
-    m_wordLevel = new QCheckBox(tr("Words"), w);
-    m_wordLevel->setObjectName(QStringLiteral("wordLevel"));
-    m_wordLevel->setToolTip(
-        tr("Merge SentencePiece pieces into words: attention summed over a word's key pieces, "
-           "averaged over its query pieces"));
-    m_hideSpecial = new QCheckBox(tr("Hide special tokens"), w);
-    m_hideSpecial->setObjectName(QStringLiteral("hideSpecial"));
-    m_hideSpecial->setToolTip(tr("Leave out </s> and <pad>; rows are renormalised over the remaining keys"));
+// Export: the current view as PNG/SVG, the attention as JSON/CSV/NPY.
+QToolButton* TranslatePage::buildExportButton(QWidget* w) {
     auto* exportButton = new QToolButton(w);
     exportButton->setObjectName(QStringLiteral("exportButton"));
     exportButton->setText(tr("Export"));
@@ -294,6 +293,33 @@ QWidget* TranslatePage::buildSelectors() {
     menu->addAction(tr("Attention tensor as NPY…"), this,
                     [ask] { ask(tr("NumPy (*.npy)"), QStringLiteral("npy"), true); });
     exportButton->setMenu(menu);
+    return exportButton;
+}
+
+QWidget* TranslatePage::buildSelectors() {
+    auto* w = new QWidget(this);
+    auto* row = new QHBoxLayout(w);
+    row->setContentsMargins(2, 0, 2, 0);
+    row->setSpacing(6);
+    m_kind = new QComboBox(w);
+    m_kind->setObjectName(QStringLiteral("attentionKind"));
+    m_kind->addItem(tr("Encoder self-attention"), static_cast<int>(AttentionKind::EncoderSelf));
+    m_kind->addItem(tr("Decoder self-attention"), static_cast<int>(AttentionKind::DecoderSelf));
+    m_kind->addItem(tr("Cross-attention"), static_cast<int>(AttentionKind::Cross));
+    m_layer = new QSpinBox(w);
+    m_layer->setObjectName(QStringLiteral("layer"));
+    m_layer->setPrefix(tr("layer "));
+    m_head = new QComboBox(w);
+    m_head->setObjectName(QStringLiteral("head"));
+    m_wordLevel = new QCheckBox(tr("Words"), w);
+    m_wordLevel->setObjectName(QStringLiteral("wordLevel"));
+    m_wordLevel->setToolTip(
+        tr("Merge SentencePiece pieces into words: attention summed over a word's key pieces, "
+           "averaged over its query pieces"));
+    m_hideSpecial = new QCheckBox(tr("Hide special tokens"), w);
+    m_hideSpecial->setObjectName(QStringLiteral("hideSpecial"));
+    m_hideSpecial->setToolTip(tr("Leave out </s> and <pad>; rows are renormalised over the remaining keys"));
+    auto* exportButton = buildExportButton(w);
 
     row->addWidget(new QLabel(tr("Show"), w));
     row->addWidget(m_kind);

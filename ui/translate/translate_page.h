@@ -103,7 +103,13 @@ signals:
 private:
     struct SessionSlot;
     QWidget* buildTopBar();
+    QWidget* buildTokenPanel();
+    QWidget* buildViews();
     QWidget* buildSelectors();
+    QToolButton* buildExportButton(QWidget* parent);
+    void connectViews();
+    void addStepShortcuts();
+    void connectWorker();
     QWidget* buildStatusBar();
     void syncSelectors();
     void updateButtons();
