@@ -60,7 +60,41 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
     root->setContentsMargins(8, 8, 8, 8);
     root->setSpacing(6);
 
-    // Top bar: image source, model, progress and export.
+    root->addWidget(buildTopBar());
+
+    m_message = new PageMessage(this);
+    root->addWidget(m_message);
+
+    auto* body = new QHBoxLayout;
+    body->setSpacing(8);
+    body->addWidget(buildSidebar());
+    body->addWidget(buildCentre(), 1);
+    root->addLayout(body, 1);
+
+    auto* pasteShortcut = new QShortcut(QKeySequence::Paste, this);
+    pasteShortcut->setContext(Qt::WidgetWithChildrenShortcut);
+    connect(pasteShortcut, &QShortcut::activated, this, &VisionPage::pasteImage);
+
+    connectDocument();
+    connectWorker();
+
+    const int samples = m_gallery->loadSamples();
+    if (!m_gallery->problem().isEmpty()) showNotice(m_gallery->problem()); // surfaced, never swallowed
+    if (samples > 0) m_pendingSample = m_gallery->samplePaths().front();
+    QString dir = modelDir;
+    if (dir.isEmpty()) {
+        QString missing;
+        dir = builtinModelPath("vit-fashion-mnist", tr("vision"), missing);
+        if (dir.isEmpty()) showError(missing);
+    }
+    syncControls();
+    if (!dir.isEmpty()) openModel(dir);
+}
+
+VisionPage::~VisionPage() = default;
+
+// Top bar: image source, model, progress (JobStatus) and export.
+QWidget* VisionPage::buildTopBar() {
     auto* bar = panelFrame(this, QStringLiteral("visionBar"), 4);
     auto* barLayout = new QHBoxLayout(bar);
     barLayout->setContentsMargins(8, 4, 8, 4);
@@ -94,22 +128,11 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
     barLayout->addWidget(m_modelLabel);
     barLayout->addWidget(jobStatus);
     barLayout->addWidget(m_export);
-    root->addWidget(bar);
+    return bar;
+}
 
-    m_message = new PageMessage(this);
-    root->addWidget(m_message);
-
-    auto* body = new QHBoxLayout;
-    body->setSpacing(8);
-    body->addWidget(buildSidebar());
-    body->addWidget(buildCentre(), 1);
-    root->addLayout(body, 1);
-
-    auto* pasteShortcut = new QShortcut(QKeySequence::Paste, this);
-    pasteShortcut->setContext(Qt::WidgetWithChildrenShortcut);
-    connect(pasteShortcut, &QShortcut::activated, this, &VisionPage::pasteImage);
-
-    // Document → views.
+// Document → views.
+void VisionPage::connectDocument() {
     connect(m_doc, &VisionDocument::modelChanged, this, [this] {
         syncControls();
         m_modelLabel->setText(modelDescription());
@@ -127,29 +150,29 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
         refreshMaps();
     });
     connect(m_doc, &VisionDocument::lookChanged, this, &VisionPage::refreshMaps);
-
-    // Worker → errors (progress and Cancel: the JobStatus in the bar).
-    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& msg) { showError(msg); });
-    connect(m_worker, &InferenceWorker::cancelled, this, [this](int) { showNotice(tr("Cancelled.")); });
-
-    const int samples = m_gallery->loadSamples();
-    if (!m_gallery->problem().isEmpty()) showNotice(m_gallery->problem()); // surfaced, never swallowed
-    if (samples > 0) m_pendingSample = m_gallery->samplePaths().front();
-    QString dir = modelDir;
-    if (dir.isEmpty()) {
-        QString missing;
-        dir = builtinModelPath("vit-fashion-mnist", tr("vision"), missing);
-        if (dir.isEmpty()) showError(missing);
-    }
-    syncControls();
-    if (!dir.isEmpty()) openModel(dir);
 }
 
-VisionPage::~VisionPage() = default;
+// Worker → errors (progress and Cancel: the JobStatus in the bar).
+void VisionPage::connectWorker() {
+    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& msg) { showError(msg); });
+    connect(m_worker, &InferenceWorker::cancelled, this, [this](int) { showNotice(tr("Cancelled.")); });
+}
 
 QWidget* VisionPage::buildSidebar() {
     const auto [scroll, panel, layout] = makeSidebar(this);
 
+    layout->addWidget(buildSamplesBox(panel));
+    layout->addWidget(buildQueryBox(panel));
+    layout->addWidget(buildMapBox(panel));
+    layout->addWidget(buildDisplayBox(panel));
+
+    m_timing = hint(QString(), panel);
+    layout->addWidget(m_timing);
+    layout->addStretch(1);
+    return scroll;
+}
+
+QWidget* VisionPage::buildSamplesBox(QWidget* panel) {
     auto* samplesBox = new QGroupBox(tr("Samples"), panel);
     auto* samplesLayout = new QVBoxLayout(samplesBox);
     m_gallery = new SampleGallery(samplesBox);
@@ -158,8 +181,10 @@ QWidget* VisionPage::buildSidebar() {
     connect(m_gallery, &SampleGallery::sampleChosen, this, [this](const QString& path) { openImage(path); });
     samplesLayout->addWidget(m_gallery);
     samplesLayout->addWidget(hint(tr("…or drop an image here, paste one (Ctrl+V) or use Open image."), samplesBox));
-    layout->addWidget(samplesBox);
+    return samplesBox;
+}
 
+QWidget* VisionPage::buildQueryBox(QWidget* panel) {
     auto* queryBox = new QGroupBox(tr("Query"), panel);
     auto* queryLayout = new QVBoxLayout(queryBox);
     auto* queryRow = new QHBoxLayout;
@@ -189,8 +214,10 @@ QWidget* VisionPage::buildSidebar() {
     connect(m_keySide, &QCheckBox::toggled, m_doc, &VisionDocument::setKeySide);
     queryLayout->addWidget(m_keySide);
     queryLayout->addWidget(hint(tr("Click a patch to make it the query; shift-click or drag to select several."), queryBox));
-    layout->addWidget(queryBox);
+    return queryBox;
+}
 
+QWidget* VisionPage::buildMapBox(QWidget* panel) {
     auto* mapBox = new QGroupBox(tr("Map"), panel);
     auto* mapForm = new QFormLayout(mapBox);
     m_layer = new QComboBox(mapBox);
@@ -212,8 +239,10 @@ QWidget* VisionPage::buildSidebar() {
     mapForm->addRow(tr("Layer:"), m_layer);
     mapForm->addRow(tr("Head:"), m_head);
     mapForm->addRow(m_rollout);
-    layout->addWidget(mapBox);
+    return mapBox;
+}
 
+QWidget* VisionPage::buildDisplayBox(QWidget* panel) {
     auto* lookBox = new QGroupBox(tr("Display"), panel);
     auto* lookForm = new QFormLayout(lookBox);
     m_opacity = new QSlider(Qt::Horizontal, lookBox);
@@ -232,12 +261,7 @@ QWidget* VisionPage::buildSidebar() {
     lookForm->addRow(tr("Opacity:"), m_opacity);
     lookForm->addRow(tr("Colours:"), m_colorMap);
     lookForm->addRow(m_smooth);
-    layout->addWidget(lookBox);
-
-    m_timing = hint(QString(), panel);
-    layout->addWidget(m_timing);
-    layout->addStretch(1);
-    return scroll;
+    return lookBox;
 }
 
 QWidget* VisionPage::buildCentre() {
@@ -252,6 +276,26 @@ QWidget* VisionPage::buildCentre() {
     m_imageView = new PatchImageView(top);
     m_imageView->setObjectName(QStringLiteral("imageView"));
     m_imageView->setPlaceholderText(tr("Drop an image here, paste one, or pick a sample."));
+    connectImageView();
+
+    auto* side = buildImageSide(top);
+    top->addWidget(m_imageView);
+    top->addWidget(side);
+    top->setStretchFactor(0, 3);
+    top->setStretchFactor(1, 2);
+    auto* split = new QSplitter(Qt::Vertical, centre);
+    split->setChildrenCollapsible(false);
+    split->addWidget(top);
+    split->addWidget(buildGrids(split));
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    split->setSizes({560, 440}); // proportions; the picture keeps the larger share
+    layout->addWidget(split, 1);
+    return centre;
+}
+
+// Clicks, drags and hover on the picture → the query and the tooltip.
+void VisionPage::connectImageView() {
     connect(m_imageView, &PatchImageView::patchClicked, this, [this](int patch, bool additive) {
         if (additive)
             m_doc->togglePatch(patch);
@@ -272,8 +316,11 @@ QWidget* VisionPage::buildCentre() {
         const int r = patch / m_doc->gridCols(), c = patch % m_doc->gridCols();
         m_imageView->setToolTip(tr("patch (%1, %2): %3").arg(r).arg(c).arg(map(r, c), 0, 'f', 4));
     });
+}
 
-    auto* side = new QWidget(top);
+// Beside the picture: the predictions and the map as a labelled patch grid.
+QWidget* VisionPage::buildImageSide(QWidget* parent) {
+    auto* side = new QWidget(parent);
     auto* sideLayout = new QVBoxLayout(side);
     sideLayout->setContentsMargins(6, 0, 0, 0);
     sideLayout->addWidget(caption(tr("Prediction"), side));
@@ -292,14 +339,12 @@ QWidget* VisionPage::buildCentre() {
     connect(m_rawMap, &HeatmapView::cellClicked, this,
             [this](int r, int c) { m_doc->selectPatches({r * m_doc->gridCols() + c}); });
     sideLayout->addWidget(m_rawMap, 1);
-    top->addWidget(m_imageView);
-    top->addWidget(side);
-    top->setStretchFactor(0, 3);
-    top->setStretchFactor(1, 2);
-    auto* split = new QSplitter(Qt::Vertical, centre);
-    split->setChildrenCollapsible(false);
-    split->addWidget(top);
-    auto* bottomWidget = new QWidget(split);
+    return side;
+}
+
+// Below: every head of the layer and the same head through every layer.
+QWidget* VisionPage::buildGrids(QWidget* parent) {
+    auto* bottomWidget = new QWidget(parent);
     auto* bottom = new QHBoxLayout(bottomWidget);
     bottom->setContentsMargins(0, 4, 0, 0);
     auto* headsBox = new QVBoxLayout;
@@ -324,12 +369,7 @@ QWidget* VisionPage::buildCentre() {
     bottom->addLayout(headsBox, 1);
     bottom->addSpacing(12);
     bottom->addLayout(layersBox, 1);
-    split->addWidget(bottomWidget);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
-    split->setSizes({560, 440}); // proportions; the picture keeps the larger share
-    layout->addWidget(split, 1);
-    return centre;
+    return bottomWidget;
 }
 
 QString VisionPage::modelDescription() const {

@@ -83,8 +83,19 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
+    // Construction: build the widgets, then connect document and worker to them.
+    QWidget* buildTopBar();
     QWidget* buildSidebar();
+    QWidget* buildSamplesBox(QWidget* panel);
+    QWidget* buildQueryBox(QWidget* panel);
+    QWidget* buildMapBox(QWidget* panel);
+    QWidget* buildDisplayBox(QWidget* panel);
     QWidget* buildCentre();
+    QWidget* buildImageSide(QWidget* parent);
+    QWidget* buildGrids(QWidget* parent);
+    void connectImageView();
+    void connectDocument();
+    void connectWorker();
     void runImage(ImageU8 image, const QString& source, const QString& path);
     // Analyses the picture `load` returns (on the worker) with the current model and shows it.
     void analyse(std::function<ImageU8()> load, const QString& source, const QString& path);
