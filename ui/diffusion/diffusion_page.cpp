@@ -107,19 +107,16 @@ QWidget* DiffusionPage::buildTopBar() {
     m_modelLabel->setObjectName(QStringLiteral("modelLabel"));
     mute(m_modelLabel);
     auto* jobStatus = new JobStatus(m_worker, bar);
-    m_export = new QToolButton(bar);
+    m_export = exportMenuButton(bar, {
+        {tr("View as PNG…"), [this] { chooseExport(Export::View); }},
+        {tr("U view as PNG…"), [this] { chooseExport(Export::UView); }},
+        {tr("Step strip as PNG…"), [this] { chooseExport(Export::Strip); }},
+        {tr("Trajectory as animated GIF…"), [this] { chooseExport(Export::Gif); }},
+        {tr("Trajectory as PNG sequence…"), [this] { chooseExport(Export::PngSequence); }},
+        {tr("Map as NumPy (.npy)…"), [this] { chooseExport(Export::MapNpy); }},
+        {tr("Map as CSV…"), [this] { chooseExport(Export::MapCsv); }},
+    });
     m_export->setObjectName(QStringLiteral("export"));
-    m_export->setText(tr("Export"));
-    m_export->setPopupMode(QToolButton::InstantPopup);
-    auto* exportMenu = new QMenu(m_export);
-    exportMenu->addAction(tr("View as PNG…"), this, [this] { chooseExport(Export::View); });
-    exportMenu->addAction(tr("U view as PNG…"), this, [this] { chooseExport(Export::UView); });
-    exportMenu->addAction(tr("Step strip as PNG…"), this, [this] { chooseExport(Export::Strip); });
-    exportMenu->addAction(tr("Trajectory as animated GIF…"), this, [this] { chooseExport(Export::Gif); });
-    exportMenu->addAction(tr("Trajectory as PNG sequence…"), this, [this] { chooseExport(Export::PngSequence); });
-    exportMenu->addAction(tr("Map as NumPy (.npy)…"), this, [this] { chooseExport(Export::MapNpy); });
-    exportMenu->addAction(tr("Map as CSV…"), this, [this] { chooseExport(Export::MapCsv); });
-    m_export->setMenu(exportMenu);
     barLayout->addWidget(open);
     barLayout->addSpacing(12);
     barLayout->addWidget(m_modelLabel, 1);

@@ -262,11 +262,6 @@ QWidget* TranslatePage::buildTopBar() {
 
 // Export: the current view as PNG/SVG, the attention as JSON/CSV/NPY.
 QToolButton* TranslatePage::buildExportButton(QWidget* w) {
-    auto* exportButton = new QToolButton(w);
-    exportButton->setObjectName(QStringLiteral("exportButton"));
-    exportButton->setText(tr("Export"));
-    exportButton->setPopupMode(QToolButton::InstantPopup);
-    auto* menu = new QMenu(exportButton);
     auto ask = [this](const QString& filter, const QString& suffix, bool data) {
         const QString path =
             QFileDialog::getSaveFileName(this, tr("Export"), QStringLiteral("attention.") + suffix, filter);
@@ -281,18 +276,15 @@ QToolButton* TranslatePage::buildExportButton(QWidget* w) {
             showStatus(QString::fromStdString(e.what()), true);
         }
     };
-    menu->addAction(tr("Current view as PNG…"), this,
-                    [ask] { ask(tr("PNG image (*.png)"), QStringLiteral("png"), false); });
-    menu->addAction(tr("Current view as SVG…"), this,
-                    [ask] { ask(tr("SVG image (*.svg)"), QStringLiteral("svg"), false); });
-    menu->addSeparator();
-    menu->addAction(tr("Attention as JSON…"), this,
-                    [ask] { ask(tr("JSON (*.json)"), QStringLiteral("json"), true); });
-    menu->addAction(tr("Shown matrix as CSV…"), this,
-                    [ask] { ask(tr("CSV (*.csv)"), QStringLiteral("csv"), true); });
-    menu->addAction(tr("Attention tensor as NPY…"), this,
-                    [ask] { ask(tr("NumPy (*.npy)"), QStringLiteral("npy"), true); });
-    exportButton->setMenu(menu);
+    auto* exportButton = exportMenuButton(w, {
+        {tr("Current view as PNG…"), [ask] { ask(tr("PNG image (*.png)"), QStringLiteral("png"), false); }},
+        {tr("Current view as SVG…"), [ask] { ask(tr("SVG image (*.svg)"), QStringLiteral("svg"), false); }},
+        {QString(), {}},
+        {tr("Attention as JSON…"), [ask] { ask(tr("JSON (*.json)"), QStringLiteral("json"), true); }},
+        {tr("Shown matrix as CSV…"), [ask] { ask(tr("CSV (*.csv)"), QStringLiteral("csv"), true); }},
+        {tr("Attention tensor as NPY…"), [ask] { ask(tr("NumPy (*.npy)"), QStringLiteral("npy"), true); }},
+    });
+    exportButton->setObjectName(QStringLiteral("exportButton"));
     return exportButton;
 }
 

@@ -111,16 +111,13 @@ QWidget* VisionPage::buildTopBar() {
     m_modelLabel = new QLabel(bar);
     mute(m_modelLabel);
     auto* jobStatus = new JobStatus(m_worker, bar);
-    m_export = new QToolButton(bar);
+    m_export = exportMenuButton(bar, {
+        {tr("Overlay as PNG (original resolution)…"), [this] { chooseExport(Export::Overlay); }},
+        {tr("Heads grid as PNG…"), [this] { chooseExport(Export::HeadsGrid); }},
+        {tr("Map as NumPy (.npy)…"), [this] { chooseExport(Export::MapNpy); }},
+        {tr("Map as CSV…"), [this] { chooseExport(Export::MapCsv); }},
+    });
     m_export->setObjectName(QStringLiteral("export"));
-    m_export->setText(tr("Export"));
-    m_export->setPopupMode(QToolButton::InstantPopup);
-    auto* exportMenu = new QMenu(m_export);
-    exportMenu->addAction(tr("Overlay as PNG (original resolution)…"), this, [this] { chooseExport(Export::Overlay); });
-    exportMenu->addAction(tr("Heads grid as PNG…"), this, [this] { chooseExport(Export::HeadsGrid); });
-    exportMenu->addAction(tr("Map as NumPy (.npy)…"), this, [this] { chooseExport(Export::MapNpy); });
-    exportMenu->addAction(tr("Map as CSV…"), this, [this] { chooseExport(Export::MapCsv); });
-    m_export->setMenu(exportMenu);
     barLayout->addWidget(open);
     barLayout->addWidget(paste);
     barLayout->addSpacing(12);

@@ -7,6 +7,8 @@
 #include <QScrollArea>
 #include <QVBoxLayout>
 #include <QLabel>
+#include <QMenu>
+#include <QToolButton>
 
 #include <cstring>
 
@@ -43,6 +45,21 @@ QString builtinModelPath(const char* name, const QString& what, QString& error) 
                     .arg(what, QString::fromUtf8(e.what()));
         return {};
     }
+}
+
+QToolButton* exportMenuButton(QWidget* parent, const QList<MenuEntry>& entries) {
+    auto* button = new QToolButton(parent);
+    button->setText(QObject::tr("Export"));
+    button->setPopupMode(QToolButton::InstantPopup);
+    auto* menu = new QMenu(button);
+    for (const MenuEntry& e : entries) {
+        if (e.action)
+            menu->addAction(e.text, button, e.action);
+        else
+            menu->addSeparator();
+    }
+    button->setMenu(menu);
+    return button;
 }
 
 QLabel* caption(const QString& text, QWidget* parent) {

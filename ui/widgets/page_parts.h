@@ -8,11 +8,14 @@
 #include <QColor>
 #include <QImage>
 #include <QPalette>
+#include <QList>
 #include <QString>
+#include <functional>
 
 class QFrame;
 class QLabel;
 class QScrollArea;
+class QToolButton;
 class QVBoxLayout;
 class QWidget;
 
@@ -30,6 +33,14 @@ struct Sidebar {
 Sidebar makeSidebar(QWidget* parent, int width = 272);
 // The folder of a built-in model, or empty with `error` set to one sentence saying what to do instead.
 QString builtinModelPath(const char* name, const QString& what, QString& error);
+
+// The "Export" button of a page's bar: an instant popup menu with one entry per (text, action); a null
+// action adds a separator.
+struct MenuEntry {
+    QString text;
+    std::function<void()> action;
+};
+QToolButton* exportMenuButton(QWidget* parent, const QList<MenuEntry>& entries);
 
 QLabel* caption(const QString& text, QWidget* parent); // bold
 QLabel* hint(const QString& text, QWidget* parent);    // muted, word-wrapped
