@@ -16,6 +16,7 @@ import torch  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden"))
 import safetensors_io as st_io  # noqa: E402  (the one shared writer, tools/golden)
 from marian_torch import MarianMTModel, copy_spm  # noqa: E402
+import hf_folder  # noqa: E402
 
 
 # -------------------------------------------------------------------------------------- export
@@ -89,14 +90,7 @@ def export_model(model, tok_dir, out_dir, card_text, state=None):
 
 
 def load_exported(folder):
-    with open(os.path.join(folder, "config.json")) as f:
-        hc = json.load(f)
-    model = MarianMTModel(config_from_hf(hc))
-    sd = {k: torch.from_numpy(v.astype(np.float32)) for k, v in
-          st_io.load_file(os.path.join(folder, "model.safetensors")).items()}
-    model.load_state_dict(sd, strict=True)
-    model.eval()
-    return model, hc
+    return hf_folder.load_exported(folder, lambda hc: MarianMTModel(config_from_hf(hc)))
 
 
 def state_from_card(text):

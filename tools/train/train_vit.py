@@ -32,6 +32,7 @@ import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden"))
 import safetensors_io as st_io  # noqa: E402  (the one shared writer, tools/golden)
+import hf_folder  # noqa: E402
 
 from fashion_data import (CLASSES, DATA_DIR, IMAGE_MEAN, IMAGE_STD, REPO, augment, evaluate,  # noqa: E402,F401
                           load_split, preprocess_uint8, read_idx)
@@ -257,14 +258,7 @@ def config_from_hf(hc):
 
 def load_exported(folder):
     """Re-load an exported HF folder into the training model (used by make_goldens.py)."""
-    with open(os.path.join(folder, "config.json")) as f:
-        hc = json.load(f)
-    model = ViTForImageClassification(config_from_hf(hc))
-    sd = {k: torch.from_numpy(v.astype(np.float32)) for k, v in
-          st_io.load_file(os.path.join(folder, "model.safetensors")).items()}
-    model.load_state_dict(sd, strict=True)
-    model.eval()
-    return model, hc
+    return hf_folder.load_exported(folder, lambda hc: ViTForImageClassification(config_from_hf(hc)))
 
 
 def record_from_card(text):

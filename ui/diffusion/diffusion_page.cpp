@@ -51,19 +51,10 @@ QString folderName(const QString& dir) { return QFileInfo(QDir::cleanPath(dir)).
 
 DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
     : QWidget(parent), m_doc(new DiffusionDocument(this)), m_worker(new InferenceWorker(this)) {
-    auto* root = new QVBoxLayout(this);
-    root->setContentsMargins(8, 8, 8, 8);
-    root->setSpacing(6);
-
-    root->addWidget(buildTopBar());
-    m_message = new PageMessage(this);
-    root->addWidget(m_message);
-
-    auto* body = new QHBoxLayout;
-    body->setSpacing(8);
-    body->addWidget(buildSidebar());
-    body->addWidget(buildCentre(), 1);
-    root->addLayout(body, 1);
+    QWidget* bar = buildTopBar(); // built in this order: later builders use what earlier ones made
+    QWidget* sidebar = buildSidebar();
+    QWidget* centre = buildCentre();
+    m_message = assembleWorkspace(this, bar, sidebar, centre);
 
     m_playTimer = new QTimer(this);
     m_playTimer->setInterval(150);

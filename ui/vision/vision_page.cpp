@@ -56,20 +56,10 @@ QString ms(double seconds) { return QString::number(seconds * 1000.0, 'f', secon
 VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
     : QWidget(parent), m_doc(new VisionDocument(this)), m_worker(new InferenceWorker(this)) {
     setAcceptDrops(true);
-    auto* root = new QVBoxLayout(this);
-    root->setContentsMargins(8, 8, 8, 8);
-    root->setSpacing(6);
-
-    root->addWidget(buildTopBar());
-
-    m_message = new PageMessage(this);
-    root->addWidget(m_message);
-
-    auto* body = new QHBoxLayout;
-    body->setSpacing(8);
-    body->addWidget(buildSidebar());
-    body->addWidget(buildCentre(), 1);
-    root->addLayout(body, 1);
+    QWidget* bar = buildTopBar(); // built in this order: later builders use what earlier ones made
+    QWidget* sidebar = buildSidebar();
+    QWidget* centre = buildCentre();
+    m_message = assembleWorkspace(this, bar, sidebar, centre);
 
     auto* pasteShortcut = new QShortcut(QKeySequence::Paste, this);
     pasteShortcut->setContext(Qt::WidgetWithChildrenShortcut);

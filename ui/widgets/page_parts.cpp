@@ -1,8 +1,10 @@
 #include "ui/widgets/page_parts.h"
 
 #include "core/io/model_folder.h"
+#include "ui/widgets/page_message.h"
 
 #include <QFont>
+#include <QHBoxLayout>
 #include <QFrame>
 #include <QScrollArea>
 #include <QVBoxLayout>
@@ -45,6 +47,21 @@ QString builtinModelPath(const char* name, const QString& what, QString& error) 
                     .arg(what, QString::fromUtf8(e.what()));
         return {};
     }
+}
+
+PageMessage* assembleWorkspace(QWidget* page, QWidget* topBar, QWidget* sidebar, QWidget* centre) {
+    auto* root = new QVBoxLayout(page);
+    root->setContentsMargins(8, 8, 8, 8);
+    root->setSpacing(6);
+    root->addWidget(topBar);
+    auto* message = new PageMessage(page);
+    root->addWidget(message);
+    auto* body = new QHBoxLayout;
+    body->setSpacing(8);
+    body->addWidget(sidebar);
+    body->addWidget(centre, 1);
+    root->addLayout(body, 1);
+    return message;
 }
 
 QToolButton* exportMenuButton(QWidget* parent, const QList<MenuEntry>& entries) {

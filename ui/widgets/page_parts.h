@@ -42,6 +42,11 @@ struct MenuEntry {
 };
 QToolButton* exportMenuButton(QWidget* parent, const QList<MenuEntry>& entries);
 
+// The frame of a workspace page (Vision, Diffusion): the top bar, a message line under it, then the
+// sidebar beside the centre, which takes the remaining space. Returns the message line.
+class PageMessage;
+PageMessage* assembleWorkspace(QWidget* page, QWidget* topBar, QWidget* sidebar, QWidget* centre);
+
 QLabel* caption(const QString& text, QWidget* parent); // bold
 QLabel* hint(const QString& text, QWidget* parent);    // muted, word-wrapped
 // Secondary text: drawn in the palette's placeholder-text colour (follows light and dark palettes).
