@@ -86,17 +86,15 @@ void DecodeSession::reset() {
     for (int b = 0; b < m_numBeams; ++b) m_live.push_back({0, b == 0 ? 0.0f : -1e9f, m_model->newCache()});
 }
 
-DecodeSession::Expansion DecodeSession::expand(const Live& live, int curLen) {
-    MarianDecoderCache cache = live.cache;
-    MarianStepOutput out = m_model->decodeStep(m_nodes[live.node].token, m_encoder, cache, m_options.captureAttention);
-    return finishExpansion(live.node, std::move(out), std::move(cache), curLen);
+DecodeSession::Expansion DecodeSession::expand(Live& live, int curLen) {
+    MarianStepOutput out = m_model->decodeStep(m_nodes[live.node].token, m_encoder, live.cache, m_options.captureAttention);
+    return finishExpansion(live.node, std::move(out), live.cache, curLen);
 }
 
-DecodeSession::Expansion DecodeSession::finishExpansion(int node, MarianStepOutput out, MarianDecoderCache cache,
+DecodeSession::Expansion DecodeSession::finishExpansion(int node, MarianStepOutput out, const MarianDecoderCache& cache,
                                                         int curLen) {
     Expansion e;
-    e.cache = std::move(cache);
-    if (m_nodeKv[node].empty()) m_nodeKv[node] = m_model->cacheRow(e.cache, e.cache.length() - 1);
+    if (m_nodeKv[node].empty()) m_nodeKv[node] = m_model->cacheRow(cache, cache.length() - 1);
     e.selfAttention = std::move(out.selfAttention);
     e.crossAttention = std::move(out.crossAttention);
     e.logits = std::move(out.logits);
@@ -172,7 +170,6 @@ void DecodeSession::stepGreedy() {
     const int node = addNode(live.node, token, e.logprobs[token], live.score + e.logprobs[token], e);
     live.node = node;
     live.score = m_nodes[node].score;
-    live.cache = std::move(e.cache);
     m_nodes[node].finalScore = m_nodes[node].score;
     if (token == m_eos || curLen + 1 >= m_maxLength) {
         m_done = true;
@@ -229,20 +226,17 @@ void DecodeSession::stepBeam() {
         }
         expansionOf[b] = found;
     }
-    // one batched decoder step for all distinct hypotheses
+    // one batched decoder step for all distinct hypotheses, each growing its own slot's cache in place
     std::vector<int> inputTokens;
-    std::vector<MarianDecoderCache> caches;
-    caches.reserve(distinct.size());
+    std::vector<MarianDecoderCache*> cachePtrs;
     for (const size_t b : distinct) {
         inputTokens.push_back(m_nodes[m_live[b].node].token);
-        caches.push_back(m_live[b].cache);
+        cachePtrs.push_back(&m_live[b].cache);
     }
-    std::vector<MarianDecoderCache*> cachePtrs;
-    for (auto& c : caches) cachePtrs.push_back(&c);
     std::vector<MarianStepOutput> outs = m_model->decodeSteps(inputTokens, m_encoder, cachePtrs, m_options.captureAttention);
     std::vector<Expansion> expansions;
     for (size_t i = 0; i < distinct.size(); ++i)
-        expansions.push_back(finishExpansion(m_live[distinct[i]].node, std::move(outs[i]), std::move(caches[i]), curLen));
+        expansions.push_back(finishExpansion(m_live[distinct[i]].node, std::move(outs[i]), *cachePtrs[i], curLen));
     const int V = static_cast<int>(expansions.front().logprobs.size());
     const int total = nb * V;
     const auto scoreAt = [&](int i) { return m_live[i / V].score + expansions[expansionOf[i / V]].logprobs[i % V]; };
@@ -255,6 +249,7 @@ void DecodeSession::stepBeam() {
                       [&](int a, int b) { return scores[a] > scores[b] || (scores[a] == scores[b] && a < b); });
 
     std::vector<Live> next;
+    std::vector<int> origin; // per next beam: the live slot whose cache it continues
     for (int rank = 0; rank < k; ++rank) {
         const int i = idx[rank];
         const int src = i / V, token = i % V;
@@ -265,13 +260,15 @@ void DecodeSession::stepBeam() {
             addHyp(node, scores[i], curLen);
         } else {
             const int node = addNode(m_live[src].node, token, e.logprobs[token], scores[i], e);
-            next.push_back({node, scores[i], e.cache});
+            next.push_back({node, scores[i], {}});
+            origin.push_back(static_cast<int>(distinct[static_cast<size_t>(expansionOf[src])]));
         }
         if (static_cast<int>(next.size()) == nb) break;
     }
     // transformers ≥ 4.29 (to 4.35) passes cur_len = input_ids.shape[-1] + 1: the length the new
     // scores were computed on, one more than the hypotheses' current length (`curLen` here).
     const bool done = isDone(scores[idx[0]], curLen + 1);
+    reorderCaches(next, origin);
     m_live = std::move(next);
     if (done) {
         m_done = true;
@@ -280,6 +277,28 @@ void DecodeSession::stepBeam() {
         for (const Live& l : m_live) addHyp(l.node, l.score, curLen + 1);
     }
     if (m_done) finalize();
+}
+
+void DecodeSession::reorderCaches(std::vector<Live>& next, const std::vector<int>& origin) {
+    std::vector<int> firstChild(m_live.size(), -1);
+    for (size_t b = 0; b < next.size(); ++b) {
+        const int o = origin[b];
+        if (firstChild[static_cast<size_t>(o)] >= 0) continue;
+        firstChild[static_cast<size_t>(o)] = static_cast<int>(b);
+        next[b].cache = std::move(m_live[static_cast<size_t>(o)].cache);
+    }
+    std::vector<MarianDecoderCache*> spare; // caches of live slots no beam continues: their memory is reused
+    for (size_t o = 0; o < m_live.size(); ++o)
+        if (firstChild[o] < 0) spare.push_back(&m_live[o].cache);
+    for (size_t b = 0; b < next.size(); ++b) {
+        const int first = firstChild[static_cast<size_t>(origin[b])];
+        if (first == static_cast<int>(b)) continue;
+        if (!spare.empty()) {
+            next[b].cache = std::move(*spare.back());
+            spare.pop_back();
+        }
+        next[b].cache.copyFrom(next[static_cast<size_t>(first)].cache);
+    }
 }
 
 void DecodeSession::finalize() {

@@ -157,13 +157,17 @@ private:
         std::vector<float> logits;   // processed raw logits (greedy argmax), [V]
         Tensor selfAttention, crossAttention;
         std::vector<TokenCandidate> candidates;
-        MarianDecoderCache cache;    // after the step
     };
 
     void init(DecodeOptions options);
-    Expansion expand(const Live& live, int curLen);
+    // Decodes one step of `live` (its cache grows in place).
+    Expansion expand(Live& live, int curLen);
     // Turns the raw step output of `node` into an Expansion (processors, log-softmax, top-k).
-    Expansion finishExpansion(int node, MarianStepOutput out, MarianDecoderCache cache, int curLen);
+    Expansion finishExpansion(int node, MarianStepOutput out, const MarianDecoderCache& cache, int curLen);
+    // The next beams' caches from the live slots they continue (origin[b] indexes m_live): the first
+    // continuation of a slot takes its cache without a copy, each further one gets a copy of the used
+    // rows into the buffers of a beam that was dropped.
+    void reorderCaches(std::vector<Live>& next, const std::vector<int>& origin);
     void stepGreedy();
     void stepBeam();
     int addNode(int parent, int token, float logprob, float score, const Expansion& e);

@@ -26,6 +26,18 @@ void KvCache::append(const RowMatrix& k, const RowMatrix& v) {
     length = need;
 }
 
+void KvCache::copyFrom(const KvCache& other) {
+    if (this == &other) return;
+    const int64_t n = other.length;
+    if (keys.rows() < n || keys.cols() != other.keys.cols()) {
+        keys.resize(other.keys.rows(), other.keys.cols());
+        values.resize(other.values.rows(), other.values.cols());
+    }
+    keys.topRows(n) = other.keys.topRows(n);
+    values.topRows(n) = other.values.topRows(n);
+    length = n;
+}
+
 MultiHeadAttention::MultiHeadAttention(LinearWeights q, LinearWeights k, LinearWeights v, LinearWeights out,
                                        int heads, QueryScale scale)
     : m_q(std::move(q)), m_k(std::move(k)), m_v(std::move(v)), m_out(std::move(out)), m_heads(heads),

@@ -25,13 +25,16 @@ struct LayerNormWeights {
 };
 
 // Keys and values of one attention layer for the tokens seen so far; rows [0, length) are valid.
-// Copyable (beam search copies a parent's cache); capacity grows geometrically.
+// Copyable; beam search moves a cache to the first beam that continues it and copyFrom()s the used rows
+// for the others. Capacity grows geometrically.
 struct KvCache {
     RowMatrix keys;   // [capacity, D]
     RowMatrix values; // [capacity, D]
     int64_t length = 0;
 
     void append(const RowMatrix& k, const RowMatrix& v); // k, v [n, D]
+    // Copies rows [0, other.length) only, into the existing buffers when they hold them.
+    void copyFrom(const KvCache& other);
     void truncate(int64_t newLength) { length = std::min(length, newLength); }
     void clear() { length = 0; }
 };

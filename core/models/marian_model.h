@@ -86,6 +86,11 @@ struct MarianDecoderCache {
     void truncate(int64_t n) {
         for (auto& l : layers) l.truncate(n);
     }
+    // Becomes a copy of `other`'s used rows, reusing this cache's buffers where they are large enough.
+    void copyFrom(const MarianDecoderCache& other) {
+        layers.resize(other.layers.size());
+        for (size_t i = 0; i < layers.size(); ++i) layers[i].copyFrom(other.layers[i]);
+    }
 };
 
 struct MarianStepOutput {
