@@ -1,6 +1,7 @@
 #include "core/ops/nn.h"
 
 #include "core/ops/gemm.h"
+#include "core/ops/gemv.h"
 #include "core/util/error.h"
 
 #include <cmath>
@@ -13,14 +14,9 @@ void linearInto(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, cons
         throw Error("linear: input has " + std::to_string(x.cols()) + " features, weight expects " +
                     std::to_string(w.cols()));
     out.resize(x.rows(), w.rows());
-    if (x.rows() > 1 && x.rows() <= 8) {
-        // A few rows (beam search steps): Eigen's GEMM would repack the whole weight for every call
-        // (for a [58101, 512] output projection that dominated a beam step). Row-by-row dot products
-        // read each weight row once, while it is in cache, for all input rows.
-        for (Eigen::Index r = 0; r < w.rows(); ++r) {
-            const auto wr = w.row(r);
-            for (Eigen::Index i = 0; i < x.rows(); ++i) out(i, r) = x.row(i).dot(wr);
-        }
+    if (x.rows() >= 1 && x.rows() <= kGemvMaxRows) {
+        // A few rows (decoder steps, greedy or beam): memory-bound, each weight row read once for all inputs.
+        gemvRows(x.data(), x.outerStride(), x.rows(), weight.data(), w.rows(), w.cols(), out.data(), out.outerStride());
     } else {
         gemm(GemmArgs{x.data(), x.outerStride(), weight.data(), w.cols(), out.data(), out.cols(), x.rows(), w.rows(), w.cols(),
                       /*transB=*/true, /*accumulate=*/false});
