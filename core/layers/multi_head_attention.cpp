@@ -50,19 +50,23 @@ MultiHeadAttention::MultiHeadAttention(LinearWeights q, LinearWeights k, LinearW
 }
 
 void MultiHeadAttention::projectQuery(const Eigen::Ref<const RowMatrix>& x, RowMatrix& q) const {
-    linearInto(x, m_q.weight, m_q.bias, q);
+    linearInto(x, m_q, q);
     if (m_scaleAt == QueryScale::Query) q *= m_scale;
 }
 
 void MultiHeadAttention::projectKeyValue(const Eigen::Ref<const RowMatrix>& x, RowMatrix& k, RowMatrix& v) const {
-    linearInto(x, m_k.weight, m_k.bias, k);
-    linearInto(x, m_v.weight, m_v.bias, v);
+    linearInto(x, m_k, k);
+    linearInto(x, m_v, v);
 }
 
 RowMatrix MultiHeadAttention::attend(const RowMatrix& q, const Eigen::Ref<const RowMatrix>& keys,
                                      const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask,
                                      Tensor* probs) const {
     return outProject(attendHeads(q, keys, values, mask, probs));
+}
+
+void MultiHeadAttention::packWeights() {
+    for (LinearWeights* l : {&m_q, &m_k, &m_v, &m_out}) l->pack();
 }
 
 float* MultiHeadAttention::captureTarget(Tensor* probs, int64_t n, int64_t m) const {
@@ -76,7 +80,9 @@ float* MultiHeadAttention::captureTarget(Tensor* probs, int64_t n, int64_t m) co
 }
 
 RowMatrix MultiHeadAttention::outProject(const RowMatrix& context) const {
-    return linear(context, m_out.weight, m_out.bias); // [n, D]
+    RowMatrix out;
+    linearInto(context, m_out, out); // [n, D]
+    return out;
 }
 
 RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys,

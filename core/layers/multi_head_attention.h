@@ -10,14 +10,10 @@
 // otherwise) and is written in place. Each row sums to 1; masked keys get exactly 0 (the mask value is
 // float32's lowest, as in HF).
 
+#include "core/ops/nn.h"
 #include "core/tensor/tensor.h"
 
 namespace attnlens {
-
-struct LinearWeights {
-    Tensor weight; // [out, in]
-    Tensor bias;   // [out] (may be empty)
-};
 
 struct LayerNormWeights {
     Tensor weight; // [D]
@@ -54,6 +50,9 @@ public:
     // input width (diffusers' spatial attention when the channels are not a multiple of head_dim).
     MultiHeadAttention(LinearWeights q, LinearWeights k, LinearWeights v, LinearWeights out, int heads,
                        QueryScale scale = QueryScale::Query);
+
+    // Packs the four projections once for many-token inputs (LinearWeights::pack; doubles their memory).
+    void packWeights();
 
     int heads() const { return m_heads; }
     int64_t dim() const { return m_dim; }

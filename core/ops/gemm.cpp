@@ -18,13 +18,20 @@ struct KernelOps {
     int64_t (*packedSize)(int64_t m, int64_t k);
     void (*pack)(const float* w, int64_t m, int64_t k, float* out);
     void (*packed)(const float* packed, int64_t m, int64_t k, const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc);
+    int64_t (*linearSize)(int64_t o, int64_t in);
+    void (*packLinear)(const float* w, int64_t o, int64_t in, float* out);
+    void (*linear)(const float* packed, int64_t o, int64_t in, const float* x, int64_t ldx, int64_t n, float* out,
+                   int64_t ldo);
 };
 
 const KernelOps kBaseline{
     [](const GemmArgs& args) { gemmProduct<Eigen::Dynamic>(args); }, [](int64_t m, int64_t k) { return packedWeightsSize(m, k); },
-    [](const float* w, int64_t m, int64_t k, float* out) { packWeightsImpl(w, k, m, k, out); }, &gemmPackedImpl};
+    [](const float* w, int64_t m, int64_t k, float* out) { packWeightsImpl(w, k, m, k, out); }, &gemmPackedImpl,
+    [](int64_t o, int64_t in) { return packedLinearSize(o, in); }, &packLinearImpl, &linearPackedImpl};
 #if defined(__x86_64__) && defined(ATTNLENS_HAVE_AVX512_KERNEL)
-const KernelOps kAvx512{&avx512::gemm, &avx512::packedWeightsSize, &avx512::packWeights, &avx512::gemmPacked};
+const KernelOps kAvx512{&avx512::gemm,           &avx512::packedWeightsSize, &avx512::packWeights,
+                        &avx512::gemmPacked,     &avx512::packedLinearSize,  &avx512::packLinear,
+                        &avx512::linearPacked};
 const KernelOps& opsFor(GemmKernel k) { return k == GemmKernel::Avx512 ? kAvx512 : kBaseline; }
 #else
 const KernelOps& opsFor(GemmKernel) { return kBaseline; }
@@ -67,15 +74,37 @@ void gemm(const GemmArgs& args) {
     opsFor(activeGemmKernel()).gemm(args);
 }
 
-void PackedWeights::Free::operator()(float* p) const { std::free(p); }
+namespace {
+
+// 64-byte aligned memory for `floats` floats, freed with std::free.
+std::shared_ptr<float> packedBuffer(int64_t floats, int64_t m, int64_t k) {
+    const size_t bytes = (sizeof(float) * static_cast<size_t>(floats) + 63) / 64 * 64;
+    float* data = static_cast<float*>(std::aligned_alloc(64, bytes));
+    if (!data) throw Error("out of memory packing a " + std::to_string(m) + "x" + std::to_string(k) + " weight");
+    return std::shared_ptr<float>(data, [](float* p) { std::free(p); });
+}
+
+} // namespace
 
 PackedWeights::PackedWeights(const float* w, int64_t m, int64_t k) : m_m(m), m_k(k), m_kernel(activeGemmKernel()) {
     const KernelOps& ops = opsFor(m_kernel);
-    const size_t bytes = (sizeof(float) * static_cast<size_t>(ops.packedSize(m, k)) + 63) / 64 * 64;
-    float* data = static_cast<float*>(std::aligned_alloc(64, bytes));
-    if (!data) throw Error("out of memory packing a " + std::to_string(m) + "x" + std::to_string(k) + " weight");
-    m_data = std::shared_ptr<float>(data, Free{});
-    ops.pack(w, m, k, data);
+    m_data = packedBuffer(ops.packedSize(m, k), m, k);
+    ops.pack(w, m, k, m_data.get());
+}
+
+PackedLinear::PackedLinear(const float* w, int64_t outFeatures, int64_t inFeatures)
+    : m_o(outFeatures), m_i(inFeatures), m_kernel(activeGemmKernel()) {
+    const KernelOps& ops = opsFor(m_kernel);
+    m_data = packedBuffer(ops.linearSize(m_o, m_i), m_o, m_i);
+    ops.packLinear(w, m_o, m_i, m_data.get());
+}
+
+bool PackedLinear::valid() const { return m_data && m_kernel == activeGemmKernel(); }
+
+void PackedLinear::multiply(const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo) const {
+    if (!valid()) throw Error("packed linear weights used with another GEMM kernel than they were packed for");
+    if (n == 0 || m_o == 0) return;
+    opsFor(m_kernel).linear(m_data.get(), m_o, m_i, x, ldx, n, out, ldo);
 }
 
 bool PackedWeights::valid() const { return m_data && m_kernel == activeGemmKernel(); }

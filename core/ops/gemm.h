@@ -59,11 +59,28 @@ public:
     void multiply(const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc) const;
 
 private:
-    struct Free {
-        void operator()(float* p) const;
-    };
     std::shared_ptr<float> m_data;
     int64_t m_m = 0, m_k = 0;
+    GemmKernel m_kernel = GemmKernel::Avx2;
+};
+
+// A linear layer's weight packed once: out [n, o] = x [n, i] · Wᵀ for a fixed W [o, i] (row-major).
+// Eigen's product re-packs W on every call (13 % of a ViT-B/16 forward); this packs it at load. Same
+// kernel rule as PackedWeights: valid() is false after setGemmKernel switched kernels.
+class PackedLinear {
+public:
+    PackedLinear() = default;
+    PackedLinear(const float* w, int64_t outFeatures, int64_t inFeatures); // packs for the active kernel
+    bool empty() const { return !m_data; }
+    bool valid() const;
+    int64_t outFeatures() const { return m_o; }
+    int64_t inFeatures() const { return m_i; }
+    // out [n, o] (row stride ldo) = x [n, i] (row stride ldx) · Wᵀ, overwritten. Requires valid().
+    void multiply(const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo) const;
+
+private:
+    std::shared_ptr<float> m_data;
+    int64_t m_o = 0, m_i = 0;
     GemmKernel m_kernel = GemmKernel::Avx2;
 };
 
@@ -73,6 +90,10 @@ void gemm(const GemmArgs& args);
 int64_t packedWeightsSize(int64_t m, int64_t k);
 void packWeights(const float* w, int64_t m, int64_t k, float* out);
 void gemmPacked(const float* packed, int64_t m, int64_t k, const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc);
+int64_t packedLinearSize(int64_t o, int64_t in);
+void packLinear(const float* w, int64_t o, int64_t in, float* out);
+void linearPacked(const float* packed, int64_t o, int64_t in, const float* x, int64_t ldx, int64_t n, float* out,
+                  int64_t ldo);
 } // namespace avx512
 
 } // namespace attnlens

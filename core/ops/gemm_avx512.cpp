@@ -23,4 +23,13 @@ void gemmPacked(const float* packed, int64_t m, int64_t k, const float* x, int64
     gemmPackedImpl(packed, m, k, x, ldx, n, c, ldc);
 }
 
+int64_t packedLinearSize(int64_t o, int64_t in) { return attnlens::packedLinearSize(o, in); }
+
+void packLinear(const float* w, int64_t o, int64_t in, float* out) { packLinearImpl(w, o, in, out); }
+
+void linearPacked(const float* packed, int64_t o, int64_t in, const float* x, int64_t ldx, int64_t n, float* out,
+                  int64_t ldo) {
+    linearPackedImpl(packed, o, in, x, ldx, n, out, ldo);
+}
+
 } // namespace attnlens::avx512

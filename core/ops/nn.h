@@ -2,6 +2,7 @@
 // Stateless neural-network ops shared by every model (ops/ level: no weights of their own).
 // All work on row-major [tokens, features] matrices; "in place" variants avoid allocations on hot paths.
 
+#include "core/ops/gemm.h"
 #include "core/tensor/tensor.h"
 
 #include <string>
@@ -11,6 +12,17 @@ namespace attnlens {
 // y = x · Wᵀ + b   x [n, in], W [out, in] (PyTorch nn.Linear layout), b [out] or empty.
 RowMatrix linear(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, const Tensor& bias);
 void linearInto(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, const Tensor& bias, RowMatrix& out);
+
+// A linear layer's parameters; pack() prepares the weight once for many-row inputs (a ViT's 197 tokens)
+// at the cost of a second copy of it in memory. Few-row inputs (decoder steps, ≤ 8) use the plain weight.
+struct LinearWeights {
+    Tensor weight; // [out, in]
+    Tensor bias;   // [out] (may be empty)
+    PackedLinear packed; // empty until pack()
+    void pack();
+};
+// y = x · Wᵀ + b through the packed weight when it is valid for the active kernel, else as above.
+void linearInto(const Eigen::Ref<const RowMatrix>& x, const LinearWeights& layer, RowMatrix& out);
 
 // LayerNorm over the last axis with biased variance (divide by D), in place. weight/bias [D].
 void layerNormInPlace(RowMatrix& x, const Tensor& weight, const Tensor& bias, float eps);

@@ -1,12 +1,12 @@
 // Tensor views and the stateless ops every model shares.
 
-#include "core/ops/gemv.h"
 #include "core/ops/nn.h"
 #include "core/tensor/tensor.h"
 #include "core/util/error.h"
 
 #include <QtTest>
 
+#include <array>
 #include <cmath>
 
 using namespace attnlens;
@@ -20,7 +20,7 @@ private slots:
     void layerNorm();
     void activations();
     void linearMatchesDefinition();
-    void gemvRowsMatchesDefinition();
+    void packedLinearMatchesPlain();
 };
 
 void TestTensorOps::shapesAndViews() {
@@ -106,28 +106,27 @@ void TestTensorOps::linearMatchesDefinition() {
     QVERIFY_THROWS_EXCEPTION(Error, linear(RowMatrix(2, 2), w, b));
 }
 
-// The decoder's few-row projection kernel against a double-precision sum, for every supported row count,
-// with row and depth counts that leave tails (rows not a multiple of the block, k not a multiple of 8).
-void TestTensorOps::gemvRowsMatchesDefinition() {
-    const int64_t rows = 23, k = 37, ldx = 41, ldo = 29;
-    std::vector<float> w(static_cast<size_t>(rows * k)), x(static_cast<size_t>(kGemvMaxRows * ldx));
-    for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(0.37f * static_cast<float>(i));
-    for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.11f * static_cast<float>(i));
-    for (int64_t n = 1; n <= kGemvMaxRows; ++n) {
-        std::vector<float> out(static_cast<size_t>(n * ldo), -7.0f);
-        gemvRows(x.data(), ldx, n, w.data(), rows, k, out.data(), ldo);
-        for (int64_t i = 0; i < n; ++i) {
-            for (int64_t r = 0; r < rows; ++r) {
-                double e = 0.0;
-                for (int64_t c = 0; c < k; ++c) e += double(x[size_t(i * ldx + c)]) * double(w[size_t(r * k + c)]);
-                const float got = out[size_t(i * ldo + r)];
-                QVERIFY2(std::abs(got - e) < 1e-4, qPrintable(QString("n=%1 i=%2 r=%3: %4 vs %5").arg(n).arg(i).arg(r).arg(got).arg(e)));
-            }
-            QCOMPARE(out[size_t(i * ldo + ldo - 1)], -7.0f); // the padding past `rows` is not written
-        }
+// A weight packed once at load gives the product the plain path gives, for many-row inputs (a ViT's
+// tokens), with shapes that leave partial panels and blocks; few-row inputs bypass the packing.
+void TestTensorOps::packedLinearMatchesPlain() {
+    for (const auto [n, in, out] : {std::array<int64_t, 3>{197, 77, 53}, {9, 300, 1000}, {33, 8, 5}, {3, 64, 64}}) {
+        LinearWeights layer;
+        layer.weight = Tensor({out, in});
+        layer.bias = Tensor({out});
+        for (int64_t i = 0; i < layer.weight.numel(); ++i) layer.weight.data()[i] = std::sin(0.013f * float(i));
+        for (int64_t i = 0; i < out; ++i) layer.bias.data()[i] = 0.1f * float(i % 7);
+        RowMatrix x(n, in);
+        for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = std::cos(0.029f * float(i));
+        RowMatrix plain, packed;
+        linearInto(x, layer.weight, layer.bias, plain);
+        layer.pack();
+        QVERIFY(layer.packed.valid());
+        linearInto(x, layer, packed);
+        QCOMPARE(packed.rows(), n);
+        QCOMPARE(packed.cols(), out);
+        const float worst = (packed - plain).cwiseAbs().maxCoeff();
+        QVERIFY2(worst < 1e-4f, qPrintable(QString("n=%1 in=%2 out=%3: %4").arg(n).arg(in).arg(out).arg(worst)));
     }
-    std::vector<float> sink(static_cast<size_t>(16 * ldo));
-    QVERIFY_THROWS_EXCEPTION(Error, gemvRows(x.data(), ldx, 9, w.data(), rows, k, sink.data(), ldo));
 }
 
 QTEST_GUILESS_MAIN(TestTensorOps)
