@@ -29,6 +29,7 @@ private slots:
     void attentionBadInput();
     void inspect();
     void usage();
+    void everySubcommandHasHelp();
 
 private:
     QString write(const QString& name, const QByteArray& bytes) {
@@ -120,6 +121,30 @@ void TestCli::usage() {
     const Run help = runCli({"--help"});
     QCOMPARE(help.exitCode, 0);
     QVERIFY(help.out.contains("attention") && help.out.contains("inspect"));
+}
+
+// Every subcommand the top-level help lists answers --help and -h with its own usage on stdout, exit 0,
+// even among other (possibly wrong) arguments; --version and -V exit 0.
+void TestCli::everySubcommandHasHelp() {
+    const Run help = runCli({"--help"});
+    QCOMPARE(help.exitCode, 0);
+    QStringList commands;
+    for (const QString& line : help.out.split('\n')) // "  name usage…" (the summary lines are indented deeper)
+        if (line.startsWith("  ") && !line.startsWith("   ")) commands << line.trimmed().section(' ', 0, 0);
+    QVERIFY2(commands.size() >= 8, qPrintable(help.out));
+    for (const QString& command : commands)
+        for (const QStringList& args : {QStringList{command, "--help"}, QStringList{command, "-h"},
+                                        QStringList{command, "--bogus", "--help"}}) {
+            const Run r = runCli(args);
+            QVERIFY2(!r.crashed && r.exitCode == 0, qPrintable(args.join(' ') + ": " + r.err));
+            QVERIFY2(r.out.startsWith("usage: attnlens-cli " + command + " "), qPrintable(r.out));
+            QVERIFY2(r.err.isEmpty(), qPrintable(r.err));
+        }
+    for (const char* flag : {"--version", "-V"}) {
+        const Run v = runCli({flag});
+        QCOMPARE(v.exitCode, 0);
+        QVERIFY(v.out.startsWith("attnlens-cli "));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestCli)
