@@ -65,6 +65,7 @@ private slots:
     void keySideAndHeadsReadTheTensor();
     void uViewHasOneTilePerLayerAndSelects();
     void cancelKeepsTheStepsMade();
+    void scrubbingComputesOneStepAtATime();
     void exportsMatchTheCli();
     void badFolderKeepsTheModel();
     void mainWindowSendsDiffusersFoldersHere();
@@ -287,6 +288,27 @@ void TestDiffusionPage::uViewHasOneTilePerLayerAndSelects() {
     QCOMPARE(u->selected(), 5);
     m_page->findChild<QComboBox*>("layer")->setCurrentIndex(1);
     QCOMPARE(u->selected(), 1);
+}
+
+// Without attention captured while generating (a model too big for it), dragging the timeline over every
+// step keeps at most one attention job in flight and one follow-up, instead of a job per step passed
+// (which on a big model left the map seconds behind the slider); the step shown last gets its maps.
+void TestDiffusionPage::scrubbingComputesOneStepAtATime() {
+    m_page->setCaptureLimit(0);
+    generateAndWait(3, 7, 30);
+    m_page->setCaptureLimit(int64_t{64} << 20);
+    QVERIFY(doc()->missingAttention({5}).size() == 1); // not captured
+    const int last = 27; // not one of the strip's steps (0, 3, 6, 10, 13, 16, 19, 23, 26, 29)
+    QVERIFY(doc()->missingAttention({last}).size() == 1);
+    int most = 0;
+    for (int s = 0; s <= last; ++s) {
+        doc()->setCurrentStep(s);
+        most = std::max(most, m_page->worker()->pendingJobs());
+    }
+    QVERIFY2(most <= 1, qPrintable(QString("%1 jobs queued while scrubbing").arg(most)));
+    QTRY_VERIFY_WITH_TIMEOUT(doc()->missingAttention({last}).empty(), 30000); // the follow-up
+    QTRY_VERIFY_WITH_TIMEOUT(!m_page->isBusy(), 30000);
+    QCOMPARE(doc()->missingAttention({5, 17}).size(), size_t(2)); // steps only passed over: never computed
 }
 
 void TestDiffusionPage::cancelKeepsTheStepsMade() {

@@ -43,7 +43,6 @@ namespace attnlens::ui {
 namespace {
 
 constexpr int kTileMinSide = 112;  // U view and strip tiles: the image enlarged to at least this
-constexpr int64_t kCaptureLimit = int64_t{64} << 20; // capture attention while generating up to this per step
 
 QString folderName(const QString& dir) { return QFileInfo(QDir::cleanPath(dir)).fileName(); }
 
@@ -146,6 +145,7 @@ void DiffusionPage::connectDocument() {
 void DiffusionPage::connectWorker() {
     connect(m_worker, &InferenceWorker::failed, this, [this](int id, const QString& msg) {
         m_requested.clear();
+        if (id == m_attentionJob) m_attentionJob = 0, m_attentionAgain = false;
         if (id == m_runJob && m_doc->running()) {
             m_doc->finishRun(false);
             emit runFinished();
@@ -154,6 +154,7 @@ void DiffusionPage::connectWorker() {
     });
     connect(m_worker, &InferenceWorker::cancelled, this, [this](int id) {
         m_requested.clear();
+        if (id == m_attentionJob) m_attentionJob = 0, m_attentionAgain = false;
         if (id == m_runJob && m_doc->running()) {
             m_doc->finishRun(false);
             showNotice(tr("Stopped after %n step(s); they stay on the timeline.", nullptr, m_doc->completedSteps()));
@@ -486,7 +487,7 @@ void DiffusionPage::generate() {
     m_message->dismiss();
     m_doc->beginRun(settings, session->timesteps());
     m_requested.clear();
-    const bool capture = DiffusionDocument::attentionBytesPerStep(*m_doc->model()) <= kCaptureLimit;
+    const bool capture = DiffusionDocument::attentionBytesPerStep(*m_doc->model()) <= m_captureLimit;
     const int runId = m_doc->runId();
     QPointer<DiffusionPage> self(this);
     m_runJob = m_worker->run<Tensor>(
@@ -519,6 +520,10 @@ void DiffusionPage::generate() {
 
 void DiffusionPage::requestAttention() {
     if (!m_doc->model() || m_doc->layers().empty() || !m_doc->hasRun()) return;
+    if (m_attentionJob != 0) {
+        m_attentionAgain = true;
+        return;
+    }
     std::vector<int> wanted{m_doc->currentStep()};
     for (int s : m_doc->stripSteps()) wanted.push_back(s);
     std::vector<int> steps;
@@ -529,7 +534,7 @@ void DiffusionPage::requestAttention() {
     for (int s : steps) frames.push_back(m_doc->frameShared(s));
     const int runId = m_doc->runId();
     QPointer<DiffusionPage> self(this);
-    m_worker->run<bool>(
+    m_attentionJob = m_worker->run<bool>(
         tr("Computing attention"),
         [model = m_doc->model(), label = m_doc->settings().classLabel, frames, runId, self](const Callbacks& cb) {
             for (size_t i = 0; i < frames.size(); ++i) {
@@ -546,7 +551,14 @@ void DiffusionPage::requestAttention() {
             }
             return true;
         },
-        {});
+        [this](bool) { attentionJobEnded(); });
+}
+
+void DiffusionPage::attentionJobEnded() {
+    m_attentionJob = 0;
+    if (!m_attentionAgain) return;
+    m_attentionAgain = false;
+    requestAttention();
 }
 
 bool DiffusionPage::isBusy() const { return m_worker->pendingJobs() > 0; }

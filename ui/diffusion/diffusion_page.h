@@ -65,6 +65,9 @@ public:
     DiffusionSettings settingsFromControls() const;
 
     DiffusionDocument* document() const { return m_doc; }
+    // Attention is captured while generating when a step's maps take at most this many bytes (default
+    // 64 MiB); otherwise the page computes the maps of the steps looked at, one job at a time.
+    void setCaptureLimit(int64_t bytes) { m_captureLimit = bytes; }
     InferenceWorker* worker() const { return m_worker; }
     bool isBusy() const; // a job is queued or running
     bool isPlaying() const;
@@ -105,6 +108,7 @@ private:
     QWidget* buildDisplayBox(QWidget* panel);
     void connectDocument();
     void connectWorker();
+    void attentionJobEnded();
     QWidget* buildCentre();
     QLayout* buildTimeline(QWidget* centre);
     QWidget* buildStepImages(QWidget* top);
@@ -127,6 +131,11 @@ private:
     bool m_firstShow = true;
     bool m_generateWhenLoaded = false;
     std::set<std::pair<int, int>> m_requested; // (run id, step) whose attention is queued
+    // One attention job at a time: scrubbing the timeline asks again when the job in flight ends, for
+    // the step shown then, instead of queueing a job per step passed (seconds of work on big models).
+    int m_attentionJob = 0;
+    int64_t m_captureLimit = int64_t{64} << 20;
+    bool m_attentionAgain = false;
 
     QLabel* m_modelLabel = nullptr;
     PageMessage* m_message = nullptr;
