@@ -21,25 +21,28 @@ AttentionResult multiHeadAttention(const Tensor& query, const Tensor& key, const
     if (query.rank() != 2 || key.rank() != 2 || value.rank() != 2)
         throw Error("attention: query, key and value must be matrices; got " + shapeToString(query.shape()) + ", " +
                     shapeToString(key.shape()) + ", " + shapeToString(value.shape()));
-    const int64_t nq = query.dim(0), nk = key.dim(0), dModel = query.dim(1);
-    if (nq == 0 || nk == 0 || dModel == 0) throw Error("attention: query, key and value must not be empty");
+    // Q and K share their width (d_model for queries and keys, split into heads of d_k); V has its own
+    // (d_v overall, heads of d_v / h); the output is [queries, d_v].
+    const int64_t nq = query.dim(0), nk = key.dim(0), dModel = query.dim(1), dValue = value.dim(1);
+    if (nq == 0 || nk == 0 || dModel == 0 || dValue == 0) throw Error("attention: query, key and value must not be empty");
     if (key.dim(1) != dModel)
         throw Error("attention: key has " + std::to_string(key.dim(1)) + " columns, query has " + std::to_string(dModel));
     if (value.dim(0) != nk)
         throw Error("attention: value has " + std::to_string(value.dim(0)) + " rows, key has " + std::to_string(nk));
-    if (value.dim(1) != dModel)
-        throw Error("attention: value has " + std::to_string(value.dim(1)) + " columns, expected d_model = " +
-                    std::to_string(dModel));
     if (heads < 1 || dModel % heads != 0)
-        throw Error("attention: " + std::to_string(heads) + " heads do not divide d_model = " + std::to_string(dModel));
+        throw Error("attention: " + std::to_string(heads) + " heads do not divide the query/key width d_model = " +
+                    std::to_string(dModel));
+    if (dValue % heads != 0)
+        throw Error("attention: " + std::to_string(heads) + " heads do not divide the value width d_v = " +
+                    std::to_string(dValue));
     if (mask && (mask->rank() != 2 || mask->dim(0) != nq || mask->dim(1) != nk))
         throw Error("attention: mask has shape " + shapeToString(mask->shape()) + ", expected " +
                     shapeToString({nq, nk}));
 
-    const int64_t dk = dModel / heads;
+    const int64_t dk = dModel / heads, dv = dValue / heads;
     const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
     AttentionResult result;
-    result.output = Tensor({nq, dModel});
+    result.output = Tensor({nq, dValue});
     result.weights = Tensor({heads, nq, nk});
     AttentionStages stages;
     if (recordStages) {
@@ -47,7 +50,7 @@ AttentionResult multiHeadAttention(const Tensor& query, const Tensor& key, const
         stages.scaled = Tensor({heads, nq, nk});
         stages.masked = Tensor({heads, nq, nk});
         stages.weights = result.weights; // shared buffer
-        stages.output = Tensor({heads, nq, dk});
+        stages.output = Tensor({heads, nq, dv});
     }
 
     const auto q = query.matrix();
@@ -57,7 +60,7 @@ AttentionResult multiHeadAttention(const Tensor& query, const Tensor& key, const
     for (int h = 0; h < heads; ++h) {
         const auto qh = q.middleCols(h * dk, dk); // [q, d_k]
         const auto kh = k.middleCols(h * dk, dk); // [k, d_k]
-        const auto vh = v.middleCols(h * dk, dk); // [k, d_k]
+        const auto vh = v.middleCols(h * dv, dv); // [k, d_v / h]
         scores.noalias() = qh * kh.transpose();   // [q, k]
         if (recordStages) stages.scores.slice2d({h}) = scores;
         scores *= scale;
@@ -72,8 +75,8 @@ AttentionResult multiHeadAttention(const Tensor& query, const Tensor& key, const
         auto w = result.weights.slice2d({h});
         w = scores;
         softmaxRowsInPlace(w);
-        const RowMatrix out = w * vh; // [q, d_k]
-        result.output.matrix().middleCols(h * dk, dk) = out;
+        const RowMatrix out = w * vh; // [q, d_v / h]
+        result.output.matrix().middleCols(h * dv, dv) = out;
         if (recordStages) stages.output.slice2d({h}) = out;
     }
     if (recordStages) result.stages = std::move(stages);

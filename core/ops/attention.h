@@ -7,8 +7,9 @@
 //   weights = softmax over keys (rows)     [q, k]   rows sum to 1; masked entries are 0
 //   output  = weights · V                  [q, d_v]
 //
-// Multi-head: d_model is split into h heads of d_k = d_model / h (Q, K and V are split column-wise,
-// head i owns columns [i·d_k, (i+1)·d_k)); each head attends on its own; outputs are concatenated.
+// Multi-head: Q and K (width d_model) are split into h heads of d_k = d_model / h, V (width d_v, which may
+// differ) into h heads of d_v / h, column-wise (head i owns columns [i·d_k, (i+1)·d_k) of Q and K and
+// [i·d_v/h, (i+1)·d_v/h) of V); each head attends on its own; outputs are concatenated to [q, d_v].
 // (The model engines use layers/ MultiHeadAttention with projections and additive float masks.)
 
 #include "core/ops/nn.h"
@@ -26,17 +27,18 @@ struct AttentionStages {
     Tensor scaled;  // [h, q, k]
     Tensor masked;  // [h, q, k]  equal to scaled where nothing is masked
     Tensor weights; // [h, q, k]
-    Tensor output;  // [h, q, d_k]  per-head outputs
+    Tensor output;  // [h, q, d_v / h]  per-head outputs
 };
 
 struct AttentionResult {
-    Tensor output;  // [q, d_model]  heads concatenated
+    Tensor output;  // [q, d_v]  heads concatenated
     Tensor weights; // [h, q, k]
     std::optional<AttentionStages> stages;
 };
 
-// query [q, d_model], key [k, d_model], value [k, d_model]; mask [q, k] or nullptr.
-// heads must divide d_model. Throws attnlens::Error on any shape mismatch, naming the shapes.
+// query [q, d_model], key [k, d_model], value [k, d_v]; mask [q, k] or nullptr.
+// heads must divide d_model and d_v (the message says which does not). Throws attnlens::Error on any shape
+// mismatch, naming the shapes.
 AttentionResult multiHeadAttention(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor* mask,
                                    int heads, bool recordStages);
 

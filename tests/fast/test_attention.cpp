@@ -89,6 +89,7 @@ private slots:
     void goldens();
     void invariants();
     void badShapes();
+    void valueWidthByHand();
 };
 
 void TestAttention::goldens_data() {
@@ -118,7 +119,7 @@ void TestAttention::goldens() {
     QVERIFY2(maxAbsDiff3(s.masked, e["masked"], true) < tol, "masked");
     QVERIFY2(maxAbsDiff3(s.weights, e["weights"]) < tol, "weights");
     QVERIFY2(maxAbsDiff3(s.output, e["output"]) < tol, "output");
-    QVERIFY2(maxAbsDiff3(result.output.reshaped({1, q.dim(0), q.dim(1)}), Json::array({e["concat"]})) < tol,
+    QVERIFY2(maxAbsDiff3(result.output.reshaped({1, q.dim(0), v.dim(1)}), Json::array({e["concat"]})) < tol,
              "concatenated output");
 }
 
@@ -158,6 +159,30 @@ void TestAttention::badShapes() {
     QVERIFY_THROWS_EXCEPTION(Error, multiHeadAttention(Tensor({0, 4}), k, v, nullptr, 1, false));
     const auto ok = multiHeadAttention(q, k, v, nullptr, 2, false);
     QCOMPARE(ok.output.shape(), (Shape{3, 4}));
+
+    // V may be wider or narrower than Q and K (d_v != d_k): the output is [queries, d_v]; heads must divide
+    // both widths and the message names the one they do not.
+    const Tensor v6({5, 6});
+    QCOMPARE(multiHeadAttention(q, k, v6, nullptr, 2, true).output.shape(), (Shape{3, 6}));
+    QCOMPARE(multiHeadAttention(q, k, v6, nullptr, 2, true).stages->output.shape(), (Shape{2, 3, 3}));
+    try {
+        multiHeadAttention(q, k, v6, nullptr, 4, false);
+        QFAIL("4 heads accepted for d_v = 6");
+    } catch (const Error& e) {
+        QVERIFY2(QString(e.what()).contains("value width d_v = 6"), e.what());
+    }
+}
+
+// By hand: one query that scores both keys equally (q = 0) averages their values, whatever V's width.
+void TestAttention::valueWidthByHand() {
+    const Tensor q({1, 1}, std::vector<float>{0.0f});
+    const Tensor k({2, 1}, std::vector<float>{1.0f, -1.0f});
+    const Tensor v({2, 3}, std::vector<float>{1, 2, 3, 3, 4, 9});
+    const auto r = multiHeadAttention(q, k, v, nullptr, 1, true);
+    QCOMPARE(r.output.shape(), (Shape{1, 3}));
+    QCOMPARE(r.output.at({0, 0}), 2.0f);
+    QCOMPARE(r.output.at({0, 1}), 3.0f);
+    QCOMPARE(r.output.at({0, 2}), 6.0f);
 }
 
 QTEST_GUILESS_MAIN(TestAttention)

@@ -27,6 +27,7 @@ private slots:
     void attentionJson();
     void attentionBadInput_data();
     void attentionBadInput();
+    void attentionValueWidth();
     void inspect();
     void usage();
     void everySubcommandHasHelp();
@@ -75,6 +76,8 @@ void TestCli::attentionBadInput_data() {
     QTest::newRow("not numbers") << QByteArray(R"({"query": [["a"]], "key": [[1]], "value": [[1]]})") << "not a number";
     QTest::newRow("width mismatch") << QByteArray(R"({"query": [[1,2]], "key": [[1,2,3]], "value": [[1,2,3]]})") << "columns";
     QTest::newRow("heads do not divide") << QByteArray(R"({"query": [[1,2,3]], "key": [[1,2,3]], "value": [[1,2,3]], "heads": 2})") << "heads";
+    QTest::newRow("heads do not divide d_v") << QByteArray(R"({"query": [[1,2]], "key": [[1,2]], "value": [[1,2,3]], "heads": 2})")
+                                             << "value width d_v = 3";
     QTest::newRow("bad mask shape") << QByteArray(R"({"query": [[1,2]], "key": [[1,2]], "value": [[1,2]], "mask": [[1,1]]})") << "mask";
     QTest::newRow("zero heads") << QByteArray(R"({"query": [[1,2]], "key": [[1,2]], "value": [[1,2]], "heads": 0})") << "heads";
     QTest::newRow("empty") << QByteArray(R"({"query": [], "key": [[1]], "value": [[1]]})") << "query";
@@ -84,6 +87,22 @@ void TestCli::attentionBadInput() {
     QFETCH(QByteArray, input);
     QFETCH(QString, needle);
     expectUsageError(runCli({"attention", "--input", write("bad.json", input)}), needle);
+}
+
+// V narrower or wider than Q and K (d_v != d_k): the output and each head's output follow V's width.
+void TestCli::attentionValueWidth() {
+    const QString in = write("dv.json", R"({"query": [[0,0],[1,0]], "key": [[1,0],[0,1]],
+        "value": [[1,2,3,4,5,6],[7,8,9,10,11,12]], "heads": 2})");
+    const QString out = m_dir.filePath("dv-out.json");
+    const Run r = runCli({"attention", "--input", in, "--json", out});
+    QVERIFY2(!r.crashed && r.exitCode == 0, qPrintable(r.err));
+    const Json j = readJsonFile(out.toStdString());
+    QCOMPARE(j["output"].size(), size_t(2));       // per head
+    QCOMPARE(j["output"][0].size(), size_t(2));    // queries
+    QCOMPARE(j["output"][0][0].size(), size_t(3)); // d_v / heads
+    QCOMPARE(j["weights"][0][0].size(), size_t(2)); // keys
+    // query 0 is zero: head 0 averages its value columns [0, 3) of both keys
+    QCOMPARE(j["output"][0][0][0].get<double>(), 4.0);
 }
 
 void TestCli::inspect() {
