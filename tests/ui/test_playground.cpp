@@ -136,6 +136,7 @@ private slots:
     }
 
     void headsMustDivideDModel() {
+        // (d_v follows the worked example's 4 here; valueWidthIsIndependent changes it.)
         PlaygroundModel m;
         QCOMPARE(PlaygroundModel::validHeadCounts(4), (QList<int>{1, 2, 4}));
         QCOMPARE(PlaygroundModel::validHeadCounts(6), (QList<int>{1, 2, 3, 6}));
@@ -148,6 +149,42 @@ private slots:
         QCOMPARE(m.heads(), 3);
         m.setDModel(5);
         QCOMPARE(m.heads(), 1);
+    }
+
+    // V has its own width d_v: the output follows it, the heads divide both widths, V's editor has d_v
+    // columns, and the numbers are the reference's (the core function with d_v != d_k).
+    void valueWidthIsIndependent() {
+        PlaygroundModel m;
+        m.setDValue(6);
+        QCOMPARE(m.dValue(), 6);
+        QCOMPARE(m.input(Input::Value).cols(), 6);
+        QCOMPARE(m.input(Input::Query).cols(), 4);
+        QCOMPARE(m.output().cols(), 6);
+        QCOMPARE(PlaygroundModel::validHeadCounts(4, 6), (QList<int>{1, 2}));
+        QVERIFY(!m.setHeads(4)); // divides d_model = 4, not d_v = 6
+        QVERIFY(m.setHeads(2));
+        QCOMPARE(m.dK(), 2);
+        QCOMPARE(m.dV(), 3);
+        QCOMPARE(m.stage(Stage::Output, 1).cols(), 3);
+        const auto ref = attnlens::multiHeadAttention(
+            attnlens::Tensor::fromMatrix(m.input(Input::Query)), attnlens::Tensor::fromMatrix(m.input(Input::Key)),
+            attnlens::Tensor::fromMatrix(m.input(Input::Value)), nullptr, 2, false);
+        QCOMPARE(m.output(), RowMatrix(ref.output.matrix()));
+        m.setDValue(3); // 2 heads do not divide 3: the largest common divisor below is kept
+        QCOMPARE(m.heads(), 1);
+
+        PlaygroundPage page;
+        page.resize(1150, 780);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        auto* dValue = page.findChild<QSpinBox*>("dValue");
+        QVERIFY(dValue);
+        dValue->setValue(8);
+        QCOMPARE(page.model()->dValue(), 8);
+        QCOMPARE(page.stageView(Stage::Output)->columns(), 8);
+        QCOMPARE(page.findChild<QComboBox*>("heads")->count(), 3); // 1, 2, 4 divide both 4 and 8
+        QApplication::processEvents();
+        saveShot(&page, "playground_dv");
     }
 
     void randomPresetIsReproducible() {

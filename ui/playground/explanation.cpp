@@ -33,7 +33,7 @@ QString headNote(const PlaygroundModel& m) {
     if (m.heads() == 1) return {};
     const int first = m.selectedHead() * m.dK();
     return QObject::tr(" (head %1: features %2–%3)")
-        .arg(m.selectedHead() + 1)
+        .arg(m.selectedHead())
         .arg(first)
         .arg(first + m.dK() - 1);
 }

@@ -30,7 +30,7 @@ void HeadStrip::setWeights(const std::vector<RowMatrix>& perHead) {
             card->setObjectName(QStringLiteral("headCard"));
             card->setAttribute(Qt::WA_StyledBackground);
             card->setCursor(Qt::PointingHandCursor);
-            card->setToolTip(tr("Show head %1").arg(h + 1));
+            card->setToolTip(tr("Show head %1").arg(h));
             auto* v = new QVBoxLayout(card);
             v->setContentsMargins(4, 3, 4, 2);
             v->setSpacing(1);
@@ -43,7 +43,7 @@ void HeadStrip::setWeights(const std::vector<RowMatrix>& perHead) {
             thumb->setColorMap(m_map);
             connect(thumb, &HeatmapView::cellClicked, this,
                     [this, h] { emit headClicked(static_cast<int>(h)); });
-            auto* label = new QLabel(tr("head %1").arg(h + 1), card);
+            auto* label = new QLabel(tr("head %1").arg(h), card);
             label->setAlignment(Qt::AlignCenter);
             v->addWidget(thumb, 0, Qt::AlignHCenter);
             v->addWidget(label);

@@ -2,13 +2,14 @@
 
 #include <QBrush>
 #include <QFont>
+#include <algorithm>
 #include <array>
 
 namespace attnlens::ui {
 
 MatrixTableModel::MatrixTableModel(PlaygroundModel* model, PlaygroundModel::Input which, QObject* parent)
     : QAbstractTableModel(parent), m_model(model), m_which(which), m_rows(model->sequenceLength()),
-      m_cols(model->dModel()) {
+      m_cols(model->inputWidth(which)) {
     connect(m_model, &PlaygroundModel::changed, this, &MatrixTableModel::sync);
     connect(m_model, &PlaygroundModel::focusChanged, this, &MatrixTableModel::sync);
 }
@@ -21,10 +22,10 @@ QColor MatrixTableModel::headTint(int head, bool strong) {
 }
 
 void MatrixTableModel::sync() {
-    if (m_model->sequenceLength() != m_rows || m_model->dModel() != m_cols) {
+    if (m_model->sequenceLength() != m_rows || m_model->inputWidth(m_which) != m_cols) {
         beginResetModel();
         m_rows = m_model->sequenceLength();
-        m_cols = m_model->dModel();
+        m_cols = m_model->inputWidth(m_which);
         endResetModel();
         return;
     }
@@ -32,6 +33,10 @@ void MatrixTableModel::sync() {
     if (m_rows > 0 && m_cols > 0) emit dataChanged(index(0, 0), index(m_rows - 1, m_cols - 1));
     emit headerDataChanged(Qt::Vertical, 0, m_rows - 1);
     emit headerDataChanged(Qt::Horizontal, 0, m_cols - 1);
+}
+
+int MatrixTableModel::headWidth() const {
+    return std::max(1, m_which == PlaygroundModel::Input::Value ? m_model->dV() : m_model->dK());
 }
 
 int MatrixTableModel::focusRow() const {
@@ -48,7 +53,7 @@ int MatrixTableModel::columnCount(const QModelIndex& parent) const {
 QVariant MatrixTableModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= m_rows || index.column() >= m_cols) return {};
     const float v = m_model->inputValue(m_which, index.row(), index.column());
-    const int head = index.column() / m_model->dK();
+    const int head = index.column() / headWidth();
     switch (role) {
     case Qt::DisplayRole:
         return QString::number(static_cast<double>(v), 'f', 2).replace(QLatin1Char('-'), QChar(0x2212));
@@ -74,7 +79,7 @@ QVariant MatrixTableModel::data(const QModelIndex& index, int role) const {
         return tr("%1, feature %2 (head %3): %4")
             .arg(m_model->tokens().value(index.row()))
             .arg(index.column())
-            .arg(head + 1)
+            .arg(head)
             .arg(static_cast<double>(v), 0, 'g', 8);
     default:
         return {};
@@ -107,12 +112,12 @@ QVariant MatrixTableModel::headerData(int section, Qt::Orientation orientation, 
         return {};
     }
     if (section < 0 || section >= m_cols) return {};
-    const int head = section / m_model->dK();
+    const int head = section / headWidth();
     switch (role) {
     case Qt::DisplayRole:
         return QString::number(section);
     case Qt::ToolTipRole:
-        return tr("feature %1 — belongs to head %2").arg(section).arg(head + 1);
+        return tr("feature %1 — belongs to head %2").arg(section).arg(head);
     case Qt::BackgroundRole:
         return QBrush(headTint(head, true));
     case Qt::ForegroundRole: // on the light head tint, under any palette

@@ -30,6 +30,7 @@ private:
     void sync();
     // The row this table highlights: the focus query in Q, the focus key in K and V.
     int focusRow() const;
+    int headWidth() const; // columns per head of this input: d_k for Q and K, d_v / h for V
 
     PlaygroundModel* m_model;
     PlaygroundModel::Input m_which;

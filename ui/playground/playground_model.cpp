@@ -60,10 +60,11 @@ PlaygroundModel::PlaygroundModel(QObject* parent)
     applyWorkedExample();
 }
 
-QList<int> PlaygroundModel::validHeadCounts(int dModel) {
+QList<int> PlaygroundModel::validHeadCounts(int dModel, int dValue) {
+    if (dValue < 0) dValue = dModel;
     QList<int> counts;
-    for (int h = 1; h <= dModel; ++h)
-        if (dModel % h == 0) counts.append(h);
+    for (int h = 1; h <= std::min(dModel, dValue); ++h)
+        if (dModel % h == 0 && dValue % h == 0) counts.append(h);
     return counts;
 }
 
@@ -84,7 +85,7 @@ RowMatrix& PlaygroundModel::store(Input which) {
 }
 
 RowMatrix PlaygroundModel::input(Input which) const {
-    return store(which).topLeftCorner(m_n, m_dModel);
+    return store(which).topLeftCorner(m_n, inputWidth(which));
 }
 
 RowMatrix PlaygroundModel::effectiveMask() const {
@@ -158,6 +159,8 @@ void PlaygroundModel::applyWorkedExample() {
         m_tokenStore[i] = i < 4 ? kExampleTokens[i] : defaultToken(i);
     m_n = 4;
     m_dModel = 4;
+    m_dValue = 4;
+    m_valueTied = true;
     if (4 % m_heads != 0) m_heads = 1;
     m_head = std::min(m_head, m_heads - 1);
     m_padding = std::clamp(m_padding, 1, 3);
@@ -191,11 +194,12 @@ float PlaygroundModel::fillValue(Input which, int row, int col) const {
 
 // --- shape -----------------------------------------------------------------------------------
 
-void PlaygroundModel::resize(int n, int width) {
+void PlaygroundModel::resize(int n, int width, int valueWidth) {
     m_n = std::clamp(n, 1, kMaxLength);
     m_dModel = std::clamp(width, 1, kMaxDModel);
-    if (m_dModel % m_heads != 0) {
-        const QList<int> counts = validHeadCounts(m_dModel);
+    m_dValue = std::clamp(valueWidth, 1, kMaxDModel);
+    if (m_dModel % m_heads != 0 || m_dValue % m_heads != 0) {
+        const QList<int> counts = validHeadCounts(m_dModel, m_dValue);
         m_heads = *std::prev(std::upper_bound(counts.begin(), counts.end(), m_heads));
     }
     m_head = std::min(m_head, m_heads - 1);
@@ -206,18 +210,25 @@ void PlaygroundModel::resize(int n, int width) {
 
 void PlaygroundModel::setSequenceLength(int n) {
     if (n == sequenceLength()) return;
-    resize(n, dModel());
+    resize(n, dModel(), dValue());
     recompute();
 }
 
 void PlaygroundModel::setDModel(int dModel) {
     if (dModel == this->dModel()) return;
-    resize(sequenceLength(), dModel);
+    resize(sequenceLength(), dModel, m_valueTied ? dModel : dValue());
+    recompute();
+}
+
+void PlaygroundModel::setDValue(int dValue) {
+    if (dValue == this->dValue()) return;
+    m_valueTied = dValue == dModel();
+    resize(sequenceLength(), dModel(), dValue);
     recompute();
 }
 
 bool PlaygroundModel::setHeads(int heads) {
-    if (heads < 1 || dModel() % heads != 0) return false;
+    if (heads < 1 || dModel() % heads != 0 || dValue() % heads != 0) return false;
     if (heads == m_heads) return true;
     m_heads = heads;
     m_head = std::min(m_head, m_heads - 1);
@@ -227,7 +238,7 @@ bool PlaygroundModel::setHeads(int heads) {
 
 void PlaygroundModel::setInputValue(Input which, int row, int col, float value) {
     RowMatrix& m = store(which);
-    if (row < 0 || row >= m_n || col < 0 || col >= m_dModel || !std::isfinite(value)) return;
+    if (row < 0 || row >= m_n || col < 0 || col >= inputWidth(which) || !std::isfinite(value)) return;
     if (m(row, col) == value) return;
     m(row, col) = value;
     m_preset = Preset::Edited;

@@ -6,8 +6,9 @@
 // Inference here is a few microseconds (n, d_model ≤ 16), so it runs synchronously on the GUI
 // thread; nothing is shared with other threads.
 //
-// Conventions: Q, K, V are [n, d_model] (one row per token); masks are [n, n] with 1 = keep and
-// 0 = masked (set to −1e9 before the softmax); stages are per head, [n, n] (output: [n, d_k]).
+// Conventions: Q, K are [n, d_model] and V is [n, d_v] (one row per token; d_v may differ from d_model);
+// masks are [n, n] with 1 = keep and 0 = masked (set to −1e9 before the softmax); stages are per head,
+// [n, n] (output: [n, d_v / h]).
 
 #include "core/ops/attention.h"
 #include "core/tensor/tensor.h"
@@ -35,11 +36,15 @@ public:
     int dModel() const { return m_dModel; }
     int heads() const { return m_heads; }
     int dK() const { return dModel() / m_heads; }
-    // Head counts allowed for a d_model: its divisors, ascending.
-    static QList<int> validHeadCounts(int dModel);
+    int dValue() const { return m_dValue; }
+    int dV() const { return m_dValue / m_heads; } // value columns per head
+    // Columns of an input: d_model for Q and K, d_v for V.
+    int inputWidth(Input which) const { return which == Input::Value ? m_dValue : m_dModel; }
+    // Head counts allowed: the common divisors of d_model and d_v (dValue < 0: d_model's), ascending.
+    static QList<int> validHeadCounts(int dModel, int dValue = -1);
 
     QStringList tokens() const { return m_tokenStore.mid(0, m_n); }
-    // [n, d_model] (a copy of the visible part of the store).
+    // [n, inputWidth(which)] (a copy of the visible part of the store).
     RowMatrix input(Input which) const;
     float inputValue(Input which, int row, int col) const { return store(which)(row, col); }
 
@@ -55,9 +60,9 @@ public:
 
     // --- results (valid after construction and every change) --------------------------------
     const AttentionResult& result() const { return m_result; }
-    // One head's stage: [n, n] for Scores…Weights, [n, d_k] for Output.
+    // One head's stage: [n, n] for Scores…Weights, [n, d_v / h] for Output.
     RowMatrix stage(Stage stage, int head) const;
-    // The concatenated output, [n, d_model].
+    // The concatenated output, [n, d_v].
     RowMatrix output() const;
 
     // --- focus: the head, query row and key column the page explains -----------------------
@@ -78,7 +83,10 @@ public slots:
     // divisor ≤ the current one.
     void setSequenceLength(int n);
     void setDModel(int dModel);
-    // Returns false (and changes nothing) unless heads divides d_model.
+    // The width of V (and of the output); the heads divide both widths. While d_v equals d_model (as
+    // in the worked example) it follows d_model; setting a different one unties them.
+    void setDValue(int dValue);
+    // Returns false (and changes nothing) unless heads divides d_model and d_v.
     bool setHeads(int heads);
     void setInputValue(Input which, int row, int col, float value);
     // Sets the first tokens (extra ones beyond sequenceLength() are dropped; blank ones become t<i>).
@@ -103,7 +111,7 @@ signals:
 
 private:
     void recompute();
-    void resize(int n, int width);
+    void resize(int n, int width, int valueWidth);
     float fillValue(Input which, int row, int col) const;
     RowMatrix& store(Input which);
     const RowMatrix& store(Input which) const;
@@ -112,7 +120,8 @@ private:
     RowMatrix m_q, m_k, m_v;
     RowMatrix m_customMask;   // [kMaxLength, kMaxLength], 1 = keep
     QStringList m_tokenStore; // kMaxLength tokens
-    int m_n = 4, m_dModel = 4;
+    int m_n = 4, m_dModel = 4, m_dValue = 4;
+    bool m_valueTied = true; // d_v follows d_model
     int m_heads = 1;
     MaskMode m_maskMode = MaskMode::None;
     int m_padding = 1;

@@ -114,13 +114,19 @@ QWidget* PlaygroundPage::buildSetup() {
     m_dModel->setObjectName(QStringLiteral("dModel"));
     m_dModel->setRange(1, PlaygroundModel::kMaxDModel);
     m_dModel->setPrefix(QStringLiteral("d_model = "));
-    m_dModel->setToolTip(tr("Width of each token vector (columns of Q, K, V)"));
+    m_dModel->setToolTip(tr("Width of the query and key vectors (columns of Q and K)"));
+    m_dValue = new QSpinBox(setup);
+    m_dValue->setObjectName(QStringLiteral("dValue"));
+    m_dValue->setRange(1, PlaygroundModel::kMaxDModel);
+    m_dValue->setPrefix(QStringLiteral("d_v = "));
+    m_dValue->setToolTip(tr("Width of the value vectors (columns of V) and so of the output; may differ from d_model"));
     m_heads = new QComboBox(setup);
     m_heads->setObjectName(QStringLiteral("heads"));
-    m_heads->setToolTip(tr("Number of heads h; only divisors of d_model split it evenly"));
+    m_heads->setToolTip(tr("Number of heads h; only common divisors of d_model and d_v split both evenly"));
     m_dK = new QLabel(setup);
     row->addWidget(m_length);
     row->addWidget(m_dModel);
+    row->addWidget(m_dValue);
     row->addSpacing(10);
     row->addWidget(new QLabel(tr("Heads"), setup));
     row->addWidget(m_heads);
@@ -146,6 +152,7 @@ QWidget* PlaygroundPage::buildSetup() {
     });
     connect(m_length, &QSpinBox::valueChanged, m_model, &PlaygroundModel::setSequenceLength);
     connect(m_dModel, &QSpinBox::valueChanged, m_model, &PlaygroundModel::setDModel);
+    connect(m_dValue, &QSpinBox::valueChanged, m_model, &PlaygroundModel::setDValue);
     connect(m_heads, &QComboBox::activated, this,
             [this](int index) { m_model->setHeads(m_heads->itemData(index).toInt()); });
     return setup;
@@ -392,8 +399,8 @@ void PlaygroundPage::refresh() {
         HeatmapView* view = panel->view();
         if (stage == Stage::Output) {
             QStringList features;
-            for (int c = 0; c < m.dK(); ++c)
-                features << QString::number(head * m.dK() + c);
+            for (int c = 0; c < m.dV(); ++c)
+                features << QString::number(head * m.dV() + c);
             view->setMatrix(m.stage(stage, head), tokens, features);
             view->selectRow(fq);
         } else {
@@ -435,7 +442,7 @@ void PlaygroundPage::refresh() {
 void PlaygroundPage::syncControls() {
     const PlaygroundModel& m = *m_model;
     const QSignalBlocker b1(m_preset), b2(m_seed), b3(m_length), b4(m_dModel), b5(m_heads), b6(m_maskMode),
-        b7(m_padding);
+        b7(m_padding), b8(m_dValue);
     switch (m.preset()) {
     case PlaygroundModel::Preset::WorkedExample:
         m_preset->setCurrentIndex(0);
@@ -454,12 +461,15 @@ void PlaygroundPage::syncControls() {
     if (splitTokens(m_tokens->text()) != m.tokens()) m_tokens->setText(m.tokens().join(QLatin1Char(' ')));
     m_length->setValue(m.sequenceLength());
     m_dModel->setValue(m.dModel());
+    m_dValue->setValue(m.dValue());
     m_heads->clear();
-    for (int h : PlaygroundModel::validHeadCounts(m.dModel()))
+    for (int h : PlaygroundModel::validHeadCounts(m.dModel(), m.dValue()))
         m_heads->addItem(QString::number(h), h);
     m_heads->setCurrentIndex(m_heads->findData(m.heads()));
-    m_dK->setText(
-        tr("d<sub>k</sub> = d_model / h = %1 / %2 = <b>%3</b>").arg(m.dModel()).arg(m.heads()).arg(m.dK()));
+    QString widths = tr("d<sub>k</sub> = d_model / h = %1 / %2 = <b>%3</b>").arg(m.dModel()).arg(m.heads()).arg(m.dK());
+    if (m.dValue() != m.dModel() || m.heads() > 1)
+        widths += tr(" · d_v / h = %1 / %2 = <b>%3</b>").arg(m.dValue()).arg(m.heads()).arg(m.dV());
+    m_dK->setText(widths);
     m_maskMode->setCurrentIndex(m_maskMode->findData(static_cast<int>(m.maskMode())));
     m_padding->setRange(m.sequenceLength() > 1 ? 1 : 0, std::max(0, m.sequenceLength() - 1));
     m_padding->setValue(m.paddingCount());

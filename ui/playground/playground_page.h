@@ -65,6 +65,7 @@ private:
     QLineEdit* m_tokens = nullptr;
     QSpinBox* m_length = nullptr;
     QSpinBox* m_dModel = nullptr;
+    QSpinBox* m_dValue = nullptr;
     QComboBox* m_heads = nullptr;
     QLabel* m_dK = nullptr;
     QComboBox* m_maskMode = nullptr;

@@ -261,7 +261,9 @@ HeatmapLayout layoutHeatmap(const HeatmapScene& scene, const HeatmapMetrics& met
 
 HeatmapLayout layoutWholeHeatmap(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font,
                                  int cell) {
-    HeatmapFrame frame{.area = QSize(1 << 20, 1 << 20), .fixedCell = cell};
+    HeatmapFrame frame;
+    frame.area = QSize(1 << 20, 1 << 20);
+    frame.fixedCell = cell;
     frame.area = layoutHeatmap(scene, metrics, font, frame).natural;
     return layoutHeatmap(scene, metrics, font, frame);
 }
