@@ -24,7 +24,9 @@ set_target_properties(attnlens::sentencepiece PROPERTIES IMPORTED_LOCATION "${SE
                                                         INTERFACE_INCLUDE_DIRECTORIES "${SENTENCEPIECE_INCLUDE_DIR}")
 
 # Qt Gui + Svg always: the drawing functions (ui/render) serve the CLI's labelled exports as well.
-if(ATTNLENS_BUILD_UI OR ATTNLENS_BUILD_TESTS)
+if(ATTNLENS_FUZZ)
+  # core only: no Qt
+elseif(ATTNLENS_BUILD_UI OR ATTNLENS_BUILD_TESTS)
   find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Svg Test Concurrent)
 else()
   find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Svg)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds and runs every test: the core suites under ASan + UBSan, then the whole suite (release build,
-# offscreen Qt). Installs missing Debian packages. The last line printed is ctest's summary.
+# Builds and runs every test: the core suites under ASan + UBSan, the fuzz targets for 20 s each (clang,
+# libFuzzer), then the whole suite (release build, offscreen Qt). Installs missing Debian packages. The
+# last line printed is ctest's summary.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/setup/common.sh
@@ -12,6 +13,9 @@ echo "== ASan + UBSan build: core and CLI suites (label fast) =="
 cmake --preset asan
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs"
+
+echo "== Fuzz targets: every parser of a user's file, 20 s each (tools/fuzz/run.sh) =="
+tools/fuzz/run.sh 20
 
 echo "== Release build: every suite =="
 cmake --preset release

@@ -1,0 +1,20 @@
+// libFuzzer target: config.json / preprocessor_config.json as a user's folder holds them — parsed as JSON,
+// then read as a ViT, a UNet2DModel and an image processor config. Bad input: attnlens::Error only.
+#include "core/io/json_file.h"
+#include "core/models/unet_config.h"
+#include "core/models/vit_model.h"
+#include "core/util/error.h"
+#include "core/vision/preprocess.h"
+
+#include <string>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    const std::string text(reinterpret_cast<const char*>(data), size);
+    const attnlens::Json json = attnlens::Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (json.is_discarded()) return 0;
+    const attnlens::JsonConfig config(json, "config.json");
+    try { (void)attnlens::VitConfig::fromJson(config); } catch (const attnlens::Error&) {}
+    try { (void)attnlens::UNet2DConfig::fromJson(config); } catch (const attnlens::Error&) {}
+    try { (void)attnlens::ImageProcessorConfig::fromJson(config); } catch (const attnlens::Error&) {}
+    return 0;
+}

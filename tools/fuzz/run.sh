@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz, preset "fuzz": clang, ASan + UBSan) and runs each for SECONDS
+# (default 20) from its committed seed corpus, two at a time. A crash, a leak, a timeout (> 10 s per
+# input) or an allocation over 1 GiB fails the run; reproducers land in build/fuzz/findings/<target>/.
+#   tools/fuzz/run.sh [SECONDS]          e.g. tools/fuzz/run.sh 3600 for a long run
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+seconds=${1:-20}
+cd "$root"
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j2 >/dev/null
+out=build/fuzz/findings
+status=0
+run() { # target
+  local t=$1 work=build/fuzz/corpus-work/$1
+  mkdir -p "$out/$t" "$work"
+  # new inputs go to the work folder; the committed seeds stay as they are
+  if ! build/fuzz/tests/fuzz/$t "$work" tests/fuzz/corpus/$t -max_total_time="$seconds" -timeout=10 \
+      -rss_limit_mb=2048 -malloc_limit_mb=1024 -artifact_prefix="$out/$t/" -print_final_stats=1 \
+      > "$out/$t.log" 2>&1; then
+    echo "FAILED: $t (see $out/$t.log)"; return 1
+  fi
+  echo "$t: $(grep -m1 'stat::number_of_executed_units' "$out/$t.log" | awk '{print $2}') executions, no findings"
+}
+targets=(fuzz_safetensors fuzz_configs fuzz_npy fuzz_image)
+for ((i = 0; i < ${#targets[@]}; i += 2)); do
+  run "${targets[i]}" & a=$!
+  b=""
+  if ((i + 1 < ${#targets[@]})); then run "${targets[i+1]}" & b=$!; fi
+  wait $a || status=1
+  if [[ -n $b ]]; then wait $b || status=1; fi
+done
+exit $status
