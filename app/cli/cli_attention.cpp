@@ -75,6 +75,7 @@ int runAttention(const std::vector<std::string>& argv) {
     const auto& s = *result.stages;
     Json out = {{"heads", heads},
                 {"d_k", q.dim(1) / heads},
+                {"d_v", v.dim(1) / heads},
                 {"scores", stageToJson(s.scores)},
                 {"scaled", stageToJson(s.scaled)},
                 {"masked", stageToJson(s.masked)},

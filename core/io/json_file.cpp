@@ -17,7 +17,7 @@ Json readJsonFile(const std::filesystem::path& path) {
     buffer << in.rdbuf();
     try {
         return Json::parse(buffer.str());
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) { // parse errors, and numbers too large for a double
         throw Error("'" + path.string() + "': malformed JSON: " + e.what());
     }
 }
@@ -40,6 +40,12 @@ Error JsonConfig::missing(const std::string& key) const {
 Error JsonConfig::wrongType(const std::string& key) const {
     return Error("'" + m_path.string() + "': key '" + key + "' has the wrong type (found " +
                  std::string(m_json.at(key).type_name()) + ": " + m_json.at(key).dump() + ")");
+}
+
+Error JsonConfig::outOfRange(const std::string& key) const {
+    std::string value = m_json.at(key).dump();
+    if (value.size() > 80) value = value.substr(0, 77) + "...";
+    return Error("'" + m_path.string() + "': key '" + key + "' holds a number out of range (" + value + ")");
 }
 
 } // namespace attnlens

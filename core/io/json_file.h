@@ -6,7 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
+#include <type_traits>
+#include <vector>
 #include <optional>
 #include <string>
 
@@ -41,13 +45,47 @@ public:
     }
 
 private:
+    template <typename T> struct IsVector : std::false_type {};
+    template <typename U> struct IsVector<std::vector<U>> : std::true_type {
+        using Element = U;
+    };
+    // Whether every number in `j` fits T (element-wise for vectors): nlohmann's get<int>() of 1e112, or
+    // get<float>() of 1e300, is undefined behaviour (found by tests/fuzz/fuzz_configs), not an error.
+    template <typename T> static bool fits(const Json& j) {
+        if constexpr (IsVector<T>::value) {
+            if (!j.is_array()) return true; // get<>() reports the wrong type
+            for (const Json& e : j)
+                if (!fits<typename IsVector<T>::Element>(e)) return false;
+            return true;
+        } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+            if (!j.is_number()) return true;
+            if (j.is_number_unsigned()) return j.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+            if (j.is_number_integer()) {
+                const int64_t v = j.get<int64_t>();
+                return v >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                       (v < 0 || static_cast<uint64_t>(v) <= static_cast<uint64_t>(std::numeric_limits<T>::max()));
+            }
+            const double v = j.get<double>();
+            return std::isfinite(v) && v == std::trunc(v) && v >= static_cast<double>(std::numeric_limits<T>::min()) &&
+                   v <= static_cast<double>(std::numeric_limits<T>::max());
+        } else if constexpr (std::is_floating_point_v<T>) {
+            if (!j.is_number_float()) return true;
+            const double v = j.get<double>();
+            return !std::isfinite(v) || std::abs(v) <= static_cast<double>(std::numeric_limits<T>::max());
+        } else {
+            return true;
+        }
+    }
     template <typename T> T convert(const std::string& key) const {
+        const Json& j = m_json.at(key);
+        if (!fits<T>(j)) throw outOfRange(key);
         try {
-            return m_json.at(key).get<T>();
+            return j.get<T>();
         } catch (const nlohmann::json::exception&) {
             throw wrongType(key);
         }
     }
+    Error outOfRange(const std::string& key) const;
     Error missing(const std::string& key) const;
     Error wrongType(const std::string& key) const;
 

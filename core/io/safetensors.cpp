@@ -147,7 +147,7 @@ nlohmann::json readHeader(const unsigned char* bytes, uint64_t size, const std::
     nlohmann::json header;
     try {
         header = nlohmann::json::parse(bytes + 8, bytes + 8 + headerLength);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) { // parse errors, and numbers too large for a double
         throw Error(where + ": header is not valid JSON: " + e.what());
     }
     if (!header.is_object()) throw Error(where + ": header must be a JSON object, found " + header.type_name());

@@ -71,6 +71,9 @@ void TestCli::attentionBadInput_data() {
     QTest::addColumn<QByteArray>("input");
     QTest::addColumn<QString>("needle");
     QTest::newRow("malformed JSON") << QByteArray("{\"query\": [[1,2]") << "malformed JSON";
+    // Regression (same bug as the safetensors header's, found by fuzzing): a number past double's range
+    // escaped readJsonFile as nlohmann's out_of_range instead of the malformed-JSON error.
+    QTest::newRow("number overflow") << QByteArray(R"({"query": [[1e999]], "key": [[1]], "value": [[1]]})") << "malformed JSON";
     QTest::newRow("missing key") << QByteArray(R"({"query": [[1]], "value": [[1]]})") << "missing 'key'";
     QTest::newRow("ragged rows") << QByteArray(R"({"query": [[1,2],[3]], "key": [[1,2]], "value": [[1,2]]})") << "row 1";
     QTest::newRow("not numbers") << QByteArray(R"({"query": [["a"]], "key": [[1]], "value": [[1]]})") << "not a number";

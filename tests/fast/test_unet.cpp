@@ -413,6 +413,26 @@ private slots:
         QVERIFY(maxAbsDiff(out.noisePred, g.file.load("t999.noise_pred")) < 1e-4);
     }
 
+    // Regression, found by tests/fuzz/fuzz_configs: "layers_per_block": 2.4e112 reached nlohmann's get<int>(),
+    // a float-to-int conversion out of range (undefined behaviour), instead of a clear error; likewise a
+    // float field past float's range and an integer past int's.
+    void configNumbersOutOfRangeAreErrors() {
+        auto config = [](const char* key, Json value) {
+            Json j = {{"_class_name", "UNet2DModel"}};
+            j[key] = std::move(value);
+            return JsonConfig(j, "config.json");
+        };
+        QVERIFY(errorOf([&] { UNet2DConfig::fromJson(config("layers_per_block", 2.4e112)); })
+                    .contains("'layers_per_block' holds a number out of range"));
+        QVERIFY(errorOf([&] { UNet2DConfig::fromJson(config("layers_per_block", int64_t{1} << 40)); })
+                    .contains("out of range"));
+        QVERIFY(errorOf([&] { UNet2DConfig::fromJson(config("norm_eps", 1e300)); }).contains("'norm_eps'"));
+        QVERIFY(errorOf([&] { UNet2DConfig::fromJson(config("block_out_channels", Json::array({8, 1e20}))); })
+                    .contains("'block_out_channels' holds a number out of range"));
+        QVERIFY(errorOf([&] { UNet2DConfig::fromJson(config("layers_per_block", 2.5)); }).contains("out of range"));
+        QCOMPARE(UNet2DConfig::fromJson(config("layers_per_block", 2.0)).layersPerBlock, 2); // integral float: fine
+    }
+
     void npyReaderRefusesWhatItCannotRead() {
         QTemporaryDir tmp;
         const auto write = [&](const std::string& name, const std::string& header, size_t payload) {

@@ -22,7 +22,7 @@ run() { # target
   fi
   echo "$t: $(grep -m1 'stat::number_of_executed_units' "$out/$t.log" | awk '{print $2}') executions, no findings"
 }
-targets=(fuzz_safetensors fuzz_configs fuzz_npy fuzz_image)
+targets=(fuzz_safetensors fuzz_configs fuzz_npy fuzz_image fuzz_attention_json)
 for ((i = 0; i < ${#targets[@]}; i += 2)); do
   run "${targets[i]}" & a=$!
   b=""
