@@ -6,6 +6,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-20}
+# Short runs (CI) use a fixed seed so that a run is repeatable; long runs a random one (0), or FUZZ_SEED.
+seed=${FUZZ_SEED:-$((seconds <= 60 ? 1 : 0))}
 cd "$root"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j2 >/dev/null
@@ -15,7 +17,7 @@ run() { # target
   local t=$1 work=build/fuzz/corpus-work/$1
   mkdir -p "$out/$t" "$work"
   # new inputs go to the work folder; the committed seeds stay as they are
-  if ! build/fuzz/tests/fuzz/$t "$work" tests/fuzz/corpus/$t -max_total_time="$seconds" -timeout=10 \
+  if ! build/fuzz/tests/fuzz/$t "$work" tests/fuzz/corpus/$t -max_total_time="$seconds" -seed="$seed" -timeout=10 \
       -rss_limit_mb=2048 -malloc_limit_mb=1024 -artifact_prefix="$out/$t/" -print_final_stats=1 \
       > "$out/$t.log" 2>&1; then
     echo "FAILED: $t (see $out/$t.log)"; return 1
