@@ -1,5 +1,7 @@
-// libFuzzer target: config.json / preprocessor_config.json as a user's folder holds them — parsed as JSON,
-// then read as a ViT, a UNet2DModel and an image processor config. Bad input: attnlens::Error only.
+// libFuzzer target: config.json / preprocessor_config.json / scheduler_config.json as a user's folder holds
+// them — parsed as JSON, then read as a ViT, a UNet2DModel, an image processor and a diffusers scheduler config.
+// Bad input: attnlens::Error only.
+#include "core/diffusion/scheduler.h"
 #include "core/io/json_file.h"
 #include "core/models/unet_config.h"
 #include "core/models/vit_model.h"
@@ -16,5 +18,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try { (void)attnlens::VitConfig::fromJson(config); } catch (const attnlens::Error&) {}
     try { (void)attnlens::UNet2DConfig::fromJson(config); } catch (const attnlens::Error&) {}
     try { (void)attnlens::ImageProcessorConfig::fromJson(config); } catch (const attnlens::Error&) {}
+    try { (void)attnlens::SchedulerConfig::fromJson(config); } catch (const attnlens::Error&) {}
     return 0;
 }

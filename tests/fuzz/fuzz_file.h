@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <system_error>
 #include <unistd.h>
 
 namespace fuzz {
@@ -20,6 +21,34 @@ public:
     }
     ~TempFile() { std::filesystem::remove(m_path); }
     const std::filesystem::path& path() const { return m_path; }
+
+private:
+    std::filesystem::path m_path;
+};
+
+// A folder as a user's model folder: one per process, emptied and refilled for every input.
+class TempDir {
+public:
+    explicit TempDir(const std::string& name)
+        : m_path(std::filesystem::temp_directory_path() / ("attnlens-fuzz-" + std::to_string(::getpid()) + "-" + name)) {
+        std::error_code ec;
+        std::filesystem::remove_all(m_path, ec);
+        std::filesystem::create_directories(m_path);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(m_path, ec);
+    }
+    const std::filesystem::path& path() const { return m_path; }
+    void write(const std::string& name, const uint8_t* data, size_t size) const {
+        if (std::FILE* f = std::fopen((m_path / name).c_str(), "wb")) {
+            if (size > 0) std::fwrite(data, 1, size, f);
+            std::fclose(f);
+        }
+    }
+    void copy(const std::filesystem::path& from, const std::string& name) const {
+        std::filesystem::copy_file(from, m_path / name, std::filesystem::copy_options::overwrite_existing);
+    }
 
 private:
     std::filesystem::path m_path;

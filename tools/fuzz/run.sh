@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz, preset "fuzz": clang, ASan + UBSan) and runs each for SECONDS
-# (default 20) from its committed seed corpus, two at a time. A crash, a leak, a timeout (> 10 s per
-# input) or an allocation over 1 GiB fails the run; reproducers land in build/fuzz/findings/<target>/.
+# (default 20) from its committed seed corpus, two at a time (FUZZ_JOBS=1: one at a time, leaving a core free).
+# A crash, a leak, a timeout (> 10 s per input) or an allocation over 1 GiB fails the run; reproducers land in
+# build/fuzz/findings/<target>/.
 #   tools/fuzz/run.sh [SECONDS]          e.g. tools/fuzz/run.sh 3600 for a long run
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,11 +25,12 @@ run() { # target
   fi
   echo "$t: $(grep -m1 'stat::number_of_executed_units' "$out/$t.log" | awk '{print $2}') executions, no findings"
 }
-targets=(fuzz_safetensors fuzz_configs fuzz_npy fuzz_image fuzz_attention_json)
-for ((i = 0; i < ${#targets[@]}; i += 2)); do
+targets=(fuzz_safetensors fuzz_configs fuzz_npy fuzz_image fuzz_attention_json fuzz_marian_config fuzz_tokenizer)
+jobs=${FUZZ_JOBS:-2}
+for ((i = 0; i < ${#targets[@]}; i += jobs)); do
   run "${targets[i]}" & a=$!
   b=""
-  if ((i + 1 < ${#targets[@]})); then run "${targets[i+1]}" & b=$!; fi
+  if ((jobs > 1 && i + 1 < ${#targets[@]})); then run "${targets[i+1]}" & b=$!; fi
   wait $a || status=1
   if [[ -n $b ]]; then wait $b || status=1; fi
 done
