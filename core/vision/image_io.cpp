@@ -170,6 +170,13 @@ ImageU8 decodeImage(std::span<const uint8_t> bytes, const std::string& name, con
                     std::to_string(header.height) + " = " + std::to_string(pixels / 1'000'000) +
                     " megapixels; the limit is " + std::to_string(options.maxPixels / 1'000'000) + ")");
 
+    // OpenCV picks its decoder by signature, not by our sniffing, and checks DICOM ("DICM" at byte 128)
+    // before TIFF and after a WebP check stricter than ours: such a file reached GDCM, which allocated what
+    // a length field claimed (2.4 GB; found by tests/fuzz/fuzz_image). We never decode DICOM.
+    if ((header.format == ImageFormat::Tiff || header.format == ImageFormat::WebP) && bytes.size() >= 132 &&
+        std::memcmp(bytes.data() + 128, "DICM", 4) == 0)
+        throw Error("'" + name + "': cannot decode image (it also carries a DICOM signature; DICOM is not supported)");
+
     cv::Mat decoded;
     try {
         // ANYDEPTH keeps 16-bit samples (we reduce them ourselves); ANYCOLOR keeps grey as grey and
