@@ -30,7 +30,7 @@ const Entry& entry(ColorMap map) {
 
 Rgb colorAt(ColorMap map, float t) {
     if (std::isnan(t)) t = 0.0f;
-    const int index = static_cast<int>(std::lround(std::clamp(t, 0.0f, 1.0f) * 255.0f));
+    const int index = roundNonNegative(std::clamp(t, 0.0f, 1.0f) * 255.0f);
     const auto& e = entry(map);
     if (!e.table) {
         const auto v = static_cast<uint8_t>(index);

@@ -20,6 +20,12 @@ struct Rgb {
     bool operator==(const Rgb&) const = default;
 };
 
+// std::lround for x ≥ 0 (half away from zero), exactly, without a libm call: per-pixel loops use it.
+inline int roundNonNegative(float x) {
+    const float whole = static_cast<float>(static_cast<int>(x)); // x ≥ 0: truncation is floor; x − whole is exact
+    return static_cast<int>(whole) + (x - whole >= 0.5f ? 1 : 0);
+}
+
 // t is clamped to [0, 1] and mapped to entry round(t · 255) of a 256-entry table; NaN maps to 0.
 Rgb colorAt(ColorMap map, float t);
 std::string_view colorMapName(ColorMap map);

@@ -108,14 +108,14 @@ RgbImage renderOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& 
             uint8_t* dst = &out.pixels[(static_cast<size_t>(y) * out.width + x) * 3];
             if (std::isnan(values(y, x))) { // outside the model's view
                 for (int ch = 0; ch < 3; ++ch)
-                    dst[ch] = static_cast<uint8_t>(std::lround(0.4f * image.at(x, y, image.channels == 1 ? 0 : ch)));
+                    dst[ch] = static_cast<uint8_t>(roundNonNegative(0.4f * image.at(x, y, image.channels == 1 ? 0 : ch)));
                 continue;
             }
             const Rgb c = colorAt(options.colorMap, (values(y, x) - lo) / range);
             const uint8_t colour[3] = {c.r, c.g, c.b};
             for (int ch = 0; ch < 3; ++ch) {
                 const float base = image.at(x, y, image.channels == 1 ? 0 : ch);
-                dst[ch] = static_cast<uint8_t>(std::lround((1.0f - a) * base + a * colour[ch]));
+                dst[ch] = static_cast<uint8_t>(roundNonNegative((1.0f - a) * base + a * colour[ch]));
             }
         }
     }

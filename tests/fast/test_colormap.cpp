@@ -74,6 +74,16 @@ private slots:
         QCOMPARE(attnlens::colorAt(ColorMap::Grey, 10.51f / 255.0f), (Rgb{11, 11, 11}));
     }
 
+    void roundNonNegativeIsLround() {
+        // Every half step up to 256 (the ties), the floats next to them, and a dense sweep.
+        for (int k = 0; k <= 512; ++k) {
+            const float x = 0.5f * static_cast<float>(k);
+            for (float v : {x, std::nextafter(x, 0.0f), std::nextafter(x, 1000.0f)})
+                QCOMPARE(attnlens::roundNonNegative(v), static_cast<int>(std::lround(v)));
+        }
+        for (float v = 0.0f; v < 256.0f; v += 0.0137f) QCOMPARE(attnlens::roundNonNegative(v), static_cast<int>(std::lround(v)));
+    }
+
     void names() {
         for (ColorMap map : attnlens::allColorMaps()) {
             const auto parsed = attnlens::parseColorMap(attnlens::colorMapName(map));

@@ -65,6 +65,9 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
         m_doc->setCurrentStep(m_doc->currentStep() + 1);
     });
 
+    m_mapsTimer = new QTimer(this);
+    m_mapsTimer->setSingleShot(true);
+    connect(m_mapsTimer, &QTimer::timeout, this, &DiffusionPage::refreshMaps);
     connectDocument();
     connectWorker();
 
@@ -127,11 +130,11 @@ void DiffusionPage::connectDocument() {
     });
     connect(m_doc, &DiffusionDocument::runChanged, this, [this] {
         refreshStep();
-        refreshMaps();
+        refreshMapsSoon();
     });
     connect(m_doc, &DiffusionDocument::stepChanged, this, [this] {
         refreshStep();
-        refreshMaps();
+        refreshMapsSoon();
     });
     connect(m_doc, &DiffusionDocument::attentionChanged, this, &DiffusionPage::refreshMaps);
     connect(m_doc, &DiffusionDocument::selectionChanged, this, [this] {
@@ -419,6 +422,9 @@ QWidget* DiffusionPage::buildStrip(QWidget* parent) {
 // --- model and runs -------------------------------------------------------------------------
 
 void DiffusionPage::openModel(const QString& dir) {
+    // The user has moved on: a run of the current model stops (its steps stay if the new folder fails to
+    // load) instead of holding the load back until its last step.
+    if (m_worker->pendingJobs() > 0) m_worker->cancel();
     m_worker->run<std::shared_ptr<const DiffusionModel>>(
         tr("Loading %1").arg(folderName(dir)),
         [path = dir.toStdString()](const Callbacks&) {
@@ -668,7 +674,17 @@ void DiffusionPage::refreshStep() {
     m_stepImages->setSelected(m_doc->onNoisy() ? 0 : 2);
 }
 
+void DiffusionPage::refreshMapsSoon() {
+    if (!m_doc->running() || !m_mapsDrawn.isValid() || m_mapsDrawn.elapsed() >= kRunRefreshMs) {
+        refreshMaps();
+        return;
+    }
+    if (!m_mapsTimer->isActive()) m_mapsTimer->start(static_cast<int>(kRunRefreshMs - m_mapsDrawn.elapsed()));
+}
+
 void DiffusionPage::refreshMaps() {
+    m_mapsTimer->stop();
+    m_mapsDrawn.start();
     const int step = m_doc->currentStep();
     if (step < 0) {
         m_overlay->clear();

@@ -21,6 +21,7 @@
 #include "ui/diffusion/diffusion_document.h"
 #include "ui/shell/model_page.h"
 
+#include <QElapsedTimer>
 #include <QWidget>
 
 #include <set>
@@ -120,6 +121,10 @@ private:
     void syncControls();
     void refreshStep();   // timeline, step images
     void refreshMaps();   // large view, colour bar, U view, strip
+    // While a run delivers frames, the maps are redrawn at most every kRunRefreshMs (the newest frame
+    // shown, the timeline following every frame); otherwise at once.
+    void refreshMapsSoon();
+    static constexpr int kRunRefreshMs = 100;
     void requestAttention();
     void syncColorBarSpan();
     enum class Export { View, UView, Strip, Gif, PngSequence, MapNpy, MapCsv };
@@ -136,6 +141,8 @@ private:
     int m_attentionJob = 0;
     int64_t m_captureLimit = int64_t{64} << 20;
     bool m_attentionAgain = false;
+    QTimer* m_mapsTimer = nullptr;   // a deferred refreshMaps() during a run
+    QElapsedTimer m_mapsDrawn;       // since the last refreshMaps()
 
     QLabel* m_modelLabel = nullptr;
     PageMessage* m_message = nullptr;
