@@ -1,4 +1,5 @@
 #include "gui_harness.h"
+#include "ui_bench.h"
 
 #include "core/diffusion/diffusion_model.h"
 #include "core/io/model_folder.h"
@@ -156,8 +157,8 @@ int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
     if (o.benchUi) {
         window.setCurrentPage(static_cast<int>(GuiPage::Translate));
         window.show();
-        runTranslateBench(pages.translate, o.translate.input.isEmpty() ? QStringLiteral("Wie geht es dir?") : o.translate.input,
-                          o.repeats, [](int status) { QApplication::exit(status); });
+        runUiBench(window, pages, o.translate.input.isEmpty() ? QStringLiteral("Wie geht es dir?") : o.translate.input,
+                   o.repeats, [](int status) { QApplication::exit(status); });
         return QApplication::exec();
     }
     window.setCurrentPage(static_cast<int>(o.page));

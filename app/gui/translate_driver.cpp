@@ -1,5 +1,7 @@
 #include "translate_driver.h"
 
+#include "stall_meter.h"
+
 #include "core/analysis/attention_maps.h"
 #include "core/decode/trace_attention.h"
 #include "ui/shell/inference_worker.h"
@@ -186,13 +188,16 @@ void benchTranslations(TranslatePage* page, int repeats, std::function<void(cons
 
 } // namespace
 
-void runTranslateBench(TranslatePage* page, const QString& input, int repeats, std::function<void(int)> done) {
+void runTranslateBench(TranslatePage* page, const QString& input, int repeats, StallMeter* meter,
+                       std::function<void(int)> done) {
     page->setInput(QString()); // no automatic translation after loading: the bench presses Translate itself
-    auto start = [page, input, repeats, done] {
+    auto start = [page, input, repeats, meter, done] {
         page->showView(TranslatePage::View::Matrix);
         page->setInput(input);
-        benchTranslations(page, repeats, [page, done](const std::vector<double>& first, const std::vector<double>& all) {
+        benchTranslations(page, repeats, [page, meter, done](const std::vector<double>& first, const std::vector<double>& all) {
+            if (meter) meter->pause();
             benchSwitchesAndReport(page, first, all);
+            if (meter) meter->resume();
             done(0);
         });
     };

@@ -6,6 +6,7 @@
 #include <QString>
 #include <functional>
 
+class StallMeter;
 namespace attnlens::ui {
 class TranslatePage;
 }
@@ -32,6 +33,7 @@ QString validateScript(const TranslateScript& script);
 void runTranslateScript(attnlens::ui::TranslatePage* page, const TranslateScript& script,
                         std::function<void(bool, QString)> done);
 
-// Prints timings (median and range over `repeats`) to stdout, then calls done(exit status).
-void runTranslateBench(attnlens::ui::TranslatePage* page, const QString& input, int repeats,
+// Prints timings (median and range over `repeats`) to stdout, then calls done(exit status). The meter (may be
+// null) is paused during the synchronous head / layer switch loop, which blocks on purpose to time repaints.
+void runTranslateBench(attnlens::ui::TranslatePage* page, const QString& input, int repeats, StallMeter* meter,
                        std::function<void(int)> done);
