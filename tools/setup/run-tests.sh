@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds and runs every test: the core suites under ASan + UBSan, the fuzz targets for 20 s each (clang,
-# libFuzzer), then the whole suite (release build, offscreen Qt). Installs missing Debian packages. The
-# last line printed is ctest's summary.
+# Builds and runs every test: the core, CLI and GUI suites (labels fast and ui) under ASan + UBSan with leak
+# detection, the fuzz targets for 20 s each (clang, libFuzzer), then the whole suite (release build,
+# offscreen Qt). Installs missing Debian packages. The last line printed is ctest's summary.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/setup/common.sh
@@ -9,7 +9,7 @@ attnlens_install_packages "${ATTNLENS_PACKAGES[@]}" "${ATTNLENS_TEST_PACKAGES[@]
 export QT_QPA_PLATFORM=offscreen QTEST_DISABLE_STACK_DUMP=1
 jobs=$(nproc)
 
-echo "== ASan + UBSan build: core and CLI suites (label fast) =="
+echo "== ASan + UBSan build: core, CLI and GUI suites (labels fast, ui) =="
 cmake --preset asan
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs"
