@@ -23,6 +23,15 @@ add_library(attnlens::sentencepiece UNKNOWN IMPORTED)
 set_target_properties(attnlens::sentencepiece PROPERTIES IMPORTED_LOCATION "${SENTENCEPIECE_LIBRARY}"
                                                         INTERFACE_INCLUDE_DIRECTORIES "${SENTENCEPIECE_INCLUDE_DIR}")
 
+# oneDNN (libdnnl-dev) for linear layers, found by hand: its CMake config also wants OpenCL.
+if(ATTNLENS_WITH_ONEDNN)
+  find_path(DNNL_INCLUDE_DIR dnnl.hpp REQUIRED)
+  find_library(DNNL_LIBRARY NAMES dnnl REQUIRED)
+  add_library(attnlens::dnnl UNKNOWN IMPORTED)
+  set_target_properties(attnlens::dnnl PROPERTIES IMPORTED_LOCATION "${DNNL_LIBRARY}"
+                                                 INTERFACE_INCLUDE_DIRECTORIES "${DNNL_INCLUDE_DIR}")
+endif()
+
 # Qt Gui + Svg always: the drawing functions (ui/render) serve the CLI's labelled exports as well.
 if(ATTNLENS_FUZZ)
   # core only: no Qt

@@ -1,5 +1,7 @@
 // attnlens-cli bench [--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N]
 //                    | [--sample X.npy] [--timestep T] [--class C]) [--repeat N] [--warmup N] [--threads N]
+//                    [--precision fp32|bf16]
+// With --precision bf16 the output also holds "parity": bf16 against float32 on the same input.
 // A diffusers folder as --model times the U-Net (on --sample, or seeded noise of its sample_size).
 // stdout: one JSON object {"task", "threads", "repeat", "median_ms", "min_ms", "max_ms", ...}; every
 // head is captured exactly as in a normal run. Each task is one entry of kTasks: add a task by
@@ -7,6 +9,7 @@
 
 #include "cli_common.h"
 
+#include "core/analysis/precision_parity.h"
 #include "core/decode/decode_session.h"
 #include "core/diffusion/diffusion_model.h"
 #include "core/io/npy_reader.h"
@@ -15,6 +18,7 @@
 #include "core/io/model_folder.h"
 #include "core/models/marian_folder.h"
 #include "core/models/vit_model.h"
+#include "core/ops/gemm.h"
 #include "core/vision/image_io.h"
 #include "core/vision/preprocess.h"
 
@@ -52,6 +56,12 @@ struct BenchRun {
 };
 using BenchFn = BenchRun (*)(const cli::Args& args, const BenchSettings& settings);
 
+// bf16 against float32 on the benchmark's own input (core/analysis/precision_parity).
+Json parityJson(const attnlens::PrecisionParity& p) {
+    return {{"max_abs_logits", p.maxAbsLogits}, {"fp32_max_abs_logits", p.logitScale}, {"max_abs_attention", p.maxAbsAttention}, {"same_result", p.sameResult},
+            {"fp32_result", p.reference}, {"result", p.result}, {"fp32_ms", p.referenceMs}, {"bf16_ms", p.resultMs}};
+}
+
 BenchRun benchTranslation(const cli::Args& args, const BenchSettings& settings) {
     const std::string text = *args.value("--src");
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
@@ -81,12 +91,14 @@ BenchRun benchTranslation(const cli::Args& args, const BenchSettings& settings) 
         encodeMs.push_back(enc);
         perTokenMs.push_back(tokens > 0 ? (total - enc) / tokens : 0.0);
     }
-    run.extra = {{"encode_ms", median(encodeMs)},
+    if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16)
+        run.extra["parity"] = parityJson(attnlens::marianPrecisionParity(folder.model, folder.tokenizer, text, options));
+    run.extra.update(Json{{"encode_ms", median(encodeMs)},
                  {"per_token_ms", median(perTokenMs)},
                  {"load_ms", loadMs},
                  {"source_tokens", folder.tokenizer->encode(text).ids.size()},
                  {"new_tokens", tokens},
-                 {"beams", *options.numBeams}};
+                 {"beams", *options.numBeams}});
     return run;
 }
 
@@ -116,8 +128,12 @@ BenchRun benchVision(const cli::Args& args, const BenchSettings& settings) {
         run.totalMs.push_back(total);
         forwardMs.push_back(fwd);
     }
-    run.extra = {{"forward_ms", median(forwardMs)}, {"load_ms", loadMs}, {"tokens", tokens},
-                 {"layers", model.config().numLayers}, {"heads", model.config().numHeads}};
+    if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16) {
+        const auto pre = attnlens::preprocessImage(attnlens::loadImage(imagePath), model.processor(), model.config().numChannels);
+        run.extra["parity"] = parityJson(attnlens::vitPrecisionParity(model, pre.pixels));
+    }
+    run.extra.update(Json{{"forward_ms", median(forwardMs)}, {"load_ms", loadMs}, {"tokens", tokens},
+                 {"layers", model.config().numLayers}, {"heads", model.config().numHeads}});
     return run;
 }
 
@@ -167,7 +183,7 @@ constexpr Task kTasks[] = {{"translation", &benchTranslation}, {"vision", &bench
 
 int runBench(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--image", "--src", "--new-tokens", "--beam", "--sample", "--timestep", "--class",
-                                "--repeat", "--warmup", "--threads"});
+                                "--repeat", "--warmup", "--threads", "--precision"});
     if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     const bool unet = args.has("--sample") ||
                       (!args.has("--image") && !args.has("--src") && args.value("--model") &&
@@ -188,6 +204,9 @@ int runBench(const std::vector<std::string>& argv) {
     if (requestedThreads != 1)
         std::cerr << "note: --threads " << requestedThreads << " ignored; the engine runs on one thread\n";
 
+    cli::applyPrecision(args);
+    if (unet && attnlens::linearPrecision() != attnlens::LinearPrecision::Fp32)
+        throw cli::UsageError("--precision bf16 applies to ViT and Marian models (the U-Net runs in fp32)");
     const std::string taskName = image ? "vision" : unet ? "unet" : "translation";
     const auto* task = std::find_if(std::begin(kTasks), std::end(kTasks), [&](const Task& t) { return t.name == taskName; });
     const BenchRun run = task->fn(args, settings);
@@ -196,7 +215,9 @@ int runBench(const std::vector<std::string>& argv) {
                 {"repeat", settings.repeat},
                 {"median_ms", median(run.totalMs)},
                 {"min_ms", *std::min_element(run.totalMs.begin(), run.totalMs.end())},
-                {"max_ms", *std::max_element(run.totalMs.begin(), run.totalMs.end())}};
+                {"max_ms", *std::max_element(run.totalMs.begin(), run.totalMs.end())},
+                {"gemm_kernel", attnlens::gemmKernelName(attnlens::activeGemmKernel())},
+                {"precision", attnlens::linearPrecisionName(attnlens::linearPrecision())}};
     out.update(run.extra);
     std::cout << out.dump() << "\n";
     return 0;
@@ -204,7 +225,7 @@ int runBench(const std::vector<std::string>& argv) {
 
 const cli::Registration reg{"bench",
                             "[--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N] | --sample X.npy "
-                            "[--timestep T] [--class C]) [--repeat N] [--warmup N] [--threads N]",
+                            "[--timestep T] [--class C]) [--repeat N] [--warmup N] [--threads N] [--precision fp32|bf16]",
                             "time a run with every head captured; prints one JSON object", &runBench};
 
 } // namespace

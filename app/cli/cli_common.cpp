@@ -1,5 +1,7 @@
 #include "cli_common.h"
 
+#include "core/ops/gemm.h"
+
 #include <algorithm>
 #include <charconv>
 
@@ -80,6 +82,17 @@ const std::string& Args::single(const std::string& what) const {
     if (m_positionals.empty()) throw UsageError("missing " + what);
     if (m_positionals.size() > 1) throw UsageError("unexpected argument '" + m_positionals[1] + "'");
     return m_positionals.front();
+}
+
+void applyPrecision(const Args& args) {
+    const std::string p = args.value("--precision", "fp32");
+    if (p == "fp32") {
+        attnlens::setLinearPrecision(attnlens::LinearPrecision::Fp32);
+    } else if (p == "bf16") {
+        attnlens::setLinearPrecision(attnlens::LinearPrecision::Bf16); // throws, naming what is missing
+    } else {
+        throw UsageError("--precision: expected fp32 or bf16, got '" + p + "'");
+    }
 }
 
 } // namespace cli

@@ -55,4 +55,9 @@ private:
     std::vector<std::string> m_positionals;
 };
 
+// --precision fp32|bf16 (default fp32): the number format linear layers are packed in when the model
+// loads (attnlens::setLinearPrecision). Call before loading. bf16 where the CPU cannot: exit 2, one line.
+void applyPrecision(const Args& args);
+inline constexpr const char* kPrecisionUsage = "[--precision fp32|bf16]";
+
 } // namespace cli

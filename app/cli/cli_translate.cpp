@@ -6,6 +6,9 @@
 // matrix drawn by the Translate page's own heatmap code (ui/render/heatmap_scene.h).
 
 #include "cli_common.h"
+
+#include "core/analysis/precision_parity.h"
+#include "core/ops/gemm.h"
 #include "cli_heatmap.h"
 #include "cli_overlay.h"
 
@@ -76,14 +79,17 @@ std::optional<HeatmapRequest> parseHeatmapRequest(const cli::Args& args, const a
 
 int runTranslate(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--beam", "--max-new-tokens", "--json", "--heatmap", "--kind", "--layer",
-                                "--head", "--colormap", "--cell"});
+                                "--head", "--colormap", "--cell", "--precision"});
     const std::string& text = args.single("the sentence to translate");
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
                                            : attnlens::builtinModelDir("marian-de-en-tiny");
     attnlens::DecodeOptions options;
     if (args.has("--beam")) options.numBeams = args.intValue("--beam", 1, 1, 64);
     if (args.has("--max-new-tokens")) options.maxNewTokens = args.intValue("--max-new-tokens", 1, 1, 100000);
+    cli::applyPrecision(args);
     const auto folder = attnlens::loadMarianFolder(dir);
+    if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16) // measured on this sentence
+        std::cerr << "note: " << attnlens::describeParity(attnlens::marianPrecisionParity(folder.model, folder.tokenizer, text, options), "translation") << "\n";
     const auto heatmap = parseHeatmapRequest(args, folder.model->config());
     attnlens::DecodeSession session(folder.model, folder.tokenizer, text, options);
     session.run();
@@ -115,7 +121,7 @@ int runTranslate(const std::vector<std::string>& argv) {
 const cli::Registration reg{
     "translate",
     "[--model DIR] [--beam N] [--max-new-tokens N] [--json OUT] [--heatmap OUT.png|svg [--kind encoder|decoder|cross] "
-    "[--layer L] [--head H|mean|max|min] [--colormap NAME] [--cell PX]] \"Satz\"",
+    "[--layer L] [--head H|mean|max|min] [--colormap NAME] [--cell PX]] [--precision fp32|bf16] \"Satz\"",
     "translate German to English with a Marian model; every attention head to JSON; one labelled attention matrix "
     "to --heatmap (default: cross-attention, last layer, mean over heads; layers and heads numbered from 0)",
     &runTranslate};

@@ -8,6 +8,9 @@
 //                or rollout = attention rollout through layers 0..--layer), over the original image.
 
 #include "cli_common.h"
+
+#include "core/analysis/precision_parity.h"
+#include "core/ops/gemm.h"
 #include "cli_tensor_json.h"
 #include "cli_image.h"
 #include "cli_overlay.h"
@@ -71,7 +74,8 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
 }
 
 int runVision(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--json", "--overlay", "--layer", "--head", "--query", "--colormap", "--opacity"},
+    const cli::Args args(argv, {"--model", "--json", "--overlay", "--layer", "--head", "--query", "--colormap", "--opacity",
+                                "--precision"},
                          {"--interpolate-pos"});
     const std::string imagePath = args.single("IMAGE");
     const bool overlay = args.has("--overlay");
@@ -80,6 +84,7 @@ int runVision(const std::vector<std::string>& argv) {
     const std::filesystem::path modelDir =
         args.value("--model") ? std::filesystem::path(*args.value("--model")) : builtinModelDir("vit-fashion-mnist");
 
+    cli::applyPrecision(args);
     const auto loaded = VitModel::load(modelDir);
     const attnlens::VitModel& model = *loaded;
     const VitConfig& cfg = model.config();
@@ -93,6 +98,8 @@ int runVision(const std::vector<std::string>& argv) {
     options.captureAttention = true;
     options.interpolatePositions = args.has("--interpolate-pos");
     const VitResult result = model.run(image, options);
+    if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16) // measured on this picture
+        std::cerr << "note: " << describeParity(vitPrecisionParity(model, result.input.pixels, options), "top-1 class") << "\n";
 
     const auto top = model.topK(result.output, 5);
     for (const auto& p : top) std::printf("%s\t%.6f\n", p.label.c_str(), static_cast<double>(p.probability));
@@ -120,7 +127,7 @@ int runVision(const std::vector<std::string>& argv) {
 const cli::Registration reg{
     "vision",
     "[--model DIR] [--json OUT] [--overlay OUT.png [--layer L] [--head H|mean|max|min] [--query cls|ROW,COL|rollout] "
-    "[--colormap NAME] [--opacity A]] [--interpolate-pos] IMAGE",
+    "[--colormap NAME] [--opacity A]] [--interpolate-pos] [--precision fp32|bf16] IMAGE",
     "classify an image with a ViT; top-5 to stdout, logits and every head's attention to --json, an attention "
     "overlay to --overlay (layers, heads, rows and columns numbered from 0)",
     &runVision};

@@ -3,9 +3,11 @@
 namespace attnlens {
 
 RowMatrix FeedForward::forward(const RowMatrix& x) const {
-    RowMatrix h = linear(x, fc1.weight, fc1.bias); // [n, F]
+    RowMatrix h, out;
+    linearInto(x, fc1, h); // [n, F] (through the packed weight where there is one)
     applyActivationInPlace(h, activation);
-    return linear(h, fc2.weight, fc2.bias); // [n, D]
+    linearInto(h, fc2, out); // [n, D]
+    return out;
 }
 
 void EncoderLayer::forward(RowMatrix& x, const RowMatrix* mask, Tensor* probs) const {

@@ -122,6 +122,8 @@ std::shared_ptr<const MarianModel> MarianModel::load(const std::filesystem::path
     model->bindLayers(bind);
     bind.finish("'" + folder.weights.string() + "'");
 
+    callbacks.report(0.8, "packing weights");
+    model->packWeights();
     callbacks.report(0.9, "position tables");
     model->m_embedScale = c.scaleEmbedding ? std::sqrt(static_cast<float>(D)) : 1.0f;
     model->m_positions = sinusoidalPositions(c.maxPositions, D);
@@ -281,6 +283,22 @@ MarianEncoderOutput MarianModel::encode(std::span<const int> ids, bool captureAt
     return out;
 }
 
+void MarianModel::packWeights() {
+    for (EncoderLayer& l : m_encoderLayers) {
+        l.selfAttention.packWeights();
+        l.ffn.fc1.pack();
+        l.ffn.fc2.pack();
+    }
+    for (DecoderLayer& l : m_decoderLayers) {
+        l.selfAttention.packWeights();
+        l.crossAttention.packWeights();
+        l.ffn.fc1.pack();
+        l.ffn.fc2.pack();
+    }
+    m_outputProjection = LinearWeights{m_lmHead, m_finalLogitsBias, {}};
+    m_outputProjection.pack();
+}
+
 MarianDecoderCache MarianModel::newCache() const {
     MarianDecoderCache cache;
     cache.layers.resize(m_decoderLayers.size());
@@ -309,7 +327,7 @@ MarianStepOutput MarianModel::decodeStep(int token, const MarianEncoderOutput& e
                                    captureAttention ? &self : nullptr, captureAttention ? &cross : nullptr);
     }
     RowMatrix logits;
-    linearInto(x, m_lmHead, m_finalLogitsBias, logits); // [1, V_dec]
+    linearInto(x, m_outputProjection, logits); // [1, V_dec]
     out.logits.assign(logits.data(), logits.data() + logits.size());
     return out;
 }
@@ -353,7 +371,7 @@ std::vector<MarianStepOutput> MarianModel::decodeSteps(std::span<const int> toke
         m_decoderLayers[l].forwardBatch(x, layerCaches, encoder.crossKeys[l], encoder.crossValues[l], selfProbs, crossProbs);
     }
     RowMatrix logits;
-    linearInto(x, m_lmHead, m_finalLogitsBias, logits); // [B, V_dec]
+    linearInto(x, m_outputProjection, logits); // [B, V_dec]
     for (size_t b = 0; b < B; ++b) {
         const auto row = logits.row(static_cast<Eigen::Index>(b));
         out[b].logits.assign(row.data(), row.data() + row.size());
@@ -380,7 +398,7 @@ MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput,
                                    &cross);
     }
     RowMatrix logits;
-    linearInto(x, m_lmHead, m_finalLogitsBias, logits); // [T, V_dec]
+    linearInto(x, m_outputProjection, logits); // [T, V_dec]
     out.logits = Tensor::fromMatrix(logits);
     return out;
 }

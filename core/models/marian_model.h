@@ -159,6 +159,7 @@ private:
     // load()'s steps: the tied embedding group (every accepted layout), then the layers.
     void bindEmbeddings(WeightBinder& bind, const std::filesystem::path& dir);
     void bindLayers(WeightBinder& bind);
+    void packWeights(); // every linear layer and the output projection (LinearWeights::pack)
     RowMatrix embed(std::span<const int> ids, const Tensor& table, int64_t firstPosition, int64_t vocab,
                     const char* what) const;
     void checkDecoderPosition(int64_t pos) const;
@@ -170,6 +171,7 @@ private:
     Tensor m_decoderEmbed;   // [V_dec, D]
     Tensor m_lmHead;         // [V_dec, D]
     Tensor m_finalLogitsBias; // [V_dec]
+    LinearWeights m_outputProjection; // m_lmHead + m_finalLogitsBias, packed
     Tensor m_positions;      // [P, D] sinusoidal, computed
     std::vector<EncoderLayer> m_encoderLayers;
     std::vector<DecoderLayer> m_decoderLayers;

@@ -32,7 +32,11 @@ const KernelOps kBaseline{
 const KernelOps kAvx512{&avx512::gemm,           &avx512::packedWeightsSize, &avx512::packWeights,
                         &avx512::gemmPacked,     &avx512::packedLinearSize,  &avx512::packLinear,
                         &avx512::linearPacked};
-const KernelOps& opsFor(GemmKernel k) { return k == GemmKernel::Avx512 ? kAvx512 : kBaseline; }
+// GemmKernel::Onednn runs linear layers only; everything else on the best Eigen kernel.
+const KernelOps& opsFor(GemmKernel k) {
+    if (k == GemmKernel::Onednn) return cpuSupportsAvx512() ? kAvx512 : kBaseline;
+    return k == GemmKernel::Avx512 ? kAvx512 : kBaseline;
+}
 #else
 const KernelOps& opsFor(GemmKernel) { return kBaseline; }
 #endif
@@ -40,6 +44,8 @@ const KernelOps& opsFor(GemmKernel) { return kBaseline; }
 GemmKernel initialKernel() {
     const char* env = std::getenv("ATTNLENS_GEMM");
     if (env && std::strcmp(env, "avx2") == 0) return GemmKernel::Avx2;
+    if (env && std::strcmp(env, "avx512") == 0 && cpuSupportsAvx512()) return GemmKernel::Avx512;
+    if (onednnAvailable()) return GemmKernel::Onednn;
     return cpuSupportsAvx512() ? GemmKernel::Avx512 : GemmKernel::Avx2;
 }
 
@@ -60,12 +66,56 @@ bool cpuSupportsAvx512() {
 #endif
 }
 
+bool onednnAvailable() {
+#ifdef ATTNLENS_HAVE_ONEDNN
+    static const bool ok = onednn::available();
+    return ok;
+#else
+    return false;
+#endif
+}
+
 GemmKernel activeGemmKernel() { return kernel().load(std::memory_order_relaxed); }
 
-const char* gemmKernelName(GemmKernel k) { return k == GemmKernel::Avx512 ? "avx512" : "avx2"; }
+namespace {
+std::atomic<LinearPrecision>& precisionSetting() {
+    static std::atomic<LinearPrecision> p{LinearPrecision::Fp32};
+    return p;
+}
+} // namespace
+
+LinearPrecision linearPrecision() { return precisionSetting().load(std::memory_order_relaxed); }
+
+const char* linearPrecisionName(LinearPrecision p) { return p == LinearPrecision::Bf16 ? "bf16" : "fp32"; }
+
+bool bf16Available() {
+#ifdef ATTNLENS_HAVE_ONEDNN
+    static const bool ok = onednnAvailable() && onednn::bf16Available();
+    return ok;
+#else
+    return false;
+#endif
+}
+
+void setLinearPrecision(LinearPrecision p) {
+    if (p == LinearPrecision::Bf16 && !bf16Available())
+        throw Error(onednnAvailable() ? "bf16 needs a CPU with AVX-512 (oneDNN has no bf16 kernel for this one)"
+                                      : "bf16 needs the oneDNN kernel, and this build has none");
+    precisionSetting().store(p, std::memory_order_relaxed);
+}
+
+const char* gemmKernelName(GemmKernel k) {
+    switch (k) {
+    case GemmKernel::Avx512: return "avx512";
+    case GemmKernel::Onednn: return "onednn";
+    case GemmKernel::Avx2: break;
+    }
+    return "avx2";
+}
 
 void setGemmKernel(GemmKernel k) {
     if (k == GemmKernel::Avx512 && !cpuSupportsAvx512()) throw Error("this CPU (or build) has no AVX-512 GEMM kernel");
+    if (k == GemmKernel::Onednn && !onednnAvailable()) throw Error("this build has no oneDNN GEMM kernel");
     kernel().store(k, std::memory_order_relaxed);
 }
 
@@ -94,16 +144,33 @@ PackedWeights::PackedWeights(const float* w, int64_t m, int64_t k) : m_m(m), m_k
 
 PackedLinear::PackedLinear(const float* w, int64_t outFeatures, int64_t inFeatures)
     : m_o(outFeatures), m_i(inFeatures), m_kernel(activeGemmKernel()) {
+#ifdef ATTNLENS_HAVE_ONEDNN
+    // bf16 always goes through oneDNN (setLinearPrecision made sure it can)
+    if (linearPrecision() == LinearPrecision::Bf16) m_kernel = GemmKernel::Onednn;
+    if (m_kernel == GemmKernel::Onednn) {
+        m_precision = linearPrecision();
+        m_onednn = onednn::packLinear(w, m_o, m_i, m_precision == LinearPrecision::Bf16);
+        return;
+    }
+#endif
     const KernelOps& ops = opsFor(m_kernel);
     m_data = packedBuffer(ops.linearSize(m_o, m_i), m_o, m_i);
     ops.packLinear(w, m_o, m_i, m_data.get());
 }
 
-bool PackedLinear::valid() const { return m_data && m_kernel == activeGemmKernel(); }
+bool PackedLinear::valid() const {
+    return !empty() && (m_kernel == activeGemmKernel() || m_precision == LinearPrecision::Bf16);
+}
 
 void PackedLinear::multiply(const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo) const {
     if (!valid()) throw Error("packed linear weights used with another GEMM kernel than they were packed for");
     if (n == 0 || m_o == 0) return;
+#ifdef ATTNLENS_HAVE_ONEDNN
+    if (m_onednn) {
+        onednn::linear(*m_onednn, x, ldx, n, out, ldo);
+        return;
+    }
+#endif
     opsFor(m_kernel).linear(m_data.get(), m_o, m_i, x, ldx, n, out, ldo);
 }
 

@@ -8,20 +8,38 @@
 // namespace renamed there, so none of its template instantiations can be merged with the baseline
 // ones (the double-free the project once saw came from such a merge; see docs/architecture.md).
 //
-// ATTNLENS_GEMM=avx2 (environment) forces the baseline kernel; tests use setGemmKernel.
+// Linear layers with packed weights (PackedLinear) run on oneDNN's matmul where the build has it
+// (GemmKernel::Onednn, the default there: oneDNN dispatches to the CPU's best ISA itself); the general
+// product and PackedWeights then use the best Eigen kernel.
+//
+// ATTNLENS_GEMM=avx2 | avx512 | onednn (environment) picks a kernel; tests use setGemmKernel.
 
 #include <cstdint>
 #include <memory>
 
 namespace attnlens {
 
-enum class GemmKernel { Avx2, Avx512 };
+enum class GemmKernel { Avx2, Avx512, Onednn };
+struct OnednnLinear; // a linear weight packed by oneDNN (gemm_onednn.cpp)
 
 GemmKernel activeGemmKernel();
-const char* gemmKernelName(GemmKernel kernel); // "avx2", "avx512"
+const char* gemmKernelName(GemmKernel kernel); // "avx2", "avx512", "onednn"
 bool cpuSupportsAvx512();
-// Selects a kernel (Avx512 only where cpuSupportsAvx512(); throws attnlens::Error otherwise).
+bool onednnAvailable(); // built with oneDNN and its CPU engine starts
+// Selects a kernel (Avx512 only where cpuSupportsAvx512(), Onednn only where onednnAvailable();
+// throws attnlens::Error otherwise).
 void setGemmKernel(GemmKernel kernel);
+
+// The number format linear layers are packed in (process-wide, read when a model packs its weights at
+// load). Fp32 is the default and what every parity test runs. Bf16 (opt-in, "fast mode") packs the
+// weights as bfloat16 and rounds each layer's input to bfloat16 (float32 accumulation and output); it
+// needs the oneDNN kernel and a CPU with AVX-512 (native on AVX512_BF16, emulated otherwise).
+enum class LinearPrecision { Fp32, Bf16 };
+LinearPrecision linearPrecision();
+const char* linearPrecisionName(LinearPrecision precision); // "fp32", "bf16"
+bool bf16Available();
+// Throws attnlens::Error naming what is missing when Bf16 is not available.
+void setLinearPrecision(LinearPrecision precision);
 
 // A general product on the active kernel. Row-major operands with leading dimensions (the distance
 // between rows, ≥ the row length): A [m, k] (lda); B [k, n] (ldb), or B [n, k] used as Bᵀ when
@@ -70,18 +88,22 @@ private:
 class PackedLinear {
 public:
     PackedLinear() = default;
-    PackedLinear(const float* w, int64_t outFeatures, int64_t inFeatures); // packs for the active kernel
-    bool empty() const { return !m_data; }
+    // Packs for the active kernel, in linearPrecision().
+    PackedLinear(const float* w, int64_t outFeatures, int64_t inFeatures);
+    bool empty() const { return !m_data && !m_onednn; }
     bool valid() const;
+    LinearPrecision precision() const { return m_precision; }
     int64_t outFeatures() const { return m_o; }
     int64_t inFeatures() const { return m_i; }
     // out [n, o] (row stride ldo) = x [n, i] (row stride ldx) · Wᵀ, overwritten. Requires valid().
     void multiply(const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo) const;
 
 private:
-    std::shared_ptr<float> m_data;
+    std::shared_ptr<float> m_data;                 // Eigen kernels
+    std::shared_ptr<const OnednnLinear> m_onednn; // GemmKernel::Onednn
     int64_t m_o = 0, m_i = 0;
     GemmKernel m_kernel = GemmKernel::Avx2;
+    LinearPrecision m_precision = LinearPrecision::Fp32;
 };
 
 namespace avx512 {
@@ -95,5 +117,13 @@ void packLinear(const float* w, int64_t o, int64_t in, float* out);
 void linearPacked(const float* packed, int64_t o, int64_t in, const float* x, int64_t ldx, int64_t n, float* out,
                   int64_t ldo);
 } // namespace avx512
+
+namespace onednn {
+// Defined in gemm_onednn.cpp (only where the build has oneDNN).
+bool available();
+bool bf16Available();
+std::shared_ptr<const OnednnLinear> packLinear(const float* w, int64_t outFeatures, int64_t inFeatures, bool bf16);
+void linear(const OnednnLinear& pack, const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo);
+} // namespace onednn
 
 } // namespace attnlens

@@ -18,11 +18,23 @@ void linearInto(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, cons
 struct LinearWeights {
     Tensor weight; // [out, in]
     Tensor bias;   // [out] (may be empty)
-    PackedLinear packed; // empty until pack()
+    PackedLinear packed{}; // empty until pack()
     void pack();
 };
 // y = x · Wᵀ + b through the packed weight when it is valid for the active kernel, else as above.
 void linearInto(const Eigen::Ref<const RowMatrix>& x, const LinearWeights& layer, RowMatrix& out);
+
+// While one is alive on a thread, linearInto(x, LinearWeights) on that thread uses the plain float32
+// weight, never a packed one: a model packed in bf16 computes its float32 reference with it (the plain
+// weights are kept, so this costs no memory). Nests.
+class Fp32ReferenceScope {
+public:
+    Fp32ReferenceScope();
+    ~Fp32ReferenceScope();
+    Fp32ReferenceScope(const Fp32ReferenceScope&) = delete;
+    Fp32ReferenceScope& operator=(const Fp32ReferenceScope&) = delete;
+    static bool active();
+};
 
 // LayerNorm over the last axis with biased variance (divide by D), in place. weight/bias [D].
 void layerNormInPlace(RowMatrix& x, const Tensor& weight, const Tensor& bias, float eps);

@@ -7,7 +7,10 @@
 #include <QtTest>
 
 #include <array>
+#include <vector>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 using namespace attnlens;
 
@@ -21,6 +24,7 @@ private slots:
     void activations();
     void linearMatchesDefinition();
     void packedLinearMatchesPlain();
+    void bf16PackedLinear();
 };
 
 void TestTensorOps::shapesAndViews() {
@@ -106,26 +110,97 @@ void TestTensorOps::linearMatchesDefinition() {
     QVERIFY_THROWS_EXCEPTION(Error, linear(RowMatrix(2, 2), w, b));
 }
 
-// A weight packed once at load gives the product the plain path gives, for many-row inputs (a ViT's
-// tokens), with shapes that leave partial panels and blocks; few-row inputs bypass the packing.
+// A weight packed once at load gives the product the plain path gives, on every kernel this CPU and build
+// have (Eigen AVX2, Eigen AVX-512, oneDNN): many-row inputs (a ViT's tokens), few-row inputs (decoder and
+// beam steps: oneDNN packs those too), shapes that leave partial panels and blocks, and an input that is a
+// block of a wider matrix (row stride > its width).
 void TestTensorOps::packedLinearMatchesPlain() {
-    for (const auto [n, in, out] : {std::array<int64_t, 3>{197, 77, 53}, {9, 300, 1000}, {33, 8, 5}, {3, 64, 64}}) {
+    std::vector<GemmKernel> kernels{GemmKernel::Avx2};
+    if (cpuSupportsAvx512()) kernels.push_back(GemmKernel::Avx512);
+    if (onednnAvailable()) kernels.push_back(GemmKernel::Onednn);
+    const GemmKernel before = activeGemmKernel();
+    for (const GemmKernel kernel : kernels) {
+        setGemmKernel(kernel);
+        for (const auto [n, in, out] : {std::array<int64_t, 3>{197, 77, 53}, {9, 300, 1000}, {33, 8, 5}, {3, 64, 64},
+                                        {1, 512, 2048}, {2, 96, 33}, {4, 512, 3001}, {8, 40, 17}, {5, 1, 3}}) {
+            LinearWeights layer;
+            layer.weight = Tensor({out, in});
+            layer.bias = Tensor({out});
+            for (int64_t i = 0; i < layer.weight.numel(); ++i) layer.weight.data()[i] = std::sin(0.013f * float(i));
+            for (int64_t i = 0; i < out; ++i) layer.bias.data()[i] = 0.1f * float(i % 7);
+            RowMatrix wide(n, in + 3);
+            for (Eigen::Index i = 0; i < wide.size(); ++i) wide.data()[i] = std::cos(0.029f * float(i));
+            const auto x = wide.leftCols(in); // row stride in + 3
+            RowMatrix plain, packed;
+            linearInto(x, layer.weight, layer.bias, plain);
+            layer.pack();
+            QVERIFY(layer.packed.valid());
+            linearInto(x, layer, packed);
+            QCOMPARE(packed.rows(), n);
+            QCOMPARE(packed.cols(), out);
+            const float worst = (packed - plain).cwiseAbs().maxCoeff();
+            QVERIFY2(worst < 1e-4f, qPrintable(QString("%1: n=%2 in=%3 out=%4: %5")
+                                                   .arg(gemmKernelName(kernel)).arg(n).arg(in).arg(out).arg(worst)));
+            // the same weight, used again with another row count, reuses the packed form
+            RowMatrix again;
+            linearInto(wide.topRows(1).leftCols(in), layer, again);
+            QVERIFY((again.row(0) - plain.row(0)).cwiseAbs().maxCoeff() < 1e-4f);
+        }
+    }
+    setGemmKernel(before);
+    if (!onednnAvailable()) QVERIFY_THROWS_EXCEPTION(Error, setGemmKernel(GemmKernel::Onednn));
+}
+
+// bfloat16 by round-to-nearest-even, as oneDNN converts.
+float roundToBf16(float v) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    bits += 0x7FFFu + ((bits >> 16) & 1u);
+    bits &= 0xFFFF0000u;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+// bf16 packing (where available): the product equals float32 arithmetic on the bfloat16-rounded weight
+// and input (to float32 accumulation-order error), and differs from the plain product; an
+// Fp32ReferenceScope gives the plain float32 product back from the same packed layer.
+void TestTensorOps::bf16PackedLinear() {
+    if (!bf16Available()) {
+        QVERIFY_THROWS_EXCEPTION(Error, setLinearPrecision(LinearPrecision::Bf16));
+        QCOMPARE(linearPrecision(), LinearPrecision::Fp32);
+        return;
+    }
+    for (const int64_t n : {1, 4, 197}) {
         LinearWeights layer;
-        layer.weight = Tensor({out, in});
-        layer.bias = Tensor({out});
+        layer.weight = Tensor({300, 256});
+        layer.bias = Tensor({300});
         for (int64_t i = 0; i < layer.weight.numel(); ++i) layer.weight.data()[i] = std::sin(0.013f * float(i));
-        for (int64_t i = 0; i < out; ++i) layer.bias.data()[i] = 0.1f * float(i % 7);
-        RowMatrix x(n, in);
-        for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = std::cos(0.029f * float(i));
-        RowMatrix plain, packed;
+        for (int64_t i = 0; i < 300; ++i) layer.bias.data()[i] = 0.01f * float(i % 11);
+        RowMatrix wide(n, 259);
+        for (Eigen::Index i = 0; i < wide.size(); ++i) wide.data()[i] = std::cos(0.029f * float(i));
+        const auto x = wide.leftCols(256);
+        RowMatrix plain, fast, reference;
         linearInto(x, layer.weight, layer.bias, plain);
+        setLinearPrecision(LinearPrecision::Bf16);
         layer.pack();
-        QVERIFY(layer.packed.valid());
-        linearInto(x, layer, packed);
-        QCOMPARE(packed.rows(), n);
-        QCOMPARE(packed.cols(), out);
-        const float worst = (packed - plain).cwiseAbs().maxCoeff();
-        QVERIFY2(worst < 1e-4f, qPrintable(QString("n=%1 in=%2 out=%3: %4").arg(n).arg(in).arg(out).arg(worst)));
+        setLinearPrecision(LinearPrecision::Fp32);
+        QCOMPARE(layer.packed.precision(), LinearPrecision::Bf16);
+        linearInto(x, layer, fast); // still bf16: the packed form keeps its precision
+        // what bfloat16 operands give in float32 arithmetic
+        RowMatrix xr = x, wr = layer.weight.matrix();
+        xr = xr.unaryExpr(&roundToBf16);
+        wr = wr.unaryExpr(&roundToBf16);
+        RowMatrix emulated = xr * wr.transpose();
+        emulated.rowwise() += ConstVectorMap(layer.bias.data(), 300).transpose();
+        const float vsEmulated = (fast - emulated).cwiseAbs().maxCoeff();
+        const float vsPlain = (fast - plain).cwiseAbs().maxCoeff();
+        QVERIFY2(vsEmulated < 1e-4f, qPrintable(QString("n=%1: bf16 vs emulated %2").arg(n).arg(vsEmulated)));
+        QVERIFY2(vsPlain > 1e-3f, qPrintable(QString("n=%1: bf16 vs fp32 only %2").arg(n).arg(vsPlain)));
+        {
+            const Fp32ReferenceScope exact;
+            linearInto(x, layer, reference);
+        }
+        QVERIFY(reference == plain);
     }
 }
 

@@ -5,7 +5,11 @@
 
 #include <QDir>
 #include <QImage>
+#include "core/ops/gemm.h"
+
 #include <QProcess>
+
+#include <cmath>
 #include <QSvgRenderer>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -46,6 +50,7 @@ private slots:
     void nonUtf8Argument();
     void brokenFolders();
     void bench();
+    void bf16Precision();
 };
 
 void TestMarianCli::translateJsonShape() {
@@ -115,6 +120,8 @@ void TestMarianCli::badInputs_data() {
     QTest::newRow("missing folder") << QStringList{"translate", "--model", "/nonexistent/model", "Hallo"} << "not a model folder";
     QTest::newRow("too long") << QStringList{"translate", "--model", m, QString("Hund ").repeated(80)} << "too long";
     QTest::newRow("unknown flag") << QStringList{"translate", "--model", m, "--foo", "Hallo"} << "--foo";
+    QTest::newRow("bad precision") << QStringList{"translate", "--model", m, "--precision", "fp16", "Hallo"}
+                                   << "--precision: expected fp32 or bf16";
     const QString png = QDir::temp().filePath("attnlens-never-written.png");
     QTest::newRow("heatmap extension") << QStringList{"translate", "--model", m, "--heatmap", "x.jpg", "Hallo"}
                                        << ".png or .svg";
@@ -213,10 +220,38 @@ void TestMarianCli::bench() {
     for (const char* key : {"median_ms", "min_ms", "max_ms", "encode_ms", "per_token_ms"}) QVERIFY2(j[key].is_number(), key);
     QVERIFY(j["min_ms"].get<double>() <= j["median_ms"].get<double>());
     QVERIFY(j["median_ms"].get<double>() <= j["max_ms"].get<double>());
+    QCOMPARE(j["precision"].get<std::string>(), std::string("fp32"));
+    QVERIFY(!j.contains("parity"));
     const Run v = cli({"bench", "--image", "x.png"});
     QCOMPARE(v.code, 2);
     const Run both = cli({"bench", "--image", "x.png", "--src", "a"});
     QCOMPARE(both.code, 2);
+}
+
+// --precision bf16: where the CPU can, the run reports its measured difference from fp32 (small, not
+// zero: the weights really are bfloat16); where it cannot, one error line naming what is missing.
+void TestMarianCli::bf16Precision() {
+    const QStringList args{"bench", "--model", variant("tiny-f32"), "--src", "Der Hund läuft.", "--new-tokens", "4",
+                           "--repeat", "1", "--warmup", "0", "--precision", "bf16"};
+    const Run r = cli(args);
+    if (!attnlens::bf16Available()) {
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.startsWith("error: bf16 needs"), qPrintable(r.err));
+        return;
+    }
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const Json j = Json::parse(r.out.toStdString());
+    QCOMPARE(j["precision"].get<std::string>(), std::string("bf16"));
+    const double logits = j["parity"]["max_abs_logits"].get<double>();
+    // (how large it is depends on the model: this tiny random one amplifies bf16's rounding far more
+    // than real checkpoints; the kernel itself is checked against emulated bf16 in test_tensor_ops)
+    const double scale = j["parity"]["fp32_max_abs_logits"].get<double>();
+    QVERIFY2(logits > 0.0 && std::isfinite(logits) && scale > 0.0, qPrintable(QString("%1 of %2").arg(logits).arg(scale)));
+    QVERIFY(j["parity"]["max_abs_attention"].get<double>() >= 0.0);
+    QVERIFY(j["parity"]["same_result"].is_boolean());
+    const Run t = cli({"translate", "--model", variant("tiny-f32"), "--precision", "bf16", "Der Hund läuft."});
+    QVERIFY2(t.code == 0, qPrintable(t.err));
+    QVERIFY2(t.err.startsWith("note: bf16 against fp32 on this input: max |Δ logits|"), qPrintable(t.err));
 }
 
 QTEST_GUILESS_MAIN(TestMarianCli)

@@ -1,0 +1,40 @@
+#pragma once
+// How far a model packed in bf16 (LinearPrecision::Bf16, the opt-in fast mode) is from float32 on one
+// input, measured rather than assumed: the same input runs twice, once as loaded and once with every
+// linear layer on its plain float32 weight (Fp32ReferenceScope; the plain weights stay in memory, so a
+// bf16 model needs no second copy to be checked). The CLI's `bench --precision bf16` and the GUI's
+// status line after a bf16 load report it.
+
+#include "core/decode/decode_session.h"
+#include "core/models/vit_model.h"
+
+#include <memory>
+#include <string>
+
+namespace attnlens {
+
+struct PrecisionParity {
+    double maxAbsLogits = 0.0;    // the output scores (ViT: class logits; Marian: teacher-forced logits)
+    double logitScale = 0.0;      // max |logit| of the float32 run: what maxAbsLogits is relative to
+    double maxAbsAttention = 0.0; // over every captured head
+    bool sameResult = true;       // same top-1 class / same translation
+    std::string reference;        // float32's result (top-1 label or translation)
+    std::string result;           // the loaded model's result
+    double referenceMs = 0.0;     // float32 run
+    double resultMs = 0.0;        // run as loaded
+};
+
+// pixels: a preprocessed image [C, H, W] for this model; options as the run being checked used them.
+PrecisionParity vitPrecisionParity(const VitModel& model, const Tensor& pixels, const VitRunOptions& options = {});
+
+// Decodes `sentence` with `options` both ways; the logits are compared teacher-forced on float32's
+// output (the same target for both), the attentions of that pass and of the encoder likewise.
+PrecisionParity marianPrecisionParity(const std::shared_ptr<const MarianModel>& model,
+                                      const std::shared_ptr<const MarianTokenizer>& tokenizer, const std::string& sentence,
+                                      const DecodeOptions& options);
+
+// One line for a status bar or the CLI: "bf16 vs fp32 on this input: max |Δ logits| 0.031, max |Δ
+// attention| 0.0042, same translation".
+std::string describeParity(const PrecisionParity& parity, const std::string& what);
+
+} // namespace attnlens
