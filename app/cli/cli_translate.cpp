@@ -89,7 +89,7 @@ int runTranslate(const std::vector<std::string>& argv) {
     cli::applyPrecision(args);
     const auto folder = attnlens::loadMarianFolder(dir);
     if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16) // measured on this sentence
-        std::cerr << "note: " << attnlens::describeParity(attnlens::marianPrecisionParity(folder.model, folder.tokenizer, text, options), "translation") << "\n";
+        std::cerr << "note: bf16 against fp32 on this input: " << attnlens::describeParity(attnlens::marianPrecisionParity(folder.model, folder.tokenizer, text, options), "translation") << "\n";
     const auto heatmap = parseHeatmapRequest(args, folder.model->config());
     attnlens::DecodeSession session(folder.model, folder.tokenizer, text, options);
     session.run();

@@ -99,7 +99,7 @@ int runVision(const std::vector<std::string>& argv) {
     options.interpolatePositions = args.has("--interpolate-pos");
     const VitResult result = model.run(image, options);
     if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16) // measured on this picture
-        std::cerr << "note: " << describeParity(vitPrecisionParity(model, result.input.pixels, options), "top-1 class") << "\n";
+        std::cerr << "note: bf16 against fp32 on this input: " << describeParity(vitPrecisionParity(model, result.input.pixels, options), "top-1 class") << "\n";
 
     const auto top = model.topK(result.output, 5);
     for (const auto& p : top) std::printf("%s\t%.6f\n", p.label.c_str(), static_cast<double>(p.probability));

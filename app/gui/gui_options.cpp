@@ -18,6 +18,7 @@ QList<QCommandLineOption> guiOptionList() {
         option("size", "Window size.", "WxH"),
         option("dark", "Use the dark palette (View → Dark mode remembers the choice)."),
         option("model", "Open this model folder at start (File → Open model…).", "DIR"),
+        option("precision", "Linear layers in fp32 or bf16 (Compute menu; not remembered).", "P"),
         option("screenshot", "Write a PNG of the window once the page is ready, and exit.", "OUT.png"),
         option("grab", "With --screenshot: grab only this child widget.", "OBJECT-NAME"),
         option("bench-ui", "Time the Translate page (offscreen) and exit."),
@@ -66,6 +67,9 @@ QString parseShellOptions(const Parsed& a, GuiOptions& o) {
     }
     o.dark = a.set("dark");
     o.model = a.v("model");
+    o.precision = a.v("precision");
+    if (!o.precision.isEmpty() && o.precision != QLatin1String("fp32") && o.precision != QLatin1String("bf16"))
+        return QStringLiteral("--precision %1: expected fp32 or bf16").arg(o.precision);
     o.screenshot = a.v("screenshot");
     o.grab = a.v("grab");
     o.benchUi = a.set("bench-ui");

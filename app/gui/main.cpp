@@ -49,6 +49,12 @@ int main(int argc, char** argv) {
     if (options.dark || QSettings().value("darkMode").toBool()) attnlens::ui::applyTheme(attnlens::ui::Theme::Dark);
 
     attnlens::ui::MainWindow window;
+    if (!options.precision.isEmpty() &&
+        !window.setPrecision(options.precision == QLatin1String("bf16") ? attnlens::LinearPrecision::Bf16
+                                                                        : attnlens::LinearPrecision::Fp32)) {
+        std::fprintf(stderr, "error: --precision %s: this CPU has no bf16 kernel\n", qPrintable(options.precision));
+        return 2;
+    }
     const GuiPages pages = addPages(window, options);
     return runGui(window, pages, options);
 }

@@ -104,7 +104,7 @@ std::string describeParity(const PrecisionParity& p, const std::string& what) {
     char buffer[160];
     std::snprintf(buffer, sizeof buffer, "max |Δ logits| %.3g (logits up to %.3g), max |Δ attention| %.3g, ",
                   p.maxAbsLogits, p.logitScale, p.maxAbsAttention);
-    std::string out = std::string("bf16 against fp32 on this input: ") + buffer;
+    std::string out = buffer;
     out += p.sameResult ? "same " + what : "different " + what + " (fp32: \"" + p.reference + "\", bf16: \"" + p.result + "\")";
     return out;
 }

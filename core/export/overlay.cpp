@@ -102,21 +102,32 @@ RgbImage renderOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& 
     out.width = image.width;
     out.height = image.height;
     out.pixels.resize(static_cast<size_t>(out.width) * out.height * 3);
+    // Per-pixel work is table lookups: the colour map's 256 entries fetched once, and both blend terms
+    // precomputed for every 8-bit value (the Vision page renders this for each patch click, nine times:
+    // the overlay and the heads / layers thumbnails).
     const float a = options.opacity;
+    float baseTerm[256], colourTerm[256][3], dimmed[256];
+    for (int v = 0; v < 256; ++v) {
+        baseTerm[v] = (1.0f - a) * static_cast<float>(v);
+        dimmed[v] = 0.4f * static_cast<float>(v);
+        const Rgb c = colorAt(options.colorMap, static_cast<float>(v) / 255.0f);
+        colourTerm[v][0] = a * c.r;
+        colourTerm[v][1] = a * c.g;
+        colourTerm[v][2] = a * c.b;
+    }
+    const int channelStep = image.channels == 1 ? 0 : 1;
     for (int y = 0; y < image.height; ++y) {
-        for (int x = 0; x < image.width; ++x) {
-            uint8_t* dst = &out.pixels[(static_cast<size_t>(y) * out.width + x) * 3];
-            if (std::isnan(values(y, x))) { // outside the model's view
-                for (int ch = 0; ch < 3; ++ch)
-                    dst[ch] = static_cast<uint8_t>(roundNonNegative(0.4f * image.at(x, y, image.channels == 1 ? 0 : ch)));
+        const uint8_t* src = &image.pixels[static_cast<size_t>(y) * image.width * image.channels];
+        uint8_t* dst = &out.pixels[static_cast<size_t>(y) * out.width * 3];
+        for (int x = 0; x < image.width; ++x, src += image.channels, dst += 3) {
+            const float value = values(y, x);
+            if (std::isnan(value)) { // outside the model's view
+                for (int ch = 0; ch < 3; ++ch) dst[ch] = static_cast<uint8_t>(roundNonNegative(dimmed[src[ch * channelStep]]));
                 continue;
             }
-            const Rgb c = colorAt(options.colorMap, (values(y, x) - lo) / range);
-            const uint8_t colour[3] = {c.r, c.g, c.b};
-            for (int ch = 0; ch < 3; ++ch) {
-                const float base = image.at(x, y, image.channels == 1 ? 0 : ch);
-                dst[ch] = static_cast<uint8_t>(roundNonNegative((1.0f - a) * base + a * colour[ch]));
-            }
+            const int index = roundNonNegative(std::clamp((value - lo) / range, 0.0f, 1.0f) * 255.0f);
+            for (int ch = 0; ch < 3; ++ch)
+                dst[ch] = static_cast<uint8_t>(roundNonNegative(baseTerm[src[ch * channelStep]] + colourTerm[index][ch]));
         }
     }
     return out;

@@ -8,6 +8,9 @@
 #include "ui/shell/main_window.h"
 #include "ui/shell/theme.h"
 #include "ui/vision/sample_gallery.h"
+#include "ui/vision/vision_document.h"
+#include "ui/vision/vision_page.h"
+#include "core/ops/gemm.h"
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
@@ -131,6 +134,37 @@ private slots:
         dark->trigger();
         QCOMPARE(currentTheme(), Theme::Light);
         QVERIFY(!QSettings().value("darkMode").toBool());
+    }
+
+    // Compute → BF16 reloads the page's model in bf16, remembers the choice, and the page states the
+    // difference from FP32 measured at load; Compute → FP32 goes back. Without a bf16 kernel the entry
+    // is disabled and the precision stays FP32.
+    void computeMenuSwitchesPrecisionAndReloads() {
+        MainWindow window;
+        auto* fp32 = window.findChild<QAction*>("precisionFp32");
+        auto* bf16 = window.findChild<QAction*>("precisionBf16");
+        QVERIFY(fp32 && bf16);
+        QVERIFY(fp32->isChecked());
+        QCOMPARE(bf16->isEnabled(), bf16Available());
+        if (!bf16Available()) {
+            QVERIFY(!window.setPrecision(LinearPrecision::Bf16));
+            QCOMPARE(linearPrecision(), LinearPrecision::Fp32);
+            return;
+        }
+        auto* vision = new VisionPage(&window);
+        window.addPage("Vision", vision);
+        QTRY_VERIFY_WITH_TIMEOUT(vision->document()->hasImage() && !vision->isBusy(), 60000);
+        QVERIFY(!vision->message().contains("BF16"));
+        bf16->trigger();
+        QCOMPARE(linearPrecision(), LinearPrecision::Bf16);
+        QCOMPARE(QSettings().value("precision").toString(), QString("bf16"));
+        QTRY_VERIFY_WITH_TIMEOUT(vision->message().contains("BF16 fast mode, measured against FP32 at load: max |Δ logits|"),
+                                 60000);
+        QVERIFY2(vision->message().contains("same top-1 class"), qPrintable(vision->message()));
+        fp32->trigger();
+        QCOMPARE(linearPrecision(), LinearPrecision::Fp32);
+        QCOMPARE(QSettings().value("precision").toString(), QString("fp32"));
+        QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy() && !vision->message().contains("BF16"), 60000);
     }
 };
 

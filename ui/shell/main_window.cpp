@@ -7,6 +7,7 @@
 #include "core/io/model_folder.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QHBoxLayout>
 #include <QKeySequence>
@@ -42,7 +43,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     m_fileMenu = menuBar()->addMenu(tr("&File"));
     m_viewMenu = menuBar()->addMenu(tr("&View"));
+    m_computeMenu = menuBar()->addMenu(tr("&Compute"));
     m_helpMenu = menuBar()->addMenu(tr("&Help"));
+    buildComputeMenu();
     auto* open = m_fileMenu->addAction(tr("&Open model…"), this, &MainWindow::chooseModel);
     open->setShortcut(QKeySequence::Open);
     m_recentMenu = m_fileMenu->addMenu(tr("Open &recent model"));
@@ -68,6 +71,52 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_helpMenu->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
     statusBar()->showMessage(tr("Ready"));
     resize(1280, 820);
+}
+
+// Compute → FP32 / BF16: the number format linear layers are packed in (attnlens::setLinearPrecision).
+// Applied before the pages load their models; changing it reloads the models that use it.
+void MainWindow::buildComputeMenu() {
+    auto* group = new QActionGroup(this);
+    auto* fp32 = m_computeMenu->addAction(tr("&FP32 — exact (matches PyTorch to 1e-4)"));
+    auto* bf16 = m_computeMenu->addAction(tr("&BF16 — fast mode, approximate (ViT and Marian)"));
+    fp32->setObjectName(QStringLiteral("precisionFp32"));
+    bf16->setObjectName(QStringLiteral("precisionBf16"));
+    for (QAction* a : {fp32, bf16}) {
+        a->setCheckable(true);
+        group->addAction(a);
+    }
+    bf16->setEnabled(bf16Available());
+    bf16->setToolTip(bf16Available() ? tr("Weights and layer inputs in bfloat16, float32 accumulation; the difference "
+                                          "from FP32 is measured when a model loads and shown on its page.")
+                                     : tr("Needs the oneDNN kernel and a CPU with AVX-512."));
+    m_computeMenu->setToolTipsVisible(true);
+    const bool wantBf16 = QSettings().value("precision").toString() == QLatin1String("bf16") && bf16Available();
+    setLinearPrecision(wantBf16 ? LinearPrecision::Bf16 : LinearPrecision::Fp32);
+    (wantBf16 ? bf16 : fp32)->setChecked(true);
+    m_fp32 = fp32;
+    m_bf16 = bf16;
+    connect(group, &QActionGroup::triggered, this, [this, bf16](QAction* chosen) {
+        const LinearPrecision p = chosen == bf16 ? LinearPrecision::Bf16 : LinearPrecision::Fp32;
+        if (p == linearPrecision()) return;
+        QSettings().setValue("precision", QString::fromLatin1(linearPrecisionName(p)));
+        applyPrecision(p);
+    });
+}
+
+bool MainWindow::setPrecision(LinearPrecision p) {
+    if (p == LinearPrecision::Bf16 && !bf16Available()) return false;
+    (p == LinearPrecision::Bf16 ? m_bf16 : m_fp32)->setChecked(true);
+    if (p != linearPrecision()) applyPrecision(p);
+    return true;
+}
+
+void MainWindow::applyPrecision(LinearPrecision p) {
+    setLinearPrecision(p);
+    if (m_pages->count() == 0) return; // before the pages exist: they load in this precision
+    statusBar()->showMessage(
+        tr("Linear layers now in %1; reloading the models…").arg(QString::fromLatin1(linearPrecisionName(p)).toUpper()));
+    for (int i = 0; i < m_pages->count(); ++i)
+        if (auto* page = dynamic_cast<ModelPage*>(m_pages->widget(i))) page->reloadModel();
 }
 
 int MainWindow::addPage(const QString& title, QWidget* page) {

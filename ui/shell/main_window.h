@@ -2,11 +2,14 @@
 // MainWindow only composes: a page switcher (sidebar + stacked pages), menus and the status bar.
 // It holds no inference and no drawing; pages are self-contained widgets added with addPage().
 
+#include "core/ops/gemm.h"
+
 #include <QMainWindow>
 
 class QListWidget;
 class QStackedWidget;
 class QMenu;
+class QAction;
 
 namespace attnlens::ui {
 
@@ -27,6 +30,10 @@ public:
     bool openModel(const QString& dir);
     QStringList recentModels() const;
 
+    // Compute → FP32 / BF16 without remembering it: sets the precision, checks the menu entry and reloads
+    // the pages' models. False (nothing changed) when bf16 is not available.
+    bool setPrecision(LinearPrecision precision);
+
     QMenu* fileMenu() const { return m_fileMenu; }
     QMenu* viewMenu() const { return m_viewMenu; }
 
@@ -34,12 +41,17 @@ private:
     void chooseModel();
     void rememberModel(const QString& dir);
     void rebuildRecentMenu();
+    void buildComputeMenu();
+    void applyPrecision(LinearPrecision precision); // set, then reload every page's model
 
     QMenu* m_recentMenu = nullptr;
     QListWidget* m_sidebar = nullptr;
     QStackedWidget* m_pages = nullptr;
     QMenu* m_fileMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
+    QMenu* m_computeMenu = nullptr;
+    QAction* m_fp32 = nullptr;
+    QAction* m_bf16 = nullptr;
     QMenu* m_helpMenu = nullptr;
 };
 

@@ -16,6 +16,9 @@ public:
     virtual void openModel(const QString& dir) = 0;
     // A short description of the loaded model for the window's status bar ("opus-mt-de-en (F32)").
     virtual QString modelDescription() const = 0;
+    // Loads the current model again, e.g. after the linear-layer precision changed (Compute menu);
+    // pages whose models do not depend on it keep theirs.
+    virtual void reloadModel() {}
 };
 
 } // namespace attnlens::ui

@@ -1,6 +1,8 @@
 #include "ui/translate/translate_page.h"
 
+#include "core/analysis/precision_parity.h"
 #include "core/io/model_folder.h"
+#include "core/ops/gemm.h"
 #include "core/util/error.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/translate/beam_view.h"
@@ -14,6 +16,7 @@
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/page_parts.h"
+#include "ui/widgets/precision_note.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -46,6 +49,13 @@ struct TranslatePage::SessionSlot {
 namespace {
 
 constexpr const char* kBuiltinModel = "marian-de-en-tiny";
+constexpr const char* kPrecisionProbe = "Der Hund läuft schnell über die Straße."; // when the input is empty
+
+// What the loading job hands to the GUI thread: the model and, for a bf16 load, its measured parity.
+struct LoadedMarian {
+    MarianFolder folder;
+    PrecisionNote note; // empty for fp32
+};
 
 struct StepResult {
     std::shared_ptr<const TranslationSnapshot> snapshot;
@@ -374,7 +384,8 @@ void TranslatePage::syncSelectors() {
     m_head->setCurrentIndex(m_head->findData(data));
     m_wordLevel->setChecked(m_doc->wordLevel());
     m_hideSpecial->setChecked(m_doc->hideSpecial());
-    m_modelLabel->setText(m_doc->modelDescription());
+    m_modelLabel->setText(m_doc->modelDescription() + m_precisionNote.suffix);
+    m_modelLabel->setToolTip(m_precisionNote.sentence);
 }
 
 void TranslatePage::updateButtons() {
@@ -409,18 +420,35 @@ void TranslatePage::openModel(const QString& dir) {
     showStatus(tr("Loading %1…").arg(dir));
     auto slot = m_slot;
     ++m_generation;
-    m_worker->run<std::shared_ptr<MarianFolder>>(
+    // bf16 (Compute → Precision): measured against float32 once, at load, on the sentence being shown.
+    const std::string probe = m_input->text().trimmed().isEmpty() ? std::string(kPrecisionProbe)
+                                                                  : m_input->text().trimmed().toStdString();
+    m_worker->run<std::shared_ptr<LoadedMarian>>(
         tr("Loading model"),
-        [dir, slot](const Callbacks& cb) {
+        [dir, slot, probe](const Callbacks& cb) {
             slot->session.reset();
-            return std::make_shared<MarianFolder>(loadMarianFolder(dir.toStdString(), cb));
+            auto loaded = std::make_shared<LoadedMarian>();
+            loaded->folder = loadMarianFolder(dir.toStdString(), cb);
+            if (linearPrecision() == LinearPrecision::Bf16) {
+                cb.report(1.0, "checking bf16 against fp32");
+                loaded->note = PrecisionNote::measure("translation", [&] {
+                    return marianPrecisionParity(loaded->folder.model, loaded->folder.tokenizer, probe, DecodeOptions{});
+                });
+            }
+            return loaded;
         },
-        [this, dir](std::shared_ptr<MarianFolder> folder) {
-            m_doc->setModel(*folder, dir);
-            showStatus(tr("Loaded %1.").arg(m_doc->modelDescription()));
+        [this, dir](std::shared_ptr<LoadedMarian> loaded) {
+            m_precisionNote = loaded->note;
+            m_doc->setModel(loaded->folder, dir);
+            showStatus(m_precisionNote.empty() ? tr("Loaded %1.").arg(m_doc->modelDescription())
+                                               : tr("Loaded %1. %2").arg(m_doc->modelDescription(), m_precisionNote.sentence));
             emit modelLoaded();
             if (!m_input->text().trimmed().isEmpty()) translate();
         });
+}
+
+void TranslatePage::reloadModel() {
+    if (!m_doc->modelDir().isEmpty()) openModel(m_doc->modelDir());
 }
 
 void TranslatePage::setInput(const QString& text) {
@@ -499,7 +527,8 @@ void TranslatePage::showTranslationSlice(const std::shared_ptr<const Translation
     showStatus(tr("Translated in %1 ms: %2 steps, %3. Step back with ◀ or Alt+Left.")
                    .arg(m_lastTranslateMs)
                    .arg(snapshot->step)
-                   .arg(snapshot->numBeams > 1 ? tr("beam width %1").arg(snapshot->numBeams) : tr("greedy")));
+                   .arg(snapshot->numBeams > 1 ? tr("beam width %1").arg(snapshot->numBeams) : tr("greedy")) +
+               (m_precisionNote.empty() ? QString() : QStringLiteral(" ") + m_precisionNote.sentence));
     emit resultReady();
 }
 

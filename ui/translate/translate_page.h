@@ -14,8 +14,10 @@
 
 #include "ui/shell/model_page.h"
 #include "ui/translate/translation_document.h"
+#include "ui/widgets/precision_note.h"
 
 #include <QElapsedTimer>
+
 #include <QWidget>
 
 class QCheckBox;
@@ -52,6 +54,7 @@ public:
     // ModelPage
     bool acceptsModel(ModelKind kind) const override { return kind == ModelKind::Marian; }
     void openModel(const QString& dir) override;
+    void reloadModel() override;
     QString modelDescription() const override { return m_doc->modelDescription(); }
 
     TranslationDocument* document() const { return m_doc; }
@@ -155,6 +158,7 @@ private:
     QTimer* m_playTimer = nullptr;
     QElapsedTimer m_clock;
     qint64 m_lastTranslateMs = -1;
+    PrecisionNote m_precisionNote; // bf16 loads: the measured difference from fp32
 };
 
 } // namespace attnlens::ui

@@ -1,10 +1,14 @@
 #include "ui/vision/vision_page.h"
 
+#include "core/analysis/precision_parity.h"
 #include "core/export/npy.h"
 #include "core/io/model_folder.h"
+#include "core/ops/gemm.h"
+#include "core/vision/preprocess.h"
 #include "core/util/error.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/shell/inference_worker.h"
+#include "ui/widgets/precision_note.h"
 #include "ui/vision/map_grid_view.h"
 #include "ui/vision/patch_image_view.h"
 #include "ui/vision/predictions_view.h"
@@ -14,6 +18,8 @@
 #include "ui/widgets/map_controls.h"
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
+
+#include <algorithm>
 
 #include <QApplication>
 #include <QCheckBox>
@@ -122,7 +128,8 @@ QWidget* VisionPage::buildTopBar() {
 void VisionPage::connectDocument() {
     connect(m_doc, &VisionDocument::modelChanged, this, [this] {
         syncControls();
-        m_modelLabel->setText(modelDescription());
+        m_modelLabel->setText(modelDescription() + m_precisionNote.suffix);
+        m_modelLabel->setToolTip(m_precisionNote.sentence);
     });
     connect(m_doc, &VisionDocument::imageChanged, this, [this] {
         refreshPredictions();
@@ -391,13 +398,32 @@ void VisionPage::showNotice(const QString& text) { m_message->showNotice(text); 
 
 void VisionPage::openModel(const QString& dir) {
     const std::filesystem::path path = dir.toStdString();
-    m_worker->run<std::shared_ptr<const VitModel>>(
+    // bf16 (Compute → Precision): measured against float32 once, at load, on the picture being shown
+    // (or a mid-grey one).
+    const ImageU8 probe = m_lastImage;
+    m_worker->run<std::pair<std::shared_ptr<const VitModel>, PrecisionNote>>(
         tr("Loading %1").arg(QFileInfo(dir).fileName()),
-        [path](const Callbacks& cb) { return VitModel::load(path, cb); },
-        [this, dir](std::shared_ptr<const VitModel> model) {
+        [path, probe](const Callbacks& cb) {
+            auto model = VitModel::load(path, cb);
+            PrecisionNote note;
+            if (linearPrecision() == LinearPrecision::Bf16) {
+                cb.report(1.0, "checking bf16 against fp32");
+                ImageU8 picture = probe;
+                if (picture.empty()) {
+                    picture = ImageU8(64, 64, 3);
+                    std::fill(picture.pixels.begin(), picture.pixels.end(), uint8_t{128});
+                }
+                const auto input = preprocessImage(picture, model->processor(), model->config().numChannels);
+                note = PrecisionNote::measure("top-1 class", [&] { return vitPrecisionParity(*model, input.pixels); });
+            }
+            return std::make_pair(std::move(model), note);
+        },
+        [this, dir](std::pair<std::shared_ptr<const VitModel>, PrecisionNote> loaded) {
             m_modelDir = dir;
-            m_doc->setModel(std::move(model));
+            m_precisionNote = loaded.second;
+            m_doc->setModel(std::move(loaded.first));
             m_message->dismiss();
+            if (!m_precisionNote.empty()) showNotice(m_precisionNote.sentence);
             emit modelLoaded();
             // The picture on screen belongs to the previous model: run it again with this one.
             if (!m_lastImage.empty())
@@ -405,6 +431,10 @@ void VisionPage::openModel(const QString& dir) {
             else if (!m_pendingSample.isEmpty())
                 openImage(std::exchange(m_pendingSample, QString()));
         });
+}
+
+void VisionPage::reloadModel() {
+    if (!m_modelDir.isEmpty()) openModel(m_modelDir);
 }
 
 void VisionPage::openImage(const QString& pathArg) {
@@ -449,6 +479,7 @@ void VisionPage::analyse(std::function<ImageU8()> load, const QString& source, c
             m_lastImage = result->image;
             m_imageLabel->setProperty("source", result->source);
             m_message->dismiss();
+            if (!m_precisionNote.empty()) showNotice(m_precisionNote.sentence);
             m_doc->setImage(std::move(result));
             m_timing->setProperty("firstOverlayMs", static_cast<double>(timer->nsecsElapsed()) / 1e6);
             emit imageShown();

@@ -14,6 +14,8 @@
 #include "ui/shell/model_page.h"
 #include "ui/vision/vision_document.h"
 
+#include "ui/widgets/precision_note.h"
+
 #include <QWidget>
 
 #include <functional>
@@ -47,6 +49,7 @@ public:
     // ModelPage
     bool acceptsModel(ModelKind kind) const override { return kind == ModelKind::Vit; }
     void openModel(const QString& dir) override;
+    void reloadModel() override;
     QString modelDescription() const override;
 
     // Queues loading + inference of an image file / an in-memory image; the result replaces the current
@@ -111,6 +114,7 @@ private:
     VisionDocument* m_doc;
     InferenceWorker* m_worker;
     QString m_modelDir;
+    PrecisionNote m_precisionNote; // bf16 loads: the measured difference from fp32
     QString m_pendingSample; // the first sample, opened once the default model is loaded
     QString m_lastImagePath;
     ImageU8 m_lastImage;     // the original of the current result, re-run when a new model arrives
