@@ -13,7 +13,10 @@
 #include "ui/vision/map_grid_view.h"
 #include "ui/widgets/heatmap_view.h"
 
+#include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QScrollBar>
+#include <QStringList>
 
 #include <algorithm>
 #include <cstdio>
@@ -52,6 +55,45 @@ void benchPatchClicks(attnlens::ui::VisionPage* page) {
     report("  of which maps computed + rendered", selectTimes);
 }
 
+// A 512 x 512 matrix with a label on every row and column (a 512-token attention map) in a 900 x 700
+// view: zoom steps from fit to 24 px cells, then panning across it at 12 px cells, each followed by a
+// synchronous repaint — the frame time a user sees.
+void benchLargeMatrix() {
+    const int n = 512;
+    attnlens::RowMatrix values(n, n);
+    for (int r = 0; r < n; ++r)
+        for (int c = 0; c < n; ++c) values(r, c) = static_cast<float>((r * 31 + c * 17) % 97) / 97.0f;
+    QStringList labels;
+    for (int i = 0; i < n; ++i) labels << QStringLiteral("tok%1").arg(i);
+    attnlens::ui::HeatmapView view;
+    view.resize(900, 700);
+    view.setMatrix(values, labels, labels);
+    view.show();
+    for (int i = 0; i < 5; ++i) QCoreApplication::processEvents(); // exposed: repaint() paints now
+    QElapsedTimer t;
+    std::vector<double> zoom, pan;
+    for (int cell = 2; cell <= 24; cell += 2) {
+        t.start();
+        view.setCellSize(cell);
+        view.viewport()->repaint();
+        zoom.push_back(t.nsecsElapsed() / 1e6);
+    }
+    view.setCellSize(12);
+    for (int i = 0; i < 60; ++i) {
+        t.start();
+        view.horizontalScrollBar()->setValue(view.horizontalScrollBar()->maximum() * i / 59);
+        view.verticalScrollBar()->setValue(view.verticalScrollBar()->maximum() * i / 59);
+        view.viewport()->repaint();
+        pan.push_back(t.nsecsElapsed() / 1e6);
+    }
+    const auto report = [](const char* what, const std::vector<double>& v) {
+        std::printf("%-40s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, median(v),
+                    *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()), v.size());
+    };
+    report("512x512 matrix: zoom step -> repainted", zoom);
+    report("512x512 matrix: pan step -> repainted", pan);
+}
+
 void benchVision(attnlens::ui::MainWindow& window, const GuiPages& pages, StallMeter* meter, std::function<void(int)> done) {
     meter->setPhase(QStringLiteral("analysing a picture (Vision)"));
     window.setCurrentPage(static_cast<int>(GuiPage::Vision));
@@ -62,6 +104,7 @@ void benchVision(attnlens::ui::MainWindow& window, const GuiPages& pages, StallM
             std::printf("%-40s %8.2f ms\n", "Vision: open a picture -> shown", clock->nsecsElapsed() / 1e6);
             meter->pause();
             benchPatchClicks(pages.vision);
+            benchLargeMatrix();
             meter->resume();
             meter->report();
             done(0);

@@ -5,6 +5,7 @@ thread each, every attention head captured on both sides, random weights in the 
 
   /usr/bin/python3 tools/bench/compare.py [--cli build/release/app/attnlens-cli] [--out /tmp/attnlens-bench]
       [--rounds 3] [--repeat 5] [--only vit-b16,deit-s16,greedy,beam4,unet] [--markdown docs/benchmarks.md]
+      [--bf16]
 
 Rows (each side's median over --repeat runs after a warm-up; the two sides alternate for --rounds rounds
 and each keeps its best round, because a shared VM's speed drifts between runs):
@@ -16,6 +17,9 @@ and each keeps its best round, because a shared VM's speed drifts between runs):
 The checkpoints are written once to --out by make_vit_sized.py, make_opus_sized.py and unet_bench.py.
 Also measured: the machine (CPU, vector extensions, load average before and after), the decoder's
 weight-streaming floor (bytes a step must read / this core's read bandwidth, from torch.sum over 1 GiB).
+
+--bf16 adds our fast mode (`--precision bf16`, where the CPU has it) as a third column, with the difference
+from float32 that each run measures on its own input (max |delta logits|).
 
 Writes OUT/compare.json and OUT/compare.md (the table), prints the table; --markdown also copies it there.
 """
@@ -140,8 +144,9 @@ def measure(args, only):
     for name in ("vit-b16", "deit-s16", "greedy", "beam4", "unet"):
         if name not in only:
             continue
-        best = {"peer": None, "ours": None}
-        detail = {"peer": [], "ours": []}
+        best = {"peer": None, "ours": None, "bf16": None}
+        detail = {"peer": [], "ours": [], "bf16": []}
+        parity = None
         for r in range(args.rounds):
             if name == "unet":
                 got = run_json([PY, os.path.join(HERE, "unet_bench.py"), "--out", os.path.join(args.out, "unet"),
@@ -152,6 +157,11 @@ def measure(args, only):
                 peer = run_json(peer_cmd)
                 ours = run_json(ours_cmd)
                 pairs = [("peer", peer and peer.get(pk)), ("ours", ours and ours.get(ok))]
+                if args.bf16:
+                    fast = run_json(ours_cmd + ["--precision", "bf16"])
+                    pairs.append(("bf16", fast and fast.get(ok)))
+                    if fast and "parity" in fast:
+                        parity = fast["parity"]
                 if name in ("greedy", "beam4") and peer and ours:
                     detail.setdefault("tokens", []).append((peer.get("new_tokens"), ours.get("new_tokens")))
                     detail.setdefault("encode_ms", []).append((peer.get("encode_ms"), ours.get("encode_ms")))
@@ -161,10 +171,13 @@ def measure(args, only):
                 if value is not None:
                     detail[side].append(round(value, 3))
                     best[side] = value if best[side] is None else min(best[side], value)
-            print(f"{name} round {r}: peer {pairs[0][1]} ours {pairs[1][1]}", flush=True)
+            print(f"{name} round {r}: " + " ".join(f"{side} {value}" for side, value in pairs), flush=True)
         ratio = best["peer"] / best["ours"] if best["peer"] and best["ours"] else None
         results[name] = {"peer_ms": best["peer"], "ours_ms": best["ours"], "speedup": ratio, "goal": GOALS[name],
                          "rounds": detail}
+        if best["bf16"]:
+            results[name].update({"bf16_ms": best["bf16"], "bf16_speedup": best["peer"] / best["bf16"] if best["peer"] else None,
+                                  "bf16_parity": parity})
     if {"greedy", "beam4"} & only:
         bw = read_bandwidth_gbs()
         step = decoder_step_bytes(opus)
@@ -179,15 +192,28 @@ LABELS = {"vit-b16": "ViT-B/16 forward, 224×224", "deit-s16": "DeiT-S/16 forwar
 
 
 def table(results, info):
-    lines = ["| work (one thread each, every head captured) | PyTorch peer | attnlens | speedup | goal |",
-             "|---|---|---|---|---|"]
+    bf16 = any("bf16_ms" in r for r in results.values() if isinstance(r, dict))
+    head = "| work (one thread each, every head captured) | PyTorch peer | attnlens | speedup | goal |"
+    rule = "|---|---|---|---|---|"
+    if bf16:
+        head += " attnlens bf16 (max \\|Δ logits\\| vs fp32) |"
+        rule += "---|"
+    lines = [head, rule]
     for name, label in LABELS.items():
         r = results.get(name)
         if not r:
             continue
         fmt = lambda v: f"{v:.1f} ms" if v is not None else "—"  # noqa: E731
         sp = f"**{r['speedup']:.2f}×**" if r["speedup"] else "—"
-        lines.append(f"| {label} | {fmt(r['peer_ms'])} | {fmt(r['ours_ms'])} | {sp} | ≥ {r['goal']}× |")
+        line = f"| {label} | {fmt(r['peer_ms'])} | {fmt(r['ours_ms'])} | {sp} | ≥ {r['goal']}× |"
+        if bf16:
+            if r.get("bf16_ms"):
+                p = r.get("bf16_parity") or {}
+                line += (f" {fmt(r['bf16_ms'])} ({r['bf16_speedup']:.2f}×; {p.get('max_abs_logits', float('nan')):.2g}"
+                         f" of {p.get('fp32_max_abs_logits', float('nan')):.2g}) |")
+            else:
+                line += " — (fp32 only) |"
+        lines.append(line)
     fl = results.get("decoder_floor")
     if fl and fl["floor_ms"] and results.get("greedy", {}).get("ours_ms"):
         lines.append("")
@@ -210,6 +236,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", default="vit-b16,deit-s16,greedy,beam4,unet")
     ap.add_argument("--markdown")
+    ap.add_argument("--bf16", action="store_true", help="also time our bf16 fast mode")
     args = ap.parse_args()
     only = set(args.only.split(","))
     unknown = only - set(GOALS)

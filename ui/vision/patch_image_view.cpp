@@ -95,8 +95,10 @@ void PatchImageView::paintEvent(QPaintEvent*) {
         p.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap, m_placeholder);
         return;
     }
-    // Enlarging: nearest (crisp pixels). Reducing: smooth, else the picture shimmers.
-    const bool reducing = target.width() < m_picture.width();
+    // Enlarging or reducing a little: nearest (crisp pixels). Reducing by more than a quarter: smooth,
+    // else the picture shimmers. (A smooth 448 -> 393 px reduction of a small image's enlargement cost
+    // 5 ms of every patch click and looked the same.)
+    const bool reducing = target.width() < 0.75 * m_picture.width();
     p.setRenderHint(QPainter::SmoothPixmapTransform, reducing);
     p.drawImage(target, m_picture);
 
