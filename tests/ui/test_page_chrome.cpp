@@ -29,6 +29,7 @@
 #include <QtTest>
 
 #include <atomic>
+#include <memory>
 #include <chrono>
 #include <thread>
 
@@ -100,7 +101,8 @@ private slots:
         QLabel label("secondary");
         mute(&label);
         QCOMPARE(label.foregroundRole(), QPalette::PlaceholderText);
-        QCOMPARE(hint("a hint", nullptr)->foregroundRole(), QPalette::PlaceholderText);
+        const std::unique_ptr<QLabel> parentless(hint("a hint", nullptr));
+        QCOMPARE(parentless->foregroundRole(), QPalette::PlaceholderText);
     }
 
     // The gallery used to drop unreadable samples (and a missing samples folder) without a word.
