@@ -17,10 +17,12 @@
 
 #include <dnnl.hpp>
 
+#include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
-#include <vector>
 
 extern "C" void omp_set_num_threads(int); // libgomp, which Debian's libdnnl uses for its threads
 
@@ -34,12 +36,31 @@ dnnl::engine& cpuEngine() {
     return engine;
 }
 
-// Per calling thread: one OpenMP thread for oneDNN, a stream, and the scratchpad buffer.
+// Memory that grows to the largest size asked for, 4096-byte aligned (what oneDNN asks of buffers it is
+// handed: its kernels may assume aligned scratchpad offsets).
+class AlignedBuffer {
+public:
+    void* get(size_t bytes) {
+        if (bytes > m_size) {
+            const size_t rounded = (bytes + 4095) / 4096 * 4096;
+            m_data.reset(std::aligned_alloc(4096, rounded));
+            if (!m_data) throw Error("out of memory for a oneDNN buffer of " + std::to_string(bytes) + " bytes");
+            m_size = rounded;
+        }
+        return m_data.get();
+    }
+
+private:
+    std::unique_ptr<void, decltype(&std::free)> m_data{nullptr, &std::free};
+    size_t m_size = 0;
+};
+
+// Per calling thread: one OpenMP thread for oneDNN, a stream, the scratchpad and the bf16 input.
 struct ThreadState {
     ThreadState() : stream(cpuEngine()) { omp_set_num_threads(1); }
     dnnl::stream stream;
-    std::vector<char> scratch;
-    std::vector<uint16_t> bf16Input; // the input rounded to bfloat16 (LinearPrecision::Bf16)
+    AlignedBuffer scratch;
+    AlignedBuffer bf16Input; // the input rounded to bfloat16 (LinearPrecision::Bf16)
 };
 ThreadState& threadState() {
     thread_local ThreadState state;
@@ -147,18 +168,14 @@ void linear(const OnednnLinear& pack, const float* x, int64_t ldx, int64_t n, fl
             prepared = &it->second;
         }
         const auto& pd = prepared->desc;
-        const size_t scratchBytes = pd.scratchpad_desc().get_size();
-        if (state.scratch.size() < scratchBytes) state.scratch.resize(scratchBytes);
         dnnl::memory src(prepared->input, cpuEngine(), const_cast<float*>(x));
         if (pd.src_desc() != prepared->input) { // bf16 weights: round the rows to bfloat16 first
-            const size_t elements = pd.src_desc().get_size() / sizeof(uint16_t);
-            if (state.bf16Input.size() < elements) state.bf16Input.resize(elements);
-            dnnl::memory rounded(pd.src_desc(), cpuEngine(), state.bf16Input.data());
+            dnnl::memory rounded(pd.src_desc(), cpuEngine(), state.bf16Input.get(pd.src_desc().get_size()));
             prepared->toBf16.execute(state.stream, src, rounded);
             src = rounded;
         }
         dnnl::memory dst(pd.dst_desc(), cpuEngine(), out);
-        dnnl::memory scratch(pd.scratchpad_desc(), cpuEngine(), state.scratch.data());
+        dnnl::memory scratch(pd.scratchpad_desc(), cpuEngine(), state.scratch.get(pd.scratchpad_desc().get_size()));
         prepared->primitive.execute(state.stream, {{DNNL_ARG_SRC, src},
                                                    {DNNL_ARG_WEIGHTS, pack.weights},
                                                    {DNNL_ARG_DST, dst},
