@@ -6,6 +6,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <array>
 #include <vector>
 #include <cmath>
@@ -138,13 +139,18 @@ void TestTensorOps::packedLinearMatchesPlain() {
             linearInto(x, layer, packed);
             QCOMPARE(packed.rows(), n);
             QCOMPARE(packed.cols(), out);
+            // Another kernel sums in another order: float32 rounding relative to the outputs' size (a wrong
+            // layout or stride would be off by the outputs' size itself). Measured up to 1.03e-4 on values
+            // of ~100 with oneDNN's AVX2 kernel (ONEDNN_MAX_CPU_ISA=AVX2).
+            const float tolerance = 1e-5f * std::max(1.0f, plain.cwiseAbs().maxCoeff());
             const float worst = (packed - plain).cwiseAbs().maxCoeff();
-            QVERIFY2(worst < 1e-4f, qPrintable(QString("%1: n=%2 in=%3 out=%4: %5")
-                                                   .arg(gemmKernelName(kernel)).arg(n).arg(in).arg(out).arg(worst)));
+            QVERIFY2(worst < tolerance, qPrintable(QString("%1: n=%2 in=%3 out=%4: %5 (tolerance %6)")
+                                                       .arg(gemmKernelName(kernel)).arg(n).arg(in).arg(out).arg(worst)
+                                                       .arg(tolerance)));
             // the same weight, used again with another row count, reuses the packed form
             RowMatrix again;
             linearInto(wide.topRows(1).leftCols(in), layer, again);
-            QVERIFY((again.row(0) - plain.row(0)).cwiseAbs().maxCoeff() < 1e-4f);
+            QVERIFY((again.row(0) - plain.row(0)).cwiseAbs().maxCoeff() < tolerance);
         }
     }
     setGemmKernel(before);
