@@ -44,16 +44,21 @@ void LinearWeights::pack() {
     if (weight.rank() == 2 && !weight.empty()) packed = PackedLinear(weight.data(), weight.dim(0), weight.dim(1));
 }
 
+namespace {
+// The packed weight or the plain one. 2–8 rows (beam steps): oneDNN's matmul on its packed weight streams
+// it at 21–22 GB/s against 13–20 for the row-by-row dot products (measured, [4, 512] x [512, 2048 | 58101]);
+// one row (greedy) is as fast or faster on Eigen's matrix-vector product (27 vs 24 GB/s). Eigen's packed
+// kernel only pays off beyond a few rows. bf16 weights are always used (that mode's point: half the bytes).
+bool usePacked(const LinearWeights& layer, Eigen::Index rows, Eigen::Index cols) {
+    if (!layer.packed.valid() || cols != layer.packed.inFeatures() || Fp32ReferenceScope::active()) return false;
+    if (layer.packed.precision() == LinearPrecision::Bf16) return true;
+    if (activeGemmKernel() == GemmKernel::Onednn) return rows >= 2;
+    return rows > kFewRows;
+}
+} // namespace
+
 void linearInto(const Eigen::Ref<const RowMatrix>& x, const LinearWeights& layer, RowMatrix& out) {
-    // 2–8 rows (beam steps): oneDNN's matmul on its packed weight streams it at 21–22 GB/s against 13–20
-    // for the row-by-row dot products below (measured, [4, 512] x [512, 2048 | 58101]); one row (greedy)
-    // is as fast or faster on Eigen's matrix-vector product (27 vs 24 GB/s). Eigen's packed kernel only
-    // pays off beyond a few rows.
-    // bf16 weights are always used (they are the point of that mode: half the bytes to stream).
-    const bool fewRowsPacked = (activeGemmKernel() == GemmKernel::Onednn && x.rows() >= 2) ||
-                               layer.packed.precision() == LinearPrecision::Bf16;
-    if ((x.rows() <= kFewRows && !fewRowsPacked) || !layer.packed.valid() || x.cols() != layer.packed.inFeatures() ||
-        Fp32ReferenceScope::active()) {
+    if (!usePacked(layer, x.rows(), x.cols())) {
         linearInto(x, layer.weight, layer.bias, out);
         return;
     }

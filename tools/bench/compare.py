@@ -119,18 +119,16 @@ def prepare(out, only):
 
 
 def rows_for(args, vit_dir, opus):
-    """name -> (label, unit, peer command, ours command, key in peer JSON, key in ours JSON)."""
+    """name -> (peer command, ours command, key in peer JSON, key in ours JSON)."""
     cli, rep = args.cli, str(args.repeat)
     image = os.path.join(vit_dir, "bench.png")
     rows = {}
-    for name, label in (("vit-b16", "ViT-B/16 forward, 224x224"), ("deit-s16", "DeiT-S/16 forward, 224x224")):
+    for name in ("vit-b16", "deit-s16"):
         folder = os.path.join(vit_dir, name)
-        rows[name] = (label, "ms", [PY, os.path.join(HERE, "vit_peer.py"), folder, image, rep],
+        rows[name] = ([PY, os.path.join(HERE, "vit_peer.py"), folder, image, rep],
                       [cli, "bench", "--model", folder, "--image", image, "--repeat", rep], "median_ms", "forward_ms")
-    for name, beams, label in (("greedy", 1, "opus-mt-shaped greedy, 32 -> 32 tokens, per token"),
-                               ("beam4", 4, "the same with beam 4, per step")):
-        rows[name] = (label, "ms",
-                      [PY, os.path.join(HERE, "marian_peer.py"), opus, SENTENCE, "--new-tokens", str(NEW_TOKENS),
+    for name, beams in (("greedy", 1), ("beam4", 4)):
+        rows[name] = ([PY, os.path.join(HERE, "marian_peer.py"), opus, SENTENCE, "--new-tokens", str(NEW_TOKENS),
                        "--beam", str(beams), "--repeat", rep],
                       [cli, "bench", "--model", opus, "--src", SENTENCE, "--new-tokens", str(NEW_TOKENS), "--beam",
                        str(beams), "--repeat", rep], "per_token_ms", "per_token_ms")
@@ -153,7 +151,7 @@ def measure(args, only):
                                 "--repeat", str(args.repeat), "--cli", args.cli])
                 pairs = [("peer", got and got.get("pytorch_ms")), ("ours", got and got.get("attnlens_ms"))]
             else:
-                label, unit, peer_cmd, ours_cmd, pk, ok = rows[name]
+                peer_cmd, ours_cmd, pk, ok = rows[name]
                 peer = run_json(peer_cmd)
                 ours = run_json(ours_cmd)
                 pairs = [("peer", peer and peer.get(pk)), ("ours", ours and ours.get(ok))]

@@ -384,7 +384,7 @@ void TranslatePage::syncSelectors() {
     m_head->setCurrentIndex(m_head->findData(data));
     m_wordLevel->setChecked(m_doc->wordLevel());
     m_hideSpecial->setChecked(m_doc->hideSpecial());
-    m_modelLabel->setText(m_doc->modelDescription() + m_precisionNote.suffix);
+    m_modelLabel->setText(m_doc->modelDescription());
     m_modelLabel->setToolTip(m_precisionNote.sentence);
 }
 

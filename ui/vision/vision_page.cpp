@@ -128,7 +128,7 @@ QWidget* VisionPage::buildTopBar() {
 void VisionPage::connectDocument() {
     connect(m_doc, &VisionDocument::modelChanged, this, [this] {
         syncControls();
-        m_modelLabel->setText(modelDescription() + m_precisionNote.suffix);
+        m_modelLabel->setText(modelDescription());
         m_modelLabel->setToolTip(m_precisionNote.sentence);
     });
     connect(m_doc, &VisionDocument::imageChanged, this, [this] {

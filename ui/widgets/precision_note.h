@@ -1,7 +1,7 @@
 #pragma once
-// What a page shows of a bf16 load (Compute → BF16): a short suffix for its model label and the whole
-// measured comparison with fp32 (core/analysis/precision_parity) for the label's tooltip and the status
-// line. Empty for fp32 loads.
+// What a page shows of a bf16 load (Compute → BF16): the measured comparison with fp32
+// (core/analysis/precision_parity) for its status line or notice and its model label's tooltip. Empty for
+// fp32 loads. (Not appended to the model label: a longer label widened the pages' top bars.)
 
 #include "core/analysis/precision_parity.h"
 #include "core/util/error.h"
@@ -14,10 +14,9 @@
 namespace attnlens::ui {
 
 struct PrecisionNote {
-    QString suffix;   // " · BF16", for the model label
     QString sentence; // "BF16 fast mode, measured against FP32 at load: max |Δ logits| …"
 
-    bool empty() const { return suffix.isEmpty(); }
+    bool empty() const { return sentence.isEmpty(); }
 
     // Runs the comparison (on the loading worker); a failure (e.g. an input the model cannot take) still
     // marks the model as bf16 and says why nothing was measured.
@@ -25,12 +24,10 @@ struct PrecisionNote {
         PrecisionNote note;
         try {
             const PrecisionParity p = compare();
-            note.suffix = QCoreApplication::translate("PrecisionNote", " · BF16");
             note.sentence = QCoreApplication::translate("PrecisionNote", "BF16 fast mode, measured against FP32 at load: %1.")
                                 .arg(QString::fromStdString(describeParity(p, what)));
         } catch (const Error& e) {
-            note.suffix = QCoreApplication::translate("PrecisionNote", " · BF16");
-            note.sentence = QCoreApplication::translate("PrecisionNote", "bf16; its difference from fp32 could not be "
+            note.sentence = QCoreApplication::translate("PrecisionNote", "BF16 fast mode; its difference from fp32 could not be "
                                                                          "measured: %1")
                                 .arg(QString::fromUtf8(e.what()));
         }
