@@ -4,12 +4,16 @@
 
 #include "core/analysis/attention_maps.h"
 #include "core/decode/trace_attention.h"
+#include "core/text/marian_tokenizer.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/translate/matrix_view.h"
 #include "ui/translate/translate_page.h"
 #include "ui/widgets/heatmap_view.h"
 
+#include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QScrollBar>
+#include <QWheelEvent>
 #include <QTimer>
 #include <algorithm>
 #include <cstdio>
@@ -149,6 +153,93 @@ void benchSwitchesAndReport(TranslatePage* page, const std::vector<double>& tran
     std::fflush(stdout);
 }
 
+// A German text of exactly `pieces` source pieces (</s> included): sentences repeated, then cut to length.
+QString longInput(const attnlens::MarianTokenizer& tok, int pieces) {
+    const QStringList sentences = {
+        QStringLiteral("Als wir gestern Abend nach der langen Arbeit endlich nach Hause kamen, wartete unsere "
+                       "kleine Tochter schon an der Tür."),
+        QStringLiteral("Sie wollte uns unbedingt das Bild zeigen, das sie in der Schule für ihre Großmutter gemalt hatte."),
+        QStringLiteral("Wir haben uns sehr gefreut und das Bild an die Wand gehängt.")};
+    QStringList words;
+    for (int i = 0; static_cast<int>(tok.encode(words.join(QLatin1Char(' ')).toStdString()).pieces.size()) < pieces; ++i)
+        words << sentences[i % sentences.size()].split(QLatin1Char(' '));
+    while (words.size() > 1 && static_cast<int>(tok.encode(words.join(QLatin1Char(' ')).toStdString()).pieces.size()) > pieces)
+        words.removeLast();
+    return words.join(QLatin1Char(' '));
+}
+
+// The matrix view on a long input's encoder self-attention (the built-in model takes 512 positions): head
+// and layer switches, zoom steps from the fitted view and pan steps, each followed by a synchronous repaint
+// of the matrix — the frame time a user sees.
+void benchLongInput(TranslatePage* page, std::function<void()> after) {
+    auto* doc = page->document();
+    const QString text = longInput(*doc->model().tokenizer, 512);
+    page->setMaxNewTokens(8);
+    page->setBeamWidth(1);
+    page->setInput(text);
+    QObject::connect(
+        page, &TranslatePage::resultReady, page,
+        [page, doc, after] {
+            auto* heatmap = page->matrixView()->heatmap();
+            doc->setKind(AttentionKind::EncoderSelf);
+            heatmap->fitToView();
+            heatmap->viewport()->repaint();
+            std::vector<double> head, layer, zoom, pan;
+            QElapsedTimer t;
+            const int H = doc->headCount(AttentionKind::EncoderSelf), L = doc->layerCount(AttentionKind::EncoderSelf);
+            for (int r = 0; r < 3; ++r) {
+                for (int h = -1; h < H; ++h) {
+                    t.start();
+                    doc->setHead(h);
+                    heatmap->viewport()->repaint();
+                    head.push_back(t.nsecsElapsed() / 1e6);
+                }
+                for (int l = 0; l < L; ++l) {
+                    t.start();
+                    doc->setLayer((l + 1) % L);
+                    heatmap->viewport()->repaint();
+                    layer.push_back(t.nsecsElapsed() / 1e6);
+                }
+            }
+            heatmap->fitToView();
+            const QPoint centre = heatmap->viewport()->rect().center();
+            for (int i = 0; i < 10; ++i) {
+                t.start();
+                QWheelEvent wheel(centre, heatmap->viewport()->mapToGlobal(centre), QPoint(), QPoint(0, 120),
+                                  Qt::NoButton, Qt::ControlModifier, Qt::NoScrollPhase, false);
+                QCoreApplication::sendEvent(heatmap->viewport(), &wheel);
+                heatmap->viewport()->repaint();
+                zoom.push_back(t.nsecsElapsed() / 1e6);
+            }
+            heatmap->setCellSize(12);
+            auto* hs = heatmap->horizontalScrollBar();
+            auto* vs = heatmap->verticalScrollBar();
+            for (int i = 0; i < 60; ++i) {
+                t.start();
+                hs->setValue(hs->maximum() * i / 59);
+                vs->setValue(vs->maximum() * i / 59);
+                heatmap->viewport()->repaint();
+                pan.push_back(t.nsecsElapsed() / 1e6);
+            }
+            std::printf("long input: %zu source pieces, matrix %d x %d in a %d x %d pane\n",
+                        doc->trace()->sourceTokens.size(), heatmap->rows(), heatmap->columns(),
+                        heatmap->viewport()->width(), heatmap->viewport()->height());
+            auto report = [](const char* what, const std::vector<double>& v) {
+                std::printf("%-40s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, median(v),
+                            *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()), v.size());
+            };
+            report("512 tokens: head switch -> repainted", head);
+            report("512 tokens: layer switch -> repainted", layer);
+            report("512 tokens: zoom step -> repainted", zoom);
+            report("512 tokens: pan step -> repainted", pan);
+            std::fflush(stdout);
+            heatmap->fitToView();
+            after();
+        },
+        Qt::SingleShotConnection);
+    page->translate();
+}
+
 // Times `repeats` translations of the page's input: to the first rendered heatmap (a long translation is
 // shown as it grows: partialResult) and to the whole translation (resultReady); then `after`.
 void benchTranslations(TranslatePage* page, int repeats, std::function<void(const std::vector<double>&,
@@ -197,8 +288,10 @@ void runTranslateBench(TranslatePage* page, const QString& input, int repeats, S
         benchTranslations(page, repeats, [page, meter, done](const std::vector<double>& first, const std::vector<double>& all) {
             if (meter) meter->pause();
             benchSwitchesAndReport(page, first, all);
-            if (meter) meter->resume();
-            done(0);
+            benchLongInput(page, [meter, done] {
+                if (meter) meter->resume();
+                done(0);
+            });
         });
     };
     if (page->document()->hasModel())

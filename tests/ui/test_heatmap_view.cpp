@@ -40,6 +40,39 @@ QPoint quietPixel(const QRect& cell) {
     return cell.topLeft() + QPoint(cell.width() / 4, cell.height() / 4);
 }
 
+QStringList tokenLabels(const char* prefix, int n) {
+    QStringList labels;
+    for (int i = 0; i < n; ++i) labels << QStringLiteral("%1%2").arg(QLatin1String(prefix)).arg(i);
+    return labels;
+}
+
+// Every row and column label of the view is drawn now, or drawn while its row/column is hovered (and named
+// by the cell's tooltip), or drawn once zoomed to cells a text line tall. Scrolls as needed; returns
+// how many labels were drawn without hovering.
+int checkEveryLabelReachable(HeatmapView& view) {
+    int drawnAtFit = 0;
+    for (int r = 0; r < view.rows(); ++r) drawnAtFit += view.rowLabelDrawn(r) ? 1 : 0;
+    for (int c = 0; c < view.columns(); ++c) drawnAtFit += view.columnLabelDrawn(c) ? 1 : 0;
+    // Hover: bring each row (column) into view, hover a cell of it, and its label is drawn and named.
+    auto hoverCell = [&](int r, int c) {
+        view.centreOn((c + 0.5) / view.columns(), (r + 0.5) / view.rows());
+        const QPoint at = view.cellRect(r, c).center();
+        if (view.cellAt(at) != HeatmapCell{r, c}) return false;
+        QTest::mouseMove(view.viewport(), at);
+        return view.cellAt(at) == HeatmapCell{r, c};
+    };
+    for (int r = 0; r < view.rows(); ++r) {
+        if (!hoverCell(r, 0)) return -1;
+        if (!view.rowLabelDrawn(r) || !view.toolTipText(r, 0).contains(view.rowLabel(r))) return -1;
+    }
+    for (int c = 0; c < view.columns(); ++c) {
+        if (!hoverCell(0, c)) return -1;
+        if (!view.columnLabelDrawn(c) || !view.toolTipText(0, c).contains(view.columnLabel(c))) return -1;
+    }
+    QTest::mouseMove(view.viewport(), QPoint(1, 1)); // off the grid
+    return drawnAtFit;
+}
+
 } // namespace
 
 class TestHeatmapView : public QObject {
@@ -277,7 +310,7 @@ private slots:
 
     void zoom() {
         HeatmapView view;
-        view.resize(300, 240);
+        view.resize(360, 300);
         view.setMatrix(ramp(200, 200));
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
@@ -324,6 +357,82 @@ private slots:
         QCOMPARE(view.zoomMode(), HeatmapView::ZoomMode::Fit);
         QCOMPARE(view.cellSize(), fitCell);
         QCOMPARE(view.horizontalScrollBar()->maximum(), 0);
+    }
+
+    // A 16 × 52 cross-attention (a 40-word sentence) fills its pane: every target row labelled at the fit,
+    // the thin source columns every n-th, the rest on hover; zoomed in, every label is drawn.
+    void longSentenceLabelsReachable() {
+        HeatmapView view;
+        view.resize(800, 440);
+        view.setAxisTitles(QStringLiteral("target (query)"), QStringLiteral("source (key)"));
+        view.setMatrix(ramp(16, 52), tokenLabels("_target", 16), tokenLabels("_source", 52));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        // Fitted to the pane: the grid takes most of the height, not a strip of square cells.
+        const QRect grid = view.cellRect(0, 0).united(view.cellRect(15, 51));
+        QVERIFY2(grid.height() > view.viewport()->height() / 2, qPrintable(QString::number(grid.height())));
+        QVERIFY(grid.width() > view.viewport()->width() / 2);
+        for (int r = 0; r < 16; ++r) QVERIFY2(view.rowLabelDrawn(r), qPrintable(view.rowLabel(r)));
+        const int drawn = checkEveryLabelReachable(view);
+        QVERIFY(drawn >= 16 + 52 / 3);
+        // Zoomed to 20 px cells every label in view is drawn, and the overview shows where the view is.
+        view.setCellSize(20);
+        view.centreOn(0.5, 0.5);
+        for (int c = 0; c < 52; ++c)
+            if (view.viewport()->rect().contains(view.cellRect(0, c).center()) && view.cellRect(0, c).right() < view.viewport()->width() - 40)
+                QVERIFY2(view.columnLabelDrawn(c), qPrintable(view.columnLabel(c)));
+        QVERIFY(!view.overviewRect().isEmpty());
+        // A click in the overview moves there: its left end shows column 0.
+        const QRect o = view.overviewRect();
+        QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, QPoint(o.left() + 1, o.center().y()));
+        QCOMPARE(view.horizontalScrollBar()->value(), 0);
+        view.fitToView();
+        QVERIFY(view.overviewRect().isEmpty());
+    }
+
+    // 512 tokens (BertViz's limit): at the fit only every n-th label fits; every one is reachable by hover,
+    // and at a text-line zoom they are all drawn. The fit scrolls when 1 px cells overflow the pane.
+    void tokens512LabelsReachable() {
+        HeatmapView view;
+        view.resize(900, 700);
+        view.setMatrix(ramp(512, 512), tokenLabels("tok", 512), tokenLabels("tok", 512));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QCOMPARE(view.zoomMode(), HeatmapView::ZoomMode::Fit);
+        QVERIFY(checkEveryLabelReachable(view) > 0);
+        view.setCellSize(16);
+        int drawnInView = 0, inView = 0;
+        for (int r = 0; r < 512; ++r) {
+            const QRect cell = view.cellRect(r, 0);
+            if (cell.top() < 0 || cell.bottom() > view.viewport()->height()) continue;
+            ++inView;
+            drawnInView += view.rowLabelDrawn(r) ? 1 : 0;
+        }
+        QVERIFY(inView > 10);
+        QCOMPARE(drawnInView, inView);
+    }
+
+    // Dragging a zoomed grid pans it; a click without movement still clicks the cell.
+    void dragPansClickClicks() {
+        HeatmapView view;
+        view.resize(300, 240);
+        view.setMatrix(ramp(100, 100));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setCellSize(10);
+        QSignalSpy clicked(&view, &HeatmapView::cellClicked);
+        const QPoint start = view.cellRect(4, 4).center();
+        QTest::mousePress(view.viewport(), Qt::LeftButton, {}, start);
+        QMouseEvent move(QEvent::MouseMove, QPointF(start - QPoint(60, 40)),
+                         view.viewport()->mapToGlobal(QPointF(start - QPoint(60, 40))), Qt::NoButton, Qt::LeftButton,
+                         Qt::NoModifier);
+        QApplication::sendEvent(view.viewport(), &move);
+        QTest::mouseRelease(view.viewport(), Qt::LeftButton, {}, start - QPoint(60, 40));
+        QCOMPARE(view.horizontalScrollBar()->value(), 60);
+        QCOMPARE(view.verticalScrollBar()->value(), 40);
+        QCOMPARE(clicked.count(), 0);
+        QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, start);
+        QCOMPARE(clicked.count(), 1);
     }
 
     void fitRespectsMaximumCell() {

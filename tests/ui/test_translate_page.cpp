@@ -25,6 +25,7 @@
 #include "ui/translate/translation_export.h"
 #include "ui/widgets/heatmap_view.h"
 
+#include <QApplication>
 #include <QComboBox>
 #include <QFile>
 #include <QLineEdit>
@@ -32,6 +33,8 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolButton>
+#include <QWheelEvent>
 #include <cmath>
 #include <vector>
 
@@ -295,7 +298,11 @@ private slots:
         for (const BeamTreeItem& it : tree->items())
             if (!it.best && it.depth >= 2) other = it.id;
         QVERIFY(other > 0);
-        const QRect box = tree->treeLayout().boxes[static_cast<size_t>(other)].toRect();
+        // The tree opens fitted to the pane (never above 100 %); boxes are clicked where they are drawn.
+        QVERIFY(page.beamView()->fitMode());
+        QVERIFY(tree->zoom() <= 1.0);
+        QVERIFY(tree->width() <= page.beamView()->width());
+        const QRect box = tree->nodeRect(other); // items are in node-id order
         QTest::mouseClick(tree, Qt::LeftButton, {}, box.center());
         QCOMPARE(doc->selectedBeamNode(), other);
         const int depth = snap->nodes[static_cast<size_t>(other)].depth;
@@ -312,8 +319,18 @@ private slots:
         for (int s = 0; s < direct.size(); ++s)
             QVERIFY(std::abs(mean(depth - 1, s) - direct(s)) < 1e-5f);
         maybeScreenshot(&page, "translate-beam");
-        QTest::mouseClick(tree, Qt::LeftButton, {}, tree->treeLayout().boxes[0].toRect().center());
+        QTest::mouseClick(tree, Qt::LeftButton, {}, tree->nodeRect(0).center());
         QCOMPARE(doc->selectedBeamNode(), -1);
+        // Zoom: Ctrl+wheel and the buttons leave the fit; Fit returns to it.
+        const double fitted = tree->zoom();
+        QWheelEvent wheel(QPointF(10, 10), tree->mapToGlobal(QPointF(10, 10)), QPoint(), QPoint(0, 120), Qt::NoButton,
+                          Qt::ControlModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(tree, &wheel);
+        QVERIFY(tree->zoom() > fitted);
+        QVERIFY(!page.beamView()->fitMode());
+        page.beamView()->findChild<QToolButton*>(QStringLiteral("zoomFit"))->click();
+        QVERIFY(page.beamView()->fitMode());
+        QCOMPARE(tree->zoom(), fitted);
     }
 
     void exportsWriteValidFiles() {

@@ -29,7 +29,7 @@ QString tr(const char* text) {
 
 void paintCells(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, const CellRange& v,
                 const HeatmapStyle& style) {
-    const int cell = l.cell;
+    const int cw = l.cw, ch = l.ch;
     const QRect& g = l.gridArea;
     const int r0 = v.r0, r1 = v.r1, c0 = v.c0, c1 = v.c1;
     auto rectOf = [&](int r, int c) { return l.cellRect(r, c); };
@@ -41,21 +41,21 @@ void paintCells(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, cons
     } else {
         p.setRenderHint(QPainter::SmoothPixmapTransform, false);
         const QRect source(c0, r0, c1 - c0 + 1, r1 - r0 + 1);
-        p.drawImage(QRect(rectOf(r0, c0).topLeft(), QSize(source.width() * cell, source.height() * cell)),
+        p.drawImage(QRect(rectOf(r0, c0).topLeft(), QSize(source.width() * cw, source.height() * ch)),
                     s.image, source);
     }
-    if (s.hasMask() && cell >= 5) {
+    if (s.hasMask() && l.cell >= 5) {
         const QBrush hatch(QColor(150, 150, 150), Qt::BDiagPattern);
         for (int r = r0; r <= r1; ++r)
             for (int c = c0; c <= c1; ++c)
                 if (s.isMasked(r, c)) p.fillRect(rectOf(r, c), hatch);
     }
-    if (cell >= 14) { // tile gaps: easier to read single cells in small matrices
+    if (l.cell >= 14) { // tile gaps: easier to read single cells in small matrices
         p.setPen(QPen(style.background, 1));
         for (int c = c0 + 1; c <= c1; ++c)
-            p.drawLine(l.origin.x() + c * cell, g.top(), l.origin.x() + c * cell, g.bottom());
+            p.drawLine(l.origin.x() + c * cw, g.top(), l.origin.x() + c * cw, g.bottom());
         for (int r = r0 + 1; r <= r1; ++r)
-            p.drawLine(g.left(), l.origin.y() + r * cell, g.right(), l.origin.y() + r * cell);
+            p.drawLine(g.left(), l.origin.y() + r * ch, g.right(), l.origin.y() + r * ch);
     }
     if (s.dimUnselected && selecting) {
         QColor veil = style.background; // fades the cells towards the background, light or dark
@@ -68,11 +68,10 @@ void paintCells(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, cons
 
 void paintAnnotations(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, const CellRange& v,
                       const HeatmapStyle& style) {
-    const int cell = l.cell;
     const int r0 = v.r0, r1 = v.r1, c0 = v.c0, c1 = v.c1;
     auto rectOf = [&](int r, int c) { return l.cellRect(r, c); };
     const bool selecting = s.selecting();
-    p.setFont(heatmapAnnotationFont(style.font, cell));
+    p.setFont(heatmapAnnotationFont(style.font, l.cell));
     for (int r = r0; r <= r1; ++r)
         for (int c = c0; c <= c1; ++c) {
             QColor bg = s.isMasked(r, c) ? heatmapMaskedColor() : QColor(s.image.pixel(c, r));
@@ -98,10 +97,10 @@ void paintOutlines(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, c
     };
     p.setRenderHint(QPainter::Antialiasing, false);
     if (s.selectedRow >= 0)
-        outline(QRect(l.origin.x(), l.origin.y() + s.selectedRow * cell, s.columns() * cell, cell),
+        outline(QRect(l.origin.x(), l.origin.y() + s.selectedRow * l.ch, s.columns() * l.cw, l.ch),
                 cell >= 8 ? 1.5 : 1.0);
     if (s.selectedColumn >= 0)
-        outline(QRect(l.origin.x() + s.selectedColumn * cell, l.origin.y(), cell, s.rows() * cell),
+        outline(QRect(l.origin.x() + s.selectedColumn * l.cw, l.origin.y(), l.cw, s.rows() * l.ch),
                 cell >= 8 ? 1.5 : 1.0);
     if (s.marked.isValid()) outline(rectOf(s.marked.row, s.marked.col), cell >= 8 ? 2.5 : 1.0);
     if (s.hovered.isValid() && !style.vector && cell >= 4) {
@@ -110,39 +109,41 @@ void paintOutlines(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, c
     }
 }
 
+// Labels are at least a text line tall, centred on their row/column. When cells are smaller than that
+// only every rowStep-th label is drawn (see heatmapRowLabelDrawn), with a tick at the rows between.
 void paintLabels(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, const CellRange& v,
                  const HeatmapStyle& style) {
-    const int cell = l.cell;
     const QRect& g = l.gridArea;
     const int r0 = v.r0, r1 = v.r1, c0 = v.c0, c1 = v.c1;
     const QColor text = style.text;
     const QColor dimText = style.dimText;
     const QColor accent = style.accent;
-    const QFontMetrics fm(style.font);
     QFont bold = style.font;
     bold.setBold(true);
-    const int lineH = fm.height();
-    // Labels are at least a text line tall, centred on their row/column; when cells are smaller
-    // than that only every rowStep-th label is drawn, and none that would touch the selected one.
-    auto hiddenBy = [&](int i, int selected) {
-        return selected >= 0 && i != selected && std::abs(i - selected) * cell < lineH;
-    };
+    const int lineH = l.lineH;
     p.save();
     p.setClipRect(QRect(0, g.top() - lineH / 2, l.rowLabels.right() + 4, g.height() + lineH));
     for (int r = r0; r <= r1; ++r) {
+        const int cy = l.origin.y() + r * l.ch + l.ch / 2;
+        if (!heatmapRowLabelDrawn(s, l, r)) {
+            if (l.ch >= 3) {
+                p.setPen(dimText);
+                p.drawLine(l.rowLabels.right() + 1, cy, l.rowLabels.right() + 3, cy);
+            }
+            continue;
+        }
         const bool selected = r == s.selectedRow;
-        if (!selected && (r % l.rowStep != 0 || hiddenBy(r, s.selectedRow))) continue;
-        const int cy = l.origin.y() + r * cell + cell / 2;
-        const int h = std::max(lineH, std::min(cell, lineH + 8)); // a pill, not a slab, on big cells
+        const bool hovered = r == s.hovered.row && !selected;
+        const int h = std::max(lineH, std::min(l.ch, lineH + 8)); // a pill, not a slab, on big cells
         const QRect rect(l.rowLabels.x(), cy - h / 2, l.rowLabels.width(), h);
-        if (selected) {
+        if (selected || hovered) {
             p.setPen(Qt::NoPen);
-            p.setBrush(accent);
+            p.setBrush(selected ? accent : style.background);
             p.drawRoundedRect(rect.adjusted(-2, 0, 2, 0), 3, 3);
         }
         p.setFont(selected ? bold : style.font);
         p.setPen(selected ? style.accentText
-                          : (s.dimUnselected && s.selectedRow >= 0 ? dimText : text));
+                          : (s.dimUnselected && s.selectedRow >= 0 && !hovered ? dimText : text));
         p.drawText(rect, Qt::AlignRight | Qt::AlignVCenter,
                    QFontMetrics(p.font()).elidedText(s.rowLabel(r), Qt::ElideRight, rect.width()));
     }
@@ -150,21 +151,28 @@ void paintLabels(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, con
     p.save();
     p.setClipRect(QRect(g.left() - lineH / 2, 0, g.width() + lineH, l.colLabels.bottom() + 2));
     for (int c = c0; c <= c1; ++c) {
+        const int cx = l.origin.x() + c * l.cw + l.cw / 2;
+        if (!heatmapColumnLabelDrawn(s, l, c)) {
+            if (l.cw >= 3) {
+                p.setPen(dimText);
+                p.drawLine(cx, l.colLabels.bottom() - 1, cx, l.colLabels.bottom() + 1);
+            }
+            continue;
+        }
         const bool selected = c == s.selectedColumn;
-        if (!selected && (c % l.colStep != 0 || (l.rotated && hiddenBy(c, s.selectedColumn)))) continue;
+        const bool hovered = c == s.hovered.col && !selected;
         p.setFont(selected ? bold : style.font);
         const QFontMetrics lfm(p.font());
         const QString label = lfm.elidedText(s.columnLabel(c), Qt::ElideRight, kHeatmapMaxLabelWidth);
-        const int cx = l.origin.x() + c * cell + cell / 2;
-        const int w = l.rotated ? std::max(cell, lineH) : cell;
+        const int w = l.rotated ? std::max(l.cw, lineH) : l.cw;
         const QRect rect(cx - w / 2, l.colLabels.y(), w, l.colLabels.height());
-        if (selected) {
+        if (selected || hovered) {
             p.setPen(Qt::NoPen);
-            p.setBrush(accent);
+            p.setBrush(selected ? accent : style.background);
             p.drawRoundedRect(rect.adjusted(0, -1, 0, 1), 3, 3);
         }
         p.setPen(selected ? style.accentText
-                          : (s.dimUnselected && s.selectedColumn >= 0 ? dimText : text));
+                          : (s.dimUnselected && s.selectedColumn >= 0 && !hovered ? dimText : text));
         if (l.rotated) {
             p.save();
             p.translate(cx + 1, rect.bottom());
@@ -245,7 +253,53 @@ void paintColorBar(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, c
     }
 }
 
+// Whether label i (of n, every `step`-th, `edge` px apart) is drawn, given the labels that are always
+// drawn (selected, hovered): those win, and regular labels closer than a text line to them are left out.
+bool labelDrawn(int i, int step, int edge, int lineH, std::initializer_list<int> forced) {
+    for (int f : forced)
+        if (f == i) return true;
+    if (i % step != 0) return false;
+    for (int f : forced)
+        if (f >= 0 && std::abs(i - f) * edge < lineH) return false;
+    return true;
+}
+
 } // namespace
+
+bool heatmapRowLabelDrawn(const HeatmapScene& s, const HeatmapLayout& l, int row) {
+    if (!s.labels || row < 0 || row >= s.rows()) return false;
+    return labelDrawn(row, l.rowStep, l.ch, l.lineH, {s.selectedRow, s.hovered.row});
+}
+
+bool heatmapColumnLabelDrawn(const HeatmapScene& s, const HeatmapLayout& l, int col) {
+    if (!s.labels || col < 0 || col >= s.columns()) return false;
+    // Horizontal labels are as wide as their cells: every one fits.
+    if (!l.rotated) return true;
+    return labelDrawn(col, l.colStep, l.cw, l.lineH, {s.selectedColumn, s.hovered.col});
+}
+
+void paintHeatmapOverview(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, const QRect& where,
+                          const HeatmapStyle& style) {
+    if (s.empty() || s.image.isNull() || where.isEmpty()) return;
+    p.save();
+    p.setRenderHint(QPainter::SmoothPixmapTransform, true);
+    p.fillRect(where.adjusted(-3, -3, 3, 3), style.background);
+    p.drawImage(where, s.image);
+    // The visible part, in matrix coordinates scaled to the overview.
+    const double sx = where.width() / static_cast<double>(s.columns() * l.cw);
+    const double sy = where.height() / static_cast<double>(s.rows() * l.ch);
+    const QRectF visible((l.gridArea.left() - l.origin.x()) * sx + where.left(),
+                         (l.gridArea.top() - l.origin.y()) * sy + where.top(), l.gridArea.width() * sx,
+                         l.gridArea.height() * sy);
+    p.setBrush(Qt::NoBrush);
+    p.setPen(QPen(QColor(0, 0, 0, 200), 3));
+    p.drawRect(visible.adjusted(0.5, 0.5, -0.5, -0.5));
+    p.setPen(QPen(Qt::white, 1.5));
+    p.drawRect(visible.adjusted(0.5, 0.5, -0.5, -0.5));
+    p.setPen(style.frame);
+    p.drawRect(where.adjusted(-1, -1, 0, 0));
+    p.restore();
+}
 
 void paintHeatmap(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, const HeatmapStyle& style) {
     if (s.empty() || s.image.isNull()) {
@@ -256,10 +310,10 @@ void paintHeatmap(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, co
     const QRect& g = l.gridArea;
     if (g.isEmpty()) return;
     CellRange v;
-    v.c0 = std::max(0, (g.left() - l.origin.x()) / l.cell);
-    v.c1 = std::min(s.columns() - 1, (g.right() - l.origin.x()) / l.cell);
-    v.r0 = std::max(0, (g.top() - l.origin.y()) / l.cell);
-    v.r1 = std::min(s.rows() - 1, (g.bottom() - l.origin.y()) / l.cell);
+    v.c0 = std::max(0, (g.left() - l.origin.x()) / l.cw);
+    v.c1 = std::min(s.columns() - 1, (g.right() - l.origin.x()) / l.cw);
+    v.r0 = std::max(0, (g.top() - l.origin.y()) / l.ch);
+    v.r1 = std::min(s.rows() - 1, (g.bottom() - l.origin.y()) / l.ch);
     p.save();
     p.setClipRect(g);
     paintCells(p, s, l, v, style);

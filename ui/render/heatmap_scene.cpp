@@ -139,21 +139,21 @@ HeatmapMetrics measureHeatmap(const HeatmapScene& scene, const QFont& font) {
 
 HeatmapCell HeatmapLayout::cellAt(QPoint pos, int rows, int cols) const {
     if (!gridArea.contains(pos)) return {};
-    const int c = (pos.x() - origin.x()) / cell;
-    const int r = (pos.y() - origin.y()) / cell;
+    const int c = (pos.x() - origin.x()) / cw;
+    const int r = (pos.y() - origin.y()) / ch;
     if (r < 0 || r >= rows || c < 0 || c >= cols) return {};
     return {r, c};
 }
 
 namespace {
 
-bool annotationsFit(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font, int cell) {
+bool annotationsFit(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font, int cw, int ch) {
     if (!scene.annotate || scene.empty()) return false;
-    const QFontMetrics fm(heatmapAnnotationFont(font, cell));
+    const QFontMetrics fm(heatmapAnnotationFont(font, std::min(cw, ch)));
     int width = 0;
     for (const QString& sample : metrics.annotationSamples)
         width = std::max(width, fm.horizontalAdvance(sample));
-    return cell >= width + 6 && cell >= fm.height() + 2;
+    return cw >= width + 6 && ch >= fm.height() + 2;
 }
 
 // Space around the grid: titles, labels and the two places the colour bar can take.
@@ -184,36 +184,48 @@ Margins marginsOf(const HeatmapScene& scene, const HeatmapMetrics& metrics, cons
     return m;
 }
 
-// The cell edge, whether labels are rotated and where the bar goes.
+// The cell edges, whether labels are rotated and where the bar goes.
 void chooseCell(HeatmapLayout& l, const HeatmapScene& scene, const Margins& m, const HeatmapFrame& f,
                 int lineH, int& top) {
     const int nr = std::max(1, scene.rows()), nc = std::max(1, scene.columns());
     const bool labels = scene.labels && !scene.empty();
-    auto fitCell = [&](int t, int right, int below) {
+    auto fitCells = [&](int t, int right, int below) {
         const int availW = f.area.width() - m.left - right - kPad;
         const int availH = f.area.height() - t - below - kPad;
-        return std::clamp(std::min(availW / nc, availH / nr), kHeatmapMinCell, std::max(1, f.maxCell));
+        const int hi = std::max(1, f.maxCell);
+        int w = std::clamp(availW / nc, kHeatmapMinCell, hi);
+        int h = std::clamp(availH / nr, kHeatmapMinCell, hi);
+        const int square = std::min(w, h);
+        const int longest = static_cast<int>(std::floor(square * std::max(1.0, f.maxAspect)));
+        return QSize(std::min(w, longest), std::min(h, longest));
     };
     // In fit mode the bar goes below the grid when that leaves bigger cells (narrow, tall panels).
     auto place = [&](int t) {
-        if (f.fixedCell > 0) return f.fixedCell;
-        const int besideCell = fitCell(t, m.barRight, 0);
-        const int belowCell = fitCell(t, 0, m.barBottom);
-        l.barBelow = m.barRight > 0 && belowCell > besideCell;
-        return l.barBelow ? belowCell : besideCell;
+        if (f.fixedCell > 0) return QSize(f.fixedCell, f.fixedCell);
+        const QSize beside = fitCells(t, m.barRight, 0);
+        const QSize below = fitCells(t, 0, m.barBottom);
+        auto score = [](QSize s) { return std::pair(std::min(s.width(), s.height()), s.width() * s.height()); };
+        l.barBelow = m.barRight > 0 && score(below) > score(beside);
+        return l.barBelow ? below : beside;
+    };
+    auto apply = [&](QSize s) {
+        l.cw = s.width();
+        l.ch = s.height();
+        l.cell = std::min(l.cw, l.ch);
     };
     top = kPad + m.colTitleH + (labels ? lineH + 4 : 0);
-    l.cell = place(top);
-    if (labels && m.colLabelW + 6 > l.cell) {
+    apply(place(top));
+    if (labels && m.colLabelW + 6 > l.cw) {
         l.rotated = true;
         top = kPad + m.colTitleH + m.colLabelW + 8;
-        l.cell = place(top);
+        apply(place(top));
     }
     l.barSpace = l.barBelow ? 0 : m.barRight;
     l.barBelowSpace = l.barBelow ? m.barBottom : 0;
+    l.lineH = lineH;
     if (labels) {
-        l.rowStep = std::max(1, (lineH + l.cell - 1) / l.cell);
-        l.colStep = l.rotated ? l.rowStep : 1;
+        l.rowStep = std::max(1, (lineH + l.ch - 1) / l.ch);
+        l.colStep = l.rotated ? std::max(1, (lineH + l.cw - 1) / l.cw) : 1;
     }
 }
 
@@ -227,10 +239,9 @@ HeatmapLayout layoutHeatmap(const HeatmapScene& scene, const HeatmapMetrics& met
     const Margins m = marginsOf(scene, metrics, fm);
     int top = 0;
     chooseCell(l, scene, m, f, lineH, top);
-    const int cell = l.cell;
-    l.annotate = annotationsFit(scene, metrics, font, cell);
+    l.annotate = annotationsFit(scene, metrics, font, l.cw, l.ch);
 
-    const int contentW = scene.columns() * cell, contentH = scene.rows() * cell;
+    const int contentW = scene.columns() * l.cw, contentH = scene.rows() * l.ch;
     l.available = QSize(std::max(0, f.area.width() - m.left - l.barSpace - kPad),
                         std::max(0, f.area.height() - top - l.barBelowSpace - kPad));
     const int gridW = std::min(contentW, l.available.width());

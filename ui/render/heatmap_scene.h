@@ -94,10 +94,15 @@ struct HeatmapFrame {
     int maxCell = 64;    // largest cell edge when fitting
     QPoint scroll;       // offset of the grid when it is larger than the area
     bool centre = false; // centre the composition horizontally
+    // Fit mode only: cells may be up to this many times taller than wide (or wider than tall) so that
+    // a 16 × 58 matrix fills its pane instead of a strip; 1 = square cells. Exports keep square cells.
+    double maxAspect = 1.0;
 };
 
 struct HeatmapLayout {
-    int cell = 1;
+    int cell = 1;          // the smaller cell edge (annotation size, thresholds)
+    int cw = 1, ch = 1;    // cell width and height; equal unless the fit stretched them (maxAspect)
+    int lineH = 0;         // height of a label's text line
     QRect gridArea;  // the visible part of the grid (clip rect for cells)
     QSize available; // room for the grid before clamping to the content (scroll ranges)
     QPoint origin;   // top-left corner of cell (0, 0); outside gridArea when scrolled
@@ -107,13 +112,13 @@ struct HeatmapLayout {
     QRect bar; // colour bar image
     bool rotated = false;
     bool annotate = false;        // value annotations fit the cells
-    int rowStep = 1, colStep = 1; // draw every n-th label when cells are smaller than the text
+    int rowStep = 1, colStep = 1; // every n-th label when cells are smaller than the text (see *LabelDrawn)
     int barSpace = 0;             // width right of the grid taken by the bar and its ticks
     int barBelowSpace = 0;        // height below the grid taken by the bar when it sits there
     bool barBelow = false;        // the bar sits under the grid (chosen when that gives larger cells)
     QSize natural;                // size needed to show everything at this cell size
     QRect cellRect(int row, int col) const {
-        return QRect(origin.x() + col * cell, origin.y() + row * cell, cell, cell);
+        return QRect(origin.x() + col * cw, origin.y() + row * ch, cw, ch);
     }
     HeatmapCell cellAt(QPoint pos, int rows, int cols) const;
 };
@@ -128,6 +133,16 @@ HeatmapLayout layoutWholeHeatmap(const HeatmapScene& scene, const HeatmapMetrics
                                  int cell);
 
 void paintHeatmap(QPainter& p, const HeatmapScene& scene, const HeatmapLayout& l, const HeatmapStyle& style);
+
+// Which labels paintHeatmap draws: every rowStep-th (colStep-th) one, the selected and the hovered row
+// (column) always, and no regular one that would overlap those. A label not drawn is still named by the
+// hover tooltip, drawn when its row is hovered, and drawn at a zoom where the cells are a text line tall.
+bool heatmapRowLabelDrawn(const HeatmapScene& scene, const HeatmapLayout& l, int row);
+bool heatmapColumnLabelDrawn(const HeatmapScene& scene, const HeatmapLayout& l, int col);
+
+// A small picture of the whole matrix with the visible part outlined (the view's overview while zoomed).
+void paintHeatmapOverview(QPainter& p, const HeatmapScene& scene, const HeatmapLayout& l, const QRect& where,
+                          const HeatmapStyle& style);
 
 // Exports of the whole heatmap (labels and colour bar included); cell 0 = a size chosen from the shape.
 int defaultExportCell(const HeatmapScene& scene);

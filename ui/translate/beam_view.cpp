@@ -1,7 +1,11 @@
 #include "ui/translate/beam_view.h"
 #include "ui/widgets/page_parts.h"
 
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollArea>
@@ -59,8 +63,45 @@ void BeamTreeCanvas::rebuild() {
         }
     }
     m_layout = layoutBeamTree(m_items);
-    setFixedSize(m_layout.size.expandedTo(QSize(200, 60)));
+    applySize();
+    emit rebuilt();
+}
+
+void BeamTreeCanvas::applySize() {
+    const QSize scaled(static_cast<int>(std::ceil(m_layout.size.width() * m_zoom)),
+                       static_cast<int>(std::ceil(m_layout.size.height() * m_zoom)));
+    setFixedSize(scaled.expandedTo(QSize(200, 60)));
     update();
+}
+
+void BeamTreeCanvas::setZoom(double zoom) {
+    zoom = std::clamp(zoom, 0.05, 4.0);
+    if (zoom == m_zoom) return;
+    m_zoom = zoom;
+    applySize();
+}
+
+QRect BeamTreeCanvas::nodeRect(int index) const {
+    if (index < 0 || index >= static_cast<int>(m_layout.boxes.size())) return {};
+    const QRectF& b = m_layout.boxes[static_cast<size_t>(index)];
+    return QRectF(b.x() * m_zoom, b.y() * m_zoom, b.width() * m_zoom, b.height() * m_zoom).toAlignedRect();
+}
+
+int BeamTreeCanvas::focusIndex() const {
+    const auto snap = m_doc->snapshot();
+    const int id = m_doc->selectedBeamNode() > 0 ? m_doc->selectedBeamNode() : (snap ? snap->bestNode : 0);
+    for (size_t i = 0; i < m_items.size(); ++i)
+        if (m_items[i].id == id) return static_cast<int>(i);
+    return -1;
+}
+
+void BeamTreeCanvas::wheelEvent(QWheelEvent* event) {
+    if (event->modifiers() & Qt::ControlModifier) {
+        if (const int dy = event->angleDelta().y(); dy != 0) emit zoomRequested(dy > 0 ? 1 : -1);
+        event->accept();
+        return;
+    }
+    QWidget::wheelEvent(event);
 }
 
 void BeamTreeCanvas::paintEvent(QPaintEvent*) {
@@ -75,11 +116,13 @@ void BeamTreeCanvas::paintEvent(QPaintEvent*) {
     int selected = -1;
     for (size_t i = 0; i < m_items.size(); ++i)
         if (m_items[i].id == m_doc->selectedBeamNode()) selected = static_cast<int>(i);
+    p.setRenderHint(QPainter::Antialiasing, true);
+    p.scale(m_zoom, m_zoom);
     paintBeamTree(p, m_items, m_layout, selected);
 }
 
 void BeamTreeCanvas::mousePressEvent(QMouseEvent* event) {
-    const int i = m_layout.nodeAt(event->position());
+    const int i = m_layout.nodeAt(event->position() / m_zoom);
     if (i < 0) return;
     m_doc->setSelectedBeamNode(m_items[static_cast<size_t>(i)].id); // the root (0) = best hypothesis
     update();
@@ -91,14 +134,62 @@ BeamView::BeamView(TranslationDocument* document, QWidget* parent) : QWidget(par
     m_info = new QLabel(this);
     m_info->setWordWrap(true);
     mute(m_info);
-    layout->addWidget(m_info);
-    auto* scroll = new QScrollArea(this);
-    scroll->setFrameShape(QFrame::NoFrame);
-    m_canvas = new BeamTreeCanvas(document, scroll);
-    scroll->setWidget(m_canvas);
-    layout->addWidget(scroll, 1);
+    auto* top = new QHBoxLayout;
+    top->addWidget(m_info, 1);
+    top->addWidget(zoomButtons(
+        this, QStringLiteral("beamZoom"), [this] { zoomOut(); }, [this] { zoomIn(); }, [this] { fitToView(); }),
+                   0, Qt::AlignTop);
+    layout->addLayout(top);
+    m_scroll = new QScrollArea(this);
+    m_scroll->setFrameShape(QFrame::NoFrame);
+    m_canvas = new BeamTreeCanvas(document, m_scroll);
+    m_scroll->setWidget(m_canvas);
+    layout->addWidget(m_scroll, 1);
     connect(m_doc, &TranslationDocument::snapshotChanged, this, &BeamView::refresh);
+    connect(m_canvas, &BeamTreeCanvas::zoomRequested, this, [this](int steps) { steps > 0 ? zoomIn() : zoomOut(); });
+    connect(m_canvas, &BeamTreeCanvas::rebuilt, this, [this] {
+        if (m_fit) applyFit();
+        follow();
+    });
     refresh();
+}
+
+void BeamView::zoomBy(double factor) {
+    m_fit = false;
+    m_canvas->setZoom(m_canvas->zoom() * factor);
+    follow();
+}
+
+void BeamView::zoomIn() {
+    zoomBy(1.25);
+}
+void BeamView::zoomOut() {
+    zoomBy(0.8);
+}
+
+void BeamView::fitToView() {
+    m_fit = true;
+    applyFit();
+    follow();
+}
+
+// The whole tree in the pane, never drawn larger than its layout.
+void BeamView::applyFit() {
+    const QSize tree = m_canvas->treeLayout().size;
+    const QSize room = m_scroll->viewport()->size();
+    if (tree.isEmpty() || room.isEmpty()) return;
+    const double zoom = std::min({1.0, room.width() / double(tree.width()), room.height() / double(tree.height())});
+    m_canvas->setZoom(zoom);
+}
+
+void BeamView::follow() {
+    const QRect box = m_canvas->nodeRect(m_canvas->focusIndex());
+    if (!box.isNull()) m_scroll->ensureVisible(box.center().x(), box.center().y(), box.width(), box.height());
+}
+
+void BeamView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (m_fit) applyFit();
 }
 
 void BeamView::refresh() {

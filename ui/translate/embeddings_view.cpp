@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QScrollArea>
 #include <QVBoxLayout>
 #include <cmath>
 
@@ -26,20 +27,34 @@ EmbeddingsView::EmbeddingsView(TranslationDocument* document, QWidget* parent)
     m_info->setWordWrap(true);
     top->addWidget(m_info, 1);
     layout->addLayout(top);
-    const std::array<QString, 3> titles = {tr("token embedding × scale"), tr("positional encoding"),
-                                           tr("sum = input to layer 1")};
+    const std::array<QString, 3> titles = {tr("Token embedding × scale"), tr("Positional encoding"),
+                                           tr("Sum = input to layer 1")};
+    // The three maps one under the other, each tall enough for a label per token (the page scrolls
+    // for long sentences); titles above the maps, so that they are never clipped to a narrow grid.
+    auto* scroll = new QScrollArea(this);
+    scroll->setObjectName(QStringLiteral("embeddingScroll"));
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* maps = new QWidget(scroll);
+    auto* mapsLayout = new QVBoxLayout(maps);
+    mapsLayout->setContentsMargins(0, 0, 0, 0);
     // Colour ranges are symmetric per map (see refresh()).
     for (int i = 0; i < 3; ++i) {
-        auto* v = new HeatmapView(this);
+        auto* title = caption(titles[static_cast<size_t>(i)], maps);
+        title->setObjectName(QStringLiteral("embeddingTitle%1").arg(i));
+        mapsLayout->addWidget(title);
+        auto* v = new HeatmapView(maps);
         v->setObjectName(QStringLiteral("embedding%1").arg(i));
         v->setColorMap(ColorMap::Magma);
         v->setRangeMode(HeatmapView::RangeMode::Fixed);
         v->setAnnotationsEnabled(false);
-        v->setAxisTitles(tr("token"), titles[static_cast<size_t>(i)] + tr(" — dimension →"));
+        v->setAxisTitles(tr("token"), tr("dimension →"));
         v->setMaximumCellSize(28);
         m_views[static_cast<size_t>(i)] = v;
-        layout->addWidget(v, 1);
+        mapsLayout->addWidget(v, 1);
     }
+    scroll->setWidget(maps);
+    layout->addWidget(scroll, 1);
     connect(m_side, &QComboBox::currentIndexChanged, this, &EmbeddingsView::refresh);
     connect(m_doc, &TranslationDocument::snapshotChanged, this, &EmbeddingsView::refresh);
     // Only the focus token matters here (its row is highlighted), not kind / layer / head.
@@ -95,6 +110,8 @@ void EmbeddingsView::refresh() {
         const float lim = limit(*mats[i]);
         m_views[i]->setFixedRange(-lim, lim);
         m_views[i]->setMatrix(*mats[i], labels, dims);
+        // A text line per token row (labels at every row), the dimension labels and the colour bar.
+        m_views[i]->setMinimumHeight(std::clamp(90 + 16 * static_cast<int>(mats[i]->rows()), 150, 1100));
         if (row >= 0 && row < m_views[i]->rows())
             m_views[i]->selectRow(row);
         else

@@ -4,6 +4,7 @@
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/page_parts.h"
 
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QStackedWidget>
 #include <QVBoxLayout>
@@ -14,10 +15,12 @@ AttentionMatrixView::AttentionMatrixView(TranslationDocument* document, QWidget*
     : QWidget(parent), m_doc(document) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
+    auto* titleRow = new QHBoxLayout;
     m_title = new QLabel(this);
     m_title->setObjectName(QStringLiteral("matrixTitle"));
     m_title->setTextFormat(Qt::RichText);
-    layout->addWidget(m_title);
+    titleRow->addWidget(m_title, 1);
+    layout->addLayout(titleRow);
     m_stack = new QStackedWidget(this);
     m_placeholder = new QLabel(m_stack);
     m_placeholder->setAlignment(Qt::AlignCenter);
@@ -31,6 +34,9 @@ AttentionMatrixView::AttentionMatrixView(TranslationDocument* document, QWidget*
     m_heatmap->setFixedRange(0.0f, 1.0f);
     m_heatmap->setMaximumCellSize(56);
     m_heatmap->setDimUnselected(true);
+    titleRow->addWidget(zoomButtons(
+        this, QStringLiteral("matrixZoom"), [this] { m_heatmap->zoomOut(); }, [this] { m_heatmap->zoomIn(); },
+        [this] { m_heatmap->fitToView(); }));
     m_stack->addWidget(m_placeholder);
     m_stack->addWidget(m_heatmap);
     layout->addWidget(m_stack, 1);

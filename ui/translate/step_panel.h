@@ -30,11 +30,17 @@ private:
     int m_chosen = -1;
 };
 
+// "Shown: the best partial hypothesis at step t (of b beams)." and, once the search has finished, where the
+// final translation parts from the hypothesis shown (rich text, starts with a line break; empty for greedy).
+QString hypothesisNote(const TranslationSnapshot& snap, const TranslationTrace& shown, int selectedNode,
+                       const std::vector<std::string>& finalTokens);
+
 class StepPanel : public QWidget {
     Q_OBJECT
 public:
     explicit StepPanel(TranslationDocument* document, QWidget* parent = nullptr);
     HeatmapView* crossView() const { return m_cross; }
+    QString titleText() const;
     CandidateBars* candidateBars() const { return m_bars; }
 
 private:

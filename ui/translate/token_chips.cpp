@@ -11,6 +11,7 @@ namespace attnlens::ui {
 
 namespace {
 constexpr int kLabelW = 64, kPadX = 7, kGap = 4, kChipH = 24;
+static_assert(kChipH + kGap == TokenChips::kLineHeight);
 }
 
 TokenChips::TokenChips(TranslationDocument* document, TokenSide side, QWidget* parent)
@@ -27,7 +28,11 @@ TokenChips::TokenChips(TranslationDocument* document, TokenSide side, QWidget* p
 void TokenChips::refresh() {
     m_tokens = m_doc->tokens(m_side);
     m_rects = layoutChips(width());
-    setFixedHeight(heightForWidth(std::max(width(), 200)));
+    const int h = heightForWidth(std::max(width(), 200));
+    if (h != height()) {
+        setFixedHeight(h);
+        emit heightChanged(h);
+    }
     update();
 }
 
@@ -59,7 +64,10 @@ QSize TokenChips::sizeHint() const {
 void TokenChips::resizeEvent(QResizeEvent*) {
     m_rects = layoutChips(width());
     const int h = heightForWidth(width());
-    if (h != height()) setFixedHeight(h);
+    if (h != height()) {
+        setFixedHeight(h);
+        emit heightChanged(h);
+    }
 }
 
 QRect TokenChips::chipRect(int index) const {

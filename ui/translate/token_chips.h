@@ -15,6 +15,7 @@ class TokenChips : public QWidget {
     Q_OBJECT
 public:
     TokenChips(TranslationDocument* document, TokenSide side, QWidget* parent = nullptr);
+    static constexpr int kLineHeight = 28; // a line of chips and the gap under it
     QRect chipRect(int index) const;
     int chipAt(QPoint pos) const;
     int count() const { return static_cast<int>(m_tokens.size()); }
@@ -28,6 +29,9 @@ protected:
     void mouseMoveEvent(QMouseEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
     void leaveEvent(QEvent* event) override;
+
+signals:
+    void heightChanged(int height); // the chips wrapped onto more or fewer lines
 
 private:
     void refresh();

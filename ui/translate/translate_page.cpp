@@ -31,6 +31,7 @@
 #include <QShortcut>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTimer>
@@ -125,8 +126,23 @@ QWidget* TranslatePage::buildTokenPanel() {
     m_translation = new QLabel(chipsFrame);
     m_translation->setObjectName(QStringLiteral("translation"));
     m_translation->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    chipsLayout->addWidget(m_sourceChips);
-    chipsLayout->addWidget(m_targetChips);
+    // Long inputs: at most four lines of source chips and three of target chips, the rest scrolls (the
+    // views below keep their room).
+    auto scrolled = [chipsFrame](TokenChips* chips, int lines) {
+        auto* scroll = new QScrollArea(chipsFrame);
+        scroll->setObjectName(chips->objectName() + QStringLiteral("Scroll"));
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        scroll->setWidget(chips);
+        const int cap = lines * TokenChips::kLineHeight + 4;
+        auto fit = [scroll, cap](int h) { scroll->setFixedHeight(std::min(h, cap)); };
+        QObject::connect(chips, &TokenChips::heightChanged, scroll, fit);
+        fit(chips->height());
+        return scroll;
+    };
+    chipsLayout->addWidget(scrolled(m_sourceChips, 4));
+    chipsLayout->addWidget(scrolled(m_targetChips, 3));
     chipsLayout->addWidget(m_translation);
     return chipsFrame;
 }
@@ -146,9 +162,16 @@ QWidget* TranslatePage::buildViews() {
     m_tabs->addTab(m_lineView, tr("Lines"));
     m_tabs->addTab(m_embeddingsView, tr("Embeddings"));
     m_tabs->addTab(m_beamView, tr("Beam"));
-    m_stepPanel = new StepPanel(m_doc, splitter);
+    // The step panel scrolls when the window is short (it never sets the window's minimum height).
+    auto* stepScroll = new QScrollArea(splitter);
+    stepScroll->setObjectName(QStringLiteral("stepPanelScroll"));
+    stepScroll->setWidgetResizable(true);
+    stepScroll->setFrameShape(QFrame::NoFrame);
+    stepScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_stepPanel = new StepPanel(m_doc, stepScroll);
+    stepScroll->setWidget(m_stepPanel);
     splitter->addWidget(m_tabs);
-    splitter->addWidget(m_stepPanel);
+    splitter->addWidget(stepScroll);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 1);
     splitter->setSizes({900, 330});

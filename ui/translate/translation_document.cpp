@@ -184,6 +184,8 @@ void TranslationDocument::setModel(MarianFolder model, const QString& dir) {
     m_snapshot.reset();
     m_trace.reset();
     m_beamNode = -1;
+    m_finalTokens.clear();
+    m_finalSource.clear();
     m_selected = m_hovered = {};
     clampSelection();
     emit modelChanged();
@@ -204,6 +206,15 @@ QString TranslationDocument::modelDescription() const {
 
 void TranslationDocument::setSnapshot(std::shared_ptr<const TranslationSnapshot> snapshot) {
     m_snapshot = std::move(snapshot);
+    if (m_snapshot && m_snapshot->best) {
+        const TranslationTrace& best = *m_snapshot->best;
+        if (best.sourceTokens != m_finalSource || m_snapshot->numBeams != m_finalBeams) {
+            m_finalTokens.clear(); // another search
+            m_finalSource = best.sourceTokens;
+            m_finalBeams = m_snapshot->numBeams;
+        }
+        if (m_snapshot->finished) m_finalTokens = best.targetTokens;
+    }
     if (m_snapshot && (m_beamNode >= static_cast<int>(m_snapshot->nodes.size()))) m_beamNode = -1;
     updateTrace();
     clampSelection();
@@ -215,6 +226,8 @@ void TranslationDocument::clearSnapshot() {
     m_snapshot.reset();
     m_trace.reset();
     m_beamNode = -1;
+    m_finalTokens.clear();
+    m_finalSource.clear();
     emit snapshotChanged();
     emit selectionChanged();
 }

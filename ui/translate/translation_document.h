@@ -94,6 +94,9 @@ public:
     void setSnapshot(std::shared_ptr<const TranslationSnapshot> snapshot);
     void clearSnapshot();
     const std::shared_ptr<const TranslationSnapshot>& snapshot() const { return m_snapshot; }
+    // The best hypothesis of the last finished step of the same search (same source pieces, same beam
+    // width), kept while stepping back; empty until the search has finished once.
+    const std::vector<std::string>& finalTargetTokens() const { return m_finalTokens; }
     // The hypothesis the views show: the selected beam node's, else the best one. Null before a run.
     std::shared_ptr<const TranslationTrace> trace() const { return m_trace; }
     int layerCount(AttentionKind kind) const;
@@ -150,6 +153,8 @@ private:
     QString m_modelDir;
     std::shared_ptr<const TranslationSnapshot> m_snapshot;
     std::shared_ptr<const TranslationTrace> m_trace;
+    std::vector<std::string> m_finalTokens, m_finalSource;
+    int m_finalBeams = 0;
     AttentionKind m_kind = AttentionKind::Cross;
     int m_layer = 0;
     int m_head = -1;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <utility>
 
 namespace attnlens::ui {
 
@@ -195,6 +196,11 @@ void HeatmapView::setPreferredCellSize(int px) {
     updateGeometry();
 }
 
+void HeatmapView::setMaximumCellAspect(double ratio) {
+    m_maxAspect = std::max(1.0, ratio);
+    viewport()->update();
+}
+
 void HeatmapView::setDimUnselected(bool dim) {
     m_scene.dimUnselected = dim;
     viewport()->update();
@@ -246,8 +252,8 @@ void HeatmapView::zoomAround(int newCell, QPoint anchor) {
     }
     if (newCell == before.cell && m_zoomMode == ZoomMode::Fixed) return;
     // Keep the matrix point under `anchor` in place.
-    const double fx = (anchor.x() - before.origin.x()) / static_cast<double>(before.cell);
-    const double fy = (anchor.y() - before.origin.y()) / static_cast<double>(before.cell);
+    const double fx = (anchor.x() - before.origin.x()) / static_cast<double>(before.cw);
+    const double fy = (anchor.y() - before.origin.y()) / static_cast<double>(before.ch);
     m_zoomMode = ZoomMode::Fixed;
     m_fixedCell = std::clamp(newCell, kHeatmapMinCell, kMaxZoomCell);
     updateScrollBars();
@@ -261,7 +267,12 @@ void HeatmapView::zoomAround(int newCell, QPoint anchor) {
 }
 
 void HeatmapView::updateScrollBars() {
-    if (m_zoomMode == ZoomMode::Fit || m_scene.empty()) {
+    // Fit mode scrolls too when even 1 px cells overflow the pane (over ~500 rows).
+    const HeatmapLayout l =
+        layoutFor(viewport()->size(), m_zoomMode == ZoomMode::Fixed ? m_fixedCell : 0, QPoint());
+    const int contentW = columns() * l.cw, contentH = rows() * l.ch;
+    const bool overflow = contentW > l.available.width() || contentH > l.available.height();
+    if (m_scene.empty() || (m_zoomMode == ZoomMode::Fit && !overflow)) {
         setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
         setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
         horizontalScrollBar()->setRange(0, 0);
@@ -270,14 +281,12 @@ void HeatmapView::updateScrollBars() {
     }
     setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
-    const HeatmapLayout l = layoutFor(viewport()->size(), m_fixedCell, QPoint());
-    const int contentW = columns() * l.cell, contentH = rows() * l.cell;
     horizontalScrollBar()->setRange(0, std::max(0, contentW - l.available.width()));
     verticalScrollBar()->setRange(0, std::max(0, contentH - l.available.height()));
     horizontalScrollBar()->setPageStep(std::max(1, l.available.width()));
     verticalScrollBar()->setPageStep(std::max(1, l.available.height()));
-    horizontalScrollBar()->setSingleStep(std::max(1, l.cell));
-    verticalScrollBar()->setSingleStep(std::max(1, l.cell));
+    horizontalScrollBar()->setSingleStep(std::max(1, l.cw));
+    verticalScrollBar()->setSingleStep(std::max(1, l.ch));
 }
 
 // --- selection -------------------------------------------------------------------------------
@@ -314,7 +323,12 @@ HeatmapLayout HeatmapView::currentLayout() const {
 
 HeatmapLayout HeatmapView::layoutFor(QSize area, int fixedCell, QPoint scroll) const {
     return layoutHeatmap(m_scene, metrics(), font(),
-                         {.area = area, .fixedCell = fixedCell, .maxCell = m_maxCell, .scroll = scroll, .centre = true});
+                         {.area = area,
+                          .fixedCell = fixedCell,
+                          .maxCell = m_maxCell,
+                          .scroll = scroll,
+                          .centre = true,
+                          .maxAspect = m_maxAspect});
 }
 
 QSize HeatmapView::sizeHint() const {
@@ -339,7 +353,7 @@ int HeatmapView::rowLabelAt(const QPoint& pos) const {
     const HeatmapLayout l = currentLayout();
     if (pos.x() < l.rowLabels.left() || pos.x() > l.rowLabels.right() + 6) return -1;
     if (pos.y() < l.gridArea.top() || pos.y() > l.gridArea.bottom()) return -1;
-    const int r = (pos.y() - l.origin.y()) / l.cell;
+    const int r = (pos.y() - l.origin.y()) / l.ch;
     return r >= 0 && r < rows() ? r : -1;
 }
 
@@ -348,13 +362,48 @@ int HeatmapView::columnLabelAt(const QPoint& pos) const {
     const HeatmapLayout l = currentLayout();
     if (pos.y() < l.colLabels.top() || pos.y() > l.colLabels.bottom() + 3) return -1;
     if (pos.x() < l.gridArea.left() || pos.x() > l.gridArea.right()) return -1;
-    const int c = (pos.x() - l.origin.x()) / l.cell;
+    const int c = (pos.x() - l.origin.x()) / l.cw;
     return c >= 0 && c < columns() ? c : -1;
 }
 
 QRect HeatmapView::cellRect(int row, int col) const {
+    return currentLayout().cellRect(row, col);
+}
+
+bool HeatmapView::rowLabelDrawn(int row) const {
+    return heatmapRowLabelDrawn(m_scene, currentLayout(), row);
+}
+
+bool HeatmapView::columnLabelDrawn(int col) const {
+    return heatmapColumnLabelDrawn(m_scene, currentLayout(), col);
+}
+
+QRect HeatmapView::overviewRect() const {
+    if (m_scene.empty()) return {};
     const HeatmapLayout l = currentLayout();
-    return QRect(l.origin.x() + col * l.cell, l.origin.y() + row * l.cell, l.cell, l.cell);
+    const int contentW = columns() * l.cw, contentH = rows() * l.ch;
+    if (contentW <= l.gridArea.width() && contentH <= l.gridArea.height()) return {};
+    // At most 140 px and a third of the grid area, with the matrix's aspect ratio.
+    const double limit = std::min({140.0, l.gridArea.width() / 3.0, l.gridArea.height() / 3.0});
+    if (limit < 24) return {};
+    const double scale = limit / std::max(columns(), rows());
+    const QSize size(std::max(8, static_cast<int>(columns() * scale)), std::max(8, static_cast<int>(rows() * scale)));
+    return QRect(l.gridArea.right() - 8 - size.width(), l.gridArea.bottom() - 8 - size.height(), size.width(),
+                 size.height());
+}
+
+void HeatmapView::centreOn(double fx, double fy) {
+    const HeatmapLayout l = currentLayout();
+    const int contentW = columns() * l.cw, contentH = rows() * l.ch;
+    horizontalScrollBar()->setValue(static_cast<int>(std::lround(fx * contentW - l.gridArea.width() / 2.0)));
+    verticalScrollBar()->setValue(static_cast<int>(std::lround(fy * contentH - l.gridArea.height() / 2.0)));
+}
+
+void HeatmapView::panFromOverview(QPoint pos) {
+    const QRect o = overviewRect();
+    if (o.isEmpty()) return;
+    centreOn(std::clamp((pos.x() - o.left()) / static_cast<double>(o.width()), 0.0, 1.0),
+             std::clamp((pos.y() - o.top()) / static_cast<double>(o.height()), 0.0, 1.0));
 }
 
 QString HeatmapView::toolTipText(int row, int col) const {
@@ -377,7 +426,10 @@ QString HeatmapView::toolTipText(int row, int col) const {
 
 void HeatmapView::paintEvent(QPaintEvent*) {
     QPainter p(viewport());
-    paintHeatmap(p, m_scene, currentLayout(), style());
+    const HeatmapLayout l = currentLayout();
+    const HeatmapStyle s = style();
+    paintHeatmap(p, m_scene, l, s);
+    if (const QRect o = overviewRect(); !o.isEmpty()) paintHeatmapOverview(p, m_scene, l, o, s);
 }
 
 
@@ -426,6 +478,18 @@ void HeatmapView::setHovered(HeatmapCell cell) {
 
 void HeatmapView::mouseMoveEvent(QMouseEvent* event) {
     const QPoint pos = event->position().toPoint();
+    if (m_drag == Drag::Overview) {
+        panFromOverview(pos);
+        return;
+    }
+    if (m_drag == Drag::Pending && (pos - m_pressPos).manhattanLength() > 4 && m_zoomMode == ZoomMode::Fixed)
+        m_drag = Drag::Pan;
+    if (m_drag == Drag::Pan) {
+        horizontalScrollBar()->setValue(m_pressScroll.x() - (pos.x() - m_pressPos.x()));
+        verticalScrollBar()->setValue(m_pressScroll.y() - (pos.y() - m_pressPos.y()));
+        viewport()->setCursor(Qt::ClosedHandCursor);
+        return;
+    }
     setHovered(cellAt(pos));
     const bool overLabel = rowLabelAt(pos) >= 0 || columnLabelAt(pos) >= 0;
     viewport()->setCursor(overLabel || m_scene.hovered.isValid() ? Qt::PointingHandCursor : Qt::ArrowCursor);
@@ -438,23 +502,35 @@ void HeatmapView::mousePressEvent(QMouseEvent* event) {
         return;
     }
     const QPoint pos = event->position().toPoint();
-    if (const int r = rowLabelAt(pos); r >= 0) {
+    if (overviewRect().contains(pos)) {
+        m_drag = Drag::Overview;
+        panFromOverview(pos);
+    } else if (const int r = rowLabelAt(pos); r >= 0) {
         selectRow(r);
         emit rowSelected(r);
     } else if (const int c = columnLabelAt(pos); c >= 0) {
         selectColumn(c);
         emit columnSelected(c);
-    } else if (const HeatmapCell cell = cellAt(pos); cell.isValid()) {
-        emit cellClicked(cell.row, cell.col);
+    } else if (cellAt(pos).isValid()) {
+        // A click on a cell acts on release, so that a drag can pan instead.
+        m_drag = Drag::Pending;
+        m_pressPos = pos;
+        m_pressScroll = QPoint(horizontalScrollBar()->value(), verticalScrollBar()->value());
     }
     event->accept();
 }
 
 void HeatmapView::mouseReleaseEvent(QMouseEvent* event) {
-    if (event->button() == Qt::LeftButton)
-        event->accept(); // the press acted already
-    else
+    if (event->button() != Qt::LeftButton) {
         QAbstractScrollArea::mouseReleaseEvent(event);
+        return;
+    }
+    const Drag drag = std::exchange(m_drag, Drag::None);
+    if (drag == Drag::Pending)
+        if (const HeatmapCell cell = cellAt(event->position().toPoint()); cell.isValid())
+            emit cellClicked(cell.row, cell.col);
+    if (drag == Drag::Pan) viewport()->setCursor(Qt::PointingHandCursor);
+    event->accept();
 }
 
 void HeatmapView::wheelEvent(QWheelEvent* event) {

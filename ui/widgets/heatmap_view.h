@@ -16,10 +16,12 @@
 // mask hatching, so a 200×200 matrix repaints in a few milliseconds. Row labels and column labels stay in
 // place while the grid scrolls (they are drawn in the viewport, not scrolled with it).
 //
-// Interaction: hover shows a tooltip with the exact value; clicking a row/column label selects it
-// (rowSelected / columnSelected); clicking a cell emits cellClicked. Ctrl+wheel, +/- zoom around the
-// cursor; 0 (or fitToView) returns to the fit mode, where the cell size follows the widget size.
-// The context menu exports PNG or SVG.
+// Interaction: hover shows a tooltip naming the cell (row label, column label, value) and draws the
+// hovered row's and column's labels even where only every n-th label fits; clicking a row/column label
+// selects it (rowSelected / columnSelected); clicking a cell emits cellClicked. Ctrl+wheel, +/- zoom
+// around the cursor; 0 (or fitToView) returns to the fit mode, where the cells follow the widget size.
+// While zoomed, dragging the grid pans, and an overview in the corner shows the whole matrix with the
+// visible part outlined (click or drag in it to move there). The context menu exports PNG or SVG.
 //
 // Threading: GUI thread only. Coordinates of cellAt/cellRect/rowLabelAt are viewport coordinates.
 
@@ -103,6 +105,9 @@ public:
     void setMaximumCellSize(int px);
     // Cell edge (px) the size hint asks for.
     void setPreferredCellSize(int px);
+    // Fit mode: how much taller than wide (or wider than tall) a cell may get to fill the pane
+    // (default 3; 1 = square cells). Zooming (Fixed mode) and exports use square cells.
+    void setMaximumCellAspect(double ratio);
 
     // --- zoom -------------------------------------------------------------------------------
     void setZoomMode(ZoomMode mode);
@@ -134,6 +139,13 @@ public:
     int columnLabelAt(const QPoint& pos) const;
     QRect cellRect(int row, int col) const;
     QString toolTipText(int row, int col) const;
+    // Whether the label of a row / column is drawn now (heatmapRowLabelDrawn on the current layout).
+    bool rowLabelDrawn(int row) const;
+    bool columnLabelDrawn(int col) const;
+    // Where the overview is drawn (viewport coordinates); empty when the whole matrix is visible.
+    QRect overviewRect() const;
+    // Scrolls so that the matrix point at (fx, fy) ∈ [0, 1]² is in the middle of the grid area.
+    void centreOn(double fx, double fy);
 
     // --- export -----------------------------------------------------------------------------
     // The cached image: one pixel per cell, masked cells in maskedColor().
@@ -178,6 +190,7 @@ private:
     void updateScrollBars();
     void zoomAround(int newCell, QPoint anchor);
     void setHovered(HeatmapCell cell);
+    void panFromOverview(QPoint pos);
 
     HeatmapScene m_scene;
     mutable std::optional<HeatmapMetrics> m_metrics; // measured on demand: layouts run on every mouse move
@@ -187,6 +200,10 @@ private:
     int m_preferredCell = 36;
     ZoomMode m_zoomMode = ZoomMode::Fit;
     int m_fixedCell = 16;
+    double m_maxAspect = 3.0;
+    enum class Drag { None, Pending, Pan, Overview };
+    Drag m_drag = Drag::None;
+    QPoint m_pressPos, m_pressScroll;
 };
 
 } // namespace attnlens::ui

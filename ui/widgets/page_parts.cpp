@@ -26,6 +26,28 @@ QFrame* panelFrame(QWidget* parent, const QString& name, int radius) {
     return f;
 }
 
+QWidget* zoomButtons(QWidget* parent, const QString& name, std::function<void()> zoomOut,
+                     std::function<void()> zoomIn, std::function<void()> fit) {
+    auto* box = new QWidget(parent);
+    box->setObjectName(name);
+    auto* row = new QHBoxLayout(box);
+    row->setContentsMargins(0, 0, 0, 0);
+    row->setSpacing(2);
+    auto add = [&](const char* object, const QString& text, const QString& tip, std::function<void()> action) {
+        auto* b = new QToolButton(box);
+        b->setObjectName(QString::fromLatin1(object));
+        b->setText(text);
+        b->setToolTip(tip);
+        b->setAutoRaise(true);
+        QObject::connect(b, &QToolButton::clicked, box, [action = std::move(action)] { action(); });
+        row->addWidget(b);
+    };
+    add("zoomOut", QStringLiteral("\u2212"), QObject::tr("Zoom out (−, Ctrl+wheel)"), std::move(zoomOut));
+    add("zoomIn", QStringLiteral("+"), QObject::tr("Zoom in (+, Ctrl+wheel)"), std::move(zoomIn));
+    add("zoomFit", QObject::tr("Fit"), QObject::tr("Fit to the pane (0)"), std::move(fit));
+    return box;
+}
+
 Sidebar makeSidebar(QWidget* parent, int width) {
     auto* scroll = new QScrollArea(parent);
     scroll->setWidgetResizable(true);

@@ -42,6 +42,11 @@ struct MenuEntry {
 };
 QToolButton* exportMenuButton(QWidget* parent, const QList<MenuEntry>& entries);
 
+// "−  +  Fit" tool buttons in a row for a zoomable view (object names zoomOut, zoomIn, zoomFit under
+// `name`); the actions run on click. Keyboard and Ctrl+wheel zoom are the view's own.
+QWidget* zoomButtons(QWidget* parent, const QString& name, std::function<void()> zoomOut,
+                     std::function<void()> zoomIn, std::function<void()> fit);
+
 // The frame of a workspace page (Vision, Diffusion): the top bar, a message line under it, then the
 // sidebar beside the centre, which takes the remaining space. Returns the message line.
 class PageMessage;
