@@ -16,7 +16,7 @@ QList<QCommandLineOption> guiOptionList() {
     return {
         option("page", "Page to open: 0 Attention, 1 Translate, 2 Vision, 3 Diffusion.", "N"),
         option("size", "Window size.", "WxH"),
-        option("dark", "Use the dark palette (View → Dark mode remembers the choice)."),
+        option("dark", "Use the dark palette this once (View → Theme sets and remembers a theme)."),
         option("model", "Open this model folder at start (File → Open model…).", "DIR"),
         option("precision", "Linear layers in fp32 or bf16 (Compute menu; not remembered).", "P"),
         option("screenshot", "Write a PNG of the window once the page is ready, and exit.", "OUT.png"),

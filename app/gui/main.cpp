@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "error: %s\n", qPrintable(problem));
         return 2;
     }
-    if (options.dark || QSettings().value("darkMode").toBool()) attnlens::ui::applyTheme(attnlens::ui::Theme::Dark);
+    attnlens::ui::applyTheme(options.dark ? attnlens::ui::Theme::Dark : attnlens::ui::savedTheme());
 
     attnlens::ui::MainWindow window;
     if (!options.precision.isEmpty() &&

@@ -49,11 +49,52 @@ void writeCsv(const std::filesystem::path& path, const Eigen::Ref<const RowMatri
     if (!out) throw Error("'" + path.string() + "': write failed");
 }
 
+namespace {
+
+// RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
+std::string csvField(const std::string& text) {
+    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+    std::string out = "\"";
+    for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + '"';
+}
+
+std::vector<std::string> indexNames(Eigen::Index n) {
+    std::vector<std::string> names;
+    for (Eigen::Index i = 0; i < n; ++i) names.push_back(std::to_string(i));
+    return names;
+}
+
+} // namespace
+
+void writeLabelledCsv(const std::filesystem::path& path, const Eigen::Ref<const RowMatrix>& values,
+                      const std::string& corner, const std::vector<std::string>& rowNames,
+                      const std::vector<std::string>& columnNames) {
+    if (static_cast<Eigen::Index>(rowNames.size()) != values.rows() ||
+        static_cast<Eigen::Index>(columnNames.size()) != values.cols())
+        throw Error("'" + path.string() + "': CSV labels do not match the matrix shape");
+    std::ofstream out(path);
+    if (!out) throw Error("'" + path.string() + "': cannot create file");
+    out << csvField(corner);
+    for (const std::string& name : columnNames) out << ',' << csvField(name);
+    out << '\n';
+    char buf[32];
+    for (Eigen::Index r = 0; r < values.rows(); ++r) {
+        out << csvField(rowNames[static_cast<size_t>(r)]);
+        for (Eigen::Index c = 0; c < values.cols(); ++c) {
+            std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(values(r, c)));
+            out << ',' << buf;
+        }
+        out << '\n';
+    }
+    if (!out) throw Error("'" + path.string() + "': write failed");
+}
+
 void writeMatrix(const std::filesystem::path& path, const Eigen::Ref<const RowMatrix>& values) {
     std::string ext = path.extension().string();
     for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (ext == ".csv") {
-        writeCsv(path, values);
+        writeLabelledCsv(path, values, "row\\col", indexNames(values.rows()), indexNames(values.cols()));
     } else {
         const RowMatrix copy = values; // contiguous row-major
         writeNpy(path, copy.data(), {copy.rows(), copy.cols()});

@@ -5,6 +5,8 @@
 #include "core/tensor/tensor.h"
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 namespace attnlens {
 
@@ -15,7 +17,14 @@ void writeNpy(const std::filesystem::path& path, const float* data, const Shape&
 // One line per row, values separated by commas, 9 significant digits (float32 round-trips).
 void writeCsv(const std::filesystem::path& path, const Eigen::Ref<const RowMatrix>& values);
 
-// A map as the pages export it: CSV when the path ends in .csv (any case), else .npy [rows, cols].
+// A labelled table: a header line `corner,col0,col1,…` and each row led by its name (quoted where needed).
+// Row and column names must match the shape.
+void writeLabelledCsv(const std::filesystem::path& path, const Eigen::Ref<const RowMatrix>& values,
+                      const std::string& corner, const std::vector<std::string>& rowNames,
+                      const std::vector<std::string>& columnNames);
+
+// A map as the pages export it: .npy [rows, cols], or for a path ending in .csv (any case) a labelled CSV
+// whose header names the columns by index and whose rows start with their index ("row\col,0,1,…").
 void writeMatrix(const std::filesystem::path& path, const Eigen::Ref<const RowMatrix>& values);
 
 } // namespace attnlens

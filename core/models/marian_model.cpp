@@ -115,16 +115,16 @@ std::shared_ptr<const MarianModel> MarianModel::load(const std::filesystem::path
     const MarianConfig& c = model->m_config;
     const int64_t D = c.dModel;
 
-    callbacks.report(0.1, "mapping weights");
+    callbacks.report(0.1, "mapping the weights file");
     const SafeTensorsFile file = SafeTensorsFile::open(folder.weights);
     WeightBinder bind(file);
     model->bindEmbeddings(bind, folder.dir);
     model->bindLayers(bind);
     bind.finish("'" + folder.weights.string() + "'");
 
-    callbacks.report(0.8, "packing weights");
+    callbacks.report(0.8, "packing " + std::to_string(file.tensors().size()) + " weight tensors");
     model->packWeights();
-    callbacks.report(0.9, "position tables");
+    callbacks.report(0.9, "sinusoidal position table");
     model->m_embedScale = c.scaleEmbedding ? std::sqrt(static_cast<float>(D)) : 1.0f;
     model->m_positions = sinusoidalPositions(c.maxPositions, D);
     for (const auto& info : file.tensors()) model->m_parameterCount += shapeNumel(info.shape);

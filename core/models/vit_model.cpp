@@ -106,7 +106,7 @@ std::shared_ptr<const VitModel> VitModel::load(const std::filesystem::path& dir,
     m.m_dir = dir;
     m.m_config = VitConfig::fromJson(JsonConfig(configPath));
     m.m_processor = ImageProcessorConfig::load(dir);
-    callbacks.report(0.0, "reading checkpoint");
+    callbacks.report(0.0, "reading the checkpoint");
     const auto file = SafeTensorsFile::open(weightsPath);
     const VitConfig& c = m.m_config;
 
@@ -122,7 +122,8 @@ std::shared_ptr<const VitModel> VitModel::load(const std::filesystem::path& dir,
     m.bindEmbeddings(w, prefix);
     m.m_layers.reserve(c.numLayers);
     for (int i = 0; i < c.numLayers; ++i) {
-        callbacks.report(0.05 + 0.9 * i / c.numLayers, "layer " + std::to_string(i));
+        callbacks.report(0.05 + 0.9 * i / c.numLayers,
+                         "weights, " + std::to_string(i) + " of " + std::to_string(c.numLayers) + " layers");
         m.m_layers.push_back(m.bindLayer(w, file, prefix + "encoder.layer." + std::to_string(i) + "."));
     }
     if (file.contains(prefix + "encoder.layer." + std::to_string(c.numLayers) + ".layernorm_before.weight"))
@@ -280,7 +281,8 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options, 
     RowMatrix h, mlp, proj;
     for (int layer = 0; layer < c.numLayers; ++layer) {
         callbacks.checkCancel();
-        callbacks.report(double(layer) / c.numLayers, "layer " + std::to_string(layer));
+        callbacks.report(double(layer) / c.numLayers,
+                         "forward, " + std::to_string(layer) + " of " + std::to_string(c.numLayers) + " layers");
         const Layer& L = m_layers[layer];
         h = x;
         layerNormInPlace(h, L.lnBefore.weight, L.lnBefore.bias, c.layerNormEps);

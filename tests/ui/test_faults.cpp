@@ -218,7 +218,7 @@ void TestFaults::translateBrokenModelMidRun() {
     page.openModel(m_brokenModel);
     QVERIFY(failed.wait(30000));
     QTRY_COMPARE_WITH_TIMEOUT(page.worker()->pendingJobs(), 0, 30000);
-    QVERIFY2(page.statusText().contains(QStringLiteral("model.safetensors")), qPrintable(page.statusText()));
+    QVERIFY2(page.message().contains(QStringLiteral("model.safetensors")), qPrintable(page.message()));
     // The previous model is still the page's and still translates; the input is untouched.
     QCOMPARE(page.modelDescription(), description);
     QCOMPARE(page.input(), QStringLiteral("Guten Morgen!"));

@@ -1,9 +1,10 @@
 // The chrome every page shares, offscreen: JobStatus appears while its worker runs a job and Cancel
 // cancels it; PageMessage shows errors and notices in palette-derived colours and restyles (once, no
-// loop) when the palette changes; mute() follows the palette; View → Dark mode switches the app's
-// palette and remembers it.
+// loop) when the palette changes; mute() follows the palette; View → Theme switches the app's
+// palette and remembers it; recent models, Help → Keyboard shortcuts and What am I looking at?.
 
 #include "core/util/error.h"
+#include "ui/shell/help_dialogs.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/theme.h"
@@ -16,6 +17,8 @@
 #include "ui/widgets/page_parts.h"
 
 #include <QAbstractButton>
+#include <QDialog>
+#include <QTextBrowser>
 #include <QAction>
 #include <QApplication>
 #include <QLabel>
@@ -70,7 +73,10 @@ private slots:
             {});
         QTRY_VERIFY(status->isVisible());
         QTRY_COMPARE(status->progressBar()->value(), 500);
-        QCOMPARE(status->progressBar()->toolTip(), QStringLiteral("half"));
+        // The bar says what it waits for: the job and its stage.
+        QCOMPARE(status->progressBar()->toolTip(), QStringLiteral("Working: half"));
+        QVERIFY(status->progressBar()->isTextVisible());
+        QCOMPARE(status->progressBar()->text(), QStringLiteral("Working: half 50%"));
         QTest::mouseClick(status->cancelButton(), Qt::LeftButton);
         QVERIFY(cancelled.count() > 0 || cancelled.wait(5000));
         QTRY_VERIFY(!status->isVisible());
@@ -124,18 +130,119 @@ private slots:
         qunsetenv("ATTNLENS_RESOURCES_DIR");
     }
 
-    void darkModeActionSwitchesAndRemembers() {
+    // View → Theme: Light / Dark / System switch the palette and remember the choice; System gives back the
+    // look the application started with; an older "darkMode" setting reads as Dark.
+    void themeMenuSwitchesAndRemembers() {
+        applyTheme(Theme::System);
+        const QColor systemWindow = QApplication::palette().color(QPalette::Window);
         MainWindow window;
-        auto* dark = window.findChild<QAction*>("darkMode");
-        QVERIFY(dark);
-        QVERIFY(!dark->isChecked());
+        auto* dark = window.findChild<QAction*>("themeDark");
+        auto* light = window.findChild<QAction*>("themeLight");
+        auto* system = window.findChild<QAction*>("themeSystem");
+        QVERIFY(dark && light && system);
+        QVERIFY(system->isChecked());
         dark->trigger();
         QCOMPARE(currentTheme(), Theme::Dark);
-        QVERIFY(QSettings().value("darkMode").toBool());
+        QCOMPARE(QSettings().value("theme").toString(), QString("dark"));
         QCOMPARE(QApplication::palette().color(QPalette::Window), darkPalette().color(QPalette::Window));
-        dark->trigger();
+        light->trigger();
         QCOMPARE(currentTheme(), Theme::Light);
-        QVERIFY(!QSettings().value("darkMode").toBool());
+        QVERIFY(!isDark(QApplication::palette()));
+        system->trigger();
+        QCOMPARE(currentTheme(), Theme::System);
+        QCOMPARE(QApplication::palette().color(QPalette::Window), systemWindow);
+        QCOMPARE(savedTheme(), Theme::System);
+        QSettings().remove("theme");
+        QSettings().setValue("darkMode", true);
+        QCOMPARE(savedTheme(), Theme::Dark);
+        saveTheme(Theme::Light);
+        QVERIFY(!QSettings().contains("darkMode"));
+        QCOMPARE(savedTheme(), Theme::Light);
+    }
+
+    // File → Open recent model lists folders that loaded, never one that failed; the failure shows in the
+    // page's banner and a folder that is no model in the window's banner (no dialogs).
+    void recentModelsHoldOnlyFoldersThatLoaded() {
+        QSettings().remove("recentModels");
+        MainWindow window;
+        auto* vision = new VisionPage(&window);
+        window.addPage("Vision", vision);
+        QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy(), 60000);
+        QVERIFY2(window.recentModels().isEmpty(), qPrintable(window.recentModels().join(',')));
+
+        const QString good = QStringLiteral(ATTNLENS_TEST_DATA "/vit/rgb");
+        QVERIFY(window.openModel(good));
+        QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy(), 60000);
+        QCOMPARE(vision->loadedModelDir(), good);
+        QCOMPARE(window.recentModels(), QStringList{good});
+
+        // The same folder with its weights cut short: routed to the page, fails on the worker.
+        QTemporaryDir tmp;
+        const QString broken = tmp.filePath("broken-vit");
+        QVERIFY(QDir().mkpath(broken));
+        for (const char* name : {"config.json", "preprocessor_config.json"})
+            QVERIFY(QFile::copy(good + "/" + name, broken + "/" + name));
+        QFile weights(good + "/model.safetensors");
+        QVERIFY(weights.open(QIODevice::ReadOnly));
+        QFile cut(broken + "/model.safetensors");
+        QVERIFY(cut.open(QIODevice::WriteOnly));
+        cut.write(weights.read(weights.size() / 2));
+        cut.close();
+        QVERIFY(window.openModel(broken));
+        QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy(), 60000);
+        QVERIFY2(vision->message().contains("model.safetensors"), qPrintable(vision->message()));
+        QCOMPARE(vision->loadedModelDir(), good); // the previous model stays
+        QCOMPARE(window.recentModels(), QStringList{good});
+        // Loading the good folder again (a reload) does not smuggle the failed one in.
+        vision->reloadModel();
+        QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy(), 60000);
+        QCOMPARE(window.recentModels(), QStringList{good});
+
+        // Not a model folder: the window's banner says why; nothing is remembered.
+        QVERIFY(!window.openModel(tmp.path()));
+        QVERIFY2(window.windowMessage().startsWith("Cannot open the model"), qPrintable(window.windowMessage()));
+        QCOMPARE(window.recentModels(), QStringList{good});
+        QSettings().remove("recentModels");
+    }
+
+    // Help → Keyboard shortcuts lists every shortcut the window has (read off the live objects) and the
+    // views' own keys; Help → What am I looking at? explains the current page.
+    void helpListsShortcutsAndExplainsTheView() {
+        MainWindow window;
+        auto* vision = new VisionPage(&window);
+        window.addPage("Vision", vision);
+        const QList<QPair<QString, QWidget*>> pages = {{QStringLiteral("Vision"), vision}};
+        const QList<ShortcutRow> rows = collectShortcuts(&window, pages);
+        auto has = [&](const QKeySequence& key, const QString& action) {
+            const QString keys = key.toString(QKeySequence::NativeText);
+            for (const ShortcutRow& r : rows)
+                if (r.keys == keys && r.action.contains(action)) return true;
+            return false;
+        };
+        QVERIFY(has(QKeySequence::Open, "Open model"));
+        QVERIFY(has(QKeySequence(Qt::CTRL | Qt::Key_1), "Vision"));
+        QVERIFY(has(QKeySequence::Paste, "Paste an image"));
+        QVERIFY(has(QKeySequence::HelpContents, "What am I looking at"));
+        // Every QAction with a shortcut in the menus is listed.
+        int menuShortcuts = 0;
+        for (QAction* a : window.findChildren<QAction*>())
+            if (!a->shortcut().isEmpty() && !a->associatedObjects().isEmpty()) ++menuShortcuts;
+        int listedMenu = 0;
+        for (const ShortcutRow& r : rows)
+            if (r.where.endsWith(" menu") || r.where.contains(" menu → ")) ++listedMenu;
+        QVERIFY2(listedMenu >= menuShortcuts - 1, qPrintable(QString("%1 of %2").arg(listedMenu).arg(menuShortcuts)));
+        for (const ShortcutRow& r : rows) QVERIFY2(r.action != "(undocumented)", qPrintable(r.keys));
+        QVERIFY(shortcutsHtml(rows).contains("Any heatmap"));
+
+        window.findChild<QAction*>("whatAmILookingAt")->trigger();
+        auto* dialog = window.findChild<QDialog*>("explanationDialog");
+        QVERIFY(dialog && dialog->isVisible());
+        auto* text = dialog->findChild<QTextBrowser*>("helpText");
+        QVERIFY2(text->toPlainText().contains("CLS"), qPrintable(text->toPlainText()));
+        window.findChild<QAction*>("keyboardShortcuts")->trigger();
+        auto* keys = window.findChild<QDialog*>("shortcutsDialog");
+        QVERIFY(keys && keys->isVisible());
+        QVERIFY(keys->findChild<QTextBrowser*>("helpText")->toPlainText().contains("Open model"));
     }
 
     // Compute → BF16 reloads the page's model in bf16, remembers the choice, and the page states the

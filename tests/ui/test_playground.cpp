@@ -9,6 +9,7 @@
 #include "ui/playground/head_strip.h"
 #include "ui/playground/matrix_editor.h"
 #include "ui/playground/matrix_table_model.h"
+#include "ui/playground/multi_head_panel.h"
 #include "ui/playground/playground_model.h"
 #include "ui/playground/playground_page.h"
 #include "ui/playground/stage_panel.h"
@@ -21,12 +22,16 @@
 #include <QDoubleSpinBox>
 #include <QLineEdit>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTest>
 #include <cmath>
 
 using attnlens::ColorMap;
 using attnlens::RowMatrix;
 using attnlens::ui::HeatmapView;
+using attnlens::ui::MatrixEditor;
+using attnlens::ui::MultiHeadPanel;
+using attnlens::ui::withMinusSign;
 using attnlens::ui::PlaygroundModel;
 using attnlens::ui::PlaygroundPage;
 using Stage = PlaygroundModel::Stage;
@@ -410,12 +415,25 @@ private slots:
         choose(page.findChild<QComboBox*>("maskMode"), int(MaskMode::Causal));
         const PlaygroundModel& m = *page.model();
         QCOMPARE(m.sequenceLength(), 16);
-        QCOMPARE(m.dModel(), 16);
+        QCOMPARE(m.dModel(), 32);
         QCOMPARE(m.heads(), 4);
         QCOMPARE(page.headStrip()->headCount(), 4);
         HeatmapView* weights = page.stageView(Stage::Weights);
         QCOMPARE(weights->rows(), 16);
+        QApplication::processEvents();
+        saveShot(&page, "playground_16x16");
         QVERIFY(weights->cellSize() >= 8); // still readable in a 1150 × 780 page
+        // Legible at 16 tokens: every row and column label of every stage drawn; cell values on the cells
+        // where they fit, else in the tooltip of the hovered cell (which names query, key and value).
+        for (Stage stage : {Stage::Scores, Stage::Scaled, Stage::Masked, Stage::Weights}) {
+            HeatmapView* v = page.stageView(stage);
+            for (int i = 0; i < 16; ++i) {
+                QVERIFY2(v->rowLabelDrawn(i), qPrintable(QString("stage %1 row %2").arg(int(stage)).arg(i)));
+                QVERIFY2(v->columnLabelDrawn(i), qPrintable(QString("stage %1 column %2").arg(int(stage)).arg(i)));
+            }
+            const QString tip = v->toolTipText(3, 2);
+            QVERIFY2(tip.contains(m.tokens()[3]) && tip.contains(m.tokens()[2]), qPrintable(tip));
+        }
         for (int h = 0; h < 4; ++h) {
             const Eigen::MatrixXd ref = referenceWeights(m, h);
             const RowMatrix w = m.stage(Stage::Weights, h);
@@ -428,6 +446,32 @@ private slots:
         saveShot(&page, "playground_16x16");
     }
 
+    // Seven tokens (the size that used to lose every other label) in a 1280 × 800 window: every label, three
+    // stages per row; values on the cells where they fit (cells ≥ 42 px for "−13.64"), else on hover.
+    void sevenTokensKeepEveryLabel() {
+        PlaygroundPage page;
+        page.resize(1130, 760); // the page inside a 1280 × 800 window
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        page.model()->setSequenceLength(7);
+        page.model()->setDModel(8);
+        QApplication::processEvents();
+        QTest::qWait(50);
+        saveShot(&page, "playground_7");
+        for (Stage stage : {Stage::Scores, Stage::Scaled, Stage::Masked, Stage::Weights, Stage::Output}) {
+            HeatmapView* v = page.stageView(stage);
+            for (int i = 0; i < 7; ++i) QVERIFY(v->rowLabelDrawn(i));
+            if (!v->annotationsVisible()) {
+                const QString tip = v->toolTipText(2, 1);
+                QVERIFY2(tip.contains("value: <b>"), qPrintable(tip)); // the exact value on hover
+            }
+        }
+        page.model()->setSequenceLength(4);
+        QApplication::processEvents();
+        QVERIFY(page.stageView(Stage::Weights)->annotationsVisible());
+
+    }
+
     void tinySizes() {
         PlaygroundModel m;
         m.setSequenceLength(1);
@@ -437,6 +481,67 @@ private slots:
         QCOMPARE(m.stage(Stage::Weights, 0)(0, 0), 1.0f);
         m.setMaskMode(MaskMode::Causal);
         QCOMPARE(m.stage(Stage::Weights, 0)(0, 0), 1.0f);
+    }
+
+    // The multi-head formula: every head's output, their concatenation, the editable W_O and the result
+    // Concat · W_O, checked against a plain Eigen product; editing W_O changes only the result.
+    void multiHeadConcatAndOutputProjection() {
+        PlaygroundPage page;
+        page.resize(1280, 800);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        PlaygroundModel& m = *page.model();
+        m.setSequenceLength(6);
+        m.setDModel(8);
+        m.applyRandom(7);
+        QVERIFY(m.setHeads(4));
+        page.stageTabs()->setCurrentIndex(1);
+        QApplication::processEvents();
+        MultiHeadPanel* panel = page.multiHeadPanel();
+        QCOMPARE(panel->headViewCount(), 4);
+        // Concat is the heads side by side.
+        const RowMatrix concat = m.output();
+        QCOMPARE(concat.cols(), 8);
+        for (int h = 0; h < 4; ++h) {
+            const RowMatrix head = m.stage(Stage::Output, h);
+            QCOMPARE(panel->headView(h)->columns(), 2);
+            for (int i = 0; i < 6; ++i)
+                for (int c = 0; c < 2; ++c) QCOMPARE(concat(i, h * 2 + c), head(i, c));
+        }
+        QCOMPARE(panel->concatView()->columns(), 8);
+        // Result = Concat · W_O (random W_O, not the identity).
+        const RowMatrix wo = m.input(Input::OutputProjection);
+        QCOMPARE(wo.rows(), 8);
+        QVERIFY(!wo.isIdentity());
+        Eigen::MatrixXd ref = concat.cast<double>() * wo.cast<double>();
+        QVERIFY((m.projected().cast<double>() - ref).cwiseAbs().maxCoeff() < 1e-5);
+        QCOMPARE(panel->resultView()->rows(), 6);
+        // Edit W_O through its editor: the result follows, the heads do not move.
+        MatrixEditor* editor = page.editor(Input::OutputProjection);
+        QVERIFY(editor && editor->isVisible());
+        QCOMPARE(editor->model()->rowCount(), 8);
+        QVERIFY(editor->model()->setData(editor->model()->index(0, 0), 5.0, Qt::EditRole));
+        QCOMPARE(m.input(Input::OutputProjection)(0, 0), 5.0f);
+        QCOMPARE(m.output(), concat);
+        ref = concat.cast<double>() * m.input(Input::OutputProjection).cast<double>();
+        QVERIFY((m.projected().cast<double>() - ref).cwiseAbs().maxCoeff() < 1e-5);
+        QVERIFY2(panel->detail().contains(withMinusSign(QString::number(double(m.projected()(m.focusQuery(), 0)), 'f', 2))),
+                 qPrintable(panel->detail()));
+        QVERIFY(panel->formula().contains("Concat"));
+        // Clicking a head's output selects that head for the stages tab.
+        emit panel->headView(2)->cellClicked(1, 0);
+        QCOMPARE(m.selectedHead(), 2);
+        // Fewer heads: fewer cards; the worked example resets W_O to the identity (result = concat).
+        QVERIFY(m.setHeads(2));
+        QCOMPARE(panel->headViewCount(), 2);
+        m.applyWorkedExample();
+        QVERIFY(m.input(Input::OutputProjection).isIdentity());
+        QVERIFY((m.projected() - m.output()).cwiseAbs().maxCoeff() == 0.0f);
+        // One colour-bar placement on the whole page.
+        for (HeatmapView* v : page.findChildren<HeatmapView*>())
+            if (v->colorBarVisible() && v->isVisible()) QVERIFY2(!v->colorBarBelow(), qPrintable(v->objectName()));
+        QApplication::processEvents();
+        saveShot(&page, "playground_multihead");
     }
 
     void typingTokensSetsLength() {

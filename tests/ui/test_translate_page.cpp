@@ -471,7 +471,7 @@ private slots:
         // No model: a clear message, nothing crashes.
         page.setInput(QStringLiteral("Hallo"));
         page.translate();
-        QVERIFY(page.statusText().contains(QStringLiteral("No model")));
+        QVERIFY(page.message().contains(QStringLiteral("No model")));
         QVERIFY(loadAndTranslate(page, QStringLiteral("Hallo")));
         // An input longer than max_position_embeddings fails on the worker; the text stays.
         QStringList words;
@@ -482,7 +482,7 @@ private slots:
         QSignalSpy failed(&page, &TranslatePage::failed);
         page.translate();
         QVERIFY(failed.wait(30000));
-        QVERIFY(page.statusText().contains(QStringLiteral("too long")));
+        QVERIFY(page.message().contains(QStringLiteral("too long")));
         QCOMPARE(page.input(), longText);
         QVERIFY(page.document()->snapshot() != nullptr); // the previous result is still shown
     }

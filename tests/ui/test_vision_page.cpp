@@ -6,6 +6,7 @@
 #include "core/analysis/attention_maps.h"
 #include "core/export/overlay.h"
 #include "core/io/model_folder.h"
+#include "ui/render/heatmap_image.h"
 #include "ui/vision/map_grid_view.h"
 #include "ui/vision/patch_image_view.h"
 #include "ui/vision/predictions_view.h"
@@ -17,6 +18,7 @@
 #include <QAbstractButton>
 #include <QComboBox>
 #include <QFile>
+#include <QLabel>
 #include <QMimeData>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -61,6 +63,7 @@ private slots:
     void droppedFileIsAnalysed();
     void exportsOverlayHeadsAndMaps();
     void smallImagesAreEnlargedCrisply();
+    void wideAndTallPicturesKeepTheWindowSize();
     void modelOpenedDuringAnalysisReanalyses(); // last: it switches the page to another model
 
 private:
@@ -382,6 +385,22 @@ void TestVisionPage::exportsOverlayHeadsAndMaps() {
             const Rgb e = expected.pixel(x, y);
             QCOMPARE(saved.pixelColor(x, y), QColor(e.r, e.g, e.b));
         }
+    // With the colour bar and a caption: the overlay on top (same pixels), the strip under it.
+    const QString captioned = dir.filePath("captioned.png");
+    QVERIFY(m_page->exportCaptionedOverlay(captioned));
+    const QImage withBar(captioned);
+    QCOMPARE(withBar.width(), 320); // a 28 px picture centred over a 320 px strip
+    QVERIFY(withBar.height() > 28 + 40);
+    const Rgb corner = expected.pixel(0, 0);
+    QCOMPARE(withBar.pixelColor((320 - 28) / 2, 0), QColor(corner.r, corner.g, corner.b));
+    // The bar runs from the colour map's low end (left) to its high end (right).
+    const int barY = 28 + 10 + 7;
+    auto near = [](QColor a, QColor b) {
+        return std::abs(a.red() - b.red()) + std::abs(a.green() - b.green()) + std::abs(a.blue() - b.blue()) <= 12;
+    };
+    QVERIFY(near(withBar.pixelColor(12, barY), attnlens::ui::colorFor(doc()->colorMap(), 0.0f)));
+    QVERIFY(near(withBar.pixelColor(307, barY), attnlens::ui::colorFor(doc()->colorMap(), 1.0f)));
+
     const QString heads = dir.filePath("heads.png");
     QVERIFY(m_page->exportHeadsGrid(heads));
     const QImage headsImage(heads);
@@ -403,8 +422,38 @@ void TestVisionPage::exportsOverlayHeadsAndMaps() {
     QFile csvFile(csv);
     QVERIFY(csvFile.open(QIODevice::ReadOnly));
     const QList<QByteArray> lines = csvFile.readAll().trimmed().split('\n');
-    QCOMPARE(lines.size(), 7);
-    QCOMPARE(lines[0].split(',').size(), 7);
+    QCOMPARE(lines.size(), 8); // a header naming the columns, then a row per patch row led by its index
+    QCOMPARE(lines[0], QByteArray("row\\col,0,1,2,3,4,5,6"));
+    QCOMPARE(lines[1].split(',').size(), 8);
+    QCOMPARE(lines[3].split(',')[0], QByteArray("2"));
+    QCOMPARE(lines[1].split(',')[1].toFloat(), doc()->currentMap()(0, 0));
+}
+
+// A 3000×500 banner and a 400×2500 strip: the window keeps its size, and the built-in Fashion-MNIST model's
+// predictions get a note that the picture is not like its training data; a sample gets none.
+void TestVisionPage::wideAndTallPicturesKeepTheWindowSize() {
+    QTemporaryDir dir;
+    const QSize before = m_page->window()->size();
+    auto* note = m_page->findChild<QLabel*>(QStringLiteral("domainNote"));
+    QVERIFY(note);
+    for (const QSize size : {QSize(3000, 500), QSize(400, 2500)}) {
+        QImage picture(size, QImage::Format_RGB32);
+        for (int y = 0; y < size.height(); ++y)
+            for (int x = 0; x < size.width(); ++x)
+                picture.setPixelColor(x, y, QColor(255 * x / size.width(), 180, 255 * y / size.height()));
+        const QString path = dir.filePath(QStringLiteral("p%1x%2.png").arg(size.width()).arg(size.height()));
+        QVERIFY(picture.save(path));
+        openAndWait(path);
+        QCoreApplication::processEvents();
+        QCOMPARE(m_page->window()->size(), before);
+        QVERIFY(note->isVisible());
+        QVERIFY2(note->text().contains(QStringLiteral("in colour")), qPrintable(note->text()));
+        QVERIFY(note->text().contains(QStringLiteral(":1")));
+        QVERIFY(!m_page->imageView()->grab().isNull());
+    }
+    openAndWait(samplePath("sneaker_1.png"));
+    QCOMPARE(m_page->window()->size(), before);
+    QVERIFY(!note->isVisible());
 }
 
 void TestVisionPage::smallImagesAreEnlargedCrisply() {

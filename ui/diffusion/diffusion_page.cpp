@@ -432,6 +432,7 @@ void DiffusionPage::openModel(const QString& dir) {
         },
         [this, dir](std::shared_ptr<const DiffusionModel> model) {
             setPlaying(false);
+            m_modelDir = dir;
             m_doc->setModel(std::move(model), folderName(dir));
             m_requested.clear();
             m_message->dismiss();

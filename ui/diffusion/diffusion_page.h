@@ -22,6 +22,8 @@
 #include "ui/shell/model_page.h"
 
 #include <QElapsedTimer>
+#include "ui/shell/help_dialogs.h"
+
 #include <QWidget>
 
 #include <set>
@@ -47,18 +49,23 @@ class MapGridView;
 class PatchImageView;
 class UShapeView;
 
-class DiffusionPage : public QWidget, public ModelPage {
+class DiffusionPage : public QWidget, public ModelPage, public ExplainedPage {
     Q_OBJECT
 public:
     // Starts loading `modelDir` (empty: the built-in ddpm-fashion-tiny). The first image is generated
     // when the page is first shown (or generate() is called).
     explicit DiffusionPage(QWidget* parent = nullptr, const QString& modelDir = {});
+
+    // Help → What am I looking at? (ui/…/*_help.cpp)
+    QString viewTitle() const override;
+    QString viewExplanation() const override;
     ~DiffusionPage() override;
 
     // ModelPage
     bool acceptsModel(ModelKind kind) const override { return kind == ModelKind::Diffusion; }
     void openModel(const QString& dir) override;
     QString modelDescription() const override;
+    QString loadedModelDir() const override { return m_modelDir; }
 
     // Starts a run with the controls' settings (class, seed, scheduler, steps); a running one is cancelled.
     void generate();
@@ -169,6 +176,7 @@ private:
     QLabel* m_viewTitle = nullptr;
     PatchImageView* m_overlay = nullptr;
     ColorBar* m_colorBar = nullptr;
+    QString m_modelDir; // the folder of the loaded model
     UShapeView* m_uView = nullptr;
     QLabel* m_uTitle = nullptr;
     QLabel* m_stripTitle = nullptr;

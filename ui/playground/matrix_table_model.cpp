@@ -8,7 +8,7 @@
 namespace attnlens::ui {
 
 MatrixTableModel::MatrixTableModel(PlaygroundModel* model, PlaygroundModel::Input which, QObject* parent)
-    : QAbstractTableModel(parent), m_model(model), m_which(which), m_rows(model->sequenceLength()),
+    : QAbstractTableModel(parent), m_model(model), m_which(which), m_rows(model->inputRows(which)),
       m_cols(model->inputWidth(which)) {
     connect(m_model, &PlaygroundModel::changed, this, &MatrixTableModel::sync);
     connect(m_model, &PlaygroundModel::focusChanged, this, &MatrixTableModel::sync);
@@ -22,9 +22,9 @@ QColor MatrixTableModel::headTint(int head, bool strong) {
 }
 
 void MatrixTableModel::sync() {
-    if (m_model->sequenceLength() != m_rows || m_model->inputWidth(m_which) != m_cols) {
+    if (m_model->inputRows(m_which) != m_rows || m_model->inputWidth(m_which) != m_cols) {
         beginResetModel();
-        m_rows = m_model->sequenceLength();
+        m_rows = m_model->inputRows(m_which);
         m_cols = m_model->inputWidth(m_which);
         endResetModel();
         return;
@@ -36,10 +36,15 @@ void MatrixTableModel::sync() {
 }
 
 int MatrixTableModel::headWidth() const {
-    return std::max(1, m_which == PlaygroundModel::Input::Value ? m_model->dV() : m_model->dK());
+    return std::max(1, m_which == PlaygroundModel::Input::Value || isProjection() ? m_model->dV() : m_model->dK());
 }
 
+bool MatrixTableModel::isProjection() const { return m_which == PlaygroundModel::Input::OutputProjection; }
+
+int MatrixTableModel::headOf(int row, int col) const { return (isProjection() ? row : col) / headWidth(); }
+
 int MatrixTableModel::focusRow() const {
+    if (isProjection()) return -1;
     return m_which == PlaygroundModel::Input::Query ? m_model->focusQuery() : m_model->focusKey();
 }
 
@@ -53,7 +58,7 @@ int MatrixTableModel::columnCount(const QModelIndex& parent) const {
 QVariant MatrixTableModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= m_rows || index.column() >= m_cols) return {};
     const float v = m_model->inputValue(m_which, index.row(), index.column());
-    const int head = index.column() / headWidth();
+    const int head = headOf(index.row(), index.column());
     switch (role) {
     case Qt::DisplayRole:
         return QString::number(static_cast<double>(v), 'f', 2).replace(QLatin1Char('-'), QChar(0x2212));
@@ -76,6 +81,12 @@ QVariant MatrixTableModel::data(const QModelIndex& index, int role) const {
         }
         return {};
     case Qt::ToolTipRole:
+        if (isProjection())
+            return tr("W_O[%1, %2]: how much concatenated feature %1 (from head %3) adds to output feature %2: %4")
+                .arg(index.row())
+                .arg(index.column())
+                .arg(head)
+                .arg(static_cast<double>(v), 0, 'g', 8);
         return tr("%1, feature %2 (head %3): %4")
             .arg(m_model->tokens().value(index.row()))
             .arg(index.column())
@@ -103,6 +114,14 @@ Qt::ItemFlags MatrixTableModel::flags(const QModelIndex& index) const {
 QVariant MatrixTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation == Qt::Vertical) {
         if (section < 0 || section >= m_rows) return {};
+        if (isProjection()) {
+            // Rows of W_O: the concatenated features, tinted by the head they come from.
+            if (role == Qt::DisplayRole) return QString::number(section);
+            if (role == Qt::ToolTipRole) return tr("concatenated feature %1 — from head %2").arg(section).arg(section / headWidth());
+            if (role == Qt::BackgroundRole) return QBrush(headTint(section / headWidth(), true));
+            if (role == Qt::ForegroundRole) return QBrush(QColor(Qt::black));
+            return {};
+        }
         if (role == Qt::DisplayRole) return m_model->tokens().value(section);
         if (role == Qt::FontRole && section == focusRow()) {
             QFont f;
@@ -112,6 +131,11 @@ QVariant MatrixTableModel::headerData(int section, Qt::Orientation orientation, 
         return {};
     }
     if (section < 0 || section >= m_cols) return {};
+    if (isProjection()) { // output features: not split by head
+        if (role == Qt::DisplayRole) return QString::number(section);
+        if (role == Qt::ToolTipRole) return tr("output feature %1").arg(section);
+        return {};
+    }
     const int head = section / headWidth();
     switch (role) {
     case Qt::DisplayRole:

@@ -54,7 +54,7 @@ QString defaultToken(int index) {
 
 PlaygroundModel::PlaygroundModel(QObject* parent)
     : QObject(parent), m_q(kMaxLength, kMaxDModel), m_k(kMaxLength, kMaxDModel), m_v(kMaxLength, kMaxDModel),
-      m_customMask(RowMatrix::Ones(kMaxLength, kMaxLength)) {
+      m_wo(RowMatrix::Identity(kMaxDModel, kMaxDModel)), m_customMask(RowMatrix::Ones(kMaxLength, kMaxLength)) {
     for (int i = 0; i < kMaxLength; ++i)
         m_tokenStore.append(defaultToken(i));
     applyWorkedExample();
@@ -76,6 +76,8 @@ const RowMatrix& PlaygroundModel::store(Input which) const {
         return m_k;
     case Input::Value:
         break;
+    case Input::OutputProjection:
+        return m_wo;
     }
     return m_v;
 }
@@ -85,7 +87,7 @@ RowMatrix& PlaygroundModel::store(Input which) {
 }
 
 RowMatrix PlaygroundModel::input(Input which) const {
-    return store(which).topLeftCorner(m_n, inputWidth(which));
+    return store(which).topLeftCorner(inputRows(which), inputWidth(which));
 }
 
 RowMatrix PlaygroundModel::effectiveMask() const {
@@ -155,6 +157,8 @@ void PlaygroundModel::applyWorkedExample() {
             for (int c = 0; c < kMaxDModel; ++c)
                 m(r, c) = r < 4 && c < 4 ? example[r][c] : fillValue(which, r, c);
     }
+    // W_O starts as the identity: the result equals the concatenation until the user edits it.
+    m_wo = RowMatrix::Identity(kMaxDModel, kMaxDModel);
     for (int i = 0; i < kMaxLength; ++i)
         m_tokenStore[i] = i < 4 ? kExampleTokens[i] : defaultToken(i);
     m_n = 4;
@@ -178,6 +182,9 @@ void PlaygroundModel::applyRandom(int seed) {
             for (int c = 0; c < kMaxDModel; ++c)
                 m(r, c) = fillValue(which, r, c);
     }
+    for (int r = 0; r < kMaxDModel; ++r)
+        for (int c = 0; c < kMaxDModel; ++c)
+            m_wo(r, c) = fillValue(Input::OutputProjection, r, c);
     recompute();
 }
 
@@ -185,6 +192,7 @@ void PlaygroundModel::applyIdentity() {
     m_preset = Preset::Identity;
     for (Input which : {Input::Query, Input::Key, Input::Value})
         store(which) = RowMatrix::Identity(kMaxLength, kMaxDModel);
+    m_wo = RowMatrix::Identity(kMaxDModel, kMaxDModel);
     recompute();
 }
 
@@ -238,7 +246,7 @@ bool PlaygroundModel::setHeads(int heads) {
 
 void PlaygroundModel::setInputValue(Input which, int row, int col, float value) {
     RowMatrix& m = store(which);
-    if (row < 0 || row >= m_n || col < 0 || col >= inputWidth(which) || !std::isfinite(value)) return;
+    if (row < 0 || row >= inputRows(which) || col < 0 || col >= inputWidth(which) || !std::isfinite(value)) return;
     if (m(row, col) == value) return;
     m(row, col) = value;
     m_preset = Preset::Edited;
@@ -319,6 +327,7 @@ void PlaygroundModel::recompute() {
     // through Qt's signal machinery.
     try {
         m_result = multiHeadAttention(q, k, v, m_maskMode == MaskMode::None ? nullptr : &mask, m_heads, true);
+        m_projected = output() * m_wo.topLeftCorner(m_dValue, m_dValue);
     } catch (const Error& e) {
         qWarning() << "PlaygroundModel: attention failed:" << e.what();
     }

@@ -1,12 +1,14 @@
 #pragma once
-// PlaygroundModel: the state of the attention playground (Q, K, V, tokens, heads, mask) and its
-// result, recomputed with attnlens::multiHeadAttention(recordStages = true) on every change.
+// PlaygroundModel: the state of the attention playground (Q, K, V, W_O, tokens, heads, mask) and its
+// result, recomputed with attnlens::multiHeadAttention(recordStages = true) on every change, then the
+// output projection: MultiHead(Q, K, V) = Concat(head_0, …, head_{h−1}) · W_O.
 // The page and its views only read it and call its setters; changed() tells them to refresh.
 //
-// Inference here is a few microseconds (n, d_model ≤ 16), so it runs synchronously on the GUI
+// Inference here is a few microseconds (n ≤ 16, d_model ≤ 32), so it runs synchronously on the GUI
 // thread; nothing is shared with other threads.
 //
 // Conventions: Q, K are [n, d_model] and V is [n, d_v] (one row per token; d_v may differ from d_model);
+// W_O is [d_v, d_v] (the concatenated head outputs in, the layer's output out);
 // masks are [n, n] with 1 = keep and 0 = masked (set to −1e9 before the softmax); stages are per head,
 // [n, n] (output: [n, d_v / h]).
 
@@ -21,13 +23,13 @@ namespace attnlens::ui {
 class PlaygroundModel : public QObject {
     Q_OBJECT
 public:
-    enum class Input { Query, Key, Value };
+    enum class Input { Query, Key, Value, OutputProjection };
     enum class Stage { Scores, Scaled, Masked, Weights, Output };
     enum class MaskMode { None, Causal, Padding, Custom };
     enum class Preset { WorkedExample, Random, Identity, Edited };
 
     static constexpr int kMaxLength = 16;
-    static constexpr int kMaxDModel = 16;
+    static constexpr int kMaxDModel = 32;
 
     // Starts with the worked example (4 tokens "Wie geht es dir", d_model 4, one head, no mask).
     explicit PlaygroundModel(QObject* parent = nullptr);
@@ -38,13 +40,17 @@ public:
     int dK() const { return dModel() / m_heads; }
     int dValue() const { return m_dValue; }
     int dV() const { return m_dValue / m_heads; } // value columns per head
-    // Columns of an input: d_model for Q and K, d_v for V.
-    int inputWidth(Input which) const { return which == Input::Value ? m_dValue : m_dModel; }
+    // Columns of an input: d_model for Q and K, d_v for V and W_O.
+    int inputWidth(Input which) const {
+        return which == Input::Value || which == Input::OutputProjection ? m_dValue : m_dModel;
+    }
+    // Rows of an input: n (one per token) for Q, K and V; d_v for W_O.
+    int inputRows(Input which) const { return which == Input::OutputProjection ? m_dValue : m_n; }
     // Head counts allowed: the common divisors of d_model and d_v (dValue < 0: d_model's), ascending.
     static QList<int> validHeadCounts(int dModel, int dValue = -1);
 
     QStringList tokens() const { return m_tokenStore.mid(0, m_n); }
-    // [n, inputWidth(which)] (a copy of the visible part of the store).
+    // [inputRows(which), inputWidth(which)] (a copy of the visible part of the store).
     RowMatrix input(Input which) const;
     float inputValue(Input which, int row, int col) const { return store(which)(row, col); }
 
@@ -64,6 +70,8 @@ public:
     RowMatrix stage(Stage stage, int head) const;
     // The concatenated output, [n, d_v].
     RowMatrix output() const;
+    // The layer's result: output() · W_O, [n, d_v].
+    const RowMatrix& projected() const { return m_projected; }
 
     // --- focus: the head, query row and key column the page explains -----------------------
     int selectedHead() const { return m_head; }
@@ -72,9 +80,9 @@ public:
 
 public slots:
     void applyWorkedExample();
-    // Q, K, V filled with N(0, 1) values rounded to one decimal, reproducible for a seed.
+    // Q, K, V and W_O filled with N(0, 1) values rounded to one decimal, reproducible for a seed.
     void applyRandom(int seed);
-    // Q = K = V = the n × d_model identity (each token attends most to itself).
+    // Q = K = V = the n × d_model identity (each token attends most to itself); W_O the identity.
     void applyIdentity();
 
     // Resizing shows more or less of a kMaxLength × kMaxDModel store that every preset fills
@@ -116,8 +124,10 @@ private:
     RowMatrix& store(Input which);
     const RowMatrix& store(Input which) const;
 
-    // Stores [kMaxLength, kMaxDModel]; the inputs are their top-left [n, d_model] corners.
-    RowMatrix m_q, m_k, m_v;
+    // Stores [kMaxLength, kMaxDModel]; the inputs are their top-left [n, d_model] corners. W_O's store is
+    // [kMaxDModel, kMaxDModel], its top-left [d_v, d_v] in use.
+    RowMatrix m_q, m_k, m_v, m_wo;
+    RowMatrix m_projected; // [n, d_v]
     RowMatrix m_customMask;   // [kMaxLength, kMaxLength], 1 = keep
     QStringList m_tokenStore; // kMaxLength tokens
     int m_n = 4, m_dModel = 4, m_dValue = 4;

@@ -3,6 +3,7 @@
 #include "ui/playground/explanation.h"
 #include "ui/playground/head_strip.h"
 #include "ui/playground/matrix_editor.h"
+#include "ui/playground/multi_head_panel.h"
 #include "ui/playground/stage_panel.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/widgets/heatmap_view.h"
@@ -10,6 +11,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QEvent>
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -20,6 +22,7 @@
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -38,6 +41,14 @@ QStringList splitTokens(const QString& text) {
     return text.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts);
 }
 
+
+// The stages grid in its scroll area: rows as tall as their panels' minimum (or the viewport allows), not
+// as tall as the wrapped formula labels would make them at some narrower width (height-for-width).
+class FixedRowsGrid : public QGridLayout {
+public:
+    using QGridLayout::QGridLayout;
+    bool hasHeightForWidth() const override { return false; }
+};
 
 } // namespace
 
@@ -63,6 +74,7 @@ HeatmapView* PlaygroundPage::stageView(Stage stage) const {
     return stagePanel(stage)->view();
 }
 MatrixEditor* PlaygroundPage::editor(Input input) const {
+    if (input == Input::OutputProjection) return m_multiHead->projectionEditor();
     return m_editors[static_cast<size_t>(input)];
 }
 QString PlaygroundPage::explanationText() const {
@@ -161,9 +173,10 @@ QWidget* PlaygroundPage::buildSetup() {
 // Mask mode, padding count and the clickable mask grid.
 QWidget* PlaygroundPage::buildMaskBox(QWidget* panel) {
     auto* maskBox = new QGroupBox(tr("Mask"), panel);
-    auto* maskLayout = new QHBoxLayout(maskBox);
+    // Controls above the grid, so that the grid has the panel's whole width (16 labelled rows).
+    auto* maskLayout = new QVBoxLayout(maskBox);
     maskLayout->setContentsMargins(8, 6, 8, 6);
-    auto* maskControls = new QVBoxLayout;
+    auto* maskControls = new QHBoxLayout;
     m_maskMode = new QComboBox(maskBox);
     m_maskMode->setObjectName(QStringLiteral("maskMode"));
     m_maskMode->addItem(tr("None"), static_cast<int>(MaskMode::None));
@@ -180,9 +193,8 @@ QWidget* PlaygroundPage::buildMaskBox(QWidget* panel) {
     m_padding->setToolTip(tr("Number of padded keys at the end of the sequence"));
     maskControls->addWidget(m_maskMode);
     maskControls->addWidget(m_padding);
-    m_maskHint = hint(tr("1 = may attend, 0 = blocked. Click a cell to toggle it."), maskBox);
-    maskControls->addWidget(m_maskHint);
     maskControls->addStretch(1);
+    m_maskHint = hint(tr("1 = may attend, 0 = blocked. Click a cell to toggle it."), maskBox);
     m_maskView = new HeatmapView(maskBox);
     m_maskView->setObjectName(QStringLiteral("maskGrid"));
     m_maskView->setColorMap(ColorMap::Grey);
@@ -193,8 +205,9 @@ QWidget* PlaygroundPage::buildMaskBox(QWidget* panel) {
     m_maskView->setAxisTitles(tr("query"), tr("key"));
     m_maskView->setMaximumCellSize(24);
     m_maskView->setFixedHeight(150);
-    maskLayout->addLayout(maskControls, 2);
-    maskLayout->addWidget(m_maskView, 3);
+    maskLayout->addLayout(maskControls);
+    maskLayout->addWidget(m_maskHint);
+    maskLayout->addWidget(m_maskView);
     return maskBox;
 }
 
@@ -309,7 +322,15 @@ QWidget* PlaygroundPage::buildExplainCard(QWidget* area) {
     m_explanation->setAlignment(Qt::AlignTop | Qt::AlignLeft);
     m_explanation->setTextInteractionFlags(Qt::TextSelectableByMouse);
     explainLayout->addWidget(explainTitle);
-    explainLayout->addWidget(m_explanation, 1);
+    // The arithmetic grows with n and d_model: it scrolls inside the card (and its wrapped height does not
+    // stretch the stages grid).
+    auto* explainScroll = new QScrollArea(explainCard);
+    explainScroll->setWidgetResizable(true);
+    explainScroll->setFrameShape(QFrame::NoFrame);
+    explainScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    explainScroll->setStyleSheet(QStringLiteral("QScrollArea, QScrollArea > QWidget > QWidget { background: transparent; }"));
+    explainScroll->setWidget(m_explanation);
+    explainLayout->addWidget(explainScroll, 1);
     explainLayout->addWidget(
         hint(tr("Click a cell or a label in any stage to follow another pair."), explainCard));
     return explainCard;
@@ -323,8 +344,15 @@ QWidget* PlaygroundPage::buildStages() {
 
     column->addLayout(buildStageToolbar(area));
 
-    // The five stages, then the explanation, in a 3 × 2 grid read left to right.
-    auto* grid = new QGridLayout;
+    // The five stages, then the explanation, in a 3 × 2 grid read left to right; the second tab the rest of
+    // the multi-head formula (every head, concatenation, W_O).
+    m_stageTabs = new QTabWidget(area);
+    m_stageTabs->setObjectName(QStringLiteral("stageTabs"));
+    m_stageTabs->setDocumentMode(true);
+    auto* stagesTab = new QWidget(m_stageTabs);
+    auto* grid = new FixedRowsGrid(stagesTab);
+    m_stagesScroll = nullptr; // set below, with the tab
+    grid->setContentsMargins(0, 6, 0, 0);
     grid->setSpacing(8);
     const std::array<QString, 5> titles = {tr("① Scores"), tr("② Scaled"), tr("③ Masked"),
                                            tr("④ Weights (softmax)"), tr("⑤ Output")};
@@ -335,6 +363,8 @@ QWidget* PlaygroundPage::buildStages() {
         panel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
         HeatmapView* view = panel->view();
         view->setObjectName(QStringLiteral("stage%1").arg(i));
+        // Every colour bar of the page beside its grid, high values at the top.
+        view->setColorBarPlacement(HeatmapFrame::Bar::Right);
         if (stage == Stage::Output) {
             view->setAxisTitles(tr("query"), tr("feature"));
             view->setRangeMode(HeatmapView::RangeMode::Auto);
@@ -355,12 +385,24 @@ QWidget* PlaygroundPage::buildStages() {
         m_stages[i] = panel;
         grid->addWidget(panel, static_cast<int>(i) / 3, static_cast<int>(i) % 3);
     }
-    grid->addWidget(buildExplainCard(area), 1, 2);
-    for (int c = 0; c < 3; ++c)
-        grid->setColumnStretch(c, 1);
-    for (int r = 0; r < 2; ++r)
-        grid->setRowStretch(r, 1);
-    column->addLayout(grid, 1);
+    m_explainCard = buildExplainCard(area);
+    grid->addWidget(m_explainCard, 1, 2);
+    m_stageGrid = grid;
+    reflowStages(3);
+    // Each tab scrolls when its maps need more room than the window has (every label kept at 16 tokens).
+    auto scrolled = [this](QWidget* content) {
+        auto* scroll = new QScrollArea(m_stageTabs);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        scroll->setWidget(content);
+        return scroll;
+    };
+    m_stagesScroll = scrolled(stagesTab);
+    m_stagesScroll->viewport()->installEventFilter(this); // reflow the grid when the width changes
+    m_stageTabs->addTab(m_stagesScroll, tr("Five stages of one head"));
+    m_multiHead = new MultiHeadPanel(m_model, m_stageTabs);
+    m_stageTabs->addTab(scrolled(m_multiHead), tr("All heads → Concat · W_O"));
+    column->addWidget(m_stageTabs, 1);
 
     connect(m_headStrip, &HeadStrip::headClicked, m_model, &PlaygroundModel::setSelectedHead);
     connect(m_colorMap, &QComboBox::activated, this, [this](int index) {
@@ -373,14 +415,43 @@ QWidget* PlaygroundPage::buildStages() {
     connect(m_annotations, &QCheckBox::toggled, this, [this](bool on) {
         for (StagePanel* panel : m_stages)
             panel->view()->setAnnotationsEnabled(on);
+        m_multiHead->setAnnotationsEnabled(on);
     });
     return area;
+}
+
+// Three stages per row while they fit the tab's width with every label, else two (or one): the tab then
+// scrolls down instead of sideways.
+int PlaygroundPage::stageColumns() const {
+    const int width = m_stagesScroll->viewport()->width();
+    const int spacing = m_stageGrid->horizontalSpacing();
+    for (int columns = 3; columns > 1; --columns)
+        if (columns * m_widestStage + (columns - 1) * spacing <= width) return columns;
+    return 1;
+}
+
+void PlaygroundPage::reflowStages(int columns) {
+    if (columns == m_stageColumns) return;
+    m_stageColumns = columns;
+    QList<QWidget*> cards;
+    for (StagePanel* panel : m_stages) cards << panel;
+    cards << m_explainCard;
+    for (QWidget* card : cards) m_stageGrid->removeWidget(card);
+    for (int i = 0; i < cards.size(); ++i) m_stageGrid->addWidget(cards[i], i / columns, i % columns);
+    for (int c = 0; c < 3; ++c) m_stageGrid->setColumnStretch(c, c < columns ? 1 : 0);
+    for (int r = 0; r < 6; ++r) m_stageGrid->setRowStretch(r, r < (cards.size() + columns - 1) / columns ? 1 : 0);
+}
+
+bool PlaygroundPage::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_stagesScroll->viewport() && event->type() == QEvent::Resize) reflowStages(stageColumns());
+    return QWidget::eventFilter(watched, event);
 }
 
 void PlaygroundPage::setAllColorMaps(ColorMap map) {
     for (StagePanel* panel : m_stages)
         panel->view()->setColorMap(map);
     m_headStrip->setColorMap(map);
+    m_multiHead->setColorMap(map);
 }
 
 // --- model → view ----------------------------------------------------------------------------
@@ -394,6 +465,7 @@ void PlaygroundPage::refresh() {
     const RowMatrix keep = m.effectiveMask();
     const bool masking = m.maskMode() != MaskMode::None;
 
+    int widest = 0;
     for (Stage stage : kStages) {
         StagePanel* panel = stagePanel(stage);
         HeatmapView* view = panel->view();
@@ -420,11 +492,20 @@ void PlaygroundPage::refresh() {
                 view->setMask(shown);
             }
         }
+        // Never cells smaller than a label line: the tab scrolls instead, so every row and column keeps its
+        // label (values that do not fit on the cells are in the hover tooltip).
+        view->setMinimumSize(view->labelledMinimumSize());
+        panel->setMinimumSize(panel->layout()->minimumSize()); // the panel's size policy alone ignores it
+        widest = std::max(widest, panel->minimumWidth());
         panel->setFormula(stageFormula(m, stage));
         panel->setDetail(stageDetail(m, stage));
     }
 
+    m_widestStage = widest;
+    reflowStages(stageColumns());
+
     m_maskView->setMatrix(keep, tokens, tokens);
+    m_maskView->setFixedHeight(std::max(150, m_maskView->labelledMinimumSize().height()));
     m_maskView->setMask(keep);
     m_maskView->setMarkedCell({fq, fk});
 
@@ -437,6 +518,7 @@ void PlaygroundPage::refresh() {
         m_headStrip->setSelectedHead(head);
     }
     m_explanation->setText(explainFocus(m));
+    m_multiHead->refresh();
 }
 
 void PlaygroundPage::syncControls() {

@@ -11,6 +11,8 @@
 #include "core/export/colormap.h"
 #include "ui/playground/playground_model.h"
 
+#include "ui/shell/help_dialogs.h"
+
 #include <QWidget>
 #include <array>
 
@@ -19,18 +21,26 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
+class QTabWidget;
+class QScrollArea;
+class QGridLayout;
 
 namespace attnlens::ui {
 
 class HeadStrip;
+class MultiHeadPanel;
 class HeatmapView;
 class MatrixEditor;
 class StagePanel;
 
-class PlaygroundPage : public QWidget {
+class PlaygroundPage : public QWidget, public ExplainedPage {
     Q_OBJECT
 public:
     explicit PlaygroundPage(QWidget* parent = nullptr);
+
+    // Help → What am I looking at? (ui/…/*_help.cpp)
+    QString viewTitle() const override;
+    QString viewExplanation() const override;
 
     PlaygroundModel* model() const { return m_model; }
     StagePanel* stagePanel(PlaygroundModel::Stage stage) const;
@@ -38,6 +48,8 @@ public:
     HeatmapView* maskView() const { return m_maskView; }
     MatrixEditor* editor(PlaygroundModel::Input input) const;
     HeadStrip* headStrip() const { return m_headStrip; }
+    MultiHeadPanel* multiHeadPanel() const { return m_multiHead; }
+    QTabWidget* stageTabs() const { return m_stageTabs; }
     QString explanationText() const;
 
 private:
@@ -51,12 +63,22 @@ private:
     void refresh();
     void syncControls();
     void setAllColorMaps(ColorMap map);
+    int stageColumns() const;
+    void reflowStages(int columns);
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
     PlaygroundModel* m_model;
     std::array<StagePanel*, 5> m_stages{};
-    std::array<MatrixEditor*, 3> m_editors{};
+    std::array<MatrixEditor*, 3> m_editors{}; // Q, K, V (W_O's editor is in the multi-head panel)
     HeatmapView* m_maskView = nullptr;
     HeadStrip* m_headStrip = nullptr;
+    MultiHeadPanel* m_multiHead = nullptr;
+    QTabWidget* m_stageTabs = nullptr;
+    QScrollArea* m_stagesScroll = nullptr;
+    QGridLayout* m_stageGrid = nullptr;
+    QWidget* m_explainCard = nullptr;
+    int m_stageColumns = 0;
+    int m_widestStage = 0; // the widest stage card's minimum (every label drawn)
     QWidget* m_headRow = nullptr;
     QLabel* m_explanation = nullptr;
     QComboBox* m_preset = nullptr;

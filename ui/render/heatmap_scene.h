@@ -97,6 +97,10 @@ struct HeatmapFrame {
     // Fit mode only: cells may be up to this many times taller than wide (or wider than tall) so that
     // a 16 × 58 matrix fills its pane instead of a strip; 1 = square cells. Exports keep square cells.
     double maxAspect = 1.0;
+    // Where the colour bar goes: Auto picks below the grid when that leaves bigger cells (fit mode only);
+    // Right or Below keep every heatmap of a page alike.
+    enum class Bar { Auto, Right, Below };
+    Bar bar = Bar::Auto;
 };
 
 struct HeatmapLayout {

@@ -1,7 +1,9 @@
 #include "ui/shell/main_window.h"
 
 #include "ui/shell/model_page.h"
+#include "ui/shell/help_dialogs.h"
 #include "ui/shell/theme.h"
+#include "ui/widgets/page_message.h"
 
 #include "core/diffusion/diffusion_model.h"
 #include "core/io/model_folder.h"
@@ -16,6 +18,8 @@
 #include <QMessageBox>
 #include <QStackedWidget>
 #include <QFileDialog>
+#include <QFileInfo>
+#include <QVBoxLayout>
 #include <QSettings>
 #include <QStatusBar>
 
@@ -36,8 +40,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                              "QListWidget#pageSwitcher::item:selected { background: palette(highlight);"
                              " color: palette(highlighted-text); }");
     m_pages = new QStackedWidget(central);
+    // Window-level failures (a folder that is no model, a type no page opens) show in this banner; a page's
+    // own failures (a corrupt checkpoint, bad input) in the page's banner. No dialogs for errors.
+    auto* right = new QVBoxLayout;
+    right->setContentsMargins(0, 0, 0, 0);
+    right->setSpacing(0);
+    m_message = new PageMessage(central);
+    m_message->setObjectName(QStringLiteral("windowMessage"));
+    right->addWidget(m_message);
+    right->addWidget(m_pages, 1);
     layout->addWidget(m_sidebar);
-    layout->addWidget(m_pages, 1);
+    layout->addLayout(right, 1);
     setCentralWidget(central);
     connect(m_sidebar, &QListWidget::currentRowChanged, m_pages, &QStackedWidget::setCurrentIndex);
 
@@ -53,15 +66,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_fileMenu->addSeparator();
     auto* quit = m_fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
-    auto* dark = m_viewMenu->addAction(tr("&Dark mode"));
-    dark->setObjectName(QStringLiteral("darkMode"));
-    dark->setCheckable(true);
-    dark->setChecked(currentTheme() == Theme::Dark);
-    connect(dark, &QAction::toggled, this, [](bool on) {
-        applyTheme(on ? Theme::Dark : Theme::Light);
-        QSettings().setValue("darkMode", on);
-    });
+    buildThemeMenu();
     m_viewMenu->addSeparator();
+    auto* explain = m_helpMenu->addAction(tr("&What am I looking at?"), this, [this] {
+        showExplanationDialog(this, [this] { return m_pages->currentWidget(); });
+    });
+    explain->setObjectName(QStringLiteral("whatAmILookingAt"));
+    explain->setShortcut(QKeySequence::HelpContents);
+    auto* keys = m_helpMenu->addAction(tr("&Keyboard shortcuts"), this, [this] { showShortcutsDialog(this, pageList()); });
+    keys->setObjectName(QStringLiteral("keyboardShortcuts"));
+    keys->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
+    m_helpMenu->addSeparator();
     m_helpMenu->addAction(tr("&About Attention Lens"), this, [this] {
         QMessageBox::about(this, tr("About Attention Lens"),
                            tr("<h3>Attention Lens %1</h3><p>See attention inside transformer models, live, on "
@@ -71,6 +86,37 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_helpMenu->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
     statusBar()->showMessage(tr("Ready"));
     resize(1280, 820);
+}
+
+// View → Theme: System / Light / Dark, remembered ("theme" setting).
+void MainWindow::buildThemeMenu() {
+    QMenu* menu = m_viewMenu->addMenu(tr("&Theme"));
+    auto* group = new QActionGroup(this);
+    struct Entry {
+        Theme theme;
+        QString title;
+        const char* name;
+    };
+    const Entry themes[] = {{Theme::System, tr("&System (the desktop's look)"), "themeSystem"},
+                            {Theme::Light, tr("&Light"), "themeLight"},
+                            {Theme::Dark, tr("&Dark"), "themeDark"}};
+    for (const auto& [theme, title, name] : themes) {
+        QAction* a = menu->addAction(title);
+        a->setObjectName(QString::fromLatin1(name));
+        a->setCheckable(true);
+        a->setChecked(currentTheme() == theme);
+        group->addAction(a);
+        connect(a, &QAction::triggered, this, [theme] {
+            applyTheme(theme);
+            saveTheme(theme);
+        });
+    }
+}
+
+QList<QPair<QString, QWidget*>> MainWindow::pageList() const {
+    QList<QPair<QString, QWidget*>> pages;
+    for (int i = 0; i < m_pages->count(); ++i) pages.push_back({m_sidebar->item(i)->text(), m_pages->widget(i)});
+    return pages;
 }
 
 // Compute → FP32 / BF16: the number format linear layers are packed in (attnlens::setLinearPrecision).
@@ -123,6 +169,10 @@ int MainWindow::addPage(const QString& title, QWidget* page) {
     const int index = m_pages->addWidget(page);
     m_sidebar->addItem(title);
     auto* action = m_viewMenu->addAction(title, this, [this, index] { setCurrentPage(index); });
+    // Recent models hold folders that loaded: the folder handed to a page is remembered when the page
+    // reports it loaded (a failed load leaves the list as it was).
+    if (dynamic_cast<ModelPage*>(page))
+        connect(page, SIGNAL(modelLoaded()), this, SLOT(pageLoadedModel()));
     if (index < 9) action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + index)));
     if (m_sidebar->currentRow() < 0) m_sidebar->setCurrentRow(0);
     return index;
@@ -146,23 +196,37 @@ bool MainWindow::openModel(const QString& dir) {
             modelType = QString::fromStdString(info.modelType);
         }
     } catch (const std::exception& e) {
-        QMessageBox::warning(this, tr("Cannot open model"), QString::fromStdString(e.what()));
+        m_message->showError(tr("Cannot open the model: %1").arg(QString::fromStdString(e.what())));
         return false;
     }
     for (int i = 0; i < m_pages->count(); ++i) {
         auto* page = dynamic_cast<ModelPage*>(m_pages->widget(i));
         if (page && page->acceptsModel(kind)) {
+            m_message->dismiss();
             setCurrentPage(i);
+            m_pendingModel[m_pages->widget(i)] = dir;
             page->openModel(dir);
-            rememberModel(dir);
             return true;
         }
     }
-    QMessageBox::warning(this, tr("Cannot open model"),
-                         tr("'%1' is a '%2' model; this version opens Marian (translation), ViT (vision) "
-                            "and diffusers UNet2DModel (diffusion) models.").arg(dir, modelType));
+    m_message->showError(tr("Cannot open the model: '%1' is a '%2' model; this version opens Marian (translation), "
+                            "ViT (vision) and diffusers UNet2DModel (diffusion) models.")
+                             .arg(dir, modelType));
     return false;
 }
+
+void MainWindow::pageLoadedModel() {
+    auto* widget = qobject_cast<QWidget*>(sender());
+    auto* page = dynamic_cast<ModelPage*>(widget);
+    const auto pending = m_pendingModel.find(widget);
+    if (!page || pending == m_pendingModel.end()) return;
+    const QString dir = pending.value();
+    if (QFileInfo(page->loadedModelDir()) != QFileInfo(dir)) return; // a reload or another folder loaded
+    m_pendingModel.erase(pending);
+    rememberModel(dir);
+}
+
+QString MainWindow::windowMessage() const { return m_message->message(); }
 
 QStringList MainWindow::recentModels() const {
     return QSettings().value("recentModels").toStringList();

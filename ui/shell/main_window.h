@@ -4,7 +4,9 @@
 
 #include "core/ops/gemm.h"
 
+#include <QHash>
 #include <QMainWindow>
+#include <QPair>
 
 class QListWidget;
 class QStackedWidget;
@@ -12,6 +14,8 @@ class QMenu;
 class QAction;
 
 namespace attnlens::ui {
+
+class PageMessage;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -26,9 +30,13 @@ public:
     int pageCount() const;
 
     // File → Open model…: detects the folder's model_type and routes it to the page (a ModelPage) that
-    // accepts it, switching to that page. Returns false with a dialog/status message when none does.
+    // accepts it, switching to that page; the page loads it on its worker and shows a failure in its banner.
+    // Returns false, with the reason in the window's banner, when the folder is no model or no page opens it.
     bool openModel(const QString& dir);
+    // Folders that loaded, newest first (at most 8).
     QStringList recentModels() const;
+    // The window banner's text (empty when hidden).
+    QString windowMessage() const;
 
     // Compute → FP32 / BF16 without remembering it: sets the precision, checks the menu entry and reloads
     // the pages' models. False (nothing changed) when bf16 is not available.
@@ -37,7 +45,12 @@ public:
     QMenu* fileMenu() const { return m_fileMenu; }
     QMenu* viewMenu() const { return m_viewMenu; }
 
+private slots:
+    void pageLoadedModel(); // a page's modelLoaded(): remember the folder it was handed
+
 private:
+    void buildThemeMenu();
+    QList<QPair<QString, QWidget*>> pageList() const;
     void chooseModel();
     void rememberModel(const QString& dir);
     void rebuildRecentMenu();
@@ -53,6 +66,8 @@ private:
     QAction* m_fp32 = nullptr;
     QAction* m_bf16 = nullptr;
     QMenu* m_helpMenu = nullptr;
+    PageMessage* m_message = nullptr;
+    QHash<QWidget*, QString> m_pendingModel; // page → folder handed to it and not yet loaded
 };
 
 } // namespace attnlens::ui

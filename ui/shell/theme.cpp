@@ -3,6 +3,7 @@
 #include "ui/widgets/page_parts.h"
 
 #include <QApplication>
+#include <QSettings>
 #include <QStyle>
 #include <QStyleFactory>
 
@@ -36,11 +37,63 @@ QPalette darkPalette() {
     return p;
 }
 
-void applyTheme(Theme theme) {
-    if (QStyle* fusion = QStyleFactory::create(QStringLiteral("Fusion"))) QApplication::setStyle(fusion);
-    QApplication::setPalette(theme == Theme::Dark ? darkPalette() : QApplication::style()->standardPalette());
+namespace {
+
+struct SystemLook {
+    QString style;
+    QPalette palette;
+};
+
+// Captured once, before the first theme replaces them.
+const SystemLook& systemLook() {
+    static const SystemLook look{QApplication::style() ? QApplication::style()->name() : QString(),
+                                 QApplication::palette()};
+    return look;
 }
 
-Theme currentTheme() { return isDark(QApplication::palette()) ? Theme::Dark : Theme::Light; }
+Theme g_theme = Theme::System;
+
+} // namespace
+
+void applyTheme(Theme theme) {
+    const SystemLook& system = systemLook();
+    if (theme == Theme::System) {
+        if (QStyle* style = QStyleFactory::create(system.style)) QApplication::setStyle(style);
+        QApplication::setPalette(system.palette);
+    } else {
+        if (QStyle* fusion = QStyleFactory::create(QStringLiteral("Fusion"))) QApplication::setStyle(fusion);
+        QApplication::setPalette(theme == Theme::Dark ? darkPalette() : QApplication::style()->standardPalette());
+    }
+    g_theme = theme;
+}
+
+Theme currentTheme() { return g_theme; }
+
+QString themeName(Theme theme) {
+    switch (theme) {
+    case Theme::Light: return QStringLiteral("light");
+    case Theme::Dark: return QStringLiteral("dark");
+    case Theme::System: break;
+    }
+    return QStringLiteral("system");
+}
+
+std::optional<Theme> parseTheme(const QString& name) {
+    for (Theme t : {Theme::System, Theme::Light, Theme::Dark})
+        if (name.compare(themeName(t), Qt::CaseInsensitive) == 0) return t;
+    return std::nullopt;
+}
+
+Theme savedTheme() {
+    const QSettings settings;
+    if (const auto t = parseTheme(settings.value("theme").toString())) return *t;
+    return settings.value("darkMode").toBool() ? Theme::Dark : Theme::System;
+}
+
+void saveTheme(Theme theme) {
+    QSettings settings;
+    settings.setValue("theme", themeName(theme));
+    settings.remove("darkMode");
+}
 
 } // namespace attnlens::ui

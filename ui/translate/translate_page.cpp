@@ -15,6 +15,7 @@
 #include "ui/translate/translation_export.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_status.h"
+#include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
 #include "ui/widgets/precision_note.h"
 
@@ -82,6 +83,8 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
     layout->setContentsMargins(8, 6, 8, 4);
     layout->setSpacing(6);
     layout->addWidget(buildTopBar());
+    m_message = new PageMessage(this);
+    layout->addWidget(m_message);
 
     layout->addWidget(buildTokenPanel());
     layout->addWidget(buildSelectors());
@@ -197,17 +200,19 @@ void TranslatePage::connectViews() {
 
 // Shortcuts for stepping (the line edit keeps plain arrows for the cursor).
 void TranslatePage::addStepShortcuts() {
-    auto shortcut = [this](const QKeySequence& key, auto slot) {
+    // whatsThis: the description Help → Keyboard shortcuts lists.
+    auto shortcut = [this](const QKeySequence& key, const QString& what, auto slot) {
         auto* s = new QShortcut(key, this);
         s->setContext(Qt::WidgetWithChildrenShortcut);
+        s->setWhatsThis(what);
         connect(s, &QShortcut::activated, this, slot);
     };
-    shortcut(QKeySequence(Qt::ALT | Qt::Key_Right), [this] { stepForward(); });
-    shortcut(QKeySequence(Qt::ALT | Qt::Key_Left), [this] { stepBack(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketRight), [this] { stepForward(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketLeft), [this] { stepBack(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), [this] { translate(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_P), [this] { setPlaying(!isPlaying()); });
+    shortcut(QKeySequence(Qt::ALT | Qt::Key_Right), tr("Next decoding step"), [this] { stepForward(); });
+    shortcut(QKeySequence(Qt::ALT | Qt::Key_Left), tr("Previous decoding step"), [this] { stepBack(); });
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketRight), tr("Next decoding step"), [this] { stepForward(); });
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketLeft), tr("Previous decoding step"), [this] { stepBack(); });
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), tr("Translate the sentence"), [this] { translate(); });
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_P), tr("Play / pause the steps"), [this] { setPlaying(!isPlaying()); });
 }
 
 void TranslatePage::connectWorker() {
@@ -421,12 +426,17 @@ void TranslatePage::updateButtons() {
     m_play->setEnabled(snap && !snap->finished);
 }
 
+// Errors go to the banner, as on every page; the status line keeps saying what happened last.
 void TranslatePage::showStatus(const QString& text, bool error) {
-    QPalette pal = palette();
-    if (error) pal.setColor(QPalette::WindowText, errorColor(pal));
-    m_status->setPalette(pal);
+    if (error) {
+        m_message->showError(text);
+        return;
+    }
+    m_message->dismiss();
     m_status->setText(text);
 }
+
+QString TranslatePage::message() const { return m_message->message(); }
 
 QString TranslatePage::statusText() const {
     return m_status->text();

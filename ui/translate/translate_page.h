@@ -18,6 +18,8 @@
 
 #include <QElapsedTimer>
 
+#include "ui/shell/help_dialogs.h"
+
 #include <QWidget>
 
 class QCheckBox;
@@ -37,11 +39,12 @@ class AttentionMatrixView;
 class BeamView;
 class EmbeddingsView;
 class InferenceWorker;
+class PageMessage;
 class ModelGridView;
 class StepPanel;
 class TokenChips;
 
-class TranslatePage : public QWidget, public ModelPage {
+class TranslatePage : public QWidget, public ModelPage, public ExplainedPage {
     Q_OBJECT
 public:
     enum class View { Matrix = 0, Model = 1, Lines = 2, Embeddings = 3, Beam = 4 };
@@ -49,6 +52,10 @@ public:
 
     // loadBuiltin: open builtinModelDir("marian-de-en-tiny") at once (a clear message if absent).
     explicit TranslatePage(QWidget* parent = nullptr, bool loadBuiltin = true);
+
+    // Help → What am I looking at? (ui/…/*_help.cpp)
+    QString viewTitle() const override;
+    QString viewExplanation() const override;
     ~TranslatePage() override;
 
     // ModelPage
@@ -56,6 +63,7 @@ public:
     void openModel(const QString& dir) override;
     void reloadModel() override;
     QString modelDescription() const override { return m_doc->modelDescription(); }
+    QString loadedModelDir() const override { return m_doc->modelDir(); }
 
     TranslationDocument* document() const { return m_doc; }
     InferenceWorker* worker() const { return m_worker; }
@@ -84,6 +92,8 @@ public:
     StepPanel* stepPanel() const { return m_stepPanel; }
     TokenChips* chips(TokenSide side) const;
     QString statusText() const;
+    // The error banner under the top bar (empty when none is shown): failed loads, bad input, export errors.
+    QString message() const;
 
     // Export by extension: .png/.svg the current view; .json/.csv/.npy the attention data.
     // Throws attnlens::Error with the reason.
@@ -146,6 +156,7 @@ private:
     QLabel* m_modelLabel = nullptr;
     QLabel* m_translation = nullptr;
     QLabel* m_status = nullptr;
+    PageMessage* m_message = nullptr;
     QTabWidget* m_tabs = nullptr;
     TokenChips* m_sourceChips = nullptr;
     TokenChips* m_targetChips = nullptr;

@@ -4,9 +4,11 @@
 #include "core/export/npy.h"
 #include "core/io/model_folder.h"
 #include "core/ops/gemm.h"
+#include "core/vision/domain_check.h"
 #include "core/vision/preprocess.h"
 #include "core/util/error.h"
 #include "ui/render/heatmap_image.h"
+#include "ui/render/overlay_caption.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/widgets/precision_note.h"
 #include "ui/vision/map_grid_view.h"
@@ -68,6 +70,7 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
     m_message = assembleWorkspace(this, bar, sidebar, centre);
 
     auto* pasteShortcut = new QShortcut(QKeySequence::Paste, this);
+    pasteShortcut->setWhatsThis(tr("Paste an image from the clipboard"));
     pasteShortcut->setContext(Qt::WidgetWithChildrenShortcut);
     connect(pasteShortcut, &QShortcut::activated, this, &VisionPage::pasteImage);
 
@@ -104,11 +107,16 @@ QWidget* VisionPage::buildTopBar() {
     connect(paste, &QPushButton::clicked, this, &VisionPage::pasteImage);
     m_imageLabel = new QLabel(tr("No image"), bar);
     m_imageLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // A long file name or a large picture's description is clipped (full text in the tooltip) instead
+    // of widening the bar and with it the window.
+    m_imageLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_imageLabel->setMinimumWidth(120);
     m_modelLabel = new QLabel(bar);
     mute(m_modelLabel);
     auto* jobStatus = new JobStatus(m_worker, bar);
     m_export = exportMenuButton(bar, {
         {tr("Overlay as PNG (original resolution)…"), [this] { chooseExport(Export::Overlay); }},
+        {tr("Overlay with colour bar and caption (PNG)…"), [this] { chooseExport(Export::CaptionedOverlay); }},
         {tr("Heads grid as PNG…"), [this] { chooseExport(Export::HeadsGrid); }},
         {tr("Map as NumPy (.npy)…"), [this] { chooseExport(Export::MapNpy); }},
         {tr("Map as CSV…"), [this] { chooseExport(Export::MapCsv); }},
@@ -321,6 +329,12 @@ QWidget* VisionPage::buildImageSide(QWidget* parent) {
     m_predictions = new PredictionsView(side);
     m_predictions->setObjectName(QStringLiteral("predictions"));
     sideLayout->addWidget(m_predictions);
+    m_domainNote = new QLabel(side);
+    m_domainNote->setObjectName(QStringLiteral("domainNote"));
+    m_domainNote->setWordWrap(true);
+    m_domainNote->setTextFormat(Qt::RichText);
+    m_domainNote->hide();
+    sideLayout->addWidget(m_domainNote);
     sideLayout->addSpacing(8);
     sideLayout->addWidget(caption(tr("Patch-grid map"), side));
     m_rawMap = new HeatmapView(side);
@@ -552,6 +566,25 @@ void VisionPage::refreshPredictions() {
         m_predictions->setMessage(tr("This checkpoint has no classifier head."));
     else
         m_predictions->setPredictions(img->top, m_gallery->expectedClass(m_lastImagePath));
+    // The built-in classifier knows ten kinds of clothing on black: say when a picture is not one.
+    const bool builtin = QFileInfo(m_modelDir).fileName() == QLatin1String("vit-fashion-mnist");
+    const DomainCheck check = builtin && !img->top.empty()
+                                  ? checkFashionMnistLikeness(img->image, img->top.front().probability)
+                                  : DomainCheck{};
+    if (check.mismatch()) {
+        QStringList reasons;
+        for (const std::string& r : check.reasons) reasons << QString::fromStdString(r).toHtmlEscaped();
+        m_domainNote->setText(tr("<span style='color:%1'><b>Not like the training pictures:</b></span> %2. "
+                                 "Read the prediction with care.")
+                                  .arg(errorColor(palette()).name(), reasons.join(QStringLiteral(" · "))));
+        m_domainNote->setToolTip(
+            tr("The built-in model was trained on Fashion-MNIST: ten kinds of clothing, grey on black, 28×28. "
+               "Any picture gets a prediction, often a confident-looking one; here it means little. The "
+               "attention maps are still exactly what the model did."));
+        m_domainNote->show();
+    } else {
+        m_domainNote->hide();
+    }
     const auto& grid = img->result.grid;
     m_imageLabel->setText(tr("<b>%1</b> · %2×%3 px → %4×%5 input · %6×%7 patches · forward %8")
                               .arg(img->source.toHtmlEscaped())
@@ -562,6 +595,7 @@ void VisionPage::refreshPredictions() {
                               .arg(grid.rows())
                               .arg(grid.cols())
                               .arg(ms(img->seconds)));
+    m_imageLabel->setToolTip(m_imageLabel->text());
 }
 
 void VisionPage::refreshMaps() {
@@ -630,6 +664,24 @@ bool VisionPage::exportOverlay(const QString& path) const {
     }
 }
 
+bool VisionPage::exportCaptionedOverlay(const QString& path) const {
+    try {
+        const RowMatrix map = m_doc->currentMap();
+        if (map.size() == 0) throw Error("no map to export: open an image first");
+        const QString caption =
+            tr("%1 — %2, %3")
+                .arg(m_doc->mapDescription(), m_modelLabel->text(),
+                     QFileInfo(m_imageLabel->property("source").toString()).fileName());
+        const QImage out = captionedOverlay(toQImage(m_doc->renderOriginalOverlay()), m_doc->colorMap(),
+                                            map.minCoeff(), map.maxCoeff(), caption, heatmapStyle(palette(), font()));
+        if (!out.save(path, "PNG")) throw Error(path.toStdString() + ": cannot write the file");
+        return true;
+    } catch (const std::exception& e) {
+        const_cast<VisionPage*>(this)->showError(QString::fromUtf8(e.what()));
+        return false;
+    }
+}
+
 bool VisionPage::exportHeadsGrid(const QString& path) const {
     if (m_headsGrid->count() == 0) return false;
     const QImage img = m_headsGrid->renderImage(std::max(m_headsGrid->tile(0).width(), 160));
@@ -652,7 +704,8 @@ bool VisionPage::exportMap(const QString& path) const {
 
 void VisionPage::chooseExport(Export what) {
     const char* filter = what == Export::MapNpy ? "NumPy array (*.npy)" : what == Export::MapCsv ? "CSV (*.csv)" : "PNG image (*.png)";
-    const char* suffix = what == Export::Overlay     ? "-overlay.png"
+    const char* suffix = what == Export::Overlay            ? "-overlay.png"
+                         : what == Export::CaptionedOverlay ? "-overlay-captioned.png"
                          : what == Export::HeadsGrid ? "-heads.png"
                          : what == Export::MapNpy    ? "-map.npy"
                                                      : "-map.csv";
@@ -662,6 +715,7 @@ void VisionPage::chooseExport(Export what) {
     bool ok = false;
     switch (what) {
     case Export::Overlay: ok = exportOverlay(path); break;
+    case Export::CaptionedOverlay: ok = exportCaptionedOverlay(path); break;
     case Export::HeadsGrid: ok = exportHeadsGrid(path); break;
     case Export::MapNpy:
     case Export::MapCsv: ok = exportMap(path); break;

@@ -16,6 +16,8 @@
 
 #include "ui/widgets/precision_note.h"
 
+#include "ui/shell/help_dialogs.h"
+
 #include <QWidget>
 
 #include <functional>
@@ -39,11 +41,15 @@ class PatchImageView;
 class PredictionsView;
 class SampleGallery;
 
-class VisionPage : public QWidget, public ModelPage {
+class VisionPage : public QWidget, public ModelPage, public ExplainedPage {
     Q_OBJECT
 public:
     // Starts loading `modelDir` (empty: the built-in vit-fashion-mnist) and then the first sample.
     explicit VisionPage(QWidget* parent = nullptr, const QString& modelDir = {});
+
+    // Help → What am I looking at? (ui/…/*_help.cpp)
+    QString viewTitle() const override;
+    QString viewExplanation() const override;
     ~VisionPage() override;
 
     // ModelPage
@@ -51,6 +57,7 @@ public:
     void openModel(const QString& dir) override;
     void reloadModel() override;
     QString modelDescription() const override;
+    QString loadedModelDir() const override { return m_modelDir; }
 
     // Queues loading + inference of an image file / an in-memory image; the result replaces the current
     // one when it arrives. Errors are shown on the page; the previous image stays.
@@ -73,6 +80,8 @@ public:
 
     // Exports (also in the Export menu). Return false and show a message on failure.
     bool exportOverlay(const QString& path) const; // PNG at the original image resolution
+    // The same with a colour bar of the map's range and a caption (layer, head, query) under it.
+    bool exportCaptionedOverlay(const QString& path) const;
     bool exportHeadsGrid(const QString& path) const; // PNG of the heads grid
     bool exportMap(const QString& path) const;     // the current [rows, cols] map as .npy or .csv
 
@@ -108,7 +117,7 @@ private:
     void refreshMaps();       // overlay, raw map, heads grid, layers strip
     void refreshPredictions();
     void chooseImage();
-    enum class Export { Overlay, HeadsGrid, MapNpy, MapCsv };
+    enum class Export { Overlay, CaptionedOverlay, HeadsGrid, MapNpy, MapCsv };
     void chooseExport(Export what); // asks for a path, then writes
 
     VisionDocument* m_doc;
@@ -127,6 +136,7 @@ private:
     MapGridView* m_layersStrip = nullptr;
     QLabel* m_modelLabel = nullptr;
     QLabel* m_imageLabel = nullptr;
+    QLabel* m_domainNote = nullptr; // "this picture does not look like Fashion-MNIST" (built-in model only)
     QLabel* m_mapTitle = nullptr;
     QLabel* m_headsTitle = nullptr;
     QLabel* m_layersTitle = nullptr;

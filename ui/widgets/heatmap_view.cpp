@@ -9,6 +9,7 @@
 #include <QMenu>
 #include <QPainter>
 #include <QScrollBar>
+#include <QFontMetrics>
 #include <QToolTip>
 #include <QWheelEvent>
 #include <algorithm>
@@ -196,6 +197,16 @@ void HeatmapView::setPreferredCellSize(int px) {
     updateGeometry();
 }
 
+bool HeatmapView::colorBarBelow() const { return currentLayout().barBelow; }
+
+void HeatmapView::setColorBarPlacement(HeatmapFrame::Bar placement) {
+    if (placement == m_barPlacement) return;
+    m_barPlacement = placement;
+    updateGeometry();
+    updateScrollBars();
+    viewport()->update();
+}
+
 void HeatmapView::setMaximumCellAspect(double ratio) {
     m_maxAspect = std::max(1.0, ratio);
     viewport()->update();
@@ -328,7 +339,8 @@ HeatmapLayout HeatmapView::layoutFor(QSize area, int fixedCell, QPoint scroll) c
                           .maxCell = m_maxCell,
                           .scroll = scroll,
                           .centre = true,
-                          .maxAspect = m_maxAspect});
+                          .maxAspect = m_maxAspect,
+                          .bar = m_barPlacement});
 }
 
 QSize HeatmapView::sizeHint() const {
@@ -337,6 +349,16 @@ QSize HeatmapView::sizeHint() const {
     const int cell = std::clamp(560 / std::max(1, longest), 4, m_preferredCell);
     const HeatmapLayout l = layoutWholeHeatmap(m_scene, metrics(), font(), cell);
     return l.natural + QSize(2 * frameWidth(), 2 * frameWidth());
+}
+
+QSize HeatmapView::sizeForCell(int cell) const {
+    if (m_scene.empty()) return minimumSizeHint();
+    HeatmapLayout l = layoutWholeHeatmap(m_scene, metrics(), font(), std::max(1, cell));
+    return l.natural + QSize(2 * frameWidth(), 2 * frameWidth());
+}
+
+QSize HeatmapView::labelledMinimumSize() const {
+    return sizeForCell(QFontMetrics(font()).height() + 1).expandedTo(minimumSizeHint());
 }
 
 QSize HeatmapView::minimumSizeHint() const {

@@ -99,6 +99,7 @@ public:
     QString formatValue(int row, int col) const { return m_scene.formatValue(row, col); }
     void setColorBarVisible(bool visible);
     bool colorBarVisible() const { return m_scene.colorBar; }
+    bool colorBarBelow() const; // the bar is under the grid in the current layout (else beside it)
     void setLabelsVisible(bool visible);
     bool labelsVisible() const { return m_scene.labels; }
     // Largest cell edge in fit mode (px); keeps a 2×2 matrix from filling the whole screen.
@@ -108,6 +109,8 @@ public:
     // Fit mode: how much taller than wide (or wider than tall) a cell may get to fill the pane
     // (default 3; 1 = square cells). Zooming (Fixed mode) and exports use square cells.
     void setMaximumCellAspect(double ratio);
+    // Colour bar beside (Right) or under (Below) the grid, or whichever leaves bigger cells (Auto, default).
+    void setColorBarPlacement(HeatmapFrame::Bar placement);
 
     // --- zoom -------------------------------------------------------------------------------
     void setZoomMode(ZoomMode mode);
@@ -158,6 +161,11 @@ public:
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
+    // The whole heatmap at `cell` px per cell (labels, titles, bar): e.g. the minimum that keeps every label.
+    QSize sizeForCell(int cell) const;
+    // The smallest size that draws every row and column label (cells one text line high): pages that can
+    // scroll set it as the minimum instead of letting labels thin out.
+    QSize labelledMinimumSize() const;
 
 signals:
     void cellHovered(int row, int col); // (-1, -1) when the pointer leaves the grid
@@ -201,6 +209,7 @@ private:
     ZoomMode m_zoomMode = ZoomMode::Fit;
     int m_fixedCell = 16;
     double m_maxAspect = 3.0;
+    HeatmapFrame::Bar m_barPlacement = HeatmapFrame::Bar::Auto;
     enum class Drag { None, Pending, Pan, Overview };
     Drag m_drag = Drag::None;
     QPoint m_pressPos, m_pressScroll;

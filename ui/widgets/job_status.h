@@ -1,12 +1,14 @@
 #pragma once
 // JobStatus: the progress bar and Cancel button of a page's InferenceWorker, shown only while a job
-// runs (the bar's tooltip and optional text name the stage). Every page uses this one widget.
+// runs. The bar's text names the job and its stage ("Loading vit-base: weights, 4 of 12 layers 38%").
+// Every page uses this one widget.
 //
 //   auto* status = new JobStatus(m_worker, bar);          // Cancel → worker->cancel()
 //   auto* status = new JobStatus(m_worker, bar, [this] { cancel(); });   // or the page's own cancel
 //
 // Children are named "progress" and "cancel" for tests. Threading: GUI thread only.
 
+#include <QString>
 #include <QWidget>
 
 #include <functional>
@@ -23,7 +25,7 @@ class JobStatus : public QWidget {
 public:
     JobStatus(InferenceWorker* worker, QWidget* parent, std::function<void()> onCancel = {});
 
-    // Show "<job label> 42%" on the bar (default: a plain bar; the stage is in the tooltip).
+    // The job and stage on the bar (default on; off: a plain bar, the text in the tooltip).
     void setTextVisible(bool visible);
     QProgressBar* progressBar() const { return m_progress; }
     QAbstractButton* cancelButton() const { return m_cancel; }
@@ -31,6 +33,7 @@ public:
 private:
     QProgressBar* m_progress;
     QAbstractButton* m_cancel;
+    QString m_label;
 };
 
 } // namespace attnlens::ui
