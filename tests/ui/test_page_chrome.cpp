@@ -243,6 +243,10 @@ private slots:
         auto* keys = window.findChild<QDialog*>("shortcutsDialog");
         QVERIFY(keys && keys->isVisible());
         QVERIFY(keys->findChild<QTextBrowser*>("helpText")->toPlainText().contains("Open model"));
+        if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty()) {
+            keys->grab().save(QString::fromLocal8Bit(dir) + "/help-shortcuts.png");
+            dialog->grab().save(QString::fromLocal8Bit(dir) + "/help-explanation.png");
+        }
     }
 
     // Compute → BF16 reloads the page's model in bf16, remembers the choice, and the page states the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README screenshots of every page under the dark palette (attnlens --dark; View → Dark mode in the app),
+# README screenshots of every page under the dark palette (attnlens --dark; View → Theme → Dark in the app),
 # taken from the real app under Xvfb:   tools/screenshots/dark.sh [BUILD_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -23,7 +23,7 @@ QString VisionPage::viewExplanation() const {
                    "the patch grid and over the picture. The heads grid shows every head of the layer side by "
                    "side; the layer strip shows the same head at every depth.</p>");
     text += tr("<p>Click a patch to make it the query (shift-click or drag selects several, their maps summed or averaged); "
-               "click CLS to go back. The colour bar gives the weights' range. The predictions on the left are "
+               "click CLS to go back. The colour bar gives the weights' range. The predictions beside the picture are "
                "the classifier's top classes; for a picture unlike the training data they can be confident and "
                "still meaningless, and the page says so.</p>");
     return text;
