@@ -2,7 +2,9 @@
 //
 //   stdout: the top-5 classes as "label<TAB>probability" (nothing for a checkpoint without classifier)
 //   --json OUT: {"image", "input_size": [H, W], "patch", "grid": [rows, cols],
-//                "top": [{"index", "label", "prob"}], "logits": [..], "attentions": [L][H][N+1][N+1]}
+//                "top": [{"index", "label", "prob"}], "logits": [..], "attentions": [L][H][N+1][N+1],
+//                "domain_mismatch": ["in colour", …] only for the built-in model on a picture unlike Fashion-MNIST}
+//   stderr: "note: not like the built-in model's … training pictures: …" in that case
 //   --overlay OUT.png: the attention map of --layer (0-based, default the last) and --head (0-based index,
 //                or mean|max|min over heads; default mean) for --query (cls, ROW,COL of a patch, 0-based,
 //                or rollout = attention rollout through layers 0..--layer), over the original image.
@@ -19,6 +21,7 @@
 #include "core/export/overlay.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
+#include "core/vision/domain_check.h"
 #include "core/models/vit_model.h"
 #include "core/util/error.h"
 
@@ -103,6 +106,18 @@ int runVision(const std::vector<std::string>& argv) {
 
     const auto top = model.topK(result.output, 5);
     for (const auto& p : top) std::printf("%s\t%.6f\n", p.label.c_str(), static_cast<double>(p.probability));
+    // The built-in classifier knows ten kinds of clothing on black: say when the picture is not one (as the
+    // Vision page does beside its predictions).
+    DomainCheck domain;
+    if (modelDir.filename() == "vit-fashion-mnist" && !top.empty()) {
+        domain = checkFashionMnistLikeness(image, top.front().probability);
+        if (domain.mismatch()) {
+            std::string reasons;
+            for (const std::string& r : domain.reasons) reasons += (reasons.empty() ? "" : " · ") + r;
+            std::cerr << "note: not like the built-in model's Fashion-MNIST training pictures: " << reasons
+                      << "; read the prediction with care\n";
+        }
+    }
 
     if (const auto jsonPath = args.value("--json")) {
         Json topJson = Json::array();
@@ -113,6 +128,7 @@ int runVision(const std::vector<std::string>& argv) {
                      {"grid", {result.grid.rows(), result.grid.cols()}},
                      {"top", topJson},
                      {"logits", result.output.logits.toVector()}};
+        if (domain.mismatch()) head["domain_mismatch"] = domain.reasons;
         writeVisionJson(*jsonPath, std::move(head), result.output.attentions);
     }
     if (overlay) {

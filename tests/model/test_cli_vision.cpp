@@ -33,6 +33,27 @@ void expectUsageError(const QStringList& args, const QString& fragment) {
 class TestCliVision : public QObject {
     Q_OBJECT
 private slots:
+    // The built-in Fashion-MNIST model (no --model): a colour photo gets a note on stderr and the reasons in
+    // the JSON; a Fashion-MNIST sample gets neither.
+    void builtinModelSaysWhenThePictureIsUnlikeItsData() {
+        QTemporaryDir tmp;
+        const QString json = tmp.filePath("photo.json");
+        Run r = cli({"vision", "--json", json, image("photo_97x61.png")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.err.contains("note: not like the built-in model's Fashion-MNIST training pictures: in colour"),
+                 qPrintable(r.err));
+        Json j = readJsonFile(json.toStdString());
+        QVERIFY(j.contains("domain_mismatch"));
+        QCOMPARE(j["domain_mismatch"][0].get<std::string>(), std::string("in colour"));
+
+        const QString sample = QStringLiteral(ATTNLENS_TEST_DATA "/../../resources/samples/fashion-mnist/ankle_boot_1.png");
+        r = cli({"vision", "--json", json, sample});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(!r.err.contains("note:"), qPrintable(r.err));
+        j = readJsonFile(json.toStdString());
+        QVERIFY(!j.contains("domain_mismatch"));
+    }
+
     void topFiveAndJson() {
         QTemporaryDir tmp;
         const QString json = tmp.filePath("out.json");
