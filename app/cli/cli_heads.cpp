@@ -1,0 +1,191 @@
+// attnlens-cli heads: what every head does, as numbers (core/analysis/head_stats.h), for one input or averaged
+// over a batch — sentences for a Marian model, pictures for a ViT.
+//
+//   attnlens-cli heads [--model DIR] (--src "Satz" | --src-file F | --image IMG | --image-dir D)
+//                      [--stat entropy|distance|sink|diagonal|previous|alignment] [--json OUT]
+//
+// Text (Marian, default the built-in marian-de-en-tiny): every sentence translated greedily; statistics of the
+// encoder self-attention, the masked decoder self-attention and the cross-attention. Distance in tokens; sinks:
+// </s> for the encoder and cross-attention, the start token for the decoder.
+// Images (ViT, default the built-in vit-fashion-mnist): distance in pixels of the model input between patch
+// centres (CLS has no position); sink: CLS.
+// stdout: per attention kind, the --stat (default entropy) as a layers × heads table (rows = layers from 0).
+// --json OUT: {"model", "inputs", "kinds": {KIND: {"layers", "heads", "rows", STAT: [[L][H]], …}}} with null
+// where a statistic does not apply (diagonal of cross-attention, alignment without one).
+
+#include "cli_common.h"
+#include "cli_image.h"
+
+#include "core/analysis/head_stats.h"
+#include "core/decode/decode_session.h"
+#include "core/decode/trace_attention.h"
+#include "core/io/json_file.h"
+#include "core/io/model_folder.h"
+#include "core/models/marian_folder.h"
+#include "core/models/vit_model.h"
+#include "core/util/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+namespace {
+
+using attnlens::AttentionKind;
+using attnlens::HeadStatistic;
+using attnlens::HeadStats;
+using attnlens::HeadStatsBatch;
+using attnlens::HeadStatsOptions;
+using attnlens::Json;
+
+std::vector<std::string> readSentences(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw cli::UsageError("--src-file: cannot read '" + path + "'");
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.find_first_not_of(" \t") != std::string::npos) lines.push_back(line);
+    }
+    if (lines.empty()) throw cli::UsageError("--src-file: '" + path + "' holds no sentence");
+    return lines;
+}
+
+std::vector<std::filesystem::path> listImages(const std::filesystem::path& dir) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) throw cli::UsageError("--image-dir: '" + dir.string() + "' is not a folder");
+    std::vector<std::filesystem::path> images;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+        std::string ext = entry.path().extension().string();
+        std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        if (entry.is_regular_file() && (ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".bmp" ||
+                                        ext == ".webp" || ext == ".tif" || ext == ".tiff"))
+            images.push_back(entry.path());
+    }
+    std::sort(images.begin(), images.end());
+    if (images.empty()) throw cli::UsageError("--image-dir: no pictures in '" + dir.string() + "'");
+    return images;
+}
+
+// The statistics options of one attention kind of a translation.
+HeadStatsOptions textOptions(const attnlens::TranslationTrace& trace, AttentionKind kind) {
+    HeadStatsOptions o;
+    const int sourceEnd = static_cast<int>(trace.sourceTokens.size()) - 1; // </s>
+    switch (kind) {
+    case AttentionKind::EncoderSelf: o.sinkKeys = {sourceEnd}; break;
+    case AttentionKind::DecoderSelf: o.sinkKeys = {0}; break; // the decoder start token
+    case AttentionKind::Cross:
+        o.sinkKeys = {sourceEnd};
+        o.selfAttention = false;
+        break;
+    }
+    return o;
+}
+
+Json matrixJson(const attnlens::RowMatrix& m) {
+    Json rows = Json::array();
+    for (Eigen::Index r = 0; r < m.rows(); ++r) {
+        Json row = Json::array();
+        for (Eigen::Index c = 0; c < m.cols(); ++c)
+            row.push_back(std::isnan(m(r, c)) ? Json(nullptr) : Json(m(r, c)));
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+void printTable(const std::string& kind, HeadStatistic stat, const HeadStats& s) {
+    std::printf("%s %s (rows: layers, columns: heads)\n", kind.c_str(), std::string(attnlens::headStatisticId(stat)).c_str());
+    std::printf("layer");
+    for (int h = 0; h < s.heads(); ++h) std::printf("\t%d", h);
+    std::printf("\n");
+    const auto& m = s.get(stat);
+    for (int l = 0; l < s.layers(); ++l) {
+        std::printf("%d", l);
+        for (int h = 0; h < s.heads(); ++h) {
+            if (std::isnan(m(l, h))) std::printf("\t-");
+            else std::printf("\t%.4f", static_cast<double>(m(l, h)));
+        }
+        std::printf("\n");
+    }
+}
+
+int runHeads(const std::vector<std::string>& argv) {
+    const cli::Args args(argv, {"--model", "--src", "--src-file", "--image", "--image-dir", "--stat", "--json", "--precision"});
+    const int sources = int(args.has("--src")) + int(args.has("--src-file")) + int(args.has("--image")) +
+                        int(args.has("--image-dir"));
+    if (sources != 1) throw cli::UsageError("give exactly one of --src, --src-file, --image, --image-dir");
+    if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals().front() + "'");
+    const std::string statName = args.value("--stat", "entropy");
+    const auto stat = attnlens::parseHeadStatistic(statName);
+    if (!stat) throw cli::UsageError("--stat: unknown statistic '" + statName + "'");
+    const bool images = args.has("--image") || args.has("--image-dir");
+    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
+                                           : attnlens::builtinModelDir(images ? "vit-fashion-mnist" : "marian-de-en-tiny");
+    const auto info = attnlens::inspectModelFolder(dir);
+    if (images != (info.kind == attnlens::ModelKind::Vit))
+        throw cli::UsageError("'" + dir.string() + "' is a '" + info.modelType + "' model; " +
+                              (images ? "pictures need a ViT model" : "sentences need a Marian model"));
+    cli::applyPrecision(args);
+
+    std::map<std::string, HeadStatsBatch> batches; // kind id → batch
+    int inputs = 0;
+    if (images) {
+        const auto model = attnlens::VitModel::load(dir);
+        const std::vector<std::filesystem::path> paths =
+            args.has("--image") ? std::vector<std::filesystem::path>{*args.value("--image")} : listImages(*args.value("--image-dir"));
+        attnlens::VitRunOptions run;
+        run.captureAttention = true;
+        for (const auto& path : paths) {
+            const attnlens::VitResult r = model->run(cli::loadImageQuietly(path), run);
+            HeadStatsOptions o;
+            const int patch = model->config().patchSize;
+            const float nan = std::nanf("");
+            o.queryPositions.push_back({nan, nan}); // CLS
+            for (int i = 0; i < r.grid.count(); ++i)
+                o.queryPositions.push_back({patch * (i % r.grid.cols() + 0.5f), patch * (i / r.grid.cols() + 0.5f)});
+            o.keyPositions = o.queryPositions;
+            o.sinkKeys = {0};
+            batches["vit"].add(attnlens::computeHeadStats(r.output.attentions, o));
+            ++inputs;
+        }
+    } else {
+        const auto folder = attnlens::loadMarianFolder(dir);
+        const std::vector<std::string> sentences =
+            args.has("--src") ? std::vector<std::string>{*args.value("--src")} : readSentences(*args.value("--src-file"));
+        for (const std::string& sentence : sentences) {
+            attnlens::DecodeSession session(folder.model, folder.tokenizer, sentence, {});
+            session.run();
+            const auto trace = session.trace();
+            for (AttentionKind kind : {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross})
+                batches[std::string(attnlens::attentionKindId(kind))].add(
+                    attnlens::computeHeadStats(attnlens::traceAttention(*trace, kind), textOptions(*trace, kind)));
+            ++inputs;
+        }
+    }
+
+    Json kinds = Json::object();
+    for (const char* kind : {"encoder", "decoder", "cross", "vit"}) {
+        const auto it = batches.find(kind);
+        if (it == batches.end()) continue;
+        const HeadStats s = it->second.mean();
+        printTable(kind, *stat, s);
+        Json k = {{"layers", s.layers()}, {"heads", s.heads()}, {"rows", s.rows}, {"aligned_rows", s.alignedRows}};
+        for (HeadStatistic st : attnlens::kAllHeadStatistics) k[std::string(attnlens::headStatisticId(st))] = matrixJson(s.get(st));
+        kinds[kind] = k;
+    }
+    if (const auto out = args.value("--json"))
+        attnlens::writeJsonFile(*out, Json{{"model", dir.filename().string()}, {"inputs", inputs}, {"kinds", kinds}});
+    return 0;
+}
+
+const cli::Registration reg{
+    "heads",
+    "[--model DIR] (--src \"Satz\" | --src-file F | --image IMG | --image-dir D) "
+    "[--stat entropy|distance|sink|diagonal|previous|alignment] [--json OUT] [--precision fp32|bf16]",
+    "what every head does, as numbers: entropy, mean attention distance, share on sink tokens, on the diagonal and "
+    "on the previous token, per layer × head (numbered from 0), for one input or averaged over a batch",
+    &runHeads};
+
+} // namespace
