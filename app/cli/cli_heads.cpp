@@ -69,21 +69,6 @@ std::vector<std::filesystem::path> listImages(const std::filesystem::path& dir) 
     return images;
 }
 
-// The statistics options of one attention kind of a translation.
-HeadStatsOptions textOptions(const attnlens::TranslationTrace& trace, AttentionKind kind) {
-    HeadStatsOptions o;
-    const int sourceEnd = static_cast<int>(trace.sourceTokens.size()) - 1; // </s>
-    switch (kind) {
-    case AttentionKind::EncoderSelf: o.sinkKeys = {sourceEnd}; break;
-    case AttentionKind::DecoderSelf: o.sinkKeys = {0}; break; // the decoder start token
-    case AttentionKind::Cross:
-        o.sinkKeys = {sourceEnd};
-        o.selfAttention = false;
-        break;
-    }
-    return o;
-}
-
 Json matrixJson(const attnlens::RowMatrix& m) {
     Json rows = Json::array();
     for (Eigen::Index r = 0; r < m.rows(); ++r) {
@@ -160,7 +145,7 @@ int runHeads(const std::vector<std::string>& argv) {
             const auto trace = session.trace();
             for (AttentionKind kind : {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross})
                 batches[std::string(attnlens::attentionKindId(kind))].add(
-                    attnlens::computeHeadStats(attnlens::traceAttention(*trace, kind), textOptions(*trace, kind)));
+                    attnlens::computeHeadStats(attnlens::traceAttention(*trace, kind), attnlens::headStatsOptions(*trace, kind)));
             ++inputs;
         }
     }

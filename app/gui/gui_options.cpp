@@ -27,7 +27,7 @@ QList<QCommandLineOption> guiOptionList() {
         option("beam", "Translate: beam width (1 = greedy).", "N"),
         option("max-tokens", "Translate: most target tokens.", "N"),
         option("steps", "Translate: reset, then step forward K times. Diffusion: denoising steps.", "K"),
-        option("view", "Translate: matrix, model, lines, embeddings or beam.", "NAME"),
+        option("view", "Translate: matrix, model, lines, embeddings, beam or heads.", "NAME"),
         option("kind", "Translate: encoder, decoder or cross.", "KIND"),
         option("token", "Translate: select source piece sN or target piece tN.", "TOKEN"),
         option("words", "Translate: merge pieces into words."),

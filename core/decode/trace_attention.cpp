@@ -1,5 +1,7 @@
 #include "core/decode/trace_attention.h"
 
+#include <algorithm>
+
 namespace attnlens {
 
 std::optional<AttentionKind> parseAttentionKind(std::string_view name) {
@@ -51,6 +53,20 @@ TraceAxes traceAxes(const TranslationTrace& trace, AttentionKind kind, const std
         break;
     }
     return axes;
+}
+
+HeadStatsOptions headStatsOptions(const TranslationTrace& trace, AttentionKind kind) {
+    HeadStatsOptions o;
+    const int sourceEnd = std::max(0, static_cast<int>(trace.sourceTokens.size()) - 1);
+    switch (kind) {
+    case AttentionKind::EncoderSelf: o.sinkKeys = {sourceEnd}; break;
+    case AttentionKind::DecoderSelf: o.sinkKeys = {0}; break;
+    case AttentionKind::Cross:
+        o.sinkKeys = {sourceEnd};
+        o.selfAttention = false;
+        break;
+    }
+    return o;
 }
 
 } // namespace attnlens

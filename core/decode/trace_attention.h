@@ -5,6 +5,7 @@
 //   const Tensor& t = traceAttention(trace, AttentionKind::Cross);          // [L, H, T, S]
 //   TraceAxes axes = traceAxes(trace, AttentionKind::Cross, startPiece);    // rows: T pieces, columns: S
 
+#include "core/analysis/head_stats.h"
 #include "core/decode/decode_session.h"
 
 #include <optional>
@@ -28,5 +29,9 @@ struct TraceAxes {
     std::vector<std::string> rows, columns;
 };
 TraceAxes traceAxes(const TranslationTrace& trace, AttentionKind kind, const std::string& decoderStartPiece);
+
+// The head statistics' options for a kind: distance in tokens; sinks: </s> (the last source piece) for the
+// encoder and cross-attention, the decoder start token for the decoder; cross-attention is not self-attention.
+HeadStatsOptions headStatsOptions(const TranslationTrace& trace, AttentionKind kind);
 
 } // namespace attnlens

@@ -23,6 +23,7 @@
 #include "ui/translate/translate_page.h"
 #include "ui/translate/translation_document.h"
 #include "ui/translate/translation_export.h"
+#include "ui/widgets/heads_lens.h"
 #include "ui/widgets/heatmap_view.h"
 
 #include <QApplication>
@@ -30,6 +31,7 @@
 #include <QFile>
 #include <QLineEdit>
 #include <QProcess>
+#include <QTableWidget>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -463,6 +465,48 @@ private slots:
         QCOMPARE(fromCli.size(), expected.size());
         QCOMPARE(fromCli, expected);
         maybeScreenshot(page.matrixView(), QStringLiteral("cli-heatmap-source"));
+    }
+
+    // The Heads tab: the statistics of the shown kind equal core's on the same trace; the grid follows the
+    // chosen statistic; the table sorts; clicking a head opens it in the Matrix view.
+    void headsLensShowsStatisticsAndOpensHeads() {
+        TranslatePage page(nullptr, false);
+        page.resize(1280, 800);
+        page.show();
+        QVERIFY(loadAndTranslate(page, QStringLiteral("Das Haus ist sehr groß und alt.")));
+        page.document()->setKind(AttentionKind::Cross);
+        page.showView(TranslatePage::View::Heads);
+        HeadsLensView* lens = page.headsView();
+        QVERIFY(lens->hasStats());
+        const auto trace = page.document()->trace();
+        const HeadStats expected =
+            computeHeadStats(traceAttention(*trace, AttentionKind::Cross), headStatsOptions(*trace, AttentionKind::Cross));
+        QCOMPARE(lens->stats().layers(), expected.layers());
+        QCOMPARE(lens->stats().entropy, expected.entropy);
+        QVERIFY(lens->caption().startsWith("Cross-attention"));
+        QCOMPARE(lens->grid()->rows(), expected.layers());
+        QCOMPARE(lens->grid()->columns(), expected.heads());
+        lens->setStatistic(HeadStatistic::Sink);
+        QCOMPARE(lens->grid()->scene().values, expected.sink);
+        // Cross-attention has no diagonal: the table leaves the column out.
+        QTableWidget* table = lens->table();
+        QCOMPARE(table->rowCount(), expected.layers() * expected.heads());
+        for (int c = 0; c < table->columnCount(); ++c) QVERIFY(table->horizontalHeaderItem(c)->text() != "diagonal");
+        // Sort by entropy, ascending: the first row holds the most focused head.
+        int entropyColumn = -1;
+        for (int c = 0; c < table->columnCount(); ++c)
+            if (table->horizontalHeaderItem(c)->text() == "entropy") entropyColumn = c;
+        QVERIFY(entropyColumn > 1);
+        table->sortItems(entropyColumn, Qt::AscendingOrder);
+        QCOMPARE(table->item(0, entropyColumn)->data(Qt::UserRole).toDouble(), double(expected.entropy.minCoeff()));
+        // The encoder kind switches the statistics (and has a diagonal).
+        page.document()->setKind(AttentionKind::EncoderSelf);
+        QVERIFY(!std::isnan(lens->stats().diagonal(0, 0)));
+        // A click on the grid opens that head in the matrix.
+        emit lens->grid()->cellClicked(1, 2);
+        QCOMPARE(page.currentView(), TranslatePage::View::Matrix);
+        QCOMPARE(page.document()->layer(), 1);
+        QCOMPARE(page.document()->head(), 2);
     }
 
     void errorsKeepInput() {

@@ -37,6 +37,7 @@ QString TranslatePage::viewTitle() const {
     case View::Lines: return tr("Translate — attention as lines");
     case View::Embeddings: return tr("Translate — embeddings");
     case View::Beam: return tr("Translate — beam search tree");
+    case View::Heads: return tr("Translate — what every head does");
     }
     return tr("Translate");
 }
@@ -81,6 +82,15 @@ QString TranslatePage::viewExplanation() const {
                   "probabilities. Pruned branches end early; the final translation is highlighted. Click a node "
                   "to see the attention at that step. Ctrl+wheel zooms, the Fit button shows the whole tree.</p>") +
                stepping;
+    case View::Heads:
+        return kindParagraph(m_doc->kind()) +
+               tr("<p>Every head of every layer summed up in a few numbers for the sentence and step on screen. "
+                  "<b>Entropy</b> near 0: the head looks at one piece; near 1: everywhere. <b>Distance</b>: how "
+                  "far it looks, in pieces. <b>Sink</b>: how much it parks on &lt;/s&gt; or the start token, "
+                  "often a sign of a head with nothing to do for this input. <b>Diagonal</b> and <b>previous</b>: "
+                  "heads that look at the token itself or the one before it. Colour the grid by one of them, sort "
+                  "the table by any column, click a head to open it in the Matrix view. "
+                  "<code>attnlens-cli heads --src-file F</code> averages them over many sentences.</p>");
     }
     return {};
 }

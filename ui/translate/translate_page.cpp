@@ -13,6 +13,7 @@
 #include "ui/translate/step_panel.h"
 #include "ui/translate/token_chips.h"
 #include "ui/translate/translation_export.h"
+#include "ui/widgets/heads_lens.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/page_message.h"
@@ -73,6 +74,7 @@ std::optional<TranslatePage::View> TranslatePage::parseView(const QString& name)
     if (n == QLatin1String("lines") || n == QLatin1String("line")) return View::Lines;
     if (n == QLatin1String("embeddings")) return View::Embeddings;
     if (n == QLatin1String("beam")) return View::Beam;
+    if (n == QLatin1String("heads")) return View::Heads;
     return std::nullopt;
 }
 
@@ -165,6 +167,8 @@ QWidget* TranslatePage::buildViews() {
     m_tabs->addTab(m_lineView, tr("Lines"));
     m_tabs->addTab(m_embeddingsView, tr("Embeddings"));
     m_tabs->addTab(m_beamView, tr("Beam"));
+    m_headsView = new HeadsLensView(m_tabs);
+    m_tabs->addTab(m_headsView, tr("Heads"));
     // The step panel scrolls when the window is short (it never sets the window's minimum height).
     auto* stepScroll = new QScrollArea(splitter);
     stepScroll->setObjectName(QStringLiteral("stepPanelScroll"));
@@ -183,6 +187,14 @@ QWidget* TranslatePage::buildViews() {
 
 void TranslatePage::connectViews() {
     connect(m_modelView, &ModelGridView::headActivated, this, [this] { showView(View::Matrix); });
+    connect(m_headsView, &HeadsLensView::headActivated, this, [this](int layer, int head) {
+        m_doc->setLayer(layer);
+        m_doc->setHead(head);
+        showView(View::Matrix);
+    });
+    connect(m_tabs, &QTabWidget::currentChanged, this, &TranslatePage::refreshHeads);
+    connect(m_doc, &TranslationDocument::snapshotChanged, this, &TranslatePage::refreshHeads);
+    connect(m_doc, &TranslationDocument::selectionChanged, this, &TranslatePage::refreshHeads);
     connect(m_doc, &TranslationDocument::selectionChanged, this, &TranslatePage::syncSelectors);
     connect(m_doc, &TranslationDocument::modelChanged, this, &TranslatePage::syncSelectors);
     connect(m_doc, &TranslationDocument::snapshotChanged, this, [this] {
@@ -643,6 +655,31 @@ void TranslatePage::cancel() {
     m_worker->cancel();
 }
 
+void TranslatePage::refreshHeads() {
+    if (currentView() != View::Heads) return;
+    const auto trace = m_doc->trace();
+    if (!trace) {
+        m_headsView->clear(tr("Translate a sentence: the statistics of every head appear here."));
+        return;
+    }
+    const AttentionKind kind = m_doc->kind();
+    const Tensor& attention = traceAttention(*trace, kind);
+    if (attention.rank() != 4 || attention.dim(2) == 0) {
+        m_headsView->clear(tr("No %1 yet at this step.").arg(attentionKindName(kind).toLower()));
+        return;
+    }
+    const HeadStats stats = computeHeadStats(attention, headStatsOptions(*trace, kind));
+    const auto snapshot = m_doc->snapshot();
+    m_headsView->setStats(stats,
+                          tr("%1 at step %2: %3 query pieces × %4 key pieces")
+                              .arg(attentionKindName(kind))
+                              .arg(snapshot ? snapshot->step : 0)
+                              .arg(attention.dim(2))
+                              .arg(attention.dim(3)),
+                          tr("tokens"));
+    m_headsView->setCurrentHead(m_doc->layer(), m_doc->head());
+}
+
 void TranslatePage::showView(View view) {
     m_tabs->setCurrentIndex(static_cast<int>(view));
 }
@@ -662,6 +699,8 @@ QWidget* TranslatePage::currentExportWidget() const {
         return m_embeddingsView;
     case View::Beam:
         return m_beamView->canvas();
+    case View::Heads:
+        return m_headsView;
     }
     return m_tabs->currentWidget();
 }

@@ -38,6 +38,7 @@ class AttentionLineView;
 class AttentionMatrixView;
 class BeamView;
 class EmbeddingsView;
+class HeadsLensView;
 class InferenceWorker;
 class PageMessage;
 class ModelGridView;
@@ -47,7 +48,7 @@ class TokenChips;
 class TranslatePage : public QWidget, public ModelPage, public ExplainedPage {
     Q_OBJECT
 public:
-    enum class View { Matrix = 0, Model = 1, Lines = 2, Embeddings = 3, Beam = 4 };
+    enum class View { Matrix = 0, Model = 1, Lines = 2, Embeddings = 3, Beam = 4, Heads = 5 };
     static std::optional<View> parseView(const QString& name); // "matrix", "model", "lines", …
 
     // loadBuiltin: open builtinModelDir("marian-de-en-tiny") at once (a clear message if absent).
@@ -89,6 +90,7 @@ public:
     AttentionLineView* lineView() const { return m_lineView; }
     EmbeddingsView* embeddingsView() const { return m_embeddingsView; }
     BeamView* beamView() const { return m_beamView; }
+    HeadsLensView* headsView() const { return m_headsView; }
     StepPanel* stepPanel() const { return m_stepPanel; }
     TokenChips* chips(TokenSide side) const;
     QString statusText() const;
@@ -121,6 +123,7 @@ private:
     QWidget* buildSelectors();
     QToolButton* buildExportButton(QWidget* parent);
     void connectViews();
+    void refreshHeads(); // the Heads tab: statistics of the shown kind at the shown step (when visible)
     void addStepShortcuts();
     void connectWorker();
     QWidget* buildStatusBar();
@@ -157,6 +160,7 @@ private:
     QLabel* m_translation = nullptr;
     QLabel* m_status = nullptr;
     PageMessage* m_message = nullptr;
+    HeadsLensView* m_headsView = nullptr;
     QTabWidget* m_tabs = nullptr;
     TokenChips* m_sourceChips = nullptr;
     TokenChips* m_targetChips = nullptr;

@@ -1,0 +1,63 @@
+#pragma once
+// HeadsLensView: the Heads lens (issue 21) — which heads of a model do what, for the input on screen. A layers ×
+// heads grid coloured by one statistic (core/analysis/head_stats.h; the value on hover), a table of every
+// head and every statistic (click a column header to sort), and a line saying what the statistic means.
+// Clicking a grid cell or double-clicking a table row emits headActivated(layer, head): the page opens that
+// head in its matrix / overlay. Pages compute the statistics (they know the tokens and positions).
+//
+// Object names for tests: "headsStatistic", "headsGrid", "headsTable", "headsCaption".
+
+#include "core/analysis/head_stats.h"
+
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QTableWidget;
+
+namespace attnlens::ui {
+
+class HeatmapView;
+
+class HeadsLensView : public QWidget {
+    Q_OBJECT
+public:
+    explicit HeadsLensView(QWidget* parent = nullptr);
+
+    // `caption`: what the statistics are of ("Cross-attention at step 7, 12 target pieces"); `distanceUnit`:
+    // "tokens" or "px".
+    void setStats(const HeadStats& stats, const QString& caption, const QString& distanceUnit);
+    void clear(const QString& message);
+    bool hasStats() const { return m_hasStats; }
+    const HeadStats& stats() const { return m_stats; }
+
+    HeadStatistic statistic() const { return m_statistic; }
+    void setStatistic(HeadStatistic statistic);
+    void setCurrentHead(int layer, int head); // outlined in the grid
+
+    HeatmapView* grid() const { return m_grid; }
+    QTableWidget* table() const { return m_table; }
+    QString caption() const;
+    // What a statistic measures, one sentence (the combo's tooltip and the line under the grid).
+    static QString describe(HeadStatistic statistic, const QString& distanceUnit);
+
+signals:
+    void headActivated(int layer, int head);
+
+private:
+    void refreshGrid();
+    void refreshTable();
+
+    QComboBox* m_statisticBox;
+    QLabel* m_caption;
+    QLabel* m_meaning;
+    HeatmapView* m_grid;
+    QTableWidget* m_table;
+    HeadStats m_stats;
+    bool m_hasStats = false;
+    HeadStatistic m_statistic = HeadStatistic::Entropy;
+    QString m_unit = QStringLiteral("tokens");
+    int m_layer = -1, m_head = -1;
+};
+
+} // namespace attnlens::ui
