@@ -124,14 +124,8 @@ int runHeads(const std::vector<std::string>& argv) {
         run.captureAttention = true;
         for (const auto& path : paths) {
             const attnlens::VitResult r = model->run(cli::loadImageQuietly(path), run);
-            HeadStatsOptions o;
-            const int patch = model->config().patchSize;
-            const float nan = std::nanf("");
-            o.queryPositions.push_back({nan, nan}); // CLS
-            for (int i = 0; i < r.grid.count(); ++i)
-                o.queryPositions.push_back({patch * (i % r.grid.cols() + 0.5f), patch * (i / r.grid.cols() + 0.5f)});
-            o.keyPositions = o.queryPositions;
-            o.sinkKeys = {0};
+            const HeadStatsOptions o =
+                attnlens::patchGridHeadStatsOptions(r.grid.rows(), r.grid.cols(), model->config().patchSize);
             batches["vit"].add(attnlens::computeHeadStats(r.output.attentions, o));
             ++inputs;
         }

@@ -60,6 +60,17 @@ RowMatrix& HeadStats::get(HeadStatistic statistic) {
     return const_cast<RowMatrix&>(static_cast<const HeadStats*>(this)->get(statistic));
 }
 
+HeadStatsOptions patchGridHeadStatsOptions(int rows, int cols, int patch) {
+    HeadStatsOptions o;
+    o.queryPositions.push_back({kNaN, kNaN}); // CLS
+    for (int i = 0; i < rows * cols; ++i)
+        o.queryPositions.push_back({static_cast<float>(patch) * (static_cast<float>(i % cols) + 0.5f),
+                                    static_cast<float>(patch) * (static_cast<float>(i / cols) + 0.5f)});
+    o.keyPositions = o.queryPositions;
+    o.sinkKeys = {0};
+    return o;
+}
+
 HeadStats computeHeadStats(const Tensor& attentions, const HeadStatsOptions& o) {
     if (attentions.rank() != 4)
         throw Error("head statistics: attentions must be [layers, heads, queries, keys], got rank " +

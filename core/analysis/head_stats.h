@@ -57,6 +57,10 @@ struct HeadStats {
     RowMatrix& get(HeadStatistic statistic);
 };
 
+// A ViT's options: CLS (token 0, no position, the sink) then rows × cols patches, row-major, at their centres
+// in pixels of the model input (patch px per patch).
+HeadStatsOptions patchGridHeadStatsOptions(int rows, int cols, int patch);
+
 // attentions [L, H, Q, K]. Throws attnlens::Error on a tensor that is not 4-d, positions or alignment whose
 // sizes do not match Q / K, or indices out of range.
 HeadStats computeHeadStats(const Tensor& attentions, const HeadStatsOptions& options = {});

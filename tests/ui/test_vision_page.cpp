@@ -13,6 +13,8 @@
 #include "ui/vision/sample_gallery.h"
 #include "ui/vision/vision_document.h"
 #include "ui/vision/vision_page.h"
+#include "ui/widgets/heads_lens.h"
+#include "core/analysis/head_stats.h"
 #include "ui/widgets/heatmap_view.h"
 
 #include <QAbstractButton>
@@ -22,6 +24,8 @@
 #include <QMimeData>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QDialog>
+#include <QPushButton>
 #include <QtTest>
 
 #include <cmath>
@@ -64,6 +68,7 @@ private slots:
     void exportsOverlayHeadsAndMaps();
     void smallImagesAreEnlargedCrisply();
     void wideAndTallPicturesKeepTheWindowSize();
+    void headStatisticsLens();
     void modelOpenedDuringAnalysisReanalyses(); // last: it switches the page to another model
 
 private:
@@ -498,6 +503,36 @@ void TestVisionPage::modelOpenedDuringAnalysisReanalyses() {
     const ImageU8& picture = doc()->image()->image;
     for (int y = 0; y < picture.height; y += 3)
         QCOMPARE(int(over.pixel(0, y).r), int(std::lround(0.4f * picture.at(0, y, 0))));
+}
+
+// Map → Head statistics…: the lens shows core's statistics of this picture (distances in input pixels, CLS as
+// the sink), follows a new picture, and a click on a head shows that head in the map.
+void TestVisionPage::headStatisticsLens() {
+    m_page->findChild<QPushButton*>("headStatsButton")->click();
+    HeadsLensView* lens = m_page->headsLens();
+    QVERIFY(lens && lens->isVisible() && lens->hasStats());
+    const auto& image = doc()->image();
+    const int patch = doc()->model()->config().patchSize;
+    const HeadStats expected = computeHeadStats(image->result.output.attentions,
+                                                patchGridHeadStatsOptions(image->result.grid.rows(), image->result.grid.cols(), patch));
+    QCOMPARE(lens->stats().distance, expected.distance);
+    QCOMPARE(lens->stats().sink, expected.sink);
+    QCOMPARE(lens->grid()->rows(), doc()->numLayers());
+    QCOMPARE(lens->grid()->columns(), doc()->numHeads());
+    // Distances in pixels of the 28 × 28 input: between 0 and the diagonal.
+    QVERIFY(expected.distance.minCoeff() >= 0 && expected.distance.maxCoeff() < 28 * std::sqrt(2.0f));
+    // A new picture: new statistics.
+    const RowMatrix before = lens->stats().entropy;
+    openAndWait(QStringLiteral(ATTNLENS_TEST_DATA "/vit/images/photo_97x61.png"));
+    QVERIFY(lens->stats().entropy != before);
+    emit lens->grid()->cellClicked(1, 2);
+    QCOMPARE(doc()->layer(), 1);
+    QCOMPARE(doc()->head(), 2);
+    QVERIFY(!doc()->rollout());
+    auto* dialog = m_page->findChild<QDialog*>("headsDialog");
+    if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
+        dialog->grab().save(QString::fromLocal8Bit(dir) + "/vision-heads-lens.png");
+    dialog->close();
 }
 
 QTEST_MAIN(TestVisionPage)

@@ -241,6 +241,11 @@ QWidget* VisionPage::buildMapBox(QWidget* panel) {
     mapForm->addRow(tr("Layer:"), m_layer);
     mapForm->addRow(tr("Head:"), m_head);
     mapForm->addRow(m_rollout);
+    auto* headStats = new QPushButton(tr("Head statistics…"), mapBox);
+    headStats->setObjectName(QStringLiteral("headStatsButton"));
+    headStats->setToolTip(tr("What every head does on this picture: entropy, distance, share on CLS, … (sortable)"));
+    connect(headStats, &QPushButton::clicked, this, &VisionPage::showHeadStats);
+    mapForm->addRow(headStats);
     return mapBox;
 }
 

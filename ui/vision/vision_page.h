@@ -23,6 +23,7 @@
 #include <functional>
 
 class QCheckBox;
+class QDialog;
 class QComboBox;
 class QLabel;
 class QPushButton;
@@ -33,6 +34,7 @@ namespace attnlens::ui {
 
 class ColorMapCombo;
 class HeadCombo;
+class HeadsLensView;
 class HeatmapView;
 class InferenceWorker;
 class PageMessage;
@@ -62,6 +64,10 @@ public:
     // Queues loading + inference of an image file / an in-memory image; the result replaces the current
     // one when it arrives. Errors are shown on the page; the previous image stays.
     void openImage(const QString& path);
+    // Map → Head statistics…: the Heads lens for the picture on screen in a window beside the page; a click on
+    // a head shows it in the map (vision_heads.cpp). Null until first shown.
+    void showHeadStats();
+    HeadsLensView* headsLens() const { return m_headsLens; }
     void openImage(const QImage& image, const QString& source);
     void pasteImage(); // Ctrl+V: an image or an image file on the clipboard
     // The image opened once the model has loaded (default: the first sample); call before the load ends.
@@ -108,6 +114,7 @@ private:
     void connectImageView();
     void connectDocument();
     void connectWorker();
+    void refreshHeadStats(); // vision_heads.cpp
     void runImage(ImageU8 image, const QString& source, const QString& path);
     // Analyses the picture `load` returns (on the worker) with the current model and shows it.
     void analyse(std::function<ImageU8()> load, const QString& source, const QString& path);
@@ -149,6 +156,8 @@ private:
     QComboBox* m_layer = nullptr;
     HeadCombo* m_head = nullptr;
     QCheckBox* m_rollout = nullptr;
+    QDialog* m_headsDialog = nullptr;
+    HeadsLensView* m_headsLens = nullptr;
     QSlider* m_opacity = nullptr;
     ColorMapCombo* m_colorMap = nullptr;
     QCheckBox* m_smooth = nullptr;
