@@ -7,7 +7,8 @@
 //   stderr: "note: not like the built-in model's … training pictures: …" in that case
 //   --overlay OUT.png: the attention map of --layer (0-based, default the last) and --head (0-based index,
 //                or mean|max|min over heads; default mean) for --query (cls, ROW,COL of a patch, 0-based,
-//                or rollout = attention rollout through layers 0..--layer), over the original image.
+//                or rollout = attention rollout through layers 0..--layer, or flow = attention flow of CLS
+//                through layers 0..--layer, refused above kFlowBudget), over the original image.
 
 #include "cli_common.h"
 
@@ -17,6 +18,7 @@
 #include "cli_image.h"
 #include "cli_overlay.h"
 
+#include "core/analysis/attention_flow.h"
 #include "core/analysis/attention_maps.h"
 #include "core/export/overlay.h"
 #include "core/io/json_file.h"
@@ -54,6 +56,19 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
         const RowMatrix r = attentionRollout(attentions, opt);
         return tokensToGrid(r.row(0).transpose(), grid.rows(), grid.cols());
     }
+    if (query == "flow") {
+        const int tokens = static_cast<int>(attentions.dim(2));
+        if (attentionFlowCost(layer + 1, tokens) > kFlowBudget)
+            throw cli::UsageError("--query flow: " + std::to_string(tokens) + " tokens through " + std::to_string(layer + 1) +
+                                  " layers is too many max-flows (cost " + std::to_string(attentionFlowCost(layer + 1, tokens)) +
+                                  " > " + std::to_string(kFlowBudget) + "); use rollout, or a lower --layer");
+        FlowOptions opt;
+        opt.fusion = heads.head >= 0 ? HeadFusion::Mean : heads.fusion;
+        opt.lastLayer = layer;
+        const std::vector<float> f = attentionFlow(attentions, 0, opt);
+        return tokensToGrid(Eigen::Map<const Eigen::VectorXf>(f.data(), static_cast<Eigen::Index>(f.size())), grid.rows(),
+                            grid.cols());
+    }
     int token = 0;
     if (query != "cls") {
         const auto comma = query.find(',');
@@ -65,7 +80,7 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
             ok = r1.ec == std::errc() && r1.ptr == query.data() + comma && r2.ec == std::errc() &&
                  r2.ptr == query.data() + query.size();
         }
-        if (!ok) throw cli::UsageError("--query: expected cls, rollout or ROW,COL, got '" + query + "'");
+        if (!ok) throw cli::UsageError("--query: expected cls, rollout, flow or ROW,COL, got '" + query + "'");
         if (row < 0 || row >= grid.rows() || col < 0 || col >= grid.cols())
             throw cli::UsageError("--query: patch " + query + " is outside the " + std::to_string(grid.rows()) + "×" +
                                   std::to_string(grid.cols()) + " grid (rows and columns are numbered from 0)");
@@ -142,7 +157,7 @@ int runVision(const std::vector<std::string>& argv) {
 
 const cli::Registration reg{
     "vision",
-    "[--model DIR] [--json OUT] [--overlay OUT.png [--layer L] [--head H|mean|max|min] [--query cls|ROW,COL|rollout] "
+    "[--model DIR] [--json OUT] [--overlay OUT.png [--layer L] [--head H|mean|max|min] [--query cls|ROW,COL|rollout|flow] "
     "[--colormap NAME] [--opacity A]] [--interpolate-pos] [--precision fp32|bf16] IMAGE",
     "classify an image with a ViT; top-5 to stdout, logits and every head's attention to --json, an attention "
     "overlay to --overlay (layers, heads, rows and columns numbered from 0)",

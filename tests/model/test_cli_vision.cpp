@@ -103,6 +103,7 @@ private slots:
         QTest::newRow("cls default") << QStringList{};
         QTest::newRow("patch head 0 layer 0") << QStringList{"--layer", "0", "--head", "0", "--query", "1,2"};
         QTest::newRow("rollout") << QStringList{"--query", "rollout"};
+        QTest::newRow("flow") << QStringList{"--query", "flow", "--layer", "1"};
         QTest::newRow("max magma") << QStringList{"--head", "max", "--colormap", "magma", "--opacity", "0.3"};
     }
     void overlays() {
@@ -162,7 +163,7 @@ private slots:
                          "outside the 4×4 grid");
         expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--query", "middle",
                           image("small_11x7.png")},
-                         "expected cls, rollout or ROW,COL");
+                         "expected cls, rollout, flow or ROW,COL");
         expectUsageError({"vision", "--model", model("rgb-interp"), image("small_11x7.png")}, "image_size");
         expectUsageError({"vision", "--model", tmp.path(), image("small_11x7.png")}, "config.json is missing");
         expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("no/dir/o.png"),
