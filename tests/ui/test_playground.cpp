@@ -466,9 +466,11 @@ private slots:
                 QVERIFY2(tip.contains("value: <b>"), qPrintable(tip)); // the exact value on hover
             }
         }
-        page.model()->setSequenceLength(4);
+        // The worked example (4 tokens) shows every value on the cells of every stage.
+        page.model()->applyWorkedExample();
         QApplication::processEvents();
-        QVERIFY(page.stageView(Stage::Weights)->annotationsVisible());
+        for (Stage stage : {Stage::Scores, Stage::Scaled, Stage::Masked, Stage::Weights, Stage::Output})
+            QVERIFY2(page.stageView(stage)->annotationsVisible(), qPrintable(QString("stage %1").arg(int(stage))));
 
     }
 
@@ -539,7 +541,7 @@ private slots:
         QVERIFY((m.projected() - m.output()).cwiseAbs().maxCoeff() == 0.0f);
         // One colour-bar placement on the whole page.
         for (HeatmapView* v : page.findChildren<HeatmapView*>())
-            if (v->colorBarVisible() && v->isVisible()) QVERIFY2(!v->colorBarBelow(), qPrintable(v->objectName()));
+            if (v->colorBarVisible() && v->isVisible()) QVERIFY2(v->colorBarBelow(), qPrintable(v->objectName()));
         QApplication::processEvents();
         saveShot(&page, "playground_multihead");
     }

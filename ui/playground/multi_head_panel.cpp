@@ -89,7 +89,7 @@ HeatmapView* MultiHeadPanel::makeView(const QString& name) {
     auto* view = new HeatmapView(this);
     view->setObjectName(name);
     view->setAxisTitles(tr("query"), tr("feature"));
-    view->setColorBarPlacement(HeatmapFrame::Bar::Right);
+    view->setColorBarPlacement(HeatmapFrame::Bar::Below); // as every heatmap of the playground
     view->setColorMap(m_colorMap);
     view->setAnnotationsEnabled(m_annotate);
     view->setMinimumSize(120, 110);

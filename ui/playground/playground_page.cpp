@@ -363,8 +363,9 @@ QWidget* PlaygroundPage::buildStages() {
         panel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
         HeatmapView* view = panel->view();
         view->setObjectName(QStringLiteral("stage%1").arg(i));
-        // Every colour bar of the page beside its grid, high values at the top.
-        view->setColorBarPlacement(HeatmapFrame::Bar::Right);
+        // Every colour bar of the page under its grid, low values left: the narrow stage panels keep their width
+        // for the cells (and their values).
+        view->setColorBarPlacement(HeatmapFrame::Bar::Below);
         if (stage == Stage::Output) {
             view->setAxisTitles(tr("query"), tr("feature"));
             view->setRangeMode(HeatmapView::RangeMode::Auto);

@@ -274,10 +274,11 @@ HeatmapLayout layoutHeatmap(const HeatmapScene& scene, const HeatmapMetrics& met
 }
 
 HeatmapLayout layoutWholeHeatmap(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font,
-                                 int cell) {
+                                 int cell, HeatmapFrame::Bar bar) {
     HeatmapFrame frame;
     frame.area = QSize(1 << 20, 1 << 20);
     frame.fixedCell = cell;
+    frame.bar = bar;
     frame.area = layoutHeatmap(scene, metrics, font, frame).natural;
     return layoutHeatmap(scene, metrics, font, frame);
 }

@@ -132,9 +132,9 @@ inline constexpr int kHeatmapMaxLabelWidth = 120; // px; longer labels are elide
 
 HeatmapLayout layoutHeatmap(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font,
                             const HeatmapFrame& frame);
-// The whole picture at `cell` px per cell, unscrolled, at its natural size.
+// The whole picture at `cell` px per cell, unscrolled, at its natural size (bar beside unless told).
 HeatmapLayout layoutWholeHeatmap(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font,
-                                 int cell);
+                                 int cell, HeatmapFrame::Bar bar = HeatmapFrame::Bar::Auto);
 
 void paintHeatmap(QPainter& p, const HeatmapScene& scene, const HeatmapLayout& l, const HeatmapStyle& style);
 

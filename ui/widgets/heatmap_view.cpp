@@ -353,7 +353,7 @@ QSize HeatmapView::sizeHint() const {
 
 QSize HeatmapView::sizeForCell(int cell) const {
     if (m_scene.empty()) return minimumSizeHint();
-    HeatmapLayout l = layoutWholeHeatmap(m_scene, metrics(), font(), std::max(1, cell));
+    HeatmapLayout l = layoutWholeHeatmap(m_scene, metrics(), font(), std::max(1, cell), m_barPlacement);
     return l.natural + QSize(2 * frameWidth(), 2 * frameWidth());
 }
 
