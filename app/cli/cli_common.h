@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cli {
@@ -54,6 +55,10 @@ private:
     std::vector<std::string> m_switches;
     std::vector<std::string> m_positionals;
 };
+
+// "L:H[,L:H…]" (layers and heads numbered from 0) → (layer, head) pairs, each checked against the model's
+// `layers` × `heads`. `flag` names the option in the error.
+std::vector<std::pair<int, int>> parseHeadList(const std::string& flag, const std::string& text, int layers, int heads);
 
 // --precision fp32|bf16 (default fp32): the number format linear layers are packed in when the model
 // loads (attnlens::setLinearPrecision). Call before loading. bf16 where the CPU cannot: exit 2, one line.

@@ -5,6 +5,9 @@
 //                "top": [{"index", "label", "prob"}], "logits": [..], "attentions": [L][H][N+1][N+1],
 //                "domain_mismatch": ["in colour", …] only for the built-in model on a picture unlike Fashion-MNIST}
 //   stderr: "note: not like the built-in model's … training pictures: …" in that case
+//   --ablate L:H[,L:H…]: those heads switched off (transformers' head_mask = 0); stdout, the JSON (plus "ablated"
+//                [[L, H]…] and "baseline_top", the plain run's top-5) and the overlay are of the ablated run; stderr
+//                says how the top class changed.
 //   --overlay OUT.png: the attention map of --layer (0-based, default the last) and --head (0-based index,
 //                or mean|max|min over heads; default mean) for --query (cls, ROW,COL of a patch, 0-based,
 //                or rollout = attention rollout through layers 0..--layer, or flow = attention flow of CLS
@@ -93,7 +96,7 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
 
 int runVision(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--json", "--overlay", "--layer", "--head", "--query", "--colormap", "--opacity",
-                                "--precision"},
+                                "--precision", "--ablate"},
                          {"--interpolate-pos"});
     const std::string imagePath = args.single("IMAGE");
     const bool overlay = args.has("--overlay");
@@ -111,11 +114,31 @@ int runVision(const std::vector<std::string>& argv) {
     const HeadSelection heads = cli::parseHead(args.value("--head", "mean"), cfg.numHeads);
     OverlayOptions overlayOptions = cli::parseOverlayOptions(args);
 
-    const ImageU8 image = cli::loadImageQuietly(imagePath);
     VitRunOptions options;
     options.captureAttention = true;
     options.interpolatePositions = args.has("--interpolate-pos");
+    if (const auto ablate = args.value("--ablate"))
+        options.ablatedHeads = cli::parseHeadList("--ablate", *ablate, cfg.numLayers, cfg.numHeads);
+    const ImageU8 image = cli::loadImageQuietly(imagePath);
     const VitResult result = model.run(image, options);
+    // With heads ablated, what changed: the top classes of the plain run against the ablated one.
+    Json baselineTop;
+    if (!options.ablatedHeads.empty() && model.hasClassifier()) {
+        VitRunOptions plainOptions = options;
+        plainOptions.ablatedHeads.clear();
+        plainOptions.captureAttention = false;
+        const VitOutput plain = model.forward(result.input.pixels, plainOptions);
+        const auto before = model.topK(plain, 5);
+        const auto after = model.topK(result.output, 1);
+        baselineTop = Json::array();
+        for (const auto& p : before) baselineTop.push_back({{"index", p.index}, {"label", p.label}, {"prob", p.probability}});
+        if (!before.empty() && !after.empty()) {
+            const float kept = result.output.probabilities.at({before.front().index});
+            std::fprintf(stderr, "note: ablated %zu head(s): top class '%s' %.1f %% -> '%s' %.1f %% (the original class now %.1f %%)\n",
+                         options.ablatedHeads.size(), before.front().label.c_str(), 100.0 * before.front().probability,
+                         after.front().label.c_str(), 100.0 * after.front().probability, 100.0 * kept);
+        }
+    }
     if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16) // measured on this picture
         std::cerr << "note: bf16 against fp32 on this input: " << describeParity(vitPrecisionParity(model, result.input.pixels, options), "top-1 class") << "\n";
 
@@ -144,6 +167,10 @@ int runVision(const std::vector<std::string>& argv) {
                      {"top", topJson},
                      {"logits", result.output.logits.toVector()}};
         if (domain.mismatch()) head["domain_mismatch"] = domain.reasons;
+        if (!options.ablatedHeads.empty()) {
+            head["ablated"] = options.ablatedHeads; // the run above is the ablated one
+            if (!baselineTop.is_null()) head["baseline_top"] = baselineTop;
+        }
         writeVisionJson(*jsonPath, std::move(head), result.output.attentions);
     }
     if (overlay) {
@@ -158,9 +185,9 @@ int runVision(const std::vector<std::string>& argv) {
 const cli::Registration reg{
     "vision",
     "[--model DIR] [--json OUT] [--overlay OUT.png [--layer L] [--head H|mean|max|min] [--query cls|ROW,COL|rollout|flow] "
-    "[--colormap NAME] [--opacity A]] [--interpolate-pos] [--precision fp32|bf16] IMAGE",
+    "[--colormap NAME] [--opacity A]] [--ablate L:H[,L:H…]] [--interpolate-pos] [--precision fp32|bf16] IMAGE",
     "classify an image with a ViT; top-5 to stdout, logits and every head's attention to --json, an attention "
-    "overlay to --overlay (layers, heads, rows and columns numbered from 0)",
+    "overlay to --overlay; --ablate switches heads off (layers, heads, rows and columns numbered from 0)",
     &runVision};
 
 } // namespace

@@ -278,6 +278,15 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options, 
     out.gridCols = cols;
     if (options.captureAttention) out.attentions = Tensor({c.numLayers, heads, tokens, tokens});
 
+    std::vector<std::vector<int>> ablated(static_cast<size_t>(c.numLayers)); // heads switched off, per layer
+    for (const auto& [layer, head] : options.ablatedHeads) {
+        if (layer < 0 || layer >= c.numLayers || head < 0 || head >= c.numHeads)
+            throw Error("ablated head " + std::to_string(layer) + ":" + std::to_string(head) + " is outside the " +
+                        std::to_string(c.numLayers) + " layers × " + std::to_string(c.numHeads) +
+                        " heads (numbered from 0)");
+        auto& heads = ablated[static_cast<size_t>(layer)];
+        if (std::find(heads.begin(), heads.end(), head) == heads.end()) heads.push_back(head);
+    }
     RowMatrix h, mlp, proj;
     for (int layer = 0; layer < c.numLayers; ++layer) {
         callbacks.checkCancel();
@@ -287,7 +296,21 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options, 
         h = x;
         layerNormInPlace(h, L.lnBefore.weight, L.lnBefore.bias, c.layerNormEps);
         Tensor probs = options.captureAttention ? out.attentions.sub({layer}) : Tensor(); // [heads, N+1, N+1] view
-        x += L.attention.forward(h, h, nullptr, options.captureAttention ? &probs : nullptr);
+        if (ablated[static_cast<size_t>(layer)].empty()) {
+            x += L.attention.forward(h, h, nullptr, options.captureAttention ? &probs : nullptr);
+        } else {
+            // head_mask semantics: probabilities × 0 for the ablated heads, so their context columns are 0.
+            RowMatrix q, k, v;
+            L.attention.projectQuery(h, q);
+            L.attention.projectKeyValue(h, k, v);
+            RowMatrix context = L.attention.attendHeads(q, k, v, nullptr, options.captureAttention ? &probs : nullptr);
+            const int64_t hd = L.attention.headDim();
+            for (int head : ablated[static_cast<size_t>(layer)]) {
+                context.middleCols(head * hd, hd).setZero();
+                if (options.captureAttention) probs.slice2d({head}).setZero();
+            }
+            x += L.attention.outProject(context);
+        }
         h = x;
         layerNormInPlace(h, L.lnAfter.weight, L.lnAfter.bias, c.layerNormEps);
         linearInto(h, L.fc1, mlp); // [N+1, I]

@@ -27,6 +27,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnlens {
@@ -64,6 +65,10 @@ struct VitRunOptions {
     // inputs of more than kMaxTokens tokens at all (the [T, T] score matrix alone grows quadratically).
     int64_t maxCaptureBytes = 4ll << 30;
     static constexpr int64_t kMaxTokens = 16384;
+    // Head ablation, as transformers' head_mask = 0 for these (layer, head) pairs (numbered from 0): the head's
+    // attention probabilities are multiplied by 0, so its output is zero and its captured attention all zeros.
+    // Empty: the plain forward pass, bit for bit. Out-of-range pairs throw attnlens::Error.
+    std::vector<std::pair<int, int>> ablatedHeads;
 };
 
 struct VitOutput {

@@ -54,6 +54,26 @@ private slots:
         QVERIFY(!j.contains("domain_mismatch"));
     }
 
+    // --ablate: the JSON is the ablated run (equal to the reference's head_mask golden), with the heads and the
+    // plain run's top-5; stderr says how the top class changed; bad lists exit 2.
+    void ablateHeads() {
+        QTemporaryDir tmp;
+        const QString json = tmp.filePath("ablated.json");
+        const clitest::Run r = cli({"vision", "--model", model("rgb"), "--ablate", "0:1,1:0,1:3", "--json", json,
+                                    image("photo_97x61.png")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.err.contains("note: ablated 3 head(s): top class"), qPrintable(r.err));
+        const Json j = readJsonFile(json.toStdString());
+        QCOMPARE(j["ablated"], Json({{0, 1}, {1, 0}, {1, 3}}));
+        QCOMPARE(j["baseline_top"].size(), size_t(5));
+        const Tensor golden = vittest::golden("rgb", "ablate_photo_97x61", "logits");
+        for (int i = 0; i < golden.dim(0); ++i) QVERIFY(std::abs(j["logits"][i].get<double>() - golden.at({i})) < 1e-4);
+        clitest::expectError(cli({"vision", "--model", model("rgb"), "--ablate", "2:0", image("photo_97x61.png")}),
+                             "outside the 2 layers");
+        clitest::expectError(cli({"vision", "--model", model("rgb"), "--ablate", "0-1", image("photo_97x61.png")}),
+                             "expected LAYER:HEAD");
+    }
+
     void topFiveAndJson() {
         QTemporaryDir tmp;
         const QString json = tmp.filePath("out.json");

@@ -174,6 +174,40 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Cancelled, vit.forward(pixels, {}, cb));
     }
 
+    // Head ablation equals the reference's transformers-style head_mask (probabilities × 0) on logits and every
+    // head's attention; with no head ablated the output is bit-identical to the plain pass; bad pairs throw.
+    void headAblationMatchesHeadMask() {
+        const VitModel vit = *VitModel::load(vittest::modelDir("rgb"));
+        const Tensor pixels = vittest::golden("rgb", "photo_97x61", "pixels");
+        const Tensor mask = vittest::golden("rgb", "ablate_photo_97x61", "head_mask"); // [L, H], 0 = ablated
+        VitRunOptions options;
+        for (int l = 0; l < mask.dim(0); ++l)
+            for (int h = 0; h < mask.dim(1); ++h)
+                if (mask.at({l, h}) == 0.0f) options.ablatedHeads.push_back({l, h});
+        QCOMPARE(options.ablatedHeads.size(), size_t(3));
+        const VitOutput ablated = vit.forward(pixels, options);
+        compareTensor(ablated.logits, vittest::golden("rgb", "ablate_photo_97x61", "logits"), kTol, "ablated logits");
+        compareTensor(ablated.attentions, vittest::golden("rgb", "ablate_photo_97x61", "attentions"), kTol,
+                      "ablated attentions");
+        for (const auto& [l, h] : options.ablatedHeads)
+            QCOMPARE(ablated.attentions.sub({l, h}).matrix().cwiseAbs().maxCoeff(), 0.0f);
+        // The ablation changes the prediction of this fixture (top class 3 → 2 in the reference).
+        const VitOutput plain = vit.forward(pixels, {});
+        QVERIFY(ablated.logits.toVector() != plain.logits.toVector());
+        // Nothing ablated (an ablation list of a head twice is one ablation; an empty one the plain pass).
+        VitRunOptions none;
+        const VitOutput again = vit.forward(pixels, none);
+        QCOMPARE(again.logits.toVector(), plain.logits.toVector());
+        QCOMPARE(again.attentions.toVector(), plain.attentions.toVector());
+        options.ablatedHeads.push_back(options.ablatedHeads.front());
+        QCOMPARE(vit.forward(pixels, options).logits.toVector(), ablated.logits.toVector());
+        VitRunOptions bad;
+        bad.ablatedHeads = {{2, 0}};
+        QVERIFY_THROWS_EXCEPTION(Error, vit.forward(pixels, bad));
+        bad.ablatedHeads = {{0, 4}};
+        QVERIFY_THROWS_EXCEPTION(Error, vit.forward(pixels, bad));
+    }
+
     void badInputs() {
         const VitModel vit = *VitModel::load(vittest::modelDir("rgb"));
         // Wrong channel count, wrong size without interpolation, wrong rank.

@@ -133,8 +133,9 @@ class RefVit:
         return torch.cat([pos[:, :1], grid], dim=1)
 
     @torch.no_grad()
-    def forward(self, pixels, interpolate=False):
-        """pixels [C,H,W] -> dict(logits [labels] or None, attentions [L,H,T,T], hidden [T,D], pooled)."""
+    def forward(self, pixels, interpolate=False, head_mask=None):
+        """pixels [C,H,W] -> dict(logits [labels] or None, attentions [L,H,T,T], hidden [T,D], pooled).
+        head_mask [L,H] of 0/1 as transformers' head_mask: the probabilities are multiplied by it (and returned so)."""
         c = self.c
         p, d, nh = c["patch"], c["hidden"], c["heads"]
         hd = d // nh
@@ -160,6 +161,8 @@ class RefVit:
             v = lin(h, "attention.attention.value", c["qkv_bias"]).view(1, t, nh, hd).transpose(1, 2)
             scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd)
             probs = torch.softmax(scores, dim=-1)  # [1, H, T, T]
+            if head_mask is not None:
+                probs = probs * head_mask[i].view(1, nh, 1, 1)
             atts.append(probs[0])
             ctx = torch.matmul(probs, v).transpose(1, 2).reshape(1, t, d)
             x = x + lin(ctx, "attention.output.dense")
