@@ -26,6 +26,7 @@
 #include <QTemporaryDir>
 #include <QDialog>
 #include <QPushButton>
+#include <QTableWidget>
 #include <QtTest>
 
 #include <cmath>
@@ -69,6 +70,7 @@ private slots:
     void smallImagesAreEnlargedCrisply();
     void wideAndTallPicturesKeepTheWindowSize();
     void headStatisticsLens();
+    void headAblationFromTheLens();
     void modelOpenedDuringAnalysisReanalyses(); // last: it switches the page to another model
 
 private:
@@ -533,6 +535,58 @@ void TestVisionPage::headStatisticsLens() {
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
         dialog->grab().save(QString::fromLocal8Bit(dir) + "/vision-heads-lens.png");
     dialog->close();
+}
+
+// Ticking "off" in the Heads lens re-runs the picture without that head (its attention all zero, the predictions
+// those of VitModel with the head ablated) and says what changed; "Rank by importance" measures every head alone
+// on the worker; "Switch all on" goes back to the plain run.
+void TestVisionPage::headAblationFromTheLens() {
+    m_page->findChild<QPushButton*>("headStatsButton")->click();
+    HeadsLensView* lens = m_page->headsLens();
+    QTRY_VERIFY(lens->hasStats());
+    QTableWidget* table = lens->table();
+    QCOMPARE(table->horizontalHeaderItem(0)->text(), QStringLiteral("off"));
+    int row = -1;
+    for (int r = 0; r < table->rowCount(); ++r)
+        if (table->item(r, 0)->data(Qt::UserRole).toInt() == 1 && table->item(r, 0)->data(Qt::UserRole + 1).toInt() == 2) row = r;
+    QVERIFY(row >= 0);
+    table->item(row, 0)->setCheckState(Qt::Checked);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_page->isBusy() && !doc()->image()->ablated.empty(), 30000);
+    QCOMPARE(m_page->ablatedHeads(), (std::vector<std::pair<int, int>>{{1, 2}}));
+    const auto& image = doc()->image();
+    QCOMPARE(image->result.output.attentions.sub({1, 2}).matrix().cwiseAbs().maxCoeff(), 0.0f);
+    VitRunOptions off;
+    off.ablatedHeads = {{1, 2}};
+    const VitOutput direct = doc()->model()->forward(image->result.input.pixels, off);
+    QCOMPARE(image->result.output.logits.toVector(), direct.logits.toVector());
+    auto* note = m_page->findChild<QLabel*>("ablationNote");
+    QVERIFY(note->isVisible());
+    QVERIFY2(note->text().contains("1 head switched off") && note->text().contains("With all heads"), qPrintable(note->text()));
+    QCOMPARE(lens->ablated(), m_page->ablatedHeads());
+    if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
+        m_page->grab().save(QString::fromLocal8Bit(dir) + "/vision-ablated.png");
+
+    // Rank by importance: every head alone; head (0, 0)'s value checked against a direct computation.
+    m_page->findChild<QPushButton*>("headsRank")->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!m_page->isBusy() && lens->hasImportance(), 60000);
+    QVERIFY(lens->showingImportance());
+    VitRunOptions plain;
+    plain.captureAttention = false;
+    const VitOutput base = doc()->model()->forward(image->result.input.pixels, plain);
+    const int cls = doc()->model()->topK(base, 1).front().index;
+    VitRunOptions one = plain;
+    one.ablatedHeads = {{0, 0}};
+    const VitOutput o = doc()->model()->forward(image->result.input.pixels, one);
+    const double expected = std::log(base.probabilities.at({cls})) - std::log(o.probabilities.at({cls}));
+    QVERIFY(std::abs(lens->grid()->scene().values(0, 0) - expected) < 1e-4);
+
+    m_page->findChild<QPushButton*>("headsAllOn")->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!m_page->isBusy() && doc()->image()->ablated.empty(), 30000);
+    QVERIFY(!note->isVisible());
+    QVERIFY(m_page->ablatedHeads().empty());
+    if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
+        m_page->findChild<QDialog*>("headsDialog")->grab().save(QString::fromLocal8Bit(dir) + "/vision-importance.png");
+    m_page->findChild<QDialog*>("headsDialog")->close();
 }
 
 QTEST_MAIN(TestVisionPage)

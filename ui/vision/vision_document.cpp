@@ -32,7 +32,8 @@ ImageU8 VisionDocument::displayCopy(const ImageU8& image, int minSide, int maxSi
 }
 
 std::shared_ptr<const VisionImage> VisionDocument::analyse(const VitModel& model, ImageU8 image, const QString& source,
-                                                           const Callbacks& callbacks) {
+                                                           const Callbacks& callbacks,
+                                                           const std::vector<std::pair<int, int>>& ablated) {
     auto out = std::make_shared<VisionImage>();
     out->source = source;
     const auto start = std::chrono::steady_clock::now();
@@ -40,9 +41,16 @@ std::shared_ptr<const VisionImage> VisionDocument::analyse(const VitModel& model
     options.captureAttention = true;
     // Any picture size is accepted: the processor resizes to the model's input size, so positions
     // never need interpolating here.
+    options.ablatedHeads = ablated;
     out->result = model.run(image, options, callbacks);
     out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out->top = model.topK(out->result.output, 5);
+    out->ablated = ablated;
+    if (!ablated.empty() && model.hasClassifier()) {
+        VitRunOptions plain;
+        plain.captureAttention = false;
+        out->baselineTop = model.topK(model.forward(out->result.input.pixels, plain, callbacks), 5);
+    }
     callbacks.checkCancel();
     out->display = displayCopy(image, kDisplayMin, kDisplayMax);
     out->thumbnail = displayCopy(image, kThumbnailSize, kThumbnailSize);

@@ -37,6 +37,10 @@ struct VisionImage {
     ImageU8 thumbnail;     // the same for the heads grid / layers strip (about kThumbnailSize px)
     VitResult result;      // input, patch grid, logits, attentions [L, H, N+1, N+1]
     std::vector<Prediction> top; // top-5 (empty for a checkpoint without classifier)
+    // Heads switched off for this run ((layer, head), transformers' head_mask = 0) and, when any are, the top-5
+    // of the plain run for comparison.
+    std::vector<std::pair<int, int>> ablated;
+    std::vector<Prediction> baselineTop;
     double seconds = 0;    // wall time of preprocessing + forward
 };
 
@@ -54,7 +58,8 @@ public:
     // Runs `model` on `image` with attention captured and prepares the display images. Throws
     // attnlens::Error / Cancelled. Call it on a worker thread.
     static std::shared_ptr<const VisionImage> analyse(const VitModel& model, ImageU8 image, const QString& source,
-                                                      const Callbacks& callbacks = {});
+                                                      const Callbacks& callbacks = {},
+                                                      const std::vector<std::pair<int, int>>& ablated = {});
     // The enlarged (nearest) or reduced (PIL bilinear) copy of an image whose longer side lands in
     // [minSide, maxSide] where possible; integer factors when enlarging, so every pixel stays a square.
     static ImageU8 displayCopy(const ImageU8& image, int minSide, int maxSide);

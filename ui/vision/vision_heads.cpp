@@ -6,7 +6,13 @@
 #include "ui/vision/vision_document.h"
 #include "ui/widgets/heads_lens.h"
 
+#include "ui/shell/inference_worker.h"
+
 #include <QDialog>
+#include <QLabel>
+
+#include <algorithm>
+#include <cmath>
 #include <QVBoxLayout>
 
 namespace attnlens::ui {
@@ -31,6 +37,10 @@ void VisionPage::showHeadStats() {
         connect(m_doc, &VisionDocument::viewChanged, this, [this] {
             if (m_headsLens->hasStats()) m_headsLens->setCurrentHead(m_doc->layer(), m_doc->head());
         });
+        m_headsLens->setAblationEnabled(true);
+        connect(m_headsLens, &HeadsLensView::ablationRequested, this,
+                [this](std::vector<std::pair<int, int>> heads) { setAblatedHeads(std::move(heads)); });
+        connect(m_headsLens, &HeadsLensView::importanceRequested, this, &VisionPage::rankHeadsByImportance);
     }
     m_headsDialog->show();
     m_headsDialog->raise();
@@ -56,6 +66,81 @@ void VisionPage::refreshHeadStats() {
                               .arg(patch),
                           tr("px"));
     m_headsLens->setCurrentHead(m_doc->layer(), m_doc->head());
+    m_headsLens->setAblated(image->ablated);
+}
+
+void VisionPage::setAblatedHeads(std::vector<std::pair<int, int>> heads) {
+    std::sort(heads.begin(), heads.end());
+    heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
+    m_ablated = std::move(heads);
+    if (m_headsLens) m_headsLens->setAblated(m_ablated);
+    if (!m_lastImage.empty()) runImage(m_lastImage, m_imageLabel->property("source").toString(), m_lastImagePath);
+}
+
+// Under the predictions: which heads are off and what that did to the top class.
+void VisionPage::refreshAblationNote() {
+    const auto& img = m_doc->image();
+    if (!img || img->ablated.empty()) {
+        m_ablationNote->hide();
+        return;
+    }
+    const int n = static_cast<int>(img->ablated.size());
+    QString text = n == 1 ? tr("<b>1 head switched off.</b>") : tr("<b>%1 heads switched off.</b>").arg(n);
+    if (!img->baselineTop.empty() && !img->top.empty()) {
+        const Prediction& before = img->baselineTop.front();
+        const float now = img->result.output.probabilities.at({before.index});
+        text += tr(" With all heads: <b>%1</b> %2 %; now %3 % (top: <b>%4</b> %5 %).")
+                    .arg(QString::fromStdString(before.label).toHtmlEscaped())
+                    .arg(100.0 * before.probability, 0, 'f', 1)
+                    .arg(100.0 * now, 0, 'f', 1)
+                    .arg(QString::fromStdString(img->top.front().label).toHtmlEscaped())
+                    .arg(100.0 * img->top.front().probability, 0, 'f', 1);
+    }
+    m_ablationNote->setText(text);
+    m_ablationNote->setToolTip(tr("Head statistics… shows and changes which heads are off"));
+    m_ablationNote->show();
+}
+
+void VisionPage::rankHeadsByImportance() {
+    const auto model = m_doc->model();
+    const auto& image = m_doc->image();
+    if (!model || !image) return;
+    if (!model->hasClassifier()) {
+        showError(tr("Ranking heads needs a classifier: this checkpoint has none."));
+        return;
+    }
+    const Tensor pixels = image->result.input.pixels;
+    m_worker->run<std::pair<RowMatrix, QString>>(
+        tr("Ranking heads"),
+        [model, pixels](const Callbacks& cb) {
+            const VitConfig& c = model->config();
+            VitRunOptions plain;
+            plain.captureAttention = false;
+            const VitOutput base = model->forward(pixels, plain);
+            const auto top = model->topK(base, 1);
+            const int cls = top.front().index;
+            const double logp = std::log(std::max(1e-30, static_cast<double>(base.probabilities.at({cls}))));
+            RowMatrix drop(c.numLayers, c.numHeads);
+            for (int l = 0; l < c.numLayers; ++l)
+                for (int h = 0; h < c.numHeads; ++h) {
+                    cb.checkCancel();
+                    VitRunOptions off = plain;
+                    off.ablatedHeads = {{l, h}};
+                    const VitOutput o = model->forward(pixels, off);
+                    drop(l, h) = static_cast<float>(logp - std::log(std::max(1e-30, static_cast<double>(o.probabilities.at({cls})))));
+                    cb.report(static_cast<double>(l * c.numHeads + h + 1) / (c.numLayers * c.numHeads),
+                              std::to_string(l * c.numHeads + h + 1) + " of " + std::to_string(c.numLayers * c.numHeads) + " heads");
+                }
+            const QString text =
+                QObject::tr("Importance: how much log p(%1) drops when the head alone is switched off (all heads on: "
+                            "%2 %). Large = the prediction leans on this head; ≤ 0 = it does not.")
+                    .arg(QString::fromStdString(top.front().label).toHtmlEscaped())
+                    .arg(100.0 * top.front().probability, 0, 'f', 1);
+            return std::make_pair(drop, text);
+        },
+        [this](std::pair<RowMatrix, QString> result) {
+            if (m_headsLens) m_headsLens->setImportance(result.first, result.second);
+        });
 }
 
 } // namespace attnlens::ui

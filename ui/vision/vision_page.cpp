@@ -340,6 +340,12 @@ QWidget* VisionPage::buildImageSide(QWidget* parent) {
     m_domainNote->setTextFormat(Qt::RichText);
     m_domainNote->hide();
     sideLayout->addWidget(m_domainNote);
+    m_ablationNote = new QLabel(side);
+    m_ablationNote->setObjectName(QStringLiteral("ablationNote"));
+    m_ablationNote->setWordWrap(true);
+    m_ablationNote->setTextFormat(Qt::RichText);
+    m_ablationNote->hide();
+    sideLayout->addWidget(m_ablationNote);
     sideLayout->addSpacing(8);
     sideLayout->addWidget(caption(tr("Patch-grid map"), side));
     m_rawMap = new HeatmapView(side);
@@ -439,6 +445,7 @@ void VisionPage::openModel(const QString& dir) {
         },
         [this, dir](std::pair<std::shared_ptr<const VitModel>, PrecisionNote> loaded) {
             m_modelDir = dir;
+            m_ablated.clear(); // the heads of another model
             m_precisionNote = loaded.second;
             m_doc->setModel(std::move(loaded.first));
             m_message->dismiss();
@@ -485,8 +492,8 @@ void VisionPage::analyse(std::function<ImageU8()> load, const QString& source, c
     timer->start();
     m_worker->run<std::shared_ptr<const VisionImage>>(
         tr("Analysing %1").arg(source),
-        [model, load = std::move(load), source](const Callbacks& cb) {
-            return VisionDocument::analyse(*model, load(), source, cb);
+        [model, load = std::move(load), source, ablated = m_ablated](const Callbacks& cb) {
+            return VisionDocument::analyse(*model, load(), source, cb, ablated);
         },
         [this, path, timer, model](std::shared_ptr<const VisionImage> result) {
             if (result == nullptr) return;
@@ -590,6 +597,7 @@ void VisionPage::refreshPredictions() {
     } else {
         m_domainNote->hide();
     }
+    refreshAblationNote();
     const auto& grid = img->result.grid;
     m_imageLabel->setText(tr("<b>%1</b> · %2×%3 px → %4×%5 input · %6×%7 patches · forward %8")
                               .arg(img->source.toHtmlEscaped())

@@ -68,6 +68,13 @@ public:
     // a head shows it in the map (vision_heads.cpp). Null until first shown.
     void showHeadStats();
     HeadsLensView* headsLens() const { return m_headsLens; }
+    // Head ablation: these (layer, head) pairs off for the picture on screen and every later one (run again now);
+    // an empty list switches all heads on. Forgotten when another model loads.
+    void setAblatedHeads(std::vector<std::pair<int, int>> heads);
+    const std::vector<std::pair<int, int>>& ablatedHeads() const { return m_ablated; }
+    // Every head switched off alone on the worker: the drop of the plain run's top class log-probability,
+    // shown in the Heads lens as "importance" (vision_heads.cpp).
+    void rankHeadsByImportance();
     void openImage(const QImage& image, const QString& source);
     void pasteImage(); // Ctrl+V: an image or an image file on the clipboard
     // The image opened once the model has loaded (default: the first sample); call before the load ends.
@@ -114,7 +121,8 @@ private:
     void connectImageView();
     void connectDocument();
     void connectWorker();
-    void refreshHeadStats(); // vision_heads.cpp
+    void refreshHeadStats();    // vision_heads.cpp
+    void refreshAblationNote(); // vision_heads.cpp
     void runImage(ImageU8 image, const QString& source, const QString& path);
     // Analyses the picture `load` returns (on the worker) with the current model and shows it.
     void analyse(std::function<ImageU8()> load, const QString& source, const QString& path);
@@ -134,6 +142,8 @@ private:
     QString m_pendingSample; // the first sample, opened once the default model is loaded
     QString m_lastImagePath;
     ImageU8 m_lastImage;     // the original of the current result, re-run when a new model arrives
+    std::vector<std::pair<int, int>> m_ablated; // heads switched off (Heads lens)
+    QLabel* m_ablationNote = nullptr;            // "3 heads off: Bag 56.6 % → 40.1 %"
 
     SampleGallery* m_gallery = nullptr;
     PatchImageView* m_imageView = nullptr;

@@ -7,10 +7,12 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnlens::ui {
@@ -92,6 +94,25 @@ HeadsLensView::HeadsLensView(QWidget* parent) : QWidget(parent) {
     layout->addLayout(top);
     m_meaning = hint(QString(), this);
     layout->addWidget(m_meaning);
+    // Ablation: which heads are off, and the two actions (hidden unless the page can re-run).
+    m_ablationRow = new QWidget(this);
+    auto* ablation = new QHBoxLayout(m_ablationRow);
+    ablation->setContentsMargins(0, 0, 0, 0);
+    m_ablationLabel = new QLabel(m_ablationRow);
+    m_ablationLabel->setObjectName(QStringLiteral("headsAblation"));
+    auto* allOn = new QPushButton(tr("Switch all on"), m_ablationRow);
+    allOn->setObjectName(QStringLiteral("headsAllOn"));
+    auto* rank = new QPushButton(tr("Rank by importance"), m_ablationRow);
+    rank->setObjectName(QStringLiteral("headsRank"));
+    rank->setToolTip(tr("Switch each head off alone and measure how much the original output's log-probability "
+                        "drops (one run per head, on the worker)"));
+    ablation->addWidget(m_ablationLabel, 1);
+    ablation->addWidget(allOn);
+    ablation->addWidget(rank);
+    layout->addWidget(m_ablationRow);
+    m_ablationRow->hide();
+    connect(allOn, &QPushButton::clicked, this, [this] { emit ablationRequested({}); });
+    connect(rank, &QPushButton::clicked, this, &HeadsLensView::importanceRequested);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
     m_grid = new HeatmapView(split);
@@ -115,11 +136,16 @@ HeadsLensView::HeadsLensView(QWidget* parent) : QWidget(parent) {
     layout->addWidget(split, 1);
 
     connect(m_statisticBox, &QComboBox::activated, this, [this](int index) {
-        setStatistic(static_cast<HeadStatistic>(m_statisticBox->itemData(index).toInt()));
+        const int id = m_statisticBox->itemData(index).toInt();
+        if (id < 0) showImportance();
+        else setStatistic(static_cast<HeadStatistic>(id));
     });
+    connect(m_table, &QTableWidget::itemChanged, this, &HeadsLensView::onTableItemChanged);
     connect(m_grid, &HeatmapView::cellClicked, this, [this](int layer, int head) { emit headActivated(layer, head); });
     connect(m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
-        emit headActivated(m_table->item(row, 0)->data(Qt::UserRole).toInt(), m_table->item(row, 1)->data(Qt::UserRole).toInt());
+        const QTableWidgetItem* layer = m_table->item(row, m_ablationEnabled ? 1 : 0);
+        const QTableWidgetItem* head = m_table->item(row, m_ablationEnabled ? 2 : 1);
+        emit headActivated(layer->data(Qt::UserRole).toInt(), head->data(Qt::UserRole).toInt());
     });
     clear(tr("Translate a sentence or open a picture: the statistics of its heads appear here."));
 }
@@ -127,6 +153,12 @@ HeadsLensView::HeadsLensView(QWidget* parent) : QWidget(parent) {
 QString HeadsLensView::caption() const { return m_caption->text(); }
 
 void HeadsLensView::setStats(const HeadStats& stats, const QString& caption, const QString& distanceUnit) {
+    if (stats.layers() != m_stats.layers() || stats.heads() != m_stats.heads()) {
+        m_importance = RowMatrix(); // another model
+        const int i = m_statisticBox->findData(-1);
+        if (i >= 0) m_statisticBox->removeItem(i);
+        m_showImportance = false;
+    }
     m_stats = stats;
     m_hasStats = stats.layers() > 0;
     m_unit = distanceUnit;
@@ -150,6 +182,7 @@ void HeadsLensView::clear(const QString& message) {
 
 void HeadsLensView::setStatistic(HeadStatistic statistic) {
     m_statistic = statistic;
+    m_showImportance = false;
     m_statisticBox->setCurrentIndex(m_statisticBox->findData(static_cast<int>(statistic)));
     refreshGrid();
 }
@@ -161,24 +194,28 @@ void HeadsLensView::setCurrentHead(int layer, int head) {
 }
 
 void HeadsLensView::refreshGrid() {
-    m_meaning->setText(describe(m_statistic, m_unit));
+    m_meaning->setText(m_showImportance ? m_importanceText : describe(m_statistic, m_unit));
     if (!m_hasStats) return;
-    const RowMatrix& values = m_stats.get(m_statistic);
+    const RowMatrix& values = m_showImportance ? m_importance : m_stats.get(m_statistic);
     QStringList layers, heads;
     for (int l = 0; l < m_stats.layers(); ++l) layers << QString::number(l);
     for (int h = 0; h < m_stats.heads(); ++h) heads << QString::number(h);
-    if (values.array().isNaN().all()) {
+    if (values.size() == 0 || values.array().isNaN().all()) {
         m_grid->setMatrix(RowMatrix());
         m_meaning->setText(describe(m_statistic, m_unit) + tr(" — does not apply to this attention."));
         return;
     }
-    // NaN cells (e.g. a row with no positions) are drawn as masked.
+    // NaN cells (e.g. a row with no positions) and switched-off heads are hatched.
     RowMatrix keep = RowMatrix::Ones(values.rows(), values.cols());
     RowMatrix shown = values;
     for (Eigen::Index r = 0; r < values.rows(); ++r)
         for (Eigen::Index c = 0; c < values.cols(); ++c)
             if (std::isnan(values(r, c))) keep(r, c) = 0.0f, shown(r, c) = 0.0f;
-    m_grid->setValueDecimals(m_statistic == HeadStatistic::Distance ? 1 : 2);
+    if (!m_showImportance)
+        for (const auto& [l, h] : m_ablated)
+            if (l < keep.rows() && h < keep.cols()) keep(l, h) = 0.0f;
+    m_grid->setMaskedText(tr("off"));
+    m_grid->setValueDecimals(m_statistic == HeadStatistic::Distance && !m_showImportance ? 1 : 2);
     m_grid->setMatrix(shown, layers, heads);
     if ((keep.array() == 0).any()) m_grid->setMask(keep);
     else m_grid->clearMask();
@@ -186,33 +223,107 @@ void HeadsLensView::refreshGrid() {
 }
 
 void HeadsLensView::refreshTable() {
+    m_rebuilding = true;
     m_table->setSortingEnabled(false);
     m_table->clear();
-    QStringList headers = {tr("layer"), tr("head")};
+    QStringList headers;
+    if (m_ablationEnabled) headers << tr("off");
+    headers << tr("layer") << tr("head");
     std::vector<HeadStatistic> shown;
     for (HeadStatistic s : kAllHeadStatistics)
         if (!m_stats.get(s).array().isNaN().all()) {
             shown.push_back(s);
             headers << QString::fromLatin1(headStatisticId(s).data(), static_cast<int>(headStatisticId(s).size()));
         }
+    const bool importance = m_importance.rows() == m_stats.layers() && m_importance.cols() == m_stats.heads() &&
+                            m_importance.size() > 0;
+    if (importance) headers << tr("importance");
     m_table->setColumnCount(static_cast<int>(headers.size()));
     m_table->setHorizontalHeaderLabels(headers);
     m_table->setRowCount(m_stats.layers() * m_stats.heads());
     int row = 0;
     for (int l = 0; l < m_stats.layers(); ++l)
         for (int h = 0; h < m_stats.heads(); ++h, ++row) {
+            int col = 0;
+            if (m_ablationEnabled) {
+                auto* off = new QTableWidgetItem;
+                off->setFlags(Qt::ItemIsUserCheckable | Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+                const bool isOff = std::find(m_ablated.begin(), m_ablated.end(), std::pair(l, h)) != m_ablated.end();
+                off->setCheckState(isOff ? Qt::Checked : Qt::Unchecked);
+                off->setData(Qt::UserRole, l);
+                off->setData(Qt::UserRole + 1, h);
+                off->setToolTip(tr("Switch head %1 of layer %2 off and run again").arg(h).arg(l));
+                m_table->setItem(row, col++, off);
+            }
             auto* layer = sortableNumber(static_cast<float>(l), 0);
             layer->setData(Qt::UserRole, l);
             auto* head = sortableNumber(static_cast<float>(h), 0);
             head->setData(Qt::UserRole, h);
-            m_table->setItem(row, 0, layer);
-            m_table->setItem(row, 1, head);
-            for (size_t i = 0; i < shown.size(); ++i)
-                m_table->setItem(row, static_cast<int>(i) + 2,
-                                 sortableNumber(m_stats.get(shown[i])(l, h), shown[i] == HeadStatistic::Distance ? 2 : 3));
+            m_table->setItem(row, col++, layer);
+            m_table->setItem(row, col++, head);
+            for (HeadStatistic st : shown)
+                m_table->setItem(row, col++, sortableNumber(m_stats.get(st)(l, h), st == HeadStatistic::Distance ? 2 : 3));
+            if (importance) m_table->setItem(row, col++, sortableNumber(m_importance(l, h), 3));
         }
     m_table->setSortingEnabled(true);
     m_table->resizeColumnsToContents();
+    m_rebuilding = false;
+}
+
+void HeadsLensView::onTableItemChanged(QTableWidgetItem* item) {
+    if (m_rebuilding || !m_ablationEnabled || item->column() != 0) return;
+    std::vector<std::pair<int, int>> off;
+    for (int r = 0; r < m_table->rowCount(); ++r)
+        if (const QTableWidgetItem* i = m_table->item(r, 0); i && i->checkState() == Qt::Checked)
+            off.emplace_back(i->data(Qt::UserRole).toInt(), i->data(Qt::UserRole + 1).toInt());
+    std::sort(off.begin(), off.end());
+    emit ablationRequested(off);
+}
+
+void HeadsLensView::setAblationEnabled(bool enabled) {
+    m_ablationEnabled = enabled;
+    m_ablationRow->setVisible(enabled);
+    syncAblationLabel();
+    if (m_hasStats) refreshTable();
+}
+
+void HeadsLensView::setAblated(const std::vector<std::pair<int, int>>& heads) {
+    m_ablated = heads;
+    syncAblationLabel();
+    if (!m_hasStats) return;
+    refreshGrid();
+    refreshTable();
+}
+
+void HeadsLensView::syncAblationLabel() {
+    if (m_ablated.empty()) {
+        m_ablationLabel->setText(tr("All heads on. Tick \"off\" in the table to switch heads off and run again."));
+        return;
+    }
+    QStringList names;
+    for (const auto& [l, h] : m_ablated) names << QStringLiteral("%1:%2").arg(l).arg(h);
+    const int n = static_cast<int>(m_ablated.size());
+    m_ablationLabel->setText((n == 1 ? tr("<b>1 head off</b>") : tr("<b>%1 heads off</b>").arg(n)) +
+                             tr(" (layer:head %1) — the maps and predictions are of this run; the hatched cells are off.")
+                                 .arg(names.join(QStringLiteral(", "))));
+}
+
+void HeadsLensView::setImportance(const RowMatrix& drop, const QString& description) {
+    m_importance = drop;
+    m_importanceText = description;
+    if (m_statisticBox->findData(-1) < 0) {
+        m_statisticBox->addItem(tr("Importance (drop with the head off)"), -1);
+        m_statisticBox->setItemData(m_statisticBox->count() - 1, description, Qt::ToolTipRole);
+    }
+    refreshTable();
+    showImportance();
+}
+
+void HeadsLensView::showImportance() {
+    if (!hasImportance()) return;
+    m_showImportance = true;
+    m_statisticBox->setCurrentIndex(m_statisticBox->findData(-1));
+    refreshGrid();
 }
 
 } // namespace attnlens::ui

@@ -5,15 +5,25 @@
 // Clicking a grid cell or double-clicking a table row emits headActivated(layer, head): the page opens that
 // head in its matrix / overlay. Pages compute the statistics (they know the tokens and positions).
 //
-// Object names for tests: "headsStatistic", "headsGrid", "headsTable", "headsCaption".
+// Head ablation (pages that can re-run without some heads enable it): an "off" check box per head in the table;
+// switched-off heads are hatched in the grid; ablationRequested() carries the new set. "Rank by importance"
+// asks the page (importanceRequested()) for the drop of the original output when each head alone is off, shown
+// with setImportance() as one more statistic.
+//
+// Object names for tests: "headsStatistic", "headsGrid", "headsTable", "headsCaption", "headsAblation",
+// "headsAllOn", "headsRank".
 
 #include "core/analysis/head_stats.h"
 
 #include <QWidget>
 
+#include <utility>
+#include <vector>
+
 class QComboBox;
 class QLabel;
 class QTableWidget;
+class QTableWidgetItem;
 
 namespace attnlens::ui {
 
@@ -35,6 +45,17 @@ public:
     void setStatistic(HeadStatistic statistic);
     void setCurrentHead(int layer, int head); // outlined in the grid
 
+    // --- ablation ---------------------------------------------------------------------------
+    void setAblationEnabled(bool enabled);
+    void setAblated(const std::vector<std::pair<int, int>>& heads); // reflects the page's state; emits nothing
+    const std::vector<std::pair<int, int>>& ablated() const { return m_ablated; }
+    // [layers, heads]: how much the original output's log-probability drops with each head alone off.
+    void setImportance(const RowMatrix& drop, const QString& description);
+    bool hasImportance() const { return m_importance.size() > 0; }
+    // The statistic shown in the grid: one of HeadStatistic, or the importance (after setImportance).
+    void showImportance();
+    bool showingImportance() const { return m_showImportance; }
+
     HeatmapView* grid() const { return m_grid; }
     QTableWidget* table() const { return m_table; }
     QString caption() const;
@@ -43,10 +64,14 @@ public:
 
 signals:
     void headActivated(int layer, int head);
+    void ablationRequested(std::vector<std::pair<int, int>> heads);
+    void importanceRequested();
 
 private:
     void refreshGrid();
     void refreshTable();
+    void syncAblationLabel();
+    void onTableItemChanged(QTableWidgetItem* item);
 
     QComboBox* m_statisticBox;
     QLabel* m_caption;
@@ -58,6 +83,14 @@ private:
     HeadStatistic m_statistic = HeadStatistic::Entropy;
     QString m_unit = QStringLiteral("tokens");
     int m_layer = -1, m_head = -1;
+    bool m_ablationEnabled = false;
+    std::vector<std::pair<int, int>> m_ablated;
+    QWidget* m_ablationRow = nullptr;
+    QLabel* m_ablationLabel = nullptr;
+    RowMatrix m_importance;
+    QString m_importanceText;
+    bool m_showImportance = false;
+    bool m_rebuilding = false;
 };
 
 } // namespace attnlens::ui
