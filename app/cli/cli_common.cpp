@@ -95,23 +95,28 @@ void applyPrecision(const Args& args) {
     }
 }
 
+std::pair<int, int> parseLayerHead(const std::string& flag, const std::string& item) {
+    const size_t colon = item.find(':');
+    int layer = -1, head = -1;
+    bool ok = colon != std::string::npos;
+    if (ok) {
+        const auto r1 = std::from_chars(item.data(), item.data() + colon, layer);
+        const auto r2 = std::from_chars(item.data() + colon + 1, item.data() + item.size(), head);
+        ok = r1.ec == std::errc() && r1.ptr == item.data() + colon && r2.ec == std::errc() &&
+             r2.ptr == item.data() + item.size() && layer >= 0 && head >= 0;
+    }
+    if (!ok) throw UsageError(flag + ": expected LAYER:HEAD (numbers from 0), got '" + item + "'");
+    return {layer, head};
+}
+
 std::vector<std::pair<int, int>> parseHeadList(const std::string& flag, const std::string& text, int layers, int heads) {
     std::vector<std::pair<int, int>> pairs;
     size_t start = 0;
     while (start <= text.size()) {
         const size_t end = std::min(text.find(',', start), text.size());
         const std::string item = text.substr(start, end - start);
-        const size_t colon = item.find(':');
-        int layer = -1, head = -1;
-        bool ok = colon != std::string::npos;
-        if (ok) {
-            const auto r1 = std::from_chars(item.data(), item.data() + colon, layer);
-            const auto r2 = std::from_chars(item.data() + colon + 1, item.data() + item.size(), head);
-            ok = r1.ec == std::errc() && r1.ptr == item.data() + colon && r2.ec == std::errc() &&
-                 r2.ptr == item.data() + item.size();
-        }
-        if (!ok) throw UsageError(flag + ": expected LAYER:HEAD[,LAYER:HEAD…], got '" + item + "'");
-        if (layer < 0 || layer >= layers || head < 0 || head >= heads)
+        const auto [layer, head] = parseLayerHead(flag, item);
+        if (layer >= layers || head >= heads)
             throw UsageError(flag + ": head " + item + " is outside the " + std::to_string(layers) + " layers × " +
                              std::to_string(heads) + " heads (numbered from 0)");
         pairs.emplace_back(layer, head);

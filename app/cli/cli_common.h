@@ -59,6 +59,8 @@ private:
 // "L:H[,L:H…]" (layers and heads numbered from 0) → (layer, head) pairs, each checked against the model's
 // `layers` × `heads`. `flag` names the option in the error.
 std::vector<std::pair<int, int>> parseHeadList(const std::string& flag, const std::string& text, int layers, int heads);
+// One "LAYER:HEAD" (non-negative integers), unchecked against a model.
+std::pair<int, int> parseLayerHead(const std::string& flag, const std::string& item);
 
 // --precision fp32|bf16 (default fp32): the number format linear layers are packed in when the model
 // loads (attnlens::setLinearPrecision). Call before loading. bf16 where the CPU cannot: exit 2, one line.

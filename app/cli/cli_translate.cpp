@@ -77,9 +77,32 @@ std::optional<HeatmapRequest> parseHeatmapRequest(const cli::Args& args, const a
     return r;
 }
 
+// --ablate KIND:L:H[,…] (KIND encoder, decoder or cross; layers and heads from 0) into `ablation`; returns the
+// list as JSON [[KIND, L, H], …].
+Json parseAblation(const std::string& text, const attnlens::MarianConfig& config, attnlens::MarianAblation& ablation) {
+    Json list = Json::array();
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t end = std::min(text.find(',', start), text.size());
+        const std::string item = text.substr(start, end - start);
+        const size_t colon = item.find(':');
+        const auto kind = colon == std::string::npos ? std::nullopt : attnlens::parseAttentionKind(item.substr(0, colon));
+        if (!kind) throw cli::UsageError("--ablate: expected KIND:LAYER:HEAD with KIND encoder, decoder or cross, got '" + item + "'");
+        const auto [layer, head] = cli::parseLayerHead("--ablate", item.substr(colon + 1));
+        try {
+            ablation.add(static_cast<int>(*kind), layer, head, config);
+        } catch (const attnlens::Error& e) {
+            throw cli::UsageError(std::string("--ablate: ") + e.what());
+        }
+        list.push_back({std::string(attnlens::attentionKindId(*kind)), layer, head});
+        start = end + 1;
+    }
+    return list;
+}
+
 int runTranslate(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--beam", "--max-new-tokens", "--json", "--heatmap", "--kind", "--layer",
-                                "--head", "--colormap", "--cell", "--precision"});
+                                "--head", "--colormap", "--cell", "--precision", "--ablate"});
     const std::string& text = args.single("the sentence to translate");
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
                                            : attnlens::builtinModelDir("marian-de-en-tiny");
@@ -91,10 +114,32 @@ int runTranslate(const std::vector<std::string>& argv) {
     if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16) // measured on this sentence
         std::cerr << "note: bf16 against fp32 on this input: " << attnlens::describeParity(attnlens::marianPrecisionParity(folder.model, folder.tokenizer, text, options), "translation") << "\n";
     const auto heatmap = parseHeatmapRequest(args, folder.model->config());
+    Json ablated = Json::array();
+    if (const auto list = args.value("--ablate")) ablated = parseAblation(*list, folder.model->config(), options.ablation);
     attnlens::DecodeSession session(folder.model, folder.tokenizer, text, options);
     session.run();
     const auto trace = session.trace();
     std::cout << trace->translation << "\n";
+    // With heads ablated, what changed against the plain model: the translation and where the tokens part.
+    std::string baseline;
+    if (options.ablation.any()) {
+        attnlens::DecodeOptions plainOptions = options;
+        plainOptions.ablation = {};
+        plainOptions.captureAttention = false;
+        attnlens::DecodeSession plain(folder.model, folder.tokenizer, text, plainOptions);
+        plain.run();
+        const auto p = plain.trace();
+        baseline = p->translation;
+        size_t same = 0;
+        while (same < p->targetIds.size() && same < trace->targetIds.size() && p->targetIds[same] == trace->targetIds[same])
+            ++same;
+        std::cerr << "note: ablated " << ablated.size() << " head(s): \"" << p->translation << "\" -> \""
+                  << trace->translation << "\""
+                  << (same == p->targetIds.size() && same == trace->targetIds.size()
+                          ? std::string(" (same tokens)")
+                          : " (the tokens part at target position " + std::to_string(same) + ")")
+                  << "\n";
+    }
     if (const auto out = args.value("--json")) {
         Json j = {{"source", trace->source},
                   {"source_tokens", trace->sourceTokens},
@@ -106,6 +151,10 @@ int runTranslate(const std::vector<std::string>& argv) {
                    {{"encoder", nested4(trace->encoderAttention)},
                     {"decoder", nested4(trace->decoderAttention)},
                     {"cross", nested4(trace->crossAttention)}}}};
+        if (!ablated.empty()) {
+            j["ablated"] = ablated; // the run above is the ablated one
+            j["baseline_translation"] = baseline;
+        }
         attnlens::writeJsonFile(*out, j);
     }
     if (heatmap) {
@@ -121,7 +170,8 @@ int runTranslate(const std::vector<std::string>& argv) {
 const cli::Registration reg{
     "translate",
     "[--model DIR] [--beam N] [--max-new-tokens N] [--json OUT] [--heatmap OUT.png|svg [--kind encoder|decoder|cross] "
-    "[--layer L] [--head H|mean|max|min] [--colormap NAME] [--cell PX]] [--precision fp32|bf16] \"Satz\"",
+    "[--layer L] [--head H|mean|max|min] [--colormap NAME] [--cell PX]] [--ablate KIND:L:H[,…]] [--precision fp32|bf16] "
+    "\"Satz\"",
     "translate German to English with a Marian model; every attention head to JSON; one labelled attention matrix "
     "to --heatmap (default: cross-attention, last layer, mean over heads; layers and heads numbered from 0)",
     &runTranslate};

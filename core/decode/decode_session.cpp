@@ -82,7 +82,7 @@ void DecodeSession::init(DecodeOptions options) {
     if (m_options.topK < 0) m_options.topK = 0;
     if (m_source.ids.size() != m_source.pieces.size() && !m_source.pieces.empty())
         throw Error("decode session: source pieces and ids differ in length");
-    m_encoder = m_model->encode(m_source.ids, m_options.captureAttention);
+    m_encoder = m_model->encode(m_source.ids, m_options.captureAttention, ablation());
     reset();
 }
 
@@ -104,7 +104,8 @@ void DecodeSession::reset() {
 }
 
 DecodeSession::Expansion DecodeSession::expand(Live& live, int curLen) {
-    MarianStepOutput out = m_model->decodeStep(m_nodes[live.node].token, m_encoder, live.cache, m_options.captureAttention);
+    MarianStepOutput out =
+        m_model->decodeStep(m_nodes[live.node].token, m_encoder, live.cache, m_options.captureAttention, ablation());
     return finishExpansion(live.node, std::move(out), live.cache, curLen);
 }
 
@@ -242,7 +243,8 @@ void DecodeSession::stepBeam() {
         inputTokens.push_back(m_nodes[m_live[b].node].token);
         cachePtrs.push_back(&m_live[b].cache);
     }
-    std::vector<MarianStepOutput> outs = m_model->decodeSteps(inputTokens, m_encoder, cachePtrs, m_options.captureAttention);
+    std::vector<MarianStepOutput> outs =
+        m_model->decodeSteps(inputTokens, m_encoder, cachePtrs, m_options.captureAttention, ablation());
     std::vector<Expansion> expansions;
     for (size_t i = 0; i < distinct.size(); ++i)
         expansions.push_back(finishExpansion(m_live[distinct[i]].node, std::move(outs[i]), *cachePtrs[i], curLen));

@@ -42,6 +42,7 @@ struct DecodeOptions {
     std::optional<EarlyStopping> earlyStopping;
     int topK = 10;                      // candidates recorded per step
     bool captureAttention = true;       // every head of every layer
+    MarianAblation ablation;            // heads switched off (none: the plain model)
 };
 
 struct TokenCandidate {
@@ -135,6 +136,7 @@ public:
     std::shared_ptr<const TranslationTrace> trace(std::optional<int> node = std::nullopt) const;
 
 private:
+    const MarianAblation* ablation() const { return m_options.ablation.any() ? &m_options.ablation : nullptr; }
     struct Live {
         int node = 0;
         float score = 0.0f;

@@ -1,5 +1,7 @@
 #include "core/layers/multi_head_attention.h"
 
+#include <algorithm>
+
 #include "core/ops/gemm.h"
 #include "core/ops/nn.h"
 #include "core/util/error.h"
@@ -61,8 +63,8 @@ void MultiHeadAttention::projectKeyValue(const Eigen::Ref<const RowMatrix>& x, R
 
 RowMatrix MultiHeadAttention::attend(const RowMatrix& q, const Eigen::Ref<const RowMatrix>& keys,
                                      const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask,
-                                     Tensor* probs) const {
-    return outProject(attendHeads(q, keys, values, mask, probs));
+                                     Tensor* probs, std::span<const int> offHeads) const {
+    return outProject(attendHeads(q, keys, values, mask, probs, offHeads));
 }
 
 void MultiHeadAttention::packWeights() {
@@ -87,7 +89,7 @@ RowMatrix MultiHeadAttention::outProject(const RowMatrix& context) const {
 
 RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys,
                                           const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask,
-                                          Tensor* capture) const {
+                                          Tensor* capture, std::span<const int> offHeads) const {
     const int64_t n = q.rows();
     const int64_t m = keys.rows();
     const int64_t hd = headDim();
@@ -98,6 +100,11 @@ RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q, 
     RowMatrix context(n, m_dim); // [n, D]
     RowMatrix scores(n, m);      // [query, key] of one head
     for (int h = 0; h < m_heads; ++h) {
+        if (std::find(offHeads.begin(), offHeads.end(), h) != offHeads.end()) { // ablated: probabilities × 0
+            if (probs) std::fill(probs + h * n * m, probs + (h + 1) * n * m, 0.0f);
+            context.middleCols(h * hd, hd).setZero();
+            continue;
+        }
         gemm(GemmArgs{q.data() + h * hd, q.outerStride(), keys.data() + h * hd, keys.outerStride(), scores.data(), m, n, m, hd,
                       /*transB=*/true, /*accumulate=*/false}); // scores [n, m] = q_h · k_hᵀ
         if (m_scaleAt == QueryScale::Scores) scores *= m_scale;
@@ -111,11 +118,11 @@ RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q, 
 }
 
 RowMatrix MultiHeadAttention::forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask,
-                                      Tensor* probs) const {
+                                      Tensor* probs, std::span<const int> offHeads) const {
     RowMatrix q, k, v;
     projectQuery(x, q);
     projectKeyValue(kv, k, v);
-    return attend(q, k, v, mask, probs);
+    return attend(q, k, v, mask, probs, offHeads);
 }
 
 RowMatrix causalMask(int64_t n, int64_t offset) {

@@ -13,6 +13,8 @@
 #include "core/ops/nn.h"
 #include "core/tensor/tensor.h"
 
+#include <span>
+
 namespace attnlens {
 
 struct LayerNormWeights {
@@ -66,17 +68,22 @@ public:
     // Attention of projected queries over projected keys/values, then out_proj.
     //   q [n, D], keys/values [m, D], mask: additive [n, m] or nullptr, probs: [heads, n, m] (see above).
     // Returns [n, D].
+    // offHeads: heads switched off (ablation, transformers' head_mask = 0): their probabilities are 0 (so is
+    // their captured attention) and so is their context; empty = all on.
     RowMatrix attend(const RowMatrix& q, const Eigen::Ref<const RowMatrix>& keys,
-                     const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask, Tensor* probs) const;
+                     const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask, Tensor* probs,
+                     std::span<const int> offHeads = {}) const;
 
     // attend() without out_proj: the concatenated per-head contexts [n, D]. Lets callers batch
     // out_proj over several hypotheses (outProject on the stacked rows).
     RowMatrix attendHeads(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys,
-                          const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask, Tensor* probs) const;
+                          const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask, Tensor* probs,
+                          std::span<const int> offHeads = {}) const;
     RowMatrix outProject(const RowMatrix& context) const; // [n, D] -> [n, D]
 
     // Convenience: full attention of x over kv (self-attention when kv is x) without a cache.
-    RowMatrix forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask, Tensor* probs) const;
+    RowMatrix forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask, Tensor* probs,
+                      std::span<const int> offHeads = {}) const;
 
 private:
     // The capture's memory for [heads, n, m] (see the header comment), or nullptr.

@@ -10,15 +10,16 @@ RowMatrix FeedForward::forward(const RowMatrix& x) const {
     return out;
 }
 
-void EncoderLayer::forward(RowMatrix& x, const RowMatrix* mask, Tensor* probs) const {
-    x += selfAttention.forward(x, x, mask, probs);
+void EncoderLayer::forward(RowMatrix& x, const RowMatrix* mask, Tensor* probs, std::span<const int> offHeads) const {
+    x += selfAttention.forward(x, x, mask, probs, offHeads);
     layerNormInPlace(x, selfAttentionNorm.weight, selfAttentionNorm.bias, eps);
     x += ffn.forward(x);
     layerNormInPlace(x, finalNorm.weight, finalNorm.bias, eps);
 }
 
 void DecoderLayer::forward(RowMatrix& x, KvCache& cache, const RowMatrix& crossKeys, const RowMatrix& crossValues,
-                           const RowMatrix* crossMask, Tensor* selfProbs, Tensor* crossProbs) const {
+                           const RowMatrix* crossMask, Tensor* selfProbs, Tensor* crossProbs,
+                           std::span<const int> offSelf, std::span<const int> offCross) const {
     const int64_t n = x.rows();
     const int64_t offset = cache.length;
     RowMatrix q, k, v;
@@ -29,11 +30,11 @@ void DecoderLayer::forward(RowMatrix& x, KvCache& cache, const RowMatrix& crossK
     RowMatrix mask;
     if (n > 1) mask = causalMask(n, offset); // [n, keys]
     x += selfAttention.attend(q, cache.keys.topRows(keys), cache.values.topRows(keys), n > 1 ? &mask : nullptr,
-                              selfProbs);
+                              selfProbs, offSelf);
     layerNormInPlace(x, selfAttentionNorm.weight, selfAttentionNorm.bias, eps);
 
     crossAttention.projectQuery(x, q);
-    x += crossAttention.attend(q, crossKeys, crossValues, crossMask, crossProbs);
+    x += crossAttention.attend(q, crossKeys, crossValues, crossMask, crossProbs, offCross);
     layerNormInPlace(x, crossAttentionNorm.weight, crossAttentionNorm.bias, eps);
 
     x += ffn.forward(x);
@@ -42,7 +43,8 @@ void DecoderLayer::forward(RowMatrix& x, KvCache& cache, const RowMatrix& crossK
 
 void DecoderLayer::forwardBatch(RowMatrix& x, const std::vector<KvCache*>& caches, const RowMatrix& crossKeys,
                                 const RowMatrix& crossValues, const std::vector<Tensor*>& selfProbs,
-                                const std::vector<Tensor*>& crossProbs) const {
+                                const std::vector<Tensor*>& crossProbs, std::span<const int> offSelf,
+                                std::span<const int> offCross) const {
     const Eigen::Index B = x.rows();
     RowMatrix q, k, v;
     RowMatrix context(B, x.cols()); // [B, D]
@@ -52,14 +54,14 @@ void DecoderLayer::forwardBatch(RowMatrix& x, const std::vector<KvCache*>& cache
         KvCache& cache = *caches[b];
         cache.append(k.row(b), v.row(b));
         context.row(b) = selfAttention.attendHeads(q.row(b), cache.keys.topRows(cache.length),
-                                                   cache.values.topRows(cache.length), nullptr, selfProbs[b]);
+                                                   cache.values.topRows(cache.length), nullptr, selfProbs[b], offSelf);
     }
     x += selfAttention.outProject(context);
     layerNormInPlace(x, selfAttentionNorm.weight, selfAttentionNorm.bias, eps);
 
     crossAttention.projectQuery(x, q);
     for (Eigen::Index b = 0; b < B; ++b)
-        context.row(b) = crossAttention.attendHeads(q.row(b), crossKeys, crossValues, nullptr, crossProbs[b]);
+        context.row(b) = crossAttention.attendHeads(q.row(b), crossKeys, crossValues, nullptr, crossProbs[b], offCross);
     x += crossAttention.outProject(context);
     layerNormInPlace(x, crossAttentionNorm.weight, crossAttentionNorm.bias, eps);
 

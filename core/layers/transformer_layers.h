@@ -26,7 +26,8 @@ struct EncoderLayer {
 
     // x [S, D] in place; probs: nullptr or [heads, S, S] (MultiHeadAttention's capture rules); mask:
     // additive [S, S] or nullptr.
-    void forward(RowMatrix& x, const RowMatrix* mask, Tensor* probs) const;
+    // offHeads: ablated heads of this layer (MultiHeadAttention::attend).
+    void forward(RowMatrix& x, const RowMatrix* mask, Tensor* probs, std::span<const int> offHeads = {}) const;
 };
 
 struct DecoderLayer {
@@ -43,8 +44,10 @@ struct DecoderLayer {
     //   crossKeys/crossValues [S, D]: encoder output projected by this layer's cross attention
     //   crossMask: additive [n, S] or nullptr (source padding)
     //   selfProbs: nullptr or [heads, n, cache.length + n]; crossProbs: nullptr or [heads, n, S]
+    //   offSelf / offCross: ablated heads of the self- and cross-attention (MultiHeadAttention::attend)
     void forward(RowMatrix& x, KvCache& cache, const RowMatrix& crossKeys, const RowMatrix& crossValues,
-                 const RowMatrix* crossMask, Tensor* selfProbs, Tensor* crossProbs) const;
+                 const RowMatrix* crossMask, Tensor* selfProbs, Tensor* crossProbs, std::span<const int> offSelf = {},
+                 std::span<const int> offCross = {}) const;
 
     // One new token for each of B hypotheses at the same position (beam search): x [B, D], row b
     // belongs to caches[b]. Projections, out_proj and the FFN run once on all B rows (the weights are
@@ -52,7 +55,8 @@ struct DecoderLayer {
     //   selfProbs[b]: nullptr or [heads, 1, cache.length + 1]; crossProbs[b]: nullptr or [heads, 1, S]
     void forwardBatch(RowMatrix& x, const std::vector<KvCache*>& caches, const RowMatrix& crossKeys,
                       const RowMatrix& crossValues, const std::vector<Tensor*>& selfProbs,
-                      const std::vector<Tensor*>& crossProbs) const;
+                      const std::vector<Tensor*>& crossProbs, std::span<const int> offSelf = {},
+                      std::span<const int> offCross = {}) const;
 };
 
 } // namespace attnlens

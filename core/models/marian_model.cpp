@@ -1,5 +1,7 @@
 #include "core/models/marian_model.h"
 
+#include <algorithm>
+
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/io/safetensors.h"
@@ -261,7 +263,43 @@ void MarianModel::checkDecoderPosition(int64_t pos) const {
                     std::to_string(m_config.maxPositions));
 }
 
-MarianEncoderOutput MarianModel::encode(std::span<const int> ids, bool captureAttention) const {
+namespace {
+
+std::span<const int> offIn(const std::vector<std::vector<int>>& perLayer, int layer) {
+    return layer >= 0 && layer < static_cast<int>(perLayer.size()) ? std::span<const int>(perLayer[layer])
+                                                                    : std::span<const int>();
+}
+
+} // namespace
+
+bool MarianAblation::any() const {
+    for (const auto* kind : {&encoder, &decoder, &cross})
+        for (const auto& heads : *kind)
+            if (!heads.empty()) return true;
+    return false;
+}
+
+void MarianAblation::add(int kind, int layer, int head, const MarianConfig& c) {
+    static constexpr const char* kNames[] = {"encoder", "decoder", "cross"};
+    if (kind < 0 || kind > 2) throw Error("ablation: unknown attention kind");
+    const int layers = kind == 0 ? c.encoderLayers : c.decoderLayers;
+    const int heads = kind == 0 ? c.encoderHeads : c.decoderHeads;
+    if (layer < 0 || layer >= layers || head < 0 || head >= heads)
+        throw Error(std::string(kNames[kind]) + " head " + std::to_string(layer) + ":" + std::to_string(head) +
+                    " is outside the " + std::to_string(layers) + " layers × " + std::to_string(heads) +
+                    " heads (numbered from 0)");
+    auto& perLayer = kind == 0 ? encoder : kind == 1 ? decoder : cross;
+    if (perLayer.size() <= static_cast<size_t>(layer)) perLayer.resize(static_cast<size_t>(layer) + 1);
+    auto& list = perLayer[static_cast<size_t>(layer)];
+    if (std::find(list.begin(), list.end(), head) == list.end()) list.push_back(head);
+}
+
+std::span<const int> MarianAblation::encoderOff(int layer) const { return offIn(encoder, layer); }
+std::span<const int> MarianAblation::decoderOff(int layer) const { return offIn(decoder, layer); }
+std::span<const int> MarianAblation::crossOff(int layer) const { return offIn(cross, layer); }
+
+MarianEncoderOutput MarianModel::encode(std::span<const int> ids, bool captureAttention,
+                                        const MarianAblation* ablation) const {
     const int64_t S = static_cast<int64_t>(ids.size());
     if (S == 0) throw Error("encoder: the input has no tokens");
     if (S > m_config.maxPositions)
@@ -274,7 +312,8 @@ MarianEncoderOutput MarianModel::encode(std::span<const int> ids, bool captureAt
     if (captureAttention) out.selfAttention = Tensor({L, H, S, S});
     for (int l = 0; l < L; ++l) {
         Tensor probs = captureAttention ? out.selfAttention.sub({l}) : Tensor(); // [H, S, S] view
-        m_encoderLayers[l].forward(out.states, nullptr, captureAttention ? &probs : nullptr);
+        m_encoderLayers[l].forward(out.states, nullptr, captureAttention ? &probs : nullptr,
+                                   ablation ? ablation->encoderOff(l) : std::span<const int>());
     }
     out.crossKeys.resize(m_decoderLayers.size());
     out.crossValues.resize(m_decoderLayers.size());
@@ -306,7 +345,7 @@ MarianDecoderCache MarianModel::newCache() const {
 }
 
 MarianStepOutput MarianModel::decodeStep(int token, const MarianEncoderOutput& encoder, MarianDecoderCache& cache,
-                                         bool captureAttention) const {
+                                         bool captureAttention, const MarianAblation* ablation) const {
     if (cache.layers.size() != m_decoderLayers.size()) cache = newCache();
     const int64_t t = cache.length();
     checkDecoderPosition(t);
@@ -324,7 +363,9 @@ MarianStepOutput MarianModel::decodeStep(int token, const MarianEncoderOutput& e
         Tensor self = captureAttention ? out.selfAttention.sub({l}).reshaped({H, 1, t + 1}) : Tensor();
         Tensor cross = captureAttention ? out.crossAttention.sub({l}).reshaped({H, 1, S}) : Tensor();
         m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr,
-                                   captureAttention ? &self : nullptr, captureAttention ? &cross : nullptr);
+                                   captureAttention ? &self : nullptr, captureAttention ? &cross : nullptr,
+                                   ablation ? ablation->decoderOff(l) : std::span<const int>(),
+                                   ablation ? ablation->crossOff(l) : std::span<const int>());
     }
     RowMatrix logits;
     linearInto(x, m_outputProjection, logits); // [1, V_dec]
@@ -334,7 +375,7 @@ MarianStepOutput MarianModel::decodeStep(int token, const MarianEncoderOutput& e
 
 std::vector<MarianStepOutput> MarianModel::decodeSteps(std::span<const int> tokens, const MarianEncoderOutput& encoder,
                                                       const std::vector<MarianDecoderCache*>& caches,
-                                                      bool captureAttention) const {
+                                                      bool captureAttention, const MarianAblation* ablation) const {
     const size_t B = tokens.size();
     if (caches.size() != B) throw Error("decoder: " + std::to_string(B) + " tokens but " + std::to_string(caches.size()) + " caches");
     if (B == 0) return {};
@@ -368,7 +409,9 @@ std::vector<MarianStepOutput> MarianModel::decodeSteps(std::span<const int> toke
                 crossProbs[b] = &crossViews[b];
             }
         }
-        m_decoderLayers[l].forwardBatch(x, layerCaches, encoder.crossKeys[l], encoder.crossValues[l], selfProbs, crossProbs);
+        m_decoderLayers[l].forwardBatch(x, layerCaches, encoder.crossKeys[l], encoder.crossValues[l], selfProbs, crossProbs,
+                                        ablation ? ablation->decoderOff(l) : std::span<const int>(),
+                                        ablation ? ablation->crossOff(l) : std::span<const int>());
     }
     RowMatrix logits;
     linearInto(x, m_outputProjection, logits); // [B, V_dec]
@@ -379,8 +422,8 @@ std::vector<MarianStepOutput> MarianModel::decodeSteps(std::span<const int> toke
     return out;
 }
 
-MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput,
-                                             const MarianEncoderOutput& encoder) const {
+MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput, const MarianEncoderOutput& encoder,
+                                             const MarianAblation* ablation) const {
     const int64_t T = static_cast<int64_t>(decoderInput.size());
     if (T == 0) throw Error("decoder: no input tokens");
     checkDecoderPosition(T - 1);
@@ -395,7 +438,8 @@ MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput,
         Tensor self = out.selfAttention.sub({l});   // [H, T, T] view
         Tensor cross = out.crossAttention.sub({l}); // [H, T, S] view
         m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr, &self,
-                                   &cross);
+                                   &cross, ablation ? ablation->decoderOff(l) : std::span<const int>(),
+                                   ablation ? ablation->crossOff(l) : std::span<const int>());
     }
     RowMatrix logits;
     linearInto(x, m_outputProjection, logits); // [T, V_dec]

@@ -106,6 +106,20 @@ struct MarianEmbeddingParts {
 };
 enum class MarianSide { Encoder, Decoder };
 
+// Heads switched off (ablation, transformers' layer_head_mask / cross_attn_layer_head_mask = 0): per layer, the
+// heads of the encoder self-attention, the decoder self-attention and the cross-attention whose probabilities
+// are multiplied by 0 (captured attention zero, context zero). Empty: the plain model, bit for bit.
+struct MarianAblation {
+    std::vector<std::vector<int>> encoder, decoder, cross; // [layer] → heads off (missing layers: none)
+    bool any() const;
+    // Adds one head; throws attnlens::Error (naming the kind, layer and head) outside the model's layers × heads.
+    // kind: 0 encoder, 1 decoder self, 2 cross (AttentionKind's order).
+    void add(int kind, int layer, int head, const MarianConfig& config);
+    std::span<const int> encoderOff(int layer) const;
+    std::span<const int> decoderOff(int layer) const;
+    std::span<const int> crossOff(int layer) const;
+};
+
 struct MarianForcedOutput {
     Tensor logits;          // [T, V_dec]
     Tensor selfAttention;   // [L_dec, H, T, T] (causal: zeros above the diagonal)
@@ -128,7 +142,8 @@ public:
 
     // ids: source model ids (</s> included). Throws attnlens::Error for an empty input, more than
     // max_position_embeddings tokens or an id outside the vocabulary.
-    MarianEncoderOutput encode(std::span<const int> ids, bool captureAttention = true) const;
+    MarianEncoderOutput encode(std::span<const int> ids, bool captureAttention = true,
+                               const MarianAblation* ablation = nullptr) const;
 
     // The token and position terms the encoder (or decoder) adds for `ids`; their sum is exactly
     // what the first layer receives. Throws like encode() for bad ids or positions.
@@ -138,15 +153,17 @@ public:
     MarianDecoderCache newCache() const;
     // One decoder step: `token` at position cache.length(); appends to the cache.
     MarianStepOutput decodeStep(int token, const MarianEncoderOutput& encoder, MarianDecoderCache& cache,
-                                bool captureAttention = true) const;
+                                bool captureAttention = true, const MarianAblation* ablation = nullptr) const;
     // decodeStep() for several hypotheses at once (beam search): tokens[b] is fed to *caches[b]; all
     // caches must hold the same number of positions. Weights are read once for all B rows, which is
     // what makes beam search on a memory-bound CPU cost far less than B single steps.
     std::vector<MarianStepOutput> decodeSteps(std::span<const int> tokens, const MarianEncoderOutput& encoder,
                                               const std::vector<MarianDecoderCache*>& caches,
-                                              bool captureAttention = true) const;
+                                              bool captureAttention = true,
+                                              const MarianAblation* ablation = nullptr) const;
     // Teacher-forced pass over decoderInput (start token first) in one go, with a causal mask.
-    MarianForcedOutput decodeForced(std::span<const int> decoderInput, const MarianEncoderOutput& encoder) const;
+    MarianForcedOutput decodeForced(std::span<const int> decoderInput, const MarianEncoderOutput& encoder,
+                                    const MarianAblation* ablation = nullptr) const;
 
     // Decoder self-attention keys/values of position `pos` in `cache`, per layer, as [L][2][D]
     // floats; restoreCacheRow() appends such a row (used to rebuild caches from a beam tree).

@@ -44,6 +44,7 @@ class TestMarianCli : public QObject {
 private slots:
     void translateJsonShape();
     void translateBeamMatchesGolden();
+    void translateWithAblatedHeads();
     void badInputs_data();
     void badInputs();
     void heatmapExports();
@@ -108,6 +109,25 @@ void TestMarianCli::translateBeamMatchesGolden() {
     QCOMPARE(ids(readJsonFile(out.toStdString())["target_ids"]), ids(b["ids"]));
 }
 
+// --ablate: the output equals the reference's greedy decoding with those heads masked (golden), the JSON names
+// the heads and the plain translation, and stderr says where the tokens part.
+void TestMarianCli::translateWithAblatedHeads() {
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath("a.json");
+    const Json g = readJsonFile(std::filesystem::path(ATTNLENS_TEST_DATA) / "marian" / "golden" / "ablate-tiny-f32.json");
+    QStringList list;
+    for (const Json& a : g["ablated"])
+        list << QStringLiteral("%1:%2:%3").arg(QString::fromStdString(a[0].get<std::string>())).arg(a[1].get<int>()).arg(a[2].get<int>());
+    const Run r = cli({"translate", "--model", variant("tiny-f32"), "--beam", "1", "--max-new-tokens", "20", "--ablate",
+                       list.join(','), "--json", out, QString::fromStdString(g["source"].get<std::string>())});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.err.contains("note: ablated 3 head(s):") && r.err.contains("part at target position"), qPrintable(r.err));
+    const Json j = readJsonFile(out.toStdString());
+    QCOMPARE(ids(j["target_ids"]), ids(g["greedy"]["ids"]));
+    QCOMPARE(j["ablated"].size(), size_t(3));
+    QCOMPARE(j["baseline_translation"].get<std::string>(), golden("tiny-f32")["cases"][0]["greedy"]["translation"].get<std::string>());
+}
+
 void TestMarianCli::badInputs_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message");
@@ -135,6 +155,12 @@ void TestMarianCli::badInputs_data() {
                                    << "--layer";
     QTest::newRow("heatmap head") << QStringList{"translate", "--model", m, "--heatmap", png, "--head", "99", "Hallo"}
                                   << "--head";
+    QTest::newRow("ablate kind") << QStringList{"translate", "--model", m, "--ablate", "self:0:0", "Hallo"}
+                                 << "KIND encoder, decoder or cross";
+    QTest::newRow("ablate range") << QStringList{"translate", "--model", m, "--ablate", "cross:2:0", "Hallo"}
+                                  << "outside the 2 layers";
+    QTest::newRow("ablate syntax") << QStringList{"translate", "--model", m, "--ablate", "encoder:0", "Hallo"}
+                                   << "expected LAYER:HEAD";
     QTest::newRow("heatmap colormap")
         << QStringList{"translate", "--model", m, "--heatmap", png, "--colormap", "rainbow", "Hallo"} << "--colormap";
 }

@@ -13,6 +13,10 @@ using namespace attnlens;
 using namespace marian_test;
 
 namespace {
+constexpr float kTol = 1e-4f; // as the other goldens (float64 reference)
+} // namespace
+
+namespace {
 
 EarlyStopping earlyStoppingFrom(const Json& j) {
     if (j.is_boolean()) return j.get<bool>() ? EarlyStopping::True : EarlyStopping::False;
@@ -42,6 +46,7 @@ private slots:
     void forcedEosAtMaxLength();
     void candidates();
     void cancel();
+    void headAblationMatchesHeadMask();
 };
 
 void TestMarianDecode::greedyMatchesReference_data() {
@@ -280,6 +285,65 @@ void TestMarianDecode::cancel() {
     QCOMPARE(progress.size(), size_t(3));
     session.run(); // still usable
     QVERIFY(session.finished());
+}
+
+// Head ablation equals the reference's layer_head_mask / cross_attn_layer_head_mask = 0: the greedy output of
+// a DecodeSession with those heads off, then the encoder attention and a teacher-forced pass (logits, decoder
+// and cross attention) with them off; the ablated heads' attention is zero; beam search takes the ablation
+// too (its captured rows equal the forced pass of its output); no ablation is the plain model; bad heads throw.
+void TestMarianDecode::headAblationMatchesHeadMask() {
+    const auto model = MarianModel::load(variantDir("tiny-f32"));
+    const auto tok = MarianTokenizer::load(variantDir("tiny-f32"));
+    const Json g = readJsonFile(dataDir() / "golden" / "ablate-tiny-f32.json");
+    const auto gt = SafeTensorsFile::open(dataDir() / "golden" / "ablate-tiny-f32.safetensors");
+    MarianAblation ablation;
+    for (const Json& a : g["ablated"]) {
+        const std::string kind = a[0].get<std::string>();
+        ablation.add(kind == "encoder" ? 0 : kind == "decoder" ? 1 : 2, a[1].get<int>(), a[2].get<int>(), model->config());
+    }
+    QVERIFY(ablation.any());
+    DecodeOptions opt;
+    opt.numBeams = 1;
+    opt.maxNewTokens = g["greedy"]["max_new_tokens"].get<int>();
+    opt.ablation = ablation;
+    DecodeSession session(model, tok, g["source"].get<std::string>(), opt);
+    session.run();
+    QCOMPARE(session.tokens(), ids(g["greedy"]["ids"]));
+    QVERIFY(session.tokens() != ids(golden("tiny-f32")["cases"][0]["greedy"]["ids"])); // the ablation matters
+
+    const auto src = ids(g["source_ids"]);
+    const MarianEncoderOutput enc = model->encode(src, true, &ablation);
+    QVERIFY2(maxAbsDiff(enc.selfAttention, gt.load("encoder")) < kTol, "ablated encoder attention");
+    QCOMPARE(enc.selfAttention.sub({0, 1}).matrix().cwiseAbs().maxCoeff(), 0.0f);
+    std::vector<int> input = {model->config().generation.decoderStartTokenId};
+    const auto greedy = ids(g["greedy"]["ids"]);
+    input.insert(input.end(), greedy.begin(), greedy.end() - 1);
+    const MarianForcedOutput forced = model->decodeForced(input, enc, &ablation);
+    const float dl = maxAbsDiff(forced.logits, gt.load("logits"));
+    QVERIFY2(dl < kTol, qPrintable(QString("ablated logits differ by %1").arg(dl)));
+    QVERIFY2(maxAbsDiff(forced.selfAttention, gt.load("decoder")) < kTol, "ablated decoder attention");
+    QVERIFY2(maxAbsDiff(forced.crossAttention, gt.load("cross")) < kTol, "ablated cross attention");
+    QCOMPARE(forced.crossAttention.sub({1, 1}).matrix().cwiseAbs().maxCoeff(), 0.0f);
+    QCOMPARE(forced.selfAttention.sub({1, 0}).matrix().cwiseAbs().maxCoeff(), 0.0f);
+
+    // Beam search with the ablation: the captured rows of its result equal the ablated forced pass over it.
+    DecodeOptions beam = opt;
+    beam.numBeams = 3;
+    DecodeSession beamSession(model, tok, g["source"].get<std::string>(), beam);
+    beamSession.run();
+    const auto trace = beamSession.trace();
+    std::vector<int> beamInput = {model->config().generation.decoderStartTokenId};
+    beamInput.insert(beamInput.end(), trace->targetIds.begin(), trace->targetIds.end() - 1);
+    const MarianForcedOutput beamForced = model->decodeForced(beamInput, enc, &ablation);
+    QVERIFY2(maxAbsDiff(trace->crossAttention, beamForced.crossAttention) < kTol, "beam cross rows");
+
+    // No ablation: bit-identical to the plain encode.
+    const MarianAblation none;
+    QVERIFY(!none.any());
+    QCOMPARE(model->encode(src, true, &none).selfAttention.toVector(), model->encode(src).selfAttention.toVector());
+    MarianAblation bad;
+    QVERIFY_THROWS_EXCEPTION(Error, bad.add(0, 2, 0, model->config()));
+    QVERIFY_THROWS_EXCEPTION(Error, bad.add(2, 0, 4, model->config()));
 }
 
 QTEST_GUILESS_MAIN(TestMarianDecode)

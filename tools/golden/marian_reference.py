@@ -133,6 +133,9 @@ class Marian:
         self.bias = W["final_logits_bias"].reshape(-1) if "final_logits_bias" in W else torch.zeros(V, dtype=dtype)
         self.pos = sinusoidal(config["max_position_embeddings"], D).to(dtype)
         self.act = ACTS[config["activation_function"]]
+        # Head ablation as transformers' (cross_attn_)layer_head_mask: {("encoder"|"decoder"|"cross", layer):
+        # tensor [H] of 0/1}; the post-softmax probabilities are multiplied by it (and returned so).
+        self.head_mask = {}
 
     def _ln(self, x, p):
         return torch.nn.functional.layer_norm(x, (self.D,), self.W[p + ".weight"], self.W[p + ".bias"], 1e-5)
@@ -140,8 +143,8 @@ class Marian:
     def _lin(self, x, p):
         return x @ self.W[p + ".weight"].T + self.W[p + ".bias"]
 
-    def _attn(self, x, kv, p, heads, mask):
-        """x [n, D], kv [m, D], mask additive [n, m] or None -> (out [n, D], probs [H, n, m])."""
+    def _attn(self, x, kv, p, heads, mask, hmask=None):
+        """x [n, D], kv [m, D], mask additive [n, m] or None, hmask [H] or None -> (out [n, D], probs [H, n, m])."""
         hd = self.D // heads
         q = self._lin(x, p + ".q_proj") * hd ** -0.5
         k = self._lin(kv, p + ".k_proj")
@@ -154,6 +157,8 @@ class Marian:
         if mask is not None:
             s = s + mask
         probs = torch.softmax(s, dim=-1)
+        if hmask is not None:
+            probs = probs * hmask.to(probs.dtype).view(heads, 1, 1)
         o = (probs @ v).transpose(0, 1).reshape(n, self.D)
         return self._lin(o, p + ".out_proj"), probs
 
@@ -166,7 +171,8 @@ class Marian:
         attns = []
         for i in range(self.cfg["encoder_layers"]):
             p = f"model.encoder.layers.{i}"
-            a, pr = self._attn(x, x, p + ".self_attn", self.cfg["encoder_attention_heads"], None)
+            a, pr = self._attn(x, x, p + ".self_attn", self.cfg["encoder_attention_heads"], None,
+                               self.head_mask.get(("encoder", i)))
             x = self._ln(x + a, p + ".self_attn_layer_norm")
             x = self._ln(x + self._ffn(x, p), p + ".final_layer_norm")
             attns.append(pr)
@@ -183,9 +189,9 @@ class Marian:
         H = self.cfg["decoder_attention_heads"]
         for i in range(self.cfg["decoder_layers"]):
             p = f"model.decoder.layers.{i}"
-            a, ps = self._attn(x, x, p + ".self_attn", H, causal)
+            a, ps = self._attn(x, x, p + ".self_attn", H, causal, self.head_mask.get(("decoder", i)))
             x = self._ln(x + a, p + ".self_attn_layer_norm")
-            a, pc = self._attn(x, enc, p + ".encoder_attn", H, None)
+            a, pc = self._attn(x, enc, p + ".encoder_attn", H, None, self.head_mask.get(("cross", i)))
             x = self._ln(x + a, p + ".encoder_attn_layer_norm")
             x = self._ln(x + self._ffn(x, p), p + ".final_layer_norm")
             selfs.append(ps)
