@@ -8,11 +8,13 @@
 // Set ATTNLENS_SCREENSHOT_DIR to also write PNGs of the page in the states tested (for review).
 
 #include "core/analysis/attention_maps.h"
+#include "core/decode/decode_session.h"
 #include "core/export/colormap.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/render/heatmap_scene.h"
+#include "ui/shell/inference_worker.h"
 #include "ui/translate/beam_view.h"
 #include "ui/translate/embeddings_view.h"
 #include "ui/translate/line_view.h"
@@ -31,6 +33,8 @@
 #include <QFile>
 #include <QLineEdit>
 #include <QProcess>
+#include <QLabel>
+#include <QPushButton>
 #include <QTableWidget>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -507,6 +511,53 @@ private slots:
         QCOMPARE(page.currentView(), TranslatePage::View::Matrix);
         QCOMPARE(page.document()->layer(), 1);
         QCOMPARE(page.document()->head(), 2);
+    }
+
+    // Ticking "off" in the Heads tab translates again without that head (its captured attention zero, the output
+    // that of a DecodeSession with the same ablation), the translation line says so and, once known, gives the
+    // plain translation; Rank by importance measures each head of the kind alone; Switch all on goes back.
+    void headAblationFromTheHeadsTab() {
+        TranslatePage page(nullptr, false);
+        page.resize(1280, 800);
+        page.show();
+        QVERIFY(loadAndTranslate(page, QStringLiteral("Das Haus ist sehr groß und alt.")));
+        page.document()->setKind(AttentionKind::Cross);
+        page.showView(TranslatePage::View::Heads);
+        HeadsLensView* lens = page.headsView();
+        QTableWidget* table = lens->table();
+        int row = -1;
+        for (int r = 0; r < table->rowCount(); ++r)
+            if (table->item(r, 0)->data(Qt::UserRole).toInt() == 1 && table->item(r, 0)->data(Qt::UserRole + 1).toInt() == 2) row = r;
+        QVERIFY(row >= 0);
+        table->item(row, 0)->setCheckState(Qt::Checked);
+        QVERIFY(page.ablation().any());
+        QTRY_VERIFY_WITH_TIMEOUT(page.worker()->pendingJobs() == 0 && !page.baselineTranslation().isEmpty(), 30000);
+        const auto trace = page.document()->trace();
+        QCOMPARE(trace->crossAttention.sub({1, 2}).matrix().cwiseAbs().maxCoeff(), 0.0f);
+        const MarianFolder& folder = page.document()->model();
+        DecodeOptions options;
+        options.numBeams = 1;
+        options.maxNewTokens = page.document()->snapshot()->maxNewTokens;
+        options.ablation = page.ablation();
+        DecodeSession direct(folder.model, folder.tokenizer, trace->source, options);
+        direct.run();
+        QCOMPARE(trace->targetIds, direct.trace()->targetIds);
+        const QString line = page.findChild<QLabel*>("translation")->text();
+        QVERIFY2(line.contains("1 head off") && line.contains("with all heads"), qPrintable(line));
+        QCOMPARE(lens->ablated(), (std::vector<std::pair<int, int>>{{1, 2}}));
+
+        page.findChild<QPushButton*>("headsRank")->click();
+        QTRY_VERIFY_WITH_TIMEOUT(page.worker()->pendingJobs() == 0 && lens->hasImportance(), 30000);
+        QVERIFY(lens->showingImportance());
+        const RowMatrix drop = lens->grid()->scene().values;
+        QCOMPARE(drop.rows(), Eigen::Index(folder.model->config().decoderLayers));
+        QVERIFY(drop.allFinite() && drop.cwiseAbs().maxCoeff() > 0);
+        maybeScreenshot(&page, QStringLiteral("translate-ablation"));
+
+        page.findChild<QPushButton*>("headsAllOn")->click();
+        QTRY_VERIFY_WITH_TIMEOUT(page.worker()->pendingJobs() == 0 && !page.ablation().any(), 30000);
+        QVERIFY(!page.findChild<QLabel*>("translation")->text().contains("head off"));
+        QVERIFY(page.document()->trace()->crossAttention.sub({1, 2}).matrix().cwiseAbs().maxCoeff() > 0);
     }
 
     void errorsKeepInput() {

@@ -168,6 +168,7 @@ QWidget* TranslatePage::buildViews() {
     m_tabs->addTab(m_embeddingsView, tr("Embeddings"));
     m_tabs->addTab(m_beamView, tr("Beam"));
     m_headsView = new HeadsLensView(m_tabs);
+    m_headsView->setAblationEnabled(true);
     m_tabs->addTab(m_headsView, tr("Heads"));
     // The step panel scrolls when the window is short (it never sets the window's minimum height).
     auto* stepScroll = new QScrollArea(splitter);
@@ -193,19 +194,23 @@ void TranslatePage::connectViews() {
         showView(View::Matrix);
     });
     connect(m_tabs, &QTabWidget::currentChanged, this, &TranslatePage::refreshHeads);
+    connect(m_headsView, &HeadsLensView::ablationRequested, this, [this](std::vector<std::pair<int, int>> heads) {
+        // The lens shows one kind: replace that kind's switched-off heads, keep the others'.
+        MarianAblation next = m_ablation;
+        auto& perLayer = m_doc->kind() == AttentionKind::EncoderSelf ? next.encoder
+                         : m_doc->kind() == AttentionKind::DecoderSelf ? next.decoder
+                                                                       : next.cross;
+        perLayer.clear();
+        for (const auto& [layer, head] : heads) next.add(static_cast<int>(m_doc->kind()), layer, head, m_doc->model().model->config());
+        setAblation(std::move(next));
+    });
+    connect(m_headsView, &HeadsLensView::importanceRequested, this, &TranslatePage::rankHeadsByImportance);
     connect(m_doc, &TranslationDocument::snapshotChanged, this, &TranslatePage::refreshHeads);
     connect(m_doc, &TranslationDocument::selectionChanged, this, &TranslatePage::refreshHeads);
     connect(m_doc, &TranslationDocument::selectionChanged, this, &TranslatePage::syncSelectors);
     connect(m_doc, &TranslationDocument::modelChanged, this, &TranslatePage::syncSelectors);
     connect(m_doc, &TranslationDocument::snapshotChanged, this, [this] {
-        const auto t = m_doc->trace();
-        m_translation->setText(t ? tr("<span style='color:%3'>translation:</span> <b>%1</b>%2")
-                                       .arg(QString::fromStdString(t->translation).toHtmlEscaped(),
-                                            m_doc->selectedBeamNode() > 0
-                                                ? tr(" (beam node %1)").arg(m_doc->selectedBeamNode())
-                                                : QString(),
-                                            palette().color(QPalette::PlaceholderText).name())
-                                 : QString());
+        refreshTranslationLabel();
         updateButtons();
     });
 }
@@ -484,6 +489,8 @@ void TranslatePage::openModel(const QString& dir) {
         },
         [this, dir](std::shared_ptr<LoadedMarian> loaded) {
             m_precisionNote = loaded->note;
+            if (loaded->folder.model->dir() != (m_doc->hasModel() ? m_doc->model().model->dir() : std::filesystem::path()))
+                m_ablation = {}; // another model's heads
             m_doc->setModel(loaded->folder, dir);
             showStatus(m_precisionNote.empty() ? tr("Loaded %1.").arg(m_doc->modelDescription())
                                                : tr("Loaded %1. %2").arg(m_doc->modelDescription(), m_precisionNote.sentence));
@@ -524,6 +531,8 @@ void TranslatePage::translate() {
     DecodeOptions options;
     options.numBeams = m_mode->currentIndex() == 1 ? m_beamWidth->value() : 1;
     options.maxNewTokens = m_maxLength->value();
+    options.ablation = m_ablation;
+    m_baselineTranslation.clear();
     const MarianFolder model = m_doc->model();
     auto slot = m_slot;
     const int generation = ++m_generation;
@@ -569,6 +578,7 @@ void TranslatePage::showTranslationSlice(const std::shared_ptr<const Translation
         return;
     }
     m_lastTranslateMs = m_clock.elapsed();
+    if (m_ablation.any()) compareWithAllHeads();
     showStatus(tr("Translated in %1 ms: %2 steps, %3. Step back with ◀ or Alt+Left.")
                    .arg(m_lastTranslateMs)
                    .arg(snapshot->step)
@@ -669,6 +679,7 @@ void TranslatePage::refreshHeads() {
         return;
     }
     const HeadStats stats = computeHeadStats(attention, headStatsOptions(*trace, kind));
+    if (m_headsView->hasImportance() && (m_rankedFor != trace.get() || m_rankedKind != kind)) m_headsView->clearImportance();
     const auto snapshot = m_doc->snapshot();
     m_headsView->setStats(stats,
                           tr("%1 at step %2: %3 query pieces × %4 key pieces")
@@ -678,6 +689,14 @@ void TranslatePage::refreshHeads() {
                               .arg(attention.dim(3)),
                           tr("tokens"));
     m_headsView->setCurrentHead(m_doc->layer(), m_doc->head());
+    std::vector<std::pair<int, int>> off;
+    const auto& perLayer = kind == AttentionKind::EncoderSelf ? m_ablation.encoder
+                           : kind == AttentionKind::DecoderSelf ? m_ablation.decoder
+                                                                : m_ablation.cross;
+    for (int l = 0; l < static_cast<int>(perLayer.size()); ++l)
+        for (int h : perLayer[static_cast<size_t>(l)]) off.emplace_back(l, h);
+    std::sort(off.begin(), off.end());
+    m_headsView->setAblated(off);
 }
 
 void TranslatePage::showView(View view) {

@@ -18,6 +18,7 @@
 
 #include <QElapsedTimer>
 
+#include "core/models/marian_model.h"
 #include "ui/shell/help_dialogs.h"
 
 #include <QWidget>
@@ -91,6 +92,15 @@ public:
     EmbeddingsView* embeddingsView() const { return m_embeddingsView; }
     BeamView* beamView() const { return m_beamView; }
     HeadsLensView* headsView() const { return m_headsView; }
+    // Head ablation (the Heads tab's "off" column; translate_ablation.cpp): these heads off for every
+    // translation from now on (translated again at once); forgotten when another model loads.
+    void setAblation(MarianAblation ablation);
+    const MarianAblation& ablation() const { return m_ablation; }
+    // The plain model's translation of the input on screen while heads are off (empty otherwise / until known).
+    QString baselineTranslation() const { return m_baselineTranslation; }
+    // Every head of the shown kind switched off alone: the drop of the shown translation's log-probability
+    // (teacher-forced), on the worker; shown in the Heads tab as "importance".
+    void rankHeadsByImportance();
     StepPanel* stepPanel() const { return m_stepPanel; }
     TokenChips* chips(TokenSide side) const;
     QString statusText() const;
@@ -124,6 +134,8 @@ private:
     QToolButton* buildExportButton(QWidget* parent);
     void connectViews();
     void refreshHeads(); // the Heads tab: statistics of the shown kind at the shown step (when visible)
+    void refreshTranslationLabel();
+    void compareWithAllHeads(); // after an ablated translation: the plain one, on the worker
     void addStepShortcuts();
     void connectWorker();
     QWidget* buildStatusBar();
@@ -161,6 +173,10 @@ private:
     QLabel* m_status = nullptr;
     PageMessage* m_message = nullptr;
     HeadsLensView* m_headsView = nullptr;
+    MarianAblation m_ablation;
+    QString m_baselineTranslation;
+    const void* m_rankedFor = nullptr; // the trace the Heads tab's importance was measured on
+    AttentionKind m_rankedKind = AttentionKind::Cross;
     QTabWidget* m_tabs = nullptr;
     TokenChips* m_sourceChips = nullptr;
     TokenChips* m_targetChips = nullptr;

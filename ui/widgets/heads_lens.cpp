@@ -319,6 +319,14 @@ void HeadsLensView::setImportance(const RowMatrix& drop, const QString& descript
     showImportance();
 }
 
+void HeadsLensView::clearImportance() {
+    if (!hasImportance()) return;
+    m_importance = RowMatrix();
+    if (const int i = m_statisticBox->findData(-1); i >= 0) m_statisticBox->removeItem(i);
+    if (m_showImportance) setStatistic(HeadStatistic::Entropy);
+    if (m_hasStats) refreshTable();
+}
+
 void HeadsLensView::showImportance() {
     if (!hasImportance()) return;
     m_showImportance = true;

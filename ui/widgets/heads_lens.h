@@ -52,6 +52,7 @@ public:
     // [layers, heads]: how much the original output's log-probability drops with each head alone off.
     void setImportance(const RowMatrix& drop, const QString& description);
     bool hasImportance() const { return m_importance.size() > 0; }
+    void clearImportance(); // the input changed: the ranking no longer applies
     // The statistic shown in the grid: one of HeadStatistic, or the importance (after setImportance).
     void showImportance();
     bool showingImportance() const { return m_showImportance; }
