@@ -14,10 +14,12 @@
 #include "ui/vision/vision_document.h"
 #include "ui/vision/vision_page.h"
 #include "ui/widgets/heads_lens.h"
+#include "core/analysis/attention_flow.h"
 #include "core/analysis/head_stats.h"
 #include "ui/widgets/heatmap_view.h"
 
 #include <QAbstractButton>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
 #include <QLabel>
@@ -71,6 +73,7 @@ private slots:
     void wideAndTallPicturesKeepTheWindowSize();
     void headStatisticsLens();
     void headAblationFromTheLens();
+    void attentionFlowMap();
     void modelOpenedDuringAnalysisReanalyses(); // last: it switches the page to another model
 
 private:
@@ -98,6 +101,7 @@ void TestVisionPage::init() {
     doc()->selectCls();
     doc()->setKeySide(false);
     doc()->setRollout(false);
+    doc()->setFlow(false);
     doc()->setHead(-1);
     doc()->setFusion(HeadFusion::Mean);
     doc()->setReduce(TokenReduce::Sum);
@@ -587,6 +591,40 @@ void TestVisionPage::headAblationFromTheLens() {
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
         m_page->findChild<QDialog*>("headsDialog")->grab().save(QString::fromLocal8Bit(dir) + "/vision-importance.png");
     m_page->findChild<QDialog*>("headsDialog")->close();
+}
+
+// Map → Attention flow: computed on the worker and equal to core's attentionFlow of the query (CLS, then two
+// patches summed) through layers 0..L; rollout and flow exclude each other; key side is off in flow mode.
+void TestVisionPage::attentionFlowMap() {
+    auto* flow = m_page->findChild<QCheckBox*>("flow");
+    QVERIFY(flow);
+    flow->setChecked(true);
+    QVERIFY(doc()->flow() && !doc()->rollout());
+    QTRY_VERIFY_WITH_TIMEOUT(!m_page->isBusy() && !doc()->flowPending(), 30000);
+    FlowOptions options;
+    options.lastLayer = doc()->layer();
+    const Tensor& att = doc()->image()->result.output.attentions;
+    std::vector<float> f = attentionFlow(att, 0, options);
+    RowMatrix expected = tokensToGrid(Eigen::Map<const Eigen::VectorXf>(f.data(), Eigen::Index(f.size())), doc()->gridRows(), doc()->gridCols());
+    QVERIFY((doc()->currentMap() - expected).cwiseAbs().maxCoeff() < 1e-6f);
+    QVERIFY(doc()->mapDescription().startsWith("attention flow"));
+    QVERIFY(!m_page->findChild<QCheckBox*>("keySide")->isEnabled());
+    // Two patches, summed; a lower layer.
+    doc()->setLayer(1);
+    doc()->selectPatches({3, 10});
+    QTRY_VERIFY_WITH_TIMEOUT(!m_page->isBusy() && !doc()->flowPending(), 30000);
+    options.lastLayer = 1;
+    const std::vector<float> a = attentionFlow(att, 4, options), b = attentionFlow(att, 11, options);
+    Eigen::VectorXf sum(Eigen::Index(a.size()));
+    for (size_t i = 0; i < a.size(); ++i) sum(Eigen::Index(i)) = a[i] + b[i];
+    expected = tokensToGrid(sum, doc()->gridRows(), doc()->gridCols());
+    QVERIFY((doc()->currentMap() - expected).cwiseAbs().maxCoeff() < 1e-5f);
+    if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
+        m_page->grab().save(QString::fromLocal8Bit(dir) + "/vision-flow.png");
+    // Rollout switches flow off.
+    m_page->findChild<QCheckBox*>("rollout")->setChecked(true);
+    QVERIFY(doc()->rollout() && !doc()->flow());
+    QVERIFY(!flow->isChecked());
 }
 
 QTEST_MAIN(TestVisionPage)

@@ -62,6 +62,7 @@ void VisionDocument::setModel(std::shared_ptr<const VitModel> model) {
     m_model = std::move(model);
     m_image.reset();
     m_rolloutCache.clear();
+    m_flowKey = {};
     m_query = Query::Cls;
     m_patches.clear();
     m_layer = m_model ? m_model->config().numLayers - 1 : 0;
@@ -76,6 +77,7 @@ void VisionDocument::setImage(std::shared_ptr<const VisionImage> image) {
     const int oldRows = gridRows(), oldCols = gridCols();
     m_image = std::move(image);
     m_rolloutCache.clear();
+    m_flowKey = {}; // the flow belongs to the previous picture
     bool selection = false;
     if (gridRows() != oldRows || gridCols() != oldCols) {
         selection = m_query != Query::Cls;
@@ -166,6 +168,25 @@ void VisionDocument::setFusion(HeadFusion fusion) {
 void VisionDocument::setRollout(bool rollout) {
     if (rollout == m_rollout) return;
     m_rollout = rollout;
+    if (rollout) m_flow = false;
+    emit viewChanged();
+}
+
+void VisionDocument::setFlow(bool flow) {
+    if (flow == m_flow) return;
+    m_flow = flow;
+    if (flow) m_rollout = false;
+    emit viewChanged();
+}
+
+VisionDocument::FlowKey VisionDocument::flowKey() const {
+    return {m_layer, m_fusion, queryTokens(), m_reduce};
+}
+
+void VisionDocument::setFlowMap(const FlowKey& key, RowMatrix map) {
+    if (!(key == flowKey()) || !m_image) return;
+    m_flowKey = key;
+    m_flowMap = std::move(map);
     emit viewChanged();
 }
 
@@ -225,12 +246,16 @@ RowMatrix VisionDocument::mapFor(int layer, const HeadSelection& heads, bool rol
 }
 
 RowMatrix VisionDocument::currentMap() const {
+    if (m_flow && m_image) {
+        if (m_flowKey == flowKey()) return m_flowMap;
+        return RowMatrix::Zero(gridRows(), gridCols()); // being computed
+    }
     return mapFor(m_layer, {m_rollout ? -1 : m_head, m_fusion}, m_rollout);
 }
 
 std::vector<RowMatrix> VisionDocument::headMaps() const {
     std::vector<RowMatrix> maps;
-    if (!m_image || m_rollout) return maps;
+    if (!m_image || m_rollout || m_flow) return maps;
     for (int h = 0; h < numHeads(); ++h) maps.push_back(mapFor(m_layer, {h, m_fusion}, false));
     return maps;
 }
@@ -252,6 +277,11 @@ QString VisionDocument::queryDescription() const {
 }
 
 QString VisionDocument::mapDescription() const {
+    if (m_flow)
+        return tr("attention flow 0–%1 (%2 of heads) · %3 → patches%4")
+            .arg(m_layer)
+            .arg(QString::fromStdString(std::string(headFusionName(m_fusion))), queryDescription(),
+                 flowPending() ? tr(" · computing…") : QString());
     const QString heads = m_rollout ? tr("rollout 0–%1 (%2 of heads)").arg(m_layer).arg(QString::fromStdString(std::string(headFusionName(m_fusion))))
                           : m_head >= 0 ? tr("layer %1 · head %2").arg(m_layer).arg(m_head)
                                         : tr("layer %1 · %2 of heads").arg(m_layer).arg(QString::fromStdString(std::string(headFusionName(m_fusion))));

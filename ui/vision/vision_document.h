@@ -101,7 +101,22 @@ public:
     HeadFusion fusion() const { return m_fusion; }
     void setFusion(HeadFusion fusion);
     bool rollout() const { return m_rollout; } // rollout through layers 0..layer, heads fused
-    void setRollout(bool rollout);
+    void setRollout(bool rollout);              // turns flow off
+    // Attention flow (core/analysis/attention_flow.h) of the query tokens through layers 0..layer, heads fused;
+    // turns rollout off; query → patches only (key side is ignored). The page computes the map on its worker
+    // and hands it back with setFlowMap(); until then currentMap() is zero and flowPending() is true.
+    bool flow() const { return m_flow; }
+    void setFlow(bool flow);
+    struct FlowKey {
+        int layer = -1;
+        HeadFusion fusion = HeadFusion::Mean;
+        std::vector<int> tokens;
+        TokenReduce reduce = TokenReduce::Sum;
+        bool operator==(const FlowKey&) const = default;
+    };
+    FlowKey flowKey() const;
+    bool flowPending() const { return m_flow && m_image && !(m_flowKey == flowKey()); }
+    void setFlowMap(const FlowKey& key, RowMatrix map); // ignored unless it is the current key
 
     // --- look ------------------------------------------------------------------------------
     float opacity() const { return m_opacity; }
@@ -151,6 +166,9 @@ private:
     int m_head = -1;
     HeadFusion m_fusion = HeadFusion::Mean;
     bool m_rollout = false;
+    bool m_flow = false;
+    FlowKey m_flowKey;  // the key m_flowMap was computed for
+    RowMatrix m_flowMap; // [rows, cols]
     float m_opacity = 0.6f;
     ColorMap m_colorMap = ColorMap::Inferno;
     bool m_smooth = true;

@@ -2,6 +2,8 @@
 // that follows the picture and the chosen layer and head.
 #include "ui/vision/vision_page.h"
 
+#include "core/analysis/attention_flow.h"
+#include "core/analysis/attention_maps.h"
 #include "core/analysis/head_stats.h"
 #include "ui/vision/vision_document.h"
 #include "ui/widgets/heads_lens.h"
@@ -141,6 +143,43 @@ void VisionPage::rankHeadsByImportance() {
         [this](std::pair<RowMatrix, QString> result) {
             if (m_headsLens) m_headsLens->setImportance(result.first, result.second);
         });
+}
+
+void VisionPage::requestFlow() {
+    const VisionDocument::FlowKey key = m_doc->flowKey();
+    if (key == m_flowRequested) return; // already on its way
+    const auto image = m_doc->image();
+    if (!image) return;
+    const int tokens = static_cast<int>(image->result.output.attentions.dim(2));
+    const int64_t cost = attentionFlowCost(key.layer + 1, tokens) * static_cast<int64_t>(key.tokens.size());
+    if (cost > kFlowBudget) {
+        showNotice(tr("Attention flow of %1 query token(s) over %2 tokens through %3 layers is %4× more work than "
+                      "the budget (≈ 3 s); showing rollout instead.")
+                       .arg(key.tokens.size())
+                       .arg(tokens)
+                       .arg(key.layer + 1)
+                       .arg(static_cast<double>(cost) / static_cast<double>(kFlowBudget), 0, 'f', 1));
+        m_doc->setRollout(true);
+        return;
+    }
+    m_flowRequested = key;
+    const int rows = m_doc->gridRows(), cols = m_doc->gridCols();
+    m_worker->run<RowMatrix>(
+        tr("Attention flow"),
+        [image, key, rows, cols](const Callbacks& cb) {
+            FlowOptions options;
+            options.fusion = key.fusion;
+            options.lastLayer = key.layer;
+            const Tensor& attentions = image->result.output.attentions;
+            Eigen::VectorXf total = Eigen::VectorXf::Zero(attentions.dim(2));
+            for (int q : key.tokens) {
+                const std::vector<float> f = attentionFlow(attentions, q, options, cb);
+                total += Eigen::Map<const Eigen::VectorXf>(f.data(), static_cast<Eigen::Index>(f.size()));
+            }
+            if (key.reduce == TokenReduce::Mean && !key.tokens.empty()) total /= static_cast<float>(key.tokens.size());
+            return tokensToGrid(total, rows, cols);
+        },
+        [this, key](RowMatrix grid) { m_doc->setFlowMap(key, std::move(grid)); });
 }
 
 } // namespace attnlens::ui

@@ -157,7 +157,10 @@ void VisionPage::connectDocument() {
 // Worker → errors (progress and Cancel: the JobStatus in the bar).
 void VisionPage::connectWorker() {
     connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& msg) { showError(msg); });
-    connect(m_worker, &InferenceWorker::cancelled, this, [this](int) { showNotice(tr("Cancelled.")); });
+    connect(m_worker, &InferenceWorker::cancelled, this, [this](int) {
+        m_flowRequested = {}; // a cancelled flow is asked for again when next needed
+        showNotice(tr("Cancelled."));
+    });
 }
 
 QWidget* VisionPage::buildSidebar() {
@@ -238,9 +241,16 @@ QWidget* VisionPage::buildMapBox(QWidget* panel) {
     m_rollout->setToolTip(tr("Attention rollout (Abnar & Zuidema 2020): heads fused, residual added, "
                              "layers multiplied up to the chosen layer"));
     connect(m_rollout, &QCheckBox::toggled, m_doc, &VisionDocument::setRollout);
+    m_flow = new QCheckBox(tr("Attention flow through layers 0…L"), mapBox);
+    m_flow->setObjectName(QStringLiteral("flow"));
+    m_flow->setToolTip(tr("Attention flow (Abnar & Zuidema 2020): a maximum flow through the layers, heads fused and "
+                          "the residual added — unlike rollout, a path is only as strong as its weakest edge. One "
+                          "max-flow per patch: computed on the worker; too large an input falls back to rollout."));
+    connect(m_flow, &QCheckBox::toggled, m_doc, &VisionDocument::setFlow);
     mapForm->addRow(tr("Layer:"), m_layer);
     mapForm->addRow(tr("Head:"), m_head);
     mapForm->addRow(m_rollout);
+    mapForm->addRow(m_flow);
     auto* headStats = new QPushButton(tr("Head statistics…"), mapBox);
     headStats->setObjectName(QStringLiteral("headStatsButton"));
     headStats->setToolTip(tr("What every head does on this picture: entropy, distance, share on CLS, … (sortable)"));
@@ -548,7 +558,7 @@ void VisionPage::dropEvent(QDropEvent* event) {
 }
 
 void VisionPage::syncControls() {
-    const QSignalBlocker b1(m_layer), b2(m_head), b3(m_rollout), b4(m_keySide), b5(m_reduce);
+    const QSignalBlocker b1(m_layer), b2(m_head), b3(m_rollout), b4(m_keySide), b5(m_reduce), b6(m_flow);
     const int layers = m_doc->numLayers(), heads = m_doc->numHeads();
     if (m_layer->count() != layers) {
         m_layer->clear();
@@ -557,9 +567,11 @@ void VisionPage::syncControls() {
     m_layer->setCurrentIndex(m_doc->layer());
     m_head->setHeadCount(heads);
     m_head->setSelection({m_doc->head(), m_doc->fusion()});
-    m_head->setEnabled(!m_doc->rollout() || m_doc->head() < 0);
+    m_head->setEnabled((!m_doc->rollout() && !m_doc->flow()) || m_doc->head() < 0);
     m_rollout->setChecked(m_doc->rollout());
+    m_flow->setChecked(m_doc->flow());
     m_keySide->setChecked(m_doc->keySide());
+    m_keySide->setEnabled(!m_doc->flow()); // flow is query → patches only
     m_reduce->setCurrentIndex(m_doc->reduce() == TokenReduce::Sum ? 0 : 1);
     m_reduce->setEnabled(m_doc->patches().size() > 1);
     m_clsButton->setChecked(m_doc->query() == VisionDocument::Query::Cls);
@@ -613,6 +625,7 @@ void VisionPage::refreshPredictions() {
 
 void VisionPage::refreshMaps() {
     syncControls();
+    if (m_doc->flowPending()) requestFlow();
     if (!m_doc->hasImage()) {
         m_imageView->clear();
         m_rawMap->setMatrix(RowMatrix());
@@ -646,6 +659,7 @@ void VisionPage::refreshMaps() {
     m_headsGrid->setTiles(std::move(heads), headTitles);
     m_headsGrid->setSelected(m_doc->rollout() ? -1 : m_doc->head());
     m_headsTitle->setText(m_doc->rollout() ? tr("Heads — rollout fuses the heads; untick Rollout to see them")
+                          : m_doc->flow()  ? tr("Heads — attention flow fuses the heads; untick it to see them")
                                            : tr("Heads of layer %1 — click one to show it").arg(m_doc->layer()));
 
     std::vector<QImage> layers;
@@ -660,7 +674,7 @@ void VisionPage::refreshMaps() {
                           : m_doc->head() >= 0
                               ? tr("head %1 in every layer").arg(m_doc->head())
                               : tr("%1 of heads in every layer").arg(QString::fromUtf8(headFusionName(m_doc->fusion()).data()));
-    m_layersTitle->setText(tr("Layers — %1").arg(which));
+    m_layersTitle->setText(m_doc->flow() ? tr("Layers — attention (%1), not flow").arg(which) : tr("Layers — %1").arg(which));
 
     const double updateMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
     m_timing->setProperty("updateMs", updateMs);

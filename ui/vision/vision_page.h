@@ -123,6 +123,7 @@ private:
     void connectWorker();
     void refreshHeadStats();    // vision_heads.cpp
     void refreshAblationNote(); // vision_heads.cpp
+    void requestFlow();         // vision_heads.cpp: the attention flow map of the current key, on the worker
     void runImage(ImageU8 image, const QString& source, const QString& path);
     // Analyses the picture `load` returns (on the worker) with the current model and shows it.
     void analyse(std::function<ImageU8()> load, const QString& source, const QString& path);
@@ -166,6 +167,8 @@ private:
     QComboBox* m_layer = nullptr;
     HeadCombo* m_head = nullptr;
     QCheckBox* m_rollout = nullptr;
+    QCheckBox* m_flow = nullptr;
+    VisionDocument::FlowKey m_flowRequested; // the flow map asked of the worker last
     QDialog* m_headsDialog = nullptr;
     HeadsLensView* m_headsLens = nullptr;
     QSlider* m_opacity = nullptr;
