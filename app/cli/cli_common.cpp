@@ -95,18 +95,22 @@ void applyPrecision(const Args& args) {
     }
 }
 
+std::optional<std::pair<int, int>> parseIntPair(const std::string& text, char separator) {
+    const size_t at = text.find(separator);
+    if (at == std::string::npos) return std::nullopt;
+    int a = 0, b = 0;
+    const char* end = text.data() + text.size();
+    const auto r1 = std::from_chars(text.data(), text.data() + at, a);
+    const auto r2 = std::from_chars(text.data() + at + 1, end, b);
+    if (r1.ec != std::errc() || r1.ptr != text.data() + at || r2.ec != std::errc() || r2.ptr != end) return std::nullopt;
+    return std::pair(a, b);
+}
+
 std::pair<int, int> parseLayerHead(const std::string& flag, const std::string& item) {
-    const size_t colon = item.find(':');
-    int layer = -1, head = -1;
-    bool ok = colon != std::string::npos;
-    if (ok) {
-        const auto r1 = std::from_chars(item.data(), item.data() + colon, layer);
-        const auto r2 = std::from_chars(item.data() + colon + 1, item.data() + item.size(), head);
-        ok = r1.ec == std::errc() && r1.ptr == item.data() + colon && r2.ec == std::errc() &&
-             r2.ptr == item.data() + item.size() && layer >= 0 && head >= 0;
-    }
-    if (!ok) throw UsageError(flag + ": expected LAYER:HEAD (numbers from 0), got '" + item + "'");
-    return {layer, head};
+    const auto pair = parseIntPair(item, ':');
+    if (!pair || pair->first < 0 || pair->second < 0)
+        throw UsageError(flag + ": expected LAYER:HEAD (numbers from 0), got '" + item + "'");
+    return *pair;
 }
 
 std::vector<std::pair<int, int>> parseHeadList(const std::string& flag, const std::string& text, int layers, int heads) {

@@ -30,7 +30,6 @@
 #include "core/models/vit_model.h"
 #include "core/util/error.h"
 
-#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -74,16 +73,9 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
     }
     int token = 0;
     if (query != "cls") {
-        const auto comma = query.find(',');
-        int row = -1, col = -1;
-        bool ok = comma != std::string::npos;
-        if (ok) {
-            const auto r1 = std::from_chars(query.data(), query.data() + comma, row);
-            const auto r2 = std::from_chars(query.data() + comma + 1, query.data() + query.size(), col);
-            ok = r1.ec == std::errc() && r1.ptr == query.data() + comma && r2.ec == std::errc() &&
-                 r2.ptr == query.data() + query.size();
-        }
-        if (!ok) throw cli::UsageError("--query: expected cls, rollout, flow or ROW,COL, got '" + query + "'");
+        const auto patch = cli::parseIntPair(query, ',');
+        if (!patch) throw cli::UsageError("--query: expected cls, rollout, flow or ROW,COL, got '" + query + "'");
+        const auto [row, col] = *patch;
         if (row < 0 || row >= grid.rows() || col < 0 || col >= grid.cols())
             throw cli::UsageError("--query: patch " + query + " is outside the " + std::to_string(grid.rows()) + "×" +
                                   std::to_string(grid.cols()) + " grid (rows and columns are numbered from 0)");

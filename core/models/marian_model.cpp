@@ -272,11 +272,20 @@ std::span<const int> offIn(const std::vector<std::vector<int>>& perLayer, int la
 
 } // namespace
 
-bool MarianAblation::any() const {
-    for (const auto* kind : {&encoder, &decoder, &cross})
-        for (const auto& heads : *kind)
-            if (!heads.empty()) return true;
-    return false;
+bool MarianAblation::any() const { return count() > 0; }
+
+int MarianAblation::count() const {
+    int n = 0;
+    for (int kind = 0; kind < 3; ++kind)
+        for (const auto& heads : perLayer(kind)) n += static_cast<int>(heads.size());
+    return n;
+}
+
+std::vector<std::vector<int>>& MarianAblation::perLayer(int kind) {
+    return kind == 0 ? encoder : kind == 1 ? decoder : cross;
+}
+const std::vector<std::vector<int>>& MarianAblation::perLayer(int kind) const {
+    return kind == 0 ? encoder : kind == 1 ? decoder : cross;
 }
 
 void MarianAblation::add(int kind, int layer, int head, const MarianConfig& c) {
@@ -288,10 +297,26 @@ void MarianAblation::add(int kind, int layer, int head, const MarianConfig& c) {
         throw Error(std::string(kNames[kind]) + " head " + std::to_string(layer) + ":" + std::to_string(head) +
                     " is outside the " + std::to_string(layers) + " layers × " + std::to_string(heads) +
                     " heads (numbered from 0)");
-    auto& perLayer = kind == 0 ? encoder : kind == 1 ? decoder : cross;
-    if (perLayer.size() <= static_cast<size_t>(layer)) perLayer.resize(static_cast<size_t>(layer) + 1);
-    auto& list = perLayer[static_cast<size_t>(layer)];
+    auto& layersOff = perLayer(kind);
+    if (layersOff.size() <= static_cast<size_t>(layer)) layersOff.resize(static_cast<size_t>(layer) + 1);
+    auto& list = layersOff[static_cast<size_t>(layer)];
     if (std::find(list.begin(), list.end(), head) == list.end()) list.push_back(head);
+}
+
+std::vector<std::pair<int, int>> MarianAblation::heads(int kind) const {
+    std::vector<std::pair<int, int>> pairs;
+    const auto& layersOff = perLayer(kind);
+    for (size_t l = 0; l < layersOff.size(); ++l)
+        for (int h : layersOff[l]) pairs.emplace_back(static_cast<int>(l), h);
+    std::sort(pairs.begin(), pairs.end());
+    return pairs;
+}
+
+void MarianAblation::setHeads(int kind, const std::vector<std::pair<int, int>>& heads, const MarianConfig& config) {
+    MarianAblation next = *this; // unchanged when a pair is out of range
+    next.perLayer(kind).clear();
+    for (const auto& [layer, head] : heads) next.add(kind, layer, head, config);
+    *this = std::move(next);
 }
 
 std::span<const int> MarianAblation::encoderOff(int layer) const { return offIn(encoder, layer); }

@@ -23,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnlens {
@@ -118,6 +119,14 @@ struct MarianAblation {
     std::span<const int> encoderOff(int layer) const;
     std::span<const int> decoderOff(int layer) const;
     std::span<const int> crossOff(int layer) const;
+    // One kind's heads off as sorted (layer, head) pairs; setHeads() replaces that kind's (checked as add()).
+    std::vector<std::pair<int, int>> heads(int kind) const;
+    void setHeads(int kind, const std::vector<std::pair<int, int>>& heads, const MarianConfig& config);
+    int count() const; // heads off, all kinds
+
+private:
+    std::vector<std::vector<int>>& perLayer(int kind);
+    const std::vector<std::vector<int>>& perLayer(int kind) const;
 };
 
 struct MarianForcedOutput {

@@ -1,6 +1,7 @@
 // DecodeSession: greedy and beam ids equal the PyTorch reference (HF generate semantics), step/back/
 // reset state, captured rows equal a teacher-forced pass over the final output, beam tree shape.
 
+#include "core/analysis/head_importance.h"
 #include "core/decode/decode_session.h"
 #include "core/util/error.h"
 #include "marian_test_util.h"
@@ -47,6 +48,7 @@ private slots:
     void candidates();
     void cancel();
     void headAblationMatchesHeadMask();
+    void sequenceLogProbAndHeadImportance();
 };
 
 void TestMarianDecode::greedyMatchesReference_data() {
@@ -344,6 +346,31 @@ void TestMarianDecode::headAblationMatchesHeadMask() {
     MarianAblation bad;
     QVERIFY_THROWS_EXCEPTION(Error, bad.add(0, 2, 0, model->config()));
     QVERIFY_THROWS_EXCEPTION(Error, bad.add(2, 0, 4, model->config()));
+}
+
+// marianSequenceLogProb equals the sum of the decoder's own per-token log-probabilities over the greedy output
+// (the last token left out: it may be a forced </s>, whose processed log-probability is 0); the importance of a
+// head is that log-probability's drop with the head off alone.
+void TestMarianDecode::sequenceLogProbAndHeadImportance() {
+    const auto model = MarianModel::load(variantDir("tiny-f32"));
+    const Json g = golden("tiny-f32")["cases"][0];
+    DecodeOptions opt;
+    opt.numBeams = 1;
+    opt.maxNewTokens = g["greedy"]["max_new_tokens"].get<int>();
+    DecodeSession session(model, nullptr, encodingFrom(g), opt);
+    session.run();
+    const auto trace = session.trace();
+    const std::vector<int> prefix(trace->targetIds.begin(), trace->targetIds.end() - 1);
+    double expected = 0;
+    for (size_t t = 0; t < prefix.size(); ++t) expected += trace->tokenLogprobs[t];
+    const double logp = marianSequenceLogProb(*model, trace->sourceIds, prefix);
+    QVERIFY2(std::abs(logp - expected) < 1e-3, qPrintable(QString("%1 vs %2").arg(logp).arg(expected)));
+    const RowMatrix drop = marianHeadImportance(*model, trace->sourceIds, prefix, 2);
+    QCOMPARE(drop.rows(), Eigen::Index(2));
+    QCOMPARE(drop.cols(), Eigen::Index(4));
+    MarianAblation one;
+    one.add(2, 1, 3, model->config());
+    QVERIFY(std::abs(drop(1, 3) - (logp - marianSequenceLogProb(*model, trace->sourceIds, prefix, &one))) < 1e-4);
 }
 
 QTEST_GUILESS_MAIN(TestMarianDecode)

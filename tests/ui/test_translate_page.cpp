@@ -75,6 +75,16 @@ bool loadAndTranslate(TranslatePage& page, const QString& input, int beam = 1) {
     return ready.wait(30000) && page.document()->snapshot() != nullptr;
 }
 
+// A 1280 × 800 page with a translated sentence, showing the Heads tab for cross-attention.
+bool showCrossAttentionHeads(TranslatePage& page) {
+    page.resize(1280, 800);
+    page.show();
+    if (!loadAndTranslate(page, QStringLiteral("Das Haus ist sehr groß und alt."))) return false;
+    page.document()->setKind(AttentionKind::Cross);
+    page.showView(TranslatePage::View::Heads);
+    return true;
+}
+
 // Runs one page action and waits for its result.
 template <typename F> bool act(TranslatePage& page, F action) {
     QSignalSpy ready(&page, &TranslatePage::resultReady);
@@ -475,11 +485,7 @@ private slots:
     // chosen statistic; the table sorts; clicking a head opens it in the Matrix view.
     void headsLensShowsStatisticsAndOpensHeads() {
         TranslatePage page(nullptr, false);
-        page.resize(1280, 800);
-        page.show();
-        QVERIFY(loadAndTranslate(page, QStringLiteral("Das Haus ist sehr groß und alt.")));
-        page.document()->setKind(AttentionKind::Cross);
-        page.showView(TranslatePage::View::Heads);
+        QVERIFY(showCrossAttentionHeads(page));
         HeadsLensView* lens = page.headsView();
         QVERIFY(lens->hasStats());
         const auto trace = page.document()->trace();
@@ -518,16 +524,10 @@ private slots:
     // plain translation; Rank by importance measures each head of the kind alone; Switch all on goes back.
     void headAblationFromTheHeadsTab() {
         TranslatePage page(nullptr, false);
-        page.resize(1280, 800);
-        page.show();
-        QVERIFY(loadAndTranslate(page, QStringLiteral("Das Haus ist sehr groß und alt.")));
-        page.document()->setKind(AttentionKind::Cross);
-        page.showView(TranslatePage::View::Heads);
+        QVERIFY(showCrossAttentionHeads(page));
         HeadsLensView* lens = page.headsView();
         QTableWidget* table = lens->table();
-        int row = -1;
-        for (int r = 0; r < table->rowCount(); ++r)
-            if (table->item(r, 0)->data(Qt::UserRole).toInt() == 1 && table->item(r, 0)->data(Qt::UserRole + 1).toInt() == 2) row = r;
+        const int row = lens->tableRow(1, 2);
         QVERIFY(row >= 0);
         table->item(row, 0)->setCheckState(Qt::Checked);
         QVERIFY(page.ablation().any());

@@ -550,9 +550,7 @@ void TestVisionPage::headAblationFromTheLens() {
     QTRY_VERIFY(lens->hasStats());
     QTableWidget* table = lens->table();
     QCOMPARE(table->horizontalHeaderItem(0)->text(), QStringLiteral("off"));
-    int row = -1;
-    for (int r = 0; r < table->rowCount(); ++r)
-        if (table->item(r, 0)->data(Qt::UserRole).toInt() == 1 && table->item(r, 0)->data(Qt::UserRole + 1).toInt() == 2) row = r;
+    const int row = lens->tableRow(1, 2);
     QVERIFY(row >= 0);
     table->item(row, 0)->setCheckState(Qt::Checked);
     QTRY_VERIFY_WITH_TIMEOUT(!m_page->isBusy() && !doc()->image()->ablated.empty(), 30000);

@@ -351,7 +351,6 @@ QWidget* PlaygroundPage::buildStages() {
     m_stageTabs->setDocumentMode(true);
     auto* stagesTab = new QWidget(m_stageTabs);
     auto* grid = new FixedRowsGrid(stagesTab);
-    m_stagesScroll = nullptr; // set below, with the tab
     grid->setContentsMargins(0, 6, 0, 0);
     grid->setSpacing(8);
     const std::array<QString, 5> titles = {tr("① Scores"), tr("② Scaled"), tr("③ Masked"),

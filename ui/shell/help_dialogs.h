@@ -6,8 +6,8 @@
 // text), plus the keys and gestures the views handle themselves (heatmaps, beam tree), which no object
 // carries.
 //
-//   const QList<ShortcutRow> rows = collectShortcuts(window);    // for tests and the dialog
-//   showShortcutsDialog(window);                                  // non-modal, one per window
+//   const QList<ShortcutRow> rows = collectShortcuts(window, {{"Vision", visionPage}});   // tests, the dialog
+//   showShortcutsDialog(window, pages);                                                   // non-modal, one per window
 //
 // A page explains its current view by implementing ExplainedPage (students' texts, rich text).
 

@@ -2,6 +2,7 @@
 // plain model, and ranking the heads of one kind by how much the translation leans on each.
 #include "ui/translate/translate_page.h"
 
+#include "core/analysis/head_importance.h"
 #include "core/decode/decode_session.h"
 #include "core/decode/trace_attention.h"
 #include "ui/shell/inference_worker.h"
@@ -12,34 +13,7 @@
 #include <QLineEdit>
 #include <QPalette>
 
-#include <cmath>
-
 namespace attnlens::ui {
-
-namespace {
-
-int countOff(const MarianAblation& a) {
-    int n = 0;
-    for (const auto* kind : {&a.encoder, &a.decoder, &a.cross})
-        for (const auto& heads : *kind) n += static_cast<int>(heads.size());
-    return n;
-}
-
-// Σ_t log softmax(logits[t])[target[t]]: the log-probability of a translation under teacher forcing.
-double sequenceLogProb(const Tensor& logits, const std::vector<int>& target) {
-    double sum = 0;
-    const ConstMatrixMap m = logits.matrix();
-    for (size_t t = 0; t < target.size() && static_cast<Eigen::Index>(t) < m.rows(); ++t) {
-        const auto row = m.row(static_cast<Eigen::Index>(t));
-        const double top = row.maxCoeff();
-        double z = 0;
-        for (Eigen::Index v = 0; v < row.size(); ++v) z += std::exp(static_cast<double>(row(v)) - top);
-        sum += static_cast<double>(row(target[t])) - top - std::log(z);
-    }
-    return sum;
-}
-
-} // namespace
 
 void TranslatePage::setAblation(MarianAblation ablation) {
     m_ablation = std::move(ablation);
@@ -59,7 +33,7 @@ void TranslatePage::refreshTranslationLabel() {
                             m_doc->selectedBeamNode() > 0 ? tr(" (beam node %1)").arg(m_doc->selectedBeamNode()) : QString(),
                             palette().color(QPalette::PlaceholderText).name());
     if (m_ablation.any()) {
-        const int n = countOff(m_ablation);
+        const int n = m_ablation.count();
         text += (n == 1 ? tr(" — <b>1 head off</b>") : tr(" — <b>%1 heads off</b>").arg(n));
         if (!m_baselineTranslation.isEmpty())
             text += tr("; with all heads: <i>%1</i>").arg(m_baselineTranslation.toHtmlEscaped());
@@ -96,28 +70,7 @@ void TranslatePage::rankHeadsByImportance() {
     m_worker->run<RowMatrix>(
         tr("Ranking heads"),
         [model, trace, kind](const Callbacks& cb) {
-            const MarianConfig& c = model.model->config();
-            const int layers = kind == AttentionKind::EncoderSelf ? c.encoderLayers : c.decoderLayers;
-            const int heads = kind == AttentionKind::EncoderSelf ? c.encoderHeads : c.decoderHeads;
-            std::vector<int> input = {c.generation.decoderStartTokenId};
-            input.insert(input.end(), trace->targetIds.begin(), trace->targetIds.end());
-            input.pop_back(); // the last target token is predicted, not fed
-            const auto base = [&](const MarianAblation* a) {
-                const MarianEncoderOutput enc = model.model->encode(trace->sourceIds, false, a);
-                return sequenceLogProb(model.model->decodeForced(input, enc, a).logits, trace->targetIds);
-            };
-            const double plain = base(nullptr);
-            RowMatrix drop(layers, heads);
-            for (int l = 0; l < layers; ++l)
-                for (int h = 0; h < heads; ++h) {
-                    cb.checkCancel();
-                    MarianAblation one;
-                    one.add(static_cast<int>(kind), l, h, c);
-                    drop(l, h) = static_cast<float>(plain - base(&one));
-                    cb.report(static_cast<double>(l * heads + h + 1) / (layers * heads),
-                              std::to_string(l * heads + h + 1) + " of " + std::to_string(layers * heads) + " heads");
-                }
-            return drop;
+            return marianHeadImportance(*model.model, trace->sourceIds, trace->targetIds, static_cast<int>(kind), cb);
         },
         [this, kind, trace](RowMatrix drop) {
             if (m_doc->kind() != kind || m_doc->trace() != trace) return; // the user moved on

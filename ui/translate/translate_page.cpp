@@ -197,11 +197,7 @@ void TranslatePage::connectViews() {
     connect(m_headsView, &HeadsLensView::ablationRequested, this, [this](std::vector<std::pair<int, int>> heads) {
         // The lens shows one kind: replace that kind's switched-off heads, keep the others'.
         MarianAblation next = m_ablation;
-        auto& perLayer = m_doc->kind() == AttentionKind::EncoderSelf ? next.encoder
-                         : m_doc->kind() == AttentionKind::DecoderSelf ? next.decoder
-                                                                       : next.cross;
-        perLayer.clear();
-        for (const auto& [layer, head] : heads) next.add(static_cast<int>(m_doc->kind()), layer, head, m_doc->model().model->config());
+        next.setHeads(static_cast<int>(m_doc->kind()), heads, m_doc->model().model->config());
         setAblation(std::move(next));
     });
     connect(m_headsView, &HeadsLensView::importanceRequested, this, &TranslatePage::rankHeadsByImportance);
@@ -689,14 +685,7 @@ void TranslatePage::refreshHeads() {
                               .arg(attention.dim(3)),
                           tr("tokens"));
     m_headsView->setCurrentHead(m_doc->layer(), m_doc->head());
-    std::vector<std::pair<int, int>> off;
-    const auto& perLayer = kind == AttentionKind::EncoderSelf ? m_ablation.encoder
-                           : kind == AttentionKind::DecoderSelf ? m_ablation.decoder
-                                                                : m_ablation.cross;
-    for (int l = 0; l < static_cast<int>(perLayer.size()); ++l)
-        for (int h : perLayer[static_cast<size_t>(l)]) off.emplace_back(l, h);
-    std::sort(off.begin(), off.end());
-    m_headsView->setAblated(off);
+    m_headsView->setAblated(m_ablation.heads(static_cast<int>(kind)));
 }
 
 void TranslatePage::showView(View view) {

@@ -4,6 +4,7 @@
 
 #include "core/analysis/attention_flow.h"
 #include "core/analysis/attention_maps.h"
+#include "core/analysis/head_importance.h"
 #include "core/analysis/head_stats.h"
 #include "ui/vision/vision_document.h"
 #include "ui/widgets/heads_lens.h"
@@ -107,41 +108,18 @@ void VisionPage::rankHeadsByImportance() {
     const auto model = m_doc->model();
     const auto& image = m_doc->image();
     if (!model || !image) return;
-    if (!model->hasClassifier()) {
-        showError(tr("Ranking heads needs a classifier: this checkpoint has none."));
-        return;
-    }
-    const Tensor pixels = image->result.input.pixels;
-    m_worker->run<std::pair<RowMatrix, QString>>(
+    // A checkpoint without classifier fails on the worker with core's message (the page's banner).
+    m_worker->run<VitHeadImportance>(
         tr("Ranking heads"),
-        [model, pixels](const Callbacks& cb) {
-            const VitConfig& c = model->config();
-            VitRunOptions plain;
-            plain.captureAttention = false;
-            const VitOutput base = model->forward(pixels, plain);
-            const auto top = model->topK(base, 1);
-            const int cls = top.front().index;
-            const double logp = std::log(std::max(1e-30, static_cast<double>(base.probabilities.at({cls}))));
-            RowMatrix drop(c.numLayers, c.numHeads);
-            for (int l = 0; l < c.numLayers; ++l)
-                for (int h = 0; h < c.numHeads; ++h) {
-                    cb.checkCancel();
-                    VitRunOptions off = plain;
-                    off.ablatedHeads = {{l, h}};
-                    const VitOutput o = model->forward(pixels, off);
-                    drop(l, h) = static_cast<float>(logp - std::log(std::max(1e-30, static_cast<double>(o.probabilities.at({cls})))));
-                    cb.report(static_cast<double>(l * c.numHeads + h + 1) / (c.numLayers * c.numHeads),
-                              std::to_string(l * c.numHeads + h + 1) + " of " + std::to_string(c.numLayers * c.numHeads) + " heads");
-                }
-            const QString text =
-                QObject::tr("Importance: how much log p(%1) drops when the head alone is switched off (all heads on: "
-                            "%2 %). Large = the prediction leans on this head; ≤ 0 = it does not.")
-                    .arg(QString::fromStdString(top.front().label).toHtmlEscaped())
-                    .arg(100.0 * top.front().probability, 0, 'f', 1);
-            return std::make_pair(drop, text);
-        },
-        [this](std::pair<RowMatrix, QString> result) {
-            if (m_headsLens) m_headsLens->setImportance(result.first, result.second);
+        [model, pixels = image->result.input.pixels](const Callbacks& cb) { return vitHeadImportance(*model, pixels, cb); },
+        [this](VitHeadImportance importance) {
+            if (!m_headsLens) return;
+            m_headsLens->setImportance(
+                importance.drop,
+                tr("Importance: how much log p(%1) drops when the head alone is switched off (all heads on: %2 %). "
+                   "Large = the prediction leans on this head; ≤ 0 = it does not.")
+                    .arg(QString::fromStdString(importance.top.label).toHtmlEscaped())
+                    .arg(100.0 * importance.top.probability, 0, 'f', 1));
         });
 }
 

@@ -344,18 +344,18 @@ QWidget* VisionPage::buildImageSide(QWidget* parent) {
     m_predictions = new PredictionsView(side);
     m_predictions->setObjectName(QStringLiteral("predictions"));
     sideLayout->addWidget(m_predictions);
-    m_domainNote = new QLabel(side);
-    m_domainNote->setObjectName(QStringLiteral("domainNote"));
-    m_domainNote->setWordWrap(true);
-    m_domainNote->setTextFormat(Qt::RichText);
-    m_domainNote->hide();
-    sideLayout->addWidget(m_domainNote);
-    m_ablationNote = new QLabel(side);
-    m_ablationNote->setObjectName(QStringLiteral("ablationNote"));
-    m_ablationNote->setWordWrap(true);
-    m_ablationNote->setTextFormat(Qt::RichText);
-    m_ablationNote->hide();
-    sideLayout->addWidget(m_ablationNote);
+    // Lines under the predictions, hidden until they have something to say.
+    auto note = [side, sideLayout](const char* name) {
+        auto* label = new QLabel(side);
+        label->setObjectName(QString::fromLatin1(name));
+        label->setWordWrap(true);
+        label->setTextFormat(Qt::RichText);
+        label->hide();
+        sideLayout->addWidget(label);
+        return label;
+    };
+    m_domainNote = note("domainNote");     // the picture is unlike the training data
+    m_ablationNote = note("ablationNote"); // heads switched off
     sideLayout->addSpacing(8);
     sideLayout->addWidget(caption(tr("Patch-grid map"), side));
     m_rawMap = new HeatmapView(side);

@@ -51,7 +51,9 @@ public:
     }
 };
 
-QTableWidgetItem* sortableNumber(float v, int decimals) { return new NumberItem(v, decimals); }
+// Every row's first item carries its head: (layer, head) in these roles.
+constexpr int kLayerRole = Qt::UserRole + 1;
+constexpr int kHeadRole = Qt::UserRole + 2;
 
 } // namespace
 
@@ -143,9 +145,8 @@ HeadsLensView::HeadsLensView(QWidget* parent) : QWidget(parent) {
     connect(m_table, &QTableWidget::itemChanged, this, &HeadsLensView::onTableItemChanged);
     connect(m_grid, &HeatmapView::cellClicked, this, [this](int layer, int head) { emit headActivated(layer, head); });
     connect(m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
-        const QTableWidgetItem* layer = m_table->item(row, m_ablationEnabled ? 1 : 0);
-        const QTableWidgetItem* head = m_table->item(row, m_ablationEnabled ? 2 : 1);
-        emit headActivated(layer->data(Qt::UserRole).toInt(), head->data(Qt::UserRole).toInt());
+        const QTableWidgetItem* first = m_table->item(row, 0);
+        emit headActivated(first->data(kLayerRole).toInt(), first->data(kHeadRole).toInt());
     });
     clear(tr("Translate a sentence or open a picture: the statistics of its heads appear here."));
 }
@@ -153,13 +154,9 @@ HeadsLensView::HeadsLensView(QWidget* parent) : QWidget(parent) {
 QString HeadsLensView::caption() const { return m_caption->text(); }
 
 void HeadsLensView::setStats(const HeadStats& stats, const QString& caption, const QString& distanceUnit) {
-    if (stats.layers() != m_stats.layers() || stats.heads() != m_stats.heads()) {
-        m_importance = RowMatrix(); // another model
-        const int i = m_statisticBox->findData(-1);
-        if (i >= 0) m_statisticBox->removeItem(i);
-        m_showImportance = false;
-    }
+    const bool anotherModel = stats.layers() != m_stats.layers() || stats.heads() != m_stats.heads();
     m_stats = stats;
+    if (anotherModel) clearImportance();
     m_hasStats = stats.layers() > 0;
     m_unit = distanceUnit;
     m_caption->setText(caption);
@@ -250,20 +247,16 @@ void HeadsLensView::refreshTable() {
                 off->setFlags(Qt::ItemIsUserCheckable | Qt::ItemIsEnabled | Qt::ItemIsSelectable);
                 const bool isOff = std::find(m_ablated.begin(), m_ablated.end(), std::pair(l, h)) != m_ablated.end();
                 off->setCheckState(isOff ? Qt::Checked : Qt::Unchecked);
-                off->setData(Qt::UserRole, l);
-                off->setData(Qt::UserRole + 1, h);
                 off->setToolTip(tr("Switch head %1 of layer %2 off and run again").arg(h).arg(l));
                 m_table->setItem(row, col++, off);
             }
-            auto* layer = sortableNumber(static_cast<float>(l), 0);
-            layer->setData(Qt::UserRole, l);
-            auto* head = sortableNumber(static_cast<float>(h), 0);
-            head->setData(Qt::UserRole, h);
-            m_table->setItem(row, col++, layer);
-            m_table->setItem(row, col++, head);
+            m_table->setItem(row, col++, new NumberItem(static_cast<float>(l), 0));
+            m_table->setItem(row, col++, new NumberItem(static_cast<float>(h), 0));
+            m_table->item(row, 0)->setData(kLayerRole, l);
+            m_table->item(row, 0)->setData(kHeadRole, h);
             for (HeadStatistic st : shown)
-                m_table->setItem(row, col++, sortableNumber(m_stats.get(st)(l, h), st == HeadStatistic::Distance ? 2 : 3));
-            if (importance) m_table->setItem(row, col++, sortableNumber(m_importance(l, h), 3));
+                m_table->setItem(row, col++, new NumberItem(m_stats.get(st)(l, h), st == HeadStatistic::Distance ? 2 : 3));
+            if (importance) m_table->setItem(row, col++, new NumberItem(m_importance(l, h), 3));
         }
     m_table->setSortingEnabled(true);
     m_table->resizeColumnsToContents();
@@ -275,9 +268,16 @@ void HeadsLensView::onTableItemChanged(QTableWidgetItem* item) {
     std::vector<std::pair<int, int>> off;
     for (int r = 0; r < m_table->rowCount(); ++r)
         if (const QTableWidgetItem* i = m_table->item(r, 0); i && i->checkState() == Qt::Checked)
-            off.emplace_back(i->data(Qt::UserRole).toInt(), i->data(Qt::UserRole + 1).toInt());
+            off.emplace_back(i->data(kLayerRole).toInt(), i->data(kHeadRole).toInt());
     std::sort(off.begin(), off.end());
     emit ablationRequested(off);
+}
+
+int HeadsLensView::tableRow(int layer, int head) const {
+    for (int r = 0; r < m_table->rowCount(); ++r)
+        if (const QTableWidgetItem* i = m_table->item(r, 0); i && i->data(kLayerRole).toInt() == layer && i->data(kHeadRole).toInt() == head)
+            return r;
+    return -1;
 }
 
 void HeadsLensView::setAblationEnabled(bool enabled) {

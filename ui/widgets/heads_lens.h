@@ -59,6 +59,8 @@ public:
 
     HeatmapView* grid() const { return m_grid; }
     QTableWidget* table() const { return m_table; }
+    // The table row (as sorted now) of a head, -1 when it has none.
+    int tableRow(int layer, int head) const;
     QString caption() const;
     // What a statistic measures, one sentence (the combo's tooltip and the line under the grid).
     static QString describe(HeadStatistic statistic, const QString& distanceUnit);
