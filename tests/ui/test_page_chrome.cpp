@@ -201,6 +201,12 @@ private slots:
         // Not a model folder: the window's banner says why; nothing is remembered.
         QVERIFY(!window.openModel(tmp.path()));
         QVERIFY2(window.windowMessage().startsWith("Cannot open the model"), qPrintable(window.windowMessage()));
+        if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty()) {
+            window.resize(1280, 800);
+            window.show();
+            QApplication::processEvents();
+            window.grab().save(QString::fromLocal8Bit(dir) + "/window-banner.png");
+        }
         QCOMPARE(window.recentModels(), QStringList{good});
         QSettings().remove("recentModels");
     }

@@ -47,7 +47,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     right->setSpacing(0);
     m_message = new PageMessage(central);
     m_message->setObjectName(QStringLiteral("windowMessage"));
-    right->addWidget(m_message);
+    auto* banner = new QVBoxLayout;
+    banner->setContentsMargins(8, 6, 8, 0); // aligned with the pages' own banners
+    banner->addWidget(m_message);
+    right->addLayout(banner);
     right->addWidget(m_pages, 1);
     layout->addWidget(m_sidebar);
     layout->addLayout(right, 1);
