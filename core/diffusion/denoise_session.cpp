@@ -100,6 +100,15 @@ UNetOutput DenoiseSession::attentionAt(int i, const Callbacks* callbacks) const 
     return m_model.unet->forward(s.sample, static_cast<float>(s.timestep), m_options.classLabel, {}, callbacks);
 }
 
+DenoiseSession::Prediction DenoiseSession::predictAt(int i, const UNetRunOptions& run, const Callbacks* callbacks) const {
+    const DenoiseStep& s = stepAt(i);
+    Prediction p;
+    p.unet = m_model.unet->forward(s.sample, static_cast<float>(s.timestep), m_options.classLabel, run, callbacks);
+    const Tensor zeros(s.sample.shape(), 0.0f); // x̂0 is independent of the variance noise
+    p.predOriginal = m_scheduler.step(p.unet.noisePred, s.timestep, s.sample, &zeros, m_options.eta).predOriginal;
+    return p;
+}
+
 ImageU8 sampleToImage(const Tensor& sample) {
     if (sample.rank() != 3) throw Error("a sample image needs shape [channels, height, width], got " + shapeToString(sample.shape()));
     const int c = static_cast<int>(sample.dim(0)), h = static_cast<int>(sample.dim(1)), w = static_cast<int>(sample.dim(2));

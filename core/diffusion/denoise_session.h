@@ -73,6 +73,14 @@ public:
     // equals stepAt(i).noisePred).
     UNetOutput attentionAt(int i, const Callbacks* callbacks = nullptr) const;
 
+    // Step i's U-Net forward again under `run` (e.g. heads ablated) and the x̂0 the scheduler derives from
+    // that noise prediction (x̂0 does not depend on the step's variance noise).
+    struct Prediction {
+        UNetOutput unet;
+        Tensor predOriginal;
+    };
+    Prediction predictAt(int i, const UNetRunOptions& run, const Callbacks* callbacks = nullptr) const;
+
 private:
     Tensor noiseFor(int step);
 

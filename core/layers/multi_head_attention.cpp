@@ -56,6 +56,10 @@ void MultiHeadAttention::projectQuery(const Eigen::Ref<const RowMatrix>& x, RowM
     if (m_scaleAt == QueryScale::Query) q *= m_scale;
 }
 
+void MultiHeadAttention::projectQueryUnscaled(const Eigen::Ref<const RowMatrix>& x, RowMatrix& q) const {
+    linearInto(x, m_q, q);
+}
+
 void MultiHeadAttention::projectKeyValue(const Eigen::Ref<const RowMatrix>& x, RowMatrix& k, RowMatrix& v) const {
     linearInto(x, m_k, k);
     linearInto(x, m_v, v);

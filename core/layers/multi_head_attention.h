@@ -62,6 +62,8 @@ public:
 
     // q = (x·Wqᵀ + bq) · head_dim^-0.5      x [n, D] -> q [n, D]
     void projectQuery(const Eigen::Ref<const RowMatrix>& x, RowMatrix& q) const;
+    // q = x·Wqᵀ + bq without head_dim^-0.5, wherever the layer applies it (the neuron view shows the raw vectors).
+    void projectQueryUnscaled(const Eigen::Ref<const RowMatrix>& x, RowMatrix& q) const;
     // k = x·Wkᵀ + bk, v = x·Wvᵀ + bv        x [m, D] -> k, v [m, D]
     void projectKeyValue(const Eigen::Ref<const RowMatrix>& x, RowMatrix& k, RowMatrix& v) const;
 
@@ -94,6 +96,15 @@ private:
     int64_t m_dim = 0; // inner width: heads · head_dim
     float m_scale = 1.0f;
     QueryScale m_scaleAt = QueryScale::Query;
+};
+
+// What one attention layer received, for inspecting single scores (analysis/neuron_view): the rows its
+// queries and keys are projected from, and the layer itself (which must outlive this; models are immutable).
+struct AttentionInputs {
+    const MultiHeadAttention* attention = nullptr;
+    RowMatrix queryInput; // [n, in]
+    RowMatrix keyInput;   // [m, in]
+    bool causal = false;  // key j > query i is masked (decoder self-attention)
 };
 
 // Causal additive mask for n queries at absolute positions [offset, offset + n) over offset + n keys:

@@ -17,9 +17,8 @@ void EncoderLayer::forward(RowMatrix& x, const RowMatrix* mask, Tensor* probs, s
     layerNormInPlace(x, finalNorm.weight, finalNorm.bias, eps);
 }
 
-void DecoderLayer::forward(RowMatrix& x, KvCache& cache, const RowMatrix& crossKeys, const RowMatrix& crossValues,
-                           const RowMatrix* crossMask, Tensor* selfProbs, Tensor* crossProbs,
-                           std::span<const int> offSelf, std::span<const int> offCross) const {
+void DecoderLayer::selfAttentionBlock(RowMatrix& x, KvCache& cache, Tensor* selfProbs,
+                                      std::span<const int> offSelf) const {
     const int64_t n = x.rows();
     const int64_t offset = cache.length;
     RowMatrix q, k, v;
@@ -32,7 +31,13 @@ void DecoderLayer::forward(RowMatrix& x, KvCache& cache, const RowMatrix& crossK
     x += selfAttention.attend(q, cache.keys.topRows(keys), cache.values.topRows(keys), n > 1 ? &mask : nullptr,
                               selfProbs, offSelf);
     layerNormInPlace(x, selfAttentionNorm.weight, selfAttentionNorm.bias, eps);
+}
 
+void DecoderLayer::forward(RowMatrix& x, KvCache& cache, const RowMatrix& crossKeys, const RowMatrix& crossValues,
+                           const RowMatrix* crossMask, Tensor* selfProbs, Tensor* crossProbs,
+                           std::span<const int> offSelf, std::span<const int> offCross) const {
+    selfAttentionBlock(x, cache, selfProbs, offSelf);
+    RowMatrix q;
     crossAttention.projectQuery(x, q);
     x += crossAttention.attend(q, crossKeys, crossValues, crossMask, crossProbs, offCross);
     layerNormInPlace(x, crossAttentionNorm.weight, crossAttentionNorm.bias, eps);

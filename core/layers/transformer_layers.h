@@ -49,6 +49,10 @@ struct DecoderLayer {
                  const RowMatrix* crossMask, Tensor* selfProbs, Tensor* crossProbs, std::span<const int> offSelf = {},
                  std::span<const int> offCross = {}) const;
 
+    // forward()'s first sub-layer alone: x = LN1(x + CausalSelfAttn(x)), keys/values appended to `cache`. Its
+    // output is what the cross-attention's queries are projected from.
+    void selfAttentionBlock(RowMatrix& x, KvCache& cache, Tensor* selfProbs, std::span<const int> offSelf = {}) const;
+
     // One new token for each of B hypotheses at the same position (beam search): x [B, D], row b
     // belongs to caches[b]. Projections, out_proj and the FFN run once on all B rows (the weights are
     // read once instead of B times); attention runs per hypothesis on its own cache.

@@ -472,6 +472,35 @@ MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput, 
     return out;
 }
 
+AttentionInputs MarianModel::attentionInputs(int kind, int layer, std::span<const int> source,
+                                             std::span<const int> decoderInput) const {
+    const int layers = kind == 0 ? m_config.encoderLayers : m_config.decoderLayers;
+    if (kind < 0 || kind > 2) throw Error("attention kind " + std::to_string(kind) + " is not 0, 1 or 2");
+    if (layer < 0 || layer >= layers)
+        throw Error("layer " + std::to_string(layer) + " is outside the " + std::to_string(layers) +
+                    " layers (numbered from 0)");
+    if (kind == 0) {
+        if (source.empty()) throw Error("encoder: the input has no tokens");
+        if (static_cast<int64_t>(source.size()) > m_config.maxPositions) encode(source, false); // throws its message
+        RowMatrix x = embed(source, m_encoderEmbed, 0, m_config.vocabSize, "encoder");
+        for (int l = 0; l < layer; ++l) m_encoderLayers[l].forward(x, nullptr, nullptr);
+        return {&m_encoderLayers[layer].selfAttention, x, x, false};
+    }
+    const MarianEncoderOutput encoder = encode(source, false);
+    const int64_t T = static_cast<int64_t>(decoderInput.size());
+    if (T == 0) throw Error("decoder: no input tokens");
+    checkDecoderPosition(T - 1);
+    MarianDecoderCache cache = newCache();
+    RowMatrix x = embed(decoderInput, m_decoderEmbed, 0, m_config.decoderVocabSize, "decoder"); // [T, D]
+    for (int l = 0; l < layer; ++l)
+        m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr, nullptr,
+                                   nullptr);
+    const DecoderLayer& L = m_decoderLayers[layer];
+    if (kind == 1) return {&L.selfAttention, x, x, true};
+    L.selfAttentionBlock(x, cache.layers[layer], nullptr);
+    return {&L.crossAttention, x, encoder.states, false};
+}
+
 std::vector<float> MarianModel::cacheRow(const MarianDecoderCache& cache, int64_t pos) const {
     const int64_t D = m_config.dModel;
     std::vector<float> row(static_cast<size_t>(cache.layers.size() * 2 * D));

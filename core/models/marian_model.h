@@ -174,6 +174,13 @@ public:
     MarianForcedOutput decodeForced(std::span<const int> decoderInput, const MarianEncoderOutput& encoder,
                                     const MarianAblation* ablation = nullptr) const;
 
+    // What one attention layer receives (analysis/neuron_view), from a plain teacher-forced pass: kind 0 encoder
+    // self-attention (queries = keys = the layer's input over `source`), 1 decoder self-attention (causal, over
+    // decoderInput, start token first), 2 cross-attention (queries from the decoder, keys = the encoder's output).
+    // Throws attnlens::Error for a kind or layer outside the model, or inputs encode()/decodeForced() refuse.
+    AttentionInputs attentionInputs(int kind, int layer, std::span<const int> source,
+                                    std::span<const int> decoderInput) const;
+
     // Decoder self-attention keys/values of position `pos` in `cache`, per layer, as [L][2][D]
     // floats; restoreCacheRow() appends such a row (used to rebuild caches from a beam tree).
     std::vector<float> cacheRow(const MarianDecoderCache& cache, int64_t pos) const;

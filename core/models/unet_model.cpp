@@ -5,6 +5,7 @@
 #include "core/ops/nn.h"
 #include "core/util/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <malloc.h>
 #include <mutex>
@@ -286,21 +287,32 @@ FeatureMap UNet2DModel::runResnet(const Resnet& r, const FeatureMap& x, const Ro
     return h;
 }
 
-FeatureMap UNet2DModel::runAttention(const Attention& a, const FeatureMap& x,
-                                     std::vector<UNetAttentionMap>* capture) const {
+struct UNet2DModel::AttentionRun {
+    std::vector<UNetAttentionMap>* capture = nullptr;
+    std::vector<std::vector<int>> off; // [attention layer] → heads switched off
+    AttentionInputs* probe = nullptr;
+    int probeLayer = -1;
+    int next = 0; // index of the next attention layer in execution order
+};
+
+FeatureMap UNet2DModel::runAttention(const Attention& a, const FeatureMap& x, AttentionRun& run) const {
+    const int index = run.next++;
     const RowMatrix tokens = a.norm.weight.empty()
                                  ? RowMatrix(x.data.transpose())
                                  : RowMatrix(groupNorm(x, a.norm.groups, a.norm.weight, a.norm.bias, a.norm.eps).data.transpose());
     // tokens [tokens, channels], token = y·w + x
+    if (run.probe && index == run.probeLayer) *run.probe = {&a.mha, tokens, tokens, false};
+    const std::span<const int> off =
+        index < static_cast<int>(run.off.size()) ? std::span<const int>(run.off[size_t(index)]) : std::span<const int>();
     Tensor probs;
-    const RowMatrix attended = a.mha.forward(tokens, tokens, nullptr, capture ? &probs : nullptr); // [tokens, channels]
+    const RowMatrix attended = a.mha.forward(tokens, tokens, nullptr, run.capture ? &probs : nullptr, off); // [tokens, channels]
     FeatureMap out{x.data + attended.transpose(), x.height, x.width};
     if (a.rescale != 1.0f) out.data /= a.rescale;
-    if (capture) {
+    if (run.capture) {
         UNetAttentionInfo info = a.info;
         info.height = x.height;
         info.width = x.width;
-        capture->push_back({std::move(info), std::move(probs)});
+        run.capture->push_back({std::move(info), std::move(probs)});
     }
     return out;
 }
@@ -327,7 +339,25 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, std::optio
         if (callbacks) callbacks->checkCancel();
     };
     UNetOutput result;
-    auto* capture = options.captureAttention ? &result.attentions : nullptr;
+    AttentionRun run;
+    run.capture = options.captureAttention ? &result.attentions : nullptr;
+    run.probe = options.probe;
+    run.probeLayer = options.probeLayer;
+    if (!options.ablatedHeads.empty()) {
+        const std::vector<UNetAttentionInfo> layers = attentionLayers(height, width);
+        run.off.resize(layers.size());
+        for (const auto& [layer, head] : options.ablatedHeads) {
+            if (layer < 0 || layer >= static_cast<int>(layers.size()) || head < 0 || head >= layers[size_t(layer)].heads)
+                throw Error("ablated head " + std::to_string(layer) + ":" + std::to_string(head) + " is outside the " +
+                            std::to_string(layers.size()) + " attention layers (numbered from 0)" +
+                            (layer >= 0 && layer < static_cast<int>(layers.size())
+                                 ? "; layer " + std::to_string(layer) + " has " +
+                                       std::to_string(layers[size_t(layer)].heads) + " head(s)"
+                                 : std::string()));
+            auto& heads = run.off[size_t(layer)];
+            if (std::find(heads.begin(), heads.end(), head) == heads.end()) heads.push_back(head);
+        }
+    }
 
     RowMatrix temb = timeEmbedding(timestep, classLabel);
     applyActivationInPlace(temb, Activation::Silu); // every resnet applies SiLU to the embedding before its projection
@@ -340,7 +370,7 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, std::optio
         poll();
         for (size_t j = 0; j < block.resnets.size(); ++j) {
             h = runResnet(block.resnets[j], h, temb);
-            if (!block.attentions.empty()) h = runAttention(block.attentions[j], h, capture);
+            if (!block.attentions.empty()) h = runAttention(block.attentions[j], h, run);
             skips.push_back(h);
         }
         if (!block.resample.weight.empty()) {
@@ -352,14 +382,14 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, std::optio
     }
     poll();
     h = runResnet(m_midResnet0, h, temb);
-    if (m_midAttention) h = runAttention(*m_midAttention, h, capture);
+    if (m_midAttention) h = runAttention(*m_midAttention, h, run);
     h = runResnet(m_midResnet1, h, temb);
     for (const auto& block : m_up) {
         poll();
         for (size_t j = 0; j < block.resnets.size(); ++j) {
             h = runResnet(block.resnets[j], concatChannels(h, skips.back()), temb);
             skips.pop_back();
-            if (!block.attentions.empty()) h = runAttention(block.attentions[j], h, capture);
+            if (!block.attentions.empty()) h = runAttention(block.attentions[j], h, run);
         }
         if (!block.resample.weight.empty())
             h = conv3x3(block.resample, upsampleNearest2x(h));

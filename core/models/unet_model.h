@@ -53,6 +53,14 @@ struct UNetRunOptions {
     // Refuse a run whose captured attention would exceed this many bytes (a 64×64 attention level
     // alone is 4096² floats per head = 64 MiB).
     int64_t maxCaptureBytes = int64_t{4} << 30;
+    // Head ablation as for ViT and Marian: (attention layer in execution order, head), numbered from 0; the head's
+    // probabilities × 0 (its captured attention zero, its context zero). Empty: the plain pass, bit for bit.
+    // diffusers has no head_mask; these are the same semantics as transformers'. Out of range → attnlens::Error.
+    std::vector<std::pair<int, int>> ablatedHeads;
+    // When set, attention layer probeLayer's inputs (group-normed pixels, queries and keys alike) are copied
+    // here during the pass (analysis/neuron_view).
+    AttentionInputs* probe = nullptr;
+    int probeLayer = -1;
 };
 
 struct UNetOutput {
@@ -113,7 +121,8 @@ private:
     static FeatureMap conv(const Conv& c, const FeatureMap& x, const ConvGeometry& geometry);
     static FeatureMap conv3x3(const Conv& c, const FeatureMap& x) { return conv(c, x, ConvGeometry::same(3)); }
     FeatureMap runResnet(const Resnet& r, const FeatureMap& x, const RowMatrix& temb) const;
-    FeatureMap runAttention(const Attention& a, const FeatureMap& x, std::vector<UNetAttentionMap>* capture) const;
+    struct AttentionRun; // per-forward state of the attention layers (capture, ablation, probe, index)
+    FeatureMap runAttention(const Attention& a, const FeatureMap& x, AttentionRun& run) const;
     RowMatrix timeEmbedding(float timestep, std::optional<int> classLabel) const;
 
     UNet2DConfig m_config;

@@ -284,8 +284,8 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options, 
             throw Error("ablated head " + std::to_string(layer) + ":" + std::to_string(head) + " is outside the " +
                         std::to_string(c.numLayers) + " layers × " + std::to_string(c.numHeads) +
                         " heads (numbered from 0)");
-        auto& heads = ablated[static_cast<size_t>(layer)];
-        if (std::find(heads.begin(), heads.end(), head) == heads.end()) heads.push_back(head);
+        auto& off = ablated[static_cast<size_t>(layer)];
+        if (std::find(off.begin(), off.end(), head) == off.end()) off.push_back(head);
     }
     RowMatrix h, mlp, proj;
     for (int layer = 0; layer < c.numLayers; ++layer) {
@@ -295,6 +295,7 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options, 
         const Layer& L = m_layers[layer];
         h = x;
         layerNormInPlace(h, L.lnBefore.weight, L.lnBefore.bias, c.layerNormEps);
+        if (options.probe && layer == options.probeLayer) *options.probe = {&L.attention, h, h, false};
         Tensor probs = options.captureAttention ? out.attentions.sub({layer}) : Tensor(); // [heads, N+1, N+1] view
         if (ablated[static_cast<size_t>(layer)].empty()) {
             x += L.attention.forward(h, h, nullptr, options.captureAttention ? &probs : nullptr);

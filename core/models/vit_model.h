@@ -69,6 +69,10 @@ struct VitRunOptions {
     // attention probabilities are multiplied by 0, so its output is zero and its captured attention all zeros.
     // Empty: the plain forward pass, bit for bit. Out-of-range pairs throw attnlens::Error.
     std::vector<std::pair<int, int>> ablatedHeads;
+    // When set, layer probeLayer's attention inputs (the layernorm_before output, queries and keys alike) are
+    // copied here during the pass (analysis/neuron_view).
+    AttentionInputs* probe = nullptr;
+    int probeLayer = -1;
 };
 
 struct VitOutput {

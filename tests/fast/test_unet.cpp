@@ -5,6 +5,7 @@
 // trajectories with injected noise, the schedulers, the Winograd convolution and both GEMM kernels,
 // and bad folders. Runs under ASan + UBSan in CI (label fast).
 
+#include "core/analysis/neuron_view.h"
 #include "core/diffusion/denoise_session.h"
 #include "core/diffusion/unet_maps.h"
 #include "core/io/npy_reader.h"
@@ -318,6 +319,84 @@ private slots:
         const UNetOutput out = model.unet->forward(g.file.load("t500.sample"), 500.0f, std::nullopt);
         setGemmKernel(before);
         QVERIFY(maxAbsDiff(out.noisePred, g.file.load("t500.noise_pred")) < 1e-4);
+    }
+
+    // Head ablation equals the reference with transformers-style head masks (tools/golden/make_unet_ablation_golden.py):
+    // noise prediction and every layer's attention, the off heads' attention zero; no ablation is the plain pass bit
+    // for bit; bad pairs are errors naming the layer's head count; predictAt re-predicts a step under the ablation.
+    void headAblationMatchesHeadMask() {
+        const auto model = loadDiffusionModel(unettest::fixture("bare-head8"));
+        const auto file = SafeTensorsFile::open(unettest::fixture("bare-head8") / "golden_ablate.safetensors");
+        const Tensor mask = file.load("head_mask");
+        UNetRunOptions options;
+        for (int l = 0; l < mask.dim(0); ++l)
+            for (int h = 0; h < mask.dim(1); ++h)
+                if (mask.at({l, h}) == 0.0f) options.ablatedHeads.push_back({l, h});
+        QCOMPARE(options.ablatedHeads.size(), size_t(4));
+        const Tensor sample = file.load("sample");
+        const UNetOutput out = model.unet->forward(sample, 500.0f, std::nullopt, options);
+        QVERIFY2(maxAbsDiff(out.noisePred, file.load("noise_pred")) < 1e-4, "ablated noise prediction");
+        for (size_t i = 0; i < out.attentions.size(); ++i)
+            QVERIFY2(maxAbsDiff(out.attentions[i].weights, file.load("attn." + std::to_string(i))) < 1e-4,
+                     qPrintable(QString("ablated attention %1").arg(i)));
+        for (const auto& [l, h] : options.ablatedHeads)
+            QCOMPARE(out.attentions[size_t(l)].weights.sub({h}).matrix().cwiseAbs().maxCoeff(), 0.0f);
+        const UNetOutput plain = model.unet->forward(sample, 500.0f, std::nullopt);
+        QVERIFY(maxAbsDiff(plain.noisePred, out.noisePred) > 1e-4); // the ablation matters
+        const UNetOutput none = model.unet->forward(sample, 500.0f, std::nullopt, UNetRunOptions{});
+        QCOMPARE(none.noisePred.toVector(), plain.noisePred.toVector());
+        UNetRunOptions bad;
+        bad.ablatedHeads = {{4, 0}};
+        QVERIFY(errorOf([&] { model.unet->forward(sample, 500.0f, std::nullopt, bad); }).contains("4 attention layers"));
+        bad.ablatedHeads = {{1, 4}};
+        QVERIFY(errorOf([&] { model.unet->forward(sample, 500.0f, std::nullopt, bad); }).contains("has 4 head(s)"));
+
+        // predictAt: the step's own prediction without ablation, another one with it, and x̂0 from the scheduler.
+        DenoiseOptions o;
+        o.steps = 3;
+        o.seed = 4;
+        DenoiseSession session(model, o);
+        session.run();
+        const DenoiseSession::Prediction same = session.predictAt(1, UNetRunOptions{});
+        QCOMPARE(same.unet.noisePred.toVector(), session.stepAt(1).noisePred.toVector());
+        QVERIFY(maxAbsDiff(same.predOriginal, session.stepAt(1).predOriginal) < 1e-6);
+        UNetRunOptions off;
+        off.captureAttention = false;
+        off.ablatedHeads = options.ablatedHeads;
+        QVERIFY(maxAbsDiff(session.predictAt(1, off).predOriginal, session.stepAt(1).predOriginal) > 1e-4);
+    }
+
+    // The neuron view on a U-Net layer: q·k over the head's slice, ÷√d_k, softmax over every pixel equals the
+    // captured attention weight; the products sum to the dot product; bad indices are errors.
+    void neuronViewReproducesTheWeight() {
+        const auto model = loadDiffusionModel(unettest::fixture("bare-head8"));
+        const auto g = unettest::golden(unettest::fixture("bare-head8") / "golden.safetensors");
+        const Tensor sample = g.file.load("t500.sample");
+        for (int layer : {0, 2}) {
+            AttentionInputs inputs;
+            UNetRunOptions o;
+            o.probe = &inputs;
+            o.probeLayer = layer;
+            const UNetOutput out = model.unet->forward(sample, 500.0f, std::nullopt, o);
+            QVERIFY(inputs.attention);
+            const Tensor& w = out.attentions[size_t(layer)].weights; // [heads, N, N]
+            for (const auto& [head, query, key] : {std::tuple{0, 0, 0}, {3, 5, 2}, {1, int(w.dim(1)) - 1, 7}}) {
+                const NeuronTerms t = neuronTerms(inputs, head, query, key);
+                QCOMPARE(t.headDim, 8);
+                QVERIFY2(std::abs(t.weight - w.at({head, query, key})) < 1e-5,
+                         qPrintable(QString("layer %1 head %2: %3 vs %4").arg(layer).arg(head).arg(t.weight).arg(w.at({head, query, key}))));
+                double sum = 0, rowTotal = 0;
+                for (float p : t.product) sum += p;
+                QVERIFY(std::abs(sum - t.dot) < 1e-4);
+                QVERIFY(std::abs(t.scaled - t.dot / std::sqrt(8.0)) < 1e-9);
+                for (double s : t.rowScores) rowTotal += std::exp(s - t.rowMax) / t.partition;
+                QVERIFY(std::abs(rowTotal - 1.0) < 1e-9);
+                QCOMPARE(t.dimensionsByContribution().size(), size_t(8));
+                QVERIFY(std::abs(t.topShare(8) - 1.0) < 1e-5);
+            }
+            QVERIFY(errorOf([&] { neuronTerms(inputs, 4, 0, 0); }).contains("4 heads"));
+            QVERIFY(errorOf([&] { neuronTerms(inputs, 0, int(w.dim(1)), 0); }).contains("query"));
+        }
     }
 
     void seededSessionsAreReproducible() {

@@ -114,6 +114,7 @@ class SpatialAttention(nn.Module):
         self.to_out = nn.ModuleList([nn.Linear(inner, channels), nn.Dropout(0.0)])
         self.rescale = rescale
         self.capture = None  # a list: (weights [B, heads, N, N]) appended when set
+        self.head_mask = None  # [heads] of 1 / 0: transformers' head_mask semantics (diffusers has none)
 
     def forward(self, x):
         b, c, hgt, wid = x.shape
@@ -125,6 +126,8 @@ class SpatialAttention(nn.Module):
 
         q, k, v = split(self.to_q(h)), split(self.to_k(h)), split(self.to_v(h))
         w = torch.softmax(_bmm(q, k.transpose(-1, -2)) * self.head_dim ** -0.5, dim=-1)
+        if self.head_mask is not None:
+            w = w * self.head_mask.view(1, -1, 1, 1)
         if self.capture is not None:
             self.capture.append(w.detach())
         o = _bmm(w, v).transpose(1, 2).reshape(b, hgt * wid, -1)

@@ -1,0 +1,81 @@
+#include "core/analysis/neuron_view.h"
+
+#include "core/util/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+
+namespace attnlens {
+
+std::vector<int> NeuronTerms::dimensionsByContribution() const {
+    std::vector<int> order(product.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [this](int a, int b) { return std::abs(product[size_t(a)]) > std::abs(product[size_t(b)]); });
+    return order;
+}
+
+double NeuronTerms::topShare(int n) const {
+    if (dot == 0.0) return 0.0;
+    const std::vector<int> order = dimensionsByContribution();
+    double sum = 0.0;
+    for (int i = 0; i < std::min<int>(n, static_cast<int>(order.size())); ++i) sum += product[size_t(order[size_t(i)])];
+    return sum / dot;
+}
+
+NeuronTerms neuronTerms(const AttentionInputs& inputs, int head, int query, int key) {
+    const MultiHeadAttention* mha = inputs.attention;
+    if (!mha) throw Error("neuron view: no attention layer");
+    const int64_t n = inputs.queryInput.rows(), m = inputs.keyInput.rows();
+    if (head < 0 || head >= mha->heads())
+        throw Error("head " + std::to_string(head) + " is outside the layer's " + std::to_string(mha->heads()) +
+                    " heads (numbered from 0)");
+    if (query < 0 || query >= n)
+        throw Error("query " + std::to_string(query) + " is outside the " + std::to_string(n) + " query tokens (numbered from 0)");
+    if (key < 0 || key >= m)
+        throw Error("key " + std::to_string(key) + " is outside the " + std::to_string(m) + " key tokens (numbered from 0)");
+
+    const int64_t hd = mha->headDim();
+    RowMatrix q, keys, values;
+    mha->projectQueryUnscaled(inputs.queryInput.row(query), q); // [1, inner]
+    mha->projectKeyValue(inputs.keyInput, keys, values);         // [m, inner]
+
+    NeuronTerms t;
+    t.head = head;
+    t.query = query;
+    t.key = key;
+    t.headDim = static_cast<int>(hd);
+    t.scale = 1.0 / std::sqrt(static_cast<double>(hd));
+    t.q.resize(size_t(hd));
+    t.k.resize(size_t(hd));
+    t.product.resize(size_t(hd));
+    for (int64_t i = 0; i < hd; ++i) {
+        t.q[size_t(i)] = q(0, head * hd + i);
+        t.k[size_t(i)] = keys(key, head * hd + i);
+        t.product[size_t(i)] = t.q[size_t(i)] * t.k[size_t(i)];
+        t.dot += double(t.q[size_t(i)]) * double(t.k[size_t(i)]);
+    }
+    t.scaled = t.dot * t.scale;
+
+    t.rowScores.resize(size_t(m));
+    t.rowMax = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < m; ++j) {
+        if (inputs.causal && j > query) {
+            t.rowScores[size_t(j)] = -std::numeric_limits<double>::infinity();
+            continue;
+        }
+        double s = 0.0;
+        for (int64_t i = 0; i < hd; ++i) s += double(q(0, head * hd + i)) * double(keys(j, head * hd + i));
+        t.rowScores[size_t(j)] = s * t.scale;
+        t.rowMax = std::max(t.rowMax, t.rowScores[size_t(j)]);
+    }
+    t.masked = inputs.causal && key > query;
+    for (double s : t.rowScores) t.partition += std::exp(s - t.rowMax); // exp(-inf) = 0
+    t.weight = t.masked ? 0.0 : std::exp(t.scaled - t.rowMax) / t.partition;
+    return t;
+}
+
+} // namespace attnlens

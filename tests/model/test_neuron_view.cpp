@@ -1,0 +1,91 @@
+// The neuron view (core/analysis/neuron_view) on ViT and Marian: for several heads, queries and keys of every
+// layer and attention kind, the softmax weight rebuilt from the raw q and k vectors equals the attention the
+// plain forward pass captured (ViT forward, Marian encode / decodeForced); masked keys of the decoder's causal
+// self-attention get weight 0; the layer inputs come from the models' own probes. (The U-Net's is in test_unet.)
+
+#include "core/analysis/neuron_view.h"
+#include "core/models/marian_model.h"
+#include "core/models/vit_model.h"
+#include "core/util/error.h"
+#include "marian_test_util.h"
+#include "support/error_of.h"
+#include "support/vit_fixtures.h"
+
+#include <QtTest>
+
+using namespace attnlens;
+
+namespace {
+
+// Every (head, query, key) of a few spread-out positions of one [H, n, m] capture.
+void compareWithCapture(const AttentionInputs& inputs, const Tensor& probs, const QString& where) {
+    const int heads = static_cast<int>(probs.dim(0));
+    const int n = static_cast<int>(probs.dim(1)), m = static_cast<int>(probs.dim(2));
+    for (int h = 0; h < heads; ++h)
+        for (int q : {0, n / 2, n - 1})
+            for (int k : {0, m / 3, m - 1}) {
+                const NeuronTerms t = neuronTerms(inputs, h, q, k);
+                const double captured = probs.at({h, q, k});
+                QVERIFY2(std::abs(t.weight - captured) < 1e-5,
+                         qPrintable(QString("%1 head %2 query %3 key %4: %5 vs %6")
+                                        .arg(where).arg(h).arg(q).arg(k).arg(t.weight).arg(captured)));
+                double sum = 0;
+                for (float p : t.product) sum += p;
+                QVERIFY(std::abs(sum - t.dot) < 1e-4 * std::max(1.0, std::abs(t.dot)));
+            }
+}
+
+} // namespace
+
+class TestNeuronView : public QObject {
+    Q_OBJECT
+private slots:
+    void vitWeightsEqualTheCapture() {
+        const VitModel vit = *VitModel::load(vittest::modelDir("rgb"));
+        const Tensor pixels = vittest::golden("rgb", "photo_97x61", "pixels");
+        const VitOutput plain = vit.forward(pixels);
+        for (int layer = 0; layer < vit.config().numLayers; ++layer) {
+            AttentionInputs inputs;
+            VitRunOptions o;
+            o.captureAttention = false;
+            o.probe = &inputs;
+            o.probeLayer = layer;
+            vit.forward(pixels, o);
+            QVERIFY(inputs.attention);
+            QCOMPARE(inputs.queryInput.rows(), plain.attentions.dim(2));
+            compareWithCapture(inputs, plain.attentions.sub({layer}), QString("vit layer %1").arg(layer));
+        }
+    }
+
+    void marianWeightsEqualTheCaptureForEveryKind() {
+        const auto model = MarianModel::load(marian_test::variantDir("tiny-f32"));
+        const auto g = marian_test::golden("tiny-f32")["cases"][0];
+        const std::vector<int> src = marian_test::ids(g["source_ids"]);
+        std::vector<int> input = {model->config().decoderStartTokenId};
+        const std::vector<int> greedy = marian_test::ids(g["greedy"]["ids"]);
+        input.insert(input.end(), greedy.begin(), greedy.end() - 1);
+        const MarianEncoderOutput enc = model->encode(src);
+        const MarianForcedOutput forced = model->decodeForced(input, enc);
+        for (int layer = 0; layer < model->config().encoderLayers; ++layer)
+            compareWithCapture(model->attentionInputs(0, layer, src, input), enc.selfAttention.sub({layer}),
+                               QString("encoder layer %1").arg(layer));
+        for (int layer = 0; layer < model->config().decoderLayers; ++layer) {
+            const AttentionInputs self = model->attentionInputs(1, layer, src, input);
+            QVERIFY(self.causal);
+            compareWithCapture(self, forced.selfAttention.sub({layer}), QString("decoder layer %1").arg(layer));
+            compareWithCapture(model->attentionInputs(2, layer, src, input), forced.crossAttention.sub({layer}),
+                               QString("cross layer %1").arg(layer));
+            // A key after the query in the causal self-attention is masked: weight 0, and the row still sums to 1.
+            const NeuronTerms masked = neuronTerms(self, 0, 0, 1);
+            QVERIFY(masked.masked);
+            QCOMPARE(masked.weight, 0.0);
+            QVERIFY(std::isinf(masked.rowScores[1]));
+        }
+        QVERIFY(errorOf([&] { model->attentionInputs(3, 0, src, input); }).contains("kind"));
+        QVERIFY(errorOf([&] { model->attentionInputs(0, 9, src, input); }).contains("layer 9"));
+        QVERIFY(errorOf([&] { model->attentionInputs(1, 0, src, {}); }).contains("no input tokens"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestNeuronView)
+#include "test_neuron_view.moc"
