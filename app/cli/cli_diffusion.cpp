@@ -4,6 +4,9 @@
 //       one forward; X.npy float32 [1, C, H, W] (or [C, H, W]);
 //       OUT: {"noise_pred": [C][H][W], "attentions": [{"name", "path", "heads", "spatial": [h, w],
 //             "weights": [heads][tokens][tokens]}, …]}   token = y·w + x, execution order
+//       --ablate L:H[,…]: those heads off (L: attention layer in execution order, H: head, from 0; transformers'
+//       head_mask semantics — diffusers has none); the JSON is of the ablated run and adds "ablated" [[L, H]…],
+//       "noise_pred_relative_change" (‖ε̂_ablated − ε̂‖ / ‖ε̂‖) and "noise_pred_max_abs_change"; stderr says the same.
 //   diffuse [--model DIR] --scheduler ddim|ddpm --steps N [--class C] [--eta E] [--seed S] [--size H[,W]]
 //           [--init-noise X.npy] [--noise-dir D] [--out IMG.png] [--json OUT]
 //       the sampling loop as diffusers' DDPMPipeline / DDIMPipeline run it; D holds step_000.npy, …
@@ -20,6 +23,7 @@
 #include "cli_common.h"
 #include "cli_overlay.h"
 #include "cli_tensor_json.h"
+#include "cli_unet_args.h"
 
 #include "core/diffusion/denoise_session.h"
 #include "core/diffusion/unet_maps.h"
@@ -38,63 +42,48 @@ namespace {
 
 using namespace attnlens;
 
-constexpr const char* kBuiltinDiffusion = "ddpm-fashion-tiny";
-
-DiffusionModel loadModel(const cli::Args& args) {
-    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model")) : builtinModelDir(kBuiltinDiffusion);
-    return loadDiffusionModel(dir);
-}
-
-// --class: an index (from 0) or a class name from the config's id2label.
-std::optional<int> parseClass(const cli::Args& args, const DiffusionModel& model) {
-    const auto v = args.value("--class");
-    if (!v) return std::nullopt;
-    const auto& c = model.unet->config();
-    if (c.numClassEmbeds == 0)
-        throw cli::UsageError("--class: this model is unconditional (it has no class embedding)");
-    int idx = -1;
-    const auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), idx);
-    if (ec != std::errc() || ptr != v->data() + v->size()) {
-        idx = -1;
-        for (size_t i = 0; i < c.classNames.size(); ++i)
-            if (c.classNames[i] == *v) idx = static_cast<int>(i);
-        if (idx < 0) throw cli::UsageError("--class: '" + *v + "' is neither a class number nor a class name of this model");
-    }
-    if (idx < 0 || idx >= c.numClassEmbeds)
-        throw cli::UsageError("--class: " + *v + " is out of range (the model has " + std::to_string(c.numClassEmbeds) +
-                              " classes, numbered from 0)");
-    return idx;
-}
-
-// A .npy sample [1, C, H, W] or [C, H, W] → [C, H, W].
-Tensor readSample(const std::string& path) {
-    Tensor t = readNpy(path);
-    if (t.rank() == 4 && t.dim(0) == 1) t = t.reshaped({t.dim(1), t.dim(2), t.dim(3)});
-    if (t.rank() != 3)
-        throw Error("'" + path + "': shape " + shapeToString(t.shape()) + ", expected [1, channels, height, width]");
-    for (float v : t.values())
-        if (!std::isfinite(v)) throw Error("'" + path + "': holds a value that is not finite");
-    return t;
-}
-
 int runUnet(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--sample", "--timestep", "--class", "--json"});
+    const cli::Args args(argv, {"--model", "--sample", "--timestep", "--class", "--json", "--ablate"});
     if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     if (!args.has("--sample")) throw cli::UsageError("--sample X.npy is required");
     if (!args.has("--timestep")) throw cli::UsageError("--timestep T is required");
-    const int timestep = args.intValue("--timestep", 0, 0, 100000);
-    const DiffusionModel model = loadModel(args);
-    const auto cls = parseClass(args, model);
-    if (model.unet->config().numClassEmbeds > 0 && !cls)
-        throw cli::UsageError("--class: this model is class-conditional (" + std::to_string(model.unet->config().numClassEmbeds) +
-                              " classes, numbered from 0): give one");
-    if (timestep >= model.scheduler.numTrainTimesteps)
-        throw cli::UsageError("--timestep: " + std::to_string(timestep) + " is out of range (the scheduler has " +
-                              std::to_string(model.scheduler.numTrainTimesteps) + " timesteps, 0.." +
-                              std::to_string(model.scheduler.numTrainTimesteps - 1) + ")");
-    const Tensor sample = readSample(*args.value("--sample"));
-    model.unet->checkSample(sample.shape());
-    const UNetOutput out = model.unet->forward(sample, static_cast<float>(timestep), cls);
+    const DiffusionModel model = cli::loadDiffusion(args);
+    const cli::UnetInput in = cli::readUnetInput(args, model);
+    const int timestep = in.timestep;
+    const auto& cls = in.classLabel;
+    UNetRunOptions run;
+    if (const auto list = args.value("--ablate")) {
+        const auto layers = model.unet->attentionLayers(static_cast<int>(in.sample.dim(1)), static_cast<int>(in.sample.dim(2)));
+        int maxHeads = 0;
+        for (const auto& l : layers) maxHeads = std::max(maxHeads, l.heads);
+        if (layers.empty()) throw cli::UsageError("--ablate: this U-Net has no attention layer");
+        run.ablatedHeads = cli::parseHeadList("--ablate", *list, static_cast<int>(layers.size()), maxHeads);
+        for (const auto& [l, h] : run.ablatedHeads)
+            if (h >= layers[size_t(l)].heads)
+                throw cli::UsageError("--ablate: head " + std::to_string(h) + " is out of range (" + layers[size_t(l)].name +
+                                      " has " + std::to_string(layers[size_t(l)].heads) + " heads, numbered from 0)");
+    }
+    const UNetOutput out = model.unet->forward(in.sample, static_cast<float>(timestep), cls, run);
+    Json ablation;
+    if (!run.ablatedHeads.empty()) {
+        // What the ablation changed: the noise prediction against the plain pass.
+        UNetRunOptions plainRun;
+        plainRun.captureAttention = false;
+        const Tensor plain = model.unet->forward(in.sample, static_cast<float>(timestep), cls, plainRun).noisePred;
+        double diff2 = 0, norm2 = 0, maxAbs = 0;
+        for (int64_t i = 0; i < plain.numel(); ++i) {
+            const double d = double(out.noisePred.data()[i]) - double(plain.data()[i]);
+            diff2 += d * d;
+            norm2 += double(plain.data()[i]) * double(plain.data()[i]);
+            maxAbs = std::max(maxAbs, std::abs(d));
+        }
+        const double relative = norm2 > 0 ? std::sqrt(diff2 / norm2) : 0.0;
+        std::cerr << "note: ablated " << run.ablatedHeads.size() << " head(s): the noise prediction moved by "
+                  << relative * 100.0 << " % (relative L2), at most " << maxAbs << "\n";
+        Json heads = Json::array();
+        for (const auto& [l, h] : run.ablatedHeads) heads.push_back({l, h});
+        ablation = {{"ablated", heads}, {"noise_pred_relative_change", relative}, {"noise_pred_max_abs_change", maxAbs}};
+    }
 
     std::cout << "noise prediction " << shapeToString(out.noisePred.shape()) << ", " << out.attentions.size()
               << " attention layers\n";
@@ -102,7 +91,9 @@ int runUnet(const std::vector<std::string>& argv) {
         std::cout << "  " << a.info.name << "  " << unetPathName(a.info.path) << "  " << a.info.height << "x"
                   << a.info.width << "  " << a.info.heads << (a.info.heads == 1 ? " head\n" : " heads\n");
     if (const auto path = args.value("--json")) {
-        std::string text = Json{{"timestep", timestep}, {"class", cls ? Json(*cls) : Json()}}.dump();
+        Json top = {{"timestep", timestep}, {"class", cls ? Json(*cls) : Json()}};
+        if (!ablation.is_null()) top.update(ablation); // the run below is the ablated one
+        std::string text = top.dump();
         text.pop_back();
         text += ",\"noise_pred\":";
         cli::appendNested(text, out.noisePred.data(), out.noisePred.shape());
@@ -269,9 +260,9 @@ int runDiffuse(const std::vector<std::string>& argv) {
         options.width = w;
     }
     const auto views = parseView(args);
-    const DiffusionModel model = loadModel(args);
-    options.classLabel = parseClass(args, model);
-    if (const auto path = args.value("--init-noise")) options.initNoise = readSample(*path);
+    const DiffusionModel model = cli::loadDiffusion(args);
+    options.classLabel = cli::parseClass(args, model);
+    if (const auto path = args.value("--init-noise")) options.initNoise = cli::readSample(*path);
     if (const auto dir = args.value("--noise-dir")) {
         std::error_code ec;
         if (!std::filesystem::is_directory(*dir, ec)) throw cli::UsageError("--noise-dir: '" + *dir + "' is not a folder");
@@ -283,7 +274,7 @@ int runDiffuse(const std::vector<std::string>& argv) {
             if (!std::filesystem::exists(path, e))
                 throw Error("--noise-dir: '" + path.string() + "' is missing (the variance noise of loop step " +
                             std::to_string(step) + ")");
-            return readSample(path.string());
+            return cli::readSample(path.string());
         };
     }
     DenoiseSession session(model, std::move(options));
@@ -314,8 +305,9 @@ int runDiffuse(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration regUnet{"unet", "[--model DIR] --sample X.npy --timestep T [--class C] [--json OUT]",
-                                "one U-Net forward (diffusers UNet2DModel): noise prediction and every attention layer",
+const cli::Registration regUnet{"unet", "[--model DIR] --sample X.npy --timestep T [--class C] [--ablate L:H[,L:H…]] [--json OUT]",
+                                "one U-Net forward (diffusers UNet2DModel): noise prediction and every attention layer; "
+                                "--ablate switches heads off (attention layer in execution order : head, from 0)",
                                 &runUnet};
 const cli::Registration regDiffuse{"diffuse",
                                    "[--model DIR] --scheduler ddim|ddpm --steps N [--class C] [--eta E] [--seed S] "

@@ -30,6 +30,8 @@ void quietQtMessages(QtMsgType type, const QMessageLogContext&, const QString& m
     if (type == QtFatalMsg) std::fprintf(stderr, "error: %s\n", qPrintable(message));
 }
 
+} // namespace
+
 void ensureGuiApplication() {
     if (QGuiApplication::instance()) return;
     qInstallMessageHandler(quietQtMessages);
@@ -39,8 +41,6 @@ void ensureGuiApplication() {
     static char* argv[] = {name, nullptr};
     static const auto app = std::make_unique<QGuiApplication>(argc, argv);
 }
-
-} // namespace
 
 void checkHeatmapPath(const std::string& flag, const std::string& path) {
     const std::string ext = lowerExtension(path);

@@ -13,6 +13,9 @@ namespace cli {
 // extension and attnlens::Error when the file cannot be written. cell 0 = chosen from the shape.
 void writeHeatmap(const std::string& path, const attnlens::ui::HeatmapScene& scene, int cell = 0);
 
+// Makes the QGuiApplication Qt's painting needs (offscreen unless QT_QPA_PLATFORM says otherwise), once.
+void ensureGuiApplication();
+
 // Throws cli::UsageError unless `path` ends in .png or .svg (check before long work).
 void checkHeatmapPath(const std::string& flag, const std::string& path);
 

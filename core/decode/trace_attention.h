@@ -34,4 +34,9 @@ TraceAxes traceAxes(const TranslationTrace& trace, AttentionKind kind, const std
 // encoder and cross-attention, the decoder start token for the decoder; cross-attention is not self-attention.
 HeadStatsOptions headStatsOptions(const TranslationTrace& trace, AttentionKind kind);
 
+// What one layer of a kind received over this translation (analysis/neuron_view): a teacher-forced pass over
+// the decoder inputs (the start token, then every target id but the last), whose rows are the trace's rows.
+AttentionInputs traceAttentionInputs(const MarianModel& model, const TranslationTrace& trace, AttentionKind kind,
+                                     int layer, const MarianAblation* ablation = nullptr);
+
 } // namespace attnlens

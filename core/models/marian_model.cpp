@@ -473,7 +473,7 @@ MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput, 
 }
 
 AttentionInputs MarianModel::attentionInputs(int kind, int layer, std::span<const int> source,
-                                             std::span<const int> decoderInput) const {
+                                             std::span<const int> decoderInput, const MarianAblation* ablation) const {
     const int layers = kind == 0 ? m_config.encoderLayers : m_config.decoderLayers;
     if (kind < 0 || kind > 2) throw Error("attention kind " + std::to_string(kind) + " is not 0, 1 or 2");
     if (layer < 0 || layer >= layers)
@@ -483,10 +483,11 @@ AttentionInputs MarianModel::attentionInputs(int kind, int layer, std::span<cons
         if (source.empty()) throw Error("encoder: the input has no tokens");
         if (static_cast<int64_t>(source.size()) > m_config.maxPositions) encode(source, false); // throws its message
         RowMatrix x = embed(source, m_encoderEmbed, 0, m_config.vocabSize, "encoder");
-        for (int l = 0; l < layer; ++l) m_encoderLayers[l].forward(x, nullptr, nullptr);
+        for (int l = 0; l < layer; ++l)
+            m_encoderLayers[l].forward(x, nullptr, nullptr, ablation ? ablation->encoderOff(l) : std::span<const int>());
         return {&m_encoderLayers[layer].selfAttention, x, x, false};
     }
-    const MarianEncoderOutput encoder = encode(source, false);
+    const MarianEncoderOutput encoder = encode(source, false, ablation);
     const int64_t T = static_cast<int64_t>(decoderInput.size());
     if (T == 0) throw Error("decoder: no input tokens");
     checkDecoderPosition(T - 1);
@@ -494,10 +495,11 @@ AttentionInputs MarianModel::attentionInputs(int kind, int layer, std::span<cons
     RowMatrix x = embed(decoderInput, m_decoderEmbed, 0, m_config.decoderVocabSize, "decoder"); // [T, D]
     for (int l = 0; l < layer; ++l)
         m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr, nullptr,
-                                   nullptr);
+                                   nullptr, ablation ? ablation->decoderOff(l) : std::span<const int>(),
+                                   ablation ? ablation->crossOff(l) : std::span<const int>());
     const DecoderLayer& L = m_decoderLayers[layer];
     if (kind == 1) return {&L.selfAttention, x, x, true};
-    L.selfAttentionBlock(x, cache.layers[layer], nullptr);
+    L.selfAttentionBlock(x, cache.layers[layer], nullptr, ablation ? ablation->decoderOff(layer) : std::span<const int>());
     return {&L.crossAttention, x, encoder.states, false};
 }
 

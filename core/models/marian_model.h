@@ -178,8 +178,9 @@ public:
     // self-attention (queries = keys = the layer's input over `source`), 1 decoder self-attention (causal, over
     // decoderInput, start token first), 2 cross-attention (queries from the decoder, keys = the encoder's output).
     // Throws attnlens::Error for a kind or layer outside the model, or inputs encode()/decodeForced() refuse.
-    AttentionInputs attentionInputs(int kind, int layer, std::span<const int> source,
-                                    std::span<const int> decoderInput) const;
+    // With `ablation`, the layers before run with those heads off (the inputs are then the ablated model's).
+    AttentionInputs attentionInputs(int kind, int layer, std::span<const int> source, std::span<const int> decoderInput,
+                                    const MarianAblation* ablation = nullptr) const;
 
     // Decoder self-attention keys/values of position `pos` in `cache`, per layer, as [L][2][D]
     // floats; restoreCacheRow() appends such a row (used to rebuild caches from a beam tree).

@@ -3,6 +3,7 @@
 // exit status 2 with one "error:" line for every kind of bad input the diffusion issue lists.
 
 #include "core/io/json_file.h"
+#include "core/io/safetensors.h"
 #include "core/io/npy_reader.h"
 #include "core/vision/image_io.h"
 #include "support/cli_run.h"
@@ -56,6 +57,53 @@ private slots:
         QCOMPARE(run({"unet", "--model", fx("cond-pipeline"), "--sample", sampleOf("cond-pipeline"), "--timestep", "500",
                          "--class", "cross", "--json", byName}).exitCode, 0);
         QCOMPARE(readJsonFile(byName.toStdString())["noise_pred"], j["noise_pred"]);
+    }
+
+    // --ablate: the JSON is the ablated run (the reference's head-masked golden) and says how far the noise moved;
+    // neuron: one score of a U-Net head rebuilt, equal to the captured weight; bad heads and tokens are errors.
+    void unetAblationAndNeuronView() {
+        QTemporaryDir tmp;
+        const QString out = tmp.filePath("a.json");
+        const auto r = run({"unet", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
+                            "--ablate", "0:1,1:0,1:3,3:2", "--json", out});
+        QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(r.err));
+        QVERIFY2(r.err.contains("ablated 4 head(s)"), qPrintable(r.err));
+        const Json j = readJsonFile(out.toStdString());
+        const auto file = SafeTensorsFile::open(unettest::fixture("bare-head8") / "golden_ablate.safetensors");
+        QVERIFY(maxDiff(file.load("noise_pred"), j["noise_pred"]) < 1e-4);
+        QVERIFY(maxDiff(file.load("attn.1"), j["attentions"][1]["weights"]) < 1e-4);
+        QCOMPARE(j["ablated"].size(), size_t(4));
+        QVERIFY(j["noise_pred_relative_change"].get<double>() > 0.0);
+        expectError({"unet", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
+                     "--ablate", "4:0"}, "--ablate");
+        expectError({"unet", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
+                     "--ablate", "0:9"}, "--ablate");
+
+        const QString n = tmp.filePath("n.json");
+        const QString png = tmp.filePath("n.png");
+        const auto nr = run({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
+                             "--layer", "1", "--head", "3", "--query", "2,3", "--key", "argmax", "--json", n, "--png", png});
+        QVERIFY2(nr.exitCode == 0 && !nr.crashed, qPrintable(nr.err));
+        QVERIFY(nr.out.contains("mid_block.attentions.0"));
+        const Json nj = readJsonFile(n.toStdString());
+        QCOMPARE(nj["query"]["index"].get<int>(), 2 * 4 + 3);
+        QCOMPARE(nj["head_dim"].get<int>(), 8);
+        QVERIFY(std::abs(nj["weight"].get<double>() - nj["captured_weight"].get<double>()) < 1e-5);
+        double sum = 0;
+        for (const auto& v : nj["product"]) sum += v.get<double>();
+        QVERIFY(std::abs(sum - nj["dot"].get<double>()) < 1e-4);
+        QCOMPARE(nj["row_scores"].size(), size_t(16));
+        QVERIFY(!loadImage(png.toStdString()).empty());
+        expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
+                     "--layer", "1", "--head", "4", "--query", "0", "--key", "0"}, "--head");
+        expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
+                     "--layer", "1", "--head", "0", "--query", "16", "--key", "0"}, "--query");
+        expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
+                     "--layer", "7", "--head", "0", "--query", "0", "--key", "0"}, "--layer");
+        expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
+                     "--kind", "cross", "--layer", "0", "--head", "0", "--query", "0", "--key", "0"}, "--kind");
+        expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
+                     "--layer", "0", "--head", "0", "--query", "0"}, "--key");
     }
 
     void diffuseReproducesTheReferenceTrajectory() {

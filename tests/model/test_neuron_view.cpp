@@ -8,9 +8,12 @@
 #include "core/models/vit_model.h"
 #include "core/util/error.h"
 #include "marian_test_util.h"
+#include "core/io/json_file.h"
+#include "support/cli_run.h"
 #include "support/error_of.h"
 #include "support/vit_fixtures.h"
 
+#include <QTemporaryDir>
 #include <QtTest>
 
 using namespace attnlens;
@@ -84,6 +87,42 @@ private slots:
         QVERIFY(errorOf([&] { model->attentionInputs(3, 0, src, input); }).contains("kind"));
         QVERIFY(errorOf([&] { model->attentionInputs(0, 9, src, input); }).contains("layer 9"));
         QVERIFY(errorOf([&] { model->attentionInputs(1, 0, src, {}); }).contains("no input tokens"));
+    }
+
+    // attnlens-cli neuron on a sentence (each kind) and a picture: the JSON's weight equals the captured one, the
+    // labels are the matrix's, "ROW,COL" picks a patch; bad input is one error line.
+    void cliTakesOneScoreApart() {
+        QTemporaryDir tmp;
+        const QString model = QString::fromStdString(marian_test::variantDir("tiny-f32").string());
+        for (const char* kind : {"encoder", "decoder", "cross"}) {
+            const QString out = tmp.filePath(QString("%1.json").arg(kind));
+            const auto r = clitest::run({"neuron", "--model", model, "--src", "Das Haus ist klein.", "--kind", kind,
+                                         "--layer", "1", "--head", "1", "--query", "1", "--key", "argmax", "--json", out});
+            QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(r.err));
+            const Json j = readJsonFile(out.toStdString());
+            QCOMPARE(j["kind"].get<std::string>(), std::string(kind));
+            QVERIFY(std::abs(j["weight"].get<double>() - j["captured_weight"].get<double>()) < 1e-5);
+            QVERIFY(!j["query"]["label"].get<std::string>().empty());
+            QCOMPARE(j["q"].size(), size_t(j["head_dim"].get<int>()));
+        }
+        const QString vit = QString::fromStdString(vittest::modelDir("rgb").string());
+        const QString image = QString::fromStdString(vittest::imagePath("photo_97x61.png").string());
+        const QString out = tmp.filePath("vit.json");
+        const auto r = clitest::run({"neuron", "--model", vit, "--image", image, "--layer", "0", "--head", "2", "--query",
+                                     "1,2", "--key", "cls", "--json", out});
+        QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(r.err));
+        const Json j = readJsonFile(out.toStdString());
+        QCOMPARE(j["key"]["index"].get<int>(), 0);
+        QVERIFY(std::abs(j["weight"].get<double>() - j["captured_weight"].get<double>()) < 1e-5);
+        clitest::expectError(clitest::run({"neuron", "--model", model, "--src", "Hallo", "--layer", "0", "--head", "0",
+                                           "--query", "0,1", "--key", "0"}),
+                             "pictures only");
+        clitest::expectError(clitest::run({"neuron", "--model", model, "--src", "Hallo", "--kind", "sideways", "--layer",
+                                           "0", "--head", "0", "--query", "0", "--key", "0"}),
+                             "--kind");
+        clitest::expectError(clitest::run({"neuron", "--model", vit, "--src", "Hallo", "--image", image, "--layer", "0",
+                                           "--head", "0", "--query", "0", "--key", "0"}),
+                             "exactly one");
     }
 };
 
