@@ -27,6 +27,7 @@
 #include "ui/translate/translation_export.h"
 #include "ui/widgets/heads_lens.h"
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/neuron_dialog.h"
 
 #include <QApplication>
 #include <QComboBox>
@@ -37,6 +38,7 @@
 #include <QPushButton>
 #include <QTableWidget>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolButton>
@@ -558,6 +560,53 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(page.worker()->pendingJobs() == 0 && !page.ablation().any(), 30000);
         QVERIFY(!page.findChild<QLabel*>("translation")->text().contains("head off"));
         QVERIFY(page.document()->trace()->crossAttention.sub({1, 2}).matrix().cwiseAbs().maxCoeff() > 0);
+    }
+
+    // The neuron view from a matrix cell (word level on: the displayed cell maps to its first pieces): the window
+    // shows that layer, head, query and key; its weight equals the captured attention; other heads, layers and
+    // kinds recompute; a new translation keeps the positions.
+    void neuronViewTakesOneScoreApart() {
+        TranslatePage page(nullptr, false);
+        page.resize(1280, 800);
+        page.show();
+        QVERIFY(loadAndTranslate(page, QStringLiteral("Das Haus ist sehr groß und alt.")));
+        TranslationDocument* doc = page.document();
+        doc->setKind(AttentionKind::Cross);
+        doc->setLayer(1);
+        doc->setHead(2);
+        page.showView(TranslatePage::View::Matrix);
+        page.showNeuronView(1, 3);
+        NeuronDialog* dialog = page.neuronDialog();
+        QVERIFY(dialog);
+        QTRY_VERIFY_WITH_TIMEOUT(dialog->terms().has_value(), 30000);
+        const AttentionMatrix m = doc->currentMatrix();
+        QCOMPARE(dialog->layer(), 1);
+        QCOMPARE(dialog->head(), 2);
+        QCOMPARE(dialog->query(), m.rowFirstPiece[1]);
+        QCOMPARE(dialog->key(), m.columnFirstPiece[3]);
+        const auto trace = doc->trace();
+        const float captured = trace->crossAttention.at({1, 2, dialog->query(), dialog->key()});
+        QVERIFY(std::abs(dialog->terms()->weight - captured) < 1e-5);
+        QCOMPARE(*dialog->capturedWeight(), captured);
+        QVERIFY(dialog->caption().contains("cross-attention"));
+        QCOMPARE(dialog->findChild<QTableWidget*>("neuronTable")->rowCount(), dialog->terms()->headDim);
+        // Another head of the same layer: no new job; the strongest key is the row's argmax.
+        dialog->findChild<QSpinBox*>("neuronHead")->setValue(0);
+        QVERIFY(dialog->terms().has_value());
+        dialog->findChild<QPushButton*>("neuronArgmax")->click();
+        Eigen::Index best = 0;
+        trace->crossAttention.slice2d({1, 0}).row(dialog->query()).maxCoeff(&best);
+        QCOMPARE(dialog->key(), int(best));
+        // Layer 0 is computed on the worker.
+        dialog->findChild<QComboBox*>("neuronLayer")->setCurrentIndex(0);
+        QTRY_VERIFY_WITH_TIMEOUT(dialog->terms().has_value(), 30000);
+        QVERIFY(std::abs(dialog->terms()->weight - trace->crossAttention.at({0, 0, dialog->query(), dialog->key()})) < 1e-5);
+        maybeScreenshot(dialog, QStringLiteral("translate-neuron"));
+        // The encoder kind: the window follows.
+        doc->setKind(AttentionKind::EncoderSelf);
+        QTRY_VERIFY_WITH_TIMEOUT(dialog->terms().has_value() && dialog->caption().contains("encoder"), 30000);
+        QVERIFY(std::abs(dialog->terms()->weight -
+                         trace->encoderAttention.at({dialog->layer(), dialog->head(), dialog->query(), dialog->key()})) < 1e-5);
     }
 
     void errorsKeepInput() {

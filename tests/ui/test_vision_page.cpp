@@ -14,6 +14,7 @@
 #include "ui/vision/vision_document.h"
 #include "ui/vision/vision_page.h"
 #include "ui/widgets/heads_lens.h"
+#include "ui/widgets/neuron_dialog.h"
 #include "core/analysis/attention_flow.h"
 #include "core/analysis/head_stats.h"
 #include "ui/widgets/heatmap_view.h"
@@ -29,6 +30,7 @@
 #include <QDialog>
 #include <QPushButton>
 #include <QTableWidget>
+#include <QSpinBox>
 #include <QtTest>
 
 #include <cmath>
@@ -74,6 +76,7 @@ private slots:
     void headStatisticsLens();
     void headAblationFromTheLens();
     void attentionFlowMap();
+    void neuronViewOfTheQueryPatch();
     void modelOpenedDuringAnalysisReanalyses(); // last: it switches the page to another model
 
 private:
@@ -538,6 +541,40 @@ void TestVisionPage::headStatisticsLens() {
     auto* dialog = m_page->findChild<QDialog*>("headsDialog");
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
         dialog->grab().save(QString::fromLocal8Bit(dir) + "/vision-heads-lens.png");
+    dialog->close();
+}
+
+// Map → Inside one score…: the neuron view of the query patch in the chosen layer and head, its strongest key;
+// the weight equals the captured attention; another layer is computed on the worker; a new picture follows.
+void TestVisionPage::neuronViewOfTheQueryPatch() {
+    doc()->setRollout(false);
+    doc()->setLayer(1);
+    doc()->setHead(1);
+    m_page->findChild<QPushButton*>("neuronButton")->click();
+    NeuronDialog* dialog = m_page->neuronDialog();
+    QVERIFY(dialog && dialog->isVisible());
+    QTRY_VERIFY_WITH_TIMEOUT(dialog->terms().has_value(), 30000);
+    const auto image = doc()->image();
+    const Tensor& a = image->result.output.attentions;
+    QCOMPARE(dialog->layer(), 1);
+    QCOMPARE(dialog->head(), 1);
+    QCOMPARE(dialog->query(), doc()->queryTokens().front());
+    Eigen::Index best = 0;
+    a.slice2d({1, 1}).row(dialog->query()).maxCoeff(&best);
+    QCOMPARE(dialog->key(), int(best));
+    QVERIFY(std::abs(dialog->terms()->weight - a.at({1, 1, dialog->query(), dialog->key()})) < 1e-5);
+    QCOMPARE(dialog->terms()->headDim, int(doc()->model()->config().hiddenSize / doc()->model()->config().numHeads));
+    dialog->findChild<QComboBox*>("neuronLayer")->setCurrentIndex(0);
+    dialog->findChild<QComboBox*>("neuronKey")->setCurrentIndex(0); // CLS
+    QTRY_VERIFY_WITH_TIMEOUT(dialog->terms().has_value() && dialog->layer() == 0, 30000);
+    QVERIFY(std::abs(dialog->terms()->weight - a.at({0, 1, dialog->query(), 0})) < 1e-5);
+    if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
+        dialog->grab().save(QString::fromLocal8Bit(dir) + "/vision-neuron.png");
+    // A new picture: the window follows (same layer, head and query), weights of the new run.
+    openAndWait(QStringLiteral(ATTNLENS_TEST_DATA "/vit/images/photo_97x61.png"));
+    QTRY_VERIFY_WITH_TIMEOUT(dialog->terms().has_value() && doc()->image() != image, 30000);
+    QVERIFY(std::abs(dialog->terms()->weight - doc()->image()->result.output.attentions.at(
+                                                   {dialog->layer(), dialog->head(), dialog->query(), dialog->key()})) < 1e-5);
     dialog->close();
 }
 

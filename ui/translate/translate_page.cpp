@@ -162,6 +162,11 @@ QWidget* TranslatePage::buildViews() {
     m_lineView = new AttentionLineView(m_doc, m_tabs);
     m_embeddingsView = new EmbeddingsView(m_doc, m_tabs);
     m_beamView = new BeamView(m_doc, m_tabs);
+    m_matrixView->heatmap()->setContextMenuHook([this](QMenu& menu, HeatmapCell cell) {
+        if (!cell.isValid() || !m_doc->trace()) return;
+        menu.addSeparator();
+        menu.addAction(tr("Inside this score…"), this, [this, cell] { showNeuronView(cell.row, cell.col); });
+    });
     m_tabs->addTab(m_matrixView, tr("Matrix"));
     m_tabs->addTab(m_modelView, tr("Model"));
     m_tabs->addTab(m_lineView, tr("Lines"));
@@ -363,6 +368,13 @@ QWidget* TranslatePage::buildSelectors() {
     m_hideSpecial->setObjectName(QStringLiteral("hideSpecial"));
     m_hideSpecial->setToolTip(tr("Leave out </s> and <pad>; rows are renormalised over the remaining keys"));
     auto* exportButton = buildExportButton(w);
+    auto* neuron = new QToolButton(w);
+    neuron->setObjectName(QStringLiteral("neuronButton"));
+    neuron->setText(tr("Inside a score…"));
+    neuron->setToolTip(tr("The neuron view: one attention score of this kind taken apart — the query and key vectors, "
+                          "their products per dimension, q·k, ÷√d_k and the softmax (also on a matrix cell's "
+                          "right-click menu)"));
+    connect(neuron, &QToolButton::clicked, this, [this] { showNeuronView(); });
 
     row->addWidget(new QLabel(tr("Show"), w));
     row->addWidget(m_kind);
@@ -373,6 +385,7 @@ QWidget* TranslatePage::buildSelectors() {
     row->addWidget(m_hideSpecial);
     row->addStretch(1);
     row->addWidget(m_modelLabel);
+    row->addWidget(neuron);
     row->addWidget(exportButton);
 
     connect(m_kind, &QComboBox::activated, this,

@@ -37,6 +37,7 @@ namespace attnlens::ui {
 
 class AttentionLineView;
 class AttentionMatrixView;
+class NeuronDialog;
 class BeamView;
 class EmbeddingsView;
 class HeadsLensView;
@@ -101,6 +102,10 @@ public:
     // Every head of the shown kind switched off alone: the drop of the shown translation's log-probability
     // (teacher-forced), on the worker; shown in the Heads tab as "importance".
     void rankHeadsByImportance();
+    // The neuron view (translate_neuron.cpp): one score of the shown kind taken apart, for the matrix's displayed
+    // row and column (their first pieces); -1: the focus token and the strongest key. Opens the window.
+    void showNeuronView(int row = -1, int col = -1);
+    NeuronDialog* neuronDialog() const { return m_neuron; }
     StepPanel* stepPanel() const { return m_stepPanel; }
     TokenChips* chips(TokenSide side) const;
     QString statusText() const;
@@ -133,6 +138,7 @@ private:
     QWidget* buildSelectors();
     QToolButton* buildExportButton(QWidget* parent);
     void connectViews();
+    void openNeuronView(int layer, int head, int query, int key); // pieces of the shown kind's matrix
     void refreshHeads(); // the Heads tab: statistics of the shown kind at the shown step (when visible)
     void refreshTranslationLabel();
     void compareWithAllHeads(); // after an ablated translation: the plain one, on the worker
@@ -189,6 +195,8 @@ private:
     QTimer* m_playTimer = nullptr;
     QElapsedTimer m_clock;
     qint64 m_lastTranslateMs = -1;
+    NeuronDialog* m_neuron = nullptr;
+    AttentionKind m_neuronKind = AttentionKind::Cross; // the kind the neuron window shows
     PrecisionNote m_precisionNote; // bf16 loads: the measured difference from fp32
 };
 

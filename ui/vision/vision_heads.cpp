@@ -8,6 +8,7 @@
 #include "core/analysis/head_stats.h"
 #include "ui/vision/vision_document.h"
 #include "ui/widgets/heads_lens.h"
+#include "ui/widgets/neuron_dialog.h"
 
 #include "ui/shell/inference_worker.h"
 
@@ -158,6 +159,49 @@ void VisionPage::requestFlow() {
             return tokensToGrid(total, rows, cols);
         },
         [this, key](RowMatrix grid) { m_doc->setFlowMap(key, std::move(grid)); });
+}
+
+void VisionPage::showNeuronView() {
+    const auto model = m_doc->model();
+    const auto image = m_doc->image();
+    if (!model || !image) return;
+    const VitResult& r = image->result;
+    QStringList labels{tr("CLS")};
+    for (int row = 0; row < r.grid.rows(); ++row)
+        for (int col = 0; col < r.grid.cols(); ++col) labels << tr("patch %1,%2").arg(row).arg(col);
+    NeuronSource source;
+    source.title = tr("Vision — %1").arg(image->source);
+    source.layers = model->config().numLayers;
+    source.heads = [heads = model->config().numHeads](int) { return heads; };
+    source.queryLabels = [labels](int) { return labels; };
+    source.keyLabels = source.queryLabels;
+    source.captured = [image](int l, int h, int q, int k) { return image->result.output.attentions.at({l, h, q, k}); };
+    source.inputs = [model, image](int l, const Callbacks& cb) {
+        AttentionInputs inputs;
+        VitRunOptions run;
+        run.captureAttention = false;
+        run.ablatedHeads = image->ablated; // the inputs of the run on screen
+        run.probe = &inputs;
+        run.probeLayer = l;
+        model->forward(image->result.input.pixels, run, cb);
+        return inputs;
+    };
+    source.headOff = [off = image->ablated](int l, int h) {
+        return std::find(off.begin(), off.end(), std::pair(l, h)) != off.end();
+    };
+    if (!m_neuron) {
+        m_neuron = new NeuronDialog(m_worker, this);
+        connect(m_doc, &VisionDocument::imageChanged, m_neuron, [this] {
+            if (m_neuron->isVisible()) showNeuronView();
+        });
+    }
+    const std::vector<int> queries = m_doc->queryTokens();
+    const int layer = m_neuron->isVisible() && m_neuron->terms() ? m_neuron->layer() : m_doc->layer();
+    const int head = m_neuron->isVisible() && m_neuron->terms() ? m_neuron->head() : std::max(0, m_doc->head());
+    const int query = m_neuron->isVisible() && m_neuron->terms() ? m_neuron->query() : queries.empty() ? 0 : queries.front();
+    m_neuron->setSource(std::move(source), layer, head, query, -1);
+    m_neuron->show();
+    m_neuron->raise();
 }
 
 } // namespace attnlens::ui

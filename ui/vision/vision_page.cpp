@@ -255,7 +255,15 @@ QWidget* VisionPage::buildMapBox(QWidget* panel) {
     headStats->setObjectName(QStringLiteral("headStatsButton"));
     headStats->setToolTip(tr("What every head does on this picture: entropy, distance, share on CLS, … (sortable)"));
     connect(headStats, &QPushButton::clicked, this, &VisionPage::showHeadStats);
-    mapForm->addRow(headStats);
+    auto* neuron = new QPushButton(tr("Inside one score…"), mapBox);
+    neuron->setObjectName(QStringLiteral("neuronButton"));
+    neuron->setToolTip(tr("The neuron view: the query patch's score for one key taken apart — the head's query and key "
+                          "vectors, their products per dimension, q·k, ÷√d_k and the softmax"));
+    connect(neuron, &QPushButton::clicked, this, &VisionPage::showNeuronView);
+    auto* lensRow = new QHBoxLayout;
+    lensRow->addWidget(headStats);
+    lensRow->addWidget(neuron);
+    mapForm->addRow(lensRow);
     return mapBox;
 }
 

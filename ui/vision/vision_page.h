@@ -32,6 +32,8 @@ class QToolButton;
 
 namespace attnlens::ui {
 
+class NeuronDialog;
+
 class ColorMapCombo;
 class HeadCombo;
 class HeadsLensView;
@@ -75,6 +77,10 @@ public:
     // Every head switched off alone on the worker: the drop of the plain run's top class log-probability,
     // shown in the Heads lens as "importance" (vision_heads.cpp).
     void rankHeadsByImportance();
+    // Map → Inside one score…: the neuron view for the picture on screen — the chosen layer and head, the first
+    // query patch and its strongest key (vision_heads.cpp). Null until first shown.
+    void showNeuronView();
+    NeuronDialog* neuronDialog() const { return m_neuron; }
     void openImage(const QImage& image, const QString& source);
     void pasteImage(); // Ctrl+V: an image or an image file on the clipboard
     // The image opened once the model has loaded (default: the first sample); call before the load ends.
@@ -171,6 +177,7 @@ private:
     VisionDocument::FlowKey m_flowRequested; // the flow map asked of the worker last
     QDialog* m_headsDialog = nullptr;
     HeadsLensView* m_headsLens = nullptr;
+    NeuronDialog* m_neuron = nullptr;
     QSlider* m_opacity = nullptr;
     ColorMapCombo* m_colorMap = nullptr;
     QCheckBox* m_smooth = nullptr;

@@ -1,5 +1,7 @@
 #include "ui/widgets/heads_lens.h"
 
+#include "ui/widgets/number_item.h"
+
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/page_parts.h"
 
@@ -30,26 +32,6 @@ QString statisticTitle(HeadStatistic s) {
     }
     return {};
 }
-
-// A table cell that sorts by its number (Qt::UserRole; NaN: "—", no number, sorted last).
-class NumberItem : public QTableWidgetItem {
-public:
-    NumberItem(float v, int decimals) {
-        if (std::isnan(v)) {
-            setData(Qt::DisplayRole, QStringLiteral("—"));
-        } else {
-            setData(Qt::DisplayRole, QString::number(static_cast<double>(v), 'f', decimals));
-            setData(Qt::UserRole, static_cast<double>(v));
-        }
-        setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    }
-    bool operator<(const QTableWidgetItem& other) const override {
-        const QVariant a = data(Qt::UserRole), b = other.data(Qt::UserRole);
-        if (!a.isValid()) return false;
-        if (!b.isValid()) return true;
-        return a.toDouble() < b.toDouble();
-    }
-};
 
 // Every row's first item carries its head: (layer, head) in these roles.
 constexpr int kLayerRole = Qt::UserRole + 1;
@@ -237,10 +219,12 @@ void HeadsLensView::refreshTable() {
     if (importance) headers << tr("importance");
     m_table->setColumnCount(static_cast<int>(headers.size()));
     m_table->setHorizontalHeaderLabels(headers);
-    m_table->setRowCount(m_stats.layers() * m_stats.heads());
+    // A layer with fewer heads than the widest (U-Net levels) has NaN entropy for the heads it lacks: no row.
+    m_table->setRowCount(static_cast<int>((!m_stats.entropy.array().isNaN()).count()));
     int row = 0;
     for (int l = 0; l < m_stats.layers(); ++l)
-        for (int h = 0; h < m_stats.heads(); ++h, ++row) {
+        for (int h = 0; h < m_stats.heads(); ++h) {
+            if (std::isnan(m_stats.entropy(l, h))) continue;
             int col = 0;
             if (m_ablationEnabled) {
                 auto* off = new QTableWidgetItem;
@@ -250,13 +234,14 @@ void HeadsLensView::refreshTable() {
                 off->setToolTip(tr("Switch head %1 of layer %2 off and run again").arg(h).arg(l));
                 m_table->setItem(row, col++, off);
             }
-            m_table->setItem(row, col++, new NumberItem(static_cast<float>(l), 0));
-            m_table->setItem(row, col++, new NumberItem(static_cast<float>(h), 0));
+            m_table->setItem(row, col++, new NumberItem(l, 0));
+            m_table->setItem(row, col++, new NumberItem(h, 0));
             m_table->item(row, 0)->setData(kLayerRole, l);
             m_table->item(row, 0)->setData(kHeadRole, h);
             for (HeadStatistic st : shown)
                 m_table->setItem(row, col++, new NumberItem(m_stats.get(st)(l, h), st == HeadStatistic::Distance ? 2 : 3));
             if (importance) m_table->setItem(row, col++, new NumberItem(m_importance(l, h), 3));
+            ++row;
         }
     m_table->setSortingEnabled(true);
     m_table->resizeColumnsToContents();

@@ -611,6 +611,7 @@ void HeatmapView::contextMenuEvent(QContextMenuEvent* event) {
             this, tr("Save heatmap"), QStringLiteral("heatmap.svg"), tr("SVG drawings (*.svg)"));
         if (!path.isEmpty()) saveSvg(path);
     });
+    if (m_menuHook) m_menuHook(menu, cellAt(event->pos()));
     menu.exec(event->globalPos());
 }
 

@@ -30,10 +30,14 @@
 #include "ui/render/heatmap_scene.h"
 
 #include <QAbstractScrollArea>
+
+#include <functional>
 #include <QImage>
 #include <QStringList>
 #include <optional>
 #include <utility>
+
+class QMenu;
 
 namespace attnlens::ui {
 
@@ -150,6 +154,10 @@ public:
     // Scrolls so that the matrix point at (fx, fy) ∈ [0, 1]² is in the middle of the grid area.
     void centreOn(double fx, double fy);
 
+    // Pages add their own entries to the right-click menu (e.g. "Inside this score…"): called with the menu and
+    // the cell under the pointer (invalid when the pointer is not on a cell) before the menu opens.
+    void setContextMenuHook(std::function<void(QMenu& menu, HeatmapCell cell)> hook) { m_menuHook = std::move(hook); }
+
     // --- export -----------------------------------------------------------------------------
     // The cached image: one pixel per cell, masked cells in maskedColor().
     const QImage& image() const { return m_scene.image; }
@@ -212,6 +220,7 @@ private:
     HeatmapFrame::Bar m_barPlacement = HeatmapFrame::Bar::Auto;
     enum class Drag { None, Pending, Pan, Overview };
     Drag m_drag = Drag::None;
+    std::function<void(QMenu&, HeatmapCell)> m_menuHook;
     QPoint m_pressPos, m_pressScroll;
 };
 
