@@ -12,13 +12,18 @@
 // stdout: per attention kind, the --stat (default entropy) as a layers × heads table (rows = layers from 0).
 // --json OUT: {"model", "inputs", "kinds": {KIND: {"layers", "heads", "rows", STAT: [[L][H]], …}}} with null
 // where a statistic does not apply (diagonal of cross-attention, alignment without one).
+// Diffusion (--sample X.npy --timestep T [--class C]; default the built-in ddpm-fashion-tiny): one U-Net forward;
+// kind "unet", rows = attention layers in execution order (their names in "layer_names"), columns = heads of the
+// widest layer (null for heads a layer lacks); distance in pixels of the sample; no sinks.
 
 #include "cli_common.h"
 #include "cli_image.h"
+#include "cli_unet_args.h"
 
 #include "core/analysis/head_stats.h"
 #include "core/decode/decode_session.h"
 #include "core/decode/trace_attention.h"
+#include "core/diffusion/unet_maps.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/marian_folder.h"
@@ -97,14 +102,32 @@ void printTable(const std::string& kind, HeadStatistic stat, const HeadStats& s)
 }
 
 int runHeads(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--src", "--src-file", "--image", "--image-dir", "--stat", "--json", "--precision"});
+    const cli::Args args(argv, {"--model", "--src", "--src-file", "--image", "--image-dir", "--sample", "--timestep",
+                                "--class", "--stat", "--json", "--precision"});
     const int sources = int(args.has("--src")) + int(args.has("--src-file")) + int(args.has("--image")) +
-                        int(args.has("--image-dir"));
-    if (sources != 1) throw cli::UsageError("give exactly one of --src, --src-file, --image, --image-dir");
+                        int(args.has("--image-dir")) + int(args.has("--sample"));
+    if (sources != 1) throw cli::UsageError("give exactly one of --src, --src-file, --image, --image-dir, --sample");
     if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals().front() + "'");
     const std::string statName = args.value("--stat", "entropy");
     const auto stat = attnlens::parseHeadStatistic(statName);
     if (!stat) throw cli::UsageError("--stat: unknown statistic '" + statName + "'");
+    if (args.has("--sample")) {
+        const attnlens::DiffusionModel model = cli::loadDiffusion(args);
+        const cli::UnetInput in = cli::readUnetInput(args, model);
+        const attnlens::UNetOutput out =
+            model.unet->forward(in.sample, static_cast<float>(in.timestep), in.classLabel);
+        const HeadStats s = attnlens::unetHeadStats(out.attentions, static_cast<int>(in.sample.dim(1)),
+                                                    static_cast<int>(in.sample.dim(2)));
+        printTable("unet", *stat, s);
+        Json names = Json::array();
+        for (const auto& a : out.attentions) names.push_back(a.info.name);
+        Json k = {{"layers", s.layers()}, {"heads", s.heads()}, {"rows", s.rows}, {"aligned_rows", 0}, {"layer_names", names}};
+        for (HeadStatistic st : attnlens::kAllHeadStatistics) k[std::string(attnlens::headStatisticId(st))] = matrixJson(s.get(st));
+        if (const auto path = args.value("--json"))
+            attnlens::writeJsonFile(*path, Json{{"model", model.folder.dir.filename().string()}, {"inputs", 1},
+                                                {"kinds", {{"unet", k}}}});
+        return 0;
+    }
     const bool images = args.has("--image") || args.has("--image-dir");
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
                                            : attnlens::builtinModelDir(images ? "vit-fashion-mnist" : "marian-de-en-tiny");
@@ -161,7 +184,7 @@ int runHeads(const std::vector<std::string>& argv) {
 
 const cli::Registration reg{
     "heads",
-    "[--model DIR] (--src \"Satz\" | --src-file F | --image IMG | --image-dir D) "
+    "[--model DIR] (--src \"Satz\" | --src-file F | --image IMG | --image-dir D | --sample X.npy --timestep T [--class C]) "
     "[--stat entropy|distance|sink|diagonal|previous|alignment] [--json OUT] [--precision fp32|bf16]",
     "what every head does, as numbers: entropy, mean attention distance, share on sink tokens, on the diagonal and "
     "on the previous token, per layer × head (numbered from 0), for one input or averaged over a batch",

@@ -75,4 +75,32 @@ RowMatrix marianHeadImportance(const MarianModel& model, std::span<const int> so
     return drop;
 }
 
+RowMatrix unetHeadImportance(const UNet2DModel& model, const Tensor& sample, float timestep, std::optional<int> classLabel,
+                             const Callbacks& callbacks) {
+    const std::vector<UNetAttentionInfo> layers =
+        model.attentionLayers(static_cast<int>(sample.dim(1)), static_cast<int>(sample.dim(2)));
+    int heads = 0, total = 0;
+    for (const auto& l : layers) {
+        heads = std::max(heads, l.heads);
+        total += l.heads;
+    }
+    UNetRunOptions plain;
+    plain.captureAttention = false;
+    const Tensor base = model.forward(sample, timestep, classLabel, plain, &callbacks).noisePred;
+    const double norm = base.matrix().norm();
+    RowMatrix out = RowMatrix::Constant(static_cast<Eigen::Index>(layers.size()), heads, std::nanf(""));
+    int done = 0;
+    for (size_t l = 0; l < layers.size(); ++l)
+        for (int h = 0; h < layers[l].heads; ++h) {
+            callbacks.checkCancel();
+            UNetRunOptions off = plain;
+            off.ablatedHeads = {{static_cast<int>(l), h}};
+            const Tensor eps = model.forward(sample, timestep, classLabel, off, &callbacks).noisePred;
+            const double diff = (eps.matrix() - base.matrix()).norm();
+            out(static_cast<Eigen::Index>(l), h) = static_cast<float>(norm > 0 ? diff / norm : diff);
+            reportHead(callbacks, ++done, total);
+        }
+    return out;
+}
+
 } // namespace attnlens

@@ -9,6 +9,7 @@
 // Thread-safety: pure functions on immutable models; cancellable between passes, progress per head.
 
 #include "core/models/marian_model.h"
+#include "core/models/unet_model.h"
 #include "core/models/vit_model.h"
 #include "core/util/callbacks.h"
 
@@ -31,5 +32,10 @@ double marianSequenceLogProb(const MarianModel& model, std::span<const int> sour
 // alone → [layers, heads].
 RowMatrix marianHeadImportance(const MarianModel& model, std::span<const int> source, std::span<const int> target,
                                int kind, const Callbacks& callbacks = {});
+
+// A U-Net step has no output probability: each head's importance is how far the noise prediction moves when the
+// head alone is off, ‖ε̂_off − ε̂‖ / ‖ε̂‖ → [attention layers, heads of the widest] (NaN for heads a layer lacks).
+RowMatrix unetHeadImportance(const UNet2DModel& model, const Tensor& sample, float timestep, std::optional<int> classLabel,
+                             const Callbacks& callbacks = {});
 
 } // namespace attnlens

@@ -86,7 +86,7 @@ HeadStats computeHeadStats(const Tensor& attentions, const HeadStatsOptions& o) 
     if (!o.alignment.empty() && static_cast<int64_t>(o.alignment.size()) != Q)
         throw Error("head statistics: alignment for " + std::to_string(o.alignment.size()) + " rows, attention has " +
                     std::to_string(Q));
-    const std::vector<int> sinks = o.sinkKeys.empty() ? std::vector<int>{0} : o.sinkKeys;
+    const std::vector<int> sinks = !o.hasSinks ? std::vector<int>{} : o.sinkKeys.empty() ? std::vector<int>{0} : o.sinkKeys;
     for (int k : sinks)
         if (k < 0 || k >= K) throw Error("head statistics: sink key " + std::to_string(k) + " out of 0.." + std::to_string(K - 1));
     for (const auto& keys : o.alignment)
@@ -163,7 +163,7 @@ HeadStats computeHeadStats(const Tensor& attentions, const HeadStatsOptions& o) 
             }
             const double n = static_cast<double>(rows.size());
             s.entropy(l, h) = static_cast<float>(entropy / n);
-            s.sink(l, h) = static_cast<float>(sink / n);
+            if (o.hasSinks) s.sink(l, h) = static_cast<float>(sink / n);
             if (distanceRows > 0) s.distance(l, h) = static_cast<float>(distance / distanceRows);
             if (o.selfAttention) {
                 s.diagonal(l, h) = static_cast<float>(diagonal / n);

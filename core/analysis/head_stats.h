@@ -40,6 +40,7 @@ struct HeadStatsOptions {
     // index (queries and keys on one axis, as in self-attention).
     std::vector<std::array<float, 2>> queryPositions, keyPositions;
     std::vector<int> sinkKeys;  // key columns counted as sinks; empty: column 0
+    bool hasSinks = true;       // false: no token is special (U-Net pixels); sink is NaN
     bool selfAttention = true;  // query i and key i are the same token (diagonal / previous exist)
     std::vector<int> queryRows; // the rows to average (e.g. without padding); empty: all
     // Cross-attention: per query row, the key columns aligned with it (an empty entry: unknown, skipped).

@@ -104,9 +104,13 @@ DenoiseSession::Prediction DenoiseSession::predictAt(int i, const UNetRunOptions
     const DenoiseStep& s = stepAt(i);
     Prediction p;
     p.unet = m_model.unet->forward(s.sample, static_cast<float>(s.timestep), m_options.classLabel, run, callbacks);
-    const Tensor zeros(s.sample.shape(), 0.0f); // x̂0 is independent of the variance noise
-    p.predOriginal = m_scheduler.step(p.unet.noisePred, s.timestep, s.sample, &zeros, m_options.eta).predOriginal;
+    p.predOriginal = predictOriginal(m_scheduler, p.unet.noisePred, s.timestep, s.sample, m_options.eta);
     return p;
+}
+
+Tensor predictOriginal(const Scheduler& scheduler, const Tensor& noisePred, int timestep, const Tensor& sample, float eta) {
+    const Tensor zeros(sample.shape(), 0.0f); // x̂0 is independent of the variance noise
+    return scheduler.step(noisePred, timestep, sample, &zeros, eta).predOriginal;
 }
 
 ImageU8 sampleToImage(const Tensor& sample) {

@@ -10,6 +10,7 @@
 // token (row·h / H, col·w / W). A region covers every token one of its pixels falls in.
 
 #include "core/analysis/attention_maps.h"
+#include "core/analysis/head_stats.h"
 #include "core/diffusion/denoise_session.h"
 #include "core/export/overlay.h"
 #include "core/models/unet_model.h"
@@ -72,5 +73,10 @@ ImageU8 unetViewImage(const DenoiseStep& step, const UNetView& view);
 // not computed) — the enlarged image alone. The Diffusion page's large view, its GIF frames and
 // `attnlens-cli diffuse --overlay / --gif` all draw through this.
 RgbImage renderUNetView(const DenoiseStep& step, const UNetAttentionMap* layer, const UNetView& view);
+
+// The head statistics (analysis/head_stats.h) of every attention layer of one forward, as [layers, heads of the
+// widest layer] (NaN for heads a layer lacks): distance in pixels of the full-size sample (a token's centre at
+// ((x + 0.5)·W/w, (y + 0.5)·H/h)), "previous" the token before in y·w + x order (the pixel to the left), no sinks.
+HeadStats unetHeadStats(const std::vector<UNetAttentionMap>& layers, int imageHeight, int imageWidth);
 
 } // namespace attnlens

@@ -2,6 +2,7 @@
 // ATTNLENS_CLI_PATH): JSON shape and values against the independent reference's goldens, the PNG, and
 // exit status 2 with one "error:" line for every kind of bad input the diffusion issue lists.
 
+#include "core/diffusion/unet_maps.h"
 #include "core/io/json_file.h"
 #include "core/io/safetensors.h"
 #include "core/io/npy_reader.h"
@@ -104,6 +105,29 @@ private slots:
                      "--kind", "cross", "--layer", "0", "--head", "0", "--query", "0", "--key", "0"}, "--kind");
         expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
                      "--layer", "0", "--head", "0", "--query", "0"}, "--key");
+    }
+
+    // heads --sample: the statistics of every U-Net layer, as core computes them, with the layers' names.
+    void headsDescribeUNetLayers() {
+        QTemporaryDir tmp;
+        const QString out = tmp.filePath("h.json");
+        const auto r = run({"heads", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
+                            "--stat", "distance", "--json", out});
+        QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(r.err));
+        QVERIFY(r.out.startsWith("unet distance"));
+        const Json k = readJsonFile(out.toStdString())["kinds"]["unet"];
+        QCOMPARE(k["layer_names"][1].get<std::string>(), std::string("mid_block.attentions.0"));
+        const auto model = loadDiffusionModel(unettest::fixture("bare-head8"));
+        const Tensor sample = readNpy(sampleOf("bare-head8").toStdString());
+        const Tensor chw = sample.reshaped({sample.dim(1), sample.dim(2), sample.dim(3)});
+        const HeadStats s = unetHeadStats(model.unet->forward(chw, 500.0f, std::nullopt).attentions, 8, 8);
+        for (int l = 0; l < s.layers(); ++l)
+            for (int h = 0; h < s.heads(); ++h) {
+                QVERIFY(std::abs(k["entropy"][l][h].get<double>() - s.entropy(l, h)) < 1e-6);
+                QVERIFY(std::abs(k["distance"][l][h].get<double>() - s.distance(l, h)) < 1e-5);
+                QVERIFY(k["sink"][l][h].is_null());
+            }
+        expectError({"heads", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8")}, "--timestep");
     }
 
     void diffuseReproducesTheReferenceTrajectory() {

@@ -5,6 +5,7 @@
 // trajectories with injected noise, the schedulers, the Winograd convolution and both GEMM kernels,
 // and bad folders. Runs under ASan + UBSan in CI (label fast).
 
+#include "core/analysis/head_importance.h"
 #include "core/analysis/neuron_view.h"
 #include "core/diffusion/denoise_session.h"
 #include "core/diffusion/unet_maps.h"
@@ -397,6 +398,50 @@ private slots:
             QVERIFY(errorOf([&] { neuronTerms(inputs, 4, 0, 0); }).contains("4 heads"));
             QVERIFY(errorOf([&] { neuronTerms(inputs, 0, int(w.dim(1)), 0); }).contains("query"));
         }
+    }
+
+    // Head statistics of U-Net layers, by hand: a 2×2 level of a 4×4 image (pixel centres 2 px apart); a layer that
+    // looks at itself and one that spreads evenly; a wider layer makes the grid [layers, 2] with NaN for the head
+    // the first lacks; there are no sinks.
+    void headStatisticsOfLayers() {
+        UNetAttentionMap self, spread;
+        self.info = {"a", UNetPath::Contracting, 1, 1, 2, 2};
+        self.weights = Tensor({1, 4, 4}, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1});
+        spread.info = {"b", UNetPath::Bottleneck, 1, 2, 2, 2};
+        spread.weights = Tensor({2, 4, 4}, 0.25f);
+        const HeadStats s = unetHeadStats({self, spread}, 4, 4);
+        QCOMPARE(s.layers(), 2);
+        QCOMPARE(s.heads(), 2);
+        QCOMPARE(s.entropy(0, 0), 0.0f);
+        QCOMPARE(s.diagonal(0, 0), 1.0f);
+        QCOMPARE(s.distance(0, 0), 0.0f);
+        QVERIFY(std::isnan(s.entropy(0, 1)) && std::isnan(s.distance(0, 1)));
+        QVERIFY(std::abs(s.entropy(1, 1) - 1.0f) < 1e-6);
+        QVERIFY(std::abs(s.distance(1, 0) - float((0 + 2 + 2 + 2 * std::sqrt(2.0)) / 4)) < 1e-5);
+        QVERIFY(std::abs(s.previous(1, 0) - 0.25f) < 1e-6);
+        QVERIFY(s.sink.array().isNaN().all());
+    }
+
+    // The importance of a U-Net head is the relative change of the noise prediction with it alone off.
+    void headImportanceIsTheNoiseChange() {
+        const auto model = loadDiffusionModel(unettest::fixture("bare-head8"));
+        const auto g = unettest::golden(unettest::fixture("bare-head8") / "golden.safetensors");
+        const Tensor sample = g.file.load("t500.sample");
+        int calls = 0;
+        Callbacks cb;
+        cb.progress = [&](double, const std::string&) { ++calls; };
+        const RowMatrix imp = unetHeadImportance(*model.unet, sample, 500.0f, std::nullopt, cb);
+        QCOMPARE(imp.rows(), Eigen::Index(4));
+        QCOMPARE(imp.cols(), Eigen::Index(4));
+        QCOMPARE(calls, 16);
+        UNetRunOptions plain, off;
+        plain.captureAttention = off.captureAttention = false;
+        off.ablatedHeads = {{2, 1}};
+        const Tensor a = model.unet->forward(sample, 500.0f, std::nullopt, plain).noisePred;
+        const Tensor b = model.unet->forward(sample, 500.0f, std::nullopt, off).noisePred;
+        const double expected = (b.matrix() - a.matrix()).norm() / a.matrix().norm();
+        QVERIFY(std::abs(imp(2, 1) - expected) < 1e-6);
+        QVERIFY((imp.array() > 0).all());
     }
 
     void seededSessionsAreReproducible() {
