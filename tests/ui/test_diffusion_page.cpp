@@ -6,6 +6,7 @@
 // pixel for pixel, GIF frames, PNG sequence, NPY/CSV); a bad folder keeps the model; a pipeline folder
 // opens and generates.
 
+#include "core/analysis/head_importance.h"
 #include "core/export/overlay.h"
 #include "core/io/model_folder.h"
 #include "core/io/npy_reader.h"
@@ -20,9 +21,15 @@
 #include "ui/vision/map_grid_view.h"
 #include "ui/vision/patch_image_view.h"
 #include "ui/widgets/color_bar.h"
+#include "ui/widgets/heads_lens.h"
+#include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/neuron_dialog.h"
 
 #include <QAbstractButton>
 #include <QComboBox>
+#include <QDialog>
+#include <QPushButton>
+#include <QTableWidget>
 #include <QDir>
 #include <QFile>
 #include <QLabel>
@@ -67,6 +74,7 @@ private slots:
     void cancelKeepsTheStepsMade();
     void scrubbingComputesOneStepAtATime();
     void exportsMatchTheCli();
+    void headLensesOfAStep();
     void badFolderKeepsTheModel();
     void mainWindowSendsDiffusersFoldersHere();
     void pipelineFolderOpensAndGenerates(); // last: it switches the page to another model
@@ -397,6 +405,66 @@ void TestDiffusionPage::exportsMatchTheCli() {
     // an unwritable path: one clear message
     QVERIFY(!m_page->exportView("/nonexistent-dir/v.png"));
     QVERIFY(m_page->message().contains("/nonexistent-dir/v.png"));
+}
+
+// The lenses on a step: head statistics equal core's for that step's attention (and follow the step); a head
+// switched off re-predicts the step (ε̂'s change equals a direct ablated forward) with x̂0 before / after; the
+// importance ranking is core's; the neuron view's weight equals the captured attention of the query pixel.
+void TestDiffusionPage::headLensesOfAStep() {
+    doc()->setCurrentStep(20);
+    QTRY_VERIFY_WITH_TIMEOUT(doc()->attention(20) != nullptr, 30000);
+    m_page->findChild<QPushButton*>("headStatsButton")->click();
+    HeadsLensView* lens = m_page->headsLens();
+    QTRY_VERIFY_WITH_TIMEOUT(lens->hasStats(), 30000);
+    const HeadStats expected = unetHeadStats(doc()->attention(20)->layers, doc()->imageHeight(), doc()->imageWidth());
+    QCOMPARE(lens->stats().entropy, expected.entropy);
+    QCOMPARE(lens->grid()->rows(), 7);
+    QVERIFY(lens->caption().contains("step 20 /"));
+    doc()->setCurrentStep(30);
+    QTRY_VERIFY_WITH_TIMEOUT(doc()->attention(30) != nullptr && lens->hasStats() && lens->caption().contains("step 30 /"), 30000);
+
+    // Switch head 1 of layer 3 (the bottleneck) off for this step.
+    const int row = lens->tableRow(3, 1);
+    QVERIFY(row >= 0);
+    lens->table()->item(row, 0)->setCheckState(Qt::Checked);
+    QTRY_VERIFY_WITH_TIMEOUT(m_page->ablationResult().step == 30 && !m_page->isBusy(), 30000);
+    const auto& r = m_page->ablationResult();
+    const DiffusionFrame& f = doc()->frame(30);
+    UNetRunOptions off;
+    off.captureAttention = false;
+    off.ablatedHeads = {{3, 1}};
+    const Tensor eps = doc()->model()->unet->forward(f.step.sample, float(f.step.timestep), doc()->settings().classLabel, off).noisePred;
+    const double expectedChange = (eps.matrix() - f.step.noisePred.matrix()).norm() / f.step.noisePred.matrix().norm();
+    QVERIFY(std::abs(r.relativeChange - expectedChange) < 1e-6);
+    QVERIFY(r.relativeChange > 0);
+    QCOMPARE(r.ablated.width, doc()->imageWidth());
+    QVERIFY(m_page->findChild<QLabel*>("ablationText")->text().contains("1 head switched off"));
+    // Rank by importance: core's numbers for this step.
+    m_page->findChild<QDialog*>("headsDialog")->findChild<QPushButton*>("headsRank")->click();
+    QTRY_VERIFY_WITH_TIMEOUT(lens->hasImportance() && !m_page->isBusy(), 60000);
+    const RowMatrix imp = unetHeadImportance(*doc()->model()->unet, f.step.sample, float(f.step.timestep),
+                                             doc()->settings().classLabel);
+    QVERIFY(std::abs(lens->grid()->scene().values(3, 1) - imp(3, 1)) < 1e-6);
+    if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
+        m_page->findChild<QDialog*>("headsDialog")->grab().save(QString::fromLocal8Bit(dir) + "/diffusion-heads.png");
+    m_page->findChild<QDialog*>("headsDialog")->findChild<QPushButton*>("headsAllOn")->click();
+    QTRY_VERIFY(m_page->ablatedHeads().empty());
+    m_page->findChild<QDialog*>("headsDialog")->close();
+
+    // The neuron view of the query pixel in layer 3.
+    doc()->setLayer(3);
+    doc()->setHead(0);
+    doc()->setQuery(PixelRegion::pixel(14, 10));
+    m_page->findChild<QPushButton*>("neuronButton")->click();
+    NeuronDialog* neuron = m_page->neuronDialog();
+    QTRY_VERIFY_WITH_TIMEOUT(neuron->terms().has_value(), 30000);
+    const auto& layer = doc()->attention(30)->layers[3];
+    QCOMPARE(neuron->query(), unetRegionTokens(layer.info, PixelRegion::pixel(14, 10), doc()->imageHeight(),
+                                               doc()->imageWidth()).front());
+    QVERIFY(std::abs(neuron->terms()->weight - layer.weights.at({0, neuron->query(), neuron->key()})) < 1e-5);
+    if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
+        neuron->grab().save(QString::fromLocal8Bit(dir) + "/diffusion-neuron.png");
+    neuron->close();
 }
 
 void TestDiffusionPage::badFolderKeepsTheModel() {

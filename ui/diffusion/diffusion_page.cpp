@@ -244,6 +244,20 @@ QWidget* DiffusionPage::buildMapBox(QWidget* panel) {
     mapForm->addRow(tr("Layer:"), m_layer);
     mapForm->addRow(tr("Head:"), m_head);
     mapForm->addRow(tr("Over:"), m_over);
+    auto* headStats = new QPushButton(tr("Head statistics…"), mapBox);
+    headStats->setObjectName(QStringLiteral("headStatsButton"));
+    headStats->setToolTip(tr("What every head of every layer does at this step (entropy, distance in pixels, …); "
+                             "switch heads off and see the step predicted without them; rank them by importance"));
+    connect(headStats, &QPushButton::clicked, this, &DiffusionPage::showHeadStats);
+    auto* neuron = new QPushButton(tr("Inside one score…"), mapBox);
+    neuron->setObjectName(QStringLiteral("neuronButton"));
+    neuron->setToolTip(tr("The neuron view: the query pixel's score for one key pixel taken apart — the head's query "
+                          "and key vectors, their products per dimension, q·k, ÷√d_k and the softmax"));
+    connect(neuron, &QPushButton::clicked, this, &DiffusionPage::showNeuronView);
+    auto* lensRow = new QHBoxLayout;
+    lensRow->addWidget(headStats);
+    lensRow->addWidget(neuron);
+    mapForm->addRow(lensRow);
     return mapBox;
 }
 

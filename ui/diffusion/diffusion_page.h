@@ -29,6 +29,7 @@
 #include <set>
 
 class QCheckBox;
+class QDialog;
 class QLayout;
 class QComboBox;
 class QLabel;
@@ -41,6 +42,8 @@ class QToolButton;
 namespace attnlens::ui {
 
 class ColorBar;
+class HeadsLensView;
+class NeuronDialog;
 class ColorMapCombo;
 class HeadCombo;
 class InferenceWorker;
@@ -95,6 +98,30 @@ public:
     // The view at every step: an animated GIF (.gif) or, for any other path, a folder of PNGs
     // (step_000.png …). Runs on the worker (missing attention is computed); `exported` when written.
     void exportTrajectory(const QString& path);
+
+    // --- lenses (issue 21; diffusion_lenses.cpp) ----------------------------------------------
+    // Map → Head statistics…: every head of every attention layer at the step shown, in a window that follows the
+    // step; click a head to show it. Its "off" column switches heads off for the step shown: the step's noise
+    // prediction is made again without them (worker) and the window shows x̂0 with all heads, without them and
+    // |Δ|, with how far ε̂ moved. "Rank by importance": each head alone off, ε̂'s relative change.
+    void showHeadStats();
+    HeadsLensView* headsLens() const { return m_headsLens; }
+    void setAblatedHeads(std::vector<std::pair<int, int>> heads);
+    const std::vector<std::pair<int, int>>& ablatedHeads() const { return m_ablated; }
+    void rankHeadsByImportance();
+    // What switching the heads off did to the step shown (valid once computed; heads empty otherwise).
+    struct AblationResult {
+        int runId = 0, step = -1;
+        std::vector<std::pair<int, int>> heads;
+        double relativeChange = 0, maxAbsChange = 0; // of ε̂
+        ImageU8 plain, ablated;                       // x̂0 with all heads / without these
+        RowMatrix x0Difference;                       // |Δx̂0| (first channel), [H, W]
+    };
+    const AblationResult& ablationResult() const { return m_ablation; }
+    // Map → Inside one score…: the neuron view of the step shown — the chosen layer and head, the query pixel's
+    // token in that layer and its strongest key.
+    void showNeuronView();
+    NeuronDialog* neuronDialog() const { return m_neuron; }
 
 signals:
     void modelLoaded();
@@ -181,6 +208,18 @@ private:
     QLabel* m_uTitle = nullptr;
     QLabel* m_stripTitle = nullptr;
     MapGridView* m_strip = nullptr;
+    // lenses
+    void refreshHeadStats();
+    void refreshAblation(); // re-predicts the step shown without the ablated heads (worker)
+    void showAblation();
+    QDialog* m_headsDialog = nullptr;
+    HeadsLensView* m_headsLens = nullptr;
+    QLabel* m_ablationText = nullptr;
+    QLabel* m_ablationImages = nullptr;
+    std::vector<std::pair<int, int>> m_ablated;
+    AblationResult m_ablation;
+    std::pair<int, int> m_rankedFor{-1, -1}; // (run, step) the importance was measured on
+    NeuronDialog* m_neuron = nullptr;
 };
 
 } // namespace attnlens::ui

@@ -289,8 +289,8 @@ void HeadsLensView::syncAblationLabel() {
     for (const auto& [l, h] : m_ablated) names << QStringLiteral("%1:%2").arg(l).arg(h);
     const int n = static_cast<int>(m_ablated.size());
     m_ablationLabel->setText((n == 1 ? tr("<b>1 head off</b>") : tr("<b>%1 heads off</b>").arg(n)) +
-                             tr(" (layer:head %1) — the maps and predictions are of this run; the hatched cells are off.")
-                                 .arg(names.join(QStringLiteral(", "))));
+                             tr(" (layer:head %1) — %2; the hatched cells are off.")
+                                 .arg(names.join(QStringLiteral(", ")), m_ablationScope));
 }
 
 void HeadsLensView::setImportance(const RowMatrix& drop, const QString& description) {

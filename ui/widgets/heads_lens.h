@@ -47,6 +47,8 @@ public:
 
     // --- ablation ---------------------------------------------------------------------------
     void setAblationEnabled(bool enabled);
+    // What the heads off apply to, in the line above the grid (default: "the maps and predictions are of this run").
+    void setAblationScope(const QString& scope) { m_ablationScope = scope; }
     void setAblated(const std::vector<std::pair<int, int>>& heads); // reflects the page's state; emits nothing
     const std::vector<std::pair<int, int>>& ablated() const { return m_ablated; }
     // [layers, heads]: how much the original output's log-probability drops with each head alone off.
@@ -90,6 +92,7 @@ private:
     std::vector<std::pair<int, int>> m_ablated;
     QWidget* m_ablationRow = nullptr;
     QLabel* m_ablationLabel = nullptr;
+    QString m_ablationScope = tr("the maps and predictions are of this run");
     RowMatrix m_importance;
     QString m_importanceText;
     bool m_showImportance = false;
