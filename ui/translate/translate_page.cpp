@@ -291,6 +291,10 @@ QWidget* TranslatePage::buildTopBar() {
     m_maxLength->setToolTip(tr("Most target tokens to generate (the last one is forced to </s>)"));
     m_modelLabel = new QLabel(bar);
     mute(m_modelLabel);
+    // May be cut on narrow windows (the whole text is in the tooltip) rather than widen the page.
+    m_modelLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_modelLabel->setMinimumWidth(40);
+    m_modelLabel->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
 
     row->addWidget(new QLabel(tr("German"), bar));
     row->addWidget(m_input, 1);
@@ -384,7 +388,7 @@ QWidget* TranslatePage::buildSelectors() {
     row->addWidget(m_wordLevel);
     row->addWidget(m_hideSpecial);
     row->addStretch(1);
-    row->addWidget(m_modelLabel);
+    row->addWidget(m_modelLabel, 1);
     row->addWidget(neuron);
     row->addWidget(exportButton);
 
@@ -439,7 +443,8 @@ void TranslatePage::syncSelectors() {
     m_wordLevel->setChecked(m_doc->wordLevel());
     m_hideSpecial->setChecked(m_doc->hideSpecial());
     m_modelLabel->setText(m_doc->modelDescription());
-    m_modelLabel->setToolTip(m_precisionNote.sentence);
+    m_modelLabel->setToolTip(m_precisionNote.sentence.isEmpty() ? m_doc->modelDescription()
+                                                                : m_doc->modelDescription() + "\n" + m_precisionNote.sentence);
 }
 
 void TranslatePage::updateButtons() {

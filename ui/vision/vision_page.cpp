@@ -260,10 +260,8 @@ QWidget* VisionPage::buildMapBox(QWidget* panel) {
     neuron->setToolTip(tr("The neuron view: the query patch's score for one key taken apart — the head's query and key "
                           "vectors, their products per dimension, q·k, ÷√d_k and the softmax"));
     connect(neuron, &QPushButton::clicked, this, &VisionPage::showNeuronView);
-    auto* lensRow = new QHBoxLayout;
-    lensRow->addWidget(headStats);
-    lensRow->addWidget(neuron);
-    mapForm->addRow(lensRow);
+    mapForm->addRow(headStats);
+    mapForm->addRow(neuron);
     return mapBox;
 }
 
