@@ -7,6 +7,7 @@
 //
 // Set ATTNLENS_SCREENSHOT_DIR to also write PNGs of the page in the states tested (for review).
 
+#include "core/analysis/attention_flow.h"
 #include "core/analysis/attention_maps.h"
 #include "core/decode/decode_session.h"
 #include "core/export/colormap.h"
@@ -607,6 +608,48 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(dialog->terms().has_value() && dialog->caption().contains("encoder"), 30000);
         QVERIFY(std::abs(dialog->terms()->weight -
                          trace->encoderAttention.at({dialog->layer(), dialog->head(), dialog->query(), dialog->key()})) < 1e-5);
+    }
+
+    // Encoder attention through layers: the head box offers rollout and flow for the encoder only; rollout is core's
+    // attentionRollout, flow arrives from the worker and each row is core's attentionFlow; a head goes back to one
+    // layer.
+    void encoderRolloutAndFlow() {
+        TranslatePage page(nullptr, false);
+        page.resize(1280, 800);
+        page.show();
+        QVERIFY(loadAndTranslate(page, QStringLiteral("Das Haus ist sehr groß und alt.")));
+        TranslationDocument* doc = page.document();
+        QComboBox* head = page.findChild<QComboBox*>("head");
+        QVERIFY(head);
+        doc->setKind(AttentionKind::Cross);
+        QCOMPARE(head->findData(-4), -1); // not for cross-attention
+        doc->setKind(AttentionKind::EncoderSelf);
+        doc->setLayer(1);
+        page.showView(TranslatePage::View::Matrix);
+        const Tensor t = doc->attentionTensor(AttentionKind::EncoderSelf);
+        head->setCurrentIndex(head->findData(-3));
+        emit head->activated(head->currentIndex());
+        QVERIFY(doc->showsThrough());
+        RolloutOptions ro;
+        ro.lastLayer = 1;
+        QVERIFY((doc->currentMatrix().values - attentionRollout(t, ro)).cwiseAbs().maxCoeff() < 1e-6);
+        QVERIFY(page.matrixView()->title().contains("rollout through layers 0–1"));
+        head->setCurrentIndex(head->findData(-4));
+        emit head->activated(head->currentIndex());
+        QTRY_VERIFY_WITH_TIMEOUT(!doc->flowPending() && !doc->currentMatrix().empty(), 30000);
+        const RowMatrix flow = doc->currentMatrix().values;
+        FlowOptions fo;
+        fo.lastLayer = 1;
+        for (int q = 0; q < flow.rows(); ++q) {
+            const std::vector<float> row = attentionFlow(t, q, fo);
+            for (int k = 0; k < flow.cols(); ++k) QVERIFY(std::abs(flow(q, k) - row[size_t(k)]) < 1e-6);
+        }
+        QVERIFY(page.matrixView()->title().contains("attention flow"));
+        maybeScreenshot(&page, QStringLiteral("translate-flow"));
+        head->setCurrentIndex(head->findData(2));
+        emit head->activated(head->currentIndex());
+        QVERIFY(!doc->showsThrough());
+        QCOMPARE(doc->currentMatrix().values, RowMatrix(t.slice2d({1, 2})));
     }
 
     void errorsKeepInput() {

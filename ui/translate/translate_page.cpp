@@ -14,6 +14,7 @@
 #include "ui/translate/token_chips.h"
 #include "ui/translate/translation_export.h"
 #include "ui/widgets/heads_lens.h"
+#include "ui/widgets/elided_label.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/page_message.h"
@@ -209,6 +210,8 @@ void TranslatePage::connectViews() {
     connect(m_doc, &TranslationDocument::snapshotChanged, this, &TranslatePage::refreshHeads);
     connect(m_doc, &TranslationDocument::selectionChanged, this, &TranslatePage::refreshHeads);
     connect(m_doc, &TranslationDocument::selectionChanged, this, &TranslatePage::syncSelectors);
+    connect(m_doc, &TranslationDocument::selectionChanged, this, &TranslatePage::requestFlow);
+    connect(m_doc, &TranslationDocument::snapshotChanged, this, &TranslatePage::requestFlow);
     connect(m_doc, &TranslationDocument::modelChanged, this, &TranslatePage::syncSelectors);
     connect(m_doc, &TranslationDocument::snapshotChanged, this, [this] {
         refreshTranslationLabel();
@@ -289,11 +292,8 @@ QWidget* TranslatePage::buildTopBar() {
     m_maxLength->setPrefix(tr("max "));
     m_maxLength->setSuffix(tr(" tokens"));
     m_maxLength->setToolTip(tr("Most target tokens to generate (the last one is forced to </s>)"));
-    m_modelLabel = new QLabel(bar);
+    m_modelLabel = new ElidedLabel(bar); // ends in "…" on narrow windows (the whole text is in the tooltip)
     mute(m_modelLabel);
-    // May be cut on narrow windows (the whole text is in the tooltip) rather than widen the page.
-    m_modelLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    m_modelLabel->setMinimumWidth(40);
     m_modelLabel->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
 
     row->addWidget(new QLabel(tr("German"), bar));
@@ -363,6 +363,7 @@ QWidget* TranslatePage::buildSelectors() {
     m_layer->setPrefix(tr("layer "));
     m_head = new QComboBox(w);
     m_head->setObjectName(QStringLiteral("head"));
+    m_head->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_wordLevel = new QCheckBox(tr("Words"), w);
     m_wordLevel->setObjectName(QStringLiteral("wordLevel"));
     m_wordLevel->setToolTip(
@@ -396,8 +397,12 @@ QWidget* TranslatePage::buildSelectors() {
             [this](int i) { m_doc->setKind(static_cast<AttentionKind>(m_kind->itemData(i).toInt())); });
     connect(m_layer, &QSpinBox::valueChanged, this, [this](int v) { m_doc->setLayer(v); });
     connect(m_head, &QComboBox::activated, this, [this](int i) {
-        const int data = m_head->itemData(i).toInt(); // -1 mean, -2 max, h >= 0 a head
-        if (data < 0) {
+        const int data = m_head->itemData(i).toInt(); // -1 mean, -2 max, -3 rollout, -4 flow, h >= 0 a head
+        if (data <= -3) {
+            m_doc->setFusion(HeadFusion::Mean);
+            m_doc->setThrough(data == -3 ? TranslationDocument::Through::Rollout : TranslationDocument::Through::Flow);
+        } else if (data < 0) {
+            m_doc->setThrough(TranslationDocument::Through::Layer);
             m_doc->setFusion(data == -2 ? HeadFusion::Max : HeadFusion::Mean);
             m_doc->setHead(-1);
         } else {
@@ -431,14 +436,25 @@ void TranslatePage::syncSelectors() {
     m_layer->setSuffix(tr(" of 0–%1").arg(layers - 1));
     m_layer->setValue(m_doc->layer());
     const int heads = m_doc->headCount(m_doc->kind());
-    if (m_head->count() != heads + 2) {
+    const bool encoder = m_doc->kind() == AttentionKind::EncoderSelf;
+    if (m_head->count() != heads + (encoder ? 4 : 2)) {
         m_head->clear();
         m_head->addItem(tr("Mean of heads"), -1);
         m_head->addItem(tr("Max of heads"), -2);
+        if (encoder) { // through the layers (heads fused with the mean)
+            m_head->addItem(tr("Rollout, layers 0…L"), -3);
+            m_head->setItemData(2, tr("Attention rollout (Abnar & Zuidema 2020): heads averaged, the residual added, "
+                                      "layers 0…L multiplied"), Qt::ToolTipRole);
+            m_head->addItem(tr("Flow, layers 0…L"), -4);
+            m_head->setItemData(3, tr("Attention flow (Abnar & Zuidema 2020): a maximum flow through layers 0…L, heads "
+                                      "averaged, the residual added; computed on the worker, rollout above ≈ 3 s"),
+                                Qt::ToolTipRole);
+        }
         for (int h = 0; h < heads; ++h)
             m_head->addItem(tr("Head %1").arg(h), h);
     }
-    const int data = m_doc->head() >= 0 ? m_doc->head() : (m_doc->fusion() == HeadFusion::Max ? -2 : -1);
+    int data = m_doc->head() >= 0 ? m_doc->head() : (m_doc->fusion() == HeadFusion::Max ? -2 : -1);
+    if (m_doc->showsThrough()) data = m_doc->through() == TranslationDocument::Through::Rollout ? -3 : -4;
     m_head->setCurrentIndex(m_head->findData(data));
     m_wordLevel->setChecked(m_doc->wordLevel());
     m_hideSpecial->setChecked(m_doc->hideSpecial());

@@ -139,6 +139,10 @@ private:
     QToolButton* buildExportButton(QWidget* parent);
     void connectViews();
     void openNeuronView(int layer, int head, int query, int key); // pieces of the shown kind's matrix
+    // Encoder attention flow (translate_flow.cpp): when the selection shows flow and it is not computed yet, one
+    // max-flow per source token on the worker; above kFlowBudget the view falls back to rollout and says so.
+    void requestFlow();
+    TranslationDocument::FlowKey m_flowRequested;
     void refreshHeads(); // the Heads tab: statistics of the shown kind at the shown step (when visible)
     void refreshTranslationLabel();
     void compareWithAllHeads(); // after an ablated translation: the plain one, on the worker

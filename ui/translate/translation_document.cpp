@@ -283,6 +283,7 @@ void TranslationDocument::setHead(int head) {
     head = head < 0 || head >= headCount(m_kind) ? -1 : head;
     if (head == m_head) return;
     m_head = head;
+    if (head >= 0) m_through = Through::Layer; // one head is one layer's
     emit selectionChanged();
 }
 
@@ -326,6 +327,24 @@ void TranslationDocument::setSelectedBeamNode(int node) {
     emit selectionChanged();
 }
 
+void TranslationDocument::setThrough(Through through) {
+    if (through == m_through) return;
+    m_through = through;
+    if (through != Through::Layer) m_head = -1; // through layers: heads fused
+    emit selectionChanged();
+}
+
+bool TranslationDocument::flowPending() const {
+    if (m_kind != AttentionKind::EncoderSelf || m_through != Through::Flow || !m_trace) return false;
+    return !(m_flowKey == flowKey()) || m_flow.rows() != static_cast<Eigen::Index>(m_trace->sourceIds.size());
+}
+
+void TranslationDocument::setFlowMatrix(FlowKey key, RowMatrix flow) {
+    m_flowKey = key;
+    m_flow = std::move(flow);
+    emit selectionChanged();
+}
+
 Tensor TranslationDocument::attentionTensor(AttentionKind kind) const {
     return m_trace ? traceAttention(*m_trace, kind) : Tensor();
 }
@@ -340,8 +359,18 @@ AttentionMatrix TranslationDocument::matrix(AttentionKind kind, int layer, int h
     const Tensor t = attentionTensor(kind); // [L, H, Q, K]
     if (t.rank() != 4 || t.dim(2) == 0 || t.dim(3) == 0) return m;
     if (layer < 0 || layer >= t.dim(0) || head >= t.dim(1)) return m;
-    const RowMatrix raw =
-        head >= 0 ? RowMatrix(t.slice2d({layer, head})) : layerAttention(t, layer, {-1, m_fusion});
+    RowMatrix raw;
+    if (kind == AttentionKind::EncoderSelf && m_through == Through::Rollout) {
+        RolloutOptions o;
+        o.fusion = m_fusion;
+        o.lastLayer = layer;
+        raw = attentionRollout(t, o);
+    } else if (kind == AttentionKind::EncoderSelf && m_through == Through::Flow) {
+        if (!(m_flowKey == FlowKey{encoderStorage(), layer, m_fusion}) || m_flow.rows() != t.dim(2)) return m; // pending
+        raw = m_flow;
+    } else {
+        raw = head >= 0 ? RowMatrix(t.slice2d({layer, head})) : layerAttention(t, layer, {-1, m_fusion});
+    }
     m.rowSide = kind == AttentionKind::EncoderSelf ? TokenSide::Source : TokenSide::Target;
     m.columnSide = kind == AttentionKind::DecoderSelf ? TokenSide::Target : TokenSide::Source;
     m.columnsAreDecoderInputs = kind == AttentionKind::DecoderSelf;

@@ -125,6 +125,25 @@ public:
     void setHideSpecial(bool on);
     void setSelectedBeamNode(int node);
 
+    // Encoder self-attention through several layers (issue 21, M6): the matrix of the chosen layer alone, the
+    // rollout of layers 0…layer, or the attention flow through them (heads fused with fusion()). Other kinds
+    // always show one layer. Flow is computed by the page on its worker (TranslatePage::requestFlow) and stored
+    // with setFlowMatrix(); until then the matrix is empty and flowPending() is true.
+    enum class Through { Layer, Rollout, Flow };
+    Through through() const { return m_through; }
+    void setThrough(Through through);
+    bool showsThrough() const { return m_kind == AttentionKind::EncoderSelf && m_through != Through::Layer; }
+    struct FlowKey {
+        const void* trace = nullptr;
+        int layer = -1;
+        HeadFusion fusion = HeadFusion::Mean;
+        bool operator==(const FlowKey&) const = default;
+    };
+    // trace: the encoder attention's storage (the same for every step of one translation).
+    FlowKey flowKey() const { return {encoderStorage(), m_layer, m_fusion}; }
+    bool flowPending() const; // the current selection shows flow and its matrix is not here yet
+    void setFlowMatrix(FlowKey key, RowMatrix flow); // [S, S]: row q = attentionFlow(…, q, …)
+
     // --- derived matrices -------------------------------------------------------------------
     // The raw tensor of a kind for the shown hypothesis: [L, H, Q, K] (empty when none yet).
     Tensor attentionTensor(AttentionKind kind) const;
@@ -146,6 +165,7 @@ signals:
     void hoverChanged();
 
 private:
+    const void* encoderStorage() const { return m_trace ? traceAttention(*m_trace, AttentionKind::EncoderSelf).data() : nullptr; }
     void updateTrace();
     void clampSelection();
 
@@ -159,6 +179,9 @@ private:
     int m_layer = 0;
     int m_head = -1;
     HeadFusion m_fusion = HeadFusion::Mean;
+    Through m_through = Through::Layer;
+    FlowKey m_flowKey;
+    RowMatrix m_flow;
     TokenRef m_selected, m_hovered;
     bool m_wordLevel = false;
     bool m_hideSpecial = false;
