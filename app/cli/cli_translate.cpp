@@ -17,6 +17,7 @@
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/marian_folder.h"
+#include "core/analysis/attention_flow.h"
 #include "ui/render/trace_heatmap.h"
 
 #include <iostream>
@@ -102,7 +103,7 @@ Json parseAblation(const std::string& text, const attnlens::MarianConfig& config
 
 int runTranslate(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--beam", "--max-new-tokens", "--json", "--heatmap", "--kind", "--layer",
-                                "--head", "--colormap", "--cell", "--precision", "--ablate"});
+                                "--head", "--colormap", "--cell", "--precision", "--ablate", "--through"});
     const std::string& text = args.single("the sentence to translate");
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
                                            : attnlens::builtinModelDir("marian-de-en-tiny");
@@ -116,6 +117,10 @@ int runTranslate(const std::vector<std::string>& argv) {
     const auto heatmap = parseHeatmapRequest(args, folder.model->config());
     Json ablated = Json::array();
     if (const auto list = args.value("--ablate")) ablated = parseAblation(*list, folder.model->config(), options.ablation);
+    const int through = args.has("--through")
+                            ? args.intValue("--through", 0, 0, folder.model->config().encoderLayers - 1)
+                            : -1;
+    if (through >= 0 && !args.has("--json")) throw cli::UsageError("--through writes to the --json file; give one");
     attnlens::DecodeSession session(folder.model, folder.tokenizer, text, options);
     session.run();
     const auto trace = session.trace();
@@ -151,6 +156,31 @@ int runTranslate(const std::vector<std::string>& argv) {
                    {{"encoder", nested4(trace->encoderAttention)},
                     {"decoder", nested4(trace->decoderAttention)},
                     {"cross", nested4(trace->crossAttention)}}}};
+        if (through >= 0) {
+            // The encoder through layers 0…through: rollout, and attention flow when within the budget.
+            const Tensor& enc = trace->encoderAttention;
+            attnlens::RolloutOptions ro;
+            ro.lastLayer = through;
+            const attnlens::RowMatrix rollout = attnlens::attentionRollout(enc, ro);
+            const int tokens = static_cast<int>(enc.dim(2));
+            const int64_t cost = attnlens::attentionFlowCost(through + 1, tokens) * tokens;
+            Json rows = Json::array(), flow = Json::array();
+            for (Eigen::Index r = 0; r < rollout.rows(); ++r)
+                rows.push_back(std::vector<float>(rollout.row(r).data(), rollout.row(r).data() + rollout.cols()));
+            if (cost <= attnlens::kFlowBudget) {
+                attnlens::FlowOptions fo;
+                fo.lastLayer = through;
+                for (int q = 0; q < tokens; ++q) flow.push_back(attnlens::attentionFlow(enc, q, fo));
+            } else {
+                flow = nullptr;
+                std::cerr << "note: attention flow of " << tokens << " tokens through " << through + 1
+                          << " layers exceeds the budget (" << double(cost) / double(attnlens::kFlowBudget)
+                          << "x); only the rollout is written\n";
+            }
+            j["through_layer"] = through;
+            j["encoder_rollout"] = rows;
+            j["encoder_flow"] = flow;
+        }
         if (!ablated.empty()) {
             j["ablated"] = ablated; // the run above is the ablated one
             j["baseline_translation"] = baseline;
@@ -170,7 +200,8 @@ int runTranslate(const std::vector<std::string>& argv) {
 const cli::Registration reg{
     "translate",
     "[--model DIR] [--beam N] [--max-new-tokens N] [--json OUT] [--heatmap OUT.png|svg [--kind encoder|decoder|cross] "
-    "[--layer L] [--head H|mean|max|min] [--colormap NAME] [--cell PX]] [--ablate KIND:L:H[,…]] [--precision fp32|bf16] "
+    "[--layer L] [--head H|mean|max|min] [--colormap NAME] [--cell PX]] [--ablate KIND:L:H[,…]] [--through L] "
+    "[--precision fp32|bf16] "
     "\"Satz\"",
     "translate German to English with a Marian model; every attention head to JSON; one labelled attention matrix "
     "to --heatmap (default: cross-attention, last layer, mean over heads; layers and heads numbered from 0)",

@@ -2,6 +2,7 @@
 // agreement of the JSON with the reference goldens.
 
 #include "marian_test_util.h"
+#include "core/analysis/attention_flow.h"
 
 #include <QDir>
 #include <QImage>
@@ -45,6 +46,7 @@ private slots:
     void translateJsonShape();
     void translateBeamMatchesGolden();
     void translateWithAblatedHeads();
+    void translateThroughEncoderLayers();
     void badInputs_data();
     void badInputs();
     void heatmapExports();
@@ -126,6 +128,40 @@ void TestMarianCli::translateWithAblatedHeads() {
     QCOMPARE(ids(j["target_ids"]), ids(g["greedy"]["ids"]));
     QCOMPARE(j["ablated"].size(), size_t(3));
     QCOMPARE(j["baseline_translation"].get<std::string>(), golden("tiny-f32")["cases"][0]["greedy"]["translation"].get<std::string>());
+}
+
+// --through L: the encoder's rollout and attention flow through layers 0…L in the JSON, equal to core's on the
+// encoder attention the same JSON holds.
+void TestMarianCli::translateThroughEncoderLayers() {
+    QTemporaryDir tmp;
+    const QString out = tmp.filePath("t.json");
+    const Run r = cli({"translate", "--model", variant("tiny-f32"), "--through", "1", "--json", out, "Das Haus ist klein."});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const Json j = readJsonFile(out.toStdString());
+    QCOMPARE(j["through_layer"].get<int>(), 1);
+    const auto& enc = j["attentions"]["encoder"];
+    const int L = int(enc.size()), H = int(enc[0].size()), S = int(enc[0][0].size());
+    Tensor t({L, H, S, S});
+    for (int l = 0; l < L; ++l)
+        for (int h = 0; h < H; ++h)
+            for (int q = 0; q < S; ++q)
+                for (int k = 0; k < S; ++k) t.data()[((int64_t(l) * H + h) * S + q) * S + k] = enc[l][h][q][k].get<float>();
+    FlowOptions fo;
+    fo.lastLayer = 1;
+    RolloutOptions ro;
+    ro.lastLayer = 1;
+    const RowMatrix rollout = attentionRollout(t, ro);
+    QCOMPARE(int(j["encoder_flow"].size()), S);
+    for (int q = 0; q < S; ++q) {
+        const std::vector<float> f = attentionFlow(t, q, fo);
+        for (int k = 0; k < S; ++k) {
+            QVERIFY(std::abs(j["encoder_flow"][q][k].get<float>() - f[size_t(k)]) < 1e-5);
+            QVERIFY(std::abs(j["encoder_rollout"][q][k].get<float>() - rollout(q, k)) < 1e-5);
+        }
+    }
+    const Run bad = cli({"translate", "--model", variant("tiny-f32"), "--through", "1", "Hallo"});
+    QCOMPARE(bad.code, 2);
+    QVERIFY(bad.err.contains("--json"));
 }
 
 void TestMarianCli::badInputs_data() {
