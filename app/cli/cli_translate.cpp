@@ -17,6 +17,7 @@
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/marian_folder.h"
+#include "core/analysis/ablation_change.h"
 #include "core/analysis/attention_flow.h"
 #include "ui/render/trace_heatmap.h"
 
@@ -127,6 +128,7 @@ int runTranslate(const std::vector<std::string>& argv) {
     std::cout << trace->translation << "\n";
     // With heads ablated, what changed against the plain model: the translation and where the tokens part.
     std::string baseline;
+    Json change;
     if (options.ablation.any()) {
         attnlens::DecodeOptions plainOptions = options;
         plainOptions.ablation = {};
@@ -135,6 +137,23 @@ int runTranslate(const std::vector<std::string>& argv) {
         plain.run();
         const auto p = plain.trace();
         baseline = p->translation;
+        if (!p->targetIds.empty()) {
+            // What changed, teacher-forced over the plain output: p(plain token) with and without the heads, top 5.
+            const attnlens::AblationChange c =
+                attnlens::marianAblationChange(*folder.model, trace->sourceIds, p->targetIds, trace->targetIds, options.ablation);
+            const auto top = [&folder](const std::vector<attnlens::TokenChoice>& list) {
+                Json out = Json::array();
+                for (const auto& t : list)
+                    out.push_back({{"id", t.id}, {"piece", folder.tokenizer->idToPiece(t.id)}, {"p", t.probability}});
+                return out;
+            };
+            change = {{"parts_at", c.partsAt >= 0 ? Json(c.partsAt) : Json(nullptr)},
+                      {"position", c.position},
+                      {"baseline_token_probs", c.plainProbability},
+                      {"ablated_token_probs", c.ablatedProbability},
+                      {"top5_all_heads", top(c.topPlain)},
+                      {"top5_ablated", top(c.topAblated)}};
+        }
         size_t same = 0;
         while (same < p->targetIds.size() && same < trace->targetIds.size() && p->targetIds[same] == trace->targetIds[same])
             ++same;
@@ -184,6 +203,7 @@ int runTranslate(const std::vector<std::string>& argv) {
         if (!ablated.empty()) {
             j["ablated"] = ablated; // the run above is the ablated one
             j["baseline_translation"] = baseline;
+            j["change"] = change;
         }
         attnlens::writeJsonFile(*out, j);
     }

@@ -128,6 +128,14 @@ void TestMarianCli::translateWithAblatedHeads() {
     QCOMPARE(ids(j["target_ids"]), ids(g["greedy"]["ids"]));
     QCOMPARE(j["ablated"].size(), size_t(3));
     QCOMPARE(j["baseline_translation"].get<std::string>(), golden("tiny-f32")["cases"][0]["greedy"]["translation"].get<std::string>());
+    // What changed: where the tokens part, p(plain token) with and without the heads, the top 5 there.
+    const Json& c = j["change"];
+    QVERIFY(c["parts_at"].is_number());
+    QCOMPARE(c["position"].get<int>(), c["parts_at"].get<int>());
+    const size_t at = size_t(c["position"].get<int>());
+    QVERIFY(c["baseline_token_probs"][at].get<float>() > c["ablated_token_probs"][at].get<float>());
+    QCOMPARE(c["top5_all_heads"].size(), size_t(5));
+    QCOMPARE(c["top5_ablated"][0]["id"].get<int>(), j["target_ids"][at].get<int>()); // the ablated run's choice
 }
 
 // --through L: the encoder's rollout and attention flow through layers 0…L in the JSON, equal to core's on the

@@ -547,6 +547,10 @@ private slots:
         QCOMPARE(trace->targetIds, direct.trace()->targetIds);
         const QString line = page.findChild<QLabel*>("translation")->text();
         QVERIFY2(line.contains("1 head off") && line.contains("with all heads"), qPrintable(line));
+        QTRY_VERIFY_WITH_TIMEOUT(page.findChild<QLabel*>("translation")->text().contains("p(<b>"), 30000);
+        QVERIFY2(page.ablationDetails().contains("top 5 with all heads") &&
+                     page.ablationDetails().contains("top 5 with the heads off"),
+                 qPrintable(page.ablationDetails()));
         QCOMPARE(lens->ablated(), (std::vector<std::pair<int, int>>{{1, 2}}));
 
         page.findChild<QPushButton*>("headsRank")->click();

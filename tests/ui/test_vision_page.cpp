@@ -600,7 +600,9 @@ void TestVisionPage::headAblationFromTheLens() {
     QCOMPARE(image->result.output.logits.toVector(), direct.logits.toVector());
     auto* note = m_page->findChild<QLabel*>("ablationNote");
     QVERIFY(note->isVisible());
-    QVERIFY2(note->text().contains("1 head switched off") && note->text().contains("With all heads"), qPrintable(note->text()));
+    QVERIFY2(note->text().contains("1 head switched off") && note->text().contains("With all heads") &&
+                 note->text().contains("Top 5 with all heads"),
+             qPrintable(note->text()));
     QCOMPARE(lens->ablated(), m_page->ablatedHeads());
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
         m_page->grab().save(QString::fromLocal8Bit(dir) + "/vision-ablated.png");

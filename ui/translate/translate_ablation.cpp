@@ -2,6 +2,7 @@
 // plain model, and ranking the heads of one kind by how much the translation leans on each.
 #include "ui/translate/translate_page.h"
 
+#include "core/analysis/ablation_change.h"
 #include "core/analysis/head_importance.h"
 #include "core/decode/decode_session.h"
 #include "core/decode/trace_attention.h"
@@ -15,9 +16,18 @@
 
 namespace attnlens::ui {
 
+struct TranslatePage::AblationComparison {
+    std::string translation;  // the plain model's
+    std::vector<int> plainIds;
+    AblationChange change;    // against the ablated trace on screen
+};
+
+QString TranslatePage::ablationDetails() const { return m_translation->toolTip(); }
+
 void TranslatePage::setAblation(MarianAblation ablation) {
     m_ablation = std::move(ablation);
     m_baselineTranslation.clear();
+    m_ablationChange.reset();
     refreshHeads();
     if (m_doc->hasModel() && !m_input->text().trimmed().isEmpty()) translate();
 }
@@ -32,13 +42,38 @@ void TranslatePage::refreshTranslationLabel() {
                        .arg(QString::fromStdString(t->translation).toHtmlEscaped(),
                             m_doc->selectedBeamNode() > 0 ? tr(" (beam node %1)").arg(m_doc->selectedBeamNode()) : QString(),
                             palette().color(QPalette::PlaceholderText).name());
+    QString tip;
     if (m_ablation.any()) {
         const int n = m_ablation.count();
         text += (n == 1 ? tr(" — <b>1 head off</b>") : tr(" — <b>%1 heads off</b>").arg(n));
         if (!m_baselineTranslation.isEmpty())
             text += tr("; with all heads: <i>%1</i>").arg(m_baselineTranslation.toHtmlEscaped());
+        if (const auto& c = m_ablationChange; c && c->change.position >= 0) {
+            const auto piece = [this](int id) {
+                return QString::fromStdString(m_doc->model().tokenizer->idToPiece(id)).toHtmlEscaped();
+            };
+            const size_t at = static_cast<size_t>(c->change.position);
+            const QString token = piece(c->plainIds[at]);
+            text += c->change.partsAt >= 0
+                        ? tr(" · the tokens part at target position %1: p(<b>%2</b>) %3 → <b>%4</b>")
+                        : tr(" · same tokens; the largest drop at target position %1: p(<b>%2</b>) %3 → <b>%4</b>");
+            text = text.arg(c->change.position)
+                       .arg(token)
+                       .arg(c->change.plainProbability[at], 0, 'f', 3)
+                       .arg(c->change.ablatedProbability[at], 0, 'f', 3);
+            const auto list = [&piece](const std::vector<TokenChoice>& top) {
+                QStringList items;
+                for (const TokenChoice& t : top) items << QStringLiteral("%1 %2").arg(piece(t.id)).arg(t.probability, 0, 'f', 3);
+                return items.join(QStringLiteral(", "));
+            };
+            tip = tr("At target position %1 (teacher-forced over the plain translation):<br>top 5 with all heads: %2<br>"
+                     "top 5 with the heads off: %3")
+                      .arg(c->change.position)
+                      .arg(list(c->change.topPlain), list(c->change.topAblated));
+        }
     }
     m_translation->setText(text);
+    m_translation->setToolTip(tip);
 }
 
 void TranslatePage::compareWithAllHeads() {
@@ -49,15 +84,22 @@ void TranslatePage::compareWithAllHeads() {
     options.numBeams = m_doc->snapshot() && m_doc->snapshot()->numBeams > 1 ? m_doc->snapshot()->numBeams : 1;
     options.maxNewTokens = m_doc->snapshot() ? m_doc->snapshot()->maxNewTokens : 64;
     options.captureAttention = false;
-    m_worker->run<std::string>(
+    m_ablationChange.reset();
+    m_worker->run<std::shared_ptr<const AblationComparison>>(
         tr("Translating with all heads"),
-        [model, options, text = trace->source](const Callbacks& cb) {
-            DecodeSession plain(model.model, model.tokenizer, text, options);
+        [model, options, trace, ablation = m_ablation](const Callbacks& cb) {
+            DecodeSession plain(model.model, model.tokenizer, trace->source, options);
             plain.run(cb);
-            return plain.trace()->translation;
+            auto out = std::make_shared<AblationComparison>();
+            out->translation = plain.trace()->translation;
+            out->plainIds = plain.trace()->targetIds;
+            if (!out->plainIds.empty())
+                out->change = marianAblationChange(*model.model, trace->sourceIds, out->plainIds, trace->targetIds, ablation);
+            return std::shared_ptr<const AblationComparison>(std::move(out));
         },
-        [this](std::string translation) {
-            m_baselineTranslation = QString::fromStdString(translation);
+        [this, trace](std::shared_ptr<const AblationComparison> comparison) {
+            m_baselineTranslation = QString::fromStdString(comparison->translation);
+            if (m_doc->trace() == trace) m_ablationChange = std::move(comparison);
             refreshTranslationLabel();
         });
 }

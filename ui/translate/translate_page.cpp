@@ -563,6 +563,7 @@ void TranslatePage::translate() {
     options.maxNewTokens = m_maxLength->value();
     options.ablation = m_ablation;
     m_baselineTranslation.clear();
+    m_ablationChange.reset();
     const MarianFolder model = m_doc->model();
     auto slot = m_slot;
     const int generation = ++m_generation;

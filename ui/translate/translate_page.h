@@ -99,6 +99,8 @@ public:
     const MarianAblation& ablation() const { return m_ablation; }
     // The plain model's translation of the input on screen while heads are off (empty otherwise / until known).
     QString baselineTranslation() const { return m_baselineTranslation; }
+    // The translation line's tooltip: the top 5 with and without the heads where the output changed.
+    QString ablationDetails() const;
     // Every head of the shown kind switched off alone: the drop of the shown translation's log-probability
     // (teacher-forced), on the worker; shown in the Heads tab as "importance".
     void rankHeadsByImportance();
@@ -185,6 +187,9 @@ private:
     HeadsLensView* m_headsView = nullptr;
     MarianAblation m_ablation;
     QString m_baselineTranslation;
+    // The plain translation and what the ablation changed (analysis/ablation_change), for the trace on screen.
+    struct AblationComparison;
+    std::shared_ptr<const AblationComparison> m_ablationChange;
     const void* m_rankedFor = nullptr; // the trace the Heads tab's importance was measured on
     AttentionKind m_rankedKind = AttentionKind::Cross;
     QTabWidget* m_tabs = nullptr;

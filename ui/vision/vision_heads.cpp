@@ -99,6 +99,11 @@ void VisionPage::refreshAblationNote() {
                     .arg(100.0 * now, 0, 'f', 1)
                     .arg(QString::fromStdString(img->top.front().label).toHtmlEscaped())
                     .arg(100.0 * img->top.front().probability, 0, 'f', 1);
+        // The top 5 with all heads, beside the predictions above (which are of the run without the heads).
+        QStringList before5;
+        for (const Prediction& p : img->baselineTop)
+            before5 << QStringLiteral("%1 %2 %").arg(QString::fromStdString(p.label).toHtmlEscaped()).arg(100.0 * p.probability, 0, 'f', 1);
+        text += tr("<br>Top 5 with all heads: %1.").arg(before5.join(QStringLiteral(", ")));
     }
     m_ablationNote->setText(text);
     m_ablationNote->setToolTip(tr("Head statistics… shows and changes which heads are off"));
