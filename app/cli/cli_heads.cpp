@@ -12,6 +12,10 @@
 // stdout: per attention kind, the --stat (default entropy) as a layers × heads table (rows = layers from 0).
 // --json OUT: {"model", "inputs", "kinds": {KIND: {"layers", "heads", "rows", STAT: [[L][H]], …}}} with null
 // where a statistic does not apply (diagonal of cross-attention, alignment without one).
+// --align "0-0 1-2 …" (with --src) / --align-file A (with --src-file, one line per sentence): a word alignment in
+// Pharaoh format between the source words and the words of the model's greedy translation (word = a "▁" piece
+// and the pieces after it; specials are words; from 0), e.g. from fast_align run on the outputs; the cross-
+// attention's "alignment" is then the share of aligned target pieces whose argmax source piece is aligned.
 // Diffusion (--sample X.npy --timestep T [--class C]; default the built-in ddpm-fashion-tiny): one U-Net forward;
 // kind "unet", rows = attention layers in execution order (their names in "layer_names"), columns = heads of the
 // widest layer (null for heads a layer lacks); distance in pixels of the sample; no sinks.
@@ -103,7 +107,9 @@ void printTable(const std::string& kind, HeadStatistic stat, const HeadStats& s)
 
 int runHeads(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--src", "--src-file", "--image", "--image-dir", "--sample", "--timestep",
-                                "--class", "--stat", "--json", "--precision"});
+                                "--class", "--stat", "--json", "--precision", "--align", "--align-file"});
+    if ((args.has("--align") && !args.has("--src")) || (args.has("--align-file") && !args.has("--src-file")))
+        throw cli::UsageError("--align goes with --src, --align-file with --src-file");
     const int sources = int(args.has("--src")) + int(args.has("--src-file")) + int(args.has("--image")) +
                         int(args.has("--image-dir")) + int(args.has("--sample"));
     if (sources != 1) throw cli::UsageError("give exactly one of --src, --src-file, --image, --image-dir, --sample");
@@ -156,13 +162,37 @@ int runHeads(const std::vector<std::string>& argv) {
         const auto folder = attnlens::loadMarianFolder(dir);
         const std::vector<std::string> sentences =
             args.has("--src") ? std::vector<std::string>{*args.value("--src")} : readSentences(*args.value("--src-file"));
-        for (const std::string& sentence : sentences) {
-            attnlens::DecodeSession session(folder.model, folder.tokenizer, sentence, {});
+        std::vector<std::string> alignments;
+        if (const auto a = args.value("--align")) alignments = {*a};
+        if (const auto f = args.value("--align-file")) {
+            std::ifstream in(*f);
+            if (!in) throw cli::UsageError("--align-file: cannot read '" + *f + "'");
+            for (std::string line; std::getline(in, line);) {
+                if (!line.empty() && line.back() == '\r') line.pop_back();
+                alignments.push_back(line);
+            }
+            while (alignments.size() > sentences.size() && alignments.back().empty()) alignments.pop_back();
+            if (alignments.size() != sentences.size())
+                throw cli::UsageError("--align-file: " + std::to_string(alignments.size()) + " lines for " +
+                                      std::to_string(sentences.size()) + " sentences (one line per sentence)");
+        }
+        for (size_t n = 0; n < sentences.size(); ++n) {
+            attnlens::DecodeSession session(folder.model, folder.tokenizer, sentences[n], {});
             session.run();
             const auto trace = session.trace();
-            for (AttentionKind kind : {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross})
+            for (AttentionKind kind : {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross}) {
+                HeadStatsOptions o = attnlens::headStatsOptions(*trace, kind);
+                if (kind == AttentionKind::Cross && !alignments.empty()) {
+                    try {
+                        o.alignment = attnlens::pieceAlignment(*trace, alignments[n]);
+                    } catch (const attnlens::Error& e) {
+                        throw cli::UsageError("--align: sentence " + std::to_string(n) + " (\"" + trace->translation +
+                                              "\"): " + e.what());
+                    }
+                }
                 batches[std::string(attnlens::attentionKindId(kind))].add(
-                    attnlens::computeHeadStats(attnlens::traceAttention(*trace, kind), attnlens::headStatsOptions(*trace, kind)));
+                    attnlens::computeHeadStats(attnlens::traceAttention(*trace, kind), o));
+            }
             ++inputs;
         }
     }
@@ -185,7 +215,8 @@ int runHeads(const std::vector<std::string>& argv) {
 const cli::Registration reg{
     "heads",
     "[--model DIR] (--src \"Satz\" | --src-file F | --image IMG | --image-dir D | --sample X.npy --timestep T [--class C]) "
-    "[--stat entropy|distance|sink|diagonal|previous|alignment] [--json OUT] [--precision fp32|bf16]",
+    "[--stat entropy|distance|sink|diagonal|previous|alignment] [--align \"0-0 1-2\" | --align-file A] [--json OUT] "
+    "[--precision fp32|bf16]",
     "what every head does, as numbers: entropy, mean attention distance, share on sink tokens, on the diagonal and "
     "on the previous token, per layer × head (numbered from 0), for one input or averaged over a batch",
     &runHeads};

@@ -1,5 +1,11 @@
 #include "core/decode/trace_attention.h"
 
+#include "core/analysis/word_merge.h"
+#include "core/util/error.h"
+
+#include <charconv>
+#include <sstream>
+
 #include <algorithm>
 
 namespace attnlens {
@@ -74,6 +80,37 @@ AttentionInputs traceAttentionInputs(const MarianModel& model, const Translation
     std::vector<int> input{model.config().decoderStartTokenId};
     if (!trace.targetIds.empty()) input.insert(input.end(), trace.targetIds.begin(), trace.targetIds.end() - 1);
     return model.attentionInputs(static_cast<int>(kind), layer, trace.sourceIds, input, ablation);
+}
+
+std::vector<std::vector<int>> pieceAlignment(const TranslationTrace& trace, std::string_view pharaoh) {
+    const WordGroups source = groupPieces(trace.sourceTokens);
+    const WordGroups target = groupPieces(trace.targetTokens);
+    std::vector<std::vector<int>> out(trace.targetTokens.size());
+    std::istringstream in{std::string(pharaoh)};
+    for (std::string pair; in >> pair;) {
+        const size_t dash = pair.find('-');
+        int i = -1, j = -1;
+        const auto parse = [](std::string_view text, int& value) {
+            const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+            return ec == std::errc() && ptr == text.data() + text.size() && value >= 0;
+        };
+        if (dash == std::string::npos || !parse(std::string_view(pair).substr(0, dash), i) ||
+            !parse(std::string_view(pair).substr(dash + 1), j))
+            throw Error("alignment: '" + pair + "' is not SOURCE-TARGET (word indices from 0)");
+        if (i >= source.count() || j >= target.count())
+            throw Error("alignment: '" + pair + "' is outside the " + std::to_string(source.count()) + " source and " +
+                        std::to_string(target.count()) + " target words");
+        for (size_t t = 0; t < target.wordOf.size(); ++t) {
+            if (target.wordOf[t] != j) continue;
+            for (size_t s2 = 0; s2 < source.wordOf.size(); ++s2)
+                if (source.wordOf[s2] == i) out[t].push_back(static_cast<int>(s2));
+        }
+    }
+    for (auto& keys : out) {
+        std::sort(keys.begin(), keys.end());
+        keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    }
+    return out;
 }
 
 } // namespace attnlens

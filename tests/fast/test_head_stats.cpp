@@ -2,6 +2,7 @@
 // comments, positions (pixels, a CLS without one), masked rows, alignment, the batch mean and bad input.
 
 #include "core/analysis/head_stats.h"
+#include "core/decode/trace_attention.h"
 #include "core/util/error.h"
 
 #include <QtTest>
@@ -94,6 +95,23 @@ private slots:
     }
 
     // The batch mean weights each input by its rows: 3 rows of entropy 0 and 1 row of entropy 1 → 1/4.
+    // A Pharaoh word alignment becomes per-target-piece source pieces: words are "▁" groups, specials stand alone.
+    void pieceAlignmentFromWords() {
+        TranslationTrace t;
+        t.sourceTokens = {"\u2581Das", "\u2581Haus", "chen", "</s>"};
+        t.targetTokens = {"\u2581The", "\u2581little", "\u2581house", "</s>"};
+        const auto a = pieceAlignment(t, "0-0 1-1  1-2\t2-3");
+        QCOMPARE(a.size(), size_t(4));
+        QCOMPARE(a[0], (std::vector<int>{0}));
+        QCOMPARE(a[1], (std::vector<int>{1, 2}));
+        QCOMPARE(a[2], (std::vector<int>{1, 2}));
+        QCOMPARE(a[3], (std::vector<int>{3}));
+        QVERIFY(pieceAlignment(t, "").front().empty());
+        QVERIFY_THROWS_EXCEPTION(Error, pieceAlignment(t, "3-0"));
+        QVERIFY_THROWS_EXCEPTION(Error, pieceAlignment(t, "0-"));
+        QVERIFY_THROWS_EXCEPTION(Error, pieceAlignment(t, "-1-0"));
+    }
+
     void batchMeanWeightsByRows() {
         HeadStatsBatch batch;
         batch.add(computeHeadStats(Tensor({1, 1, 3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1})));

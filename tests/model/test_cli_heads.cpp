@@ -1,7 +1,12 @@
 // attnlens-cli heads as a user runs it (QProcess): tables on stdout, the documented JSON, a batch equal to
 // the row-weighted mean of its inputs, the vision variant, and exit 2 with one "error:" line for bad usage.
 
+#include "core/analysis/head_stats.h"
+#include "core/decode/decode_session.h"
+#include "core/decode/trace_attention.h"
 #include "core/io/json_file.h"
+#include "core/io/model_folder.h"
+#include "core/models/marian_folder.h"
 #include "support/cli_run.h"
 
 #include <QTemporaryDir>
@@ -50,6 +55,39 @@ private slots:
             QCOMPARE(k["diagonal"][0][0].is_null(), std::string(kind) == "cross");
             QVERIFY(k["alignment"][0][0].is_null());
         }
+    }
+
+    // --align / --align-file: the cross-attention's alignment statistic from a Pharaoh word alignment, as core
+    // computes it on the same translation; a pair outside the sentence or a line count that differs is an error.
+    void wordAlignmentAgreement() {
+        QTemporaryDir tmp;
+        const QString sentence = QStringLiteral("Das Haus ist klein.");
+        const QString align = QStringLiteral("0-0 1-1 2-2 3-3 4-4");
+        const Json j = runJson({"heads", "--src", sentence, "--align", align}, tmp.filePath("a.json"));
+        const Json& cross = j["kinds"]["cross"];
+        QVERIFY(cross["aligned_rows"].get<int>() > 0);
+        const MarianFolder folder = loadMarianFolder(builtinModelDir("marian-de-en-tiny"));
+        DecodeSession session(folder.model, folder.tokenizer, sentence.toStdString(), {});
+        session.run();
+        const auto trace = session.trace();
+        HeadStatsOptions o = headStatsOptions(*trace, AttentionKind::Cross);
+        o.alignment = pieceAlignment(*trace, align.toStdString());
+        const HeadStats s = computeHeadStats(trace->crossAttention, o);
+        for (int l = 0; l < s.layers(); ++l)
+            for (int h = 0; h < s.heads(); ++h)
+                QVERIFY(std::abs(cross["alignment"][l][h].get<double>() - s.alignment(l, h)) < 1e-6);
+        QVERIFY(j["kinds"]["encoder"]["alignment"][0][0].is_null());
+        {
+            std::ofstream f(tmp.filePath("src.txt").toStdString());
+            f << sentence.toStdString() << "\n" << sentence.toStdString() << "\n";
+            std::ofstream a(tmp.filePath("align.txt").toStdString());
+            a << align.toStdString() << "\n";
+        }
+        clitest::expectError(cli({"heads", "--src-file", tmp.filePath("src.txt"), "--align-file", tmp.filePath("align.txt")}),
+                             "1 lines for 2 sentences");
+        clitest::expectError(cli({"heads", "--src", sentence, "--align", "0-9"}), "outside");
+        clitest::expectError(cli({"heads", "--src", sentence, "--align", "zero-one"}), "SOURCE-TARGET");
+        clitest::expectError(cli({"heads", "--src-file", tmp.filePath("src.txt"), "--align", align}), "--align goes with");
     }
 
     // A batch is the mean of its sentences, each weighted by its rows (pieces).
