@@ -3,6 +3,8 @@
 
 #include "cli_common.h"
 
+#include "core/io/model_folder.h"
+
 #include <exception>
 #include <iostream>
 
@@ -24,6 +26,11 @@ int main(int argc, char** argv) {
     }
     if (args[0] == "--version" || args[0] == "-V") {
         std::cout << "attnlens-cli " << ATTNLENS_VERSION << "\n";
+        try { // where the built-in models are found (the install prefix, the source tree or $ATTNLENS_RESOURCES_DIR)
+            std::cout << "resources: " << attnlens::resourcesDir().string() << "\n";
+        } catch (const std::exception& e) {
+            std::cout << "resources: none (" << e.what() << ")\n";
+        }
         return 0;
     }
     const auto it = cli::registry().find(args[0]);

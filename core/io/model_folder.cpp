@@ -36,6 +36,11 @@ namespace {
 std::vector<std::filesystem::path> resourceRoots() {
     std::vector<std::filesystem::path> roots;
     if (const char* env = std::getenv("ATTNLENS_RESOURCES_DIR"); env && *env) roots.emplace_back(env);
+    // An installed program finds its data beside it (PREFIX/bin/../share/attnlens), wherever the prefix was
+    // chosen at install time (cmake --install --prefix P) and even if it was moved.
+    std::error_code ec;
+    if (const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec); !ec && exe.has_parent_path())
+        roots.emplace_back(exe.parent_path().parent_path() / "share" / "attnlens");
     roots.emplace_back(std::filesystem::path(ATTNLENS_SOURCE_DIR) / "resources");
     roots.emplace_back(std::filesystem::path(ATTNLENS_INSTALL_DATADIR));
     return roots;
