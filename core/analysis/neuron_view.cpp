@@ -26,23 +26,35 @@ double NeuronTerms::topShare(int n) const {
     return sum / dot;
 }
 
-NeuronTerms neuronTerms(const AttentionInputs& inputs, int head, int query, int key) {
+ProjectedAttention projectAttention(const AttentionInputs& inputs) {
     const MultiHeadAttention* mha = inputs.attention;
     if (!mha) throw Error("neuron view: no attention layer");
-    const int64_t n = inputs.queryInput.rows(), m = inputs.keyInput.rows();
-    if (head < 0 || head >= mha->heads())
-        throw Error("head " + std::to_string(head) + " is outside the layer's " + std::to_string(mha->heads()) +
+    ProjectedAttention p;
+    RowMatrix values;
+    mha->projectQueryUnscaled(inputs.queryInput, p.queries);
+    mha->projectKeyValue(inputs.keyInput, p.keys, values);
+    p.heads = mha->heads();
+    p.causal = inputs.causal;
+    return p;
+}
+
+namespace {
+
+void checkIndices(int heads, int64_t queries, int64_t keys, int head, int query, int key) {
+    if (head < 0 || head >= heads)
+        throw Error("head " + std::to_string(head) + " is outside the layer's " + std::to_string(heads) +
                     " heads (numbered from 0)");
-    if (query < 0 || query >= n)
-        throw Error("query " + std::to_string(query) + " is outside the " + std::to_string(n) + " query tokens (numbered from 0)");
-    if (key < 0 || key >= m)
-        throw Error("key " + std::to_string(key) + " is outside the " + std::to_string(m) + " key tokens (numbered from 0)");
+    if (query < 0 || query >= queries)
+        throw Error("query " + std::to_string(query) + " is outside the " + std::to_string(queries) +
+                    " query tokens (numbered from 0)");
+    if (key < 0 || key >= keys)
+        throw Error("key " + std::to_string(key) + " is outside the " + std::to_string(keys) + " key tokens (numbered from 0)");
+}
 
-    const int64_t hd = mha->headDim();
-    RowMatrix q, keys, values;
-    mha->projectQueryUnscaled(inputs.queryInput.row(query), q); // [1, inner]
-    mha->projectKeyValue(inputs.keyInput, keys, values);         // [m, inner]
-
+// The terms from one projected query row `q` [1, inner] at position `query` over every projected key.
+NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys, int heads, bool causal, int head,
+                    int query, int key) {
+    const int64_t hd = q.cols() / heads, m = keys.rows();
     NeuronTerms t;
     t.head = head;
     t.query = query;
@@ -59,11 +71,10 @@ NeuronTerms neuronTerms(const AttentionInputs& inputs, int head, int query, int 
         t.dot += double(t.q[size_t(i)]) * double(t.k[size_t(i)]);
     }
     t.scaled = t.dot * t.scale;
-
     t.rowScores.resize(size_t(m));
     t.rowMax = -std::numeric_limits<double>::infinity();
     for (int64_t j = 0; j < m; ++j) {
-        if (inputs.causal && j > query) {
+        if (causal && j > query) {
             t.rowScores[size_t(j)] = -std::numeric_limits<double>::infinity();
             continue;
         }
@@ -72,10 +83,26 @@ NeuronTerms neuronTerms(const AttentionInputs& inputs, int head, int query, int 
         t.rowScores[size_t(j)] = s * t.scale;
         t.rowMax = std::max(t.rowMax, t.rowScores[size_t(j)]);
     }
-    t.masked = inputs.causal && key > query;
+    t.masked = causal && key > query;
     for (double s : t.rowScores) t.partition += std::exp(s - t.rowMax); // exp(-inf) = 0
     t.weight = t.masked ? 0.0 : std::exp(t.scaled - t.rowMax) / t.partition;
     return t;
+}
+
+} // namespace
+
+NeuronTerms neuronTerms(const ProjectedAttention& p, int head, int query, int key) {
+    checkIndices(p.heads, p.queries.rows(), p.keys.rows(), head, query, key);
+    return termsOf(p.queries.row(query), p.keys, p.heads, p.causal, head, query, key);
+}
+
+NeuronTerms neuronTerms(const AttentionInputs& inputs, int head, int query, int key) {
+    if (!inputs.attention) throw Error("neuron view: no attention layer");
+    checkIndices(inputs.attention->heads(), inputs.queryInput.rows(), inputs.keyInput.rows(), head, query, key);
+    // Only this query's row is projected.
+    const ProjectedAttention p =
+        projectAttention({inputs.attention, inputs.queryInput.row(query), inputs.keyInput, inputs.causal});
+    return termsOf(p.queries.row(0), p.keys, p.heads, p.causal, head, query, key);
 }
 
 } // namespace attnlens

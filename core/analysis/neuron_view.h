@@ -36,7 +36,20 @@ struct NeuronTerms {
     double topShare(int n) const;
 };
 
+// A layer's queries (unscaled) and keys projected once, so that many scores can be taken apart cheaply (each
+// neuronTerms on it costs O(keys · head_dim); projecting costs O((queries + keys) · in · inner), which a page
+// does on its worker).
+struct ProjectedAttention {
+    RowMatrix queries; // [n, inner] = x·Wqᵀ + bq
+    RowMatrix keys;    // [m, inner] = x·Wkᵀ + bk
+    int heads = 1;
+    bool causal = false;
+    int64_t headDim() const { return heads > 0 ? queries.cols() / heads : 0; }
+};
+ProjectedAttention projectAttention(const AttentionInputs& inputs);
+
 // Throws attnlens::Error for a head, query or key outside the layer's (numbered from 0).
-NeuronTerms neuronTerms(const AttentionInputs& inputs, int head, int query, int key);
+NeuronTerms neuronTerms(const ProjectedAttention& projected, int head, int query, int key);
+NeuronTerms neuronTerms(const AttentionInputs& inputs, int head, int query, int key); // projects first
 
 } // namespace attnlens

@@ -24,6 +24,7 @@ namespace {
 void compareWithCapture(const AttentionInputs& inputs, const Tensor& probs, const QString& where) {
     const int heads = static_cast<int>(probs.dim(0));
     const int n = static_cast<int>(probs.dim(1)), m = static_cast<int>(probs.dim(2));
+    const ProjectedAttention projected = projectAttention(inputs); // what the dialog computes once per layer
     for (int h = 0; h < heads; ++h)
         for (int q : {0, n / 2, n - 1})
             for (int k : {0, m / 3, m - 1}) {
@@ -32,6 +33,9 @@ void compareWithCapture(const AttentionInputs& inputs, const Tensor& probs, cons
                 QVERIFY2(std::abs(t.weight - captured) < 1e-5,
                          qPrintable(QString("%1 head %2 query %3 key %4: %5 vs %6")
                                         .arg(where).arg(h).arg(q).arg(k).arg(t.weight).arg(captured)));
+                const NeuronTerms viaProjection = neuronTerms(projected, h, q, k);
+                QVERIFY(std::abs(viaProjection.weight - t.weight) < 1e-6);
+                QCOMPARE(viaProjection.masked, t.masked);
                 double sum = 0;
                 for (float p : t.product) sum += p;
                 QVERIFY(std::abs(sum - t.dot) < 1e-4 * std::max(1.0, std::abs(t.dot)));

@@ -213,12 +213,12 @@ void NeuronDialog::requestInputs(int l) {
     m_pending = l;
     m_chart->setMessage(tr("Computing what %1 receives…").arg(m_layer->itemText(l)));
     const int generation = m_generation;
-    m_worker->run<std::shared_ptr<const AttentionInputs>>(
+    m_worker->run<std::shared_ptr<const ProjectedAttention>>(
         tr("Neuron view"),
         [compute = m_source.inputs, l](const Callbacks& cb) {
-            return std::make_shared<const AttentionInputs>(compute(l, cb));
+            return std::make_shared<const ProjectedAttention>(projectAttention(compute(l, cb)));
         },
-        [this, generation, l](std::shared_ptr<const AttentionInputs> inputs) {
+        [this, generation, l](std::shared_ptr<const ProjectedAttention> inputs) {
             if (generation != m_generation) return; // the page moved on
             m_inputs[l] = std::move(inputs);
             if (m_pending == l) m_pending.reset();
