@@ -19,7 +19,19 @@ constexpr Entry kMaps[] = {
     {ColorMap::Viridis, "viridis", kViridisTable}, {ColorMap::Magma, "magma", kMagmaTable},
     {ColorMap::Inferno, "inferno", kInfernoTable}, {ColorMap::Plasma, "plasma", kPlasmaTable},
     {ColorMap::Cividis, "cividis", kCividisTable}, {ColorMap::Grey, "grey", nullptr},
+    {ColorMap::Diverging, "diverging", nullptr},
 };
+
+// ColorBrewer RdBu's ends and middle (#2166ac, #f7f7f7, #b2182b), interpolated linearly in RGB.
+Rgb diverging(int index) {
+    const float t = static_cast<float>(index) / 255.0f;
+    const float lo[3] = {33, 102, 172}, mid[3] = {247, 247, 247}, hi[3] = {178, 24, 43};
+    const float* a = t < 0.5f ? lo : mid;
+    const float* b = t < 0.5f ? mid : hi;
+    const float u = t < 0.5f ? t * 2.0f : (t - 0.5f) * 2.0f;
+    const auto mix = [&](int c) { return static_cast<uint8_t>(roundNonNegative(a[c] + (b[c] - a[c]) * u)); };
+    return {mix(0), mix(1), mix(2)};
+}
 
 const Entry& entry(ColorMap map) {
     for (const auto& e : kMaps)
@@ -32,6 +44,7 @@ Rgb colorAt(ColorMap map, float t) {
     if (std::isnan(t)) t = 0.0f;
     const int index = roundNonNegative(std::clamp(t, 0.0f, 1.0f) * 255.0f);
     const auto& e = entry(map);
+    if (map == ColorMap::Diverging) return diverging(index);
     if (!e.table) {
         const auto v = static_cast<uint8_t>(index);
         return {v, v, v};
@@ -50,7 +63,8 @@ std::optional<ColorMap> parseColorMap(std::string_view name) {
 
 std::vector<ColorMap> allColorMaps() {
     std::vector<ColorMap> maps;
-    for (const auto& e : kMaps) maps.push_back(e.map);
+    for (const auto& e : kMaps)
+        if (e.map != ColorMap::Diverging) maps.push_back(e.map);
     return maps;
 }
 

@@ -13,7 +13,9 @@
 
 namespace attnlens {
 
-enum class ColorMap { Viridis, Magma, Inferno, Plasma, Cividis, Grey };
+// Diverging: blue (0) – white (0.5) – red (1), for signed values on a symmetric scale (difference maps); it is
+// not among allColorMaps(), the sequential maps offered for attention weights.
+enum class ColorMap { Viridis, Magma, Inferno, Plasma, Cividis, Grey, Diverging };
 
 struct Rgb {
     uint8_t r = 0, g = 0, b = 0;
