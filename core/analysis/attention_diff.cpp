@@ -82,6 +82,15 @@ AttentionDiff diffAttention(const LabelledMatrix& a, const LabelledMatrix& b) {
         if (!a.rows.empty()) d.rowLabels.push_back(a.rows[size_t(ia)]);
     for (const auto& [ia, ib] : d.columns.pairs)
         if (!a.columns.empty()) d.columnLabels.push_back(a.columns[size_t(ia)]);
+    const auto named = [](const std::vector<int>& idx, const std::vector<std::string>& labels) {
+        std::vector<std::string> out;
+        for (int i : idx) out.push_back(i < static_cast<int>(labels.size()) ? labels[size_t(i)] : std::to_string(i));
+        return out;
+    };
+    d.rowsOnlyA = named(d.rows.onlyA, a.rows);
+    d.rowsOnlyB = named(d.rows.onlyB, b.rows);
+    d.columnsOnlyA = named(d.columns.onlyA, a.columns);
+    d.columnsOnlyB = named(d.columns.onlyB, b.columns);
     double sum = 0;
     int defined = 0;
     for (Eigen::Index r = 0; r < R; ++r) {

@@ -39,6 +39,8 @@ struct AttentionDiff {
     AxisAlignment rows, columns;
     RowMatrix a, b, diff;                              // [matched rows, matched columns]; diff = a − b
     std::vector<std::string> rowLabels, columnLabels;  // A's labels of the matched rows / columns (may be empty)
+    // The labels of what could not be matched (indices as text for unlabelled axes).
+    std::vector<std::string> rowsOnlyA, rowsOnlyB, columnsOnlyA, columnsOnlyB;
     double maxAbs = 0;
     std::vector<double> rowJs; // per matched row
     double meanJs = 0;         // over the rows where it is defined

@@ -376,6 +376,20 @@ private slots:
         QCOMPARE(j["tensors"]["cross"]["data"].size(), static_cast<size_t>(trace->crossAttention.numel()));
         QCOMPARE(j["matrix"]["values"].size(), static_cast<size_t>(T));
         QCOMPARE(j["tensors"]["encoder_self"]["shape"][2].get<int>(), S);
+        // attnlens-cli diff reads the page's export: the view as shown, or one matrix of its tensors.
+        {
+            QProcess diff;
+            diff.start(QStringLiteral(ATTNLENS_CLI_PATH), {"diff", dir.filePath("a.json"), dir.filePath("a.json"), "--json",
+                                                           dir.filePath("d.json")});
+            QVERIFY(diff.waitForFinished(60000) && diff.exitCode() == 0);
+            const Json d = readJsonFile(dir.filePath("d.json").toStdString());
+            QCOMPARE(d["max_abs_diff"].get<double>(), 0.0);
+            QCOMPARE(d["rows"].size(), static_cast<size_t>(T));
+            diff.start(QStringLiteral(ATTNLENS_CLI_PATH), {"diff", dir.filePath("a.json"), dir.filePath("a.json"), "--kind",
+                                                           "decoder", "--head", "0", "--json", dir.filePath("d.json")});
+            QVERIFY2(diff.waitForFinished(60000) && diff.exitCode() == 0, diff.readAllStandardError().constData());
+            QCOMPARE(readJsonFile(dir.filePath("d.json").toStdString())["columns"].size(), static_cast<size_t>(T));
+        }
 
         page.exportData(dir.filePath("a.npy"));
         QFile npy(dir.filePath("a.npy"));
