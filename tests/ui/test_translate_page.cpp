@@ -7,6 +7,7 @@
 //
 // Set ATTNLENS_SCREENSHOT_DIR to also write PNGs of the page in the states tested (for review).
 
+#include "core/analysis/attention_diff.h"
 #include "core/analysis/attention_flow.h"
 #include "core/analysis/attention_maps.h"
 #include "core/decode/decode_session.h"
@@ -26,6 +27,7 @@
 #include "ui/translate/translate_page.h"
 #include "ui/translate/translation_document.h"
 #include "ui/translate/translation_export.h"
+#include "ui/widgets/difference_view.h"
 #include "ui/widgets/heads_lens.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/neuron_dialog.h"
@@ -668,6 +670,44 @@ private slots:
         emit head->activated(head->currentIndex());
         QVERIFY(!doc->showsThrough());
         QCOMPARE(doc->currentMatrix().values, RowMatrix(t.slice2d({1, 2})));
+    }
+
+    // Difference maps: pin the cross-attention of one sentence as A, translate a sentence with one more word: the
+    // Difference tab shows A, B and A − B matched by token ("sehr"/"very" listed), equal to core's diffAttention;
+    // another layer updates B; Unpin clears.
+    void differenceOfTwoSentences() {
+        TranslatePage page(nullptr, false);
+        page.resize(1280, 800);
+        page.show();
+        QVERIFY(loadAndTranslate(page, QStringLiteral("Das Haus ist klein.")));
+        TranslationDocument* doc = page.document();
+        doc->setKind(AttentionKind::Cross);
+        doc->setLayer(2);
+        const AttentionMatrix a = doc->currentMatrix();
+        page.findChild<QPushButton*>("pinDifference")->click();
+        QVERIFY(page.hasPin());
+        QCOMPARE(page.currentView(), TranslatePage::View::Difference);
+        QVERIFY(act(page, [&] {
+            page.setInput(QStringLiteral("Das Haus ist sehr klein."));
+            page.translate();
+        }));
+        DifferenceView* view = page.differenceView();
+        QTRY_VERIFY(view->hasDifference() && view->summary().contains("sehr"));
+        const AttentionMatrix b = doc->currentMatrix();
+        const auto toStd = [](const QStringList& l) {
+            std::vector<std::string> out;
+            for (const QString& x : l) out.push_back(x.toStdString());
+            return out;
+        };
+        const AttentionDiff d = diffAttention({a.values, toStd(a.rowLabels), toStd(a.columnLabels)},
+                                              {b.values, toStd(b.rowLabels), toStd(b.columnLabels)});
+        QCOMPARE(view->viewDelta()->scene().values, d.diff);
+        QVERIFY(view->summary().contains("matched by token"));
+        maybeScreenshot(&page, QStringLiteral("translate-difference"));
+        doc->setLayer(0);
+        QVERIFY(view->viewB()->scene().values != d.b);
+        page.findChild<QPushButton*>("unpinDifference")->click();
+        QVERIFY(!page.hasPin() && !view->hasDifference());
     }
 
     void errorsKeepInput() {

@@ -38,6 +38,7 @@ QString TranslatePage::viewTitle() const {
     case View::Embeddings: return tr("Translate — embeddings");
     case View::Beam: return tr("Translate — beam search tree");
     case View::Heads: return tr("Translate — what every head does");
+    case View::Difference: return tr("Translate — difference maps");
     }
     return tr("Translate");
 }
@@ -91,6 +92,14 @@ QString TranslatePage::viewExplanation() const {
                   "heads that look at the token itself or the one before it. Colour the grid by one of them, sort "
                   "the table by any column, click a head to open it in the Matrix view. "
                   "<code>attnlens-cli heads --src-file F</code> averages them over many sentences.</p>");
+    case View::Difference:
+        return tr("<p><b>A</b> is a matrix you pinned; <b>B</b> is the matrix the Matrix tab shows now — change the "
+                  "sentence, step back or forth, switch kind, layer or head, or open another model. <b>A − B</b> is "
+                  "red where A attends more and blue where B does, on a symmetric scale. Rows and columns are matched "
+                  "by position when the tokens agree, else by token; tokens only one side has are listed under the "
+                  "maps. The Jensen–Shannon divergence compares each matched row as a distribution: 0 = the same, "
+                  "1 bit = nothing in common. <code>attnlens-cli diff A.json B.json</code> does the same with "
+                  "exports.</p>");
     }
     return {};
 }

@@ -14,6 +14,7 @@
 #include "ui/translate/token_chips.h"
 #include "ui/translate/translation_export.h"
 #include "ui/widgets/heads_lens.h"
+#include "ui/widgets/difference_view.h"
 #include "ui/widgets/elided_label.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_status.h"
@@ -76,6 +77,7 @@ std::optional<TranslatePage::View> TranslatePage::parseView(const QString& name)
     if (n == QLatin1String("embeddings")) return View::Embeddings;
     if (n == QLatin1String("beam")) return View::Beam;
     if (n == QLatin1String("heads")) return View::Heads;
+    if (n == QLatin1String("difference") || n == QLatin1String("diff")) return View::Difference;
     return std::nullopt;
 }
 
@@ -176,6 +178,7 @@ QWidget* TranslatePage::buildViews() {
     m_headsView = new HeadsLensView(m_tabs);
     m_headsView->setAblationEnabled(true);
     m_tabs->addTab(m_headsView, tr("Heads"));
+    m_tabs->addTab(buildDifferenceTab(), tr("Difference"));
     // The step panel scrolls when the window is short (it never sets the window's minimum height).
     auto* stepScroll = new QScrollArea(splitter);
     stepScroll->setObjectName(QStringLiteral("stepPanelScroll"));
@@ -744,6 +747,8 @@ QWidget* TranslatePage::currentExportWidget() const {
         return m_beamView->canvas();
     case View::Heads:
         return m_headsView;
+    case View::Difference:
+        return m_differenceView;
     }
     return m_tabs->currentWidget();
 }

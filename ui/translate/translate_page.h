@@ -13,6 +13,7 @@
 // "wordLevel", "hideSpecial", "views", "status", "exportButton".
 
 #include "ui/shell/model_page.h"
+#include "core/analysis/attention_diff.h"
 #include "ui/translate/translation_document.h"
 #include "ui/widgets/precision_note.h"
 
@@ -38,6 +39,7 @@ namespace attnlens::ui {
 class AttentionLineView;
 class AttentionMatrixView;
 class NeuronDialog;
+class DifferenceView;
 class BeamView;
 class EmbeddingsView;
 class HeadsLensView;
@@ -50,7 +52,7 @@ class TokenChips;
 class TranslatePage : public QWidget, public ModelPage, public ExplainedPage {
     Q_OBJECT
 public:
-    enum class View { Matrix = 0, Model = 1, Lines = 2, Embeddings = 3, Beam = 4, Heads = 5 };
+    enum class View { Matrix = 0, Model = 1, Lines = 2, Embeddings = 3, Beam = 4, Heads = 5, Difference = 6 };
     static std::optional<View> parseView(const QString& name); // "matrix", "model", "lines", …
 
     // loadBuiltin: open builtinModelDir("marian-de-en-tiny") at once (a clear message if absent).
@@ -108,6 +110,13 @@ public:
     // row and column (their first pieces); -1: the focus token and the strongest key. Opens the window.
     void showNeuronView(int row = -1, int col = -1);
     NeuronDialog* neuronDialog() const { return m_neuron; }
+    // Difference maps (translate_difference.cpp): the matrix on screen pinned as A; the Difference tab then shows A,
+    // the current matrix B and A − B (rows and columns matched by position or token), whatever changes — the
+    // sentence, the step, the kind, layer or head, or the model. unpin() forgets A.
+    void pinDifference();
+    void unpin();
+    bool hasPin() const { return m_pinned.has_value(); }
+    DifferenceView* differenceView() const { return m_differenceView; }
     StepPanel* stepPanel() const { return m_stepPanel; }
     TokenChips* chips(TokenSide side) const;
     QString statusText() const;
@@ -205,6 +214,15 @@ private:
     QElapsedTimer m_clock;
     qint64 m_lastTranslateMs = -1;
     NeuronDialog* m_neuron = nullptr;
+    struct Pinned {
+        LabelledMatrix matrix;
+        QString description;
+    };
+    std::optional<Pinned> m_pinned;
+    DifferenceView* m_differenceView = nullptr;
+    QWidget* buildDifferenceTab();
+    void refreshDifference();
+    QString describeMatrix() const; // what the Matrix tab shows now, in words
     AttentionKind m_neuronKind = AttentionKind::Cross; // the kind the neuron window shows
     PrecisionNote m_precisionNote; // bf16 loads: the measured difference from fp32
 };

@@ -1,0 +1,79 @@
+#include "ui/widgets/difference_view.h"
+
+#include "ui/render/difference_image.h"
+#include "ui/widgets/heatmap_view.h"
+
+#include <QGridLayout>
+#include <QLabel>
+
+#include <algorithm>
+
+namespace attnlens::ui {
+
+DifferenceView::DifferenceView(QWidget* parent) : QWidget(parent) {
+    auto* grid = new QGridLayout(this);
+    grid->setContentsMargins(0, 0, 0, 0);
+    auto make = [this](const char* name) {
+        auto* v = new HeatmapView(this);
+        v->setObjectName(QLatin1String(name));
+        v->setRangeMode(HeatmapView::RangeMode::Fixed);
+        return v;
+    };
+    m_a = make("differenceA");
+    m_b = make("differenceB");
+    m_delta = make("differenceDelta");
+    m_delta->setColorMap(ColorMap::Diverging);
+    m_titleA = new QLabel(this);
+    m_titleB = new QLabel(this);
+    m_titleDelta = new QLabel(tr("<b>A − B</b> (red: A larger, blue: B larger)"), this);
+    for (QLabel* t : {m_titleA, m_titleB, m_titleDelta}) {
+        t->setWordWrap(true);
+        t->setTextFormat(Qt::RichText);
+    }
+    m_summary = new QLabel(this);
+    m_summary->setObjectName(QStringLiteral("differenceSummary"));
+    m_summary->setWordWrap(true);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    grid->addWidget(m_titleA, 0, 0);
+    grid->addWidget(m_titleB, 0, 1);
+    grid->addWidget(m_titleDelta, 0, 2);
+    grid->addWidget(m_a, 1, 0);
+    grid->addWidget(m_b, 1, 1);
+    grid->addWidget(m_delta, 1, 2);
+    grid->addWidget(m_summary, 2, 0, 1, 3);
+    grid->setRowStretch(1, 1);
+    for (int c = 0; c < 3; ++c) grid->setColumnStretch(c, 1);
+}
+
+void DifferenceView::setDifference(const Shown& s, const AttentionDiff& diff) {
+    const float hi = std::max({1e-6f, s.a.maxCoeff(), s.b.maxCoeff()});
+    const float span = std::max(1e-6f, static_cast<float>(diff.maxAbs));
+    for (HeatmapView* v : {m_a, m_b, m_delta}) v->setAxisTitles(s.rowTitle, s.columnTitle);
+    m_a->setColorMap(s.colorMap);
+    m_b->setColorMap(s.colorMap);
+    m_a->setFixedRange(0.0f, hi);
+    m_b->setFixedRange(0.0f, hi);
+    m_delta->setFixedRange(-span, span);
+    m_a->setMatrix(s.a, s.rowLabels, s.columnLabels);
+    m_b->setMatrix(s.b, s.rowLabels, s.columnLabels);
+    m_delta->setMatrix(s.diff, s.rowLabels, s.columnLabels);
+    m_titleA->setText(tr("<b>A</b> (pinned): %1").arg(s.titleA.toHtmlEscaped()));
+    m_titleB->setText(tr("<b>B</b> (now): %1").arg(s.titleB.toHtmlEscaped()));
+    m_summary->setText(differenceSummary(diff).join(QStringLiteral("\n")));
+    m_has = true;
+    for (QWidget* w : {static_cast<QWidget*>(m_a), static_cast<QWidget*>(m_b), static_cast<QWidget*>(m_delta)})
+        w->setVisible(true);
+}
+
+void DifferenceView::clear(const QString& message) {
+    m_has = false;
+    for (QWidget* w : {static_cast<QWidget*>(m_a), static_cast<QWidget*>(m_b), static_cast<QWidget*>(m_delta)})
+        w->setVisible(false);
+    m_titleA->clear();
+    m_titleB->clear();
+    m_summary->setText(message);
+}
+
+QString DifferenceView::summary() const { return m_summary->text(); }
+
+} // namespace attnlens::ui

@@ -1,0 +1,48 @@
+#pragma once
+// DifferenceView: difference maps in a page (issue 22, M12) — the pinned view A, the current view B and A − B
+// side by side as heatmaps (A and B on one scale with the page's colour map, A − B on a symmetric diverging scale:
+// red where A is larger), with what A and B are and the summary (max |Δ|, Jensen–Shannon divergence, what could
+// not be matched) under them. Pages compute the AttentionDiff (core/analysis/attention_diff.h) and hand over the
+// three matrices as they are to be drawn (a patch map as its grid).
+//
+// Object names for tests: "differenceA", "differenceB", "differenceDelta", "differenceSummary".
+
+#include "core/analysis/attention_diff.h"
+#include "core/export/colormap.h"
+
+#include <QStringList>
+#include <QWidget>
+
+class QLabel;
+
+namespace attnlens::ui {
+
+class HeatmapView;
+
+class DifferenceView : public QWidget {
+    Q_OBJECT
+public:
+    explicit DifferenceView(QWidget* parent = nullptr);
+
+    struct Shown {
+        RowMatrix a, b, diff;                  // as drawn (a matrix, or a map's grid)
+        QStringList rowLabels, columnLabels;   // empty: indices
+        QString titleA, titleB;                // what A and B are
+        QString rowTitle, columnTitle;
+        ColorMap colorMap = ColorMap::Viridis;
+    };
+    void setDifference(const Shown& shown, const AttentionDiff& diff);
+    void clear(const QString& message); // e.g. "Pin a view as A"
+    bool hasDifference() const { return m_has; }
+    QString summary() const;
+    HeatmapView* viewA() const { return m_a; }
+    HeatmapView* viewB() const { return m_b; }
+    HeatmapView* viewDelta() const { return m_delta; }
+
+private:
+    HeatmapView *m_a, *m_b, *m_delta;
+    QLabel *m_titleA, *m_titleB, *m_titleDelta, *m_summary;
+    bool m_has = false;
+};
+
+} // namespace attnlens::ui
