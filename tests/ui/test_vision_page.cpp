@@ -13,6 +13,8 @@
 #include "ui/vision/sample_gallery.h"
 #include "ui/vision/vision_document.h"
 #include "ui/vision/vision_page.h"
+#include "ui/widgets/difference_view.h"
+#include "ui/widgets/map_difference_window.h"
 #include "ui/widgets/heads_lens.h"
 #include "ui/widgets/neuron_dialog.h"
 #include "core/analysis/attention_flow.h"
@@ -77,6 +79,7 @@ private slots:
     void headAblationFromTheLens();
     void attentionFlowMap();
     void neuronViewOfTheQueryPatch();
+    void differenceOfTwoPictures();
     void modelOpenedDuringAnalysisReanalyses(); // last: it switches the page to another model
 
 private:
@@ -542,6 +545,35 @@ void TestVisionPage::headStatisticsLens() {
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
         dialog->grab().save(QString::fromLocal8Bit(dir) + "/vision-heads-lens.png");
     dialog->close();
+}
+
+// Pin the CLS map of one picture as A, open another: the window shows A, B and A − B (the maps as they are, the
+// difference cell by cell, the JS divergence of the two maps as distributions); another layer updates B; Unpin.
+void TestVisionPage::differenceOfTwoPictures() {
+    doc()->setRollout(false);
+    doc()->setLayer(3);
+    doc()->setHead(-1);
+    doc()->selectCls();
+    const RowMatrix a = doc()->currentMap();
+    m_page->findChild<QPushButton*>("pinMap")->click();
+    MapDifferenceWindow* window = m_page->differenceWindow();
+    QVERIFY(window && window->hasPin());
+    DifferenceView* view = window->view();
+    QVERIFY(view && view->isVisible() && view->hasDifference());
+    QCOMPARE(view->viewDelta()->scene().values.cwiseAbs().maxCoeff(), 0.0f); // A = B right after pinning
+    openAndWait(samplePath("sneaker_1.png"));
+    QTRY_VERIFY(view->hasDifference());
+    const RowMatrix b = doc()->currentMap();
+    QCOMPARE(view->viewA()->scene().values, a);
+    QCOMPARE(view->viewB()->scene().values, b);
+    QCOMPARE(view->viewDelta()->scene().values, RowMatrix(a - b));
+    QVERIFY2(view->summary().contains("Jensen–Shannon"), qPrintable(view->summary()));
+    if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
+        m_page->findChild<QDialog*>("differenceDialog")->grab().save(QString::fromLocal8Bit(dir) + "/vision-difference.png");
+    doc()->setLayer(0);
+    QCOMPARE(view->viewB()->scene().values, doc()->currentMap());
+    window->findChild<QPushButton*>("unpinMap")->click();
+    QVERIFY(!window->hasPin() && !window->isVisible());
 }
 
 // Map → Inside one score…: the neuron view of the query patch in the chosen layer and head, its strongest key;

@@ -262,6 +262,12 @@ QWidget* VisionPage::buildMapBox(QWidget* panel) {
     connect(neuron, &QPushButton::clicked, this, &VisionPage::showNeuronView);
     mapForm->addRow(headStats);
     mapForm->addRow(neuron);
+    auto* pin = new QPushButton(tr("Pin map as A…"), mapBox);
+    pin->setObjectName(QStringLiteral("pinMap"));
+    pin->setToolTip(tr("Difference maps: keep this map as A, then change the picture, layer, head, query or model and "
+                       "compare (A, B and A − B in a window)"));
+    connect(pin, &QPushButton::clicked, this, &VisionPage::pinMap);
+    mapForm->addRow(pin);
     return mapBox;
 }
 

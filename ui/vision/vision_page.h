@@ -20,6 +20,8 @@
 
 #include <QWidget>
 
+#include <optional>
+
 #include <functional>
 
 class QCheckBox;
@@ -33,6 +35,7 @@ class QToolButton;
 namespace attnlens::ui {
 
 class NeuronDialog;
+class MapDifferenceWindow;
 
 class ColorMapCombo;
 class HeadCombo;
@@ -81,6 +84,10 @@ public:
     // query patch and its strongest key (vision_heads.cpp). Null until first shown.
     void showNeuronView();
     NeuronDialog* neuronDialog() const { return m_neuron; }
+    // Difference maps (vision_difference.cpp): Map → Pin map as A keeps the map on screen; a window then shows A,
+    // the map now (B: another picture, layer, head, query or model with the same patch grid) and A − B.
+    void pinMap();
+    MapDifferenceWindow* differenceWindow() const { return m_difference; }
     void openImage(const QImage& image, const QString& source);
     void pasteImage(); // Ctrl+V: an image or an image file on the clipboard
     // The image opened once the model has loaded (default: the first sample); call before the load ends.
@@ -178,6 +185,9 @@ private:
     QDialog* m_headsDialog = nullptr;
     HeadsLensView* m_headsLens = nullptr;
     NeuronDialog* m_neuron = nullptr;
+    MapDifferenceWindow* m_difference = nullptr;
+    void refreshDifference();
+    QString describeMap() const;
     QSlider* m_opacity = nullptr;
     ColorMapCombo* m_colorMap = nullptr;
     QCheckBox* m_smooth = nullptr;

@@ -6,7 +6,10 @@
 #include <QGridLayout>
 #include <QLabel>
 
+#include "core/util/error.h"
+
 #include <algorithm>
+#include <cmath>
 
 namespace attnlens::ui {
 
@@ -63,6 +66,32 @@ void DifferenceView::setDifference(const Shown& s, const AttentionDiff& diff) {
     m_has = true;
     for (QWidget* w : {static_cast<QWidget*>(m_a), static_cast<QWidget*>(m_b), static_cast<QWidget*>(m_delta)})
         w->setVisible(true);
+}
+
+void DifferenceView::setGridDifference(const RowMatrix& a, const RowMatrix& b, const QString& titleA,
+                                       const QString& titleB, ColorMap map) {
+    if (a.rows() != b.rows() || a.cols() != b.cols())
+        throw Error("the maps have different grids (" + std::to_string(a.rows()) + "×" + std::to_string(a.cols()) +
+                    " and " + std::to_string(b.rows()) + "×" + std::to_string(b.cols()) + ")");
+    const auto flat = [](const RowMatrix& m) {
+        return RowMatrix(Eigen::Map<const RowMatrix>(m.data(), 1, m.size()));
+    };
+    const AttentionDiff d = diffAttention({flat(a), {}, {}}, {flat(b), {}, {}});
+    Shown s;
+    s.a = a;
+    s.b = b;
+    s.diff = a - b;
+    s.titleA = titleA;
+    s.titleB = titleB;
+    s.rowTitle = tr("row");
+    s.columnTitle = tr("column");
+    s.colorMap = map;
+    setDifference(s, d);
+    m_summary->setText(tr("max |Δ| = %1 · Jensen–Shannon divergence of the two maps as distributions over the %2 cells: "
+                          "%3 bits (0 = the same, 1 = disjoint)")
+                           .arg(d.maxAbs, 0, 'f', 4)
+                           .arg(a.size())
+                           .arg(std::isnan(d.meanJs) ? QStringLiteral("—") : QString::number(d.meanJs, 'f', 4)));
 }
 
 void DifferenceView::clear(const QString& message) {

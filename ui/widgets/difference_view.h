@@ -32,6 +32,10 @@ public:
         ColorMap colorMap = ColorMap::Viridis;
     };
     void setDifference(const Shown& shown, const AttentionDiff& diff);
+    // Two maps of one grid (patch maps, a U-Net layer's map): compared as distributions over the cells (diffAttention
+    // of the flattened maps), drawn as grids. Throws attnlens::Error when the grids differ in size.
+    void setGridDifference(const RowMatrix& a, const RowMatrix& b, const QString& titleA, const QString& titleB,
+                           ColorMap map);
     void clear(const QString& message); // e.g. "Pin a view as A"
     bool hasDifference() const { return m_has; }
     QString summary() const;
