@@ -21,7 +21,9 @@
 #include "ui/vision/map_grid_view.h"
 #include "ui/vision/patch_image_view.h"
 #include "ui/widgets/color_bar.h"
+#include "ui/widgets/difference_view.h"
 #include "ui/widgets/heads_lens.h"
+#include "ui/widgets/map_difference_window.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/neuron_dialog.h"
 
@@ -75,6 +77,7 @@ private slots:
     void scrubbingComputesOneStepAtATime();
     void exportsMatchTheCli();
     void headLensesOfAStep();
+    void differenceOfTwoSteps();
     void badFolderKeepsTheModel();
     void mainWindowSendsDiffusersFoldersHere();
     void pipelineFolderOpensAndGenerates(); // last: it switches the page to another model
@@ -465,6 +468,30 @@ void TestDiffusionPage::headLensesOfAStep() {
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
         neuron->grab().save(QString::fromLocal8Bit(dir) + "/diffusion-neuron.png");
     neuron->close();
+}
+
+// Pin a layer's map at step 30 as A, go to the last step: the window shows A, B and A − B; a layer of another
+// size cannot be compared and says so; Unpin closes.
+void TestDiffusionPage::differenceOfTwoSteps() {
+    doc()->setCurrentStep(30);
+    doc()->setLayer(3);
+    doc()->setQuery(PixelRegion::pixel(14, 10));
+    QTRY_VERIFY_WITH_TIMEOUT(doc()->currentMap().size() > 0, 30000);
+    const RowMatrix a = doc()->currentMap();
+    m_page->findChild<QPushButton*>("pinMap")->click();
+    MapDifferenceWindow* window = m_page->differenceWindow();
+    QVERIFY(window && window->hasPin() && window->isVisible());
+    doc()->setCurrentStep(49);
+    QTRY_VERIFY_WITH_TIMEOUT(doc()->currentMap().size() > 0 && window->view()->hasDifference(), 30000);
+    const RowMatrix b = doc()->currentMap();
+    QCOMPARE(window->view()->viewDelta()->scene().values, RowMatrix(a - b));
+    QVERIFY(a != b);
+    if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
+        window->grab().save(QString::fromLocal8Bit(dir) + "/diffusion-difference.png");
+    doc()->setLayer(0); // 14×14 against the pinned 7×7
+    QTRY_VERIFY(!window->view()->hasDifference() && window->view()->summary().contains("cannot be compared"));
+    window->findChild<QPushButton*>("unpinMap")->click();
+    QVERIFY(!window->hasPin() && !window->isVisible());
 }
 
 void TestDiffusionPage::badFolderKeepsTheModel() {

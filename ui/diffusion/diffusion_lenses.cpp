@@ -6,6 +6,7 @@
 #include "core/diffusion/unet_maps.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/widgets/heads_lens.h"
+#include "ui/widgets/map_difference_window.h"
 #include "ui/widgets/neuron_dialog.h"
 #include "ui/widgets/page_parts.h"
 
@@ -271,6 +272,39 @@ void DiffusionPage::showNeuronView() {
     m_neuron->setSource(std::move(source), layer, head, query, keep ? m_neuron->key() : -1);
     m_neuron->show();
     m_neuron->raise();
+}
+
+QString DiffusionPage::describeMap() const {
+    const DiffusionSettings& st = m_doc->settings();
+    return tr("%1 · %2 · %3 · seed %4%5")
+        .arg(m_doc->stepDescription(m_doc->currentStep()), m_doc->layerDescription(m_doc->layer()), m_doc->queryDescription())
+        .arg(st.seed)
+        .arg(st.classLabel ? tr(" · %1").arg(m_doc->className(*st.classLabel)) : QString());
+}
+
+void DiffusionPage::pinMap() {
+    const RowMatrix map = m_doc->currentMap();
+    if (map.size() == 0) {
+        showNotice(tr("Nothing to pin yet: generate an image (its attention is computed for the step shown)."));
+        return;
+    }
+    if (!m_difference) {
+        m_difference = new MapDifferenceWindow(tr("Difference — Diffusion"), this);
+        connect(m_difference, &MapDifferenceWindow::pinRequested, this, &DiffusionPage::pinMap);
+        for (auto signal : {&DiffusionDocument::stepChanged, &DiffusionDocument::attentionChanged,
+                            &DiffusionDocument::selectionChanged, &DiffusionDocument::runChanged,
+                            &DiffusionDocument::modelChanged, &DiffusionDocument::lookChanged})
+            connect(m_doc, signal, this, &DiffusionPage::refreshDifference);
+    }
+    m_difference->pin(map, describeMap());
+    refreshDifference();
+    m_difference->show();
+    m_difference->raise();
+}
+
+void DiffusionPage::refreshDifference() {
+    if (!m_difference || !m_difference->hasPin()) return;
+    m_difference->setCurrent(m_doc->currentMap(), describeMap(), m_doc->colorMap());
 }
 
 } // namespace attnlens::ui

@@ -258,6 +258,12 @@ QWidget* DiffusionPage::buildMapBox(QWidget* panel) {
     lensRow->addWidget(headStats);
     lensRow->addWidget(neuron);
     mapForm->addRow(lensRow);
+    auto* pin = new QPushButton(tr("Pin map as A…"), mapBox);
+    pin->setObjectName(QStringLiteral("pinMap"));
+    pin->setToolTip(tr("Difference maps: keep this layer's map as A, then change the step, seed, class, query or layer "
+                       "(of the same size) and compare"));
+    connect(pin, &QPushButton::clicked, this, &DiffusionPage::pinMap);
+    mapForm->addRow(pin);
     return mapBox;
 }
 

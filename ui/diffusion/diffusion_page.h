@@ -44,6 +44,7 @@ namespace attnlens::ui {
 class ColorBar;
 class HeadsLensView;
 class NeuronDialog;
+class MapDifferenceWindow;
 class ColorMapCombo;
 class HeadCombo;
 class InferenceWorker;
@@ -122,6 +123,10 @@ public:
     // token in that layer and its strongest key.
     void showNeuronView();
     NeuronDialog* neuronDialog() const { return m_neuron; }
+    // Map → Pin map as A…: difference maps (issue 22) of the layer's map — two steps, seeds, classes, queries or
+    // layers of one size — in a window: A, the map now and A − B.
+    void pinMap();
+    MapDifferenceWindow* differenceWindow() const { return m_difference; }
 
 signals:
     void modelLoaded();
@@ -220,6 +225,9 @@ private:
     AblationResult m_ablation;
     std::pair<int, int> m_rankedFor{-1, -1}; // (run, step) the importance was measured on
     NeuronDialog* m_neuron = nullptr;
+    MapDifferenceWindow* m_difference = nullptr;
+    void refreshDifference();
+    QString describeMap() const;
 };
 
 } // namespace attnlens::ui
