@@ -1,5 +1,7 @@
 #include "ui/render/difference_image.h"
 
+#include "ui/render/string_lists.h"
+
 #include <QPainter>
 
 #include <algorithm>
@@ -9,17 +11,11 @@ namespace attnlens::ui {
 
 namespace {
 
-QStringList toLabels(const std::vector<std::string>& labels) {
-    QStringList out;
-    for (const auto& l : labels) out << QString::fromStdString(l);
-    return out;
-}
-
 QString axisLine(const char* axis, const AxisAlignment& a, const std::vector<std::string>& onlyA,
                  const std::vector<std::string>& onlyB) {
     QString line = QStringLiteral("%1 matched by %2: %3").arg(QLatin1String(axis), QLatin1String(axisMatchName(a.how))).arg(a.pairs.size());
-    if (!onlyA.empty()) line += QStringLiteral(" · only in A: %1").arg(toLabels(onlyA).join(QLatin1Char(' ')));
-    if (!onlyB.empty()) line += QStringLiteral(" · only in B: %1").arg(toLabels(onlyB).join(QLatin1Char(' ')));
+    if (!onlyA.empty()) line += QStringLiteral(" · only in A: %1").arg(toQStringList(onlyA).join(QLatin1Char(' ')));
+    if (!onlyB.empty()) line += QStringLiteral(" · only in B: %1").arg(toQStringList(onlyB).join(QLatin1Char(' ')));
     return line;
 }
 
@@ -42,8 +38,8 @@ QImage renderDifference(const AttentionDiff& d, const DifferenceText& text, cons
     for (int i = 0; i < 3; ++i) {
         HeatmapScene& s = scenes[i];
         s.values = *values[i];
-        s.rowLabels = toLabels(d.rowLabels);
-        s.columnLabels = toLabels(d.columnLabels);
+        s.rowLabels = toQStringList(d.rowLabels);
+        s.columnLabels = toQStringList(d.columnLabels);
         s.rowTitle = text.rowTitle;
         s.columnTitle = text.columnTitle;
         s.colorMap = i < 2 ? map : ColorMap::Diverging;

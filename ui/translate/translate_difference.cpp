@@ -2,6 +2,7 @@
 // Matrix tab shows later (B) — another sentence, step, kind, layer, head or model — in the Difference tab.
 #include "ui/translate/translate_page.h"
 
+#include "ui/render/string_lists.h"
 #include "ui/render/trace_heatmap.h"
 #include "ui/translate/translation_document.h"
 #include "ui/widgets/difference_view.h"
@@ -15,22 +16,6 @@
 #include <QVBoxLayout>
 
 namespace attnlens::ui {
-
-namespace {
-
-std::vector<std::string> toStd(const QStringList& list) {
-    std::vector<std::string> out;
-    for (const QString& s : list) out.push_back(s.toStdString());
-    return out;
-}
-
-QStringList toQt(const std::vector<std::string>& list) {
-    QStringList out;
-    for (const auto& s : list) out << QString::fromStdString(s);
-    return out;
-}
-
-} // namespace
 
 QWidget* TranslatePage::buildDifferenceTab() {
     auto* tab = new QWidget(m_tabs);
@@ -81,7 +66,7 @@ void TranslatePage::pinDifference() {
         showStatus(tr("Nothing to pin yet: translate a sentence first."), true);
         return;
     }
-    m_pinned = Pinned{{m.values, toStd(m.rowLabels), toStd(m.columnLabels)}, describeMatrix()};
+    m_pinned = Pinned{{m.values, toStdStrings(m.rowLabels), toStdStrings(m.columnLabels)}, describeMatrix()};
     refreshDifference();
     showView(View::Difference);
 }
@@ -103,13 +88,13 @@ void TranslatePage::refreshDifference() {
         return;
     }
     try {
-        const AttentionDiff d = diffAttention(m_pinned->matrix, {m.values, toStd(m.rowLabels), toStd(m.columnLabels)});
+        const AttentionDiff d = diffAttention(m_pinned->matrix, {m.values, toStdStrings(m.rowLabels), toStdStrings(m.columnLabels)});
         DifferenceView::Shown shown;
         shown.a = d.a;
         shown.b = d.b;
         shown.diff = d.diff;
-        shown.rowLabels = toQt(d.rowLabels);
-        shown.columnLabels = toQt(d.columnLabels);
+        shown.rowLabels = toQStringList(d.rowLabels);
+        shown.columnLabels = toQStringList(d.columnLabels);
         shown.titleA = m_pinned->description;
         shown.titleB = describeMatrix();
         shown.rowTitle = traceAxisTitle(m_doc->kind(), true);

@@ -5,6 +5,7 @@
 
 #include "core/decode/trace_attention.h"
 #include "core/models/marian_folder.h"
+#include "ui/render/string_lists.h"
 #include "ui/translate/matrix_view.h"
 #include "ui/translate/translation_document.h"
 #include "ui/widgets/neuron_dialog.h"
@@ -14,12 +15,6 @@
 namespace attnlens::ui {
 
 namespace {
-
-QStringList labelsOf(const std::vector<std::string>& pieces) {
-    QStringList out;
-    for (const auto& p : pieces) out << QString::fromStdString(p);
-    return out;
-}
 
 QString kindTitle(AttentionKind kind) {
     switch (kind) {
@@ -61,8 +56,8 @@ void TranslatePage::openNeuronView(int layer, int head, int query, int key) {
     source.title = tr("Translate — %1").arg(kindTitle(kind));
     source.layers = m_doc->layerCount(kind);
     source.heads = [heads = m_doc->headCount(kind)](int) { return heads; };
-    source.queryLabels = [rows = labelsOf(axes.rows)](int) { return rows; };
-    source.keyLabels = [columns = labelsOf(axes.columns)](int) { return columns; };
+    source.queryLabels = [rows = toQStringList(axes.rows)](int) { return rows; };
+    source.keyLabels = [columns = toQStringList(axes.columns)](int) { return columns; };
     source.captured = [trace, kind](int l, int h, int q, int k) {
         const Tensor& t = traceAttention(*trace, kind); // [L, H, Q, K]
         if (l >= t.dim(0) || h >= t.dim(1) || q >= t.dim(2) || k >= t.dim(3)) return NAN;

@@ -1,5 +1,7 @@
 #include "ui/translate/translation_document.h"
 
+#include "ui/render/string_lists.h"
+
 #include "core/util/error.h"
 
 #include <QDir>
@@ -9,14 +11,6 @@
 namespace attnlens::ui {
 
 namespace {
-
-QStringList toQStringList(const std::vector<std::string>& v) {
-    QStringList out;
-    out.reserve(static_cast<qsizetype>(v.size()));
-    for (const auto& s : v)
-        out << QString::fromStdString(s);
-    return out;
-}
 
 // Applies hiding and word merging to a matrix whose rows/columns carry `rowPieces` / `colPieces`.
 void finishMatrix(AttentionMatrix& m, const RowMatrix& raw, const std::vector<std::string>& rowPieces,

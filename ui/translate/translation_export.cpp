@@ -1,5 +1,7 @@
 #include "ui/translate/translation_export.h"
 
+#include "ui/render/string_lists.h"
+
 #include "core/export/npy.h"
 #include "core/io/json_file.h"
 #include "core/util/error.h"
@@ -22,12 +24,6 @@ Json tensorJson(const Tensor& t) {
     return j;
 }
 
-std::vector<std::string> toStd(const QStringList& l) {
-    std::vector<std::string> out;
-    for (const auto& s : l)
-        out.push_back(s.toStdString());
-    return out;
-}
 
 QString csvField(const QString& s) {
     if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) && !s.contains(QLatin1Char('\n')))
@@ -47,7 +43,7 @@ void writeAttentionJson(const QString& path, const TranslationDocument& doc) {
     j["translation"] = trace->translation;
     j["source_tokens"] = trace->sourceTokens;
     j["target_tokens"] = trace->targetTokens;
-    if (doc.snapshot()) j["decoder_input_tokens"] = toStd(doc.snapshot()->targetInputTokens);
+    if (doc.snapshot()) j["decoder_input_tokens"] = toStdStrings(doc.snapshot()->targetInputTokens);
     j["model"] = doc.modelDir().toStdString();
     const AttentionKind kinds[] = {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf,
                                    AttentionKind::Cross};
@@ -62,8 +58,8 @@ void writeAttentionJson(const QString& path, const TranslationDocument& doc) {
     j["selection"] = sel;
     const AttentionMatrix m = doc.currentMatrix();
     Json mj;
-    mj["rows"] = toStd(m.rowLabels);
-    mj["columns"] = toStd(m.columnLabels);
+    mj["rows"] = toStdStrings(m.rowLabels);
+    mj["columns"] = toStdStrings(m.columnLabels);
     Json rows = Json::array();
     for (Eigen::Index r = 0; r < m.values.rows(); ++r) {
         std::vector<float> row(m.values.row(r).begin(), m.values.row(r).end());
