@@ -164,7 +164,7 @@ void VisionPage::connectWorker() {
 }
 
 QWidget* VisionPage::buildSidebar() {
-    const auto [scroll, panel, layout] = makeSidebar(this);
+    const auto [scroll, panel, layout] = makeSidebar(this, 292);
 
     layout->addWidget(buildSamplesBox(panel));
     layout->addWidget(buildQueryBox(panel));
