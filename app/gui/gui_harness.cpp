@@ -162,7 +162,10 @@ int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
         return QApplication::exec();
     }
     window.setCurrentPage(static_cast<int>(o.page));
-    if (!o.size.isEmpty()) window.resize(o.size);
+    if (!o.size.isEmpty())
+        window.resize(o.size);
+    else if (o.screenshot.isEmpty())
+        window.restoreWindowGeometry(); // where the user left it
     const bool shot = !o.screenshot.isEmpty();
     // Vision and Diffusion are set up before the window shows (showing the Diffusion page starts its run).
     if (shot && o.page == GuiPage::Vision) screenshotVision(window, pages, o);

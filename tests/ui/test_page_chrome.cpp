@@ -24,6 +24,10 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QSettings>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QUrl>
+#include <QMimeData>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QDir>
@@ -158,6 +162,37 @@ private slots:
         saveTheme(Theme::Light);
         QVERIFY(!QSettings().contains("darkMode"));
         QCOMPARE(savedTheme(), Theme::Light);
+    }
+
+    // A model folder dropped on the window opens on its page; a dropped file is not taken as a model. The window's
+    // geometry is saved on close and restored by the next window.
+    void droppedFolderOpensAndGeometryIsRemembered() {
+        QSettings().remove("recentModels");
+        {
+            MainWindow window;
+            auto* vision = new VisionPage(&window);
+            window.addPage("Vision", vision);
+            QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy(), 60000);
+            QMimeData folder;
+            folder.setUrls({QUrl::fromLocalFile(QStringLiteral(ATTNLENS_TEST_DATA "/vit/rgb"))});
+            QDragEnterEvent enter(QPoint(5, 5), Qt::CopyAction, &folder, Qt::LeftButton, Qt::NoModifier);
+            QApplication::sendEvent(&window, &enter);
+            QVERIFY(enter.isAccepted());
+            QDropEvent drop(QPointF(5, 5), Qt::CopyAction, &folder, Qt::LeftButton, Qt::NoModifier);
+            QApplication::sendEvent(&window, &drop);
+            QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy() && vision->loadedModelDir() == QStringLiteral(ATTNLENS_TEST_DATA "/vit/rgb"),
+                                     60000);
+            QMimeData file;
+            file.setUrls({QUrl::fromLocalFile(QStringLiteral(ATTNLENS_TEST_DATA "/vit/images/photo_97x61.png"))});
+            QVERIFY(!window.dropModelFolder(&file));
+            window.resize(1111, 777);
+            window.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            window.close(); // saves the geometry
+        }
+        MainWindow again;
+        again.restoreWindowGeometry();
+        QCOMPARE(again.size(), QSize(1111, 777));
     }
 
     // File → Open recent model lists folders that loaded, never one that failed; the failure shows in the

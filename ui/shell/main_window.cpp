@@ -15,6 +15,11 @@
 #include <QKeySequence>
 #include <QListWidget>
 #include <QMenuBar>
+#include <QUrl>
+#include <QMimeData>
+#include <QDropEvent>
+#include <QDragEnterEvent>
+#include <QCloseEvent>
 #include <QMessageBox>
 #include <QStackedWidget>
 #include <QFileDialog>
@@ -27,6 +32,7 @@ namespace attnlens::ui {
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(tr("Attention Lens"));
+    setAcceptDrops(true); // a model folder dropped anywhere opens on its page
     auto* central = new QWidget(this);
     auto* layout = new QHBoxLayout(central);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -185,6 +191,43 @@ void MainWindow::chooseModel() {
     const QString start = recentModels().value(0);
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a Hugging Face model folder"), start);
     if (!dir.isEmpty()) openModel(dir);
+}
+
+namespace {
+// The one local folder in a drag, or empty.
+QString droppedFolder(const QMimeData* mime) {
+    if (!mime || !mime->hasUrls() || mime->urls().size() != 1 || !mime->urls().front().isLocalFile()) return {};
+    const QString path = mime->urls().front().toLocalFile();
+    return QFileInfo(path).isDir() ? path : QString();
+}
+} // namespace
+
+bool MainWindow::dropModelFolder(const QMimeData* mime) {
+    const QString dir = droppedFolder(mime);
+    if (dir.isEmpty()) return false;
+    openModel(dir);
+    return true;
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (!droppedFolder(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    if (dropModelFolder(event->mimeData())) event->acceptProposedAction();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    QSettings settings;
+    settings.setValue("windowGeometry", saveGeometry());
+    settings.setValue("windowState", saveState());
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::restoreWindowGeometry() {
+    QSettings settings;
+    restoreGeometry(settings.value("windowGeometry").toByteArray());
+    restoreState(settings.value("windowState").toByteArray());
 }
 
 bool MainWindow::openModel(const QString& dir) {

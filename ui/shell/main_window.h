@@ -12,6 +12,7 @@ class QListWidget;
 class QStackedWidget;
 class QMenu;
 class QAction;
+class QMimeData;
 
 namespace attnlens::ui {
 
@@ -42,8 +43,20 @@ public:
     // the pages' models. False (nothing changed) when bf16 is not available.
     bool setPrecision(LinearPrecision precision);
 
+    // A drop of one local folder opens it as a model (openModel); pages take the drops they know themselves
+    // (pictures on the Vision page). Returns whether the mime data was such a folder.
+    bool dropModelFolder(const QMimeData* mime);
+    // The window's size, position and state are saved on close (QSettings "windowGeometry", "windowState") and
+    // restored by restoreWindowGeometry() (main() calls it unless a size is given on the command line).
+    void restoreWindowGeometry();
+
     QMenu* fileMenu() const { return m_fileMenu; }
     QMenu* viewMenu() const { return m_viewMenu; }
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
 
 private slots:
     void pageLoadedModel(); // a page's modelLoaded(): remember the folder it was handed

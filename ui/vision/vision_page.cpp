@@ -554,7 +554,10 @@ void VisionPage::chooseImage() {
 
 void VisionPage::dragEnterEvent(QDragEnterEvent* event) {
     const QMimeData* mime = event->mimeData();
-    if (mime->hasImage() || (mime->hasUrls() && mime->urls().value(0).isLocalFile())) event->acceptProposedAction();
+    // A folder is left to the window (it opens model folders); files and images are pictures.
+    const bool file = mime->hasUrls() && mime->urls().value(0).isLocalFile() &&
+                      !QFileInfo(mime->urls().value(0).toLocalFile()).isDir();
+    if (mime->hasImage() || file) event->acceptProposedAction();
 }
 
 void VisionPage::dropEvent(QDropEvent* event) {
