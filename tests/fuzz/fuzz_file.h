@@ -1,6 +1,7 @@
 #pragma once
 // The fuzz input as a file (the readers take paths, as users give them): one per process and name,
 // rewritten for every input.
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -46,8 +47,22 @@ public:
             std::fclose(f);
         }
     }
+    // Through stdio, not std::filesystem::copy_file: libFuzzer's timer signal can interrupt the kernel copy that
+    // copy_file uses (EINTR), which it reports as an error; fread/fwrite just continue.
     void copy(const std::filesystem::path& from, const std::string& name) const {
-        std::filesystem::copy_file(from, m_path / name, std::filesystem::copy_options::overwrite_existing);
+        std::FILE* in = std::fopen(from.c_str(), "rb");
+        std::FILE* out = std::fopen((m_path / name).c_str(), "wb");
+        char buffer[1 << 16];
+        while (in && out && !std::feof(in)) {
+            const size_t n = std::fread(buffer, 1, sizeof buffer, in);
+            if (n > 0) std::fwrite(buffer, 1, n, out);
+            if (n == 0 && std::ferror(in)) {
+                if (errno != EINTR) break;
+                std::clearerr(in); // interrupted: read on
+            }
+        }
+        if (in) std::fclose(in);
+        if (out) std::fclose(out);
     }
 
 private:
