@@ -24,6 +24,7 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QSettings>
+#include <QSplitter>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QUrl>
@@ -188,11 +189,21 @@ private slots:
             window.resize(1111, 777);
             window.show();
             QVERIFY(QTest::qWaitForWindowExposed(&window));
-            window.close(); // saves the geometry
+            auto* split = window.findChild<QSplitter*>("visionSplitter");
+            QVERIFY(split);
+            split->setSizes({200, 400});
+            window.close(); // saves the geometry and the splitters
         }
         MainWindow again;
+        auto* vision = new VisionPage(&again, QStringLiteral(ATTNLENS_TEST_DATA "/vit/rgb"));
+        again.addPage("Vision", vision);
         again.restoreWindowGeometry();
         QCOMPARE(again.size(), QSize(1111, 777));
+        again.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&again));
+        const QList<int> sizes = again.findChild<QSplitter*>("visionSplitter")->sizes();
+        QVERIFY2(sizes.size() == 2 && sizes[0] < sizes[1], qPrintable(QString("%1 %2").arg(sizes.value(0)).arg(sizes.value(1))));
+        QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy(), 60000);
     }
 
     // File → Open recent model lists folders that loaded, never one that failed; the failure shows in the

@@ -289,6 +289,7 @@ QWidget* DiffusionPage::buildCentre() {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(buildTimeline(centre));
     auto* split = new QSplitter(Qt::Vertical, centre);
+    split->setObjectName(QStringLiteral("diffusionSplitter")); // remembered by the main window
     split->setChildrenCollapsible(false);
     auto* top = new QWidget(split);
     auto* topLayout = new QHBoxLayout(top);

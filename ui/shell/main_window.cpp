@@ -15,6 +15,7 @@
 #include <QKeySequence>
 #include <QListWidget>
 #include <QMenuBar>
+#include <QSplitter>
 #include <QUrl>
 #include <QMimeData>
 #include <QDropEvent>
@@ -217,10 +218,19 @@ void MainWindow::dropEvent(QDropEvent* event) {
     if (dropModelFolder(event->mimeData())) event->acceptProposedAction();
 }
 
+// The pages' named splitters in this window (not those of dialogs, which are windows of their own).
+static QList<QSplitter*> namedSplitters(QMainWindow* window) {
+    QList<QSplitter*> out;
+    for (QSplitter* s : window->findChildren<QSplitter*>())
+        if (!s->objectName().isEmpty() && s->window() == window) out << s;
+    return out;
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
     QSettings settings;
     settings.setValue("windowGeometry", saveGeometry());
     settings.setValue("windowState", saveState());
+    for (QSplitter* s : namedSplitters(this)) settings.setValue("splitters/" + s->objectName(), s->saveState());
     QMainWindow::closeEvent(event);
 }
 
@@ -228,6 +238,9 @@ void MainWindow::restoreWindowGeometry() {
     QSettings settings;
     restoreGeometry(settings.value("windowGeometry").toByteArray());
     restoreState(settings.value("windowState").toByteArray());
+    for (QSplitter* s : namedSplitters(this))
+        if (const QVariant state = settings.value("splitters/" + s->objectName()); state.isValid())
+            s->restoreState(state.toByteArray());
 }
 
 bool MainWindow::openModel(const QString& dir) {

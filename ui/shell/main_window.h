@@ -46,8 +46,9 @@ public:
     // A drop of one local folder opens it as a model (openModel); pages take the drops they know themselves
     // (pictures on the Vision page). Returns whether the mime data was such a folder.
     bool dropModelFolder(const QMimeData* mime);
-    // The window's size, position and state are saved on close (QSettings "windowGeometry", "windowState") and
-    // restored by restoreWindowGeometry() (main() calls it unless a size is given on the command line).
+    // The window's size, position and state, and the sizes of the pages' named splitters, are saved on close
+    // (QSettings "windowGeometry", "windowState", "splitters/NAME") and restored by restoreWindowGeometry()
+    // (main() calls it unless a size or a screenshot is asked for on the command line).
     void restoreWindowGeometry();
 
     QMenu* fileMenu() const { return m_fileMenu; }

@@ -158,6 +158,7 @@ QWidget* TranslatePage::buildTokenPanel() {
 // The view tabs and the step panel beside them.
 QWidget* TranslatePage::buildViews() {
     auto* splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->setObjectName(QStringLiteral("translateSplitter")); // remembered by the main window
     m_tabs = new QTabWidget(splitter);
     m_tabs->setObjectName(QStringLiteral("views"));
     m_matrixView = new AttentionMatrixView(m_doc, m_tabs);

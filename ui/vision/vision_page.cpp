@@ -302,6 +302,7 @@ QWidget* VisionPage::buildCentre() {
     layout->addWidget(m_mapTitle);
 
     auto* top = new QSplitter(Qt::Horizontal, centre);
+    top->setObjectName(QStringLiteral("visionTopSplitter")); // remembered by the main window
     m_imageView = new PatchImageView(top);
     m_imageView->setObjectName(QStringLiteral("imageView"));
     m_imageView->setPlaceholderText(tr("Drop an image here, paste one, or pick a sample."));
@@ -313,6 +314,7 @@ QWidget* VisionPage::buildCentre() {
     top->setStretchFactor(0, 3);
     top->setStretchFactor(1, 2);
     auto* split = new QSplitter(Qt::Vertical, centre);
+    split->setObjectName(QStringLiteral("visionSplitter"));
     split->setChildrenCollapsible(false);
     split->addWidget(top);
     split->addWidget(buildGrids(split));
