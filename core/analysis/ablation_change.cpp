@@ -13,8 +13,7 @@ namespace {
 // Row-wise softmax of a teacher-forced pass over `target` (start token first, the last token not fed): [T, V].
 RowMatrix forcedProbabilities(const MarianModel& model, std::span<const int> source, std::span<const int> target,
                               const MarianAblation* ablation) {
-    std::vector<int> input = {model.config().decoderStartTokenId};
-    input.insert(input.end(), target.begin(), target.end() - 1);
+    const std::vector<int> input = model.forcedDecoderInput(target);
     const MarianEncoderOutput encoder = model.encode(source, false, ablation);
     RowMatrix p = model.decodeForced(input, encoder, ablation).logits.matrix();
     for (Eigen::Index t = 0; t < p.rows(); ++t) {

@@ -42,8 +42,7 @@ VitHeadImportance vitHeadImportance(const VitModel& model, const Tensor& pixels,
 double marianSequenceLogProb(const MarianModel& model, std::span<const int> source, std::span<const int> target,
                              const MarianAblation* ablation) {
     if (target.empty()) throw Error("sequence log-probability: no target tokens");
-    std::vector<int> input = {model.config().generation.decoderStartTokenId};
-    input.insert(input.end(), target.begin(), target.end() - 1); // the last token is predicted, not fed
+    const std::vector<int> input = model.forcedDecoderInput(target);
     const MarianEncoderOutput encoder = model.encode(source, false, ablation);
     const Tensor logits = model.decodeForced(input, encoder, ablation).logits; // [T, V]
     const ConstMatrixMap m = logits.matrix();

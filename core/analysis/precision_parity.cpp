@@ -81,9 +81,7 @@ PrecisionParity marianPrecisionParity(const std::shared_ptr<const MarianModel>& 
     p.result = fastTrace->translation;
     p.sameResult = exactTrace->targetIds == fastTrace->targetIds;
     // Teacher-forced on float32's target: the same positions on both sides.
-    std::vector<int> input{model->config().decoderStartTokenId};
-    input.insert(input.end(), exactTrace->targetIds.begin(), exactTrace->targetIds.end());
-    if (input.size() > 1) input.pop_back(); // the last target is predicted, never fed
+    const std::vector<int> input = model->forcedDecoderInput(exactTrace->targetIds);
     const auto forced = [&](bool reference) {
         std::optional<Fp32ReferenceScope> scope;
         if (reference) scope.emplace();

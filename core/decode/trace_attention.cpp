@@ -77,9 +77,8 @@ HeadStatsOptions headStatsOptions(const TranslationTrace& trace, AttentionKind k
 
 AttentionInputs traceAttentionInputs(const MarianModel& model, const TranslationTrace& trace, AttentionKind kind,
                                      int layer, const MarianAblation* ablation) {
-    std::vector<int> input{model.config().decoderStartTokenId};
-    if (!trace.targetIds.empty()) input.insert(input.end(), trace.targetIds.begin(), trace.targetIds.end() - 1);
-    return model.attentionInputs(static_cast<int>(kind), layer, trace.sourceIds, input, ablation);
+    return model.attentionInputs(static_cast<int>(kind), layer, trace.sourceIds, model.forcedDecoderInput(trace.targetIds),
+                                 ablation);
 }
 
 std::vector<std::vector<int>> pieceAlignment(const TranslationTrace& trace, std::string_view pharaoh) {

@@ -447,6 +447,12 @@ std::vector<MarianStepOutput> MarianModel::decodeSteps(std::span<const int> toke
     return out;
 }
 
+std::vector<int> MarianModel::forcedDecoderInput(std::span<const int> target) const {
+    std::vector<int> input{m_config.generation.decoderStartTokenId};
+    if (!target.empty()) input.insert(input.end(), target.begin(), target.end() - 1); // the last is predicted, never fed
+    return input;
+}
+
 MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput, const MarianEncoderOutput& encoder,
                                              const MarianAblation* ablation) const {
     const int64_t T = static_cast<int64_t>(decoderInput.size());

@@ -170,6 +170,10 @@ public:
                                               const std::vector<MarianDecoderCache*>& caches,
                                               bool captureAttention = true,
                                               const MarianAblation* ablation = nullptr) const;
+    // What a decoding that produced `target` (generated ids, the final </s> kept) fed its decoder: the start token
+    // decoding begins with (generation config), then every target id but the last. The input of teacher-forced
+    // passes that must see the decoding's own rows.
+    std::vector<int> forcedDecoderInput(std::span<const int> target) const;
     // Teacher-forced pass over decoderInput (start token first) in one go, with a causal mask.
     MarianForcedOutput decodeForced(std::span<const int> decoderInput, const MarianEncoderOutput& encoder,
                                     const MarianAblation* ablation = nullptr) const;
