@@ -334,8 +334,10 @@ bool TranslationDocument::flowPending() const {
 }
 
 void TranslationDocument::setFlowMatrix(FlowKey key, RowMatrix flow) {
+    if (!(key == flowKey())) return; // computed for a translation or layer no longer shown
     m_flowKey = key;
     m_flow = std::move(flow);
+    m_flowTrace = m_trace;
     emit selectionChanged();
 }
 
@@ -355,10 +357,16 @@ AttentionMatrix TranslationDocument::matrix(AttentionKind kind, int layer, int h
     if (layer < 0 || layer >= t.dim(0) || head >= t.dim(1)) return m;
     RowMatrix raw;
     if (kind == AttentionKind::EncoderSelf && m_through == Through::Rollout) {
-        RolloutOptions o;
-        o.fusion = m_fusion;
-        o.lastLayer = layer;
-        raw = attentionRollout(t, o);
+        const FlowKey key{encoderStorage(), layer, m_fusion};
+        if (!(key == m_rolloutKey) || m_rollout.rows() != t.dim(2)) {
+            RolloutOptions o;
+            o.fusion = m_fusion;
+            o.lastLayer = layer;
+            m_rollout = attentionRollout(t, o);
+            m_rolloutKey = key;
+            m_rolloutTrace = m_trace;
+        }
+        raw = m_rollout;
     } else if (kind == AttentionKind::EncoderSelf && m_through == Through::Flow) {
         if (!(m_flowKey == FlowKey{encoderStorage(), layer, m_fusion}) || m_flow.rows() != t.dim(2)) return m; // pending
         raw = m_flow;

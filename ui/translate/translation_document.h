@@ -180,8 +180,16 @@ private:
     int m_head = -1;
     HeadFusion m_fusion = HeadFusion::Mean;
     Through m_through = Through::Layer;
+    // The keys name the encoder attention's storage; the trace holding it is kept with each cached matrix so that
+    // the address cannot be reused by another translation's tensor while the cache refers to it.
     FlowKey m_flowKey;
     RowMatrix m_flow;
+    std::shared_ptr<const TranslationTrace> m_flowTrace;
+    // The last rollout computed (every view asks for the current matrix on each change; for long inputs the
+    // L matrix products are worth keeping).
+    mutable FlowKey m_rolloutKey;
+    mutable RowMatrix m_rollout;
+    mutable std::shared_ptr<const TranslationTrace> m_rolloutTrace;
     TokenRef m_selected, m_hovered;
     bool m_wordLevel = false;
     bool m_hideSpecial = false;
