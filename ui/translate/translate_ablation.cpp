@@ -63,7 +63,8 @@ void TranslatePage::refreshTranslationLabel() {
                        .arg(c->change.ablatedProbability[at], 0, 'f', 3);
             const auto list = [&piece](const std::vector<TokenChoice>& top) {
                 QStringList items;
-                for (const TokenChoice& c : top) items << QStringLiteral("%1 %2").arg(piece(c.id)).arg(c.probability, 0, 'f', 3);
+                for (const TokenChoice& choice : top)
+                    items << QStringLiteral("%1 %2").arg(piece(choice.id)).arg(choice.probability, 0, 'f', 3);
                 return items.join(QStringLiteral(", "));
             };
             tip = tr("At target position %1 (teacher-forced over the plain translation):<br>top 5 with all heads: %2<br>"
