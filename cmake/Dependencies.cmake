@@ -4,6 +4,13 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Threads REQUIRED)
 find_package(ZLIB REQUIRED) # IDX .gz files (Fashion-MNIST) in core/io/idx_file
 find_package(GIF 5 REQUIRED) # animated GIF export (core/export/gif_writer), Debian's giflib
+# The zip container of PyTorch checkpoints (core/io/torch_checkpoint), Debian's libminizip-dev (zlib's minizip).
+find_path(MINIZIP_INCLUDE_DIR minizip/unzip.h REQUIRED)
+find_library(MINIZIP_LIBRARY NAMES minizip REQUIRED)
+add_library(attnlens::minizip UNKNOWN IMPORTED)
+set_target_properties(attnlens::minizip PROPERTIES IMPORTED_LOCATION "${MINIZIP_LIBRARY}"
+                                                  INTERFACE_INCLUDE_DIRECTORIES "${MINIZIP_INCLUDE_DIR}"
+                                                  INTERFACE_LINK_LIBRARIES ZLIB::ZLIB)
 
 # Debian's small OpenCV packages (core, imgproc, imgcodecs) ship no CMake config; libopencv-dev does
 # but pulls Qt5 in. Find the three libraries by hand.

@@ -11,6 +11,8 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <set>
+#include <tuple>
 #include <sstream>
 
 namespace {
@@ -31,7 +33,7 @@ std::string humanCount(uint64_t n) {
 int inspectDiffusion(const std::filesystem::path& dir, const std::optional<std::string>& jsonPath) {
     const auto model = attnlens::loadDiffusionModel(dir);
     const auto& c = model.unet->config();
-    const auto weights = attnlens::SafeTensorsFile::open(model.folder.unetDir / "diffusion_pytorch_model.safetensors");
+    const auto weights = attnlens::TensorFile::open(attnlens::findWeightsFile(model.folder.unetDir, "diffusion_pytorch_model"));
     std::map<std::string, uint64_t> dtypeCounts;
     for (const auto& t : weights.tensors()) dtypeCounts[std::string(attnlens::dtypeName(t.dtype))] += 1;
     const int size = c.sampleSize ? c.sampleSize : 32;
@@ -48,6 +50,8 @@ int inspectDiffusion(const std::filesystem::path& dir, const std::optional<std::
                 {"parameter_count", model.unet->parameterCount()},
                 {"dtypes", dtypeCounts},
                 {"file_bytes", weights.fileSize()},
+                {"weights_file", weights.path().filename().string()},
+                {"weights_format", std::string(attnlens::TensorFile::formatName(weights.format()))},
                 {"sizes", {{"sample_size", c.sampleSize}, {"in_channels", c.inChannels}, {"out_channels", c.outChannels},
                            {"block_out_channels", c.blockOutChannels}, {"layers_per_block", c.layersPerBlock},
                            {"num_class_embeds", c.numClassEmbeds}}},
@@ -69,7 +73,8 @@ int inspectDiffusion(const std::filesystem::path& dir, const std::optional<std::
         std::cout << (first ? "" : ", ") << dtype << " ×" << count;
         first = false;
     }
-    std::cout << "\nfile size:    " << humanCount(weights.fileSize()) << "B\n"
+    std::cout << "\nweights:      " << weights.path().filename().string() << " (" << attnlens::TensorFile::formatName(weights.format())
+              << ", " << humanCount(weights.fileSize()) << "B)\n"
               << "sample:       " << c.inChannels << " channels, " << (c.sampleSize ? std::to_string(c.sampleSize) + "x" + std::to_string(c.sampleSize) : "no sample_size")
               << (c.numClassEmbeds ? ", " + std::to_string(c.numClassEmbeds) + " classes" : std::string(", unconditional")) << "\n"
               << "scheduler:    " << sc.numTrainTimesteps << " timesteps, " << sc.betaSchedule << " betas"
@@ -89,12 +94,14 @@ int runInspect(const std::vector<std::string>& argv) {
     if (attnlens::isDiffusionFolder(*model)) return inspectDiffusion(*model, args.value("--json"));
     const auto folder = attnlens::inspectModelFolder(*model);
     const attnlens::JsonConfig config(folder.dir / "config.json");
-    const auto weights = attnlens::SafeTensorsFile::open(folder.weights);
+    const auto weights = attnlens::TensorFile::open(folder.weights);
 
+    // Parameters counted once where a PyTorch checkpoint ties tensors to one storage (embeddings, LM head).
     uint64_t parameters = 0;
     std::map<std::string, uint64_t> dtypeCounts;
+    std::set<std::tuple<size_t, uint64_t, uint64_t>> seen;
     for (const auto& t : weights.tensors()) {
-        parameters += static_cast<uint64_t>(attnlens::shapeNumel(t.shape));
+        if (seen.insert({t.storage, t.begin, t.end}).second) parameters += static_cast<uint64_t>(attnlens::shapeNumel(t.shape));
         dtypeCounts[std::string(attnlens::dtypeName(t.dtype))] += 1;
     }
     std::string architecture = folder.modelType;
@@ -112,7 +119,7 @@ int runInspect(const std::vector<std::string>& argv) {
     if (config.has("id2label") && config.json()["id2label"].is_object()) sizes["num_labels"] = config.json()["id2label"].size();
 
     Json files = Json::array();
-    for (const char* f : {"config.json", "generation_config.json", "preprocessor_config.json", "model.safetensors",
+    for (const char* f : {"config.json", "generation_config.json", "preprocessor_config.json", "model.safetensors", "pytorch_model.bin",
                           "source.spm", "target.spm", "vocab.json", "tokenizer_config.json", "README.md"}) {
         std::error_code ec;
         if (std::filesystem::exists(folder.dir / f, ec)) files.push_back(f);
@@ -126,6 +133,8 @@ int runInspect(const std::vector<std::string>& argv) {
                 {"parameter_count", parameters},
                 {"dtypes", dtypeCounts},
                 {"file_bytes", weights.fileSize()},
+                {"weights_file", weights.path().filename().string()},
+                {"weights_format", std::string(attnlens::TensorFile::formatName(weights.format()))},
                 {"sizes", sizes},
                 {"files", files},
                 {"metadata", weights.metadata()},
@@ -143,7 +152,8 @@ int runInspect(const std::vector<std::string>& argv) {
         std::cout << (first ? "" : ", ") << dtype << " ×" << count;
         first = false;
     }
-    std::cout << "\nfile size:    " << humanCount(weights.fileSize()) << "B\n";
+    std::cout << "\nweights:      " << weights.path().filename().string() << " (" << attnlens::TensorFile::formatName(weights.format())
+              << ", " << humanCount(weights.fileSize()) << "B)\n";
     for (const auto& [key, value] : sizes.items()) std::cout << "  " << std::left << std::setw(24) << key << value.dump() << "\n";
     std::cout << "files:        ";
     for (size_t i = 0; i < files.size(); ++i) std::cout << (i ? ", " : "") << files[i].get<std::string>();

@@ -21,14 +21,17 @@ ModelFolderInfo inspectModelFolder(const std::filesystem::path& dir) {
     info.modelType = config.get<std::string>("model_type");
     if (info.modelType == "marian") info.kind = ModelKind::Marian;
     else if (info.modelType == "vit") info.kind = ModelKind::Vit;
-    info.weights = dir / "model.safetensors";
-    if (!std::filesystem::exists(info.weights, ec)) {
-        if (std::filesystem::exists(dir / "pytorch_model.bin", ec))
-            throw Error("'" + dir.string() + "': only pytorch_model.bin found; convert it to model.safetensors "
-                        "(PyTorch pickles are not loaded, for safety)");
-        throw Error("'" + dir.string() + "': model.safetensors is missing");
-    }
+    info.weights = findWeightsFile(dir, "model");
     return info;
+}
+
+std::filesystem::path findWeightsFile(const std::filesystem::path& dir, const std::string& stem) {
+    std::error_code ec;
+    const auto safetensors = dir / (stem + ".safetensors");
+    if (std::filesystem::exists(safetensors, ec)) return safetensors;
+    const std::string binName = (stem == "model" ? std::string("pytorch_model") : stem) + ".bin";
+    if (std::filesystem::exists(dir / binName, ec)) return dir / binName;
+    throw Error("'" + dir.string() + "': " + stem + ".safetensors is missing (and so is " + binName + ")");
 }
 
 namespace {

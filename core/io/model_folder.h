@@ -15,10 +15,15 @@ struct ModelFolderInfo {
     std::filesystem::path dir;
     std::string modelType;    // config.json "model_type"
     ModelKind kind = ModelKind::Unknown;
-    std::filesystem::path weights; // model.safetensors
+    std::filesystem::path weights; // model.safetensors, or pytorch_model.bin when that is all the folder has
 };
 
-// Checks that dir is a folder with config.json and model.safetensors and reads model_type.
+// The checkpoint of a folder as transformers / diffusers choose it: `<stem>.safetensors` when it exists, else
+// `<stem>.bin` (a torch.save state dict). Throws attnlens::Error naming both when neither exists.
+std::filesystem::path findWeightsFile(const std::filesystem::path& dir, const std::string& stem);
+
+// Checks that dir is a folder with config.json and a checkpoint (model.safetensors or pytorch_model.bin) and
+// reads model_type.
 // Throws attnlens::Error naming what is missing.
 ModelFolderInfo inspectModelFolder(const std::filesystem::path& dir);
 

@@ -8,10 +8,10 @@
 //   Tensor bias = bind.optional("final_logits_bias", {1, v});   // empty if absent
 //   bind.finish("'" + dir + "'");   // throws attnlens::Error listing every problem, if any
 //
-// F32 tensors stay zero-copy views on the memory-mapped file (SafeTensorsFile::load); F16/BF16 are
+// F32 tensors stay zero-copy views on the memory-mapped file (TensorFile::load); F16/BF16 are
 // converted to float32 once, here.
 
-#include "core/io/safetensors.h"
+#include "core/io/tensor_file.h"
 #include "core/util/callbacks.h"
 
 #include <string>
@@ -22,7 +22,7 @@ namespace attnlens {
 
 class WeightBinder {
 public:
-    explicit WeightBinder(const SafeTensorsFile& file) : m_file(file) {}
+    explicit WeightBinder(const TensorFile& file) : m_file(file) {}
 
     // The tensor `name` with exactly `shape`; on a problem records it and returns an empty Tensor.
     Tensor require(const std::string& name, const Shape& shape);
@@ -41,7 +41,7 @@ public:
 private:
     Tensor loadChecked(const TensorInfo& info, const Shape& shape);
 
-    const SafeTensorsFile& m_file;
+    const TensorFile& m_file;
     const Callbacks* m_callbacks = nullptr;
     std::vector<std::string> m_problems;
 };

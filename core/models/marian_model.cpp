@@ -118,7 +118,7 @@ std::shared_ptr<const MarianModel> MarianModel::load(const std::filesystem::path
     const int64_t D = c.dModel;
 
     callbacks.report(0.1, "mapping the weights file");
-    const SafeTensorsFile file = SafeTensorsFile::open(folder.weights);
+    const TensorFile file = TensorFile::open(folder.weights);
     WeightBinder bind(file);
     model->bindEmbeddings(bind, folder.dir);
     model->bindLayers(bind);

@@ -1,6 +1,7 @@
 #include "core/models/unet_model.h"
 
-#include "core/io/safetensors.h"
+#include "core/io/model_folder.h"
+#include "core/io/tensor_file.h"
 #include "core/io/weight_binder.h"
 #include "core/ops/nn.h"
 #include "core/util/error.h"
@@ -43,7 +44,7 @@ namespace {
 // Binds the U-Net's tensors by their diffusers names; the shapes follow from the config.
 class UNetBinder {
 public:
-    UNetBinder(const SafeTensorsFile& file, const UNet2DConfig& c) : m_bind(file), m_config(c) {
+    UNetBinder(const TensorFile& file, const UNet2DConfig& c) : m_bind(file), m_config(c) {
         // Winograd pays where a level has enough pixels to amortise its transforms (with the weights
         // packed at load, from 8×8 on: ddpm-cifar10-32 70 ms vs 75 ms from 16×16); below, reading
         // the 16/9 larger transformed weights costs more than the multiplications it saves.
@@ -155,20 +156,14 @@ std::shared_ptr<const UNet2DModel> UNet2DModel::load(const std::filesystem::path
         mallopt(M_TRIM_THRESHOLD, 512 << 20);
     });
     const auto configPath = dir / "config.json";
-    const auto weightsPath = dir / "diffusion_pytorch_model.safetensors";
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) throw Error("'" + dir.string() + "' is not a folder");
     if (!std::filesystem::exists(configPath, ec)) throw Error("'" + dir.string() + "' has no config.json");
-    if (!std::filesystem::exists(weightsPath, ec)) {
-        if (std::filesystem::exists(dir / "diffusion_pytorch_model.bin", ec))
-            throw Error("'" + dir.string() + "' holds only diffusion_pytorch_model.bin; this version reads "
-                        "diffusion_pytorch_model.safetensors (diffusers: save_pretrained(..., safe_serialization=True))");
-        throw Error("'" + dir.string() + "' has no diffusion_pytorch_model.safetensors");
-    }
+    const auto weightsPath = findWeightsFile(dir, "diffusion_pytorch_model");
     std::shared_ptr<UNet2DModel> m(new UNet2DModel());
     m->m_config = UNet2DConfig::fromJson(JsonConfig(configPath));
     const auto& c = m->m_config;
-    const auto file = SafeTensorsFile::open(weightsPath);
+    const auto file = TensorFile::open(weightsPath);
     UNetBinder b(file, c);
     const int64_t c0 = c.blockOutChannels.front(), temb = c.timeEmbedDim();
     const int levels = c.levels();

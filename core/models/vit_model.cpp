@@ -1,7 +1,8 @@
 #include "core/models/vit_model.h"
 
 #include "core/io/json_file.h"
-#include "core/io/safetensors.h"
+#include "core/io/model_folder.h"
+#include "core/io/tensor_file.h"
 #include "core/io/weight_binder.h"
 #include "core/ops/interpolate.h"
 #include "core/util/error.h"
@@ -98,16 +99,14 @@ std::shared_ptr<const VitModel> VitModel::load(const std::filesystem::path& dir,
     const auto configPath = dir / "config.json";
     if (!std::filesystem::exists(configPath, ec))
         throw Error("'" + dir.string() + "': config.json is missing (expected a Hugging Face ViT folder)");
-    const auto weightsPath = dir / "model.safetensors";
-    if (!std::filesystem::exists(weightsPath, ec))
-        throw Error("'" + dir.string() + "': model.safetensors is missing");
+    const auto weightsPath = findWeightsFile(dir, "model");
 
     VitModel m;
     m.m_dir = dir;
     m.m_config = VitConfig::fromJson(JsonConfig(configPath));
     m.m_processor = ImageProcessorConfig::load(dir);
     callbacks.report(0.0, "reading the checkpoint");
-    const auto file = SafeTensorsFile::open(weightsPath);
+    const auto file = TensorFile::open(weightsPath);
     const VitConfig& c = m.m_config;
 
     // ViTForImageClassification stores the backbone under "vit."; a bare ViTModel has no prefix.
@@ -148,7 +147,7 @@ void VitModel::bindEmbeddings(WeightBinder& w, const std::string& prefix) {
 }
 
 // One ViTLayer under the name prefix `l` ("vit.encoder.layer.3.").
-VitModel::Layer VitModel::bindLayer(WeightBinder& w, const SafeTensorsFile& file, const std::string& l) const {
+VitModel::Layer VitModel::bindLayer(WeightBinder& w, const TensorFile& file, const std::string& l) const {
     const VitConfig& c = m_config;
     const int64_t d = c.hiddenSize, inter = c.intermediateSize;
     Layer L;
@@ -182,7 +181,7 @@ VitModel::Layer VitModel::bindLayer(WeightBinder& w, const SafeTensorsFile& file
 }
 
 // The final LayerNorm, the optional pooler and the optional classifier (its size checked against id2label).
-void VitModel::bindHead(WeightBinder& w, const SafeTensorsFile& file, const std::string& prefix) {
+void VitModel::bindHead(WeightBinder& w, const TensorFile& file, const std::string& prefix) {
     const int64_t d = m_config.hiddenSize;
     m_finalLnW = w.require(prefix + "layernorm.weight", {d});
     m_finalLnB = w.require(prefix + "layernorm.bias", {d});

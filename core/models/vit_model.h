@@ -32,7 +32,7 @@
 
 namespace attnlens {
 
-class SafeTensorsFile;
+class TensorFile;
 class WeightBinder;
 
 struct VitConfig {
@@ -134,8 +134,8 @@ private:
     Tensor positionTable(int rows, int cols, bool interpolate) const; // [rows·cols + 1, D]
     // load()'s steps; `prefix` is "vit." for ViTForImageClassification, "" for a bare ViTModel.
     void bindEmbeddings(WeightBinder& w, const std::string& prefix);
-    Layer bindLayer(WeightBinder& w, const SafeTensorsFile& file, const std::string& l) const;
-    void bindHead(WeightBinder& w, const SafeTensorsFile& file, const std::string& prefix);
+    Layer bindLayer(WeightBinder& w, const TensorFile& file, const std::string& l) const;
+    void bindHead(WeightBinder& w, const TensorFile& file, const std::string& prefix);
 
     VitConfig m_config;
     ImageProcessorConfig m_processor;

@@ -62,7 +62,7 @@ private slots:
     void resizeMatchesPilEveryFilter() {
         // resize_cases.safetensors: PIL resizes of resize_src_53x37.png, "<filter>_<w>x<h>" [h, w, 3].
         const ImageU8 src = loadImage(vittest::imagePath("resize_src_53x37.png"));
-        const auto cases = SafeTensorsFile::open(vittest::dataDir() / "resize_cases.safetensors");
+        const auto cases = TensorFile::open(vittest::dataDir() / "resize_cases.safetensors");
         const std::map<std::string, ResampleFilter> filters = {
             {"lanczos", ResampleFilter::Lanczos}, {"bilinear", ResampleFilter::Bilinear},
             {"bicubic", ResampleFilter::Bicubic}, {"box", ResampleFilter::Box}, {"hamming", ResampleFilter::Hamming}};

@@ -327,7 +327,7 @@ private slots:
     // for bit; bad pairs are errors naming the layer's head count; predictAt re-predicts a step under the ablation.
     void headAblationMatchesHeadMask() {
         const auto model = loadDiffusionModel(unettest::fixture("bare-head8"));
-        const auto file = SafeTensorsFile::open(unettest::fixture("bare-head8") / "golden_ablate.safetensors");
+        const auto file = TensorFile::open(unettest::fixture("bare-head8") / "golden_ablate.safetensors");
         const Tensor mask = file.load("head_mask");
         UNetRunOptions options;
         for (int l = 0; l < mask.dim(0); ++l)
@@ -521,7 +521,7 @@ private slots:
         const auto src = unettest::fixture("bare-head8");
         const auto dst = std::filesystem::path(tmp.path().toStdString());
         std::filesystem::copy_file(src / "config.json", dst / "config.json");
-        const auto file = SafeTensorsFile::open(src / "diffusion_pytorch_model.safetensors");
+        const auto file = TensorFile::open(src / "diffusion_pytorch_model.safetensors");
         std::vector<TensorToWrite> renamed;
         for (const auto& t : file.tensors()) {
             std::string name = t.name;

@@ -17,8 +17,8 @@ namespace marian_test {
 inline std::filesystem::path dataDir() { return std::filesystem::path(ATTNLENS_TEST_DATA) / "marian"; }
 inline std::filesystem::path variantDir(const std::string& v) { return dataDir() / v; }
 inline attnlens::Json golden(const std::string& v) { return attnlens::readJsonFile(dataDir() / "golden" / (v + ".json")); }
-inline attnlens::SafeTensorsFile goldenTensors(const std::string& v) {
-    return attnlens::SafeTensorsFile::open(dataDir() / "golden" / (v + ".safetensors"));
+inline attnlens::TensorFile goldenTensors(const std::string& v) {
+    return attnlens::TensorFile::open(dataDir() / "golden" / (v + ".safetensors"));
 }
 
 inline std::vector<int> ids(const attnlens::Json& j) { return j.get<std::vector<int>>(); }

@@ -28,7 +28,7 @@ private slots:
         QCOMPARE(p.tokens.cols(), Eigen::Index(cfg.dModel));
         QCOMPARE(p.positions.rows(), Eigen::Index(3));
         const Tensor table =
-            SafeTensorsFile::open(dir / "model.safetensors").load("model.shared.weight"); // [V, D]
+            TensorFile::open(dir / "model.safetensors").load("model.shared.weight"); // [V, D]
         const int64_t D = cfg.dModel;
         for (size_t i = 0; i < ids.size(); ++i) {
             for (int64_t d = 0; d < D; ++d) {

@@ -144,7 +144,7 @@ void TestMarianModel::attentionRowsSumToOne() {
 void TestMarianModel::missingAndMisshapedTensorsInOneError() {
     const auto dir = std::filesystem::temp_directory_path() / "attnlens_marian_broken";
     copyFolder(variantDir("tiny-f32"), dir);
-    const auto file = SafeTensorsFile::open(dir / "model.safetensors");
+    const auto file = TensorFile::open(dir / "model.safetensors");
     std::vector<TensorToWrite> out;
     for (const auto& info : file.tensors()) {
         if (info.name == "model.encoder.layers.1.fc1.weight") continue;          // missing
@@ -189,11 +189,11 @@ void TestMarianModel::bf16Checkpoint() {
     copyFolder(variantDir("tiny-f32"), bf16Dir);
     copyFolder(variantDir("tiny-f32"), roundedDir);
     {
-        const auto file = SafeTensorsFile::open(variantDir("tiny-f32") / "model.safetensors");
+        const auto file = TensorFile::open(variantDir("tiny-f32") / "model.safetensors");
         std::vector<TensorToWrite> out;
         for (const auto& info : file.tensors()) out.push_back({info.name, file.load(info).clone(), DType::BF16});
         writeSafeTensors(bf16Dir / "model.safetensors", out);
-        const auto bf = SafeTensorsFile::open(bf16Dir / "model.safetensors");
+        const auto bf = TensorFile::open(bf16Dir / "model.safetensors");
         QCOMPARE(bf.tensors().front().dtype, DType::BF16);
         std::vector<TensorToWrite> rounded;
         for (const auto& info : bf.tensors()) rounded.push_back({info.name, bf.load(info).clone(), DType::F32});

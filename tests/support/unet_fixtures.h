@@ -22,11 +22,11 @@ inline std::filesystem::path fixture(const std::string& name) { return dataDir()
 
 // The golden file of a fixture and its "golden" metadata (JSON).
 struct Golden {
-    attnlens::SafeTensorsFile file;
+    attnlens::TensorFile file;
     attnlens::Json meta;
 };
 inline Golden golden(const std::filesystem::path& path) {
-    auto file = attnlens::SafeTensorsFile::open(path);
+    auto file = attnlens::TensorFile::open(path);
     attnlens::Json meta = attnlens::Json::parse(file.metadata().at("golden"));
     return {std::move(file), std::move(meta)};
 }

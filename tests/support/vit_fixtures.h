@@ -19,7 +19,7 @@ inline std::filesystem::path modelDir(const std::string& name) { return dataDir(
 inline std::filesystem::path imagePath(const std::string& name) { return dataDir() / "images" / name; }
 
 inline attnlens::Tensor golden(const std::string& model, const std::string& image, const std::string& tensor) {
-    return attnlens::SafeTensorsFile::open(modelDir(model) / ("golden_" + image + ".safetensors")).load(tensor);
+    return attnlens::TensorFile::open(modelDir(model) / ("golden_" + image + ".safetensors")).load(tensor);
 }
 
 // Largest |a − b|; shapes must agree (checked first, so a size bug is reported as such).

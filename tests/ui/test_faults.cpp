@@ -52,7 +52,7 @@ void writeNeverEndingMarian(const fs::path& dir) {
     Json generation = readJsonFile(kTiny / "generation_config.json");
     generation["max_length"] = 1024;
     writeJson(dir / "generation_config.json", generation);
-    const auto weights = SafeTensorsFile::open(kTiny / "model.safetensors");
+    const auto weights = TensorFile::open(kTiny / "model.safetensors");
     std::vector<TensorToWrite> out;
     for (const auto& info : weights.tensors()) {
         Tensor t = weights.load(info);

@@ -1,0 +1,193 @@
+#include "core/io/tensor_file.h"
+
+#include "core/io/mapped_file.h"
+#include "core/io/safetensors.h"
+#include "core/io/torch_checkpoint.h"
+#include "core/util/error.h"
+
+#include <cstring>
+#include <limits>
+
+namespace attnlens {
+
+namespace {
+
+std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+bool startsWith(const MappedFile& file, std::string_view prefix) {
+    return file.size() >= prefix.size() && std::memcmp(file.bytes(), prefix.data(), prefix.size()) == 0;
+}
+
+// A pickle starts with PROTO 2…5 (0x80 n). A safetensors file may start with those bytes too (a header length
+// of 0x0280 bytes, say), so it counts as a pickle only when its first 8 bytes are no header length that fits.
+bool looksLikePickle(const MappedFile& file) {
+    const unsigned char* b = file.bytes();
+    if (file.size() < 2 || b[0] != 0x80 || b[1] < 2 || b[1] > 5) return false;
+    if (file.size() < 8) return true;
+    uint64_t headerLength = 0;
+    for (int i = 7; i >= 0; --i) headerLength = (headerLength << 8) | b[i];
+    return headerLength > kMaxSafeTensorsHeaderBytes || headerLength > file.size() - 8;
+}
+
+// a * b and a + b for sizes, or false on overflow.
+bool mulSize(uint64_t a, uint64_t b, uint64_t& out) {
+    if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a) return false;
+    out = a * b;
+    return true;
+}
+bool addSize(uint64_t a, uint64_t b, uint64_t& out) {
+    if (b > std::numeric_limits<uint64_t>::max() - a) return false;
+    out = a + b;
+    return true;
+}
+
+// Checks `info` against its storage and sets info.end. Throws naming the tensor.
+void validate(TensorInfo& info, const std::vector<TensorFile::Storage>& storages, const std::string& where) {
+    const std::string what = where + ": tensor '" + info.name + "'";
+    if (info.storage >= storages.size()) throw Error(what + ": refers to a storage the file does not have");
+    const uint64_t storageSize = storages[info.storage].size;
+    uint64_t numel = 1;
+    for (const int64_t d : info.shape) {
+        if (d < 0) throw Error(what + ": negative dimension in shape " + shapeToString(info.shape));
+        if (!mulSize(numel, static_cast<uint64_t>(d), numel) || numel > uint64_t(std::numeric_limits<int64_t>::max()))
+            throw Error(what + ": shape " + shapeToString(info.shape) + " is too large");
+    }
+    if (info.begin > storageSize)
+        throw Error(what + ": starts at byte " + std::to_string(info.begin) + ", past its storage of " +
+                    std::to_string(storageSize) + " bytes");
+    const auto elemSize = static_cast<uint64_t>(dtypeSize(info.dtype));
+    if (elemSize == 0) return; // listed, never loaded
+    uint64_t span = 0;         // elements from the first to one past the last
+    if (numel == 0) {
+        span = 0;
+    } else if (info.strides.empty()) {
+        span = numel;
+    } else {
+        if (info.strides.size() != info.shape.size())
+            throw Error(what + ": " + std::to_string(info.strides.size()) + " strides for a shape of " +
+                        std::to_string(info.shape.size()) + " dimensions");
+        span = 1;
+        for (size_t i = 0; i < info.shape.size(); ++i) {
+            if (info.strides[i] < 0) throw Error(what + ": negative stride " + std::to_string(info.strides[i]));
+            uint64_t reach = 0;
+            if (!mulSize(static_cast<uint64_t>(info.shape[i] - 1), static_cast<uint64_t>(info.strides[i]), reach) ||
+                !addSize(span, reach, span))
+                throw Error(what + ": strides reach past any file");
+        }
+    }
+    uint64_t bytes = 0;
+    if (!mulSize(span, elemSize, bytes) || !addSize(info.begin, bytes, info.end) || info.end > storageSize)
+        throw Error(what + ": shape " + shapeToString(info.shape) + " of " + std::string(dtypeName(info.dtype)) +
+                    " from byte " + std::to_string(info.begin) + " runs past its storage of " +
+                    std::to_string(storageSize) + " bytes (truncated file?)");
+}
+
+float readElement(const unsigned char* p, DType dtype) {
+    switch (dtype) {
+    case DType::F32: {
+        float v;
+        std::memcpy(&v, p, 4);
+        return v;
+    }
+    case DType::F16:
+    case DType::BF16: {
+        uint16_t v;
+        std::memcpy(&v, p, 2);
+        return dtype == DType::F16 ? halfToFloat(v) : bfloat16ToFloat(v);
+    }
+    default:
+        return 0.0f; // not reached: load() admits float types only
+    }
+}
+
+} // namespace
+
+bool TensorInfo::contiguous() const {
+    if (strides.empty()) return true;
+    int64_t expected = 1;
+    for (size_t i = shape.size(); i-- > 0;) {
+        if (shape[i] != 1 && strides[i] != expected) return false;
+        expected *= shape[i];
+    }
+    return true;
+}
+
+TensorFile TensorFile::open(const std::filesystem::path& path) {
+    auto mapping = MappedFile::map(path);
+    if (startsWith(*mapping, "PK\x03\x04") || startsWith(*mapping, "PK\x05\x06"))
+        return readTorchZip(path, std::move(mapping));
+    if (looksLikePickle(*mapping)) return readTorchLegacy(path, std::move(mapping));
+    if (mapping->size() >= 262 && std::memcmp(mapping->bytes() + 257, "ustar", 5) == 0)
+        throw Error(quoted(path) + ": a tar-format PyTorch checkpoint (PyTorch before 0.4) is not read; load it with "
+                                   "torch.load and save it again with torch.save");
+    return readSafeTensors(path, std::move(mapping));
+}
+
+TensorFile::TensorFile(std::filesystem::path path, Format format, uint64_t fileSize, std::vector<Storage> storages,
+                       std::vector<TensorInfo> tensors, std::map<std::string, std::string> metadata)
+    : m_path(std::move(path)), m_format(format), m_fileSize(fileSize), m_storages(std::move(storages)),
+      m_tensors(std::move(tensors)), m_metadata(std::move(metadata)) {
+    const std::string where = quoted(m_path);
+    for (auto& info : m_tensors) validate(info, m_storages, where);
+    for (size_t i = 0; i < m_tensors.size(); ++i)
+        if (!m_index.emplace(m_tensors[i].name, i).second)
+            throw Error(where + ": tensor '" + m_tensors[i].name + "' appears twice");
+}
+
+std::string_view TensorFile::formatName(Format format) {
+    switch (format) {
+    case Format::SafeTensors: return "safetensors";
+    case Format::TorchZip: return "PyTorch zip checkpoint";
+    case Format::TorchLegacy: return "PyTorch legacy checkpoint";
+    }
+    return "unknown";
+}
+
+const TensorInfo* TensorFile::find(std::string_view name) const {
+    const auto it = m_index.find(name);
+    return it == m_index.end() ? nullptr : &m_tensors[it->second];
+}
+
+Tensor TensorFile::load(std::string_view name) const {
+    const TensorInfo* info = find(name);
+    if (!info) throw Error(quoted(m_path) + ": tensor '" + std::string(name) + "' not found");
+    return load(*info);
+}
+
+Tensor TensorFile::load(const TensorInfo& info) const {
+    if (!isFloatWeightType(info.dtype))
+        throw Error(quoted(m_path) + ": tensor '" + info.name + "' has dtype " + std::string(dtypeName(info.dtype)) +
+                    "; only F32, F16 and BF16 can be loaded");
+    const Storage& storage = m_storages.at(info.storage);
+    const unsigned char* src = storage.bytes + info.begin;
+    const int64_t n = shapeNumel(info.shape);
+    const bool contiguous = info.contiguous();
+    if (info.dtype == DType::F32 && contiguous && n > 0 && reinterpret_cast<uintptr_t>(src) % alignof(float) == 0)
+        return Tensor::view(info.shape, const_cast<float*>(reinterpret_cast<const float*>(src)), storage.owner);
+    Tensor t(info.shape);
+    if (n == 0) return t;
+    float* dst = t.data();
+    const int64_t size = dtypeSize(info.dtype);
+    if (contiguous) {
+        for (int64_t i = 0; i < n; ++i) dst[i] = readElement(src + i * size, info.dtype);
+        return t;
+    }
+    // A strided view: walk the multi-index in row-major order, carrying the element offset along.
+    const size_t dims = info.shape.size();
+    std::vector<int64_t> index(dims, 0);
+    int64_t offset = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        dst[i] = readElement(src + offset * size, info.dtype);
+        for (size_t d = dims; d-- > 0;) {
+            if (++index[d] < info.shape[d]) {
+                offset += info.strides[d];
+                break;
+            }
+            offset -= (info.shape[d] - 1) * info.strides[d];
+            index[d] = 0;
+        }
+    }
+    return t;
+}
+
+} // namespace attnlens

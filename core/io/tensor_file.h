@@ -1,0 +1,85 @@
+#pragma once
+// TensorFile: the tensors of one checkpoint file, whatever its format — safetensors, or a PyTorch
+// `torch.save` state dict (pytorch_model.bin: the zip format of PyTorch >= 1.6 and the legacy format
+// before it; core/io/torch_checkpoint.h). The format is told by the file's content, not its name.
+// The file is memory-mapped; every tensor is validated against its storage at open(), so load() never
+// reads outside the file. Tensors may share a storage (tied embeddings) and may be strided views.
+//
+//   auto file = TensorFile::open("model.safetensors");          // or pytorch_model.bin
+//   if (const TensorInfo* info = file.find("model.shared.weight")) { ... info->shape ... }
+//   Tensor w = file.load("model.shared.weight");   // float32; F16/BF16 converted
+//
+// Thread-safety: a TensorFile is immutable after open(); load() may be called from any thread.
+// Tensors returned by load() may view the mapping (contiguous F32, aligned) and keep it alive.
+
+#include "core/io/dtype.h"
+#include "core/tensor/tensor.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnlens {
+
+struct TensorInfo {
+    std::string name;
+    DType dtype = DType::F32;
+    Shape shape;
+    std::vector<int64_t> strides; // in elements, one per dimension; empty: contiguous, row-major
+    size_t storage = 0;           // which of the file's storages holds the elements
+    uint64_t begin = 0;           // byte offset of the first element in its storage
+    uint64_t end = 0;             // one past the last byte any element occupies
+
+    bool contiguous() const;
+};
+
+class TensorFile {
+public:
+    enum class Format { SafeTensors, TorchZip, TorchLegacy };
+
+    // A run of bytes tensors point into (safetensors: the data section; PyTorch: one storage).
+    struct Storage {
+        const unsigned char* bytes = nullptr;
+        uint64_t size = 0;
+        std::shared_ptr<void> owner; // keeps `bytes` alive
+    };
+
+    // Opens a safetensors file or a PyTorch checkpoint, told apart by their first bytes. Throws
+    // attnlens::Error naming the file and the problem for anything else, or a file that is malformed.
+    static TensorFile open(const std::filesystem::path& path);
+
+    // For the format readers: validates every tensor against its storage (dtype, shape × strides inside the
+    // storage, no overflow) and indexes them by name. Throws attnlens::Error naming `path` and the tensor.
+    TensorFile(std::filesystem::path path, Format format, uint64_t fileSize, std::vector<Storage> storages,
+               std::vector<TensorInfo> tensors, std::map<std::string, std::string> metadata = {});
+    TensorFile() = default;
+
+    const std::filesystem::path& path() const { return m_path; }
+    Format format() const { return m_format; }
+    static std::string_view formatName(Format format);
+    const std::vector<TensorInfo>& tensors() const { return m_tensors; } // in file order
+    const TensorInfo* find(std::string_view name) const;
+    bool contains(std::string_view name) const { return find(name) != nullptr; }
+    const std::map<std::string, std::string>& metadata() const { return m_metadata; }
+    uint64_t fileSize() const { return m_fileSize; }
+
+    // The tensor as a contiguous float32 tensor. Throws attnlens::Error if it is absent or its dtype is not
+    // F32/F16/BF16.
+    Tensor load(std::string_view name) const;
+    Tensor load(const TensorInfo& info) const;
+
+private:
+    std::filesystem::path m_path;
+    Format m_format = Format::SafeTensors;
+    uint64_t m_fileSize = 0;
+    std::vector<Storage> m_storages;
+    std::vector<TensorInfo> m_tensors;
+    std::map<std::string, size_t, std::less<>> m_index;
+    std::map<std::string, std::string> m_metadata;
+};
+
+} // namespace attnlens
