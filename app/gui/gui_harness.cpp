@@ -162,6 +162,24 @@ int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
         return QApplication::exec();
     }
     window.setCurrentPage(static_cast<int>(o.page));
+    if (!o.session.isEmpty()) {
+        // The session chooses the page; its failure is in the window's banner (and here, for scripts).
+        if (!window.openSession(o.session)) std::fprintf(stderr, "error: %s\n", qPrintable(window.windowMessage()));
+        if (!o.screenshot.isEmpty()) {
+            if (!o.size.isEmpty()) window.resize(o.size);
+            window.show();
+            auto* poll = new QTimer(&window); // until every page shows what the session saved (at most 60 s)
+            auto ticks = std::make_shared<int>(0);
+            QObject::connect(poll, &QTimer::timeout, &window, [&window, poll, o, ticks] {
+                if (window.restoringSession() && ++*ticks < 1200) return;
+                if (*ticks >= 1200) std::fprintf(stderr, "warning: the session was not restored in 60 s (grabbing it as it is)\n");
+                poll->stop();
+                grabLater(window, o);
+            });
+            poll->start(50);
+            return QApplication::exec();
+        }
+    }
     if (!o.size.isEmpty())
         window.resize(o.size);
     else if (o.screenshot.isEmpty())

@@ -127,8 +127,13 @@ QString parseGuiOptions(const QApplication& app, GuiOptions& o) {
     p.addHelpOption();
     p.addVersionOption();
     p.addOptions(guiOptionList());
+    p.addPositionalArgument(QStringLiteral("session"), QApplication::translate("main", "A saved session to open (File → Open session…)."),
+                            QStringLiteral("[SESSION.attnlens]"));
     p.process(app);
     const Parsed a{p};
+    if (p.positionalArguments().size() > 1)
+        return QStringLiteral("one session file at most, found %1 arguments").arg(p.positionalArguments().size());
+    o.session = p.positionalArguments().value(0);
     if (QString problem = parseShellOptions(a, o); !problem.isEmpty()) return problem;
     // Options of another page than the one opened are ignored (--layer means that page's layer).
     if (QString problem = parseTranslateScript(a, o.page == GuiPage::Translate, o.translate); !problem.isEmpty())

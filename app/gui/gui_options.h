@@ -4,7 +4,7 @@
 // a number, mean or max; --query names what is looked at (Vision: cls or ROW,COL[;ROW,COL…] patches;
 // Diffusion: ROW,COL or ROW,COL:ROW,COL pixels).
 //
-//   attnlens [--page N] [--size WxH] [--dark] [--model DIR] [--precision fp32|bf16]
+//   attnlens [SESSION.attnlens] [--page N] [--size WxH] [--dark] [--model DIR] [--precision fp32|bf16]
 //            [--screenshot OUT.png [--grab OBJECT-NAME]] [--bench-ui [--repeats N]]
 //            Translate:  [--input TEXT] [--beam N] [--max-tokens N] [--steps K] [--view NAME] [--kind K]
 //                        [--layer L] [--head H] [--token sN|tN] [--words] [--hide-special] [--beam-node N]
@@ -31,6 +31,7 @@ struct GuiOptions {
     QSize size;             // empty: the window's default
     bool dark = false;
     QString model;          // opened at start (File → Open model…)
+    QString session;        // a .attnlens file opened at start (File → Open session…)
     QString precision;      // "fp32" / "bf16" (Compute menu); empty: the remembered choice
     QString screenshot;     // write a PNG of the window (or of --grab) and exit
     QString grab;

@@ -288,6 +288,10 @@ void DiffusionPage::pinMap() {
         showNotice(tr("Nothing to pin yet: generate an image (its attention is computed for the step shown)."));
         return;
     }
+    pinMapAs(map, describeMap());
+}
+
+void DiffusionPage::pinMapAs(const RowMatrix& map, const QString& description) {
     if (!m_difference) {
         m_difference = new MapDifferenceWindow(tr("Difference — Diffusion"), this);
         connect(m_difference, &MapDifferenceWindow::pinRequested, this, &DiffusionPage::pinMap);
@@ -296,7 +300,7 @@ void DiffusionPage::pinMap() {
                             &DiffusionDocument::modelChanged, &DiffusionDocument::lookChanged})
             connect(m_doc, signal, this, &DiffusionPage::refreshDifference);
     }
-    m_difference->pin(map, describeMap());
+    m_difference->pin(map, description);
     refreshDifference();
     m_difference->show();
     m_difference->raise();

@@ -147,6 +147,8 @@ void DiffusionPage::connectDocument() {
 // Worker → runs ending, errors (progress and Cancel: the JobStatus in the bar).
 void DiffusionPage::connectWorker() {
     connect(m_worker, &InferenceWorker::failed, this, [this](int id, const QString& msg) {
+        m_restore.reset(); // a session being restored stops here; the message says why
+        m_loadingDir.clear();
         m_requested.clear();
         if (id == m_attentionJob) m_attentionJob = 0, m_attentionAgain = false;
         if (id == m_runJob && m_doc->running()) {
@@ -156,6 +158,10 @@ void DiffusionPage::connectWorker() {
         showError(msg);
     });
     connect(m_worker, &InferenceWorker::cancelled, this, [this](int id) {
+        if (m_worker->pendingJobs() == 0) { // nothing left to continue a session being restored (Cancel)
+            m_restore.reset();
+            m_loadingDir.clear();
+        }
         m_requested.clear();
         if (id == m_attentionJob) m_attentionJob = 0, m_attentionAgain = false;
         if (id == m_runJob && m_doc->running()) {
@@ -446,18 +452,24 @@ void DiffusionPage::openModel(const QString& dir) {
     // The user has moved on: a run of the current model stops (its steps stay if the new folder fails to
     // load) instead of holding the load back until its last step.
     if (m_worker->pendingJobs() > 0) m_worker->cancel();
+    m_loadingDir = dir;
     m_worker->run<std::shared_ptr<const DiffusionModel>>(
         tr("Loading %1").arg(folderName(dir)),
         [path = dir.toStdString()](const Callbacks&) {
             return std::make_shared<const DiffusionModel>(loadDiffusionModel(path));
         },
         [this, dir](std::shared_ptr<const DiffusionModel> model) {
+            m_loadingDir.clear();
             setPlaying(false);
             m_modelDir = dir;
             m_doc->setModel(std::move(model), folderName(dir));
             m_requested.clear();
             m_message->dismiss();
             emit modelLoaded();
+            if (m_restore) {
+                continueRestore();
+                return;
+            }
             if (m_generateWhenLoaded || (!m_firstShow && isVisible())) {
                 m_generateWhenLoaded = false;
                 generate();
@@ -541,6 +553,7 @@ void DiffusionPage::generate() {
         [this, runId](Tensor finalSample) {
             if (m_doc->runId() != runId) return;
             m_doc->finishRun(true, finalSample);
+            if (m_restore) applyRestoredView();
             requestAttention();
             emit runFinished();
         });

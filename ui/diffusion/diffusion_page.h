@@ -20,6 +20,7 @@
 
 #include "ui/diffusion/diffusion_document.h"
 #include "ui/shell/model_page.h"
+#include "ui/shell/session.h"
 
 #include <QElapsedTimer>
 #include "ui/shell/help_dialogs.h"
@@ -53,7 +54,7 @@ class MapGridView;
 class PatchImageView;
 class UShapeView;
 
-class DiffusionPage : public QWidget, public ModelPage, public ExplainedPage {
+class DiffusionPage : public QWidget, public ModelPage, public ExplainedPage, public SessionPage {
     Q_OBJECT
 public:
     // Starts loading `modelDir` (empty: the built-in ddpm-fashion-tiny). The first image is generated
@@ -75,6 +76,14 @@ public:
     void generate();
     void setSettings(const DiffusionSettings& settings); // fills the controls
     DiffusionSettings settingsFromControls() const;
+
+    // SessionPage (diffusion_session.cpp): model, class / seed / scheduler / steps (the run is made again: it is
+    // deterministic), the step shown, query, layer, head, fusion, side, image under the map, look, heads off.
+    QString sessionKey() const override { return QStringLiteral("diffusion"); }
+    QJsonObject saveSession() const override;
+    QString checkSession(const QJsonObject& state) const override;
+    void restoreSession(const QJsonObject& state) override;
+    bool restoringSession() const override { return m_restore.has_value(); }
 
     DiffusionDocument* document() const { return m_doc; }
     // Attention is captured while generating when a step's maps take at most this many bytes (default
@@ -173,6 +182,10 @@ private:
     InferenceWorker* m_worker;
     int m_runJob = 0; // the worker job of the current run
     bool m_firstShow = true;
+    std::optional<QJsonObject> m_restore; // a session being restored (diffusion_session.cpp)
+    QString m_loadingDir;                 // the folder a load is running for
+    void continueRestore();               // the model is here: settings, heads off, the run
+    void applyRestoredView();             // the run is here: step and selection
     bool m_generateWhenLoaded = false;
     std::set<std::pair<int, int>> m_requested; // (run id, step) whose attention is queued
     // One attention job at a time: scrubbing the timeline asks again when the job in flight ends, for
@@ -227,6 +240,7 @@ private:
     NeuronDialog* m_neuron = nullptr;
     MapDifferenceWindow* m_difference = nullptr;
     void refreshDifference();
+    void pinMapAs(const RowMatrix& map, const QString& description); // opens the difference window
     QString describeMap() const;
 };
 

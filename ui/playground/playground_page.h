@@ -12,6 +12,7 @@
 #include "ui/playground/playground_model.h"
 
 #include "ui/shell/help_dialogs.h"
+#include "ui/shell/session.h"
 
 #include <QWidget>
 #include <array>
@@ -33,7 +34,7 @@ class HeatmapView;
 class MatrixEditor;
 class StagePanel;
 
-class PlaygroundPage : public QWidget, public ExplainedPage {
+class PlaygroundPage : public QWidget, public ExplainedPage, public SessionPage {
     Q_OBJECT
 public:
     explicit PlaygroundPage(QWidget* parent = nullptr);
@@ -41,6 +42,14 @@ public:
     // Help → What am I looking at? (ui/…/*_help.cpp)
     QString viewTitle() const override;
     QString viewExplanation() const override;
+
+    // SessionPage (playground_session.cpp): tokens, sizes, heads, Q / K / V / W_O (or the preset and seed that
+    // make them), the mask, the focused head, query and key, the tab and the look. Restored at once.
+    QString sessionKey() const override { return QStringLiteral("attention"); }
+    QJsonObject saveSession() const override;
+    QString checkSession(const QJsonObject& state) const override;
+    void restoreSession(const QJsonObject& state) override;
+    bool restoringSession() const override { return false; }
 
     PlaygroundModel* model() const { return m_model; }
     StagePanel* stagePanel(PlaygroundModel::Stage stage) const;

@@ -73,6 +73,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     open->setShortcut(QKeySequence::Open);
     m_recentMenu = m_fileMenu->addMenu(tr("Open &recent model"));
     rebuildRecentMenu();
+    buildSessionMenu();
     m_fileMenu->addSeparator();
     auto* quit = m_fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
@@ -183,6 +184,8 @@ int MainWindow::addPage(const QString& title, QWidget* page) {
     // reports it loaded (a failed load leaves the list as it was).
     if (dynamic_cast<ModelPage*>(page))
         connect(page, SIGNAL(modelLoaded()), this, SLOT(pageLoadedModel()));
+    if (page->metaObject()->indexOfSignal("imageFileShown(QString)") >= 0)
+        connect(page, SIGNAL(imageFileShown(QString)), this, SLOT(rememberImage(QString)));
     if (index < 9) action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + index)));
     if (m_sidebar->currentRow() < 0) m_sidebar->setCurrentRow(0);
     return index;
@@ -195,18 +198,20 @@ void MainWindow::chooseModel() {
 }
 
 namespace {
-// The one local folder in a drag, or empty.
+// The one local folder or session file (.attnlens) in a drag, or empty.
 QString droppedFolder(const QMimeData* mime) {
     if (!mime || !mime->hasUrls() || mime->urls().size() != 1 || !mime->urls().front().isLocalFile()) return {};
     const QString path = mime->urls().front().toLocalFile();
-    return QFileInfo(path).isDir() ? path : QString();
+    const QFileInfo info(path);
+    return info.isDir() || (info.isFile() && info.suffix() == QLatin1String("attnlens")) ? path : QString();
 }
 } // namespace
 
 bool MainWindow::dropModelFolder(const QMimeData* mime) {
-    const QString dir = droppedFolder(mime);
-    if (dir.isEmpty()) return false;
-    openModel(dir);
+    const QString path = droppedFolder(mime);
+    if (path.isEmpty()) return false;
+    if (QFileInfo(path).isFile()) openSession(path);
+    else openModel(path);
     return true;
 }
 

@@ -5,8 +5,12 @@
 #include "core/ops/gemm.h"
 
 #include <QHash>
+#include <QJsonObject>
 #include <QMainWindow>
 #include <QPair>
+
+#include <functional>
+#include <optional>
 
 class QListWidget;
 class QStackedWidget;
@@ -51,6 +55,34 @@ public:
     // (main() calls it unless a size or a screenshot is asked for on the command line).
     void restoreWindowGeometry();
 
+    // --- sessions (main_window_session.cpp; ui/shell/session.h) ---------------------------------------------
+    // File → Save session…: every page's state and the page shown, to `path` (.attnlens). False, with the reason
+    // in the banner, when it cannot be written.
+    bool saveSession(const QString& path);
+    QJsonObject sessionState() const;
+    // File → Open session…, `attnlens SESSION.attnlens`, a session file dropped on the window: checks the whole
+    // file first (a bad one changes nothing and says why in the banner), asks for every missing model folder or
+    // picture (locate it, skip it or cancel), then restores every page (models load, inputs run) and shows the
+    // saved page. False when nothing was opened.
+    bool openSession(const QString& path);
+    // A page still getting back to a session's view (a model loading, a translation or run to remake).
+    bool restoringSession() const;
+    // What openSession asks when a session names a folder or file that is not there: the path to use instead;
+    // an empty string to skip it (the page keeps its own model, or shows no picture); nullopt to cancel. The
+    // default asks with a message box and a file dialog; tests set their own.
+    struct MissingPath {
+        QString page;    // "translate", …
+        QString what;    // "model folder", "picture"
+        QString path;    // as the session has it
+        bool folder = true;
+    };
+    using Locator = std::function<std::optional<QString>(const MissingPath&)>;
+    void setLocator(Locator locator) { m_locator = std::move(locator); }
+    QStringList recentSessions() const;
+    QStringList recentImages() const;
+    // File → Open recent image: the picture on the page that opens pictures (Vision).
+    bool openImage(const QString& path);
+
     QMenu* fileMenu() const { return m_fileMenu; }
     QMenu* viewMenu() const { return m_viewMenu; }
 
@@ -61,6 +93,7 @@ protected:
 
 private slots:
     void pageLoadedModel(); // a page's modelLoaded(): remember the folder it was handed
+    void rememberImage(const QString& path); // a page's imageFileShown(path)
 
 private:
     void buildThemeMenu();
@@ -69,6 +102,13 @@ private:
     void rememberModel(const QString& dir);
     void rebuildRecentMenu();
     void buildComputeMenu();
+    void buildSessionMenu();
+    void rebuildSessionMenus();
+    void remember(const char* key, const QString& path);
+    QString currentSessionKey() const;
+    QMenu* m_recentSessionsMenu = nullptr;
+    QMenu* m_recentImagesMenu = nullptr;
+    Locator m_locator;
     void applyPrecision(LinearPrecision precision); // set, then reload every page's model
 
     QMenu* m_recentMenu = nullptr;

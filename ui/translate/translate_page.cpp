@@ -245,9 +245,17 @@ void TranslatePage::connectWorker() {
     connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& message) {
         setPlaying(false);
         showStatus(message, true);
+        m_restore.reset(); // a session being restored stops here; the message says why
+        m_loadingDir.clear();
         emit failed(message);
     });
-    connect(m_worker, &InferenceWorker::cancelled, this, [this] { showStatus(tr("Cancelled.")); });
+    connect(m_worker, &InferenceWorker::cancelled, this, [this] {
+        if (m_worker->pendingJobs() == 0) { // nothing left to continue a session being restored (Cancel)
+            m_restore.reset();
+            m_loadingDir.clear();
+        }
+        showStatus(tr("Cancelled."));
+    });
 }
 
 QWidget* TranslatePage::buildTopBar() {
@@ -504,6 +512,7 @@ void TranslatePage::openModel(const QString& dir) {
     showStatus(tr("Loading %1…").arg(dir));
     auto slot = m_slot;
     ++m_generation;
+    m_loadingDir = dir;
     // bf16 (Compute → Precision): measured against float32 once, at load, on the sentence being shown.
     const std::string probe = m_input->text().trimmed().isEmpty() ? std::string(kPrecisionProbe)
                                                                   : m_input->text().trimmed().toStdString();
@@ -522,6 +531,7 @@ void TranslatePage::openModel(const QString& dir) {
             return loaded;
         },
         [this, dir](std::shared_ptr<LoadedMarian> loaded) {
+            m_loadingDir.clear();
             m_precisionNote = loaded->note;
             if (loaded->folder.model->dir() != (m_doc->hasModel() ? m_doc->model().model->dir() : std::filesystem::path()))
                 m_ablation = {}; // another model's heads
@@ -529,6 +539,11 @@ void TranslatePage::openModel(const QString& dir) {
             showStatus(m_precisionNote.empty() ? tr("Loaded %1.").arg(m_doc->modelDescription())
                                                : tr("Loaded %1. %2").arg(m_doc->modelDescription(), m_precisionNote.sentence));
             emit modelLoaded();
+            if (m_restore) applyRestoredAblation();
+            if (m_restore && !restoreWantsTranslation()) {
+                applyRestoredView();
+                return;
+            }
             if (!m_input->text().trimmed().isEmpty()) translate();
         });
 }
@@ -614,6 +629,11 @@ void TranslatePage::showTranslationSlice(const std::shared_ptr<const Translation
     }
     m_lastTranslateMs = m_clock.elapsed();
     if (m_ablation.any()) compareWithAllHeads();
+    if (m_restore) { // a session being restored: its step, then its view
+        continueRestore();
+        if (!m_restore) emit resultReady();
+        return;
+    }
     showStatus(tr("Translated in %1 ms: %2 steps, %3. Step back with ◀ or Alt+Left.")
                    .arg(m_lastTranslateMs)
                    .arg(snapshot->step)
@@ -622,8 +642,8 @@ void TranslatePage::showTranslationSlice(const std::shared_ptr<const Translation
     emit resultReady();
 }
 
-// action: 0 forward, 1 back, 2 reset
-void TranslatePage::submitStep(const QString& label, int action) {
+// action: 0 forward, 1 back, 2 reset, 3 to step `target`
+void TranslatePage::submitStep(const QString& label, int action, int target) {
     if (!m_doc->snapshot()) {
         showStatus(tr("Translate a sentence first."), true);
         return;
@@ -634,15 +654,19 @@ void TranslatePage::submitStep(const QString& label, int action) {
     ++m_growth; // a step/back/reset stops a translation that is still growing
     m_worker->run<StepResult>(
         label,
-        [model, slot, action](const Callbacks&) {
+        [model, slot, action, target](const Callbacks&) {
             if (!slot->session) throw Error("nothing to step: translate a sentence first");
             DecodeSession& s = *slot->session;
             if (action == 0)
                 s.step();
             else if (action == 1)
                 s.back();
-            else
+            else if (action == 2)
                 s.reset();
+            else {
+                while (s.stepCount() > target && s.back()) {}
+                while (s.stepCount() < target && s.step()) {}
+            }
             return StepResult{makeSnapshot(s, *model.model, *model.tokenizer)};
         },
         [this, generation](StepResult r) {
@@ -652,7 +676,8 @@ void TranslatePage::submitStep(const QString& label, int action) {
                 r.snapshot->finished
                     ? tr("Step %1: finished.").arg(r.snapshot->step)
                     : tr("Step %1 of at most %2.").arg(r.snapshot->step).arg(r.snapshot->maxNewTokens));
-            emit resultReady();
+            if (m_restore) continueRestore();
+            if (!m_restore) emit resultReady();
         });
 }
 
@@ -661,6 +686,9 @@ void TranslatePage::stepForward() {
 }
 void TranslatePage::stepBack() {
     submitStep(tr("Step back"), 1);
+}
+void TranslatePage::goToStep(int step) {
+    submitStep(tr("Go to step %1").arg(step), 3, std::max(0, step));
 }
 void TranslatePage::reset() {
     submitStep(tr("Reset"), 2);

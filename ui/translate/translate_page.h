@@ -13,6 +13,7 @@
 // "wordLevel", "hideSpecial", "views", "status", "exportButton".
 
 #include "ui/shell/model_page.h"
+#include "ui/shell/session.h"
 #include "core/analysis/attention_diff.h"
 #include "ui/translate/translation_document.h"
 #include "ui/widgets/precision_note.h"
@@ -49,7 +50,7 @@ class ModelGridView;
 class StepPanel;
 class TokenChips;
 
-class TranslatePage : public QWidget, public ModelPage, public ExplainedPage {
+class TranslatePage : public QWidget, public ModelPage, public ExplainedPage, public SessionPage {
     Q_OBJECT
 public:
     enum class View { Matrix = 0, Model = 1, Lines = 2, Embeddings = 3, Beam = 4, Heads = 5, Difference = 6 };
@@ -70,6 +71,14 @@ public:
     QString modelDescription() const override { return m_doc->modelDescription(); }
     QString loadedModelDir() const override { return m_doc->modelDir(); }
 
+    // SessionPage (translate_session.cpp): model, input, decoding settings, the step, kind / layer / head / fusion /
+    // through, the selected token and beam node, word level, special tokens, the tab, heads off and pinned A.
+    QString sessionKey() const override { return QStringLiteral("translate"); }
+    QJsonObject saveSession() const override;
+    QString checkSession(const QJsonObject& state) const override;
+    void restoreSession(const QJsonObject& state) override;
+    bool restoringSession() const override { return m_restore.has_value(); }
+
     TranslationDocument* document() const { return m_doc; }
     InferenceWorker* worker() const { return m_worker; }
 
@@ -83,6 +92,7 @@ public:
     void stepForward();
     void stepBack();
     void reset();
+    void goToStep(int step); // back or forward to `step` (0: before the first token) in one job
     void setPlaying(bool on);
     bool isPlaying() const;
     void cancel();
@@ -162,7 +172,16 @@ private:
     QWidget* buildStatusBar();
     void syncSelectors();
     void updateButtons();
-    void submitStep(const QString& label, int action);
+    void submitStep(const QString& label, int action, int target = -1);
+    // Session restore (translate_session.cpp): the state being restored, applied in stages as the model loads,
+    // the translation arrives and the step is reached.
+    std::optional<QJsonObject> m_restore;
+    QString m_loadingDir; // the folder a load is running for (a session naming it waits for that load)
+    bool m_restoreStepAsked = false;
+    void continueRestore();           // after a translation or step arrived
+    void applyRestoredView();         // the step is right: selection, view options, tab
+    void applyRestoredAblation();     // once the model is known
+    bool restoreWantsTranslation() const;
     void continueTranslation(int generation, int growth);
     void showTranslationSlice(const std::shared_ptr<const TranslationSnapshot>& snapshot, int generation, int growth);
     void showStatus(const QString& text, bool error = false);

@@ -22,6 +22,10 @@ void VisionPage::pinMap() {
         showError(tr("Nothing to pin yet: open a picture (and wait for the flow map)."));
         return;
     }
+    pinMapAs(map, describeMap());
+}
+
+void VisionPage::pinMapAs(const RowMatrix& map, const QString& description) {
     if (!m_difference) {
         m_difference = new MapDifferenceWindow(tr("Difference — Vision"), this);
         connect(m_difference, &MapDifferenceWindow::pinRequested, this, &VisionPage::pinMap);
@@ -29,7 +33,7 @@ void VisionPage::pinMap() {
                             &VisionDocument::selectionChanged, &VisionDocument::lookChanged})
             connect(m_doc, signal, this, &VisionPage::refreshDifference);
     }
-    m_difference->pin(map, describeMap());
+    m_difference->pin(map, description);
     refreshDifference();
     m_difference->show();
     m_difference->raise();

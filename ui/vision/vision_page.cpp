@@ -156,8 +156,16 @@ void VisionPage::connectDocument() {
 
 // Worker → errors (progress and Cancel: the JobStatus in the bar).
 void VisionPage::connectWorker() {
-    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& msg) { showError(msg); });
+    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& msg) {
+        m_restore.reset(); // a session being restored stops here; the message says why
+        m_loadingDir.clear();
+        showError(msg);
+    });
     connect(m_worker, &InferenceWorker::cancelled, this, [this](int) {
+        if (m_worker->pendingJobs() == 0) { // nothing left to continue a session being restored (Cancel)
+            m_restore.reset();
+            m_loadingDir.clear();
+        }
         m_flowRequested = {}; // a cancelled flow is asked for again when next needed
         showNotice(tr("Cancelled."));
     });
@@ -450,6 +458,7 @@ void VisionPage::openModel(const QString& dir) {
     // bf16 (Compute → Precision): measured against float32 once, at load, on the picture being shown
     // (or a mid-grey one).
     const ImageU8 probe = m_lastImage;
+    m_loadingDir = dir;
     m_worker->run<std::pair<std::shared_ptr<const VitModel>, PrecisionNote>>(
         tr("Loading %1").arg(QFileInfo(dir).fileName()),
         [path, probe](const Callbacks& cb) {
@@ -468,6 +477,7 @@ void VisionPage::openModel(const QString& dir) {
             return std::make_pair(std::move(model), note);
         },
         [this, dir](std::pair<std::shared_ptr<const VitModel>, PrecisionNote> loaded) {
+            m_loadingDir.clear();
             m_modelDir = dir;
             m_ablated.clear(); // the heads of another model
             m_precisionNote = loaded.second;
@@ -475,6 +485,10 @@ void VisionPage::openModel(const QString& dir) {
             m_message->dismiss();
             if (!m_precisionNote.empty()) showNotice(m_precisionNote.sentence);
             emit modelLoaded();
+            if (m_restore) {
+                continueRestore();
+                return;
+            }
             // The picture on screen belongs to the previous model: run it again with this one.
             if (!m_lastImage.empty())
                 runImage(m_lastImage, m_imageLabel->property("source").toString(), m_lastImagePath);
@@ -532,7 +546,9 @@ void VisionPage::analyse(std::function<ImageU8()> load, const QString& source, c
             if (!m_precisionNote.empty()) showNotice(m_precisionNote.sentence);
             m_doc->setImage(std::move(result));
             m_timing->setProperty("firstOverlayMs", static_cast<double>(timer->nsecsElapsed()) / 1e6);
+            if (m_restore) applyRestoredView();
             emit imageShown();
+            if (!path.isEmpty()) emit imageFileShown(path);
         });
 }
 
@@ -556,9 +572,11 @@ void VisionPage::chooseImage() {
 
 void VisionPage::dragEnterEvent(QDragEnterEvent* event) {
     const QMimeData* mime = event->mimeData();
-    // A folder is left to the window (it opens model folders); files and images are pictures.
-    const bool file = mime->hasUrls() && mime->urls().value(0).isLocalFile() &&
-                      !QFileInfo(mime->urls().value(0).toLocalFile()).isDir();
+    // A folder or a session file is left to the window (it opens model folders and sessions); other files and
+    // images are pictures.
+    const QFileInfo dropped(mime->hasUrls() && mime->urls().value(0).isLocalFile() ? mime->urls().value(0).toLocalFile()
+                                                                                   : QString());
+    const bool file = !dropped.filePath().isEmpty() && !dropped.isDir() && dropped.suffix() != QLatin1String("attnlens");
     if (mime->hasImage() || file) event->acceptProposedAction();
 }
 

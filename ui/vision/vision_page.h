@@ -12,6 +12,7 @@
 // "mapTitle".
 
 #include "ui/shell/model_page.h"
+#include "ui/shell/session.h"
 #include "ui/vision/vision_document.h"
 
 #include "ui/widgets/precision_note.h"
@@ -48,7 +49,7 @@ class PatchImageView;
 class PredictionsView;
 class SampleGallery;
 
-class VisionPage : public QWidget, public ModelPage, public ExplainedPage {
+class VisionPage : public QWidget, public ModelPage, public ExplainedPage, public SessionPage {
     Q_OBJECT
 public:
     // Starts loading `modelDir` (empty: the built-in vit-fashion-mnist) and then the first sample.
@@ -68,7 +69,7 @@ public:
 
     // Queues loading + inference of an image file / an in-memory image; the result replaces the current
     // one when it arrives. Errors are shown on the page; the previous image stays.
-    void openImage(const QString& path);
+    Q_INVOKABLE void openImage(const QString& path);
     // Map → Head statistics…: the Heads lens for the picture on screen in a window beside the page; a click on
     // a head shows it in the map (vision_heads.cpp). Null until first shown.
     void showHeadStats();
@@ -93,6 +94,16 @@ public:
     // The image opened once the model has loaded (default: the first sample); call before the load ends.
     void setStartImage(const QString& path) { m_pendingSample = path; }
 
+    // SessionPage (vision_session.cpp): model, picture (its path, or the picture itself when pasted), query
+    // patches or CLS, reduce, key side, layer, head, fusion, rollout / flow, look, heads off.
+    QString sessionKey() const override { return QStringLiteral("vision"); }
+    QJsonObject saveSession() const override;
+    QString checkSession(const QJsonObject& state) const override;
+    void restoreSession(const QJsonObject& state) override;
+    bool restoringSession() const override { return m_restore.has_value(); }
+    // The file of the picture on screen (empty for a pasted one).
+    QString imagePath() const { return m_lastImagePath; }
+
     VisionDocument* document() const { return m_doc; }
     InferenceWorker* worker() const { return m_worker; }
     bool isBusy() const; // a load or analysis is queued or running, or its result not yet shown
@@ -113,6 +124,7 @@ public:
 
 signals:
     void imageShown();   // a new result is on screen
+    void imageFileShown(const QString& path); // … of a picture file (File → Open recent image remembers it)
     void modelLoaded();
     void errorShown(const QString& message);
 
@@ -138,6 +150,10 @@ private:
     void refreshAblationNote(); // vision_heads.cpp
     void requestFlow();         // vision_heads.cpp: the attention flow map of the current key, on the worker
     void runImage(ImageU8 image, const QString& source, const QString& path);
+    std::optional<QJsonObject> m_restore; // a session being restored (vision_session.cpp)
+    QString m_loadingDir;                 // the folder a load is running for
+    void continueRestore();               // the model is here: heads off, then the picture
+    void applyRestoredView();             // the picture is here: the selection
     // Analyses the picture `load` returns (on the worker) with the current model and shows it.
     void analyse(std::function<ImageU8()> load, const QString& source, const QString& path);
     void showError(const QString& text);
@@ -187,6 +203,7 @@ private:
     NeuronDialog* m_neuron = nullptr;
     MapDifferenceWindow* m_difference = nullptr;
     void refreshDifference();
+    void pinMapAs(const RowMatrix& map, const QString& description); // opens the difference window
     QString describeMap() const;
     QSlider* m_opacity = nullptr;
     ColorMapCombo* m_colorMap = nullptr;

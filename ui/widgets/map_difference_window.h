@@ -24,6 +24,8 @@ public:
     void pin(const RowMatrix& map, const QString& description);
     void unpin();
     bool hasPin() const { return m_pin.has_value(); }
+    const RowMatrix& pinnedMap() const { return m_pin->map; } // when hasPin()
+    const QString& pinnedDescription() const { return m_pin->description; }
     // The page's map now (empty: none yet) and what it is.
     void setCurrent(const RowMatrix& map, const QString& description, ColorMap colorMap);
     DifferenceView* view() const { return m_view; }

@@ -1,0 +1,214 @@
+// MainWindow's sessions and recent files: File → Save session / Open session / Open recent session / Open recent
+// image, and session files opened from the command line or dropped on the window (ui/shell/session.h).
+
+#include "ui/shell/main_window.h"
+
+#include "ui/shell/model_page.h"
+#include "ui/shell/session.h"
+#include "ui/widgets/page_message.h"
+
+#include "core/util/error.h"
+
+#include <QApplication>
+#include <QDateTime>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSettings>
+#include <QStackedWidget>
+#include <QStatusBar>
+
+namespace attnlens::ui {
+
+namespace {
+
+constexpr int kRecentCount = 8;
+
+SessionPage* sessionPage(QWidget* w) { return dynamic_cast<SessionPage*>(w); }
+
+// The default Locator: a message box (Locate… / Skip / Cancel), then a file dialog.
+std::optional<QString> askForMissing(QWidget* parent, const MainWindow::MissingPath& missing) {
+    QMessageBox box(QMessageBox::Warning, QObject::tr("Session: %1 missing").arg(missing.what),
+                    QObject::tr("The session's %1 for the %2 page is not there:\n%3\n\nLocate it, or skip it (the page "
+                                "keeps what it has)?")
+                        .arg(missing.what, missing.page, missing.path),
+                    QMessageBox::NoButton, parent);
+    QPushButton* locate = box.addButton(QObject::tr("Locate…"), QMessageBox::AcceptRole);
+    QPushButton* skip = box.addButton(QObject::tr("Skip"), QMessageBox::DestructiveRole);
+    box.addButton(QMessageBox::Cancel);
+    box.exec();
+    if (box.clickedButton() == skip) return QString();
+    if (box.clickedButton() != locate) return std::nullopt;
+    const QString start = QFileInfo(missing.path).absolutePath();
+    const QString chosen = missing.folder
+                               ? QFileDialog::getExistingDirectory(parent, QObject::tr("Locate the model folder"), start)
+                               : QFileDialog::getOpenFileName(parent, QObject::tr("Locate the picture"), start);
+    if (chosen.isEmpty()) return std::nullopt;
+    return chosen;
+}
+
+} // namespace
+
+void MainWindow::buildSessionMenu() {
+    m_fileMenu->addSeparator();
+    auto* open = m_fileMenu->addAction(tr("Open &session…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open a session"), QFileInfo(recentSessions().value(0)).absolutePath(),
+                                                          tr("Attention Lens sessions (*.attnlens);;All files (*)"));
+        if (!path.isEmpty()) openSession(path);
+    });
+    open->setObjectName(QStringLiteral("openSession"));
+    open->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    auto* save = m_fileMenu->addAction(tr("Save session &as…"), this, [this] {
+        QString path = QFileDialog::getSaveFileName(this, tr("Save the session"), QFileInfo(recentSessions().value(0)).absolutePath(),
+                                                    tr("Attention Lens sessions (*.attnlens)"));
+        if (path.isEmpty()) return;
+        if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".attnlens");
+        saveSession(path);
+    });
+    save->setObjectName(QStringLiteral("saveSession"));
+    save->setShortcut(QKeySequence::Save);
+    m_recentSessionsMenu = m_fileMenu->addMenu(tr("Open recent s&ession"));
+    m_recentImagesMenu = m_fileMenu->addMenu(tr("Open recent &image"));
+    rebuildSessionMenus();
+}
+
+void MainWindow::rebuildSessionMenus() {
+    m_recentSessionsMenu->clear();
+    for (const QString& path : recentSessions()) m_recentSessionsMenu->addAction(path, this, [this, path] { openSession(path); });
+    m_recentSessionsMenu->setEnabled(!recentSessions().isEmpty());
+    m_recentImagesMenu->clear();
+    for (const QString& path : recentImages()) m_recentImagesMenu->addAction(path, this, [this, path] { openImage(path); });
+    m_recentImagesMenu->setEnabled(!recentImages().isEmpty());
+}
+
+QStringList MainWindow::recentSessions() const { return QSettings().value("recentSessions").toStringList(); }
+QStringList MainWindow::recentImages() const { return QSettings().value("recentImages").toStringList(); }
+
+void MainWindow::remember(const char* key, const QString& path) {
+    QStringList recent = QSettings().value(key).toStringList();
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    recent.removeAll(absolute);
+    recent.prepend(absolute);
+    while (recent.size() > kRecentCount) recent.removeLast();
+    QSettings().setValue(key, recent);
+    rebuildSessionMenus();
+}
+
+void MainWindow::rememberImage(const QString& path) { remember("recentImages", path); }
+
+bool MainWindow::openImage(const QString& path) {
+    for (int i = 0; i < m_pages->count(); ++i) {
+        QWidget* page = m_pages->widget(i);
+        if (page->metaObject()->indexOfMethod("openImage(QString)") < 0) continue;
+        setCurrentPage(i);
+        return QMetaObject::invokeMethod(page, "openImage", Q_ARG(QString, path));
+    }
+    return false;
+}
+
+QString MainWindow::currentSessionKey() const {
+    const SessionPage* page = sessionPage(m_pages->currentWidget());
+    return page ? page->sessionKey() : QString();
+}
+
+QJsonObject MainWindow::sessionState() const {
+    QJsonObject pages;
+    for (int i = 0; i < m_pages->count(); ++i)
+        if (const SessionPage* page = sessionPage(m_pages->widget(i))) pages.insert(page->sessionKey(), page->saveSession());
+    return QJsonObject{{"format", kSessionFormat},
+                       {"version", kSessionVersion},
+                       {"saved_by", QApplication::applicationVersion()},
+                       {"saved_at", QDateTime::currentDateTimeUtc().toString(Qt::ISODate)},
+                       {"page", currentSessionKey()},
+                       {"pages", pages}};
+}
+
+bool MainWindow::saveSession(const QString& path) {
+    try {
+        writeSessionFile(path, sessionState());
+    } catch (const Error& e) {
+        m_message->showError(tr("Cannot save the session: %1").arg(QString::fromStdString(e.what())));
+        return false;
+    }
+    remember("recentSessions", path);
+    statusBar()->showMessage(tr("Session saved to %1").arg(path), 5000);
+    return true;
+}
+
+bool MainWindow::restoringSession() const {
+    for (int i = 0; i < m_pages->count(); ++i)
+        if (const SessionPage* page = sessionPage(m_pages->widget(i)); page && page->restoringSession()) return true;
+    return false;
+}
+
+bool MainWindow::openSession(const QString& path) {
+    QJsonObject session;
+    try {
+        session = readSessionFile(path);
+    } catch (const Error& e) {
+        m_message->showError(tr("Cannot open the session: %1").arg(QString::fromStdString(e.what())));
+        return false;
+    }
+    // Every page's part is checked before any page changes.
+    QJsonObject pages = session.value("pages").toObject();
+    QHash<QString, SessionPage*> byKey;
+    QHash<QString, int> indexOf;
+    for (int i = 0; i < m_pages->count(); ++i)
+        if (SessionPage* page = sessionPage(m_pages->widget(i))) byKey.insert(page->sessionKey(), page), indexOf.insert(page->sessionKey(), i);
+    for (auto it = pages.begin(); it != pages.end(); ++it) {
+        SessionPage* page = byKey.value(it.key());
+        QString problem = page ? page->checkSession(it.value().toObject())
+                               : QStringLiteral("pages.%1: no such page in this version").arg(it.key());
+        if (!problem.isEmpty()) {
+            m_message->showError(tr("Cannot open the session '%1': %2. Nothing was changed.").arg(path, problem));
+            return false;
+        }
+    }
+    const QString shownPage = session.value("page").toString();
+    if (!shownPage.isEmpty() && !byKey.contains(shownPage)) {
+        m_message->showError(tr("Cannot open the session '%1': page \"%2\" does not exist. Nothing was changed.").arg(path, shownPage));
+        return false;
+    }
+    // Missing model folders and pictures: locate, skip or cancel — still before anything changes.
+    const Locator locate = m_locator ? m_locator : Locator([this](const MissingPath& m) { return askForMissing(this, m); });
+    for (auto it = pages.begin(); it != pages.end(); ++it) {
+        QJsonObject state = it.value().toObject();
+        struct Ref {
+            const char* key;
+            QString what;
+            bool folder;
+        };
+        for (const Ref& ref : {Ref{"model_dir", tr("model folder"), true}, Ref{"image_path", tr("picture"), false}}) {
+            if (!state.contains(ref.key)) continue;
+            const QString wanted = state.value(ref.key).toString();
+            const QFileInfo info(wanted);
+            if (ref.folder ? info.isDir() : info.isFile()) continue;
+            const std::optional<QString> answer = locate(MissingPath{it.key(), ref.what, wanted, ref.folder});
+            if (!answer) {
+                m_message->showError(tr("Opening the session '%1' was cancelled: its %2 %3 is missing. Nothing was changed.")
+                                         .arg(path, ref.what, wanted));
+                return false;
+            }
+            if (!answer->isEmpty()) {
+                state.insert(ref.key, *answer);
+            } else if (ref.folder) { // skipped: the page keeps the model it has (or its built-in one)
+                const auto* modelPage = dynamic_cast<ModelPage*>(m_pages->widget(indexOf.value(it.key())));
+                if (modelPage && !modelPage->loadedModelDir().isEmpty()) state.insert(ref.key, modelPage->loadedModelDir());
+                else state.remove(ref.key);
+            } else {
+                state.remove(ref.key);
+            }
+        }
+        pages.insert(it.key(), state);
+    }
+    m_message->dismiss();
+    for (auto it = pages.begin(); it != pages.end(); ++it) byKey.value(it.key())->restoreSession(it.value().toObject());
+    if (!shownPage.isEmpty()) setCurrentPage(indexOf.value(shownPage));
+    remember("recentSessions", path);
+    statusBar()->showMessage(tr("Opened the session %1").arg(QFileInfo(path).fileName()), 5000);
+    return true;
+}
+
+} // namespace attnlens::ui
