@@ -23,6 +23,7 @@
 #include <QMimeData>
 #include <QProcess>
 #include <QSettings>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QUrl>
 #include <QtTest>
@@ -90,6 +91,7 @@ private slots:
     void initTestCase() {
         QCoreApplication::setOrganizationName("AttentionLensTests");
         QCoreApplication::setApplicationName("test_sessions");
+        QStandardPaths::setTestModeEnabled(true); // the kept "before" sessions go to a test folder
         QSettings().clear();
         QVERIFY(m_dir.isValid());
     }
@@ -202,6 +204,10 @@ void TestSessions::everyPageRoundTrips() {
     for (const QString page : {"attention", "translate", "vision", "diffusion"})
         QVERIFY2(sa["pages"][page] == sb["pages"][page], qPrintable(page + ": " + diffJson(sa["pages"][page].toObject(), sb["pages"][page].toObject())));
     QCOMPARE(sb["page"].toString(), QString("vision"));
+    // What B showed before is kept as a session, second in File → Open recent session.
+    QCOMPARE(b.window.recentSessions().value(0), QFileInfo(file).absoluteFilePath());
+    QVERIFY2(b.window.recentSessions().value(1).endsWith("before-last-open.attnlens"), qPrintable(b.window.recentSessions().join(", ")));
+    QVERIFY(readSessionFile(b.window.recentSessions().value(1)).value("pages").toObject().contains("translate"));
     QCOMPARE(b.window.currentPage(), 2);
     // ... and so does what is on screen.
     QCOMPARE(b.playground->model()->projected(), a.playground->model()->projected());

@@ -11,6 +11,8 @@
 
 #include <QApplication>
 #include <QDateTime>
+#include <QDir>
+#include <QStandardPaths>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenu>
@@ -204,10 +206,22 @@ bool MainWindow::openSession(const QString& path) {
         pages.insert(it.key(), state);
     }
     m_message->dismiss();
+    // What is on screen now is kept, so that opening a session never loses anything: as a session in the app's data
+    // folder, listed first under File → Open recent session.
+    const QString keep = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/before-last-open.attnlens";
+    if (QDir().mkpath(QFileInfo(keep).absolutePath()) && QFileInfo(keep) != QFileInfo(path)) {
+        try {
+            writeSessionFile(keep, sessionState());
+        } catch (const Error&) { // not fatal: the session still opens
+        }
+    }
     for (auto it = pages.begin(); it != pages.end(); ++it) byKey.value(it.key())->restoreSession(it.value().toObject());
     if (!shownPage.isEmpty()) setCurrentPage(indexOf.value(shownPage));
+    if (QFileInfo::exists(keep) && QFileInfo(keep) != QFileInfo(path)) remember("recentSessions", keep);
     remember("recentSessions", path);
-    statusBar()->showMessage(tr("Opened the session %1").arg(QFileInfo(path).fileName()), 5000);
+    statusBar()->showMessage(tr("Opened the session %1 (what was on screen before: File → Open recent session → %2)")
+                                 .arg(QFileInfo(path).fileName(), QFileInfo(keep).fileName()),
+                             8000);
     return true;
 }
 
