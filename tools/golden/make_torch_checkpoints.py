@@ -28,35 +28,17 @@ folder's exactly (and so the goldens of tools/golden's references).
 import collections
 import json
 import os
-import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "train"))
 import fast_blas  # noqa: F401,E402  (before numpy / torch)
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_io import load_torch  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OUT = os.path.join(ROOT, "tests", "data", "torch")
-
-
-def read_safetensors(path):
-    """The tensors of a safetensors file as torch tensors of their stored dtype (in file order)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    body = data[8 + n:]
-    out = collections.OrderedDict()
-    for name, entry in sorted(((k, v) for k, v in header.items() if k != "__metadata__"),
-                              key=lambda kv: kv[1]["data_offsets"][0]):
-        begin, end = entry["data_offsets"]
-        raw = np.frombuffer(body[begin:end], dtype={"F32": np.float32, "F16": np.float16, "BF16": np.int16}[entry["dtype"]])
-        t = torch.from_numpy(raw.copy())
-        if entry["dtype"] == "BF16":
-            t = t.view(torch.bfloat16)
-        out[name] = t.reshape(entry["shape"])
-    return out
 
 
 def save_both(sd, stem, formats=("zip", "legacy")):
@@ -105,7 +87,7 @@ def hostile():
 
 
 def model(src, stem, formats, tie=()):
-    sd = read_safetensors(src)
+    sd = collections.OrderedDict(load_torch(src, stored_dtype=True))
     if tie:
         shared = sd[tie[0]]
         for name in tie[1:]:

@@ -96,8 +96,22 @@ def training_record(folder, parse_card):
         return parse_card(f.read())
 
 
-def load_torch(path):
-    """-> dict name -> float32 torch tensor (F16/BF16 widened exactly)."""
+def load_torch(path, stored_dtype=False):
+    """-> dict name -> float32 torch tensor (F16/BF16 widened exactly), in file order; with stored_dtype, F16 and
+    BF16 tensors keep their 16-bit type (BF16 narrowed back exactly)."""
     import torch
-    return {k: torch.from_numpy(np.ascontiguousarray(v, dtype=np.float32))
-            for k, v in load_file(path).items()}
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n).decode("utf-8"))
+    order = sorted((k for k in header if k != "__metadata__"), key=lambda k: header[k]["data_offsets"][0])
+    arrays = load_file(path)
+    out = {}
+    for k in order:
+        dtype = header[k]["dtype"]
+        if stored_dtype and dtype == "F16":
+            out[k] = torch.from_numpy(np.ascontiguousarray(arrays[k]))
+        elif stored_dtype and dtype == "BF16":
+            out[k] = torch.from_numpy(np.ascontiguousarray(arrays[k], dtype=np.float32)).to(torch.bfloat16)
+        else:
+            out[k] = torch.from_numpy(np.ascontiguousarray(arrays[k], dtype=np.float32))
+    return out
