@@ -4,6 +4,8 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Threads REQUIRED)
 find_package(ZLIB REQUIRED) # IDX .gz files (Fashion-MNIST) in core/io/idx_file
 find_package(GIF 5 REQUIRED) # animated GIF export (core/export/gif_writer), Debian's giflib
+# Unicode for the BERT / GPT-2 tokenizers (core/text/unicode_text): categories, case mapping, NFC / NFD.
+find_package(ICU 60 REQUIRED COMPONENTS uc)
 # The zip container of PyTorch checkpoints (core/io/torch_checkpoint), Debian's libminizip-dev (zlib's minizip).
 find_path(MINIZIP_INCLUDE_DIR minizip/unzip.h REQUIRED)
 find_library(MINIZIP_LIBRARY NAMES minizip REQUIRED)

@@ -1,4 +1,4 @@
-// attnlens-cli bench [--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N]
+// attnlens-cli bench [--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N] | --text TEXT [--new-tokens N]
 //                    | [--sample X.npy] [--timestep T] [--class C]) [--repeat N] [--warmup N] [--threads N]
 //                    [--precision fp32|bf16]
 // With --precision bf16 the output also holds "parity": bf16 against float32 on the same input.
@@ -17,6 +17,7 @@
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/marian_folder.h"
+#include "core/models/text_folder.h"
 #include "core/models/vit_model.h"
 #include "core/ops/gemm.h"
 #include "core/vision/image_io.h"
@@ -175,24 +176,67 @@ BenchRun benchUnet(const cli::Args& args, const BenchSettings& settings) {
     return run;
 }
 
+// BERT / GPT-2 (--text): one forward over the text with every head captured; with --new-tokens N (decoder-only),
+// one iteration = the prompt through the KV cache (prompt_ms), then N greedy tokens one at a time, every head's new
+// attention row captured (per_token_ms).
+BenchRun benchText(const cli::Args& args, const BenchSettings& settings) {
+    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
+                                           : attnlens::builtinModelDir("gpt2-en-tiny");
+    const auto loadStart = Clock::now();
+    const auto folder = attnlens::loadTextFolder(dir);
+    const double loadMs = msSince(loadStart);
+    const auto ids = folder.encode(*args.value("--text")).ids;
+    const int newTokens = args.intValue("--new-tokens", 0, 0, 100000);
+    if (newTokens > 0 && !folder.decoderOnly()) throw cli::UsageError("--new-tokens: an encoder (" + folder.modelType + ") does not generate");
+    if (static_cast<int>(ids.size()) + newTokens > folder.maxPositions())
+        throw cli::UsageError("the text is too long: " + std::to_string(ids.size() + size_t(newTokens)) + " tokens, the model has " +
+                              std::to_string(folder.maxPositions()) + " positions");
+    BenchRun run;
+    std::vector<double> promptMs, perTokenMs;
+    for (int i = 0; i < settings.warmup + settings.repeat; ++i) {
+        const auto start = Clock::now();
+        if (newTokens == 0) {
+            (void)folder.forward(ids);
+        } else {
+            attnlens::Gpt2Cache cache = folder.gpt2->newCache();
+            auto step = folder.gpt2->extend(ids, cache, true, true);
+            const double prompt = msSince(start);
+            for (int t = 0; t < newTokens; ++t) {
+                const int next = attnlens::topCandidates(step.logits.data(), step.logits.cols(), 1).front().id;
+                step = folder.gpt2->extend(std::vector<int>{next}, cache, true, true);
+            }
+            if (i >= settings.warmup) {
+                promptMs.push_back(prompt);
+                perTokenMs.push_back((msSince(start) - prompt) / newTokens);
+            }
+        }
+        if (i >= settings.warmup) run.totalMs.push_back(msSince(start));
+    }
+    run.extra = {{"load_ms", loadMs}, {"model_type", folder.modelType}, {"tokens", ids.size()}, {"layers", folder.layers()},
+                 {"heads", folder.heads()}};
+    if (newTokens > 0) run.extra.update(Json{{"prompt_ms", median(promptMs)}, {"per_token_ms", median(perTokenMs)}, {"new_tokens", newTokens}});
+    return run;
+}
+
 struct Task {
     const char* name;
     BenchFn fn;
 };
-constexpr Task kTasks[] = {{"translation", &benchTranslation}, {"vision", &benchVision}, {"unet", &benchUnet}};
+constexpr Task kTasks[] = {{"translation", &benchTranslation}, {"vision", &benchVision}, {"unet", &benchUnet}, {"text", &benchText}};
 
 int runBench(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--image", "--src", "--new-tokens", "--beam", "--sample", "--timestep", "--class",
+    const cli::Args args(argv, {"--model", "--image", "--src", "--text", "--new-tokens", "--beam", "--sample", "--timestep", "--class",
                                 "--repeat", "--warmup", "--threads", "--precision"});
     if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     const bool unet = args.has("--sample") ||
-                      (!args.has("--image") && !args.has("--src") && args.value("--model") &&
+                      (!args.has("--image") && !args.has("--src") && !args.has("--text") && args.value("--model") &&
                        attnlens::isDiffusionFolder(*args.value("--model")));
-    const bool image = args.has("--image"), src = args.has("--src");
-    if (int(image) + int(src) + int(unet) != 1)
-        throw cli::UsageError("give exactly one of --image IMG, --src TEXT or --sample X.npy (or --model with a diffusers folder)");
-    if (!src && (args.has("--new-tokens") || args.has("--beam")))
-        throw cli::UsageError("--new-tokens and --beam apply to --src only");
+    const bool image = args.has("--image"), src = args.has("--src"), text = args.has("--text");
+    if (int(image) + int(src) + int(unet) + int(text) != 1)
+        throw cli::UsageError("give exactly one of --image IMG, --src TEXT, --text TEXT or --sample X.npy (or --model with a "
+                              "diffusers folder)");
+    if (!src && !text && args.has("--new-tokens")) throw cli::UsageError("--new-tokens applies to --src and --text only");
+    if (!src && args.has("--beam")) throw cli::UsageError("--beam applies to --src only");
     if (!unet && (args.has("--timestep") || args.has("--class")))
         throw cli::UsageError("--timestep and --class apply to --sample only");
     BenchSettings settings;
@@ -205,9 +249,9 @@ int runBench(const std::vector<std::string>& argv) {
         std::cerr << "note: --threads " << requestedThreads << " ignored; the engine runs on one thread\n";
 
     cli::applyPrecision(args);
-    if (unet && attnlens::linearPrecision() != attnlens::LinearPrecision::Fp32)
-        throw cli::UsageError("--precision bf16 applies to ViT and Marian models (the U-Net runs in fp32)");
-    const std::string taskName = image ? "vision" : unet ? "unet" : "translation";
+    if ((unet || text) && attnlens::linearPrecision() != attnlens::LinearPrecision::Fp32)
+        throw cli::UsageError("--precision bf16 applies to ViT and Marian models");
+    const std::string taskName = image ? "vision" : unet ? "unet" : text ? "text" : "translation";
     const auto* task = std::find_if(std::begin(kTasks), std::end(kTasks), [&](const Task& t) { return t.name == taskName; });
     const BenchRun run = task->fn(args, settings);
     Json out = {{"task", taskName},
@@ -224,8 +268,9 @@ int runBench(const std::vector<std::string>& argv) {
 }
 
 const cli::Registration reg{"bench",
-                            "[--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N] | --sample X.npy "
-                            "[--timestep T] [--class C]) [--repeat N] [--warmup N] [--threads N] [--precision fp32|bf16]",
+                            "[--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N] | --text TEXT [--new-tokens N] "
+                            "| --sample X.npy [--timestep T] [--class C]) [--repeat N] [--warmup N] [--threads N] "
+                            "[--precision fp32|bf16]",
                             "time a run with every head captured; prints one JSON object", &runBench};
 
 } // namespace

@@ -112,7 +112,8 @@ int runInspect(const std::vector<std::string>& argv) {
     static const char* kKeys[] = {"d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
                                   "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim", "vocab_size",
                                   "activation_function", "hidden_size", "num_hidden_layers", "num_attention_heads",
-                                  "intermediate_size", "hidden_act", "image_size", "patch_size", "num_channels"};
+                                  "intermediate_size", "hidden_act", "image_size", "patch_size", "num_channels",
+                                  "max_position_embeddings", "n_embd", "n_layer", "n_head", "n_positions"};
     Json sizes = Json::object();
     for (const char* key : kKeys)
         if (config.has(key)) sizes[key] = config.json()[key];
@@ -120,7 +121,8 @@ int runInspect(const std::vector<std::string>& argv) {
 
     Json files = Json::array();
     for (const char* f : {"config.json", "generation_config.json", "preprocessor_config.json", "model.safetensors", "pytorch_model.bin",
-                          "source.spm", "target.spm", "vocab.json", "tokenizer_config.json", "README.md"}) {
+                          "source.spm", "target.spm", "vocab.json", "vocab.txt", "merges.txt", "tokenizer.json",
+                          "tokenizer_config.json", "README.md"}) {
         std::error_code ec;
         if (std::filesystem::exists(folder.dir / f, ec)) files.push_back(f);
     }

@@ -10,6 +10,9 @@ constexpr std::string_view kWordStart = "\xE2\x96\x81"; // U+2581 "▁"
 
 bool isSpecialPiece(std::string_view piece) {
     if (piece == "</s>" || piece == "<s>" || piece == "<pad>" || piece == "<unk>") return true;
+    if (piece == "[CLS]" || piece == "[SEP]" || piece == "[PAD]" || piece == "[MASK]" || piece == "[UNK]" ||
+        piece == "<|endoftext|>")
+        return true;
     return piece.size() > 4 && piece.starts_with(">>") && piece.ends_with("<<");
 }
 
@@ -28,6 +31,42 @@ WordGroups groupPieces(std::span<const std::string> pieces) {
         std::string_view text = p;
         if (text.starts_with(kWordStart)) text.remove_prefix(kWordStart.size());
         g.words.back() += text;
+        g.wordOf.push_back(g.count() - 1);
+        previousSpecial = special;
+    }
+    return g;
+}
+
+WordGroups groupWordPieces(std::span<const std::string> tokens) {
+    WordGroups g;
+    bool previousSpecial = true;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        const std::string& t = tokens[i];
+        const bool special = isSpecialPiece(t);
+        const bool continues = !special && !previousSpecial && t.starts_with("##");
+        if (!continues) {
+            g.firstPiece.push_back(static_cast<int>(i));
+            g.words.emplace_back();
+        }
+        g.words.back() += continues ? t.substr(2) : t;
+        g.wordOf.push_back(g.count() - 1);
+        previousSpecial = special;
+    }
+    return g;
+}
+
+WordGroups groupByteBpe(std::span<const std::string> tokens, std::span<const std::string> texts) {
+    WordGroups g;
+    bool previousSpecial = true;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        const std::string& t = tokens[i];
+        const bool special = isSpecialPiece(t);
+        const bool starts = special || previousSpecial || t.starts_with("\xC4\xA0"); // "Ġ": a leading space
+        if (starts) {
+            g.firstPiece.push_back(static_cast<int>(i));
+            g.words.emplace_back();
+        }
+        g.words.back() += i < texts.size() ? texts[i] : t;
         g.wordOf.push_back(g.count() - 1);
         previousSpecial = special;
     }

@@ -19,7 +19,8 @@
 
 namespace attnlens {
 
-// </s>, <s>, <pad>, <unk> and Marian language codes (">>de<<").
+// </s>, <s>, <pad>, <unk>, Marian language codes (">>de<<"), BERT's [CLS] [SEP] [PAD] [MASK] [UNK] and GPT-2's
+// <|endoftext|>.
 bool isSpecialPiece(std::string_view piece);
 
 struct WordGroups {
@@ -33,6 +34,10 @@ struct WordGroups {
 // (the first piece always starts one); special pieces are words of their own and never absorb the
 // following piece.
 WordGroups groupPieces(std::span<const std::string> pieces);
+// The same for BERT's WordPiece ("##" continues the previous word, shown without it) and GPT-2's byte-level BPE
+// ("Ġ", a space, starts a word; the display text is the decoded text of the word's tokens: `texts`).
+WordGroups groupWordPieces(std::span<const std::string> tokens);
+WordGroups groupByteBpe(std::span<const std::string> tokens, std::span<const std::string> texts);
 
 // attention [Q, K] → [queryGroups.count(), keyGroups.count()]: out(w, v) = mean over the query pieces
 // q of word w of sum over the key pieces k of word v of a(q, k). Throws attnlens::Error when the

@@ -21,6 +21,7 @@ ModelFolderInfo inspectModelFolder(const std::filesystem::path& dir) {
     info.modelType = config.get<std::string>("model_type");
     if (info.modelType == "marian") info.kind = ModelKind::Marian;
     else if (info.modelType == "vit") info.kind = ModelKind::Vit;
+    else if (info.modelType == "bert" || info.modelType == "gpt2") info.kind = ModelKind::Text;
     info.weights = findWeightsFile(dir, "model");
     return info;
 }

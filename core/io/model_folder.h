@@ -9,7 +9,8 @@
 namespace attnlens {
 
 // Diffusion: a diffusers UNet2DModel or pipeline folder (core/diffusion/diffusion_model.h describes it).
-enum class ModelKind { Marian, Vit, Diffusion, Unknown };
+// Text: model_type "bert" or "gpt2" (core/models/text_folder.h).
+enum class ModelKind { Marian, Vit, Diffusion, Text, Unknown };
 
 struct ModelFolderInfo {
     std::filesystem::path dir;

@@ -41,14 +41,14 @@ void KvCache::copyFrom(const KvCache& other) {
 }
 
 MultiHeadAttention::MultiHeadAttention(LinearWeights q, LinearWeights k, LinearWeights v, LinearWeights out,
-                                       int heads, QueryScale scale)
+                                       int heads, QueryScale scale, std::optional<float> scaleFactor)
     : m_q(std::move(q)), m_k(std::move(k)), m_v(std::move(v)), m_out(std::move(out)), m_heads(heads),
       m_scaleAt(scale) {
     m_dim = m_q.weight.empty() ? 0 : m_q.weight.dim(0);
     if (heads <= 0 || m_dim % heads != 0)
         throw Error("attention: d_model " + std::to_string(m_dim) + " is not divisible by " + std::to_string(heads) +
                     " heads");
-    m_scale = 1.0f / std::sqrt(static_cast<float>(m_dim / heads));
+    m_scale = scaleFactor ? *scaleFactor : 1.0f / std::sqrt(static_cast<float>(m_dim / heads));
 }
 
 void MultiHeadAttention::projectQuery(const Eigen::Ref<const RowMatrix>& x, RowMatrix& q) const {

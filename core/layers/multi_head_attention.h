@@ -13,6 +13,7 @@
 #include "core/ops/nn.h"
 #include "core/tensor/tensor.h"
 
+#include <optional>
 #include <span>
 
 namespace attnlens {
@@ -50,8 +51,10 @@ public:
     MultiHeadAttention() = default;
     // q/k/v weights [inner, in], out [in_out, inner]; inner = heads · head_dim may differ from the
     // input width (diffusers' spatial attention when the channels are not a multiple of head_dim).
+    // scaleFactor: what the scores are multiplied by (default head_dim^-0.5; GPT-2 configs may ask for 1 or
+    // head_dim^-0.5 / (layer + 1)).
     MultiHeadAttention(LinearWeights q, LinearWeights k, LinearWeights v, LinearWeights out, int heads,
-                       QueryScale scale = QueryScale::Query);
+                       QueryScale scale = QueryScale::Query, std::optional<float> scaleFactor = std::nullopt);
 
     // Packs the four projections once for many-token inputs (LinearWeights::pack; doubles their memory).
     void packWeights();

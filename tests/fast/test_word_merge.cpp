@@ -29,6 +29,23 @@ private slots:
         QVERIFY(!isSpecialPiece("s"));
     }
 
+    void textModelGroups() {
+        // BERT: "##" continues the word before, specials stand alone.
+        const std::vector<std::string> wp = {"[CLS]", "un", "##aff", "##able", "cat", "[MASK]", "##s", "[SEP]"};
+        const WordGroups b = groupWordPieces(wp);
+        QCOMPARE(b.wordOf, (std::vector<int>{0, 1, 1, 1, 2, 3, 4, 5}));
+        QCOMPARE(b.words[1], std::string("unaffable"));
+        QCOMPARE(b.words[4], std::string("##s")); // a piece after a special token starts a word of its own
+        // GPT-2: "Ġ" (a space) starts a word; the words are the decoded texts.
+        const std::vector<std::string> bpe = {"H", "ell", "o", "Ġworld", "!", "<|endoftext|>", "Ġthe"};
+        const std::vector<std::string> texts = {"H", "ell", "o", " world", "!", "<|endoftext|>", " the"};
+        const WordGroups g = groupByteBpe(bpe, texts);
+        QCOMPARE(g.wordOf, (std::vector<int>{0, 0, 0, 1, 1, 2, 3}));
+        QCOMPARE(g.words[0], std::string("Hello"));
+        QCOMPARE(g.words[1], std::string(" world!"));
+        QVERIFY(isSpecialPiece("[CLS]") && isSpecialPiece("<|endoftext|>") && !isSpecialPiece("##s"));
+    }
+
     void groups() {
         // "▁Wie ▁geht ▁es ▁dir ?" with "dir" split as "▁d" "ir", then </s>.
         const std::vector<std::string> pieces = {W + "Wie", W + "geht", W + "d", "ir", "?", "</s>"};

@@ -1,0 +1,94 @@
+// attnlens-cli text [--model DIR] [--generate N] [--logits] [--json OUT] "text"
+// BERT- and GPT-2-style folders (core/models/text_folder.h). stdout: for a decoder-only model the text and its
+// greedy continuation; for an encoder with [MASK] the top 5 for each mask; otherwise the tokens, one per line.
+// OUT: {"model_type", "tokens", "ids", "attentions": [L][H][T][T] (the forward pass over "ids"),
+//       "logits": [T][V] (--logits, LM-head models only), "generated_ids": [...] (--generate N, decoder-only)}.
+
+#include "cli_common.h"
+#include "cli_tensor_json.h"
+
+#include "core/io/json_file.h"
+#include "core/io/model_folder.h"
+#include "core/models/text_folder.h"
+
+#include <iomanip>
+#include <iostream>
+
+namespace {
+
+using attnlens::Json;
+
+constexpr const char* kBuiltin = "gpt2-en-tiny";
+
+int runText(const std::vector<std::string>& argv) {
+    const cli::Args args(argv, {"--model", "--generate", "--json"}, {"--logits"});
+    const std::string text = args.single("the text");
+    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model")) : attnlens::builtinModelDir(kBuiltin);
+    const attnlens::TextFolder folder = attnlens::loadTextFolder(dir);
+    if (args.has("--generate") && !folder.decoderOnly())
+        throw cli::UsageError("--generate: '" + dir.string() + "' is an encoder (" + folder.modelType +
+                              "); only decoder-only models generate");
+    if (args.has("--logits") && !folder.hasLmHead())
+        throw cli::UsageError("--logits: '" + dir.string() + "' has no language-model head");
+    const int generate = args.intValue("--generate", 0, 0, 100000);
+    const auto encoding = folder.encode(text);
+    if (encoding.ids.empty()) throw cli::UsageError("the text has no tokens");
+    if (static_cast<int>(encoding.ids.size()) + generate > folder.maxPositions())
+        throw cli::UsageError("the text is too long: " + std::to_string(encoding.ids.size()) + " tokens" +
+                              (generate ? " + " + std::to_string(generate) + " to generate" : std::string()) +
+                              ", the model has " + std::to_string(folder.maxPositions()) + " positions");
+    const attnlens::TextForward forward = folder.forward(encoding.ids, args.has("--logits") || !folder.maskPositions(encoding.ids).empty());
+
+    std::vector<int> generated;
+    if (generate > 0) { // greedy through the KV cache; stops after the end-of-text token
+        attnlens::Gpt2Cache cache = folder.gpt2->newCache();
+        auto step = folder.gpt2->extend(encoding.ids, cache, true, true, false);
+        const int64_t vocab = folder.vocabSize();
+        for (int i = 0; i < generate; ++i) {
+            const int next = attnlens::topCandidates(step.logits.data(), vocab, 1).front().id;
+            generated.push_back(next);
+            if (next == folder.endOfTextId() || i + 1 == generate) break;
+            step = folder.gpt2->extend(std::vector<int>{next}, cache, true, true, false);
+        }
+    }
+
+    if (folder.decoderOnly()) {
+        std::cout << text;
+        for (int id : generated)
+            if (id != folder.endOfTextId()) std::cout << folder.tokenText(id);
+        std::cout << "\n";
+    } else if (const auto masks = folder.maskPositions(encoding.ids); !masks.empty() && folder.hasLmHead()) {
+        for (int position : masks) {
+            std::cout << "[MASK] at " << position << ":";
+            const auto top = attnlens::topCandidates(forward.logits.data() + int64_t(position) * forward.logits.cols(),
+                                                     forward.logits.cols(), 5);
+            for (size_t i = 0; i < top.size(); ++i)
+                std::cout << (i ? ", " : " ") << folder.token(top[i].id) << " " << std::fixed << std::setprecision(3)
+                          << top[i].probability;
+            std::cout << "\n";
+        }
+    } else {
+        for (const auto& t : encoding.tokens) std::cout << t << "\n";
+    }
+
+    if (const auto out = args.value("--json")) {
+        std::string json = "{\"model_type\": " + Json(folder.modelType).dump() + ", \"tokens\": " + Json(encoding.tokens).dump() +
+                           ", \"ids\": " + Json(encoding.ids).dump() + ", \"attentions\": ";
+        cli::appendNested(json, forward.attentions.data(), forward.attentions.shape());
+        if (args.has("--logits")) {
+            json += ", \"logits\": ";
+            cli::appendNested(json, forward.logits.data(), {forward.logits.rows(), forward.logits.cols()});
+        }
+        if (args.has("--generate")) json += ", \"generated_ids\": " + Json(generated).dump();
+        json += "}\n";
+        cli::writeText(*out, json);
+    }
+    return 0;
+}
+
+const cli::Registration reg{"text", "[--model DIR] [--generate N] [--logits] [--json OUT] \"text\"",
+                            "BERT / GPT-2 folders: tokens, [MASK] predictions or a greedy continuation; every head's "
+                            "attention in the JSON (default model: the built-in gpt2-en-tiny)",
+                            &runText};
+
+} // namespace

@@ -1,0 +1,55 @@
+#pragma once
+// A text model folder (model_type "bert" or "gpt2") with its tokenizer, loaded together: what the Text page, the
+// CLI's `text` and `bench --text` run. BERT folders bring a WordPiece tokenizer, GPT-2 folders a byte-level BPE one
+// (core/text/text_tokenizers.h).
+//
+//   TextFolder f = loadTextFolder(dir);
+//   TextEncoding e = f.encode("The [MASK] sat.");     TextForward out = f.forward(e.ids);
+
+#include "core/models/text_models.h"
+#include "core/text/text_tokenizers.h"
+#include "core/util/callbacks.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnlens {
+
+struct TextFolder {
+    std::filesystem::path dir;
+    std::string modelType; // "bert" or "gpt2"
+    std::shared_ptr<const BertModel> bert;
+    std::shared_ptr<const Gpt2Model> gpt2;
+    std::shared_ptr<const WordPieceTokenizer> wordPiece;
+    std::shared_ptr<const ByteBpeTokenizer> bpe;
+
+    bool decoderOnly() const { return gpt2 != nullptr; }
+    bool hasLmHead() const { return gpt2 ? true : bert && bert->hasLmHead(); }
+    int layers() const;
+    int heads() const;
+    int maxPositions() const;
+    int vocabSize() const;
+    TextEncoding encode(const std::string& text) const;
+    TextForward forward(const std::vector<int>& ids, bool logits = true) const;
+    const std::string& token(int id) const;
+    // The text a token stands for, for display ("Ġworld" → " world"; WordPiece tokens as they are).
+    std::string tokenText(int id) const;
+    // The ids of [MASK] in `ids` (BERT with a mask token; empty otherwise).
+    std::vector<int> maskPositions(const std::vector<int>& ids) const;
+    int endOfTextId() const; // GPT-2's <|endoftext|> / eos_token_id; -1 when none
+};
+
+// Throws attnlens::Error naming the folder: another model_type, missing tokenizer files, a bad checkpoint.
+TextFolder loadTextFolder(const std::filesystem::path& dir, const Callbacks& callbacks = {});
+bool isTextModelType(const std::string& modelType);
+
+// The k most probable tokens of a logits row (softmax probabilities), best first.
+struct TextCandidate {
+    int id = 0;
+    float probability = 0.0f;
+};
+std::vector<TextCandidate> topCandidates(const float* logits, int64_t vocab, int k);
+
+} // namespace attnlens

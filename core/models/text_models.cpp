@@ -1,0 +1,313 @@
+#include "core/models/text_models.h"
+
+#include "core/io/json_file.h"
+#include "core/io/model_folder.h"
+#include "core/io/tensor_file.h"
+#include "core/io/weight_binder.h"
+#include "core/util/error.h"
+
+#include <cmath>
+
+namespace attnlens {
+
+namespace {
+
+std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+JsonConfig readConfig(const std::filesystem::path& dir, const char* modelType) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) throw Error(quoted(dir) + ": model folder not found");
+    if (!std::filesystem::exists(dir / "config.json", ec)) throw Error(quoted(dir) + ": config.json is missing");
+    JsonConfig config(dir / "config.json");
+    const auto type = config.value<std::string>("model_type", "");
+    if (type != modelType)
+        throw Error(quoted(dir / "config.json") + ": model_type is '" + type + "', expected '" + modelType + "'");
+    return config;
+}
+
+int positive(const JsonConfig& c, const char* key) {
+    const int v = c.get<int>(key);
+    if (v <= 0) throw Error(quoted(c.path()) + ": " + key + " must be positive, found " + std::to_string(v));
+    return v;
+}
+
+// LayerNorm weights under `prefix` named weight/bias, or gamma/beta as in the original BERT checkpoints.
+LayerNormWeights layerNorm(WeightBinder& w, const std::string& prefix, int64_t d) {
+    if (!w.has(prefix + ".weight") && w.has(prefix + ".gamma"))
+        return {w.require(prefix + ".gamma", {d}), w.require(prefix + ".beta", {d})};
+    return {w.require(prefix + ".weight", {d}), w.require(prefix + ".bias", {d})};
+}
+
+// A Conv1D weight [in, out] (y = x·W + b) as a linear layer's [out, in].
+Tensor transposed(const Tensor& t) {
+    if (t.empty()) return {};
+    return Tensor::fromMatrix(t.matrix().transpose());
+}
+
+void checkIds(std::span<const int> ids, int vocab, const std::string& what) {
+    for (int id : ids)
+        if (id < 0 || id >= vocab)
+            throw Error(what + ": token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(vocab));
+}
+
+} // namespace
+
+// --- BERT ----------------------------------------------------------------------------------------------------
+
+std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& dir, const Callbacks& callbacks) {
+    const JsonConfig cfg = readConfig(dir, "bert");
+    BertConfig c;
+    c.hiddenSize = positive(cfg, "hidden_size");
+    c.layers = positive(cfg, "num_hidden_layers");
+    c.heads = positive(cfg, "num_attention_heads");
+    c.intermediateSize = positive(cfg, "intermediate_size");
+    c.maxPositions = positive(cfg, "max_position_embeddings");
+    c.typeVocabSize = cfg.value<int>("type_vocab_size", 2);
+    c.vocabSize = positive(cfg, "vocab_size");
+    c.layerNormEps = cfg.value<float>("layer_norm_eps", 1e-12f);
+    c.activation = parseActivation(cfg.value<std::string>("hidden_act", "gelu"));
+    if (c.hiddenSize % c.heads != 0)
+        throw Error(quoted(cfg.path()) + ": hidden_size " + std::to_string(c.hiddenSize) + " is not divisible by " +
+                    std::to_string(c.heads) + " heads");
+    if (const auto pos = cfg.value<std::string>("position_embedding_type", "absolute"); pos != "absolute")
+        throw Error(quoted(cfg.path()) + ": position_embedding_type '" + pos + "' is not supported (only 'absolute')");
+    if (cfg.value<bool>("is_decoder", false))
+        throw Error(quoted(cfg.path()) + ": is_decoder = true (BERT as a decoder) is not supported");
+    if (c.typeVocabSize <= 0) throw Error(quoted(cfg.path()) + ": type_vocab_size must be positive");
+
+    auto m = std::make_shared<BertModel>();
+    m->m_dir = dir;
+    m->m_config = c;
+    callbacks.report(0.0, "reading the checkpoint");
+    const TensorFile file = TensorFile::open(findWeightsFile(dir, "model"));
+    std::string p;
+    if (file.contains("bert.embeddings.word_embeddings.weight")) p = "bert.";
+    else if (!file.contains("embeddings.word_embeddings.weight"))
+        throw Error(quoted(file.path()) + ": not a BERT checkpoint (no embeddings.word_embeddings.weight, with or "
+                    "without the 'bert.' prefix)");
+    WeightBinder w(file);
+    w.setCallbacks(&callbacks);
+    const int64_t d = c.hiddenSize, inter = c.intermediateSize;
+    m->m_words = w.require(p + "embeddings.word_embeddings.weight", {c.vocabSize, d});
+    m->m_positions = w.require(p + "embeddings.position_embeddings.weight", {c.maxPositions, d});
+    m->m_types = w.require(p + "embeddings.token_type_embeddings.weight", {c.typeVocabSize, d});
+    m->m_embeddingNorm = layerNorm(w, p + "embeddings.LayerNorm", d);
+    for (int l = 0; l < c.layers; ++l) {
+        callbacks.report(0.05 + 0.9 * l / c.layers, "layer " + std::to_string(l) + " of " + std::to_string(c.layers));
+        const std::string q = p + "encoder.layer." + std::to_string(l) + ".";
+        auto linear = [&](const std::string& name, int64_t out, int64_t in) {
+            return LinearWeights{w.require(q + name + ".weight", {out, in}), w.require(q + name + ".bias", {out})};
+        };
+        Layer layer;
+        LinearWeights query = linear("attention.self.query", d, d), key = linear("attention.self.key", d, d),
+                      value = linear("attention.self.value", d, d), out = linear("attention.output.dense", d, d);
+        if (!query.weight.empty() && !key.weight.empty() && !value.weight.empty() && !out.weight.empty())
+            layer.attention = MultiHeadAttention(std::move(query), std::move(key), std::move(value), std::move(out),
+                                                 c.heads, QueryScale::Scores);
+        layer.attentionNorm = layerNorm(w, q + "attention.output.LayerNorm", d);
+        layer.intermediate = linear("intermediate.dense", inter, d);
+        layer.output = linear("output.dense", d, inter);
+        layer.outputNorm = layerNorm(w, q + "output.LayerNorm", d);
+        if (w.problems().empty()) {
+            layer.attention.packWeights();
+            layer.intermediate.pack();
+            layer.output.pack();
+        }
+        m->m_layers.push_back(std::move(layer));
+    }
+    if (file.contains(p + "pooler.dense.weight"))
+        m->m_pooler = {w.require(p + "pooler.dense.weight", {d, d}), w.require(p + "pooler.dense.bias", {d})};
+    if (file.contains("cls.predictions.transform.dense.weight")) {
+        m->m_transform = {w.require("cls.predictions.transform.dense.weight", {d, d}),
+                          w.require("cls.predictions.transform.dense.bias", {d})};
+        m->m_transformNorm = layerNorm(w, "cls.predictions.transform.LayerNorm", d);
+        // The decoder is tied to the word embeddings (a checkpoint may still carry its own copy); its bias is
+        // cls.predictions.bias (older files: cls.predictions.decoder.bias).
+        Tensor decoder = file.contains("cls.predictions.decoder.weight") ? w.require("cls.predictions.decoder.weight", {c.vocabSize, d})
+                                                                         : m->m_words;
+        Tensor bias = file.contains("cls.predictions.bias") ? w.require("cls.predictions.bias", {c.vocabSize})
+                                                            : w.require("cls.predictions.decoder.bias", {c.vocabSize});
+        m->m_decoder = {decoder, bias};
+        if (w.problems().empty()) m->m_decoder.pack();
+    }
+    if (file.contains(p + "encoder.layer." + std::to_string(c.layers) + ".attention.self.query.weight"))
+        w.problem("the checkpoint has more than num_hidden_layers = " + std::to_string(c.layers) + " layers");
+    w.finish(quoted(dir) + ": the checkpoint does not match config.json");
+    callbacks.report(1.0, "loaded");
+    return m;
+}
+
+TextForward BertModel::forward(std::span<const int> ids, bool logits) const {
+    const BertConfig& c = m_config;
+    const auto t = static_cast<int64_t>(ids.size());
+    if (t == 0) throw Error("nothing to run: no tokens");
+    if (t > c.maxPositions)
+        throw Error("the text is too long: " + std::to_string(t) + " tokens, the model has " +
+                    std::to_string(c.maxPositions) + " positions");
+    checkIds(ids, c.vocabSize, "BERT");
+    const auto words = m_words.matrix(), positions = m_positions.matrix(), types = m_types.matrix();
+    RowMatrix x(t, c.hiddenSize);
+    for (int64_t i = 0; i < t; ++i) x.row(i) = words.row(ids[static_cast<size_t>(i)]) + positions.row(i) + types.row(0);
+    layerNormInPlace(x, m_embeddingNorm.weight, m_embeddingNorm.bias, c.layerNormEps);
+    TextForward out;
+    out.attentions = Tensor({c.layers, c.heads, t, t});
+    RowMatrix h, o;
+    for (int l = 0; l < c.layers; ++l) {
+        const Layer& layer = m_layers[static_cast<size_t>(l)];
+        Tensor probs = out.attentions.sub({l});
+        x += layer.attention.forward(x, x, nullptr, &probs);
+        layerNormInPlace(x, layer.attentionNorm.weight, layer.attentionNorm.bias, c.layerNormEps);
+        linearInto(x, layer.intermediate, h);
+        applyActivationInPlace(h, c.activation);
+        linearInto(h, layer.output, o);
+        x += o;
+        layerNormInPlace(x, layer.outputNorm.weight, layer.outputNorm.bias, c.layerNormEps);
+    }
+    if (!m_pooler.weight.empty()) {
+        RowMatrix pooled;
+        linearInto(x.topRows(1), m_pooler, pooled);
+        out.pooled = Tensor::fromMatrix(pooled.array().tanh().matrix()).reshaped({c.hiddenSize});
+    }
+    if (logits && hasLmHead()) {
+        linearInto(x, m_transform, h);
+        applyActivationInPlace(h, c.activation);
+        layerNormInPlace(h, m_transformNorm.weight, m_transformNorm.bias, c.layerNormEps);
+        linearInto(h, m_decoder, out.logits);
+    }
+    out.hidden = std::move(x);
+    return out;
+}
+
+// --- GPT-2 ---------------------------------------------------------------------------------------------------
+
+std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& dir, const Callbacks& callbacks) {
+    const JsonConfig cfg = readConfig(dir, "gpt2");
+    Gpt2Config c;
+    c.embd = positive(cfg, "n_embd");
+    c.layers = positive(cfg, "n_layer");
+    c.heads = positive(cfg, "n_head");
+    c.inner = cfg.value<int>("n_inner", 4 * c.embd);
+    c.positions = positive(cfg, "n_positions");
+    c.vocabSize = positive(cfg, "vocab_size");
+    c.layerNormEps = cfg.value<float>("layer_norm_epsilon", 1e-5f);
+    c.activation = parseActivation(cfg.value<std::string>("activation_function", "gelu_new"));
+    c.scaleAttnWeights = cfg.value<bool>("scale_attn_weights", true);
+    c.scaleByInverseLayerIdx = cfg.value<bool>("scale_attn_by_inverse_layer_idx", false);
+    c.eosTokenId = cfg.value<int>("eos_token_id", -1);
+    if (cfg.value<bool>("add_cross_attention", false))
+        throw Error(quoted(cfg.path()) + ": add_cross_attention = true (GPT-2 as an encoder-decoder) is not supported");
+    if (c.embd % c.heads != 0)
+        throw Error(quoted(cfg.path()) + ": n_embd " + std::to_string(c.embd) + " is not divisible by " +
+                    std::to_string(c.heads) + " heads");
+    if (c.inner <= 0) throw Error(quoted(cfg.path()) + ": n_inner must be positive");
+
+    auto m = std::make_shared<Gpt2Model>();
+    m->m_dir = dir;
+    m->m_config = c;
+    callbacks.report(0.0, "reading the checkpoint");
+    const TensorFile file = TensorFile::open(findWeightsFile(dir, "model"));
+    std::string p;
+    if (file.contains("transformer.wte.weight")) p = "transformer.";
+    else if (!file.contains("wte.weight"))
+        throw Error(quoted(file.path()) + ": not a GPT-2 checkpoint (no wte.weight, with or without 'transformer.')");
+    WeightBinder w(file);
+    w.setCallbacks(&callbacks);
+    const int64_t d = c.embd, inner = c.inner;
+    m->m_tokens = w.require(p + "wte.weight", {c.vocabSize, d});
+    m->m_positions = w.require(p + "wpe.weight", {c.positions, d});
+    const float headScale = 1.0f / std::sqrt(static_cast<float>(d / c.heads));
+    for (int l = 0; l < c.layers; ++l) {
+        callbacks.report(0.05 + 0.9 * l / c.layers, "layer " + std::to_string(l) + " of " + std::to_string(c.layers));
+        const std::string q = p + "h." + std::to_string(l) + ".";
+        Layer layer;
+        layer.ln1 = {w.require(q + "ln_1.weight", {d}), w.require(q + "ln_1.bias", {d})};
+        layer.ln2 = {w.require(q + "ln_2.weight", {d}), w.require(q + "ln_2.bias", {d})};
+        const Tensor qkv = w.require(q + "attn.c_attn.weight", {d, 3 * d});
+        const Tensor qkvBias = w.require(q + "attn.c_attn.bias", {3 * d});
+        const Tensor proj = w.require(q + "attn.c_proj.weight", {d, d});
+        const Tensor projBias = w.require(q + "attn.c_proj.bias", {d});
+        if (!qkv.empty() && !qkvBias.empty() && !proj.empty() && !projBias.empty()) {
+            const auto all = qkv.matrix();
+            const auto bias = qkvBias.matrix();
+            auto part = [&](int k) {
+                return LinearWeights{Tensor::fromMatrix(all.middleCols(k * d, d).transpose()),
+                                     Tensor::fromMatrix(bias.middleCols(k * d, d)).reshaped({d})};
+            };
+            float scale = c.scaleAttnWeights ? headScale : 1.0f;
+            if (c.scaleByInverseLayerIdx) scale /= static_cast<float>(l + 1);
+            layer.attention = MultiHeadAttention(part(0), part(1), part(2), LinearWeights{transposed(proj), projBias},
+                                                 c.heads, QueryScale::Scores, scale);
+        }
+        layer.fc = {transposed(w.require(q + "mlp.c_fc.weight", {d, inner})), w.require(q + "mlp.c_fc.bias", {inner})};
+        layer.proj = {transposed(w.require(q + "mlp.c_proj.weight", {inner, d})), w.require(q + "mlp.c_proj.bias", {d})};
+        if (w.problems().empty()) {
+            layer.attention.packWeights();
+            layer.fc.pack();
+            layer.proj.pack();
+        }
+        m->m_layers.push_back(std::move(layer));
+    }
+    m->m_finalNorm = {w.require(p + "ln_f.weight", {d}), w.require(p + "ln_f.bias", {d})};
+    if (file.contains(p + "h." + std::to_string(c.layers) + ".ln_1.weight"))
+        w.problem("the checkpoint has more than n_layer = " + std::to_string(c.layers) + " layers");
+    w.finish(quoted(dir) + ": the checkpoint does not match config.json");
+    // The LM head is tied to the token embeddings (lm_head.weight, when a file has it, is the same tensor).
+    m->m_head = {m->m_tokens, {}};
+    m->m_head.pack();
+    callbacks.report(1.0, "loaded");
+    return m;
+}
+
+TextForward Gpt2Model::extend(std::span<const int> ids, Gpt2Cache& cache, bool logits, bool lastOnly,
+                              bool captureAttention) const {
+    const Gpt2Config& c = m_config;
+    const auto n = static_cast<int64_t>(ids.size());
+    const int64_t past = cache.length();
+    if (n == 0) throw Error("nothing to run: no tokens");
+    if (past + n > c.positions)
+        throw Error("the text is too long: " + std::to_string(past + n) + " tokens, the model has " +
+                    std::to_string(c.positions) + " positions");
+    if (cache.layers.size() != static_cast<size_t>(c.layers)) throw Error("GPT-2: a cache of another model");
+    checkIds(ids, c.vocabSize, "GPT-2");
+    const auto tokens = m_tokens.matrix(), positions = m_positions.matrix();
+    RowMatrix x(n, c.embd);
+    for (int64_t i = 0; i < n; ++i) x.row(i) = tokens.row(ids[static_cast<size_t>(i)]) + positions.row(past + i);
+    TextForward out;
+    if (captureAttention) out.attentions = Tensor({c.layers, c.heads, n, past + n});
+    RowMatrix mask;
+    if (n > 1) mask = causalMask(n, past);
+    RowMatrix a, q, k, v, h, o;
+    for (int l = 0; l < c.layers; ++l) {
+        const Layer& layer = m_layers[static_cast<size_t>(l)];
+        KvCache& kv = cache.layers[static_cast<size_t>(l)];
+        a = x;
+        layerNormInPlace(a, layer.ln1.weight, layer.ln1.bias, c.layerNormEps);
+        layer.attention.projectQuery(a, q);
+        layer.attention.projectKeyValue(a, k, v);
+        kv.append(k, v);
+        Tensor probs;
+        if (captureAttention) probs = out.attentions.sub({l});
+        x += layer.attention.attend(q, kv.keys.topRows(kv.length), kv.values.topRows(kv.length), n > 1 ? &mask : nullptr,
+                                    captureAttention ? &probs : nullptr);
+        a = x;
+        layerNormInPlace(a, layer.ln2.weight, layer.ln2.bias, c.layerNormEps);
+        linearInto(a, layer.fc, h);
+        applyActivationInPlace(h, c.activation);
+        linearInto(h, layer.proj, o);
+        x += o;
+    }
+    layerNormInPlace(x, m_finalNorm.weight, m_finalNorm.bias, c.layerNormEps);
+    if (logits) {
+        if (lastOnly) linearInto(x.bottomRows(1), m_head, out.logits);
+        else linearInto(x, m_head, out.logits);
+    }
+    out.hidden = std::move(x);
+    return out;
+}
+
+TextForward Gpt2Model::forward(std::span<const int> ids, bool logits) const {
+    Gpt2Cache cache = newCache();
+    return extend(ids, cache, logits);
+}
+
+} // namespace attnlens
