@@ -4,6 +4,7 @@
 #include "core/diffusion/diffusion_model.h"
 #include "core/io/model_folder.h"
 #include "ui/diffusion/diffusion_page.h"
+#include "ui/text/text_page.h"
 #include "ui/playground/playground_page.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/shell/main_window.h"
@@ -91,6 +92,18 @@ void screenshotVision(MainWindow& window, const GuiPages& pages, const GuiOption
     gate->watch(page, &VisionPage::errorShown);
 }
 
+// The Text page: --input replaces the default text; grabbed once its run (or a failure) is on screen.
+void screenshotText(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
+    TextPage* page = pages.text;
+    if (!o.translate.input.isEmpty()) page->setText(o.translate.input);
+    auto* gate = new ReadyGate(page, [page] { return !page->isBusy() && (page->document()->run() || !page->message().isEmpty()); },
+                               [&window, o] { grabLater(window, o); });
+    gate->watch(page, &TextPage::resultReady);
+    gate->watch(page, &TextPage::failed);
+    gate->watch(page->worker(), &InferenceWorker::finished);
+    QTimer::singleShot(0, page, [gate] { gate->check(); });
+}
+
 void screenshotDiffusion(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
     DiffusionPage* page = pages.diffusion;
     auto applied = std::make_shared<bool>(false);
@@ -142,17 +155,20 @@ GuiPages addPages(MainWindow& window, const GuiOptions& o) {
     pages.translate = new TranslatePage;
     pages.vision = new VisionPage(nullptr, modelFor(o, attnlens::ModelKind::Vit));
     pages.diffusion = new DiffusionPage(nullptr, modelFor(o, attnlens::ModelKind::Diffusion));
+    pages.text = new TextPage(nullptr, modelFor(o, attnlens::ModelKind::Text));
     if (!o.vision.image.isEmpty()) pages.vision->setStartImage(o.vision.image);
     window.addPage(QApplication::translate("main", "Attention"), pages.playground);
     window.addPage(QApplication::translate("main", "Translate"), pages.translate);
     window.addPage(QApplication::translate("main", "Vision"), pages.vision);
     window.addPage(QApplication::translate("main", "Diffusion"), pages.diffusion);
+    window.addPage(QApplication::translate("main", "Text"), pages.text);
     return pages;
 }
 
 int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
     // A Vision or Diffusion folder went to its page at construction; anything else through File → Open model….
-    const bool opened = !modelFor(o, attnlens::ModelKind::Vit).isEmpty() || !modelFor(o, attnlens::ModelKind::Diffusion).isEmpty();
+    const bool opened = !modelFor(o, attnlens::ModelKind::Vit).isEmpty() || !modelFor(o, attnlens::ModelKind::Diffusion).isEmpty() ||
+                        !modelFor(o, attnlens::ModelKind::Text).isEmpty();
     if (!o.model.isEmpty() && !opened && !window.openModel(o.model)) return 2;
     if (o.benchUi) {
         window.setCurrentPage(static_cast<int>(GuiPage::Translate));
@@ -191,5 +207,6 @@ int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
     window.show();
     if (shot && o.page == GuiPage::Playground) grabLater(window, o);
     if (shot && o.page == GuiPage::Translate) screenshotTranslate(window, pages, o);
+    if (shot && o.page == GuiPage::Text) screenshotText(window, pages, o);
     return QApplication::exec();
 }

@@ -14,7 +14,7 @@ QCommandLineOption option(const char* name, const char* help, const char* value 
 
 QList<QCommandLineOption> guiOptionList() {
     return {
-        option("page", "Page to open: 0 Attention, 1 Translate, 2 Vision, 3 Diffusion.", "N"),
+        option("page", "Page to open: 0 Attention, 1 Translate, 2 Vision, 3 Diffusion, 4 Text.", "N"),
         option("size", "Window size.", "WxH"),
         option("dark", "Use the dark palette this once (View → Theme sets and remembers a theme)."),
         option("model", "Open this model folder at start (File → Open model…).", "DIR"),
@@ -23,7 +23,7 @@ QList<QCommandLineOption> guiOptionList() {
         option("grab", "With --screenshot: grab only this child widget.", "OBJECT-NAME"),
         option("bench-ui", "Time the Translate page (offscreen) and exit."),
         option("repeats", "--bench-ui: translations to time.", "N"),
-        option("input", "Translate: the German sentence.", "TEXT"),
+        option("input", "Translate: the German sentence. Text: the text.", "TEXT"),
         option("beam", "Translate: beam width (1 = greedy).", "N"),
         option("max-tokens", "Translate: most target tokens.", "N"),
         option("steps", "Translate: reset, then step forward K times. Diffusion: denoising steps.", "K"),

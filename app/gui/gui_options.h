@@ -23,8 +23,8 @@
 
 class QApplication;
 
-enum class GuiPage { Playground = 0, Translate = 1, Vision = 2, Diffusion = 3 };
-constexpr int kGuiPages = 4;
+enum class GuiPage { Playground = 0, Translate = 1, Vision = 2, Diffusion = 3, Text = 4 };
+constexpr int kGuiPages = 5;
 
 struct GuiOptions {
     GuiPage page = GuiPage::Playground;

@@ -68,7 +68,7 @@ private slots:
         QTemporaryDir tmp;
         const QString out = tmp.filePath("x.png");
         const QList<QPair<QStringList, QString>> cases{
-            {{"--page", "4"}, "--page"},
+            {{"--page", "5"}, "--page"},
             {{"--size", "big"}, "--size"},
             {{"--page", "1", "--head", "middle"}, "head"},
             {{"--page", "1", "--kind", "sideways"}, "--kind"},

@@ -274,7 +274,7 @@ bool MainWindow::openModel(const QString& dir) {
         }
     }
     m_message->showError(tr("Cannot open the model: '%1' is a '%2' model; this version opens Marian (translation), "
-                            "ViT (vision) and diffusers UNet2DModel (diffusion) models.")
+                            "ViT (vision), diffusers UNet2DModel (diffusion), BERT and GPT-2 (text) models.")
                              .arg(dir, modelType));
     return false;
 }

@@ -1,0 +1,158 @@
+// The Text page, offscreen, on the hub-layout fixtures (tests/data/text): typing and Run on BERT (attention of every
+// head equal to the engine's, [MASK] predictions listed), GPT-2 generation stepped back and forth (the matrix grows a
+// row per token, the candidates follow, ▶ at the end generates one more through the cache), word merging and hidden
+// special tokens, the Model grid, Cancel of a long generation, a bad folder keeping the previous model, and the JSON
+// export equal to the engine's forward pass.
+
+#include "core/models/text_folder.h"
+#include "core/util/error.h"
+#include "ui/shell/inference_worker.h"
+#include "ui/text/text_document.h"
+#include "ui/text/text_page.h"
+#include "ui/vision/map_grid_view.h"
+#include "ui/widgets/heatmap_view.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QListWidget>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace attnlens;
+using namespace attnlens::ui;
+
+namespace {
+
+const QString kData = QStringLiteral(ATTNLENS_TEST_DATA "/text");
+
+bool idle(const TextPage& page) { return page.worker()->pendingJobs() == 0; }
+
+void grab(QWidget& w, const char* name) {
+    if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty()) {
+        w.resize(1280, 800);
+        w.show();
+        QTest::qWait(200);
+        w.grab().save(QString::fromLocal8Bit(dir) + "/" + name);
+    }
+}
+
+} // namespace
+
+class TestTextPage : public QObject {
+    Q_OBJECT
+private slots:
+    void bertRunAndMaskPredictions() {
+        TextPage page(nullptr, kData + "/bert-mlm");
+        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->hasModel(), 30000);
+        page.setText(QStringLiteral("The [MASK] sat on the mat."));
+        page.findChild<QPushButton*>("runButton")->click();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->run(), 30000);
+        const auto folder = loadTextFolder((kData + "/bert-mlm").toStdString());
+        const auto e = folder.encode("The [MASK] sat on the mat.");
+        const TextForward f = folder.forward(e.ids);
+        QCOMPARE(page.document()->run()->ids, e.ids);
+        page.document()->setLayer(1);
+        page.document()->setHead(2);
+        const RowMatrix shown = page.document()->tokenMatrix(1, 2);
+        QCOMPARE(shown, RowMatrix(f.attentions.slice2d({1, 2})));
+        QCOMPARE(page.matrixView()->matrix().rows(), Eigen::Index(e.ids.size()));
+        // The mask's top 5 on the right, best first.
+        QCOMPARE(page.candidatesList()->count(), 6);
+        QCOMPARE(page.candidatesList()->item(0)->text(), QString("[MASK] at 2"));
+        const auto top = topCandidates(f.logits.data() + 2 * f.logits.cols(), f.logits.cols(), 5);
+        QVERIFY2(page.candidatesList()->item(1)->text().trimmed().startsWith(QString::fromStdString(folder.token(top[0].id)) + " "),
+                 qPrintable(page.candidatesList()->item(1)->text()));
+        // Special tokens hidden: the sinks [CLS] and [SEP] go ([MASK] stays), rows renormalised.
+        page.document()->setHideSpecial(true);
+        const auto hidden = page.document()->shown();
+        QCOMPARE(hidden.values.rows(), Eigen::Index(e.ids.size() - 2));
+        QVERIFY(hidden.rows.contains("[MASK]"));
+        QVERIFY((hidden.values.rowwise().sum().array() - 1.0f).abs().maxCoeff() < 1e-5f);
+        grab(page, "text-bert.png");
+    }
+
+    void gpt2GenerationSteps() {
+        TextPage page(nullptr, kData + "/gpt2");
+        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->hasModel(), 30000);
+        page.setText(QStringLiteral("Hello, world! The cat"));
+        page.setNewTokens(5);
+        QSignalSpy ready(&page, &TextPage::resultReady);
+        page.runText();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->run() && page.document()->run()->generated() == 5, 30000);
+        const auto& run = *page.document()->run();
+        const int p = run.promptLength;
+        QCOMPARE(page.document()->step(), 5);
+        QCOMPARE(page.matrixView()->matrix().rows(), Eigen::Index(p + 5));
+        // The page's rows are the engine's: a full forward over the same ids gives the same matrix (lower triangle).
+        const auto folder = loadTextFolder((kData + "/gpt2").toStdString());
+        const TextForward full = folder.forward(run.ids);
+        const RowMatrix mine = page.document()->tokenMatrix(1, 3);
+        QVERIFY(((mine - RowMatrix(full.attentions.slice2d({1, 3}))).array().abs().maxCoeff()) < 5e-5f);
+        // Generated greedily: each token is the first candidate of the step before.
+        for (int s = 0; s < 5; ++s) QCOMPARE(run.ids[size_t(p + s)], run.candidates[size_t(s)].front().id);
+        // Step back twice: two rows fewer, the candidates those after p + 3 tokens.
+        page.stepBack();
+        page.stepBack();
+        QCOMPARE(page.document()->step(), 3);
+        QCOMPARE(page.matrixView()->matrix().rows(), Eigen::Index(p + 3));
+        QCOMPARE(page.candidatesList()->count(), 10);
+        QVERIFY(page.candidatesList()->item(0)->font().bold()); // the candidate that was taken next
+        page.stepForward();
+        page.stepForward();
+        QCOMPARE(page.document()->step(), 5);
+        page.stepForward(); // at the end: one more token, generated through the cache
+        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->run()->generated() == 6, 30000);
+        QCOMPARE(page.document()->step(), 6);
+        // Words: pieces without a leading space join the word before.
+        page.document()->setWordLevel(true);
+        QVERIFY(page.document()->shown().values.rows() < p + 6);
+        // The Model tab: layers × heads tiles; a click shows that head.
+        page.findChild<QTabWidget*>("views")->setCurrentIndex(1);
+        QCOMPARE(page.modelGrid()->count(), folder.layers() * folder.heads());
+        emit page.modelGrid()->tileClicked(folder.heads() + 2);
+        QCOMPARE(page.document()->layer(), 1);
+        QCOMPARE(page.document()->head(), 2);
+        grab(page, "text-gpt2.png");
+        // JSON export: the forward pass over the visible tokens.
+        QTemporaryDir dir;
+        page.exportTo(dir.filePath("run.json"));
+        QFile f(dir.filePath("run.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject j = QJsonDocument::fromJson(f.readAll()).object();
+        QCOMPARE(j["model_type"].toString(), QString("gpt2"));
+        QCOMPARE(j["ids"].toArray().size(), qsizetype(p + 6));
+    }
+
+    void cancelAndBadFolder() {
+        TextPage page(nullptr, kData + "/gpt2");
+        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->hasModel(), 30000);
+        page.setText(QStringLiteral("The"));
+        page.setNewTokens(60);
+        page.runText();
+        page.cancel();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(page), 30000);
+        QVERIFY2(page.statusText().contains("Cancelled") || page.document()->run(), qPrintable(page.statusText()));
+        // A broken folder: the message names it, the model stays.
+        QTemporaryDir bad;
+        QFile::copy(kData + "/gpt2/config.json", bad.filePath("config.json"));
+        QSignalSpy failed(&page, &TextPage::failed);
+        page.openModel(bad.path());
+        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && failed.count() == 1, 30000);
+        QVERIFY2(page.message().contains("vocab.json"), qPrintable(page.message()));
+        QCOMPARE(page.loadedModelDir(), kData + "/gpt2");
+        QVERIFY(page.document()->hasModel());
+        // Too long for the model's 64 positions: one message, nothing else changes.
+        page.setText(QString("word ").repeated(80));
+        page.setNewTokens(0);
+        page.runText();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && failed.count() == 2, 30000);
+        QVERIFY2(page.message().contains("too long"), qPrintable(page.message()));
+    }
+};
+
+QTEST_MAIN(TestTextPage)
+#include "test_text_page.moc"

@@ -1,0 +1,221 @@
+#include "ui/text/text_document.h"
+
+#include "core/analysis/word_merge.h"
+#include "core/util/error.h"
+#include "ui/render/string_lists.h"
+
+#include <QFileInfo>
+
+#include <algorithm>
+
+namespace attnlens::ui {
+
+namespace {
+
+constexpr int kCandidates = 10;
+
+// Token texts for display: GPT-2's decoded bytes (spaces shown as "·" at the start), WordPiece tokens as they are.
+std::string displayText(const TextFolder& folder, int id) { return folder.tokenText(id); }
+
+} // namespace
+
+TextDocument::TextDocument(QObject* parent) : QObject(parent) {}
+
+std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, const std::string& text, Gpt2Cache* cache,
+                                                     const Callbacks& callbacks) {
+    auto run = std::make_shared<TextRun>();
+    const TextEncoding e = folder.encode(text);
+    if (e.ids.empty()) throw Error("the text has no tokens");
+    if (static_cast<int>(e.ids.size()) > folder.maxPositions())
+        throw Error("the text is too long: " + std::to_string(e.ids.size()) + " tokens, the model has " +
+                    std::to_string(folder.maxPositions()) + " positions");
+    callbacks.checkCancel();
+    run->tokens = e.tokens;
+    run->ids = e.ids;
+    for (int id : e.ids) run->texts.push_back(displayText(folder, id));
+    run->promptLength = static_cast<int>(e.ids.size());
+    if (folder.gpt2) {
+        *cache = folder.gpt2->newCache();
+        const TextForward f = folder.gpt2->extend(e.ids, *cache, true, true);
+        run->promptAttention = f.attentions;
+        run->candidates.push_back(topCandidates(f.logits.data(), f.logits.cols(), kCandidates));
+    } else {
+        const TextForward f = folder.bert->forward(e.ids, folder.hasLmHead());
+        run->promptAttention = f.attentions;
+        if (folder.hasLmHead())
+            for (int position : folder.maskPositions(e.ids))
+                run->maskPredictions.emplace_back(
+                    position, topCandidates(f.logits.data() + int64_t(position) * f.logits.cols(), f.logits.cols(), 5));
+    }
+    return run;
+}
+
+std::shared_ptr<const TextRun> TextDocument::extendRun(const TextFolder& folder, const TextRun& previous, int count,
+                                                       Gpt2Cache& cache, const Callbacks& callbacks) {
+    if (!folder.gpt2) throw Error("only decoder-only models generate");
+    auto run = std::make_shared<TextRun>(previous);
+    const int eos = folder.endOfTextId();
+    for (int i = 0; i < count; ++i) {
+        callbacks.checkCancel();
+        if (!run->ids.empty() && run->generated() > 0 && run->ids.back() == eos) break;
+        if (static_cast<int>(run->ids.size()) >= folder.maxPositions()) break;
+        const int next = run->candidates.back().front().id;
+        const TextForward f = folder.gpt2->extend(std::vector<int>{next}, cache, true, true);
+        run->ids.push_back(next);
+        run->tokens.push_back(folder.token(next));
+        run->texts.push_back(displayText(folder, next));
+        run->stepAttention.push_back(f.attentions);
+        run->candidates.push_back(topCandidates(f.logits.data(), f.logits.cols(), kCandidates));
+        callbacks.report(double(i + 1) / count, "token " + std::to_string(i + 1) + " of " + std::to_string(count));
+    }
+    return run;
+}
+
+void TextDocument::setModel(std::shared_ptr<const TextFolder> folder) {
+    m_folder = std::move(folder);
+    m_run.reset();
+    m_step = 0;
+    m_layer = std::max(0, m_folder ? m_folder->layers() - 1 : 0);
+    m_head = -1;
+    m_selected = -1;
+    emit modelChanged();
+    emit runChanged();
+}
+
+QString TextDocument::modelDescription() const {
+    if (!m_folder) return tr("no model");
+    return tr("%1 · %2 · %3 layers × %4 heads")
+        .arg(QFileInfo(QString::fromStdString(m_folder->dir.string())).fileName(),
+             QString::fromStdString(m_folder->modelType))
+        .arg(m_folder->layers())
+        .arg(m_folder->heads());
+}
+
+void TextDocument::setRun(std::shared_ptr<const TextRun> run) {
+    m_run = std::move(run);
+    m_step = m_run ? m_run->generated() : 0;
+    if (m_selected >= visibleTokens()) m_selected = -1;
+    emit runChanged();
+}
+
+int TextDocument::visibleTokens() const { return m_run ? m_run->promptLength + m_step : 0; }
+
+void TextDocument::setStep(int step) {
+    step = std::clamp(step, 0, m_run ? m_run->generated() : 0);
+    if (step == m_step) return;
+    m_step = step;
+    if (m_selected >= visibleTokens()) m_selected = -1;
+    emit selectionChanged();
+}
+
+void TextDocument::setLayer(int layer) {
+    layer = std::clamp(layer, 0, m_folder ? m_folder->layers() - 1 : 0);
+    if (layer == m_layer) return;
+    m_layer = layer;
+    emit selectionChanged();
+}
+
+void TextDocument::setHead(int head) {
+    head = (!m_folder || head < 0 || head >= m_folder->heads()) ? -1 : head;
+    if (head == m_head) return;
+    m_head = head;
+    emit selectionChanged();
+}
+
+void TextDocument::setFusion(HeadFusion fusion) {
+    if (fusion == m_fusion) return;
+    m_fusion = fusion;
+    emit selectionChanged();
+}
+
+void TextDocument::setSelectedToken(int row) {
+    if (row == m_selected) return;
+    m_selected = row;
+    emit selectionChanged();
+}
+
+void TextDocument::setWordLevel(bool on) {
+    if (on == m_wordLevel) return;
+    m_wordLevel = on;
+    m_selected = -1;
+    emit selectionChanged();
+}
+
+void TextDocument::setHideSpecial(bool on) {
+    if (on == m_hideSpecial) return;
+    m_hideSpecial = on;
+    m_selected = -1;
+    emit selectionChanged();
+}
+
+RowMatrix TextDocument::tokenMatrix(int layer, int head) const {
+    if (!m_run || !m_folder) return {};
+    const int n = visibleTokens(), p = m_run->promptLength;
+    RowMatrix out = RowMatrix::Zero(n, n);
+    auto pick = [&](const Tensor& attention, int rows, int cols) -> RowMatrix {
+        const Tensor layerAtt = attention.sub({layer}); // [H, rows, cols]
+        if (head >= 0) return RowMatrix(layerAtt.slice2d({head}));
+        (void)rows, (void)cols;
+        return fuseHeads(layerAtt, m_fusion);
+    };
+    out.topLeftCorner(p, p) = pick(m_run->promptAttention, p, p);
+    for (int s = 0; s < m_step; ++s) {
+        const RowMatrix row = pick(m_run->stepAttention[static_cast<size_t>(s)], 1, p + s + 1);
+        out.block(p + s, 0, 1, p + s + 1) = row;
+    }
+    return out;
+}
+
+QStringList TextDocument::visibleTokenLabels() const {
+    QStringList labels;
+    if (!m_run) return labels;
+    for (int i = 0; i < visibleTokens(); ++i) {
+        const std::string& t = m_run->tokens[static_cast<size_t>(i)];
+        labels << (isSpecialPiece(t) || !m_folder->bpe ? QString::fromStdString(t)
+                                                        : QString::fromStdString(m_run->texts[static_cast<size_t>(i)]).replace(' ', QChar(0x2423)));
+    }
+    return labels;
+}
+
+TextDocument::Shown TextDocument::shown(int layer, int head) const {
+    Shown s;
+    RowMatrix m = tokenMatrix(layer, head);
+    if (m.size() == 0) return s;
+    const int n = visibleTokens();
+    std::vector<std::string> tokens(m_run->tokens.begin(), m_run->tokens.begin() + n);
+    std::vector<std::string> texts(m_run->texts.begin(), m_run->texts.begin() + n);
+    QStringList labels = visibleTokenLabels();
+    if (m_hideSpecial) {
+        std::vector<char> keep(static_cast<size_t>(n));
+        // The attention sinks ([CLS], [SEP], [PAD], <|endoftext|>); [MASK] and [UNK] stand for words and stay.
+        for (int i = 0; i < n; ++i) {
+            const std::string& t = tokens[static_cast<size_t>(i)];
+            keep[static_cast<size_t>(i)] = !(isSpecialPiece(t) && t != "[MASK]" && t != "[UNK]");
+        }
+        if (std::count(keep.begin(), keep.end(), 1) > 0) {
+            m = dropTokens(m, keep, keep, true);
+            std::vector<std::string> t2, x2;
+            QStringList l2;
+            for (int i = 0; i < n; ++i)
+                if (keep[static_cast<size_t>(i)]) t2.push_back(tokens[static_cast<size_t>(i)]), x2.push_back(texts[static_cast<size_t>(i)]), l2 << labels[i];
+            tokens = std::move(t2), texts = std::move(x2), labels = std::move(l2);
+        }
+    }
+    if (m_wordLevel) {
+        const WordGroups g = m_folder->bpe ? groupByteBpe(tokens, texts) : groupWordPieces(tokens);
+        m = mergeToWords(m, g, g);
+        labels = toQStringList(g.words);
+    }
+    s.values = std::move(m);
+    s.rows = labels;
+    s.columns = labels;
+    return s;
+}
+
+std::vector<TextCandidate> TextDocument::stepCandidates() const {
+    if (!m_run || m_run->candidates.empty()) return {};
+    const int index = m_step;
+    return m_run->candidates[static_cast<size_t>(std::min<int>(index, static_cast<int>(m_run->candidates.size()) - 1))];
+}
+
+} // namespace attnlens::ui

@@ -1,0 +1,98 @@
+#pragma once
+// TextDocument: what the Text page shows — a BERT or GPT-2 folder, one run over the typed text (for GPT-2 also the
+// tokens generated after it, one attention row per new token, and the ten most likely next tokens at every step),
+// the step looked at, the layer / head, and the display options. No inference here: runs are made on the page's
+// worker (makeRun / extendRun are pure) and handed over with setRun().
+
+#include "core/analysis/attention_maps.h"
+#include "core/models/text_folder.h"
+
+#include <QObject>
+#include <QStringList>
+
+#include <memory>
+#include <optional>
+
+namespace attnlens::ui {
+
+struct TextRun {
+    std::vector<std::string> tokens; // prompt, then the generated tokens
+    std::vector<std::string> texts;  // what each token stands for ("Ġworld" → " world")
+    std::vector<int> ids;
+    int promptLength = 0;
+    Tensor promptAttention;             // [L, H, P, P]
+    std::vector<Tensor> stepAttention;  // generated token s: [L, H, 1, P + s + 1]
+    // candidates[s]: the ten most likely tokens after the first P + s tokens (s = 0 … generated); GPT-2 only.
+    std::vector<std::vector<TextCandidate>> candidates;
+    // BERT with an LM head: the top 5 at each [MASK] (position, candidates).
+    std::vector<std::pair<int, std::vector<TextCandidate>>> maskPredictions;
+    int generated() const { return static_cast<int>(stepAttention.size()); }
+};
+
+class TextDocument : public QObject {
+    Q_OBJECT
+public:
+    explicit TextDocument(QObject* parent = nullptr);
+
+    // The run over `text` (pure; on the worker): every head captured; for GPT-2 the prompt through a fresh KV cache
+    // in `cache` (kept for extendRun), for BERT the [MASK] predictions.
+    static std::shared_ptr<const TextRun> makeRun(const TextFolder& folder, const std::string& text, Gpt2Cache* cache,
+                                                  const Callbacks& callbacks = {});
+    // `run` with `count` more greedy tokens through `cache` (pure; on the worker). Stops after <|endoftext|> and at the
+    // model's last position.
+    static std::shared_ptr<const TextRun> extendRun(const TextFolder& folder, const TextRun& run, int count, Gpt2Cache& cache,
+                                                    const Callbacks& callbacks = {});
+
+    void setModel(std::shared_ptr<const TextFolder> folder);
+    const std::shared_ptr<const TextFolder>& model() const { return m_folder; }
+    bool hasModel() const { return m_folder != nullptr; }
+    QString modelDescription() const;
+
+    void setRun(std::shared_ptr<const TextRun> run); // shows its last step
+    const std::shared_ptr<const TextRun>& run() const { return m_run; }
+
+    // --- what is looked at ---------------------------------------------------------------------------------
+    int step() const { return m_step; } // generated tokens shown (0: the prompt only)
+    void setStep(int step);             // clamped to the run
+    int visibleTokens() const;          // prompt + step
+    int layer() const { return m_layer; }
+    void setLayer(int layer);
+    int head() const { return m_head; } // -1: fused with fusion()
+    void setHead(int head);
+    HeadFusion fusion() const { return m_fusion; }
+    void setFusion(HeadFusion fusion);
+    int selectedToken() const { return m_selected; } // a row of the shown matrix; -1 none
+    void setSelectedToken(int row);
+    bool wordLevel() const { return m_wordLevel; }
+    void setWordLevel(bool on);
+    bool hideSpecial() const { return m_hideSpecial; }
+    void setHideSpecial(bool on);
+
+    // The attention of `layer` / `head` (or the fusion) over the visible tokens, [visible, visible] (GPT-2: row i
+    // is token i's attention when it was added; above the diagonal 0), before word merging / hiding.
+    RowMatrix tokenMatrix(int layer, int head) const;
+    // As shown: words merged and special tokens hidden as chosen (rows renormalised over the kept keys).
+    struct Shown {
+        RowMatrix values;
+        QStringList rows, columns;
+    };
+    Shown shown(int layer, int head) const;
+    Shown shown() const { return shown(m_layer, m_head); }
+    QStringList visibleTokenLabels() const;
+    // The ten most likely next tokens after the visible ones (GPT-2; the next step takes the first). Empty for BERT.
+    std::vector<TextCandidate> stepCandidates() const;
+
+signals:
+    void modelChanged();
+    void runChanged();
+    void selectionChanged();
+
+private:
+    std::shared_ptr<const TextFolder> m_folder;
+    std::shared_ptr<const TextRun> m_run;
+    int m_step = 0, m_layer = 0, m_head = -1, m_selected = -1;
+    HeadFusion m_fusion = HeadFusion::Mean;
+    bool m_wordLevel = false, m_hideSpecial = false;
+};
+
+} // namespace attnlens::ui

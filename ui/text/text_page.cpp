@@ -1,0 +1,639 @@
+#include "ui/text/text_page.h"
+
+#include "core/util/error.h"
+#include "ui/render/attention_lines.h"
+#include "ui/render/heatmap_image.h"
+#include "ui/shell/inference_worker.h"
+#include "ui/vision/map_grid_view.h"
+#include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/job_status.h"
+#include "ui/widgets/page_message.h"
+#include "ui/widgets/page_parts.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QShortcut>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTimer>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace attnlens::ui {
+
+// The GPT-2 cache of the run on screen: only worker jobs read or write it (they run one at a time, in order).
+struct TextPage::CacheSlot {
+    Gpt2Cache cache;
+    std::shared_ptr<const TextRun> run; // the run the cache belongs to
+};
+
+// The head view of the shown layer: the visible tokens on both sides, one colour per head; hover or click a token.
+class TextLinesCanvas : public QWidget {
+public:
+    explicit TextLinesCanvas(TextDocument* doc, QWidget* parent) : QWidget(parent), m_doc(doc) {
+        setObjectName(QStringLiteral("lines"));
+        setMouseTracking(true);
+    }
+    void refresh() {
+        m_scene = {};
+        if (m_doc->run()) {
+            const auto shown = m_doc->shown(m_doc->layer(), 0);
+            m_scene.left = shown.rows;
+            m_scene.right = shown.columns;
+            for (int h = 0; h < (m_doc->model() ? m_doc->model()->heads() : 0); ++h) {
+                m_scene.heads.push_back(m_doc->shown(m_doc->layer(), h).values);
+                m_scene.enabled.push_back(m_doc->head() < 0 || m_doc->head() == h);
+            }
+        }
+        m_geometry = layoutAttentionLines(m_scene, std::max(width(), 360), font());
+        setMinimumHeight(m_geometry.size.height());
+        update();
+    }
+
+protected:
+    void paintEvent(QPaintEvent*) override {
+        QPainter p(this);
+        p.fillRect(rect(), palette().base());
+        if (m_scene.left.isEmpty()) return;
+        p.setRenderHint(QPainter::Antialiasing);
+        const AttentionLineFocus focus{m_doc->selectedToken(), -1};
+        paintAttentionLines(p, m_scene, m_geometry, focus);
+        paintAttentionLabels(p, m_scene, m_geometry, focus);
+    }
+    void resizeEvent(QResizeEvent*) override { refresh(); }
+    void mousePressEvent(QMouseEvent* e) override {
+        const int row = m_geometry.rowAt(e->position().y(), static_cast<int>(m_scene.left.size()));
+        m_doc->setSelectedToken(row == m_doc->selectedToken() ? -1 : row);
+    }
+
+private:
+    TextDocument* m_doc;
+    AttentionLineScene m_scene;
+    AttentionLineGeometry m_geometry;
+};
+
+namespace {
+
+constexpr const char* kBuiltin = "gpt2-en-tiny";
+constexpr const char* kDefaultText = "The weather is nice today and we are going to";
+const QStringList kViews{"matrix", "model", "lines"};
+
+} // namespace
+
+TextPage::TextPage(QWidget* parent, const QString& modelDir)
+    : QWidget(parent), m_doc(new TextDocument(this)), m_worker(new InferenceWorker(this)),
+      m_cache(std::make_shared<CacheSlot>()) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(8, 6, 8, 4);
+    layout->setSpacing(6);
+    layout->addWidget(buildTopBar());
+    m_message = new PageMessage(this);
+    m_message->setObjectName(QStringLiteral("message"));
+    layout->addWidget(m_message);
+    m_output = new QLabel(this);
+    m_output->setObjectName(QStringLiteral("output"));
+    m_output->setWordWrap(true);
+    m_output->setTextFormat(Qt::RichText);
+    layout->addWidget(m_output);
+    layout->addWidget(buildSelectors());
+    layout->addWidget(buildViews(), 1);
+    auto* statusRow = new QHBoxLayout;
+    m_status = new QLabel(this);
+    m_status->setObjectName(QStringLiteral("status"));
+    statusRow->addWidget(m_status, 1);
+    statusRow->addWidget(new JobStatus(m_worker, this, [this] { cancel(); }));
+    layout->addLayout(statusRow);
+
+    m_playTimer = new QTimer(this);
+    m_playTimer->setInterval(400);
+    connect(m_playTimer, &QTimer::timeout, this, [this] {
+        if (m_worker->pendingJobs() > 0) return;
+        if (!m_doc->run() || m_doc->step() >= m_doc->run()->generated()) return setPlaying(false);
+        m_doc->setStep(m_doc->step() + 1);
+    });
+    auto shortcut = [this](QKeySequence keys, auto fn) {
+        auto* s = new QShortcut(keys, this);
+        s->setContext(Qt::WidgetWithChildrenShortcut);
+        connect(s, &QShortcut::activated, this, fn);
+    };
+    shortcut(QKeySequence(Qt::ALT | Qt::Key_Right), [this] { stepForward(); });
+    shortcut(QKeySequence(Qt::ALT | Qt::Key_Left), [this] { stepBack(); });
+
+    connect(m_doc, &TextDocument::runChanged, this, &TextPage::refresh);
+    connect(m_doc, &TextDocument::selectionChanged, this, &TextPage::refresh);
+    connect(m_doc, &TextDocument::modelChanged, this, &TextPage::syncControls);
+    connectWorker();
+    m_input->setText(QString::fromLatin1(kDefaultText));
+    QString dir = modelDir;
+    if (dir.isEmpty()) {
+        QString missing;
+        dir = builtinModelPath(kBuiltin, tr("text"), missing);
+        if (dir.isEmpty()) m_message->showError(missing);
+    }
+    syncControls();
+    if (!dir.isEmpty()) openModel(dir);
+}
+
+TextPage::~TextPage() = default;
+
+QWidget* TextPage::buildTopBar() {
+    QFrame* bar = panelFrame(this, QStringLiteral("topBar"));
+    auto* row = new QHBoxLayout(bar);
+    row->setContentsMargins(8, 6, 8, 6);
+    m_input = new QLineEdit(bar);
+    m_input->setObjectName(QStringLiteral("textInput"));
+    m_input->setPlaceholderText(tr("Type English text; BERT: put [MASK] where a word is missing"));
+    m_input->setClearButtonEnabled(true);
+    connect(m_input, &QLineEdit::returnPressed, this, &TextPage::runText);
+    m_run = new QPushButton(tr("Run"), bar);
+    m_run->setObjectName(QStringLiteral("runButton"));
+    connect(m_run, &QPushButton::clicked, this, &TextPage::runText);
+    m_newTokens = new QSpinBox(bar);
+    m_newTokens->setObjectName(QStringLiteral("newTokens"));
+    m_newTokens->setRange(0, 512);
+    m_newTokens->setValue(12);
+    m_newTokens->setPrefix(tr("generate "));
+    m_newTokens->setSuffix(tr(" tokens"));
+    m_back = new QToolButton(bar);
+    m_back->setObjectName(QStringLiteral("stepBack"));
+    m_back->setText(tr("◀ Back"));
+    m_back->setToolTip(tr("One generated token back (Alt+Left)"));
+    connect(m_back, &QToolButton::clicked, this, &TextPage::stepBack);
+    m_forward = new QToolButton(bar);
+    m_forward->setObjectName(QStringLiteral("stepForward"));
+    m_forward->setText(tr("Step ▶"));
+    m_forward->setToolTip(tr("The next generated token; at the end, one more (Alt+Right)"));
+    connect(m_forward, &QToolButton::clicked, this, &TextPage::stepForward);
+    m_play = new QToolButton(bar);
+    m_play->setObjectName(QStringLiteral("play"));
+    m_play->setText(tr("▶ Play"));
+    m_play->setCheckable(true);
+    connect(m_play, &QToolButton::toggled, this, &TextPage::setPlaying);
+    m_modelLabel = new QLabel(bar);
+    mute(m_modelLabel);
+    row->addWidget(new QLabel(tr("Text"), bar));
+    row->addWidget(m_input, 1);
+    row->addWidget(m_run);
+    row->addWidget(m_newTokens);
+    row->addWidget(m_back);
+    row->addWidget(m_forward);
+    row->addWidget(m_play);
+    row->addWidget(m_modelLabel);
+    row->addWidget(exportMenuButton(bar, {{tr("This view as PNG…"),
+                                           [this] {
+                                               const QString path = QFileDialog::getSaveFileName(this, tr("Export view"), {}, tr("PNG (*.png)"));
+                                               if (!path.isEmpty()) try { exportTo(path); } catch (const Error& e) { m_message->showError(e.what()); }
+                                           }},
+                                          {tr("The run as JSON (tokens, ids, attentions)…"), [this] {
+                                               const QString path = QFileDialog::getSaveFileName(this, tr("Export JSON"), {}, tr("JSON (*.json)"));
+                                               if (!path.isEmpty()) try { exportTo(path); } catch (const Error& e) { m_message->showError(e.what()); }
+                                           }}}));
+    return bar;
+}
+
+QWidget* TextPage::buildSelectors() {
+    auto* w = new QWidget(this);
+    auto* row = new QHBoxLayout(w);
+    row->setContentsMargins(0, 0, 0, 0);
+    m_layer = new QSpinBox(w);
+    m_layer->setObjectName(QStringLiteral("layer"));
+    m_layer->setPrefix(tr("layer "));
+    connect(m_layer, &QSpinBox::valueChanged, m_doc, &TextDocument::setLayer);
+    m_head = new QComboBox(w);
+    m_head->setObjectName(QStringLiteral("head"));
+    connect(m_head, &QComboBox::activated, this, [this](int index) {
+        if (index <= 1) {
+            m_doc->setFusion(index == 0 ? HeadFusion::Mean : HeadFusion::Max);
+            m_doc->setHead(-1);
+        } else {
+            m_doc->setHead(index - 2);
+        }
+    });
+    m_wordLevel = new QCheckBox(tr("Words"), w);
+    m_wordLevel->setObjectName(QStringLiteral("wordLevel"));
+    m_wordLevel->setToolTip(tr("Merge \"##\" pieces (BERT) and pieces without a leading space (GPT-2) into words: keys "
+                               "summed, queries averaged"));
+    connect(m_wordLevel, &QCheckBox::toggled, m_doc, &TextDocument::setWordLevel);
+    m_hideSpecial = new QCheckBox(tr("Hide special tokens"), w);
+    m_hideSpecial->setObjectName(QStringLiteral("hideSpecial"));
+    m_hideSpecial->setToolTip(tr("Hide [CLS], [SEP] and <|endoftext|> — the attention sinks — and renormalise each row over "
+                                 "the tokens left ([MASK] stays)"));
+    connect(m_hideSpecial, &QCheckBox::toggled, m_doc, &TextDocument::setHideSpecial);
+    row->addWidget(new QLabel(tr("Show"), w));
+    row->addWidget(m_layer);
+    row->addWidget(m_head);
+    row->addWidget(m_wordLevel);
+    row->addWidget(m_hideSpecial);
+    row->addStretch(1);
+    return w;
+}
+
+QWidget* TextPage::buildViews() {
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    split->setObjectName(QStringLiteral("textSplitter"));
+    m_tabs = new QTabWidget(split);
+    m_tabs->setObjectName(QStringLiteral("views"));
+    m_matrix = new HeatmapView(m_tabs);
+    m_matrix->setObjectName(QStringLiteral("matrix"));
+    m_matrix->setAxisTitles(tr("query (attends)"), tr("key (attended to)"));
+    connect(m_matrix, &HeatmapView::rowSelected, m_doc, &TextDocument::setSelectedToken);
+    m_tabs->addTab(m_matrix, tr("Matrix"));
+    m_grid = new MapGridView(m_tabs);
+    m_grid->setObjectName(QStringLiteral("modelGrid"));
+    connect(m_grid, &MapGridView::tileClicked, this, [this](int index) {
+        if (!m_doc->model()) return;
+        const int heads = m_doc->model()->heads();
+        m_doc->setLayer(index / heads);
+        m_doc->setHead(index % heads);
+        m_tabs->setCurrentIndex(0);
+    });
+    m_tabs->addTab(m_grid, tr("Model (layers × heads)"));
+    auto* scroll = new QScrollArea(m_tabs);
+    scroll->setWidgetResizable(true);
+    m_lines = new TextLinesCanvas(m_doc, scroll);
+    scroll->setWidget(m_lines);
+    m_tabs->addTab(scroll, tr("Lines"));
+    connect(m_tabs, &QTabWidget::currentChanged, this, &TextPage::refresh);
+    auto* side = new QWidget(split);
+    auto* sideLayout = new QVBoxLayout(side);
+    sideLayout->setContentsMargins(4, 0, 0, 0);
+    m_candidatesTitle = caption(tr("Next token"), side);
+    m_candidates = new QListWidget(side);
+    m_candidates->setObjectName(QStringLiteral("candidates"));
+    sideLayout->addWidget(m_candidatesTitle);
+    sideLayout->addWidget(m_candidates, 1);
+    split->addWidget(m_tabs);
+    split->addWidget(side);
+    split->setStretchFactor(0, 4);
+    split->setStretchFactor(1, 1);
+    return split;
+}
+
+void TextPage::connectWorker() {
+    connect(m_worker, &InferenceWorker::busyChanged, this, [this](bool) { syncControls(); });
+    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& message) {
+        setPlaying(false);
+        m_restore.reset();
+        m_loadingDir.clear();
+        m_message->showError(message);
+        showStatus(message, true);
+        emit failed(message);
+    });
+    connect(m_worker, &InferenceWorker::cancelled, this, [this](int) {
+        if (m_worker->pendingJobs() == 0) m_restore.reset(), m_loadingDir.clear();
+        showStatus(tr("Cancelled."));
+    });
+}
+
+void TextPage::showStatus(const QString& text, bool error) {
+    m_status->setText(text);
+    m_status->setStyleSheet(error ? QStringLiteral("color: %1").arg(errorColor(palette()).name()) : QString());
+}
+
+QString TextPage::message() const { return m_message->message(); }
+QString TextPage::statusText() const { return m_status->text(); }
+bool TextPage::isBusy() const { return m_worker->pendingJobs() > 0; }
+void TextPage::setText(const QString& text) { m_input->setText(text); }
+QString TextPage::text() const { return m_input->text(); }
+void TextPage::setNewTokens(int n) { m_newTokens->setValue(n); }
+
+void TextPage::openModel(const QString& dir) {
+    setPlaying(false);
+    m_loadingDir = dir;
+    ++m_generation;
+    showStatus(tr("Loading %1…").arg(dir));
+    auto cache = m_cache;
+    m_worker->run<std::shared_ptr<const TextFolder>>(
+        tr("Loading %1").arg(QFileInfo(dir).fileName()),
+        [dir, cache](const Callbacks& cb) {
+            cache->run.reset();
+            return std::make_shared<const TextFolder>(loadTextFolder(dir.toStdString(), cb));
+        },
+        [this, dir](std::shared_ptr<const TextFolder> folder) {
+            m_loadingDir.clear();
+            m_modelDir = dir;
+            m_doc->setModel(std::move(folder));
+            m_message->dismiss();
+            showStatus(tr("Loaded %1.").arg(m_doc->modelDescription()));
+            emit modelLoaded();
+            if (m_restore) continueRestore();
+            else if (!m_input->text().trimmed().isEmpty()) runText();
+        });
+}
+
+void TextPage::reloadModel() {
+    if (!m_modelDir.isEmpty()) openModel(m_modelDir);
+}
+
+void TextPage::runText() {
+    if (!m_doc->hasModel()) {
+        showStatus(tr("No model loaded: open a BERT or GPT-2 folder with File → Open model…"), true);
+        return;
+    }
+    const QString text = m_input->text();
+    if (text.trimmed().isEmpty()) {
+        showStatus(tr("Type a text first."), true);
+        return;
+    }
+    setPlaying(false);
+    const auto folder = m_doc->model();
+    const int count = folder->decoderOnly() ? m_newTokens->value() : 0;
+    const int generation = ++m_generation;
+    auto cache = m_cache;
+    m_worker->run<std::shared_ptr<const TextRun>>(
+        folder->decoderOnly() ? tr("Generating") : tr("Running"),
+        [folder, cache, count, text = text.toStdString()](const Callbacks& cb) {
+            auto run = TextDocument::makeRun(*folder, text, &cache->cache, cb);
+            if (count > 0) run = TextDocument::extendRun(*folder, *run, count, cache->cache, cb);
+            cache->run = run;
+            return run;
+        },
+        [this, generation](std::shared_ptr<const TextRun> run) {
+            if (generation != m_generation) return;
+            m_doc->setRun(std::move(run));
+            const auto& r = *m_doc->run();
+            showStatus(m_doc->model()->decoderOnly()
+                           ? tr("%1 prompt tokens, %2 generated. Step back with ◀ or Alt+Left.").arg(r.promptLength).arg(r.generated())
+                           : tr("%1 tokens.").arg(r.promptLength));
+            if (m_restore) {
+                const int step = m_restore->value("step").toInt(-1);
+                if (step >= 0) m_doc->setStep(step);
+                m_restore.reset();
+            }
+            emit resultReady();
+        });
+}
+
+void TextPage::generateMore(int count) {
+    const auto folder = m_doc->model();
+    const auto shown = m_doc->run();
+    if (!folder || !folder->decoderOnly() || !shown) return;
+    const int generation = m_generation;
+    auto cache = m_cache;
+    m_worker->run<std::shared_ptr<const TextRun>>(
+        tr("Generating"),
+        [folder, cache, shown, count](const Callbacks& cb) {
+            if (cache->run != shown) throw Error("the run changed; press Run again");
+            auto run = TextDocument::extendRun(*folder, *shown, count, cache->cache, cb);
+            cache->run = run;
+            return run;
+        },
+        [this, generation](std::shared_ptr<const TextRun> run) {
+            if (generation != m_generation) return;
+            const int before = m_doc->run() ? m_doc->run()->generated() : 0;
+            m_doc->setRun(std::move(run));
+            if (m_doc->run()->generated() == before) showStatus(tr("Generation ended (end of text or the model's last position)."));
+            emit resultReady();
+        });
+}
+
+void TextPage::stepForward() {
+    if (!m_doc->run()) return;
+    if (m_doc->step() < m_doc->run()->generated()) {
+        m_doc->setStep(m_doc->step() + 1);
+        emit resultReady();
+    } else {
+        generateMore(1);
+    }
+}
+
+void TextPage::stepBack() {
+    if (!m_doc->run() || m_doc->step() == 0) return;
+    m_doc->setStep(m_doc->step() - 1);
+    emit resultReady();
+}
+
+void TextPage::setPlaying(bool on) {
+    if (on && (!m_doc->run() || !m_doc->model()->decoderOnly())) on = false;
+    if (on && m_doc->step() >= m_doc->run()->generated()) m_doc->setStep(0);
+    if (on) m_playTimer->start();
+    else m_playTimer->stop();
+    const QSignalBlocker block(m_play);
+    m_play->setChecked(on);
+    m_play->setText(on ? tr("❚❚ Pause") : tr("▶ Play"));
+}
+
+void TextPage::cancel() {
+    setPlaying(false);
+    ++m_generation;
+    m_worker->cancel();
+}
+
+void TextPage::syncControls() {
+    const auto& folder = m_doc->model();
+    const bool decoder = folder && folder->decoderOnly();
+    m_newTokens->setVisible(decoder);
+    m_back->setVisible(decoder);
+    m_forward->setVisible(decoder);
+    m_play->setVisible(decoder);
+    m_run->setText(decoder ? tr("Generate") : tr("Run"));
+    m_modelLabel->setText(m_doc->modelDescription());
+    const QSignalBlocker b1(m_layer), b2(m_head);
+    m_layer->setRange(0, folder ? folder->layers() - 1 : 0);
+    m_layer->setValue(m_doc->layer());
+    if (m_head->count() != (folder ? folder->heads() + 2 : 2)) {
+        m_head->clear();
+        m_head->addItems({tr("Mean of heads"), tr("Max of heads")});
+        for (int h = 0; h < (folder ? folder->heads() : 0); ++h) m_head->addItem(tr("Head %1").arg(h));
+    }
+    m_head->setCurrentIndex(m_doc->head() >= 0 ? m_doc->head() + 2 : m_doc->fusion() == HeadFusion::Max ? 1 : 0);
+    // Run stays available while a job runs: a new run supersedes the one in progress (its result is dropped).
+    const bool busy = m_worker->isBusy();
+    m_run->setEnabled(folder != nullptr);
+    const auto& run = m_doc->run();
+    m_back->setEnabled(run && m_doc->step() > 0);
+    m_forward->setEnabled(run != nullptr && !busy);
+    m_candidatesTitle->setText(decoder ? tr("Next token (top 10)") : tr("[MASK] predictions (top 5)"));
+}
+
+void TextPage::refresh() {
+    syncControls();
+    const auto& run = m_doc->run();
+    if (!run) {
+        m_matrix->setMatrix(RowMatrix());
+        m_grid->clear();
+        m_lines->refresh();
+        m_output->clear();
+        m_candidates->clear();
+        return;
+    }
+    // The text so far: the prompt, then the generated tokens up to the step, the newest marked.
+    QString out = QStringLiteral("<b>%1</b>").arg(QString::fromStdString(m_doc->model()->decoderOnly() ? "" : "tokens: "));
+    for (int i = 0; i < m_doc->visibleTokens(); ++i) {
+        QString t = (m_doc->model()->bpe ? QString::fromStdString(run->texts[size_t(i)]) : QString::fromStdString(run->tokens[size_t(i)]) + " ")
+                        .toHtmlEscaped();
+        if (i >= run->promptLength) t = QStringLiteral("<span style='color:%1'>%2</span>").arg(palette().highlight().color().name(), t);
+        if (i == m_doc->visibleTokens() - 1 && i >= run->promptLength) t = "<u>" + t + "</u>";
+        out += t;
+    }
+    m_output->setText(out);
+    const TextDocument::Shown shown = m_doc->shown();
+    m_matrix->setMatrix(shown.values, shown.rows, shown.columns);
+    if (m_doc->selectedToken() >= 0 && m_doc->selectedToken() < shown.values.rows()) m_matrix->selectRow(m_doc->selectedToken());
+    else if (m_doc->model()->decoderOnly() && m_doc->step() > 0) m_matrix->selectRow(static_cast<int>(shown.values.rows()) - 1);
+    if (m_tabs->currentIndex() == 1) {
+        std::vector<QImage> tiles;
+        QStringList titles;
+        const int layers = m_doc->model()->layers(), heads = m_doc->model()->heads();
+        for (int l = 0; l < layers; ++l)
+            for (int h = 0; h < heads; ++h) {
+                tiles.push_back(heatmapImage(m_doc->shown(l, h).values, ColorMap::Viridis).scaled(96, 96, Qt::IgnoreAspectRatio, Qt::FastTransformation));
+                titles << tr("L%1 H%2").arg(l).arg(h);
+            }
+        m_grid->setMaxColumns(heads);
+        m_grid->setTiles(std::move(tiles), titles);
+        if (m_doc->head() >= 0) m_grid->setSelected(m_doc->layer() * heads + m_doc->head());
+    }
+    if (m_tabs->currentIndex() == 2) m_lines->refresh();
+    refreshCandidates();
+}
+
+void TextPage::refreshCandidates() {
+    m_candidates->clear();
+    const auto& run = m_doc->run();
+    if (!run) return;
+    const auto& folder = *m_doc->model();
+    if (folder.decoderOnly()) {
+        const int chosen = m_doc->visibleTokens() < static_cast<int>(run->ids.size()) ? run->ids[size_t(m_doc->visibleTokens())] : -1;
+        for (const TextCandidate& c : m_doc->stepCandidates()) {
+            auto* item = new QListWidgetItem(QStringLiteral("%1   %2 %").arg(QString::fromStdString(folder.tokenText(c.id)).replace(' ', QChar(0x2423)),
+                                                                          QString::number(100.0 * c.probability, 'f', 1)),
+                                             m_candidates);
+            if (c.id == chosen) {
+                QFont f = item->font();
+                f.setBold(true);
+                item->setFont(f);
+            }
+        }
+    } else {
+        for (const auto& [position, top] : run->maskPredictions) {
+            auto* header = new QListWidgetItem(tr("[MASK] at %1").arg(position), m_candidates);
+            QFont bold = header->font();
+            bold.setBold(true);
+            header->setFont(bold);
+            for (const TextCandidate& c : top)
+                new QListWidgetItem(QStringLiteral("   %1   %2 %").arg(QString::fromStdString(folder.token(c.id)),
+                                                                     QString::number(100.0 * c.probability, 'f', 1)),
+                                    m_candidates);
+        }
+        if (run->maskPredictions.empty())
+            new QListWidgetItem(folder.hasLmHead() ? tr("Type [MASK] in the text to see what the model predicts there.")
+                                                   : tr("This folder has no masked-LM head (a BertModel)."),
+                                m_candidates);
+    }
+}
+
+void TextPage::exportTo(const QString& path) {
+    const auto& run = m_doc->run();
+    if (!run) throw Error("nothing to export yet: run a text first");
+    if (path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)) {
+        // The forward pass over every token on screen, as `attnlens-cli text --json` writes it.
+        const std::vector<int> ids(run->ids.begin(), run->ids.begin() + m_doc->visibleTokens());
+        const TextForward f = m_doc->model()->forward(ids, false);
+        nlohmann::json j = {{"model_type", m_doc->model()->modelType},
+                            {"tokens", std::vector<std::string>(run->tokens.begin(), run->tokens.begin() + m_doc->visibleTokens())},
+                            {"ids", ids}};
+        std::vector<float> values(f.attentions.data(), f.attentions.data() + f.attentions.numel());
+        j["attentions_shape"] = f.attentions.shape();
+        j["attentions"] = values;
+        std::ofstream out(path.toStdString());
+        out << j.dump() << "\n";
+        if (!out) throw Error("cannot write '" + path.toStdString() + "'");
+        return;
+    }
+    QWidget* view = m_tabs->currentWidget();
+    if (!view->grab().save(path, "PNG")) throw Error("cannot write '" + path.toStdString() + "'");
+}
+
+QString TextPage::viewTitle() const { return tr("Text: attention inside BERT and GPT-2"); }
+
+QString TextPage::viewExplanation() const {
+    return tr("<p>Each row of the <b>Matrix</b> is one token asking \"which tokens matter for me?\"; its cells are "
+              "the attention weights over the tokens it can see, and they add up to 1. In GPT-2 a token sees only "
+              "the tokens before it (the causal mask): the upper triangle is empty. BERT sees the whole text.</p>"
+              "<p><b>Generate</b> adds GPT-2's most likely next token again and again, reusing the keys and values of the "
+              "tokens before (the KV cache). Step back and forth to watch each new token's row appear, and the list "
+              "on the right shows the ten tokens the model considered next.</p>"
+              "<p>[CLS], [SEP] and <|endoftext|> often collect much of the attention (\"attention sinks\"): tick "
+              "<i>Hide special tokens</i> to see how the rest is shared. <i>Words</i> merges sub-word pieces.</p>"
+              "<p>With BERT, type [MASK] for a missing word: the predictions for it appear on the right.</p>");
+}
+
+// --- session -------------------------------------------------------------------------------------------------
+
+QJsonObject TextPage::saveSession() const {
+    QJsonObject s;
+    saveModelDir(s, m_modelDir, kBuiltin);
+    s.insert("input", m_input->text());
+    s.insert("new_tokens", m_newTokens->value());
+    s.insert("ran", m_doc->run() != nullptr);
+    s.insert("step", m_doc->step());
+    s.insert("layer", m_doc->layer());
+    s.insert("head", m_doc->head());
+    s.insert("fusion", m_doc->fusion() == HeadFusion::Max ? "max" : "mean");
+    s.insert("view", kViews.value(m_tabs->currentIndex()));
+    s.insert("word_level", m_doc->wordLevel());
+    s.insert("hide_special", m_doc->hideSpecial());
+    return s;
+}
+
+QString TextPage::checkSession(const QJsonObject& state) const {
+    SessionReader r(state, QStringLiteral("pages.text"));
+    (void)r.string("model_dir");
+    (void)r.string("input");
+    (void)r.integer("new_tokens", 0, 0, m_newTokens->maximum());
+    (void)r.boolean("ran", false);
+    (void)r.integer("step", 0, 0, 100000);
+    (void)r.integer("layer", 0, 0, 1024);
+    (void)r.integer("head", -1, -1, 1024);
+    (void)r.choice("fusion", "mean", {"mean", "max"});
+    (void)r.choice("view", "matrix", kViews);
+    (void)r.boolean("word_level", false);
+    (void)r.boolean("hide_special", false);
+    return r.error();
+}
+
+void TextPage::restoreSession(const QJsonObject& state) {
+    if (!checkSession(state).isEmpty()) return;
+    setPlaying(false);
+    m_restore = state;
+    m_input->setText(state.value("input").toString());
+    m_newTokens->setValue(state.value("new_tokens").toInt(m_newTokens->value()));
+    m_doc->setWordLevel(state.value("word_level").toBool());
+    m_doc->setHideSpecial(state.value("hide_special").toBool());
+    m_tabs->setCurrentIndex(std::max(0, static_cast<int>(kViews.indexOf(state.value("view").toString("matrix")))));
+    const QString dir = sessionModelDir(state, kBuiltin);
+    if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir)) return; // that load continues it
+    if (!dir.isEmpty() && (!m_doc->hasModel() || QFileInfo(dir) != QFileInfo(m_modelDir))) {
+        openModel(dir); // then continueRestore()
+        return;
+    }
+    continueRestore();
+}
+
+// The model is the session's: its layer and head, then the run (whose result sets the step) or nothing more.
+void TextPage::continueRestore() {
+    if (!m_restore) return;
+    m_doc->setLayer(m_restore->value("layer").toInt());
+    m_doc->setFusion(m_restore->value("fusion").toString() == QLatin1String("max") ? HeadFusion::Max : HeadFusion::Mean);
+    m_doc->setHead(m_restore->value("head").toInt(-1));
+    if (m_restore->value("ran").toBool() && !m_input->text().trimmed().isEmpty()) runText();
+    else m_restore.reset();
+}
+
+} // namespace attnlens::ui

@@ -1,0 +1,133 @@
+#pragma once
+// TextPage: the "Text" workspace for BERT- and GPT-2-style models (core/models/text_folder.h). Type a text and Run:
+// BERT shows every head of its forward pass and, for each [MASK], the top predictions; GPT-2 generates token by
+// token through its KV cache — step back and forth (◀ ▶, Alt+Left/Right, play) and see each new token's attention
+// over the growing context and the ten most likely next tokens at every step. Views: Matrix (the layer / head or
+// the mean / max over heads), Model (all layers × heads, click one to show it) and Lines (BertViz's head view);
+// special tokens can be hidden and "##" / "Ġ" pieces merged into words; Export writes PNGs and the JSON of
+// `attnlens-cli text`. Loading and inference run on the page's worker (progress, Cancel); a folder that fails to load
+// leaves the previous model in place.
+//
+// Object names: "textInput", "runButton", "newTokens", "stepBack", "stepForward", "play", "layer", "head",
+// "wordLevel", "hideSpecial", "views", "matrix", "modelGrid", "lines", "candidates", "status", "message".
+
+#include "ui/shell/help_dialogs.h"
+#include "ui/shell/model_page.h"
+#include "ui/shell/session.h"
+#include "ui/text/text_document.h"
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QPushButton;
+class QSpinBox;
+class QTabWidget;
+class QTimer;
+class QToolButton;
+
+namespace attnlens::ui {
+
+class HeatmapView;
+class InferenceWorker;
+class MapGridView;
+class PageMessage;
+class TextLinesCanvas;
+
+class TextPage : public QWidget, public ModelPage, public ExplainedPage, public SessionPage {
+    Q_OBJECT
+public:
+    // modelDir empty: the built-in gpt2-en-tiny.
+    explicit TextPage(QWidget* parent = nullptr, const QString& modelDir = {});
+    ~TextPage() override;
+
+    QString viewTitle() const override;
+    QString viewExplanation() const override;
+
+    // ModelPage
+    bool acceptsModel(ModelKind kind) const override { return kind == ModelKind::Text; }
+    void openModel(const QString& dir) override;
+    QString modelDescription() const override { return m_doc->modelDescription(); }
+    QString loadedModelDir() const override { return m_modelDir; }
+    void reloadModel() override;
+
+    // SessionPage: model, text, tokens to generate, the step, layer, head, view and display options.
+    QString sessionKey() const override { return QStringLiteral("text"); }
+    QJsonObject saveSession() const override;
+    QString checkSession(const QJsonObject& state) const override;
+    void restoreSession(const QJsonObject& state) override;
+    bool restoringSession() const override { return m_restore.has_value(); }
+
+    // Actions (buttons, tests, screenshots). Asynchronous: watch resultReady() / failed().
+    void setText(const QString& text);
+    QString text() const;
+    void setNewTokens(int n);
+    void runText();      // BERT: the forward pass; GPT-2: the prompt, then newTokens() generated tokens
+    void stepForward();  // GPT-2: the next generated token (generates one more at the end)
+    void stepBack();
+    void setPlaying(bool on);
+    void cancel();
+
+    TextDocument* document() const { return m_doc; }
+    InferenceWorker* worker() const { return m_worker; }
+    HeatmapView* matrixView() const { return m_matrix; }
+    MapGridView* modelGrid() const { return m_grid; }
+    QListWidget* candidatesList() const { return m_candidates; }
+    QString message() const;
+    QString statusText() const;
+    bool isBusy() const;
+    // Export: .png the shown view; .json the run as `attnlens-cli text --json` writes it. Throws attnlens::Error.
+    void exportTo(const QString& path);
+
+signals:
+    void modelLoaded();
+    void resultReady();
+    void failed(const QString& message);
+
+private:
+    QWidget* buildTopBar();
+    QWidget* buildSelectors();
+    QWidget* buildViews();
+    void connectWorker();
+    void refresh();
+    void refreshCandidates();
+    void syncControls();
+    void showStatus(const QString& text, bool error = false);
+    void generateMore(int count);
+    void continueRestore();
+
+    struct CacheSlot; // the GPT-2 KV cache of the run shown; touched by worker jobs only
+    TextDocument* m_doc;
+    InferenceWorker* m_worker;
+    std::shared_ptr<CacheSlot> m_cache;
+    QString m_modelDir, m_loadingDir;
+    int m_generation = 0;
+    std::optional<QJsonObject> m_restore;
+
+    QLineEdit* m_input = nullptr;
+    QPushButton* m_run = nullptr;
+    QSpinBox* m_newTokens = nullptr;
+    QToolButton* m_back = nullptr;
+    QToolButton* m_forward = nullptr;
+    QToolButton* m_play = nullptr;
+    QSpinBox* m_layer = nullptr;
+    QComboBox* m_head = nullptr;
+    QCheckBox* m_wordLevel = nullptr;
+    QCheckBox* m_hideSpecial = nullptr;
+    QLabel* m_modelLabel = nullptr;
+    QLabel* m_output = nullptr;
+    QLabel* m_status = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    HeatmapView* m_matrix = nullptr;
+    MapGridView* m_grid = nullptr;
+    TextLinesCanvas* m_lines = nullptr;
+    QListWidget* m_candidates = nullptr;
+    QLabel* m_candidatesTitle = nullptr;
+    PageMessage* m_message = nullptr;
+    QTimer* m_playTimer = nullptr;
+};
+
+} // namespace attnlens::ui
