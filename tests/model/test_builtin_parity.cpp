@@ -7,6 +7,7 @@
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/marian_folder.h"
+#include "core/models/text_folder.h"
 #include "core/models/vit_model.h"
 #include "core/vision/image_io.h"
 
@@ -41,7 +42,34 @@ private slots:
     void vit();
     void marian();
     void unet();
+    void gpt2();
 };
+
+// The Text page's built-in GPT-2 against the reference on its shipped weights: ids, every head, the last logits,
+// the greedy continuation (through the KV cache here, a full pass per token there).
+void TestBuiltinParity::gpt2() {
+    const auto files = goldenFiles("gpt2_");
+    QVERIFY(files.size() >= 3);
+    const auto folder = loadTextFolder(builtinModelDir("gpt2-en-tiny"));
+    for (const auto& file : files) {
+        const Json g = readJsonFile(file);
+        const auto e = folder.encode(g["text"].get<std::string>());
+        QCOMPARE(e.ids, g["ids"].get<std::vector<int>>());
+        const TextForward f = folder.forward(e.ids);
+        QVERIFY2(maxDiff(f.attentions, g["attentions"]) < 1e-4, file.c_str());
+        const int64_t vocab = f.logits.cols();
+        const Tensor last = Tensor::fromMatrix(f.logits.bottomRows(1)).reshaped({vocab});
+        QVERIFY2(maxDiff(last, g["last_logits"]) < 1e-4, file.c_str());
+        Gpt2Cache cache = folder.gpt2->newCache();
+        auto step = folder.gpt2->extend(e.ids, cache, true, true, false);
+        std::vector<int> greedy;
+        for (int i = 0; i < 8; ++i) {
+            greedy.push_back(topCandidates(step.logits.data(), vocab, 1).front().id);
+            step = folder.gpt2->extend(std::vector<int>{greedy.back()}, cache, true, true, false);
+        }
+        QCOMPARE(greedy, g["greedy_ids"].get<std::vector<int>>());
+    }
+}
 
 void TestBuiltinParity::vit() {
     const auto files = goldenFiles("vit_");

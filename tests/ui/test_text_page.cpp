@@ -127,6 +127,30 @@ private slots:
         QCOMPARE(j["ids"].toArray().size(), qsizetype(p + 6));
     }
 
+    // Save → restore in a fresh page: every setting back, the run remade and stepped to the saved step.
+    void sessionRoundTrip() {
+        TextPage a(nullptr, kData + "/gpt2");
+        QTRY_VERIFY_WITH_TIMEOUT(idle(a) && a.document()->run(), 30000);
+        a.setText(QStringLiteral("The dog ran to the park"));
+        a.setNewTokens(4);
+        a.runText();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(a) && a.document()->run()->generated() == 4 && a.text().startsWith("The dog"), 30000);
+        a.stepBack();
+        a.document()->setLayer(0);
+        a.document()->setHead(3);
+        a.document()->setHideSpecial(true);
+        const QJsonObject saved = a.saveSession();
+        TextPage b(nullptr, kData + "/bert-mlm"); // another model: the session's loads first
+        QTRY_VERIFY_WITH_TIMEOUT(idle(b) && b.document()->hasModel(), 30000);
+        QVERIFY(b.checkSession(saved).isEmpty());
+        b.restoreSession(saved);
+        QTRY_VERIFY_WITH_TIMEOUT(idle(b) && !b.restoringSession(), 30000);
+        QCOMPARE(b.saveSession(), saved);
+        QCOMPARE(b.document()->step(), 3);
+        QCOMPARE(b.document()->shown().values, a.document()->shown().values);
+        QVERIFY(b.checkSession(QJsonObject{{"layer", "one"}}).contains("pages.text.layer"));
+    }
+
     void cancelAndBadFolder() {
         TextPage page(nullptr, kData + "/gpt2");
         QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->hasModel(), 30000);

@@ -221,7 +221,7 @@ def main():
         gpt_text = candidate
     gpt_ids = gpt_tok.encode(gpt_text)[1]
     rows = {}
-    best = lambda a, b, key: a if a is None or (b is not None and a[key] <= b[key]) else b  # noqa: E731
+    best = lambda new, old, key: new if old is None or new[key] < old[key] else old  # noqa: E731
     bert_ours = bert_peer = gpt_ours = gpt_peer = None
     for _ in range(args.rounds):
         bert_ours = best(ours(args.cli, bert_dir, bert_text, 0, args.repeat), bert_ours, "median_ms")

@@ -5,6 +5,9 @@ SHIPPED model folders (re-loaded from model.safetensors; F16 Marian weights are 
 Writes tests/data/builtin/:
   vit_<sample>.json    (3 files) — see SCHEMA in tools/train/README.md
   marian_<n>.json      (3 files)
+  gpt2_<n>.json        (3 files) — the Text page's GPT-2: tokens and ids, every head's attention [L][H][T][T], the
+                       last position's logits [V] and the greedy continuation of 8 tokens, from the independent
+                       reference tools/golden/text_reference.py on the shipped weights
   unet_t<T>.json       (2 files) — the diffusion model: one forward (noise + every attention layer) at
                        timestep T on seeded noise, and a 10-step DDIM trajectory from that noise
 Floats are rounded to 7 significant digits.
@@ -32,6 +35,8 @@ UNET_CASES = [(400, 2)]  # (timestep, class); one case: each golden is ~3 MB of 
 VIT_SAMPLES = ["ankle_boot_1.png", "shirt_1.png", "trouser_2.png"]
 MAX_LOGIT_ROWS = 12
 MARIAN_SENTENCES = ["Wie geht es dir?", "Ich habe Hunger.", "Das Buch ist sehr interessant."]
+GPT2_DIR = "resources/models/gpt2-en-tiny"
+GPT2_PROMPTS = ["The weather is nice today and", "I would like to", "Don't worry, we'll see."]
 
 
 def r7(x):
@@ -105,6 +110,25 @@ def marian_goldens():
 
 
 @torch.no_grad()
+def gpt2_goldens():
+    sys.path.insert(0, os.path.join(REPO, "tools", "golden"))
+    import text_reference as ref
+    from safetensors_io import load_torch
+    folder = os.path.join(REPO, GPT2_DIR)
+    w = load_torch(os.path.join(folder, "model.safetensors"))
+    config = ref.load_config(folder)
+    tok = ref.ByteBpe(os.path.join(folder, "vocab.json"), os.path.join(folder, "merges.txt"))
+    for n, text in enumerate(GPT2_PROMPTS, 1):
+        tokens, ids = tok.encode(text)
+        attentions, logits = ref.gpt2_forward(w, config, ids, "transformer.")
+        dump(f"gpt2_{n}.json", {
+            "model": GPT2_DIR, "text": text, "tokens": tokens, "ids": ids,
+            "attentions": r7(attentions.numpy()), "last_logits": r7(logits[-1].numpy()),
+            "greedy_ids": ref.gpt2_greedy(w, config, ids, "transformer.", 8),
+        })
+
+
+@torch.no_grad()
 def unet_goldens():
     sys.path.insert(0, os.path.join(REPO, "tools", "golden"))
     from unet_reference import Scheduler, load_folder
@@ -131,7 +155,7 @@ def unet_goldens():
 if __name__ == "__main__":
     import argparse
     ap = argparse.ArgumentParser()
-    ap.add_argument("which", nargs="*", default=["vit", "marian", "unet"])
+    ap.add_argument("which", nargs="*", default=["vit", "marian", "unet", "gpt2"])
     ap.add_argument("--vit-dir", default=VIT_DIR, help="model folder, relative to the repo")
     ap.add_argument("--marian-dir", default=MARIAN_DIR, help="model folder, relative to the repo")
     ap.add_argument("--out", default=OUT)
@@ -145,3 +169,5 @@ if __name__ == "__main__":
         marian_goldens()
     if "unet" in which:
         unet_goldens()
+    if "gpt2" in which:
+        gpt2_goldens()

@@ -23,7 +23,8 @@ struct State {
     int steps = 50, seed = 1, classLabel = -1;
     bool generated = false;
     int step = -1, layer = 0, head = -1;
-    QString fusion, colorMap;
+    QString fusion;
+    ColorMap colorMap = ColorMap::Viridis;
     std::optional<PixelRegion> query;
     bool keySide = false, onNoisy = false;
     double opacity = 0.6;
@@ -50,18 +51,8 @@ State parse(SessionReader& r) {
     s.keySide = r.boolean("key_side", false);
     s.onNoisy = r.boolean("on_noisy", false);
     s.opacity = r.number("opacity", 0.6, 0.0, 1.0);
-    QStringList maps;
-    for (ColorMap m : allColorMaps()) maps << QString::fromLatin1(colorMapName(m).data());
-    s.colorMap = r.choice("color_map", maps.front(), maps);
-    for (int i = 0; const QJsonValue& p : r.array("ablated")) {
-        const QJsonArray lh = p.toArray();
-        if (!p.isArray() || lh.size() != 2 || lh[0].toInt(-1) < 0 || lh[1].toInt(-1) < 0) {
-            r.fail(QString("ablated[%1]").arg(i), "expected [layer, head]");
-            break;
-        }
-        s.ablated.emplace_back(lh[0].toInt(), lh[1].toInt());
-        ++i;
-    }
+    s.colorMap = readColorMap(r, "color_map", ColorMap::Viridis);
+    s.ablated = readHeadPairs(r, "ablated");
     s.pinned = readPinnedMap(r, "pinned");
     return s;
 }
@@ -86,10 +77,8 @@ QJsonObject DiffusionPage::saveSession() const {
     s.insert("key_side", m_doc->keySide());
     s.insert("on_noisy", m_doc->onNoisy());
     s.insert("opacity", double(m_doc->opacity()));
-    s.insert("color_map", QString::fromLatin1(colorMapName(m_doc->colorMap()).data()));
-    QJsonArray ablated;
-    for (const auto& [l, h] : m_ablated) ablated.append(QJsonArray{l, h});
-    if (!ablated.isEmpty()) s.insert("ablated", ablated);
+    s.insert("color_map", colorMapId(m_doc->colorMap()));
+    if (!m_ablated.empty()) s.insert("ablated", headPairsToJson(m_ablated));
     if (m_difference && m_difference->hasPin())
         s.insert("pinned", pinnedMapToJson(m_difference->pinnedMap(), m_difference->pinnedDescription()));
     return s;
@@ -113,7 +102,7 @@ void DiffusionPage::restoreSession(const QJsonObject& state) {
     m_firstShow = false; // the session decides whether there is a run
     m_generateWhenLoaded = false;
     m_doc->setOpacity(static_cast<float>(s.opacity));
-    m_doc->setColorMap(*parseColorMap(s.colorMap.toStdString()));
+    m_doc->setColorMap(s.colorMap);
     const QString dir = sessionModelDir(state, kBuiltinModel);
     if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir)) return; // that load continues it
     if (!dir.isEmpty() && (!m_doc->model() || QFileInfo(dir) != QFileInfo(m_modelDir))) {

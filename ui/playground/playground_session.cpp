@@ -22,7 +22,8 @@ const char* const kInputs[] = {"q", "k", "v", "w_o"};
 struct State {
     QStringList tokens;
     int n = 4, dModel = 4, dValue = 4, heads = 1, seed = 1, padding = 1, head = 0, query = 0, key = 0, tab = 0;
-    QString preset, mask, colorMap;
+    QString preset, mask;
+    ColorMap colorMap = ColorMap::Viridis;
     std::array<QList<QList<double>>, 4> inputs; // when edited
     QList<QList<double>> customMask;
     bool weightsAuto = false;
@@ -56,9 +57,7 @@ State parse(const QJsonObject& o, SessionReader& r) {
     const QList<int> focus = r.has("focus") ? r.integers("focus", 0, PlaygroundModel::kMaxLength - 1, 2) : QList<int>{0, 0};
     if (focus.size() == 2) s.query = focus[0], s.key = focus[1];
     s.tab = r.integer("tab", 0, 0, 8);
-    QStringList maps;
-    for (ColorMap m : allColorMaps()) maps << QString::fromLatin1(colorMapName(m).data());
-    s.colorMap = r.choice("color_map", maps.front(), maps);
+    s.colorMap = readColorMap(r, "color_map", allColorMaps().front());
     s.weightsAuto = r.boolean("weights_auto_range", false);
     return s;
 }
@@ -83,7 +82,7 @@ QJsonObject PlaygroundPage::saveSession() const {
     s.insert("head", m.selectedHead());
     s.insert("focus", QJsonArray{m.focusQuery(), m.focusKey()});
     s.insert("tab", m_stageTabs->currentIndex());
-    s.insert("color_map", QString::fromLatin1(colorMapName(static_cast<ColorMap>(m_colorMap->currentData().toInt())).data()));
+    s.insert("color_map", colorMapId(static_cast<ColorMap>(m_colorMap->currentData().toInt())));
     s.insert("weights_auto_range", m_weightsAuto->isChecked());
     return s;
 }
@@ -127,7 +126,7 @@ void PlaygroundPage::restoreSession(const QJsonObject& state) {
     m.setSelectedHead(std::min(s.head, m.heads() - 1));
     m.setFocus(std::min(s.query, s.n - 1), std::min(s.key, s.n - 1));
     m_stageTabs->setCurrentIndex(std::min(s.tab, m_stageTabs->count() - 1));
-    const int mapIndex = m_colorMap->findData(static_cast<int>(*parseColorMap(s.colorMap.toStdString())));
+    const int mapIndex = m_colorMap->findData(static_cast<int>(s.colorMap));
     if (mapIndex >= 0) m_colorMap->setCurrentIndex(mapIndex);
     m_weightsAuto->setChecked(s.weightsAuto);
 }

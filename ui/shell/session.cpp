@@ -239,6 +239,35 @@ std::optional<PinnedMap> readPinnedMap(SessionReader& reader, const QString& key
     return out;
 }
 
+std::vector<std::pair<int, int>> readHeadPairs(SessionReader& reader, const QString& key) {
+    std::vector<std::pair<int, int>> out;
+    for (const QJsonValue& p : reader.array(key)) {
+        const QJsonArray lh = p.toArray();
+        if (!p.isArray() || lh.size() != 2 || !isInteger(lh[0]) || !isInteger(lh[1]) || lh[0].toDouble() < 0 ||
+            lh[1].toDouble() < 0 || lh[0].toDouble() > 4096 || lh[1].toDouble() > 4096) {
+            reader.fail(key, "expected [layer, head] pairs of non-negative integers");
+            return {};
+        }
+        out.emplace_back(lh[0].toInt(), lh[1].toInt());
+    }
+    return out;
+}
+
+QJsonArray headPairsToJson(const std::vector<std::pair<int, int>>& pairs) {
+    QJsonArray a;
+    for (const auto& [l, h] : pairs) a.append(QJsonArray{l, h});
+    return a;
+}
+
+QString colorMapId(ColorMap map) { return QString::fromLatin1(colorMapName(map).data()); }
+
+ColorMap readColorMap(SessionReader& reader, const QString& key, ColorMap fallback) {
+    QStringList names;
+    for (ColorMap m : allColorMaps()) names << colorMapId(m);
+    const QString name = reader.choice(key, colorMapId(fallback), names);
+    return parseColorMap(name.toStdString()).value_or(fallback);
+}
+
 void saveModelDir(QJsonObject& state, const QString& dir, const char* builtinName) {
     if (dir.isEmpty()) return;
     try {

@@ -14,6 +14,7 @@
 // Reading is strict: every key of a known page is checked for its type and range before any page changes
 // (SessionReader), so a truncated, newer or hand-edited file gives one clear message and changes nothing.
 
+#include "core/export/colormap.h"
 #include "core/tensor/tensor.h"
 
 #include <QJsonArray>
@@ -91,6 +92,13 @@ struct PinnedMap {
 };
 QJsonObject pinnedMapToJson(const RowMatrix& map, const QString& description);
 std::optional<PinnedMap> readPinnedMap(SessionReader& reader, const QString& key);
+
+// Heads switched off as [[layer, head], …] (non-negative integers), and back.
+std::vector<std::pair<int, int>> readHeadPairs(SessionReader& reader, const QString& key);
+QJsonArray headPairsToJson(const std::vector<std::pair<int, int>>& pairs);
+// One of the attention colour maps by name (core/export/colormap.h), `fallback` when absent.
+ColorMap readColorMap(SessionReader& reader, const QString& key, ColorMap fallback);
+QString colorMapId(ColorMap map);
 
 // A page's model folder for its session object: {"model_dir": absolute path}, or nothing when `dir` is the
 // built-in model `builtinName` (sessions stay portable between installs).

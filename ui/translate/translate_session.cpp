@@ -66,18 +66,7 @@ State parse(const QJsonObject& o, SessionReader& r, int maxBeam, int maxLength) 
         s.selected = t;
     }
     SessionReader ab(r.object("ablation"), r.where("ablation"));
-    for (int k = 0; k < 3; ++k) {
-        const QJsonArray pairs = ab.array(kKinds[k]);
-        for (const QJsonValue& p : pairs) {
-            const QJsonArray lh = p.toArray();
-            if (!p.isArray() || lh.size() != 2 || !lh[0].isDouble() || !lh[1].isDouble() || lh[0].toDouble() < 0 ||
-                lh[1].toDouble() < 0 || lh[0].toDouble() > kMaxLayers || lh[1].toDouble() > kMaxLayers) {
-                ab.fail(kKinds[k], "expected [layer, head] pairs of integers");
-                break;
-            }
-            s.ablation[size_t(k)].emplace_back(lh[0].toInt(), lh[1].toInt());
-        }
-    }
+    for (int k = 0; k < 3; ++k) s.ablation[size_t(k)] = readHeadPairs(ab, kKinds[k]);
     if (!ab.ok()) r.fail("ablation", ab.error().section(": ", 1));
     if (r.has("pinned")) {
         SessionReader p(r.object("pinned"), r.where("pinned"));
@@ -107,12 +96,6 @@ State parse(const QJsonObject& o, SessionReader& r, int maxBeam, int maxLength) 
     return s;
 }
 
-QJsonArray pairsToJson(const std::vector<std::pair<int, int>>& pairs) {
-    QJsonArray a;
-    for (const auto& [l, h] : pairs) a.append(QJsonArray{l, h});
-    return a;
-}
-
 } // namespace
 
 QJsonObject TranslatePage::saveSession() const {
@@ -137,7 +120,7 @@ QJsonObject TranslatePage::saveSession() const {
         s.insert("selected", QJsonObject{{"side", t.side == TokenSide::Target ? "target" : "source"}, {"index", t.index}});
     QJsonObject ablation;
     for (int k = 0; k < 3; ++k)
-        if (const auto heads = m_ablation.heads(k); !heads.empty()) ablation.insert(kKinds[k], pairsToJson(heads));
+        if (const auto heads = m_ablation.heads(k); !heads.empty()) ablation.insert(kKinds[k], headPairsToJson(heads));
     if (!ablation.isEmpty()) s.insert("ablation", ablation);
     if (m_pinned) {
         QJsonObject pinned = pinnedMapToJson(m_pinned->matrix.values, m_pinned->description);

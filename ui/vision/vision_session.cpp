@@ -19,18 +19,13 @@ namespace {
 constexpr const char* kBuiltinModel = "vit-fashion-mnist";
 constexpr int kMaxLayers = 1024;
 
-QStringList colorMapNames() {
-    QStringList names;
-    for (ColorMap m : allColorMaps()) names << QString::fromLatin1(colorMapName(m).data());
-    return names;
-}
-
 struct State {
     QString imagePath;
     QByteArray imagePng;
     bool cls = true;
     std::vector<int> patches;
-    QString reduce, fusion, colorMap;
+    QString reduce, fusion;
+    ColorMap colorMap = ColorMap::Inferno;
     bool keySide = false, rollout = false, flow = false, smooth = false;
     int layer = -1, head = -1;
     double opacity = 0.6;
@@ -64,17 +59,9 @@ State parse(const QJsonObject& o, SessionReader& r) {
     s.rollout = r.boolean("rollout", false);
     s.flow = r.boolean("flow", false);
     s.opacity = r.number("opacity", 0.6, 0.0, 1.0);
-    s.colorMap = r.choice("color_map", QString::fromLatin1(colorMapName(ColorMap::Inferno).data()), colorMapNames());
+    s.colorMap = readColorMap(r, "color_map", ColorMap::Inferno);
     s.smooth = r.boolean("smooth", false);
-    for (int i = 0; const QJsonValue& p : r.array("ablated")) {
-        const QJsonArray lh = p.toArray();
-        if (!p.isArray() || lh.size() != 2 || lh[0].toInt(-1) < 0 || lh[1].toInt(-1) < 0) {
-            r.fail(QString("ablated[%1]").arg(i), "expected [layer, head]");
-            break;
-        }
-        s.ablated.emplace_back(lh[0].toInt(), lh[1].toInt());
-        ++i;
-    }
+    s.ablated = readHeadPairs(r, "ablated");
     s.pinned = readPinnedMap(r, "pinned");
     return s;
 }
@@ -110,11 +97,9 @@ QJsonObject VisionPage::saveSession() const {
     s.insert("rollout", m_doc->rollout());
     s.insert("flow", m_doc->flow());
     s.insert("opacity", double(m_doc->opacity()));
-    s.insert("color_map", QString::fromLatin1(colorMapName(m_doc->colorMap()).data()));
+    s.insert("color_map", colorMapId(m_doc->colorMap()));
     s.insert("smooth", m_doc->smooth());
-    QJsonArray ablated;
-    for (const auto& [l, h] : m_ablated) ablated.append(QJsonArray{l, h});
-    if (!ablated.isEmpty()) s.insert("ablated", ablated);
+    if (!m_ablated.empty()) s.insert("ablated", headPairsToJson(m_ablated));
     if (m_difference && m_difference->hasPin())
         s.insert("pinned", pinnedMapToJson(m_difference->pinnedMap(), m_difference->pinnedDescription()));
     return s;
@@ -136,7 +121,7 @@ void VisionPage::restoreSession(const QJsonObject& state) {
     m_restore = state;
     m_pendingSample.clear();
     m_doc->setOpacity(static_cast<float>(s.opacity));
-    m_doc->setColorMap(*parseColorMap(s.colorMap.toStdString()));
+    m_doc->setColorMap(s.colorMap);
     m_doc->setSmooth(s.smooth);
     QString dir;
     if (state.contains("model_dir")) dir = state.value("model_dir").toString();
