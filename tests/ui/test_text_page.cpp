@@ -117,6 +117,11 @@ private slots:
         QCOMPARE(page.document()->layer(), 1);
         QCOMPARE(page.document()->head(), 2);
         grab(page, "text-gpt2.png");
+        page.findChild<QTabWidget*>("views")->setCurrentIndex(2); // Lines: head 2 of layer 1
+        QVERIFY(page.findChild<QWidget*>("lines")->minimumHeight() > 0);
+        grab(page, "text-lines.png");
+        page.findChild<QTabWidget*>("views")->setCurrentIndex(1);
+        grab(page, "text-model.png");
         // JSON export: the forward pass over the visible tokens.
         QTemporaryDir dir;
         page.exportTo(dir.filePath("run.json"));

@@ -210,7 +210,12 @@ def main():
     bert_dir, gpt_dir = make_bert(args.out), make_gpt2(args.out)
     bert_tok = ref.WordPiece(os.path.join(bert_dir, "vocab.txt"))
     words = TEXT.split()
-    bert_text = " ".join(words[:126])  # [CLS] + 126 + [SEP] = 128 tokens
+    bert_text = ""
+    for word in words:  # the longest prefix of TEXT that is at most 128 tokens with [CLS] and [SEP]
+        candidate = (bert_text + " " + word) if bert_text else word
+        if len(bert_tok.encode(candidate)[1]) > 128:
+            break
+        bert_text = candidate
     bert_ids = bert_tok.encode(bert_text)[1]
     gpt_tok = ref.ByteBpe(os.path.join(gpt_dir, "vocab.json"), os.path.join(gpt_dir, "merges.txt"))
     gpt_text, n = "", 0
