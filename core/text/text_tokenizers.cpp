@@ -381,8 +381,14 @@ std::shared_ptr<const ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesy
         throw Error("'" + dir.string() + "': vocab.json and merges.txt are missing (and there is no tokenizer.json)");
     }
     indexVocabulary(tok->m_vocab, tok->m_tokens, where);
-    for (size_t r = 0; r < merges.size(); ++r)
-        if (!merges[r].first.empty()) tok->m_ranks.emplace(merges[r].first + " " + merges[r].second, static_cast<int>(r));
+    for (size_t r = 0; r < merges.size(); ++r) {
+        if (merges[r].first.empty()) continue;
+        const auto a = static_cast<uint64_t>(tok->intern(merges[r].first));
+        const auto b = static_cast<uint64_t>(tok->intern(merges[r].second));
+        const int result = tok->intern(merges[r].first + merges[r].second);
+        tok->m_merges[(a << 32) | b] = MergeRule{static_cast<int>(r), result}; // a repeated pair: the last rank, as
+                                                                               // GPT2Tokenizer's dict keeps it
+    }
     if (tok->m_vocab.count("<|endoftext|>") &&
         std::find(tok->m_added.begin(), tok->m_added.end(), "<|endoftext|>") == tok->m_added.end())
         tok->m_added.emplace_back("<|endoftext|>");
@@ -411,22 +417,43 @@ std::optional<int> ByteBpeTokenizer::id(const std::string& token) const {
 
 std::optional<int> ByteBpeTokenizer::endOfTextId() const { return id("<|endoftext|>"); }
 
+int ByteBpeTokenizer::intern(const std::string& symbol) {
+    const auto [it, added] = m_symbols.emplace(symbol, static_cast<int>(m_symbolText.size()));
+    if (added) m_symbolText.push_back(symbol);
+    return it->second;
+}
+
 std::vector<std::string> ByteBpeTokenizer::bpe(const std::string& word) const {
-    std::vector<std::string> parts;
-    for (char32_t c : decodeUtf8(word)) parts.push_back(encodeUtf8(std::u32string(1, c)));
-    while (parts.size() > 1) {
-        int bestRank = INT_MAX;
-        size_t best = 0;
-        for (size_t i = 0; i + 1 < parts.size(); ++i) {
-            const auto it = m_ranks.find(parts[i] + " " + parts[i + 1]);
-            if (it != m_ranks.end() && it->second < bestRank) bestRank = it->second, best = i;
+    // Symbols the merges know are ids >= 0; any other character is -1 - k, its text in `other[k]` (it never merges).
+    std::vector<int> parts;
+    std::vector<std::string> other;
+    for (char32_t c : decodeUtf8(word)) {
+        const std::string text = encodeUtf8(std::u32string(1, c));
+        const auto it = m_symbols.find(text);
+        if (it != m_symbols.end()) {
+            parts.push_back(it->second);
+        } else {
+            parts.push_back(-1 - static_cast<int>(other.size()));
+            other.push_back(text);
         }
-        if (bestRank == INT_MAX) break;
-        const std::string a = parts[best], b = parts[best + 1];
-        std::vector<std::string> merged;
+    }
+    auto rule = [this](int a, int b) -> const MergeRule* {
+        if (a < 0 || b < 0) return nullptr;
+        const auto it = m_merges.find((static_cast<uint64_t>(a) << 32) | static_cast<uint64_t>(b));
+        return it == m_merges.end() ? nullptr : &it->second;
+    };
+    while (parts.size() > 1) {
+        const MergeRule* best = nullptr;
+        size_t at = 0;
+        for (size_t i = 0; i + 1 < parts.size(); ++i)
+            if (const MergeRule* r = rule(parts[i], parts[i + 1]); r && (!best || r->rank < best->rank)) best = r, at = i;
+        if (!best) break;
+        const int a = parts[at], b = parts[at + 1];
+        std::vector<int> merged;
+        merged.reserve(parts.size());
         for (size_t i = 0; i < parts.size();) {
             if (i + 1 < parts.size() && parts[i] == a && parts[i + 1] == b) {
-                merged.push_back(a + b);
+                merged.push_back(best->result);
                 i += 2;
             } else {
                 merged.push_back(parts[i]);
@@ -435,7 +462,10 @@ std::vector<std::string> ByteBpeTokenizer::bpe(const std::string& word) const {
         }
         parts = std::move(merged);
     }
-    return parts;
+    std::vector<std::string> out;
+    out.reserve(parts.size());
+    for (int id : parts) out.push_back(id >= 0 ? m_symbolText[static_cast<size_t>(id)] : other[static_cast<size_t>(-1 - id)]);
+    return out;
 }
 
 std::vector<std::string> ByteBpeTokenizer::tokenize(std::string_view text) const {
