@@ -130,6 +130,10 @@ private slots:
         const QJsonObject j = QJsonDocument::fromJson(f.readAll()).object();
         QCOMPARE(j["model_type"].toString(), QString("gpt2"));
         QCOMPARE(j["ids"].toArray().size(), qsizetype(p + 6));
+        const QJsonArray att = j["attentions"].toArray(); // [L][H][T][T]
+        QCOMPARE(att.size(), qsizetype(folder.layers()));
+        QCOMPARE(att[1].toArray()[3].toArray()[2].toArray().size(), qsizetype(p + 6));
+        QCOMPARE(float(att[1].toArray()[3].toArray()[2].toArray()[1].toDouble()), full.attentions.at({1, 3, 2, 1}));
     }
 
     // Save → restore in a fresh page: every setting back, the run remade and stepped to the saved step.

@@ -548,9 +548,19 @@ void TextPage::exportTo(const QString& path) {
         nlohmann::json j = {{"model_type", m_doc->model()->modelType},
                             {"tokens", std::vector<std::string>(run->tokens.begin(), run->tokens.begin() + m_doc->visibleTokens())},
                             {"ids", ids}};
-        std::vector<float> values(f.attentions.data(), f.attentions.data() + f.attentions.numel());
-        j["attentions_shape"] = f.attentions.shape();
-        j["attentions"] = values;
+        const auto& shape = f.attentions.shape(); // [L, H, T, T], nested as the CLI writes it
+        const float* value = f.attentions.data();
+        nlohmann::json layers = nlohmann::json::array();
+        for (int64_t l = 0; l < shape[0]; ++l) {
+            nlohmann::json heads = nlohmann::json::array();
+            for (int64_t h = 0; h < shape[1]; ++h) {
+                nlohmann::json rows = nlohmann::json::array();
+                for (int64_t q = 0; q < shape[2]; ++q, value += shape[3]) rows.push_back(std::vector<float>(value, value + shape[3]));
+                heads.push_back(std::move(rows));
+            }
+            layers.push_back(std::move(heads));
+        }
+        j["attentions"] = std::move(layers);
         std::ofstream out(path.toStdString());
         out << j.dump() << "\n";
         if (!out) throw Error("cannot write '" + path.toStdString() + "'");

@@ -79,7 +79,8 @@ public:
     QString message() const;
     QString statusText() const;
     bool isBusy() const;
-    // Export: .png the shown view; .json the run as `attnlens-cli text --json` writes it. Throws attnlens::Error.
+    // Export: .png the shown view; .json the visible tokens' model_type, tokens, ids and attentions [L][H][T][T] as
+    // `attnlens-cli text --json` writes them. Throws attnlens::Error.
     void exportTo(const QString& path);
 
 signals:
