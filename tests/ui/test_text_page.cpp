@@ -16,6 +16,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
@@ -110,6 +111,13 @@ private slots:
         page.stepForward(); // at the end: one more token, generated through the cache
         QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->run()->generated() == 6, 30000);
         QCOMPARE(page.document()->step(), 6);
+        // Hover linking: a row hovered in the matrix is the focus of the Lines view and marked in the text line.
+        emit page.matrixView()->cellHovered(2, 0);
+        QCOMPARE(page.document()->focusToken(), 2);
+        QVERIFY(page.findChild<QLabel*>("output")->text().contains("background:"));
+        emit page.matrixView()->cellHovered(-1, -1);
+        QCOMPARE(page.document()->hoveredToken(), -1);
+        QVERIFY(!page.findChild<QLabel*>("output")->text().contains("background:"));
         // Words: pieces without a leading space join the word before.
         page.document()->setWordLevel(true);
         QVERIFY(page.document()->shown().values.rows() < p + 6);

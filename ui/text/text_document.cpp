@@ -134,6 +134,12 @@ void TextDocument::setSelectedToken(int row) {
     emit selectionChanged();
 }
 
+void TextDocument::setHoveredToken(int row) {
+    if (row == m_hovered) return;
+    m_hovered = row;
+    emit hoverChanged();
+}
+
 void TextDocument::setWordLevel(bool on) {
     if (on == m_wordLevel) return;
     m_wordLevel = on;

@@ -63,6 +63,11 @@ public:
     void setFusion(HeadFusion fusion);
     int selectedToken() const { return m_selected; } // a row of the shown matrix; -1 none
     void setSelectedToken(int row);
+    // The row under the pointer in any view (-1 none); the views highlight it together. focusToken(): the hovered
+    // row, else the selected one.
+    int hoveredToken() const { return m_hovered; }
+    void setHoveredToken(int row);
+    int focusToken() const { return m_hovered >= 0 ? m_hovered : m_selected; }
     bool wordLevel() const { return m_wordLevel; }
     void setWordLevel(bool on);
     bool hideSpecial() const { return m_hideSpecial; }
@@ -86,11 +91,12 @@ signals:
     void modelChanged();
     void runChanged();
     void selectionChanged();
+    void hoverChanged();
 
 private:
     std::shared_ptr<const TextFolder> m_folder;
     std::shared_ptr<const TextRun> m_run;
-    int m_step = 0, m_layer = 0, m_head = -1, m_selected = -1;
+    int m_step = 0, m_layer = 0, m_head = -1, m_selected = -1, m_hovered = -1;
     HeadFusion m_fusion = HeadFusion::Mean;
     bool m_wordLevel = false, m_hideSpecial = false;
 };

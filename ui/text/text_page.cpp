@@ -71,11 +71,15 @@ protected:
         p.fillRect(rect(), palette().base());
         if (m_scene.left.isEmpty()) return;
         p.setRenderHint(QPainter::Antialiasing);
-        const AttentionLineFocus focus{m_doc->selectedToken(), -1};
+        const AttentionLineFocus focus{m_doc->focusToken(), -1};
         paintAttentionLines(p, m_scene, m_geometry, focus);
         paintAttentionLabels(p, m_scene, m_geometry, focus);
     }
     void resizeEvent(QResizeEvent*) override { refresh(); }
+    void mouseMoveEvent(QMouseEvent* e) override {
+        m_doc->setHoveredToken(m_geometry.rowAt(e->position().y(), static_cast<int>(m_scene.left.size())));
+    }
+    void leaveEvent(QEvent*) override { m_doc->setHoveredToken(-1); }
     void mousePressEvent(QMouseEvent* e) override {
         const int row = m_geometry.rowAt(e->position().y(), static_cast<int>(m_scene.left.size()));
         m_doc->setSelectedToken(row == m_doc->selectedToken() ? -1 : row);
@@ -137,6 +141,10 @@ TextPage::TextPage(QWidget* parent, const QString& modelDir)
     connect(m_doc, &TextDocument::runChanged, this, &TextPage::refresh);
     connect(m_doc, &TextDocument::selectionChanged, this, &TextPage::refresh);
     connect(m_doc, &TextDocument::modelChanged, this, &TextPage::syncControls);
+    connect(m_doc, &TextDocument::hoverChanged, this, [this] {
+        refreshOutput();
+        m_lines->update();
+    });
     connectWorker();
     m_input->setText(QString::fromLatin1(kDefaultText));
     QString dir = modelDir;
@@ -252,6 +260,9 @@ QWidget* TextPage::buildViews() {
     m_matrix->setObjectName(QStringLiteral("matrix"));
     m_matrix->setAxisTitles(tr("query (attends)"), tr("key (attended to)"));
     connect(m_matrix, &HeatmapView::rowSelected, m_doc, &TextDocument::setSelectedToken);
+    // Hover linking: the row under the pointer in the matrix or the Lines view is the token both views and the text
+    // line highlight.
+    connect(m_matrix, &HeatmapView::cellHovered, m_doc, [this](int row, int) { m_doc->setHoveredToken(row); });
     m_tabs->addTab(m_matrix, tr("Matrix"));
     m_grid = new MapGridView(m_tabs);
     m_grid->setObjectName(QStringLiteral("modelGrid"));
@@ -472,16 +483,7 @@ void TextPage::refresh() {
         m_candidates->clear();
         return;
     }
-    // The text so far: the prompt, then the generated tokens up to the step, the newest marked.
-    QString out = QStringLiteral("<b>%1</b>").arg(QString::fromStdString(m_doc->model()->decoderOnly() ? "" : "tokens: "));
-    for (int i = 0; i < m_doc->visibleTokens(); ++i) {
-        QString t = (m_doc->model()->bpe ? QString::fromStdString(run->texts[size_t(i)]) : QString::fromStdString(run->tokens[size_t(i)]) + " ")
-                        .toHtmlEscaped();
-        if (i >= run->promptLength) t = QStringLiteral("<span style='color:%1'>%2</span>").arg(palette().highlight().color().name(), t);
-        if (i == m_doc->visibleTokens() - 1 && i >= run->promptLength) t = "<u>" + t + "</u>";
-        out += t;
-    }
-    m_output->setText(out);
+    refreshOutput();
     const TextDocument::Shown shown = m_doc->shown();
     m_matrix->setMatrix(shown.values, shown.rows, shown.columns);
     if (m_doc->selectedToken() >= 0 && m_doc->selectedToken() < shown.values.rows()) m_matrix->selectRow(m_doc->selectedToken());
@@ -501,6 +503,24 @@ void TextPage::refresh() {
     }
     if (m_tabs->currentIndex() == 2) m_lines->refresh();
     refreshCandidates();
+}
+
+// The text so far: the prompt, then the generated tokens up to the step (the newest underlined); the token under the
+// pointer in a view is highlighted (token rows only: with words merged or tokens hidden the rows are not tokens).
+void TextPage::refreshOutput() {
+    const auto& run = m_doc->run();
+    if (!run) return m_output->clear();
+    const int hovered = m_doc->wordLevel() || m_doc->hideSpecial() ? -1 : m_doc->hoveredToken();
+    QString out = m_doc->model()->decoderOnly() ? QString() : QStringLiteral("<b>tokens:</b> ");
+    for (int i = 0; i < m_doc->visibleTokens(); ++i) {
+        QString t = (m_doc->model()->bpe ? QString::fromStdString(run->texts[size_t(i)]) : QString::fromStdString(run->tokens[size_t(i)]) + " ")
+                        .toHtmlEscaped();
+        if (i >= run->promptLength) t = QStringLiteral("<span style='color:%1'>%2</span>").arg(palette().highlight().color().name(), t);
+        if (i == m_doc->visibleTokens() - 1 && i >= run->promptLength) t = "<u>" + t + "</u>";
+        if (i == hovered) t = QStringLiteral("<span style='background:%1'>%2</span>").arg(mixColors(palette().base().color(), palette().highlight().color(), 0.35).name(), t);
+        out += t;
+    }
+    m_output->setText(out);
 }
 
 void TextPage::refreshCandidates() {

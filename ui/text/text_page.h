@@ -95,6 +95,7 @@ private:
     void connectWorker();
     void refresh();
     void refreshCandidates();
+    void refreshOutput();
     void syncControls();
     void showStatus(const QString& text, bool error = false);
     void generateMore(int count);
