@@ -50,6 +50,9 @@ private slots:
     void bertRunAndMaskPredictions() {
         TextPage page(nullptr, kData + "/bert-mlm");
         QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->hasModel(), 30000);
+        QVERIFY(!page.document()->run()); // the first run waits until the page is shown
+        page.show();
+        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->run(), 30000);
         auto* input = page.findChild<QLineEdit*>("textInput");
         input->clear();
         QTest::keyClicks(input, QStringLiteral("The [MASK] sat on the mat."));
@@ -150,6 +153,7 @@ private slots:
     // Save → restore in a fresh page: every setting back, the run remade and stepped to the saved step.
     void sessionRoundTrip() {
         TextPage a(nullptr, kData + "/gpt2");
+        a.show();
         QTRY_VERIFY_WITH_TIMEOUT(idle(a) && a.document()->run(), 30000);
         a.setText(QStringLiteral("The dog ran to the park"));
         a.setNewTokens(4);
@@ -173,6 +177,7 @@ private slots:
 
     void cancelAndBadFolder() {
         TextPage page(nullptr, kData + "/gpt2");
+        page.show();
         QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->hasModel(), 30000);
         QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->run(), 30000);
         const auto before = page.document()->run();

@@ -159,6 +159,16 @@ TextPage::TextPage(QWidget* parent, const QString& modelDir)
 
 TextPage::~TextPage() = default;
 
+// The built-in model loads with the window, but its first run (a generation) waits until the page is first shown:
+// a user who never opens the Text page pays nothing for it, and the other pages start alone.
+void TextPage::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    if (!m_firstShow) return;
+    m_firstShow = false;
+    if (m_runWhenShown && !m_doc->run()) runText();
+    m_runWhenShown = false;
+}
+
 QWidget* TextPage::buildTopBar() {
     QFrame* bar = panelFrame(this, QStringLiteral("topBar"));
     auto* row = new QHBoxLayout(bar);
@@ -343,7 +353,8 @@ void TextPage::openModel(const QString& dir) {
             showStatus(tr("Loaded %1.").arg(m_doc->modelDescription()));
             emit modelLoaded();
             if (m_restore) continueRestore();
-            else if (!m_input->text().trimmed().isEmpty()) runText();
+            else if (!m_input->text().trimmed().isEmpty() && (isVisible() || m_doc->run() || !m_firstShow)) runText();
+            else m_runWhenShown = !m_input->text().trimmed().isEmpty(); // the first run waits for the page to show
         });
 }
 
@@ -352,6 +363,7 @@ void TextPage::reloadModel() {
 }
 
 void TextPage::runText() {
+    m_runWhenShown = false;
     if (!m_doc->hasModel()) {
         showStatus(tr("No model loaded: open a BERT or GPT-2 folder with File → Open model…"), true);
         return;

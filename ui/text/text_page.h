@@ -88,7 +88,12 @@ signals:
     void resultReady();
     void failed(const QString& message);
 
+protected:
+    void showEvent(QShowEvent* event) override;
+
 private:
+    bool m_firstShow = true;
+    bool m_runWhenShown = false;
     QWidget* buildTopBar();
     QWidget* buildSelectors();
     QWidget* buildViews();
