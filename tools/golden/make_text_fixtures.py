@@ -71,13 +71,7 @@ def bert_vocab():
              "Berlin", "Don", "##s", "##t", "##i", "##e", "##a"]
     cjk = ["中", "国", "人", "和", "😀"]
     pieces = ["##" + c for c in "abcdefghijklmnopqrstuvwxyz"]
-    vocab = specials + chars + words + cjk + pieces
-    seen, out = set(), []
-    for t in vocab:
-        if t not in seen:
-            seen.add(t)
-            out.append(t)
-    return out
+    return list(dict.fromkeys(specials + chars + words + cjk + pieces))  # first occurrence of each, in order
 
 
 def random_weights(shapes, seed):

@@ -14,9 +14,6 @@ namespace {
 
 constexpr int kCandidates = 10;
 
-// Token texts for display: GPT-2's decoded bytes (spaces shown as "·" at the start), WordPiece tokens as they are.
-std::string displayText(const TextFolder& folder, int id) { return folder.tokenText(id); }
-
 } // namespace
 
 TextDocument::TextDocument(QObject* parent) : QObject(parent) {}
@@ -32,7 +29,7 @@ std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, c
     callbacks.checkCancel();
     run->tokens = e.tokens;
     run->ids = e.ids;
-    for (int id : e.ids) run->texts.push_back(displayText(folder, id));
+    for (int id : e.ids) run->texts.push_back(folder.tokenText(id));
     run->promptLength = static_cast<int>(e.ids.size());
     if (folder.gpt2) {
         *cache = folder.gpt2->newCache();
@@ -63,7 +60,7 @@ std::shared_ptr<const TextRun> TextDocument::extendRun(const TextFolder& folder,
         const TextForward f = folder.gpt2->extend(std::vector<int>{next}, cache, true, true);
         run->ids.push_back(next);
         run->tokens.push_back(folder.token(next));
-        run->texts.push_back(displayText(folder, next));
+        run->texts.push_back(folder.tokenText(next));
         run->stepAttention.push_back(f.attentions);
         run->candidates.push_back(topCandidates(f.logits.data(), f.logits.cols(), kCandidates));
         callbacks.report(double(i + 1) / count, "token " + std::to_string(i + 1) + " of " + std::to_string(count));
@@ -158,15 +155,14 @@ RowMatrix TextDocument::tokenMatrix(int layer, int head) const {
     if (!m_run || !m_folder) return {};
     const int n = visibleTokens(), p = m_run->promptLength;
     RowMatrix out = RowMatrix::Zero(n, n);
-    auto pick = [&](const Tensor& attention, int rows, int cols) -> RowMatrix {
+    auto pick = [&](const Tensor& attention) -> RowMatrix {
         const Tensor layerAtt = attention.sub({layer}); // [H, rows, cols]
         if (head >= 0) return RowMatrix(layerAtt.slice2d({head}));
-        (void)rows, (void)cols;
         return fuseHeads(layerAtt, m_fusion);
     };
-    out.topLeftCorner(p, p) = pick(m_run->promptAttention, p, p);
+    out.topLeftCorner(p, p) = pick(m_run->promptAttention);
     for (int s = 0; s < m_step; ++s) {
-        const RowMatrix row = pick(m_run->stepAttention[static_cast<size_t>(s)], 1, p + s + 1);
+        const RowMatrix row = pick(m_run->stepAttention[static_cast<size_t>(s)]); // [1, p + s + 1]
         out.block(p + s, 0, 1, p + s + 1) = row;
     }
     return out;
