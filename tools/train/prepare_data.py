@@ -26,9 +26,12 @@ Cleaning rules (applied in this order):
     DEV_N / TEST_N of them are held out, with every pair (and every phrase pair) whose normalised
     German matches going to that split.  The everyday sentences listed in EVERYDAY are never held
     out (they are the demonstration list; the shipped model should know them).
+10. Training pairs whose German or English side matches a sentence of the evaluation sets
+    (tools/train/eval/*.tsv, after norm_key) are dropped (after the split, which stays unchanged).
 Outputs TSV files (de<TAB>en) in --out.
 """
 import argparse
+import glob
 import os
 import random
 import re
@@ -47,6 +50,13 @@ EVERYDAY = [
     "Ich verstehe das nicht.", "Wie spät ist es?", "Das ist mein Bruder.",
     "Ich komme aus Deutschland.", "Wir gehen morgen ins Kino.", "Der Hund schläft.",
     "Das Buch ist sehr interessant.", "Wie heißt du?", "Ich bin müde.",
+]
+# The model card shows these with EVERYDAY (25 demonstration sentences in all); unlike EVERYDAY
+# they do not steer the held-out split, which stays as it was when the list had 17 sentences.
+DEMO_MORE = [
+    "Ich trinke morgens gern Kaffee.", "Wo wohnst du?", "Es regnet schon den ganzen Tag.",
+    "Ich habe heute keine Zeit.", "Das Essen schmeckt sehr gut.", "Wir sehen uns morgen.",
+    "Was kostet das?", "Mein Zug kommt um acht Uhr an.",
 ]
 DEV_N, TEST_N = 300, 1000
 SEED = 20260129
@@ -80,6 +90,20 @@ def norm_key(s):
     s = unicodedata.normalize("NFC", s).lower()
     s = re.sub(r"[^\w]+", " ", s)
     return " ".join(s.split())
+
+
+def eval_keys():
+    """norm_keys of every German and English sentence of the evaluation sets (tools/train/eval/*.tsv:
+    topic, German, English); training data matching one of them is dropped."""
+    keys = set()
+    for path in glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "eval", "*.tsv")):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                cols = line.rstrip("\n").split("\t")
+                if line.startswith("#") or len(cols) < 3:
+                    continue
+                keys.update(norm_key(c) for c in cols[1:])
+    return keys
 
 
 def is_sentence(de, en):
@@ -169,13 +193,17 @@ def main():
         split["dev" if k in dev_keys else "test" if k in test_keys else "train"].append((d, e))
     held = dev_keys | test_keys
     phr_train = [p for p in phrases if norm_key(p[0]) not in held]
+    # never train on an evaluation sentence (the split above stays as it was for comparability)
+    banned = eval_keys()
+    split["train"] = [p for p in split["train"] if norm_key(p[0]) not in banned and norm_key(p[1]) not in banned]
+    phr_train = [p for p in phr_train if norm_key(p[0]) not in banned and norm_key(p[1]) not in banned]
     for name, pairs in split.items():
         write_tsv(os.path.join(args.out, f"sent_{name}.tsv"), pairs)
     write_tsv(os.path.join(args.out, "sent_all.tsv"), sents)
     write_tsv(os.path.join(args.out, "phrase_train.tsv"), phr_train)
     write_tsv(os.path.join(args.out, "phrase_all.tsv"), phrases)
     with open(os.path.join(args.out, "everyday.txt"), "w", encoding="utf-8") as f:
-        f.write("\n".join(EVERYDAY) + "\n")
+        f.write("\n".join(EVERYDAY + DEMO_MORE) + "\n")
     # SentencePiece training text: sentences x10, phrases x1, per language.
     for li, lang in enumerate(["de", "en"]):
         with open(os.path.join(args.out, f"spm_{lang}.txt"), "w", encoding="utf-8") as f:

@@ -30,6 +30,8 @@ import torch.nn.functional as F  # noqa: E402
 import metrics  # noqa: E402
 from marian_torch import Tokenizer, MarianMTModel, build_vocab, greedy, translate  # noqa: E402
 from marian_io import export_model, load_for_training, average_checkpoints  # noqa: E402
+from prepare_data import eval_keys, norm_key  # noqa: E402
+from marian_card import model_card, saw_heldout  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
@@ -45,6 +47,10 @@ def read_tsv(path):
     return out
 
 
+def evaluated(pair, banned):
+    return norm_key(pair[0]) in banned or norm_key(pair[1]) in banned
+
+
 def encode_pairs(tok, pairs, max_len=100):
     res = []
     for d, e in pairs:
@@ -54,19 +60,22 @@ def encode_pairs(tok, pairs, max_len=100):
     return res
 
 
-def make_epoch(sents, phrases, phrase_frac, max_tokens, seed):
-    """All sentence pairs + random phrase pairs making up ~phrase_frac of the tokens; batches of
-    similar length up to max_tokens (padded src+tgt tokens)."""
+def make_epoch(sents, pools, max_tokens, seed):
+    """All sentence pairs + random pairs of each (pairs, frac) pool making up ~frac of the epoch's
+    tokens (phrases, extra corpora); batches of similar length up to max_tokens (padded src+tgt
+    tokens)."""
     rng = random.Random(seed)
     sent_tok = sum(len(s) + len(t) for s, t in sents)
-    want = phrase_frac / (1 - phrase_frac) * sent_tok
+    rest = 1.0 - sum(f for _, f in pools)
     items = list(sents)
-    got = 0
-    for i in rng.sample(range(len(phrases)), len(phrases)):
-        if got >= want:
-            break
-        items.append(phrases[i])
-        got += len(phrases[i][0]) + len(phrases[i][1])
+    for pairs, frac in pools:
+        want = frac / rest * sent_tok
+        got = 0
+        for i in rng.sample(range(len(pairs)), len(pairs)):
+            if got >= want:
+                break
+            items.append(pairs[i])
+            got += len(pairs[i][0]) + len(pairs[i][1])
     items.sort(key=lambda p: (max(len(p[0]), len(p[1])) + rng.random() * 2))
     batches, cur, cur_max = [], [], 0
     for p in items:
@@ -127,6 +136,10 @@ def main():
     ap.add_argument("--new-epoch", action="store_true",
                     help="on --resume, start a fresh epoch (needed after changing the data options)")
     ap.add_argument("--phrase-frac", type=float, default=0.3)
+    ap.add_argument("--extra", action="append", default=[], metavar="TSV",
+                    help="more de<TAB>en sentence pairs (e.g. catalog_pairs.py's); sampled each epoch")
+    ap.add_argument("--extra-frac", type=float, default=0.3,
+                    help="share of an epoch's tokens drawn from the --extra pairs")
     ap.add_argument("--minutes", type=float, default=90.0, help="training wall-time budget")
     ap.add_argument("--epochs", type=int, default=100)
     ap.add_argument("--ckpt-minutes", type=float, default=5.0)
@@ -185,6 +198,8 @@ def main():
     if args.train_split == "all":
         sent_train += read_tsv(os.path.join(args.data, "sent_dev.tsv"))
         sent_train += read_tsv(os.path.join(args.data, "sent_test.tsv"))
+    banned = eval_keys()  # the evaluation sets (tools/train/eval) are never trained on
+    sent_train = [p for p in sent_train if not evaluated(p, banned)]
     test = read_tsv(os.path.join(args.data, "sent_test.tsv"))
     dev = read_tsv(os.path.join(args.data, "sent_dev.tsv"))
     everyday = open(os.path.join(args.data, "everyday.txt"), encoding="utf-8").read().split("\n")
@@ -200,8 +215,16 @@ def main():
             {"at_step": state["step"], "max_sent_len": args.max_sent_len, "sentences": len(sents),
              "split": args.train_split})
         phrases = encode_pairs(tok, read_tsv(os.path.join(args.data, "phrase_train.tsv")), 40)
-        print(f"encoded {len(sents)} sentences, {len(phrases)} phrases in {time.time() - t0:.0f}s",
-              flush=True)
+        extra = []
+        for path in args.extra:
+            extra += [p for p in read_tsv(path) if not evaluated(p, banned)]
+        extra = encode_pairs(tok, extra, args.max_sent_len or 100)
+        pools = [(phrases, args.phrase_frac)] + ([(extra, args.extra_frac)] if extra else [])
+        state["data_changes"][-1].update({"extra": [os.path.basename(x) for x in args.extra],
+                                          "extra_pairs": len(extra), "extra_frac": args.extra_frac,
+                                          "phrase_frac": args.phrase_frac})
+        print(f"encoded {len(sents)} sentences, {len(phrases)} phrases, {len(extra)} extra pairs "
+              f"in {time.time() - t0:.0f}s", flush=True)
         model.to(device)
         opt = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9)
         if ck is not None and "opt" in ck:
@@ -220,8 +243,7 @@ def main():
 
         stop = False
         while state["epoch"] < args.epochs and not stop:
-            batches = make_epoch(sents, phrases, args.phrase_frac, args.max_tokens,
-                                 args.seed * 1000 + state["epoch"])
+            batches = make_epoch(sents, pools, args.max_tokens, args.seed * 1000 + state["epoch"])
             model.train()
             ep_loss, ep_tok = 0.0, 0
             t_ep = time.time()
@@ -363,148 +385,6 @@ def alignment_examples(model, tok, sentences):
                     "last_layer": [(tp[t], sp[int(last[t].argmax())]) for t in range(len(tp))],
                     "all_layers": [(tp[t], sp[int(allm[t].argmax())]) for t in range(len(tp))]})
     return out
-
-
-def heldout_lines(state):
-    """The held-out measurements taken before any phase trained on the held-out sentences."""
-    evals = state.get("heldout_evals", [])
-    if not evals or not saw_heldout(state):
-        return []
-    L = ["Held-out measurements (the test sentences unseen in training; taken before the final phase):", "",
-         "| weights | sentences | copy BLEU / chrF | greedy BLEU / chrF | beam 4: sentences | copy | greedy | beam 4 |",
-         "|---|---|---|---|---|---|---|---|"]
-    for e in evals:
-        r = e["res"]
-        L.append(f"| step {e['at_step']} ({e['minutes']:.0f} min) | {r['test_sentences']} | "
-                 f"{r['copy_bleu']:.2f} / {r['copy_chrf']:.2f} | **{r['greedy_bleu']:.2f} / {r['greedy_chrf']:.2f}** | "
-                 f"{r['beam_test_sentences']} | {r['copy_bleu_subset']:.2f} / {r['copy_chrf_subset']:.2f} | "
-                 f"{r['greedy_bleu_subset']:.2f} / {r['greedy_chrf_subset']:.2f} | "
-                 f"**{r['beam4_bleu_subset']:.2f} / {r['beam4_chrf_subset']:.2f}** |")
-    return L + [""]
-
-
-def data_phases(state):
-    """state['data_changes'] without the repeats that plain resumes with unchanged settings add."""
-    out = []
-    for c in state.get("data_changes", []):
-        key = (c["max_sent_len"], c["sentences"], c.get("split", "train"))
-        if not out or (out[-1]["max_sent_len"], out[-1]["sentences"], out[-1].get("split", "train")) != key:
-            out.append(c)
-    return out
-
-
-def saw_heldout(state):
-    """Whether any training phase used the held-out dev/test sentences (--train-split all)."""
-    return any(c.get("split") == "all" for c in state.get("data_changes", []))
-
-
-def describe_change(c):
-    lim = f"sentences of at most {c['max_sent_len']} pieces per side" if c["max_sent_len"] else "all sentences"
-    extra = ", the held-out dev and test sentences included" if c.get("split") == "all" else ""
-    return f"from step {c['at_step']}: {lim} ({c['sentences']} pairs{extra})"
-
-
-def model_card(cfg, state, nparams, res, every, samples, eps, alignments, args):
-    L = [
-        "---", "license: gpl-2.0", "language:", "- de", "- en", "library_name: transformers",
-        "pipeline_tag: translation", "tags:", "- marian", "---", "",
-        "# marian-de-en-tiny — Attention Lens built-in German→English translator", "",
-        "A very small MarianMT (Hugging Face `MarianMTModel` layout and semantics) trained from",
-        "scratch on CPU by `tools/train/train_marian.py` in the Attention Lens repository. It exists",
-        "to make attention visible offline; its translations are poor outside short everyday",
-        "sentences. Do not use it for real translation.", "",
-        "## Data and licence", "",
-        "Trained only on the **Ding German–English dictionary** (Frank Richter, TU Chemnitz,",
-        "https://dict.tu-chemnitz.de/) as shipped by Debian's `trans-de-en` package. The dictionary is",
-        "licensed under the **GNU GPL version 2 or later**; this model is a derived work and is",
-        "distributed under the same terms (GPL-2.0-or-later).", "",
-        "Extraction (`tools/train/prepare_data.py`): ` | ` sub-entries aligned by position, `; `",
-        "synonyms split, annotations `{..} [..] (..) <..> /ABC/` removed, typographic quotes mapped to",
-        "ASCII, phrase pairs from lines with a technical-domain tag ([med.], [chem.], [techn.], [zool.],",
-        "[comp.], …) dropped, duplicates removed. Sentence pairs: both sides end in . ! ? (or ≥ 4 words",
-        "without jd./etw./sb./sth. placeholders). Held out by normalised German sentence (fixed seed):",
-        "300 dev and 1000 test German sentences (all their variants); a list of everyday",
-        "demonstration sentences is never held out.", "",
-        ("Training used the training split, then (the recipe's last step, once the held-out numbers "
-         "below were measured) all sentences, the held-out ones included:" if saw_heldout(state) else
-         "Training used the training split only:") +
-        " every sentence pair in every epoch plus a fresh random sample of phrase/word pairs making up",
-        f"~{int(args.phrase_frac * 100)} % of the tokens.", "",
-        *([f"Data phases (a curriculum forced by the compute budget, then the final all-data phase): "
-           f"{'; '.join(describe_change(c) for c in data_phases(state))}.", ""]
-          if state.get("data_changes") else []),
-        *([f"Restarts from the exported folder (work directory lost; the Adam state restarted with a "
-           f"{args.warmup}-step linear warm-up to the scheduled learning rate): at step "
-           f"{', '.join(str(r['at_step']) for r in state['restarts'])}.", ""] if state.get("restarts") else []),
-        "## Tokenizer", "",
-        "One joint SentencePiece unigram model (`spm_train`, vocabulary 7998 incl. `<unk>`), trained on",
-        "German+English text with the sentences weighted ×10; `source.spm` and `target.spm` are the same",
-        "file. `vocab.json` follows Marian's convention: `</s>` = 0, `<unk>` = 1, the pieces, and",
-        f"`<pad>` = {cfg['pad_token_id']} = decoder start token = last id (vocab size {cfg['vocab_size']}).",
-        "", "## Model", "",
-        f"* d_model {cfg['d_model']}, {cfg['encoder_layers']} encoder + {cfg['decoder_layers']} decoder "
-        f"layers, {cfg['encoder_attention_heads']} heads, FFN {cfg['encoder_ffn_dim']}, swish, post-norm, "
-        "sinusoidal positions, scaled + shared (tied) embeddings",
-        f"* {nparams:,} parameters; stored as float16 safetensors (`model.safetensors`)",
-        "", "## Training", "",
-        f"* Adam (0.9, 0.98), peak lr {args.lr}, {args.warmup} warm-up steps then inverse square root,",
-        f"  label smoothing 0.1, dropout {cfg['dropout']}, batches of ≤ {args.max_tokens} padded tokens",
-        f"* {state['epoch']} epochs ({state['step']} steps) in {state['seconds'] / 60:.0f} minutes on ONE CPU"
-        " thread (PyTorch 1.13 + OpenBLAS)",
-        (f"* exported weights: average of the last {len(eps)} weight snapshots (taken every "
-         f"{args.snapshot_minutes:g} minutes): {', '.join(os.path.basename(p) for p in eps)}"
-         if eps else "* exported weights: the final weights (averaging snapshots did not improve dev chrF)"), "",
-        "| epoch | train loss (smoothed CE) | dev-150 BLEU | dev-150 chrF | minutes |", "|---|---|---|---|---|",
-    ]
-    all_from = min((c["at_step"] for c in state.get("data_changes", []) if c.get("split") == "all"),
-                   default=None)
-    for e in state["log"]:
-        seen = all_from is not None and e.get("step", 0) > all_from
-        L.append(f"| {e['epoch']}{' †' if seen else ''} | {e['train_loss']:.3f} | {e['dev150_bleu']:.1f} | "
-                 f"{e['dev150_chrf']:.1f} | {e['minutes']:.0f} |")
-    if all_from is not None:
-        L += ["", f"† trained on the dev sentences too (all-data phase from step {all_from}): not a held-out score."]
-    L += [
-        "", "## Evaluation (test sentences, SacreBLEU-compatible `tools/train/metrics.py`)", "",
-        *heldout_lines(state),
-        ("The same test sentences after the final phase, which trained on them (so NOT a held-out "
-         "measure; shown to compare with the numbers above): " if saw_heldout(state) else "") +
-        f"{res['test_sentences']} {'' if saw_heldout(state) else 'held-out '}sentence pairs (single reference, BLEU with the 13a tokenizer,"
-        " chrF with character 6-grams and β = 2). Beam search (the training script's simplified"
-        " version: the app's follows transformers' BeamSearchScorer exactly) was run on the first "
-        f"{res['beam_test_sentences']} of them (CPU time):", "",
-        "| system | sentences | BLEU | chrF |", "|---|---|---|---|",
-        f"| copy the source (baseline) | {res['test_sentences']} | {res['copy_bleu']:.2f} | {res['copy_chrf']:.2f} |",
-        f"| this model, greedy | {res['test_sentences']} | {res['greedy_bleu']:.2f} | {res['greedy_chrf']:.2f} |",
-        f"| copy the source (baseline) | {res['beam_test_sentences']} | {res['copy_bleu_subset']:.2f} | {res['copy_chrf_subset']:.2f} |",
-        f"| this model, greedy | {res['beam_test_sentences']} | {res['greedy_bleu_subset']:.2f} | {res['greedy_chrf_subset']:.2f} |",
-        f"| this model, beam 4 | {res['beam_test_sentences']} | {res['beam4_bleu_subset']:.2f} | {res['beam4_chrf_subset']:.2f} |",
-        "", "## Everyday sentences (beam 4; greedy in brackets where different)", "",
-        "| German | English (model) |", "|---|---|",
-    ]
-    for s, b, g in every:
-        L.append(f"| {s} | {b}{'' if g == b else f' ({g})'} |")
-    L += ["", "## Test examples (beam 4; seen in the final phase)" if saw_heldout(state) else
-          "## Held-out test examples (beam 4)", "", "| German | model | reference |", "|---|---|---|"]
-    for s, h, r in samples:
-        L.append(f"| {s} | {h} | {r} |")
-    L += ["", "## Cross-attention alignments (greedy; argmax over source pieces of the head-averaged",
-          "cross-attention of the last decoder layer)", ""]
-    for a in alignments:
-        L.append(f"* {a['source']} → {a['translation']}: " +
-                 ", ".join(f"`{t}`←`{s}`" for t, s in a["last_layer"]))
-    L += [
-        "", "## Known weaknesses", "",
-        f"* Under-trained: {state['epoch']} passes over the training sentences (the early ones over the short",
-        f"  ones only, see the data phases) in {state['seconds'] / 60:.0f} minutes of one CPU thread, part of it on a",
-        "  machine shared with C++ builds, far less compute than the model could use. Held-out quality is low (see the table):",
-        "  long or unusual sentences are mangled, names and numbers are dropped or hallucinated,",
-        "  repetition happens. Rerun `tools/train/run_marian.sh` with a larger `--minutes` (or on a GPU)",
-        "  to get a better model from the same scripts.",
-        "* Dictionary example sentences are a narrow domain; there is no news, web or dialogue text.",
-        "* Many held-out 'errors' are valid alternative translations; single-reference BLEU is harsh.", "",
-    ]
-    return "\n".join(L)
 
 
 if __name__ == "__main__":
