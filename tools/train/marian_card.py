@@ -124,6 +124,9 @@ def model_card(cfg, state, nparams, res, every, samples, eps, alignments, args):
     L += [
         "", "## Evaluation (test sentences, SacreBLEU-compatible `tools/train/metrics.py`)", "",
         *heldout_lines(state),
+        *([f"{state['eval_excluded']['test']} test and {state['eval_excluded']['dev']} dev sentences are left out "
+           "of these measurements because a catalogue (the extra data) contains them too.", ""]
+          if any(state.get("eval_excluded", {}).values()) else []),
         ("The same test sentences after the final phase, which trained on them (so NOT a held-out "
          "measure; shown to compare with the numbers above): " if saw_heldout(state) else "") +
         f"{res['test_sentences']} {'' if saw_heldout(state) else 'held-out '}sentence pairs (single reference, BLEU with the 13a tokenizer,"

@@ -202,6 +202,19 @@ def main():
     sent_train = [p for p in sent_train if not evaluated(p, banned)]
     test = read_tsv(os.path.join(args.data, "sent_test.tsv"))
     dev = read_tsv(os.path.join(args.data, "sent_dev.tsv"))
+    # The dictionary's held-out sentences stay held out when another corpus has them too: such pairs
+    # leave the --extra pool, and (conservatively, whatever an earlier run's pool held) those
+    # sentences leave the dev and test measurements.
+    extra_raw = [p for path in args.extra for p in read_tsv(path)]
+    extra_de = {norm_key(d) for d, _ in extra_raw}
+    held_de = {norm_key(d) for d, _ in test + dev}
+    n_test, n_dev = len(test), len(dev)
+    test = [p for p in test if norm_key(p[0]) not in extra_de]
+    dev = [p for p in dev if norm_key(p[0]) not in extra_de]
+    if len(test) < n_test or len(dev) < n_dev:
+        print(f"held-out sentences also in --extra, left out of the measurements: test {n_test - len(test)}, "
+              f"dev {n_dev - len(dev)}", flush=True)
+    state["eval_excluded"] = {"test": n_test - len(test), "dev": n_dev - len(dev)}
     everyday = open(os.path.join(args.data, "everyday.txt"), encoding="utf-8").read().split("\n")
     everyday = [s for s in everyday if s]
 
@@ -215,9 +228,7 @@ def main():
             {"at_step": state["step"], "max_sent_len": args.max_sent_len, "sentences": len(sents),
              "split": args.train_split})
         phrases = encode_pairs(tok, read_tsv(os.path.join(args.data, "phrase_train.tsv")), 40)
-        extra = []
-        for path in args.extra:
-            extra += [p for p in read_tsv(path) if not evaluated(p, banned)]
+        extra = [p for p in extra_raw if not evaluated(p, banned) and norm_key(p[0]) not in held_de]
         extra = encode_pairs(tok, extra, args.max_sent_len or 100)
         pools = [(phrases, args.phrase_frac)] + ([(extra, args.extra_frac)] if extra else [])
         state["data_changes"][-1].update({"extra": [os.path.basename(x) for x in args.extra],
