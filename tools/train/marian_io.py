@@ -141,7 +141,7 @@ def load_for_training(folder, tok_dir):
 def average_checkpoints(paths):
     avg = None
     for p in paths:
-        sd = torch.load(p)["model"]
+        sd = torch.load(p, weights_only=False)["model"]
         if avg is None:
             avg = {k: v.clone().float() for k, v in sd.items()}
         else:

@@ -181,7 +181,7 @@ def main():
     state = {"epoch": 0, "batch": 0, "step": 0, "seconds": 0.0, "tokens": 0, "log": []}
     ck = None
     if (args.resume or args.export_only) and os.path.exists(ck_last):
-        ck = torch.load(ck_last)
+        ck = torch.load(ck_last, weights_only=False)  # our own checkpoint (torch ≥ 2.6 defaults to True)
         cfg, state = ck["config"], ck["state"]
     elif init is not None:
         cfg, state, sd0 = init
@@ -362,7 +362,7 @@ def main():
         state["heldout_evals"] = evals + [{"at_step": state["step"], "minutes": state["seconds"] / 60,
                                            "res": res}]
         if os.path.exists(ck_last):  # the checkpoint's weights are untouched (not the average)
-            ck = torch.load(ck_last)
+            ck = torch.load(ck_last, weights_only=False)  # our own checkpoint (torch ≥ 2.6 defaults to True)
             torch.save({**ck, "state": state}, ck_last)
     every = list(zip(everyday, translate(model, tok, everyday, beam=4), translate(model, tok, everyday)))
     for s, b, g in every:

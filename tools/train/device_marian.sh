@@ -1,0 +1,75 @@
+#!/bin/bash
+# The translator's recipe on a lent GPU machine (issue 23), in one short call: the same train_marian.py,
+# three model sizes trained side by side on the one GPU, the best by held-out dev chrF brought back.
+#
+#   here:   tools/train/device_marian.sh pack [DATA CATALOG]  # run_marian.sh's WORK/data, WORK/catalog
+#                                                     # -> build/device-pack/marian-data.tar.xz (≈ 10 MB)
+#   there:  tools/train/device_marian.sh train MINUTES # run by the device tool with carry ["build/device-pack"];
+#                                                     # writes $OUT/best.tar.partNN (the exported folder) + runs.tar.gz
+#   here:   tools/train/device_marian.sh unpack FILES_AT DEST   # reassembles the folder into DEST
+#
+# MARIAN_DEVICE_ARGS is appended to every run's arguments (a smoke test on a CPU: tiny sizes and limits).
+# The machine starts bare and nothing outlasts the call, so training runs from scratch each time; the data
+# travels pre-extracted (the machine reaches no package archive). CPU training stays the reference recipe
+# (run_marian.sh); this only runs it faster.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PACK=build/device-pack
+PY=${PYTHON:-python3}  # the device's python3 holds PyTorch; here: PYTHON=/usr/bin/python3
+case "${1:-}" in
+pack)
+  DATA=${2:-build/train-work/data}; CAT=${3:-build/train-work/catalog}
+  rm -rf "$PACK" && mkdir -p "$PACK/data" "$PACK/catalog"
+  for f in sent_train.tsv sent_dev.tsv sent_test.tsv phrase_train.tsv everyday.txt spm.model; do
+    cp "$DATA/$f" "$PACK/data/"
+  done
+  cp "$CAT/catalog_sentences.tsv" "$PACK/catalog/"
+  tar -C "$PACK" -cJf "$PACK/marian-data.tar.xz" data catalog && rm -rf "$PACK/data" "$PACK/catalog"
+  ls -l "$PACK"
+  ;;
+train)
+  MIN=${2:-7}
+  W=/tmp/marian-device
+  mkdir -p "$W" && tar -C "$W" -xJf "$PACK/marian-data.tar.xz"
+  common=(--data "$W/data" --spm "$W/data/spm.model" --heads 8 --dropout 0.1 --lr 1.5e-3 --warmup 1000
+          --max-tokens 16384 --phrase-frac 0.2 --extra "$W/catalog/catalog_sentences.tsv" --extra-frac 0.45
+          --minutes "$MIN" --ckpt-minutes 2 --snapshot-minutes 1 --average 4 --dev-limit 0 --beam-test-limit 600
+          --threads 4)
+  declare -A size=([d256x4]="--d 256 --enc-layers 4 --dec-layers 4 --ffn 1024"
+                   [d256x6]="--d 256 --enc-layers 6 --dec-layers 6 --ffn 1024"
+                   [d384x4]="--d 384 --enc-layers 4 --dec-layers 4 --ffn 1536")
+  for name in "${!size[@]}"; do
+    # shellcheck disable=SC2086
+    PYTHONUNBUFFERED=1 "$PY" tools/train/train_marian.py "${common[@]}" ${size[$name]} ${MARIAN_DEVICE_ARGS:-} --work "$W/$name" \
+        --out "$W/out-$name" > "$W/$name.log" 2>&1 &
+  done
+  wait
+  best=$("$PY" - "$W" <<'EOF'
+import json, os, sys
+w = sys.argv[1]
+runs = []
+for name in sorted(os.listdir(w)):
+    p = os.path.join(w, name, "results.json")
+    if os.path.exists(p):
+        st = json.load(open(p))["state"]
+        dev = st["log"][-1]["dev150_chrf"] if st["log"] else 0.0
+        runs.append((st.get("dev_chrf_last", dev), name))
+        print(name, "dev chrF", runs[-1][0], file=sys.stderr)
+print(max(runs)[1] if runs else "")
+EOF
+)
+  for name in "${!size[@]}"; do tail -n 40 "$W/$name.log"; done
+  echo "best by dev chrF: $best"
+  (cd "$W" && find . -maxdepth 2 \( -name '*.log' -o -name results.json \) -print0 | tar -czf "$OUT/runs.tar.gz" --null -T -)
+  [ -n "$best" ] && tar -C "$W" -cf - "out-$best" | split -b 15m -d - "$OUT/best.tar.part"
+  ls -l "$OUT"
+  ;;
+unpack)
+  AT=${2:?FILES_AT}; DEST=${3:?DEST}
+  mkdir -p "$DEST" && cat "$AT"/best.tar.part* | tar -C "$DEST" -xf -
+  tar -C "$DEST" -xzf "$AT/runs.tar.gz"
+  ls "$DEST"
+  ;;
+*)
+  sed -n 2,12p "$0"; exit 2 ;;
+esac
