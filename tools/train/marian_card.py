@@ -26,10 +26,12 @@ def heldout_lines(state):
 
 def data_phases(state):
     """state['data_changes'] without the repeats that plain resumes with unchanged settings add."""
+    def key(c):
+        return c["max_sent_len"], c["sentences"], c.get("split", "train"), c.get("extra_frac") if c.get("extra") else None
+
     out = []
     for c in state.get("data_changes", []):
-        key = (c["max_sent_len"], c["sentences"], c.get("split", "train"))
-        if not out or (out[-1]["max_sent_len"], out[-1]["sentences"], out[-1].get("split", "train")) != key:
+        if not out or key(out[-1]) != key(c):
             out.append(c)
     return out
 
@@ -42,7 +44,8 @@ def saw_heldout(state):
 def describe_change(c):
     lim = f"sentences of at most {c['max_sent_len']} pieces per side" if c["max_sent_len"] else "all sentences"
     extra = ", the held-out dev and test sentences included" if c.get("split") == "all" else ""
-    return f"from step {c['at_step']}: {lim} ({c['sentences']} pairs{extra})"
+    cat = (f"; catalogue sentences {int(c['extra_frac'] * 100)} % of the tokens" if c.get("extra") else "")
+    return f"from step {c['at_step']}: {lim} ({c['sentences']} pairs{extra}{cat})"
 
 
 def model_card(cfg, state, nparams, res, every, samples, eps, alignments, args):
@@ -86,7 +89,7 @@ def model_card(cfg, state, nparams, res, every, samples, eps, alignments, args):
         " every dictionary sentence pair in every epoch plus fresh random samples of phrase/word pairs"
         f" (~{int(args.phrase_frac * 100)} % of each epoch's tokens)" +
         (f" and of catalogue sentences (~{int(extra['extra_frac'] * 100)} %)." if extra else "."), "",
-        *([f"Data phases (a curriculum forced by the compute budget, then the final all-data phase): "
+        *([f"Data phases: "
            f"{'; '.join(describe_change(c) for c in data_phases(state))}.", ""]
           if state.get("data_changes") else []),
         *([f"Restarts from the exported folder (work directory lost; the Adam state restarted with a "
