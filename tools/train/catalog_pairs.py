@@ -34,7 +34,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from prepare_data import QUOTES, eval_keys, norm_key  # noqa: E402
+from prepare_data import ascii_quotes, eval_keys, evaluated  # noqa: E402
 
 BAD = re.compile(r"[%{}<>$\\|@\[\]#~`*=]")
 UMLAUT = re.compile(r"[äöüÄÖÜß]")
@@ -43,9 +43,7 @@ SPLIT = re.compile(r"(?<=[.!?])[\"']?\s+(?=[\"']?[A-ZÄÖÜ])")
 
 
 def tidy(s):
-    for a, b in QUOTES.items():
-        s = s.replace(a, b)
-    s = re.sub(r"(?<![\w&])[_&](?=\w)", "", s)  # accelerators
+    s = re.sub(r"(?<![\w&])[_&](?=\w)", "", ascii_quotes(s))  # accelerators
     return re.sub(r"[ \t]+", " ", s).strip()
 
 
@@ -78,11 +76,10 @@ def catalog(path):
     cat = getattr(t, "_catalog", {})
     out = {}
     for k, v in cat.items():
-        if isinstance(k, tuple):
+        if isinstance(k, tuple):  # plural forms: (singular msgid, n); the singular form's pair is kept
             if k[1] != 0:
                 continue
             k = k[0]
-            # the plural msgid is not kept in _catalog; the singular is the key
         if not k or not isinstance(v, str) or not v:
             continue
         k = k.split("\x04", 1)[-1]
@@ -128,24 +125,22 @@ def extract(mo_root, out_dir):
                 for e, d in zip(pe, pd):
                     if not keep(d, e):
                         continue
-                    if norm_key(d) in evk or norm_key(e) in evk:
+                    if evaluated((d, e), evk):
                         continue
                     key = (d, e)
                     if key in seen or per_de[d] >= 2:
                         continue
                     seen.add(key)
                     per_de[d] += 1
-                    pairs.append(key)
+                    sentence = bool(SENT_END.search(d) and SENT_END.search(e))
+                    pairs.append((d, e, sentence))
                     per_pkg[pkg] += 1
-                    per_pkg_sent[pkg] += bool(SENT_END.search(d) and SENT_END.search(e))
+                    per_pkg_sent[pkg] += sentence
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "catalog_pairs.tsv"), "w", encoding="utf-8") as f:
-        for d, e in pairs:
-            f.write(f"{d}\t{e}\n")
+        f.writelines(f"{d}\t{e}\n" for d, e, _ in pairs)
     with open(os.path.join(out_dir, "catalog_sentences.tsv"), "w", encoding="utf-8") as f:
-        for d, e in pairs:
-            if SENT_END.search(d) and SENT_END.search(e):
-                f.write(f"{d}\t{e}\n")
+        f.writelines(f"{d}\t{e}\n" for d, e, sentence in pairs if sentence)
     with open(os.path.join(out_dir, "catalog_sources.tsv"), "w", encoding="utf-8") as f:
         f.write("# package\tpairs\tsentences\tlicences named in its copyright file\n")
         for pkg, n in sorted(per_pkg.items(), key=lambda kv: (-per_pkg_sent[kv[0]], kv[0])):

@@ -12,7 +12,7 @@ prints the scores.
 
 Human judgement: --judgements names a TSV of German, beam-4 translation, verdict (yes / no: would a bilingual
 reader accept it — meaning preserved, grammatical English), note.  A judgement counts only for the exact
-translation it judged; new translations are listed as unjudged (appended to OUT/unjudged.tsv, ready to fill in).
+translation it judged; new translations are listed as unjudged (written to OUT/unjudged.tsv, ready to fill in).
 --card replaces (or appends) the model card's section between CARD_BEGIN and CARD_END with the scores, the
 per-topic chrF, the accepted count and all 100 translations with their verdicts.
 """
@@ -58,7 +58,7 @@ def load_judgements(path):
     return out
 
 
-def card_section(scores, rows, beam_hyps, greedy_hyps, judged):
+def card_section(scores, rows, beam_hyps, judged):
     n_yes = sum(1 for (_, de, _), h in zip(rows, beam_hyps) if judged.get((de, h), ("",))[0] == "yes")
     n_judged = sum(1 for (_, de, _), h in zip(rows, beam_hyps) if (de, h) in judged)
     g, b = scores["greedy"], scores["beam4"]
@@ -75,7 +75,7 @@ def card_section(scores, rows, beam_hyps, greedy_hyps, judged):
          ". The judgements (`tools/train/eval/judgements.tsv`) are ours, made sentence by sentence; a translation",
          "that drops or changes any content word, or is not grammatical English, is not accepted.", "",
          "| # | German | model (beam 4) | reference | accepted |", "|---|---|---|---|---|"]
-    for i, ((topic, de, en), h, gh) in enumerate(zip(rows, beam_hyps, greedy_hyps)):
+    for i, ((_, de, en), h) in enumerate(zip(rows, beam_hyps)):
         v, note = judged.get((de, h), ("?", "not judged"))
         L.append(f"| {i} | {de} | {h} | {en} | {v}{f' — {note}' if note else ''} |")
     return "\n".join(L + ["", CARD_END]) + "\n", n_yes
@@ -126,7 +126,7 @@ def main():
                         "topics": {t: round(corpus_chrf(h, r), 2) for t, (h, r) in sorted(by_topic.items())}}
         print(f"{name}: BLEU {scores[name]['bleu']}, chrF {scores[name]['chrf']}", flush=True)
     judged = load_judgements(args.judgements)
-    section, n_yes = card_section(scores, rows, all_hyps["beam4"], all_hyps["greedy"], judged)
+    section, n_yes = card_section(scores, rows, all_hyps["beam4"], judged)
     scores["accepted"] = n_yes
     unjudged = [(de, h) for (_, de, _), h in zip(rows, all_hyps["beam4"]) if (de, h) not in judged]
     with open(os.path.join(args.out, "unjudged.tsv"), "w", encoding="utf-8") as f:

@@ -72,8 +72,7 @@ SENT_END_RE = re.compile(r"[.!?][\"']?$")
 
 
 def clean(s):
-    for a, b in QUOTES.items():
-        s = s.replace(a, b)
+    s = ascii_quotes(s)
     for r in ANN_RE:
         s = r.sub(" ", s)
     prev = None
@@ -104,6 +103,17 @@ def eval_keys():
                     continue
                 keys.update(norm_key(c) for c in cols[1:])
     return keys
+
+
+def evaluated(pair, banned):
+    """Whether a (German, English) pair matches an evaluation sentence (banned = eval_keys())."""
+    return norm_key(pair[0]) in banned or norm_key(pair[1]) in banned
+
+
+def ascii_quotes(s):
+    for a, b in QUOTES.items():
+        s = s.replace(a, b)
+    return s
 
 
 def is_sentence(de, en):
@@ -195,8 +205,8 @@ def main():
     phr_train = [p for p in phrases if norm_key(p[0]) not in held]
     # never train on an evaluation sentence (the split above stays as it was for comparability)
     banned = eval_keys()
-    split["train"] = [p for p in split["train"] if norm_key(p[0]) not in banned and norm_key(p[1]) not in banned]
-    phr_train = [p for p in phr_train if norm_key(p[0]) not in banned and norm_key(p[1]) not in banned]
+    split["train"] = [p for p in split["train"] if not evaluated(p, banned)]
+    phr_train = [p for p in phr_train if not evaluated(p, banned)]
     for name, pairs in split.items():
         write_tsv(os.path.join(args.out, f"sent_{name}.tsv"), pairs)
     write_tsv(os.path.join(args.out, "sent_all.tsv"), sents)

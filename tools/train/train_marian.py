@@ -30,7 +30,7 @@ import torch.nn.functional as F  # noqa: E402
 import metrics  # noqa: E402
 from marian_torch import Tokenizer, MarianMTModel, build_vocab, greedy, translate  # noqa: E402
 from marian_io import export_model, load_for_training, average_checkpoints  # noqa: E402
-from prepare_data import eval_keys, norm_key  # noqa: E402
+from prepare_data import eval_keys, evaluated, norm_key  # noqa: E402
 from marian_card import model_card, saw_heldout  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -45,10 +45,6 @@ def read_tsv(path):
             if len(p) == 2 and p[0] and p[1]:
                 out.append((p[0], p[1]))
     return out
-
-
-def evaluated(pair, banned):
-    return norm_key(pair[0]) in banned or norm_key(pair[1]) in banned
 
 
 def encode_pairs(tok, pairs, max_len=100):
@@ -287,8 +283,6 @@ def main():
                           f"ep {el:.0f}s total {state['seconds'] / 60:.1f}min", flush=True)
                 if args.measure and state["step"] >= args.measure:
                     el = time.time() - t_start
-                    tot = sum(max(len(s) for s, _ in b) * len(b) + max(len(t) for _, t in b) * len(b)
-                              for b in batches)
                     print(f"MEASURE {args.measure} steps {el:.1f}s, {state['tokens'] / el:.0f} real tok/s, "
                           f"epoch has {len(batches)} batches -> ≈ {el / args.measure * len(batches) / 60:.1f} min/epoch")
                     return
