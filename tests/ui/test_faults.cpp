@@ -10,6 +10,8 @@
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/io/safetensors.h"
+#include "support/long_runs.h"
+#include "support/waits.h"
 #include "ui/diffusion/diffusion_document.h"
 #include "ui/diffusion/diffusion_page.h"
 #include "ui/shell/inference_worker.h"
@@ -34,33 +36,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kTiny = fs::path(ATTNLENS_TEST_DATA) / "marian" / "tiny-f32";
-
-void writeJson(const fs::path& path, const Json& json) {
-    std::ofstream(path) << json.dump(1);
-}
-
-// tiny-f32 with room for 1024 positions and final_logits_bias[</s>] = −1000: it decodes to the length limit.
-void writeNeverEndingMarian(const fs::path& dir) {
-    fs::create_directories(dir);
-    for (const char* name : {"source.spm", "target.spm", "vocab.json", "tokenizer_config.json"})
-        fs::copy_file(kTiny / name, dir / name);
-    Json config = readJsonFile(kTiny / "config.json");
-    config["max_position_embeddings"] = 1024;
-    config["max_length"] = 1024;
-    writeJson(dir / "config.json", config);
-    Json generation = readJsonFile(kTiny / "generation_config.json");
-    generation["max_length"] = 1024;
-    writeJson(dir / "generation_config.json", generation);
-    const auto weights = TensorFile::open(kTiny / "model.safetensors");
-    std::vector<TensorToWrite> out;
-    for (const auto& info : weights.tensors()) {
-        Tensor t = weights.load(info);
-        if (info.name == "final_logits_bias") t.data()[config["eos_token_id"].get<int>()] = -1000.0f;
-        out.push_back({info.name, std::move(t)});
-    }
-    writeSafeTensors(dir / "model.safetensors", out);
-}
+const fs::path kTiny = test::kTinyMarian;
 
 QString builtin(const char* name) {
     return QString::fromStdString(builtinModelDir(name).string());
@@ -68,18 +44,6 @@ QString builtin(const char* name) {
 
 QString samplePath(const char* name) {
     return QString::fromStdString((resourcesDir() / "samples" / "fashion-mnist" / name).string());
-}
-
-// A smooth 8000×6000 picture as JPEG: decoding it is the longest part of analysing it.
-void writeLargePicture(const QString& path) {
-    QImage image(8000, 6000, QImage::Format_RGB32);
-    QPainter p(&image);
-    QLinearGradient g(0, 0, 8000, 6000);
-    g.setColorAt(0, Qt::darkBlue);
-    g.setColorAt(1, Qt::yellow);
-    p.fillRect(image.rect(), g);
-    p.end();
-    QVERIFY(image.save(path, "JPG", 90));
 }
 
 QString translation(const TranslatePage& page) {
@@ -132,9 +96,9 @@ private:
 void TestFaults::initTestCase() {
     QVERIFY(m_tmp.isValid());
     m_neverEnding = m_tmp.filePath("never-ending");
-    writeNeverEndingMarian(m_neverEnding.toStdString());
+    test::writeNeverEndingMarian(m_neverEnding.toStdString());
     m_largePicture = m_tmp.filePath("large.jpg");
-    writeLargePicture(m_largePicture);
+    QVERIFY(test::writeLargePicture(m_largePicture));
     // A Marian folder whose weights are cut short: found as a Marian model, fails while loading.
     m_brokenModel = m_tmp.filePath("broken");
     fs::create_directories(m_brokenModel.toStdString());
@@ -151,8 +115,8 @@ void TestFaults::translatePage(TranslatePage& page) {
     page.setBeamWidth(1);
     page.setMaxNewTokens(8);
     page.openModel(m_neverEnding);
-    QVERIFY(ready.wait(30000));
-    QTRY_COMPARE_WITH_TIMEOUT(page.worker()->pendingJobs(), 0, 30000);
+    WAIT_UNTIL(ready.count() > 0);
+    WAIT_UNTIL_COMPARE(page.worker()->pendingJobs(), 0);
     QCOMPARE(page.document()->snapshot()->best->targetIds.size(), size_t(8));
 }
 
@@ -161,7 +125,7 @@ void TestFaults::startLongTranslation(TranslatePage& page) {
     page.setBeamWidth(4);
     page.setMaxNewTokens(512);
     page.translate();
-    QVERIFY2(partial.wait(60000), "the long translation showed no partial result");
+    WAIT_UNTIL(partial.count() > 0); // "the long translation showed no partial result"
     QVERIFY(!page.document()->snapshot()->finished);
     QVERIFY(page.worker()->pendingJobs() > 0);
 }
@@ -173,7 +137,7 @@ void TestFaults::translateCancelMidRun() {
     QSignalSpy ready(&page, &TranslatePage::resultReady);
     QSignalSpy partial(&page, &TranslatePage::partialResult);
     page.cancel();
-    QTRY_COMPARE_WITH_TIMEOUT(page.worker()->pendingJobs(), 0, 30000);
+    WAIT_UNTIL_COMPARE(page.worker()->pendingJobs(), 0);
     QTest::qWait(2 * TranslatePage::kSliceMs); // nothing of the cancelled run arrives later
     QCOMPARE(ready.count(), 0);
     QCOMPARE(partial.count(), 0);
@@ -185,8 +149,8 @@ void TestFaults::translateCancelMidRun() {
     // The page works afterwards: a short translation completes.
     page.setMaxNewTokens(6);
     page.translate();
-    QVERIFY(ready.wait(30000));
-    QTRY_COMPARE_WITH_TIMEOUT(page.worker()->pendingJobs(), 0, 30000);
+    WAIT_UNTIL(ready.count() > 0);
+    WAIT_UNTIL_COMPARE(page.worker()->pendingJobs(), 0);
     QVERIFY(page.document()->snapshot()->finished);
     QCOMPARE(page.document()->snapshot()->best->targetIds.size(), size_t(6));
 }
@@ -199,9 +163,9 @@ void TestFaults::translateOpenModelMidRun() {
     QSignalSpy loaded(&page, &TranslatePage::modelLoaded);
     QSignalSpy ready(&page, &TranslatePage::resultReady);
     page.openModel(builtin("marian-de-en-tiny"));
-    QVERIFY(loaded.wait(30000));
-    QVERIFY(ready.count() > 0 || ready.wait(30000));
-    QTRY_COMPARE_WITH_TIMEOUT(page.worker()->pendingJobs(), 0, 30000);
+    WAIT_UNTIL(loaded.count() > 0);
+    WAIT_UNTIL(ready.count() > 0);
+    WAIT_UNTIL_COMPARE(page.worker()->pendingJobs(), 0);
     QVERIFY2(page.modelDescription().contains(QStringLiteral("marian-de-en-tiny")), qPrintable(page.modelDescription()));
     const auto snap = page.document()->snapshot();
     QVERIFY(snap->finished);
@@ -216,8 +180,8 @@ void TestFaults::translateBrokenModelMidRun() {
     const QString description = page.modelDescription();
     QSignalSpy failed(&page, &TranslatePage::failed);
     page.openModel(m_brokenModel);
-    QVERIFY(failed.wait(30000));
-    QTRY_COMPARE_WITH_TIMEOUT(page.worker()->pendingJobs(), 0, 30000);
+    WAIT_UNTIL(failed.count() > 0);
+    WAIT_UNTIL_COMPARE(page.worker()->pendingJobs(), 0);
     QVERIFY2(page.message().contains(QStringLiteral("model.safetensors")), qPrintable(page.message()));
     // The previous model is still the page's and still translates; the input is untouched.
     QCOMPARE(page.modelDescription(), description);
@@ -226,12 +190,12 @@ void TestFaults::translateBrokenModelMidRun() {
     page.setBeamWidth(1);
     page.setMaxNewTokens(5);
     page.translate();
-    QVERIFY(ready.wait(30000));
+    WAIT_UNTIL(ready.count() > 0);
     QCOMPARE(page.document()->snapshot()->best->targetIds.size(), size_t(5));
     // Stepping back and forth still works on that session.
     QSignalSpy stepped(&page, &TranslatePage::resultReady);
     page.stepBack();
-    QVERIFY(stepped.wait(30000));
+    WAIT_UNTIL(stepped.count() > 0);
     QCOMPARE(page.document()->snapshot()->step, 4);
 }
 
@@ -253,16 +217,16 @@ void TestFaults::translateCloseWindowMidRun() {
 void TestFaults::visionPage(VisionPage& page) {
     page.resize(1200, 800);
     page.show();
-    QTRY_VERIFY_WITH_TIMEOUT(page.document()->hasImage() && !page.isBusy(), 30000);
+    WAIT_UNTIL(page.document()->hasImage() && !page.isBusy());
     QSignalSpy shown(&page, &VisionPage::imageShown);
     page.openImage(samplePath("bag_1.png"));
-    QVERIFY(shown.wait(30000));
-    QTRY_VERIFY_WITH_TIMEOUT(!page.isBusy(), 30000);
+    WAIT_UNTIL(shown.count() > 0);
+    WAIT_UNTIL(!page.isBusy());
 }
 
 void TestFaults::startLongAnalysis(VisionPage& page) {
     page.openImage(m_largePicture);
-    QTRY_VERIFY_WITH_TIMEOUT(page.worker()->isBusy(), 10000);
+    WAIT_UNTIL(page.worker()->isBusy());
 }
 
 void TestFaults::visionCancelMidRun() {
@@ -273,14 +237,14 @@ void TestFaults::visionCancelMidRun() {
     QSignalSpy cancelled(page.worker(), &InferenceWorker::cancelled);
     QSignalSpy shown(&page, &VisionPage::imageShown);
     page.worker()->cancel(); // what the status bar's Cancel does
-    QVERIFY(cancelled.count() > 0 || cancelled.wait(30000));
-    QTRY_VERIFY_WITH_TIMEOUT(!page.isBusy(), 30000);
+    WAIT_UNTIL(cancelled.count() > 0);
+    WAIT_UNTIL(!page.isBusy());
     QCOMPARE(shown.count(), 0);
     QCOMPARE(page.document()->image(), before); // the previous picture and its result, untouched
     QVERIFY2(page.message().contains(QStringLiteral("Cancelled")), qPrintable(page.message()));
     // The page works afterwards.
     page.openImage(samplePath("sneaker_1.png"));
-    QVERIFY(shown.wait(30000));
+    WAIT_UNTIL(shown.count() > 0);
     QCOMPARE(page.document()->image()->source, QStringLiteral("sneaker_1.png"));
 }
 
@@ -292,14 +256,14 @@ void TestFaults::visionOpenModelMidRun() {
     // new model (the old model's result is never shown).
     QSignalSpy loaded(&page, &VisionPage::modelLoaded);
     page.openModel(QStringLiteral(ATTNLENS_TEST_DATA "/vit/rgb-deit"));
-    QVERIFY(loaded.count() > 0 || loaded.wait(30000));
-    QTRY_VERIFY_WITH_TIMEOUT(!page.isBusy() && page.document()->image()->source == QStringLiteral("large.jpg"), 60000);
+    WAIT_UNTIL(loaded.count() > 0);
+    WAIT_UNTIL(!page.isBusy() && page.document()->image()->source == QStringLiteral("large.jpg"));
     QCOMPARE(QString::fromStdString(page.document()->model()->dir().filename().string()), QStringLiteral("rgb-deit"));
     QCOMPARE(page.document()->image()->result.output.attentions.shape()[2], int64_t(17)); // DeiT's 16×16 crop
     // A broken folder in the middle of another analysis keeps that model.
     startLongAnalysis(page);
     page.openModel(m_brokenModel);
-    QTRY_VERIFY_WITH_TIMEOUT(!page.isBusy(), 60000);
+    WAIT_UNTIL(!page.isBusy());
     QCOMPARE(QString::fromStdString(page.document()->model()->dir().filename().string()), QStringLiteral("rgb-deit"));
 }
 
@@ -319,13 +283,13 @@ void TestFaults::visionCloseWindowMidRun() {
 void TestFaults::diffusionPage(DiffusionPage& page) {
     page.resize(1200, 800);
     page.show(); // showing the page loads the built-in model and starts its first run
-    QTRY_VERIFY_WITH_TIMEOUT(page.document()->model() && !page.isBusy(), 60000);
+    WAIT_UNTIL(page.document()->model() && !page.isBusy());
 }
 
 void TestFaults::startLongDiffusion(DiffusionPage& page) {
     page.setSettings({SchedulerKind::Ddpm, 1000, 2, 7});
     page.generate();
-    QTRY_VERIFY_WITH_TIMEOUT(page.document()->running() && page.document()->completedSteps() >= 10, 60000);
+    WAIT_UNTIL(page.document()->running() && page.document()->completedSteps() >= 10);
 }
 
 void TestFaults::diffusionCancelMidRun() {
@@ -334,8 +298,8 @@ void TestFaults::diffusionCancelMidRun() {
     startLongDiffusion(page);
     QSignalSpy finished(&page, &DiffusionPage::runFinished);
     page.worker()->cancel();
-    QVERIFY(finished.count() > 0 || finished.wait(30000));
-    QTRY_VERIFY_WITH_TIMEOUT(!page.isBusy(), 30000);
+    WAIT_UNTIL(finished.count() > 0);
+    WAIT_UNTIL(!page.isBusy());
     const int made = page.document()->completedSteps();
     QVERIFY(made >= 10 && made < 1000);
     QVERIFY(!page.document()->running());
@@ -343,7 +307,7 @@ void TestFaults::diffusionCancelMidRun() {
     // The page works afterwards.
     page.setSettings({SchedulerKind::Ddim, 5, 2, 7});
     page.generate();
-    QTRY_VERIFY_WITH_TIMEOUT(!page.isBusy() && !page.document()->running() && page.document()->completedSteps() == 5, 60000);
+    WAIT_UNTIL(!page.isBusy() && !page.document()->running() && page.document()->completedSteps() == 5);
     QVERIFY(!page.document()->finalImage().empty());
 }
 
@@ -355,8 +319,8 @@ void TestFaults::diffusionOpenModelMidRun() {
     const QString description = page.modelDescription();
     QSignalSpy finished(&page, &DiffusionPage::runFinished);
     page.openModel(QStringLiteral(ATTNLENS_TEST_DATA "/vit/rgb"));
-    QVERIFY(finished.wait(30000));
-    QTRY_VERIFY_WITH_TIMEOUT(!page.isBusy(), 30000);
+    WAIT_UNTIL(finished.count() > 0);
+    WAIT_UNTIL(!page.isBusy());
     QVERIFY(page.document()->completedSteps() < 1000);
     QVERIFY2(page.message().contains(QStringLiteral("diffusion_pytorch_model")), qPrintable(page.message()));
     QCOMPARE(page.modelDescription(), description);
@@ -365,10 +329,10 @@ void TestFaults::diffusionOpenModelMidRun() {
     page.setSettings({SchedulerKind::Ddim, 4, std::nullopt, 7});
     QSignalSpy loaded(&page, &DiffusionPage::modelLoaded);
     page.openModel(QStringLiteral(ATTNLENS_TEST_DATA "/unet/bare-head8"));
-    QVERIFY(loaded.count() > 0 || loaded.wait(60000));
-    QTRY_VERIFY_WITH_TIMEOUT(!page.isBusy(), 60000);
+    WAIT_UNTIL(loaded.count() > 0);
+    WAIT_UNTIL(!page.isBusy());
     QVERIFY2(page.modelDescription().startsWith(QStringLiteral("bare-head8")), qPrintable(page.modelDescription()));
-    QTRY_VERIFY_WITH_TIMEOUT(!page.isBusy() && !page.document()->running() && page.document()->completedSteps() == 4, 60000);
+    WAIT_UNTIL(!page.isBusy() && !page.document()->running() && page.document()->completedSteps() == 4);
     QCOMPARE(page.document()->settings().steps, 4);
 }
 

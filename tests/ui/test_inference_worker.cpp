@@ -1,13 +1,17 @@
 // InferenceWorker: results arrive on the GUI thread, errors become one message, cancel drops results,
-// and the GUI thread is never blocked while a job runs.
+// and the GUI thread is never blocked while a job runs; a streaming job's partial results arrive on the GUI
+// thread in order before its result, none after Cancel; stop() joins the thread and nothing arrives after it.
 
+#include "support/waits.h"
 #include "ui/shell/inference_worker.h"
 
 #include "core/util/error.h"
 
 #include <QtTest>
 
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 using attnlens::Callbacks;
@@ -20,6 +24,9 @@ private slots:
     void reportsErrors();
     void cancelStopsJob();
     void progressIsForwarded();
+    void streamsPartialsInOrderBeforeTheResult();
+    void cancelDropsQueuedPartials();
+    void stopJoinsAndDeliversNothing();
 };
 
 void TestInferenceWorker::deliversOnGuiThread() {
@@ -39,7 +46,7 @@ void TestInferenceWorker::deliversOnGuiThread() {
             value = v;
         });
     QCOMPARE(worker.pendingJobs(), 1);
-    QVERIFY(finished.wait(5000));
+    WAIT_UNTIL(finished.count() > 0);
     QCOMPARE(value, 42);
     QCOMPARE(worker.pendingJobs(), 0); // counted out before finished(), after the result was delivered
     QCOMPARE(doneThread, QThread::currentThread());
@@ -53,7 +60,7 @@ void TestInferenceWorker::reportsErrors() {
     worker.run<int>(
         "load", [](const Callbacks&) -> int { throw attnlens::Error("'x.safetensors': truncated"); },
         [&](int) { delivered = true; });
-    QVERIFY(failed.wait(5000));
+    WAIT_UNTIL(failed.count() > 0);
     QCOMPARE(worker.pendingJobs(), 0);
     QCOMPARE(failed.at(0).at(1).toString(), QString("'x.safetensors': truncated"));
     QVERIFY(!delivered);
@@ -77,7 +84,7 @@ void TestInferenceWorker::cancelStopsJob() {
     worker.run<int>("queued", [](const Callbacks&) { return 2; }, [&](int) { delivered = true; });
     // started() is emitted on the worker thread; QSignalSpy records it directly, possibly before a wait()
     // could begin (that race failed this test once under load), so poll the count instead.
-    QTRY_VERIFY_WITH_TIMEOUT(started.count() >= 1, 5000);
+    WAIT_UNTIL(started.count() >= 1);
     // The GUI thread stays responsive while the job runs: the event loop spins here.
     QElapsedTimer t;
     t.start();
@@ -86,7 +93,7 @@ void TestInferenceWorker::cancelStopsJob() {
     QCOMPARE(worker.pendingJobs(), 2);
     worker.cancel();
     QCOMPARE(worker.pendingJobs(), 1); // the queued job is dropped at once; the running one stops soon
-    QTRY_COMPARE_WITH_TIMEOUT(cancelled.count(), 2, 5000); // the running and the queued job
+    WAIT_UNTIL_COMPARE(cancelled.count(), 2); // the running and the queued job
     QCOMPARE(worker.pendingJobs(), 0);
     QTest::qWait(50);
     QVERIFY(!delivered);
@@ -104,10 +111,82 @@ void TestInferenceWorker::progressIsForwarded() {
             return 0;
         },
         [](int) {});
-    QVERIFY(finished.wait(5000));
+    WAIT_UNTIL(finished.count() > 0);
     QCOMPARE(progress.count(), 4);
     QCOMPARE(progress.last().at(1).toDouble(), 1.0);
     QCOMPARE(progress.last().at(2).toString(), QString("step 4"));
+}
+
+void TestInferenceWorker::streamsPartialsInOrderBeforeTheResult() {
+    InferenceWorker worker;
+    QSignalSpy finished(&worker, &InferenceWorker::finished);
+    std::vector<int> seen;
+    std::vector<QThread*> threads;
+    int result = 0;
+    worker.stream<int, int>(
+        "count",
+        [](const Callbacks&, const std::function<void(int)>& post) {
+            for (int i = 0; i < 100; ++i) post(i);
+            return 100;
+        },
+        [&](int i) {
+            seen.push_back(i);
+            threads.push_back(QThread::currentThread());
+        },
+        [&](int r) { result = r + static_cast<int>(seen.size()); }); // every partial is in when the result comes
+    WAIT_UNTIL(finished.count() == 1);
+    QCOMPARE(result, 200);
+    QCOMPARE(seen.size(), size_t(100));
+    for (int i = 0; i < 100; ++i) QCOMPARE(seen[size_t(i)], i);
+    for (QThread* t : threads) QCOMPARE(t, QThread::currentThread());
+}
+
+void TestInferenceWorker::cancelDropsQueuedPartials() {
+    InferenceWorker worker;
+    QSignalSpy cancelled(&worker, &InferenceWorker::cancelled);
+    std::atomic<int> posted{0};
+    int seen = 0;
+    worker.stream<int, int>(
+        "endless",
+        [&posted](const Callbacks& cb, const std::function<void(int)>& post) {
+            for (;;) {
+                cb.checkCancel();
+                post(posted++);
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+            return 0;
+        },
+        [&seen](int) { ++seen; }, [](int) {});
+    // Let partials pile up unseen (the GUI thread is blocked), then cancel before the event loop runs again.
+    while (posted.load() < 20) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    worker.cancel();
+    WAIT_UNTIL(cancelled.count() == 1);
+    QCOMPARE(seen, 0); // those already queued when Cancel was pressed never reach the page
+}
+
+void TestInferenceWorker::stopJoinsAndDeliversNothing() {
+    auto worker = std::make_unique<InferenceWorker>();
+    std::atomic<bool> running{false};
+    bool delivered = false;
+    worker->stream<int, int>(
+        "long",
+        [&running](const Callbacks& cb, const std::function<void(int)>& post) {
+            running = true;
+            for (int i = 0;; ++i) {
+                post(i);
+                cb.checkCancel();
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            return 0;
+        },
+        [&delivered](int) { delivered = true; }, [&delivered](int) { delivered = true; });
+    while (!running) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    worker->stop(); // what a page's destructor does first
+    QVERIFY(!worker->isBusy());
+    QCOMPARE(worker->run<int>("after", [](const Callbacks&) { return 1; }, [&delivered](int) { delivered = true; }), 0);
+    worker.reset(); // takes the queued partials and outcome with it
+    QTest::qWait(20);
+    QVERIFY(!delivered);
 }
 
 QTEST_MAIN(TestInferenceWorker)

@@ -25,7 +25,6 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMenu>
-#include <QPointer>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSignalBlocker>
@@ -82,7 +81,7 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
     if (!dir.isEmpty()) openModel(dir);
 }
 
-DiffusionPage::~DiffusionPage() = default;
+DiffusionPage::~DiffusionPage() { m_worker->stop(); }
 
 // Top bar: model, progress (JobStatus), export menu.
 QWidget* DiffusionPage::buildTopBar() {
@@ -529,26 +528,23 @@ void DiffusionPage::generate() {
     m_requested.clear();
     const bool capture = DiffusionDocument::attentionBytesPerStep(*m_doc->model()) <= m_captureLimit;
     const int runId = m_doc->runId();
-    QPointer<DiffusionPage> self(this);
-    m_runJob = m_worker->run<Tensor>(
+    using Partial = std::pair<std::shared_ptr<const DiffusionFrame>, std::shared_ptr<const StepAttention>>;
+    m_runJob = m_worker->stream<Partial, Tensor>(
         tr("Generating"),
-        [session, capture, runId, self](const Callbacks& cb) {
+        [session, capture](const Callbacks& cb, const std::function<void(Partial)>& post) {
             for (int i = 0; !session->done(); ++i) {
                 cb.checkCancel();
                 std::vector<UNetAttentionMap> attention;
                 session->step(&cb, capture ? &attention : nullptr);
-                auto frame = DiffusionDocument::makeFrame(i, session->stepAt(i));
-                auto maps = capture ? DiffusionDocument::makeAttention(std::move(attention)) : nullptr;
-                QMetaObject::invokeMethod(
-                    self.data(),
-                    [self, runId, frame, maps] {
-                        if (self && self->m_doc->runId() == runId) self->m_doc->addFrame(frame, maps);
-                    },
-                    Qt::QueuedConnection);
+                post({DiffusionDocument::makeFrame(i, session->stepAt(i)),
+                      capture ? DiffusionDocument::makeAttention(std::move(attention)) : nullptr});
                 cb.report(static_cast<double>(i + 1) / session->stepCount(),
                           "step " + std::to_string(i + 1) + " of " + std::to_string(session->stepCount()));
             }
             return session->finalSample();
+        },
+        [this, runId](Partial step) {
+            if (m_doc->runId() == runId) m_doc->addFrame(step.first, step.second);
         },
         [this, runId](Tensor finalSample) {
             if (m_doc->runId() != runId) return;
@@ -574,23 +570,21 @@ void DiffusionPage::requestAttention() {
     std::vector<std::shared_ptr<const DiffusionFrame>> frames;
     for (int s : steps) frames.push_back(m_doc->frameShared(s));
     const int runId = m_doc->runId();
-    QPointer<DiffusionPage> self(this);
-    m_attentionJob = m_worker->run<bool>(
+    using Partial = std::pair<int, std::shared_ptr<const StepAttention>>; // (step, its maps)
+    m_attentionJob = m_worker->stream<Partial, bool>(
         tr("Computing attention"),
-        [model = m_doc->model(), label = m_doc->settings().classLabel, frames, runId, self](const Callbacks& cb) {
+        [model = m_doc->model(), label = m_doc->settings().classLabel, frames](
+            const Callbacks& cb, const std::function<void(Partial)>& post) {
             for (size_t i = 0; i < frames.size(); ++i) {
                 cb.checkCancel();
-                auto maps = DiffusionDocument::computeAttention(*model, label, *frames[i], cb);
                 const int step = frames[i]->index;
-                QMetaObject::invokeMethod(
-                    self.data(),
-                    [self, runId, step, maps] {
-                        if (self && self->m_doc->runId() == runId) self->m_doc->storeAttention(step, maps);
-                    },
-                    Qt::QueuedConnection);
+                post({step, DiffusionDocument::computeAttention(*model, label, *frames[i], cb)});
                 cb.report(static_cast<double>(i + 1) / frames.size(), "attention of step " + std::to_string(step));
             }
             return true;
+        },
+        [this, runId](Partial maps) {
+            if (m_doc->runId() == runId) m_doc->storeAttention(maps.first, maps.second);
         },
         [this](bool) { attentionJobEnded(); });
 }

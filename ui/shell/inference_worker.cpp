@@ -3,8 +3,6 @@
 #include "core/util/error.h"
 
 #include <QMetaObject>
-#include <QPointer>
-
 #include <optional>
 #include <vector>
 
@@ -15,18 +13,25 @@ InferenceWorker::InferenceWorker(QObject* parent) : QObject(parent) {
 }
 
 InferenceWorker::~InferenceWorker() {
+    stop();
+}
+
+void InferenceWorker::stop() {
+    if (m_joined) return;
     {
         std::lock_guard lock(m_mutex);
         m_stopping = true;
         m_queue.clear();
+        m_cancelRunning = true;
     }
-    m_cancelRunning = true;
     m_wake.notify_all();
     m_thread.join();
+    m_joined = true;
 }
 
-int InferenceWorker::enqueue(const QString& label, std::function<void(const Callbacks&)> work,
+int InferenceWorker::enqueue(const QString& label, std::function<void(const Callbacks&, int)> work,
                              std::function<void()> deliver) {
+    if (m_joined) return 0; // stopped: the page is going away
     ++m_pending;
     std::lock_guard lock(m_mutex);
     const int id = m_nextId++;
@@ -39,9 +44,11 @@ void InferenceWorker::cancel() {
     std::vector<int> dropped;
     {
         std::lock_guard lock(m_mutex);
-        for (const auto& job : m_queue) dropped.push_back(job.id);
+        for (const auto& job : m_queue)
+            dropped.push_back(job.id);
         m_queue.clear();
         m_cancelRunning = true;
+        if (m_runningId != 0) m_dropped.insert(m_runningId); // its partials already queued are dropped too
     }
     for (int id : dropped) { // outside the lock: slots may queue new jobs
         --m_pending;
@@ -59,6 +66,7 @@ void InferenceWorker::loop() {
             job = std::move(m_queue.front());
             m_queue.pop_front();
             m_cancelRunning = false;
+            m_runningId = job.id;
         }
         m_busy = true;
         emit busyChanged(true);
@@ -72,7 +80,7 @@ void InferenceWorker::loop() {
         std::optional<QString> error;
         bool wasCancelled = false;
         try {
-            job.work(cb);
+            job.work(cb, id);
             wasCancelled = m_cancelRunning.load();
         } catch (const Cancelled&) {
             wasCancelled = true;
@@ -81,36 +89,48 @@ void InferenceWorker::loop() {
         } catch (const std::exception& e) {
             error = QString::fromStdString(e.what());
         }
+        {
+            std::lock_guard lock(m_mutex);
+            m_runningId = 0;
+        }
         m_busy = false;
         emit busyChanged(false);
-        // Every outcome is signalled on the GUI thread (this object's thread), where pendingJobs() is kept;
-        // skipped if the worker is gone by then.
-        QPointer<InferenceWorker> self(this);
+        // Every outcome is signalled on the GUI thread (this object's thread), where pendingJobs() is kept,
+        // after the job's partials (events posted to one object arrive in order). A worker destroyed before
+        // then takes its queued events with it (QObject's destructor removes them; stop() joined this thread
+        // first).
         std::function<void()> outcome;
         if (wasCancelled) {
-            outcome = [self, id] {
-                --self->m_pending;
-                emit self->cancelled(id);
+            outcome = [this, id] {
+                m_dropped.erase(id);
+                --m_pending;
+                emit cancelled(id);
             };
         } else if (error) {
-            outcome = [self, id, message = *error] {
-                --self->m_pending;
-                emit self->failed(id, message);
+            outcome = [this, id, message = *error] {
+                m_dropped.erase(id);
+                --m_pending;
+                emit failed(id, message);
             };
         } else {
-            outcome = [self, id, deliver = std::move(job.deliver)] {
+            outcome = [this, id, deliver = std::move(job.deliver)] {
+                m_dropped.erase(id);
                 deliver();
-                --self->m_pending;
-                emit self->finished(id);
+                --m_pending;
+                emit finished(id);
             };
         }
-        QMetaObject::invokeMethod(
-            this,
-            [self, outcome = std::move(outcome)] {
-                if (self) outcome();
-            },
-            Qt::QueuedConnection);
+        QMetaObject::invokeMethod(this, std::move(outcome), Qt::QueuedConnection);
     }
+}
+
+void InferenceWorker::postPartial(int jobId, std::function<void()> deliver) {
+    QMetaObject::invokeMethod(
+        this,
+        [this, jobId, deliver = std::move(deliver)] {
+            if (!m_dropped.count(jobId)) deliver();
+        },
+        Qt::QueuedConnection);
 }
 
 } // namespace attnlens::ui

@@ -157,7 +157,7 @@ TextPage::TextPage(QWidget* parent, const QString& modelDir)
     if (!dir.isEmpty()) openModel(dir);
 }
 
-TextPage::~TextPage() = default;
+TextPage::~TextPage() { m_worker->stop(); }
 
 // The built-in model loads with the window, but its first run (a generation) waits until the page is first shown:
 // a user who never opens the Text page pays nothing for it, and the other pages start alone.

@@ -119,7 +119,7 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
     }
 }
 
-TranslatePage::~TranslatePage() = default;
+TranslatePage::~TranslatePage() { m_worker->stop(); }
 
 // --- construction ------------------------------------------------------------------------------
 

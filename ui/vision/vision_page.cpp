@@ -90,7 +90,7 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
     if (!dir.isEmpty()) openModel(dir);
 }
 
-VisionPage::~VisionPage() = default;
+VisionPage::~VisionPage() { m_worker->stop(); }
 
 // Top bar: image source, model, progress (JobStatus) and export.
 QWidget* VisionPage::buildTopBar() {
