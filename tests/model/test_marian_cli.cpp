@@ -1,8 +1,9 @@
 // attnlens-cli translate / bench: exit codes, stdout, JSON shape (the CLI contract, docs/architecture.md), and
 // agreement of the JSON with the reference goldens.
 
-#include "marian_test_util.h"
 #include "core/analysis/attention_flow.h"
+#include "marian_test_util.h"
+#include "support/waits.h"
 
 #include <QDir>
 #include <QImage>
@@ -28,7 +29,7 @@ struct Run {
 Run cli(const QStringList& args) {
     QProcess p;
     p.start(ATTNLENS_CLI_PATH, args);
-    p.waitForFinished(60000);
+    p.waitForFinished(attnlens::test::kHangMs);
     Run r;
     r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
     r.out = QString::fromUtf8(p.readAllStandardOutput());
@@ -245,7 +246,7 @@ void TestMarianCli::nonUtf8Argument() {
     QProcess p;
     p.start("/bin/sh", {"-c", "exec \"$0\" translate --model \"$1\" \"$(printf 'Stra\\337e')\"", ATTNLENS_CLI_PATH,
                         variant("tiny-f32")});
-    p.waitForFinished(60000);
+    p.waitForFinished(attnlens::test::kHangMs);
     QCOMPARE(p.exitCode(), 2);
     const QString err = QString::fromUtf8(p.readAllStandardError());
     QVERIFY2(err.startsWith("error: ") && err.contains("UTF-8"), qPrintable(err));

@@ -2,6 +2,8 @@
 // Runs attnlens-cli (ATTNLENS_CLI_PATH) as a user does and checks the error convention: exit status
 // 2, no crash, exactly one stderr line "error: …". Header-only; shared by the CLI suites.
 
+#include "support/waits.h"
+
 #include <QProcess>
 #include <QStringList>
 #include <QtTest>
@@ -14,7 +16,7 @@ struct Run {
     QString out, err;
 };
 
-inline Run run(const QStringList& args, int timeoutMs = 120000) {
+inline Run run(const QStringList& args, int timeoutMs = attnlens::test::kHangMs) {
     QProcess p;
     p.start(QStringLiteral(ATTNLENS_CLI_PATH), args);
     Run r;

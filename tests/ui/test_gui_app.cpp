@@ -2,6 +2,8 @@
 // for the page's own readiness signals and writes the PNG; the options share one grammar with the CLI
 // (from 0, --head mean|max|N, --query) and every bad value ends in one "error:" line and status 2.
 
+#include "support/waits.h"
+
 #include <QImage>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -21,7 +23,7 @@ Run runGui(const QStringList& args) {
     env.insert("XDG_CONFIG_HOME", QDir::tempPath() + "/attnlens-gui-test-config"); // no user settings
     p.setProcessEnvironment(env);
     p.start(QStringLiteral(ATTNLENS_GUI_PATH), args);
-    if (!p.waitForFinished(120000)) {
+    if (!p.waitForFinished(attnlens::test::kHangMs)) {
         p.kill();
         return {};
     }

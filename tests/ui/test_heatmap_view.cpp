@@ -2,6 +2,7 @@
 // hover value lookup, selection signals, masks, zoom and scrolling, export, and the repaint cost of
 // a 200×200 matrix.
 
+#include "support/waits.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/render/heatmap_scene.h"
 #include "ui/widgets/heatmap_view.h"
@@ -161,7 +162,7 @@ private slots:
 
         QSignalSpy hovered(&view, &HeatmapView::cellHovered);
         QTest::mouseMove(view.viewport(), view.cellRect(2, 1).center());
-        QTRY_VERIFY(!hovered.isEmpty());
+        WAIT_UNTIL(!hovered.isEmpty());
         QCOMPARE(hovered.last().at(0).toInt(), 2);
         QCOMPARE(hovered.last().at(1).toInt(), 1);
     }

@@ -3,7 +3,9 @@
 // loop) when the palette changes; mute() follows the palette; View → Theme switches the app's
 // palette and remembers it; recent models, Help → Keyboard shortcuts and What am I looking at?.
 
+#include "core/ops/gemm.h"
 #include "core/util/error.h"
+#include "support/waits.h"
 #include "ui/shell/help_dialogs.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/shell/main_window.h"
@@ -11,7 +13,6 @@
 #include "ui/vision/sample_gallery.h"
 #include "ui/vision/vision_document.h"
 #include "ui/vision/vision_page.h"
-#include "core/ops/gemm.h"
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
@@ -76,15 +77,15 @@ private slots:
                 return 1;
             },
             {});
-        QTRY_VERIFY(status->isVisible());
-        QTRY_COMPARE(status->progressBar()->value(), 500);
+        WAIT_UNTIL(status->isVisible());
+        WAIT_UNTIL_COMPARE(status->progressBar()->value(), 500);
         // The bar says what it waits for: the job and its stage.
         QCOMPARE(status->progressBar()->toolTip(), QStringLiteral("Working: half"));
         QVERIFY(status->progressBar()->isTextVisible());
         QCOMPARE(status->progressBar()->text(), QStringLiteral("Working: half 50%"));
         QTest::mouseClick(status->cancelButton(), Qt::LeftButton);
-        QVERIFY(cancelled.count() > 0 || cancelled.wait(5000));
-        QTRY_VERIFY(!status->isVisible());
+        WAIT_UNTIL(cancelled.count() > 0);
+        WAIT_UNTIL(!status->isVisible());
     }
 
     void pageMessageColoursComeFromThePalette() {
@@ -173,7 +174,7 @@ private slots:
             MainWindow window;
             auto* vision = new VisionPage(&window);
             window.addPage("Vision", vision);
-            QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy(), 60000);
+            WAIT_UNTIL(!vision->isBusy());
             QMimeData folder;
             folder.setUrls({QUrl::fromLocalFile(QStringLiteral(ATTNLENS_TEST_DATA "/vit/rgb"))});
             QDragEnterEvent enter(QPoint(5, 5), Qt::CopyAction, &folder, Qt::LeftButton, Qt::NoModifier);
@@ -181,8 +182,7 @@ private slots:
             QVERIFY(enter.isAccepted());
             QDropEvent drop(QPointF(5, 5), Qt::CopyAction, &folder, Qt::LeftButton, Qt::NoModifier);
             QApplication::sendEvent(&window, &drop);
-            QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy() && vision->loadedModelDir() == QStringLiteral(ATTNLENS_TEST_DATA "/vit/rgb"),
-                                     60000);
+            WAIT_UNTIL(!vision->isBusy() && vision->loadedModelDir() == QStringLiteral(ATTNLENS_TEST_DATA "/vit/rgb"));
             QMimeData file;
             file.setUrls({QUrl::fromLocalFile(QStringLiteral(ATTNLENS_TEST_DATA "/vit/images/photo_97x61.png"))});
             QVERIFY(!window.dropModelFolder(&file));
@@ -203,7 +203,7 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&again));
         const QList<int> sizes = again.findChild<QSplitter*>("visionSplitter")->sizes();
         QVERIFY2(sizes.size() == 2 && sizes[0] < sizes[1], qPrintable(QString("%1 %2").arg(sizes.value(0)).arg(sizes.value(1))));
-        QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy(), 60000);
+        WAIT_UNTIL(!vision->isBusy());
     }
 
     // File → Open recent model lists folders that loaded, never one that failed; the failure shows in the
@@ -213,12 +213,12 @@ private slots:
         MainWindow window;
         auto* vision = new VisionPage(&window);
         window.addPage("Vision", vision);
-        QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy(), 60000);
+        WAIT_UNTIL(!vision->isBusy());
         QVERIFY2(window.recentModels().isEmpty(), qPrintable(window.recentModels().join(',')));
 
         const QString good = QStringLiteral(ATTNLENS_TEST_DATA "/vit/rgb");
         QVERIFY(window.openModel(good));
-        QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy(), 60000);
+        WAIT_UNTIL(!vision->isBusy());
         QCOMPARE(vision->loadedModelDir(), good);
         QCOMPARE(window.recentModels(), QStringList{good});
 
@@ -235,13 +235,13 @@ private slots:
         cut.write(weights.read(weights.size() / 2));
         cut.close();
         QVERIFY(window.openModel(broken));
-        QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy(), 60000);
+        WAIT_UNTIL(!vision->isBusy());
         QVERIFY2(vision->message().contains("model.safetensors"), qPrintable(vision->message()));
         QCOMPARE(vision->loadedModelDir(), good); // the previous model stays
         QCOMPARE(window.recentModels(), QStringList{good});
         // Loading the good folder again (a reload) does not smuggle the failed one in.
         vision->reloadModel();
-        QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy(), 60000);
+        WAIT_UNTIL(!vision->isBusy());
         QCOMPARE(window.recentModels(), QStringList{good});
 
         // Not a model folder: the window's banner says why; nothing is remembered.
@@ -318,18 +318,17 @@ private slots:
         }
         auto* vision = new VisionPage(&window);
         window.addPage("Vision", vision);
-        QTRY_VERIFY_WITH_TIMEOUT(vision->document()->hasImage() && !vision->isBusy(), 60000);
+        WAIT_UNTIL(vision->document()->hasImage() && !vision->isBusy());
         QVERIFY(!vision->message().contains("BF16"));
         bf16->trigger();
         QCOMPARE(linearPrecision(), LinearPrecision::Bf16);
         QCOMPARE(QSettings().value("precision").toString(), QString("bf16"));
-        QTRY_VERIFY_WITH_TIMEOUT(vision->message().contains("BF16 fast mode, measured against FP32 at load: max |Δ logits|"),
-                                 60000);
+        WAIT_UNTIL(vision->message().contains("BF16 fast mode, measured against FP32 at load: max |Δ logits|"));
         QVERIFY2(vision->message().contains("same top-1 class"), qPrintable(vision->message()));
         fp32->trigger();
         QCOMPARE(linearPrecision(), LinearPrecision::Fp32);
         QCOMPARE(QSettings().value("precision").toString(), QString("fp32"));
-        QTRY_VERIFY_WITH_TIMEOUT(!vision->isBusy() && !vision->message().contains("BF16"), 60000);
+        WAIT_UNTIL(!vision->isBusy() && !vision->message().contains("BF16"));
     }
 };
 

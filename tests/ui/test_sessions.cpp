@@ -5,6 +5,7 @@
 // one clear message and change nothing; a session file dropped on the window and `attnlens SESSION.attnlens`
 // open it; File → Open recent session / image remember what was saved and shown.
 
+#include "support/waits.h"
 #include "ui/diffusion/diffusion_document.h"
 #include "ui/diffusion/diffusion_page.h"
 #include "ui/playground/playground_page.h"
@@ -118,7 +119,7 @@ private:
 };
 
 QString TestSessions::prepareAndSave(Window& a, const QString& name) {
-    [&] { QTRY_VERIFY_WITH_TIMEOUT(a.idle() && a.translate->document()->hasModel() && a.vision->document()->hasImage(), 60000); }();
+    [&] { WAIT_UNTIL(a.idle() && a.translate->document()->hasModel() && a.vision->document()->hasImage()); }();
     // Attention: a random example, resized, two heads, an edited value, a custom mask, a focused cell.
     PlaygroundModel& m = *a.playground->model();
     m.applyRandom(7);
@@ -136,9 +137,9 @@ QString TestSessions::prepareAndSave(Window& a, const QString& name) {
     MarianAblation ablation;
     ablation.setHeads(2, {{0, 1}}, t.document()->model().model->config());
     t.setAblation(ablation); // translates
-    [&] { QTRY_VERIFY_WITH_TIMEOUT(t.worker()->pendingJobs() == 0 && t.document()->snapshot() && t.document()->snapshot()->finished, 60000); }();
+    [&] { WAIT_UNTIL(t.worker()->pendingJobs() == 0 && t.document()->snapshot() && t.document()->snapshot()->finished); }();
     t.goToStep(3);
-    [&] { QTRY_VERIFY_WITH_TIMEOUT(t.worker()->pendingJobs() == 0 && t.document()->snapshot()->step == 3, 60000); }();
+    [&] { WAIT_UNTIL(t.worker()->pendingJobs() == 0 && t.document()->snapshot()->step == 3); }();
     t.document()->setKind(AttentionKind::Cross);
     t.document()->setLayer(0);
     t.pinDifference();
@@ -151,7 +152,7 @@ QString TestSessions::prepareAndSave(Window& a, const QString& name) {
     // Vision: a picture file, two query patches averaged, key side, layer 1 head 0, a look, a head off.
     VisionPage& v = *a.vision;
     v.openImage(kData + "/vit/images/photo_97x61.png");
-    [&] { QTRY_VERIFY_WITH_TIMEOUT(!v.isBusy() && v.imagePath().endsWith("photo_97x61.png"), 60000); }();
+    [&] { WAIT_UNTIL(!v.isBusy() && v.imagePath().endsWith("photo_97x61.png")); }();
     v.document()->selectPatches({3, 10});
     v.pinMap(); // A: layer 0's map
     v.document()->setReduce(TokenReduce::Mean);
@@ -161,7 +162,7 @@ QString TestSessions::prepareAndSave(Window& a, const QString& name) {
     v.document()->setOpacity(0.35f);
     v.document()->setColorMap(ColorMap::Viridis);
     v.setAblatedHeads({{0, 1}});
-    [&] { QTRY_VERIFY_WITH_TIMEOUT(!v.isBusy(), 60000); }();
+    [&] { WAIT_UNTIL(!v.isBusy()); }();
     // Diffusion: a short DDPM run of class 2, seed 5, shown at step 3 with a query pixel, layer 1, head 0.
     DiffusionPage& d = *a.diffusion;
     DiffusionSettings settings;
@@ -169,19 +170,19 @@ QString TestSessions::prepareAndSave(Window& a, const QString& name) {
     settings.steps = 6;
     settings.seed = 5;
     settings.classLabel = 2;
-    [&] { QTRY_VERIFY_WITH_TIMEOUT(d.document()->model() != nullptr, 60000); }();
+    [&] { WAIT_UNTIL(d.document()->model() != nullptr); }();
     d.setSettings(settings);
     d.generate();
-    [&] { QTRY_VERIFY_WITH_TIMEOUT(!d.isBusy() && d.document()->hasRun() && !d.document()->running(), 60000); }();
+    [&] { WAIT_UNTIL(!d.isBusy() && d.document()->hasRun() && !d.document()->running()); }();
     d.document()->setCurrentStep(2);
-    [&] { QTRY_VERIFY_WITH_TIMEOUT(!d.isBusy() && d.document()->currentMap().size() > 0, 60000); }();
+    [&] { WAIT_UNTIL(!d.isBusy() && d.document()->currentMap().size() > 0); }();
     d.pinMap(); // A: step 2
     d.document()->setCurrentStep(3);
     d.document()->setLayer(1);
     d.document()->setHead(0);
     d.document()->setQuery(PixelRegion::pixel(5, 6));
     d.document()->setOnNoisy(true);
-    [&] { QTRY_VERIFY_WITH_TIMEOUT(a.idle(), 60000); }();
+    [&] { WAIT_UNTIL(a.idle()); }();
     a.window.setCurrentPage(2);
     const QString file = path(name);
     if (!a.window.saveSession(file)) qWarning() << a.window.windowMessage();
@@ -196,9 +197,9 @@ void TestSessions::everyPageRoundTrips() {
     QVERIFY(a.window.recentImages().value(0).endsWith("photo_97x61.png"));
 
     Window b;
-    QTRY_VERIFY_WITH_TIMEOUT(b.idle() && b.translate->document()->hasModel(), 60000);
+    WAIT_UNTIL(b.idle() && b.translate->document()->hasModel());
     QVERIFY2(b.window.openSession(file), qPrintable(b.window.windowMessage()));
-    QTRY_VERIFY_WITH_TIMEOUT(b.idle(), 120000);
+    WAIT_UNTIL(b.idle());
     // Every saved setting reads back the same ...
     const QJsonObject sa = a.state(), sb = b.state();
     for (const QString page : {"attention", "translate", "vision", "diffusion"})
@@ -237,27 +238,27 @@ void TestSessions::everyPageRoundTrips() {
     b.window.setCurrentPage(0);
     QVERIFY(b.window.openImage(kData + "/vit/images/small_11x7.png"));
     QCOMPARE(b.window.currentPage(), 2);
-    QTRY_VERIFY_WITH_TIMEOUT(!b.vision->isBusy() && b.vision->imagePath().endsWith("small_11x7.png"), 60000);
+    WAIT_UNTIL(!b.vision->isBusy() && b.vision->imagePath().endsWith("small_11x7.png"));
     QVERIFY(b.window.recentImages().value(0).endsWith("small_11x7.png"));
 }
 
 void TestSessions::pastedPictureTravelsInTheSession() {
     Window a;
-    QTRY_VERIFY_WITH_TIMEOUT(a.idle() && a.vision->document()->hasImage(), 60000);
+    WAIT_UNTIL(a.idle() && a.vision->document()->hasImage());
     QImage picture(40, 28, QImage::Format_RGB888);
     for (int y = 0; y < picture.height(); ++y)
         for (int x = 0; x < picture.width(); ++x) picture.setPixelColor(x, y, QColor(x * 6, y * 9, (x * y) % 256));
     a.vision->openImage(picture, QStringLiteral("pasted image"));
-    QTRY_VERIFY_WITH_TIMEOUT(!a.vision->isBusy() && a.vision->imagePath().isEmpty(), 60000);
+    WAIT_UNTIL(!a.vision->isBusy() && a.vision->imagePath().isEmpty());
     a.vision->document()->selectPatches({5});
     const QString file = path("pasted.attnlens");
     QVERIFY(a.window.saveSession(file));
     QVERIFY(a.state().value("pages").toObject().value("vision").toObject().contains("image_png"));
 
     Window b;
-    QTRY_VERIFY_WITH_TIMEOUT(b.idle() && b.vision->document()->hasImage(), 60000);
+    WAIT_UNTIL(b.idle() && b.vision->document()->hasImage());
     QVERIFY(b.window.openSession(file));
-    QTRY_VERIFY_WITH_TIMEOUT(b.idle(), 60000);
+    WAIT_UNTIL(b.idle());
     QCOMPARE(b.vision->document()->image()->image.pixels, a.vision->document()->image()->image.pixels);
     QVERIFY(sameMatrix(b.vision->document()->currentMap(), a.vision->document()->currentMap()));
 }
@@ -272,7 +273,7 @@ void TestSessions::missingModelAsksAndCancelChangesNothing() {
     const QString file = path("missing.attnlens");
     writeText(file, QJsonDocument(session).toJson());
     Window w;
-    QTRY_VERIFY_WITH_TIMEOUT(w.idle() && w.translate->document()->hasModel(), 60000);
+    WAIT_UNTIL(w.idle() && w.translate->document()->hasModel());
     const QJsonObject before = w.state();
     QList<MainWindow::MissingPath> asked;
     w.window.setLocator([&asked](const MainWindow::MissingPath& m) -> std::optional<QString> {
@@ -298,13 +299,13 @@ void TestSessions::missingModelLocatedOrSkipped() {
     const QString file = path("locate.attnlens");
     writeText(file, QJsonDocument(session).toJson());
     Window w;
-    QTRY_VERIFY_WITH_TIMEOUT(w.idle() && w.translate->document()->hasModel() && w.vision->document()->hasImage(), 60000);
+    WAIT_UNTIL(w.idle() && w.translate->document()->hasModel() && w.vision->document()->hasImage());
     const QString shownPicture = w.vision->imagePath();
     w.window.setLocator([&](const MainWindow::MissingPath& m) -> std::optional<QString> {
         return m.folder ? located : QString(); // locate the model, skip the picture
     });
     QVERIFY2(w.window.openSession(file), qPrintable(w.window.windowMessage()));
-    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 60000);
+    WAIT_UNTIL(w.idle());
     QCOMPARE(w.translate->loadedModelDir(), located);
     QCOMPARE(w.translate->input(), QString("ein Haus"));
     QVERIFY(w.translate->document()->snapshot() && w.translate->document()->snapshot()->finished);
@@ -356,7 +357,7 @@ void TestSessions::badSessionFilesChangeNothing() {
     QFETCH(QString, message);
     std::unique_ptr<Window>& w = m_badWindow; // one window for every row (the pages load once)
     if (!w) w = std::make_unique<Window>();
-    QTRY_VERIFY_WITH_TIMEOUT(w->idle() && w->translate->document()->hasModel(), 60000);
+    WAIT_UNTIL(w->idle() && w->translate->document()->hasModel());
     w->playground->model()->setSequenceLength(6);
     const QJsonObject before = w->state();
     const QString file = path("bad.attnlens");
@@ -386,7 +387,7 @@ void TestSessions::droppedSessionFileOpens() {
     QMimeData other;
     other.setUrls({QUrl::fromLocalFile(kData + "/vit/images/photo_97x61.png")});
     QVERIFY(!w.window.dropModelFolder(&other));
-    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 60000);
+    WAIT_UNTIL(w.idle());
 }
 
 void TestSessions::commandLineOpensASession() {
@@ -398,7 +399,7 @@ void TestSessions::commandLineOpensASession() {
     env.insert("QT_QPA_PLATFORM", "offscreen");
     gui.setProcessEnvironment(env);
     gui.start(QStringLiteral(ATTNLENS_GUI_PATH), {file, "--size", "1280x800", "--screenshot", shot});
-    QVERIFY(gui.waitForFinished(120000));
+    QVERIFY(gui.waitForFinished(attnlens::test::kHangMs));
     QVERIFY2(gui.exitCode() == 0, gui.readAllStandardError().constData());
     const QImage image(shot);
     QCOMPARE(image.size(), QSize(1280, 800));

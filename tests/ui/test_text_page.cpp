@@ -6,6 +6,7 @@
 
 #include "core/models/text_folder.h"
 #include "core/util/error.h"
+#include "support/waits.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/text/text_document.h"
 #include "ui/text/text_page.h"
@@ -49,15 +50,15 @@ class TestTextPage : public QObject {
 private slots:
     void bertRunAndMaskPredictions() {
         TextPage page(nullptr, kData + "/bert-mlm");
-        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->hasModel(), 30000);
+        WAIT_UNTIL(idle(page) && page.document()->hasModel());
         QVERIFY(!page.document()->run()); // the first run waits until the page is shown
         page.show();
-        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->run(), 30000);
+        WAIT_UNTIL(idle(page) && page.document()->run());
         auto* input = page.findChild<QLineEdit*>("textInput");
         input->clear();
         QTest::keyClicks(input, QStringLiteral("The [MASK] sat on the mat."));
         QTest::keyClick(input, Qt::Key_Return); // Enter runs, as the button does
-        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->run(), 30000);
+        WAIT_UNTIL(idle(page) && page.document()->run());
         const auto folder = loadTextFolder((kData + "/bert-mlm").toStdString());
         const auto e = folder.encode("The [MASK] sat on the mat.");
         const TextForward f = folder.forward(e.ids);
@@ -84,12 +85,12 @@ private slots:
 
     void gpt2GenerationSteps() {
         TextPage page(nullptr, kData + "/gpt2");
-        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->hasModel(), 30000);
+        WAIT_UNTIL(idle(page) && page.document()->hasModel());
         page.setText(QStringLiteral("Hello, world! The cat"));
         page.setNewTokens(5);
         QSignalSpy ready(&page, &TextPage::resultReady);
         page.runText();
-        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->run() && page.document()->run()->generated() == 5, 30000);
+        WAIT_UNTIL(idle(page) && page.document()->run() && page.document()->run()->generated() == 5);
         const auto& run = *page.document()->run();
         const int p = run.promptLength;
         QCOMPARE(page.document()->step(), 5);
@@ -112,7 +113,7 @@ private slots:
         page.stepForward();
         QCOMPARE(page.document()->step(), 5);
         page.stepForward(); // at the end: one more token, generated through the cache
-        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->run()->generated() == 6, 30000);
+        WAIT_UNTIL(idle(page) && page.document()->run()->generated() == 6);
         QCOMPARE(page.document()->step(), 6);
         // Hover linking: a row hovered in the matrix is the focus of the Lines view and marked in the text line.
         emit page.matrixView()->cellHovered(2, 0);
@@ -154,21 +155,21 @@ private slots:
     void sessionRoundTrip() {
         TextPage a(nullptr, kData + "/gpt2");
         a.show();
-        QTRY_VERIFY_WITH_TIMEOUT(idle(a) && a.document()->run(), 30000);
+        WAIT_UNTIL(idle(a) && a.document()->run());
         a.setText(QStringLiteral("The dog ran to the park"));
         a.setNewTokens(4);
         a.runText();
-        QTRY_VERIFY_WITH_TIMEOUT(idle(a) && a.document()->run()->generated() == 4 && a.text().startsWith("The dog"), 30000);
+        WAIT_UNTIL(idle(a) && a.document()->run()->generated() == 4 && a.text().startsWith("The dog"));
         a.stepBack();
         a.document()->setLayer(0);
         a.document()->setHead(3);
         a.document()->setHideSpecial(true);
         const QJsonObject saved = a.saveSession();
         TextPage b(nullptr, kData + "/bert-mlm"); // another model: the session's loads first
-        QTRY_VERIFY_WITH_TIMEOUT(idle(b) && b.document()->hasModel(), 30000);
+        WAIT_UNTIL(idle(b) && b.document()->hasModel());
         QVERIFY(b.checkSession(saved).isEmpty());
         b.restoreSession(saved);
-        QTRY_VERIFY_WITH_TIMEOUT(idle(b) && !b.restoringSession(), 30000);
+        WAIT_UNTIL(idle(b) && !b.restoringSession());
         QCOMPARE(b.saveSession(), saved);
         QCOMPARE(b.document()->step(), 3);
         QCOMPARE(b.document()->shown().values, a.document()->shown().values);
@@ -178,14 +179,14 @@ private slots:
     void cancelAndBadFolder() {
         TextPage page(nullptr, kData + "/gpt2");
         page.show();
-        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->hasModel(), 30000);
-        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && page.document()->run(), 30000);
+        WAIT_UNTIL(idle(page) && page.document()->hasModel());
+        WAIT_UNTIL(idle(page) && page.document()->run());
         const auto before = page.document()->run();
         page.setText(QStringLiteral("The"));
         page.setNewTokens(60);
         page.runText();
         page.cancel();
-        QTRY_VERIFY_WITH_TIMEOUT(idle(page), 30000);
+        WAIT_UNTIL(idle(page));
         // Whether the job was stopped midway or had just ended, its result is never shown: the run before stays.
         QCOMPARE(page.document()->run(), before);
         QVERIFY(page.findChild<QPushButton*>("runButton")->isEnabled());
@@ -194,7 +195,7 @@ private slots:
         QFile::copy(kData + "/gpt2/config.json", bad.filePath("config.json"));
         QSignalSpy failed(&page, &TextPage::failed);
         page.openModel(bad.path());
-        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && failed.count() == 1, 30000);
+        WAIT_UNTIL(idle(page) && failed.count() == 1);
         QVERIFY2(page.message().contains("vocab.json"), qPrintable(page.message()));
         QCOMPARE(page.loadedModelDir(), kData + "/gpt2");
         QVERIFY(page.document()->hasModel());
@@ -202,7 +203,7 @@ private slots:
         page.setText(QString("word ").repeated(80));
         page.setNewTokens(0);
         page.runText();
-        QTRY_VERIFY_WITH_TIMEOUT(idle(page) && failed.count() == 2, 30000);
+        WAIT_UNTIL(idle(page) && failed.count() == 2);
         QVERIFY2(page.message().contains("too long"), qPrintable(page.message()));
     }
 };

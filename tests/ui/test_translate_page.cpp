@@ -14,6 +14,7 @@
 #include "core/export/colormap.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
+#include "support/waits.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/render/heatmap_scene.h"
 #include "ui/shell/inference_worker.h"
@@ -77,7 +78,7 @@ bool loadAndTranslate(TranslatePage& page, const QString& input, int beam = 1) {
     page.setInput(input);
     page.setBeamWidth(beam);
     page.openModel(modelDir());
-    return ready.wait(30000) && page.document()->snapshot() != nullptr;
+    return test::waitUntil([&] { return ready.count() > 0; }) && page.document()->snapshot() != nullptr;
 }
 
 // A 1280 × 800 page with a translated sentence, showing the Heads tab for cross-attention.
@@ -94,7 +95,7 @@ bool showCrossAttentionHeads(TranslatePage& page) {
 template <typename F> bool act(TranslatePage& page, F action) {
     QSignalSpy ready(&page, &TranslatePage::resultReady);
     action();
-    return ready.wait(30000);
+    return test::waitUntil([&] { return ready.count() > 0; });
 }
 
 } // namespace
@@ -206,7 +207,7 @@ private slots:
         QVERIFY(act(page, [&] { page.reset(); }));
         QSignalSpy ready(&page, &TranslatePage::resultReady);
         for (int i = 0; i < 3; ++i) page.stepForward();
-        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 3, 30000);
+        WAIT_UNTIL_COMPARE(ready.count(), 3);
         QCOMPARE(page.document()->snapshot()->step, 3);
     }
 
@@ -383,13 +384,13 @@ private slots:
             QProcess diff;
             diff.start(QStringLiteral(ATTNLENS_CLI_PATH), {"diff", dir.filePath("a.json"), dir.filePath("a.json"), "--json",
                                                            dir.filePath("d.json")});
-            QVERIFY(diff.waitForFinished(60000) && diff.exitCode() == 0);
+            QVERIFY(diff.waitForFinished(attnlens::test::kHangMs) && diff.exitCode() == 0);
             const Json d = readJsonFile(dir.filePath("d.json").toStdString());
             QCOMPARE(d["max_abs_diff"].get<double>(), 0.0);
             QCOMPARE(d["rows"].size(), static_cast<size_t>(T));
             diff.start(QStringLiteral(ATTNLENS_CLI_PATH), {"diff", dir.filePath("a.json"), dir.filePath("a.json"), "--kind",
                                                            "decoder", "--head", "0", "--json", dir.filePath("d.json")});
-            QVERIFY2(diff.waitForFinished(60000) && diff.exitCode() == 0, diff.readAllStandardError().constData());
+            QVERIFY2(diff.waitForFinished(attnlens::test::kHangMs) && diff.exitCode() == 0, diff.readAllStandardError().constData());
             QCOMPARE(readJsonFile(dir.filePath("d.json").toStdString())["columns"].size(), static_cast<size_t>(T));
         }
 
@@ -457,7 +458,7 @@ private slots:
         QVERIFY(doc->snapshot()->finished);
         page.setPlaying(true);
         QVERIFY(page.isPlaying());
-        QTRY_VERIFY_WITH_TIMEOUT(doc->snapshot()->step >= 2 && doc->snapshot()->step < full, 20000);
+        WAIT_UNTIL(doc->snapshot()->step >= 2 && doc->snapshot()->step < full);
         page.setPlaying(false);
         QVERIFY(!page.isPlaying());
         const int paused = doc->snapshot()->step;
@@ -489,7 +490,7 @@ private slots:
         cli.start(QStringLiteral(ATTNLENS_CLI_PATH),
                   {"translate", "--model", modelDir(), "--max-new-tokens", "24", "--heatmap", png, "--kind", "cross",
                    "--layer", QString::number(layer), "--head", "1", "--cell", "14", sentence});
-        QVERIFY(cli.waitForFinished(60000));
+        QVERIFY(cli.waitForFinished(attnlens::test::kHangMs));
         QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
         QCOMPARE(QString::fromUtf8(cli.readAllStandardOutput()).trimmed(),
                  QString::fromStdString(doc->trace()->translation));
@@ -550,7 +551,7 @@ private slots:
         QVERIFY(row >= 0);
         table->item(row, 0)->setCheckState(Qt::Checked);
         QVERIFY(page.ablation().any());
-        QTRY_VERIFY_WITH_TIMEOUT(page.worker()->pendingJobs() == 0 && !page.baselineTranslation().isEmpty(), 30000);
+        WAIT_UNTIL(page.worker()->pendingJobs() == 0 && !page.baselineTranslation().isEmpty());
         const auto trace = page.document()->trace();
         QCOMPARE(trace->crossAttention.sub({1, 2}).matrix().cwiseAbs().maxCoeff(), 0.0f);
         const MarianFolder& folder = page.document()->model();
@@ -563,14 +564,14 @@ private slots:
         QCOMPARE(trace->targetIds, direct.trace()->targetIds);
         const QString line = page.findChild<QLabel*>("translation")->text();
         QVERIFY2(line.contains("1 head off") && line.contains("with all heads"), qPrintable(line));
-        QTRY_VERIFY_WITH_TIMEOUT(page.findChild<QLabel*>("translation")->text().contains("p(<b>"), 30000);
+        WAIT_UNTIL(page.findChild<QLabel*>("translation")->text().contains("p(<b>"));
         QVERIFY2(page.ablationDetails().contains("top 5 with all heads") &&
                      page.ablationDetails().contains("top 5 with the heads off"),
                  qPrintable(page.ablationDetails()));
         QCOMPARE(lens->ablated(), (std::vector<std::pair<int, int>>{{1, 2}}));
 
         page.findChild<QPushButton*>("headsRank")->click();
-        QTRY_VERIFY_WITH_TIMEOUT(page.worker()->pendingJobs() == 0 && lens->hasImportance(), 30000);
+        WAIT_UNTIL(page.worker()->pendingJobs() == 0 && lens->hasImportance());
         QVERIFY(lens->showingImportance());
         const RowMatrix drop = lens->grid()->scene().values;
         QCOMPARE(drop.rows(), Eigen::Index(folder.model->config().decoderLayers));
@@ -578,7 +579,7 @@ private slots:
         maybeScreenshot(&page, QStringLiteral("translate-ablation"));
 
         page.findChild<QPushButton*>("headsAllOn")->click();
-        QTRY_VERIFY_WITH_TIMEOUT(page.worker()->pendingJobs() == 0 && !page.ablation().any(), 30000);
+        WAIT_UNTIL(page.worker()->pendingJobs() == 0 && !page.ablation().any());
         QVERIFY(!page.findChild<QLabel*>("translation")->text().contains("head off"));
         QVERIFY(page.document()->trace()->crossAttention.sub({1, 2}).matrix().cwiseAbs().maxCoeff() > 0);
     }
@@ -599,7 +600,7 @@ private slots:
         page.showNeuronView(1, 3);
         NeuronDialog* dialog = page.neuronDialog();
         QVERIFY(dialog);
-        QTRY_VERIFY_WITH_TIMEOUT(dialog->terms().has_value(), 30000);
+        WAIT_UNTIL(dialog->terms().has_value());
         const AttentionMatrix m = doc->currentMatrix();
         QCOMPARE(dialog->layer(), 1);
         QCOMPARE(dialog->head(), 2);
@@ -620,12 +621,12 @@ private slots:
         QCOMPARE(dialog->key(), int(best));
         // Layer 0 is computed on the worker.
         dialog->findChild<QComboBox*>("neuronLayer")->setCurrentIndex(0);
-        QTRY_VERIFY_WITH_TIMEOUT(dialog->terms().has_value(), 30000);
+        WAIT_UNTIL(dialog->terms().has_value());
         QVERIFY(std::abs(dialog->terms()->weight - trace->crossAttention.at({0, 0, dialog->query(), dialog->key()})) < 1e-5);
         maybeScreenshot(dialog, QStringLiteral("translate-neuron"));
         // The encoder kind: the window follows.
         doc->setKind(AttentionKind::EncoderSelf);
-        QTRY_VERIFY_WITH_TIMEOUT(dialog->terms().has_value() && dialog->caption().contains("encoder"), 30000);
+        WAIT_UNTIL(dialog->terms().has_value() && dialog->caption().contains("encoder"));
         QVERIFY(std::abs(dialog->terms()->weight -
                          trace->encoderAttention.at({dialog->layer(), dialog->head(), dialog->query(), dialog->key()})) < 1e-5);
     }
@@ -656,7 +657,7 @@ private slots:
         QVERIFY(page.matrixView()->title().contains("rollout through layers 0–1"));
         head->setCurrentIndex(head->findData(-4));
         emit head->activated(head->currentIndex());
-        QTRY_VERIFY_WITH_TIMEOUT(!doc->flowPending() && !doc->currentMatrix().empty(), 30000);
+        WAIT_UNTIL(!doc->flowPending() && !doc->currentMatrix().empty());
         const RowMatrix flow = doc->currentMatrix().values;
         FlowOptions fo;
         fo.lastLayer = 1;
@@ -692,7 +693,7 @@ private slots:
             page.translate();
         }));
         DifferenceView* view = page.differenceView();
-        QTRY_VERIFY(view->hasDifference() && view->summary().contains("sehr"));
+        WAIT_UNTIL(view->hasDifference() && view->summary().contains("sehr"));
         const AttentionMatrix b = doc->currentMatrix();
         const auto toStd = [](const QStringList& l) {
             std::vector<std::string> out;
@@ -726,7 +727,7 @@ private slots:
         page.setInput(longText);
         QSignalSpy failed(&page, &TranslatePage::failed);
         page.translate();
-        QVERIFY(failed.wait(30000));
+        WAIT_UNTIL(failed.count() > 0);
         QVERIFY(page.message().contains(QStringLiteral("too long")));
         QCOMPARE(page.input(), longText);
         QVERIFY(page.document()->snapshot() != nullptr); // the previous result is still shown

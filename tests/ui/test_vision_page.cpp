@@ -3,9 +3,12 @@
 // colours for the attention read straight from the tensor; the heads grid has one tile per head; several
 // patches sum; key side reads the attention column; a bad image leaves the state intact; exports.
 
+#include "core/analysis/attention_flow.h"
 #include "core/analysis/attention_maps.h"
+#include "core/analysis/head_stats.h"
 #include "core/export/overlay.h"
 #include "core/io/model_folder.h"
+#include "support/waits.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/vision/map_grid_view.h"
 #include "ui/vision/patch_image_view.h"
@@ -14,12 +17,10 @@
 #include "ui/vision/vision_document.h"
 #include "ui/vision/vision_page.h"
 #include "ui/widgets/difference_view.h"
-#include "ui/widgets/map_difference_window.h"
 #include "ui/widgets/heads_lens.h"
-#include "ui/widgets/neuron_dialog.h"
-#include "core/analysis/attention_flow.h"
-#include "core/analysis/head_stats.h"
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/map_difference_window.h"
+#include "ui/widgets/neuron_dialog.h"
 
 #include <QAbstractButton>
 #include <QCheckBox>
@@ -99,7 +100,7 @@ void TestVisionPage::initTestCase() {
     m_page->show();
     QVERIFY(QTest::qWaitForWindowExposed(m_page.get()));
     // The built-in model loads, then the first sample is analysed, without blocking this thread.
-    QTRY_VERIFY_WITH_TIMEOUT(doc()->hasImage() && !m_page->isBusy(), 30000);
+    WAIT_UNTIL(doc()->hasImage() && !m_page->isBusy());
     QVERIFY2(m_page->message().isEmpty(), qPrintable(m_page->message()));
 }
 
@@ -119,8 +120,8 @@ void TestVisionPage::init() {
 void TestVisionPage::openAndWait(const QString& path) {
     QSignalSpy shown(m_page.get(), &VisionPage::imageShown);
     m_page->openImage(path);
-    QVERIFY(shown.wait(30000));
-    QTRY_VERIFY(!m_page->isBusy());
+    WAIT_UNTIL(shown.count() > 0);
+    WAIT_UNTIL(!m_page->isBusy());
 }
 
 void TestVisionPage::showsSampleWithPredictionsAndGrids() {
@@ -345,14 +346,14 @@ void TestVisionPage::badImageKeepsThePreviousState() {
     f.close();
     QSignalSpy error(m_page.get(), &VisionPage::errorShown);
     m_page->openImage(bad);
-    QVERIFY(error.wait(20000));
+    WAIT_UNTIL(error.count() > 0);
     QVERIFY2(error.at(0).at(0).toString().contains("broken.png"), qPrintable(error.at(0).at(0).toString()));
     QVERIFY(!m_page->message().isEmpty());
-    QTRY_VERIFY(!m_page->isBusy());
+    WAIT_UNTIL(!m_page->isBusy());
     QCOMPARE(doc()->image(), before);
     QCOMPARE(doc()->patches(), (std::vector<int>{5}));
     m_page->openImage(dir.filePath("missing.png"));
-    QTRY_VERIFY(!m_page->isBusy());
+    WAIT_UNTIL(!m_page->isBusy());
     QCOMPARE(doc()->image(), before);
 }
 
@@ -363,8 +364,8 @@ void TestVisionPage::pastedImageOfAnotherSizeIsAnalysed() {
         for (int x = 0; x < 90; ++x) img.setPixelColor(x, y, QColor((x * 3) % 256, (y * 4) % 256, 128));
     QSignalSpy shown(m_page.get(), &VisionPage::imageShown);
     m_page->openImage(img, "test picture");
-    QVERIFY(shown.wait(30000));
-    QTRY_VERIFY(!m_page->isBusy());
+    WAIT_UNTIL(shown.count() > 0);
+    WAIT_UNTIL(!m_page->isBusy());
     QCOMPARE(doc()->image()->image.width, 90);
     QCOMPARE(doc()->image()->image.channels, 3);
     const QRectF area = m_page->imageView()->imageRect();
@@ -384,7 +385,7 @@ void TestVisionPage::droppedFileIsAnalysed() {
     QVERIFY(enter.isAccepted());
     QDropEvent drop(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
     QApplication::sendEvent(m_page.get(), &drop);
-    QVERIFY(shown.wait(30000));
+    WAIT_UNTIL(shown.count() > 0);
     QCOMPARE(doc()->image()->source, QStringLiteral("trouser_2.png"));
 }
 
@@ -498,9 +499,7 @@ void TestVisionPage::modelOpenedDuringAnalysisReanalyses() {
     const QString deit = QStringLiteral(ATTNLENS_TEST_DATA "/vit/rgb-deit");
     m_page->openModel(deit);
     m_page->openImage(samplePath("bag_1.png"));
-    QTRY_VERIFY_WITH_TIMEOUT(!m_page->isBusy() && doc()->hasImage() &&
-                                 doc()->image()->result.grid.inputWidth() == 16,
-                             30000);
+    WAIT_UNTIL(!m_page->isBusy() && doc()->hasImage() && doc()->image()->result.grid.inputWidth() == 16);
     QTest::qWait(200);
     QVERIFY(!m_page->isBusy());
     const auto& r = doc()->image()->result;
@@ -562,7 +561,7 @@ void TestVisionPage::differenceOfTwoPictures() {
     QVERIFY(view && view->isVisible() && view->hasDifference());
     QCOMPARE(view->viewDelta()->scene().values.cwiseAbs().maxCoeff(), 0.0f); // A = B right after pinning
     openAndWait(samplePath("sneaker_1.png"));
-    QTRY_VERIFY(view->hasDifference());
+    WAIT_UNTIL(view->hasDifference());
     const RowMatrix b = doc()->currentMap();
     QCOMPARE(view->viewA()->scene().values, a);
     QCOMPARE(view->viewB()->scene().values, b);
@@ -585,7 +584,7 @@ void TestVisionPage::neuronViewOfTheQueryPatch() {
     m_page->findChild<QPushButton*>("neuronButton")->click();
     NeuronDialog* dialog = m_page->neuronDialog();
     QVERIFY(dialog && dialog->isVisible());
-    QTRY_VERIFY_WITH_TIMEOUT(dialog->terms().has_value(), 30000);
+    WAIT_UNTIL(dialog->terms().has_value());
     const auto image = doc()->image();
     const Tensor& a = image->result.output.attentions;
     QCOMPARE(dialog->layer(), 1);
@@ -598,13 +597,13 @@ void TestVisionPage::neuronViewOfTheQueryPatch() {
     QCOMPARE(dialog->terms()->headDim, int(doc()->model()->config().hiddenSize / doc()->model()->config().numHeads));
     dialog->findChild<QComboBox*>("neuronLayer")->setCurrentIndex(0);
     dialog->findChild<QComboBox*>("neuronKey")->setCurrentIndex(0); // CLS
-    QTRY_VERIFY_WITH_TIMEOUT(dialog->terms().has_value() && dialog->layer() == 0, 30000);
+    WAIT_UNTIL(dialog->terms().has_value() && dialog->layer() == 0);
     QVERIFY(std::abs(dialog->terms()->weight - a.at({0, 1, dialog->query(), 0})) < 1e-5);
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
         dialog->grab().save(QString::fromLocal8Bit(dir) + "/vision-neuron.png");
     // A new picture: the window follows (same layer, head and query), weights of the new run.
     openAndWait(QStringLiteral(ATTNLENS_TEST_DATA "/vit/images/photo_97x61.png"));
-    QTRY_VERIFY_WITH_TIMEOUT(dialog->terms().has_value() && doc()->image() != image, 30000);
+    WAIT_UNTIL(dialog->terms().has_value() && doc()->image() != image);
     QVERIFY(std::abs(dialog->terms()->weight - doc()->image()->result.output.attentions.at(
                                                    {dialog->layer(), dialog->head(), dialog->query(), dialog->key()})) < 1e-5);
     dialog->close();
@@ -616,13 +615,13 @@ void TestVisionPage::neuronViewOfTheQueryPatch() {
 void TestVisionPage::headAblationFromTheLens() {
     m_page->findChild<QPushButton*>("headStatsButton")->click();
     HeadsLensView* lens = m_page->headsLens();
-    QTRY_VERIFY(lens->hasStats());
+    WAIT_UNTIL(lens->hasStats());
     QTableWidget* table = lens->table();
     QCOMPARE(table->horizontalHeaderItem(0)->text(), QStringLiteral("off"));
     const int row = lens->tableRow(1, 2);
     QVERIFY(row >= 0);
     table->item(row, 0)->setCheckState(Qt::Checked);
-    QTRY_VERIFY_WITH_TIMEOUT(!m_page->isBusy() && !doc()->image()->ablated.empty(), 30000);
+    WAIT_UNTIL(!m_page->isBusy() && !doc()->image()->ablated.empty());
     QCOMPARE(m_page->ablatedHeads(), (std::vector<std::pair<int, int>>{{1, 2}}));
     const auto& image = doc()->image();
     QCOMPARE(image->result.output.attentions.sub({1, 2}).matrix().cwiseAbs().maxCoeff(), 0.0f);
@@ -641,7 +640,7 @@ void TestVisionPage::headAblationFromTheLens() {
 
     // Rank by importance: every head alone; head (0, 0)'s value checked against a direct computation.
     m_page->findChild<QPushButton*>("headsRank")->click();
-    QTRY_VERIFY_WITH_TIMEOUT(!m_page->isBusy() && lens->hasImportance(), 60000);
+    WAIT_UNTIL(!m_page->isBusy() && lens->hasImportance());
     QVERIFY(lens->showingImportance());
     VitRunOptions plain;
     plain.captureAttention = false;
@@ -654,7 +653,7 @@ void TestVisionPage::headAblationFromTheLens() {
     QVERIFY(std::abs(lens->grid()->scene().values(0, 0) - expected) < 1e-4);
 
     m_page->findChild<QPushButton*>("headsAllOn")->click();
-    QTRY_VERIFY_WITH_TIMEOUT(!m_page->isBusy() && doc()->image()->ablated.empty(), 30000);
+    WAIT_UNTIL(!m_page->isBusy() && doc()->image()->ablated.empty());
     QVERIFY(!note->isVisible());
     QVERIFY(m_page->ablatedHeads().empty());
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
@@ -669,7 +668,7 @@ void TestVisionPage::attentionFlowMap() {
     QVERIFY(flow);
     flow->setChecked(true);
     QVERIFY(doc()->flow() && !doc()->rollout());
-    QTRY_VERIFY_WITH_TIMEOUT(!m_page->isBusy() && !doc()->flowPending(), 30000);
+    WAIT_UNTIL(!m_page->isBusy() && !doc()->flowPending());
     FlowOptions options;
     options.lastLayer = doc()->layer();
     const Tensor& att = doc()->image()->result.output.attentions;
@@ -681,7 +680,7 @@ void TestVisionPage::attentionFlowMap() {
     // Two patches, summed; a lower layer.
     doc()->setLayer(1);
     doc()->selectPatches({3, 10});
-    QTRY_VERIFY_WITH_TIMEOUT(!m_page->isBusy() && !doc()->flowPending(), 30000);
+    WAIT_UNTIL(!m_page->isBusy() && !doc()->flowPending());
     options.lastLayer = 1;
     const std::vector<float> a = attentionFlow(att, 4, options), b = attentionFlow(att, 11, options);
     Eigen::VectorXf sum(Eigen::Index(a.size()));
