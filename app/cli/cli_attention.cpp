@@ -1,7 +1,6 @@
 // attnlens-cli attention --input IN.json [--json OUT]: the scaled dot-product stages.
 
 #include "cli_common.h"
-
 #include "core/io/json_file.h"
 #include "core/ops/attention.h"
 #include "core/util/error.h"
@@ -14,7 +13,8 @@ using attnlens::Json;
 using attnlens::Tensor;
 
 Tensor matrixFromJson(const Json& j, const std::string& name) {
-    if (!j.is_array() || j.empty()) throw cli::UsageError("input: '" + name + "' must be a non-empty array of rows");
+    if (!j.is_array() || j.empty())
+        throw cli::UsageError("input: '" + name + "' must be a non-empty array of rows");
     const size_t cols = j[0].is_array() ? j[0].size() : 0;
     if (cols == 0) throw cli::UsageError("input: '" + name + "' rows must be non-empty arrays of numbers");
     Tensor t({static_cast<int64_t>(j.size()), static_cast<int64_t>(cols)});
@@ -25,8 +25,8 @@ Tensor matrixFromJson(const Json& j, const std::string& name) {
                                   std::to_string(cols));
         for (size_t c = 0; c < cols; ++c) {
             if (!j[r][c].is_number())
-                throw cli::UsageError("input: '" + name + "'[" + std::to_string(r) + "][" + std::to_string(c) +
-                                      "] is not a number");
+                throw cli::UsageError("input: '" + name + "'[" + std::to_string(r) + "][" +
+                                      std::to_string(c) + "] is not a number");
             t.at({static_cast<int64_t>(r), static_cast<int64_t>(c)}) = j[r][c].get<float>();
         }
     }
@@ -37,7 +37,8 @@ Json toJson2d(attnlens::ConstMatrixMap m) {
     Json rows = Json::array();
     for (Eigen::Index r = 0; r < m.rows(); ++r) {
         Json row = Json::array();
-        for (Eigen::Index c = 0; c < m.cols(); ++c) row.push_back(m(r, c));
+        for (Eigen::Index c = 0; c < m.cols(); ++c)
+            row.push_back(m(r, c));
         rows.push_back(std::move(row));
     }
     return rows;
@@ -47,13 +48,15 @@ Json toJson2d(attnlens::ConstMatrixMap m) {
 Json stageToJson(const Tensor& t) {
     if (t.dim(0) == 1) return toJson2d(t.slice2d({0}));
     Json heads = Json::array();
-    for (int64_t h = 0; h < t.dim(0); ++h) heads.push_back(toJson2d(t.slice2d({h})));
+    for (int64_t h = 0; h < t.dim(0); ++h)
+        heads.push_back(toJson2d(t.slice2d({h})));
     return heads;
 }
 
 int runAttention(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--input", "--json"});
-    if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
+    if (!args.positionals().empty())
+        throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     const auto input = args.value("--input");
     if (!input) throw cli::UsageError("--input IN.json is required");
     const Json in = attnlens::readJsonFile(*input);

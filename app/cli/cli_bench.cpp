@@ -1,4 +1,5 @@
-// attnlens-cli bench [--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N] | --text TEXT [--new-tokens N]
+// attnlens-cli bench [--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N] | --text TEXT
+// [--new-tokens N]
 //                    | [--sample X.npy] [--timestep T] [--class C]) [--repeat N] [--warmup N] [--threads N]
 //                    [--precision fp32|bf16]
 // With --precision bf16 the output also holds "parity": bf16 against float32 on the same input.
@@ -8,18 +9,17 @@
 // writing a BenchFn and listing it there.
 
 #include "cli_common.h"
-
 #include "core/analysis/precision_parity.h"
 #include "core/decode/decode_session.h"
 #include "core/diffusion/diffusion_model.h"
-#include "core/io/npy_reader.h"
-#include "core/util/random.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
+#include "core/io/npy_reader.h"
 #include "core/models/marian_folder.h"
 #include "core/models/text_folder.h"
 #include "core/models/vit_model.h"
 #include "core/ops/gemm.h"
+#include "core/util/random.h"
 #include "core/vision/image_io.h"
 #include "core/vision/preprocess.h"
 
@@ -59,8 +59,14 @@ using BenchFn = BenchRun (*)(const cli::Args& args, const BenchSettings& setting
 
 // bf16 against float32 on the benchmark's own input (core/analysis/precision_parity).
 Json parityJson(const attnlens::PrecisionParity& p) {
-    return {{"max_abs_logits", p.maxAbsLogits}, {"fp32_max_abs_logits", p.logitScale}, {"max_abs_attention", p.maxAbsAttention}, {"same_result", p.sameResult},
-            {"fp32_result", p.reference}, {"result", p.result}, {"fp32_ms", p.referenceMs}, {"bf16_ms", p.resultMs}};
+    return {{"max_abs_logits", p.maxAbsLogits},
+            {"fp32_max_abs_logits", p.logitScale},
+            {"max_abs_attention", p.maxAbsAttention},
+            {"same_result", p.sameResult},
+            {"fp32_result", p.reference},
+            {"result", p.result},
+            {"fp32_ms", p.referenceMs},
+            {"bf16_ms", p.resultMs}};
 }
 
 BenchRun benchTranslation(const cli::Args& args, const BenchSettings& settings) {
@@ -93,13 +99,14 @@ BenchRun benchTranslation(const cli::Args& args, const BenchSettings& settings) 
         perTokenMs.push_back(tokens > 0 ? (total - enc) / tokens : 0.0);
     }
     if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16)
-        run.extra["parity"] = parityJson(attnlens::marianPrecisionParity(folder.model, folder.tokenizer, text, options));
+        run.extra["parity"] =
+            parityJson(attnlens::marianPrecisionParity(folder.model, folder.tokenizer, text, options));
     run.extra.update(Json{{"encode_ms", median(encodeMs)},
-                 {"per_token_ms", median(perTokenMs)},
-                 {"load_ms", loadMs},
-                 {"source_tokens", folder.tokenizer->encode(text).ids.size()},
-                 {"new_tokens", tokens},
-                 {"beams", *options.numBeams}});
+                          {"per_token_ms", median(perTokenMs)},
+                          {"load_ms", loadMs},
+                          {"source_tokens", folder.tokenizer->encode(text).ids.size()},
+                          {"new_tokens", tokens},
+                          {"beams", *options.numBeams}});
     return run;
 }
 
@@ -130,11 +137,15 @@ BenchRun benchVision(const cli::Args& args, const BenchSettings& settings) {
         forwardMs.push_back(fwd);
     }
     if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16) {
-        const auto pre = attnlens::preprocessImage(attnlens::loadImage(imagePath), model.processor(), model.config().numChannels);
+        const auto pre = attnlens::preprocessImage(attnlens::loadImage(imagePath), model.processor(),
+                                                   model.config().numChannels);
         run.extra["parity"] = parityJson(attnlens::vitPrecisionParity(model, pre.pixels));
     }
-    run.extra.update(Json{{"forward_ms", median(forwardMs)}, {"load_ms", loadMs}, {"tokens", tokens},
-                 {"layers", model.config().numLayers}, {"heads", model.config().numHeads}});
+    run.extra.update(Json{{"forward_ms", median(forwardMs)},
+                          {"load_ms", loadMs},
+                          {"tokens", tokens},
+                          {"layers", model.config().numLayers},
+                          {"heads", model.config().numHeads}});
     return run;
 }
 
@@ -149,10 +160,12 @@ BenchRun benchUnet(const cli::Args& args, const BenchSettings& settings) {
     attnlens::Tensor sample;
     if (const auto path = args.value("--sample")) {
         sample = attnlens::readNpy(*path);
-        if (sample.rank() == 4 && sample.dim(0) == 1) sample = sample.reshaped({sample.dim(1), sample.dim(2), sample.dim(3)});
+        if (sample.rank() == 4 && sample.dim(0) == 1)
+            sample = sample.reshaped({sample.dim(1), sample.dim(2), sample.dim(3)});
     } else {
         const int size = model.unet->config().sampleSize;
-        if (size <= 0) throw cli::UsageError("the model's config.json has no sample_size: give --sample X.npy");
+        if (size <= 0)
+            throw cli::UsageError("the model's config.json has no sample_size: give --sample X.npy");
         sample = attnlens::NormalRng(0).tensor({model.unet->config().inChannels, size, size});
     }
     model.unet->checkSample(sample.shape());
@@ -171,14 +184,17 @@ BenchRun benchUnet(const cli::Args& args, const BenchSettings& settings) {
         layers = out.attentions.size();
         if (i >= settings.warmup) run.totalMs.push_back(total);
     }
-    run.extra = {{"load_ms", loadMs}, {"parameters", model.unet->parameterCount()}, {"attention_layers", layers},
-                 {"sample", sample.shape()}, {"timestep", timestep}};
+    run.extra = {{"load_ms", loadMs},
+                 {"parameters", model.unet->parameterCount()},
+                 {"attention_layers", layers},
+                 {"sample", sample.shape()},
+                 {"timestep", timestep}};
     return run;
 }
 
-// BERT / GPT-2 (--text): one forward over the text with every head captured; with --new-tokens N (decoder-only),
-// one iteration = the prompt through the KV cache (prompt_ms), then N greedy tokens one at a time, every head's new
-// attention row captured (per_token_ms).
+// BERT / GPT-2 (--text): one forward over the text with every head captured; with --new-tokens N
+// (decoder-only), one iteration = the prompt through the KV cache (prompt_ms), then N greedy tokens one at a
+// time, every head's new attention row captured (per_token_ms).
 BenchRun benchText(const cli::Args& args, const BenchSettings& settings) {
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
                                            : attnlens::builtinModelDir("gpt2-en-tiny");
@@ -187,10 +203,12 @@ BenchRun benchText(const cli::Args& args, const BenchSettings& settings) {
     const double loadMs = msSince(loadStart);
     const auto ids = folder.encode(*args.value("--text")).ids;
     const int newTokens = args.intValue("--new-tokens", 0, 0, 100000);
-    if (newTokens > 0 && !folder.decoderOnly()) throw cli::UsageError("--new-tokens: an encoder (" + folder.modelType + ") does not generate");
+    if (newTokens > 0 && !folder.decoderOnly())
+        throw cli::UsageError("--new-tokens: an encoder (" + folder.modelType + ") does not generate");
     if (static_cast<int>(ids.size()) + newTokens > folder.maxPositions())
-        throw cli::UsageError("the text is too long: " + std::to_string(ids.size() + size_t(newTokens)) + " tokens, the model has " +
-                              std::to_string(folder.maxPositions()) + " positions");
+        throw cli::UsageError("the text is too long: " + std::to_string(ids.size() + size_t(newTokens)) +
+                              " tokens, the model has " + std::to_string(folder.maxPositions()) +
+                              " positions");
     BenchRun run;
     std::vector<double> promptMs, perTokenMs;
     for (int i = 0; i < settings.warmup + settings.repeat; ++i) {
@@ -202,7 +220,8 @@ BenchRun benchText(const cli::Args& args, const BenchSettings& settings) {
             auto step = folder.gpt2->extend(ids, cache, true, true);
             const double prompt = msSince(start);
             for (int t = 0; t < newTokens; ++t) {
-                const int next = attnlens::topCandidates(step.logits.data(), step.logits.cols(), 1).front().id;
+                const int next =
+                    attnlens::topCandidates(step.logits.data(), step.logits.cols(), 1).front().id;
                 step = folder.gpt2->extend(std::vector<int>{next}, cache, true, true);
             }
             if (i >= settings.warmup) {
@@ -212,9 +231,15 @@ BenchRun benchText(const cli::Args& args, const BenchSettings& settings) {
         }
         if (i >= settings.warmup) run.totalMs.push_back(msSince(start));
     }
-    run.extra = {{"load_ms", loadMs}, {"model_type", folder.modelType}, {"tokens", ids.size()}, {"layers", folder.layers()},
+    run.extra = {{"load_ms", loadMs},
+                 {"model_type", folder.modelType},
+                 {"tokens", ids.size()},
+                 {"layers", folder.layers()},
                  {"heads", folder.heads()}};
-    if (newTokens > 0) run.extra.update(Json{{"prompt_ms", median(promptMs)}, {"per_token_ms", median(perTokenMs)}, {"new_tokens", newTokens}});
+    if (newTokens > 0)
+        run.extra.update(Json{{"prompt_ms", median(promptMs)},
+                              {"per_token_ms", median(perTokenMs)},
+                              {"new_tokens", newTokens}});
     return run;
 }
 
@@ -222,20 +247,24 @@ struct Task {
     const char* name;
     BenchFn fn;
 };
-constexpr Task kTasks[] = {{"translation", &benchTranslation}, {"vision", &benchVision}, {"unet", &benchUnet}, {"text", &benchText}};
+constexpr Task kTasks[] = {
+    {"translation", &benchTranslation}, {"vision", &benchVision}, {"unet", &benchUnet}, {"text", &benchText}};
 
 int runBench(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--image", "--src", "--text", "--new-tokens", "--beam", "--sample", "--timestep", "--class",
-                                "--repeat", "--warmup", "--threads", "--precision"});
-    if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
+    const cli::Args args(argv, {"--model", "--image", "--src", "--text", "--new-tokens", "--beam", "--sample",
+                                "--timestep", "--class", "--repeat", "--warmup", "--threads", "--precision"});
+    if (!args.positionals().empty())
+        throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     const bool unet = args.has("--sample") ||
-                      (!args.has("--image") && !args.has("--src") && !args.has("--text") && args.value("--model") &&
-                       attnlens::isDiffusionFolder(*args.value("--model")));
+                      (!args.has("--image") && !args.has("--src") && !args.has("--text") &&
+                       args.value("--model") && attnlens::isDiffusionFolder(*args.value("--model")));
     const bool image = args.has("--image"), src = args.has("--src"), text = args.has("--text");
     if (int(image) + int(src) + int(unet) + int(text) != 1)
-        throw cli::UsageError("give exactly one of --image IMG, --src TEXT, --text TEXT or --sample X.npy (or --model with a "
-                              "diffusers folder)");
-    if (!src && !text && args.has("--new-tokens")) throw cli::UsageError("--new-tokens applies to --src and --text only");
+        throw cli::UsageError(
+            "give exactly one of --image IMG, --src TEXT, --text TEXT or --sample X.npy (or --model with a "
+            "diffusers folder)");
+    if (!src && !text && args.has("--new-tokens"))
+        throw cli::UsageError("--new-tokens applies to --src and --text only");
     if (!src && args.has("--beam")) throw cli::UsageError("--beam applies to --src only");
     if (!unet && (args.has("--timestep") || args.has("--class")))
         throw cli::UsageError("--timestep and --class apply to --sample only");
@@ -252,7 +281,8 @@ int runBench(const std::vector<std::string>& argv) {
     if ((unet || text) && attnlens::linearPrecision() != attnlens::LinearPrecision::Fp32)
         throw cli::UsageError("--precision bf16 applies to ViT and Marian models");
     const std::string taskName = image ? "vision" : unet ? "unet" : text ? "text" : "translation";
-    const auto* task = std::find_if(std::begin(kTasks), std::end(kTasks), [&](const Task& t) { return t.name == taskName; });
+    const auto* task =
+        std::find_if(std::begin(kTasks), std::end(kTasks), [&](const Task& t) { return t.name == taskName; });
     const BenchRun run = task->fn(args, settings);
     Json out = {{"task", taskName},
                 {"threads", settings.threads},
@@ -267,10 +297,11 @@ int runBench(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{"bench",
-                            "[--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N] | --text TEXT [--new-tokens N] "
-                            "| --sample X.npy [--timestep T] [--class C]) [--repeat N] [--warmup N] [--threads N] "
-                            "[--precision fp32|bf16]",
-                            "time a run with every head captured; prints one JSON object", &runBench};
+const cli::Registration reg{
+    "bench",
+    "[--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N] | --text TEXT [--new-tokens N] "
+    "| --sample X.npy [--timestep T] [--class C]) [--repeat N] [--warmup N] [--threads N] "
+    "[--precision fp32|bf16]",
+    "time a run with every head captured; prints one JSON object", &runBench};
 
 } // namespace

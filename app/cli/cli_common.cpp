@@ -44,7 +44,8 @@ Args::Args(const std::vector<std::string>& args, std::vector<std::string> valueF
                 throw UsageError("unknown option '" + a + "'");
             }
         } else if (a == "--") {
-            for (++i; i < args.size(); ++i) m_positionals.push_back(args[i]);
+            for (++i; i < args.size(); ++i)
+                m_positionals.push_back(args[i]);
         } else {
             m_positionals.push_back(a);
         }
@@ -71,10 +72,10 @@ int Args::intValue(const std::string& flag, int fallback, int min, int max) cons
     int out = 0;
     const auto* end = v->data() + v->size();
     const auto [ptr, ec] = std::from_chars(v->data(), end, out);
-    if (ec != std::errc() || ptr != end)
-        throw UsageError(flag + ": expected an integer, got '" + *v + "'");
+    if (ec != std::errc() || ptr != end) throw UsageError(flag + ": expected an integer, got '" + *v + "'");
     if (out < min || out > max)
-        throw UsageError(flag + ": " + *v + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+        throw UsageError(flag + ": " + *v + " is out of range [" + std::to_string(min) + ", " +
+                         std::to_string(max) + "]");
     return out;
 }
 
@@ -102,7 +103,8 @@ std::optional<std::pair<int, int>> parseIntPair(const std::string& text, char se
     const char* end = text.data() + text.size();
     const auto r1 = std::from_chars(text.data(), text.data() + at, a);
     const auto r2 = std::from_chars(text.data() + at + 1, end, b);
-    if (r1.ec != std::errc() || r1.ptr != text.data() + at || r2.ec != std::errc() || r2.ptr != end) return std::nullopt;
+    if (r1.ec != std::errc() || r1.ptr != text.data() + at || r2.ec != std::errc() || r2.ptr != end)
+        return std::nullopt;
     return std::pair(a, b);
 }
 
@@ -113,7 +115,8 @@ std::pair<int, int> parseLayerHead(const std::string& flag, const std::string& i
     return *pair;
 }
 
-std::vector<std::pair<int, int>> parseHeadList(const std::string& flag, const std::string& text, int layers, int heads) {
+std::vector<std::pair<int, int>> parseHeadList(const std::string& flag, const std::string& text, int layers,
+                                               int heads) {
     std::vector<std::pair<int, int>> pairs;
     size_t start = 0;
     while (start <= text.size()) {
@@ -121,8 +124,8 @@ std::vector<std::pair<int, int>> parseHeadList(const std::string& flag, const st
         const std::string item = text.substr(start, end - start);
         const auto [layer, head] = parseLayerHead(flag, item);
         if (layer >= layers || head >= heads)
-            throw UsageError(flag + ": head " + item + " is outside the " + std::to_string(layers) + " layers × " +
-                             std::to_string(heads) + " heads (numbered from 0)");
+            throw UsageError(flag + ": head " + item + " is outside the " + std::to_string(layers) +
+                             " layers × " + std::to_string(heads) + " heads (numbered from 0)");
         pairs.emplace_back(layer, head);
         start = end + 1;
     }

@@ -3,7 +3,8 @@
 // convention (exit 0 on success; exit 2 with one line "error: ..." on stderr for bad input/usage).
 //
 // A subcommand lives in its own cli_<name>.cpp and registers itself:
-//   static const cli::Registration reg{"attention", "--input IN.json [--json OUT]", "summary", &runAttention};
+//   static const cli::Registration reg{"attention", "--input IN.json [--json OUT]", "summary",
+//   &runAttention};
 
 #include <functional>
 #include <map>
@@ -58,7 +59,8 @@ private:
 
 // "L:H[,L:H…]" (layers and heads numbered from 0) → (layer, head) pairs, each checked against the model's
 // `layers` × `heads`. `flag` names the option in the error.
-std::vector<std::pair<int, int>> parseHeadList(const std::string& flag, const std::string& text, int layers, int heads);
+std::vector<std::pair<int, int>> parseHeadList(const std::string& flag, const std::string& text, int layers,
+                                               int heads);
 // "A<separator>B" with two integers and nothing else ("4,2", "1:3"), or nothing.
 std::optional<std::pair<int, int>> parseIntPair(const std::string& text, char separator);
 // One "LAYER:HEAD" (non-negative integers), unchecked against a model.

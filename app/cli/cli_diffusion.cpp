@@ -1,18 +1,21 @@
-// attnlens-cli unet / diffuse: the denoising U-Net (diffusers UNet2DModel folders; docs/architecture.md, "The CLI contract").
+// attnlens-cli unet / diffuse: the denoising U-Net (diffusers UNet2DModel folders; docs/architecture.md, "The
+// CLI contract").
 //
 //   unet --model DIR --sample X.npy --timestep T [--class C] [--json OUT]
 //       one forward; X.npy float32 [1, C, H, W] (or [C, H, W]);
 //       OUT: {"noise_pred": [C][H][W], "attentions": [{"name", "path", "heads", "spatial": [h, w],
 //             "weights": [heads][tokens][tokens]}, …]}   token = y·w + x, execution order
-//       --ablate L:H[,…]: those heads off (L: attention layer in execution order, H: head, from 0; transformers'
-//       head_mask semantics — diffusers has none); the JSON is of the ablated run and adds "ablated" [[L, H]…],
-//       "noise_pred_relative_change" (‖ε̂_ablated − ε̂‖ / ‖ε̂‖) and "noise_pred_max_abs_change"; stderr says the same.
+//       --ablate L:H[,…]: those heads off (L: attention layer in execution order, H: head, from 0;
+//       transformers' head_mask semantics — diffusers has none); the JSON is of the ablated run and adds
+//       "ablated" [[L, H]…], "noise_pred_relative_change" (‖ε̂_ablated − ε̂‖ / ‖ε̂‖) and
+//       "noise_pred_max_abs_change"; stderr says the same.
 //   diffuse [--model DIR] --scheduler ddim|ddpm --steps N [--class C] [--eta E] [--seed S] [--size H[,W]]
 //           [--init-noise X.npy] [--noise-dir D] [--out IMG.png] [--json OUT]
 //       the sampling loop as diffusers' DDPMPipeline / DDIMPipeline run it; D holds step_000.npy, …
 //       (the variance noise of loop step i); OUT: {"timesteps": [...], "final_sample": [C][H][W]};
 //       IMG: round(clamp(x/2 + 0.5, 0, 1)·255). Without --model: the built-in model.
-//       --overlay OUT.png [--step S] [--layer L] [--query ROW,COL[:ROW,COL]] [--key-side] [--head H|mean|max|min]
+//       --overlay OUT.png [--step S] [--layer L] [--query ROW,COL[:ROW,COL]] [--key-side] [--head
+//       H|mean|max|min]
 //       [--on x0|xt] [--colormap NAME] [--opacity A]: where the image pixel ROW,COL (from 0; or the region of
 //       pixels between two corners, inclusive) looks in attention layer L (index in execution order from 0,
 //       or its module path; default the first) at loop step S (default the last), over that step's x̂0 (or
@@ -24,7 +27,6 @@
 #include "cli_overlay.h"
 #include "cli_tensor_json.h"
 #include "cli_unet_args.h"
-
 #include "core/diffusion/denoise_session.h"
 #include "core/diffusion/unet_maps.h"
 #include "core/export/gif_writer.h"
@@ -44,7 +46,8 @@ using namespace attnlens;
 
 int runUnet(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--sample", "--timestep", "--class", "--json", "--ablate"});
-    if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
+    if (!args.positionals().empty())
+        throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     if (!args.has("--sample")) throw cli::UsageError("--sample X.npy is required");
     if (!args.has("--timestep")) throw cli::UsageError("--timestep T is required");
     const DiffusionModel model = cli::loadDiffusion(args);
@@ -53,15 +56,18 @@ int runUnet(const std::vector<std::string>& argv) {
     const auto& cls = in.classLabel;
     UNetRunOptions run;
     if (const auto list = args.value("--ablate")) {
-        const auto layers = model.unet->attentionLayers(static_cast<int>(in.sample.dim(1)), static_cast<int>(in.sample.dim(2)));
+        const auto layers = model.unet->attentionLayers(static_cast<int>(in.sample.dim(1)),
+                                                        static_cast<int>(in.sample.dim(2)));
         int maxHeads = 0;
-        for (const auto& l : layers) maxHeads = std::max(maxHeads, l.heads);
+        for (const auto& l : layers)
+            maxHeads = std::max(maxHeads, l.heads);
         if (layers.empty()) throw cli::UsageError("--ablate: this U-Net has no attention layer");
         run.ablatedHeads = cli::parseHeadList("--ablate", *list, static_cast<int>(layers.size()), maxHeads);
         for (const auto& [l, h] : run.ablatedHeads)
             if (h >= layers[size_t(l)].heads)
-                throw cli::UsageError("--ablate: head " + std::to_string(h) + " is out of range (" + layers[size_t(l)].name +
-                                      " has " + std::to_string(layers[size_t(l)].heads) + " heads, numbered from 0)");
+                throw cli::UsageError("--ablate: head " + std::to_string(h) + " is out of range (" +
+                                      layers[size_t(l)].name + " has " +
+                                      std::to_string(layers[size_t(l)].heads) + " heads, numbered from 0)");
     }
     const UNetOutput out = model.unet->forward(in.sample, static_cast<float>(timestep), cls, run);
     Json ablation;
@@ -69,7 +75,8 @@ int runUnet(const std::vector<std::string>& argv) {
         // What the ablation changed: the noise prediction against the plain pass.
         UNetRunOptions plainRun;
         plainRun.captureAttention = false;
-        const Tensor plain = model.unet->forward(in.sample, static_cast<float>(timestep), cls, plainRun).noisePred;
+        const Tensor plain =
+            model.unet->forward(in.sample, static_cast<float>(timestep), cls, plainRun).noisePred;
         double diff2 = 0, norm2 = 0, maxAbs = 0;
         for (int64_t i = 0; i < plain.numel(); ++i) {
             const double d = double(out.noisePred.data()[i]) - double(plain.data()[i]);
@@ -81,8 +88,11 @@ int runUnet(const std::vector<std::string>& argv) {
         std::cerr << "note: ablated " << run.ablatedHeads.size() << " head(s): the noise prediction moved by "
                   << relative * 100.0 << " % (relative L2), at most " << maxAbs << "\n";
         Json heads = Json::array();
-        for (const auto& [l, h] : run.ablatedHeads) heads.push_back({l, h});
-        ablation = {{"ablated", heads}, {"noise_pred_relative_change", relative}, {"noise_pred_max_abs_change", maxAbs}};
+        for (const auto& [l, h] : run.ablatedHeads)
+            heads.push_back({l, h});
+        ablation = {{"ablated", heads},
+                    {"noise_pred_relative_change", relative},
+                    {"noise_pred_max_abs_change", maxAbs}};
     }
 
     std::cout << "noise prediction " << shapeToString(out.noisePred.shape()) << ", " << out.attentions.size()
@@ -100,8 +110,11 @@ int runUnet(const std::vector<std::string>& argv) {
         text += ",\"attentions\":[";
         for (size_t i = 0; i < out.attentions.size(); ++i) {
             const auto& a = out.attentions[i];
-            std::string head = Json{{"name", a.info.name}, {"path", unetPathName(a.info.path)}, {"heads", a.info.heads},
-                                    {"spatial", {a.info.height, a.info.width}}}.dump();
+            std::string head = Json{{"name", a.info.name},
+                                    {"path", unetPathName(a.info.path)},
+                                    {"heads", a.info.heads},
+                                    {"spatial", {a.info.height, a.info.width}}}
+                                   .dump();
             head.pop_back();
             text += (i ? "," : "") + head + ",\"weights\":";
             cli::appendNested(text, a.weights.data(), a.weights.shape());
@@ -136,9 +149,9 @@ uint64_t parseSeed(const cli::Args& args) {
 // --overlay / --gif: one layer's map for an image region, drawn by unet_maps.h's renderUNetView.
 struct ViewRequest {
     std::optional<std::string> png, gif;
-    int step = -1;       // -1: the last (--overlay only)
-    std::string layer;   // index or module path; empty: the first
-    int delayMs = 100;   // per GIF frame
+    int step = -1;     // -1: the last (--overlay only)
+    std::string layer; // index or module path; empty: the first
+    int delayMs = 100; // per GIF frame
     UNetView view;
 };
 
@@ -153,8 +166,10 @@ PixelRegion parseQuery(const std::string& q) {
 std::optional<ViewRequest> parseView(const cli::Args& args) {
     const auto png = args.value("--overlay"), gif = args.value("--gif");
     for (const char* flag : {"--layer", "--query", "--head", "--on", "--colormap", "--opacity", "--key-side"})
-        if (!png && !gif && args.has(flag)) throw cli::UsageError(std::string(flag) + " applies to --overlay and --gif only");
-    if (!png && args.has("--step")) throw cli::UsageError("--step applies to --overlay only (--gif shows every step)");
+        if (!png && !gif && args.has(flag))
+            throw cli::UsageError(std::string(flag) + " applies to --overlay and --gif only");
+    if (!png && args.has("--step"))
+        throw cli::UsageError("--step applies to --overlay only (--gif shows every step)");
     if (!gif && args.has("--delay")) throw cli::UsageError("--delay applies to --gif only");
     if (!png && !gif) return std::nullopt;
     ViewRequest r;
@@ -169,7 +184,8 @@ std::optional<ViewRequest> parseView(const cli::Args& args) {
     if (on != "x0" && on != "xt") throw cli::UsageError("--on: expected x0 or xt, got '" + on + "'");
     r.view.onNoisy = on == "xt";
     r.view.options = cli::parseOverlayOptions(args);
-    r.view.heads = cli::parseHead(args.value("--head", "mean"), 1 << 20); // the layer's own count is checked below
+    r.view.heads =
+        cli::parseHead(args.value("--head", "mean"), 1 << 20); // the layer's own count is checked below
     return r;
 }
 
@@ -193,11 +209,13 @@ size_t chooseLayer(const std::vector<UNetAttentionMap>& layers, const std::strin
 void checkView(const ViewRequest& r, const UNetAttentionMap& map, const ImageU8& image) {
     const PixelRegion& q = r.view.query;
     if (q.row1 >= image.height || q.col1 >= image.width)
-        throw cli::UsageError("--query: " + std::to_string(q.row1) + "," + std::to_string(q.col1) + " lies outside the " +
-                              std::to_string(image.height) + "x" + std::to_string(image.width) + " image");
+        throw cli::UsageError("--query: " + std::to_string(q.row1) + "," + std::to_string(q.col1) +
+                              " lies outside the " + std::to_string(image.height) + "x" +
+                              std::to_string(image.width) + " image");
     if (r.view.heads.head >= map.info.heads)
-        throw cli::UsageError("--head: " + std::to_string(r.view.heads.head) + " is out of range (" + map.info.name + " has " +
-                              std::to_string(map.info.heads) + " heads, numbered from 0)");
+        throw cli::UsageError("--head: " + std::to_string(r.view.heads.head) + " is out of range (" +
+                              map.info.name + " has " + std::to_string(map.info.heads) +
+                              " heads, numbered from 0)");
 }
 
 void writeViews(const DenoiseSession& session, const ViewRequest& r) {
@@ -212,9 +230,10 @@ void writeViews(const DenoiseSession& session, const ViewRequest& r) {
         checkView(r, map, unetViewImage(s, r.view));
         writePng(*r.png, renderUNetView(s, &map, r.view));
         const PixelRegion& q = r.view.query;
-        std::cout << "overlay: step " << step << " (t = " << s.timestep << "), " << map.info.name << " (" << map.info.height
-                  << "x" << map.info.width << "), query " << q.row0 << "," << q.col0
-                  << (q.isPixel() ? std::string() : ":" + std::to_string(q.row1) + "," + std::to_string(q.col1))
+        std::cout << "overlay: step " << step << " (t = " << s.timestep << "), " << map.info.name << " ("
+                  << map.info.height << "x" << map.info.width << "), query " << q.row0 << "," << q.col0
+                  << (q.isPixel() ? std::string()
+                                  : ":" + std::to_string(q.row1) + "," + std::to_string(q.col1))
                   << (r.view.keySide ? " (key side)" : "") << " -> " << *r.png << "\n";
     }
     if (r.gif) {
@@ -233,11 +252,13 @@ void writeViews(const DenoiseSession& session, const ViewRequest& r) {
 }
 
 int runDiffuse(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--scheduler", "--steps", "--class", "--eta", "--seed", "--size", "--init-noise",
-                                "--noise-dir", "--out", "--json", "--overlay", "--gif", "--delay", "--step", "--layer", "--query",
-                                "--head", "--on", "--colormap", "--opacity"},
-                          {"--key-side"});
-    if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
+    const cli::Args args(argv, {"--model", "--scheduler",  "--steps",     "--class", "--eta",   "--seed",
+                                "--size",  "--init-noise", "--noise-dir", "--out",   "--json",  "--overlay",
+                                "--gif",   "--delay",      "--step",      "--layer", "--query", "--head",
+                                "--on",    "--colormap",   "--opacity"},
+                         {"--key-side"});
+    if (!args.positionals().empty())
+        throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     const auto scheduler = args.value("--scheduler");
     if (!scheduler) throw cli::UsageError("--scheduler ddim|ddpm is required");
     if (*scheduler != "ddim" && *scheduler != "ddpm")
@@ -255,7 +276,8 @@ int runDiffuse(const std::vector<std::string>& argv) {
         if (std::sscanf(size->c_str(), "%d,%d", &h, &w) == 2 || std::sscanf(size->c_str(), "%d", &h) == 1) {
             if (w == 0) w = h;
         }
-        if (h < 1 || w < 1 || h > 4096 || w > 4096) throw cli::UsageError("--size: expected H or H,W in 1..4096, got '" + *size + "'");
+        if (h < 1 || w < 1 || h > 4096 || w > 4096)
+            throw cli::UsageError("--size: expected H or H,W in 1..4096, got '" + *size + "'");
         options.height = h;
         options.width = w;
     }
@@ -265,15 +287,16 @@ int runDiffuse(const std::vector<std::string>& argv) {
     if (const auto path = args.value("--init-noise")) options.initNoise = cli::readSample(*path);
     if (const auto dir = args.value("--noise-dir")) {
         std::error_code ec;
-        if (!std::filesystem::is_directory(*dir, ec)) throw cli::UsageError("--noise-dir: '" + *dir + "' is not a folder");
+        if (!std::filesystem::is_directory(*dir, ec))
+            throw cli::UsageError("--noise-dir: '" + *dir + "' is not a folder");
         options.stepNoise = [dir = std::filesystem::path(*dir)](int step) {
             char name[32];
             std::snprintf(name, sizeof name, "step_%03d.npy", step);
             const auto path = dir / name;
             std::error_code e;
             if (!std::filesystem::exists(path, e))
-                throw Error("--noise-dir: '" + path.string() + "' is missing (the variance noise of loop step " +
-                            std::to_string(step) + ")");
+                throw Error("--noise-dir: '" + path.string() +
+                            "' is missing (the variance noise of loop step " + std::to_string(step) + ")");
             return cli::readSample(path.string());
         };
     }
@@ -282,9 +305,13 @@ int runDiffuse(const std::vector<std::string>& argv) {
     const Tensor& final = session.finalSample();
 
     if (const auto path = args.value("--json")) {
-        std::string text = Json{{"scheduler", *scheduler}, {"steps", session.stepCount()}, {"timesteps", session.timesteps()},
-                                {"class", session.options().classLabel ? Json(*session.options().classLabel) : Json()},
-                                {"seed", session.options().seed}}.dump();
+        std::string text =
+            Json{{"scheduler", *scheduler},
+                 {"steps", session.stepCount()},
+                 {"timesteps", session.timesteps()},
+                 {"class", session.options().classLabel ? Json(*session.options().classLabel) : Json()},
+                 {"seed", session.options().seed}}
+                .dump();
         text.pop_back();
         text += ",\"final_sample\":";
         cli::appendNested(text, final.data(), final.shape());
@@ -297,25 +324,27 @@ int runDiffuse(const std::vector<std::string>& argv) {
     }
     if (views) writeViews(session, *views);
     std::cout << *scheduler << ", " << session.stepCount() << " steps"
-              << (session.options().classLabel ? ", class " + std::to_string(*session.options().classLabel) + " (" +
-                                                     model.className(*session.options().classLabel) + ")"
-                                               : std::string())
+              << (session.options().classLabel
+                      ? ", class " + std::to_string(*session.options().classLabel) + " (" +
+                            model.className(*session.options().classLabel) + ")"
+                      : std::string())
               << ", seed " << session.options().seed << ": " << shapeToString(final.shape()) << " sample"
               << (args.value("--out") ? " -> " + *args.value("--out") : std::string()) << "\n";
     return 0;
 }
 
-const cli::Registration regUnet{"unet", "[--model DIR] --sample X.npy --timestep T [--class C] [--ablate L:H[,L:H…]] [--json OUT]",
-                                "one U-Net forward (diffusers UNet2DModel): noise prediction and every attention layer; "
-                                "--ablate switches heads off (attention layer in execution order : head, from 0)",
-                                &runUnet};
-const cli::Registration regDiffuse{"diffuse",
-                                   "[--model DIR] --scheduler ddim|ddpm --steps N [--class C] [--eta E] [--seed S] "
-                                   "[--size H[,W]] [--init-noise X.npy] [--noise-dir D] [--out IMG.png] [--json OUT] "
-                                   "[--overlay OUT.png [--step S]] [--gif OUT.gif [--delay MS]] [--layer L|NAME] "
-                                   "[--query ROW,COL[:ROW,COL]] [--key-side] [--head H|mean|max|min] [--on x0|xt] "
-                                   "[--colormap NAME] [--opacity A]",
-                                   "generate an image with DDPM or DDIM sampling (the built-in model without --model)",
-                                   &runDiffuse};
+const cli::Registration regUnet{
+    "unet", "[--model DIR] --sample X.npy --timestep T [--class C] [--ablate L:H[,L:H…]] [--json OUT]",
+    "one U-Net forward (diffusers UNet2DModel): noise prediction and every attention layer; "
+    "--ablate switches heads off (attention layer in execution order : head, from 0)",
+    &runUnet};
+const cli::Registration regDiffuse{
+    "diffuse",
+    "[--model DIR] --scheduler ddim|ddpm --steps N [--class C] [--eta E] [--seed S] "
+    "[--size H[,W]] [--init-noise X.npy] [--noise-dir D] [--out IMG.png] [--json OUT] "
+    "[--overlay OUT.png [--step S]] [--gif OUT.gif [--delay MS]] [--layer L|NAME] "
+    "[--query ROW,COL[:ROW,COL]] [--key-side] [--head H|mean|max|min] [--on x0|xt] "
+    "[--colormap NAME] [--opacity A]",
+    "generate an image with DDPM or DDIM sampling (the built-in model without --model)", &runDiffuse};
 
 } // namespace

@@ -1,29 +1,30 @@
-// attnlens-cli heads: what every head does, as numbers (core/analysis/head_stats.h), for one input or averaged
-// over a batch — sentences for a Marian model, pictures for a ViT.
+// attnlens-cli heads: what every head does, as numbers (core/analysis/head_stats.h), for one input or
+// averaged over a batch — sentences for a Marian model, pictures for a ViT.
 //
 //   attnlens-cli heads [--model DIR] (--src "Satz" | --src-file F | --image IMG | --image-dir D)
 //                      [--stat entropy|distance|sink|diagonal|previous|alignment] [--json OUT]
 //
-// Text (Marian, default the built-in marian-de-en-tiny): every sentence translated greedily; statistics of the
-// encoder self-attention, the masked decoder self-attention and the cross-attention. Distance in tokens; sinks:
+// Text (Marian, default the built-in marian-de-en-tiny): every sentence translated greedily; statistics of
+// the encoder self-attention, the masked decoder self-attention and the cross-attention. Distance in tokens;
+// sinks:
 // </s> for the encoder and cross-attention, the start token for the decoder.
 // Images (ViT, default the built-in vit-fashion-mnist): distance in pixels of the model input between patch
 // centres (CLS has no position); sink: CLS.
 // stdout: per attention kind, the --stat (default entropy) as a layers × heads table (rows = layers from 0).
 // --json OUT: {"model", "inputs", "kinds": {KIND: {"layers", "heads", "rows", STAT: [[L][H]], …}}} with null
 // where a statistic does not apply (diagonal of cross-attention, alignment without one).
-// --align "0-0 1-2 …" (with --src) / --align-file A (with --src-file, one line per sentence): a word alignment in
-// Pharaoh format between the source words and the words of the model's greedy translation (word = a "▁" piece
-// and the pieces after it; specials are words; from 0), e.g. from fast_align run on the outputs; the cross-
-// attention's "alignment" is then the share of aligned target pieces whose argmax source piece is aligned.
-// Diffusion (--sample X.npy --timestep T [--class C]; default the built-in ddpm-fashion-tiny): one U-Net forward;
-// kind "unet", rows = attention layers in execution order (their names in "layer_names"), columns = heads of the
-// widest layer (null for heads a layer lacks); distance in pixels of the sample; no sinks.
+// --align "0-0 1-2 …" (with --src) / --align-file A (with --src-file, one line per sentence): a word
+// alignment in Pharaoh format between the source words and the words of the model's greedy translation (word
+// = a "▁" piece and the pieces after it; specials are words; from 0), e.g. from fast_align run on the
+// outputs; the cross- attention's "alignment" is then the share of aligned target pieces whose argmax source
+// piece is aligned. Diffusion (--sample X.npy --timestep T [--class C]; default the built-in
+// ddpm-fashion-tiny): one U-Net forward; kind "unet", rows = attention layers in execution order (their names
+// in "layer_names"), columns = heads of the widest layer (null for heads a layer lacks); distance in pixels
+// of the sample; no sinks.
 
 #include "cli_common.h"
 #include "cli_image.h"
 #include "cli_unet_args.h"
-
 #include "core/analysis/head_stats.h"
 #include "core/decode/decode_session.h"
 #include "core/decode/trace_attention.h"
@@ -64,11 +65,13 @@ std::vector<std::string> readSentences(const std::string& path) {
 
 std::vector<std::filesystem::path> listImages(const std::filesystem::path& dir) {
     std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec)) throw cli::UsageError("--image-dir: '" + dir.string() + "' is not a folder");
+    if (!std::filesystem::is_directory(dir, ec))
+        throw cli::UsageError("--image-dir: '" + dir.string() + "' is not a folder");
     std::vector<std::filesystem::path> images;
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
         std::string ext = entry.path().extension().string();
-        std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        std::transform(ext.begin(), ext.end(), ext.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
         if (entry.is_regular_file() && (ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".bmp" ||
                                         ext == ".webp" || ext == ".tif" || ext == ".tiff"))
             images.push_back(entry.path());
@@ -90,30 +93,37 @@ Json matrixJson(const attnlens::RowMatrix& m) {
 }
 
 void printTable(const std::string& kind, HeadStatistic stat, const HeadStats& s) {
-    std::printf("%s %s (rows: layers, columns: heads)\n", kind.c_str(), std::string(attnlens::headStatisticId(stat)).c_str());
+    std::printf("%s %s (rows: layers, columns: heads)\n", kind.c_str(),
+                std::string(attnlens::headStatisticId(stat)).c_str());
     std::printf("layer");
-    for (int h = 0; h < s.heads(); ++h) std::printf("\t%d", h);
+    for (int h = 0; h < s.heads(); ++h)
+        std::printf("\t%d", h);
     std::printf("\n");
     const auto& m = s.get(stat);
     for (int l = 0; l < s.layers(); ++l) {
         std::printf("%d", l);
         for (int h = 0; h < s.heads(); ++h) {
-            if (std::isnan(m(l, h))) std::printf("\t-");
-            else std::printf("\t%.4f", static_cast<double>(m(l, h)));
+            if (std::isnan(m(l, h)))
+                std::printf("\t-");
+            else
+                std::printf("\t%.4f", static_cast<double>(m(l, h)));
         }
         std::printf("\n");
     }
 }
 
 int runHeads(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--src", "--src-file", "--image", "--image-dir", "--sample", "--timestep",
-                                "--class", "--stat", "--json", "--precision", "--align", "--align-file"});
+    const cli::Args args(argv, {"--model", "--src", "--src-file", "--image", "--image-dir", "--sample",
+                                "--timestep", "--class", "--stat", "--json", "--precision", "--align",
+                                "--align-file"});
     if ((args.has("--align") && !args.has("--src")) || (args.has("--align-file") && !args.has("--src-file")))
         throw cli::UsageError("--align goes with --src, --align-file with --src-file");
     const int sources = int(args.has("--src")) + int(args.has("--src-file")) + int(args.has("--image")) +
                         int(args.has("--image-dir")) + int(args.has("--sample"));
-    if (sources != 1) throw cli::UsageError("give exactly one of --src, --src-file, --image, --image-dir, --sample");
-    if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals().front() + "'");
+    if (sources != 1)
+        throw cli::UsageError("give exactly one of --src, --src-file, --image, --image-dir, --sample");
+    if (!args.positionals().empty())
+        throw cli::UsageError("unexpected argument '" + args.positionals().front() + "'");
     const std::string statName = args.value("--stat", "entropy");
     const auto stat = attnlens::parseHeadStatistic(statName);
     if (!stat) throw cli::UsageError("--stat: unknown statistic '" + statName + "'");
@@ -126,17 +136,25 @@ int runHeads(const std::vector<std::string>& argv) {
                                                     static_cast<int>(in.sample.dim(2)));
         printTable("unet", *stat, s);
         Json names = Json::array();
-        for (const auto& a : out.attentions) names.push_back(a.info.name);
-        Json k = {{"layers", s.layers()}, {"heads", s.heads()}, {"rows", s.rows}, {"aligned_rows", 0}, {"layer_names", names}};
-        for (HeadStatistic st : attnlens::kAllHeadStatistics) k[std::string(attnlens::headStatisticId(st))] = matrixJson(s.get(st));
+        for (const auto& a : out.attentions)
+            names.push_back(a.info.name);
+        Json k = {{"layers", s.layers()},
+                  {"heads", s.heads()},
+                  {"rows", s.rows},
+                  {"aligned_rows", 0},
+                  {"layer_names", names}};
+        for (HeadStatistic st : attnlens::kAllHeadStatistics)
+            k[std::string(attnlens::headStatisticId(st))] = matrixJson(s.get(st));
         if (const auto path = args.value("--json"))
-            attnlens::writeJsonFile(*path, Json{{"model", model.folder.dir.filename().string()}, {"inputs", 1},
+            attnlens::writeJsonFile(*path, Json{{"model", model.folder.dir.filename().string()},
+                                                {"inputs", 1},
                                                 {"kinds", {{"unet", k}}}});
         return 0;
     }
     const bool images = args.has("--image") || args.has("--image-dir");
-    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : attnlens::builtinModelDir(images ? "vit-fashion-mnist" : "marian-de-en-tiny");
+    const auto dir = args.value("--model")
+                         ? std::filesystem::path(*args.value("--model"))
+                         : attnlens::builtinModelDir(images ? "vit-fashion-mnist" : "marian-de-en-tiny");
     const auto info = attnlens::inspectModelFolder(dir);
     if (images != (info.kind == attnlens::ModelKind::Vit))
         throw cli::UsageError("'" + dir.string() + "' is a '" + info.modelType + "' model; " +
@@ -148,7 +166,8 @@ int runHeads(const std::vector<std::string>& argv) {
     if (images) {
         const auto model = attnlens::VitModel::load(dir);
         const std::vector<std::filesystem::path> paths =
-            args.has("--image") ? std::vector<std::filesystem::path>{*args.value("--image")} : listImages(*args.value("--image-dir"));
+            args.has("--image") ? std::vector<std::filesystem::path>{*args.value("--image")}
+                                : listImages(*args.value("--image-dir"));
         attnlens::VitRunOptions run;
         run.captureAttention = true;
         for (const auto& path : paths) {
@@ -160,8 +179,9 @@ int runHeads(const std::vector<std::string>& argv) {
         }
     } else {
         const auto folder = attnlens::loadMarianFolder(dir);
-        const std::vector<std::string> sentences =
-            args.has("--src") ? std::vector<std::string>{*args.value("--src")} : readSentences(*args.value("--src-file"));
+        const std::vector<std::string> sentences = args.has("--src")
+                                                       ? std::vector<std::string>{*args.value("--src")}
+                                                       : readSentences(*args.value("--src-file"));
         std::vector<std::string> alignments;
         if (const auto a = args.value("--align")) alignments = {*a};
         if (const auto f = args.value("--align-file")) {
@@ -171,23 +191,26 @@ int runHeads(const std::vector<std::string>& argv) {
                 if (!line.empty() && line.back() == '\r') line.pop_back();
                 alignments.push_back(line);
             }
-            while (alignments.size() > sentences.size() && alignments.back().empty()) alignments.pop_back();
+            while (alignments.size() > sentences.size() && alignments.back().empty())
+                alignments.pop_back();
             if (alignments.size() != sentences.size())
                 throw cli::UsageError("--align-file: " + std::to_string(alignments.size()) + " lines for " +
-                                      std::to_string(sentences.size()) + " sentences (one line per sentence)");
+                                      std::to_string(sentences.size()) +
+                                      " sentences (one line per sentence)");
         }
         for (size_t n = 0; n < sentences.size(); ++n) {
             attnlens::DecodeSession session(folder.model, folder.tokenizer, sentences[n], {});
             session.run();
             const auto trace = session.trace();
-            for (AttentionKind kind : {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross}) {
+            for (AttentionKind kind :
+                 {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross}) {
                 HeadStatsOptions o = attnlens::headStatsOptions(*trace, kind);
                 if (kind == AttentionKind::Cross && !alignments.empty()) {
                     try {
                         o.alignment = attnlens::pieceAlignment(*trace, alignments[n]);
                     } catch (const attnlens::Error& e) {
-                        throw cli::UsageError("--align: sentence " + std::to_string(n) + " (\"" + trace->translation +
-                                              "\"): " + e.what());
+                        throw cli::UsageError("--align: sentence " + std::to_string(n) + " (\"" +
+                                              trace->translation + "\"): " + e.what());
                     }
                 }
                 batches[std::string(attnlens::attentionKindId(kind))].add(
@@ -203,21 +226,27 @@ int runHeads(const std::vector<std::string>& argv) {
         if (it == batches.end()) continue;
         const HeadStats s = it->second.mean();
         printTable(kind, *stat, s);
-        Json k = {{"layers", s.layers()}, {"heads", s.heads()}, {"rows", s.rows}, {"aligned_rows", s.alignedRows}};
-        for (HeadStatistic st : attnlens::kAllHeadStatistics) k[std::string(attnlens::headStatisticId(st))] = matrixJson(s.get(st));
+        Json k = {
+            {"layers", s.layers()}, {"heads", s.heads()}, {"rows", s.rows}, {"aligned_rows", s.alignedRows}};
+        for (HeadStatistic st : attnlens::kAllHeadStatistics)
+            k[std::string(attnlens::headStatisticId(st))] = matrixJson(s.get(st));
         kinds[kind] = k;
     }
     if (const auto out = args.value("--json"))
-        attnlens::writeJsonFile(*out, Json{{"model", dir.filename().string()}, {"inputs", inputs}, {"kinds", kinds}});
+        attnlens::writeJsonFile(
+            *out, Json{{"model", dir.filename().string()}, {"inputs", inputs}, {"kinds", kinds}});
     return 0;
 }
 
 const cli::Registration reg{
     "heads",
-    "[--model DIR] (--src \"Satz\" | --src-file F | --image IMG | --image-dir D | --sample X.npy --timestep T [--class C]) "
-    "[--stat entropy|distance|sink|diagonal|previous|alignment] [--align \"0-0 1-2\" | --align-file A] [--json OUT] "
+    "[--model DIR] (--src \"Satz\" | --src-file F | --image IMG | --image-dir D | --sample X.npy --timestep "
+    "T [--class C]) "
+    "[--stat entropy|distance|sink|diagonal|previous|alignment] [--align \"0-0 1-2\" | --align-file A] "
+    "[--json OUT] "
     "[--precision fp32|bf16]",
-    "what every head does, as numbers: entropy, mean attention distance, share on sink tokens, on the diagonal and "
+    "what every head does, as numbers: entropy, mean attention distance, share on sink tokens, on the "
+    "diagonal and "
     "on the previous token, per layer × head (numbered from 0), for one input or averaged over a batch",
     &runHeads};
 

@@ -7,9 +7,9 @@
 #include <QString>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
-#include <cctype>
 #include <memory>
 
 namespace cli {
@@ -44,7 +44,8 @@ void ensureGuiApplication() {
 
 void checkHeatmapPath(const std::string& flag, const std::string& path) {
     const std::string ext = lowerExtension(path);
-    if (ext != "png" && ext != "svg") throw UsageError(flag + ": expected a .png or .svg file, got '" + path + "'");
+    if (ext != "png" && ext != "svg")
+        throw UsageError(flag + ": expected a .png or .svg file, got '" + path + "'");
     const auto folder = std::filesystem::path(path).parent_path();
     std::error_code ec;
     if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
@@ -57,7 +58,7 @@ void writeHeatmap(const std::string& path, const attnlens::ui::HeatmapScene& sce
     const auto style = attnlens::ui::defaultHeatmapStyle();
     const QString file = QString::fromStdString(path);
     const bool ok = lowerExtension(path) == "svg" ? attnlens::ui::saveHeatmapSvg(scene, style, file, cell)
-                                                   : attnlens::ui::saveHeatmapPng(scene, style, file, cell);
+                                                  : attnlens::ui::saveHeatmapPng(scene, style, file, cell);
     if (!ok) throw attnlens::Error("cannot write " + path);
 }
 

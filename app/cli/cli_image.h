@@ -7,10 +7,10 @@
 #include "core/util/error.h"
 #include "core/vision/image_io.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
-
-#include <unistd.h>
 
 namespace cli {
 
@@ -40,7 +40,8 @@ inline attnlens::ImageU8 loadImageQuietly(const std::filesystem::path& path) {
         std::string said;
         while (said.empty() && std::fgets(line, sizeof line, sink)) {
             said = line;
-            while (!said.empty() && (said.back() == '\n' || said.back() == '\r' || said.back() == ' ')) said.pop_back();
+            while (!said.empty() && (said.back() == '\n' || said.back() == '\r' || said.back() == ' '))
+                said.pop_back();
         }
         std::fclose(sink);
         if (said.empty()) throw;

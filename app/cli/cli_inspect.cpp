@@ -2,7 +2,6 @@
 // key sizes, tensor count, parameter count and dtypes, and which companion files are present.
 
 #include "cli_common.h"
-
 #include "core/diffusion/diffusion_model.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
@@ -12,8 +11,8 @@
 #include <iostream>
 #include <map>
 #include <set>
-#include <tuple>
 #include <sstream>
+#include <tuple>
 
 namespace {
 
@@ -21,10 +20,14 @@ using attnlens::Json;
 
 std::string humanCount(uint64_t n) {
     std::ostringstream s;
-    if (n >= 1000000000ull) s << std::fixed << std::setprecision(2) << n / 1e9 << " B";
-    else if (n >= 1000000ull) s << std::fixed << std::setprecision(2) << n / 1e6 << " M";
-    else if (n >= 1000ull) s << std::fixed << std::setprecision(1) << n / 1e3 << " k";
-    else s << n;
+    if (n >= 1000000000ull)
+        s << std::fixed << std::setprecision(2) << n / 1e9 << " B";
+    else if (n >= 1000000ull)
+        s << std::fixed << std::setprecision(2) << n / 1e6 << " M";
+    else if (n >= 1000ull)
+        s << std::fixed << std::setprecision(1) << n / 1e3 << " k";
+    else
+        s << n;
     return s.str();
 }
 
@@ -33,62 +36,90 @@ std::string humanCount(uint64_t n) {
 int inspectDiffusion(const std::filesystem::path& dir, const std::optional<std::string>& jsonPath) {
     const auto model = attnlens::loadDiffusionModel(dir);
     const auto& c = model.unet->config();
-    const auto weights = attnlens::TensorFile::open(attnlens::findWeightsFile(model.folder.unetDir, "diffusion_pytorch_model"));
+    const auto weights = attnlens::TensorFile::open(
+        attnlens::findWeightsFile(model.folder.unetDir, "diffusion_pytorch_model"));
     std::map<std::string, uint64_t> dtypeCounts;
-    for (const auto& t : weights.tensors()) dtypeCounts[std::string(attnlens::dtypeName(t.dtype))] += 1;
+    for (const auto& t : weights.tensors())
+        dtypeCounts[std::string(attnlens::dtypeName(t.dtype))] += 1;
     const int size = c.sampleSize ? c.sampleSize : 32;
     Json layers = Json::array();
     for (const auto& l : model.unet->attentionLayers(size, size))
-        layers.push_back({{"name", l.name}, {"path", attnlens::unetPathName(l.path)}, {"heads", l.heads},
+        layers.push_back({{"name", l.name},
+                          {"path", attnlens::unetPathName(l.path)},
+                          {"heads", l.heads},
                           {"spatial", {l.height, l.width}}});
     const auto& sc = model.scheduler;
-    Json out = {{"model", dir.string()},
-                {"architecture", "UNet2DModel"},
-                {"pipeline", model.folder.pipeline ? Json(model.folder.pipelineClass.empty() ? "pipeline" : model.folder.pipelineClass) : Json()},
-                {"supported", true},
-                {"tensor_count", weights.tensors().size()},
-                {"parameter_count", model.unet->parameterCount()},
-                {"dtypes", dtypeCounts},
-                {"file_bytes", weights.fileSize()},
-                {"weights_file", weights.path().filename().string()},
-                {"weights_format", std::string(attnlens::TensorFile::formatName(weights.format()))},
-                {"sizes", {{"sample_size", c.sampleSize}, {"in_channels", c.inChannels}, {"out_channels", c.outChannels},
-                           {"block_out_channels", c.blockOutChannels}, {"layers_per_block", c.layersPerBlock},
-                           {"num_class_embeds", c.numClassEmbeds}}},
-                {"attention_layers", layers},
-                {"scheduler", {{"num_train_timesteps", sc.numTrainTimesteps}, {"beta_schedule", sc.betaSchedule},
-                               {"from_file", !model.folder.schedulerConfig.empty()}}},
-                {"config", attnlens::readJsonFile(model.folder.unetDir / "config.json")}};
+    Json out = {
+        {"model", dir.string()},
+        {"architecture", "UNet2DModel"},
+        {"pipeline", model.folder.pipeline
+                         ? Json(model.folder.pipelineClass.empty() ? "pipeline" : model.folder.pipelineClass)
+                         : Json()},
+        {"supported", true},
+        {"tensor_count", weights.tensors().size()},
+        {"parameter_count", model.unet->parameterCount()},
+        {"dtypes", dtypeCounts},
+        {"file_bytes", weights.fileSize()},
+        {"weights_file", weights.path().filename().string()},
+        {"weights_format", std::string(attnlens::TensorFile::formatName(weights.format()))},
+        {"sizes",
+         {{"sample_size", c.sampleSize},
+          {"in_channels", c.inChannels},
+          {"out_channels", c.outChannels},
+          {"block_out_channels", c.blockOutChannels},
+          {"layers_per_block", c.layersPerBlock},
+          {"num_class_embeds", c.numClassEmbeds}}},
+        {"attention_layers", layers},
+        {"scheduler",
+         {{"num_train_timesteps", sc.numTrainTimesteps},
+          {"beta_schedule", sc.betaSchedule},
+          {"from_file", !model.folder.schedulerConfig.empty()}}},
+        {"config", attnlens::readJsonFile(model.folder.unetDir / "config.json")}};
     if (jsonPath) attnlens::writeJsonFile(*jsonPath, out, 1);
     std::cout << "model:        " << dir.string() << "\n"
               << "architecture: UNet2DModel (diffusers"
-              << (model.folder.pipeline ? ", " + (model.folder.pipelineClass.empty() ? std::string("pipeline") : model.folder.pipelineClass) + " folder"
-                                        : std::string(", bare U-Net folder"))
+              << (model.folder.pipeline
+                      ? ", " +
+                            (model.folder.pipelineClass.empty() ? std::string("pipeline")
+                                                                : model.folder.pipelineClass) +
+                            " folder"
+                      : std::string(", bare U-Net folder"))
               << ")\n"
               << "tensors:      " << weights.tensors().size() << "\n"
-              << "parameters:   " << model.unet->parameterCount() << " (" << humanCount(static_cast<uint64_t>(model.unet->parameterCount())) << ")\n"
+              << "parameters:   " << model.unet->parameterCount() << " ("
+              << humanCount(static_cast<uint64_t>(model.unet->parameterCount())) << ")\n"
               << "dtype:        ";
     bool first = true;
     for (const auto& [dtype, count] : dtypeCounts) {
         std::cout << (first ? "" : ", ") << dtype << " ×" << count;
         first = false;
     }
-    std::cout << "\nweights:      " << weights.path().filename().string() << " (" << attnlens::TensorFile::formatName(weights.format())
-              << ", " << humanCount(weights.fileSize()) << "B)\n"
-              << "sample:       " << c.inChannels << " channels, " << (c.sampleSize ? std::to_string(c.sampleSize) + "x" + std::to_string(c.sampleSize) : "no sample_size")
-              << (c.numClassEmbeds ? ", " + std::to_string(c.numClassEmbeds) + " classes" : std::string(", unconditional")) << "\n"
+    std::cout << "\nweights:      " << weights.path().filename().string() << " ("
+              << attnlens::TensorFile::formatName(weights.format()) << ", " << humanCount(weights.fileSize())
+              << "B)\n"
+              << "sample:       " << c.inChannels << " channels, "
+              << (c.sampleSize ? std::to_string(c.sampleSize) + "x" + std::to_string(c.sampleSize)
+                               : "no sample_size")
+              << (c.numClassEmbeds ? ", " + std::to_string(c.numClassEmbeds) + " classes"
+                                   : std::string(", unconditional"))
+              << "\n"
               << "scheduler:    " << sc.numTrainTimesteps << " timesteps, " << sc.betaSchedule << " betas"
-              << (model.folder.schedulerConfig.empty() ? " (DDPMScheduler defaults: the folder has no scheduler config)" : "") << "\n"
+              << (model.folder.schedulerConfig.empty()
+                      ? " (DDPMScheduler defaults: the folder has no scheduler config)"
+                      : "")
+              << "\n"
               << "attention:    " << layers.size() << " layers at " << size << "x" << size << "\n";
     for (const auto& l : layers)
-        std::cout << "  " << std::left << std::setw(28) << l["name"].get<std::string>() << std::setw(12) << l["path"].get<std::string>()
-                  << l["spatial"][0].get<int>() << "x" << l["spatial"][1].get<int>() << ", " << l["heads"].get<int>() << " head(s)\n";
+        std::cout << "  " << std::left << std::setw(28) << l["name"].get<std::string>() << std::setw(12)
+                  << l["path"].get<std::string>() << l["spatial"][0].get<int>() << "x"
+                  << l["spatial"][1].get<int>() << ", " << l["heads"].get<int>() << " head(s)\n";
     return 0;
 }
 
 int runInspect(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--json"});
-    if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
+    if (!args.positionals().empty())
+        throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     const auto model = args.value("--model");
     if (!model) throw cli::UsageError("--model DIR is required");
     if (attnlens::isDiffusionFolder(*model)) return inspectDiffusion(*model, args.value("--json"));
@@ -101,28 +132,49 @@ int runInspect(const std::vector<std::string>& argv) {
     std::map<std::string, uint64_t> dtypeCounts;
     std::set<std::tuple<size_t, uint64_t, uint64_t>> seen;
     for (const auto& t : weights.tensors()) {
-        if (seen.insert({t.storage, t.begin, t.end}).second) parameters += static_cast<uint64_t>(attnlens::shapeNumel(t.shape));
+        if (seen.insert({t.storage, t.begin, t.end}).second)
+            parameters += static_cast<uint64_t>(attnlens::shapeNumel(t.shape));
         dtypeCounts[std::string(attnlens::dtypeName(t.dtype))] += 1;
     }
     std::string architecture = folder.modelType;
-    if (config.has("architectures") && config.json()["architectures"].is_array() && !config.json()["architectures"].empty())
+    if (config.has("architectures") && config.json()["architectures"].is_array() &&
+        !config.json()["architectures"].empty())
         architecture = config.json()["architectures"][0].get<std::string>();
 
     // The size-defining keys of the architectures we know; others are listed by the full config in --json.
-    static const char* kKeys[] = {"d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
-                                  "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim", "vocab_size",
-                                  "activation_function", "hidden_size", "num_hidden_layers", "num_attention_heads",
-                                  "intermediate_size", "hidden_act", "image_size", "patch_size", "num_channels",
-                                  "max_position_embeddings", "n_embd", "n_layer", "n_head", "n_positions"};
+    static const char* kKeys[] = {"d_model",
+                                  "encoder_layers",
+                                  "decoder_layers",
+                                  "encoder_attention_heads",
+                                  "decoder_attention_heads",
+                                  "encoder_ffn_dim",
+                                  "decoder_ffn_dim",
+                                  "vocab_size",
+                                  "activation_function",
+                                  "hidden_size",
+                                  "num_hidden_layers",
+                                  "num_attention_heads",
+                                  "intermediate_size",
+                                  "hidden_act",
+                                  "image_size",
+                                  "patch_size",
+                                  "num_channels",
+                                  "max_position_embeddings",
+                                  "n_embd",
+                                  "n_layer",
+                                  "n_head",
+                                  "n_positions"};
     Json sizes = Json::object();
     for (const char* key : kKeys)
         if (config.has(key)) sizes[key] = config.json()[key];
-    if (config.has("id2label") && config.json()["id2label"].is_object()) sizes["num_labels"] = config.json()["id2label"].size();
+    if (config.has("id2label") && config.json()["id2label"].is_object())
+        sizes["num_labels"] = config.json()["id2label"].size();
 
     Json files = Json::array();
-    for (const char* f : {"config.json", "generation_config.json", "preprocessor_config.json", "model.safetensors", "pytorch_model.bin",
-                          "source.spm", "target.spm", "vocab.json", "vocab.txt", "merges.txt", "tokenizer.json",
-                          "tokenizer_config.json", "README.md"}) {
+    for (const char* f :
+         {"config.json", "generation_config.json", "preprocessor_config.json", "model.safetensors",
+          "pytorch_model.bin", "source.spm", "target.spm", "vocab.json", "vocab.txt", "merges.txt",
+          "tokenizer.json", "tokenizer_config.json", "README.md"}) {
         std::error_code ec;
         if (std::filesystem::exists(folder.dir / f, ec)) files.push_back(f);
     }
@@ -145,7 +197,8 @@ int runInspect(const std::vector<std::string>& argv) {
 
     std::cout << "model:        " << folder.dir.string() << "\n"
               << "architecture: " << architecture << " (model_type " << folder.modelType
-              << (folder.kind == attnlens::ModelKind::Unknown ? ", not supported by this version" : "") << ")\n"
+              << (folder.kind == attnlens::ModelKind::Unknown ? ", not supported by this version" : "")
+              << ")\n"
               << "tensors:      " << weights.tensors().size() << "\n"
               << "parameters:   " << parameters << " (" << humanCount(parameters) << ")\n"
               << "dtype:        ";
@@ -154,17 +207,20 @@ int runInspect(const std::vector<std::string>& argv) {
         std::cout << (first ? "" : ", ") << dtype << " ×" << count;
         first = false;
     }
-    std::cout << "\nweights:      " << weights.path().filename().string() << " (" << attnlens::TensorFile::formatName(weights.format())
-              << ", " << humanCount(weights.fileSize()) << "B)\n";
-    for (const auto& [key, value] : sizes.items()) std::cout << "  " << std::left << std::setw(24) << key << value.dump() << "\n";
+    std::cout << "\nweights:      " << weights.path().filename().string() << " ("
+              << attnlens::TensorFile::formatName(weights.format()) << ", " << humanCount(weights.fileSize())
+              << "B)\n";
+    for (const auto& [key, value] : sizes.items())
+        std::cout << "  " << std::left << std::setw(24) << key << value.dump() << "\n";
     std::cout << "files:        ";
-    for (size_t i = 0; i < files.size(); ++i) std::cout << (i ? ", " : "") << files[i].get<std::string>();
+    for (size_t i = 0; i < files.size(); ++i)
+        std::cout << (i ? ", " : "") << files[i].get<std::string>();
     std::cout << "\n";
     return 0;
 }
 
-const cli::Registration reg{"inspect", "--model DIR [--json OUT]",
-                            "architecture, config sizes, tensor and parameter count, dtypes of a model folder",
-                            &runInspect};
+const cli::Registration reg{
+    "inspect", "--model DIR [--json OUT]",
+    "architecture, config sizes, tensor and parameter count, dtypes of a model folder", &runInspect};
 
 } // namespace

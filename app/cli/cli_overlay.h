@@ -3,7 +3,6 @@
 // --head H|mean|max|min, --colormap NAME, --opacity A. Bad values are cli::UsageError.
 
 #include "cli_common.h"
-
 #include "core/analysis/attention_maps.h"
 #include "core/export/overlay.h"
 

@@ -1,12 +1,12 @@
 // attnlens-cli text [--model DIR] [--generate N] [--logits] [--json OUT] "text"
-// BERT- and GPT-2-style folders (core/models/text_folder.h). stdout: for a decoder-only model the text and its
-// greedy continuation; for an encoder with [MASK] the top 5 for each mask; otherwise the tokens, one per line.
-// OUT: {"model_type", "tokens", "ids", "attentions": [L][H][T][T] (the forward pass over "ids"),
-//       "logits": [T][V] (--logits, LM-head models only), "generated_ids": [...] (--generate N, decoder-only)}.
+// BERT- and GPT-2-style folders (core/models/text_folder.h). stdout: for a decoder-only model the text and
+// its greedy continuation; for an encoder with [MASK] the top 5 for each mask; otherwise the tokens, one per
+// line. OUT: {"model_type", "tokens", "ids", "attentions": [L][H][T][T] (the forward pass over "ids"),
+//       "logits": [T][V] (--logits, LM-head models only), "generated_ids": [...] (--generate N,
+//       decoder-only)}.
 
 #include "cli_common.h"
 #include "cli_tensor_json.h"
-
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/text_folder.h"
@@ -23,7 +23,8 @@ constexpr const char* kBuiltin = "gpt2-en-tiny";
 int runText(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--generate", "--json"}, {"--logits"});
     const std::string text = args.single("the text");
-    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model")) : attnlens::builtinModelDir(kBuiltin);
+    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
+                                           : attnlens::builtinModelDir(kBuiltin);
     const attnlens::TextFolder folder = attnlens::loadTextFolder(dir);
     if (args.has("--generate") && !folder.decoderOnly())
         throw cli::UsageError("--generate: '" + dir.string() + "' is an encoder (" + folder.modelType +
@@ -37,7 +38,8 @@ int runText(const std::vector<std::string>& argv) {
         throw cli::UsageError("the text is too long: " + std::to_string(encoding.ids.size()) + " tokens" +
                               (generate ? " + " + std::to_string(generate) + " to generate" : std::string()) +
                               ", the model has " + std::to_string(folder.maxPositions()) + " positions");
-    const attnlens::TextForward forward = folder.forward(encoding.ids, args.has("--logits") || !folder.maskPositions(encoding.ids).empty());
+    const attnlens::TextForward forward =
+        folder.forward(encoding.ids, args.has("--logits") || !folder.maskPositions(encoding.ids).empty());
 
     std::vector<int> generated;
     if (generate > 0) { // greedy through the KV cache; stops after the end-of-text token
@@ -60,19 +62,21 @@ int runText(const std::vector<std::string>& argv) {
     } else if (const auto masks = folder.maskPositions(encoding.ids); !masks.empty() && folder.hasLmHead()) {
         for (int position : masks) {
             std::cout << "[MASK] at " << position << ":";
-            const auto top = attnlens::topCandidates(forward.logits.data() + int64_t(position) * forward.logits.cols(),
-                                                     forward.logits.cols(), 5);
+            const auto top = attnlens::topCandidates(
+                forward.logits.data() + int64_t(position) * forward.logits.cols(), forward.logits.cols(), 5);
             for (size_t i = 0; i < top.size(); ++i)
-                std::cout << (i ? ", " : " ") << folder.token(top[i].id) << " " << std::fixed << std::setprecision(3)
-                          << top[i].probability;
+                std::cout << (i ? ", " : " ") << folder.token(top[i].id) << " " << std::fixed
+                          << std::setprecision(3) << top[i].probability;
             std::cout << "\n";
         }
     } else {
-        for (const auto& t : encoding.tokens) std::cout << t << "\n";
+        for (const auto& t : encoding.tokens)
+            std::cout << t << "\n";
     }
 
     if (const auto out = args.value("--json")) {
-        std::string json = "{\"model_type\": " + Json(folder.modelType).dump() + ", \"tokens\": " + Json(encoding.tokens).dump() +
+        std::string json = "{\"model_type\": " + Json(folder.modelType).dump() +
+                           ", \"tokens\": " + Json(encoding.tokens).dump() +
                            ", \"ids\": " + Json(encoding.ids).dump() + ", \"attentions\": ";
         cli::appendNested(json, forward.attentions.data(), forward.attentions.shape());
         if (args.has("--logits")) {
@@ -86,9 +90,10 @@ int runText(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{"text", "[--model DIR] [--generate N] [--logits] [--json OUT] \"text\"",
-                            "BERT / GPT-2 folders: tokens, [MASK] predictions or a greedy continuation; every head's "
-                            "attention in the JSON (default model: the built-in gpt2-en-tiny)",
-                            &runText};
+const cli::Registration reg{
+    "text", "[--model DIR] [--generate N] [--logits] [--json OUT] \"text\"",
+    "BERT / GPT-2 folders: tokens, [MASK] predictions or a greedy continuation; every head's "
+    "attention in the JSON (default model: the built-in gpt2-en-tiny)",
+    &runText};
 
 } // namespace

@@ -1,24 +1,23 @@
 // attnlens-cli translate [--model DIR] [--beam N] [--max-new-tokens N] [--json OUT]
-//                        [--heatmap OUT.png|svg [--kind K] [--layer L] [--head H] [--colormap NAME] [--cell PX]] "Satz"
+//                        [--heatmap OUT.png|svg [--kind K] [--layer L] [--head H] [--colormap NAME] [--cell
+//                        PX]] "Satz"
 // stdout: the translation. OUT: source, tokens, ids, translation and every attention head
 // (encoder [L][H][S][S], decoder [L][H][T][T], cross [L][H][T][S]; decoder row t is the step that
 // produced target_ids[t], i.e. decoder input = [start] + target_ids[:-1]). --heatmap: one labelled
 // matrix drawn by the Translate page's own heatmap code (ui/render/heatmap_scene.h).
 
 #include "cli_common.h"
-
-#include "core/analysis/precision_parity.h"
-#include "core/ops/gemm.h"
 #include "cli_heatmap.h"
 #include "cli_overlay.h"
-
+#include "core/analysis/ablation_change.h"
+#include "core/analysis/attention_flow.h"
+#include "core/analysis/precision_parity.h"
 #include "core/decode/decode_session.h"
 #include "core/decode/trace_attention.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/marian_folder.h"
-#include "core/analysis/ablation_change.h"
-#include "core/analysis/attention_flow.h"
+#include "core/ops/gemm.h"
 #include "ui/render/trace_heatmap.h"
 
 #include <iostream>
@@ -60,7 +59,8 @@ std::optional<HeatmapRequest> parseHeatmapRequest(const cli::Args& args, const a
     const auto path = args.value("--heatmap");
     if (!path) {
         for (const char* flag : {"--kind", "--layer", "--head", "--colormap", "--cell"})
-            if (args.has(flag)) throw cli::UsageError(std::string(flag) + " only applies with --heatmap OUT.png|svg");
+            if (args.has(flag))
+                throw cli::UsageError(std::string(flag) + " only applies with --heatmap OUT.png|svg");
         return std::nullopt;
     }
     cli::checkHeatmapPath("--heatmap", *path);
@@ -79,17 +79,21 @@ std::optional<HeatmapRequest> parseHeatmapRequest(const cli::Args& args, const a
     return r;
 }
 
-// --ablate KIND:L:H[,…] (KIND encoder, decoder or cross; layers and heads from 0) into `ablation`; returns the
-// list as JSON [[KIND, L, H], …].
-Json parseAblation(const std::string& text, const attnlens::MarianConfig& config, attnlens::MarianAblation& ablation) {
+// --ablate KIND:L:H[,…] (KIND encoder, decoder or cross; layers and heads from 0) into `ablation`; returns
+// the list as JSON [[KIND, L, H], …].
+Json parseAblation(const std::string& text, const attnlens::MarianConfig& config,
+                   attnlens::MarianAblation& ablation) {
     Json list = Json::array();
     size_t start = 0;
     while (start <= text.size()) {
         const size_t end = std::min(text.find(',', start), text.size());
         const std::string item = text.substr(start, end - start);
         const size_t colon = item.find(':');
-        const auto kind = colon == std::string::npos ? std::nullopt : attnlens::parseAttentionKind(item.substr(0, colon));
-        if (!kind) throw cli::UsageError("--ablate: expected KIND:LAYER:HEAD with KIND encoder, decoder or cross, got '" + item + "'");
+        const auto kind =
+            colon == std::string::npos ? std::nullopt : attnlens::parseAttentionKind(item.substr(0, colon));
+        if (!kind)
+            throw cli::UsageError(
+                "--ablate: expected KIND:LAYER:HEAD with KIND encoder, decoder or cross, got '" + item + "'");
         const auto [layer, head] = cli::parseLayerHead("--ablate", item.substr(colon + 1));
         try {
             ablation.add(static_cast<int>(*kind), layer, head, config);
@@ -103,8 +107,9 @@ Json parseAblation(const std::string& text, const attnlens::MarianConfig& config
 }
 
 int runTranslate(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--beam", "--max-new-tokens", "--json", "--heatmap", "--kind", "--layer",
-                                "--head", "--colormap", "--cell", "--precision", "--ablate", "--through"});
+    const cli::Args args(argv,
+                         {"--model", "--beam", "--max-new-tokens", "--json", "--heatmap", "--kind", "--layer",
+                          "--head", "--colormap", "--cell", "--precision", "--ablate", "--through"});
     const std::string& text = args.single("the sentence to translate");
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
                                            : attnlens::builtinModelDir("marian-de-en-tiny");
@@ -114,14 +119,20 @@ int runTranslate(const std::vector<std::string>& argv) {
     cli::applyPrecision(args);
     const auto folder = attnlens::loadMarianFolder(dir);
     if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16) // measured on this sentence
-        std::cerr << "note: bf16 against fp32 on this input: " << attnlens::describeParity(attnlens::marianPrecisionParity(folder.model, folder.tokenizer, text, options), "translation") << "\n";
+        std::cerr << "note: bf16 against fp32 on this input: "
+                  << attnlens::describeParity(
+                         attnlens::marianPrecisionParity(folder.model, folder.tokenizer, text, options),
+                         "translation")
+                  << "\n";
     const auto heatmap = parseHeatmapRequest(args, folder.model->config());
     Json ablated = Json::array();
-    if (const auto list = args.value("--ablate")) ablated = parseAblation(*list, folder.model->config(), options.ablation);
+    if (const auto list = args.value("--ablate"))
+        ablated = parseAblation(*list, folder.model->config(), options.ablation);
     const int through = args.has("--through")
                             ? args.intValue("--through", 0, 0, folder.model->config().encoderLayers - 1)
                             : -1;
-    if (through >= 0 && !args.has("--json")) throw cli::UsageError("--through writes to the --json file; give one");
+    if (through >= 0 && !args.has("--json"))
+        throw cli::UsageError("--through writes to the --json file; give one");
     attnlens::DecodeSession session(folder.model, folder.tokenizer, text, options);
     session.run();
     const auto trace = session.trace();
@@ -138,13 +149,15 @@ int runTranslate(const std::vector<std::string>& argv) {
         const auto p = plain.trace();
         baseline = p->translation;
         if (!p->targetIds.empty()) {
-            // What changed, teacher-forced over the plain output: p(plain token) with and without the heads, top 5.
-            const attnlens::AblationChange c =
-                attnlens::marianAblationChange(*folder.model, trace->sourceIds, p->targetIds, trace->targetIds, options.ablation);
+            // What changed, teacher-forced over the plain output: p(plain token) with and without the heads,
+            // top 5.
+            const attnlens::AblationChange c = attnlens::marianAblationChange(
+                *folder.model, trace->sourceIds, p->targetIds, trace->targetIds, options.ablation);
             const auto top = [&folder](const std::vector<attnlens::TokenChoice>& list) {
                 Json out = Json::array();
                 for (const auto& t : list)
-                    out.push_back({{"id", t.id}, {"piece", folder.tokenizer->idToPiece(t.id)}, {"p", t.probability}});
+                    out.push_back(
+                        {{"id", t.id}, {"piece", folder.tokenizer->idToPiece(t.id)}, {"p", t.probability}});
                 return out;
             };
             change = {{"parts_at", c.partsAt >= 0 ? Json(c.partsAt) : Json(nullptr)},
@@ -155,7 +168,8 @@ int runTranslate(const std::vector<std::string>& argv) {
                       {"top5_ablated", top(c.topAblated)}};
         }
         size_t same = 0;
-        while (same < p->targetIds.size() && same < trace->targetIds.size() && p->targetIds[same] == trace->targetIds[same])
+        while (same < p->targetIds.size() && same < trace->targetIds.size() &&
+               p->targetIds[same] == trace->targetIds[same])
             ++same;
         std::cerr << "note: ablated " << ablated.size() << " head(s): \"" << p->translation << "\" -> \""
                   << trace->translation << "\""
@@ -185,11 +199,13 @@ int runTranslate(const std::vector<std::string>& argv) {
             const int64_t cost = attnlens::attentionFlowCost(through + 1, tokens) * tokens;
             Json rows = Json::array(), flow = Json::array();
             for (Eigen::Index r = 0; r < rollout.rows(); ++r)
-                rows.push_back(std::vector<float>(rollout.row(r).data(), rollout.row(r).data() + rollout.cols()));
+                rows.push_back(
+                    std::vector<float>(rollout.row(r).data(), rollout.row(r).data() + rollout.cols()));
             if (cost <= attnlens::kFlowBudget) {
                 attnlens::FlowOptions fo;
                 fo.lastLayer = through;
-                for (int q = 0; q < tokens; ++q) flow.push_back(attnlens::attentionFlow(enc, q, fo));
+                for (int q = 0; q < tokens; ++q)
+                    flow.push_back(attnlens::attentionFlow(enc, q, fo));
             } else {
                 flow = nullptr;
                 std::cerr << "note: attention flow of " << tokens << " tokens through " << through + 1
@@ -219,11 +235,14 @@ int runTranslate(const std::vector<std::string>& argv) {
 
 const cli::Registration reg{
     "translate",
-    "[--model DIR] [--beam N] [--max-new-tokens N] [--json OUT] [--heatmap OUT.png|svg [--kind encoder|decoder|cross] "
-    "[--layer L] [--head H|mean|max|min] [--colormap NAME] [--cell PX]] [--ablate KIND:L:H[,…]] [--through L] "
+    "[--model DIR] [--beam N] [--max-new-tokens N] [--json OUT] [--heatmap OUT.png|svg [--kind "
+    "encoder|decoder|cross] "
+    "[--layer L] [--head H|mean|max|min] [--colormap NAME] [--cell PX]] [--ablate KIND:L:H[,…]] [--through "
+    "L] "
     "[--precision fp32|bf16] "
     "\"Satz\"",
-    "translate German to English with a Marian model; every attention head to JSON; one labelled attention matrix "
+    "translate German to English with a Marian model; every attention head to JSON; one labelled attention "
+    "matrix "
     "to --heatmap (default: cross-attention, last layer, mean over heads; layers and heads numbered from 0)",
     &runTranslate};
 

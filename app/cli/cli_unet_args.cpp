@@ -12,7 +12,8 @@ namespace cli {
 using namespace attnlens;
 
 DiffusionModel loadDiffusion(const Args& args) {
-    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model")) : builtinModelDir("ddpm-fashion-tiny");
+    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
+                                           : builtinModelDir("ddpm-fashion-tiny");
     return loadDiffusionModel(dir);
 }
 
@@ -20,18 +21,21 @@ std::optional<int> parseClass(const Args& args, const DiffusionModel& model) {
     const auto v = args.value("--class");
     if (!v) return std::nullopt;
     const auto& c = model.unet->config();
-    if (c.numClassEmbeds == 0) throw UsageError("--class: this model is unconditional (it has no class embedding)");
+    if (c.numClassEmbeds == 0)
+        throw UsageError("--class: this model is unconditional (it has no class embedding)");
     int idx = -1;
     const auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), idx);
     if (ec != std::errc() || ptr != v->data() + v->size()) {
         idx = -1;
         for (size_t i = 0; i < c.classNames.size(); ++i)
             if (c.classNames[i] == *v) idx = static_cast<int>(i);
-        if (idx < 0) throw UsageError("--class: '" + *v + "' is neither a class number nor a class name of this model");
+        if (idx < 0)
+            throw UsageError("--class: '" + *v +
+                             "' is neither a class number nor a class name of this model");
     }
     if (idx < 0 || idx >= c.numClassEmbeds)
-        throw UsageError("--class: " + *v + " is out of range (the model has " + std::to_string(c.numClassEmbeds) +
-                         " classes, numbered from 0)");
+        throw UsageError("--class: " + *v + " is out of range (the model has " +
+                         std::to_string(c.numClassEmbeds) + " classes, numbered from 0)");
     return idx;
 }
 
@@ -39,7 +43,8 @@ Tensor readSample(const std::string& path) {
     Tensor t = readNpy(path);
     if (t.rank() == 4 && t.dim(0) == 1) t = t.reshaped({t.dim(1), t.dim(2), t.dim(3)});
     if (t.rank() != 3)
-        throw Error("'" + path + "': shape " + shapeToString(t.shape()) + ", expected [1, channels, height, width]");
+        throw Error("'" + path + "': shape " + shapeToString(t.shape()) +
+                    ", expected [1, channels, height, width]");
     for (float v : t.values())
         if (!std::isfinite(v)) throw Error("'" + path + "': holds a value that is not finite");
     return t;
@@ -52,10 +57,12 @@ UnetInput readUnetInput(const Args& args, const DiffusionModel& model) {
     in.timestep = args.intValue("--timestep", 0, 0, 100000);
     in.classLabel = parseClass(args, model);
     if (model.unet->config().numClassEmbeds > 0 && !in.classLabel)
-        throw UsageError("--class: this model is class-conditional (" + std::to_string(model.unet->config().numClassEmbeds) +
+        throw UsageError("--class: this model is class-conditional (" +
+                         std::to_string(model.unet->config().numClassEmbeds) +
                          " classes, numbered from 0): give one");
     if (in.timestep >= model.scheduler.numTrainTimesteps)
-        throw UsageError("--timestep: " + std::to_string(in.timestep) + " is out of range (the scheduler has " +
+        throw UsageError("--timestep: " + std::to_string(in.timestep) +
+                         " is out of range (the scheduler has " +
                          std::to_string(model.scheduler.numTrainTimesteps) + " timesteps, 0.." +
                          std::to_string(model.scheduler.numTrainTimesteps - 1) + ")");
     in.sample = readSample(*args.value("--sample"));

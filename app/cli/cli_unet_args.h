@@ -3,7 +3,6 @@
 // ddpm-fashion-tiny), --class (a number from 0 or an id2label name) and a .npy sample with its timestep.
 
 #include "cli_common.h"
-
 #include "core/diffusion/diffusion_model.h"
 #include "core/tensor/tensor.h"
 

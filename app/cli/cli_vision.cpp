@@ -1,34 +1,35 @@
-// attnlens-cli vision: classify one image with a ViT and export its attention (docs/architecture.md, "The CLI contract").
+// attnlens-cli vision: classify one image with a ViT and export its attention (docs/architecture.md, "The CLI
+// contract").
 //
 //   stdout: the top-5 classes as "label<TAB>probability" (nothing for a checkpoint without classifier)
 //   --json OUT: {"image", "input_size": [H, W], "patch", "grid": [rows, cols],
 //                "top": [{"index", "label", "prob"}], "logits": [..], "attentions": [L][H][N+1][N+1],
-//                "domain_mismatch": ["in colour", …] only for the built-in model on a picture unlike Fashion-MNIST}
+//                "domain_mismatch": ["in colour", …] only for the built-in model on a picture unlike
+//                Fashion-MNIST}
 //   stderr: "note: not like the built-in model's … training pictures: …" in that case
-//   --ablate L:H[,L:H…]: those heads switched off (transformers' head_mask = 0); stdout, the JSON (plus "ablated"
-//                [[L, H]…] and "baseline_top", the plain run's top-5) and the overlay are of the ablated run; stderr
-//                says how the top class changed.
+//   --ablate L:H[,L:H…]: those heads switched off (transformers' head_mask = 0); stdout, the JSON (plus
+//   "ablated"
+//                [[L, H]…] and "baseline_top", the plain run's top-5) and the overlay are of the ablated run;
+//                stderr says how the top class changed.
 //   --overlay OUT.png: the attention map of --layer (0-based, default the last) and --head (0-based index,
 //                or mean|max|min over heads; default mean) for --query (cls, ROW,COL of a patch, 0-based,
 //                or rollout = attention rollout through layers 0..--layer, or flow = attention flow of CLS
 //                through layers 0..--layer, refused above kFlowBudget), over the original image.
 
 #include "cli_common.h"
-
-#include "core/analysis/precision_parity.h"
-#include "core/ops/gemm.h"
-#include "cli_tensor_json.h"
 #include "cli_image.h"
 #include "cli_overlay.h"
-
+#include "cli_tensor_json.h"
 #include "core/analysis/attention_flow.h"
 #include "core/analysis/attention_maps.h"
+#include "core/analysis/precision_parity.h"
 #include "core/export/overlay.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
-#include "core/vision/domain_check.h"
 #include "core/models/vit_model.h"
+#include "core/ops/gemm.h"
 #include "core/util/error.h"
+#include "core/vision/domain_check.h"
 
 #include <cstdio>
 #include <fstream>
@@ -49,8 +50,8 @@ void writeVisionJson(const std::string& path, Json head, const Tensor& attention
 }
 
 // The overlay map [rows, cols] for --query.
-RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int layer, const HeadSelection& heads,
-                     const PatchGrid& grid) {
+RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int layer,
+                     const HeadSelection& heads, const PatchGrid& grid) {
     if (query == "rollout") {
         RolloutOptions opt;
         opt.fusion = heads.head >= 0 ? HeadFusion::Mean : heads.fusion;
@@ -61,24 +62,27 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
     if (query == "flow") {
         const int tokens = static_cast<int>(attentions.dim(2));
         if (attentionFlowCost(layer + 1, tokens) > kFlowBudget)
-            throw cli::UsageError("--query flow: " + std::to_string(tokens) + " tokens through " + std::to_string(layer + 1) +
-                                  " layers is too many max-flows (cost " + std::to_string(attentionFlowCost(layer + 1, tokens)) +
-                                  " > " + std::to_string(kFlowBudget) + "); use rollout, or a lower --layer");
+            throw cli::UsageError("--query flow: " + std::to_string(tokens) + " tokens through " +
+                                  std::to_string(layer + 1) + " layers is too many max-flows (cost " +
+                                  std::to_string(attentionFlowCost(layer + 1, tokens)) + " > " +
+                                  std::to_string(kFlowBudget) + "); use rollout, or a lower --layer");
         FlowOptions opt;
         opt.fusion = heads.head >= 0 ? HeadFusion::Mean : heads.fusion;
         opt.lastLayer = layer;
         const std::vector<float> f = attentionFlow(attentions, 0, opt);
-        return tokensToGrid(Eigen::Map<const Eigen::VectorXf>(f.data(), static_cast<Eigen::Index>(f.size())), grid.rows(),
-                            grid.cols());
+        return tokensToGrid(Eigen::Map<const Eigen::VectorXf>(f.data(), static_cast<Eigen::Index>(f.size())),
+                            grid.rows(), grid.cols());
     }
     int token = 0;
     if (query != "cls") {
         const auto patch = cli::parseIntPair(query, ',');
-        if (!patch) throw cli::UsageError("--query: expected cls, rollout, flow or ROW,COL, got '" + query + "'");
+        if (!patch)
+            throw cli::UsageError("--query: expected cls, rollout, flow or ROW,COL, got '" + query + "'");
         const auto [row, col] = *patch;
         if (row < 0 || row >= grid.rows() || col < 0 || col >= grid.cols())
-            throw cli::UsageError("--query: patch " + query + " is outside the " + std::to_string(grid.rows()) + "×" +
-                                  std::to_string(grid.cols()) + " grid (rows and columns are numbered from 0)");
+            throw cli::UsageError("--query: patch " + query + " is outside the " +
+                                  std::to_string(grid.rows()) + "×" + std::to_string(grid.cols()) +
+                                  " grid (rows and columns are numbered from 0)");
         token = PatchGrid::tokenOfPatch(grid.index(row, col));
     }
     const RowMatrix a = layerAttention(attentions, layer, heads); // [N+1, N+1]
@@ -87,15 +91,18 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
 }
 
 int runVision(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--json", "--overlay", "--layer", "--head", "--query", "--colormap", "--opacity",
-                                "--precision", "--ablate"},
+    const cli::Args args(argv,
+                         {"--model", "--json", "--overlay", "--layer", "--head", "--query", "--colormap",
+                          "--opacity", "--precision", "--ablate"},
                          {"--interpolate-pos"});
     const std::string imagePath = args.single("IMAGE");
     const bool overlay = args.has("--overlay");
     for (const char* flag : {"--layer", "--head", "--query", "--colormap", "--opacity"})
-        if (args.has(flag) && !overlay) throw cli::UsageError(std::string(flag) + " only applies with --overlay OUT.png");
-    const std::filesystem::path modelDir =
-        args.value("--model") ? std::filesystem::path(*args.value("--model")) : builtinModelDir("vit-fashion-mnist");
+        if (args.has(flag) && !overlay)
+            throw cli::UsageError(std::string(flag) + " only applies with --overlay OUT.png");
+    const std::filesystem::path modelDir = args.value("--model")
+                                               ? std::filesystem::path(*args.value("--model"))
+                                               : builtinModelDir("vit-fashion-mnist");
 
     cli::applyPrecision(args);
     const auto loaded = VitModel::load(modelDir);
@@ -123,19 +130,26 @@ int runVision(const std::vector<std::string>& argv) {
         const auto before = model.topK(plain, 5);
         const auto after = model.topK(result.output, 1);
         baselineTop = Json::array();
-        for (const auto& p : before) baselineTop.push_back({{"index", p.index}, {"label", p.label}, {"prob", p.probability}});
+        for (const auto& p : before)
+            baselineTop.push_back({{"index", p.index}, {"label", p.label}, {"prob", p.probability}});
         if (!before.empty() && !after.empty()) {
             const float kept = result.output.probabilities.at({before.front().index});
-            std::fprintf(stderr, "note: ablated %zu head(s): top class '%s' %.1f %% -> '%s' %.1f %% (the original class now %.1f %%)\n",
-                         options.ablatedHeads.size(), before.front().label.c_str(), 100.0 * before.front().probability,
-                         after.front().label.c_str(), 100.0 * after.front().probability, 100.0 * kept);
+            std::fprintf(stderr,
+                         "note: ablated %zu head(s): top class '%s' %.1f %% -> '%s' %.1f %% (the original "
+                         "class now %.1f %%)\n",
+                         options.ablatedHeads.size(), before.front().label.c_str(),
+                         100.0 * before.front().probability, after.front().label.c_str(),
+                         100.0 * after.front().probability, 100.0 * kept);
         }
     }
     if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16) // measured on this picture
-        std::cerr << "note: bf16 against fp32 on this input: " << describeParity(vitPrecisionParity(model, result.input.pixels, options), "top-1 class") << "\n";
+        std::cerr << "note: bf16 against fp32 on this input: "
+                  << describeParity(vitPrecisionParity(model, result.input.pixels, options), "top-1 class")
+                  << "\n";
 
     const auto top = model.topK(result.output, 5);
-    for (const auto& p : top) std::printf("%s\t%.6f\n", p.label.c_str(), static_cast<double>(p.probability));
+    for (const auto& p : top)
+        std::printf("%s\t%.6f\n", p.label.c_str(), static_cast<double>(p.probability));
     // The built-in classifier knows ten kinds of clothing on black: say when the picture is not one (as the
     // Vision page does beside its predictions).
     DomainCheck domain;
@@ -143,7 +157,8 @@ int runVision(const std::vector<std::string>& argv) {
         domain = checkFashionMnistLikeness(image, top.front().probability);
         if (domain.mismatch()) {
             std::string reasons;
-            for (const std::string& r : domain.reasons) reasons += (reasons.empty() ? "" : " · ") + r;
+            for (const std::string& r : domain.reasons)
+                reasons += (reasons.empty() ? "" : " · ") + r;
             std::cerr << "note: not like the built-in model's Fashion-MNIST training pictures: " << reasons
                       << "; read the prediction with care\n";
         }
@@ -151,7 +166,8 @@ int runVision(const std::vector<std::string>& argv) {
 
     if (const auto jsonPath = args.value("--json")) {
         Json topJson = Json::array();
-        for (const auto& p : top) topJson.push_back({{"index", p.index}, {"label", p.label}, {"prob", p.probability}});
+        for (const auto& p : top)
+            topJson.push_back({{"index", p.index}, {"label", p.label}, {"prob", p.probability}});
         Json head = {{"image", imagePath},
                      {"input_size", {result.input.resized.height, result.input.resized.width}},
                      {"patch", cfg.patchSize},
@@ -176,9 +192,12 @@ int runVision(const std::vector<std::string>& argv) {
 
 const cli::Registration reg{
     "vision",
-    "[--model DIR] [--json OUT] [--overlay OUT.png [--layer L] [--head H|mean|max|min] [--query cls|ROW,COL|rollout|flow] "
-    "[--colormap NAME] [--opacity A]] [--ablate L:H[,L:H…]] [--interpolate-pos] [--precision fp32|bf16] IMAGE",
-    "classify an image with a ViT; top-5 to stdout, logits and every head's attention to --json, an attention "
+    "[--model DIR] [--json OUT] [--overlay OUT.png [--layer L] [--head H|mean|max|min] [--query "
+    "cls|ROW,COL|rollout|flow] "
+    "[--colormap NAME] [--opacity A]] [--ablate L:H[,L:H…]] [--interpolate-pos] [--precision fp32|bf16] "
+    "IMAGE",
+    "classify an image with a ViT; top-5 to stdout, logits and every head's attention to --json, an "
+    "attention "
     "overlay to --overlay; --ablate switches heads off (layers, heads, rows and columns numbered from 0)",
     &runVision};
 

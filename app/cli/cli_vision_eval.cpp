@@ -14,7 +14,6 @@
 
 #include "cli_common.h"
 #include "cli_image.h"
-
 #include "core/io/idx_file.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
@@ -33,9 +32,9 @@ using namespace attnlens;
 using Clock = std::chrono::steady_clock;
 
 struct Item {
-    std::string path;  // empty for IDX items
+    std::string path; // empty for IDX items
     size_t idxIndex = 0;
-    int label = -1;    // -1: unlabelled
+    int label = -1; // -1: unlabelled
 };
 
 int parseLabel(const VitModel& model, const std::string& text, const std::string& where) {
@@ -43,8 +42,8 @@ int parseLabel(const VitModel& model, const std::string& text, const std::string
     const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec == std::errc() && ptr == text.data() + text.size()) {
         if (v < 0 || v >= model.numLabels())
-            throw Error(where + ": label " + text + " is out of range (the model has " + std::to_string(model.numLabels()) +
-                        " classes)");
+            throw Error(where + ": label " + text + " is out of range (the model has " +
+                        std::to_string(model.numLabels()) + " classes)");
         return v;
     }
     for (int i = 0; i < model.numLabels(); ++i)
@@ -66,7 +65,8 @@ std::vector<Item> readList(const VitModel& model, const std::filesystem::path& l
         if (p.is_relative()) p = list.parent_path() / p;
         item.path = p.string();
         if (tab != std::string::npos)
-            item.label = parseLabel(model, line.substr(tab + 1), list.string() + ":" + std::to_string(lineNo));
+            item.label =
+                parseLabel(model, line.substr(tab + 1), list.string() + ":" + std::to_string(lineNo));
         items.push_back(std::move(item));
     }
     return items;
@@ -75,15 +75,18 @@ std::vector<Item> readList(const VitModel& model, const std::filesystem::path& l
 int runVisionEval(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--list", "--idx-images", "--idx-labels", "--limit", "--json"},
                          {"--capture", "--interpolate-pos"});
-    if (!args.positionals().empty()) throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
+    if (!args.positionals().empty())
+        throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     const bool useList = args.has("--list");
     const bool useIdx = args.has("--idx-images") || args.has("--idx-labels");
-    if (useList == useIdx) throw cli::UsageError("give either --list LIST.tsv or --idx-images F --idx-labels F");
+    if (useList == useIdx)
+        throw cli::UsageError("give either --list LIST.tsv or --idx-images F --idx-labels F");
     if (useIdx && !(args.has("--idx-images") && args.has("--idx-labels")))
         throw cli::UsageError("--idx-images and --idx-labels go together");
     const int limit = args.intValue("--limit", 0, 0, 100'000'000);
-    const std::filesystem::path modelDir =
-        args.value("--model") ? std::filesystem::path(*args.value("--model")) : builtinModelDir("vit-fashion-mnist");
+    const std::filesystem::path modelDir = args.value("--model")
+                                               ? std::filesystem::path(*args.value("--model"))
+                                               : builtinModelDir("vit-fashion-mnist");
     const auto loaded = VitModel::load(modelDir);
     const attnlens::VitModel& model = *loaded;
 
@@ -117,7 +120,8 @@ int runVisionEval(const std::vector<std::string>& argv) {
     std::vector<double> forwardMs;
     for (const Item& item : items) {
         const auto t0 = Clock::now();
-        const ImageU8 image = item.path.empty() ? idxImage(idxImages, item.idxIndex) : cli::loadImageQuietly(item.path);
+        const ImageU8 image =
+            item.path.empty() ? idxImage(idxImages, item.idxIndex) : cli::loadImageQuietly(item.path);
         const PreprocessedImage input = preprocessImage(image, model.processor(), model.config().numChannels);
         const auto t1 = Clock::now();
         const VitOutput out = model.forward(input.pixels, options);
@@ -133,19 +137,29 @@ int runVisionEval(const std::vector<std::string>& argv) {
     std::sort(forwardMs.begin(), forwardMs.end());
     const double median = forwardMs[forwardMs.size() / 2];
     const double accuracy = labelled ? double(correct) / labelled : 0.0;
-    std::printf("images\t%zu\nlabelled\t%d\ncorrect\t%d\naccuracy\t%.4f\nms_per_image\t%.3f\nforward_ms_median\t%.3f\n",
+    std::printf("images\t%zu\nlabelled\t%d\ncorrect\t%d\naccuracy\t%.4f\nms_per_image\t%.3f\nforward_ms_"
+                "median\t%.3f\n",
                 items.size(), labelled, correct, accuracy, totalMs / items.size(), median);
     if (const auto jsonPath = args.value("--json")) {
         Json perClass = Json::array();
         for (int c = 0; c < classes; ++c) {
             int count = 0;
-            for (int v : confusion[c]) count += v;
-            perClass.push_back({{"index", c}, {"label", model.label(c)}, {"count", count}, {"correct", confusion[c][c]}});
+            for (int v : confusion[c])
+                count += v;
+            perClass.push_back(
+                {{"index", c}, {"label", model.label(c)}, {"count", count}, {"correct", confusion[c][c]}});
         }
-        writeJsonFile(*jsonPath, {{"model", modelDir.string()}, {"images", items.size()}, {"labelled", labelled},
-                                  {"correct", correct}, {"accuracy", accuracy}, {"ms_per_image", totalMs / items.size()},
-                                  {"forward_ms_median", median}, {"capture_attention", options.captureAttention},
-                                  {"per_class", perClass}, {"confusion", confusion}},
+        writeJsonFile(*jsonPath,
+                      {{"model", modelDir.string()},
+                       {"images", items.size()},
+                       {"labelled", labelled},
+                       {"correct", correct},
+                       {"accuracy", accuracy},
+                       {"ms_per_image", totalMs / items.size()},
+                       {"forward_ms_median", median},
+                       {"capture_attention", options.captureAttention},
+                       {"per_class", perClass},
+                       {"confusion", confusion}},
                       1);
     }
     return 0;
@@ -153,7 +167,8 @@ int runVisionEval(const std::vector<std::string>& argv) {
 
 const cli::Registration reg{
     "vision-eval",
-    "[--model DIR] (--list LIST.tsv | --idx-images F --idx-labels F) [--limit N] [--capture] [--interpolate-pos] "
+    "[--model DIR] (--list LIST.tsv | --idx-images F --idx-labels F) [--limit N] [--capture] "
+    "[--interpolate-pos] "
     "[--json OUT]",
     "accuracy and ms per image of a ViT classifier over a list of images (PATH<TAB>LABEL) or IDX files",
     &runVisionEval};

@@ -2,7 +2,6 @@
 // this file only dispatches and turns every failure into "error: ..." with exit status 2.
 
 #include "cli_common.h"
-
 #include "core/io/model_folder.h"
 
 #include <exception>
@@ -26,7 +25,8 @@ int main(int argc, char** argv) {
     }
     if (args[0] == "--version" || args[0] == "-V") {
         std::cout << "attnlens-cli " << ATTNLENS_VERSION << "\n";
-        try { // where the built-in models are found (the install prefix, the source tree or $ATTNLENS_RESOURCES_DIR)
+        try { // where the built-in models are found (the install prefix, the source tree or
+              // $ATTNLENS_RESOURCES_DIR)
             std::cout << "resources: " << attnlens::resourcesDir().string() << "\n";
         } catch (const std::exception& e) {
             std::cout << "resources: none (" << e.what() << ")\n";
@@ -41,14 +41,16 @@ int main(int argc, char** argv) {
     for (size_t i = 1; i < args.size(); ++i) {
         if (args[i] == "--") break;
         if (args[i] == "--help" || args[i] == "-h") { // every subcommand: its usage on stdout, exit 0
-            std::cout << "usage: attnlens-cli " << it->first << " " << it->second.usage << "\n\n" << it->second.summary << "\n";
+            std::cout << "usage: attnlens-cli " << it->first << " " << it->second.usage << "\n\n"
+                      << it->second.summary << "\n";
             return 0;
         }
     }
     try {
         return it->second.run({args.begin() + 1, args.end()});
     } catch (const cli::UsageError& e) {
-        std::cerr << "error: " << e.what() << " (usage: attnlens-cli " << it->first << " " << it->second.usage << ")\n";
+        std::cerr << "error: " << e.what() << " (usage: attnlens-cli " << it->first << " " << it->second.usage
+                  << ")\n";
         return 2;
     } catch (const std::bad_alloc&) {
         std::cerr << "error: out of memory\n";

@@ -2,7 +2,6 @@
 
 #include "ui/diffusion/diffusion_page.h"
 
-
 using attnlens::ui::DiffusionPage;
 
 namespace {
@@ -20,16 +19,21 @@ QString applyDiffusionSettings(DiffusionPage* page, const DiffusionScript& scrip
     attnlens::ui::DiffusionSettings s = page->settingsFromControls();
     int v = 0;
     if (!script.seed.isEmpty()) {
-        if (!toInt(script.seed, v) || v < 0) return QStringLiteral("--seed %1: expected a non-negative integer").arg(script.seed);
+        if (!toInt(script.seed, v) || v < 0)
+            return QStringLiteral("--seed %1: expected a non-negative integer").arg(script.seed);
         s.seed = static_cast<uint64_t>(v);
     }
     if (!script.steps.isEmpty()) {
-        if (!toInt(script.steps, v) || v < 1) return QStringLiteral("--steps %1: expected a positive integer").arg(script.steps);
+        if (!toInt(script.steps, v) || v < 1)
+            return QStringLiteral("--steps %1: expected a positive integer").arg(script.steps);
         s.steps = v;
     }
-    if (script.scheduler == QLatin1String("ddpm")) s.scheduler = attnlens::SchedulerKind::Ddpm;
-    else if (script.scheduler == QLatin1String("ddim")) s.scheduler = attnlens::SchedulerKind::Ddim;
-    else if (!script.scheduler.isEmpty()) return QStringLiteral("--scheduler %1: expected ddim or ddpm").arg(script.scheduler);
+    if (script.scheduler == QLatin1String("ddpm"))
+        s.scheduler = attnlens::SchedulerKind::Ddpm;
+    else if (script.scheduler == QLatin1String("ddim"))
+        s.scheduler = attnlens::SchedulerKind::Ddim;
+    else if (!script.scheduler.isEmpty())
+        return QStringLiteral("--scheduler %1: expected ddim or ddpm").arg(script.scheduler);
     if (!script.className.isEmpty()) {
         int c = -1;
         if (!toInt(script.className, c)) {
@@ -38,7 +42,9 @@ QString applyDiffusionSettings(DiffusionPage* page, const DiffusionScript& scrip
                 if (doc->className(i) == script.className) c = i;
         }
         if (c < 0 || c >= doc->classCount())
-            return QStringLiteral("--class %1: not a class of this model (0..%2)").arg(script.className).arg(doc->classCount() - 1);
+            return QStringLiteral("--class %1: not a class of this model (0..%2)")
+                .arg(script.className)
+                .arg(doc->classCount() - 1);
         s.classLabel = c;
     }
     page->setSettings(s);
@@ -50,12 +56,15 @@ QString applyDiffusionView(DiffusionPage* page, const DiffusionScript& script) {
     int v = 0;
     if (!script.layer.isEmpty()) {
         if (!toInt(script.layer, v) || v < 0 || v >= static_cast<int>(doc->layers().size()))
-            return QStringLiteral("--layer %1: expected 0..%2").arg(script.layer).arg(static_cast<int>(doc->layers().size()) - 1);
+            return QStringLiteral("--layer %1: expected 0..%2")
+                .arg(script.layer)
+                .arg(static_cast<int>(doc->layers().size()) - 1);
         doc->setLayer(v);
     }
     if (!script.head.isEmpty()) {
         try {
-            const attnlens::HeadSelection heads = attnlens::parseHeadSelection(script.head.toStdString(), doc->headCount());
+            const attnlens::HeadSelection heads =
+                attnlens::parseHeadSelection(script.head.toStdString(), doc->headCount());
             doc->setFusion(heads.fusion);
             doc->setHead(heads.head);
         } catch (const std::exception& e) {
@@ -70,15 +79,22 @@ QString applyDiffusionView(DiffusionPage* page, const DiffusionScript& script) {
             return QStringLiteral("--%1").arg(QString::fromUtf8(e.what()));
         }
         if (r.row1 >= doc->imageHeight() || r.col1 >= doc->imageWidth())
-            return QStringLiteral("--query %1: outside the %2×%3 image").arg(script.query).arg(doc->imageHeight()).arg(doc->imageWidth());
+            return QStringLiteral("--query %1: outside the %2×%3 image")
+                .arg(script.query)
+                .arg(doc->imageHeight())
+                .arg(doc->imageWidth());
         doc->setQuery(r);
     }
-    if (script.on == QLatin1String("xt") || script.on == QLatin1String("x0")) doc->setOnNoisy(script.on == QLatin1String("xt"));
-    else if (!script.on.isEmpty()) return QStringLiteral("--on %1: expected x0 or xt").arg(script.on);
+    if (script.on == QLatin1String("xt") || script.on == QLatin1String("x0"))
+        doc->setOnNoisy(script.on == QLatin1String("xt"));
+    else if (!script.on.isEmpty())
+        return QStringLiteral("--on %1: expected x0 or xt").arg(script.on);
     doc->setKeySide(script.keySide);
     if (!script.step.isEmpty()) {
         if (!toInt(script.step, v) || v < 0 || v >= doc->completedSteps())
-            return QStringLiteral("--step %1: expected 0..%2").arg(script.step).arg(doc->completedSteps() - 1);
+            return QStringLiteral("--step %1: expected 0..%2")
+                .arg(script.step)
+                .arg(doc->completedSteps() - 1);
         doc->setCurrentStep(v);
     }
     return {};

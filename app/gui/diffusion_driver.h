@@ -11,15 +11,15 @@ class DiffusionPage;
 }
 
 struct DiffusionScript {
-    QString className;  // a class number or name; empty: keep
-    QString seed;       // empty: keep
-    QString scheduler;  // ddim | ddpm; empty: keep
-    QString steps;      // denoising steps; empty: keep
-    QString step;       // timeline step from 0; empty: the last
-    QString query;      // ROW,COL or ROW0,COL0:ROW1,COL1 (image pixels from 0)
-    QString layer;      // attention layer index from 0 (execution order)
-    QString head;       // a head from 0, mean or max
-    QString on;         // x0 | xt
+    QString className; // a class number or name; empty: keep
+    QString seed;      // empty: keep
+    QString scheduler; // ddim | ddpm; empty: keep
+    QString steps;     // denoising steps; empty: keep
+    QString step;      // timeline step from 0; empty: the last
+    QString query;     // ROW,COL or ROW0,COL0:ROW1,COL1 (image pixels from 0)
+    QString layer;     // attention layer index from 0 (execution order)
+    QString head;      // a head from 0, mean or max
+    QString on;        // x0 | xt
     bool keySide = false;
 };
 

@@ -1,16 +1,16 @@
 #include "gui_harness.h"
-#include "ui_bench.h"
 
 #include "core/diffusion/diffusion_model.h"
 #include "core/io/model_folder.h"
 #include "ui/diffusion/diffusion_page.h"
-#include "ui/text/text_page.h"
 #include "ui/playground/playground_page.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/shell/main_window.h"
+#include "ui/text/text_page.h"
 #include "ui/translate/translate_page.h"
 #include "ui/vision/vision_document.h"
 #include "ui/vision/vision_page.h"
+#include "ui_bench.h"
 
 #include <QApplication>
 #include <QTimer>
@@ -35,8 +35,7 @@ public:
             fire();
         });
     }
-    template <typename Sender, typename Signal>
-    void watch(Sender* sender, Signal signal) {
+    template <typename Sender, typename Signal> void watch(Sender* sender, Signal signal) {
         connect(sender, signal, this, [this] { check(); });
     }
     void check() {
@@ -61,16 +60,19 @@ void fail(const QString& message) {
 // Grabs the window (or the --grab widget) after the layouts settle and every view painted once.
 void grabLater(MainWindow& window, const GuiOptions& o) {
     QTimer::singleShot(300, &window, [&window, o] {
-        QWidget* target = o.grab.isEmpty() ? static_cast<QWidget*>(&window) : window.findChild<QWidget*>(o.grab);
+        QWidget* target =
+            o.grab.isEmpty() ? static_cast<QWidget*>(&window) : window.findChild<QWidget*>(o.grab);
         if (target == nullptr) return fail(QStringLiteral("--grab %1: no such widget").arg(o.grab));
-        if (!target->grab().save(o.screenshot, "PNG")) return fail(QStringLiteral("--screenshot %1: cannot write the file").arg(o.screenshot));
+        if (!target->grab().save(o.screenshot, "PNG"))
+            return fail(QStringLiteral("--screenshot %1: cannot write the file").arg(o.screenshot));
         QApplication::exit(0);
     });
 }
 
 void screenshotTranslate(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
     runTranslateScript(pages.translate, o.translate, [&window, o](bool scripted, const QString& message) {
-        if (!scripted) std::fprintf(stderr, "warning: %s (grabbing the page as it is)\n", qPrintable(message));
+        if (!scripted)
+            std::fprintf(stderr, "warning: %s (grabbing the page as it is)\n", qPrintable(message));
         grabLater(window, o);
     });
 }
@@ -78,12 +80,14 @@ void screenshotTranslate(MainWindow& window, const GuiPages& pages, const GuiOpt
 void screenshotVision(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
     VisionPage* page = pages.vision;
     auto applied = std::make_shared<bool>(!o.vision.any());
-    auto* gate = new ReadyGate(page, [page, applied] { return *applied && !page->isBusy() && page->document()->hasImage(); },
-                               [&window, o] { grabLater(window, o); });
+    auto* gate = new ReadyGate(
+        page, [page, applied] { return *applied && !page->isBusy() && page->document()->hasImage(); },
+        [&window, o] { grabLater(window, o); });
     QObject::connect(page, &VisionPage::imageShown, page, [page, applied, o, gate] {
         if (!*applied) {
             *applied = true;
-            if (const QString problem = applyVisionScript(page->document(), o.vision); !problem.isEmpty()) return fail(problem);
+            if (const QString problem = applyVisionScript(page->document(), o.vision); !problem.isEmpty())
+                return fail(problem);
         }
         gate->check();
     });
@@ -96,8 +100,9 @@ void screenshotVision(MainWindow& window, const GuiPages& pages, const GuiOption
 void screenshotText(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
     TextPage* page = pages.text;
     if (!o.translate.input.isEmpty()) page->setText(o.translate.input);
-    auto* gate = new ReadyGate(page, [page] { return !page->isBusy() && (page->document()->run() || !page->message().isEmpty()); },
-                               [&window, o] { grabLater(window, o); });
+    auto* gate = new ReadyGate(
+        page, [page] { return !page->isBusy() && (page->document()->run() || !page->message().isEmpty()); },
+        [&window, o] { grabLater(window, o); });
     gate->watch(page, &TextPage::resultReady);
     gate->watch(page, &TextPage::failed);
     gate->watch(page->worker(), &InferenceWorker::finished);
@@ -107,11 +112,14 @@ void screenshotText(MainWindow& window, const GuiPages& pages, const GuiOptions&
 void screenshotDiffusion(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
     DiffusionPage* page = pages.diffusion;
     auto applied = std::make_shared<bool>(false);
-    auto* gate = new ReadyGate(page, [page, applied] { return *applied && !page->isBusy(); }, [&window, o] { grabLater(window, o); });
+    auto* gate = new ReadyGate(
+        page, [page, applied] { return *applied && !page->isBusy(); },
+        [&window, o] { grabLater(window, o); });
     // The generation settings once the model is loaded (before its first run, which starts when the page
     // is first shown: this runs before the window shows); the view after that run.
     auto applySettings = [page, o] {
-        if (const QString problem = applyDiffusionSettings(page, o.diffusion); !problem.isEmpty()) fail(problem);
+        if (const QString problem = applyDiffusionSettings(page, o.diffusion); !problem.isEmpty())
+            fail(problem);
     };
     if (page->document()->model()) {
         applySettings();
@@ -125,7 +133,8 @@ void screenshotDiffusion(MainWindow& window, const GuiPages& pages, const GuiOpt
     auto finished = std::make_shared<QMetaObject::Connection>();
     *finished = QObject::connect(page, &DiffusionPage::runFinished, page, [page, finished, applied, gate, o] {
         QObject::disconnect(*finished);
-        if (const QString problem = applyDiffusionView(page, o.diffusion); !problem.isEmpty()) return fail(problem);
+        if (const QString problem = applyDiffusionView(page, o.diffusion); !problem.isEmpty())
+            return fail(problem);
         *applied = true;
         gate->check();
     });
@@ -143,7 +152,9 @@ static QString modelFor(const GuiOptions& o, attnlens::ModelKind kind) {
     const std::string dir = o.model.toStdString();
     if (kind == attnlens::ModelKind::Diffusion) return attnlens::isDiffusionFolder(dir) ? o.model : QString();
     try {
-        return !attnlens::isDiffusionFolder(dir) && attnlens::inspectModelFolder(dir).kind == kind ? o.model : QString();
+        return !attnlens::isDiffusionFolder(dir) && attnlens::inspectModelFolder(dir).kind == kind
+                   ? o.model
+                   : QString();
     } catch (const std::exception&) {
         return {}; // runGui's File → Open model… reports it
     }
@@ -166,21 +177,25 @@ GuiPages addPages(MainWindow& window, const GuiOptions& o) {
 }
 
 int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
-    // A Vision or Diffusion folder went to its page at construction; anything else through File → Open model….
-    const bool opened = !modelFor(o, attnlens::ModelKind::Vit).isEmpty() || !modelFor(o, attnlens::ModelKind::Diffusion).isEmpty() ||
+    // A Vision or Diffusion folder went to its page at construction; anything else through File → Open
+    // model….
+    const bool opened = !modelFor(o, attnlens::ModelKind::Vit).isEmpty() ||
+                        !modelFor(o, attnlens::ModelKind::Diffusion).isEmpty() ||
                         !modelFor(o, attnlens::ModelKind::Text).isEmpty();
     if (!o.model.isEmpty() && !opened && !window.openModel(o.model)) return 2;
     if (o.benchUi) {
         window.setCurrentPage(static_cast<int>(GuiPage::Translate));
         window.show();
-        runUiBench(window, pages, o.translate.input.isEmpty() ? QStringLiteral("Wie geht es dir?") : o.translate.input,
+        runUiBench(window, pages,
+                   o.translate.input.isEmpty() ? QStringLiteral("Wie geht es dir?") : o.translate.input,
                    o.repeats, [](int status) { QApplication::exit(status); });
         return QApplication::exec();
     }
     window.setCurrentPage(static_cast<int>(o.page));
     if (!o.session.isEmpty()) {
         // The session chooses the page; its failure is in the window's banner (and here, for scripts).
-        if (!window.openSession(o.session)) std::fprintf(stderr, "error: %s\n", qPrintable(window.windowMessage()));
+        if (!window.openSession(o.session))
+            std::fprintf(stderr, "error: %s\n", qPrintable(window.windowMessage()));
         if (!o.screenshot.isEmpty()) {
             if (!o.size.isEmpty()) window.resize(o.size);
             window.show();
@@ -188,7 +203,9 @@ int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
             auto ticks = std::make_shared<int>(0);
             QObject::connect(poll, &QTimer::timeout, &window, [&window, poll, o, ticks] {
                 if (window.restoringSession() && ++*ticks < 1200) return;
-                if (*ticks >= 1200) std::fprintf(stderr, "warning: the session was not restored in 60 s (grabbing it as it is)\n");
+                if (*ticks >= 1200)
+                    std::fprintf(stderr,
+                                 "warning: the session was not restored in 60 s (grabbing it as it is)\n");
                 poll->stop();
                 grabLater(window, o);
             });

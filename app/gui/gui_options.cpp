@@ -68,7 +68,8 @@ QString parseShellOptions(const Parsed& a, GuiOptions& o) {
     o.dark = a.set("dark");
     o.model = a.v("model");
     o.precision = a.v("precision");
-    if (!o.precision.isEmpty() && o.precision != QLatin1String("fp32") && o.precision != QLatin1String("bf16"))
+    if (!o.precision.isEmpty() && o.precision != QLatin1String("fp32") &&
+        o.precision != QLatin1String("bf16"))
         return QStringLiteral("--precision %1: expected fp32 or bf16").arg(o.precision);
     o.screenshot = a.v("screenshot");
     o.grab = a.v("grab");
@@ -127,16 +128,20 @@ QString parseGuiOptions(const QApplication& app, GuiOptions& o) {
     p.addHelpOption();
     p.addVersionOption();
     p.addOptions(guiOptionList());
-    p.addPositionalArgument(QStringLiteral("session"), QApplication::translate("main", "A saved session to open (File → Open session…)."),
-                            QStringLiteral("[SESSION.attnlens]"));
+    p.addPositionalArgument(
+        QStringLiteral("session"),
+        QApplication::translate("main", "A saved session to open (File → Open session…)."),
+        QStringLiteral("[SESSION.attnlens]"));
     p.process(app);
     const Parsed a{p};
     if (p.positionalArguments().size() > 1)
-        return QStringLiteral("one session file at most, found %1 arguments").arg(p.positionalArguments().size());
+        return QStringLiteral("one session file at most, found %1 arguments")
+            .arg(p.positionalArguments().size());
     o.session = p.positionalArguments().value(0);
     if (QString problem = parseShellOptions(a, o); !problem.isEmpty()) return problem;
     // Options of another page than the one opened are ignored (--layer means that page's layer).
-    if (QString problem = parseTranslateScript(a, o.page == GuiPage::Translate, o.translate); !problem.isEmpty())
+    if (QString problem = parseTranslateScript(a, o.page == GuiPage::Translate, o.translate);
+        !problem.isEmpty())
         return problem;
     parseVisionScript(a, o.page == GuiPage::Vision, o.vision);
     parseDiffusionScript(a, o.page == GuiPage::Diffusion, o.diffusion);

@@ -28,12 +28,12 @@ constexpr int kGuiPages = 5;
 
 struct GuiOptions {
     GuiPage page = GuiPage::Playground;
-    QSize size;             // empty: the window's default
+    QSize size; // empty: the window's default
     bool dark = false;
-    QString model;          // opened at start (File → Open model…)
-    QString session;        // a .attnlens file opened at start (File → Open session…)
-    QString precision;      // "fp32" / "bf16" (Compute menu); empty: the remembered choice
-    QString screenshot;     // write a PNG of the window (or of --grab) and exit
+    QString model;      // opened at start (File → Open model…)
+    QString session;    // a .attnlens file opened at start (File → Open session…)
+    QString precision;  // "fp32" / "bf16" (Compute menu); empty: the remembered choice
+    QString screenshot; // write a PNG of the window (or of --grab) and exit
     QString grab;
     bool benchUi = false;
     int repeats = 10;

@@ -4,7 +4,6 @@
 
 #include "gui_harness.h"
 #include "gui_options.h"
-
 #include "ui/render/heatmap_image.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/theme.h"
@@ -28,7 +27,8 @@ QIcon appIcon() {
         0.15f, 0.1f, 0.25f, 0.5f;
     QIcon icon;
     for (int cell : {4, 8, 16, 32, 64})
-        icon.addPixmap(QPixmap::fromImage(attnlens::ui::heatmapImage(weights, attnlens::ColorMap::Viridis, 0.0f, 1.0f, cell)));
+        icon.addPixmap(QPixmap::fromImage(
+            attnlens::ui::heatmapImage(weights, attnlens::ColorMap::Viridis, 0.0f, 1.0f, cell)));
     return icon;
 }
 
@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
     if (!options.precision.isEmpty() &&
         !window.setPrecision(options.precision == QLatin1String("bf16") ? attnlens::LinearPrecision::Bf16
                                                                         : attnlens::LinearPrecision::Fp32)) {
-        std::fprintf(stderr, "error: --precision %s: this CPU has no bf16 kernel\n", qPrintable(options.precision));
+        std::fprintf(stderr, "error: --precision %s: this CPU has no bf16 kernel\n",
+                     qPrintable(options.precision));
         return 2;
     }
     const GuiPages pages = addPages(window, options);

@@ -31,7 +31,7 @@ public:
         QString name;
         double longestMs = 0; // longest gap beyond the interval
         int ticks = 0;
-        int over16 = 0;       // gaps beyond the interval longer than one 60 Hz frame
+        int over16 = 0; // gaps beyond the interval longer than one 60 Hz frame
     };
     const std::vector<Phase>& phases() const { return m_phases; }
     // Prints one line per phase and the overall longest stall to stdout.

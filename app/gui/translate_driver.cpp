@@ -1,10 +1,9 @@
 #include "translate_driver.h"
 
-#include "stall_meter.h"
-
 #include "core/analysis/attention_maps.h"
 #include "core/decode/trace_attention.h"
 #include "core/text/marian_tokenizer.h"
+#include "stall_meter.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/translate/matrix_view.h"
 #include "ui/translate/translate_page.h"
@@ -13,8 +12,9 @@
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QScrollBar>
-#include <QWheelEvent>
 #include <QTimer>
+#include <QWheelEvent>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -156,14 +156,18 @@ void benchSwitchesAndReport(TranslatePage* page, const std::vector<double>& tran
 // A German text of exactly `pieces` source pieces (</s> included): sentences repeated, then cut to length.
 QString longInput(const attnlens::MarianTokenizer& tok, int pieces) {
     const QStringList sentences = {
-        QStringLiteral("Als wir gestern Abend nach der langen Arbeit endlich nach Hause kamen, wartete unsere "
-                       "kleine Tochter schon an der Tür."),
-        QStringLiteral("Sie wollte uns unbedingt das Bild zeigen, das sie in der Schule für ihre Großmutter gemalt hatte."),
+        QStringLiteral(
+            "Als wir gestern Abend nach der langen Arbeit endlich nach Hause kamen, wartete unsere "
+            "kleine Tochter schon an der Tür."),
+        QStringLiteral("Sie wollte uns unbedingt das Bild zeigen, das sie in der Schule für ihre Großmutter "
+                       "gemalt hatte."),
         QStringLiteral("Wir haben uns sehr gefreut und das Bild an die Wand gehängt.")};
     QStringList words;
-    for (int i = 0; static_cast<int>(tok.encode(words.join(QLatin1Char(' ')).toStdString()).pieces.size()) < pieces; ++i)
+    for (int i = 0;
+         static_cast<int>(tok.encode(words.join(QLatin1Char(' ')).toStdString()).pieces.size()) < pieces; ++i)
         words << sentences[i % sentences.size()].split(QLatin1Char(' '));
-    while (words.size() > 1 && static_cast<int>(tok.encode(words.join(QLatin1Char(' ')).toStdString()).pieces.size()) > pieces)
+    while (words.size() > 1 &&
+           static_cast<int>(tok.encode(words.join(QLatin1Char(' ')).toStdString()).pieces.size()) > pieces)
         words.removeLast();
     return words.join(QLatin1Char(' '));
 }
@@ -186,7 +190,8 @@ void benchLongInput(TranslatePage* page, std::function<void()> after) {
             heatmap->viewport()->repaint();
             std::vector<double> head, layer, zoom, pan;
             QElapsedTimer t;
-            const int H = doc->headCount(AttentionKind::EncoderSelf), L = doc->layerCount(AttentionKind::EncoderSelf);
+            const int H = doc->headCount(AttentionKind::EncoderSelf),
+                      L = doc->layerCount(AttentionKind::EncoderSelf);
             for (int r = 0; r < 3; ++r) {
                 for (int h = -1; h < H; ++h) {
                     t.start();
@@ -226,7 +231,8 @@ void benchLongInput(TranslatePage* page, std::function<void()> after) {
                         heatmap->viewport()->width(), heatmap->viewport()->height());
             auto report = [](const char* what, const std::vector<double>& v) {
                 std::printf("%-40s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, median(v),
-                            *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()), v.size());
+                            *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()),
+                            v.size());
             };
             report("512 tokens: head switch -> repainted", head);
             report("512 tokens: layer switch -> repainted", layer);
@@ -242,8 +248,8 @@ void benchLongInput(TranslatePage* page, std::function<void()> after) {
 
 // Times `repeats` translations of the page's input: to the first rendered heatmap (a long translation is
 // shown as it grows: partialResult) and to the whole translation (resultReady); then `after`.
-void benchTranslations(TranslatePage* page, int repeats, std::function<void(const std::vector<double>&,
-                                                                             const std::vector<double>&)> after) {
+void benchTranslations(TranslatePage* page, int repeats,
+                       std::function<void(const std::vector<double>&, const std::vector<double>&)> after) {
     struct State {
         std::vector<double> first, complete;
         bool firstSeen = false;
@@ -259,20 +265,21 @@ void benchTranslations(TranslatePage* page, int repeats, std::function<void(cons
         st->first.push_back(st->clock.nsecsElapsed() / 1e6);
     };
     st->partial = QObject::connect(page, &TranslatePage::partialResult, page, firstHeatmap);
-    st->ready = QObject::connect(page, &TranslatePage::resultReady, page, [page, heatmap, repeats, st, firstHeatmap, after] {
-        firstHeatmap();
-        heatmap->viewport()->repaint();
-        st->complete.push_back(st->clock.nsecsElapsed() / 1e6);
-        if (static_cast<int>(st->complete.size()) < repeats) {
-            st->firstSeen = false;
-            st->clock.start();
-            page->translate();
-            return;
-        }
-        QObject::disconnect(st->ready);
-        QObject::disconnect(st->partial);
-        after(st->first, st->complete);
-    });
+    st->ready = QObject::connect(page, &TranslatePage::resultReady, page,
+                                 [page, heatmap, repeats, st, firstHeatmap, after] {
+                                     firstHeatmap();
+                                     heatmap->viewport()->repaint();
+                                     st->complete.push_back(st->clock.nsecsElapsed() / 1e6);
+                                     if (static_cast<int>(st->complete.size()) < repeats) {
+                                         st->firstSeen = false;
+                                         st->clock.start();
+                                         page->translate();
+                                         return;
+                                     }
+                                     QObject::disconnect(st->ready);
+                                     QObject::disconnect(st->partial);
+                                     after(st->first, st->complete);
+                                 });
     st->clock.start();
     page->translate();
 }
@@ -285,14 +292,16 @@ void runTranslateBench(TranslatePage* page, const QString& input, int repeats, S
     auto start = [page, input, repeats, meter, done] {
         page->showView(TranslatePage::View::Matrix);
         page->setInput(input);
-        benchTranslations(page, repeats, [page, meter, done](const std::vector<double>& first, const std::vector<double>& all) {
-            if (meter) meter->pause();
-            benchSwitchesAndReport(page, first, all);
-            benchLongInput(page, [meter, done] {
-                if (meter) meter->resume();
-                done(0);
+        benchTranslations(
+            page, repeats,
+            [page, meter, done](const std::vector<double>& first, const std::vector<double>& all) {
+                if (meter) meter->pause();
+                benchSwitchesAndReport(page, first, all);
+                benchLongInput(page, [meter, done] {
+                    if (meter) meter->resume();
+                    done(0);
+                });
             });
-        });
     };
     if (page->document()->hasModel())
         start();

@@ -4,6 +4,7 @@
 // switches). Both drive the page only through its public actions, like a user would.
 
 #include <QString>
+
 #include <functional>
 
 class StallMeter;
@@ -35,5 +36,5 @@ void runTranslateScript(attnlens::ui::TranslatePage* page, const TranslateScript
 
 // Prints timings (median and range over `repeats`) to stdout, then calls done(exit status). The meter (may be
 // null) is paused during the synchronous head / layer switch loop, which blocks on purpose to time repaints.
-void runTranslateBench(attnlens::ui::TranslatePage* page, const QString& input, int repeats, StallMeter* meter,
-                       std::function<void(int)> done);
+void runTranslateBench(attnlens::ui::TranslatePage* page, const QString& input, int repeats,
+                       StallMeter* meter, std::function<void(int)> done);

@@ -1,16 +1,15 @@
 #include "ui_bench.h"
 
+#include "core/io/model_folder.h"
 #include "gui_harness.h"
 #include "stall_meter.h"
 #include "translate_driver.h"
-
-#include "core/io/model_folder.h"
 #include "ui/diffusion/diffusion_page.h"
 #include "ui/shell/main_window.h"
-#include "ui/vision/vision_page.h"
-#include "ui/vision/vision_document.h"
-#include "ui/vision/patch_image_view.h"
 #include "ui/vision/map_grid_view.h"
+#include "ui/vision/patch_image_view.h"
+#include "ui/vision/vision_document.h"
+#include "ui/vision/vision_page.h"
 #include "ui/widgets/heatmap_view.h"
 
 #include <QCoreApplication>
@@ -20,8 +19,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <vector>
 #include <memory>
+#include <vector>
 
 namespace {
 
@@ -41,8 +40,9 @@ void benchPatchClicks(attnlens::ui::VisionPage* page) {
         t.start();
         doc->selectPatches({p}); // the maps are computed and the overlays rendered here
         selectTimes.push_back(t.nsecsElapsed() / 1e6);
-        for (QWidget* w : {static_cast<QWidget*>(page->imageView()), static_cast<QWidget*>(page->rawMapView()),
-                           static_cast<QWidget*>(page->headsGrid()), static_cast<QWidget*>(page->layersStrip())})
+        for (QWidget* w :
+             {static_cast<QWidget*>(page->imageView()), static_cast<QWidget*>(page->rawMapView()),
+              static_cast<QWidget*>(page->headsGrid()), static_cast<QWidget*>(page->layersStrip())})
             w->repaint();
         times.push_back(t.nsecsElapsed() / 1e6);
     }
@@ -62,14 +62,17 @@ void benchLargeMatrix() {
     const int n = 512;
     attnlens::RowMatrix values(n, n);
     for (int r = 0; r < n; ++r)
-        for (int c = 0; c < n; ++c) values(r, c) = static_cast<float>((r * 31 + c * 17) % 97) / 97.0f;
+        for (int c = 0; c < n; ++c)
+            values(r, c) = static_cast<float>((r * 31 + c * 17) % 97) / 97.0f;
     QStringList labels;
-    for (int i = 0; i < n; ++i) labels << QStringLiteral("tok%1").arg(i);
+    for (int i = 0; i < n; ++i)
+        labels << QStringLiteral("tok%1").arg(i);
     attnlens::ui::HeatmapView view;
     view.resize(900, 700);
     view.setMatrix(values, labels, labels);
     view.show();
-    for (int i = 0; i < 5; ++i) QCoreApplication::processEvents(); // exposed: repaint() paints now
+    for (int i = 0; i < 5; ++i)
+        QCoreApplication::processEvents(); // exposed: repaint() paints now
     QElapsedTimer t;
     std::vector<double> zoom, pan;
     for (int cell = 2; cell <= 24; cell += 2) {
@@ -94,7 +97,8 @@ void benchLargeMatrix() {
     report("512x512 matrix: pan step -> repainted", pan);
 }
 
-void benchVision(attnlens::ui::MainWindow& window, const GuiPages& pages, StallMeter* meter, std::function<void(int)> done) {
+void benchVision(attnlens::ui::MainWindow& window, const GuiPages& pages, StallMeter* meter,
+                 std::function<void(int)> done) {
     meter->setPhase(QStringLiteral("analysing a picture (Vision)"));
     window.setCurrentPage(static_cast<int>(GuiPage::Vision));
     auto clock = std::make_shared<QElapsedTimer>();
@@ -111,23 +115,27 @@ void benchVision(attnlens::ui::MainWindow& window, const GuiPages& pages, StallM
         },
         Qt::SingleShotConnection);
     clock->start();
-    pages.vision->openImage(QString::fromStdString((attnlens::resourcesDir() / "samples" / "fashion-mnist" / "sneaker_2.png").string()));
+    pages.vision->openImage(QString::fromStdString(
+        (attnlens::resourcesDir() / "samples" / "fashion-mnist" / "sneaker_2.png").string()));
 }
 
-void benchDiffusion(attnlens::ui::MainWindow& window, const GuiPages& pages, StallMeter* meter, std::function<void(int)> done) {
+void benchDiffusion(attnlens::ui::MainWindow& window, const GuiPages& pages, StallMeter* meter,
+                    std::function<void(int)> done) {
     meter->setPhase(QStringLiteral("loading + generating (Diffusion)"));
     auto clock = std::make_shared<QElapsedTimer>();
     QObject::connect(
         pages.diffusion, &attnlens::ui::DiffusionPage::runFinished, meter,
         [&window, pages, meter, clock, done] {
-            std::printf("%-40s %8.2f ms\n", "Diffusion: first run, loaded + shown", clock->nsecsElapsed() / 1e6);
+            std::printf("%-40s %8.2f ms\n", "Diffusion: first run, loaded + shown",
+                        clock->nsecsElapsed() / 1e6);
             benchVision(window, pages, meter, done);
         },
         Qt::SingleShotConnection);
-    QObject::connect(pages.diffusion, &attnlens::ui::DiffusionPage::errorShown, meter, [done](const QString& m) {
-        std::fprintf(stderr, "error: %s\n", qPrintable(m));
-        done(2);
-    });
+    QObject::connect(pages.diffusion, &attnlens::ui::DiffusionPage::errorShown, meter,
+                     [done](const QString& m) {
+                         std::fprintf(stderr, "error: %s\n", qPrintable(m));
+                         done(2);
+                     });
     clock->start();
     window.setCurrentPage(static_cast<int>(GuiPage::Diffusion)); // showing the page starts its first run
 }

@@ -11,12 +11,14 @@ QString applyVisionScript(attnlens::ui::VisionDocument* doc, const VisionScript&
     if (!s.layer.isEmpty()) {
         bool ok = false;
         const int l = s.layer.toInt(&ok);
-        if (!ok || l < 0 || l >= doc->numLayers()) return QStringLiteral("--layer %1: expected 0..%2").arg(s.layer).arg(doc->numLayers() - 1);
+        if (!ok || l < 0 || l >= doc->numLayers())
+            return QStringLiteral("--layer %1: expected 0..%2").arg(s.layer).arg(doc->numLayers() - 1);
         doc->setLayer(l);
     }
     if (!s.head.isEmpty()) {
         try {
-            const attnlens::HeadSelection heads = attnlens::parseHeadSelection(s.head.toStdString(), doc->numHeads());
+            const attnlens::HeadSelection heads =
+                attnlens::parseHeadSelection(s.head.toStdString(), doc->numHeads());
             doc->setFusion(heads.fusion);
             doc->setHead(heads.head);
         } catch (const std::exception& e) {
@@ -28,7 +30,8 @@ QString applyVisionScript(attnlens::ui::VisionDocument* doc, const VisionScript&
     std::vector<int> patches;
     for (const QString& item : s.query.split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
         const auto m = QRegularExpression(QStringLiteral("^(\\d+),(\\d+)$")).match(item.trimmed());
-        const int r = m.hasMatch() ? m.captured(1).toInt() : -1, c = m.hasMatch() ? m.captured(2).toInt() : -1;
+        const int r = m.hasMatch() ? m.captured(1).toInt() : -1,
+                  c = m.hasMatch() ? m.captured(2).toInt() : -1;
         if (r < 0 || r >= doc->gridRows() || c < 0 || c >= doc->gridCols())
             return QStringLiteral("--query %1: expected cls or ROW,COL inside the %2×%3 patch grid")
                 .arg(item)

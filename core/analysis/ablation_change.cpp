@@ -10,9 +10,10 @@ namespace attnlens {
 
 namespace {
 
-// Row-wise softmax of a teacher-forced pass over `target` (start token first, the last token not fed): [T, V].
-RowMatrix forcedProbabilities(const MarianModel& model, std::span<const int> source, std::span<const int> target,
-                              const MarianAblation* ablation) {
+// Row-wise softmax of a teacher-forced pass over `target` (start token first, the last token not fed): [T,
+// V].
+RowMatrix forcedProbabilities(const MarianModel& model, std::span<const int> source,
+                              std::span<const int> target, const MarianAblation* ablation) {
     const std::vector<int> input = model.forcedDecoderInput(target);
     const MarianEncoderOutput encoder = model.encode(source, false, ablation);
     RowMatrix p = model.decodeForced(input, encoder, ablation).logits.matrix();
@@ -32,14 +33,16 @@ std::vector<TokenChoice> topOf(const RowMatrix& p, int row, int k) {
         return p(row, a) > p(row, b) || (p(row, a) == p(row, b) && a < b);
     });
     std::vector<TokenChoice> out;
-    for (int i = 0; i < k; ++i) out.push_back({ids[size_t(i)], p(row, ids[size_t(i)])});
+    for (int i = 0; i < k; ++i)
+        out.push_back({ids[size_t(i)], p(row, ids[size_t(i)])});
     return out;
 }
 
 } // namespace
 
-AblationChange marianAblationChange(const MarianModel& model, std::span<const int> source, std::span<const int> plainIds,
-                                    std::span<const int> ablatedIds, const MarianAblation& ablation, int topK) {
+AblationChange marianAblationChange(const MarianModel& model, std::span<const int> source,
+                                    std::span<const int> plainIds, std::span<const int> ablatedIds,
+                                    const MarianAblation& ablation, int topK) {
     if (plainIds.empty()) throw Error("ablation change: the plain translation has no tokens");
     AblationChange c;
     const size_t common = std::min(plainIds.size(), ablatedIds.size());

@@ -31,7 +31,8 @@ struct AblationChange {
 
 // plainIds / ablatedIds: generated ids (no start token, the final </s> kept). Throws attnlens::Error for an
 // empty plain output.
-AblationChange marianAblationChange(const MarianModel& model, std::span<const int> source, std::span<const int> plainIds,
-                                    std::span<const int> ablatedIds, const MarianAblation& ablation, int topK = 5);
+AblationChange marianAblationChange(const MarianModel& model, std::span<const int> source,
+                                    std::span<const int> plainIds, std::span<const int> ablatedIds,
+                                    const MarianAblation& ablation, int topK = 5);
 
 } // namespace attnlens

@@ -8,16 +8,20 @@
 
 namespace attnlens {
 
-const char* axisMatchName(AxisMatch match) { return match == AxisMatch::Position ? "position" : "token"; }
+const char* axisMatchName(AxisMatch match) {
+    return match == AxisMatch::Position ? "position" : "token";
+}
 
-AxisAlignment alignAxis(const std::vector<std::string>& a, int sizeA, const std::vector<std::string>& b, int sizeB) {
+AxisAlignment alignAxis(const std::vector<std::string>& a, int sizeA, const std::vector<std::string>& b,
+                        int sizeB) {
     AxisAlignment out;
     const bool labelled = !a.empty() && !b.empty();
     if (!labelled || a == b) {
         if (sizeA != sizeB)
-            throw Error("difference: the axes have " + std::to_string(sizeA) + " and " + std::to_string(sizeB) +
-                        " entries and no labels to match them by");
-        for (int i = 0; i < sizeA; ++i) out.pairs.emplace_back(i, i);
+            throw Error("difference: the axes have " + std::to_string(sizeA) + " and " +
+                        std::to_string(sizeB) + " entries and no labels to match them by");
+        for (int i = 0; i < sizeA; ++i)
+            out.pairs.emplace_back(i, i);
         return out;
     }
     // Longest common subsequence of the labels.
@@ -37,12 +41,15 @@ AxisAlignment alignAxis(const std::vector<std::string>& a, int sizeA, const std:
             out.onlyB.push_back(static_cast<int>(j++));
         }
     }
-    for (; i < n; ++i) out.onlyA.push_back(static_cast<int>(i));
-    for (; j < m; ++j) out.onlyB.push_back(static_cast<int>(j));
+    for (; i < n; ++i)
+        out.onlyA.push_back(static_cast<int>(i));
+    for (; j < m; ++j)
+        out.onlyB.push_back(static_cast<int>(j));
     return out;
 }
 
-double jensenShannon(const Eigen::Ref<const Eigen::RowVectorXd>& p0, const Eigen::Ref<const Eigen::RowVectorXd>& q0) {
+double jensenShannon(const Eigen::Ref<const Eigen::RowVectorXd>& p0,
+                     const Eigen::Ref<const Eigen::RowVectorXd>& q0) {
     const double sp = p0.sum(), sq = q0.sum();
     if (!(sp > 0) || !(sq > 0)) return std::numeric_limits<double>::quiet_NaN();
     double js = 0;
@@ -66,8 +73,10 @@ AttentionDiff diffAttention(const LabelledMatrix& a, const LabelledMatrix& b) {
     check(b, "B");
     AttentionDiff d;
     d.rows = alignAxis(a.rows, static_cast<int>(a.values.rows()), b.rows, static_cast<int>(b.values.rows()));
-    d.columns = alignAxis(a.columns, static_cast<int>(a.values.cols()), b.columns, static_cast<int>(b.values.cols()));
-    const Eigen::Index R = static_cast<Eigen::Index>(d.rows.pairs.size()), C = static_cast<Eigen::Index>(d.columns.pairs.size());
+    d.columns =
+        alignAxis(a.columns, static_cast<int>(a.values.cols()), b.columns, static_cast<int>(b.values.cols()));
+    const Eigen::Index R = static_cast<Eigen::Index>(d.rows.pairs.size()),
+                       C = static_cast<Eigen::Index>(d.columns.pairs.size());
     if (R == 0 || C == 0) throw Error("difference: no row or no column of A matches one of B");
     d.a.resize(R, C);
     d.b.resize(R, C);
@@ -84,7 +93,8 @@ AttentionDiff diffAttention(const LabelledMatrix& a, const LabelledMatrix& b) {
         if (!a.columns.empty()) d.columnLabels.push_back(a.columns[size_t(ia)]);
     const auto named = [](const std::vector<int>& idx, const std::vector<std::string>& labels) {
         std::vector<std::string> out;
-        for (int i : idx) out.push_back(i < static_cast<int>(labels.size()) ? labels[size_t(i)] : std::to_string(i));
+        for (int i : idx)
+            out.push_back(i < static_cast<int>(labels.size()) ? labels[size_t(i)] : std::to_string(i));
         return out;
     };
     d.rowsOnlyA = named(d.rows.onlyA, a.rows);

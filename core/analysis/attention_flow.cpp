@@ -2,9 +2,10 @@
 
 #include "core/util/error.h"
 
+#include <queue>
+
 #include <algorithm>
 #include <limits>
-#include <queue>
 #include <string>
 
 namespace attnlens {
@@ -27,7 +28,8 @@ public:
         double total = 0;
         while (buildLevels(source, sink)) {
             m_next.assign(m_adj.size(), 0);
-            while (const double pushed = push(source, sink, std::numeric_limits<double>::infinity())) total += pushed;
+            while (const double pushed = push(source, sink, std::numeric_limits<double>::infinity()))
+                total += pushed;
         }
         return total;
     }
@@ -91,10 +93,11 @@ std::vector<float> attentionFlow(const Tensor& attentions, int query, const Flow
     const int last = options.lastLayer < 0 ? L - 1 : options.lastLayer;
     const int first = options.firstLayer;
     if (first < 0 || last >= L || first > last)
-        throw Error("attention flow: layers " + std::to_string(first) + ".." + std::to_string(last) + " outside 0.." +
-                    std::to_string(L - 1));
+        throw Error("attention flow: layers " + std::to_string(first) + ".." + std::to_string(last) +
+                    " outside 0.." + std::to_string(L - 1));
     if (query < 0 || query >= T)
-        throw Error("attention flow: query " + std::to_string(query) + " outside 0.." + std::to_string(T - 1));
+        throw Error("attention flow: query " + std::to_string(query) + " outside 0.." +
+                    std::to_string(T - 1));
 
     // Boundaries b = 0 … n (n = layers used); node (b, i) = b·T + i. Layer first + b joins b + 1 → b.
     const int n = last - first + 1;
@@ -112,8 +115,8 @@ std::vector<float> attentionFlow(const Tensor& attentions, int query, const Flow
         callbacks.checkCancel();
         FlowGraph g = graph; // fresh capacities for each input token
         flow[static_cast<size_t>(j)] = static_cast<float>(g.maxFlow(n * T + query, j));
-        callbacks.report(static_cast<double>(j + 1) / T, "attention flow, " + std::to_string(j + 1) + " of " +
-                                                           std::to_string(T) + " tokens");
+        callbacks.report(static_cast<double>(j + 1) / T,
+                         "attention flow, " + std::to_string(j + 1) + " of " + std::to_string(T) + " tokens");
     }
     return flow;
 }

@@ -8,9 +8,9 @@
 // (attention_maps.h). flow(i → j) = the maximum flow from node (L, i) to node (0, j).
 //
 // Unlike rollout, flow does not multiply along paths: a strong path is limited by its weakest edge, and paths
-// share capacity. Each value is one max-flow (Dinic's algorithm) on L·T² edges, so a query row costs T of them:
-// about L·T³ operations in the worst case. attentionFlowCost() estimates it; callers fall back to rollout above
-// a budget (the Vision page and the CLI say so).
+// share capacity. Each value is one max-flow (Dinic's algorithm) on L·T² edges, so a query row costs T of
+// them: about L·T³ operations in the worst case. attentionFlowCost() estimates it; callers fall back to
+// rollout above a budget (the Vision page and the CLI say so).
 //
 //   std::vector<float> f = attentionFlow(attentions, /*query=*/0, /*lastLayer=*/11);   // [T]
 //

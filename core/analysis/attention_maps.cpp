@@ -1,11 +1,9 @@
 #include "core/analysis/attention_maps.h"
 
-#include <charconv>
-#include <string>
-
 #include "core/util/error.h"
 
 #include <algorithm>
+#include <charconv>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -26,16 +24,19 @@ HeadSelection parseHeadSelection(std::string_view text, int heads) {
     if (ec != std::errc() || ptr != text.data() + text.size() || h < 0)
         throw Error("head: expected a head index (from 0) or mean|max|min, got '" + std::string(text) + "'");
     if (heads >= 0 && h >= heads)
-        throw Error("head: " + std::string(text) + " is out of range (the model has " + std::to_string(heads) +
-                    " heads, numbered from 0)");
+        throw Error("head: " + std::string(text) + " is out of range (the model has " +
+                    std::to_string(heads) + " heads, numbered from 0)");
     return {h, HeadFusion::Mean};
 }
 
 std::string_view headFusionName(HeadFusion fusion) {
     switch (fusion) {
-    case HeadFusion::Mean: return "mean";
-    case HeadFusion::Max: return "max";
-    case HeadFusion::Min: return "min";
+    case HeadFusion::Mean:
+        return "mean";
+    case HeadFusion::Max:
+        return "max";
+    case HeadFusion::Min:
+        return "min";
     }
     return "?";
 }
@@ -47,9 +48,15 @@ RowMatrix fuseHeads(const Tensor& layerAttention, HeadFusion fusion) {
     for (int64_t h = 1; h < layerAttention.dim(0); ++h) {
         const auto a = layerAttention.slice2d({h});
         switch (fusion) {
-        case HeadFusion::Mean: out += a; break;
-        case HeadFusion::Max: out = out.cwiseMax(a); break;
-        case HeadFusion::Min: out = out.cwiseMin(a); break;
+        case HeadFusion::Mean:
+            out += a;
+            break;
+        case HeadFusion::Max:
+            out = out.cwiseMax(a);
+            break;
+        case HeadFusion::Min:
+            out = out.cwiseMin(a);
+            break;
         }
     }
     if (fusion == HeadFusion::Mean) out /= static_cast<float>(layerAttention.dim(0));
@@ -57,8 +64,9 @@ RowMatrix fuseHeads(const Tensor& layerAttention, HeadFusion fusion) {
 }
 
 RowMatrix layerAttention(const Tensor& attentions, int layer, const HeadSelection& heads) {
-    if (attentions.rank() != 4) throw Error("attention maps: expected [layer, head, query, key], got " +
-                                            shapeToString(attentions.shape()));
+    if (attentions.rank() != 4)
+        throw Error("attention maps: expected [layer, head, query, key], got " +
+                    shapeToString(attentions.shape()));
     if (layer < 0 || layer >= attentions.dim(0))
         throw Error("layer " + std::to_string(layer) + " out of range (the model has " +
                     std::to_string(attentions.dim(0)) + " layers, numbered from 0)");
@@ -71,14 +79,15 @@ RowMatrix layerAttention(const Tensor& attentions, int layer, const HeadSelectio
 
 RowMatrix attentionRollout(const Tensor& attentions, const RolloutOptions& options) {
     if (attentions.rank() != 4 || attentions.dim(0) < 1 || attentions.dim(2) != attentions.dim(3))
-        throw Error("attention rollout: expected non-empty [layer, head, T, T], got " + shapeToString(attentions.shape()));
+        throw Error("attention rollout: expected non-empty [layer, head, T, T], got " +
+                    shapeToString(attentions.shape()));
     if (!(options.discardRatio >= 0.0f && options.discardRatio < 1.0f))
         throw Error("attention rollout: discard ratio must be in [0, 1)");
     const int layers = static_cast<int>(attentions.dim(0));
     const int last = options.lastLayer < 0 ? layers - 1 : options.lastLayer;
     if (options.firstLayer < 0 || last >= layers || options.firstLayer > last)
-        throw Error("attention rollout: layer range " + std::to_string(options.firstLayer) + ".." + std::to_string(last) +
-                    " is invalid for " + std::to_string(layers) + " layers");
+        throw Error("attention rollout: layer range " + std::to_string(options.firstLayer) + ".." +
+                    std::to_string(last) + " is invalid for " + std::to_string(layers) + " layers");
     const int64_t t = attentions.dim(2);
     RowMatrix result = RowMatrix::Identity(t, t); // [T, T]
     for (int layer = options.firstLayer; layer <= last; ++layer) {
@@ -92,7 +101,8 @@ RowMatrix attentionRollout(const Tensor& attentions, const RolloutOptions& optio
             std::nth_element(order.begin(), order.begin() + drop, order.end(), [&](int64_t x, int64_t y) {
                 return entry(x) < entry(y) || (entry(x) == entry(y) && x < y);
             });
-            for (int64_t i = 0; i < drop; ++i) entry(order[i]) = 0.0f;
+            for (int64_t i = 0; i < drop; ++i)
+                entry(order[i]) = 0.0f;
         }
         a += RowMatrix::Identity(t, t); // the residual connection
         const Eigen::VectorXf sums = a.rowwise().sum();
@@ -108,35 +118,42 @@ void checkIndices(std::span<const int> indices, int64_t size, const char* what) 
     if (indices.empty()) throw Error(std::string("attention map: no ") + what + " tokens chosen");
     for (int i : indices)
         if (i < 0 || i >= size)
-            throw Error(std::string("attention map: ") + what + " token " + std::to_string(i) + " out of range (0.." +
-                        std::to_string(size - 1) + ")");
+            throw Error(std::string("attention map: ") + what + " token " + std::to_string(i) +
+                        " out of range (0.." + std::to_string(size - 1) + ")");
 }
 
 } // namespace
 
-Eigen::VectorXf queryMap(const Eigen::Ref<const RowMatrix>& attention, std::span<const int> queries, TokenReduce reduce) {
+Eigen::VectorXf queryMap(const Eigen::Ref<const RowMatrix>& attention, std::span<const int> queries,
+                         TokenReduce reduce) {
     checkIndices(queries, attention.rows(), "query");
     Eigen::VectorXf out = Eigen::VectorXf::Zero(attention.cols());
-    for (int q : queries) out += attention.row(q).transpose();
+    for (int q : queries)
+        out += attention.row(q).transpose();
     if (reduce == TokenReduce::Mean) out /= static_cast<float>(queries.size());
     return out;
 }
 
-Eigen::VectorXf keyMap(const Eigen::Ref<const RowMatrix>& attention, std::span<const int> keys, TokenReduce reduce) {
+Eigen::VectorXf keyMap(const Eigen::Ref<const RowMatrix>& attention, std::span<const int> keys,
+                       TokenReduce reduce) {
     checkIndices(keys, attention.cols(), "key");
     Eigen::VectorXf out = Eigen::VectorXf::Zero(attention.rows());
-    for (int k : keys) out += attention.col(k);
+    for (int k : keys)
+        out += attention.col(k);
     if (reduce == TokenReduce::Mean) out /= static_cast<float>(keys.size());
     return out;
 }
 
-RowMatrix tokensToGrid(const Eigen::Ref<const Eigen::VectorXf>& perToken, int rows, int cols, int firstToken) {
+RowMatrix tokensToGrid(const Eigen::Ref<const Eigen::VectorXf>& perToken, int rows, int cols,
+                       int firstToken) {
     if (rows < 1 || cols < 1 || firstToken < 0 || firstToken + int64_t(rows) * cols > perToken.size())
-        throw Error("tokensToGrid: " + std::to_string(perToken.size()) + " tokens cannot fill a " + std::to_string(rows) +
-                    "×" + std::to_string(cols) + " grid from token " + std::to_string(firstToken));
+        throw Error("tokensToGrid: " + std::to_string(perToken.size()) + " tokens cannot fill a " +
+                    std::to_string(rows) + "×" + std::to_string(cols) + " grid from token " +
+                    std::to_string(firstToken));
     RowMatrix grid(rows, cols);
     for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c) grid(r, c) = perToken(firstToken + r * cols + c);
+        for (int c = 0; c < cols; ++c)
+            grid(r, c) = perToken(firstToken + r * cols + c);
     return grid;
 }
 

@@ -60,6 +60,7 @@ Eigen::VectorXf keyMap(const Eigen::Ref<const RowMatrix>& attention, std::span<c
                        TokenReduce reduce = TokenReduce::Mean);
 
 // perToken [T] → [rows, cols] from tokens firstToken … firstToken + rows·cols − 1 (skips CLS by default).
-RowMatrix tokensToGrid(const Eigen::Ref<const Eigen::VectorXf>& perToken, int rows, int cols, int firstToken = 1);
+RowMatrix tokensToGrid(const Eigen::Ref<const Eigen::VectorXf>& perToken, int rows, int cols,
+                       int firstToken = 1);
 
 } // namespace attnlens

@@ -10,10 +10,13 @@ namespace attnlens {
 
 namespace {
 
-double logOf(float p) { return std::log(std::max(1e-30, static_cast<double>(p))); }
+double logOf(float p) {
+    return std::log(std::max(1e-30, static_cast<double>(p)));
+}
 
 void reportHead(const Callbacks& callbacks, int done, int total) {
-    callbacks.report(static_cast<double>(done) / total, std::to_string(done) + " of " + std::to_string(total) + " heads");
+    callbacks.report(static_cast<double>(done) / total,
+                     std::to_string(done) + " of " + std::to_string(total) + " heads");
 }
 
 } // namespace
@@ -39,8 +42,8 @@ VitHeadImportance vitHeadImportance(const VitModel& model, const Tensor& pixels,
     return out;
 }
 
-double marianSequenceLogProb(const MarianModel& model, std::span<const int> source, std::span<const int> target,
-                             const MarianAblation* ablation) {
+double marianSequenceLogProb(const MarianModel& model, std::span<const int> source,
+                             std::span<const int> target, const MarianAblation* ablation) {
     if (target.empty()) throw Error("sequence log-probability: no target tokens");
     const std::vector<int> input = model.forcedDecoderInput(target);
     const MarianEncoderOutput encoder = model.encode(source, false, ablation);
@@ -56,8 +59,8 @@ double marianSequenceLogProb(const MarianModel& model, std::span<const int> sour
     return sum;
 }
 
-RowMatrix marianHeadImportance(const MarianModel& model, std::span<const int> source, std::span<const int> target,
-                               int kind, const Callbacks& callbacks) {
+RowMatrix marianHeadImportance(const MarianModel& model, std::span<const int> source,
+                               std::span<const int> target, int kind, const Callbacks& callbacks) {
     const MarianConfig& c = model.config();
     const int layers = kind == 0 ? c.encoderLayers : c.decoderLayers;
     const int heads = kind == 0 ? c.encoderHeads : c.decoderHeads;
@@ -74,8 +77,8 @@ RowMatrix marianHeadImportance(const MarianModel& model, std::span<const int> so
     return drop;
 }
 
-RowMatrix unetHeadImportance(const UNet2DModel& model, const Tensor& sample, float timestep, std::optional<int> classLabel,
-                             const Callbacks& callbacks) {
+RowMatrix unetHeadImportance(const UNet2DModel& model, const Tensor& sample, float timestep,
+                             std::optional<int> classLabel, const Callbacks& callbacks) {
     const std::vector<UNetAttentionInfo> layers =
         model.attentionLayers(static_cast<int>(sample.dim(1)), static_cast<int>(sample.dim(2)));
     int heads = 0, total = 0;

@@ -22,20 +22,22 @@ struct VitHeadImportance {
     Prediction top; // the class of the plain run
 };
 // pixels: a preprocessed image [C, H, W]. Throws attnlens::Error for a checkpoint without classifier.
-VitHeadImportance vitHeadImportance(const VitModel& model, const Tensor& pixels, const Callbacks& callbacks = {});
+VitHeadImportance vitHeadImportance(const VitModel& model, const Tensor& pixels,
+                                    const Callbacks& callbacks = {});
 
-// Σ_t log softmax(logits_t)[target_t] of a teacher-forced pass: target holds the generated ids (no start token,
-// the final </s> included), source the encoder ids.
-double marianSequenceLogProb(const MarianModel& model, std::span<const int> source, std::span<const int> target,
-                             const MarianAblation* ablation = nullptr);
-// The drop of that log-probability for each head of one kind (0 encoder, 1 decoder self, 2 cross) switched off
-// alone → [layers, heads].
-RowMatrix marianHeadImportance(const MarianModel& model, std::span<const int> source, std::span<const int> target,
-                               int kind, const Callbacks& callbacks = {});
+// Σ_t log softmax(logits_t)[target_t] of a teacher-forced pass: target holds the generated ids (no start
+// token, the final </s> included), source the encoder ids.
+double marianSequenceLogProb(const MarianModel& model, std::span<const int> source,
+                             std::span<const int> target, const MarianAblation* ablation = nullptr);
+// The drop of that log-probability for each head of one kind (0 encoder, 1 decoder self, 2 cross) switched
+// off alone → [layers, heads].
+RowMatrix marianHeadImportance(const MarianModel& model, std::span<const int> source,
+                               std::span<const int> target, int kind, const Callbacks& callbacks = {});
 
-// A U-Net step has no output probability: each head's importance is how far the noise prediction moves when the
-// head alone is off, ‖ε̂_off − ε̂‖ / ‖ε̂‖ → [attention layers, heads of the widest] (NaN for heads a layer lacks).
-RowMatrix unetHeadImportance(const UNet2DModel& model, const Tensor& sample, float timestep, std::optional<int> classLabel,
-                             const Callbacks& callbacks = {});
+// A U-Net step has no output probability: each head's importance is how far the noise prediction moves when
+// the head alone is off, ‖ε̂_off − ε̂‖ / ‖ε̂‖ → [attention layers, heads of the widest] (NaN for heads a layer
+// lacks).
+RowMatrix unetHeadImportance(const UNet2DModel& model, const Tensor& sample, float timestep,
+                             std::optional<int> classLabel, const Callbacks& callbacks = {});
 
 } // namespace attnlens

@@ -12,12 +12,14 @@ namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-std::string shapeText(int64_t a, int64_t b) { return std::to_string(a) + " × " + std::to_string(b); }
+std::string shapeText(int64_t a, int64_t b) {
+    return std::to_string(a) + " × " + std::to_string(b);
+}
 
 void checkPositions(const std::vector<std::array<float, 2>>& positions, int64_t expected, const char* what) {
     if (!positions.empty() && static_cast<int64_t>(positions.size()) != expected)
-        throw Error(std::string("head statistics: ") + what + " positions: " + std::to_string(positions.size()) +
-                    " given for " + std::to_string(expected));
+        throw Error(std::string("head statistics: ") + what + " positions: " +
+                    std::to_string(positions.size()) + " given for " + std::to_string(expected));
 }
 
 float distanceBetween(const std::array<float, 2>& a, const std::array<float, 2>& b) {
@@ -28,12 +30,18 @@ float distanceBetween(const std::array<float, 2>& a, const std::array<float, 2>&
 
 std::string_view headStatisticId(HeadStatistic statistic) {
     switch (statistic) {
-    case HeadStatistic::Entropy: return "entropy";
-    case HeadStatistic::Distance: return "distance";
-    case HeadStatistic::Sink: return "sink";
-    case HeadStatistic::Diagonal: return "diagonal";
-    case HeadStatistic::Previous: return "previous";
-    case HeadStatistic::Alignment: return "alignment";
+    case HeadStatistic::Entropy:
+        return "entropy";
+    case HeadStatistic::Distance:
+        return "distance";
+    case HeadStatistic::Sink:
+        return "sink";
+    case HeadStatistic::Diagonal:
+        return "diagonal";
+    case HeadStatistic::Previous:
+        return "previous";
+    case HeadStatistic::Alignment:
+        return "alignment";
     }
     return "entropy";
 }
@@ -46,12 +54,18 @@ std::optional<HeadStatistic> parseHeadStatistic(std::string_view name) {
 
 const RowMatrix& HeadStats::get(HeadStatistic statistic) const {
     switch (statistic) {
-    case HeadStatistic::Entropy: return entropy;
-    case HeadStatistic::Distance: return distance;
-    case HeadStatistic::Sink: return sink;
-    case HeadStatistic::Diagonal: return diagonal;
-    case HeadStatistic::Previous: return previous;
-    case HeadStatistic::Alignment: return alignment;
+    case HeadStatistic::Entropy:
+        return entropy;
+    case HeadStatistic::Distance:
+        return distance;
+    case HeadStatistic::Sink:
+        return sink;
+    case HeadStatistic::Diagonal:
+        return diagonal;
+    case HeadStatistic::Previous:
+        return previous;
+    case HeadStatistic::Alignment:
+        return alignment;
     }
     return entropy;
 }
@@ -84,17 +98,23 @@ HeadStats computeHeadStats(const Tensor& attentions, const HeadStatsOptions& o) 
     if (o.selfAttention && Q != K)
         throw Error("head statistics: self-attention needs a square matrix, got " + shapeText(Q, K));
     if (!o.alignment.empty() && static_cast<int64_t>(o.alignment.size()) != Q)
-        throw Error("head statistics: alignment for " + std::to_string(o.alignment.size()) + " rows, attention has " +
-                    std::to_string(Q));
-    const std::vector<int> sinks = !o.hasSinks ? std::vector<int>{} : o.sinkKeys.empty() ? std::vector<int>{0} : o.sinkKeys;
+        throw Error("head statistics: alignment for " + std::to_string(o.alignment.size()) +
+                    " rows, attention has " + std::to_string(Q));
+    const std::vector<int> sinks = !o.hasSinks          ? std::vector<int>{}
+                                   : o.sinkKeys.empty() ? std::vector<int>{0}
+                                                        : o.sinkKeys;
     for (int k : sinks)
-        if (k < 0 || k >= K) throw Error("head statistics: sink key " + std::to_string(k) + " out of 0.." + std::to_string(K - 1));
+        if (k < 0 || k >= K)
+            throw Error("head statistics: sink key " + std::to_string(k) + " out of 0.." +
+                        std::to_string(K - 1));
     for (const auto& keys : o.alignment)
         for (int k : keys)
-            if (k < 0 || k >= K) throw Error("head statistics: aligned key " + std::to_string(k) + " out of range");
+            if (k < 0 || k >= K)
+                throw Error("head statistics: aligned key " + std::to_string(k) + " out of range");
     std::vector<int> rows = o.queryRows;
     if (rows.empty())
-        for (int q = 0; q < Q; ++q) rows.push_back(q);
+        for (int q = 0; q < Q; ++q)
+            rows.push_back(q);
     for (int q : rows)
         if (q < 0 || q >= Q) throw Error("head statistics: query row " + std::to_string(q) + " out of range");
 
@@ -112,7 +132,8 @@ HeadStats computeHeadStats(const Tensor& attentions, const HeadStatsOptions& o) 
         }
 
     HeadStats s;
-    for (HeadStatistic st : kAllHeadStatistics) s.get(st) = RowMatrix::Constant(L, H, kNaN);
+    for (HeadStatistic st : kAllHeadStatistics)
+        s.get(st) = RowMatrix::Constant(L, H, kNaN);
     s.rows = static_cast<int>(rows.size());
     for (int q : rows)
         if (!o.alignment.empty() && !o.alignment[static_cast<size_t>(q)].empty()) ++s.alignedRows;
@@ -143,7 +164,8 @@ HeadStats computeHeadStats(const Tensor& attentions, const HeadStatsOptions& o) 
                     distance += dSum / dWeight;
                     ++distanceRows;
                 }
-                for (int k : sinks) sink += row(k);
+                for (int k : sinks)
+                    sink += row(k);
                 if (o.selfAttention) {
                     diagonal += row(q);
                     if (q >= 1) {

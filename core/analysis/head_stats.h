@@ -2,9 +2,11 @@
 // What each head does, as numbers: the statistics of the Heads lens (issue 21, M10), for one attention tensor
 // [L, H, Q, K] (rows are probabilities) and averaged over a batch of inputs.
 //
-//   entropy    mean over query rows of  −Σ_k a log a / log(n_k),  n_k = the row's unmasked keys (a > 0); 0 when
+//   entropy    mean over query rows of  −Σ_k a log a / log(n_k),  n_k = the row's unmasked keys (a > 0); 0
+//   when
 //              n_k = 1. 0: the row looks at one key; 1: spread evenly over all it may see.
-//   distance   mean over query rows of  Σ_k a · ‖pos(q) − pos(k)‖  with the weights renormalised over the keys
+//   distance   mean over query rows of  Σ_k a · ‖pos(q) − pos(k)‖  with the weights renormalised over the
+//   keys
 //              that have a position (text: token index; images: patch centres in pixels, CLS has none).
 //   sink       mean over query rows of  Σ_{k ∈ sink keys} a  (</s>, the start token, CLS, …).
 //   diagonal   mean over query rows of  a(q, q)              — self-attention only (NaN otherwise).
@@ -50,8 +52,8 @@ struct HeadStatsOptions {
 struct HeadStats {
     // [layers, heads] each; NaN where a statistic does not apply.
     RowMatrix entropy, distance, sink, diagonal, previous, alignment;
-    int rows = 0;          // query rows averaged (per input)
-    int alignedRows = 0;   // rows with a known alignment
+    int rows = 0;        // query rows averaged (per input)
+    int alignedRows = 0; // rows with a known alignment
     int layers() const { return static_cast<int>(entropy.rows()); }
     int heads() const { return static_cast<int>(entropy.cols()); }
     const RowMatrix& get(HeadStatistic statistic) const;
@@ -66,8 +68,8 @@ HeadStatsOptions patchGridHeadStatsOptions(int rows, int cols, int patch);
 // sizes do not match Q / K, or indices out of range.
 HeadStats computeHeadStats(const Tensor& attentions, const HeadStatsOptions& options = {});
 
-// The mean of several inputs' statistics (same layers × heads): each cell weighted by the rows it was averaged
-// over (alignment: by the aligned rows); NaN cells of one input do not count.
+// The mean of several inputs' statistics (same layers × heads): each cell weighted by the rows it was
+// averaged over (alignment: by the aligned rows); NaN cells of one input do not count.
 class HeadStatsBatch {
 public:
     void add(const HeadStats& stats); // throws attnlens::Error when the shape differs from the first

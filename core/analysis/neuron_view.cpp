@@ -13,8 +13,9 @@ namespace attnlens {
 std::vector<int> NeuronTerms::dimensionsByContribution() const {
     std::vector<int> order(product.size());
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [this](int a, int b) { return std::abs(product[size_t(a)]) > std::abs(product[size_t(b)]); });
+    std::stable_sort(order.begin(), order.end(), [this](int a, int b) {
+        return std::abs(product[size_t(a)]) > std::abs(product[size_t(b)]);
+    });
     return order;
 }
 
@@ -22,7 +23,8 @@ double NeuronTerms::topShare(int n) const {
     if (dot == 0.0) return 0.0;
     const std::vector<int> order = dimensionsByContribution();
     double sum = 0.0;
-    for (int i = 0; i < std::min<int>(n, static_cast<int>(order.size())); ++i) sum += product[size_t(order[size_t(i)])];
+    for (int i = 0; i < std::min<int>(n, static_cast<int>(order.size())); ++i)
+        sum += product[size_t(order[size_t(i)])];
     return sum / dot;
 }
 
@@ -48,12 +50,13 @@ void checkIndices(int heads, int64_t queries, int64_t keys, int head, int query,
         throw Error("query " + std::to_string(query) + " is outside the " + std::to_string(queries) +
                     " query tokens (numbered from 0)");
     if (key < 0 || key >= keys)
-        throw Error("key " + std::to_string(key) + " is outside the " + std::to_string(keys) + " key tokens (numbered from 0)");
+        throw Error("key " + std::to_string(key) + " is outside the " + std::to_string(keys) +
+                    " key tokens (numbered from 0)");
 }
 
 // The terms from one projected query row `q` [1, inner] at position `query` over every projected key.
-NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys, int heads, bool causal, int head,
-                    int query, int key) {
+NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys, int heads, bool causal,
+                    int head, int query, int key) {
     const int64_t hd = q.cols() / heads, m = keys.rows();
     NeuronTerms t;
     t.head = head;
@@ -79,12 +82,14 @@ NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys,
             continue;
         }
         double s = 0.0;
-        for (int64_t i = 0; i < hd; ++i) s += double(q(0, head * hd + i)) * double(keys(j, head * hd + i));
+        for (int64_t i = 0; i < hd; ++i)
+            s += double(q(0, head * hd + i)) * double(keys(j, head * hd + i));
         t.rowScores[size_t(j)] = s * t.scale;
         t.rowMax = std::max(t.rowMax, t.rowScores[size_t(j)]);
     }
     t.masked = causal && key > query;
-    for (double s : t.rowScores) t.partition += std::exp(s - t.rowMax); // exp(-inf) = 0
+    for (double s : t.rowScores)
+        t.partition += std::exp(s - t.rowMax); // exp(-inf) = 0
     t.weight = t.masked ? 0.0 : std::exp(t.scaled - t.rowMax) / t.partition;
     return t;
 }
@@ -98,7 +103,8 @@ NeuronTerms neuronTerms(const ProjectedAttention& p, int head, int query, int ke
 
 NeuronTerms neuronTerms(const AttentionInputs& inputs, int head, int query, int key) {
     if (!inputs.attention) throw Error("neuron view: no attention layer");
-    checkIndices(inputs.attention->heads(), inputs.queryInput.rows(), inputs.keyInput.rows(), head, query, key);
+    checkIndices(inputs.attention->heads(), inputs.queryInput.rows(), inputs.keyInput.rows(), head, query,
+                 key);
     // Only this query's row is projected.
     const ProjectedAttention p =
         projectAttention({inputs.attention, inputs.queryInput.row(query), inputs.keyInput, inputs.causal});

@@ -16,7 +16,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double msSince(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+double msSince(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
 double maxAbsDiff(const Tensor& a, const Tensor& b) {
     if (a.numel() != b.numel()) return std::numeric_limits<double>::infinity();
@@ -28,13 +30,15 @@ double maxAbsDiff(const Tensor& a, const Tensor& b) {
 
 double maxAbs(const Tensor& a) {
     double worst = 0.0;
-    for (int64_t i = 0; i < a.numel(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(a.data()[i])));
+    for (int64_t i = 0; i < a.numel(); ++i)
+        worst = std::max(worst, static_cast<double>(std::fabs(a.data()[i])));
     return worst;
 }
 
 } // namespace
 
-PrecisionParity vitPrecisionParity(const VitModel& model, const Tensor& pixels, const VitRunOptions& options) {
+PrecisionParity vitPrecisionParity(const VitModel& model, const Tensor& pixels,
+                                   const VitRunOptions& options) {
     PrecisionParity p;
     auto start = Clock::now();
     const VitOutput fast = model.forward(pixels, options);
@@ -60,8 +64,8 @@ PrecisionParity vitPrecisionParity(const VitModel& model, const Tensor& pixels, 
 }
 
 PrecisionParity marianPrecisionParity(const std::shared_ptr<const MarianModel>& model,
-                                      const std::shared_ptr<const MarianTokenizer>& tokenizer, const std::string& sentence,
-                                      const DecodeOptions& options) {
+                                      const std::shared_ptr<const MarianTokenizer>& tokenizer,
+                                      const std::string& sentence, const DecodeOptions& options) {
     PrecisionParity p;
     auto start = Clock::now();
     DecodeSession fast(model, tokenizer, sentence, options);
@@ -93,8 +97,9 @@ PrecisionParity marianPrecisionParity(const std::shared_ptr<const MarianModel>& 
     const auto [exactEnc, exactOut] = forced(true);
     p.maxAbsLogits = maxAbsDiff(fastOut.logits, exactOut.logits);
     p.logitScale = maxAbs(exactOut.logits);
-    p.maxAbsAttention = std::max({maxAbsDiff(fastEnc, exactEnc), maxAbsDiff(fastOut.selfAttention, exactOut.selfAttention),
-                                  maxAbsDiff(fastOut.crossAttention, exactOut.crossAttention)});
+    p.maxAbsAttention =
+        std::max({maxAbsDiff(fastEnc, exactEnc), maxAbsDiff(fastOut.selfAttention, exactOut.selfAttention),
+                  maxAbsDiff(fastOut.crossAttention, exactOut.crossAttention)});
     return p;
 }
 
@@ -103,7 +108,9 @@ std::string describeParity(const PrecisionParity& p, const std::string& what) {
     std::snprintf(buffer, sizeof buffer, "max |Δ logits| %.3g (logits up to %.3g), max |Δ attention| %.3g, ",
                   p.maxAbsLogits, p.logitScale, p.maxAbsAttention);
     std::string out = buffer;
-    out += p.sameResult ? "same " + what : "different " + what + " (fp32: \"" + p.reference + "\", bf16: \"" + p.result + "\")";
+    out += p.sameResult
+               ? "same " + what
+               : "different " + what + " (fp32: \"" + p.reference + "\", bf16: \"" + p.result + "\")";
     return out;
 }
 

@@ -25,13 +25,14 @@ struct PrecisionParity {
 };
 
 // pixels: a preprocessed image [C, H, W] for this model; options as the run being checked used them.
-PrecisionParity vitPrecisionParity(const VitModel& model, const Tensor& pixels, const VitRunOptions& options = {});
+PrecisionParity vitPrecisionParity(const VitModel& model, const Tensor& pixels,
+                                   const VitRunOptions& options = {});
 
 // Decodes `sentence` with `options` both ways; the logits are compared teacher-forced on float32's
 // output (the same target for both), the attentions of that pass and of the encoder likewise.
 PrecisionParity marianPrecisionParity(const std::shared_ptr<const MarianModel>& model,
-                                      const std::shared_ptr<const MarianTokenizer>& tokenizer, const std::string& sentence,
-                                      const DecodeOptions& options);
+                                      const std::shared_ptr<const MarianTokenizer>& tokenizer,
+                                      const std::string& sentence, const DecodeOptions& options);
 
 // One line for a status bar or the CLI: "max |Δ logits| 0.031 (logits up to 14.2), max |Δ attention|
 // 0.0042, same translation" (`what` names the result compared).

@@ -19,7 +19,8 @@
 
 namespace attnlens {
 
-// </s>, <s>, <pad>, <unk>, Marian language codes (">>de<<"), BERT's [CLS] [SEP] [PAD] [MASK] [UNK] and GPT-2's
+// </s>, <s>, <pad>, <unk>, Marian language codes (">>de<<"), BERT's [CLS] [SEP] [PAD] [MASK] [UNK] and
+// GPT-2's
 // <|endoftext|>.
 bool isSpecialPiece(std::string_view piece);
 
@@ -34,7 +35,8 @@ struct WordGroups {
 // (the first piece always starts one); special pieces are words of their own and never absorb the
 // following piece.
 WordGroups groupPieces(std::span<const std::string> pieces);
-// The same for BERT's WordPiece ("##" continues the previous word, shown without it) and GPT-2's byte-level BPE
+// The same for BERT's WordPiece ("##" continues the previous word, shown without it) and GPT-2's byte-level
+// BPE
 // ("Ġ", a space, starts a word; the display text is the decoded text of the word's tokens: `texts`).
 WordGroups groupWordPieces(std::span<const std::string> tokens);
 WordGroups groupByteBpe(std::span<const std::string> tokens, std::span<const std::string> texts);

@@ -34,7 +34,9 @@ std::vector<int> topIndices(const std::vector<float>& values, int k, bool finite
         const float v = values[static_cast<size_t>(i)];
         if (std::isnan(v) || (finiteOnly && !std::isfinite(v))) continue;
         if (static_cast<int>(best.size()) == k && !(v > values[static_cast<size_t>(best.back())])) continue;
-        auto at = std::upper_bound(best.begin(), best.end(), v, [&](float value, int j) { return value > values[static_cast<size_t>(j)]; });
+        auto at = std::upper_bound(best.begin(), best.end(), v, [&](float value, int j) {
+            return value > values[static_cast<size_t>(j)];
+        });
         best.insert(at, i);
         if (static_cast<int>(best.size()) > k) best.pop_back();
     }
@@ -43,8 +45,9 @@ std::vector<int> topIndices(const std::vector<float>& values, int k, bool finite
 
 } // namespace
 
-DecodeSession::DecodeSession(std::shared_ptr<const MarianModel> model, std::shared_ptr<const MarianTokenizer> tokenizer,
-                             const std::string& source, DecodeOptions options)
+DecodeSession::DecodeSession(std::shared_ptr<const MarianModel> model,
+                             std::shared_ptr<const MarianTokenizer> tokenizer, const std::string& source,
+                             DecodeOptions options)
     : m_model(std::move(model)), m_tokenizer(std::move(tokenizer)), m_sourceText(source) {
     if (!m_model) throw Error("decode session: no model");
     if (!m_tokenizer) throw Error("decode session: no tokenizer");
@@ -52,8 +55,9 @@ DecodeSession::DecodeSession(std::shared_ptr<const MarianModel> model, std::shar
     init(std::move(options));
 }
 
-DecodeSession::DecodeSession(std::shared_ptr<const MarianModel> model, std::shared_ptr<const MarianTokenizer> tokenizer,
-                             MarianEncoding source, DecodeOptions options, std::string sourceText)
+DecodeSession::DecodeSession(std::shared_ptr<const MarianModel> model,
+                             std::shared_ptr<const MarianTokenizer> tokenizer, MarianEncoding source,
+                             DecodeOptions options, std::string sourceText)
     : m_model(std::move(model)), m_tokenizer(std::move(tokenizer)), m_sourceText(std::move(sourceText)),
       m_source(std::move(source)) {
     if (!m_model) throw Error("decode session: no model");
@@ -65,8 +69,10 @@ void DecodeSession::init(DecodeOptions options) {
     const MarianConfig& c = m_model->config();
     const MarianGenerationConfig& g = c.generation;
     m_numBeams = m_options.numBeams.value_or(g.numBeams);
-    if (m_numBeams < 1 || m_numBeams > 64) throw Error("num_beams must be between 1 and 64, got " + std::to_string(m_numBeams));
-    int maxNew = m_options.maxNewTokens ? *m_options.maxNewTokens : (g.maxNewTokens ? *g.maxNewTokens : g.maxLength - 1);
+    if (m_numBeams < 1 || m_numBeams > 64)
+        throw Error("num_beams must be between 1 and 64, got " + std::to_string(m_numBeams));
+    int maxNew = m_options.maxNewTokens ? *m_options.maxNewTokens
+                                        : (g.maxNewTokens ? *g.maxNewTokens : g.maxLength - 1);
     if (maxNew < 1) throw Error("max_new_tokens must be at least 1, got " + std::to_string(maxNew));
     // Decoder positions run up to max_length - 2; the position table has max_position_embeddings rows.
     maxNew = static_cast<int>(std::min<int64_t>(maxNew, c.maxPositions));
@@ -100,17 +106,18 @@ void DecodeSession::reset() {
     m_nodes.push_back(root);
     m_nodeKv.emplace_back();
     // HF starts num_beams copies of the start token, all but the first with score -1e9.
-    for (int b = 0; b < m_numBeams; ++b) m_live.push_back({0, b == 0 ? 0.0f : -1e9f, m_model->newCache()});
+    for (int b = 0; b < m_numBeams; ++b)
+        m_live.push_back({0, b == 0 ? 0.0f : -1e9f, m_model->newCache()});
 }
 
 DecodeSession::Expansion DecodeSession::expand(Live& live, int curLen) {
-    MarianStepOutput out =
-        m_model->decodeStep(m_nodes[live.node].token, m_encoder, live.cache, m_options.captureAttention, ablation());
+    MarianStepOutput out = m_model->decodeStep(m_nodes[live.node].token, m_encoder, live.cache,
+                                               m_options.captureAttention, ablation());
     return finishExpansion(live.node, std::move(out), live.cache, curLen);
 }
 
-DecodeSession::Expansion DecodeSession::finishExpansion(int node, MarianStepOutput out, const MarianDecoderCache& cache,
-                                                        int curLen) {
+DecodeSession::Expansion DecodeSession::finishExpansion(int node, MarianStepOutput out,
+                                                        const MarianDecoderCache& cache, int curLen) {
     Expansion e;
     if (m_nodeKv[node].empty()) m_nodeKv[node] = m_model->cacheRow(cache, cache.length() - 1);
     e.selfAttention = std::move(out.selfAttention);
@@ -134,7 +141,8 @@ DecodeSession::Expansion DecodeSession::finishExpansion(int node, MarianStepOutp
     // top-k candidates for display
     for (const int id : topIndices(e.logprobs, std::max(0, m_options.topK), /*finiteOnly=*/true)) {
         const float lp = e.logprobs[static_cast<size_t>(id)];
-        e.candidates.push_back({id, m_tokenizer ? m_tokenizer->idToPiece(id) : std::string(), lp, std::exp(lp)});
+        e.candidates.push_back(
+            {id, m_tokenizer ? m_tokenizer->idToPiece(id) : std::string(), lp, std::exp(lp)});
     }
     return e;
 }
@@ -161,13 +169,16 @@ bool DecodeSession::step() {
     if (m_done) return false;
     Snapshot snap;
     snap.nodeCount = m_nodes.size();
-    for (const auto& l : m_live) snap.live.emplace_back(l.node, l.score);
+    for (const auto& l : m_live)
+        snap.live.emplace_back(l.node, l.score);
     snap.hyps = m_hyps;
     snap.worst = m_worst;
     snap.done = m_done;
     snap.result = m_result;
-    if (m_numBeams == 1) stepGreedy();
-    else stepBeam();
+    if (m_numBeams == 1)
+        stepGreedy();
+    else
+        stepBeam();
     m_history.push_back(std::move(snap));
     return true;
 }
@@ -194,7 +205,8 @@ void DecodeSession::addHyp(int node, float sumLogprobs, int hypLength) {
         m_hyps.push_back({node, score});
         if (static_cast<int>(m_hyps.size()) > m_numBeams) {
             std::vector<std::pair<double, int>> order;
-            for (int i = 0; i < static_cast<int>(m_hyps.size()); ++i) order.emplace_back(m_hyps[i].score, i);
+            for (int i = 0; i < static_cast<int>(m_hyps.size()); ++i)
+                order.emplace_back(m_hyps[i].score, i);
             std::sort(order.begin(), order.end());
             m_hyps.erase(m_hyps.begin() + order[0].second);
             m_worst = order[1].first;
@@ -247,12 +259,16 @@ void DecodeSession::stepBeam() {
         m_model->decodeSteps(inputTokens, m_encoder, cachePtrs, m_options.captureAttention, ablation());
     std::vector<Expansion> expansions;
     for (size_t i = 0; i < distinct.size(); ++i)
-        expansions.push_back(finishExpansion(m_live[distinct[i]].node, std::move(outs[i]), *cachePtrs[i], curLen));
+        expansions.push_back(
+            finishExpansion(m_live[distinct[i]].node, std::move(outs[i]), *cachePtrs[i], curLen));
     const int V = static_cast<int>(expansions.front().logprobs.size());
     const int total = nb * V;
-    const auto scoreAt = [&](int i) { return m_live[i / V].score + expansions[expansionOf[i / V]].logprobs[i % V]; };
+    const auto scoreAt = [&](int i) {
+        return m_live[i / V].score + expansions[expansionOf[i / V]].logprobs[i % V];
+    };
     std::vector<float> scores(total);
-    for (int i = 0; i < total; ++i) scores[i] = scoreAt(i);
+    for (int i = 0; i < total; ++i)
+        scores[i] = scoreAt(i);
     const std::vector<int> idx = topIndices(scores, std::min(2 * nb, total), /*finiteOnly=*/false);
     const int k = static_cast<int>(idx.size());
 
@@ -282,7 +298,8 @@ void DecodeSession::stepBeam() {
         m_done = true;
     } else if (curLen + 1 >= m_maxLength) {
         m_done = true;
-        for (const Live& l : m_live) addHyp(l.node, l.score, curLen + 1);
+        for (const Live& l : m_live)
+            addHyp(l.node, l.score, curLen + 1);
     }
     if (m_done) finalize();
 }
@@ -321,8 +338,10 @@ void DecodeSession::finalize() {
 MarianDecoderCache DecodeSession::rebuildCache(int node) const {
     MarianDecoderCache cache = m_model->newCache();
     std::vector<int> chain;
-    for (int n = m_nodes[node].parent; n >= 0; n = m_nodes[n].parent) chain.push_back(n);
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it) m_model->appendCacheRow(cache, m_nodeKv[*it]);
+    for (int n = m_nodes[node].parent; n >= 0; n = m_nodes[n].parent)
+        chain.push_back(n);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+        m_model->appendCacheRow(cache, m_nodeKv[*it]);
     return cache;
 }
 
@@ -333,9 +352,11 @@ bool DecodeSession::back() {
     m_nodes.resize(snap.nodeCount);
     m_nodeKv.resize(snap.nodeCount);
     m_live.clear();
-    for (const auto& [node, score] : snap.live) m_live.push_back({node, score, rebuildCache(node)});
+    for (const auto& [node, score] : snap.live)
+        m_live.push_back({node, score, rebuildCache(node)});
     // K/V rows recorded during the undone step belong to nodes that are now unexpanded again
-    for (const auto& l : m_live) m_nodeKv[l.node].clear();
+    for (const auto& l : m_live)
+        m_nodeKv[l.node].clear();
     m_hyps = std::move(snap.hyps);
     m_worst = snap.worst;
     m_done = snap.done;
@@ -354,7 +375,8 @@ bool DecodeSession::runFor(std::chrono::milliseconds budget, const Callbacks& ca
     while (!m_done) {
         callbacks.checkCancel();
         step();
-        callbacks.report(m_done ? 1.0 : static_cast<double>(stepCount()) / total, "step " + std::to_string(stepCount()));
+        callbacks.report(m_done ? 1.0 : static_cast<double>(stepCount()) / total,
+                         "step " + std::to_string(stepCount()));
         if (bounded && std::chrono::steady_clock::now() - start >= budget) break;
     }
     return m_done;
@@ -366,16 +388,19 @@ int DecodeSession::bestNode() const {
 }
 
 std::vector<int> DecodeSession::pathTo(int node) const {
-    if (node < 0 || node >= static_cast<int>(m_nodes.size())) throw Error("decode session: no node " + std::to_string(node));
+    if (node < 0 || node >= static_cast<int>(m_nodes.size()))
+        throw Error("decode session: no node " + std::to_string(node));
     std::vector<int> path;
-    for (int n = node; n > 0; n = m_nodes[n].parent) path.push_back(n);
+    for (int n = node; n > 0; n = m_nodes[n].parent)
+        path.push_back(n);
     std::reverse(path.begin(), path.end());
     return path;
 }
 
 std::vector<int> DecodeSession::tokens() const {
     std::vector<int> ids;
-    for (const int n : pathTo(bestNode())) ids.push_back(m_nodes[n].token);
+    for (const int n : pathTo(bestNode()))
+        ids.push_back(m_nodes[n].token);
     return ids;
 }
 
@@ -387,13 +412,15 @@ std::vector<TokenCandidate> DecodeSession::currentCandidates() const {
 std::vector<int> DecodeSession::liveBeams() const {
     std::vector<int> ids;
     if (m_done) return ids;
-    for (const Live& l : m_live) ids.push_back(l.node);
+    for (const Live& l : m_live)
+        ids.push_back(l.node);
     return ids;
 }
 
 std::vector<int> DecodeSession::finishedHypotheses() const {
     std::vector<int> ids;
-    for (const Hyp& h : m_hyps) ids.push_back(h.node);
+    for (const Hyp& h : m_hyps)
+        ids.push_back(h.node);
     return ids;
 }
 
@@ -405,7 +432,9 @@ std::shared_ptr<const TranslationTrace> DecodeSession::trace(std::optional<int> 
     t->sourceTokens = m_source.pieces;
     t->sourceIds = m_source.ids;
     t->finished = m_done && last == bestNode();
-    t->score = last > 0 ? (m_nodes[last].finished || m_numBeams == 1 ? m_nodes[last].finalScore : m_nodes[last].score) : 0.0f;
+    t->score = last > 0 ? (m_nodes[last].finished || m_numBeams == 1 ? m_nodes[last].finalScore
+                                                                     : m_nodes[last].score)
+                        : 0.0f;
     t->encoderAttention = m_encoder.selfAttention;
     const int64_t T = static_cast<int64_t>(path.size());
     const int64_t S = m_encoder.length;
@@ -424,9 +453,11 @@ std::shared_ptr<const TranslationTrace> DecodeSession::trace(std::optional<int> 
         for (int l = 0; l < L; ++l)
             for (int h = 0; h < H; ++h) {
                 const float* selfRow = n.selfAttention.data() + (static_cast<int64_t>(l) * H + h) * (q + 1);
-                std::copy(selfRow, selfRow + q + 1, t->decoderAttention.data() + ((static_cast<int64_t>(l) * H + h) * T + q) * T);
+                std::copy(selfRow, selfRow + q + 1,
+                          t->decoderAttention.data() + ((static_cast<int64_t>(l) * H + h) * T + q) * T);
                 const float* crossRow = n.crossAttention.data() + (static_cast<int64_t>(l) * H + h) * S;
-                std::copy(crossRow, crossRow + S, t->crossAttention.data() + ((static_cast<int64_t>(l) * H + h) * T + q) * S);
+                std::copy(crossRow, crossRow + S,
+                          t->crossAttention.data() + ((static_cast<int64_t>(l) * H + h) * T + q) * S);
             }
     }
     if (m_tokenizer) t->translation = m_tokenizer->decode(t->targetIds);

@@ -40,9 +40,9 @@ struct DecodeOptions {
     std::optional<int> maxNewTokens;    // default: generation config max_new_tokens, else max_length - 1
     std::optional<float> lengthPenalty; // default: generation config
     std::optional<EarlyStopping> earlyStopping;
-    int topK = 10;                      // candidates recorded per step
-    bool captureAttention = true;       // every head of every layer
-    MarianAblation ablation;            // heads switched off (none: the plain model)
+    int topK = 10;                // candidates recorded per step
+    bool captureAttention = true; // every head of every layer
+    MarianAblation ablation;      // heads switched off (none: the plain model)
 };
 
 struct TokenCandidate {
@@ -59,14 +59,14 @@ struct BeamNode {
     int id = 0;
     int parent = -1;
     int token = 0;
-    int depth = 0;          // generated tokens up to and including this one (root: 0)
-    int step = -1;          // the step() that created it (depth - 1)
-    float logprob = 0.0f;   // of this token given the parent
-    float score = 0.0f;     // cumulative sum of logprob (HF beam score)
-    bool finished = false;  // this token is </s> (a finished hypothesis)
-    float finalScore = 0.0f; // finished: score / depth^length_penalty as ranked by the search
-    Tensor selfAttention;   // [L_dec, H, depth]
-    Tensor crossAttention;  // [L_dec, H, S]
+    int depth = 0;                          // generated tokens up to and including this one (root: 0)
+    int step = -1;                          // the step() that created it (depth - 1)
+    float logprob = 0.0f;                   // of this token given the parent
+    float score = 0.0f;                     // cumulative sum of logprob (HF beam score)
+    bool finished = false;                  // this token is </s> (a finished hypothesis)
+    float finalScore = 0.0f;                // finished: score / depth^length_penalty as ranked by the search
+    Tensor selfAttention;                   // [L_dec, H, depth]
+    Tensor crossAttention;                  // [L_dec, H, S]
     std::vector<TokenCandidate> candidates; // top-k of the distribution this token was chosen from
 };
 
@@ -81,10 +81,10 @@ struct TranslationTrace {
     std::vector<float> tokenLogprobs;      // per target position
     std::vector<std::vector<TokenCandidate>> candidates; // per target position
     bool finished = false;
-    float score = 0.0f;                    // beam: normalised hypothesis score; greedy: sum of logprobs
-    Tensor encoderAttention;               // [L_enc, H, S, S]
-    Tensor decoderAttention;               // [L_dec, H, T, T]; row t = step producing targetIds[t]; causal zeros
-    Tensor crossAttention;                 // [L_dec, H, T, S]
+    float score = 0.0f;      // beam: normalised hypothesis score; greedy: sum of logprobs
+    Tensor encoderAttention; // [L_enc, H, S, S]
+    Tensor decoderAttention; // [L_dec, H, T, T]; row t = step producing targetIds[t]; causal zeros
+    Tensor crossAttention;   // [L_dec, H, T, S]
 };
 
 class DecodeSession {
@@ -128,15 +128,17 @@ public:
     const Tensor& encoderAttention() const { return m_encoder.selfAttention; } // [L_enc, H, S, S]
     // Beam tree (greedy: a chain). Nodes are appended in step order; back() removes the last step's.
     const std::vector<BeamNode>& nodes() const { return m_nodes; }
-    std::vector<int> liveBeams() const;            // node ids of the running hypotheses, best first
-    std::vector<int> finishedHypotheses() const;   // node ids kept by the search, in insertion order
-    std::vector<int> pathTo(int node) const;       // node ids root..node (root excluded)
+    std::vector<int> liveBeams() const;          // node ids of the running hypotheses, best first
+    std::vector<int> finishedHypotheses() const; // node ids kept by the search, in insertion order
+    std::vector<int> pathTo(int node) const;     // node ids root..node (root excluded)
 
     // Snapshot of the hypothesis ending at `node` (default: bestNode()).
     std::shared_ptr<const TranslationTrace> trace(std::optional<int> node = std::nullopt) const;
 
 private:
-    const MarianAblation* ablation() const { return m_options.ablation.any() ? &m_options.ablation : nullptr; }
+    const MarianAblation* ablation() const {
+        return m_options.ablation.any() ? &m_options.ablation : nullptr;
+    }
     struct Live {
         int node = 0;
         float score = 0.0f;
@@ -195,7 +197,8 @@ private:
     int m_pad = -1; // masked before the log-softmax in beam search (Marian's adjust_logits_during_generation)
 
     std::vector<BeamNode> m_nodes;
-    std::vector<std::vector<float>> m_nodeKv; // per node: its token's self-attention K/V rows (after expansion)
+    std::vector<std::vector<float>>
+        m_nodeKv; // per node: its token's self-attention K/V rows (after expansion)
     std::vector<Live> m_live;
     std::vector<Hyp> m_hyps;
     double m_worst = 1e9;

@@ -3,10 +3,9 @@
 #include "core/analysis/word_merge.h"
 #include "core/util/error.h"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
-
-#include <algorithm>
 
 namespace attnlens {
 
@@ -65,8 +64,12 @@ HeadStatsOptions headStatsOptions(const TranslationTrace& trace, AttentionKind k
     HeadStatsOptions o;
     const int sourceEnd = std::max(0, static_cast<int>(trace.sourceTokens.size()) - 1);
     switch (kind) {
-    case AttentionKind::EncoderSelf: o.sinkKeys = {sourceEnd}; break;
-    case AttentionKind::DecoderSelf: o.sinkKeys = {0}; break;
+    case AttentionKind::EncoderSelf:
+        o.sinkKeys = {sourceEnd};
+        break;
+    case AttentionKind::DecoderSelf:
+        o.sinkKeys = {0};
+        break;
     case AttentionKind::Cross:
         o.sinkKeys = {sourceEnd};
         o.selfAttention = false;
@@ -75,10 +78,10 @@ HeadStatsOptions headStatsOptions(const TranslationTrace& trace, AttentionKind k
     return o;
 }
 
-AttentionInputs traceAttentionInputs(const MarianModel& model, const TranslationTrace& trace, AttentionKind kind,
-                                     int layer, const MarianAblation* ablation) {
-    return model.attentionInputs(static_cast<int>(kind), layer, trace.sourceIds, model.forcedDecoderInput(trace.targetIds),
-                                 ablation);
+AttentionInputs traceAttentionInputs(const MarianModel& model, const TranslationTrace& trace,
+                                     AttentionKind kind, int layer, const MarianAblation* ablation) {
+    return model.attentionInputs(static_cast<int>(kind), layer, trace.sourceIds,
+                                 model.forcedDecoderInput(trace.targetIds), ablation);
 }
 
 std::vector<std::vector<int>> pieceAlignment(const TranslationTrace& trace, std::string_view pharaoh) {
@@ -97,8 +100,8 @@ std::vector<std::vector<int>> pieceAlignment(const TranslationTrace& trace, std:
             !parse(std::string_view(pair).substr(dash + 1), j))
             throw Error("alignment: '" + pair + "' is not SOURCE-TARGET (word indices from 0)");
         if (i >= source.count() || j >= target.count())
-            throw Error("alignment: '" + pair + "' is outside the " + std::to_string(source.count()) + " source and " +
-                        std::to_string(target.count()) + " target words");
+            throw Error("alignment: '" + pair + "' is outside the " + std::to_string(source.count()) +
+                        " source and " + std::to_string(target.count()) + " target words");
         for (size_t t = 0; t < target.wordOf.size(); ++t) {
             if (target.wordOf[t] != j) continue;
             for (size_t s2 = 0; s2 < source.wordOf.size(); ++s2)

@@ -8,13 +8,14 @@
 namespace attnlens {
 
 DenoiseSession::DenoiseSession(DiffusionModel model, DenoiseOptions options)
-    : m_model(std::move(model)), m_options(std::move(options)), m_scheduler(m_options.scheduler, m_model.scheduler),
-      m_rng(m_options.seed) {
+    : m_model(std::move(model)), m_options(std::move(options)),
+      m_scheduler(m_options.scheduler, m_model.scheduler), m_rng(m_options.seed) {
     if (!m_model.unet) throw Error("no diffusion model loaded");
     const auto& c = m_model.unet->config();
     if (m_options.steps < 1 || m_options.steps > kMaxSteps)
-        throw Error("the number of steps must be in 1.." + std::to_string(std::min(kMaxSteps, m_model.scheduler.numTrainTimesteps)) +
-                    ", got " + std::to_string(m_options.steps));
+        throw Error("the number of steps must be in 1.." +
+                    std::to_string(std::min(kMaxSteps, m_model.scheduler.numTrainTimesteps)) + ", got " +
+                    std::to_string(m_options.steps));
     if (!(m_options.eta >= 0.0f && m_options.eta <= 1.0f)) throw Error("eta must be in [0, 1]");
     if (m_options.scheduler == SchedulerKind::Ddpm && m_options.eta != 0.0f)
         throw Error("eta applies to the DDIM scheduler only");
@@ -42,7 +43,8 @@ DenoiseSession::DenoiseSession(DiffusionModel model, DenoiseOptions options)
         m_initNoise = m_rng.tensor(shape);
     }
     if (c.inChannels != c.outChannels)
-        throw Error("a U-Net with " + std::to_string(c.inChannels) + " input and " + std::to_string(c.outChannels) +
+        throw Error("a U-Net with " + std::to_string(c.inChannels) + " input and " +
+                    std::to_string(c.outChannels) +
                     " output channels cannot be sampled by DDPM/DDIM (the output must predict the input)");
     m_current = m_initNoise.clone();
 }
@@ -52,8 +54,8 @@ Tensor DenoiseSession::noiseFor(int step) {
     Tensor n = m_options.stepNoise(step);
     if (n.rank() == 4 && n.dim(0) == 1) n = n.reshaped({n.dim(1), n.dim(2), n.dim(3)});
     if (n.shape() != m_current.shape())
-        throw Error("the noise of step " + std::to_string(step) + " has shape " + shapeToString(n.shape()) + ", expected " +
-                    shapeToString(m_current.shape()));
+        throw Error("the noise of step " + std::to_string(step) + " has shape " + shapeToString(n.shape()) +
+                    ", expected " + shapeToString(m_current.shape()));
     return n;
 }
 
@@ -63,7 +65,8 @@ bool DenoiseSession::step(const Callbacks* callbacks, std::vector<UNetAttentionM
     const int t = m_scheduler.timesteps()[static_cast<size_t>(i)];
     UNetRunOptions run;
     run.captureAttention = attention != nullptr;
-    UNetOutput out = m_model.unet->forward(m_current, static_cast<float>(t), m_options.classLabel, run, callbacks);
+    UNetOutput out =
+        m_model.unet->forward(m_current, static_cast<float>(t), m_options.classLabel, run, callbacks);
     Tensor eps = std::move(out.noisePred);
     if (attention) *attention = std::move(out.attentions);
     Tensor noise;
@@ -80,13 +83,15 @@ void DenoiseSession::run(const Callbacks* callbacks) {
         step(callbacks);
         if (callbacks)
             callbacks->report(static_cast<double>(completedSteps()) / stepCount(),
-                              "step " + std::to_string(completedSteps()) + " of " + std::to_string(stepCount()));
+                              "step " + std::to_string(completedSteps()) + " of " +
+                                  std::to_string(stepCount()));
     }
 }
 
 const DenoiseStep& DenoiseSession::stepAt(int i) const {
     if (i < 0 || i >= completedSteps())
-        throw Error("step " + std::to_string(i) + " has not run (completed steps: 0.." + std::to_string(completedSteps() - 1) + ")");
+        throw Error("step " + std::to_string(i) + " has not run (completed steps: 0.." +
+                    std::to_string(completedSteps() - 1) + ")");
     return m_steps[static_cast<size_t>(i)];
 }
 
@@ -97,32 +102,40 @@ const Tensor& DenoiseSession::finalSample() const {
 
 UNetOutput DenoiseSession::attentionAt(int i, const Callbacks* callbacks) const {
     const DenoiseStep& s = stepAt(i);
-    return m_model.unet->forward(s.sample, static_cast<float>(s.timestep), m_options.classLabel, {}, callbacks);
+    return m_model.unet->forward(s.sample, static_cast<float>(s.timestep), m_options.classLabel, {},
+                                 callbacks);
 }
 
-DenoiseSession::Prediction DenoiseSession::predictAt(int i, const UNetRunOptions& run, const Callbacks* callbacks) const {
+DenoiseSession::Prediction DenoiseSession::predictAt(int i, const UNetRunOptions& run,
+                                                     const Callbacks* callbacks) const {
     const DenoiseStep& s = stepAt(i);
     Prediction p;
-    p.unet = m_model.unet->forward(s.sample, static_cast<float>(s.timestep), m_options.classLabel, run, callbacks);
+    p.unet =
+        m_model.unet->forward(s.sample, static_cast<float>(s.timestep), m_options.classLabel, run, callbacks);
     p.predOriginal = predictOriginal(m_scheduler, p.unet.noisePred, s.timestep, s.sample, m_options.eta);
     return p;
 }
 
-Tensor predictOriginal(const Scheduler& scheduler, const Tensor& noisePred, int timestep, const Tensor& sample, float eta) {
+Tensor predictOriginal(const Scheduler& scheduler, const Tensor& noisePred, int timestep,
+                       const Tensor& sample, float eta) {
     const Tensor zeros(sample.shape(), 0.0f); // x̂0 is independent of the variance noise
     return scheduler.step(noisePred, timestep, sample, &zeros, eta).predOriginal;
 }
 
 ImageU8 sampleToImage(const Tensor& sample) {
-    if (sample.rank() != 3) throw Error("a sample image needs shape [channels, height, width], got " + shapeToString(sample.shape()));
-    const int c = static_cast<int>(sample.dim(0)), h = static_cast<int>(sample.dim(1)), w = static_cast<int>(sample.dim(2));
+    if (sample.rank() != 3)
+        throw Error("a sample image needs shape [channels, height, width], got " +
+                    shapeToString(sample.shape()));
+    const int c = static_cast<int>(sample.dim(0)), h = static_cast<int>(sample.dim(1)),
+              w = static_cast<int>(sample.dim(2));
     const int outC = (c == 3 || c == 4) ? 3 : 1;
     ImageU8 img(w, h, outC);
     const float* p = sample.data();
     for (int ch = 0; ch < outC; ++ch)
         for (int y = 0; y < h; ++y)
             for (int x = 0; x < w; ++x) {
-                const float v = std::clamp(p[(static_cast<int64_t>(ch) * h + y) * w + x] / 2.0f + 0.5f, 0.0f, 1.0f);
+                const float v =
+                    std::clamp(p[(static_cast<int64_t>(ch) * h + y) * w + x] / 2.0f + 0.5f, 0.0f, 1.0f);
                 img.at(x, y, ch) = static_cast<uint8_t>(std::nearbyint(v * 255.0f));
             }
     return img;

@@ -28,7 +28,7 @@ struct DenoiseOptions {
     float eta = 0.0f; // DDIM only
     std::optional<int> classLabel;
     uint64_t seed = 0;
-    int height = 0, width = 0; // 0: the model's sample_size
+    int height = 0, width = 0;       // 0: the model's sample_size
     std::optional<Tensor> initNoise; // [C, H, W]; replaces the seeded initial noise
     // The variance noise of loop step i ([C, H, W]); replaces the seeded noise when set.
     std::function<Tensor(int step)> stepNoise;
@@ -92,10 +92,10 @@ private:
     std::vector<DenoiseStep> m_steps;
 };
 
-// The x̂0 one scheduler step derives from a noise prediction at timestep t (independent of the variance noise).
-// scheduler: with its timesteps set as for the run.
-Tensor predictOriginal(const Scheduler& scheduler, const Tensor& noisePred, int timestep, const Tensor& sample,
-                       float eta = 0.0f);
+// The x̂0 one scheduler step derives from a noise prediction at timestep t (independent of the variance
+// noise). scheduler: with its timesteps set as for the run.
+Tensor predictOriginal(const Scheduler& scheduler, const Tensor& noisePred, int timestep,
+                       const Tensor& sample, float eta = 0.0f);
 
 // model-space sample [C, H, W] → 8-bit image as the pipelines convert it: round(clamp(x/2 + 0.5, 0, 1)·255);
 // 1 channel → grey, 3 → RGB, 4 → RGB (the 4th dropped), others → the first channel as grey.

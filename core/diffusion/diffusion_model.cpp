@@ -37,20 +37,27 @@ DiffusionFolderInfo inspectDiffusionFolder(const std::filesystem::path& dir) {
             info.pipelineClass = index.value<std::string>("_class_name", "");
             for (const char* part : {"vqvae", "vae", "text_encoder"})
                 if (index.has(part))
-                    throw Error("'" + dir.string() + "': a " + (info.pipelineClass.empty() ? "pipeline" : info.pipelineClass) +
-                                " with a " + part + " is not supported (Attention Lens runs pixel-space UNet2DModel pipelines "
+                    throw Error("'" + dir.string() + "': a " +
+                                (info.pipelineClass.empty() ? "pipeline" : info.pipelineClass) + " with a " +
+                                part +
+                                " is not supported (Attention Lens runs pixel-space UNet2DModel pipelines "
                                 "such as DDPMPipeline and DDIMPipeline)");
             if (index.has("unet") && index.json()["unet"].is_array() && index.json()["unet"].size() == 2 &&
-                index.json()["unet"][1].is_string() && index.json()["unet"][1].get<std::string>() != "UNet2DModel")
-                throw Error("'" + dir.string() + "': model_index.json names a " + index.json()["unet"][1].get<std::string>() +
+                index.json()["unet"][1].is_string() &&
+                index.json()["unet"][1].get<std::string>() != "UNet2DModel")
+                throw Error("'" + dir.string() + "': model_index.json names a " +
+                            index.json()["unet"][1].get<std::string>() +
                             " as its unet; only UNet2DModel is supported");
         }
         info.unetDir = dir / "unet";
         if (!pathExists(info.unetDir / "config.json"))
-            throw Error("'" + dir.string() + "' looks like a diffusers pipeline folder but has no unet/config.json");
-        if (pathExists(dir / "scheduler" / "scheduler_config.json")) info.schedulerConfig = dir / "scheduler" / "scheduler_config.json";
+            throw Error("'" + dir.string() +
+                        "' looks like a diffusers pipeline folder but has no unet/config.json");
+        if (pathExists(dir / "scheduler" / "scheduler_config.json"))
+            info.schedulerConfig = dir / "scheduler" / "scheduler_config.json";
     } else {
-        if (!pathExists(dir / "config.json")) throw Error("'" + dir.string() + "' has no config.json or model_index.json");
+        if (!pathExists(dir / "config.json"))
+            throw Error("'" + dir.string() + "' has no config.json or model_index.json");
         info.unetDir = dir;
     }
     return info;
@@ -59,8 +66,9 @@ DiffusionFolderInfo inspectDiffusionFolder(const std::filesystem::path& dir) {
 DiffusionModel loadDiffusionModel(const std::filesystem::path& dir) {
     DiffusionModel m;
     m.folder = inspectDiffusionFolder(dir);
-    m.scheduler = m.folder.schedulerConfig.empty() ? SchedulerConfig::defaults()
-                                                   : SchedulerConfig::fromJson(JsonConfig(m.folder.schedulerConfig));
+    m.scheduler = m.folder.schedulerConfig.empty()
+                      ? SchedulerConfig::defaults()
+                      : SchedulerConfig::fromJson(JsonConfig(m.folder.schedulerConfig));
     m.unet = UNet2DModel::load(m.folder.unetDir);
     return m;
 }

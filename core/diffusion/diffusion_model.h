@@ -19,10 +19,10 @@ namespace attnlens {
 
 struct DiffusionFolderInfo {
     std::filesystem::path dir;
-    std::filesystem::path unetDir;            // dir itself for a bare UNet folder
-    std::filesystem::path schedulerConfig;    // empty when the folder has none
+    std::filesystem::path unetDir;         // dir itself for a bare UNet folder
+    std::filesystem::path schedulerConfig; // empty when the folder has none
     bool pipeline = false;
-    std::string pipelineClass;                // model_index.json "_class_name" (pipelines only)
+    std::string pipelineClass; // model_index.json "_class_name" (pipelines only)
 };
 
 // Whether dir looks like a diffusers folder (model_index.json, unet/config.json, or a config.json

@@ -20,16 +20,18 @@ std::vector<float> linspaceF32(float start, float end, int n) {
     const float step = (end - start) / static_cast<float>(n - 1);
     const int halfway = n / 2;
     for (int i = 0; i < n; ++i)
-        v[static_cast<size_t>(i)] = i < halfway ? start + step * static_cast<float>(i)
-                                                : end - step * static_cast<float>(n - i - 1);
+        v[static_cast<size_t>(i)] =
+            i < halfway ? start + step * static_cast<float>(i) : end - step * static_cast<float>(n - i - 1);
     return v;
 }
 
-std::vector<float> makeBetas(const std::string& schedule, float start, float end, int n, const std::string& where) {
+std::vector<float> makeBetas(const std::string& schedule, float start, float end, int n,
+                             const std::string& where) {
     if (schedule == "linear") return linspaceF32(start, end, n);
     if (schedule == "scaled_linear") {
         auto v = linspaceF32(std::sqrt(start), std::sqrt(end), n); // python floats ** 0.5, then float32
-        for (auto& b : v) b = b * b;
+        for (auto& b : v)
+            b = b * b;
         return v;
     }
     if (schedule == "squaredcos_cap_v2") { // betas_for_alpha_bar (cosine), in double, stored as float32
@@ -40,13 +42,15 @@ std::vector<float> makeBetas(const std::string& schedule, float start, float end
         std::vector<float> v(static_cast<size_t>(n));
         for (int i = 0; i < n; ++i) {
             const double t1 = static_cast<double>(i) / n, t2 = static_cast<double>(i + 1) / n;
-            v[static_cast<size_t>(i)] = static_cast<float>(std::min(1.0 - alphaBar(t2) / alphaBar(t1), 0.999));
+            v[static_cast<size_t>(i)] =
+                static_cast<float>(std::min(1.0 - alphaBar(t2) / alphaBar(t1), 0.999));
         }
         return v;
     }
     if (schedule == "sigmoid") {
         auto v = linspaceF32(-6.0f, 6.0f, n);
-        for (auto& b : v) b = 1.0f / (1.0f + std::exp(-b)) * (end - start) + start;
+        for (auto& b : v)
+            b = 1.0f / (1.0f + std::exp(-b)) * (end - start) + start;
         return v;
     }
     throw Error(where + ": beta_schedule \"" + schedule +
@@ -74,32 +78,44 @@ SchedulerConfig SchedulerConfig::fromJson(const JsonConfig& json) {
     if (json.has("trained_betas")) {
         c.betas = json.get<std::vector<float>>("trained_betas");
         if (static_cast<int>(c.betas.size()) != c.numTrainTimesteps)
-            throw Error(where + ": trained_betas has " + std::to_string(c.betas.size()) + " values, expected num_train_timesteps = " +
-                        std::to_string(c.numTrainTimesteps));
+            throw Error(where + ": trained_betas has " + std::to_string(c.betas.size()) +
+                        " values, expected num_train_timesteps = " + std::to_string(c.numTrainTimesteps));
     } else {
-        c.betas = makeBetas(c.betaSchedule, json.value<float>("beta_start", 0.0001f), json.value<float>("beta_end", 0.02f),
-                            c.numTrainTimesteps, where);
+        c.betas = makeBetas(c.betaSchedule, json.value<float>("beta_start", 0.0001f),
+                            json.value<float>("beta_end", 0.02f), c.numTrainTimesteps, where);
     }
     for (float b : c.betas)
         if (!(b > 0.0f && b < 1.0f)) throw Error(where + ": every beta must lie in (0, 1)");
     const auto variance = json.value<std::string>("variance_type", "fixed_small");
-    if (variance == "fixed_small") c.varianceType = VarianceType::FixedSmall;
-    else if (variance == "fixed_large") c.varianceType = VarianceType::FixedLarge;
-    else throw refuse("variance_type", "\"" + variance + "\"", "fixed_small, fixed_large");
+    if (variance == "fixed_small")
+        c.varianceType = VarianceType::FixedSmall;
+    else if (variance == "fixed_large")
+        c.varianceType = VarianceType::FixedLarge;
+    else
+        throw refuse("variance_type", "\"" + variance + "\"", "fixed_small, fixed_large");
     c.clipSample = json.value<bool>("clip_sample", true);
     c.clipSampleRange = json.value<float>("clip_sample_range", 1.0f);
     const auto pred = json.value<std::string>("prediction_type", "epsilon");
-    if (pred == "epsilon") c.predictionType = PredictionType::Epsilon;
-    else if (pred == "sample") c.predictionType = PredictionType::Sample;
-    else if (pred == "v_prediction") c.predictionType = PredictionType::VPrediction;
-    else throw refuse("prediction_type", "\"" + pred + "\"", "epsilon, sample, v_prediction");
+    if (pred == "epsilon")
+        c.predictionType = PredictionType::Epsilon;
+    else if (pred == "sample")
+        c.predictionType = PredictionType::Sample;
+    else if (pred == "v_prediction")
+        c.predictionType = PredictionType::VPrediction;
+    else
+        throw refuse("prediction_type", "\"" + pred + "\"", "epsilon, sample, v_prediction");
     if (json.value<bool>("thresholding", false)) throw refuse("thresholding", "true", "false");
-    if (json.value<bool>("rescale_betas_zero_snr", false)) throw refuse("rescale_betas_zero_snr", "true", "false");
+    if (json.value<bool>("rescale_betas_zero_snr", false))
+        throw refuse("rescale_betas_zero_snr", "true", "false");
     const auto spacing = json.value<std::string>("timestep_spacing", "leading");
-    if (spacing == "leading") c.spacing = TimestepSpacing::Leading;
-    else if (spacing == "linspace") c.spacing = TimestepSpacing::Linspace;
-    else if (spacing == "trailing") c.spacing = TimestepSpacing::Trailing;
-    else throw refuse("timestep_spacing", "\"" + spacing + "\"", "leading, linspace, trailing");
+    if (spacing == "leading")
+        c.spacing = TimestepSpacing::Leading;
+    else if (spacing == "linspace")
+        c.spacing = TimestepSpacing::Linspace;
+    else if (spacing == "trailing")
+        c.spacing = TimestepSpacing::Trailing;
+    else
+        throw refuse("timestep_spacing", "\"" + spacing + "\"", "leading, linspace, trailing");
     c.stepsOffset = json.value<int>("steps_offset", 0);
     c.setAlphaToOne = json.value<bool>("set_alpha_to_one", true);
     return c;
@@ -111,15 +127,17 @@ Scheduler::Scheduler(SchedulerKind kind, SchedulerConfig config) : m_kind(kind),
                     std::to_string(m_config.numTrainTimesteps) + " training timesteps");
     m_alphasCumprod.resize(m_config.betas.size());
     float prod = 1.0f;
-    for (size_t i = 0; i < m_config.betas.size(); ++i) m_alphasCumprod[i] = prod = prod * (1.0f - m_config.betas[i]);
+    for (size_t i = 0; i < m_config.betas.size(); ++i)
+        m_alphasCumprod[i] = prod = prod * (1.0f - m_config.betas[i]);
     m_finalAlphaCumprod = m_config.setAlphaToOne ? 1.0f : m_alphasCumprod.front();
 }
 
 void Scheduler::setTimesteps(int steps) {
     const int n = m_config.numTrainTimesteps;
     if (steps < 1 || steps > n)
-        throw Error("the number of steps must be in 1.." + std::to_string(n) + " (the model was trained with " +
-                    std::to_string(n) + " timesteps), got " + std::to_string(steps));
+        throw Error("the number of steps must be in 1.." + std::to_string(n) +
+                    " (the model was trained with " + std::to_string(n) + " timesteps), got " +
+                    std::to_string(steps));
     std::vector<int> ts;
     switch (m_config.spacing) {
     case TimestepSpacing::Linspace: // np.linspace(0, n - 1, steps).round()[::-1]
@@ -129,19 +147,22 @@ void Scheduler::setTimesteps(int steps) {
         }
         break;
     case TimestepSpacing::Leading: // (arange(steps) · (n // steps))[::-1] + steps_offset
-        for (int i = steps - 1; i >= 0; --i) ts.push_back(i * (n / steps) + m_config.stepsOffset);
+        for (int i = steps - 1; i >= 0; --i)
+            ts.push_back(i * (n / steps) + m_config.stepsOffset);
         break;
     case TimestepSpacing::Trailing: { // round(arange(n, 0, -n / steps)) − 1
         const double delta = -static_cast<double>(n) / steps;
         const auto count = static_cast<int>(std::ceil((0.0 - n) / delta));
-        for (int i = 0; i < count; ++i) ts.push_back(static_cast<int>(std::nearbyint(n + i * delta)) - 1);
+        for (int i = 0; i < count; ++i)
+            ts.push_back(static_cast<int>(std::nearbyint(n + i * delta)) - 1);
         break;
     }
     }
     for (int t : ts)
         if (t < 0 || t >= n)
-            throw Error("scheduler: timestep " + std::to_string(t) + " lies outside 0.." + std::to_string(n - 1) +
-                        " (steps_offset " + std::to_string(m_config.stepsOffset) + ")");
+            throw Error("scheduler: timestep " + std::to_string(t) + " lies outside 0.." +
+                        std::to_string(n - 1) + " (steps_offset " + std::to_string(m_config.stepsOffset) +
+                        ")");
     m_timesteps = std::move(ts);
     m_inferenceSteps = steps;
 }
@@ -150,7 +171,8 @@ bool Scheduler::needsNoise(int t, float eta) const {
     return m_kind == SchedulerKind::Ddpm ? t > 0 : eta > 0.0f;
 }
 
-SchedulerStep Scheduler::step(const Tensor& modelOutput, int t, const Tensor& sample, const Tensor* noise, float eta) const {
+SchedulerStep Scheduler::step(const Tensor& modelOutput, int t, const Tensor& sample, const Tensor* noise,
+                              float eta) const {
     if (m_inferenceSteps == 0) throw Error("scheduler: setTimesteps() was not called");
     const int n = m_config.numTrainTimesteps;
     if (t < 0 || t >= n) throw Error("scheduler: timestep " + std::to_string(t) + " out of range");
@@ -196,7 +218,9 @@ SchedulerStep Scheduler::step(const Tensor& modelOutput, int t, const Tensor& sa
         const float xCoeff = std::sqrt(curA) * bPrev / bT;
         prevX = x0Coeff * x0 + xCoeff * x;
         if (withNoise) {
-            const float variance = m_config.varianceType == VarianceType::FixedSmall ? std::max(bPrev / bT * curB, 1e-20f) : curB;
+            const float variance = m_config.varianceType == VarianceType::FixedSmall
+                                       ? std::max(bPrev / bT * curB, 1e-20f)
+                                       : curB;
             prevX += std::sqrt(variance) * ConstVectorMap(noise->data(), noise->numel()).array();
         }
     } else {

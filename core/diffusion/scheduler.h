@@ -64,7 +64,8 @@ public:
 
     // One reverse step. modelOutput, sample and noise: the same shape. noise: the variance noise of
     // this step (required when needsNoise(t, eta); ignored otherwise). eta: DDIM only.
-    SchedulerStep step(const Tensor& modelOutput, int t, const Tensor& sample, const Tensor* noise, float eta = 0.0f) const;
+    SchedulerStep step(const Tensor& modelOutput, int t, const Tensor& sample, const Tensor* noise,
+                       float eta = 0.0f) const;
 
 private:
     SchedulerKind m_kind;

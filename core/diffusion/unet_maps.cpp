@@ -1,10 +1,9 @@
 #include "core/diffusion/unet_maps.h"
 
-#include <cmath>
-
 #include "core/util/error.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -14,7 +13,8 @@ PixelRegion parsePixelRegion(std::string_view text) {
     const std::string q(text);
     PixelRegion r;
     int used = -1;
-    bool ok = std::sscanf(q.c_str(), "%d,%d%n", &r.row0, &r.col0, &used) == 2 && used == static_cast<int>(q.size());
+    bool ok =
+        std::sscanf(q.c_str(), "%d,%d%n", &r.row0, &r.col0, &used) == 2 && used == static_cast<int>(q.size());
     if (ok) {
         r.row1 = r.row0;
         r.col1 = r.col0;
@@ -24,12 +24,14 @@ PixelRegion parsePixelRegion(std::string_view text) {
              used == static_cast<int>(q.size());
     }
     if (!ok || r.row0 < 0 || r.col0 < 0 || r.row1 < r.row0 || r.col1 < r.col0)
-        throw Error("query: expected ROW,COL of an image pixel or a region ROW0,COL0:ROW1,COL1 (from 0, inclusive), got '" +
+        throw Error("query: expected ROW,COL of an image pixel or a region ROW0,COL0:ROW1,COL1 (from 0, "
+                    "inclusive), got '" +
                     q + "'");
     return r;
 }
 
-std::vector<int> unetRegionTokens(const UNetAttentionInfo& layer, const PixelRegion& r, int imageHeight, int imageWidth) {
+std::vector<int> unetRegionTokens(const UNetAttentionInfo& layer, const PixelRegion& r, int imageHeight,
+                                  int imageWidth) {
     auto describe = [&] {
         return std::to_string(r.row0) + "," + std::to_string(r.col0) +
                (r.isPixel() ? std::string() : ":" + std::to_string(r.row1) + "," + std::to_string(r.col1));
@@ -44,12 +46,13 @@ std::vector<int> unetRegionTokens(const UNetAttentionInfo& layer, const PixelReg
     auto toX = [&](int col) { return static_cast<int>(int64_t{col} * w / imageWidth); };
     std::vector<int> tokens;
     for (int y = toY(r.row0); y <= toY(r.row1); ++y)
-        for (int x = toX(r.col0); x <= toX(r.col1); ++x) tokens.push_back(y * w + x);
+        for (int x = toX(r.col0); x <= toX(r.col1); ++x)
+            tokens.push_back(y * w + x);
     return tokens;
 }
 
-RowMatrix unetRegionMap(const UNetAttentionMap& layer, const PixelRegion& region, int imageHeight, int imageWidth,
-                        const HeadSelection& heads, bool keySide) {
+RowMatrix unetRegionMap(const UNetAttentionMap& layer, const PixelRegion& region, int imageHeight,
+                        int imageWidth, const HeadSelection& heads, bool keySide) {
     const std::vector<int> tokens = unetRegionTokens(layer.info, region, imageHeight, imageWidth);
     if (heads.head >= layer.info.heads)
         throw Error("head " + std::to_string(heads.head) + " is out of range (" + layer.info.name + " has " +
@@ -71,7 +74,8 @@ ImageU8 enlargeNearest(const ImageU8& image, int factor) {
     ImageU8 out(image.width * factor, image.height * factor, image.channels);
     for (int y = 0; y < out.height; ++y)
         for (int x = 0; x < out.width; ++x)
-            for (int c = 0; c < image.channels; ++c) out.at(x, y, c) = image.at(x / factor, y / factor, c);
+            for (int c = 0; c < image.channels; ++c)
+                out.at(x, y, c) = image.at(x / factor, y / factor, c);
     return out;
 }
 
@@ -81,8 +85,8 @@ int enlargeFactor(const ImageU8& image, int minSide) {
     return std::max(1, (minSide + side - 1) / side);
 }
 
-RgbImage renderUNetOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& map, OverlayOptions options,
-                           int minSide) {
+RgbImage renderUNetOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& map,
+                           OverlayOptions options, int minSide) {
     options.smooth = false; // each cell of the layer's grid stays one flat colour
     return renderOverlay(enlargeNearest(image, enlargeFactor(image, minSide)), map, options);
 }
@@ -94,18 +98,21 @@ ImageU8 unetViewImage(const DenoiseStep& step, const UNetView& view) {
 RgbImage renderUNetView(const DenoiseStep& step, const UNetAttentionMap* layer, const UNetView& view) {
     const ImageU8 image = unetViewImage(step, view);
     if (layer != nullptr)
-        return renderUNetOverlay(image, unetRegionMap(*layer, view.query, image.height, image.width, view.heads, view.keySide),
-                                 view.options, view.minSide);
+        return renderUNetOverlay(
+            image, unetRegionMap(*layer, view.query, image.height, image.width, view.heads, view.keySide),
+            view.options, view.minSide);
     ImageU8 big = toRgb(enlargeNearest(image, enlargeFactor(image, view.minSide))); // grey shown as grey RGB
     return RgbImage{big.width, big.height, std::move(big.pixels)};
 }
 
 HeadStats unetHeadStats(const std::vector<UNetAttentionMap>& layers, int imageHeight, int imageWidth) {
     int heads = 0;
-    for (const auto& l : layers) heads = std::max(heads, l.info.heads);
+    for (const auto& l : layers)
+        heads = std::max(heads, l.info.heads);
     HeadStats out;
     const int L = static_cast<int>(layers.size());
-    for (HeadStatistic st : kAllHeadStatistics) out.get(st) = RowMatrix::Constant(L, heads, std::nanf(""));
+    for (HeadStatistic st : kAllHeadStatistics)
+        out.get(st) = RowMatrix::Constant(L, heads, std::nanf(""));
     for (int l = 0; l < L; ++l) {
         const UNetAttentionMap& layer = layers[size_t(l)];
         const int h = layer.info.height, w = layer.info.width;
@@ -114,9 +121,11 @@ HeadStats unetHeadStats(const std::vector<UNetAttentionMap>& layers, int imageHe
         const double sy = double(imageHeight) / h, sx = double(imageWidth) / w;
         for (int y = 0; y < h; ++y)
             for (int x = 0; x < w; ++x)
-                o.queryPositions.push_back({static_cast<float>((x + 0.5) * sx), static_cast<float>((y + 0.5) * sy)});
+                o.queryPositions.push_back(
+                    {static_cast<float>((x + 0.5) * sx), static_cast<float>((y + 0.5) * sy)});
         o.keyPositions = o.queryPositions;
-        const Tensor one = layer.weights.reshaped({1, layer.weights.dim(0), layer.weights.dim(1), layer.weights.dim(2)});
+        const Tensor one =
+            layer.weights.reshaped({1, layer.weights.dim(0), layer.weights.dim(1), layer.weights.dim(2)});
         const HeadStats s = computeHeadStats(one, o);
         for (HeadStatistic st : kAllHeadStatistics)
             out.get(st).row(l).head(layer.info.heads) = s.get(st).row(0);

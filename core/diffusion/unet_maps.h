@@ -39,8 +39,8 @@ std::vector<int> unetRegionTokens(const UNetAttentionInfo& layer, const PixelReg
 //   key side (keySide true):    the sum of the region tokens' columns — how much each position draws
 //                               on the region.
 // The heads are one head or fused (mean / max / min). Throws for a bad region or head.
-RowMatrix unetRegionMap(const UNetAttentionMap& layer, const PixelRegion& region, int imageHeight, int imageWidth,
-                        const HeadSelection& heads, bool keySide = false);
+RowMatrix unetRegionMap(const UNetAttentionMap& layer, const PixelRegion& region, int imageHeight,
+                        int imageWidth, const HeadSelection& heads, bool keySide = false);
 
 // Where a query pixel looks in one layer (unetRegionMap of that one pixel, query side).
 RowMatrix unetQueryMap(const UNetAttentionMap& layer, int row, int col, int imageHeight, int imageWidth,
@@ -49,13 +49,14 @@ RowMatrix unetQueryMap(const UNetAttentionMap& layer, int row, int col, int imag
 // The image enlarged by an integer factor with crisp pixels (each pixel a factor × factor block).
 ImageU8 enlargeNearest(const ImageU8& image, int factor);
 
-// The smallest integer factor that makes the image's longer side at least minSide pixels (1 if it already is).
+// The smallest integer factor that makes the image's longer side at least minSide pixels (1 if it already
+// is).
 int enlargeFactor(const ImageU8& image, int minSide);
 
 // A layer's map over an image: the image enlarged to at least minSide px (crisp pixels), the map drawn
 // with one flat colour per cell (options.smooth is ignored) and blended as renderOverlay does.
-RgbImage renderUNetOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& map, OverlayOptions options,
-                           int minSide = 256);
+RgbImage renderUNetOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& map,
+                           OverlayOptions options, int minSide = 256);
 
 // What one view of a denoising step shows: a region's map in one layer over x_t or x̂0.
 struct UNetView {
@@ -64,7 +65,7 @@ struct UNetView {
     bool keySide = false;
     bool onNoisy = false; // x_t instead of x̂0
     OverlayOptions options;
-    int minSide = 256;    // the image is enlarged (integer factor, crisp) to at least this
+    int minSide = 256; // the image is enlarged (integer factor, crisp) to at least this
 };
 
 // The image the view is drawn over (x_t or x̂0 of the step, as 8-bit pixels).
@@ -74,9 +75,11 @@ ImageU8 unetViewImage(const DenoiseStep& step, const UNetView& view);
 // `attnlens-cli diffuse --overlay / --gif` all draw through this.
 RgbImage renderUNetView(const DenoiseStep& step, const UNetAttentionMap* layer, const UNetView& view);
 
-// The head statistics (analysis/head_stats.h) of every attention layer of one forward, as [layers, heads of the
-// widest layer] (NaN for heads a layer lacks): distance in pixels of the full-size sample (a token's centre at
-// ((x + 0.5)·W/w, (y + 0.5)·H/h)), "previous" the token before in y·w + x order (the pixel to the left), no sinks.
+// The head statistics (analysis/head_stats.h) of every attention layer of one forward, as [layers, heads of
+// the widest layer] (NaN for heads a layer lacks): distance in pixels of the full-size sample (a token's
+// centre at
+// ((x + 0.5)·W/w, (y + 0.5)·H/h)), "previous" the token before in y·w + x order (the pixel to the left), no
+// sinks.
 HeadStats unetHeadStats(const std::vector<UNetAttentionMap>& layers, int imageHeight, int imageWidth);
 
 } // namespace attnlens

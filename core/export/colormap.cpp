@@ -52,7 +52,9 @@ Rgb colorAt(ColorMap map, float t) {
     return {e.table[index][0], e.table[index][1], e.table[index][2]};
 }
 
-std::string_view colorMapName(ColorMap map) { return entry(map).name; }
+std::string_view colorMapName(ColorMap map) {
+    return entry(map).name;
+}
 
 std::optional<ColorMap> parseColorMap(std::string_view name) {
     for (const auto& e : kMaps)
@@ -68,7 +70,8 @@ std::vector<ColorMap> allColorMaps() {
     return maps;
 }
 
-RgbImage renderHeatmap(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo, float hi, int cell) {
+RgbImage renderHeatmap(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo, float hi,
+                       int cell) {
     if (cell < 1) throw Error("renderHeatmap: cell size must be at least 1");
     if (hi <= lo && values.size() > 0) {
         lo = values.minCoeff();

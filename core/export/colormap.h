@@ -13,8 +13,8 @@
 
 namespace attnlens {
 
-// Diverging: blue (0) – white (0.5) – red (1), for signed values on a symmetric scale (difference maps); it is
-// not among allColorMaps(), the sequential maps offered for attention weights.
+// Diverging: blue (0) – white (0.5) – red (1), for signed values on a symmetric scale (difference maps); it
+// is not among allColorMaps(), the sequential maps offered for attention weights.
 enum class ColorMap { Viridis, Magma, Inferno, Plasma, Cividis, Grey, Diverging };
 
 struct Rgb {
@@ -24,7 +24,8 @@ struct Rgb {
 
 // std::lround for x ≥ 0 (half away from zero), exactly, without a libm call: per-pixel loops use it.
 inline int roundNonNegative(float x) {
-    const float whole = static_cast<float>(static_cast<int>(x)); // x ≥ 0: truncation is floor; x − whole is exact
+    const float whole =
+        static_cast<float>(static_cast<int>(x)); // x ≥ 0: truncation is floor; x − whole is exact
     return static_cast<int>(whole) + (x - whole >= 0.5f ? 1 : 0);
 }
 
@@ -47,7 +48,7 @@ struct RgbImage {
 
 // values [rows, cols] → image of cols·cell × rows·cell pixels; value v maps to (v - lo) / (hi - lo).
 // hi <= lo means "use the matrix's own min and max" (a constant matrix maps to 0).
-RgbImage renderHeatmap(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo = 0.0f, float hi = 1.0f,
-                       int cell = 1);
+RgbImage renderHeatmap(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo = 0.0f,
+                       float hi = 1.0f, int cell = 1);
 
 } // namespace attnlens

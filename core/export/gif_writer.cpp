@@ -2,9 +2,8 @@
 
 #include "core/util/error.h"
 
-#include <gif_lib.h>
-
 #include <fcntl.h>
+#include <gif_lib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,8 +18,9 @@ namespace attnlens {
 namespace {
 
 // The frame's own colours as the palette when there are at most 256 of them.
-bool exactPalette(const std::vector<GifByteType>& r, const std::vector<GifByteType>& g, const std::vector<GifByteType>& b,
-                  std::vector<GifByteType>& index, std::array<GifColorType, 256>& palette) {
+bool exactPalette(const std::vector<GifByteType>& r, const std::vector<GifByteType>& g,
+                  const std::vector<GifByteType>& b, std::vector<GifByteType>& index,
+                  std::array<GifColorType, 256>& palette) {
     std::unordered_map<uint32_t, GifByteType> seen;
     for (size_t i = 0; i < r.size(); ++i) {
         const uint32_t key = (uint32_t{r[i]} << 16) | (uint32_t{g[i]} << 8) | b[i];
@@ -43,7 +43,8 @@ GifWriter::GifWriter(const std::filesystem::path& path, int delayCentiseconds)
     // Opened here rather than by EGifOpenFileName, which creates files readable by their owner only;
     // this gives the usual permissions (0666 less the umask), like every other export.
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) throw Error("GIF " + m_path.string() + ": cannot create the file (" + std::strerror(errno) + ")");
+    if (fd < 0)
+        throw Error("GIF " + m_path.string() + ": cannot create the file (" + std::strerror(errno) + ")");
     int code = 0;
     m_gif = EGifOpenFileHandle(fd, &code); // owns fd from here
     if (m_gif == nullptr) {
@@ -62,18 +63,23 @@ GifWriter::~GifWriter() {
 
 void GifWriter::fail(const std::string& what, int code) {
     const char* reason = GifErrorString(code);
-    throw Error("GIF " + m_path.string() + ": " + what + (reason ? std::string(" (") + reason + ")" : std::string()));
+    throw Error("GIF " + m_path.string() + ": " + what +
+                (reason ? std::string(" (") + reason + ")" : std::string()));
 }
 
 void GifWriter::addFrame(const RgbImage& frame, int delayCentiseconds) {
     if (m_gif == nullptr) throw Error("GIF " + m_path.string() + ": the file is already finished");
-    if (frame.width <= 0 || frame.height <= 0 || frame.pixels.size() != static_cast<size_t>(frame.width) * frame.height * 3)
-        throw Error("GIF " + m_path.string() + ": frame " + std::to_string(m_frames) + " is empty or malformed");
-    if (frame.width > 65535 || frame.height > 65535) throw Error("GIF " + m_path.string() + ": a frame is larger than 65535 px");
+    if (frame.width <= 0 || frame.height <= 0 ||
+        frame.pixels.size() != static_cast<size_t>(frame.width) * frame.height * 3)
+        throw Error("GIF " + m_path.string() + ": frame " + std::to_string(m_frames) +
+                    " is empty or malformed");
+    if (frame.width > 65535 || frame.height > 65535)
+        throw Error("GIF " + m_path.string() + ": a frame is larger than 65535 px");
     if (m_frames == 0) {
         m_width = frame.width;
         m_height = frame.height;
-        if (EGifPutScreenDesc(m_gif, m_width, m_height, 8, 0, nullptr) == GIF_ERROR) fail("cannot write the header", m_gif->Error);
+        if (EGifPutScreenDesc(m_gif, m_width, m_height, 8, 0, nullptr) == GIF_ERROR)
+            fail("cannot write the header", m_gif->Error);
         // NETSCAPE2.0 application extension: loop forever.
         static const char kApp[] = "NETSCAPE2.0";
         const std::array<GifByteType, 3> loop{1, 0, 0};
@@ -100,8 +106,8 @@ void GifWriter::addFrame(const RgbImage& frame, int delayCentiseconds) {
     std::array<GifColorType, 256> palette{};
     if (!exactPalette(red, green, blue, index, palette)) {
         int colours = 256;
-        if (GifQuantizeBuffer(static_cast<unsigned>(w), static_cast<unsigned>(h), &colours, red.data(), green.data(),
-                              blue.data(), index.data(), palette.data()) == GIF_ERROR)
+        if (GifQuantizeBuffer(static_cast<unsigned>(w), static_cast<unsigned>(h), &colours, red.data(),
+                              green.data(), blue.data(), index.data(), palette.data()) == GIF_ERROR)
             fail("cannot quantise frame " + std::to_string(m_frames), D_GIF_ERR_NOT_ENOUGH_MEM);
     }
     ColorMapObject* map = GifMakeMapObject(256, palette.data());
@@ -113,9 +119,11 @@ void GifWriter::addFrame(const RgbImage& frame, int delayCentiseconds) {
     gcb.TransparentColor = NO_TRANSPARENT_COLOR;
     std::array<GifByteType, 4> ext{};
     EGifGCBToExtension(&gcb, ext.data());
-    bool ok = EGifPutExtension(m_gif, GRAPHICS_EXT_FUNC_CODE, static_cast<int>(ext.size()), ext.data()) != GIF_ERROR &&
+    bool ok = EGifPutExtension(m_gif, GRAPHICS_EXT_FUNC_CODE, static_cast<int>(ext.size()), ext.data()) !=
+                  GIF_ERROR &&
               EGifPutImageDesc(m_gif, 0, 0, w, h, false, map) != GIF_ERROR;
-    for (int y = 0; ok && y < h; ++y) ok = EGifPutLine(m_gif, &index[static_cast<size_t>(y) * w], w) != GIF_ERROR;
+    for (int y = 0; ok && y < h; ++y)
+        ok = EGifPutLine(m_gif, &index[static_cast<size_t>(y) * w], w) != GIF_ERROR;
     GifFreeMapObject(map);
     if (!ok) fail("cannot write frame " + std::to_string(m_frames), m_gif->Error);
     ++m_frames;

@@ -1,10 +1,9 @@
 #include "core/export/npy.h"
 
-#include <cctype>
-
 #include "core/util/error.h"
 
 #include <bit>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 
@@ -13,7 +12,8 @@ namespace attnlens {
 void writeNpy(const std::filesystem::path& path, const float* data, const Shape& shape) {
     static_assert(std::endian::native == std::endian::little, "the .npy writer assumes a little-endian host");
     std::string dims; // Python tuple syntax: (), (n,), (a, b, ...)
-    for (size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + std::to_string(shape[i]);
+    for (size_t i = 0; i < shape.size(); ++i)
+        dims += (i ? ", " : "") + std::to_string(shape[i]);
     if (shape.size() == 1) dims += ",";
     std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
     // magic (6) + version (2) + header length (2) + header, padded with spaces and '\n' to 64 bytes.
@@ -28,11 +28,14 @@ void writeNpy(const std::filesystem::path& path, const float* data, const Shape&
     const char lenBytes[2] = {static_cast<char>(len & 0xFF), static_cast<char>(len >> 8)};
     out.write(lenBytes, 2);
     out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(shapeNumel(shape) * sizeof(float)));
+    out.write(reinterpret_cast<const char*>(data),
+              static_cast<std::streamsize>(shapeNumel(shape) * sizeof(float)));
     if (!out) throw Error("'" + path.string() + "': write failed");
 }
 
-void writeNpy(const std::filesystem::path& path, const Tensor& tensor) { writeNpy(path, tensor.data(), tensor.shape()); }
+void writeNpy(const std::filesystem::path& path, const Tensor& tensor) {
+    writeNpy(path, tensor.data(), tensor.shape());
+}
 
 void writeCsv(const std::filesystem::path& path, const Eigen::Ref<const RowMatrix>& values) {
     std::ofstream out(path);
@@ -55,13 +58,15 @@ namespace {
 std::string csvField(const std::string& text) {
     if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
     std::string out = "\"";
-    for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    for (char c : text)
+        out += c == '"' ? std::string("\"\"") : std::string(1, c);
     return out + '"';
 }
 
 std::vector<std::string> indexNames(Eigen::Index n) {
     std::vector<std::string> names;
-    for (Eigen::Index i = 0; i < n; ++i) names.push_back(std::to_string(i));
+    for (Eigen::Index i = 0; i < n; ++i)
+        names.push_back(std::to_string(i));
     return names;
 }
 
@@ -76,7 +81,8 @@ void writeLabelledCsv(const std::filesystem::path& path, const Eigen::Ref<const 
     std::ofstream out(path);
     if (!out) throw Error("'" + path.string() + "': cannot create file");
     out << csvField(corner);
-    for (const std::string& name : columnNames) out << ',' << csvField(name);
+    for (const std::string& name : columnNames)
+        out << ',' << csvField(name);
     out << '\n';
     char buf[32];
     for (Eigen::Index r = 0; r < values.rows(); ++r) {
@@ -92,7 +98,8 @@ void writeLabelledCsv(const std::filesystem::path& path, const Eigen::Ref<const 
 
 void writeMatrix(const std::filesystem::path& path, const Eigen::Ref<const RowMatrix>& values) {
     std::string ext = path.extension().string();
-    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : ext)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (ext == ".csv") {
         writeLabelledCsv(path, values, "row\\col", indexNames(values.rows()), indexNames(values.cols()));
     } else {

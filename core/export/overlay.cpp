@@ -18,7 +18,8 @@ RowMatrix upsampleMap(const Eigen::Ref<const RowMatrix>& map, int width, int hei
     if (!smooth) {
         for (int y = 0; y < height; ++y) {
             const int r = static_cast<int>(int64_t(y) * rows / height);
-            for (int x = 0; x < width; ++x) out(y, x) = map(r, static_cast<int>(int64_t(x) * cols / width));
+            for (int x = 0; x < width; ++x)
+                out(y, x) = map(r, static_cast<int>(int64_t(x) * cols / width));
         }
         return out;
     }
@@ -84,11 +85,13 @@ RowMatrix sampleRegion(const Eigen::Ref<const RowMatrix>& map, int width, int he
 
 } // namespace
 
-RgbImage renderOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& map, const OverlayOptions& options) {
+RgbImage renderOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& map,
+                       const OverlayOptions& options) {
     if (image.empty() || (image.channels != 1 && image.channels != 3))
         throw Error("overlay: the image is empty or has an unsupported channel count");
     if (map.size() == 0) throw Error("overlay: the map is empty");
-    if (!(options.opacity >= 0.0f && options.opacity <= 1.0f)) throw Error("overlay: opacity must be in [0, 1]");
+    if (!(options.opacity >= 0.0f && options.opacity <= 1.0f))
+        throw Error("overlay: opacity must be in [0, 1]");
     float lo = options.lo, hi = options.hi;
     if (hi <= lo) {
         lo = map.minCoeff();
@@ -96,8 +99,9 @@ RgbImage renderOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& 
     }
     const float range = hi > lo ? hi - lo : 1.0f;
     const bool region = options.region.width > 0 && options.region.height > 0;
-    const RowMatrix values = region ? sampleRegion(map, image.width, image.height, options.region, options.smooth)
-                                    : upsampleMap(map, image.width, image.height, options.smooth); // [H, W]
+    const RowMatrix values =
+        region ? sampleRegion(map, image.width, image.height, options.region, options.smooth)
+               : upsampleMap(map, image.width, image.height, options.smooth); // [H, W]
     RgbImage out;
     out.width = image.width;
     out.height = image.height;
@@ -122,19 +126,22 @@ RgbImage renderOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& 
         for (int x = 0; x < image.width; ++x, src += image.channels, dst += 3) {
             const float value = values(y, x);
             if (std::isnan(value)) { // outside the model's view
-                for (int ch = 0; ch < 3; ++ch) dst[ch] = static_cast<uint8_t>(roundNonNegative(dimmed[src[ch * channelStep]]));
+                for (int ch = 0; ch < 3; ++ch)
+                    dst[ch] = static_cast<uint8_t>(roundNonNegative(dimmed[src[ch * channelStep]]));
                 continue;
             }
             const int index = roundNonNegative(std::clamp((value - lo) / range, 0.0f, 1.0f) * 255.0f);
             for (int ch = 0; ch < 3; ++ch)
-                dst[ch] = static_cast<uint8_t>(roundNonNegative(baseTerm[src[ch * channelStep]] + colourTerm[index][ch]));
+                dst[ch] = static_cast<uint8_t>(
+                    roundNonNegative(baseTerm[src[ch * channelStep]] + colourTerm[index][ch]));
         }
     }
     return out;
 }
 
 void writePng(const std::filesystem::path& path, const RgbImage& image) {
-    if (image.width < 1 || image.height < 1) throw Error("'" + path.string() + "': cannot write an empty image");
+    if (image.width < 1 || image.height < 1)
+        throw Error("'" + path.string() + "': cannot write an empty image");
     cv::Mat bgr(image.height, image.width, CV_8UC3);
     for (int y = 0; y < image.height; ++y) {
         auto* row = bgr.ptr<uint8_t>(y);
@@ -151,7 +158,8 @@ void writePng(const std::filesystem::path& path, const RgbImage& image) {
     } catch (const cv::Exception& e) {
         throw Error("'" + path.string() + "': cannot write PNG (" + e.err + ")");
     }
-    if (!ok) throw Error("'" + path.string() + "': cannot write PNG (check the folder exists and is writable)");
+    if (!ok)
+        throw Error("'" + path.string() + "': cannot write PNG (check the folder exists and is writable)");
 }
 
 void writePng(const std::filesystem::path& path, const ImageU8& image) {

@@ -36,7 +36,8 @@ struct OverlayOptions {
 RowMatrix upsampleMap(const Eigen::Ref<const RowMatrix>& map, int width, int height, bool smooth);
 
 // Throws attnlens::Error for an empty image or map or an opacity outside [0, 1].
-RgbImage renderOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& map, const OverlayOptions& options = {});
+RgbImage renderOverlay(const ImageU8& image, const Eigen::Ref<const RowMatrix>& map,
+                       const OverlayOptions& options = {});
 
 // Writes an RGB image as PNG (OpenCV imgcodecs). Throws attnlens::Error naming the path on failure.
 void writePng(const std::filesystem::path& path, const RgbImage& image);

@@ -16,7 +16,9 @@ std::optional<DType> parseDType(std::string_view name);
 // Bytes per element; 0 for Other.
 int64_t dtypeSize(DType dtype);
 // The types a model's weights may have (loaded as float32).
-inline bool isFloatWeightType(DType dtype) { return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16; }
+inline bool isFloatWeightType(DType dtype) {
+    return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
+}
 
 // IEEE half and bfloat16 to float (exact; subnormals, infinities and NaN preserved).
 float halfToFloat(uint16_t h);

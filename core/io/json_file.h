@@ -9,10 +9,10 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
-#include <type_traits>
-#include <vector>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 namespace attnlens {
 
@@ -34,7 +34,9 @@ public:
 
     const Json& json() const { return m_json; }
     const std::filesystem::path& path() const { return m_path; }
-    bool has(const std::string& key) const { return m_json.is_object() && m_json.contains(key) && !m_json[key].is_null(); }
+    bool has(const std::string& key) const {
+        return m_json.is_object() && m_json.contains(key) && !m_json[key].is_null();
+    }
 
     template <typename T> T get(const std::string& key) const {
         if (!has(key)) throw missing(key);
@@ -46,9 +48,7 @@ public:
 
 private:
     template <typename T> struct IsVector : std::false_type {};
-    template <typename U> struct IsVector<std::vector<U>> : std::true_type {
-        using Element = U;
-    };
+    template <typename U> struct IsVector<std::vector<U>> : std::true_type { using Element = U; };
     // Whether every number in `j` fits T (element-wise for vectors): nlohmann's get<int>() of 1e112, or
     // get<float>() of 1e300, is undefined behaviour (found by tests/fuzz/fuzz_configs), not an error.
     template <typename T> static bool fits(const Json& j) {
@@ -59,14 +59,17 @@ private:
             return true;
         } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
             if (!j.is_number()) return true;
-            if (j.is_number_unsigned()) return j.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+            if (j.is_number_unsigned())
+                return j.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
             if (j.is_number_integer()) {
                 const int64_t v = j.get<int64_t>();
                 return v >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
-                       (v < 0 || static_cast<uint64_t>(v) <= static_cast<uint64_t>(std::numeric_limits<T>::max()));
+                       (v < 0 ||
+                        static_cast<uint64_t>(v) <= static_cast<uint64_t>(std::numeric_limits<T>::max()));
             }
             const double v = j.get<double>();
-            return std::isfinite(v) && v == std::trunc(v) && v >= static_cast<double>(std::numeric_limits<T>::min()) &&
+            return std::isfinite(v) && v == std::trunc(v) &&
+                   v >= static_cast<double>(std::numeric_limits<T>::min()) &&
                    v <= static_cast<double>(std::numeric_limits<T>::max());
         } else if constexpr (std::is_floating_point_v<T>) {
             if (!j.is_number_float()) return true;

@@ -2,13 +2,13 @@
 
 #include "core/util/error.h"
 
-#include <cerrno>
-#include <cstring>
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace attnlens {
 
@@ -40,7 +40,8 @@ std::shared_ptr<MappedFile> MappedFile::map(const std::filesystem::path& path) {
     std::shared_ptr<MappedFile> file(new MappedFile);
     file->m_size = static_cast<uint64_t>(st.st_size);
     if (file->m_size == 0) return file; // mmap refuses length 0; an empty file has no bytes to view
-    void* address = mmap(nullptr, static_cast<size_t>(file->m_size), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.get(), 0);
+    void* address =
+        mmap(nullptr, static_cast<size_t>(file->m_size), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.get(), 0);
     if (address == MAP_FAILED) throw Error(where + ": cannot memory-map (" + std::strerror(errno) + ")");
     file->m_bytes = static_cast<unsigned char*>(address);
     return file;

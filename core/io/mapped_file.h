@@ -10,7 +10,8 @@ namespace attnlens {
 
 class MappedFile {
 public:
-    // Throws attnlens::Error naming the file if it cannot be opened, is not a regular file or cannot be mapped.
+    // Throws attnlens::Error naming the file if it cannot be opened, is not a regular file or cannot be
+    // mapped.
     static std::shared_ptr<MappedFile> map(const std::filesystem::path& path);
     ~MappedFile();
     MappedFile(const MappedFile&) = delete;

@@ -19,9 +19,12 @@ ModelFolderInfo inspectModelFolder(const std::filesystem::path& dir) {
         throw Error("'" + dir.string() + "': config.json is missing (expected a Hugging Face model folder)");
     JsonConfig config(configPath);
     info.modelType = config.get<std::string>("model_type");
-    if (info.modelType == "marian") info.kind = ModelKind::Marian;
-    else if (info.modelType == "vit") info.kind = ModelKind::Vit;
-    else if (info.modelType == "bert" || info.modelType == "gpt2") info.kind = ModelKind::Text;
+    if (info.modelType == "marian")
+        info.kind = ModelKind::Marian;
+    else if (info.modelType == "vit")
+        info.kind = ModelKind::Vit;
+    else if (info.modelType == "bert" || info.modelType == "gpt2")
+        info.kind = ModelKind::Text;
     info.weights = findWeightsFile(dir, "model");
     return info;
 }
@@ -56,8 +59,9 @@ std::filesystem::path resourcesDir() {
     std::error_code ec;
     for (const auto& root : resourceRoots())
         if (std::filesystem::is_directory(root / "models", ec)) return root;
-    throw Error("resources folder not found (looked in $ATTNLENS_RESOURCES_DIR, the source tree and the install "
-                "prefix)");
+    throw Error(
+        "resources folder not found (looked in $ATTNLENS_RESOURCES_DIR, the source tree and the install "
+        "prefix)");
 }
 
 std::filesystem::path builtinModelDir(const std::string& name) {
@@ -66,7 +70,8 @@ std::filesystem::path builtinModelDir(const std::string& name) {
         const auto dir = root / "models" / name;
         if (std::filesystem::is_directory(dir, ec)) return dir;
     }
-    throw Error("built-in model '" + name + "' not found (looked in $ATTNLENS_RESOURCES_DIR/models, the source "
+    throw Error("built-in model '" + name +
+                "' not found (looked in $ATTNLENS_RESOURCES_DIR/models, the source "
                 "tree and the install prefix)");
 }
 

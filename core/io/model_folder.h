@@ -14,7 +14,7 @@ enum class ModelKind { Marian, Vit, Diffusion, Text, Unknown };
 
 struct ModelFolderInfo {
     std::filesystem::path dir;
-    std::string modelType;    // config.json "model_type"
+    std::string modelType; // config.json "model_type"
     ModelKind kind = ModelKind::Unknown;
     std::filesystem::path weights; // model.safetensors, or pytorch_model.bin when that is all the folder has
 };

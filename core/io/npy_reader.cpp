@@ -59,13 +59,15 @@ Tensor readNpy(const std::filesystem::path& path, int64_t maxElements) {
     } else {
         throw Error("'" + file + "': unsupported .npy format version " + std::to_string(major));
     }
-    if (headerLen > (1u << 20)) throw Error("'" + file + "': .npy header of " + std::to_string(headerLen) + " bytes is implausible");
+    if (headerLen > (1u << 20))
+        throw Error("'" + file + "': .npy header of " + std::to_string(headerLen) + " bytes is implausible");
     std::string header(headerLen, '\0');
     if (!in.read(header.data(), headerLen)) throw Error("'" + file + "': truncated .npy header");
 
     const std::string descr = headerValue(header, "descr", file);
     if (descr != "'<f4'" && descr != "\"<f4\"")
-        throw Error("'" + file + "': dtype " + descr + ", expected float32 ('<f4'; np.save(path, x.astype(np.float32)))");
+        throw Error("'" + file + "': dtype " + descr +
+                    ", expected float32 ('<f4'; np.save(path, x.astype(np.float32)))");
     if (headerValue(header, "fortran_order", file) != "False")
         throw Error("'" + file + "': Fortran-ordered array; save it in C order (np.ascontiguousarray)");
     const std::string shapeText = headerValue(header, "shape", file);
@@ -84,8 +86,8 @@ Tensor readNpy(const std::filesystem::path& path, int64_t maxElements) {
                 shape.push_back(std::stoll(num));
                 total *= shape.back();
                 if (total > maxElements)
-                    throw Error("'" + file + "': shape " + shapeText + " holds more than " + std::to_string(maxElements) +
-                                " values");
+                    throw Error("'" + file + "': shape " + shapeText + " holds more than " +
+                                std::to_string(maxElements) + " values");
                 num.clear();
             }
         } else if (c != ' ' && c != 'L') {
@@ -93,9 +95,10 @@ Tensor readNpy(const std::filesystem::path& path, int64_t maxElements) {
         }
     }
     Tensor t(shape);
-    if (!in.read(reinterpret_cast<char*>(t.data()), static_cast<std::streamsize>(sizeof(float) * static_cast<size_t>(t.numel()))))
-        throw Error("'" + file + "': file ends before the " + std::to_string(t.numel()) + " values of shape " +
-                    shapeToString(shape));
+    if (!in.read(reinterpret_cast<char*>(t.data()),
+                 static_cast<std::streamsize>(sizeof(float) * static_cast<size_t>(t.numel()))))
+        throw Error("'" + file + "': file ends before the " + std::to_string(t.numel()) +
+                    " values of shape " + shapeToString(shape));
     return t;
 }
 

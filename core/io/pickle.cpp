@@ -19,9 +19,9 @@ struct StorageType {
     DType dtype;
 };
 constexpr StorageType kStorageTypes[] = {
-    {"FloatStorage", DType::F32}, {"HalfStorage", DType::F16},  {"BFloat16Storage", DType::BF16},
+    {"FloatStorage", DType::F32},  {"HalfStorage", DType::F16}, {"BFloat16Storage", DType::BF16},
     {"DoubleStorage", DType::F64}, {"LongStorage", DType::I64}, {"IntStorage", DType::I32},
-    {"ShortStorage", DType::I16}, {"CharStorage", DType::I8},   {"ByteStorage", DType::U8},
+    {"ShortStorage", DType::I16},  {"CharStorage", DType::I8},  {"ByteStorage", DType::U8},
     {"BoolStorage", DType::Bool},
 };
 
@@ -54,7 +54,8 @@ void Reader::fail(const std::string& what) const {
 }
 
 const unsigned char* Reader::take(size_t n) {
-    if (n > m_size - m_pos) fail("needs " + std::to_string(n) + " more bytes, the data ends (truncated file?)");
+    if (n > m_size - m_pos)
+        fail("needs " + std::to_string(n) + " more bytes, the data ends (truncated file?)");
     const unsigned char* p = m_data + m_pos;
     m_pos += n;
     return p;
@@ -63,7 +64,8 @@ const unsigned char* Reader::take(size_t n) {
 uint64_t Reader::readLE(size_t n) {
     const unsigned char* p = take(n);
     uint64_t v = 0;
-    for (size_t i = n; i-- > 0;) v = (v << 8) | p[i];
+    for (size_t i = n; i-- > 0;)
+        v = (v << 8) | p[i];
     return v;
 }
 
@@ -111,18 +113,20 @@ const std::string& Reader::asString(size_t index, const char* what) const {
 
 std::vector<int64_t> Reader::asIntTuple(size_t index, const char* what) const {
     const Value& v = m_arena[index];
-    if (v.kind != Kind::Tuple && v.kind != Kind::List) fail(std::string(what) + " must be a tuple of integers");
+    if (v.kind != Kind::Tuple && v.kind != Kind::List)
+        fail(std::string(what) + " must be a tuple of integers");
     std::vector<int64_t> out;
     out.reserve(v.items.size());
-    for (const size_t i : v.items) out.push_back(asInt(i, what));
+    for (const size_t i : v.items)
+        out.push_back(asInt(i, what));
     return out;
 }
 
 void Reader::admitGlobal(const std::string& module, const std::string& name) {
     const std::string global = module + "." + name;
     DType dtype;
-    if (global == kOrderedDict || global == kRebuildTensorV2 || global == kRebuildTensor || global == kRebuildParameter ||
-        storageDType(global, dtype)) {
+    if (global == kOrderedDict || global == kRebuildTensorV2 || global == kRebuildTensor ||
+        global == kRebuildParameter || storageDType(global, dtype)) {
         Value v;
         v.kind = Kind::Global;
         v.text = global;
@@ -130,7 +134,8 @@ void Reader::admitGlobal(const std::string& module, const std::string& name) {
         return;
     }
     fail("refused: the pickle imports '" + global +
-         "', which a state dict never needs (only collections.OrderedDict, torch._utils._rebuild_tensor_v2 and "
+         "', which a state dict never needs (only collections.OrderedDict, torch._utils._rebuild_tensor_v2 "
+         "and "
          "torch storage types are admitted); nothing in the file was run");
 }
 
@@ -150,12 +155,14 @@ size_t Reader::persistentLoad(size_t id) {
     if (ref.numel < 0) fail("negative storage size");
     if (pid.items.size() == 6 && m_arena[pid.items[5]].kind != Kind::None) {
         const Value& view = m_arena[pid.items[5]];
-        if (view.kind != Kind::Tuple || view.items.size() != 3) fail("a storage view must be (key, offset, size)");
+        if (view.kind != Kind::Tuple || view.items.size() != 3)
+            fail("a storage view must be (key, offset, size)");
         ref.view = true;
         (void)asString(view.items[0], "a view key");
         ref.viewOffset = asInt(view.items[1], "a view offset");
         ref.viewNumel = asInt(view.items[2], "a view size");
-        if (ref.viewOffset < 0 || ref.viewNumel < 0 || ref.viewOffset > ref.numel || ref.viewNumel > ref.numel - ref.viewOffset)
+        if (ref.viewOffset < 0 || ref.viewNumel < 0 || ref.viewOffset > ref.numel ||
+            ref.viewNumel > ref.numel - ref.viewOffset)
             fail("a storage view lies outside its storage");
     }
     m_storages.push_back(std::move(ref));
@@ -217,21 +224,31 @@ size_t Reader::run() {
             if (version > 5) fail("pickle protocol " + std::to_string(version) + " is not known");
             break;
         }
-        case 0x95: (void)take(8); break; // FRAME: a length hint only
+        case 0x95:
+            (void)take(8);
+            break;  // FRAME: a length hint only
         case '.': { // STOP
             const size_t result = pop();
             if (!m_marks.empty() || !m_stack.empty()) fail("STOP with values left on the stack");
             return result;
         }
-        case '(': m_marks.push_back(m_stack.size()); break;
-        case '0': (void)pop(); break;
-        case '1': (void)popToMark(); break;
+        case '(':
+            m_marks.push_back(m_stack.size());
+            break;
+        case '0':
+            (void)pop();
+            break;
+        case '1':
+            (void)popToMark();
+            break;
         case '2': {
             const size_t duplicate = top();
             m_stack.push_back(duplicate);
             break;
         }
-        case 'N': push({}); break;
+        case 'N':
+            push({});
+            break;
         case 0x88:
         case 0x89: {
             Value v;
@@ -245,8 +262,10 @@ size_t Reader::run() {
         case 'M': {
             Value v;
             v.kind = Kind::Int;
-            if (op == 'J') v.integer = static_cast<int32_t>(static_cast<uint32_t>(readLE(4)));
-            else v.integer = static_cast<int64_t>(readLE(op == 'K' ? 1 : 2));
+            if (op == 'J')
+                v.integer = static_cast<int32_t>(static_cast<uint32_t>(readLE(4)));
+            else
+                v.integer = static_cast<int64_t>(readLE(op == 'K' ? 1 : 2));
             push(std::move(v));
             break;
         }
@@ -257,7 +276,8 @@ size_t Reader::run() {
             Value v;
             if (n <= 8) {
                 uint64_t bits = 0;
-                for (size_t i = n; i-- > 0;) bits = (bits << 8) | p[i];
+                for (size_t i = n; i-- > 0;)
+                    bits = (bits << 8) | p[i];
                 if (n > 0 && n < 8 && (p[n - 1] & 0x80u)) bits |= ~uint64_t{0} << (8 * n); // sign-extend
                 v.kind = Kind::Int;
                 v.integer = static_cast<int64_t>(bits);
@@ -271,14 +291,22 @@ size_t Reader::run() {
         case 'G': { // BINFLOAT, big-endian
             const unsigned char* p = take(8);
             uint64_t bits = 0;
-            for (int i = 0; i < 8; ++i) bits = (bits << 8) | p[i];
+            for (int i = 0; i < 8; ++i)
+                bits = (bits << 8) | p[i];
             Value v;
             v.kind = Kind::Float;
             v.real = std::bit_cast<double>(bits);
             push(std::move(v));
             break;
         }
-        case 'X': case 0x8c: case 0x8d: case 'T': case 'U': case 'B': case 'C': case 0x8e: {
+        case 'X':
+        case 0x8c:
+        case 0x8d:
+        case 'T':
+        case 'U':
+        case 'B':
+        case 'C':
+        case 0x8e: {
             size_t lengthBytes = 4;
             if (op == 0x8c || op == 'U' || op == 'C') lengthBytes = 1;
             if (op == 0x8d || op == 0x8e) lengthBytes = 8;
@@ -316,7 +344,8 @@ size_t Reader::run() {
             Value v;
             v.kind = Kind::Tuple;
             v.items.resize(n);
-            for (size_t i = n; i-- > 0;) v.items[i] = pop();
+            for (size_t i = n; i-- > 0;)
+                v.items[i] = pop();
             push(std::move(v));
             break;
         }
@@ -351,9 +380,15 @@ size_t Reader::run() {
             dict.items.insert(dict.items.end(), items.begin(), items.end());
             break;
         }
-        case 'q': m_memo[readLE(1)] = top(); break;
-        case 'r': m_memo[readLE(4)] = top(); break;
-        case 0x94: m_memo[m_memo.size()] = top(); break; // MEMOIZE
+        case 'q':
+            m_memo[readLE(1)] = top();
+            break;
+        case 'r':
+            m_memo[readLE(4)] = top();
+            break;
+        case 0x94:
+            m_memo[m_memo.size()] = top();
+            break; // MEMOIZE
         case 'h':
         case 'j': {
             const uint64_t key = readLE(op == 'h' ? 1 : 4);

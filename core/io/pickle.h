@@ -2,10 +2,10 @@
 // A restricted reader of the Python pickles inside PyTorch checkpoints (torch.save of a state dict).
 //
 // A pickle is a program for a stack machine that may import and call anything, so this never runs one: it
-// interprets only the opcodes that build data (numbers, strings, tuples, lists, dicts, memo) and admits only the
-// globals a state dict needs — collections.OrderedDict, torch._utils._rebuild_tensor_v2 / _rebuild_tensor /
-// _rebuild_parameter and the torch.*Storage types. Any other global is refused by name, before anything else
-// happens; so are unknown opcodes. Values live in an arena owned by the reader (no reference cycles, no
+// interprets only the opcodes that build data (numbers, strings, tuples, lists, dicts, memo) and admits only
+// the globals a state dict needs — collections.OrderedDict, torch._utils._rebuild_tensor_v2 / _rebuild_tensor
+// / _rebuild_parameter and the torch.*Storage types. Any other global is refused by name, before anything
+// else happens; so are unknown opcodes. Values live in an arena owned by the reader (no reference cycles, no
 // recursion), every length is checked against the bytes that remain, and the work is linear in the input.
 //
 //   pickle::Reader reader(bytes, size, "'pytorch_model.bin'");

@@ -12,7 +12,9 @@ namespace attnlens {
 
 namespace {
 
-std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+std::string quoted(const std::filesystem::path& p) {
+    return "'" + p.string() + "'";
+}
 
 bool startsWith(const MappedFile& file, std::string_view prefix) {
     return file.size() >= prefix.size() && std::memcmp(file.bytes(), prefix.data(), prefix.size()) == 0;
@@ -25,7 +27,8 @@ bool looksLikePickle(const MappedFile& file) {
     if (file.size() < 2 || b[0] != 0x80 || b[1] < 2 || b[1] > 5) return false;
     if (file.size() < 8) return true;
     uint64_t headerLength = 0;
-    for (int i = 7; i >= 0; --i) headerLength = (headerLength << 8) | b[i];
+    for (int i = 7; i >= 0; --i)
+        headerLength = (headerLength << 8) | b[i];
     return headerLength > kMaxSafeTensorsHeaderBytes || headerLength > file.size() - 8;
 }
 
@@ -49,7 +52,8 @@ void validate(TensorInfo& info, const std::vector<TensorFile::Storage>& storages
     uint64_t numel = 1;
     for (const int64_t d : info.shape) {
         if (d < 0) throw Error(what + ": negative dimension in shape " + shapeToString(info.shape));
-        if (!mulSize(numel, static_cast<uint64_t>(d), numel) || numel > uint64_t(std::numeric_limits<int64_t>::max()))
+        if (!mulSize(numel, static_cast<uint64_t>(d), numel) ||
+            numel > uint64_t(std::numeric_limits<int64_t>::max()))
             throw Error(what + ": shape " + shapeToString(info.shape) + " is too large");
     }
     if (info.begin > storageSize)
@@ -68,18 +72,20 @@ void validate(TensorInfo& info, const std::vector<TensorFile::Storage>& storages
                         std::to_string(info.shape.size()) + " dimensions");
         span = 1;
         for (size_t i = 0; i < info.shape.size(); ++i) {
-            if (info.strides[i] < 0) throw Error(what + ": negative stride " + std::to_string(info.strides[i]));
+            if (info.strides[i] < 0)
+                throw Error(what + ": negative stride " + std::to_string(info.strides[i]));
             uint64_t reach = 0;
-            if (!mulSize(static_cast<uint64_t>(info.shape[i] - 1), static_cast<uint64_t>(info.strides[i]), reach) ||
+            if (!mulSize(static_cast<uint64_t>(info.shape[i] - 1), static_cast<uint64_t>(info.strides[i]),
+                         reach) ||
                 !addSize(span, reach, span))
                 throw Error(what + ": strides reach past any file");
         }
     }
     uint64_t bytes = 0;
     if (!mulSize(span, elemSize, bytes) || !addSize(info.begin, bytes, info.end) || info.end > storageSize)
-        throw Error(what + ": shape " + shapeToString(info.shape) + " of " + std::string(dtypeName(info.dtype)) +
-                    " from byte " + std::to_string(info.begin) + " runs past its storage of " +
-                    std::to_string(storageSize) + " bytes (truncated file?)");
+        throw Error(what + ": shape " + shapeToString(info.shape) + " of " +
+                    std::string(dtypeName(info.dtype)) + " from byte " + std::to_string(info.begin) +
+                    " runs past its storage of " + std::to_string(storageSize) + " bytes (truncated file?)");
 }
 
 float readElement(const unsigned char* p, DType dtype) {
@@ -118,17 +124,20 @@ TensorFile TensorFile::open(const std::filesystem::path& path) {
         return readTorchZip(path, std::move(mapping));
     if (looksLikePickle(*mapping)) return readTorchLegacy(path, std::move(mapping));
     if (mapping->size() >= 262 && std::memcmp(mapping->bytes() + 257, "ustar", 5) == 0)
-        throw Error(quoted(path) + ": a tar-format PyTorch checkpoint (PyTorch before 0.4) is not read; load it with "
-                                   "torch.load and save it again with torch.save");
+        throw Error(quoted(path) +
+                    ": a tar-format PyTorch checkpoint (PyTorch before 0.4) is not read; load it with "
+                    "torch.load and save it again with torch.save");
     return readSafeTensors(path, std::move(mapping));
 }
 
-TensorFile::TensorFile(std::filesystem::path path, Format format, uint64_t fileSize, std::vector<Storage> storages,
-                       std::vector<TensorInfo> tensors, std::map<std::string, std::string> metadata)
+TensorFile::TensorFile(std::filesystem::path path, Format format, uint64_t fileSize,
+                       std::vector<Storage> storages, std::vector<TensorInfo> tensors,
+                       std::map<std::string, std::string> metadata)
     : m_path(std::move(path)), m_format(format), m_fileSize(fileSize), m_storages(std::move(storages)),
       m_tensors(std::move(tensors)), m_metadata(std::move(metadata)) {
     const std::string where = quoted(m_path);
-    for (auto& info : m_tensors) validate(info, m_storages, where);
+    for (auto& info : m_tensors)
+        validate(info, m_storages, where);
     for (size_t i = 0; i < m_tensors.size(); ++i)
         if (!m_index.emplace(m_tensors[i].name, i).second)
             throw Error(where + ": tensor '" + m_tensors[i].name + "' appears twice");
@@ -136,9 +145,12 @@ TensorFile::TensorFile(std::filesystem::path path, Format format, uint64_t fileS
 
 std::string_view TensorFile::formatName(Format format) {
     switch (format) {
-    case Format::SafeTensors: return "safetensors";
-    case Format::TorchZip: return "PyTorch zip checkpoint";
-    case Format::TorchLegacy: return "PyTorch legacy checkpoint";
+    case Format::SafeTensors:
+        return "safetensors";
+    case Format::TorchZip:
+        return "PyTorch zip checkpoint";
+    case Format::TorchLegacy:
+        return "PyTorch legacy checkpoint";
     }
     return "unknown";
 }
@@ -156,20 +168,23 @@ Tensor TensorFile::load(std::string_view name) const {
 
 Tensor TensorFile::load(const TensorInfo& info) const {
     if (!isFloatWeightType(info.dtype))
-        throw Error(quoted(m_path) + ": tensor '" + info.name + "' has dtype " + std::string(dtypeName(info.dtype)) +
-                    "; only F32, F16 and BF16 can be loaded");
+        throw Error(quoted(m_path) + ": tensor '" + info.name + "' has dtype " +
+                    std::string(dtypeName(info.dtype)) + "; only F32, F16 and BF16 can be loaded");
     const Storage& storage = m_storages.at(info.storage);
     const unsigned char* src = storage.bytes + info.begin;
     const int64_t n = shapeNumel(info.shape);
     const bool contiguous = info.contiguous();
-    if (info.dtype == DType::F32 && contiguous && n > 0 && reinterpret_cast<uintptr_t>(src) % alignof(float) == 0)
-        return Tensor::view(info.shape, const_cast<float*>(reinterpret_cast<const float*>(src)), storage.owner);
+    if (info.dtype == DType::F32 && contiguous && n > 0 &&
+        reinterpret_cast<uintptr_t>(src) % alignof(float) == 0)
+        return Tensor::view(info.shape, const_cast<float*>(reinterpret_cast<const float*>(src)),
+                            storage.owner);
     Tensor t(info.shape);
     if (n == 0) return t;
     float* dst = t.data();
     const int64_t size = dtypeSize(info.dtype);
     if (contiguous) {
-        for (int64_t i = 0; i < n; ++i) dst[i] = readElement(src + i * size, info.dtype);
+        for (int64_t i = 0; i < n; ++i)
+            dst[i] = readElement(src + i * size, info.dtype);
         return t;
     }
     // A strided view: walk the multi-index in row-major order, carrying the element offset along.

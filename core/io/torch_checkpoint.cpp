@@ -13,7 +13,9 @@ namespace attnlens {
 
 namespace {
 
-std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+std::string quoted(const std::filesystem::path& p) {
+    return "'" + p.string() + "'";
+}
 
 // Largest data.pkl read into memory: a state dict's pickle is a few bytes per tensor.
 constexpr uint64_t kMaxPickleBytes = 256ull * 1024 * 1024;
@@ -25,8 +27,10 @@ bool mulSize(uint64_t a, uint64_t b, uint64_t& out) {
     return true;
 }
 
-// The name → tensor pairs of the unpickled object: a dict of tensors, or such a dict under "state_dict" / "model".
-std::vector<std::pair<std::string, size_t>> stateDictTensors(const pickle::Reader& reader, size_t top, const std::string& where) {
+// The name → tensor pairs of the unpickled object: a dict of tensors, or such a dict under "state_dict" /
+// "model".
+std::vector<std::pair<std::string, size_t>> stateDictTensors(const pickle::Reader& reader, size_t top,
+                                                             const std::string& where) {
     auto collect = [&](size_t dictIndex) {
         std::vector<std::pair<std::string, size_t>> out;
         const pickle::Value& dict = reader.value(dictIndex);
@@ -39,7 +43,8 @@ std::vector<std::pair<std::string, size_t>> stateDictTensors(const pickle::Reade
         return out;
     };
     const pickle::Value& root = reader.value(top);
-    if (root.kind != pickle::Kind::Dict) throw Error(where + ": the checkpoint holds no state dict (its object is not a dict)");
+    if (root.kind != pickle::Kind::Dict)
+        throw Error(where + ": the checkpoint holds no state dict (its object is not a dict)");
     auto tensors = collect(top);
     if (!tensors.empty()) return tensors;
     for (size_t i = 0; i + 1 < root.items.size(); i += 2) {
@@ -52,8 +57,8 @@ std::vector<std::pair<std::string, size_t>> stateDictTensors(const pickle::Reade
     throw Error(where + ": the checkpoint's dict holds no tensors (not a state dict)");
 }
 
-// TensorInfos for the state dict's tensors; the reader's storage i is the file's storage fileStorage[i] (one per
-// distinct storage, so that tensors tied to one storage point at the same bytes).
+// TensorInfos for the state dict's tensors; the reader's storage i is the file's storage fileStorage[i] (one
+// per distinct storage, so that tensors tied to one storage point at the same bytes).
 std::vector<TensorInfo> tensorInfos(const pickle::Reader& reader, size_t top, const std::string& where,
                                     const std::vector<size_t>& fileStorage) {
     std::vector<TensorInfo> infos;
@@ -66,8 +71,10 @@ std::vector<TensorInfo> tensorInfos(const pickle::Reader& reader, size_t top, co
         info.shape = ref.shape;
         info.strides = ref.strides;
         info.storage = fileStorage[ref.storage];
-        if (!mulSize(static_cast<uint64_t>(ref.offset), static_cast<uint64_t>(dtypeSize(storage.dtype)), info.begin))
-            throw Error(where + ": tensor '" + name + "': storage offset " + std::to_string(ref.offset) + " is too large");
+        if (!mulSize(static_cast<uint64_t>(ref.offset), static_cast<uint64_t>(dtypeSize(storage.dtype)),
+                     info.begin))
+            throw Error(where + ": tensor '" + name + "': storage offset " + std::to_string(ref.offset) +
+                        " is too large");
         infos.push_back(std::move(info));
     }
     return infos;
@@ -76,11 +83,12 @@ std::vector<TensorInfo> tensorInfos(const pickle::Reader& reader, size_t top, co
 // Checks that `storage` (numel elements of its dtype) fits in `available` bytes.
 void checkStorageSize(const pickle::StorageRef& storage, uint64_t available, const std::string& where) {
     uint64_t bytes = 0;
-    if (!mulSize(static_cast<uint64_t>(storage.numel), static_cast<uint64_t>(dtypeSize(storage.dtype)), bytes) ||
+    if (!mulSize(static_cast<uint64_t>(storage.numel), static_cast<uint64_t>(dtypeSize(storage.dtype)),
+                 bytes) ||
         bytes > available)
         throw Error(where + ": storage '" + storage.key + "' of " + std::to_string(storage.numel) + " " +
-                    std::string(dtypeName(storage.dtype)) + " elements needs more than the " + std::to_string(available) +
-                    " bytes the file holds for it (truncated file?)");
+                    std::string(dtypeName(storage.dtype)) + " elements needs more than the " +
+                    std::to_string(available) + " bytes the file holds for it (truncated file?)");
 }
 
 // --- zip ---------------------------------------------------------------------------------------------------
@@ -96,7 +104,9 @@ class ZipReader {
 public:
     ZipReader(const std::filesystem::path& path, std::string where) : m_where(std::move(where)) {
         m_zip = unzOpen64(path.c_str());
-        if (!m_zip) throw Error(m_where + ": not a readable zip archive (a PyTorch checkpoint written by torch.save is one)");
+        if (!m_zip)
+            throw Error(m_where +
+                        ": not a readable zip archive (a PyTorch checkpoint written by torch.save is one)");
     }
     ~ZipReader() {
         if (m_zip) unzClose(m_zip);
@@ -108,7 +118,8 @@ public:
         unz_global_info64 global{};
         if (unzGetGlobalInfo64(m_zip, &global) != UNZ_OK) throw Error(m_where + ": unreadable zip directory");
         if (global.number_entry > kMaxZipEntries)
-            throw Error(m_where + ": " + std::to_string(global.number_entry) + " zip entries, more than any checkpoint has");
+            throw Error(m_where + ": " + std::to_string(global.number_entry) +
+                        " zip entries, more than any checkpoint has");
         std::map<std::string, ZipEntry> out;
         for (int r = unzGoToFirstFile(m_zip); r == UNZ_OK; r = unzGoToNextFile(m_zip)) {
             unz_file_info64 info{};
@@ -119,14 +130,17 @@ public:
             ZipEntry entry;
             entry.size = info.uncompressed_size;
             entry.stored = info.compression_method == 0;
-            if (unzGetFilePos64(m_zip, &entry.position) != UNZ_OK) throw Error(m_where + ": unreadable zip entry");
+            if (unzGetFilePos64(m_zip, &entry.position) != UNZ_OK)
+                throw Error(m_where + ": unreadable zip entry");
             if (entry.stored) {
-                if (unzOpenCurrentFile(m_zip) != UNZ_OK) throw Error(m_where + ": zip entry '" + name + "' cannot be opened");
+                if (unzOpenCurrentFile(m_zip) != UNZ_OK)
+                    throw Error(m_where + ": zip entry '" + name + "' cannot be opened");
                 entry.dataOffset = unzGetCurrentFileZStreamPos64(m_zip);
                 unzCloseCurrentFile(m_zip);
                 if (info.compressed_size != info.uncompressed_size || entry.dataOffset > fileSize ||
                     entry.size > fileSize - entry.dataOffset)
-                    throw Error(m_where + ": zip entry '" + std::string(name) + "' runs past the end of the file (truncated?)");
+                    throw Error(m_where + ": zip entry '" + std::string(name) +
+                                "' runs past the end of the file (truncated?)");
             }
             out[name] = entry;
         }
@@ -136,12 +150,14 @@ public:
     // The entry's bytes, decompressed, at most `limit`; the CRC is checked.
     std::vector<unsigned char> read(const std::string& name, ZipEntry entry, uint64_t limit) {
         if (entry.size > limit)
-            throw Error(m_where + ": zip entry '" + name + "' of " + std::to_string(entry.size) + " bytes is larger than "
+            throw Error(m_where + ": zip entry '" + name + "' of " + std::to_string(entry.size) +
+                        " bytes is larger than "
                         "any state dict's pickle");
         if (unzGoToFilePos64(m_zip, &entry.position) != UNZ_OK || unzOpenCurrentFile(m_zip) != UNZ_OK)
             throw Error(m_where + ": zip entry '" + name + "' cannot be opened");
         std::vector<unsigned char> bytes(static_cast<size_t>(entry.size));
-        const int n = bytes.empty() ? 0 : unzReadCurrentFile(m_zip, bytes.data(), static_cast<unsigned>(bytes.size()));
+        const int n =
+            bytes.empty() ? 0 : unzReadCurrentFile(m_zip, bytes.data(), static_cast<unsigned>(bytes.size()));
         const int closed = unzCloseCurrentFile(m_zip);
         if (n < 0 || static_cast<uint64_t>(n) != entry.size || closed != UNZ_OK)
             throw Error(m_where + ": zip entry '" + name + "' is damaged (" +
@@ -190,17 +206,20 @@ TensorFile readTorchZip(const std::filesystem::path& path, std::shared_ptr<Mappe
         }
         const std::string name = prefix + "data/" + ref.key;
         const auto it = entries.find(name);
-        if (it == entries.end()) throw Error(where + ": storage '" + ref.key + "' is missing (no entry " + name + ")");
+        if (it == entries.end())
+            throw Error(where + ": storage '" + ref.key + "' is missing (no entry " + name + ")");
         if (!it->second.stored)
-            throw Error(where + ": storage '" + ref.key + "' is compressed; torch.save stores storages uncompressed "
-                                "(re-save the checkpoint with torch.save)");
+            throw Error(where + ": storage '" + ref.key +
+                        "' is compressed; torch.save stores storages uncompressed "
+                        "(re-save the checkpoint with torch.save)");
         checkStorageSize(ref, it->second.size, where);
         byKey[ref.key] = storages.size();
         fileStorage.push_back(storages.size());
         storages.push_back({mapping->bytes() + it->second.dataOffset, it->second.size, mapping});
     }
     auto infos = tensorInfos(reader, top, where, fileStorage);
-    return TensorFile(path, TensorFile::Format::TorchZip, mapping->size(), std::move(storages), std::move(infos));
+    return TensorFile(path, TensorFile::Format::TorchZip, mapping->size(), std::move(storages),
+                      std::move(infos));
 }
 
 TensorFile readTorchLegacy(const std::filesystem::path& path, std::shared_ptr<MappedFile> mapping) {
@@ -213,16 +232,18 @@ TensorFile readTorchLegacy(const std::filesystem::path& path, std::shared_ptr<Ma
         throw Error(where + ": a Python pickle, but not a PyTorch checkpoint (its magic number is missing)");
     const pickle::Value& protocol = reader.value(reader.run());
     if (protocol.kind != pickle::Kind::Int || protocol.integer != 1001)
-        throw Error(where + ": PyTorch legacy checkpoint of protocol version " +
-                    (protocol.kind == pickle::Kind::Int ? std::to_string(protocol.integer) : std::string("?")) +
-                    ", expected 1001");
+        throw Error(
+            where + ": PyTorch legacy checkpoint of protocol version " +
+            (protocol.kind == pickle::Kind::Int ? std::to_string(protocol.integer) : std::string("?")) +
+            ", expected 1001");
     const size_t sysInfoIndex = reader.run();
     const pickle::Value& sysInfo = reader.value(sysInfoIndex);
     if (sysInfo.kind != pickle::Kind::Dict) throw Error(where + ": its system information is not a dict");
     for (size_t i = 0; i + 1 < sysInfo.items.size(); i += 2) {
         const pickle::Value& key = reader.value(sysInfo.items[i]);
         const pickle::Value& value = reader.value(sysInfo.items[i + 1]);
-        if (key.kind == pickle::Kind::String && key.text == "little_endian" && !(value.kind == pickle::Kind::Bool && value.integer))
+        if (key.kind == pickle::Kind::String && key.text == "little_endian" &&
+            !(value.kind == pickle::Kind::Bool && value.integer))
             throw Error(where + ": a big-endian checkpoint; only little-endian storages are read");
     }
     const size_t top = reader.run();
@@ -237,7 +258,8 @@ TensorFile readTorchLegacy(const std::filesystem::path& path, std::shared_ptr<Ma
         uint64_t size = 0;
     };
     std::map<std::string, DType> dtypeOf;
-    for (const auto& ref : reader.storages()) dtypeOf.emplace(ref.key, ref.dtype);
+    for (const auto& ref : reader.storages())
+        dtypeOf.emplace(ref.key, ref.dtype);
     std::map<std::string, Root> roots;
     uint64_t pos = reader.position();
     const uint64_t fileSize = mapping->size();
@@ -245,10 +267,13 @@ TensorFile readTorchLegacy(const std::filesystem::path& path, std::shared_ptr<Ma
         const pickle::Value& key = reader.value(k);
         if (key.kind != pickle::Kind::String) throw Error(where + ": a storage key that is not a string");
         const auto dtype = dtypeOf.find(key.text);
-        if (dtype == dtypeOf.end()) throw Error(where + ": storage '" + key.text + "' is listed but no tensor uses it");
-        if (fileSize - pos < 8) throw Error(where + ": storage '" + key.text + "' is cut off (truncated file?)");
+        if (dtype == dtypeOf.end())
+            throw Error(where + ": storage '" + key.text + "' is listed but no tensor uses it");
+        if (fileSize - pos < 8)
+            throw Error(where + ": storage '" + key.text + "' is cut off (truncated file?)");
         uint64_t numel = 0;
-        for (int b = 7; b >= 0; --b) numel = (numel << 8) | mapping->bytes()[pos + static_cast<uint64_t>(b)];
+        for (int b = 7; b >= 0; --b)
+            numel = (numel << 8) | mapping->bytes()[pos + static_cast<uint64_t>(b)];
         pos += 8;
         uint64_t bytes = 0;
         if (!mulSize(numel, static_cast<uint64_t>(dtypeSize(dtype->second)), bytes) || bytes > fileSize - pos)
@@ -262,8 +287,9 @@ TensorFile readTorchLegacy(const std::filesystem::path& path, std::shared_ptr<Ma
     std::vector<size_t> fileStorage;
     std::map<std::string, size_t> byKey; // key, or key@offset+size for a view
     for (const auto& ref : reader.storages()) {
-        const std::string id = ref.view ? ref.key + "@" + std::to_string(ref.viewOffset) + "+" + std::to_string(ref.viewNumel)
-                                        : ref.key;
+        const std::string id =
+            ref.view ? ref.key + "@" + std::to_string(ref.viewOffset) + "+" + std::to_string(ref.viewNumel)
+                     : ref.key;
         if (const auto known = byKey.find(id); known != byKey.end()) {
             fileStorage.push_back(known->second);
             continue;
@@ -271,12 +297,14 @@ TensorFile readTorchLegacy(const std::filesystem::path& path, std::shared_ptr<Ma
         byKey[id] = storages.size();
         fileStorage.push_back(storages.size());
         const auto root = roots.find(ref.key);
-        if (root == roots.end()) throw Error(where + ": storage '" + ref.key + "' is used but not in the file");
+        if (root == roots.end())
+            throw Error(where + ": storage '" + ref.key + "' is used but not in the file");
         checkStorageSize(ref, root->second.size, where);
         const uint64_t elem = static_cast<uint64_t>(dtypeSize(ref.dtype));
         if (!ref.view) {
             storages.push_back({root->second.bytes, root->second.size, mapping});
-        } else { // inside the root: checked by the reader against numel, and numel against the root just above
+        } else { // inside the root: checked by the reader against numel, and numel against the root just
+                 // above
             storages.push_back({root->second.bytes + static_cast<uint64_t>(ref.viewOffset) * elem,
                                 static_cast<uint64_t>(ref.viewNumel) * elem, mapping});
         }

@@ -7,8 +7,10 @@ namespace attnlens {
 Tensor WeightBinder::loadChecked(const TensorInfo& info, const Shape& shape) {
     // Accept a shape that differs only by leading 1s (e.g. final_logits_bias [1, V] vs [V]).
     Shape a = info.shape, b = shape;
-    while (!a.empty() && a.front() == 1 && a.size() > b.size()) a.erase(a.begin());
-    while (!b.empty() && b.front() == 1 && b.size() > a.size()) b.erase(b.begin());
+    while (!a.empty() && a.front() == 1 && a.size() > b.size())
+        a.erase(a.begin());
+    while (!b.empty() && b.front() == 1 && b.size() > a.size())
+        b.erase(b.begin());
     if (a != b) {
         m_problems.push_back("'" + info.name + "' has shape " + shapeToString(info.shape) + ", expected " +
                              shapeToString(shape));
@@ -48,7 +50,8 @@ void WeightBinder::finish(const std::string& context) const {
     std::string msg = context + ": " + std::to_string(m_problems.size()) + " weight problem" +
                       (m_problems.size() == 1 ? "" : "s") + ": ";
     const size_t shown = std::min<size_t>(m_problems.size(), 20);
-    for (size_t i = 0; i < shown; ++i) msg += (i ? "; " : "") + m_problems[i];
+    for (size_t i = 0; i < shown; ++i)
+        msg += (i ? "; " : "") + m_problems[i];
     if (shown < m_problems.size()) msg += "; ... and " + std::to_string(m_problems.size() - shown) + " more";
     throw Error(msg);
 }

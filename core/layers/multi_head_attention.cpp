@@ -1,11 +1,10 @@
 #include "core/layers/multi_head_attention.h"
 
-#include <algorithm>
-
 #include "core/ops/gemm.h"
 #include "core/ops/nn.h"
 #include "core/util/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -46,8 +45,8 @@ MultiHeadAttention::MultiHeadAttention(LinearWeights q, LinearWeights k, LinearW
       m_scaleAt(scale) {
     m_dim = m_q.weight.empty() ? 0 : m_q.weight.dim(0);
     if (heads <= 0 || m_dim % heads != 0)
-        throw Error("attention: d_model " + std::to_string(m_dim) + " is not divisible by " + std::to_string(heads) +
-                    " heads");
+        throw Error("attention: d_model " + std::to_string(m_dim) + " is not divisible by " +
+                    std::to_string(heads) + " heads");
     m_scale = scaleFactor ? *scaleFactor : 1.0f / std::sqrt(static_cast<float>(m_dim / heads));
 }
 
@@ -60,7 +59,8 @@ void MultiHeadAttention::projectQueryUnscaled(const Eigen::Ref<const RowMatrix>&
     linearInto(x, m_q, q);
 }
 
-void MultiHeadAttention::projectKeyValue(const Eigen::Ref<const RowMatrix>& x, RowMatrix& k, RowMatrix& v) const {
+void MultiHeadAttention::projectKeyValue(const Eigen::Ref<const RowMatrix>& x, RowMatrix& k,
+                                         RowMatrix& v) const {
     linearInto(x, m_k, k);
     linearInto(x, m_v, v);
 }
@@ -72,13 +72,15 @@ RowMatrix MultiHeadAttention::attend(const RowMatrix& q, const Eigen::Ref<const 
 }
 
 void MultiHeadAttention::packWeights() {
-    for (LinearWeights* l : {&m_q, &m_k, &m_v, &m_out}) l->pack();
+    for (LinearWeights* l : {&m_q, &m_k, &m_v, &m_out})
+        l->pack();
 }
 
 float* MultiHeadAttention::captureTarget(Tensor* probs, int64_t n, int64_t m) const {
     if (!probs) return nullptr;
     const Shape expected{m_heads, n, m};
-    if (probs->empty()) *probs = Tensor(expected);
+    if (probs->empty())
+        *probs = Tensor(expected);
     else if (probs->shape() != expected)
         throw Error("attention capture is " + shapeToString(probs->shape()) + ", the layer produces " +
                     shapeToString(expected));
@@ -91,31 +93,35 @@ RowMatrix MultiHeadAttention::outProject(const RowMatrix& context) const {
     return out;
 }
 
-RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys,
+RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q,
+                                          const Eigen::Ref<const RowMatrix>& keys,
                                           const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask,
                                           Tensor* capture, std::span<const int> offHeads) const {
     const int64_t n = q.rows();
     const int64_t m = keys.rows();
     const int64_t hd = headDim();
     if (mask && (mask->rows() != n || mask->cols() != m))
-        throw Error("attention: mask is " + std::to_string(mask->rows()) + "x" + std::to_string(mask->cols()) +
-                    ", expected " + std::to_string(n) + "x" + std::to_string(m));
+        throw Error("attention: mask is " + std::to_string(mask->rows()) + "x" +
+                    std::to_string(mask->cols()) + ", expected " + std::to_string(n) + "x" +
+                    std::to_string(m));
     float* probs = captureTarget(capture, n, m); // [heads, n, m] or nullptr
-    RowMatrix context(n, m_dim); // [n, D]
-    RowMatrix scores(n, m);      // [query, key] of one head
+    RowMatrix context(n, m_dim);                 // [n, D]
+    RowMatrix scores(n, m);                      // [query, key] of one head
     for (int h = 0; h < m_heads; ++h) {
         if (std::find(offHeads.begin(), offHeads.end(), h) != offHeads.end()) { // ablated: probabilities × 0
             if (probs) std::fill(probs + h * n * m, probs + (h + 1) * n * m, 0.0f);
             context.middleCols(h * hd, hd).setZero();
             continue;
         }
-        gemm(GemmArgs{q.data() + h * hd, q.outerStride(), keys.data() + h * hd, keys.outerStride(), scores.data(), m, n, m, hd,
+        gemm(GemmArgs{q.data() + h * hd, q.outerStride(), keys.data() + h * hd, keys.outerStride(),
+                      scores.data(), m, n, m, hd,
                       /*transB=*/true, /*accumulate=*/false}); // scores [n, m] = q_h · k_hᵀ
         if (m_scaleAt == QueryScale::Scores) scores *= m_scale;
         if (mask) scores += *mask;
         softmaxRowsInPlace(scores);
         if (probs) std::memcpy(probs + h * n * m, scores.data(), sizeof(float) * static_cast<size_t>(n * m));
-        gemm(GemmArgs{scores.data(), m, values.data() + h * hd, values.outerStride(), context.data() + h * hd, m_dim, n, hd, m,
+        gemm(GemmArgs{scores.data(), m, values.data() + h * hd, values.outerStride(), context.data() + h * hd,
+                      m_dim, n, hd, m,
                       /*transB=*/false, /*accumulate=*/false}); // context_h [n, hd] = scores · v_h
     }
     return context;
@@ -132,7 +138,8 @@ RowMatrix MultiHeadAttention::forward(const RowMatrix& x, const RowMatrix& kv, c
 RowMatrix causalMask(int64_t n, int64_t offset) {
     RowMatrix mask = RowMatrix::Zero(n, offset + n); // [query, key]
     for (int64_t i = 0; i < n; ++i)
-        for (int64_t j = offset + i + 1; j < offset + n; ++j) mask(i, j) = MultiHeadAttention::kMaskValue;
+        for (int64_t j = offset + i + 1; j < offset + n; ++j)
+            mask(i, j) = MultiHeadAttention::kMaskValue;
     return mask;
 }
 

@@ -65,7 +65,8 @@ public:
 
     // q = (x·Wqᵀ + bq) · head_dim^-0.5      x [n, D] -> q [n, D]
     void projectQuery(const Eigen::Ref<const RowMatrix>& x, RowMatrix& q) const;
-    // q = x·Wqᵀ + bq without head_dim^-0.5, wherever the layer applies it (the neuron view shows the raw vectors).
+    // q = x·Wqᵀ + bq without head_dim^-0.5, wherever the layer applies it (the neuron view shows the raw
+    // vectors).
     void projectQueryUnscaled(const Eigen::Ref<const RowMatrix>& x, RowMatrix& q) const;
     // k = x·Wkᵀ + bk, v = x·Wvᵀ + bv        x [m, D] -> k, v [m, D]
     void projectKeyValue(const Eigen::Ref<const RowMatrix>& x, RowMatrix& k, RowMatrix& v) const;

@@ -27,7 +27,8 @@ struct EncoderLayer {
     // x [S, D] in place; probs: nullptr or [heads, S, S] (MultiHeadAttention's capture rules); mask:
     // additive [S, S] or nullptr.
     // offHeads: ablated heads of this layer (MultiHeadAttention::attend).
-    void forward(RowMatrix& x, const RowMatrix* mask, Tensor* probs, std::span<const int> offHeads = {}) const;
+    void forward(RowMatrix& x, const RowMatrix* mask, Tensor* probs,
+                 std::span<const int> offHeads = {}) const;
 };
 
 struct DecoderLayer {
@@ -46,12 +47,13 @@ struct DecoderLayer {
     //   selfProbs: nullptr or [heads, n, cache.length + n]; crossProbs: nullptr or [heads, n, S]
     //   offSelf / offCross: ablated heads of the self- and cross-attention (MultiHeadAttention::attend)
     void forward(RowMatrix& x, KvCache& cache, const RowMatrix& crossKeys, const RowMatrix& crossValues,
-                 const RowMatrix* crossMask, Tensor* selfProbs, Tensor* crossProbs, std::span<const int> offSelf = {},
-                 std::span<const int> offCross = {}) const;
+                 const RowMatrix* crossMask, Tensor* selfProbs, Tensor* crossProbs,
+                 std::span<const int> offSelf = {}, std::span<const int> offCross = {}) const;
 
     // forward()'s first sub-layer alone: x = LN1(x + CausalSelfAttn(x)), keys/values appended to `cache`. Its
     // output is what the cross-attention's queries are projected from.
-    void selfAttentionBlock(RowMatrix& x, KvCache& cache, Tensor* selfProbs, std::span<const int> offSelf = {}) const;
+    void selfAttentionBlock(RowMatrix& x, KvCache& cache, Tensor* selfProbs,
+                            std::span<const int> offSelf = {}) const;
 
     // One new token for each of B hypotheses at the same position (beam search): x [B, D], row b
     // belongs to caches[b]. Projections, out_proj and the FFN run once on all B rows (the weights are

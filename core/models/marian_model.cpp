@@ -1,7 +1,5 @@
 #include "core/models/marian_model.h"
 
-#include <algorithm>
-
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/io/safetensors.h"
@@ -9,6 +7,7 @@
 #include "core/ops/nn.h"
 #include "core/util/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -23,9 +22,12 @@ void readGeneration(const JsonConfig& cfg, MarianGenerationConfig& gen) {
     if (cfg.has("max_new_tokens")) gen.maxNewTokens = cfg.get<int>("max_new_tokens");
     if (cfg.has("early_stopping")) {
         const Json& es = cfg.json()["early_stopping"];
-        if (es.is_boolean()) gen.earlyStopping = es.get<bool>() ? EarlyStopping::True : EarlyStopping::False;
-        else if (es.is_string() && es.get<std::string>() == "never") gen.earlyStopping = EarlyStopping::Never;
-        else throw Error(cfg.path().string() + ": 'early_stopping' must be true, false or \"never\"");
+        if (es.is_boolean())
+            gen.earlyStopping = es.get<bool>() ? EarlyStopping::True : EarlyStopping::False;
+        else if (es.is_string() && es.get<std::string>() == "never")
+            gen.earlyStopping = EarlyStopping::Never;
+        else
+            throw Error(cfg.path().string() + ": 'early_stopping' must be true, false or \"never\"");
     }
     if (cfg.has("bad_words_ids")) gen.badWordsIds = cfg.get<std::vector<std::vector<int>>>("bad_words_ids");
     if (cfg.has("forced_eos_token_id")) {
@@ -74,7 +76,8 @@ MarianConfig MarianConfig::fromFolder(const std::filesystem::path& dir) {
     c.decoderStartTokenId = cfg.value<int>("decoder_start_token_id", c.decoderStartTokenId);
 
     const auto positive = [&](int64_t v, const char* key) {
-        if (v <= 0) throw Error(cfg.path().string() + ": '" + key + "' must be positive, found " + std::to_string(v));
+        if (v <= 0)
+            throw Error(cfg.path().string() + ": '" + key + "' must be positive, found " + std::to_string(v));
     };
     positive(c.dModel, "d_model");
     positive(c.encoderLayers, "encoder_layers");
@@ -91,8 +94,8 @@ MarianConfig MarianConfig::fromFolder(const std::filesystem::path& dir) {
                     " is not divisible by the number of attention heads");
     const auto tokenInRange = [&](int id, int64_t vocab, const char* key) {
         if (id < 0 || id >= vocab)
-            throw Error(cfg.path().string() + ": '" + key + "' " + std::to_string(id) + " is outside the vocabulary [0, " +
-                        std::to_string(vocab) + ")");
+            throw Error(cfg.path().string() + ": '" + key + "' " + std::to_string(id) +
+                        " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
     };
     tokenInRange(c.eosTokenId, c.decoderVocabSize, "eos_token_id");
     tokenInRange(c.decoderStartTokenId, c.decoderVocabSize, "decoder_start_token_id");
@@ -103,12 +106,15 @@ MarianConfig MarianConfig::fromFolder(const std::filesystem::path& dir) {
     c.generation.padTokenId = c.padTokenId;
     std::error_code ec;
     const auto genPath = dir / "generation_config.json";
-    if (std::filesystem::exists(genPath, ec)) readGeneration(JsonConfig(genPath), c.generation);
-    else readGeneration(cfg, c.generation);
+    if (std::filesystem::exists(genPath, ec))
+        readGeneration(JsonConfig(genPath), c.generation);
+    else
+        readGeneration(cfg, c.generation);
     return c;
 }
 
-std::shared_ptr<const MarianModel> MarianModel::load(const std::filesystem::path& dir, const Callbacks& callbacks) {
+std::shared_ptr<const MarianModel> MarianModel::load(const std::filesystem::path& dir,
+                                                     const Callbacks& callbacks) {
     callbacks.report(0.0, "reading config");
     const ModelFolderInfo folder = inspectModelFolder(dir);
     auto model = std::make_shared<MarianModel>();
@@ -129,7 +135,8 @@ std::shared_ptr<const MarianModel> MarianModel::load(const std::filesystem::path
     callbacks.report(0.9, "sinusoidal position table");
     model->m_embedScale = c.scaleEmbedding ? std::sqrt(static_cast<float>(D)) : 1.0f;
     model->m_positions = sinusoidalPositions(c.maxPositions, D);
-    for (const auto& info : file.tensors()) model->m_parameterCount += shapeNumel(info.shape);
+    for (const auto& info : file.tensors())
+        model->m_parameterCount += shapeNumel(info.shape);
     callbacks.report(1.0, "loaded");
     return model;
 }
@@ -151,7 +158,8 @@ void MarianModel::bindEmbeddings(WeightBinder& bind, const std::filesystem::path
     }
     if (!c.shareEmbeddings || m_encoderEmbed.empty()) {
         // encoder/decoder embeddings stored under their own names (unshared, or older files)
-        if (m_encoderEmbed.empty()) m_encoderEmbed = bind.require("model.encoder.embed_tokens.weight", {V, D});
+        if (m_encoderEmbed.empty())
+            m_encoderEmbed = bind.require("model.encoder.embed_tokens.weight", {V, D});
         if (c.shareEmbeddings) {
             m_decoderEmbed = bind.optional("model.decoder.embed_tokens.weight", {Vd, D});
             if (m_decoderEmbed.empty()) m_decoderEmbed = m_encoderEmbed;
@@ -195,7 +203,8 @@ void MarianModel::bindLayers(WeightBinder& bind) {
         EncoderLayer layer;
         layer.selfAttention = attention(p + ".self_attn", c.encoderHeads);
         layer.selfAttentionNorm = norm(p + ".self_attn_layer_norm");
-        layer.ffn = {linearW(p + ".fc1", c.encoderFfn, D), linearW(p + ".fc2", D, c.encoderFfn), c.activation};
+        layer.ffn = {linearW(p + ".fc1", c.encoderFfn, D), linearW(p + ".fc2", D, c.encoderFfn),
+                     c.activation};
         layer.finalNorm = norm(p + ".final_layer_norm");
         layer.eps = c.layerNormEps;
         m_encoderLayers.push_back(std::move(layer));
@@ -207,15 +216,16 @@ void MarianModel::bindLayers(WeightBinder& bind) {
         layer.selfAttentionNorm = norm(p + ".self_attn_layer_norm");
         layer.crossAttention = attention(p + ".encoder_attn", c.decoderHeads);
         layer.crossAttentionNorm = norm(p + ".encoder_attn_layer_norm");
-        layer.ffn = {linearW(p + ".fc1", c.decoderFfn, D), linearW(p + ".fc2", D, c.decoderFfn), c.activation};
+        layer.ffn = {linearW(p + ".fc1", c.decoderFfn, D), linearW(p + ".fc2", D, c.decoderFfn),
+                     c.activation};
         layer.finalNorm = norm(p + ".final_layer_norm");
         layer.eps = c.layerNormEps;
         m_decoderLayers.push_back(std::move(layer));
     }
 }
 
-RowMatrix MarianModel::embed(std::span<const int> ids, const Tensor& table, int64_t firstPosition, int64_t vocab,
-                             const char* what) const {
+RowMatrix MarianModel::embed(std::span<const int> ids, const Tensor& table, int64_t firstPosition,
+                             int64_t vocab, const char* what) const {
     const int64_t D = m_config.dModel;
     RowMatrix x(static_cast<Eigen::Index>(ids.size()), D); // [n, D]
     const auto E = table.matrix();
@@ -223,8 +233,8 @@ RowMatrix MarianModel::embed(std::span<const int> ids, const Tensor& table, int6
     for (size_t i = 0; i < ids.size(); ++i) {
         const int id = ids[i];
         if (id < 0 || id >= vocab)
-            throw Error(std::string(what) + ": token id " + std::to_string(id) + " is outside the vocabulary [0, " +
-                        std::to_string(vocab) + ")");
+            throw Error(std::string(what) + ": token id " + std::to_string(id) +
+                        " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
         const int64_t pos = firstPosition + static_cast<int64_t>(i);
         x.row(static_cast<Eigen::Index>(i)) = E.row(id) * m_embedScale + P.row(pos);
     }
@@ -238,9 +248,9 @@ MarianEmbeddingParts MarianModel::embeddingParts(std::span<const int> ids, Maria
     const int64_t vocab = encoder ? m_config.vocabSize : m_config.decoderVocabSize;
     const int64_t n = static_cast<int64_t>(ids.size());
     if (firstPosition < 0 || firstPosition + n > m_config.maxPositions)
-        throw Error(std::string(encoder ? "encoder" : "decoder") + ": positions " + std::to_string(firstPosition) +
-                    ".." + std::to_string(firstPosition + n - 1) + " exceed max_position_embeddings " +
-                    std::to_string(m_config.maxPositions));
+        throw Error(std::string(encoder ? "encoder" : "decoder") + ": positions " +
+                    std::to_string(firstPosition) + ".." + std::to_string(firstPosition + n - 1) +
+                    " exceed max_position_embeddings " + std::to_string(m_config.maxPositions));
     MarianEmbeddingParts parts;
     parts.tokens.resize(n, m_config.dModel);    // [n, D]
     parts.positions.resize(n, m_config.dModel); // [n, D]
@@ -267,17 +277,20 @@ namespace {
 
 std::span<const int> offIn(const std::vector<std::vector<int>>& perLayer, int layer) {
     return layer >= 0 && layer < static_cast<int>(perLayer.size()) ? std::span<const int>(perLayer[layer])
-                                                                    : std::span<const int>();
+                                                                   : std::span<const int>();
 }
 
 } // namespace
 
-bool MarianAblation::any() const { return count() > 0; }
+bool MarianAblation::any() const {
+    return count() > 0;
+}
 
 int MarianAblation::count() const {
     int n = 0;
     for (int kind = 0; kind < 3; ++kind)
-        for (const auto& heads : perLayer(kind)) n += static_cast<int>(heads.size());
+        for (const auto& heads : perLayer(kind))
+            n += static_cast<int>(heads.size());
     return n;
 }
 
@@ -294,9 +307,9 @@ void MarianAblation::add(int kind, int layer, int head, const MarianConfig& c) {
     const int layers = kind == 0 ? c.encoderLayers : c.decoderLayers;
     const int heads = kind == 0 ? c.encoderHeads : c.decoderHeads;
     if (layer < 0 || layer >= layers || head < 0 || head >= heads)
-        throw Error(std::string(kNames[kind]) + " head " + std::to_string(layer) + ":" + std::to_string(head) +
-                    " is outside the " + std::to_string(layers) + " layers × " + std::to_string(heads) +
-                    " heads (numbered from 0)");
+        throw Error(std::string(kNames[kind]) + " head " + std::to_string(layer) + ":" +
+                    std::to_string(head) + " is outside the " + std::to_string(layers) + " layers × " +
+                    std::to_string(heads) + " heads (numbered from 0)");
     auto& layersOff = perLayer(kind);
     if (layersOff.size() <= static_cast<size_t>(layer)) layersOff.resize(static_cast<size_t>(layer) + 1);
     auto& list = layersOff[static_cast<size_t>(layer)];
@@ -307,21 +320,30 @@ std::vector<std::pair<int, int>> MarianAblation::heads(int kind) const {
     std::vector<std::pair<int, int>> pairs;
     const auto& layersOff = perLayer(kind);
     for (size_t l = 0; l < layersOff.size(); ++l)
-        for (int h : layersOff[l]) pairs.emplace_back(static_cast<int>(l), h);
+        for (int h : layersOff[l])
+            pairs.emplace_back(static_cast<int>(l), h);
     std::sort(pairs.begin(), pairs.end());
     return pairs;
 }
 
-void MarianAblation::setHeads(int kind, const std::vector<std::pair<int, int>>& heads, const MarianConfig& config) {
+void MarianAblation::setHeads(int kind, const std::vector<std::pair<int, int>>& heads,
+                              const MarianConfig& config) {
     MarianAblation next = *this; // unchanged when a pair is out of range
     next.perLayer(kind).clear();
-    for (const auto& [layer, head] : heads) next.add(kind, layer, head, config);
+    for (const auto& [layer, head] : heads)
+        next.add(kind, layer, head, config);
     *this = std::move(next);
 }
 
-std::span<const int> MarianAblation::encoderOff(int layer) const { return offIn(encoder, layer); }
-std::span<const int> MarianAblation::decoderOff(int layer) const { return offIn(decoder, layer); }
-std::span<const int> MarianAblation::crossOff(int layer) const { return offIn(cross, layer); }
+std::span<const int> MarianAblation::encoderOff(int layer) const {
+    return offIn(encoder, layer);
+}
+std::span<const int> MarianAblation::decoderOff(int layer) const {
+    return offIn(decoder, layer);
+}
+std::span<const int> MarianAblation::crossOff(int layer) const {
+    return offIn(cross, layer);
+}
 
 MarianEncoderOutput MarianModel::encode(std::span<const int> ids, bool captureAttention,
                                         const MarianAblation* ablation) const {
@@ -369,8 +391,9 @@ MarianDecoderCache MarianModel::newCache() const {
     return cache;
 }
 
-MarianStepOutput MarianModel::decodeStep(int token, const MarianEncoderOutput& encoder, MarianDecoderCache& cache,
-                                         bool captureAttention, const MarianAblation* ablation) const {
+MarianStepOutput MarianModel::decodeStep(int token, const MarianEncoderOutput& encoder,
+                                         MarianDecoderCache& cache, bool captureAttention,
+                                         const MarianAblation* ablation) const {
     if (cache.layers.size() != m_decoderLayers.size()) cache = newCache();
     const int64_t t = cache.length();
     checkDecoderPosition(t);
@@ -398,11 +421,15 @@ MarianStepOutput MarianModel::decodeStep(int token, const MarianEncoderOutput& e
     return out;
 }
 
-std::vector<MarianStepOutput> MarianModel::decodeSteps(std::span<const int> tokens, const MarianEncoderOutput& encoder,
-                                                      const std::vector<MarianDecoderCache*>& caches,
-                                                      bool captureAttention, const MarianAblation* ablation) const {
+std::vector<MarianStepOutput> MarianModel::decodeSteps(std::span<const int> tokens,
+                                                       const MarianEncoderOutput& encoder,
+                                                       const std::vector<MarianDecoderCache*>& caches,
+                                                       bool captureAttention,
+                                                       const MarianAblation* ablation) const {
     const size_t B = tokens.size();
-    if (caches.size() != B) throw Error("decoder: " + std::to_string(B) + " tokens but " + std::to_string(caches.size()) + " caches");
+    if (caches.size() != B)
+        throw Error("decoder: " + std::to_string(B) + " tokens but " + std::to_string(caches.size()) +
+                    " caches");
     if (B == 0) return {};
     for (auto* c : caches)
         if (c->layers.size() != m_decoderLayers.size()) *c = newCache();
@@ -414,7 +441,8 @@ std::vector<MarianStepOutput> MarianModel::decodeSteps(std::span<const int> toke
     const int L = m_config.decoderLayers, H = m_config.decoderHeads;
     RowMatrix x(static_cast<Eigen::Index>(B), m_config.dModel); // [B, D]
     for (size_t b = 0; b < B; ++b)
-        x.row(static_cast<Eigen::Index>(b)) = embed(tokens.subspan(b, 1), m_decoderEmbed, t, m_config.decoderVocabSize, "decoder");
+        x.row(static_cast<Eigen::Index>(b)) =
+            embed(tokens.subspan(b, 1), m_decoderEmbed, t, m_config.decoderVocabSize, "decoder");
     std::vector<MarianStepOutput> out(B);
     if (captureAttention)
         for (auto& o : out) {
@@ -434,7 +462,8 @@ std::vector<MarianStepOutput> MarianModel::decodeSteps(std::span<const int> toke
                 crossProbs[b] = &crossViews[b];
             }
         }
-        m_decoderLayers[l].forwardBatch(x, layerCaches, encoder.crossKeys[l], encoder.crossValues[l], selfProbs, crossProbs,
+        m_decoderLayers[l].forwardBatch(x, layerCaches, encoder.crossKeys[l], encoder.crossValues[l],
+                                        selfProbs, crossProbs,
                                         ablation ? ablation->decoderOff(l) : std::span<const int>(),
                                         ablation ? ablation->crossOff(l) : std::span<const int>());
     }
@@ -449,11 +478,13 @@ std::vector<MarianStepOutput> MarianModel::decodeSteps(std::span<const int> toke
 
 std::vector<int> MarianModel::forcedDecoderInput(std::span<const int> target) const {
     std::vector<int> input{m_config.generation.decoderStartTokenId};
-    if (!target.empty()) input.insert(input.end(), target.begin(), target.end() - 1); // the last is predicted, never fed
+    if (!target.empty())
+        input.insert(input.end(), target.begin(), target.end() - 1); // the last is predicted, never fed
     return input;
 }
 
-MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput, const MarianEncoderOutput& encoder,
+MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput,
+                                             const MarianEncoderOutput& encoder,
                                              const MarianAblation* ablation) const {
     const int64_t T = static_cast<int64_t>(decoderInput.size());
     if (T == 0) throw Error("decoder: no input tokens");
@@ -468,8 +499,8 @@ MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput, 
     for (int l = 0; l < L; ++l) {
         Tensor self = out.selfAttention.sub({l});   // [H, T, T] view
         Tensor cross = out.crossAttention.sub({l}); // [H, T, S] view
-        m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr, &self,
-                                   &cross, ablation ? ablation->decoderOff(l) : std::span<const int>(),
+        m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr,
+                                   &self, &cross, ablation ? ablation->decoderOff(l) : std::span<const int>(),
                                    ablation ? ablation->crossOff(l) : std::span<const int>());
     }
     RowMatrix logits;
@@ -479,7 +510,8 @@ MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput, 
 }
 
 AttentionInputs MarianModel::attentionInputs(int kind, int layer, std::span<const int> source,
-                                             std::span<const int> decoderInput, const MarianAblation* ablation) const {
+                                             std::span<const int> decoderInput,
+                                             const MarianAblation* ablation) const {
     const int layers = kind == 0 ? m_config.encoderLayers : m_config.decoderLayers;
     if (kind < 0 || kind > 2) throw Error("attention kind " + std::to_string(kind) + " is not 0, 1 or 2");
     if (layer < 0 || layer >= layers)
@@ -487,10 +519,12 @@ AttentionInputs MarianModel::attentionInputs(int kind, int layer, std::span<cons
                     " layers (numbered from 0)");
     if (kind == 0) {
         if (source.empty()) throw Error("encoder: the input has no tokens");
-        if (static_cast<int64_t>(source.size()) > m_config.maxPositions) encode(source, false); // throws its message
+        if (static_cast<int64_t>(source.size()) > m_config.maxPositions)
+            encode(source, false); // throws its message
         RowMatrix x = embed(source, m_encoderEmbed, 0, m_config.vocabSize, "encoder");
         for (int l = 0; l < layer; ++l)
-            m_encoderLayers[l].forward(x, nullptr, nullptr, ablation ? ablation->encoderOff(l) : std::span<const int>());
+            m_encoderLayers[l].forward(x, nullptr, nullptr,
+                                       ablation ? ablation->encoderOff(l) : std::span<const int>());
         return {&m_encoderLayers[layer].selfAttention, x, x, false};
     }
     const MarianEncoderOutput encoder = encode(source, false, ablation);
@@ -500,12 +534,14 @@ AttentionInputs MarianModel::attentionInputs(int kind, int layer, std::span<cons
     MarianDecoderCache cache = newCache();
     RowMatrix x = embed(decoderInput, m_decoderEmbed, 0, m_config.decoderVocabSize, "decoder"); // [T, D]
     for (int l = 0; l < layer; ++l)
-        m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr, nullptr,
-                                   nullptr, ablation ? ablation->decoderOff(l) : std::span<const int>(),
+        m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr,
+                                   nullptr, nullptr,
+                                   ablation ? ablation->decoderOff(l) : std::span<const int>(),
                                    ablation ? ablation->crossOff(l) : std::span<const int>());
     const DecoderLayer& L = m_decoderLayers[layer];
     if (kind == 1) return {&L.selfAttention, x, x, true};
-    L.selfAttentionBlock(x, cache.layers[layer], nullptr, ablation ? ablation->decoderOff(layer) : std::span<const int>());
+    L.selfAttentionBlock(x, cache.layers[layer], nullptr,
+                         ablation ? ablation->decoderOff(layer) : std::span<const int>());
     return {&L.crossAttention, x, encoder.states, false};
 }
 
@@ -514,7 +550,8 @@ std::vector<float> MarianModel::cacheRow(const MarianDecoderCache& cache, int64_
     std::vector<float> row(static_cast<size_t>(cache.layers.size() * 2 * D));
     for (size_t l = 0; l < cache.layers.size(); ++l) {
         const auto& c = cache.layers[l];
-        if (pos < 0 || pos >= c.length) throw Error("decoder cache: position " + std::to_string(pos) + " not cached");
+        if (pos < 0 || pos >= c.length)
+            throw Error("decoder cache: position " + std::to_string(pos) + " not cached");
         std::memcpy(row.data() + (2 * l) * D, c.keys.row(pos).data(), sizeof(float) * D);
         std::memcpy(row.data() + (2 * l + 1) * D, c.values.row(pos).data(), sizeof(float) * D);
     }

@@ -37,8 +37,8 @@ struct MarianGenerationConfig {
     int numBeams = 1;
     float lengthPenalty = 1.0f;
     EarlyStopping earlyStopping = EarlyStopping::False;
-    int maxLength = 20;                       // counts the start token
-    std::optional<int> maxNewTokens;          // overrides maxLength when set (maxLength = 1 + it)
+    int maxLength = 20;                        // counts the start token
+    std::optional<int> maxNewTokens;           // overrides maxLength when set (maxLength = 1 + it)
     std::vector<std::vector<int>> badWordsIds; // single-token entries are banned at every step
     std::optional<int> forcedEosTokenId;
     int decoderStartTokenId = 0;
@@ -73,11 +73,11 @@ struct MarianConfig {
 };
 
 struct MarianEncoderOutput {
-    int64_t length = 0;                  // S
-    RowMatrix states;                    // [S, D]
-    std::vector<RowMatrix> crossKeys;    // per decoder layer [S, D]
-    std::vector<RowMatrix> crossValues;  // per decoder layer [S, D]
-    Tensor selfAttention;                // [L_enc, H, S, S] (empty when not captured)
+    int64_t length = 0;                 // S
+    RowMatrix states;                   // [S, D]
+    std::vector<RowMatrix> crossKeys;   // per decoder layer [S, D]
+    std::vector<RowMatrix> crossValues; // per decoder layer [S, D]
+    Tensor selfAttention;               // [L_enc, H, S, S] (empty when not captured)
 };
 
 // The decoder self-attention cache of one hypothesis (copyable; beam search copies parents').
@@ -85,36 +85,39 @@ struct MarianDecoderCache {
     std::vector<KvCache> layers;
     int64_t length() const { return layers.empty() ? 0 : layers.front().length; }
     void truncate(int64_t n) {
-        for (auto& l : layers) l.truncate(n);
+        for (auto& l : layers)
+            l.truncate(n);
     }
     // Becomes a copy of `other`'s used rows, reusing this cache's buffers where they are large enough.
     void copyFrom(const MarianDecoderCache& other) {
         layers.resize(other.layers.size());
-        for (size_t i = 0; i < layers.size(); ++i) layers[i].copyFrom(other.layers[i]);
+        for (size_t i = 0; i < layers.size(); ++i)
+            layers[i].copyFrom(other.layers[i]);
     }
 };
 
 struct MarianStepOutput {
-    std::vector<float> logits;  // [V_dec], final_logits_bias included
-    Tensor selfAttention;       // [L_dec, H, t+1]   (t = position of the input token)
-    Tensor crossAttention;      // [L_dec, H, S]
+    std::vector<float> logits; // [V_dec], final_logits_bias included
+    Tensor selfAttention;      // [L_dec, H, t+1]   (t = position of the input token)
+    Tensor crossAttention;     // [L_dec, H, S]
 };
 
 // The two terms of the input embedding before the first layer (x = tokens + positions), for display.
 struct MarianEmbeddingParts {
-    RowMatrix tokens;     // [n, D] embedding rows × embed scale (sqrt(d_model) when scale_embedding)
-    RowMatrix positions;  // [n, D] sinusoidal rows firstPosition … firstPosition + n - 1
+    RowMatrix tokens;    // [n, D] embedding rows × embed scale (sqrt(d_model) when scale_embedding)
+    RowMatrix positions; // [n, D] sinusoidal rows firstPosition … firstPosition + n - 1
 };
 enum class MarianSide { Encoder, Decoder };
 
-// Heads switched off (ablation, transformers' layer_head_mask / cross_attn_layer_head_mask = 0): per layer, the
-// heads of the encoder self-attention, the decoder self-attention and the cross-attention whose probabilities
-// are multiplied by 0 (captured attention zero, context zero). Empty: the plain model, bit for bit.
+// Heads switched off (ablation, transformers' layer_head_mask / cross_attn_layer_head_mask = 0): per layer,
+// the heads of the encoder self-attention, the decoder self-attention and the cross-attention whose
+// probabilities are multiplied by 0 (captured attention zero, context zero). Empty: the plain model, bit for
+// bit.
 struct MarianAblation {
     std::vector<std::vector<int>> encoder, decoder, cross; // [layer] → heads off (missing layers: none)
     bool any() const;
-    // Adds one head; throws attnlens::Error (naming the kind, layer and head) outside the model's layers × heads.
-    // kind: 0 encoder, 1 decoder self, 2 cross (AttentionKind's order).
+    // Adds one head; throws attnlens::Error (naming the kind, layer and head) outside the model's layers ×
+    // heads. kind: 0 encoder, 1 decoder self, 2 cross (AttentionKind's order).
     void add(int kind, int layer, int head, const MarianConfig& config);
     std::span<const int> encoderOff(int layer) const;
     std::span<const int> decoderOff(int layer) const;
@@ -130,9 +133,9 @@ private:
 };
 
 struct MarianForcedOutput {
-    Tensor logits;          // [T, V_dec]
-    Tensor selfAttention;   // [L_dec, H, T, T] (causal: zeros above the diagonal)
-    Tensor crossAttention;  // [L_dec, H, T, S]
+    Tensor logits;         // [T, V_dec]
+    Tensor selfAttention;  // [L_dec, H, T, T] (causal: zeros above the diagonal)
+    Tensor crossAttention; // [L_dec, H, T, S]
 };
 
 class MarianModel {
@@ -143,7 +146,8 @@ public:
     // false, model.encoder.embed_tokens.weight + model.decoder.embed_tokens.weight (+ lm_head.weight,
     // else tied to the decoder embedding). final_logits_bias is optional (zeros). Position tables are
     // computed (sinusoidal), never read.
-    static std::shared_ptr<const MarianModel> load(const std::filesystem::path& dir, const Callbacks& callbacks = {});
+    static std::shared_ptr<const MarianModel> load(const std::filesystem::path& dir,
+                                                   const Callbacks& callbacks = {});
 
     const MarianConfig& config() const { return m_config; }
     const std::filesystem::path& dir() const { return m_dir; }
@@ -156,7 +160,8 @@ public:
 
     // The token and position terms the encoder (or decoder) adds for `ids`; their sum is exactly
     // what the first layer receives. Throws like encode() for bad ids or positions.
-    MarianEmbeddingParts embeddingParts(std::span<const int> ids, MarianSide side, int64_t firstPosition = 0) const;
+    MarianEmbeddingParts embeddingParts(std::span<const int> ids, MarianSide side,
+                                        int64_t firstPosition = 0) const;
     float embedScale() const { return m_embedScale; }
 
     MarianDecoderCache newCache() const;
@@ -170,20 +175,22 @@ public:
                                               const std::vector<MarianDecoderCache*>& caches,
                                               bool captureAttention = true,
                                               const MarianAblation* ablation = nullptr) const;
-    // What a decoding that produced `target` (generated ids, the final </s> kept) fed its decoder: the start token
-    // decoding begins with (generation config), then every target id but the last. The input of teacher-forced
-    // passes that must see the decoding's own rows.
+    // What a decoding that produced `target` (generated ids, the final </s> kept) fed its decoder: the start
+    // token decoding begins with (generation config), then every target id but the last. The input of
+    // teacher-forced passes that must see the decoding's own rows.
     std::vector<int> forcedDecoderInput(std::span<const int> target) const;
     // Teacher-forced pass over decoderInput (start token first) in one go, with a causal mask.
     MarianForcedOutput decodeForced(std::span<const int> decoderInput, const MarianEncoderOutput& encoder,
                                     const MarianAblation* ablation = nullptr) const;
 
-    // What one attention layer receives (analysis/neuron_view), from a plain teacher-forced pass: kind 0 encoder
-    // self-attention (queries = keys = the layer's input over `source`), 1 decoder self-attention (causal, over
-    // decoderInput, start token first), 2 cross-attention (queries from the decoder, keys = the encoder's output).
-    // Throws attnlens::Error for a kind or layer outside the model, or inputs encode()/decodeForced() refuse.
-    // With `ablation`, the layers before run with those heads off (the inputs are then the ablated model's).
-    AttentionInputs attentionInputs(int kind, int layer, std::span<const int> source, std::span<const int> decoderInput,
+    // What one attention layer receives (analysis/neuron_view), from a plain teacher-forced pass: kind 0
+    // encoder self-attention (queries = keys = the layer's input over `source`), 1 decoder self-attention
+    // (causal, over decoderInput, start token first), 2 cross-attention (queries from the decoder, keys = the
+    // encoder's output). Throws attnlens::Error for a kind or layer outside the model, or inputs
+    // encode()/decodeForced() refuse. With `ablation`, the layers before run with those heads off (the inputs
+    // are then the ablated model's).
+    AttentionInputs attentionInputs(int kind, int layer, std::span<const int> source,
+                                    std::span<const int> decoderInput,
                                     const MarianAblation* ablation = nullptr) const;
 
     // Decoder self-attention keys/values of position `pos` in `cache`, per layer, as [L][2][D]
@@ -205,12 +212,12 @@ private:
     std::filesystem::path m_dir;
     MarianConfig m_config;
     float m_embedScale = 1.0f;
-    Tensor m_encoderEmbed;   // [V, D]
-    Tensor m_decoderEmbed;   // [V_dec, D]
-    Tensor m_lmHead;         // [V_dec, D]
-    Tensor m_finalLogitsBias; // [V_dec]
+    Tensor m_encoderEmbed;            // [V, D]
+    Tensor m_decoderEmbed;            // [V_dec, D]
+    Tensor m_lmHead;                  // [V_dec, D]
+    Tensor m_finalLogitsBias;         // [V_dec]
     LinearWeights m_outputProjection; // m_lmHead + m_finalLogitsBias, packed
-    Tensor m_positions;      // [P, D] sinusoidal, computed
+    Tensor m_positions;               // [P, D] sinusoidal, computed
     std::vector<EncoderLayer> m_encoderLayers;
     std::vector<DecoderLayer> m_decoderLayers;
     int64_t m_parameterCount = 0;

@@ -8,7 +8,9 @@
 
 namespace attnlens {
 
-bool isTextModelType(const std::string& modelType) { return modelType == "bert" || modelType == "gpt2"; }
+bool isTextModelType(const std::string& modelType) {
+    return modelType == "bert" || modelType == "gpt2";
+}
 
 TextFolder loadTextFolder(const std::filesystem::path& dir, const Callbacks& callbacks) {
     std::error_code ec;
@@ -18,11 +20,13 @@ TextFolder loadTextFolder(const std::filesystem::path& dir, const Callbacks& cal
     f.dir = dir;
     f.modelType = JsonConfig(dir / "config.json").value<std::string>("model_type", "");
     if (f.modelType == "bert") {
-        f.wordPiece = WordPieceTokenizer::load(dir); // tokenizer first: a missing vocab fails before the weights load
+        f.wordPiece =
+            WordPieceTokenizer::load(dir); // tokenizer first: a missing vocab fails before the weights load
         f.bert = BertModel::load(dir, callbacks);
         if (f.wordPiece->vocabSize() > f.bert->config().vocabSize)
-            throw Error("'" + dir.string() + "': the tokenizer has " + std::to_string(f.wordPiece->vocabSize()) +
-                        " tokens, the model " + std::to_string(f.bert->config().vocabSize));
+            throw Error("'" + dir.string() + "': the tokenizer has " +
+                        std::to_string(f.wordPiece->vocabSize()) + " tokens, the model " +
+                        std::to_string(f.bert->config().vocabSize));
     } else if (f.modelType == "gpt2") {
         f.bpe = ByteBpeTokenizer::load(dir);
         f.gpt2 = Gpt2Model::load(dir, callbacks);
@@ -36,10 +40,18 @@ TextFolder loadTextFolder(const std::filesystem::path& dir, const Callbacks& cal
     return f;
 }
 
-int TextFolder::layers() const { return gpt2 ? gpt2->config().layers : bert->config().layers; }
-int TextFolder::heads() const { return gpt2 ? gpt2->config().heads : bert->config().heads; }
-int TextFolder::maxPositions() const { return gpt2 ? gpt2->config().positions : bert->config().maxPositions; }
-int TextFolder::vocabSize() const { return gpt2 ? gpt2->config().vocabSize : bert->config().vocabSize; }
+int TextFolder::layers() const {
+    return gpt2 ? gpt2->config().layers : bert->config().layers;
+}
+int TextFolder::heads() const {
+    return gpt2 ? gpt2->config().heads : bert->config().heads;
+}
+int TextFolder::maxPositions() const {
+    return gpt2 ? gpt2->config().positions : bert->config().maxPositions;
+}
+int TextFolder::vocabSize() const {
+    return gpt2 ? gpt2->config().vocabSize : bert->config().vocabSize;
+}
 
 TextEncoding TextFolder::encode(const std::string& text) const {
     return bpe ? bpe->encode(text) : wordPiece->encode(text);
@@ -49,9 +61,13 @@ TextForward TextFolder::forward(const std::vector<int>& ids, bool logits) const 
     return gpt2 ? gpt2->forward(ids, logits) : bert->forward(ids, logits);
 }
 
-const std::string& TextFolder::token(int id) const { return bpe ? bpe->token(id) : wordPiece->token(id); }
+const std::string& TextFolder::token(int id) const {
+    return bpe ? bpe->token(id) : wordPiece->token(id);
+}
 
-std::string TextFolder::tokenText(int id) const { return bpe ? bpe->tokenText(id) : wordPiece->token(id); }
+std::string TextFolder::tokenText(int id) const {
+    return bpe ? bpe->tokenText(id) : wordPiece->token(id);
+}
 
 std::vector<int> TextFolder::maskPositions(const std::vector<int>& ids) const {
     std::vector<int> out;
@@ -71,12 +87,15 @@ std::vector<TextCandidate> topCandidates(const float* logits, int64_t vocab, int
     if (vocab <= 0) return {};
     const float maxLogit = *std::max_element(logits, logits + vocab);
     double sum = 0;
-    for (int64_t i = 0; i < vocab; ++i) sum += std::exp(double(logits[i]) - maxLogit);
+    for (int64_t i = 0; i < vocab; ++i)
+        sum += std::exp(double(logits[i]) - maxLogit);
     std::vector<int> order(static_cast<size_t>(vocab));
-    for (int64_t i = 0; i < vocab; ++i) order[static_cast<size_t>(i)] = static_cast<int>(i);
+    for (int64_t i = 0; i < vocab; ++i)
+        order[static_cast<size_t>(i)] = static_cast<int>(i);
     const auto kk = static_cast<size_t>(std::min<int64_t>(k, vocab));
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(kk), order.end(),
-                      [logits](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+    std::partial_sort(
+        order.begin(), order.begin() + static_cast<std::ptrdiff_t>(kk), order.end(),
+        [logits](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
     std::vector<TextCandidate> out;
     for (size_t i = 0; i < kk; ++i)
         out.push_back({order[i], static_cast<float>(std::exp(double(logits[order[i]]) - maxLogit) / sum)});

@@ -1,7 +1,7 @@
 #pragma once
-// A text model folder (model_type "bert" or "gpt2") with its tokenizer, loaded together: what the Text page, the
-// CLI's `text` and `bench --text` run. BERT folders bring a WordPiece tokenizer, GPT-2 folders a byte-level BPE one
-// (core/text/text_tokenizers.h).
+// A text model folder (model_type "bert" or "gpt2") with its tokenizer, loaded together: what the Text page,
+// the CLI's `text` and `bench --text` run. BERT folders bring a WordPiece tokenizer, GPT-2 folders a
+// byte-level BPE one (core/text/text_tokenizers.h).
 //
 //   TextFolder f = loadTextFolder(dir);
 //   TextEncoding e = f.encode("The [MASK] sat.");     TextForward out = f.forward(e.ids);

@@ -12,16 +12,20 @@ namespace attnlens {
 
 namespace {
 
-std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+std::string quoted(const std::filesystem::path& p) {
+    return "'" + p.string() + "'";
+}
 
 JsonConfig readConfig(const std::filesystem::path& dir, const char* modelType) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) throw Error(quoted(dir) + ": model folder not found");
-    if (!std::filesystem::exists(dir / "config.json", ec)) throw Error(quoted(dir) + ": config.json is missing");
+    if (!std::filesystem::exists(dir / "config.json", ec))
+        throw Error(quoted(dir) + ": config.json is missing");
     JsonConfig config(dir / "config.json");
     const auto type = config.value<std::string>("model_type", "");
     if (type != modelType)
-        throw Error(quoted(dir / "config.json") + ": model_type is '" + type + "', expected '" + modelType + "'");
+        throw Error(quoted(dir / "config.json") + ": model_type is '" + type + "', expected '" + modelType +
+                    "'");
     return config;
 }
 
@@ -47,14 +51,17 @@ Tensor transposed(const Tensor& t) {
 void checkIds(std::span<const int> ids, int vocab, const std::string& what) {
     for (int id : ids)
         if (id < 0 || id >= vocab)
-            throw Error(what + ": token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(vocab));
+            throw Error(what + ": token id " + std::to_string(id) + " is outside the vocabulary of " +
+                        std::to_string(vocab));
 }
 
 } // namespace
 
-// --- BERT ----------------------------------------------------------------------------------------------------
+// --- BERT
+// ----------------------------------------------------------------------------------------------------
 
-std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& dir, const Callbacks& callbacks) {
+std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& dir,
+                                                 const Callbacks& callbacks) {
     const JsonConfig cfg = readConfig(dir, "bert");
     BertConfig c;
     c.hiddenSize = positive(cfg, "hidden_size");
@@ -67,10 +74,11 @@ std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& di
     c.layerNormEps = cfg.value<float>("layer_norm_eps", 1e-12f);
     c.activation = parseActivation(cfg.value<std::string>("hidden_act", "gelu"));
     if (c.hiddenSize % c.heads != 0)
-        throw Error(quoted(cfg.path()) + ": hidden_size " + std::to_string(c.hiddenSize) + " is not divisible by " +
-                    std::to_string(c.heads) + " heads");
+        throw Error(quoted(cfg.path()) + ": hidden_size " + std::to_string(c.hiddenSize) +
+                    " is not divisible by " + std::to_string(c.heads) + " heads");
     if (const auto pos = cfg.value<std::string>("position_embedding_type", "absolute"); pos != "absolute")
-        throw Error(quoted(cfg.path()) + ": position_embedding_type '" + pos + "' is not supported (only 'absolute')");
+        throw Error(quoted(cfg.path()) + ": position_embedding_type '" + pos +
+                    "' is not supported (only 'absolute')");
     if (cfg.value<bool>("is_decoder", false))
         throw Error(quoted(cfg.path()) + ": is_decoder = true (BERT as a decoder) is not supported");
     if (c.typeVocabSize <= 0) throw Error(quoted(cfg.path()) + ": type_vocab_size must be positive");
@@ -81,9 +89,11 @@ std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& di
     callbacks.report(0.0, "reading the checkpoint");
     const TensorFile file = TensorFile::open(findWeightsFile(dir, "model"));
     std::string p;
-    if (file.contains("bert.embeddings.word_embeddings.weight")) p = "bert.";
+    if (file.contains("bert.embeddings.word_embeddings.weight"))
+        p = "bert.";
     else if (!file.contains("embeddings.word_embeddings.weight"))
-        throw Error(quoted(file.path()) + ": not a BERT checkpoint (no embeddings.word_embeddings.weight, with or "
+        throw Error(quoted(file.path()) +
+                    ": not a BERT checkpoint (no embeddings.word_embeddings.weight, with or "
                     "without the 'bert.' prefix)");
     WeightBinder w(file);
     w.setCallbacks(&callbacks);
@@ -93,17 +103,20 @@ std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& di
     m->m_types = w.require(p + "embeddings.token_type_embeddings.weight", {c.typeVocabSize, d});
     m->m_embeddingNorm = layerNorm(w, p + "embeddings.LayerNorm", d);
     for (int l = 0; l < c.layers; ++l) {
-        callbacks.report(0.05 + 0.9 * l / c.layers, "layer " + std::to_string(l) + " of " + std::to_string(c.layers));
+        callbacks.report(0.05 + 0.9 * l / c.layers,
+                         "layer " + std::to_string(l) + " of " + std::to_string(c.layers));
         const std::string q = p + "encoder.layer." + std::to_string(l) + ".";
         auto linear = [&](const std::string& name, int64_t out, int64_t in) {
-            return LinearWeights{w.require(q + name + ".weight", {out, in}), w.require(q + name + ".bias", {out})};
+            return LinearWeights{w.require(q + name + ".weight", {out, in}),
+                                 w.require(q + name + ".bias", {out})};
         };
         Layer layer;
         LinearWeights query = linear("attention.self.query", d, d), key = linear("attention.self.key", d, d),
-                      value = linear("attention.self.value", d, d), out = linear("attention.output.dense", d, d);
+                      value = linear("attention.self.value", d, d),
+                      out = linear("attention.output.dense", d, d);
         if (!query.weight.empty() && !key.weight.empty() && !value.weight.empty() && !out.weight.empty())
-            layer.attention = MultiHeadAttention(std::move(query), std::move(key), std::move(value), std::move(out),
-                                                 c.heads, QueryScale::Scores);
+            layer.attention = MultiHeadAttention(std::move(query), std::move(key), std::move(value),
+                                                 std::move(out), c.heads, QueryScale::Scores);
         layer.attentionNorm = layerNorm(w, q + "attention.output.LayerNorm", d);
         layer.intermediate = linear("intermediate.dense", inter, d);
         layer.output = linear("output.dense", d, inter);
@@ -123,10 +136,12 @@ std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& di
         m->m_transformNorm = layerNorm(w, "cls.predictions.transform.LayerNorm", d);
         // The decoder is tied to the word embeddings (a checkpoint may still carry its own copy); its bias is
         // cls.predictions.bias (older files: cls.predictions.decoder.bias).
-        Tensor decoder = file.contains("cls.predictions.decoder.weight") ? w.require("cls.predictions.decoder.weight", {c.vocabSize, d})
-                                                                         : m->m_words;
-        Tensor bias = file.contains("cls.predictions.bias") ? w.require("cls.predictions.bias", {c.vocabSize})
-                                                            : w.require("cls.predictions.decoder.bias", {c.vocabSize});
+        Tensor decoder = file.contains("cls.predictions.decoder.weight")
+                             ? w.require("cls.predictions.decoder.weight", {c.vocabSize, d})
+                             : m->m_words;
+        Tensor bias = file.contains("cls.predictions.bias")
+                          ? w.require("cls.predictions.bias", {c.vocabSize})
+                          : w.require("cls.predictions.decoder.bias", {c.vocabSize});
         m->m_decoder = {decoder, bias};
         if (w.problems().empty()) m->m_decoder.pack();
     }
@@ -147,7 +162,8 @@ TextForward BertModel::forward(std::span<const int> ids, bool logits) const {
     checkIds(ids, c.vocabSize, "BERT");
     const auto words = m_words.matrix(), positions = m_positions.matrix(), types = m_types.matrix();
     RowMatrix x(t, c.hiddenSize);
-    for (int64_t i = 0; i < t; ++i) x.row(i) = words.row(ids[static_cast<size_t>(i)]) + positions.row(i) + types.row(0);
+    for (int64_t i = 0; i < t; ++i)
+        x.row(i) = words.row(ids[static_cast<size_t>(i)]) + positions.row(i) + types.row(0);
     layerNormInPlace(x, m_embeddingNorm.weight, m_embeddingNorm.bias, c.layerNormEps);
     TextForward out;
     out.attentions = Tensor({c.layers, c.heads, t, t});
@@ -178,9 +194,11 @@ TextForward BertModel::forward(std::span<const int> ids, bool logits) const {
     return out;
 }
 
-// --- GPT-2 ---------------------------------------------------------------------------------------------------
+// --- GPT-2
+// ---------------------------------------------------------------------------------------------------
 
-std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& dir, const Callbacks& callbacks) {
+std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& dir,
+                                                 const Callbacks& callbacks) {
     const JsonConfig cfg = readConfig(dir, "gpt2");
     Gpt2Config c;
     c.embd = positive(cfg, "n_embd");
@@ -195,7 +213,8 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& di
     c.scaleByInverseLayerIdx = cfg.value<bool>("scale_attn_by_inverse_layer_idx", false);
     c.eosTokenId = cfg.value<int>("eos_token_id", -1);
     if (cfg.value<bool>("add_cross_attention", false))
-        throw Error(quoted(cfg.path()) + ": add_cross_attention = true (GPT-2 as an encoder-decoder) is not supported");
+        throw Error(quoted(cfg.path()) +
+                    ": add_cross_attention = true (GPT-2 as an encoder-decoder) is not supported");
     if (c.embd % c.heads != 0)
         throw Error(quoted(cfg.path()) + ": n_embd " + std::to_string(c.embd) + " is not divisible by " +
                     std::to_string(c.heads) + " heads");
@@ -207,9 +226,11 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& di
     callbacks.report(0.0, "reading the checkpoint");
     const TensorFile file = TensorFile::open(findWeightsFile(dir, "model"));
     std::string p;
-    if (file.contains("transformer.wte.weight")) p = "transformer.";
+    if (file.contains("transformer.wte.weight"))
+        p = "transformer.";
     else if (!file.contains("wte.weight"))
-        throw Error(quoted(file.path()) + ": not a GPT-2 checkpoint (no wte.weight, with or without 'transformer.')");
+        throw Error(quoted(file.path()) +
+                    ": not a GPT-2 checkpoint (no wte.weight, with or without 'transformer.')");
     WeightBinder w(file);
     w.setCallbacks(&callbacks);
     const int64_t d = c.embd, inner = c.inner;
@@ -217,7 +238,8 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& di
     m->m_positions = w.require(p + "wpe.weight", {c.positions, d});
     const float headScale = 1.0f / std::sqrt(static_cast<float>(d / c.heads));
     for (int l = 0; l < c.layers; ++l) {
-        callbacks.report(0.05 + 0.9 * l / c.layers, "layer " + std::to_string(l) + " of " + std::to_string(c.layers));
+        callbacks.report(0.05 + 0.9 * l / c.layers,
+                         "layer " + std::to_string(l) + " of " + std::to_string(c.layers));
         const std::string q = p + "h." + std::to_string(l) + ".";
         Layer layer;
         layer.ln1 = {w.require(q + "ln_1.weight", {d}), w.require(q + "ln_1.bias", {d})};
@@ -235,11 +257,14 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& di
             };
             float scale = c.scaleAttnWeights ? headScale : 1.0f;
             if (c.scaleByInverseLayerIdx) scale /= static_cast<float>(l + 1);
-            layer.attention = MultiHeadAttention(part(0), part(1), part(2), LinearWeights{transposed(proj), projBias},
-                                                 c.heads, QueryScale::Scores, scale);
+            layer.attention =
+                MultiHeadAttention(part(0), part(1), part(2), LinearWeights{transposed(proj), projBias},
+                                   c.heads, QueryScale::Scores, scale);
         }
-        layer.fc = {transposed(w.require(q + "mlp.c_fc.weight", {d, inner})), w.require(q + "mlp.c_fc.bias", {inner})};
-        layer.proj = {transposed(w.require(q + "mlp.c_proj.weight", {inner, d})), w.require(q + "mlp.c_proj.bias", {d})};
+        layer.fc = {transposed(w.require(q + "mlp.c_fc.weight", {d, inner})),
+                    w.require(q + "mlp.c_fc.bias", {inner})};
+        layer.proj = {transposed(w.require(q + "mlp.c_proj.weight", {inner, d})),
+                      w.require(q + "mlp.c_proj.bias", {d})};
         if (w.problems().empty()) {
             layer.attention.packWeights();
             layer.fc.pack();
@@ -271,7 +296,8 @@ TextForward Gpt2Model::extend(std::span<const int> ids, Gpt2Cache& cache, bool l
     checkIds(ids, c.vocabSize, "GPT-2");
     const auto tokens = m_tokens.matrix(), positions = m_positions.matrix();
     RowMatrix x(n, c.embd);
-    for (int64_t i = 0; i < n; ++i) x.row(i) = tokens.row(ids[static_cast<size_t>(i)]) + positions.row(past + i);
+    for (int64_t i = 0; i < n; ++i)
+        x.row(i) = tokens.row(ids[static_cast<size_t>(i)]) + positions.row(past + i);
     TextForward out;
     if (captureAttention) out.attentions = Tensor({c.layers, c.heads, n, past + n});
     RowMatrix mask;
@@ -287,8 +313,8 @@ TextForward Gpt2Model::extend(std::span<const int> ids, Gpt2Cache& cache, bool l
         kv.append(k, v);
         Tensor probs;
         if (captureAttention) probs = out.attentions.sub({l});
-        x += layer.attention.attend(q, kv.keys.topRows(kv.length), kv.values.topRows(kv.length), n > 1 ? &mask : nullptr,
-                                    captureAttention ? &probs : nullptr);
+        x += layer.attention.attend(q, kv.keys.topRows(kv.length), kv.values.topRows(kv.length),
+                                    n > 1 ? &mask : nullptr, captureAttention ? &probs : nullptr);
         a = x;
         layerNormInPlace(a, layer.ln2.weight, layer.ln2.bias, c.layerNormEps);
         linearInto(a, layer.fc, h);
@@ -298,8 +324,10 @@ TextForward Gpt2Model::extend(std::span<const int> ids, Gpt2Cache& cache, bool l
     }
     layerNormInPlace(x, m_finalNorm.weight, m_finalNorm.bias, c.layerNormEps);
     if (logits) {
-        if (lastOnly) linearInto(x.bottomRows(1), m_head, out.logits);
-        else linearInto(x, m_head, out.logits);
+        if (lastOnly)
+            linearInto(x.bottomRows(1), m_head, out.logits);
+        else
+            linearInto(x, m_head, out.logits);
     }
     out.hidden = std::move(x);
     return out;

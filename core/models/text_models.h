@@ -3,19 +3,22 @@
 // core/layers/MultiHeadAttention:
 //
 // BertModel — model_type "bert": BertModel folders (no prefix, pooler) and BertForMaskedLM ("bert." prefix,
-//   cls.predictions.transform.*, decoder tied to the word embeddings with its own bias). Post-LN layers, absolute
-//   positions, token type 0, hidden_act gelu / gelu_new / relu, layer_norm_eps; LayerNorm tensors named weight/bias
-//   or, as in the original BERT checkpoints, gamma/beta.
+//   cls.predictions.transform.*, decoder tied to the word embeddings with its own bias). Post-LN layers,
+//   absolute positions, token type 0, hidden_act gelu / gelu_new / relu, layer_norm_eps; LayerNorm tensors
+//   named weight/bias or, as in the original BERT checkpoints, gamma/beta.
 // Gpt2Model — model_type "gpt2": GPT2Model / GPT2LMHeadModel ("transformer." prefix or none). Pre-LN, causal
-//   mask, Conv1D weights stored [in, out], fused c_attn, activation_function, tied LM head, layer_norm_epsilon,
-//   scale_attn_weights, scale_attn_by_inverse_layer_idx and reorder_and_upcast_attn (float32 throughout, so the
-//   latter changes nothing); add_cross_attention is refused naming the field. Generation reuses a KV cache.
+//   mask, Conv1D weights stored [in, out], fused c_attn, activation_function, tied LM head,
+//   layer_norm_epsilon, scale_attn_weights, scale_attn_by_inverse_layer_idx and reorder_and_upcast_attn
+//   (float32 throughout, so the latter changes nothing); add_cross_attention is refused naming the field.
+//   Generation reuses a KV cache.
 //
 //   auto bert = BertModel::load(dir);   TextForward f = bert->forward(ids);   // f.attentions [L, H, T, T]
 //   auto gpt = Gpt2Model::load(dir);    Gpt2Cache cache = gpt->newCache();
-//   TextForward p = gpt->extend(promptIds, cache);  p = gpt->extend({next}, cache);  // attention rows of the new ids
+//   TextForward p = gpt->extend(promptIds, cache);  p = gpt->extend({next}, cache);  // attention rows of the
+//   new ids
 //
-// Thread-safety: immutable after load(); forward()/extend() may run on any thread (each cache on one at a time).
+// Thread-safety: immutable after load(); forward()/extend() may run on any thread (each cache on one at a
+// time).
 
 #include "core/layers/multi_head_attention.h"
 #include "core/ops/nn.h"
@@ -38,7 +41,8 @@ struct TextForward {
 };
 
 struct BertConfig {
-    int hiddenSize = 0, layers = 0, heads = 0, intermediateSize = 0, maxPositions = 0, typeVocabSize = 0, vocabSize = 0;
+    int hiddenSize = 0, layers = 0, heads = 0, intermediateSize = 0, maxPositions = 0, typeVocabSize = 0,
+        vocabSize = 0;
     float layerNormEps = 1e-12f;
     Activation activation = Activation::Gelu;
 };
@@ -46,7 +50,8 @@ struct BertConfig {
 class BertModel {
 public:
     // Throws attnlens::Error naming the folder and what is wrong (config, missing or mis-shaped tensors).
-    static std::shared_ptr<const BertModel> load(const std::filesystem::path& dir, const Callbacks& callbacks = {});
+    static std::shared_ptr<const BertModel> load(const std::filesystem::path& dir,
+                                                 const Callbacks& callbacks = {});
     // ids: [CLS] … [SEP] as the tokenizer gives them; at most maxPositions. logits only with an MLM head.
     TextForward forward(std::span<const int> ids, bool logits = true) const;
     const BertConfig& config() const { return m_config; }
@@ -64,10 +69,10 @@ private:
     Tensor m_words, m_positions, m_types;
     LayerNormWeights m_embeddingNorm;
     std::vector<Layer> m_layers;
-    LinearWeights m_pooler;     // empty without a pooler
-    LinearWeights m_transform;  // MLM head; empty without one
+    LinearWeights m_pooler;    // empty without a pooler
+    LinearWeights m_transform; // MLM head; empty without one
     LayerNormWeights m_transformNorm;
-    LinearWeights m_decoder;    // the word embeddings and cls.predictions.bias
+    LinearWeights m_decoder; // the word embeddings and cls.predictions.bias
 };
 
 struct Gpt2Config {
@@ -86,10 +91,14 @@ struct Gpt2Cache {
 
 class Gpt2Model {
 public:
-    static std::shared_ptr<const Gpt2Model> load(const std::filesystem::path& dir, const Callbacks& callbacks = {});
-    Gpt2Cache newCache() const { return Gpt2Cache{std::vector<KvCache>(static_cast<size_t>(m_config.layers))}; }
-    // The new tokens after those in `cache` (which grows by them): their attention rows over everything so far and,
-    // when asked for, their logits (lastOnly: the last token's only, [1, V]). Throws past the model's positions.
+    static std::shared_ptr<const Gpt2Model> load(const std::filesystem::path& dir,
+                                                 const Callbacks& callbacks = {});
+    Gpt2Cache newCache() const {
+        return Gpt2Cache{std::vector<KvCache>(static_cast<size_t>(m_config.layers))};
+    }
+    // The new tokens after those in `cache` (which grows by them): their attention rows over everything so
+    // far and, when asked for, their logits (lastOnly: the last token's only, [1, V]). Throws past the
+    // model's positions.
     TextForward extend(std::span<const int> ids, Gpt2Cache& cache, bool logits = true, bool lastOnly = false,
                        bool captureAttention = true) const;
     TextForward forward(std::span<const int> ids, bool logits = true) const;

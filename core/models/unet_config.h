@@ -22,7 +22,8 @@ struct UNet2DConfig {
     bool centerInputSample = false;
     bool flipSinToCos = true;
     float freqShift = 0;
-    std::vector<std::string> downBlockTypes{"DownBlock2D", "AttnDownBlock2D", "AttnDownBlock2D", "AttnDownBlock2D"};
+    std::vector<std::string> downBlockTypes{"DownBlock2D", "AttnDownBlock2D", "AttnDownBlock2D",
+                                            "AttnDownBlock2D"};
     std::vector<std::string> upBlockTypes{"AttnUpBlock2D", "AttnUpBlock2D", "AttnUpBlock2D", "UpBlock2D"};
     std::vector<int> blockOutChannels{224, 448, 672, 896};
     int layersPerBlock = 2;
@@ -30,13 +31,13 @@ struct UNet2DConfig {
     int downsamplePadding = 1;
     std::optional<int> attentionHeadDim = 8; // channels per head; nullopt: one head per layer
     int normNumGroups = 32;
-    std::optional<int> attnNormNumGroups;    // the bottleneck attention's groups (default: normNumGroups;
-                                             // with scale_shift: none, its attention has no norm)
+    std::optional<int> attnNormNumGroups; // the bottleneck attention's groups (default: normNumGroups;
+                                          // with scale_shift: none, its attention has no norm)
     float normEps = 1e-5f;
-    bool scaleShift = false;                 // resnet_time_scale_shift == "scale_shift"
-    bool addAttention = true;                // the bottleneck's attention layer
-    int numClassEmbeds = 0;                  // 0: unconditional
-    std::vector<std::string> classNames;     // id2label (Attention Lens' addition), when present
+    bool scaleShift = false;             // resnet_time_scale_shift == "scale_shift"
+    bool addAttention = true;            // the bottleneck's attention layer
+    int numClassEmbeds = 0;              // 0: unconditional
+    std::vector<std::string> classNames; // id2label (Attention Lens' addition), when present
 
     int levels() const { return static_cast<int>(blockOutChannels.size()); }
     int timeEmbedDim() const { return blockOutChannels.front() * 4; }

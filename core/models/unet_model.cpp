@@ -6,18 +6,22 @@
 #include "core/ops/nn.h"
 #include "core/util/error.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cmath>
-#include <malloc.h>
 #include <mutex>
 
 namespace attnlens {
 
 const char* unetPathName(UNetPath path) {
     switch (path) {
-    case UNetPath::Contracting: return "contracting";
-    case UNetPath::Bottleneck: return "bottleneck";
-    case UNetPath::Expansive: return "expansive";
+    case UNetPath::Contracting:
+        return "contracting";
+    case UNetPath::Bottleneck:
+        return "bottleneck";
+    case UNetPath::Expansive:
+        return "expansive";
     }
     return "?";
 }
@@ -55,15 +59,18 @@ public:
     static constexpr int kWinogradMinSize = 8;
 
     UNet2DModel::Conv conv(const std::string& prefix, int64_t out, int64_t in, int64_t k, int level = -1) {
-        UNet2DModel::Conv c{m_bind.require(prefix + ".weight", {out, in, k, k}), m_bind.require(prefix + ".bias", {out}), {}};
+        UNet2DModel::Conv c{
+            m_bind.require(prefix + ".weight", {out, in, k, k}), m_bind.require(prefix + ".bias", {out}), {}};
         if (c.weight.empty()) return c;
-        if (k == 3 && level >= 0 && level < m_winogradLevels) c.packed = packWinogradWeights(winogradWeights(c.weight));
-        else c.packed.emplace_back(c.weight.data(), out, in * k * k);
+        if (k == 3 && level >= 0 && level < m_winogradLevels)
+            c.packed = packWinogradWeights(winogradWeights(c.weight));
+        else
+            c.packed.emplace_back(c.weight.data(), out, in * k * k);
         return c;
     }
     UNet2DModel::Norm norm(const std::string& prefix, int64_t channels, int groups) {
-        return {m_bind.require(prefix + ".weight", {channels}), m_bind.require(prefix + ".bias", {channels}), groups,
-                m_config.normEps};
+        return {m_bind.require(prefix + ".weight", {channels}), m_bind.require(prefix + ".bias", {channels}),
+                groups, m_config.normEps};
     }
     LinearWeights linear(const std::string& prefix, int64_t out, int64_t in) {
         return {m_bind.require(prefix + ".weight", {out, in}), m_bind.require(prefix + ".bias", {out})};
@@ -73,7 +80,8 @@ public:
         const int g = m_config.normNumGroups;
         r.norm1 = norm(p + ".norm1", in, g);
         r.conv1 = conv(p + ".conv1", out, in, 3, level);
-        r.timeProj = linear(p + ".time_emb_proj", m_config.scaleShift ? 2 * out : out, m_config.timeEmbedDim());
+        r.timeProj =
+            linear(p + ".time_emb_proj", m_config.scaleShift ? 2 * out : out, m_config.timeEmbedDim());
         r.norm2 = norm(p + ".norm2", out, g);
         r.conv2 = conv(p + ".conv2", out, out, 3, level);
         if (in != out) r.shortcut = conv(p + ".conv_shortcut", out, in, 1);
@@ -98,7 +106,8 @@ public:
         auto v = linear(p + (legacy ? ".value" : ".to_v"), inner, channels);
         auto o = linear(p + (legacy ? ".proj_attn" : ".to_out.0"), channels, inner);
         if (!q.weight.empty() && !k.weight.empty() && !v.weight.empty() && !o.weight.empty())
-            a.mha = MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(o), heads, QueryScale::Scores);
+            a.mha = MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(o), heads,
+                                       QueryScale::Scores);
         a.rescale = rescale;
         return a;
     }
@@ -108,10 +117,11 @@ public:
         const bool attn = m_config.downBlockTypes[static_cast<size_t>(i)] == "AttnDownBlock2D";
         UNet2DModel::Block block;
         for (int j = 0; j < m_config.layersPerBlock; ++j) {
-            block.resnets.push_back(resnet(p + ".resnets." + std::to_string(j), j == 0 ? in : out, out, 1.0f, i));
+            block.resnets.push_back(
+                resnet(p + ".resnets." + std::to_string(j), j == 0 ? in : out, out, 1.0f, i));
             if (attn)
-                block.attentions.push_back(attention(p + ".attentions." + std::to_string(j), out, m_config.normNumGroups, 1.0f,
-                                                     UNetPath::Contracting, i));
+                block.attentions.push_back(attention(p + ".attentions." + std::to_string(j), out,
+                                                     m_config.normNumGroups, 1.0f, UNetPath::Contracting, i));
         }
         if (i < m_config.levels() - 1) block.resample = conv(p + ".downsamplers.0.conv", out, out, 3);
         return block;
@@ -126,12 +136,15 @@ public:
         for (int j = 0; j < layers; ++j) {
             const int64_t skip = j == layers - 1 ? in : out;
             const int64_t rin = j == 0 ? prev : out;
-            block.resnets.push_back(resnet(p + ".resnets." + std::to_string(j), rin + skip, out, 1.0f, level));
+            block.resnets.push_back(
+                resnet(p + ".resnets." + std::to_string(j), rin + skip, out, 1.0f, level));
             if (attn)
-                block.attentions.push_back(attention(p + ".attentions." + std::to_string(j), out, m_config.normNumGroups, 1.0f,
-                                                     UNetPath::Expansive, level));
+                block.attentions.push_back(attention(p + ".attentions." + std::to_string(j), out,
+                                                     m_config.normNumGroups, 1.0f, UNetPath::Expansive,
+                                                     level));
         }
-        if (i < m_config.levels() - 1) block.resample = conv(p + ".upsamplers.0.conv", out, out, 3, level - 1);
+        if (i < m_config.levels() - 1)
+            block.resample = conv(p + ".upsamplers.0.conv", out, out, 3, level - 1);
         return block;
     }
     WeightBinder& raw() { return m_bind; }
@@ -142,7 +155,9 @@ private:
     int m_winogradLevels = 0; // levels [0, m_winogradLevels) get Winograd weights
 };
 
-RowMatrix linearRow(const RowMatrix& x, const LinearWeights& w) { return linear(x, w.weight, w.bias); }
+RowMatrix linearRow(const RowMatrix& x, const LinearWeights& w) {
+    return linear(x, w.weight, w.bias);
+}
 
 } // namespace
 
@@ -171,7 +186,8 @@ std::shared_ptr<const UNet2DModel> UNet2DModel::load(const std::filesystem::path
     m->m_convIn = b.conv("conv_in", c0, c.inChannels, 3, 0);
     m->m_time1 = b.linear("time_embedding.linear_1", temb, c0);
     m->m_time2 = b.linear("time_embedding.linear_2", temb, temb);
-    if (c.numClassEmbeds > 0) m->m_classEmbedding = b.raw().require("class_embedding.weight", {c.numClassEmbeds, temb});
+    if (c.numClassEmbeds > 0)
+        m->m_classEmbedding = b.raw().require("class_embedding.weight", {c.numClassEmbeds, temb});
 
     int64_t out = c0;
     for (int i = 0; i < levels; ++i) {
@@ -191,12 +207,14 @@ std::shared_ptr<const UNet2DModel> UNet2DModel::load(const std::filesystem::path
     for (int i = 0; i < levels; ++i) {
         const int64_t prev = out;
         out = c.blockOutChannels[static_cast<size_t>(levels - 1 - i)];
-        m->m_up.push_back(b.upBlock(i, prev, c.blockOutChannels[static_cast<size_t>(std::max(levels - 2 - i, 0))], out));
+        m->m_up.push_back(
+            b.upBlock(i, prev, c.blockOutChannels[static_cast<size_t>(std::max(levels - 2 - i, 0))], out));
     }
     m->m_normOut = b.norm("conv_norm_out", c0, c.normNumGroups);
     m->m_convOut = b.conv("conv_out", c.outChannels, c0, 3, 0);
     b.raw().finish("'" + weightsPath.string() + "'");
-    for (const auto& t : file.tensors()) m->m_parameters += shapeNumel(t.shape);
+    for (const auto& t : file.tensors())
+        m->m_parameters += shapeNumel(t.shape);
     return m;
 }
 
@@ -209,10 +227,12 @@ std::vector<UNetAttentionInfo> UNet2DModel::attentionLayers(int height, int widt
         out.push_back(info);
     };
     for (const auto& block : m_down)
-        for (const auto& a : block.attentions) add(a);
+        for (const auto& a : block.attentions)
+            add(a);
     if (m_midAttention) add(*m_midAttention);
     for (const auto& block : m_up)
-        for (const auto& a : block.attentions) add(a);
+        for (const auto& a : block.attentions)
+            add(a);
     return out;
 }
 
@@ -230,7 +250,8 @@ void UNet2DModel::checkSample(const Shape& shape) const {
                                                std::to_string(m_config.sampleSize) + ")"
                                          : std::string()));
     if (shape[1] > 4096 || shape[2] > 4096)
-        throw Error("the sample is " + std::to_string(shape[1]) + "x" + std::to_string(shape[2]) + "; at most 4096x4096");
+        throw Error("the sample is " + std::to_string(shape[1]) + "x" + std::to_string(shape[2]) +
+                    "; at most 4096x4096");
 }
 
 RowMatrix UNet2DModel::timeEmbedding(float timestep, std::optional<int> classLabel) const {
@@ -242,9 +263,11 @@ RowMatrix UNet2DModel::timeEmbedding(float timestep, std::optional<int> classLab
     RowMatrix emb = linearRow(h, m_time2); // [1, time_embed_dim]
     if (!m_classEmbedding.empty()) {
         if (!classLabel)
-            throw Error("this U-Net is class-conditional (" + std::to_string(c.numClassEmbeds) + " classes): give a class");
+            throw Error("this U-Net is class-conditional (" + std::to_string(c.numClassEmbeds) +
+                        " classes): give a class");
         if (*classLabel < 0 || *classLabel >= c.numClassEmbeds)
-            throw Error("class " + std::to_string(*classLabel) + " is out of range 0.." + std::to_string(c.numClassEmbeds - 1));
+            throw Error("class " + std::to_string(*classLabel) + " is out of range 0.." +
+                        std::to_string(c.numClassEmbeds - 1));
         emb += m_classEmbedding.matrix().row(*classLabel);
     } else if (classLabel) {
         throw Error("this U-Net is unconditional (no class embedding): no class can be given");
@@ -254,14 +277,16 @@ RowMatrix UNet2DModel::timeEmbedding(float timestep, std::optional<int> classLab
 
 FeatureMap UNet2DModel::conv(const Conv& c, const FeatureMap& x, const ConvGeometry& geometry) {
     if (!c.packed.empty() && c.packed.front().valid()) {
-        if (c.packed.size() == 16) return conv3x3Winograd(x, c.packed, c.bias); // stride 1, padding 1 by construction
+        if (c.packed.size() == 16)
+            return conv3x3Winograd(x, c.packed, c.bias); // stride 1, padding 1 by construction
         return conv2d(x, c.packed.front(), static_cast<int>(c.weight.dim(2)), c.bias, geometry);
     }
     return conv2d(x, c.weight, c.bias, geometry);
 }
 
 FeatureMap UNet2DModel::runResnet(const Resnet& r, const FeatureMap& x, const RowMatrix& siluTemb) const {
-    FeatureMap h = conv3x3(r.conv1, groupNorm(x, r.norm1.groups, r.norm1.weight, r.norm1.bias, r.norm1.eps, /*silu=*/true));
+    FeatureMap h = conv3x3(
+        r.conv1, groupNorm(x, r.norm1.groups, r.norm1.weight, r.norm1.bias, r.norm1.eps, /*silu=*/true));
     const RowMatrix t = linearRow(siluTemb, r.timeProj); // [1, out] or [1, 2·out]
     const int64_t out = h.channels();
     if (t.cols() == out) {
@@ -276,8 +301,10 @@ FeatureMap UNet2DModel::runResnet(const Resnet& r, const FeatureMap& x, const Ro
         applyActivationInPlace(h.data, Activation::Silu);
     }
     h = conv3x3(r.conv2, h);
-    if (r.shortcut.weight.empty()) h.data += x.data;
-    else h.data += conv(r.shortcut, x, {}).data;
+    if (r.shortcut.weight.empty())
+        h.data += x.data;
+    else
+        h.data += conv(r.shortcut, x, {}).data;
     if (r.outputScale != 1.0f) h.data /= r.outputScale;
     return h;
 }
@@ -292,15 +319,18 @@ struct UNet2DModel::AttentionRun {
 
 FeatureMap UNet2DModel::runAttention(const Attention& a, const FeatureMap& x, AttentionRun& run) const {
     const int index = run.next++;
-    const RowMatrix tokens = a.norm.weight.empty()
-                                 ? RowMatrix(x.data.transpose())
-                                 : RowMatrix(groupNorm(x, a.norm.groups, a.norm.weight, a.norm.bias, a.norm.eps).data.transpose());
+    const RowMatrix tokens =
+        a.norm.weight.empty()
+            ? RowMatrix(x.data.transpose())
+            : RowMatrix(groupNorm(x, a.norm.groups, a.norm.weight, a.norm.bias, a.norm.eps).data.transpose());
     // tokens [tokens, channels], token = y·w + x
     if (run.probe && index == run.probeLayer) *run.probe = {&a.mha, tokens, tokens, false};
-    const std::span<const int> off =
-        index < static_cast<int>(run.off.size()) ? std::span<const int>(run.off[size_t(index)]) : std::span<const int>();
+    const std::span<const int> off = index < static_cast<int>(run.off.size())
+                                         ? std::span<const int>(run.off[size_t(index)])
+                                         : std::span<const int>();
     Tensor probs;
-    const RowMatrix attended = a.mha.forward(tokens, tokens, nullptr, run.capture ? &probs : nullptr, off); // [tokens, channels]
+    const RowMatrix attended =
+        a.mha.forward(tokens, tokens, nullptr, run.capture ? &probs : nullptr, off); // [tokens, channels]
     FeatureMap out{x.data + attended.transpose(), x.height, x.width};
     if (a.rescale != 1.0f) out.data /= a.rescale;
     if (run.capture) {
@@ -314,7 +344,8 @@ FeatureMap UNet2DModel::runAttention(const Attention& a, const FeatureMap& x, At
 
 int64_t UNet2DModel::captureBytes(int height, int width) const {
     int64_t bytes = 0;
-    for (const auto& l : attentionLayers(height, width)) bytes += int64_t{sizeof(float)} * l.heads * l.tokens() * l.tokens();
+    for (const auto& l : attentionLayers(height, width))
+        bytes += int64_t{sizeof(float)} * l.heads * l.tokens() * l.tokens();
     return bytes;
 }
 
@@ -325,9 +356,10 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, std::optio
     if (options.captureAttention) {
         const int64_t bytes = captureBytes(height, width);
         if (bytes > options.maxCaptureBytes)
-            throw Error("capturing every attention layer of a " + std::to_string(height) + "x" + std::to_string(width) +
-                        " sample needs " + std::to_string(bytes >> 20) + " MiB, more than the limit of " +
-                        std::to_string(options.maxCaptureBytes >> 20) + " MiB");
+            throw Error("capturing every attention layer of a " + std::to_string(height) + "x" +
+                        std::to_string(width) + " sample needs " + std::to_string(bytes >> 20) +
+                        " MiB, more than the limit of " + std::to_string(options.maxCaptureBytes >> 20) +
+                        " MiB");
     }
     if (!std::isfinite(timestep) || timestep < 0) throw Error("the timestep must be a finite number >= 0");
     const auto poll = [&] {
@@ -342,9 +374,11 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, std::optio
         const std::vector<UNetAttentionInfo> layers = attentionLayers(height, width);
         run.off.resize(layers.size());
         for (const auto& [layer, head] : options.ablatedHeads) {
-            if (layer < 0 || layer >= static_cast<int>(layers.size()) || head < 0 || head >= layers[size_t(layer)].heads)
-                throw Error("ablated head " + std::to_string(layer) + ":" + std::to_string(head) + " is outside the " +
-                            std::to_string(layers.size()) + " attention layers (numbered from 0)" +
+            if (layer < 0 || layer >= static_cast<int>(layers.size()) || head < 0 ||
+                head >= layers[size_t(layer)].heads)
+                throw Error("ablated head " + std::to_string(layer) + ":" + std::to_string(head) +
+                            " is outside the " + std::to_string(layers.size()) +
+                            " attention layers (numbered from 0)" +
                             (layer >= 0 && layer < static_cast<int>(layers.size())
                                  ? "; layer " + std::to_string(layer) + " has " +
                                        std::to_string(layers[size_t(layer)].heads) + " head(s)"
@@ -355,7 +389,8 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, std::optio
     }
 
     RowMatrix temb = timeEmbedding(timestep, classLabel);
-    applyActivationInPlace(temb, Activation::Silu); // every resnet applies SiLU to the embedding before its projection
+    applyActivationInPlace(
+        temb, Activation::Silu); // every resnet applies SiLU to the embedding before its projection
 
     FeatureMap h{ConstMatrixMap(sample.data(), sample.dim(0), sample.dim(1) * sample.dim(2)), height, width};
     if (m_config.centerInputSample) h.data = (h.data.array() * 2.0f - 1.0f).matrix();
@@ -386,8 +421,7 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, std::optio
             skips.pop_back();
             if (!block.attentions.empty()) h = runAttention(block.attentions[j], h, run);
         }
-        if (!block.resample.weight.empty())
-            h = conv3x3(block.resample, upsampleNearest2x(h));
+        if (!block.resample.weight.empty()) h = conv3x3(block.resample, upsampleNearest2x(h));
     }
     groupNormInPlace(h, m_normOut.groups, m_normOut.weight, m_normOut.bias, m_normOut.eps, /*silu=*/true);
     h = conv3x3(m_convOut, h);

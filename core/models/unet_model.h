@@ -36,7 +36,7 @@ const char* unetPathName(UNetPath path); // "contracting", "bottleneck", "expans
 struct UNetAttentionInfo {
     std::string name; // diffusers module path, e.g. "down_blocks.1.attentions.0"
     UNetPath path = UNetPath::Contracting;
-    int level = 0;    // resolution level: 0 = full size, each contracting block below halves it
+    int level = 0; // resolution level: 0 = full size, each contracting block below halves it
     int heads = 1;
     int height = 0, width = 0; // the level's spatial size; tokens = height · width
 
@@ -53,9 +53,10 @@ struct UNetRunOptions {
     // Refuse a run whose captured attention would exceed this many bytes (a 64×64 attention level
     // alone is 4096² floats per head = 64 MiB).
     int64_t maxCaptureBytes = int64_t{4} << 30;
-    // Head ablation as for ViT and Marian: (attention layer in execution order, head), numbered from 0; the head's
-    // probabilities × 0 (its captured attention zero, its context zero). Empty: the plain pass, bit for bit.
-    // diffusers has no head_mask; these are the same semantics as transformers'. Out of range → attnlens::Error.
+    // Head ablation as for ViT and Marian: (attention layer in execution order, head), numbered from 0; the
+    // head's probabilities × 0 (its captured attention zero, its context zero). Empty: the plain pass, bit
+    // for bit. diffusers has no head_mask; these are the same semantics as transformers'. Out of range →
+    // attnlens::Error.
     std::vector<std::pair<int, int>> ablatedHeads;
     // When set, attention layer probeLayer's inputs (group-normed pixels, queries and keys alike) are copied
     // here during the pass (analysis/neuron_view).
@@ -97,7 +98,11 @@ public:
         // kernel switch the plain im2col path on `weight` runs instead.
         std::vector<PackedWeights> packed;
     };
-    struct Norm { Tensor weight, bias; int groups = 1; float eps = 1e-5f; };
+    struct Norm {
+        Tensor weight, bias;
+        int groups = 1;
+        float eps = 1e-5f;
+    };
     struct Resnet {
         Norm norm1, norm2;
         Conv conv1, conv2, shortcut; // shortcut.weight empty when in == out channels
@@ -113,13 +118,15 @@ public:
     struct Block {
         std::vector<Resnet> resnets;
         std::vector<Attention> attentions; // empty, or one per resnet
-        Conv resample;                      // downsampler / upsampler conv (weight empty when none)
+        Conv resample;                     // downsampler / upsampler conv (weight empty when none)
     };
 
 private:
     UNet2DModel() = default;
     static FeatureMap conv(const Conv& c, const FeatureMap& x, const ConvGeometry& geometry);
-    static FeatureMap conv3x3(const Conv& c, const FeatureMap& x) { return conv(c, x, ConvGeometry::same(3)); }
+    static FeatureMap conv3x3(const Conv& c, const FeatureMap& x) {
+        return conv(c, x, ConvGeometry::same(3));
+    }
     FeatureMap runResnet(const Resnet& r, const FeatureMap& x, const RowMatrix& temb) const;
     struct AttentionRun; // per-forward state of the attention layers (capture, ablation, probe, index)
     FeatureMap runAttention(const Attention& a, const FeatureMap& x, AttentionRun& run) const;

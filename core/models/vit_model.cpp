@@ -25,7 +25,9 @@ int squareSize(const JsonConfig& json, const std::string& key, int fallback) {
     throw Error(json.path().string() + ": '" + key + "' must be an integer (found " + v.dump() + ")");
 }
 
-Tensor flatVector(const Tensor& t) { return t.empty() ? t : t.reshaped({t.numel()}); }
+Tensor flatVector(const Tensor& t) {
+    return t.empty() ? t : t.reshaped({t.numel()});
+}
 
 } // namespace
 
@@ -33,8 +35,7 @@ VitConfig VitConfig::fromJson(const JsonConfig& json) {
     const std::string file = json.path().string();
     VitConfig c;
     const auto type = json.value<std::string>("model_type", "");
-    if (type != "vit")
-        throw Error(file + ": model_type is '" + type + "', expected 'vit'");
+    if (type != "vit") throw Error(file + ": model_type is '" + type + "', expected 'vit'");
     c.hiddenSize = json.value<int>("hidden_size", c.hiddenSize);
     c.numLayers = json.value<int>("num_hidden_layers", c.numLayers);
     c.numHeads = json.value<int>("num_attention_heads", c.numHeads);
@@ -45,8 +46,8 @@ VitConfig VitConfig::fromJson(const JsonConfig& json) {
     c.patchSize = squareSize(json, "patch_size", c.patchSize);
     c.numChannels = json.value<int>("num_channels", c.numChannels);
     c.qkvBias = json.value<bool>("qkv_bias", c.qkvBias);
-    if (json.has("architectures") && json.json()["architectures"].is_array() && !json.json()["architectures"].empty() &&
-        json.json()["architectures"][0].is_string())
+    if (json.has("architectures") && json.json()["architectures"].is_array() &&
+        !json.json()["architectures"].empty() && json.json()["architectures"][0].is_string())
         c.architecture = json.json()["architectures"][0].get<std::string>();
 
     auto positive = [&](int v, const char* key) {
@@ -59,10 +60,11 @@ VitConfig VitConfig::fromJson(const JsonConfig& json) {
     positive(c.imageSize, "image_size");
     positive(c.patchSize, "patch_size");
     if (c.hiddenSize % c.numHeads != 0)
-        throw Error(file + ": hidden_size " + std::to_string(c.hiddenSize) + " is not divisible by num_attention_heads " +
-                    std::to_string(c.numHeads));
+        throw Error(file + ": hidden_size " + std::to_string(c.hiddenSize) +
+                    " is not divisible by num_attention_heads " + std::to_string(c.numHeads));
     if (c.numChannels != 1 && c.numChannels != 3)
-        throw Error(file + ": num_channels " + std::to_string(c.numChannels) + " is not supported (expected 1 or 3)");
+        throw Error(file + ": num_channels " + std::to_string(c.numChannels) +
+                    " is not supported (expected 1 or 3)");
     if (c.patchSize > c.imageSize)
         throw Error(file + ": patch_size " + std::to_string(c.patchSize) + " exceeds image_size " +
                     std::to_string(c.imageSize));
@@ -88,14 +90,16 @@ VitConfig VitConfig::fromJson(const JsonConfig& json) {
             if (entries[i].first != static_cast<int>(i))
                 throw Error(file + ": 'id2label' indices must be 0.." + std::to_string(entries.size() - 1) +
                             " without gaps");
-        for (auto& e : entries) c.labels.push_back(std::move(e.second));
+        for (auto& e : entries)
+            c.labels.push_back(std::move(e.second));
     }
     return c;
 }
 
 std::shared_ptr<const VitModel> VitModel::load(const std::filesystem::path& dir, const Callbacks& callbacks) {
     std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec)) throw Error("'" + dir.string() + "': model folder not found");
+    if (!std::filesystem::is_directory(dir, ec))
+        throw Error("'" + dir.string() + "': model folder not found");
     const auto configPath = dir / "config.json";
     if (!std::filesystem::exists(configPath, ec))
         throw Error("'" + dir.string() + "': config.json is missing (expected a Hugging Face ViT folder)");
@@ -111,9 +115,11 @@ std::shared_ptr<const VitModel> VitModel::load(const std::filesystem::path& dir,
 
     // ViTForImageClassification stores the backbone under "vit."; a bare ViTModel has no prefix.
     std::string prefix;
-    if (file.contains("vit.embeddings.cls_token")) prefix = "vit.";
+    if (file.contains("vit.embeddings.cls_token"))
+        prefix = "vit.";
     else if (!file.contains("embeddings.cls_token"))
-        throw Error("'" + weightsPath.string() + "': not a ViT checkpoint (neither 'vit.embeddings.cls_token' nor "
+        throw Error("'" + weightsPath.string() +
+                    "': not a ViT checkpoint (neither 'vit.embeddings.cls_token' nor "
                     "'embeddings.cls_token' found)");
 
     WeightBinder w(file);
@@ -169,7 +175,8 @@ VitModel::Layer VitModel::bindLayer(WeightBinder& w, const TensorFile& file, con
         L.attention = MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(out), c.numHeads,
                                          QueryScale::Scores);
     L.lnAfter = {w.require(l + "layernorm_after.weight", {d}), w.require(l + "layernorm_after.bias", {d})};
-    L.fc1 = {w.require(l + "intermediate.dense.weight", {inter, d}), w.require(l + "intermediate.dense.bias", {inter})};
+    L.fc1 = {w.require(l + "intermediate.dense.weight", {inter, d}),
+             w.require(l + "intermediate.dense.bias", {inter})};
     L.fc2 = {w.require(l + "output.dense.weight", {d, inter}), w.require(l + "output.dense.bias", {d})};
     // 197+ tokens per forward: every projection packed once here instead of on every call.
     if (w.problems().empty()) {
@@ -199,8 +206,8 @@ void VitModel::bindHead(WeightBinder& w, const TensorFile& file, const std::stri
         m_classifierW = w.require("classifier.weight", {labels, d});
         m_classifierB = w.require("classifier.bias", {labels});
     } else {
-        w.problem("tensor 'classifier.weight' has shape " + shapeToString(info->shape) + ", expected [labels, " +
-                  std::to_string(d) + "]");
+        w.problem("tensor 'classifier.weight' has shape " + shapeToString(info->shape) +
+                  ", expected [labels, " + std::to_string(d) + "]");
     }
 }
 
@@ -213,7 +220,8 @@ Tensor VitModel::positionTable(int rows, int cols, bool interpolate) const {
     const int g = m_config.gridSize();
     if (rows == g && cols == g) return m_positions;
     if (!interpolate)
-        throw Error("input of " + std::to_string(rows * m_config.patchSize) + "×" + std::to_string(cols * m_config.patchSize) +
+        throw Error("input of " + std::to_string(rows * m_config.patchSize) + "×" +
+                    std::to_string(cols * m_config.patchSize) +
                     " pixels does not match the model's image_size " + std::to_string(m_config.imageSize) +
                     " (enable position interpolation to use other sizes)");
     // HF ViTEmbeddings.interpolate_pos_encoding: keep the CLS row, resize the patch rows as a
@@ -221,25 +229,31 @@ Tensor VitModel::positionTable(int rows, int cols, bool interpolate) const {
     const int64_t d = m_config.hiddenSize;
     Tensor grid({d, g, g}); // [D, g, g]
     for (int64_t i = 0; i < int64_t(g) * g; ++i)
-        for (int64_t k = 0; k < d; ++k) grid.data()[k * g * g + i] = m_positions.data()[(i + 1) * d + k];
-    const Tensor resized = bicubicInterpolate(grid, rows, cols, (rows + 0.1) / g, (cols + 0.1) / g); // [D, rows, cols]
-    Tensor table({int64_t(rows) * cols + 1, d}); // [N+1, D]
+        for (int64_t k = 0; k < d; ++k)
+            grid.data()[k * g * g + i] = m_positions.data()[(i + 1) * d + k];
+    const Tensor resized =
+        bicubicInterpolate(grid, rows, cols, (rows + 0.1) / g, (cols + 0.1) / g); // [D, rows, cols]
+    Tensor table({int64_t(rows) * cols + 1, d});                                  // [N+1, D]
     std::copy_n(m_positions.data(), d, table.data());
     for (int64_t i = 0; i < int64_t(rows) * cols; ++i)
-        for (int64_t k = 0; k < d; ++k) table.data()[(i + 1) * d + k] = resized.data()[k * rows * cols + i];
+        for (int64_t k = 0; k < d; ++k)
+            table.data()[(i + 1) * d + k] = resized.data()[k * rows * cols + i];
     return table;
 }
 
-VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options, const Callbacks& callbacks) const {
+VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
+                            const Callbacks& callbacks) const {
     const VitConfig& c = m_config;
-    if (pixels.rank() != 3) throw Error("ViT input must be [channels, height, width], got " + shapeToString(pixels.shape()));
+    if (pixels.rank() != 3)
+        throw Error("ViT input must be [channels, height, width], got " + shapeToString(pixels.shape()));
     if (pixels.dim(0) != c.numChannels)
         throw Error("ViT input has " + std::to_string(pixels.dim(0)) + " channel(s), the model expects " +
                     std::to_string(c.numChannels) + " (num_channels in config.json)");
     const int p = c.patchSize;
     const int64_t height = pixels.dim(1), width = pixels.dim(2);
-    if (height < p || width < p) throw Error("ViT input " + std::to_string(height) + "×" + std::to_string(width) +
-                                             " is smaller than one patch");
+    if (height < p || width < p)
+        throw Error("ViT input " + std::to_string(height) + "×" + std::to_string(width) +
+                    " is smaller than one patch");
     if (!options.interpolatePositions && (height != c.imageSize || width != c.imageSize))
         throw Error("ViT input size " + std::to_string(height) + "×" + std::to_string(width) +
                     " doesn't match the model's image_size " + std::to_string(c.imageSize) + "×" +
@@ -264,7 +278,8 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options, 
         for (int q = 0; q < cols; ++q)
             for (int ch = 0; ch < c.numChannels; ++ch)
                 for (int y = 0; y < p; ++y) {
-                    const float* src = pixels.data() + (int64_t(ch) * height + int64_t(r) * p + y) * width + int64_t(q) * p;
+                    const float* src =
+                        pixels.data() + (int64_t(ch) * height + int64_t(r) * p + y) * width + int64_t(q) * p;
                     std::copy_n(src, p, &patches(int64_t(r) * cols + q, (int64_t(ch) * p + y) * p));
                 }
     RowMatrix x(tokens, d); // [N+1, D]
@@ -280,22 +295,23 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options, 
     std::vector<std::vector<int>> ablated(static_cast<size_t>(c.numLayers)); // heads switched off, per layer
     for (const auto& [layer, head] : options.ablatedHeads) {
         if (layer < 0 || layer >= c.numLayers || head < 0 || head >= c.numHeads)
-            throw Error("ablated head " + std::to_string(layer) + ":" + std::to_string(head) + " is outside the " +
-                        std::to_string(c.numLayers) + " layers × " + std::to_string(c.numHeads) +
-                        " heads (numbered from 0)");
+            throw Error("ablated head " + std::to_string(layer) + ":" + std::to_string(head) +
+                        " is outside the " + std::to_string(c.numLayers) + " layers × " +
+                        std::to_string(c.numHeads) + " heads (numbered from 0)");
         auto& off = ablated[static_cast<size_t>(layer)];
         if (std::find(off.begin(), off.end(), head) == off.end()) off.push_back(head);
     }
     RowMatrix h, mlp, proj;
     for (int layer = 0; layer < c.numLayers; ++layer) {
         callbacks.checkCancel();
-        callbacks.report(double(layer) / c.numLayers,
-                         "forward, " + std::to_string(layer) + " of " + std::to_string(c.numLayers) + " layers");
+        callbacks.report(double(layer) / c.numLayers, "forward, " + std::to_string(layer) + " of " +
+                                                          std::to_string(c.numLayers) + " layers");
         const Layer& L = m_layers[layer];
         h = x;
         layerNormInPlace(h, L.lnBefore.weight, L.lnBefore.bias, c.layerNormEps);
         if (options.probe && layer == options.probeLayer) *options.probe = {&L.attention, h, h, false};
-        Tensor probs = options.captureAttention ? out.attentions.sub({layer}) : Tensor(); // [heads, N+1, N+1] view
+        Tensor probs =
+            options.captureAttention ? out.attentions.sub({layer}) : Tensor(); // [heads, N+1, N+1] view
         if (ablated[static_cast<size_t>(layer)].empty()) {
             x += L.attention.forward(h, h, nullptr, options.captureAttention ? &probs : nullptr);
         } else {
@@ -303,7 +319,8 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options, 
             RowMatrix q, k, v;
             L.attention.projectQuery(h, q);
             L.attention.projectKeyValue(h, k, v);
-            RowMatrix context = L.attention.attendHeads(q, k, v, nullptr, options.captureAttention ? &probs : nullptr);
+            RowMatrix context =
+                L.attention.attendHeads(q, k, v, nullptr, options.captureAttention ? &probs : nullptr);
             const int64_t hd = L.attention.headDim();
             for (int head : ablated[static_cast<size_t>(layer)]) {
                 context.middleCols(head * hd, hd).setZero();
@@ -336,7 +353,8 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options, 
     return out;
 }
 
-VitResult VitModel::run(const ImageU8& image, const VitRunOptions& options, const Callbacks& callbacks) const {
+VitResult VitModel::run(const ImageU8& image, const VitRunOptions& options,
+                        const Callbacks& callbacks) const {
     VitResult r;
     r.input = preprocessImage(image, m_processor, m_config.numChannels);
     r.output = forward(r.input.pixels, options, callbacks);

@@ -4,20 +4,20 @@
 // Semantics: docs/model-semantics.md (ViT), i.e. transformers v4.33 modeling_vit.py.
 //
 // Basic usage:
-//   auto model = VitModel::load(dir);                  // shared_ptr<const VitModel>;               // config.json, model.safetensors, preprocessor
-//   VitResult r = model.run(loadImage("cat.png"));      // preprocess + forward, attention captured
-//   r.output.logits          // [num_labels]              (empty without classifier)
-//   r.output.attentions      // [layer, head, N+1, N+1]   token 0 = CLS, patches row-major
-//   r.grid.imageRect(i)      // patch i in original-image pixels
-//   model.topK(r.output, 5)  // labels with probabilities
+//   auto model = VitModel::load(dir);                  // shared_ptr<const VitModel>;               //
+//   config.json, model.safetensors, preprocessor VitResult r = model.run(loadImage("cat.png"));      //
+//   preprocess + forward, attention captured r.output.logits          // [num_labels]              (empty
+//   without classifier) r.output.attentions      // [layer, head, N+1, N+1]   token 0 = CLS, patches
+//   row-major r.grid.imageRect(i)      // patch i in original-image pixels model.topK(r.output, 5)  // labels
+//   with probabilities
 //
 // Weights are resolved by their checkpoint names once, at load, into typed members; every missing
 // tensor and every shape that disagrees with config.json is reported in one error. F32/F16/BF16
 // files are converted to float32. A loaded model is immutable: run()/forward() are const and may be
 // called from several threads at once (each call has its own scratch).
 
-#include "core/ops/nn.h"
 #include "core/layers/multi_head_attention.h"
+#include "core/ops/nn.h"
 #include "core/tensor/tensor.h"
 #include "core/util/callbacks.h"
 #include "core/vision/image_io.h"
@@ -65,9 +65,9 @@ struct VitRunOptions {
     // inputs of more than kMaxTokens tokens at all (the [T, T] score matrix alone grows quadratically).
     int64_t maxCaptureBytes = 4ll << 30;
     static constexpr int64_t kMaxTokens = 16384;
-    // Head ablation, as transformers' head_mask = 0 for these (layer, head) pairs (numbered from 0): the head's
-    // attention probabilities are multiplied by 0, so its output is zero and its captured attention all zeros.
-    // Empty: the plain forward pass, bit for bit. Out-of-range pairs throw attnlens::Error.
+    // Head ablation, as transformers' head_mask = 0 for these (layer, head) pairs (numbered from 0): the
+    // head's attention probabilities are multiplied by 0, so its output is zero and its captured attention
+    // all zeros. Empty: the plain forward pass, bit for bit. Out-of-range pairs throw attnlens::Error.
     std::vector<std::pair<int, int>> ablatedHeads;
     // When set, layer probeLayer's attention inputs (the layernorm_before output, queries and keys alike) are
     // copied here during the pass (analysis/neuron_view).
@@ -103,8 +103,10 @@ class VitModel {
 public:
     // Loads <dir>/config.json, <dir>/model.safetensors and <dir>/preprocessor_config.json (defaults when
     // absent). Reports progress per tensor group; honours cancel. Throws attnlens::Error.
-    // Immutable once loaded (forward() is const), so shared by the GUI, its worker and exports, as MarianModel.
-    static std::shared_ptr<const VitModel> load(const std::filesystem::path& dir, const Callbacks& callbacks = {});
+    // Immutable once loaded (forward() is const), so shared by the GUI, its worker and exports, as
+    // MarianModel.
+    static std::shared_ptr<const VitModel> load(const std::filesystem::path& dir,
+                                                const Callbacks& callbacks = {});
 
     const VitConfig& config() const { return m_config; }
     const ImageProcessorConfig& processor() const { return m_processor; }
@@ -117,9 +119,11 @@ public:
 
     // pixels [C, H, W] (preprocessImage's output). Throws attnlens::Error for a wrong channel count or
     // an unsupported size; attnlens::Cancelled when the callback asks to stop (checked per layer).
-    VitOutput forward(const Tensor& pixels, const VitRunOptions& options = {}, const Callbacks& callbacks = {}) const;
+    VitOutput forward(const Tensor& pixels, const VitRunOptions& options = {},
+                      const Callbacks& callbacks = {}) const;
     // preprocess (with this model's processor config and channel count) + forward + patch grid.
-    VitResult run(const ImageU8& image, const VitRunOptions& options = {}, const Callbacks& callbacks = {}) const;
+    VitResult run(const ImageU8& image, const VitRunOptions& options = {},
+                  const Callbacks& callbacks = {}) const;
     // The k most probable classes, most probable first (ties: lower index first).
     std::vector<Prediction> topK(const VitOutput& output, int k) const;
 
@@ -145,8 +149,8 @@ private:
     Tensor m_cls;       // [D]
     Tensor m_positions; // [N+1, D]
     std::vector<Layer> m_layers;
-    Tensor m_finalLnW, m_finalLnB;    // [D]
-    Tensor m_poolerW, m_poolerB;      // [D, D], [D] or empty
+    Tensor m_finalLnW, m_finalLnB;       // [D]
+    Tensor m_poolerW, m_poolerB;         // [D, D], [D] or empty
     Tensor m_classifierW, m_classifierB; // [labels, D], [labels] or empty
 };
 

@@ -16,25 +16,28 @@ void softmaxRowsInPlace(MatrixMap m) {
     }
 }
 
-AttentionResult multiHeadAttention(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor* mask,
-                                   int heads, bool recordStages) {
+AttentionResult multiHeadAttention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                   const Tensor* mask, int heads, bool recordStages) {
     if (query.rank() != 2 || key.rank() != 2 || value.rank() != 2)
-        throw Error("attention: query, key and value must be matrices; got " + shapeToString(query.shape()) + ", " +
-                    shapeToString(key.shape()) + ", " + shapeToString(value.shape()));
+        throw Error("attention: query, key and value must be matrices; got " + shapeToString(query.shape()) +
+                    ", " + shapeToString(key.shape()) + ", " + shapeToString(value.shape()));
     // Q and K share their width (d_model for queries and keys, split into heads of d_k); V has its own
     // (d_v overall, heads of d_v / h); the output is [queries, d_v].
     const int64_t nq = query.dim(0), nk = key.dim(0), dModel = query.dim(1), dValue = value.dim(1);
-    if (nq == 0 || nk == 0 || dModel == 0 || dValue == 0) throw Error("attention: query, key and value must not be empty");
+    if (nq == 0 || nk == 0 || dModel == 0 || dValue == 0)
+        throw Error("attention: query, key and value must not be empty");
     if (key.dim(1) != dModel)
-        throw Error("attention: key has " + std::to_string(key.dim(1)) + " columns, query has " + std::to_string(dModel));
-    if (value.dim(0) != nk)
-        throw Error("attention: value has " + std::to_string(value.dim(0)) + " rows, key has " + std::to_string(nk));
-    if (heads < 1 || dModel % heads != 0)
-        throw Error("attention: " + std::to_string(heads) + " heads do not divide the query/key width d_model = " +
+        throw Error("attention: key has " + std::to_string(key.dim(1)) + " columns, query has " +
                     std::to_string(dModel));
+    if (value.dim(0) != nk)
+        throw Error("attention: value has " + std::to_string(value.dim(0)) + " rows, key has " +
+                    std::to_string(nk));
+    if (heads < 1 || dModel % heads != 0)
+        throw Error("attention: " + std::to_string(heads) +
+                    " heads do not divide the query/key width d_model = " + std::to_string(dModel));
     if (dValue % heads != 0)
-        throw Error("attention: " + std::to_string(heads) + " heads do not divide the value width d_v = " +
-                    std::to_string(dValue));
+        throw Error("attention: " + std::to_string(heads) +
+                    " heads do not divide the value width d_v = " + std::to_string(dValue));
     if (mask && (mask->rank() != 2 || mask->dim(0) != nq || mask->dim(1) != nk))
         throw Error("attention: mask has shape " + shapeToString(mask->shape()) + ", expected " +
                     shapeToString({nq, nk}));

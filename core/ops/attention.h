@@ -39,7 +39,7 @@ struct AttentionResult {
 // query [q, d_model], key [k, d_model], value [k, d_v]; mask [q, k] or nullptr.
 // heads must divide d_model and d_v (the message says which does not). Throws attnlens::Error on any shape
 // mismatch, naming the shapes.
-AttentionResult multiHeadAttention(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor* mask,
-                                   int heads, bool recordStages);
+AttentionResult multiHeadAttention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                   const Tensor* mask, int heads, bool recordStages);
 
 } // namespace attnlens

@@ -12,7 +12,8 @@ namespace attnlens {
 
 namespace {
 
-// im2col: col[(c·kh + ky)·kw + kx][oy·ow + ox] = x[c][(oy·s + ky − padTop)·w + ox·s + kx − padLeft] (0 outside).
+// im2col: col[(c·kh + ky)·kw + kx][oy·ow + ox] = x[c][(oy·s + ky − padTop)·w + ox·s + kx − padLeft] (0
+// outside).
 void im2col(const FeatureMap& x, int kh, int kw, const ConvGeometry& g, int oh, int ow, RowMatrix& col) {
     const int64_t channels = x.channels();
     col.resize(channels * kh * kw, static_cast<int64_t>(oh) * ow);
@@ -37,7 +38,8 @@ void im2col(const FeatureMap& x, int kh, int kw, const ConvGeometry& g, int oh, 
                     if (s == 1) {
                         std::memcpy(dst + ox0, src + ox0, sizeof(float) * static_cast<size_t>(ox1 - ox0));
                     } else {
-                        for (int ox = ox0; ox < ox1; ++ox) dst[ox] = src[ox * s];
+                        for (int ox = ox0; ox < ox1; ++ox)
+                            dst[ox] = src[ox * s];
                     }
                     std::fill(dst + ox1, dst + ow, 0.0f);
                 }
@@ -63,12 +65,12 @@ void winogradTransformInput(const FeatureMap& x, float* V, int th, int tw) {
     const int h = x.height, w = x.width;
     const int64_t tiles = int64_t{th} * tw;
     const int64_t vStride = cin * tiles;
-    const int rows = 2 * th + 2;                // padded rows: input row y is padded row y + 1
+    const int rows = 2 * th + 2; // padded rows: input row y is padded row y + 1
     thread_local std::vector<float> evenOdd, hbuf;
     evenOdd.assign(static_cast<size_t>(2 * (tw + 1)), 0.0f);
     hbuf.resize(static_cast<size_t>(rows) * 4 * tw);
-    float* even = evenOdd.data();               // padded column 2k
-    float* odd = even + (tw + 1);               // padded column 2k + 1
+    float* even = evenOdd.data(); // padded column 2k
+    float* odd = even + (tw + 1); // padded column 2k + 1
     for (int64_t c = 0; c < cin; ++c) {
         const float* plane = x.data.row(c).data();
         for (int r = 0; r < rows; ++r) {
@@ -86,10 +88,10 @@ void winogradTransformInput(const FeatureMap& x, float* V, int th, int tw) {
                 odd[k] = co < w ? src[co] : 0.0f;
             }
             const ConstArrayMap e0(even, tw), e1(even + 1, tw), o0(odd, tw), o1(odd + 1, tw);
-            ArrayMap(H, tw) = e0 - e1;              // d0 − d2
-            ArrayMap(H + tw, tw) = o0 + e1;         // d1 + d2
-            ArrayMap(H + 2 * tw, tw) = e1 - o0;     // d2 − d1
-            ArrayMap(H + 3 * tw, tw) = o0 - o1;     // d1 − d3
+            ArrayMap(H, tw) = e0 - e1;          // d0 − d2
+            ArrayMap(H + tw, tw) = o0 + e1;     // d1 + d2
+            ArrayMap(H + 2 * tw, tw) = e1 - o0; // d2 − d1
+            ArrayMap(H + 3 * tw, tw) = o0 - o1; // d1 − d3
         }
         for (int ty = 0; ty < th; ++ty) {
             const float* R0 = hbuf.data() + static_cast<size_t>(2 * ty) * 4 * tw;
@@ -98,7 +100,8 @@ void winogradTransformInput(const FeatureMap& x, float* V, int th, int tw) {
             const float* R3 = R2 + 4 * tw;
             float* v = V + c * tiles + int64_t{ty} * tw;
             for (int m = 0; m < 4; ++m) {
-                const ConstArrayMap r0(R0 + m * tw, tw), r1(R1 + m * tw, tw), r2(R2 + m * tw, tw), r3(R3 + m * tw, tw);
+                const ConstArrayMap r0(R0 + m * tw, tw), r1(R1 + m * tw, tw), r2(R2 + m * tw, tw),
+                    r3(R3 + m * tw, tw);
                 ArrayMap(v + (0 + m) * vStride, tw) = r0 - r2;
                 ArrayMap(v + (4 + m) * vStride, tw) = r1 + r2;
                 ArrayMap(v + (8 + m) * vStride, tw) = r2 - r1;
@@ -110,7 +113,8 @@ void winogradTransformInput(const FeatureMap& x, float* V, int th, int tw) {
 
 // Y = Aᵀ m A per output channel and tile, Aᵀ = [[1,1,1,0],[0,1,−1,−1]], plus the bias; vectorised
 // across a row of tiles like the input transform.
-void winogradTransformOutput(const float* M, int64_t cout, int th, int tw, const Tensor& bias, FeatureMap& out) {
+void winogradTransformOutput(const float* M, int64_t cout, int th, int tw, const Tensor& bias,
+                             FeatureMap& out) {
     const int h = out.height, w = out.width;
     const int64_t tiles = int64_t{th} * tw;
     const int64_t mStride = cout * tiles;
@@ -124,8 +128,8 @@ void winogradTransformOutput(const float* M, int64_t cout, int th, int tw, const
             const float* m = M + o * tiles + int64_t{ty} * tw;
             float* S = sbuf.data(); // S[a][j] = (Aᵀ m)[a][j], a = 0, 1
             for (int j = 0; j < 4; ++j) {
-                const ConstArrayMap m0(m + j * mStride, tw), m1(m + (4 + j) * mStride, tw), m2(m + (8 + j) * mStride, tw),
-                    m3(m + (12 + j) * mStride, tw);
+                const ConstArrayMap m0(m + j * mStride, tw), m1(m + (4 + j) * mStride, tw),
+                    m2(m + (8 + j) * mStride, tw), m3(m + (12 + j) * mStride, tw);
                 ArrayMap(S + j * tw, tw) = m0 + m1 + m2;
                 ArrayMap(S + (4 + j) * tw, tw) = m1 - m2 - m3;
             }
@@ -146,7 +150,8 @@ void winogradTransformOutput(const float* M, int64_t cout, int th, int tw, const
 
 Tensor winogradWeights(const Tensor& weight) {
     if (weight.rank() != 4 || weight.dim(2) != 3 || weight.dim(3) != 3)
-        throw Error("winograd: weight has shape " + shapeToString(weight.shape()) + ", expected [out, in, 3, 3]");
+        throw Error("winograd: weight has shape " + shapeToString(weight.shape()) +
+                    ", expected [out, in, 3, 3]");
     const int64_t cout = weight.dim(0), cin = weight.dim(1);
     Tensor u({16, cout, cin});
     float* U = u.data();
@@ -180,7 +185,8 @@ template <typename Product>
 FeatureMap winogradWith(const FeatureMap& x, int64_t cout, const Tensor& bias, Product&& product) {
     const int64_t cin = x.channels();
     if (!bias.empty() && bias.numel() != cout)
-        throw Error("winograd: bias has " + std::to_string(bias.numel()) + " values, expected " + std::to_string(cout));
+        throw Error("winograd: bias has " + std::to_string(bias.numel()) + " values, expected " +
+                    std::to_string(cout));
     const int h = x.height, w = x.width;
     const int th = (h + 1) / 2, tw = (w + 1) / 2;
     const int64_t tiles = int64_t{th} * tw;
@@ -188,7 +194,8 @@ FeatureMap winogradWith(const FeatureMap& x, int64_t cout, const Tensor& bias, P
     vbuf.resize(static_cast<size_t>(16 * cin * tiles));
     mbuf.resize(static_cast<size_t>(16 * cout * tiles));
     winogradTransformInput(x, vbuf.data(), th, tw);
-    for (int xi = 0; xi < 16; ++xi) product(xi, vbuf.data() + xi * cin * tiles, mbuf.data() + xi * cout * tiles, tiles);
+    for (int xi = 0; xi < 16; ++xi)
+        product(xi, vbuf.data() + xi * cin * tiles, mbuf.data() + xi * cout * tiles, tiles);
     FeatureMap out{RowMatrix(cout, int64_t{h} * w), h, w};
     winogradTransformOutput(mbuf.data(), cout, th, tw, bias, out);
     return out;
@@ -197,8 +204,8 @@ FeatureMap winogradWith(const FeatureMap& x, int64_t cout, const Tensor& bias, P
 // A convolution as im2col (or the input itself for 1×1) and one product out = W · col
 // (product(col, n, out)).
 template <typename Product>
-FeatureMap convWith(const FeatureMap& x, int64_t cout, int64_t cin, int kh, int kw, const Tensor& bias, const ConvGeometry& g,
-                    Product&& product) {
+FeatureMap convWith(const FeatureMap& x, int64_t cout, int64_t cin, int kh, int kw, const Tensor& bias,
+                    const ConvGeometry& g, Product&& product) {
     if (x.channels() != cin)
         throw Error("conv2d: input has " + std::to_string(x.channels()) + " channels, weight expects " +
                     std::to_string(cin));
@@ -206,8 +213,8 @@ FeatureMap convWith(const FeatureMap& x, int64_t cout, int64_t cin, int kh, int 
     const int oh = (x.height + g.padTop + g.padBottom - kh) / g.stride + 1;
     const int ow = (x.width + g.padLeft + g.padRight - kw) / g.stride + 1;
     if (oh <= 0 || ow <= 0 || g.stride <= 0)
-        throw Error("conv2d: a " + std::to_string(x.height) + "x" + std::to_string(x.width) + " input is too small for a " +
-                    std::to_string(kh) + "x" + std::to_string(kw) + " kernel");
+        throw Error("conv2d: a " + std::to_string(x.height) + "x" + std::to_string(x.width) +
+                    " input is too small for a " + std::to_string(kh) + "x" + std::to_string(kw) + " kernel");
     FeatureMap out{RowMatrix(cout, static_cast<int64_t>(oh) * ow), oh, ow};
     const bool pointwise = kh == 1 && kw == 1 && g.stride == 1 && g.padTop == 0 && g.padLeft == 0 &&
                            g.padBottom == 0 && g.padRight == 0;
@@ -221,7 +228,8 @@ FeatureMap convWith(const FeatureMap& x, int64_t cout, int64_t cin, int kh, int 
     }
     if (!bias.empty()) {
         if (bias.numel() != cout)
-            throw Error("conv2d: bias has " + std::to_string(bias.numel()) + " values, expected " + std::to_string(cout));
+            throw Error("conv2d: bias has " + std::to_string(bias.numel()) + " values, expected " +
+                        std::to_string(cout));
         out.data.colwise() += ConstVectorMap(bias.data(), cout);
     }
     return out;
@@ -241,7 +249,8 @@ FeatureMap conv3x3Winograd(const FeatureMap& x, const Tensor& u, const Tensor& b
 
 FeatureMap conv3x3Winograd(const FeatureMap& x, const std::vector<PackedWeights>& u, const Tensor& bias) {
     if (u.size() != 16 || u[0].depth() != x.channels())
-        throw Error("winograd: packed weights do not fit " + std::to_string(x.channels()) + " input channels");
+        throw Error("winograd: packed weights do not fit " + std::to_string(x.channels()) +
+                    " input channels");
     return winogradWith(x, u[0].rows(), bias, [&](int xi, const float* v, float* m, int64_t tiles) {
         u[static_cast<size_t>(xi)].multiply(v, tiles, tiles, m, tiles);
     });
@@ -250,13 +259,15 @@ FeatureMap conv3x3Winograd(const FeatureMap& x, const std::vector<PackedWeights>
 std::vector<PackedWeights> packWinogradWeights(const Tensor& u) {
     if (u.rank() != 3 || u.dim(0) != 16) throw Error("winograd: expected transformed weights [16, out, in]");
     std::vector<PackedWeights> packed;
-    for (int64_t xi = 0; xi < 16; ++xi) packed.emplace_back(u.data() + xi * u.dim(1) * u.dim(2), u.dim(1), u.dim(2));
+    for (int64_t xi = 0; xi < 16; ++xi)
+        packed.emplace_back(u.data() + xi * u.dim(1) * u.dim(2), u.dim(1), u.dim(2));
     return packed;
 }
 
 FeatureMap conv2d(const FeatureMap& x, const Tensor& weight, const Tensor& bias, const ConvGeometry& g) {
     if (weight.rank() != 4)
-        throw Error("conv2d: weight has shape " + shapeToString(weight.shape()) + ", expected [out, in, kh, kw]");
+        throw Error("conv2d: weight has shape " + shapeToString(weight.shape()) +
+                    ", expected [out, in, kh, kw]");
     const int64_t cout = weight.dim(0), cin = weight.dim(1);
     const int kh = static_cast<int>(weight.dim(2)), kw = static_cast<int>(weight.dim(3));
     return convWith(x, cout, cin, kh, kw, bias, g, [&](const float* col, int64_t n, float* out) {
@@ -264,20 +275,22 @@ FeatureMap conv2d(const FeatureMap& x, const Tensor& weight, const Tensor& bias,
     });
 }
 
-FeatureMap conv2d(const FeatureMap& x, const PackedWeights& weight, int kernel, const Tensor& bias, const ConvGeometry& g) {
+FeatureMap conv2d(const FeatureMap& x, const PackedWeights& weight, int kernel, const Tensor& bias,
+                  const ConvGeometry& g) {
     const int64_t k2 = int64_t{kernel} * kernel;
-    if (weight.depth() % k2 != 0) throw Error("conv2d: packed weights do not fit a " + std::to_string(kernel) + "x" + std::to_string(kernel) + " kernel");
-    return convWith(x, weight.rows(), weight.depth() / k2, kernel, kernel, bias, g, [&](const float* col, int64_t n, float* out) {
-        weight.multiply(col, n, n, out, n);
-    });
+    if (weight.depth() % k2 != 0)
+        throw Error("conv2d: packed weights do not fit a " + std::to_string(kernel) + "x" +
+                    std::to_string(kernel) + " kernel");
+    return convWith(x, weight.rows(), weight.depth() / k2, kernel, kernel, bias, g,
+                    [&](const float* col, int64_t n, float* out) { weight.multiply(col, n, n, out, n); });
 }
 
 namespace {
 
 // out = GroupNorm(x) [· sigmoid] — x and out may be the same map. Statistics in float with Eigen's
 // vectorised (pairwise-like, 16 lanes) reductions, two passes: mean, then the centred squares.
-void groupNormInto(const FeatureMap& x, FeatureMap& out, int groups, const Tensor& weight, const Tensor& bias, float eps,
-                   bool silu) {
+void groupNormInto(const FeatureMap& x, FeatureMap& out, int groups, const Tensor& weight, const Tensor& bias,
+                   float eps, bool silu) {
     const int64_t channels = x.channels();
     if (groups <= 0 || channels % groups != 0)
         throw Error("group norm: " + std::to_string(channels) + " channels are not divisible into " +
@@ -312,11 +325,13 @@ void groupNormInto(const FeatureMap& x, FeatureMap& out, int groups, const Tenso
 
 } // namespace
 
-void groupNormInPlace(FeatureMap& x, int groups, const Tensor& weight, const Tensor& bias, float eps, bool silu) {
+void groupNormInPlace(FeatureMap& x, int groups, const Tensor& weight, const Tensor& bias, float eps,
+                      bool silu) {
     groupNormInto(x, x, groups, weight, bias, eps, silu);
 }
 
-FeatureMap groupNorm(const FeatureMap& x, int groups, const Tensor& weight, const Tensor& bias, float eps, bool silu) {
+FeatureMap groupNorm(const FeatureMap& x, int groups, const Tensor& weight, const Tensor& bias, float eps,
+                     bool silu) {
     FeatureMap out{RowMatrix(x.channels(), x.pixels()), x.height, x.width};
     groupNormInto(x, out, groups, weight, bias, eps, silu);
     return out;
@@ -330,7 +345,8 @@ FeatureMap upsampleNearest2x(const FeatureMap& x) {
         float* dst = out.data.row(c).data();
         for (int y = 0; y < h; ++y) {
             float* r0 = dst + int64_t{2} * y * 2 * w;
-            for (int xx = 0; xx < w; ++xx) r0[2 * xx] = r0[2 * xx + 1] = src[int64_t{y} * w + xx];
+            for (int xx = 0; xx < w; ++xx)
+                r0[2 * xx] = r0[2 * xx + 1] = src[int64_t{y} * w + xx];
             std::memcpy(r0 + 2 * w, r0, sizeof(float) * static_cast<size_t>(2 * w));
         }
     }
@@ -339,8 +355,8 @@ FeatureMap upsampleNearest2x(const FeatureMap& x) {
 
 FeatureMap concatChannels(const FeatureMap& a, const FeatureMap& b) {
     if (a.height != b.height || a.width != b.width)
-        throw Error("concat: feature maps of " + std::to_string(a.height) + "x" + std::to_string(a.width) + " and " +
-                    std::to_string(b.height) + "x" + std::to_string(b.width) + " differ in size");
+        throw Error("concat: feature maps of " + std::to_string(a.height) + "x" + std::to_string(a.width) +
+                    " and " + std::to_string(b.height) + "x" + std::to_string(b.width) + " differ in size");
     FeatureMap out{RowMatrix(a.channels() + b.channels(), a.pixels()), a.height, a.width};
     out.data.topRows(a.channels()) = a.data;
     out.data.bottomRows(b.channels()) = b.data;

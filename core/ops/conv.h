@@ -5,7 +5,8 @@
 // as they are stored.
 //
 //   FeatureMap x{RowMatrix(c, h * w), h, w};
-//   FeatureMap y = conv2d(x, weight, bias, {.stride = 2, .padTop = 0, .padLeft = 0, .padBottom = 1, .padRight = 1});
+//   FeatureMap y = conv2d(x, weight, bias, {.stride = 2, .padTop = 0, .padLeft = 0, .padBottom = 1, .padRight
+//   = 1});
 //
 // Convolutions are im2col + one GEMM (Eigen), the weight [out, in, k, k] viewed as [out, in·k·k].
 
@@ -37,9 +38,11 @@ struct ConvGeometry {
 
 // 2-D convolution (cross-correlation, as torch.nn.Conv2d). weight [out, in, kh, kw], bias [out] or
 // empty. Throws attnlens::Error when the input's channels or size do not fit the weight.
-FeatureMap conv2d(const FeatureMap& x, const Tensor& weight, const Tensor& bias, const ConvGeometry& geometry);
+FeatureMap conv2d(const FeatureMap& x, const Tensor& weight, const Tensor& bias,
+                  const ConvGeometry& geometry);
 // The same with the weight [out, in·k·k] packed once (ops/gemm.h); kernel = k. Requires weight.valid().
-FeatureMap conv2d(const FeatureMap& x, const PackedWeights& weight, int kernel, const Tensor& bias, const ConvGeometry& geometry);
+FeatureMap conv2d(const FeatureMap& x, const PackedWeights& weight, int kernel, const Tensor& bias,
+                  const ConvGeometry& geometry);
 
 // Winograd F(2×2, 3×3) (Lavin & Gray 2015) for 3×3 convolutions with stride 1 and padding 1: each 2×2
 // output tile is Aᵀ[(G g Gᵀ) ⊙ (Bᵀ d B)]A over its 4×4 input tile d, so the 9 multiply-adds per output
@@ -56,9 +59,11 @@ std::vector<PackedWeights> packWinogradWeights(const Tensor& u);
 
 // GroupNorm (torch.nn.GroupNorm, affine): channels split into `groups` consecutive groups, each
 // normalised over its channels × pixels with the biased variance. weight/bias [channels].
-void groupNormInPlace(FeatureMap& x, int groups, const Tensor& weight, const Tensor& bias, float eps, bool silu = false);
+void groupNormInPlace(FeatureMap& x, int groups, const Tensor& weight, const Tensor& bias, float eps,
+                      bool silu = false);
 // The same into a new map (x unchanged), optionally followed by SiLU in the same pass.
-FeatureMap groupNorm(const FeatureMap& x, int groups, const Tensor& weight, const Tensor& bias, float eps, bool silu = false);
+FeatureMap groupNorm(const FeatureMap& x, int groups, const Tensor& weight, const Tensor& bias, float eps,
+                     bool silu = false);
 
 // Nearest-neighbour upsampling by 2 in both directions (F.interpolate(scale_factor=2, mode="nearest")).
 FeatureMap upsampleNearest2x(const FeatureMap& x);

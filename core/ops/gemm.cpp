@@ -1,12 +1,13 @@
 #include "core/ops/gemm.h"
 
 #include "core/tensor/tensor.h" // Eigen, before the product body
-#include "core/ops/gemm_product.inc"
 #include "core/util/error.h"
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+
+#include "core/ops/gemm_product.inc"
 
 namespace attnlens {
 
@@ -17,20 +18,25 @@ struct KernelOps {
     void (*gemm)(const GemmArgs&);
     int64_t (*packedSize)(int64_t m, int64_t k);
     void (*pack)(const float* w, int64_t m, int64_t k, float* out);
-    void (*packed)(const float* packed, int64_t m, int64_t k, const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc);
+    void (*packed)(const float* packed, int64_t m, int64_t k, const float* x, int64_t ldx, int64_t n,
+                   float* c, int64_t ldc);
     int64_t (*linearSize)(int64_t o, int64_t in);
     void (*packLinear)(const float* w, int64_t o, int64_t in, float* out);
-    void (*linear)(const float* packed, int64_t o, int64_t in, const float* x, int64_t ldx, int64_t n, float* out,
-                   int64_t ldo);
+    void (*linear)(const float* packed, int64_t o, int64_t in, const float* x, int64_t ldx, int64_t n,
+                   float* out, int64_t ldo);
 };
 
 const KernelOps kBaseline{
-    [](const GemmArgs& args) { gemmProduct<Eigen::Dynamic>(args); }, [](int64_t m, int64_t k) { return packedWeightsSize(m, k); },
-    [](const float* w, int64_t m, int64_t k, float* out) { packWeightsImpl(w, k, m, k, out); }, &gemmPackedImpl,
-    [](int64_t o, int64_t in) { return packedLinearSize(o, in); }, &packLinearImpl, &linearPackedImpl};
+    [](const GemmArgs& args) { gemmProduct<Eigen::Dynamic>(args); },
+    [](int64_t m, int64_t k) { return packedWeightsSize(m, k); },
+    [](const float* w, int64_t m, int64_t k, float* out) { packWeightsImpl(w, k, m, k, out); },
+    &gemmPackedImpl,
+    [](int64_t o, int64_t in) { return packedLinearSize(o, in); },
+    &packLinearImpl,
+    &linearPackedImpl};
 #if defined(__x86_64__) && defined(ATTNLENS_HAVE_AVX512_KERNEL)
-const KernelOps kAvx512{&avx512::gemm,           &avx512::packedWeightsSize, &avx512::packWeights,
-                        &avx512::gemmPacked,     &avx512::packedLinearSize,  &avx512::packLinear,
+const KernelOps kAvx512{&avx512::gemm,        &avx512::packedWeightsSize, &avx512::packWeights,
+                        &avx512::gemmPacked,  &avx512::packedLinearSize,  &avx512::packLinear,
                         &avx512::linearPacked};
 // GemmKernel::Onednn runs linear layers only; everything else on the best Eigen kernel.
 const KernelOps& opsFor(GemmKernel k) {
@@ -38,7 +44,9 @@ const KernelOps& opsFor(GemmKernel k) {
     return k == GemmKernel::Avx512 ? kAvx512 : kBaseline;
 }
 #else
-const KernelOps& opsFor(GemmKernel) { return kBaseline; }
+const KernelOps& opsFor(GemmKernel) {
+    return kBaseline;
+}
 #endif
 
 GemmKernel initialKernel() {
@@ -60,7 +68,8 @@ bool cpuSupportsAvx512() {
 #if defined(__x86_64__) && defined(ATTNLENS_HAVE_AVX512_KERNEL)
     // libgcc checks the CPUID bits and that the OS saves the AVX-512 state (XCR0).
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd");
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512cd");
 #else
     return false;
 #endif
@@ -75,7 +84,9 @@ bool onednnAvailable() {
 #endif
 }
 
-GemmKernel activeGemmKernel() { return kernel().load(std::memory_order_relaxed); }
+GemmKernel activeGemmKernel() {
+    return kernel().load(std::memory_order_relaxed);
+}
 
 namespace {
 std::atomic<LinearPrecision>& precisionSetting() {
@@ -84,9 +95,13 @@ std::atomic<LinearPrecision>& precisionSetting() {
 }
 } // namespace
 
-LinearPrecision linearPrecision() { return precisionSetting().load(std::memory_order_relaxed); }
+LinearPrecision linearPrecision() {
+    return precisionSetting().load(std::memory_order_relaxed);
+}
 
-const char* linearPrecisionName(LinearPrecision p) { return p == LinearPrecision::Bf16 ? "bf16" : "fp32"; }
+const char* linearPrecisionName(LinearPrecision p) {
+    return p == LinearPrecision::Bf16 ? "bf16" : "fp32";
+}
 
 bool bf16Available() {
 #ifdef ATTNLENS_HAVE_ONEDNN
@@ -99,22 +114,27 @@ bool bf16Available() {
 
 void setLinearPrecision(LinearPrecision p) {
     if (p == LinearPrecision::Bf16 && !bf16Available())
-        throw Error(onednnAvailable() ? "bf16 needs a CPU with AVX-512 (oneDNN has no bf16 kernel for this one)"
-                                      : "bf16 needs the oneDNN kernel, and this build has none");
+        throw Error(onednnAvailable()
+                        ? "bf16 needs a CPU with AVX-512 (oneDNN has no bf16 kernel for this one)"
+                        : "bf16 needs the oneDNN kernel, and this build has none");
     precisionSetting().store(p, std::memory_order_relaxed);
 }
 
 const char* gemmKernelName(GemmKernel k) {
     switch (k) {
-    case GemmKernel::Avx512: return "avx512";
-    case GemmKernel::Onednn: return "onednn";
-    case GemmKernel::Avx2: break;
+    case GemmKernel::Avx512:
+        return "avx512";
+    case GemmKernel::Onednn:
+        return "onednn";
+    case GemmKernel::Avx2:
+        break;
     }
     return "avx2";
 }
 
 void setGemmKernel(GemmKernel k) {
-    if (k == GemmKernel::Avx512 && !cpuSupportsAvx512()) throw Error("this CPU (or build) has no AVX-512 GEMM kernel");
+    if (k == GemmKernel::Avx512 && !cpuSupportsAvx512())
+        throw Error("this CPU (or build) has no AVX-512 GEMM kernel");
     if (k == GemmKernel::Onednn && !onednnAvailable()) throw Error("this build has no oneDNN GEMM kernel");
     kernel().store(k, std::memory_order_relaxed);
 }
@@ -130,13 +150,15 @@ namespace {
 std::shared_ptr<float> packedBuffer(int64_t floats, int64_t m, int64_t k) {
     const size_t bytes = (sizeof(float) * static_cast<size_t>(floats) + 63) / 64 * 64;
     float* data = static_cast<float*>(std::aligned_alloc(64, bytes));
-    if (!data) throw Error("out of memory packing a " + std::to_string(m) + "x" + std::to_string(k) + " weight");
+    if (!data)
+        throw Error("out of memory packing a " + std::to_string(m) + "x" + std::to_string(k) + " weight");
     return std::shared_ptr<float>(data, [](float* p) { std::free(p); });
 }
 
 } // namespace
 
-PackedWeights::PackedWeights(const float* w, int64_t m, int64_t k) : m_m(m), m_k(k), m_kernel(activeGemmKernel()) {
+PackedWeights::PackedWeights(const float* w, int64_t m, int64_t k)
+    : m_m(m), m_k(k), m_kernel(activeGemmKernel()) {
     const KernelOps& ops = opsFor(m_kernel);
     m_data = packedBuffer(ops.packedSize(m, k), m, k);
     ops.pack(w, m, k, m_data.get());
@@ -163,7 +185,8 @@ bool PackedLinear::valid() const {
 }
 
 void PackedLinear::multiply(const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo) const {
-    if (!valid()) throw Error("packed linear weights used with another GEMM kernel than they were packed for");
+    if (!valid())
+        throw Error("packed linear weights used with another GEMM kernel than they were packed for");
     if (n == 0 || m_o == 0) return;
 #ifdef ATTNLENS_HAVE_ONEDNN
     if (m_onednn) {
@@ -174,7 +197,9 @@ void PackedLinear::multiply(const float* x, int64_t ldx, int64_t n, float* out, 
     opsFor(m_kernel).linear(m_data.get(), m_o, m_i, x, ldx, n, out, ldo);
 }
 
-bool PackedWeights::valid() const { return m_data && m_kernel == activeGemmKernel(); }
+bool PackedWeights::valid() const {
+    return m_data && m_kernel == activeGemmKernel();
+}
 
 void PackedWeights::multiply(const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc) const {
     if (!valid()) throw Error("packed weights used with another GEMM kernel than they were packed for");

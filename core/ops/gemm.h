@@ -99,7 +99,7 @@ public:
     void multiply(const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo) const;
 
 private:
-    std::shared_ptr<float> m_data;                 // Eigen kernels
+    std::shared_ptr<float> m_data;                // Eigen kernels
     std::shared_ptr<const OnednnLinear> m_onednn; // GemmKernel::Onednn
     int64_t m_o = 0, m_i = 0;
     GemmKernel m_kernel = GemmKernel::Avx2;
@@ -111,18 +111,20 @@ namespace avx512 {
 void gemm(const GemmArgs& args);
 int64_t packedWeightsSize(int64_t m, int64_t k);
 void packWeights(const float* w, int64_t m, int64_t k, float* out);
-void gemmPacked(const float* packed, int64_t m, int64_t k, const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc);
+void gemmPacked(const float* packed, int64_t m, int64_t k, const float* x, int64_t ldx, int64_t n, float* c,
+                int64_t ldc);
 int64_t packedLinearSize(int64_t o, int64_t in);
 void packLinear(const float* w, int64_t o, int64_t in, float* out);
-void linearPacked(const float* packed, int64_t o, int64_t in, const float* x, int64_t ldx, int64_t n, float* out,
-                  int64_t ldo);
+void linearPacked(const float* packed, int64_t o, int64_t in, const float* x, int64_t ldx, int64_t n,
+                  float* out, int64_t ldo);
 } // namespace avx512
 
 namespace onednn {
 // Defined in gemm_onednn.cpp (only where the build has oneDNN).
 bool available();
 bool bf16Available();
-std::shared_ptr<const OnednnLinear> packLinear(const float* w, int64_t outFeatures, int64_t inFeatures, bool bf16);
+std::shared_ptr<const OnednnLinear> packLinear(const float* w, int64_t outFeatures, int64_t inFeatures,
+                                               bool bf16);
 void linear(const OnednnLinear& pack, const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo);
 } // namespace onednn
 

@@ -13,22 +13,33 @@
 
 namespace attnlens::avx512 {
 
-void gemm(const GemmArgs& args) { gemmProduct<AttnlensEigenAvx512::Dynamic>(args); }
+void gemm(const GemmArgs& args) {
+    gemmProduct<AttnlensEigenAvx512::Dynamic>(args);
+}
 
-int64_t packedWeightsSize(int64_t m, int64_t k) { return attnlens::packedWeightsSize(m, k); }
+int64_t packedWeightsSize(int64_t m, int64_t k) {
+    return attnlens::packedWeightsSize(m, k);
+}
 
-void packWeights(const float* w, int64_t m, int64_t k, float* out) { packWeightsImpl(w, k, m, k, out); }
+void packWeights(const float* w, int64_t m, int64_t k, float* out) {
+    packWeightsImpl(w, k, m, k, out);
+}
 
-void gemmPacked(const float* packed, int64_t m, int64_t k, const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc) {
+void gemmPacked(const float* packed, int64_t m, int64_t k, const float* x, int64_t ldx, int64_t n, float* c,
+                int64_t ldc) {
     gemmPackedImpl(packed, m, k, x, ldx, n, c, ldc);
 }
 
-int64_t packedLinearSize(int64_t o, int64_t in) { return attnlens::packedLinearSize(o, in); }
+int64_t packedLinearSize(int64_t o, int64_t in) {
+    return attnlens::packedLinearSize(o, in);
+}
 
-void packLinear(const float* w, int64_t o, int64_t in, float* out) { packLinearImpl(w, o, in, out); }
+void packLinear(const float* w, int64_t o, int64_t in, float* out) {
+    packLinearImpl(w, o, in, out);
+}
 
-void linearPacked(const float* packed, int64_t o, int64_t in, const float* x, int64_t ldx, int64_t n, float* out,
-                  int64_t ldo) {
+void linearPacked(const float* packed, int64_t o, int64_t in, const float* x, int64_t ldx, int64_t n,
+                  float* out, int64_t ldo) {
     linearPackedImpl(packed, o, in, x, ldx, n, out, ldo);
 }
 

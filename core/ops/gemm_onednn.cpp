@@ -44,7 +44,8 @@ public:
         if (bytes > m_size) {
             const size_t rounded = (bytes + 4095) / 4096 * 4096;
             m_data.reset(std::aligned_alloc(4096, rounded));
-            if (!m_data) throw Error("out of memory for a oneDNN buffer of " + std::to_string(bytes) + " bytes");
+            if (!m_data)
+                throw Error("out of memory for a oneDNN buffer of " + std::to_string(bytes) + " bytes");
             m_size = rounded;
         }
         return m_data.get();
@@ -82,8 +83,8 @@ dnnl::primitive_attr userScratchpad() {
 
 // The primitive for n rows of input (row stride ldx; a dense bfloat16 copy for bf16 weights) into out
 // (row stride ldo, float32).
-dnnl::matmul::primitive_desc describe(const dnnl::memory::desc& weights, int64_t in, int64_t out, int64_t n, int64_t ldx,
-                                      int64_t ldo) {
+dnnl::matmul::primitive_desc describe(const dnnl::memory::desc& weights, int64_t in, int64_t out, int64_t n,
+                                      int64_t ldx, int64_t ldo) {
     const bool bf16 = weights.data_type() == dt::bf16;
     const auto src = bf16 ? rowsDesc(n, in, in, dt::bf16) : rowsDesc(n, in, ldx);
     const dnnl::matmul::desc desc(src, weights, rowsDesc(n, out, ldo));
@@ -128,14 +129,16 @@ bool bf16Available() {
     }
 }
 
-std::shared_ptr<const OnednnLinear> packLinear(const float* w, int64_t outFeatures, int64_t inFeatures, bool bf16) {
+std::shared_ptr<const OnednnLinear> packLinear(const float* w, int64_t outFeatures, int64_t inFeatures,
+                                               bool bf16) {
     try {
         auto pack = std::make_shared<OnednnLinear>();
         pack->out = outFeatures;
         pack->in = inFeatures;
         // Weights as [in, out]: W [out, in] row-major is its transpose ("ba"). The layout is chosen
         // for a ViT-sized row count and serves every other row count (checked by the tests).
-        const dnnl::memory::desc any(Dims{inFeatures, outFeatures}, bf16 ? dt::bf16 : dt::f32, dnnl::memory::format_tag::any);
+        const dnnl::memory::desc any(Dims{inFeatures, outFeatures}, bf16 ? dt::bf16 : dt::f32,
+                                     dnnl::memory::format_tag::any);
         const auto pd = describe(any, inFeatures, outFeatures, 197, inFeatures, outFeatures);
         const dnnl::memory::desc plain(Dims{inFeatures, outFeatures}, dt::f32, dnnl::memory::format_tag::ba);
         dnnl::memory source(plain, cpuEngine(), const_cast<float*>(w));
@@ -162,7 +165,9 @@ void linear(const OnednnLinear& pack, const float* x, int64_t ldx, int64_t n, fl
                 if (pd.weights_desc() != pack.weights.get_desc())
                     throw Error("oneDNN chose another weight layout for " + std::to_string(n) + " rows");
                 OnednnLinear::Prepared p{pd, dnnl::matmul(pd), rowsDesc(n, pack.in, ldx), {}};
-                if (pd.src_desc() != p.input) p.toBf16 = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p.input, cpuEngine(), pd.src_desc()));
+                if (pd.src_desc() != p.input)
+                    p.toBf16 = dnnl::reorder(
+                        dnnl::reorder::primitive_desc(cpuEngine(), p.input, cpuEngine(), pd.src_desc()));
                 it = pack.primitives.emplace(key, std::move(p)).first;
             }
             prepared = &it->second;
@@ -175,7 +180,8 @@ void linear(const OnednnLinear& pack, const float* x, int64_t ldx, int64_t n, fl
             src = rounded;
         }
         dnnl::memory dst(pd.dst_desc(), cpuEngine(), out);
-        dnnl::memory scratch(pd.scratchpad_desc(), cpuEngine(), state.scratch.get(pd.scratchpad_desc().get_size()));
+        dnnl::memory scratch(pd.scratchpad_desc(), cpuEngine(),
+                             state.scratch.get(pd.scratchpad_desc().get_size()));
         prepared->primitive.execute(state.stream, {{DNNL_ARG_SRC, src},
                                                    {DNNL_ARG_WEIGHTS, pack.weights},
                                                    {DNNL_ARG_DST, dst},

@@ -12,7 +12,8 @@ namespace attnlens {
 // are given (as F.interpolate(scale_factor=...) passes them), the source coordinate is
 // (dst + 0.5) / scale − 0.5 — not (dst + 0.5) · H/outH − 0.5 — which is what makes HF's "+0.1" trick
 // matter. Coordinates are computed in float, as PyTorch's CPU kernel does for float tensors.
-Tensor bicubicInterpolate(const Tensor& input, int outH, int outW, std::optional<double> scaleH = std::nullopt,
+Tensor bicubicInterpolate(const Tensor& input, int outH, int outW,
+                          std::optional<double> scaleH = std::nullopt,
                           std::optional<double> scaleW = std::nullopt);
 
 } // namespace attnlens

@@ -3,9 +3,9 @@
 #include "core/ops/gemm.h"
 #include "core/util/error.h"
 
-#include <cmath>
-
 #include <unsupported/Eigen/SpecialFunctions>
+
+#include <cmath>
 
 namespace attnlens {
 
@@ -14,11 +14,18 @@ constexpr Eigen::Index kFewRows = 8; // decoder steps: one row per hypothesis
 thread_local int tReferenceDepth = 0;
 } // namespace
 
-Fp32ReferenceScope::Fp32ReferenceScope() { ++tReferenceDepth; }
-Fp32ReferenceScope::~Fp32ReferenceScope() { --tReferenceDepth; }
-bool Fp32ReferenceScope::active() { return tReferenceDepth > 0; }
+Fp32ReferenceScope::Fp32ReferenceScope() {
+    ++tReferenceDepth;
+}
+Fp32ReferenceScope::~Fp32ReferenceScope() {
+    --tReferenceDepth;
+}
+bool Fp32ReferenceScope::active() {
+    return tReferenceDepth > 0;
+}
 
-void linearInto(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, const Tensor& bias, RowMatrix& out) {
+void linearInto(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, const Tensor& bias,
+                RowMatrix& out) {
     const auto w = weight.matrix(); // [out, in]
     if (x.cols() != w.cols())
         throw Error("linear: input has " + std::to_string(x.cols()) + " features, weight expects " +
@@ -31,17 +38,20 @@ void linearInto(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, cons
         // kernel for 1–8 rows was measured no faster: the step is bound by memory bandwidth.)
         for (Eigen::Index r = 0; r < w.rows(); ++r) {
             const auto wr = w.row(r);
-            for (Eigen::Index i = 0; i < x.rows(); ++i) out(i, r) = x.row(i).dot(wr);
+            for (Eigen::Index i = 0; i < x.rows(); ++i)
+                out(i, r) = x.row(i).dot(wr);
         }
     } else {
-        gemm(GemmArgs{x.data(), x.outerStride(), weight.data(), w.cols(), out.data(), out.cols(), x.rows(), w.rows(), w.cols(),
+        gemm(GemmArgs{x.data(), x.outerStride(), weight.data(), w.cols(), out.data(), out.cols(), x.rows(),
+                      w.rows(), w.cols(),
                       /*transB=*/true, /*accumulate=*/false});
     }
     if (!bias.empty()) out.rowwise() += ConstVectorMap(bias.data(), bias.numel()).transpose();
 }
 
 void LinearWeights::pack() {
-    if (weight.rank() == 2 && !weight.empty()) packed = PackedLinear(weight.data(), weight.dim(0), weight.dim(1));
+    if (weight.rank() == 2 && !weight.empty())
+        packed = PackedLinear(weight.data(), weight.dim(0), weight.dim(1));
 }
 
 namespace {
@@ -50,7 +60,8 @@ namespace {
 // one row (greedy) is as fast or faster on Eigen's matrix-vector product (27 vs 24 GB/s). Eigen's packed
 // kernel only pays off beyond a few rows. bf16 weights are always used (that mode's point: half the bytes).
 bool usePacked(const LinearWeights& layer, Eigen::Index rows, Eigen::Index cols) {
-    if (!layer.packed.valid() || cols != layer.packed.inFeatures() || Fp32ReferenceScope::active()) return false;
+    if (!layer.packed.valid() || cols != layer.packed.inFeatures() || Fp32ReferenceScope::active())
+        return false;
     if (layer.packed.precision() == LinearPrecision::Bf16) return true;
     if (activeGemmKernel() == GemmKernel::Onednn) return rows >= 2;
     return rows > kFewRows;
@@ -64,7 +75,8 @@ void linearInto(const Eigen::Ref<const RowMatrix>& x, const LinearWeights& layer
     }
     out.resize(x.rows(), layer.packed.outFeatures());
     layer.packed.multiply(x.data(), x.outerStride(), x.rows(), out.data(), out.outerStride());
-    if (!layer.bias.empty()) out.rowwise() += ConstVectorMap(layer.bias.data(), layer.bias.numel()).transpose();
+    if (!layer.bias.empty())
+        out.rowwise() += ConstVectorMap(layer.bias.data(), layer.bias.numel()).transpose();
 }
 
 RowMatrix linear(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, const Tensor& bias) {
@@ -92,7 +104,8 @@ Activation parseActivation(const std::string& name) {
     if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::GeluTanh;
     if (name == "relu") return Activation::Relu;
     if (name == "silu" || name == "swish") return Activation::Silu;
-    throw Error("unsupported activation function '" + name + "' (expected gelu, gelu_new, relu, silu or swish)");
+    throw Error("unsupported activation function '" + name +
+                "' (expected gelu, gelu_new, relu, silu or swish)");
 }
 
 void applyActivationInPlace(RowMatrix& x, Activation act) {

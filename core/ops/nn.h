@@ -11,13 +11,14 @@ namespace attnlens {
 
 // y = x · Wᵀ + b   x [n, in], W [out, in] (PyTorch nn.Linear layout), b [out] or empty.
 RowMatrix linear(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, const Tensor& bias);
-void linearInto(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, const Tensor& bias, RowMatrix& out);
+void linearInto(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, const Tensor& bias,
+                RowMatrix& out);
 
 // A linear layer's parameters; pack() prepares the weight once for many-row inputs (a ViT's 197 tokens)
 // at the cost of a second copy of it in memory. Few-row inputs (decoder steps, ≤ 8) use the plain weight.
 struct LinearWeights {
-    Tensor weight; // [out, in]
-    Tensor bias;   // [out] (may be empty)
+    Tensor weight;         // [out, in]
+    Tensor bias;           // [out] (may be empty)
     PackedLinear packed{}; // empty until pack()
     void pack();
 };
@@ -47,7 +48,9 @@ void applyActivationInPlace(RowMatrix& x, Activation act);
 
 // Row-wise numerically stable softmax in place (declared in ops/attention.h as well).
 void softmaxRowsInPlace(MatrixMap m);
-inline void softmaxRowsInPlace(RowMatrix& m) { softmaxRowsInPlace(MatrixMap(m.data(), m.rows(), m.cols())); }
+inline void softmaxRowsInPlace(RowMatrix& m) {
+    softmaxRowsInPlace(MatrixMap(m.data(), m.rows(), m.cols()));
+}
 
 // Marian/BART sinusoidal position table [positions, dim]: columns [0, ceil(dim/2)) hold sin,
 // the rest cos, both of angle pos / 10000^(2i/dim); computed in double, stored as float.

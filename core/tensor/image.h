@@ -19,8 +19,12 @@ struct ImageU8 {
     ImageU8() = default;
     ImageU8(int w, int h, int c) : width(w), height(h), channels(c), pixels(static_cast<size_t>(w) * h * c) {}
     bool empty() const { return width <= 0 || height <= 0; }
-    uint8_t at(int x, int y, int c = 0) const { return pixels[(static_cast<size_t>(y) * width + x) * channels + c]; }
-    uint8_t& at(int x, int y, int c = 0) { return pixels[(static_cast<size_t>(y) * width + x) * channels + c]; }
+    uint8_t at(int x, int y, int c = 0) const {
+        return pixels[(static_cast<size_t>(y) * width + x) * channels + c];
+    }
+    uint8_t& at(int x, int y, int c = 0) {
+        return pixels[(static_cast<size_t>(y) * width + x) * channels + c];
+    }
 };
 
 } // namespace attnlens

@@ -77,12 +77,17 @@ int64_t Tensor::offsetOf(std::initializer_list<int64_t> index, bool allowPrefix)
         offset = offset * m_shape[axis] + i;
         ++axis;
     }
-    for (; axis < rank(); ++axis) offset *= m_shape[axis];
+    for (; axis < rank(); ++axis)
+        offset *= m_shape[axis];
     return offset;
 }
 
-float Tensor::at(std::initializer_list<int64_t> index) const { return m_data[offsetOf(index, false)]; }
-float& Tensor::at(std::initializer_list<int64_t> index) { return m_data[offsetOf(index, false)]; }
+float Tensor::at(std::initializer_list<int64_t> index) const {
+    return m_data[offsetOf(index, false)];
+}
+float& Tensor::at(std::initializer_list<int64_t> index) {
+    return m_data[offsetOf(index, false)];
+}
 
 MatrixMap Tensor::matrix() {
     const int64_t cols = rank() == 0 ? 1 : m_shape.back();

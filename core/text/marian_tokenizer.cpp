@@ -29,10 +29,14 @@ bool isValidUtf8(std::string_view text) {
         }
         int len = 0;
         uint32_t cp = 0;
-        if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
-        else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
-        else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
-        else return false;
+        if ((c & 0xE0) == 0xC0)
+            len = 2, cp = c & 0x1F;
+        else if ((c & 0xF0) == 0xE0)
+            len = 3, cp = c & 0x0F;
+        else if ((c & 0xF8) == 0xF0)
+            len = 4, cp = c & 0x07;
+        else
+            return false;
         if (i + len > n) return false;
         for (int k = 1; k < len; ++k) {
             if ((s[i + k] & 0xC0) != 0x80) return false;
@@ -50,7 +54,8 @@ namespace {
 void loadSpm(sentencepiece::SentencePieceProcessor& sp, const std::filesystem::path& path) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
-        throw Error("'" + path.string() + "': tokenizer file is missing (a Marian folder needs source.spm, "
+        throw Error("'" + path.string() +
+                    "': tokenizer file is missing (a Marian folder needs source.spm, "
                     "target.spm and vocab.json)");
     const auto status = sp.Load(path.string());
     if (!status.ok())
@@ -99,7 +104,9 @@ public:
     bool null() override { return fail("null"); }
     bool boolean(bool) override { return fail("a boolean"); }
     bool number_integer(number_integer_t v) override { return value(v); }
-    bool number_unsigned(number_unsigned_t v) override { return value(static_cast<int64_t>(std::min<uint64_t>(v, INT64_MAX))); }
+    bool number_unsigned(number_unsigned_t v) override {
+        return value(static_cast<int64_t>(std::min<uint64_t>(v, INT64_MAX)));
+    }
     bool number_float(number_float_t, const string_t&) override { return fail("a fractional number"); }
     bool string(string_t&) override { return fail("a string"); }
     bool binary(binary_t&) override { return fail("binary data"); }
@@ -114,7 +121,8 @@ public:
     }
     bool start_array(std::size_t) override { return fail("an array"); }
     bool end_array() override { return true; }
-    bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+    bool parse_error(std::size_t position, const std::string&,
+                     const nlohmann::detail::exception& e) override {
         error = "malformed JSON at byte " + std::to_string(position) + ": " + e.what();
         return false;
     }
@@ -127,8 +135,9 @@ private:
     }
     bool fail(const char* what) {
         if (error.empty())
-            error = m_depth == 0 ? "expected a JSON object mapping pieces to ids"
-                                 : "the value of piece '" + m_key + "' is " + what + ", expected an integer id";
+            error = m_depth == 0
+                        ? "expected a JSON object mapping pieces to ids"
+                        : "the value of piece '" + m_key + "' is " + what + ", expected an integer id";
         return false;
     }
     int m_depth = 0;
@@ -143,8 +152,10 @@ std::vector<std::pair<std::string, int64_t>> readVocab(const std::filesystem::pa
     VocabReader reader;
     const bool ok = Json::sax_parse(buffer.str(), &reader);
     if (!ok || !reader.error.empty())
-        throw Error("'" + path.string() + "': " + (reader.error.empty() ? std::string("malformed JSON") : reader.error));
-    if (reader.entries.empty()) throw Error("'" + path.string() + "': expected a non-empty JSON object mapping pieces to ids");
+        throw Error("'" + path.string() +
+                    "': " + (reader.error.empty() ? std::string("malformed JSON") : reader.error));
+    if (reader.entries.empty())
+        throw Error("'" + path.string() + "': expected a non-empty JSON object mapping pieces to ids");
     return std::move(reader.entries);
 }
 
@@ -162,18 +173,21 @@ std::shared_ptr<const MarianTokenizer> MarianTokenizer::load(const std::filesyst
     if (const auto cfgPath = dir / "tokenizer_config.json"; std::filesystem::exists(cfgPath, ec)) {
         const Json cfg = readJsonFile(cfgPath);
         if (cfg.is_object() && cfg.value("separate_vocabs", false))
-            throw Error("'" + cfgPath.string() + "': separate_vocabs is true; separate source/target vocabularies "
+            throw Error("'" + cfgPath.string() +
+                        "': separate_vocabs is true; separate source/target vocabularies "
                         "(target_vocab.json) are not supported");
     }
     const auto vocabPath = dir / "vocab.json";
     if (!std::filesystem::exists(vocabPath, ec))
-        throw Error("'" + vocabPath.string() + "': tokenizer file is missing (a Marian folder needs source.spm, "
+        throw Error("'" + vocabPath.string() +
+                    "': tokenizer file is missing (a Marian folder needs source.spm, "
                     "target.spm and vocab.json)");
     const std::vector<std::pair<std::string, int64_t>> entries = readVocab(vocabPath);
     int64_t maxId = -1;
     for (const auto& [piece, id] : entries) {
         if (id < 0 || id > 100'000'000)
-            throw Error("'" + vocabPath.string() + "': the id of piece '" + piece + "' is not a non-negative integer");
+            throw Error("'" + vocabPath.string() + "': the id of piece '" + piece +
+                        "' is not a non-negative integer");
         maxId = std::max(maxId, id);
     }
     tok->m_idToPiece.assign(static_cast<size_t>(maxId) + 1, std::string());
@@ -239,14 +253,18 @@ std::string MarianTokenizer::decode(std::span<const int> ids) const {
             out.push_back(text[i]);
         }
     }
-    const auto isSpace = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+    const auto isSpace = [](char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+    };
     size_t b = 0, e = out.size();
-    while (b < e && isSpace(out[b])) ++b;
-    while (e > b && isSpace(out[e - 1])) --e;
+    while (b < e && isSpace(out[b]))
+        ++b;
+    while (e > b && isSpace(out[e - 1]))
+        --e;
     out = out.substr(b, e - b);
     // PreTrainedTokenizerBase.clean_up_tokenization (HF's decode default), replacements in this order
     static const std::pair<std::string_view, std::string_view> kCleanUp[] = {
-        {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"},
+        {" .", "."},     {" ?", "?"},   {" !", "!"},   {" ,", ","},     {" ' ", "'"},
         {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
     for (const auto& [from, to] : kCleanUp) {
         std::string next;

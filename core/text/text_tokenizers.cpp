@@ -16,7 +16,9 @@ namespace {
 using unicode::decodeUtf8;
 using unicode::encodeUtf8;
 
-std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+std::string quoted(const std::filesystem::path& p) {
+    return "'" + p.string() + "'";
+}
 
 std::string readText(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -32,14 +34,15 @@ bool fileExists(const std::filesystem::path& p) {
 }
 
 bool isBertPunctuation(char32_t c) {
-    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126)) return true;
+    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126))
+        return true;
     return unicode::isPunctuationCategory(c);
 }
 
 bool isCjk(char32_t c) {
     return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
-           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
-           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) ||
+           (c >= 0x2B820 && c <= 0x2CEAF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
 // Python's str.split(): runs of str.isspace() characters separate words.
@@ -58,14 +61,17 @@ std::vector<std::u32string> splitPythonSpace(std::u32string_view text) {
 }
 
 std::u32string_view stripPythonSpace(std::u32string_view s, bool left, bool right) {
-    while (left && !s.empty() && unicode::isPythonSpace(s.front())) s.remove_prefix(1);
-    while (right && !s.empty() && unicode::isPythonSpace(s.back())) s.remove_suffix(1);
+    while (left && !s.empty() && unicode::isPythonSpace(s.front()))
+        s.remove_prefix(1);
+    while (right && !s.empty() && unicode::isPythonSpace(s.back()))
+        s.remove_suffix(1);
     return s;
 }
 
-// `text` cut at every occurrence of one of `specials` (the longest where several start at one place); the special
-// tokens come back as their own chunks, flagged.
-std::vector<std::pair<std::u32string, bool>> splitOnSpecials(const std::u32string& text, const std::vector<std::u32string>& specials) {
+// `text` cut at every occurrence of one of `specials` (the longest where several start at one place); the
+// special tokens come back as their own chunks, flagged.
+std::vector<std::pair<std::u32string, bool>> splitOnSpecials(const std::u32string& text,
+                                                             const std::vector<std::u32string>& specials) {
     std::vector<std::pair<std::u32string, bool>> out;
     size_t start = 0;
     for (size_t i = 0; i < text.size();) {
@@ -100,14 +106,17 @@ void indexVocabulary(const std::unordered_map<std::string, int>& vocab, std::vec
         maxId = std::max(maxId, id);
     }
     if (static_cast<size_t>(maxId) + 1 > vocab.size() * 4 + 1024)
-        throw Error(where + ": ids reach " + std::to_string(maxId) + " for " + std::to_string(vocab.size()) + " tokens");
+        throw Error(where + ": ids reach " + std::to_string(maxId) + " for " + std::to_string(vocab.size()) +
+                    " tokens");
     tokens.assign(static_cast<size_t>(maxId + 1), std::string());
-    for (const auto& [t, id] : vocab) tokens[static_cast<size_t>(id)] = t;
+    for (const auto& [t, id] : vocab)
+        tokens[static_cast<size_t>(id)] = t;
 }
 
 } // namespace
 
-// --- WordPiece -----------------------------------------------------------------------------------------------
+// --- WordPiece
+// -----------------------------------------------------------------------------------------------
 
 std::shared_ptr<const WordPieceTokenizer> WordPieceTokenizer::load(const std::filesystem::path& dir) {
     auto tok = std::make_shared<WordPieceTokenizer>();
@@ -119,8 +128,9 @@ std::shared_ptr<const WordPieceTokenizer> WordPieceTokenizer::load(const std::fi
         std::istringstream lines(readText(vocabPath));
         std::string line;
         for (int index = 0; std::getline(lines, line); ++index) {
-            if (!line.empty() && line.back() == '\r') line.pop_back(); // a Windows copy; rstrip("\n") keeps "\r" but
-            tok->m_vocab[line] = index;                               // no vocabulary is meant with it
+            if (!line.empty() && line.back() == '\r')
+                line.pop_back();        // a Windows copy; rstrip("\n") keeps "\r" but
+            tok->m_vocab[line] = index; // no vocabulary is meant with it
         }
     } else if (fileExists(jsonPath)) {
         where = quoted(jsonPath);
@@ -129,15 +139,19 @@ std::shared_ptr<const WordPieceTokenizer> WordPieceTokenizer::load(const std::fi
         const Json* vocab = model ? member(*model, "vocab") : nullptr;
         if (!vocab || !vocab->is_object()) throw Error(where + ": no WordPiece vocabulary (model.vocab)");
         for (auto it = vocab->begin(); it != vocab->end(); ++it) {
-            if (!it.value().is_number_integer()) throw Error(where + ": the id of '" + it.key() + "' is not an integer");
+            if (!it.value().is_number_integer())
+                throw Error(where + ": the id of '" + it.key() + "' is not an integer");
             const auto id = it.value().get<long long>();
             if (id < 0 || id > INT_MAX) throw Error(where + ": the id of '" + it.key() + "' is out of range");
             tok->m_vocab[it.key()] = static_cast<int>(id);
         }
         if (const Json* n = member(j, "normalizer")) {
-            if (const Json* lower = member(*n, "lowercase"); lower && lower->is_boolean()) tok->m_lower = lower->get<bool>();
-            if (const Json* strip = member(*n, "strip_accents"); strip && strip->is_boolean()) tok->m_stripAccents = strip->get<bool>();
-            if (const Json* cjk = member(*n, "handle_chinese_chars"); cjk && cjk->is_boolean()) tok->m_chinese = cjk->get<bool>();
+            if (const Json* lower = member(*n, "lowercase"); lower && lower->is_boolean())
+                tok->m_lower = lower->get<bool>();
+            if (const Json* strip = member(*n, "strip_accents"); strip && strip->is_boolean())
+                tok->m_stripAccents = strip->get<bool>();
+            if (const Json* cjk = member(*n, "handle_chinese_chars"); cjk && cjk->is_boolean())
+                tok->m_chinese = cjk->get<bool>();
         }
     } else {
         throw Error("'" + dir.string() + "': vocab.txt is missing (and there is no tokenizer.json)");
@@ -159,7 +173,8 @@ std::shared_ptr<const WordPieceTokenizer> WordPieceTokenizer::load(const std::fi
     tok->m_mask = find("[MASK]");
     for (const char* name : {"[UNK]", "[CLS]", "[SEP]"})
         if (find(name) < 0) throw Error(where + ": the vocabulary has no " + name + " token");
-    for (const char* name : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) tok->m_specials.emplace_back(name);
+    for (const char* name : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"})
+        tok->m_specials.emplace_back(name);
     return tok;
 }
 
@@ -177,8 +192,11 @@ std::optional<int> WordPieceTokenizer::id(const std::string& token) const {
 std::vector<std::string> WordPieceTokenizer::basicTokens(std::u32string_view text) const {
     std::u32string clean;
     for (char32_t c : text) {
-        if (c == 0 || c == 0xFFFD || (c != U'\t' && c != U'\n' && c != U'\r' && unicode::isControlOrFormat(c))) continue;
-        const bool space = c == U' ' || c == U'\t' || c == U'\n' || c == U'\r' || unicode::isSpaceSeparator(c);
+        if (c == 0 || c == 0xFFFD ||
+            (c != U'\t' && c != U'\n' && c != U'\r' && unicode::isControlOrFormat(c)))
+            continue;
+        const bool space =
+            c == U' ' || c == U'\t' || c == U'\n' || c == U'\r' || unicode::isSpaceSeparator(c);
         if (space) {
             clean.push_back(U' ');
         } else if (m_chinese && isCjk(c)) {
@@ -243,7 +261,8 @@ void WordPieceTokenizer::wordPieces(const std::u32string& word, std::vector<std:
 
 std::vector<std::string> WordPieceTokenizer::tokenize(std::string_view text) const {
     std::vector<std::u32string> specials;
-    for (const auto& s : m_specials) specials.push_back(decodeUtf8(s));
+    for (const auto& s : m_specials)
+        specials.push_back(decodeUtf8(s));
     const auto chunks = splitOnSpecials(decodeUtf8(text), specials);
     std::vector<std::string> out;
     for (size_t i = 0; i < chunks.size(); ++i) {
@@ -254,13 +273,16 @@ std::vector<std::string> WordPieceTokenizer::tokenize(std::string_view text) con
         }
         // Text beside a special token loses its white space there; the rest is lower-cased one character at a
         // time (as PreTrainedTokenizer.tokenize does before the basic tokenizer).
-        std::u32string part(stripPythonSpace(chunk, i > 0 && chunks[i - 1].second, i + 1 < chunks.size() && chunks[i + 1].second));
+        std::u32string part(stripPythonSpace(chunk, i > 0 && chunks[i - 1].second,
+                                             i + 1 < chunks.size() && chunks[i + 1].second));
         if (m_lower) {
             std::u32string lower;
-            for (char32_t c : part) lower += unicode::toLower(c);
+            for (char32_t c : part)
+                lower += unicode::toLower(c);
             part = std::move(lower);
         }
-        for (const std::string& word : basicTokens(part)) wordPieces(decodeUtf8(word), out);
+        for (const std::string& word : basicTokens(part))
+            wordPieces(decodeUtf8(word), out);
     }
     return out;
 }
@@ -268,7 +290,8 @@ std::vector<std::string> WordPieceTokenizer::tokenize(std::string_view text) con
 TextEncoding WordPieceTokenizer::encode(std::string_view text) const {
     TextEncoding e;
     e.tokens.push_back(m_tokens[static_cast<size_t>(m_cls)]);
-    for (auto& t : tokenize(text)) e.tokens.push_back(std::move(t));
+    for (auto& t : tokenize(text))
+        e.tokens.push_back(std::move(t));
     e.tokens.push_back(m_tokens[static_cast<size_t>(m_sep)]);
     for (const auto& t : e.tokens) {
         const auto it = m_vocab.find(t);
@@ -277,7 +300,8 @@ TextEncoding WordPieceTokenizer::encode(std::string_view text) const {
     return e;
 }
 
-// --- byte-level BPE ------------------------------------------------------------------------------------------
+// --- byte-level BPE
+// ------------------------------------------------------------------------------------------
 
 std::vector<std::u32string> gpt2Pretokenize(std::u32string_view t) {
     using namespace unicode;
@@ -296,19 +320,23 @@ std::vector<std::u32string> gpt2Pretokenize(std::u32string_view t) {
         const size_t j = t[i] == U' ' ? i + 1 : i; // the optional leading space of the next three
         if (end == i && j < n && isLetter(t[j])) {
             end = j;
-            while (end < n && isLetter(t[end])) ++end;
+            while (end < n && isLetter(t[end]))
+                ++end;
         }
         if (end == i && j < n && isNumber(t[j])) {
             end = j;
-            while (end < n && isNumber(t[end])) ++end;
+            while (end < n && isNumber(t[end]))
+                ++end;
         }
         if (end == i && j < n && other(t[j])) {
             end = j;
-            while (end < n && other(t[end])) ++end;
+            while (end < n && other(t[end]))
+                ++end;
         }
         if (end == i) { // white space: all of it at the end of the text, else all but the last character
             size_t k = i;
-            while (k < n && isWhiteSpace(t[k])) ++k;
+            while (k < n && isWhiteSpace(t[k]))
+                ++k;
             end = (k < n && k - i > 1) ? k - 1 : k;
         }
         if (end == i) end = i + 1; // not reached: every character is white space, a letter, a number or other
@@ -325,7 +353,8 @@ std::shared_ptr<const ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesy
     auto readVocab = [&tok, &where](const Json& vocab) {
         if (!vocab.is_object()) throw Error(where + ": the vocabulary must be an object of token -> id");
         for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-            if (!it.value().is_number_integer()) throw Error(where + ": the id of '" + it.key() + "' is not an integer");
+            if (!it.value().is_number_integer())
+                throw Error(where + ": the id of '" + it.key() + "' is not an integer");
             const auto id = it.value().get<long long>();
             if (id < 0 || id > INT_MAX) throw Error(where + ": the id of '" + it.key() + "' is out of range");
             tok->m_vocab[it.key()] = static_cast<int>(id);
@@ -335,22 +364,27 @@ std::shared_ptr<const ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesy
         where = quoted(dir / "vocab.json");
         readVocab(readJsonFile(dir / "vocab.json"));
         where = quoted(dir / "merges.txt");
-        // As GPT2Tokenizer reads it: split at "\n", drop the first line (the version) and the last (empty) one.
+        // As GPT2Tokenizer reads it: split at "\n", drop the first line (the version) and the last (empty)
+        // one.
         std::vector<std::string> lines;
         std::string text = readText(dir / "merges.txt");
         size_t start = 0;
-        for (size_t p; (p = text.find('\n', start)) != std::string::npos; start = p + 1) lines.push_back(text.substr(start, p - start));
+        for (size_t p; (p = text.find('\n', start)) != std::string::npos; start = p + 1)
+            lines.push_back(text.substr(start, p - start));
         lines.push_back(text.substr(start));
         for (size_t i = 1; i + 1 < lines.size(); ++i) {
             std::istringstream parts(lines[i]);
             std::string a, b, extra;
-            if (parts >> a >> b && !(parts >> extra)) merges.emplace_back(a, b);
-            else merges.emplace_back(); // never matches, keeps the ranks of the lines after it
+            if (parts >> a >> b && !(parts >> extra))
+                merges.emplace_back(a, b);
+            else
+                merges.emplace_back(); // never matches, keeps the ranks of the lines after it
         }
         if (const auto added = dir / "added_tokens.json"; fileExists(added)) {
             const Json j = readJsonFile(added);
             if (j.is_object())
-                for (auto it = j.begin(); it != j.end(); ++it) tok->m_added.push_back(it.key());
+                for (auto it = j.begin(); it != j.end(); ++it)
+                    tok->m_added.push_back(it.key());
         }
     } else if (fileExists(dir / "tokenizer.json")) {
         where = quoted(dir / "tokenizer.json");
@@ -378,7 +412,8 @@ std::shared_ptr<const ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesy
                 if (const Json* content = member(a, "content"); content && content->is_string())
                     tok->m_added.push_back(content->get<std::string>());
     } else {
-        throw Error("'" + dir.string() + "': vocab.json and merges.txt are missing (and there is no tokenizer.json)");
+        throw Error("'" + dir.string() +
+                    "': vocab.json and merges.txt are missing (and there is no tokenizer.json)");
     }
     indexVocabulary(tok->m_vocab, tok->m_tokens, where);
     for (size_t r = 0; r < merges.size(); ++r) {
@@ -386,13 +421,15 @@ std::shared_ptr<const ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesy
         const auto a = static_cast<uint64_t>(tok->intern(merges[r].first));
         const auto b = static_cast<uint64_t>(tok->intern(merges[r].second));
         const int result = tok->intern(merges[r].first + merges[r].second);
-        tok->m_merges[(a << 32) | b] = MergeRule{static_cast<int>(r), result}; // a repeated pair: the last rank, as
-                                                                               // GPT2Tokenizer's dict keeps it
+        tok->m_merges[(a << 32) | b] =
+            MergeRule{static_cast<int>(r), result}; // a repeated pair: the last rank, as
+                                                    // GPT2Tokenizer's dict keeps it
     }
     if (tok->m_vocab.count("<|endoftext|>") &&
         std::find(tok->m_added.begin(), tok->m_added.end(), "<|endoftext|>") == tok->m_added.end())
         tok->m_added.emplace_back("<|endoftext|>");
-    std::sort(tok->m_added.begin(), tok->m_added.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+    std::sort(tok->m_added.begin(), tok->m_added.end(),
+              [](const auto& a, const auto& b) { return a.size() > b.size(); });
     // GPT-2's byte stand-ins: printable Latin-1 bytes are themselves, the others 256, 257, … in byte order.
     int extra = 0;
     for (int b = 0; b < 256; ++b) {
@@ -415,7 +452,9 @@ std::optional<int> ByteBpeTokenizer::id(const std::string& token) const {
     return it->second;
 }
 
-std::optional<int> ByteBpeTokenizer::endOfTextId() const { return id("<|endoftext|>"); }
+std::optional<int> ByteBpeTokenizer::endOfTextId() const {
+    return id("<|endoftext|>");
+}
 
 int ByteBpeTokenizer::intern(const std::string& symbol) {
     const auto [it, added] = m_symbols.emplace(symbol, static_cast<int>(m_symbolText.size()));
@@ -424,7 +463,8 @@ int ByteBpeTokenizer::intern(const std::string& symbol) {
 }
 
 std::vector<std::string> ByteBpeTokenizer::bpe(const std::string& word) const {
-    // Symbols the merges know are ids >= 0; any other character is -1 - k, its text in `other[k]` (it never merges).
+    // Symbols the merges know are ids >= 0; any other character is -1 - k, its text in `other[k]` (it never
+    // merges).
     std::vector<int> parts;
     std::vector<std::string> other;
     for (char32_t c : decodeUtf8(word)) {
@@ -446,7 +486,8 @@ std::vector<std::string> ByteBpeTokenizer::bpe(const std::string& word) const {
         const MergeRule* best = nullptr;
         size_t at = 0;
         for (size_t i = 0; i + 1 < parts.size(); ++i)
-            if (const MergeRule* r = rule(parts[i], parts[i + 1]); r && (!best || r->rank < best->rank)) best = r, at = i;
+            if (const MergeRule* r = rule(parts[i], parts[i + 1]); r && (!best || r->rank < best->rank))
+                best = r, at = i;
         if (!best) break;
         const int a = parts[at], b = parts[at + 1];
         std::vector<int> merged;
@@ -464,13 +505,15 @@ std::vector<std::string> ByteBpeTokenizer::bpe(const std::string& word) const {
     }
     std::vector<std::string> out;
     out.reserve(parts.size());
-    for (int id : parts) out.push_back(id >= 0 ? m_symbolText[static_cast<size_t>(id)] : other[static_cast<size_t>(-1 - id)]);
+    for (int id : parts)
+        out.push_back(id >= 0 ? m_symbolText[static_cast<size_t>(id)] : other[static_cast<size_t>(-1 - id)]);
     return out;
 }
 
 std::vector<std::string> ByteBpeTokenizer::tokenize(std::string_view text) const {
     std::vector<std::u32string> added;
-    for (const auto& a : m_added) added.push_back(decodeUtf8(a));
+    for (const auto& a : m_added)
+        added.push_back(decodeUtf8(a));
     std::vector<std::string> out;
     for (const auto& [chunk, special] : splitOnSpecials(decodeUtf8(text), added)) {
         if (special) {
@@ -479,8 +522,10 @@ std::vector<std::string> ByteBpeTokenizer::tokenize(std::string_view text) const
         }
         for (const std::u32string& piece : gpt2Pretokenize(chunk)) {
             std::string mapped;
-            for (unsigned char b : encodeUtf8(piece)) mapped += m_byteToUnicode[b];
-            for (auto& t : bpe(mapped)) out.push_back(std::move(t));
+            for (unsigned char b : encodeUtf8(piece))
+                mapped += m_byteToUnicode[b];
+            for (auto& t : bpe(mapped))
+                out.push_back(std::move(t));
         }
     }
     return out;
@@ -515,7 +560,8 @@ std::string ByteBpeTokenizer::tokenText(int id) const {
 
 std::string ByteBpeTokenizer::decode(std::span<const int> ids) const {
     std::string bytes;
-    for (int id : ids) bytes += tokenText(id);
+    for (int id : ids)
+        bytes += tokenText(id);
     return encodeUtf8(decodeUtf8(bytes)); // bytes cut inside a character become U+FFFD, as errors="replace"
 }
 

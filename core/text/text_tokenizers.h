@@ -2,17 +2,19 @@
 // The tokenizers of BERT- and GPT-2-style folders, equal to transformers v4.33's slow BertTokenizer and
 // GPT2Tokenizer on every input (tests/data/text goldens from tools/golden/text_reference.py):
 //
-// WordPieceTokenizer (vocab.txt, or tokenizer.json's WordPiece vocabulary; tokenizer_config.json's do_lower_case,
-// strip_accents, tokenize_chinese_chars): special tokens ([CLS], [SEP], [MASK], [PAD], [UNK]) typed in the text are
-// kept whole; the rest is lower-cased one character at a time (special tokens excepted), control characters are
-// dropped, white space becomes a space, CJK ideographs are split off, NFC, split on white space, accents stripped
-// (NFD without Mn) when lower-casing, split on punctuation, then greedy longest-match WordPiece ("##" pieces;
-// [UNK] for a word longer than 100 characters or one that cannot be pieced). encode() adds [CLS] … [SEP].
+// WordPieceTokenizer (vocab.txt, or tokenizer.json's WordPiece vocabulary; tokenizer_config.json's
+// do_lower_case, strip_accents, tokenize_chinese_chars): special tokens ([CLS], [SEP], [MASK], [PAD], [UNK])
+// typed in the text are kept whole; the rest is lower-cased one character at a time (special tokens
+// excepted), control characters are dropped, white space becomes a space, CJK ideographs are split off, NFC,
+// split on white space, accents stripped (NFD without Mn) when lower-casing, split on punctuation, then
+// greedy longest-match WordPiece ("##" pieces; [UNK] for a word longer than 100 characters or one that cannot
+// be pieced). encode() adds [CLS] … [SEP].
 //
-// ByteBpeTokenizer (vocab.json + merges.txt, or tokenizer.json's BPE model): added tokens such as <|endoftext|>
-// are kept whole; the rest is split by GPT-2's pattern ('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+|
-// ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+), each piece's UTF-8 bytes are mapped to GPT-2's printable stand-ins and merged
-// by rank. No BOS is added. decode() maps the bytes back.
+// ByteBpeTokenizer (vocab.json + merges.txt, or tokenizer.json's BPE model): added tokens such as
+// <|endoftext|> are kept whole; the rest is split by GPT-2's pattern ('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+|
+// ?\p{N}+|
+// ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+), each piece's UTF-8 bytes are mapped to GPT-2's printable stand-ins and
+// merged by rank. No BOS is added. decode() maps the bytes back.
 //
 // Thread-safety: immutable after load(); encode()/decode() may be called from any thread.
 
@@ -63,7 +65,8 @@ private:
 
 class ByteBpeTokenizer {
 public:
-    // Throws attnlens::Error naming the file (missing, not JSON, a merge of unknown tokens, a byte without a token).
+    // Throws attnlens::Error naming the file (missing, not JSON, a merge of unknown tokens, a byte without a
+    // token).
     static std::shared_ptr<const ByteBpeTokenizer> load(const std::filesystem::path& dir);
 
     TextEncoding encode(std::string_view text) const;
@@ -92,8 +95,8 @@ private:
     std::unordered_map<std::string, int> m_symbols;
     std::vector<std::string> m_symbolText;
     std::unordered_map<uint64_t, MergeRule> m_merges;
-    std::vector<std::string> m_added;             // added tokens, longest first
-    std::string m_byteToUnicode[256];             // UTF-8 of each byte's stand-in
+    std::vector<std::string> m_added; // added tokens, longest first
+    std::string m_byteToUnicode[256]; // UTF-8 of each byte's stand-in
     std::unordered_map<char32_t, unsigned char> m_unicodeToByte;
 };
 

@@ -51,7 +51,9 @@ std::u32string normalize(std::u32string_view text, const UNormalizer2* normalize
     return fromUtf16(out.data(), n);
 }
 
-uint32_t categoryMask(char32_t c) { return U_GET_GC_MASK(static_cast<UChar32>(c)); }
+uint32_t categoryMask(char32_t c) {
+    return U_GET_GC_MASK(static_cast<UChar32>(c));
+}
 
 } // namespace
 
@@ -69,13 +71,18 @@ std::u32string decodeUtf8(std::string_view text) {
             ++i;
             continue;
         }
-        if ((b & 0xE0) == 0xC0) length = 2, c = b & 0x1F, min = 0x80;
-        else if ((b & 0xF0) == 0xE0) length = 3, c = b & 0x0F, min = 0x800;
-        else if ((b & 0xF8) == 0xF0) length = 4, c = b & 0x07, min = 0x10000;
+        if ((b & 0xE0) == 0xC0)
+            length = 2, c = b & 0x1F, min = 0x80;
+        else if ((b & 0xF0) == 0xE0)
+            length = 3, c = b & 0x0F, min = 0x800;
+        else if ((b & 0xF8) == 0xF0)
+            length = 4, c = b & 0x07, min = 0x10000;
         bool ok = length > 0 && i + static_cast<size_t>(length) <= n;
         for (int k = 1; ok && k < length; ++k) {
-            if ((s[i + static_cast<size_t>(k)] & 0xC0) != 0x80) ok = false;
-            else c = (c << 6) | (s[i + static_cast<size_t>(k)] & 0x3F);
+            if ((s[i + static_cast<size_t>(k)] & 0xC0) != 0x80)
+                ok = false;
+            else
+                c = (c << 6) | (s[i + static_cast<size_t>(k)] & 0x3F);
         }
         if (ok && (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))) ok = false;
         if (!ok) {
@@ -110,25 +117,43 @@ void appendUtf8(std::string& out, char32_t c) {
 std::string encodeUtf8(std::u32string_view text) {
     std::string out;
     out.reserve(text.size());
-    for (char32_t c : text) appendUtf8(out, c);
+    for (char32_t c : text)
+        appendUtf8(out, c);
     return out;
 }
 
-bool isLetter(char32_t c) { return (categoryMask(c) & U_GC_L_MASK) != 0; }
-bool isNumber(char32_t c) { return (categoryMask(c) & U_GC_N_MASK) != 0; }
-bool isPunctuationCategory(char32_t c) { return (categoryMask(c) & U_GC_P_MASK) != 0; }
-bool isNonSpacingMark(char32_t c) { return (categoryMask(c) & U_GC_MN_MASK) != 0; }
-bool isControlOrFormat(char32_t c) { return (categoryMask(c) & (U_GC_CC_MASK | U_GC_CF_MASK)) != 0; }
-bool isSpaceSeparator(char32_t c) { return (categoryMask(c) & U_GC_ZS_MASK) != 0; }
-bool isWhiteSpace(char32_t c) { return u_isUWhiteSpace(static_cast<UChar32>(c)) != 0; }
-bool isPythonSpace(char32_t c) { return isWhiteSpace(c) || (c >= 0x1C && c <= 0x1F); }
+bool isLetter(char32_t c) {
+    return (categoryMask(c) & U_GC_L_MASK) != 0;
+}
+bool isNumber(char32_t c) {
+    return (categoryMask(c) & U_GC_N_MASK) != 0;
+}
+bool isPunctuationCategory(char32_t c) {
+    return (categoryMask(c) & U_GC_P_MASK) != 0;
+}
+bool isNonSpacingMark(char32_t c) {
+    return (categoryMask(c) & U_GC_MN_MASK) != 0;
+}
+bool isControlOrFormat(char32_t c) {
+    return (categoryMask(c) & (U_GC_CC_MASK | U_GC_CF_MASK)) != 0;
+}
+bool isSpaceSeparator(char32_t c) {
+    return (categoryMask(c) & U_GC_ZS_MASK) != 0;
+}
+bool isWhiteSpace(char32_t c) {
+    return u_isUWhiteSpace(static_cast<UChar32>(c)) != 0;
+}
+bool isPythonSpace(char32_t c) {
+    return isWhiteSpace(c) || (c >= 0x1C && c <= 0x1F);
+}
 
 std::u32string toLower(char32_t c) {
     const std::u16string in = toUtf16(std::u32string_view(&c, 1));
     char16_t out[16];
     UErrorCode status = U_ZERO_ERROR;
-    const int32_t n = u_strToLower(reinterpret_cast<UChar*>(out), 16, reinterpret_cast<const UChar*>(in.data()),
-                                   static_cast<int32_t>(in.size()), "", &status);
+    const int32_t n =
+        u_strToLower(reinterpret_cast<UChar*>(out), 16, reinterpret_cast<const UChar*>(in.data()),
+                     static_cast<int32_t>(in.size()), "", &status);
     if (U_FAILURE(status) || n > 16) return std::u32string(1, c);
     return fromUtf16(out, n);
 }

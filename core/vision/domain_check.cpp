@@ -49,9 +49,9 @@ DomainCheck checkFashionMnistLikeness(const ImageU8& image, float topProbability
     DomainCheck c;
     if (image.empty()) return c;
     if (colourSpread(image) > 12.0) c.reasons.push_back("in colour");
-    if (borderLuminance(image) > 70.0)
-        c.reasons.push_back("light background");
-    const double aspect = static_cast<double>(std::max(image.width, image.height)) / std::min(image.width, image.height);
+    if (borderLuminance(image) > 70.0) c.reasons.push_back("light background");
+    const double aspect =
+        static_cast<double>(std::max(image.width, image.height)) / std::min(image.width, image.height);
     if (aspect > 1.6) {
         char text[96];
         std::snprintf(text, sizeof text, "%.1f:1, not square", aspect);

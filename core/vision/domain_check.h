@@ -14,7 +14,8 @@
 namespace attnlens {
 
 struct DomainCheck {
-    std::vector<std::string> reasons; // short clauses: "in colour", "light background", "unsure (top class 43 %)"
+    std::vector<std::string>
+        reasons; // short clauses: "in colour", "light background", "unsure (top class 43 %)"
     bool mismatch() const { return !reasons.empty(); }
 };
 

@@ -14,10 +14,18 @@ namespace attnlens {
 
 namespace {
 
-uint32_t be16(const uint8_t* p) { return (uint32_t(p[0]) << 8) | p[1]; }
-uint32_t be32(const uint8_t* p) { return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3]; }
-uint32_t le16(const uint8_t* p) { return (uint32_t(p[1]) << 8) | p[0]; }
-uint32_t le32(const uint8_t* p) { return (uint32_t(p[3]) << 24) | (uint32_t(p[2]) << 16) | (uint32_t(p[1]) << 8) | p[0]; }
+uint32_t be16(const uint8_t* p) {
+    return (uint32_t(p[0]) << 8) | p[1];
+}
+uint32_t be32(const uint8_t* p) {
+    return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+}
+uint32_t le16(const uint8_t* p) {
+    return (uint32_t(p[1]) << 8) | p[0];
+}
+uint32_t le32(const uint8_t* p) {
+    return (uint32_t(p[3]) << 24) | (uint32_t(p[2]) << 16) | (uint32_t(p[1]) << 8) | p[0];
+}
 
 Error headerError(const std::string& name, const std::string& what) {
     return Error("'" + name + "': " + what);
@@ -32,7 +40,8 @@ ImageHeader pngHeader(std::span<const uint8_t> b, const std::string& name, bool 
         size_t pos = 8;
         bool end = false;
         while (!end) {
-            if (pos + 12 > b.size()) throw headerError(name, "truncated PNG (the file ends before the IEND chunk)");
+            if (pos + 12 > b.size())
+                throw headerError(name, "truncated PNG (the file ends before the IEND chunk)");
             const uint64_t length = be32(b.data() + pos);
             end = std::memcmp(b.data() + pos + 4, "IEND", 4) == 0;
             if (pos + 12 + length > b.size())
@@ -51,8 +60,10 @@ ImageHeader jpegHeader(std::span<const uint8_t> b, const std::string& name, bool
     ImageHeader header{ImageFormat::Jpeg, 0, 0};
     bool haveSof = false;
     while (true) {
-        while (pos < b.size() && b[pos] != 0xFF) ++pos; // tolerate garbage between segments
-        while (pos < b.size() && b[pos] == 0xFF) ++pos; // fill bytes
+        while (pos < b.size() && b[pos] != 0xFF)
+            ++pos; // tolerate garbage between segments
+        while (pos < b.size() && b[pos] == 0xFF)
+            ++pos; // fill bytes
         if (pos >= b.size()) throw headerError(name, "truncated JPEG (no frame header or scan)");
         const uint8_t marker = b[pos++];
         if (marker == 0xD8 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue;
@@ -60,7 +71,8 @@ ImageHeader jpegHeader(std::span<const uint8_t> b, const std::string& name, bool
         if (pos + 2 > b.size()) throw headerError(name, "truncated JPEG segment");
         const size_t length = be16(b.data() + pos);
         if (length < 2 || pos + length > b.size()) throw headerError(name, "truncated JPEG segment");
-        const bool isSof = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+        const bool isSof =
+            marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
         if (isSof && !haveSof) {
             if (length < 8) throw headerError(name, "malformed JPEG frame header");
             header.height = static_cast<int>(be16(b.data() + pos + 3));
@@ -77,7 +89,9 @@ ImageHeader jpegHeader(std::span<const uint8_t> b, const std::string& name, bool
                         eoi = true;
                         break;
                     }
-                if (!eoi) throw headerError(name, "truncated JPEG (the image data ends before the end-of-image marker)");
+                if (!eoi)
+                    throw headerError(name,
+                                      "truncated JPEG (the image data ends before the end-of-image marker)");
             }
             return header;
         }
@@ -88,7 +102,9 @@ ImageHeader jpegHeader(std::span<const uint8_t> b, const std::string& name, bool
 ImageHeader bmpHeader(std::span<const uint8_t> b, const std::string& name) {
     if (b.size() < 26) throw headerError(name, "truncated BMP header");
     const uint32_t dibSize = le32(b.data() + 14);
-    if (dibSize == 12) return {ImageFormat::Bmp, static_cast<int>(le16(b.data() + 18)), static_cast<int>(le16(b.data() + 20))};
+    if (dibSize == 12)
+        return {ImageFormat::Bmp, static_cast<int>(le16(b.data() + 18)),
+                static_cast<int>(le16(b.data() + 20))};
     const auto w = static_cast<int32_t>(le32(b.data() + 18));
     const auto h = static_cast<int32_t>(le32(b.data() + 22)); // negative: stored top-down
     if (w < 0 || h == INT32_MIN) throw headerError(name, "malformed BMP header (negative width)");
@@ -112,10 +128,12 @@ ImageHeader tiffHeader(std::span<const uint8_t> b, const std::string& name) {
         const uint32_t type = u16(e + 2);
         if (tag != 256 && tag != 257) continue;
         const uint32_t value = type == 3 ? u16(e + 8) : type == 4 ? u32(e + 8) : 0;
-        if (type != 3 && type != 4) throw headerError(name, "malformed TIFF (image size tag of unexpected type)");
+        if (type != 3 && type != 4)
+            throw headerError(name, "malformed TIFF (image size tag of unexpected type)");
         (tag == 256 ? header.width : header.height) = static_cast<int>(std::min<uint32_t>(value, INT32_MAX));
     }
-    if (header.width < 0 || header.height < 0) throw headerError(name, "malformed TIFF (no image width/length tag)");
+    if (header.width < 0 || header.height < 0)
+        throw headerError(name, "malformed TIFF (no image width/length tag)");
     return header;
 }
 
@@ -123,13 +141,16 @@ ImageHeader webpHeader(std::span<const uint8_t> b, const std::string& name) {
     if (b.size() < 30) throw headerError(name, "truncated WebP header");
     const uint8_t* p = b.data();
     if (std::memcmp(p + 12, "VP8 ", 4) == 0) {
-        if (p[23] != 0x9D || p[24] != 0x01 || p[25] != 0x2A) throw headerError(name, "malformed WebP (VP8 start code)");
-        return {ImageFormat::WebP, static_cast<int>(le16(p + 26) & 0x3FFF), static_cast<int>(le16(p + 28) & 0x3FFF)};
+        if (p[23] != 0x9D || p[24] != 0x01 || p[25] != 0x2A)
+            throw headerError(name, "malformed WebP (VP8 start code)");
+        return {ImageFormat::WebP, static_cast<int>(le16(p + 26) & 0x3FFF),
+                static_cast<int>(le16(p + 28) & 0x3FFF)};
     }
     if (std::memcmp(p + 12, "VP8L", 4) == 0) {
         if (p[20] != 0x2F) throw headerError(name, "malformed WebP (VP8L signature)");
         const uint32_t bits = le32(p + 21);
-        return {ImageFormat::WebP, static_cast<int>((bits & 0x3FFF) + 1), static_cast<int>(((bits >> 14) & 0x3FFF) + 1)};
+        return {ImageFormat::WebP, static_cast<int>((bits & 0x3FFF) + 1),
+                static_cast<int>(((bits >> 14) & 0x3FFF) + 1)};
     }
     if (std::memcmp(p + 12, "VP8X", 4) == 0) {
         const uint32_t w = uint32_t(p[24]) | (uint32_t(p[25]) << 8) | (uint32_t(p[26]) << 16);
@@ -143,7 +164,8 @@ ImageHeader parseHeader(std::span<const uint8_t> b, const std::string& name, boo
     static const uint8_t kPng[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
     if (b.empty()) throw headerError(name, "empty file");
     if (b.size() >= 8 && std::memcmp(b.data(), kPng, 8) == 0) return pngHeader(b, name, checkIntegrity);
-    if (b.size() >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return jpegHeader(b, name, checkIntegrity);
+    if (b.size() >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF)
+        return jpegHeader(b, name, checkIntegrity);
     if (b.size() >= 2 && b[0] == 'B' && b[1] == 'M') return bmpHeader(b, name);
     if (b.size() >= 4 && ((b[0] == 'I' && b[1] == 'I' && b[2] == 42 && b[3] == 0) ||
                           (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && (b[3] == 42 || b[3] == 43))))
@@ -175,7 +197,8 @@ ImageU8 decodeImage(std::span<const uint8_t> bytes, const std::string& name, con
     // a length field claimed (2.4 GB; found by tests/fuzz/fuzz_image). We never decode DICOM.
     if ((header.format == ImageFormat::Tiff || header.format == ImageFormat::WebP) && bytes.size() >= 132 &&
         std::memcmp(bytes.data() + 128, "DICM", 4) == 0)
-        throw Error("'" + name + "': cannot decode image (it also carries a DICOM signature; DICOM is not supported)");
+        throw Error("'" + name +
+                    "': cannot decode image (it also carries a DICOM signature; DICOM is not supported)");
 
     cv::Mat decoded;
     try {
@@ -189,7 +212,8 @@ ImageU8 decodeImage(std::span<const uint8_t> bytes, const std::string& name, con
     }
     if (decoded.empty()) throw Error("'" + name + "': cannot decode image (truncated or corrupt file)");
     if (decoded.depth() != CV_8U && decoded.depth() != CV_16U)
-        throw Error("'" + name + "': unsupported sample type (only 8- and 16-bit integer images are supported)");
+        throw Error("'" + name +
+                    "': unsupported sample type (only 8- and 16-bit integer images are supported)");
     const int cn = decoded.channels();
     if (cn != 1 && cn != 3 && cn != 4)
         throw Error("'" + name + "': unsupported channel count " + std::to_string(cn));
@@ -224,7 +248,8 @@ ImageU8 loadImage(const std::filesystem::path& path, const LoadOptions& options)
     const auto size = std::filesystem::file_size(path, ec);
     if (ec) throw Error("'" + name + "': cannot read image file (" + ec.message() + ")");
     if (static_cast<int64_t>(size) > options.maxFileBytes)
-        throw Error("'" + name + "': image file is too large (" + std::to_string(size / (1024 * 1024)) + " MiB)");
+        throw Error("'" + name + "': image file is too large (" + std::to_string(size / (1024 * 1024)) +
+                    " MiB)");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error("'" + name + "': cannot open image file");
     std::vector<uint8_t> bytes(size);
@@ -235,7 +260,8 @@ ImageU8 loadImage(const std::filesystem::path& path, const LoadOptions& options)
 
 ImageU8 toGrey(const ImageU8& image) {
     if (image.channels == 1) return image;
-    if (image.channels != 3) throw Error("toGrey: expected a 1- or 3-channel image, got " + std::to_string(image.channels));
+    if (image.channels != 3)
+        throw Error("toGrey: expected a 1- or 3-channel image, got " + std::to_string(image.channels));
     ImageU8 grey(image.width, image.height, 1);
     const size_t n = static_cast<size_t>(image.width) * image.height;
     for (size_t i = 0; i < n; ++i) {
@@ -247,10 +273,12 @@ ImageU8 toGrey(const ImageU8& image) {
 
 ImageU8 toRgb(const ImageU8& image) {
     if (image.channels == 3) return image;
-    if (image.channels != 1) throw Error("toRgb: expected a 1- or 3-channel image, got " + std::to_string(image.channels));
+    if (image.channels != 1)
+        throw Error("toRgb: expected a 1- or 3-channel image, got " + std::to_string(image.channels));
     ImageU8 rgb(image.width, image.height, 3);
     const size_t n = static_cast<size_t>(image.width) * image.height;
-    for (size_t i = 0; i < n; ++i) rgb.pixels[i * 3] = rgb.pixels[i * 3 + 1] = rgb.pixels[i * 3 + 2] = image.pixels[i];
+    for (size_t i = 0; i < n; ++i)
+        rgb.pixels[i * 3] = rgb.pixels[i * 3 + 1] = rgb.pixels[i * 3 + 2] = image.pixels[i];
     return rgb;
 }
 

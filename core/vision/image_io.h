@@ -14,9 +14,9 @@
 //
 // Thread-safety: free functions without shared state; safe from any thread.
 
-#include <cstdint>
 #include "core/tensor/image.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -24,17 +24,16 @@
 
 namespace attnlens {
 
-
 enum class ImageFormat { Png, Jpeg, Bmp, Tiff, WebP, Unknown };
 
 struct ImageHeader {
     ImageFormat format = ImageFormat::Unknown;
-    int width = 0;  // as stored (before EXIF orientation)
+    int width = 0; // as stored (before EXIF orientation)
     int height = 0;
 };
 
 struct LoadOptions {
-    int64_t maxPixels = 100'000'000;          // width × height limit, checked on the header
+    int64_t maxPixels = 100'000'000;            // width × height limit, checked on the header
     int64_t maxFileBytes = 512ll * 1024 * 1024; // file size limit
 };
 

@@ -11,9 +11,10 @@ PatchGrid::PatchGrid(int imageWidth, int imageHeight, int inputWidth, int inputH
     : PatchGrid(imageWidth, imageHeight, inputWidth, inputHeight, patch,
                 RectF{0.0, 0.0, double(imageWidth), double(imageHeight)}) {}
 
-PatchGrid::PatchGrid(int imageWidth, int imageHeight, int inputWidth, int inputHeight, int patch, RectF region)
-    : m_imageWidth(imageWidth), m_imageHeight(imageHeight), m_inputWidth(inputWidth), m_inputHeight(inputHeight),
-      m_patch(patch), m_region(region) {
+PatchGrid::PatchGrid(int imageWidth, int imageHeight, int inputWidth, int inputHeight, int patch,
+                     RectF region)
+    : m_imageWidth(imageWidth), m_imageHeight(imageHeight), m_inputWidth(inputWidth),
+      m_inputHeight(inputHeight), m_patch(patch), m_region(region) {
     if (patch < 1 || inputWidth < patch || inputHeight < patch || imageWidth < 1 || imageHeight < 1)
         throw Error("patch grid: input " + std::to_string(inputWidth) + "×" + std::to_string(inputHeight) +
                     " holds no " + std::to_string(patch) + "-pixel patch");
@@ -27,13 +28,15 @@ std::string PatchGrid::tokenLabel(int token) const {
     if (token == 0) return "CLS";
     const int index = patchOfToken(token);
     if (index < 0 || index >= count())
-        throw Error("token " + std::to_string(token) + " outside the grid of " + std::to_string(count()) + " patches");
+        throw Error("token " + std::to_string(token) + " outside the grid of " + std::to_string(count()) +
+                    " patches");
     return "r" + std::to_string(row(index)) + "c" + std::to_string(col(index));
 }
 
 RectF PatchGrid::inputRect(int index) const {
     if (index < 0 || index >= count())
-        throw Error("patch index " + std::to_string(index) + " outside the grid of " + std::to_string(count()));
+        throw Error("patch index " + std::to_string(index) + " outside the grid of " +
+                    std::to_string(count()));
     return {double(col(index) * m_patch), double(row(index) * m_patch), double(m_patch), double(m_patch)};
 }
 

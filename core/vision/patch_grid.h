@@ -16,7 +16,9 @@ namespace attnlens {
 
 struct RectF {
     double x = 0, y = 0, width = 0, height = 0;
-    bool contains(double px, double py) const { return px >= x && px < x + width && py >= y && py < y + height; }
+    bool contains(double px, double py) const {
+        return px >= x && px < x + width && py >= y && py < y + height;
+    }
 };
 
 class PatchGrid {
@@ -42,7 +44,8 @@ public:
                 m_region.height / m_imageHeight};
     }
     bool cropped() const {
-        return m_region.x != 0 || m_region.y != 0 || m_region.width != m_imageWidth || m_region.height != m_imageHeight;
+        return m_region.x != 0 || m_region.y != 0 || m_region.width != m_imageWidth ||
+               m_region.height != m_imageHeight;
     }
 
     int index(int row, int col) const { return row * m_cols + col; }

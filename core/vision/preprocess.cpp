@@ -10,12 +10,18 @@ namespace attnlens {
 
 std::string_view resampleFilterName(ResampleFilter filter) {
     switch (filter) {
-    case ResampleFilter::Nearest: return "nearest";
-    case ResampleFilter::Lanczos: return "lanczos";
-    case ResampleFilter::Bilinear: return "bilinear";
-    case ResampleFilter::Bicubic: return "bicubic";
-    case ResampleFilter::Box: return "box";
-    case ResampleFilter::Hamming: return "hamming";
+    case ResampleFilter::Nearest:
+        return "nearest";
+    case ResampleFilter::Lanczos:
+        return "lanczos";
+    case ResampleFilter::Bilinear:
+        return "bilinear";
+    case ResampleFilter::Bicubic:
+        return "bicubic";
+    case ResampleFilter::Box:
+        return "box";
+    case ResampleFilter::Hamming:
+        return "hamming";
     }
     return "?";
 }
@@ -39,7 +45,9 @@ struct Filter {
     double support;
 };
 
-double boxFilter(double x) { return (x > -0.5 && x <= 0.5) ? 1.0 : 0.0; }
+double boxFilter(double x) {
+    return (x > -0.5 && x <= 0.5) ? 1.0 : 0.0;
+}
 double bilinearFilter(double x) {
     x = std::abs(x);
     return x < 1.0 ? 1.0 - x : 0.0;
@@ -58,18 +66,27 @@ double bicubicFilter(double x) {
     if (x < 2.0) return (((x - 5.0) * x + 8.0) * x - 4.0) * a;
     return 0.0;
 }
-double lanczosFilter(double x) { return (x >= -3.0 && x < 3.0) ? sinc(x) * sinc(x / 3.0) : 0.0; }
+double lanczosFilter(double x) {
+    return (x >= -3.0 && x < 3.0) ? sinc(x) * sinc(x / 3.0) : 0.0;
+}
 
 Filter filterFor(ResampleFilter f) {
     switch (f) {
-    case ResampleFilter::Box: return {boxFilter, 0.5};
-    case ResampleFilter::Bilinear: return {bilinearFilter, 1.0};
-    case ResampleFilter::Hamming: return {hammingFilter, 1.0};
-    case ResampleFilter::Bicubic: return {bicubicFilter, 2.0};
-    case ResampleFilter::Lanczos: return {lanczosFilter, 3.0};
-    case ResampleFilter::Nearest: break;
+    case ResampleFilter::Box:
+        return {boxFilter, 0.5};
+    case ResampleFilter::Bilinear:
+        return {bilinearFilter, 1.0};
+    case ResampleFilter::Hamming:
+        return {hammingFilter, 1.0};
+    case ResampleFilter::Bicubic:
+        return {bicubicFilter, 2.0};
+    case ResampleFilter::Lanczos:
+        return {lanczosFilter, 3.0};
+    case ResampleFilter::Nearest:
+        break;
     }
-    throw Error("image resize: resample filter 'nearest' (0) is not supported; use bilinear (2) or bicubic (3)");
+    throw Error(
+        "image resize: resample filter 'nearest' (0) is not supported; use bilinear (2) or bicubic (3)");
 }
 
 struct Coefficients {
@@ -105,7 +122,8 @@ Coefficients computeCoefficients(int inSize, int outSize, const Filter& filter) 
         for (int x = 0; x < xmax; ++x) {
             const double v = total != 0.0 ? w[x] / total : w[x];
             const double fixed = v * (1 << kPrecisionBits);
-            c.k[static_cast<size_t>(xx) * c.ksize + x] = static_cast<int32_t>(v < 0 ? fixed - 0.5 : fixed + 0.5);
+            c.k[static_cast<size_t>(xx) * c.ksize + x] =
+                static_cast<int32_t>(v < 0 ? fixed - 0.5 : fixed + 0.5);
         }
         c.first[xx] = xmin;
         c.count[xx] = xmax;
@@ -130,7 +148,8 @@ ImageU8 resampleHorizontal(const ImageU8& in, int outWidth, const Coefficients& 
             const uint8_t* src = row + static_cast<size_t>(c.first[xx]) * cn;
             for (int ch = 0; ch < cn; ++ch) {
                 int32_t ss = 1 << (kPrecisionBits - 1);
-                for (int x = 0; x < c.count[xx]; ++x) ss += src[x * cn + ch] * k[x];
+                for (int x = 0; x < c.count[xx]; ++x)
+                    ss += src[x * cn + ch] * k[x];
                 dst[xx * cn + ch] = clip8(ss);
             }
         }
@@ -146,7 +165,8 @@ ImageU8 resampleVertical(const ImageU8& in, int outHeight, const Coefficients& c
         uint8_t* dst = &out.pixels[yy * stride];
         for (size_t i = 0; i < stride; ++i) {
             int32_t ss = 1 << (kPrecisionBits - 1);
-            for (int y = 0; y < c.count[yy]; ++y) ss += in.pixels[(c.first[yy] + y) * stride + i] * k[y];
+            for (int y = 0; y < c.count[yy]; ++y)
+                ss += in.pixels[(c.first[yy] + y) * stride + i] * k[y];
             dst[i] = clip8(ss);
         }
     }
@@ -182,7 +202,9 @@ std::vector<float> perChannel(const std::vector<float>& values, int channels, co
 
 namespace {
 // Python's v // 2 (the crop offsets are negative where the crop is larger than the image).
-int floorHalf(int v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
+int floorHalf(int v) {
+    return v >= 0 ? v / 2 : -((-v + 1) / 2);
+}
 
 // "size" / "crop_size": an int (square) or {"height": H, "width": W}, each in [1, 16384].
 void readSize(const JsonConfig& json, const std::string& key, int& height, int& width) {
@@ -227,7 +249,8 @@ ImageProcessorConfig ImageProcessorConfig::fromJson(const JsonConfig& json) {
     c.doResize = json.value<bool>("do_resize", c.doResize);
     readSize(json, "size", c.height, c.width);
     const int resample = json.value<int>("resample", static_cast<int>(c.resample));
-    if (resample < 0 || resample > 5) throw Error(file + ": 'resample' " + std::to_string(resample) + " is not a PIL filter");
+    if (resample < 0 || resample > 5)
+        throw Error(file + ": 'resample' " + std::to_string(resample) + " is not a PIL filter");
     c.resample = static_cast<ResampleFilter>(resample);
     c.doRescale = json.value<bool>("do_rescale", c.doRescale);
     c.rescaleFactor = json.value<double>("rescale_factor", c.rescaleFactor);
@@ -253,8 +276,10 @@ ImageU8 resizePil(const ImageU8& image, int width, int height, ResampleFilter fi
     const Filter f = filterFor(filter);
     // Horizontal pass first (rounded to uint8), then vertical, each only when that size changes.
     ImageU8 out = image;
-    if (width != image.width) out = resampleHorizontal(out, width, computeCoefficients(image.width, width, f));
-    if (height != image.height) out = resampleVertical(out, height, computeCoefficients(image.height, height, f));
+    if (width != image.width)
+        out = resampleHorizontal(out, width, computeCoefficients(image.width, width, f));
+    if (height != image.height)
+        out = resampleVertical(out, height, computeCoefficients(image.height, height, f));
     return out;
 }
 
@@ -269,7 +294,8 @@ ImageU8 centerCrop(const ImageU8& image, int width, int height) {
         for (int x = 0; x < width; ++x) {
             const int sx = left + x;
             if (sx < 0 || sx >= image.width) continue;
-            for (int ch = 0; ch < image.channels; ++ch) out.at(x, y, ch) = image.at(sx, sy, ch);
+            for (int ch = 0; ch < image.channels; ++ch)
+                out.at(x, y, ch) = image.at(sx, sy, ch);
         }
     }
     return out;
@@ -278,7 +304,8 @@ ImageU8 centerCrop(const ImageU8& image, int width, int height) {
 PreprocessedImage preprocessImage(const ImageU8& image, const ImageProcessorConfig& config, int channels) {
     if (image.empty()) throw Error("preprocessing: the image is empty");
     if (channels != 1 && channels != 3)
-        throw Error("preprocessing: models with " + std::to_string(channels) + " input channels are not supported "
+        throw Error("preprocessing: models with " + std::to_string(channels) +
+                    " input channels are not supported "
                     "(expected 1 or 3)");
     PreprocessedImage result;
     result.imageWidth = image.width;
@@ -308,7 +335,8 @@ PreprocessedImage preprocessImage(const ImageU8& image, const ImageProcessorConf
         for (int y = 0; y < h; ++y) {
             for (int x = 0; x < w; ++x) {
                 const uint8_t v = result.resized.at(x, y, c);
-                float value = config.doRescale ? static_cast<float>(v * config.rescaleFactor) : static_cast<float>(v);
+                float value =
+                    config.doRescale ? static_cast<float>(v * config.rescaleFactor) : static_cast<float>(v);
                 if (config.doNormalize) value = (value - mean[c]) / stdev[c];
                 out[(static_cast<size_t>(c) * h + y) * w + x] = value;
             }

@@ -65,12 +65,13 @@ struct ImageProcessorConfig {
 // PIL Image.resize(size, filter) on an 8-bit image (1 or 3 channels), bit-exact with Pillow's
 // ImagingResample for the filters Lanczos, Bilinear, Bicubic, Box and Hamming. Nearest is not
 // supported (throws). Same size → copy.
-ImageU8 resizePil(const ImageU8& image, int width, int height, ResampleFilter filter = ResampleFilter::Bilinear);
+ImageU8 resizePil(const ImageU8& image, int width, int height,
+                  ResampleFilter filter = ResampleFilter::Bilinear);
 
 struct PreprocessedImage {
-    Tensor pixels;        // [C, H, W] float32 model input
-    ImageU8 resized;      // the 8-bit image after channel conversion, resize and crop (what the model sees)
-    int imageWidth = 0;   // the original image (before resize), for patch geometry
+    Tensor pixels;      // [C, H, W] float32 model input
+    ImageU8 resized;    // the 8-bit image after channel conversion, resize and crop (what the model sees)
+    int imageWidth = 0; // the original image (before resize), for patch geometry
     int imageHeight = 0;
     // The model input's extent in original-image pixels: the whole image, or the centre-cropped part
     // (it reaches outside the image where the crop was zero-padded).

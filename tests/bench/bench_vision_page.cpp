@@ -33,8 +33,8 @@ namespace {
 
 void summary(const char* what, std::vector<double> ms) {
     std::sort(ms.begin(), ms.end());
-    std::printf("%-28s median %8.1f ms   min %8.1f   max %8.1f   (n=%zu)\n", what, ms[ms.size() / 2], ms.front(),
-                ms.back(), ms.size());
+    std::printf("%-28s median %8.1f ms   min %8.1f   max %8.1f   (n=%zu)\n", what, ms[ms.size() / 2],
+                ms.front(), ms.back(), ms.size());
 }
 
 } // namespace
@@ -42,10 +42,11 @@ void summary(const char* what, std::vector<double> ms) {
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
     std::setvbuf(stdout, nullptr, _IONBF, 0);
-    const QString modelDir =
-        argc > 1 ? QString::fromLocal8Bit(argv[1]) : QString::fromStdString(builtinModelDir("vit-fashion-mnist").string());
-    const QString image = argc > 2 ? QString::fromLocal8Bit(argv[2])
-                                   : QString::fromStdString((resourcesDir() / "samples/fashion-mnist/bag_1.png").string());
+    const QString modelDir = argc > 1 ? QString::fromLocal8Bit(argv[1])
+                                      : QString::fromStdString(builtinModelDir("vit-fashion-mnist").string());
+    const QString image =
+        argc > 2 ? QString::fromLocal8Bit(argv[2])
+                 : QString::fromStdString((resourcesDir() / "samples/fashion-mnist/bag_1.png").string());
     const int repeats = argc > 3 ? std::max(1, std::atoi(argv[3])) : 10;
     const int timeoutMs = 120000;
 
@@ -60,9 +61,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "error: no image shown: %s\n", qPrintable(page.message()));
         return 2;
     }
-    std::printf("model %s\nimage %s (%d×%d)\nmodel load + first image: %.0f ms\n", qPrintable(page.modelDescription()),
-                qPrintable(image), page.document()->image()->image.width, page.document()->image()->image.height,
-                static_cast<double>(load.nsecsElapsed()) / 1e6);
+    std::printf("model %s\nimage %s (%d×%d)\nmodel load + first image: %.0f ms\n",
+                qPrintable(page.modelDescription()), qPrintable(image), page.document()->image()->image.width,
+                page.document()->image()->image.height, static_cast<double>(load.nsecsElapsed()) / 1e6);
 
     std::vector<double> drop, forward, click, shiftClick;
     QObject::connect(&page, &VisionPage::imageShown, &page, [&page] { page.imageView()->repaint(); });
@@ -118,8 +119,10 @@ int main(int argc, char** argv) {
             const RgbImage px = page.document()->renderDisplayOverlay();
             overlay.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
             t.restart();
-            for (const RowMatrix& m : page.document()->headMaps()) (void)page.document()->renderThumbnail(m);
-            for (const RowMatrix& m : page.document()->layerMaps()) (void)page.document()->renderThumbnail(m);
+            for (const RowMatrix& m : page.document()->headMaps())
+                (void)page.document()->renderThumbnail(m);
+            for (const RowMatrix& m : page.document()->layerMaps())
+                (void)page.document()->renderThumbnail(m);
             thumbs.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
         }
         summary("  core overlay (display)", overlay);

@@ -1,5 +1,5 @@
-// Playground attention vs goldens from an independent PyTorch implementation (tools/golden/attention_golden.py),
-// plus the invariants every attention matrix must satisfy.
+// Playground attention vs goldens from an independent PyTorch implementation
+// (tools/golden/attention_golden.py), plus the invariants every attention matrix must satisfy.
 
 #include "core/io/json_file.h"
 #include "core/layers/multi_head_attention.h"
@@ -17,7 +17,8 @@ namespace {
 Tensor matrixFrom(const Json& j) {
     Tensor t({static_cast<int64_t>(j.size()), static_cast<int64_t>(j[0].size())});
     for (size_t r = 0; r < j.size(); ++r)
-        for (size_t c = 0; c < j[r].size(); ++c) t.at({int64_t(r), int64_t(c)}) = j[r][c].get<float>();
+        for (size_t c = 0; c < j[r].size(); ++c)
+            t.at({int64_t(r), int64_t(c)}) = j[r][c].get<float>();
     return t;
 }
 
@@ -27,7 +28,8 @@ double maxAbsDiff3(const Tensor& t, const Json& expected, bool relativeForHuge =
     double worst = 0;
     for (int64_t h = 0; h < t.dim(0); ++h) {
         const auto m = t.slice2d({h});
-        if (m.rows() != static_cast<int64_t>(expected[h].size()) || m.cols() != static_cast<int64_t>(expected[h][0].size()))
+        if (m.rows() != static_cast<int64_t>(expected[h].size()) ||
+            m.cols() != static_cast<int64_t>(expected[h][0].size()))
             return INFINITY;
         for (int64_t r = 0; r < m.rows(); ++r)
             for (int64_t c = 0; c < m.cols(); ++c) {
@@ -52,22 +54,28 @@ private slots:
         const int heads = 2;
         auto filled = [](int64_t r, int64_t c, float seed) {
             Tensor t({r, c});
-            for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = std::sin(seed + 0.37f * static_cast<float>(i));
+            for (int64_t i = 0; i < t.numel(); ++i)
+                t.data()[i] = std::sin(seed + 0.37f * static_cast<float>(i));
             return t;
         };
         const Tensor q = filled(n, d, 0.1f), kv = filled(m, d, 1.3f);
         Tensor eye({d, d});
-        for (int64_t i = 0; i < d; ++i) eye.at({i, i}) = 1.0f;
+        for (int64_t i = 0; i < d; ++i)
+            eye.at({i, i}) = 1.0f;
         const MultiHeadAttention layer({eye, {}}, {eye, {}}, {eye, {}}, {eye, {}}, heads, QueryScale::Scores);
         Tensor probs;
-        const RowMatrix out = layer.forward(q.matrix(), kv.matrix(), nullptr, &probs); // [n, d], probs [heads, n, m]
+        const RowMatrix out =
+            layer.forward(q.matrix(), kv.matrix(), nullptr, &probs); // [n, d], probs [heads, n, m]
         const AttentionResult play = multiHeadAttention(q, kv, kv, nullptr, heads, true);
         QCOMPARE(play.weights.shape(), probs.shape());
         double worstW = 0, worstO = 0;
-        for (int64_t i = 0; i < probs.numel(); ++i) worstW = std::max(worstW, double(std::abs(probs.data()[i] - play.weights.data()[i])));
+        for (int64_t i = 0; i < probs.numel(); ++i)
+            worstW = std::max(worstW, double(std::abs(probs.data()[i] - play.weights.data()[i])));
         for (int64_t i = 0; i < n; ++i)
-            for (int64_t j = 0; j < d; ++j) worstO = std::max(worstO, double(std::abs(out(i, j) - play.output.at({i, j}))));
-        QVERIFY2(worstW < 1e-6 && worstO < 1e-5, qPrintable(QString("weights %1, output %2").arg(worstW).arg(worstO)));
+            for (int64_t j = 0; j < d; ++j)
+                worstO = std::max(worstO, double(std::abs(out(i, j) - play.output.at({i, j}))));
+        QVERIFY2(worstW < 1e-6 && worstO < 1e-5,
+                 qPrintable(QString("weights %1, output %2").arg(worstW).arg(worstO)));
 
         // The capture is a typed tensor: a view into a larger [L, H, n, m] capture is written in place;
         // a view of the wrong shape is refused by name instead of overrunning memory.

@@ -1,6 +1,6 @@
 // Difference maps in core (analysis/attention_diff): axes matched by position or by token (longest common
-// subsequence, unmatched tokens listed), A − B over the matched cells, max |Δ| and the Jensen–Shannon divergence
-// of matched rows, all on hand-computed cases; the diverging colour map's ends and middle.
+// subsequence, unmatched tokens listed), A − B over the matched cells, max |Δ| and the Jensen–Shannon
+// divergence of matched rows, all on hand-computed cases; the diverging colour map's ends and middle.
 
 #include "core/analysis/attention_diff.h"
 #include "core/export/colormap.h"
@@ -25,7 +25,8 @@ private slots:
         p << 0.5, 0.5;
         q << 1, 0;
         // m = (0.75, 0.25): ½(½·log2(⅔) + ½·log2 2) + ½·log2(4/3)
-        const double expected = 0.5 * (0.5 * std::log2(0.5 / 0.75) + 0.5 * std::log2(2.0)) + 0.5 * std::log2(1 / 0.75);
+        const double expected =
+            0.5 * (0.5 * std::log2(0.5 / 0.75) + 0.5 * std::log2(2.0)) + 0.5 * std::log2(1 / 0.75);
         QVERIFY(std::abs(jensenShannon(p, q) - expected) < 1e-12);
         p << 2, 2; // normalised first
         QVERIFY(std::abs(jensenShannon(p, q) - expected) < 1e-12);
@@ -51,7 +52,8 @@ private slots:
 
     // "the house is small" against "the house is very small": rows and columns by token, "very" only in B.
     void differentTokensMatchByToken() {
-        const std::vector<std::string> ta{"the", "house", "is", "small"}, tb{"the", "house", "is", "very", "small"};
+        const std::vector<std::string> ta{"the", "house", "is", "small"},
+            tb{"the", "house", "is", "very", "small"};
         LabelledMatrix a{RowMatrix::Identity(4, 4), ta, ta};
         LabelledMatrix b{RowMatrix::Identity(5, 5), tb, tb};
         const AttentionDiff d = diffAttention(a, b);

@@ -13,18 +13,52 @@ namespace {
 // [L=2, H=2, T=3, T=3] with rows summing to 1.
 Tensor sampleAttention() {
     return Tensor({2, 2, 3, 3}, {
-        // layer 0, head 0
-        0.5f, 0.3f, 0.2f,  0.1f, 0.8f, 0.1f,  0.2f, 0.2f, 0.6f,
-        // layer 0, head 1
-        0.1f, 0.1f, 0.8f,  0.3f, 0.4f, 0.3f,  0.0f, 0.5f, 0.5f,
-        // layer 1, head 0
-        1.0f, 0.0f, 0.0f,  0.2f, 0.2f, 0.6f,  0.4f, 0.4f, 0.2f,
-        // layer 1, head 1
-        0.6f, 0.2f, 0.2f,  0.0f, 1.0f, 0.0f,  0.3f, 0.3f, 0.4f,
-    });
+                                    // layer 0, head 0
+                                    0.5f,
+                                    0.3f,
+                                    0.2f,
+                                    0.1f,
+                                    0.8f,
+                                    0.1f,
+                                    0.2f,
+                                    0.2f,
+                                    0.6f,
+                                    // layer 0, head 1
+                                    0.1f,
+                                    0.1f,
+                                    0.8f,
+                                    0.3f,
+                                    0.4f,
+                                    0.3f,
+                                    0.0f,
+                                    0.5f,
+                                    0.5f,
+                                    // layer 1, head 0
+                                    1.0f,
+                                    0.0f,
+                                    0.0f,
+                                    0.2f,
+                                    0.2f,
+                                    0.6f,
+                                    0.4f,
+                                    0.4f,
+                                    0.2f,
+                                    // layer 1, head 1
+                                    0.6f,
+                                    0.2f,
+                                    0.2f,
+                                    0.0f,
+                                    1.0f,
+                                    0.0f,
+                                    0.3f,
+                                    0.3f,
+                                    0.4f,
+                                });
 }
 
-bool near(float a, float b, float tol = 1e-6f) { return std::abs(a - b) <= tol; }
+bool near(float a, float b, float tol = 1e-6f) {
+    return std::abs(a - b) <= tol;
+}
 
 } // namespace
 
@@ -92,8 +126,8 @@ private slots:
         RolloutOptions first;
         first.lastLayer = 0;
         QVERIFY((attentionRollout(a, first) - a0).cwiseAbs().maxCoeff() < 1e-6f);
-        // Discard 1/3 of the 6 non-CLS-key weights of each layer: the 2 smallest go to 0, then +I, renormalise.
-        // Layer 0 mean, keys 1..2: [.2,.5],[.6,.2],[.35,.55] → drop (0,1)=.2 and (1,2)=.2.
+        // Discard 1/3 of the 6 non-CLS-key weights of each layer: the 2 smallest go to 0, then +I,
+        // renormalise. Layer 0 mean, keys 1..2: [.2,.5],[.6,.2],[.35,.55] → drop (0,1)=.2 and (1,2)=.2.
         RowMatrix d0(3, 3);
         d0 << 1.3f, 0.0f, 0.5f, 0.2f, 1.6f, 0.0f, 0.1f, 0.35f, 1.55f;
         d0.array().colwise() /= d0.rowwise().sum().array();

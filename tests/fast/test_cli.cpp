@@ -1,9 +1,9 @@
-// attnlens-cli contract (docs/architecture.md): exit 0 on success; exit 2 with exactly one "error: ..." line on stderr for
-// bad input or usage; never a crash or a signal. Covers the foundation commands: attention and inspect.
+// attnlens-cli contract (docs/architecture.md): exit 0 on success; exit 2 with exactly one "error: ..." line
+// on stderr for bad input or usage; never a crash or a signal. Covers the foundation commands: attention and
+// inspect.
 
 #include "core/io/json_file.h"
 #include "core/io/safetensors.h"
-
 #include "support/cli_run.h"
 
 #include <QtTest>
@@ -14,9 +14,13 @@ namespace {
 
 using clitest::Run;
 
-Run runCli(const QStringList& args) { return clitest::run(args); }
+Run runCli(const QStringList& args) {
+    return clitest::run(args);
+}
 
-void expectUsageError(const Run& r, const QString& needle) { clitest::expectError(r, needle); }
+void expectUsageError(const Run& r, const QString& needle) {
+    clitest::expectError(r, needle);
+}
 
 } // namespace
 
@@ -57,7 +61,7 @@ void TestCli::attentionJson() {
         QCOMPARE(j[key][0].size(), size_t(3));
     }
     QCOMPARE(j["weights"][0][0].size(), size_t(3));
-    QCOMPARE(j["output"][0][0].size(), size_t(2)); // d_k = 4 / 2
+    QCOMPARE(j["output"][0][0].size(), size_t(2));      // d_k = 4 / 2
     QCOMPARE(j["weights"][1][0][1].get<double>(), 0.0); // causal mask
     QCOMPARE(j["weights"][1][0][0].get<double>(), 1.0);
     QCOMPARE(j["masked"][0][0][2].get<double>(), -1e9);
@@ -73,16 +77,26 @@ void TestCli::attentionBadInput_data() {
     QTest::newRow("malformed JSON") << QByteArray("{\"query\": [[1,2]") << "malformed JSON";
     // Regression (same bug as the safetensors header's, found by fuzzing): a number past double's range
     // escaped readJsonFile as nlohmann's out_of_range instead of the malformed-JSON error.
-    QTest::newRow("number overflow") << QByteArray(R"({"query": [[1e999]], "key": [[1]], "value": [[1]]})") << "malformed JSON";
+    QTest::newRow("number overflow") << QByteArray(R"({"query": [[1e999]], "key": [[1]], "value": [[1]]})")
+                                     << "malformed JSON";
     QTest::newRow("missing key") << QByteArray(R"({"query": [[1]], "value": [[1]]})") << "missing 'key'";
-    QTest::newRow("ragged rows") << QByteArray(R"({"query": [[1,2],[3]], "key": [[1,2]], "value": [[1,2]]})") << "row 1";
-    QTest::newRow("not numbers") << QByteArray(R"({"query": [["a"]], "key": [[1]], "value": [[1]]})") << "not a number";
-    QTest::newRow("width mismatch") << QByteArray(R"({"query": [[1,2]], "key": [[1,2,3]], "value": [[1,2,3]]})") << "columns";
-    QTest::newRow("heads do not divide") << QByteArray(R"({"query": [[1,2,3]], "key": [[1,2,3]], "value": [[1,2,3]], "heads": 2})") << "heads";
-    QTest::newRow("heads do not divide d_v") << QByteArray(R"({"query": [[1,2]], "key": [[1,2]], "value": [[1,2,3]], "heads": 2})")
-                                             << "value width d_v = 3";
-    QTest::newRow("bad mask shape") << QByteArray(R"({"query": [[1,2]], "key": [[1,2]], "value": [[1,2]], "mask": [[1,1]]})") << "mask";
-    QTest::newRow("zero heads") << QByteArray(R"({"query": [[1,2]], "key": [[1,2]], "value": [[1,2]], "heads": 0})") << "heads";
+    QTest::newRow("ragged rows") << QByteArray(R"({"query": [[1,2],[3]], "key": [[1,2]], "value": [[1,2]]})")
+                                 << "row 1";
+    QTest::newRow("not numbers") << QByteArray(R"({"query": [["a"]], "key": [[1]], "value": [[1]]})")
+                                 << "not a number";
+    QTest::newRow("width mismatch") << QByteArray(
+                                           R"({"query": [[1,2]], "key": [[1,2,3]], "value": [[1,2,3]]})")
+                                    << "columns";
+    QTest::newRow("heads do not divide")
+        << QByteArray(R"({"query": [[1,2,3]], "key": [[1,2,3]], "value": [[1,2,3]], "heads": 2})") << "heads";
+    QTest::newRow("heads do not divide d_v")
+        << QByteArray(R"({"query": [[1,2]], "key": [[1,2]], "value": [[1,2,3]], "heads": 2})")
+        << "value width d_v = 3";
+    QTest::newRow("bad mask shape")
+        << QByteArray(R"({"query": [[1,2]], "key": [[1,2]], "value": [[1,2]], "mask": [[1,1]]})") << "mask";
+    QTest::newRow("zero heads") << QByteArray(
+                                       R"({"query": [[1,2]], "key": [[1,2]], "value": [[1,2]], "heads": 0})")
+                                << "heads";
     QTest::newRow("empty") << QByteArray(R"({"query": [], "key": [[1]], "value": [[1]]})") << "query";
 }
 
@@ -100,9 +114,9 @@ void TestCli::attentionValueWidth() {
     const Run r = runCli({"attention", "--input", in, "--json", out});
     QVERIFY2(!r.crashed && r.exitCode == 0, qPrintable(r.err));
     const Json j = readJsonFile(out.toStdString());
-    QCOMPARE(j["output"].size(), size_t(2));       // per head
-    QCOMPARE(j["output"][0].size(), size_t(2));    // queries
-    QCOMPARE(j["output"][0][0].size(), size_t(3)); // d_v / heads
+    QCOMPARE(j["output"].size(), size_t(2));        // per head
+    QCOMPARE(j["output"][0].size(), size_t(2));     // queries
+    QCOMPARE(j["output"][0][0].size(), size_t(3));  // d_v / heads
     QCOMPARE(j["weights"][0][0].size(), size_t(2)); // keys
     // query 0 is zero: head 0 averages its value columns [0, 3) of both keys
     QCOMPARE(j["output"][0][0][0].get<double>(), 4.0);
@@ -151,7 +165,8 @@ void TestCli::everySubcommandHasHelp() {
     const Run help = runCli({"--help"});
     QCOMPARE(help.exitCode, 0);
     QStringList commands;
-    for (const QString& line : help.out.split('\n')) // "  name usage…" (the summary lines are indented deeper)
+    for (const QString& line :
+         help.out.split('\n')) // "  name usage…" (the summary lines are indented deeper)
         if (line.startsWith("  ") && !line.startsWith("   ")) commands << line.trimmed().section(' ', 0, 0);
     QVERIFY2(commands.size() >= 8, qPrintable(help.out));
     for (const QString& command : commands)

@@ -4,8 +4,8 @@
 
 #include "core/diffusion/unet_maps.h"
 #include "core/io/json_file.h"
-#include "core/io/safetensors.h"
 #include "core/io/npy_reader.h"
+#include "core/io/safetensors.h"
 #include "core/vision/image_io.h"
 #include "support/cli_run.h"
 #include "support/gif_read.h"
@@ -23,10 +23,16 @@ using jsontest::maxDiff;
 
 namespace {
 
-void expectError(const QStringList& args, const QString& fragment) { clitest::expectError(clitest::run(args), fragment); }
+void expectError(const QStringList& args, const QString& fragment) {
+    clitest::expectError(clitest::run(args), fragment);
+}
 
-QString fx(const std::string& name) { return QString::fromStdString(unettest::fixture(name).string()); }
-QString sampleOf(const std::string& name) { return fx(name) + "/sample_t500.npy"; }
+QString fx(const std::string& name) {
+    return QString::fromStdString(unettest::fixture(name).string());
+}
+QString sampleOf(const std::string& name) {
+    return fx(name) + "/sample_t500.npy";
+}
 
 QString editedCopy(const QTemporaryDir& tmp, const char* name, const std::function<void(Json&)>& edit) {
     return QString::fromStdString(unettest::editedCopy(tmp.path().toStdString(), name, edit).string());
@@ -40,8 +46,8 @@ private slots:
     void unetWritesNoiseAndEveryAttentionLayer() {
         QTemporaryDir tmp;
         const QString out = tmp.filePath("u.json");
-        const auto r = run({"unet", "--model", fx("cond-pipeline"), "--sample", sampleOf("cond-pipeline"), "--timestep",
-                               "500", "--class", "2", "--json", out});
+        const auto r = run({"unet", "--model", fx("cond-pipeline"), "--sample", sampleOf("cond-pipeline"),
+                            "--timestep", "500", "--class", "2", "--json", out});
         QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(r.err));
         QVERIFY(r.out.contains("mid_block.attentions.0"));
         const Json j = readJsonFile(out.toStdString());
@@ -55,18 +61,21 @@ private slots:
         }
         // the class by its id2label name gives the same result
         const QString byName = tmp.filePath("n.json");
-        QCOMPARE(run({"unet", "--model", fx("cond-pipeline"), "--sample", sampleOf("cond-pipeline"), "--timestep", "500",
-                         "--class", "cross", "--json", byName}).exitCode, 0);
+        QCOMPARE(run({"unet", "--model", fx("cond-pipeline"), "--sample", sampleOf("cond-pipeline"),
+                      "--timestep", "500", "--class", "cross", "--json", byName})
+                     .exitCode,
+                 0);
         QCOMPARE(readJsonFile(byName.toStdString())["noise_pred"], j["noise_pred"]);
     }
 
-    // --ablate: the JSON is the ablated run (the reference's head-masked golden) and says how far the noise moved;
-    // neuron: one score of a U-Net head rebuilt, equal to the captured weight; bad heads and tokens are errors.
+    // --ablate: the JSON is the ablated run (the reference's head-masked golden) and says how far the noise
+    // moved; neuron: one score of a U-Net head rebuilt, equal to the captured weight; bad heads and tokens
+    // are errors.
     void unetAblationAndNeuronView() {
         QTemporaryDir tmp;
         const QString out = tmp.filePath("a.json");
-        const auto r = run({"unet", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
-                            "--ablate", "0:1,1:0,1:3,3:2", "--json", out});
+        const auto r = run({"unet", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"),
+                            "--timestep", "500", "--ablate", "0:1,1:0,1:3,3:2", "--json", out});
         QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(r.err));
         QVERIFY2(r.err.contains("ablated 4 head(s)"), qPrintable(r.err));
         const Json j = readJsonFile(out.toStdString());
@@ -75,15 +84,18 @@ private slots:
         QVERIFY(maxDiff(file.load("attn.1"), j["attentions"][1]["weights"]) < 1e-4);
         QCOMPARE(j["ablated"].size(), size_t(4));
         QVERIFY(j["noise_pred_relative_change"].get<double>() > 0.0);
-        expectError({"unet", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
-                     "--ablate", "4:0"}, "--ablate");
-        expectError({"unet", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
-                     "--ablate", "0:9"}, "--ablate");
+        expectError({"unet", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep",
+                     "500", "--ablate", "4:0"},
+                    "--ablate");
+        expectError({"unet", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep",
+                     "500", "--ablate", "0:9"},
+                    "--ablate");
 
         const QString n = tmp.filePath("n.json");
         const QString png = tmp.filePath("n.png");
-        const auto nr = run({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
-                             "--layer", "1", "--head", "3", "--query", "2,3", "--key", "argmax", "--json", n, "--png", png});
+        const auto nr = run({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"),
+                             "--timestep", "500", "--layer", "1", "--head", "3", "--query", "2,3", "--key",
+                             "argmax", "--json", n, "--png", png});
         QVERIFY2(nr.exitCode == 0 && !nr.crashed, qPrintable(nr.err));
         QVERIFY(nr.out.contains("mid_block.attentions.0"));
         const Json nj = readJsonFile(n.toStdString());
@@ -91,28 +103,34 @@ private slots:
         QCOMPARE(nj["head_dim"].get<int>(), 8);
         QVERIFY(std::abs(nj["weight"].get<double>() - nj["captured_weight"].get<double>()) < 1e-5);
         double sum = 0;
-        for (const auto& v : nj["product"]) sum += v.get<double>();
+        for (const auto& v : nj["product"])
+            sum += v.get<double>();
         QVERIFY(std::abs(sum - nj["dot"].get<double>()) < 1e-4);
         QCOMPARE(nj["row_scores"].size(), size_t(16));
         QVERIFY(!loadImage(png.toStdString()).empty());
-        expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
-                     "--layer", "1", "--head", "4", "--query", "0", "--key", "0"}, "--head");
-        expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
-                     "--layer", "1", "--head", "0", "--query", "16", "--key", "0"}, "--query");
-        expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
-                     "--layer", "7", "--head", "0", "--query", "0", "--key", "0"}, "--layer");
-        expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
-                     "--kind", "cross", "--layer", "0", "--head", "0", "--query", "0", "--key", "0"}, "--kind");
-        expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
-                     "--layer", "0", "--head", "0", "--query", "0"}, "--key");
+        expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep",
+                     "500", "--layer", "1", "--head", "4", "--query", "0", "--key", "0"},
+                    "--head");
+        expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep",
+                     "500", "--layer", "1", "--head", "0", "--query", "16", "--key", "0"},
+                    "--query");
+        expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep",
+                     "500", "--layer", "7", "--head", "0", "--query", "0", "--key", "0"},
+                    "--layer");
+        expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep",
+                     "500", "--kind", "cross", "--layer", "0", "--head", "0", "--query", "0", "--key", "0"},
+                    "--kind");
+        expectError({"neuron", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep",
+                     "500", "--layer", "0", "--head", "0", "--query", "0"},
+                    "--key");
     }
 
     // heads --sample: the statistics of every U-Net layer, as core computes them, with the layers' names.
     void headsDescribeUNetLayers() {
         QTemporaryDir tmp;
         const QString out = tmp.filePath("h.json");
-        const auto r = run({"heads", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep", "500",
-                            "--stat", "distance", "--json", out});
+        const auto r = run({"heads", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"),
+                            "--timestep", "500", "--stat", "distance", "--json", out});
         QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(r.err));
         QVERIFY(r.out.startsWith("unet distance"));
         const Json k = readJsonFile(out.toStdString())["kinds"]["unet"];
@@ -135,12 +153,14 @@ private slots:
         const auto dir = unettest::fixture("cond-pipeline") / "trajectories";
         const auto g = unettest::golden(dir / "trajectories.safetensors");
         const QString json = tmp.filePath("d.json"), png = tmp.filePath("d.png");
-        const auto r = run({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddpm", "--steps", "10", "--class", "1",
-                               "--init-noise", QString::fromStdString((dir / "init_noise.npy").string()), "--noise-dir",
-                               QString::fromStdString((dir / "noise").string()), "--json", json, "--out", png});
+        const auto r = run({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddpm", "--steps", "10",
+                            "--class", "1", "--init-noise",
+                            QString::fromStdString((dir / "init_noise.npy").string()), "--noise-dir",
+                            QString::fromStdString((dir / "noise").string()), "--json", json, "--out", png});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         const Json j = readJsonFile(json.toStdString());
-        QCOMPARE(j["timesteps"].get<std::vector<int>>(), g.meta["ddpm10"]["timesteps"].get<std::vector<int>>());
+        QCOMPARE(j["timesteps"].get<std::vector<int>>(),
+                 g.meta["ddpm10"]["timesteps"].get<std::vector<int>>());
         QVERIFY(maxDiff(g.file.load("ddpm10.final"), j["final_sample"]) < 1e-3);
         const ImageU8 img = loadImage(png.toStdString());
         QCOMPARE(img.width, 8);
@@ -150,8 +170,9 @@ private slots:
     void seedsAreReproducible() {
         QTemporaryDir tmp;
         const auto generate = [&](const QString& seed, const QString& out) {
-            return run({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps", "5", "--class", "0",
-                           "--seed", seed, "--json", out}).exitCode;
+            return run({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps", "5",
+                        "--class", "0", "--seed", seed, "--json", out})
+                .exitCode;
         };
         QCOMPARE(generate("7", tmp.filePath("a.json")), 0);
         QCOMPARE(generate("7", tmp.filePath("b.json")), 0);
@@ -164,9 +185,11 @@ private slots:
     void overlayDrawsAQueryPixelsMap() {
         QTemporaryDir tmp;
         const QString png = tmp.filePath("o.png");
-        const QStringList base{"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps", "4", "--class", "1"};
-        const auto r = run(base + QStringList{"--overlay", png, "--layer", "mid_block.attentions.0", "--query", "7,0", "--step", "2",
-                                              "--on", "xt", "--colormap", "viridis", "--opacity", "0.5"});
+        const QStringList base{
+            "diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps", "4", "--class", "1"};
+        const auto r =
+            run(base + QStringList{"--overlay", png, "--layer", "mid_block.attentions.0", "--query", "7,0",
+                                   "--step", "2", "--on", "xt", "--colormap", "viridis", "--opacity", "0.5"});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY(r.out.contains("mid_block.attentions.0 (2x2)"));
         const ImageU8 img = loadImage(png.toStdString());
@@ -174,7 +197,8 @@ private slots:
         QCOMPARE(img.height, 256);
         QCOMPARE(run(base + QStringList{"--overlay", png, "--layer", "6", "--head", "0"}).exitCode, 0);
         expectError(base + QStringList{"--overlay", png, "--layer", "7"}, "--layer");
-        expectError(base + QStringList{"--overlay", png, "--layer", "mid_block.attentions.1"}, "no attention layer");
+        expectError(base + QStringList{"--overlay", png, "--layer", "mid_block.attentions.1"},
+                    "no attention layer");
         expectError(base + QStringList{"--overlay", png, "--step", "4"}, "--step");
         expectError(base + QStringList{"--overlay", png, "--query", "8,0"}, "outside");
         expectError(base + QStringList{"--overlay", png, "--head", "1"}, "--head");
@@ -185,8 +209,9 @@ private slots:
     void gifAndRegionQueriesAndKeySide() {
         QTemporaryDir tmp;
         const QString gif = tmp.filePath("t.gif"), a = tmp.filePath("a.png"), b = tmp.filePath("b.png");
-        const QStringList base{"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps", "4", "--class", "1",
-                               "--layer", "0"};
+        const QStringList base{"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim",
+                               "--steps", "4",       "--class",           "1",           "--layer",
+                               "0"};
         auto r = run(base + QStringList{"--gif", gif, "--delay", "250", "--query", "1,1:4,5", "--on", "xt"});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY(r.out.contains("gif: 4 frames"));
@@ -208,16 +233,18 @@ private slots:
         expectError(base + QStringList{"--gif", gif, "--step", "1"}, "--overlay only");
         expectError(base + QStringList{"--overlay", a, "--delay", "100"}, "--gif only");
         expectError(base + QStringList{"--gif", "/nonexistent-dir/t.gif"}, "/nonexistent-dir/t.gif");
-        expectError(QStringList{"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps", "4", "--class", "1",
-                                "--key-side"},
+        expectError(QStringList{"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps",
+                                "4", "--class", "1", "--key-side"},
                     "--overlay and --gif only");
     }
 
     void inspectAndBenchDescribeDiffusionFolders() {
         const auto r = run({"inspect", "--model", fx("cond-pipeline")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
-        QVERIFY(r.out.contains("UNet2DModel") && r.out.contains("DDPMPipeline") && r.out.contains("7 layers"));
-        const auto b = run({"bench", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--repeat", "2"});
+        QVERIFY(r.out.contains("UNet2DModel") && r.out.contains("DDPMPipeline") &&
+                r.out.contains("7 layers"));
+        const auto b =
+            run({"bench", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--repeat", "2"});
         QVERIFY2(b.exitCode == 0, qPrintable(b.err));
         const Json j = Json::parse(b.out.toStdString());
         QCOMPARE(j["task"].get<std::string>(), std::string("unet"));
@@ -235,23 +262,30 @@ private slots:
 
     void badInputEndsInOneErrorLine() {
         QTemporaryDir tmp;
-        const QString wrongClass = editedCopy(tmp, "wrongclass", [](Json& c) { c["_class_name"] = "UNet2DConditionModel"; });
-        expectError(QStringList({"unet", "--model", wrongClass, "--sample", sampleOf("bare-head8"), "--timestep", "1"}),
-                              "UNet2DConditionModel");
-        const QString block = editedCopy(tmp, "block", [](Json& c) { c["up_block_types"][0] = "CrossAttnUpBlock2D"; });
-        expectError(QStringList({"unet", "--model", block, "--sample", sampleOf("bare-head8"), "--timestep", "1"}),
-                              "up_block_types");
+        const QString wrongClass =
+            editedCopy(tmp, "wrongclass", [](Json& c) { c["_class_name"] = "UNet2DConditionModel"; });
+        expectError(QStringList({"unet", "--model", wrongClass, "--sample", sampleOf("bare-head8"),
+                                 "--timestep", "1"}),
+                    "UNet2DConditionModel");
+        const QString block =
+            editedCopy(tmp, "block", [](Json& c) { c["up_block_types"][0] = "CrossAttnUpBlock2D"; });
+        expectError(
+            QStringList({"unet", "--model", block, "--sample", sampleOf("bare-head8"), "--timestep", "1"}),
+            "up_block_types");
         const QString noWeights = editedCopy(tmp, "noweights", [](Json&) {});
-        std::filesystem::remove(std::filesystem::path(noWeights.toStdString()) / "diffusion_pytorch_model.safetensors");
-        expectError(QStringList({"unet", "--model", noWeights, "--sample", sampleOf("bare-head8"), "--timestep", "1"}),
-                              "diffusion_pytorch_model.safetensors");
+        std::filesystem::remove(std::filesystem::path(noWeights.toStdString()) /
+                                "diffusion_pytorch_model.safetensors");
+        expectError(QStringList({"unet", "--model", noWeights, "--sample", sampleOf("bare-head8"),
+                                 "--timestep", "1"}),
+                    "diffusion_pytorch_model.safetensors");
         const QString shapes = editedCopy(tmp, "shapes", [](Json& c) { c["layers_per_block"] = 2; });
-        expectError(QStringList({"unet", "--model", shapes, "--sample", sampleOf("bare-head8"), "--timestep", "1"}),
-                              "is missing");
+        expectError(
+            QStringList({"unet", "--model", shapes, "--sample", sampleOf("bare-head8"), "--timestep", "1"}),
+            "is missing");
         // a sample of the wrong shape, and one of the wrong dtype
         expectError(QStringList({"unet", "--model", fx("bare-head8"), "--sample", sampleOf("cond-pipeline"),
-                                           "--timestep", "1"}),
-                              "channels");
+                                 "--timestep", "1"}),
+                    "channels");
         const QString f8 = tmp.filePath("f8.npy");
         {
             std::ofstream f(f8.toStdString(), std::ios::binary);
@@ -261,25 +295,29 @@ private slots:
             f.put(0);
             f << header << std::string(8 * 192, '\0');
         }
-        expectError(QStringList({"unet", "--model", fx("bare-head8"), "--sample", f8, "--timestep", "1"}), "float32");
-        expectError(QStringList({"diffuse", "--model", fx("bare-head8"), "--scheduler", "ddim", "--steps", "0"}),
-                              "--steps");
-        expectError(QStringList({"diffuse", "--model", fx("bare-head8"), "--scheduler", "ddim", "--steps", "5",
-                                           "--class", "1"}),
-                              "unconditional");
-        expectError(QStringList({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps", "5"}),
-                              "class-conditional");
-        expectError(QStringList({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "euler", "--steps", "5"}),
-                              "ddim or ddpm");
+        expectError(QStringList({"unet", "--model", fx("bare-head8"), "--sample", f8, "--timestep", "1"}),
+                    "float32");
+        expectError(
+            QStringList({"diffuse", "--model", fx("bare-head8"), "--scheduler", "ddim", "--steps", "0"}),
+            "--steps");
+        expectError(QStringList({"diffuse", "--model", fx("bare-head8"), "--scheduler", "ddim", "--steps",
+                                 "5", "--class", "1"}),
+                    "unconditional");
+        expectError(
+            QStringList({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps", "5"}),
+            "class-conditional");
+        expectError(
+            QStringList({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "euler", "--steps", "5"}),
+            "ddim or ddpm");
         expectError(QStringList({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddpm", "--steps",
-                                           "2000", "--class", "0"}),
-                              "1..1000");
-        expectError(QStringList({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddpm", "--steps", "3",
-                                           "--class", "0", "--noise-dir", tmp.path()}),
-                              "step_000.npy");
-        expectError(QStringList({"unet", "--model", fx("cond-pipeline"), "--sample", sampleOf("cond-pipeline"),
-                                           "--timestep", "5000", "--class", "0"}),
-                              "--timestep");
+                                 "2000", "--class", "0"}),
+                    "1..1000");
+        expectError(QStringList({"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddpm", "--steps",
+                                 "3", "--class", "0", "--noise-dir", tmp.path()}),
+                    "step_000.npy");
+        expectError(QStringList({"unet", "--model", fx("cond-pipeline"), "--sample",
+                                 sampleOf("cond-pipeline"), "--timestep", "5000", "--class", "0"}),
+                    "--timestep");
     }
 };
 

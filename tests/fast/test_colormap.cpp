@@ -9,6 +9,7 @@
 #include "core/util/error.h"
 
 #include <QTest>
+
 #include <cmath>
 #include <limits>
 
@@ -81,7 +82,8 @@ private slots:
             for (float v : {x, std::nextafter(x, 0.0f), std::nextafter(x, 1000.0f)})
                 QCOMPARE(attnlens::roundNonNegative(v), static_cast<int>(std::lround(v)));
         }
-        for (float v = 0.0f; v < 256.0f; v += 0.0137f) QCOMPARE(attnlens::roundNonNegative(v), static_cast<int>(std::lround(v)));
+        for (float v = 0.0f; v < 256.0f; v += 0.0137f)
+            QCOMPARE(attnlens::roundNonNegative(v), static_cast<int>(std::lround(v)));
     }
 
     void names() {

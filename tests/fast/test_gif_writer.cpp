@@ -5,8 +5,8 @@
 
 #include "core/export/gif_writer.h"
 #include "core/util/error.h"
-#include "support/gif_read.h"
 #include "support/error_of.h"
+#include "support/gif_read.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -39,7 +39,8 @@ private slots:
         const std::string path = tmp.filePath("a.gif").toStdString();
         RgbImage two = solid(6, 4, {255, 0, 0});
         for (int x = 3; x < 6; ++x)
-            for (int y = 0; y < 4; ++y) two.pixels[(static_cast<size_t>(y) * 6 + x) * 3 + 2] = 200; // right half magenta-ish
+            for (int y = 0; y < 4; ++y)
+                two.pixels[(static_cast<size_t>(y) * 6 + x) * 3 + 2] = 200; // right half magenta-ish
         {
             GifWriter gif(path, 15);
             gif.addFrame(solid(6, 4, {10, 20, 30}));
@@ -86,8 +87,10 @@ private slots:
         const giftest::Gif g = giftest::read(path);
         QVERIFY2(g.error.isEmpty(), qPrintable(g.error));
         double err = 0;
-        for (size_t i = 0; i < img.pixels.size(); ++i) err += std::abs(int(img.pixels[i]) - int(g.frames[0].rgb[i]));
-        QVERIFY2(err / static_cast<double>(img.pixels.size()) < 10.0, qPrintable(QString::number(err / img.pixels.size())));
+        for (size_t i = 0; i < img.pixels.size(); ++i)
+            err += std::abs(int(img.pixels[i]) - int(g.frames[0].rgb[i]));
+        QVERIFY2(err / static_cast<double>(img.pixels.size()) < 10.0,
+                 qPrintable(QString::number(err / img.pixels.size())));
     }
 
     void framesOfAnotherSizeAreClipped() {

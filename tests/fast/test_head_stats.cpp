@@ -13,7 +13,9 @@ using namespace attnlens;
 
 namespace {
 
-bool near(double a, double b, double tol = 1e-5) { return std::abs(a - b) <= tol; }
+bool near(double a, double b, double tol = 1e-5) {
+    return std::abs(a - b) <= tol;
+}
 
 // [L=1, H=2, 3, 3]: head 0 is the identity (each token on itself), head 1 spreads evenly.
 Tensor identityAndUniform() {
@@ -67,9 +69,10 @@ private slots:
     // Image-like: CLS (no position) then a 1 × 2 patch grid 16 px apart. CLS's own row has no distance; its
     // weight is left out of the others' and the rest renormalised.
     void pixelPositionsWithoutCls() {
-        const Tensor a({1, 1, 3, 3}, {0.2f, 0.4f, 0.4f,   // CLS row: no distance
-                                      0.5f, 0.25f, 0.25f, // patch 0: keys 1, 2 weight .25 each → 16·.25/.5 = 8
-                                      0.0f, 0.0f, 1.0f}); // patch 1 on itself → 0
+        const Tensor a({1, 1, 3, 3},
+                       {0.2f, 0.4f, 0.4f,   // CLS row: no distance
+                        0.5f, 0.25f, 0.25f, // patch 0: keys 1, 2 weight .25 each → 16·.25/.5 = 8
+                        0.0f, 0.0f, 1.0f}); // patch 1 on itself → 0
         HeadStatsOptions o;
         const float nan = std::nanf("");
         o.queryPositions = o.keyPositions = {{nan, nan}, {8, 8}, {24, 8}};
@@ -79,8 +82,8 @@ private slots:
         QVERIFY(near(s.sink(0, 0), 0.7 / 3.0));
     }
 
-    // Cross-attention with an alignment: rows 0 and 2 known; row 0's argmax (key 1) is aligned, row 2's (key 0)
-    // is not → 1/2. Row 1 unknown, skipped. No diagonal for cross-attention.
+    // Cross-attention with an alignment: rows 0 and 2 known; row 0's argmax (key 1) is aligned, row 2's (key
+    // 0) is not → 1/2. Row 1 unknown, skipped. No diagonal for cross-attention.
     void alignmentAgreement() {
         const Tensor a({1, 1, 3, 2}, {0.3f, 0.7f, 0.5f, 0.5f, 0.9f, 0.1f});
         HeadStatsOptions o;
@@ -95,7 +98,8 @@ private slots:
     }
 
     // The batch mean weights each input by its rows: 3 rows of entropy 0 and 1 row of entropy 1 → 1/4.
-    // A Pharaoh word alignment becomes per-target-piece source pieces: words are "▁" groups, specials stand alone.
+    // A Pharaoh word alignment becomes per-target-piece source pieces: words are "▁" groups, specials stand
+    // alone.
     void pieceAlignmentFromWords() {
         TranslationTrace t;
         t.sourceTokens = {"\u2581Das", "\u2581Haus", "chen", "</s>"};
@@ -129,13 +133,15 @@ private slots:
     }
 
     void namesRoundTrip() {
-        for (HeadStatistic s : kAllHeadStatistics) QCOMPARE(parseHeadStatistic(headStatisticId(s)), s);
+        for (HeadStatistic s : kAllHeadStatistics)
+            QCOMPARE(parseHeadStatistic(headStatisticId(s)), s);
         QVERIFY(!parseHeadStatistic("nope"));
     }
 
     void badInputThrows() {
         QVERIFY_THROWS_EXCEPTION(Error, computeHeadStats(Tensor({3, 3}, std::vector<float>(9, 0.1f))));
-        QVERIFY_THROWS_EXCEPTION(Error, computeHeadStats(Tensor({1, 1, 2, 3}, std::vector<float>(6, 0.3f)))); // self, not square
+        QVERIFY_THROWS_EXCEPTION(
+            Error, computeHeadStats(Tensor({1, 1, 2, 3}, std::vector<float>(6, 0.3f)))); // self, not square
         HeadStatsOptions o;
         o.sinkKeys = {5};
         QVERIFY_THROWS_EXCEPTION(Error, computeHeadStats(identityAndUniform(), o));

@@ -29,19 +29,22 @@ uint32_t crc32Of(const std::vector<uint8_t>& bytes) { // PNG's CRC-32 (ISO 3309)
     uint32_t c = 0xFFFFFFFFu;
     for (uint8_t b : bytes) {
         c ^= b;
-        for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+        for (int k = 0; k < 8; ++k)
+            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
     }
     return c ^ 0xFFFFFFFFu;
 }
 
 void appendChunk(std::vector<uint8_t>& png, const char* type, const std::vector<uint8_t>& data) {
     const uint32_t n = static_cast<uint32_t>(data.size());
-    for (int s = 24; s >= 0; s -= 8) png.push_back(static_cast<uint8_t>(n >> s));
+    for (int s = 24; s >= 0; s -= 8)
+        png.push_back(static_cast<uint8_t>(n >> s));
     std::vector<uint8_t> body(type, type + 4);
     body.insert(body.end(), data.begin(), data.end());
     png.insert(png.end(), body.begin(), body.end());
     const uint32_t crc = crc32Of(body);
-    for (int s = 24; s >= 0; s -= 8) png.push_back(static_cast<uint8_t>(crc >> s));
+    for (int s = 24; s >= 0; s -= 8)
+        png.push_back(static_cast<uint8_t>(crc >> s));
 }
 
 // A well-formed PNG whose IHDR claims width × height (8-bit RGB) with a tiny (wrong-sized) IDAT.
@@ -49,11 +52,13 @@ std::vector<uint8_t> pngClaiming(uint32_t width, uint32_t height) {
     std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
     std::vector<uint8_t> ihdr;
     for (uint32_t v : {width, height})
-        for (int s = 24; s >= 0; s -= 8) ihdr.push_back(static_cast<uint8_t>(v >> s));
+        for (int s = 24; s >= 0; s -= 8)
+            ihdr.push_back(static_cast<uint8_t>(v >> s));
     ihdr.insert(ihdr.end(), {8, 2, 0, 0, 0});
     appendChunk(png, "IHDR", ihdr);
     // A zlib stream with one stored deflate block holding 4 bytes (adler32 of {0,1,2,3} = 0x000E0007).
-    const std::vector<uint8_t> idat = {0x78, 0x01, 0x01, 0x04, 0x00, 0xFB, 0xFF, 0, 1, 2, 3, 0x00, 0x0E, 0x00, 0x07};
+    const std::vector<uint8_t> idat = {0x78, 0x01, 0x01, 0x04, 0x00, 0xFB, 0xFF, 0,
+                                       1,    2,    3,    0x00, 0x0E, 0x00, 0x07};
     appendChunk(png, "IDAT", idat);
     appendChunk(png, "IEND", {});
     return png;
@@ -65,7 +70,8 @@ void expectError(const std::function<void()>& fn, const QString& fragment) {
         QFAIL(qPrintable("no error; expected one containing '" + fragment + "'"));
     } catch (const Error& e) {
         if (!QString::fromStdString(e.what()).contains(fragment))
-            QFAIL(qPrintable("error '" + QString::fromStdString(e.what()) + "' does not mention '" + fragment + "'"));
+            QFAIL(qPrintable("error '" + QString::fromStdString(e.what()) + "' does not mention '" +
+                             fragment + "'"));
     }
 }
 
@@ -141,7 +147,8 @@ private slots:
         QCOMPARE(int(h.format), int(ImageFormat::Png));
         QCOMPARE(h.width, 97);
         QCOMPARE(h.height, 61);
-        for (const char* f : {"small_11x7.bmp", "small_11x7.tiff", "small_11x7.webp", "exif_rotate6_8x4.jpg"}) {
+        for (const char* f :
+             {"small_11x7.bmp", "small_11x7.tiff", "small_11x7.webp", "exif_rotate6_8x4.jpg"}) {
             const ImageHeader hh = readImageHeader(readBytes(vittest::imagePath(f)), f);
             QVERIFY2(hh.width == (f[0] == 'e' ? 8 : 11) && hh.height == (f[0] == 'e' ? 4 : 7), f);
         }
@@ -175,8 +182,8 @@ private slots:
 
     void webpWithDicomSignatureIsRefused() {
         // Found by tests/fuzz/fuzz_image: a RIFF/WEBP header (our sniffing: WebP) with "DICM" at byte 128.
-        // OpenCV's WebP check failed on it and its DICOM decoder (GDCM) took the file, allocating the 2.4 GB a
-        // length field claimed. Refused before decoding now.
+        // OpenCV's WebP check failed on it and its DICOM decoder (GDCM) took the file, allocating the 2.4 GB
+        // a length field claimed. Refused before decoding now.
         const std::vector<uint8_t> bytes{
             0x52, 0x49, 0x46, 0x46, 0x50, 0x01, 0x00, 0x00, 0x57, 0x45, 0x42, 0x50, 0x56, 0x50, 0x38, 0x4c,
             0x43, 0xff, 0x0a, 0x00, 0x2f, 0x0a, 0x80, 0x01, 0x00, 0x67, 0xc2, 0xe3, 0x00, 0x00, 0x88, 0x28,

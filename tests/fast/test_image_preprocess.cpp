@@ -23,14 +23,22 @@ private slots:
         QTest::addColumn<int>("channels");
         // photo_97x61 shrinks to the model size, small_11x7 enlarges; grey converts RGB → L first;
         // bare uses bicubic (resample 3) to 20×20; rgb-interp resizes to a non-square 32×24.
-        QTest::newRow("rgb shrink bilinear") << "rgb" << "photo_97x61" << 3;
-        QTest::newRow("rgb enlarge bilinear") << "rgb" << "small_11x7" << 3;
-        QTest::newRow("grey shrink") << "grey" << "photo_97x61" << 1;
-        QTest::newRow("grey enlarge") << "grey" << "small_11x7" << 1;
-        QTest::newRow("grey file") << "grey" << "grey_13x9" << 1;
-        QTest::newRow("bare shrink bicubic") << "bare" << "photo_97x61" << 3;
-        QTest::newRow("bare enlarge bicubic") << "bare" << "small_11x7" << 3;
-        QTest::newRow("non-square target") << "rgb-interp" << "photo_97x61" << 3;
+        QTest::newRow("rgb shrink bilinear") << "rgb"
+                                             << "photo_97x61" << 3;
+        QTest::newRow("rgb enlarge bilinear") << "rgb"
+                                              << "small_11x7" << 3;
+        QTest::newRow("grey shrink") << "grey"
+                                     << "photo_97x61" << 1;
+        QTest::newRow("grey enlarge") << "grey"
+                                      << "small_11x7" << 1;
+        QTest::newRow("grey file") << "grey"
+                                   << "grey_13x9" << 1;
+        QTest::newRow("bare shrink bicubic") << "bare"
+                                             << "photo_97x61" << 3;
+        QTest::newRow("bare enlarge bicubic") << "bare"
+                                              << "small_11x7" << 3;
+        QTest::newRow("non-square target") << "rgb-interp"
+                                           << "photo_97x61" << 3;
     }
     void matchesPil() {
         QFETCH(QString, model);
@@ -39,8 +47,10 @@ private slots:
         const auto config = ImageProcessorConfig::load(vittest::modelDir(model.toStdString()));
         const ImageU8 img = loadImage(vittest::imagePath(image.toStdString() + ".png"));
         const PreprocessedImage in = preprocessImage(img, config, channels);
-        const Tensor pixels = vittest::golden(model.toStdString(), image.toStdString(), "pixels");  // [C, H, W]
-        const Tensor resized = vittest::golden(model.toStdString(), image.toStdString(), "resized"); // [H, W, C]
+        const Tensor pixels =
+            vittest::golden(model.toStdString(), image.toStdString(), "pixels"); // [C, H, W]
+        const Tensor resized =
+            vittest::golden(model.toStdString(), image.toStdString(), "resized"); // [H, W, C]
         VIT_COMPARE_SHAPE(in.pixels, pixels);
         QCOMPARE(in.resized.height, int(resized.dim(0)));
         QCOMPARE(in.resized.width, int(resized.dim(1)));
@@ -63,9 +73,11 @@ private slots:
         // resize_cases.safetensors: PIL resizes of resize_src_53x37.png, "<filter>_<w>x<h>" [h, w, 3].
         const ImageU8 src = loadImage(vittest::imagePath("resize_src_53x37.png"));
         const auto cases = TensorFile::open(vittest::dataDir() / "resize_cases.safetensors");
-        const std::map<std::string, ResampleFilter> filters = {
-            {"lanczos", ResampleFilter::Lanczos}, {"bilinear", ResampleFilter::Bilinear},
-            {"bicubic", ResampleFilter::Bicubic}, {"box", ResampleFilter::Box}, {"hamming", ResampleFilter::Hamming}};
+        const std::map<std::string, ResampleFilter> filters = {{"lanczos", ResampleFilter::Lanczos},
+                                                               {"bilinear", ResampleFilter::Bilinear},
+                                                               {"bicubic", ResampleFilter::Bicubic},
+                                                               {"box", ResampleFilter::Box},
+                                                               {"hamming", ResampleFilter::Hamming}};
         int checked = 0, worst = 0;
         for (const auto& info : cases.tensors()) {
             const auto sep = info.name.find('_');
@@ -82,11 +94,13 @@ private slots:
         // The grey (1-channel) path uses the same kernels: compare with the R channel resized alone.
         ImageU8 red(src.width, src.height, 1);
         for (int y = 0; y < src.height; ++y)
-            for (int x = 0; x < src.width; ++x) red.at(x, y) = src.at(x, y, 0);
+            for (int x = 0; x < src.width; ++x)
+                red.at(x, y) = src.at(x, y, 0);
         const Tensor want = cases.load("bicubic_29x40");
         const ImageU8 got = resizePil(red, 29, 40, ResampleFilter::Bicubic);
         for (int y = 0; y < 40; ++y)
-            for (int x = 0; x < 29; ++x) QCOMPARE(int(got.at(x, y)), int(want.at({y, x, 0})));
+            for (int x = 0; x < 29; ++x)
+                QCOMPARE(int(got.at(x, y)), int(want.at({y, x, 0})));
     }
 
     void sameSizeIsCopy() {
@@ -103,8 +117,8 @@ private slots:
         // Normalised weights: a flat image resizes to the same flat value with every filter.
         ImageU8 flat(37, 23, 3);
         std::fill(flat.pixels.begin(), flat.pixels.end(), uint8_t(201));
-        for (auto f : {ResampleFilter::Bilinear, ResampleFilter::Bicubic, ResampleFilter::Lanczos, ResampleFilter::Box,
-                       ResampleFilter::Hamming}) {
+        for (auto f : {ResampleFilter::Bilinear, ResampleFilter::Bicubic, ResampleFilter::Lanczos,
+                       ResampleFilter::Box, ResampleFilter::Hamming}) {
             for (auto [w, h] : {std::pair{5, 4}, std::pair{80, 50}}) {
                 const ImageU8 r = resizePil(flat, w, h, f);
                 QVERIFY(std::all_of(r.pixels.begin(), r.pixels.end(), [](uint8_t v) { return v == 201; }));

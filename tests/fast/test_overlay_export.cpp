@@ -52,7 +52,8 @@ private slots:
         const RgbImage img = renderOverlay(greyImage(4, 4, 100), map, o);
         QCOMPARE(img.width, 4);
         QCOMPARE(img.height, 4);
-        // viridis[0] = (68,1,84): round(.5·100 + .5·c) = (84, 51, 92); viridis[255] = (253,231,37) → (177,166,69).
+        // viridis[0] = (68,1,84): round(.5·100 + .5·c) = (84, 51, 92); viridis[255] = (253,231,37) →
+        // (177,166,69).
         QCOMPARE(img.pixel(0, 0), (Rgb{84, 51, 92}));
         QCOMPARE(img.pixel(1, 1), (Rgb{84, 51, 92}));
         QCOMPARE(img.pixel(2, 0), (Rgb{177, 166, 69}));
@@ -95,11 +96,11 @@ private slots:
         QCOMPARE(img.pixel(0, 0), (Rgb{40, 40, 40}));
         QCOMPARE(img.pixel(1, 7), (Rgb{40, 40, 40}));
         QCOMPARE(img.pixel(6, 2), (Rgb{40, 40, 40}));
-        QCOMPARE(img.pixel(2, 2), (Rgb{84, 51, 92}));  // map(0, 0)
+        QCOMPARE(img.pixel(2, 2), (Rgb{84, 51, 92})); // map(0, 0)
         QCOMPARE(img.pixel(3, 3), (Rgb{84, 51, 92}));
         QCOMPARE(img.pixel(4, 2), (Rgb{177, 166, 69})); // map(0, 1)
         QCOMPARE(img.pixel(2, 5), (Rgb{177, 166, 69})); // map(1, 0)
-        QCOMPARE(img.pixel(5, 5), (Rgb{84, 51, 92}));  // map(1, 1)
+        QCOMPARE(img.pixel(5, 5), (Rgb{84, 51, 92}));   // map(1, 1)
         // Smooth: the region's own pixel centres sample the map as a whole image of 4×4 would.
         o.smooth = true;
         o.region = {0.25, 0.25, 0.5, 0.5};
@@ -110,7 +111,8 @@ private slots:
             return renderOverlay(greyImage(4, 4, 100), map, w);
         }();
         for (int y = 0; y < 4; ++y)
-            for (int x = 0; x < 4; ++x) QCOMPARE(smooth.pixel(x + 2, y + 2), whole.pixel(x, y));
+            for (int x = 0; x < 4; ++x)
+                QCOMPARE(smooth.pixel(x + 2, y + 2), whole.pixel(x, y));
         // A region reaching outside the image (a padded crop) only draws what lies inside.
         o.region = {-0.5, 0.0, 1.0, 1.0};
         const RgbImage shifted = renderOverlay(greyImage(8, 8, 100), map, o);
@@ -122,23 +124,27 @@ private slots:
         QTemporaryDir tmp;
         const std::filesystem::path path = std::filesystem::path(tmp.path().toStdString()) / "o.png";
         RowMatrix map(3, 5);
-        for (int i = 0; i < 15; ++i) map(i / 5, i % 5) = float(i);
+        for (int i = 0; i < 15; ++i)
+            map(i / 5, i % 5) = float(i);
         ImageU8 rgb(13, 9, 3);
-        for (size_t i = 0; i < rgb.pixels.size(); ++i) rgb.pixels[i] = uint8_t(i * 7);
+        for (size_t i = 0; i < rgb.pixels.size(); ++i)
+            rgb.pixels[i] = uint8_t(i * 7);
         const RgbImage out = renderOverlay(rgb, map, {});
         writePng(path, out);
         const ImageU8 back = loadImage(path);
         QCOMPARE(back.width, 13);
         QCOMPARE(back.channels, 3);
         QVERIFY(back.pixels == out.pixels);
-        QVERIFY_THROWS_EXCEPTION(Error, writePng(std::filesystem::path(tmp.path().toStdString()) / "no/such/dir/x.png", out));
+        QVERIFY_THROWS_EXCEPTION(
+            Error, writePng(std::filesystem::path(tmp.path().toStdString()) / "no/such/dir/x.png", out));
     }
 
     void npyAndCsv() {
         QTemporaryDir tmp;
         const std::filesystem::path dir = tmp.path().toStdString();
         Tensor t({2, 3, 4});
-        for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = float(i) * 0.5f;
+        for (int64_t i = 0; i < t.numel(); ++i)
+            t.data()[i] = float(i) * 0.5f;
         writeNpy(dir / "a.npy", t);
         const std::string bytes = readAll(dir / "a.npy");
         QCOMPARE(bytes.substr(0, 6), std::string("\x93NUMPY"));

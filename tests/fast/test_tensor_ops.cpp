@@ -8,10 +8,10 @@
 
 #include <algorithm>
 #include <array>
-#include <vector>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 using namespace attnlens;
 
@@ -30,7 +30,8 @@ private slots:
 
 void TestTensorOps::shapesAndViews() {
     Tensor t({2, 3, 4});
-    for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = static_cast<float>(i);
+    for (int64_t i = 0; i < t.numel(); ++i)
+        t.data()[i] = static_cast<float>(i);
     QCOMPARE(t.rank(), 3);
     QCOMPARE(t.dim(-1), int64_t(4));
     QCOMPARE(t.at({1, 2, 3}), 23.0f);
@@ -122,15 +123,25 @@ void TestTensorOps::packedLinearMatchesPlain() {
     const GemmKernel before = activeGemmKernel();
     for (const GemmKernel kernel : kernels) {
         setGemmKernel(kernel);
-        for (const auto [n, in, out] : {std::array<int64_t, 3>{197, 77, 53}, {9, 300, 1000}, {33, 8, 5}, {3, 64, 64},
-                                        {1, 512, 2048}, {2, 96, 33}, {4, 512, 3001}, {8, 40, 17}, {5, 1, 3}}) {
+        for (const auto [n, in, out] : {std::array<int64_t, 3>{197, 77, 53},
+                                        {9, 300, 1000},
+                                        {33, 8, 5},
+                                        {3, 64, 64},
+                                        {1, 512, 2048},
+                                        {2, 96, 33},
+                                        {4, 512, 3001},
+                                        {8, 40, 17},
+                                        {5, 1, 3}}) {
             LinearWeights layer;
             layer.weight = Tensor({out, in});
             layer.bias = Tensor({out});
-            for (int64_t i = 0; i < layer.weight.numel(); ++i) layer.weight.data()[i] = std::sin(0.013f * float(i));
-            for (int64_t i = 0; i < out; ++i) layer.bias.data()[i] = 0.1f * float(i % 7);
+            for (int64_t i = 0; i < layer.weight.numel(); ++i)
+                layer.weight.data()[i] = std::sin(0.013f * float(i));
+            for (int64_t i = 0; i < out; ++i)
+                layer.bias.data()[i] = 0.1f * float(i % 7);
             RowMatrix wide(n, in + 3);
-            for (Eigen::Index i = 0; i < wide.size(); ++i) wide.data()[i] = std::cos(0.029f * float(i));
+            for (Eigen::Index i = 0; i < wide.size(); ++i)
+                wide.data()[i] = std::cos(0.029f * float(i));
             const auto x = wide.leftCols(in); // row stride in + 3
             RowMatrix plain, packed;
             linearInto(x, layer.weight, layer.bias, plain);
@@ -145,7 +156,11 @@ void TestTensorOps::packedLinearMatchesPlain() {
             const float tolerance = 1e-5f * std::max(1.0f, plain.cwiseAbs().maxCoeff());
             const float worst = (packed - plain).cwiseAbs().maxCoeff();
             QVERIFY2(worst < tolerance, qPrintable(QString("%1: n=%2 in=%3 out=%4: %5 (tolerance %6)")
-                                                       .arg(gemmKernelName(kernel)).arg(n).arg(in).arg(out).arg(worst)
+                                                       .arg(gemmKernelName(kernel))
+                                                       .arg(n)
+                                                       .arg(in)
+                                                       .arg(out)
+                                                       .arg(worst)
                                                        .arg(tolerance)));
             // the same weight, used again with another row count, reuses the packed form
             RowMatrix again;
@@ -180,10 +195,13 @@ void TestTensorOps::bf16PackedLinear() {
         LinearWeights layer;
         layer.weight = Tensor({300, 256});
         layer.bias = Tensor({300});
-        for (int64_t i = 0; i < layer.weight.numel(); ++i) layer.weight.data()[i] = std::sin(0.013f * float(i));
-        for (int64_t i = 0; i < 300; ++i) layer.bias.data()[i] = 0.01f * float(i % 11);
+        for (int64_t i = 0; i < layer.weight.numel(); ++i)
+            layer.weight.data()[i] = std::sin(0.013f * float(i));
+        for (int64_t i = 0; i < 300; ++i)
+            layer.bias.data()[i] = 0.01f * float(i % 11);
         RowMatrix wide(n, 259);
-        for (Eigen::Index i = 0; i < wide.size(); ++i) wide.data()[i] = std::cos(0.029f * float(i));
+        for (Eigen::Index i = 0; i < wide.size(); ++i)
+            wide.data()[i] = std::cos(0.029f * float(i));
         const auto x = wide.leftCols(256);
         RowMatrix plain, fast, reference;
         linearInto(x, layer.weight, layer.bias, plain);

@@ -1,7 +1,8 @@
 // BERT and GPT-2 tokenizers against transformers v4.33's slow tokenizers, reimplemented independently in
-// tools/golden/text_reference.py (tests/data/text/*/golden.json): accents, CJK, punctuation, unknown words, a word
-// over 100 characters, emoji and flags, repeated spaces, tabs and newlines, contractions, special tokens typed in the
-// text, control and zero-width characters, Greek capitals, "İ". Plus GPT-2's pattern on its own and bad folders.
+// tools/golden/text_reference.py (tests/data/text/*/golden.json): accents, CJK, punctuation, unknown words, a
+// word over 100 characters, emoji and flags, repeated spaces, tabs and newlines, contractions, special tokens
+// typed in the text, control and zero-width characters, Greek capitals, "İ". Plus GPT-2's pattern on its own
+// and bad folders.
 
 #include "core/io/json_file.h"
 #include "core/text/text_tokenizers.h"
@@ -21,7 +22,8 @@ const std::filesystem::path kData = std::filesystem::path(ATTNLENS_TEST_DATA) / 
 
 QString show(const std::vector<std::string>& tokens) {
     QStringList out;
-    for (const auto& t : tokens) out << QString::fromStdString(t);
+    for (const auto& t : tokens)
+        out << QString::fromStdString(t);
     return out.join(" | ");
 }
 
@@ -67,10 +69,12 @@ private slots:
     void gpt2PatternPieces() {
         auto pieces = [](const char* text) {
             std::vector<std::string> out;
-            for (const auto& p : gpt2Pretokenize(unicode::decodeUtf8(text))) out.push_back(unicode::encodeUtf8(p));
+            for (const auto& p : gpt2Pretokenize(unicode::decodeUtf8(text)))
+                out.push_back(unicode::encodeUtf8(p));
             return out;
         };
-        QCOMPARE(pieces("I'm here, aren't we?"), (std::vector<std::string>{"I", "'m", " here", ",", " aren", "'t", " we", "?"}));
+        QCOMPARE(pieces("I'm here, aren't we?"),
+                 (std::vector<std::string>{"I", "'m", " here", ",", " aren", "'t", " we", "?"}));
         QCOMPARE(pieces("a  b\t\tc \n"), (std::vector<std::string>{"a", " ", " b", "\t", "\t", "c", " \n"}));
         QCOMPARE(pieces("x 42.5 €!"), (std::vector<std::string>{"x", " 42", ".", "5", " €!"}));
     }
@@ -84,7 +88,8 @@ private slots:
             WordPieceTokenizer::load(d);
             QFAIL("a vocabulary without [UNK] was accepted");
         } catch (const Error& e) {
-            QVERIFY2(QString(e.what()).contains("[UNK]") && QString(e.what()).contains("vocab.txt"), e.what());
+            QVERIFY2(QString(e.what()).contains("[UNK]") && QString(e.what()).contains("vocab.txt"),
+                     e.what());
         }
         std::ofstream(d / "vocab.json") << "{\"a\": \"one\"}";
         std::ofstream(d / "merges.txt") << "#version: 0.2\n";

@@ -14,8 +14,8 @@
 #include "core/ops/gemm.h"
 #include "core/util/error.h"
 #include "core/util/random.h"
-#include "support/unet_fixtures.h"
 #include "support/error_of.h"
+#include "support/unet_fixtures.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -33,7 +33,8 @@ Tensor chw(const Tensor& t) { // [1, C, H, W] → [C, H, W]
     return t.rank() == 4 ? t.reshaped({t.dim(1), t.dim(2), t.dim(3)}) : t;
 }
 
-std::filesystem::path editedCopy(const QTemporaryDir& tmp, const std::string& name, const std::function<void(Json&)>& edit) {
+std::filesystem::path editedCopy(const QTemporaryDir& tmp, const std::string& name,
+                                 const std::function<void(Json&)>& edit) {
     return unettest::editedCopy(tmp.path().toStdString(), name, edit);
 }
 
@@ -44,7 +45,8 @@ class TestUnet : public QObject {
 private slots:
     void noisePredictionAndAttentionMatchReference_data() {
         QTest::addColumn<QString>("name");
-        for (const char* f : kFixtures) QTest::newRow(f) << QString(f);
+        for (const char* f : kFixtures)
+            QTest::newRow(f) << QString(f);
     }
     void noisePredictionAndAttentionMatchReference() {
         QFETCH(QString, name);
@@ -58,7 +60,8 @@ private slots:
             const UNetOutput out = model.unet->forward(sample, static_cast<float>(t), cls);
             const Tensor expected = g.file.load(p + "noise_pred");
             QCOMPARE(shapeToString(out.noisePred.shape()), shapeToString(expected.shape()));
-            QVERIFY2(maxAbsDiff(out.noisePred, expected) < 1e-4, qPrintable(QString("t=%1 noise Δ %2").arg(t).arg(maxAbsDiff(out.noisePred, expected))));
+            QVERIFY2(maxAbsDiff(out.noisePred, expected) < 1e-4,
+                     qPrintable(QString("t=%1 noise Δ %2").arg(t).arg(maxAbsDiff(out.noisePred, expected))));
             const auto& layers = g.meta["attentions"];
             QCOMPARE(out.attentions.size(), layers.size());
             for (size_t i = 0; i < layers.size(); ++i) {
@@ -101,9 +104,12 @@ private slots:
         QVERIFY(std::abs(mean.sum() - 1.0f) < 1e-5);
         // image pixel (5, 2) is token (2, 1) of the 4×4 level: head 3's row 2·4 + 1
         const RowMatrix head3 = unetQueryMap(layer, 5, 2, 8, 8, HeadSelection{3, HeadFusion::Mean});
-        for (int k = 0; k < 16; ++k) QCOMPARE(head3(k / 4, k % 4), layer.weights.at({3, 9, k}));
+        for (int k = 0; k < 16; ++k)
+            QCOMPARE(head3(k / 4, k % 4), layer.weights.at({3, 9, k}));
         QVERIFY(errorOf([&] { unetQueryMap(layer, 8, 0, 8, 8, HeadSelection{}); }).contains("outside"));
-        QVERIFY(errorOf([&] { unetQueryMap(layer, 0, 0, 8, 8, HeadSelection{4, HeadFusion::Mean}); }).contains("head"));
+        QVERIFY(errorOf([&] {
+                    unetQueryMap(layer, 0, 0, 8, 8, HeadSelection{4, HeadFusion::Mean});
+                }).contains("head"));
         const ImageU8 big = enlargeNearest(sampleToImage(g.file.load("t500.sample")), 3);
         QCOMPARE(big.width, 24);
         QCOMPARE(big.at(5, 7, 1), big.at(3, 6, 1)); // pixel (1, 2) of the original, as a 3×3 block
@@ -131,7 +137,8 @@ private slots:
         }
         QVERIFY(std::abs(q.sum() - 1.0f) < 1e-5f);
         // one pixel is the query map; an inverted or outside region is refused
-        QCOMPARE(unetRegionMap(layer, PixelRegion::pixel(5, 2), 8, 8, {}), unetQueryMap(layer, 5, 2, 8, 8, {}));
+        QCOMPARE(unetRegionMap(layer, PixelRegion::pixel(5, 2), 8, 8, {}),
+                 unetQueryMap(layer, 5, 2, 8, 8, {}));
         QVERIFY(errorOf([&] { unetRegionTokens(layer.info, {3, 3, 2, 2}, 8, 8); }).contains("inverted"));
         QVERIFY(errorOf([&] { unetRegionTokens(layer.info, {0, 0, 8, 2}, 8, 8); }).contains("outside"));
     }
@@ -142,7 +149,8 @@ private slots:
         const Tensor x = g.file.load("t500.sample");
         const UNetOutput out = model.unet->forward(x, 500.0f, std::nullopt);
         DenoiseStep step{500, x, out.noisePred, x.clone()};
-        for (float& v : step.predOriginal.values()) v = -v; // x̂0 ≠ x_t, so the two views differ
+        for (float& v : step.predOriginal.values())
+            v = -v; // x̂0 ≠ x_t, so the two views differ
         UNetView view;
         view.query = PixelRegion::pixel(1, 6);
         view.options.opacity = 0.5f;
@@ -181,8 +189,9 @@ private slots:
             int steps;
             float eta;
         };
-        for (const Case c : {Case{"ddim20", SchedulerKind::Ddim, 20, 0.0f}, Case{"ddim10eta", SchedulerKind::Ddim, 10, 0.5f},
-                             Case{"ddpm10", SchedulerKind::Ddpm, 10, 0.0f}}) {
+        for (const Case c :
+             {Case{"ddim20", SchedulerKind::Ddim, 20, 0.0f}, Case{"ddim10eta", SchedulerKind::Ddim, 10, 0.5f},
+              Case{"ddpm10", SchedulerKind::Ddpm, 10, 0.0f}}) {
             DenoiseOptions o;
             o.scheduler = c.kind;
             o.steps = c.steps;
@@ -208,7 +217,8 @@ private slots:
                 const ImageU8 img = sampleToImage(s.finalSample());
                 const Tensor expected = g.file.load("ddim20.image"); // [H, W, C] 0..255
                 int off = 0;
-                for (int64_t i = 0; i < expected.numel(); ++i) off += std::abs(int(img.pixels[size_t(i)]) - int(expected.data()[i])) > 1;
+                for (int64_t i = 0; i < expected.numel(); ++i)
+                    off += std::abs(int(img.pixels[size_t(i)]) - int(expected.data()[i])) > 1;
                 QCOMPARE(off, 0);
             }
         }
@@ -244,32 +254,45 @@ private slots:
 
     void schedulersFollowDiffusers() {
         const auto make = [](const std::string& schedule, float start, float end) {
-            return Scheduler(SchedulerKind::Ddpm, SchedulerConfig::fromJson(JsonConfig(
-                Json{{"beta_schedule", schedule}, {"beta_start", start}, {"beta_end", end}}, "scheduler_config.json")));
+            return Scheduler(SchedulerKind::Ddpm,
+                             SchedulerConfig::fromJson(JsonConfig(
+                                 Json{{"beta_schedule", schedule}, {"beta_start", start}, {"beta_end", end}},
+                                 "scheduler_config.json")));
         };
         // values from torch 1.13: torch.cumprod(1 - betas) as diffusers builds them (float32)
         const auto lin = make("linear", 0.0001f, 0.02f).alphasCumprod();
-        QVERIFY(std::abs(lin[500] - 0.07779666036367416) < 1e-7 && std::abs(lin[999] - 4.0358307160204276e-05) < 1e-9);
+        QVERIFY(std::abs(lin[500] - 0.07779666036367416) < 1e-7 &&
+                std::abs(lin[999] - 4.0358307160204276e-05) < 1e-9);
         const auto sl = make("scaled_linear", 0.00085f, 0.012f).alphasCumprod();
-        QVERIFY(std::abs(sl[500] - 0.2763324975967407) < 1e-6 && std::abs(sl[999] - 0.0046600960195064545) < 1e-8);
+        QVERIFY(std::abs(sl[500] - 0.2763324975967407) < 1e-6 &&
+                std::abs(sl[999] - 0.0046600960195064545) < 1e-8);
         const auto cos = make("squaredcos_cap_v2", 0.0001f, 0.02f).alphasCumprod();
-        QVERIFY(std::abs(cos[500] - 0.4922850430011749) < 1e-6 && std::abs(cos[0] - 0.9999586939811707) < 1e-7);
+        QVERIFY(std::abs(cos[500] - 0.4922850430011749) < 1e-6 &&
+                std::abs(cos[0] - 0.9999586939811707) < 1e-7);
 
         const auto spaced = [](const std::string& spacing, int offset, int steps) {
-            Scheduler s(SchedulerKind::Ddim, SchedulerConfig::fromJson(JsonConfig(
-                Json{{"timestep_spacing", spacing}, {"steps_offset", offset}}, "scheduler_config.json")));
+            Scheduler s(
+                SchedulerKind::Ddim,
+                SchedulerConfig::fromJson(JsonConfig(
+                    Json{{"timestep_spacing", spacing}, {"steps_offset", offset}}, "scheduler_config.json")));
             s.setTimesteps(steps);
             return s.timesteps();
         };
-        QCOMPARE(spaced("linspace", 0, 10), (std::vector<int>{999, 888, 777, 666, 555, 444, 333, 222, 111, 0}));
-        QCOMPARE(spaced("trailing", 0, 10), (std::vector<int>{999, 899, 799, 699, 599, 499, 399, 299, 199, 99}));
+        QCOMPARE(spaced("linspace", 0, 10),
+                 (std::vector<int>{999, 888, 777, 666, 555, 444, 333, 222, 111, 0}));
+        QCOMPARE(spaced("trailing", 0, 10),
+                 (std::vector<int>{999, 899, 799, 699, 599, 499, 399, 299, 199, 99}));
         QCOMPARE(spaced("trailing", 0, 3), (std::vector<int>{999, 666, 332}));
-        QCOMPARE(spaced("leading", 1, 10), (std::vector<int>{901, 801, 701, 601, 501, 401, 301, 201, 101, 1}));
+        QCOMPARE(spaced("leading", 1, 10),
+                 (std::vector<int>{901, 801, 701, 601, 501, 401, 301, 201, 101, 1}));
         QCOMPARE(spaced("leading", 0, 50).front(), 980);
 
-        QVERIFY(errorOf([] { SchedulerConfig::fromJson(JsonConfig(Json{{"thresholding", true}}, "s.json")); }).contains("thresholding"));
-        QVERIFY(errorOf([] { SchedulerConfig::fromJson(JsonConfig(Json{{"variance_type", "learned_range"}}, "s.json")); })
-                    .contains("variance_type"));
+        QVERIFY(errorOf([] {
+                    SchedulerConfig::fromJson(JsonConfig(Json{{"thresholding", true}}, "s.json"));
+                }).contains("thresholding"));
+        QVERIFY(errorOf([] {
+                    SchedulerConfig::fromJson(JsonConfig(Json{{"variance_type", "learned_range"}}, "s.json"));
+                }).contains("variance_type"));
         Scheduler s(SchedulerKind::Ddpm, SchedulerConfig::defaults());
         QVERIFY(errorOf([&] { s.setTimesteps(0); }).contains("steps"));
         QVERIFY(errorOf([&] { s.setTimesteps(1001); }).contains("1..1000"));
@@ -277,11 +300,13 @@ private slots:
 
     void winogradEqualsDirectConvolution() {
         NormalRng rng(7);
-        const int sizes[][4] = {{4, 4, 3, 5}, {5, 7, 4, 4}, {8, 8, 16, 8}, {13, 9, 6, 11}, {16, 16, 32, 32}, {19, 6, 2, 3}};
+        const int sizes[][4] = {{4, 4, 3, 5},   {5, 7, 4, 4},     {8, 8, 16, 8},
+                                {13, 9, 6, 11}, {16, 16, 32, 32}, {19, 6, 2, 3}};
         for (const auto& s : sizes) {
             const int h = s[0], w = s[1], cin = s[2], cout = s[3];
             FeatureMap x{RowMatrix(cin, int64_t{h} * w), h, w};
-            for (int64_t i = 0; i < x.data.size(); ++i) x.data.data()[i] = rng.next();
+            for (int64_t i = 0; i < x.data.size(); ++i)
+                x.data.data()[i] = rng.next();
             const Tensor weight = rng.tensor({cout, cin, 3, 3});
             const Tensor bias = rng.tensor({cout});
             const FeatureMap direct = conv2d(x, weight, bias, ConvGeometry::same(3));
@@ -312,7 +337,8 @@ private slots:
             results.push_back(c);
         }
         setGemmKernel(before);
-        if (!cpuSupportsAvx512()) QVERIFY(errorOf([] { setGemmKernel(GemmKernel::Avx512); }).contains("AVX-512"));
+        if (!cpuSupportsAvx512())
+            QVERIFY(errorOf([] { setGemmKernel(GemmKernel::Avx512); }).contains("AVX-512"));
         // the whole U-Net on the baseline kernel (what an AVX2-only CPU runs) still matches the golden
         setGemmKernel(GemmKernel::Avx2);
         const auto model = loadDiffusionModel(unettest::fixture("bare-head8"));
@@ -322,9 +348,10 @@ private slots:
         QVERIFY(maxAbsDiff(out.noisePred, g.file.load("t500.noise_pred")) < 1e-4);
     }
 
-    // Head ablation equals the reference with transformers-style head masks (tools/golden/make_unet_ablation_golden.py):
-    // noise prediction and every layer's attention, the off heads' attention zero; no ablation is the plain pass bit
-    // for bit; bad pairs are errors naming the layer's head count; predictAt re-predicts a step under the ablation.
+    // Head ablation equals the reference with transformers-style head masks
+    // (tools/golden/make_unet_ablation_golden.py): noise prediction and every layer's attention, the off
+    // heads' attention zero; no ablation is the plain pass bit for bit; bad pairs are errors naming the
+    // layer's head count; predictAt re-predicts a step under the ablation.
     void headAblationMatchesHeadMask() {
         const auto model = loadDiffusionModel(unettest::fixture("bare-head8"));
         const auto file = TensorFile::open(unettest::fixture("bare-head8") / "golden_ablate.safetensors");
@@ -348,11 +375,16 @@ private slots:
         QCOMPARE(none.noisePred.toVector(), plain.noisePred.toVector());
         UNetRunOptions bad;
         bad.ablatedHeads = {{4, 0}};
-        QVERIFY(errorOf([&] { model.unet->forward(sample, 500.0f, std::nullopt, bad); }).contains("4 attention layers"));
+        QVERIFY(errorOf([&] {
+                    model.unet->forward(sample, 500.0f, std::nullopt, bad);
+                }).contains("4 attention layers"));
         bad.ablatedHeads = {{1, 4}};
-        QVERIFY(errorOf([&] { model.unet->forward(sample, 500.0f, std::nullopt, bad); }).contains("has 4 head(s)"));
+        QVERIFY(errorOf([&] {
+                    model.unet->forward(sample, 500.0f, std::nullopt, bad);
+                }).contains("has 4 head(s)"));
 
-        // predictAt: the step's own prediction without ablation, another one with it, and x̂0 from the scheduler.
+        // predictAt: the step's own prediction without ablation, another one with it, and x̂0 from the
+        // scheduler.
         DenoiseOptions o;
         o.steps = 3;
         o.seed = 4;
@@ -381,16 +413,23 @@ private slots:
             const UNetOutput out = model.unet->forward(sample, 500.0f, std::nullopt, o);
             QVERIFY(inputs.attention);
             const Tensor& w = out.attentions[size_t(layer)].weights; // [heads, N, N]
-            for (const auto& [head, query, key] : {std::tuple{0, 0, 0}, {3, 5, 2}, {1, int(w.dim(1)) - 1, 7}}) {
+            for (const auto& [head, query, key] :
+                 {std::tuple{0, 0, 0}, {3, 5, 2}, {1, int(w.dim(1)) - 1, 7}}) {
                 const NeuronTerms t = neuronTerms(inputs, head, query, key);
                 QCOMPARE(t.headDim, 8);
                 QVERIFY2(std::abs(t.weight - w.at({head, query, key})) < 1e-5,
-                         qPrintable(QString("layer %1 head %2: %3 vs %4").arg(layer).arg(head).arg(t.weight).arg(w.at({head, query, key}))));
+                         qPrintable(QString("layer %1 head %2: %3 vs %4")
+                                        .arg(layer)
+                                        .arg(head)
+                                        .arg(t.weight)
+                                        .arg(w.at({head, query, key}))));
                 double sum = 0, rowTotal = 0;
-                for (float p : t.product) sum += p;
+                for (float p : t.product)
+                    sum += p;
                 QVERIFY(std::abs(sum - t.dot) < 1e-4);
                 QVERIFY(std::abs(t.scaled - t.dot / std::sqrt(8.0)) < 1e-9);
-                for (double s : t.rowScores) rowTotal += std::exp(s - t.rowMax) / t.partition;
+                for (double s : t.rowScores)
+                    rowTotal += std::exp(s - t.rowMax) / t.partition;
                 QVERIFY(std::abs(rowTotal - 1.0) < 1e-9);
                 QCOMPARE(t.dimensionsByContribution().size(), size_t(8));
                 QVERIFY(std::abs(t.topShare(8) - 1.0) < 1e-5);
@@ -400,9 +439,9 @@ private slots:
         }
     }
 
-    // Head statistics of U-Net layers, by hand: a 2×2 level of a 4×4 image (pixel centres 2 px apart); a layer that
-    // looks at itself and one that spreads evenly; a wider layer makes the grid [layers, 2] with NaN for the head
-    // the first lacks; there are no sinks.
+    // Head statistics of U-Net layers, by hand: a 2×2 level of a 4×4 image (pixel centres 2 px apart); a
+    // layer that looks at itself and one that spreads evenly; a wider layer makes the grid [layers, 2] with
+    // NaN for the head the first lacks; there are no sinks.
     void headStatisticsOfLayers() {
         UNetAttentionMap self, spread;
         self.info = {"a", UNetPath::Contracting, 1, 1, 2, 2};
@@ -484,19 +523,25 @@ private slots:
 
     void badFoldersAndInputsGiveClearErrors() {
         QTemporaryDir tmp;
-        const auto wrongClass = editedCopy(tmp, "cond", [](Json& c) { c["_class_name"] = "UNet2DConditionModel"; });
+        const auto wrongClass =
+            editedCopy(tmp, "cond", [](Json& c) { c["_class_name"] = "UNet2DConditionModel"; });
         QVERIFY(errorOf([&] { loadDiffusionModel(wrongClass); }).contains("UNet2DConditionModel"));
-        const auto block = editedCopy(tmp, "block", [](Json& c) { c["down_block_types"][1] = "CrossAttnDownBlock2D"; });
+        const auto block =
+            editedCopy(tmp, "block", [](Json& c) { c["down_block_types"][1] = "CrossAttnDownBlock2D"; });
         QVERIFY(errorOf([&] { loadDiffusionModel(block); }).contains("down_block_types"));
-        const auto fourier = editedCopy(tmp, "fourier", [](Json& c) { c["time_embedding_type"] = "fourier"; });
+        const auto fourier =
+            editedCopy(tmp, "fourier", [](Json& c) { c["time_embedding_type"] = "fourier"; });
         QVERIFY(errorOf([&] { loadDiffusionModel(fourier); }).contains("time_embedding_type"));
         // a config that disagrees with the weights: every mismatch is listed, none crashes
-        const auto shapes = editedCopy(tmp, "shapes", [](Json& c) { c["block_out_channels"] = Json::array({16, 64}); });
+        const auto shapes = editedCopy(tmp, "shapes", [](Json& c) {
+            c["block_out_channels"] = Json::array({16, 64});
+        });
         const QString e = errorOf([&] { loadDiffusionModel(shapes); });
         QVERIFY2(e.contains("weight problems") && e.contains("expected"), qPrintable(e));
         const auto noWeights = editedCopy(tmp, "noweights", [](Json&) {});
         std::filesystem::remove(noWeights / "diffusion_pytorch_model.safetensors");
-        QVERIFY(errorOf([&] { loadDiffusionModel(noWeights); }).contains("diffusion_pytorch_model.safetensors"));
+        QVERIFY(
+            errorOf([&] { loadDiffusionModel(noWeights); }).contains("diffusion_pytorch_model.safetensors"));
 
         const auto model = loadDiffusionModel(unettest::fixture("cond-pipeline"));
         DenoiseOptions o;
@@ -511,7 +556,9 @@ private slots:
         QVERIFY(errorOf([&] { DenoiseSession(model, o); }).contains("divisible by 4"));
         const auto bare = loadDiffusionModel(unettest::fixture("bare-head8"));
         QVERIFY(errorOf([&] { bare.unet->forward(Tensor({3, 8, 8}), 1.0f, 0); }).contains("unconditional"));
-        QVERIFY(errorOf([&] { bare.unet->forward(Tensor({2, 8, 8}), 1.0f, std::nullopt); }).contains("channels"));
+        QVERIFY(errorOf([&] {
+                    bare.unet->forward(Tensor({2, 8, 8}), 1.0f, std::nullopt);
+                }).contains("channels"));
     }
 
     void legacyAttentionNamesLoad() {
@@ -525,9 +572,12 @@ private slots:
         std::vector<TensorToWrite> renamed;
         for (const auto& t : file.tensors()) {
             std::string name = t.name;
-            for (const auto& [from, to] : {std::pair{".to_q.", ".query."}, {".to_k.", ".key."}, {".to_v.", ".value."},
+            for (const auto& [from, to] : {std::pair{".to_q.", ".query."},
+                                           {".to_k.", ".key."},
+                                           {".to_v.", ".value."},
                                            {".to_out.0.", ".proj_attn."}})
-                if (const auto pos = name.find(from); pos != std::string::npos) name.replace(pos, std::string(from).size(), to);
+                if (const auto pos = name.find(from); pos != std::string::npos)
+                    name.replace(pos, std::string(from).size(), to);
             renamed.push_back({name, file.load(t), DType::F32});
         }
         writeSafeTensors(dst / "diffusion_pytorch_model.safetensors", renamed);
@@ -537,24 +587,30 @@ private slots:
         QVERIFY(maxAbsDiff(out.noisePred, g.file.load("t999.noise_pred")) < 1e-4);
     }
 
-    // Regression, found by tests/fuzz/fuzz_configs: "layers_per_block": 2.4e112 reached nlohmann's get<int>(),
-    // a float-to-int conversion out of range (undefined behaviour), instead of a clear error; likewise a
-    // float field past float's range and an integer past int's.
+    // Regression, found by tests/fuzz/fuzz_configs: "layers_per_block": 2.4e112 reached nlohmann's
+    // get<int>(), a float-to-int conversion out of range (undefined behaviour), instead of a clear error;
+    // likewise a float field past float's range and an integer past int's.
     void configNumbersOutOfRangeAreErrors() {
         auto config = [](const char* key, Json value) {
             Json j = {{"_class_name", "UNet2DModel"}};
             j[key] = std::move(value);
             return JsonConfig(j, "config.json");
         };
-        QVERIFY(errorOf([&] { UNet2DConfig::fromJson(config("layers_per_block", 2.4e112)); })
-                    .contains("'layers_per_block' holds a number out of range"));
-        QVERIFY(errorOf([&] { UNet2DConfig::fromJson(config("layers_per_block", int64_t{1} << 40)); })
-                    .contains("out of range"));
+        QVERIFY(errorOf([&] {
+                    UNet2DConfig::fromJson(config("layers_per_block", 2.4e112));
+                }).contains("'layers_per_block' holds a number out of range"));
+        QVERIFY(errorOf([&] {
+                    UNet2DConfig::fromJson(config("layers_per_block", int64_t{1} << 40));
+                }).contains("out of range"));
         QVERIFY(errorOf([&] { UNet2DConfig::fromJson(config("norm_eps", 1e300)); }).contains("'norm_eps'"));
-        QVERIFY(errorOf([&] { UNet2DConfig::fromJson(config("block_out_channels", Json::array({8, 1e20}))); })
-                    .contains("'block_out_channels' holds a number out of range"));
-        QVERIFY(errorOf([&] { UNet2DConfig::fromJson(config("layers_per_block", 2.5)); }).contains("out of range"));
-        QCOMPARE(UNet2DConfig::fromJson(config("layers_per_block", 2.0)).layersPerBlock, 2); // integral float: fine
+        QVERIFY(errorOf([&] {
+                    UNet2DConfig::fromJson(config("block_out_channels", Json::array({8, 1e20})));
+                }).contains("'block_out_channels' holds a number out of range"));
+        QVERIFY(errorOf([&] {
+                    UNet2DConfig::fromJson(config("layers_per_block", 2.5));
+                }).contains("out of range"));
+        QCOMPARE(UNet2DConfig::fromJson(config("layers_per_block", 2.0)).layersPerBlock,
+                 2); // integral float: fine
     }
 
     void npyReaderRefusesWhatItCannotRead() {
@@ -569,16 +625,27 @@ private slots:
             f << header << std::string(payload, '\0');
             return path;
         };
-        const Tensor ok = readNpy(write("ok.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3), }\n", 24));
+        const Tensor ok =
+            readNpy(write("ok.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3), }\n", 24));
         QCOMPARE(shapeToString(ok.shape()), std::string("[1, 2, 3]"));
-        QVERIFY(errorOf([&] { readNpy(write("f8.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }\n", 16)); })
-                    .contains("float32"));
-        QVERIFY(errorOf([&] { readNpy(write("short.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 4), }\n", 8)); })
-                    .contains("ends before"));
-        QVERIFY(errorOf([&] { readNpy(write("fortran.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }\n", 16)); })
-                    .contains("Fortran"));
-        QVERIFY(errorOf([&] { readNpy(write("huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000, 100000), }\n", 0)); })
-                    .contains("more than"));
+        QVERIFY(errorOf([&] {
+                    readNpy(
+                        write("f8.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }\n", 16));
+                }).contains("float32"));
+        QVERIFY(errorOf([&] {
+                    readNpy(write("short.npy",
+                                  "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 4), }\n", 8));
+                }).contains("ends before"));
+        QVERIFY(errorOf([&] {
+                    readNpy(write("fortran.npy",
+                                  "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }\n", 16));
+                }).contains("Fortran"));
+        QVERIFY(errorOf([&] {
+                    readNpy(write(
+                        "huge.npy",
+                        "{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000, 100000), }\n",
+                        0));
+                }).contains("more than"));
         QVERIFY(errorOf([&] { readNpy(tmp.filePath("missing.npy").toStdString()); }).contains("cannot open"));
     }
 };

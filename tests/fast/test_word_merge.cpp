@@ -31,7 +31,8 @@ private slots:
 
     void textModelGroups() {
         // BERT: "##" continues the word before, specials stand alone.
-        const std::vector<std::string> wp = {"[CLS]", "un", "##aff", "##able", "cat", "[MASK]", "##s", "[SEP]"};
+        const std::vector<std::string> wp = {"[CLS]", "un",     "##aff", "##able",
+                                             "cat",   "[MASK]", "##s",   "[SEP]"};
         const WordGroups b = groupWordPieces(wp);
         QCOMPARE(b.wordOf, (std::vector<int>{0, 1, 1, 1, 2, 3, 4, 5}));
         QCOMPARE(b.words[1], std::string("unaffable"));

@@ -1,6 +1,6 @@
 // libFuzzer target: config.json / preprocessor_config.json / scheduler_config.json as a user's folder holds
-// them — parsed as JSON, then read as a ViT, a UNet2DModel, an image processor and a diffusers scheduler config.
-// Bad input: attnlens::Error only.
+// them — parsed as JSON, then read as a ViT, a UNet2DModel, an image processor and a diffusers scheduler
+// config. Bad input: attnlens::Error only.
 #include "core/diffusion/scheduler.h"
 #include "core/io/json_file.h"
 #include "core/models/unet_config.h"
@@ -15,9 +15,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const attnlens::Json json = attnlens::Json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (json.is_discarded()) return 0;
     const attnlens::JsonConfig config(json, "config.json");
-    try { (void)attnlens::VitConfig::fromJson(config); } catch (const attnlens::Error&) {}
-    try { (void)attnlens::UNet2DConfig::fromJson(config); } catch (const attnlens::Error&) {}
-    try { (void)attnlens::ImageProcessorConfig::fromJson(config); } catch (const attnlens::Error&) {}
-    try { (void)attnlens::SchedulerConfig::fromJson(config); } catch (const attnlens::Error&) {}
+    try {
+        (void)attnlens::VitConfig::fromJson(config);
+    } catch (const attnlens::Error&) {
+    }
+    try {
+        (void)attnlens::UNet2DConfig::fromJson(config);
+    } catch (const attnlens::Error&) {
+    }
+    try {
+        (void)attnlens::ImageProcessorConfig::fromJson(config);
+    } catch (const attnlens::Error&) {
+    }
+    try {
+        (void)attnlens::SchedulerConfig::fromJson(config);
+    } catch (const attnlens::Error&) {
+    }
     return 0;
 }

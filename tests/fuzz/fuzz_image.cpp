@@ -9,7 +9,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
         attnlens::LoadOptions options;
         options.maxPixels = 4'000'000; // the product's limit is 100 MP; smaller keeps executions fast
-        const attnlens::ImageU8 image = attnlens::decodeImage(std::span<const uint8_t>(data, size), "fuzz", options);
+        const attnlens::ImageU8 image =
+            attnlens::decodeImage(std::span<const uint8_t>(data, size), "fuzz", options);
         (void)attnlens::toRgb(image);
     } catch (const attnlens::Error&) {
     }

@@ -1,7 +1,7 @@
-// libFuzzer target: a Marian folder's config.json and generation_config.json as MarianConfig::fromFolder reads
-// them. The first input byte chooses the file under test: even — config.json is the rest (no generation
-// config); odd — config.json is the tiny test model's and generation_config.json is the rest. Any input must end
-// in a config or attnlens::Error.
+// libFuzzer target: a Marian folder's config.json and generation_config.json as MarianConfig::fromFolder
+// reads them. The first input byte chooses the file under test: even — config.json is the rest (no generation
+// config); odd — config.json is the tiny test model's and generation_config.json is the rest. Any input must
+// end in a config or attnlens::Error.
 #include "core/models/marian_model.h"
 #include "core/util/error.h"
 #include "fuzz_file.h"

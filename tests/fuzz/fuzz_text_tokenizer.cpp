@@ -1,8 +1,8 @@
-// libFuzzer target: a BERT or GPT-2 folder's tokenizer files as the text tokenizers read them, and any text they
-// tokenize. The first input byte chooses: 0 — vocab.txt (WordPiece); 1 — vocab.json and 2 — merges.txt beside the
-// GPT-2 fixture's other file; 3 — tokenizer.json (BPE); 4 — tokenizer.json (WordPiece); 5 — the rest of the input
-// as text (any bytes, invalid UTF-8 included) for the fixtures' two tokenizers. Any input must end in tokens (that
-// decode) or attnlens::Error.
+// libFuzzer target: a BERT or GPT-2 folder's tokenizer files as the text tokenizers read them, and any text
+// they tokenize. The first input byte chooses: 0 — vocab.txt (WordPiece); 1 — vocab.json and 2 — merges.txt
+// beside the GPT-2 fixture's other file; 3 — tokenizer.json (BPE); 4 — tokenizer.json (WordPiece); 5 — the
+// rest of the input as text (any bytes, invalid UTF-8 included) for the fixtures' two tokenizers. Any input
+// must end in tokens (that decode) or attnlens::Error.
 #include "core/text/text_tokenizers.h"
 #include "core/util/error.h"
 #include "fuzz_file.h"
@@ -44,12 +44,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             exercise(*attnlens::WordPieceTokenizer::load(dir.path()), kText);
         } else if (which == 1 || which == 2) {
             dir.write(which == 1 ? "vocab.json" : "merges.txt", data + 1, size - 1);
-            dir.copy(fixtures / "gpt2" / (which == 1 ? "merges.txt" : "vocab.json"), which == 1 ? "merges.txt" : "vocab.json");
+            dir.copy(fixtures / "gpt2" / (which == 1 ? "merges.txt" : "vocab.json"),
+                     which == 1 ? "merges.txt" : "vocab.json");
             exercise(*attnlens::ByteBpeTokenizer::load(dir.path()), kText);
         } else {
             dir.write("tokenizer.json", data + 1, size - 1);
-            if (which == 3) exercise(*attnlens::ByteBpeTokenizer::load(dir.path()), kText);
-            else exercise(*attnlens::WordPieceTokenizer::load(dir.path()), kText);
+            if (which == 3)
+                exercise(*attnlens::ByteBpeTokenizer::load(dir.path()), kText);
+            else
+                exercise(*attnlens::WordPieceTokenizer::load(dir.path()), kText);
         }
     } catch (const attnlens::Error&) {
     }

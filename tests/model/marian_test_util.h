@@ -14,14 +14,22 @@
 
 namespace marian_test {
 
-inline std::filesystem::path dataDir() { return std::filesystem::path(ATTNLENS_TEST_DATA) / "marian"; }
-inline std::filesystem::path variantDir(const std::string& v) { return dataDir() / v; }
-inline attnlens::Json golden(const std::string& v) { return attnlens::readJsonFile(dataDir() / "golden" / (v + ".json")); }
+inline std::filesystem::path dataDir() {
+    return std::filesystem::path(ATTNLENS_TEST_DATA) / "marian";
+}
+inline std::filesystem::path variantDir(const std::string& v) {
+    return dataDir() / v;
+}
+inline attnlens::Json golden(const std::string& v) {
+    return attnlens::readJsonFile(dataDir() / "golden" / (v + ".json"));
+}
 inline attnlens::TensorFile goldenTensors(const std::string& v) {
     return attnlens::TensorFile::open(dataDir() / "golden" / (v + ".safetensors"));
 }
 
-inline std::vector<int> ids(const attnlens::Json& j) { return j.get<std::vector<int>>(); }
+inline std::vector<int> ids(const attnlens::Json& j) {
+    return j.get<std::vector<int>>();
+}
 
 // Largest absolute difference; shapes must match exactly (checked first, so an empty tensor can't pass).
 inline float maxAbsDiff(const attnlens::Tensor& a, const attnlens::Tensor& b) {
@@ -32,7 +40,8 @@ inline float maxAbsDiff(const attnlens::Tensor& a, const attnlens::Tensor& b) {
     }
     if (a.numel() == 0) return INFINITY;
     float m = 0.0f;
-    for (int64_t i = 0; i < a.numel(); ++i) m = std::max(m, std::abs(a.data()[i] - b.data()[i]));
+    for (int64_t i = 0; i < a.numel(); ++i)
+        m = std::max(m, std::abs(a.data()[i] - b.data()[i]));
     return m;
 }
 

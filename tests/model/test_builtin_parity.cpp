@@ -10,7 +10,6 @@
 #include "core/models/text_folder.h"
 #include "core/models/vit_model.h"
 #include "core/vision/image_io.h"
-
 #include "support/json_compare.h"
 
 #include <QtTest>
@@ -45,8 +44,8 @@ private slots:
     void gpt2();
 };
 
-// The Text page's built-in GPT-2 against the reference on its shipped weights: ids, every head, the last logits,
-// the greedy continuation (through the KV cache here, a full pass per token there).
+// The Text page's built-in GPT-2 against the reference on its shipped weights: ids, every head, the last
+// logits, the greedy continuation (through the KV cache here, a full pass per token there).
 void TestBuiltinParity::gpt2() {
     const auto files = goldenFiles("gpt2_");
     QVERIFY(files.size() >= 3);

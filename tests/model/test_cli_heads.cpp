@@ -19,7 +19,9 @@ using namespace attnlens;
 
 namespace {
 
-clitest::Run cli(const QStringList& args) { return clitest::run(args); }
+clitest::Run cli(const QStringList& args) {
+    return clitest::run(args);
+}
 
 Json runJson(const QStringList& args, const QString& json) {
     const clitest::Run r = cli(args + QStringList{"--json", json});
@@ -36,7 +38,8 @@ private slots:
         QTemporaryDir tmp;
         const clitest::Run r = cli({"heads", "--src", "Wie geht es dir?", "--stat", "sink"});
         QCOMPARE(r.exitCode, 0);
-        for (const char* kind : {"encoder sink", "decoder sink", "cross sink"}) QVERIFY2(r.out.contains(kind), qPrintable(r.out));
+        for (const char* kind : {"encoder sink", "decoder sink", "cross sink"})
+            QVERIFY2(r.out.contains(kind), qPrintable(r.out));
 
         const Json j = runJson({"heads", "--src", "Wie geht es dir?"}, tmp.filePath("one.json"));
         QCOMPARE(j["inputs"].get<int>(), 1);
@@ -57,8 +60,9 @@ private slots:
         }
     }
 
-    // --align / --align-file: the cross-attention's alignment statistic from a Pharaoh word alignment, as core
-    // computes it on the same translation; a pair outside the sentence or a line count that differs is an error.
+    // --align / --align-file: the cross-attention's alignment statistic from a Pharaoh word alignment, as
+    // core computes it on the same translation; a pair outside the sentence or a line count that differs is
+    // an error.
     void wordAlignmentAgreement() {
         QTemporaryDir tmp;
         const QString sentence = QStringLiteral("Das Haus ist klein.");
@@ -83,11 +87,13 @@ private slots:
             std::ofstream a(tmp.filePath("align.txt").toStdString());
             a << align.toStdString() << "\n";
         }
-        clitest::expectError(cli({"heads", "--src-file", tmp.filePath("src.txt"), "--align-file", tmp.filePath("align.txt")}),
-                             "1 lines for 2 sentences");
+        clitest::expectError(
+            cli({"heads", "--src-file", tmp.filePath("src.txt"), "--align-file", tmp.filePath("align.txt")}),
+            "1 lines for 2 sentences");
         clitest::expectError(cli({"heads", "--src", sentence, "--align", "0-9"}), "outside");
         clitest::expectError(cli({"heads", "--src", sentence, "--align", "zero-one"}), "SOURCE-TARGET");
-        clitest::expectError(cli({"heads", "--src-file", tmp.filePath("src.txt"), "--align", align}), "--align goes with");
+        clitest::expectError(cli({"heads", "--src-file", tmp.filePath("src.txt"), "--align", align}),
+                             "--align goes with");
     }
 
     // A batch is the mean of its sentences, each weighted by its rows (pieces).
@@ -98,7 +104,8 @@ private slots:
             std::ofstream f(tmp.filePath("src.txt").toStdString());
             f << sentences[0].toStdString() << "\n\n" << sentences[1].toStdString() << "\r\n";
         }
-        const Json batch = runJson({"heads", "--src-file", tmp.filePath("src.txt")}, tmp.filePath("batch.json"));
+        const Json batch =
+            runJson({"heads", "--src-file", tmp.filePath("src.txt")}, tmp.filePath("batch.json"));
         QCOMPARE(batch["inputs"].get<int>(), 2);
         const Json a = runJson({"heads", "--src", sentences[0]}, tmp.filePath("a.json"));
         const Json b = runJson({"heads", "--src", sentences[1]}, tmp.filePath("b.json"));
@@ -108,7 +115,8 @@ private slots:
             for (int l = 0; l < batch["kinds"][kind]["layers"].get<int>(); ++l)
                 for (int h = 0; h < batch["kinds"][kind]["heads"].get<int>(); ++h) {
                     const double expected = (ra * a["kinds"][kind]["entropy"][l][h].get<double>() +
-                                             rb * b["kinds"][kind]["entropy"][l][h].get<double>()) / (ra + rb);
+                                             rb * b["kinds"][kind]["entropy"][l][h].get<double>()) /
+                                            (ra + rb);
                     QVERIFY(std::abs(batch["kinds"][kind]["entropy"][l][h].get<double>() - expected) < 1e-5);
                 }
         }
@@ -117,7 +125,8 @@ private slots:
     void visionFolder() {
         QTemporaryDir tmp;
         const QString samples = QStringLiteral(ATTNLENS_TEST_DATA "/../../resources/samples/fashion-mnist");
-        const Json j = runJson({"heads", "--image-dir", samples, "--stat", "distance"}, tmp.filePath("v.json"));
+        const Json j =
+            runJson({"heads", "--image-dir", samples, "--stat", "distance"}, tmp.filePath("v.json"));
         QVERIFY(j["inputs"].get<int>() >= 10);
         const Json& k = j["kinds"]["vit"];
         // 28 × 28 input: a patch-to-patch distance is between 0 and the diagonal, 28·√2.
@@ -131,9 +140,10 @@ private slots:
         clitest::expectError(cli({"heads", "--src", "x", "--image", "y.png"}), "exactly one of");
         clitest::expectError(cli({"heads", "--src", "x", "--stat", "nope"}), "unknown statistic");
         clitest::expectError(cli({"heads", "--src-file", "/nonexistent/src.txt"}), "cannot read");
-        clitest::expectError(cli({"heads", "--image", QStringLiteral(ATTNLENS_TEST_DATA "/vit/images/photo_97x61.png"), "--model",
-                                  QStringLiteral(ATTNLENS_TEST_DATA "/../../resources/models/marian-de-en-tiny")}),
-                             "need a ViT model");
+        clitest::expectError(
+            cli({"heads", "--image", QStringLiteral(ATTNLENS_TEST_DATA "/vit/images/photo_97x61.png"),
+                 "--model", QStringLiteral(ATTNLENS_TEST_DATA "/../../resources/models/marian-de-en-tiny")}),
+            "need a ViT model");
         QTemporaryDir tmp;
         clitest::expectError(cli({"heads", "--image-dir", tmp.path()}), "no pictures");
     }

@@ -1,7 +1,7 @@
-// attnlens-cli text / bench --text / inspect on BERT and GPT-2 folders (tests/data/text), exactly as the issue's
-// acceptance runs them: the JSON's ids equal the reference tokenizer's, attentions and logits within 1e-4 of the
-// independent PyTorch reference, --generate's ids its greedy continuation; [MASK] predictions and continuations on
-// stdout; bad input exits 2 with one "error:" line.
+// attnlens-cli text / bench --text / inspect on BERT and GPT-2 folders (tests/data/text), exactly as the
+// issue's acceptance runs them: the JSON's ids equal the reference tokenizer's, attentions and logits within
+// 1e-4 of the independent PyTorch reference, --generate's ids its greedy continuation; [MASK] predictions and
+// continuations on stdout; bad input exits 2 with one "error:" line.
 
 #include "core/io/json_file.h"
 #include "core/io/tensor_file.h"
@@ -21,7 +21,8 @@ const QString kData = QStringLiteral(ATTNLENS_TEST_DATA "/text");
 double maxDiffNested(const Json& a, const float* b, int64_t& index) {
     double worst = 0;
     if (a.is_array()) {
-        for (const Json& x : a) worst = std::max(worst, maxDiffNested(x, b, index));
+        for (const Json& x : a)
+            worst = std::max(worst, maxDiffNested(x, b, index));
         return worst;
     }
     return std::abs(a.get<double>() - double(b[index++]));
@@ -49,12 +50,19 @@ private slots:
         const Json cases = readJsonFile((dir + "/golden.json").toStdString())["cases"];
         const Json& c = cases[size_t(index)];
         const QString out = m_dir.filePath(model + ".json");
-        QStringList args{"text", "--model", dir, "--logits", "--json", out, QString::fromStdString(c["text"].get<std::string>())};
+        QStringList args{"text",
+                         "--model",
+                         dir,
+                         "--logits",
+                         "--json",
+                         out,
+                         QString::fromStdString(c["text"].get<std::string>())};
         if (model.startsWith("gpt2")) args.insert(3, "--generate"), args.insert(4, "6");
         const auto r = clitest::run(args);
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         const Json j = readJsonFile(out.toStdString());
-        QCOMPARE(j["model_type"].get<std::string>(), model.startsWith("gpt2") ? std::string("gpt2") : std::string("bert"));
+        QCOMPARE(j["model_type"].get<std::string>(),
+                 model.startsWith("gpt2") ? std::string("gpt2") : std::string("bert"));
         QCOMPARE(j["ids"].get<std::vector<int>>(), c["ids"].get<std::vector<int>>());
         QCOMPARE(j["tokens"].get<std::vector<std::string>>(), c["tokens"].get<std::vector<std::string>>());
         const auto golden = TensorFile::open((dir + "/golden.safetensors").toStdString());
@@ -67,42 +75,54 @@ private slots:
         const Tensor logits = golden.load(p + "logits");
         QVERIFY(maxDiffNested(j["logits"], logits.data(), i) < 1e-4);
         QCOMPARE(i, logits.numel());
-        if (model.startsWith("gpt2")) QCOMPARE(j["generated_ids"].get<std::vector<int>>(), c["greedy"].get<std::vector<int>>());
+        if (model.startsWith("gpt2"))
+            QCOMPARE(j["generated_ids"].get<std::vector<int>>(), c["greedy"].get<std::vector<int>>());
     }
 
     void stdoutForEachKind() {
-        const auto mask = clitest::run({"text", "--model", kData + "/bert-mlm", "The [MASK] sat on the [MASK]."});
+        const auto mask =
+            clitest::run({"text", "--model", kData + "/bert-mlm", "The [MASK] sat on the [MASK]."});
         QVERIFY2(mask.exitCode == 0, qPrintable(mask.err));
         QCOMPARE(mask.out.count("[MASK] at "), 2);
         QVERIFY(mask.out.startsWith("[MASK] at 2:"));
         const auto plain = clitest::run({"text", "--model", kData + "/bert-cased", "Hello, world!"});
-        QCOMPARE(plain.out.split('\n', Qt::SkipEmptyParts), (QStringList{"[CLS]", "Hello", ",", "world", "!", "[SEP]"}));
+        QCOMPARE(plain.out.split('\n', Qt::SkipEmptyParts),
+                 (QStringList{"[CLS]", "Hello", ",", "world", "!", "[SEP]"}));
         const auto gen = clitest::run({"text", "--model", kData + "/gpt2", "--generate", "3", "The cat"});
         QVERIFY2(gen.exitCode == 0 && gen.out.startsWith("The cat"), qPrintable(gen.out + gen.err));
         QVERIFY(clitest::run({"text", "--help"}).exitCode == 0);
     }
 
     void badInput() {
-        clitest::expectError(clitest::run({"text", "--model", kData + "/bert-mlm", "--generate", "3", "a"}), "only decoder-only models generate");
-        clitest::expectError(clitest::run({"text", "--model", kData + "/bert-cased", "--logits", "a"}), "no language-model head");
-        clitest::expectError(clitest::run({"text", "--model", kData + "/gpt2", QString("word ").repeated(80)}), "too long");
-        clitest::expectError(clitest::run({"text", "--model", QStringLiteral(ATTNLENS_TEST_DATA "/marian/tiny-f32"), "a"}),
-                             "model_type 'marian' is not a text model");
+        clitest::expectError(clitest::run({"text", "--model", kData + "/bert-mlm", "--generate", "3", "a"}),
+                             "only decoder-only models generate");
+        clitest::expectError(clitest::run({"text", "--model", kData + "/bert-cased", "--logits", "a"}),
+                             "no language-model head");
+        clitest::expectError(
+            clitest::run({"text", "--model", kData + "/gpt2", QString("word ").repeated(80)}), "too long");
+        clitest::expectError(
+            clitest::run({"text", "--model", QStringLiteral(ATTNLENS_TEST_DATA "/marian/tiny-f32"), "a"}),
+            "model_type 'marian' is not a text model");
         QTemporaryDir bare; // config and weights, no tokenizer
         for (const char* f : {"config.json", "model.safetensors"})
             QVERIFY(QFile::copy(kData + "/gpt2/" + f, bare.filePath(f)));
-        clitest::expectError(clitest::run({"text", "--model", bare.path(), "a"}), "vocab.json and merges.txt are missing");
-        clitest::expectError(clitest::run({"bench", "--model", kData + "/bert-mlm", "--text", "a", "--new-tokens", "4"}),
-                             "does not generate");
+        clitest::expectError(clitest::run({"text", "--model", bare.path(), "a"}),
+                             "vocab.json and merges.txt are missing");
+        clitest::expectError(
+            clitest::run({"bench", "--model", kData + "/bert-mlm", "--text", "a", "--new-tokens", "4"}),
+            "does not generate");
     }
 
     void benchAndInspect() {
-        const auto bench = clitest::run({"bench", "--model", kData + "/gpt2", "--text", "The cat sat", "--new-tokens", "4", "--repeat", "2"});
+        const auto bench = clitest::run({"bench", "--model", kData + "/gpt2", "--text", "The cat sat",
+                                         "--new-tokens", "4", "--repeat", "2"});
         QVERIFY2(bench.exitCode == 0, qPrintable(bench.err));
         const Json b = Json::parse(bench.out.toStdString());
         QCOMPARE(b["task"].get<std::string>(), std::string("text"));
-        for (const char* key : {"median_ms", "per_token_ms", "prompt_ms"}) QVERIFY2(b[key].get<double>() > 0, key);
-        const auto inspect = clitest::run({"inspect", "--model", kData + "/bert-mlm", "--json", m_dir.filePath("i.json")});
+        for (const char* key : {"median_ms", "per_token_ms", "prompt_ms"})
+            QVERIFY2(b[key].get<double>() > 0, key);
+        const auto inspect =
+            clitest::run({"inspect", "--model", kData + "/bert-mlm", "--json", m_dir.filePath("i.json")});
         QVERIFY2(inspect.exitCode == 0, qPrintable(inspect.err));
         const Json i = readJsonFile(m_dir.filePath("i.json").toStdString());
         QCOMPARE(i["model_type"].get<std::string>(), std::string("bert"));

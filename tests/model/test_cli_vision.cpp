@@ -18,10 +18,16 @@ namespace {
 
 using clitest::Run;
 
-Run cli(const QStringList& args) { return clitest::run(args); }
+Run cli(const QStringList& args) {
+    return clitest::run(args);
+}
 
-QString model(const char* name) { return QString::fromStdString(vittest::modelDir(name).string()); }
-QString image(const char* name) { return QString::fromStdString(vittest::imagePath(name).string()); }
+QString model(const char* name) {
+    return QString::fromStdString(vittest::modelDir(name).string());
+}
+QString image(const char* name) {
+    return QString::fromStdString(vittest::imagePath(name).string());
+}
 
 // Exit 2, no crash, exactly one stderr line starting "error:" and mentioning `fragment`.
 void expectUsageError(const QStringList& args, const QString& fragment) {
@@ -40,13 +46,15 @@ private slots:
         const QString json = tmp.filePath("photo.json");
         Run r = cli({"vision", "--json", json, image("photo_97x61.png")});
         QCOMPARE(r.exitCode, 0);
-        QVERIFY2(r.err.contains("note: not like the built-in model's Fashion-MNIST training pictures: in colour"),
-                 qPrintable(r.err));
+        QVERIFY2(
+            r.err.contains("note: not like the built-in model's Fashion-MNIST training pictures: in colour"),
+            qPrintable(r.err));
         Json j = readJsonFile(json.toStdString());
         QVERIFY(j.contains("domain_mismatch"));
         QCOMPARE(j["domain_mismatch"][0].get<std::string>(), std::string("in colour"));
 
-        const QString sample = QStringLiteral(ATTNLENS_TEST_DATA "/../../resources/samples/fashion-mnist/ankle_boot_1.png");
+        const QString sample =
+            QStringLiteral(ATTNLENS_TEST_DATA "/../../resources/samples/fashion-mnist/ankle_boot_1.png");
         r = cli({"vision", "--json", json, sample});
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(!r.err.contains("note:"), qPrintable(r.err));
@@ -54,24 +62,27 @@ private slots:
         QVERIFY(!j.contains("domain_mismatch"));
     }
 
-    // --ablate: the JSON is the ablated run (equal to the reference's head_mask golden), with the heads and the
-    // plain run's top-5; stderr says how the top class changed; bad lists exit 2.
+    // --ablate: the JSON is the ablated run (equal to the reference's head_mask golden), with the heads and
+    // the plain run's top-5; stderr says how the top class changed; bad lists exit 2.
     void ablateHeads() {
         QTemporaryDir tmp;
         const QString json = tmp.filePath("ablated.json");
-        const clitest::Run r = cli({"vision", "--model", model("rgb"), "--ablate", "0:1,1:0,1:3", "--json", json,
-                                    image("photo_97x61.png")});
+        const clitest::Run r = cli({"vision", "--model", model("rgb"), "--ablate", "0:1,1:0,1:3", "--json",
+                                    json, image("photo_97x61.png")});
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(r.err.contains("note: ablated 3 head(s): top class"), qPrintable(r.err));
         const Json j = readJsonFile(json.toStdString());
         QCOMPARE(j["ablated"], Json({{0, 1}, {1, 0}, {1, 3}}));
         QCOMPARE(j["baseline_top"].size(), size_t(5));
         const Tensor golden = vittest::golden("rgb", "ablate_photo_97x61", "logits");
-        for (int i = 0; i < golden.dim(0); ++i) QVERIFY(std::abs(j["logits"][i].get<double>() - golden.at({i})) < 1e-4);
-        clitest::expectError(cli({"vision", "--model", model("rgb"), "--ablate", "2:0", image("photo_97x61.png")}),
-                             "outside the 2 layers");
-        clitest::expectError(cli({"vision", "--model", model("rgb"), "--ablate", "0-1", image("photo_97x61.png")}),
-                             "expected LAYER:HEAD");
+        for (int i = 0; i < golden.dim(0); ++i)
+            QVERIFY(std::abs(j["logits"][i].get<double>() - golden.at({i})) < 1e-4);
+        clitest::expectError(
+            cli({"vision", "--model", model("rgb"), "--ablate", "2:0", image("photo_97x61.png")}),
+            "outside the 2 layers");
+        clitest::expectError(
+            cli({"vision", "--model", model("rgb"), "--ablate", "0-1", image("photo_97x61.png")}),
+            "expected LAYER:HEAD");
     }
 
     void topFiveAndJson() {
@@ -159,7 +170,8 @@ private slots:
             std::ifstream in(vittest::imagePath("photo_97x61.png"), std::ios::binary);
             std::string bytes{std::istreambuf_iterator<char>(in), {}};
             const auto idat = bytes.find("IDAT");
-            for (size_t i = idat + 20; i < idat + 60; ++i) bytes[i] = 0; // chunks intact, deflate data broken
+            for (size_t i = idat + 20; i < idat + 60; ++i)
+                bytes[i] = 0; // chunks intact, deflate data broken
             std::ofstream(corrupt.toStdString(), std::ios::binary) << bytes;
             std::ifstream bmp(vittest::imagePath("small_11x7.bmp"), std::ios::binary);
             std::string b{std::istreambuf_iterator<char>(bmp), {}};
@@ -172,25 +184,28 @@ private slots:
         expectUsageError({"vision", "--model", model("rgb")}, "missing IMAGE");
         expectUsageError({"vision", "--model", model("rgb"), "--layer", "0", image("small_11x7.png")},
                          "only applies with --overlay");
-        expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--layer", "2",
-                          image("small_11x7.png")},
+        expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--layer",
+                          "2", image("small_11x7.png")},
                          "out of range");
-        expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--head", "4",
-                          image("small_11x7.png")},
+        expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--head",
+                          "4", image("small_11x7.png")},
                          "out of range");
-        expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--query", "4,0",
-                          image("small_11x7.png")},
+        expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--query",
+                          "4,0", image("small_11x7.png")},
                          "outside the 4×4 grid");
-        expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--query", "middle",
-                          image("small_11x7.png")},
+        expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--query",
+                          "middle", image("small_11x7.png")},
                          "expected cls, rollout, flow or ROW,COL");
         expectUsageError({"vision", "--model", model("rgb-interp"), image("small_11x7.png")}, "image_size");
-        expectUsageError({"vision", "--model", tmp.path(), image("small_11x7.png")}, "config.json is missing");
+        expectUsageError({"vision", "--model", tmp.path(), image("small_11x7.png")},
+                         "config.json is missing");
         expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("no/dir/o.png"),
                           image("small_11x7.png")},
                          "cannot write PNG");
         // Interpolation makes the 24×32 processor size usable.
-        QCOMPARE(cli({"vision", "--model", model("rgb-interp"), "--interpolate-pos", image("small_11x7.png")}).exitCode, 0);
+        QCOMPARE(cli({"vision", "--model", model("rgb-interp"), "--interpolate-pos", image("small_11x7.png")})
+                     .exitCode,
+                 0);
     }
 
     void evalOverList() {
@@ -200,13 +215,14 @@ private slots:
         const int best = int(std::max_element(logits.data(), logits.data() + 5) - logits.data());
         const char* names[] = {"cat", "dog", "bird", "fish", "frog"};
         const QString list = tmp.filePath("list.tsv");
-        std::ofstream(list.toStdString()) << "# path<TAB>label\n"
-                                          << vittest::imagePath("photo_97x61.png").string() << "\t" << names[best] << "\n"
-                                          << vittest::imagePath("photo_97x61.png").string() << "\t" << (best + 1) % 5
-                                          << "\n"
-                                          << vittest::imagePath("small_11x7.png").string() << "\n";
+        std::ofstream(list.toStdString())
+            << "# path<TAB>label\n"
+            << vittest::imagePath("photo_97x61.png").string() << "\t" << names[best] << "\n"
+            << vittest::imagePath("photo_97x61.png").string() << "\t" << (best + 1) % 5 << "\n"
+            << vittest::imagePath("small_11x7.png").string() << "\n";
         const QString json = tmp.filePath("eval.json");
-        const Run r = cli({"vision-eval", "--model", model("rgb"), "--list", list, "--capture", "--json", json});
+        const Run r =
+            cli({"vision-eval", "--model", model("rgb"), "--list", list, "--capture", "--json", json});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY(r.out.contains("images\t3\n"));
         QVERIFY(r.out.contains("labelled\t2\n"));
@@ -225,24 +241,26 @@ private slots:
     void evalOverIdx() {
         // A 3-image IDX pair written here (uncompressed; gzip'd files are read the same way).
         QTemporaryDir tmp;
-        const std::string images = tmp.filePath("img.idx").toStdString(), labels = tmp.filePath("lab.idx").toStdString();
+        const std::string images = tmp.filePath("img.idx").toStdString(),
+                          labels = tmp.filePath("lab.idx").toStdString();
         {
             std::ofstream out(images, std::ios::binary);
             const unsigned char head[] = {0, 0, 8, 3, 0, 0, 0, 3, 0, 0, 0, 16, 0, 0, 0, 16};
             out.write(reinterpret_cast<const char*>(head), sizeof head);
-            for (int i = 0; i < 3 * 256; ++i) out.put(static_cast<char>((i * 37) % 256));
+            for (int i = 0; i < 3 * 256; ++i)
+                out.put(static_cast<char>((i * 37) % 256));
             std::ofstream lab(labels, std::ios::binary);
             const unsigned char lhead[] = {0, 0, 8, 1, 0, 0, 0, 3, 0, 1, 2};
             lab.write(reinterpret_cast<const char*>(lhead), sizeof lhead);
         }
-        const Run r = cli({"vision-eval", "--model", model("grey"), "--idx-images", QString::fromStdString(images),
-                           "--idx-labels", QString::fromStdString(labels)});
+        const Run r = cli({"vision-eval", "--model", model("grey"), "--idx-images",
+                           QString::fromStdString(images), "--idx-labels", QString::fromStdString(labels)});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY(r.out.contains("images\t3\n"));
         QVERIFY(r.out.contains("labelled\t3\n"));
         std::ofstream(labels, std::ios::binary) << "garbage";
-        expectUsageError({"vision-eval", "--model", model("grey"), "--idx-images", QString::fromStdString(images),
-                          "--idx-labels", QString::fromStdString(labels)},
+        expectUsageError({"vision-eval", "--model", model("grey"), "--idx-images",
+                          QString::fromStdString(images), "--idx-labels", QString::fromStdString(labels)},
                          "IDX");
     }
 };

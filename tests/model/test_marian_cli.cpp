@@ -1,20 +1,19 @@
-// attnlens-cli translate / bench: exit codes, stdout, JSON shape (the CLI contract, docs/architecture.md), and
-// agreement of the JSON with the reference goldens.
+// attnlens-cli translate / bench: exit codes, stdout, JSON shape (the CLI contract, docs/architecture.md),
+// and agreement of the JSON with the reference goldens.
 
 #include "core/analysis/attention_flow.h"
+#include "core/ops/gemm.h"
 #include "marian_test_util.h"
 #include "support/waits.h"
 
 #include <QDir>
 #include <QImage>
-#include "core/ops/gemm.h"
-
 #include <QProcess>
-
-#include <cmath>
 #include <QSvgRenderer>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <cmath>
 
 using namespace attnlens;
 using namespace marian_test;
@@ -37,7 +36,9 @@ Run cli(const QStringList& args) {
     return r;
 }
 
-QString variant(const char* v) { return QString::fromStdString(variantDir(v).string()); }
+QString variant(const char* v) {
+    return QString::fromStdString(variantDir(v).string());
+}
 
 } // namespace
 
@@ -61,12 +62,13 @@ void TestMarianCli::translateJsonShape() {
     QTemporaryDir tmp;
     const QString out = tmp.filePath("t.json");
     const Json g = golden("tiny-f32")["cases"][0];
-    const Run r = cli({"translate", "--model", variant("tiny-f32"), "--beam", "1", "--max-new-tokens", "20", "--json",
-                       out, QString::fromStdString(g["source"].get<std::string>())});
+    const Run r = cli({"translate", "--model", variant("tiny-f32"), "--beam", "1", "--max-new-tokens", "20",
+                       "--json", out, QString::fromStdString(g["source"].get<std::string>())});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QCOMPARE(r.out.trimmed().toStdString(), g["greedy"]["translation"].get<std::string>());
     const Json j = readJsonFile(out.toStdString());
-    for (const char* key : {"source", "source_tokens", "source_ids", "target_tokens", "target_ids", "translation", "attentions"})
+    for (const char* key : {"source", "source_tokens", "source_ids", "target_tokens", "target_ids",
+                            "translation", "attentions"})
         QVERIFY2(j.contains(key), key);
     QCOMPARE(j["source"].get<std::string>(), g["source"].get<std::string>());
     QCOMPARE(ids(j["source_ids"]), ids(g["source_ids"]));
@@ -91,12 +93,16 @@ void TestMarianCli::translateJsonShape() {
         for (int h = 0; h < 4; ++h)
             for (size_t q = 0; q < T; ++q) {
                 for (size_t k = 0; k < T; ++k)
-                    d = std::max(d, std::abs(a["decoder"][l][h][q][k].get<float>() - dec.at({l, h, int64_t(q), int64_t(k)})));
+                    d = std::max(d, std::abs(a["decoder"][l][h][q][k].get<float>() -
+                                             dec.at({l, h, int64_t(q), int64_t(k)})));
                 for (size_t s = 0; s < S; ++s)
-                    d = std::max(d, std::abs(a["cross"][l][h][q][s].get<float>() - cross.at({l, h, int64_t(q), int64_t(s)})));
+                    d = std::max(d, std::abs(a["cross"][l][h][q][s].get<float>() -
+                                             cross.at({l, h, int64_t(q), int64_t(s)})));
             }
     for (size_t q = 0; q < S; ++q)
-        for (size_t k = 0; k < S; ++k) d = std::max(d, std::abs(a["encoder"][1][2][q][k].get<float>() - enc.at({1, 2, int64_t(q), int64_t(k)})));
+        for (size_t k = 0; k < S; ++k)
+            d = std::max(
+                d, std::abs(a["encoder"][1][2][q][k].get<float>() - enc.at({1, 2, int64_t(q), int64_t(k)})));
     QVERIFY2(d < 1e-4f, qPrintable(QString::number(d)));
 }
 
@@ -105,30 +111,38 @@ void TestMarianCli::translateBeamMatchesGolden() {
     const QString out = tmp.filePath("b.json");
     const Json g = golden("tiny-unshared")["cases"][1];
     const Json b = g["beam"][0]; // num_beams 3, length_penalty 1, early_stopping false (generation defaults)
-    const Run r = cli({"translate", "--model", variant("tiny-unshared"), "--beam", QString::number(b["num_beams"].get<int>()),
-                       "--max-new-tokens", QString::number(b["max_new_tokens"].get<int>()), "--json", out,
+    const Run r = cli({"translate", "--model", variant("tiny-unshared"), "--beam",
+                       QString::number(b["num_beams"].get<int>()), "--max-new-tokens",
+                       QString::number(b["max_new_tokens"].get<int>()), "--json", out,
                        QString::fromStdString(g["source"].get<std::string>())});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QCOMPARE(ids(readJsonFile(out.toStdString())["target_ids"]), ids(b["ids"]));
 }
 
-// --ablate: the output equals the reference's greedy decoding with those heads masked (golden), the JSON names
-// the heads and the plain translation, and stderr says where the tokens part.
+// --ablate: the output equals the reference's greedy decoding with those heads masked (golden), the JSON
+// names the heads and the plain translation, and stderr says where the tokens part.
 void TestMarianCli::translateWithAblatedHeads() {
     QTemporaryDir tmp;
     const QString out = tmp.filePath("a.json");
-    const Json g = readJsonFile(std::filesystem::path(ATTNLENS_TEST_DATA) / "marian" / "golden" / "ablate-tiny-f32.json");
+    const Json g = readJsonFile(std::filesystem::path(ATTNLENS_TEST_DATA) / "marian" / "golden" /
+                                "ablate-tiny-f32.json");
     QStringList list;
     for (const Json& a : g["ablated"])
-        list << QStringLiteral("%1:%2:%3").arg(QString::fromStdString(a[0].get<std::string>())).arg(a[1].get<int>()).arg(a[2].get<int>());
-    const Run r = cli({"translate", "--model", variant("tiny-f32"), "--beam", "1", "--max-new-tokens", "20", "--ablate",
-                       list.join(','), "--json", out, QString::fromStdString(g["source"].get<std::string>())});
+        list << QStringLiteral("%1:%2:%3")
+                    .arg(QString::fromStdString(a[0].get<std::string>()))
+                    .arg(a[1].get<int>())
+                    .arg(a[2].get<int>());
+    const Run r =
+        cli({"translate", "--model", variant("tiny-f32"), "--beam", "1", "--max-new-tokens", "20", "--ablate",
+             list.join(','), "--json", out, QString::fromStdString(g["source"].get<std::string>())});
     QVERIFY2(r.code == 0, qPrintable(r.err));
-    QVERIFY2(r.err.contains("note: ablated 3 head(s):") && r.err.contains("part at target position"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("note: ablated 3 head(s):") && r.err.contains("part at target position"),
+             qPrintable(r.err));
     const Json j = readJsonFile(out.toStdString());
     QCOMPARE(ids(j["target_ids"]), ids(g["greedy"]["ids"]));
     QCOMPARE(j["ablated"].size(), size_t(3));
-    QCOMPARE(j["baseline_translation"].get<std::string>(), golden("tiny-f32")["cases"][0]["greedy"]["translation"].get<std::string>());
+    QCOMPARE(j["baseline_translation"].get<std::string>(),
+             golden("tiny-f32")["cases"][0]["greedy"]["translation"].get<std::string>());
     // What changed: where the tokens part, p(plain token) with and without the heads, the top 5 there.
     const Json& c = j["change"];
     QVERIFY(c["parts_at"].is_number());
@@ -136,15 +150,17 @@ void TestMarianCli::translateWithAblatedHeads() {
     const size_t at = size_t(c["position"].get<int>());
     QVERIFY(c["baseline_token_probs"][at].get<float>() > c["ablated_token_probs"][at].get<float>());
     QCOMPARE(c["top5_all_heads"].size(), size_t(5));
-    QCOMPARE(c["top5_ablated"][0]["id"].get<int>(), j["target_ids"][at].get<int>()); // the ablated run's choice
+    QCOMPARE(c["top5_ablated"][0]["id"].get<int>(),
+             j["target_ids"][at].get<int>()); // the ablated run's choice
 }
 
-// --through L: the encoder's rollout and attention flow through layers 0…L in the JSON, equal to core's on the
-// encoder attention the same JSON holds.
+// --through L: the encoder's rollout and attention flow through layers 0…L in the JSON, equal to core's on
+// the encoder attention the same JSON holds.
 void TestMarianCli::translateThroughEncoderLayers() {
     QTemporaryDir tmp;
     const QString out = tmp.filePath("t.json");
-    const Run r = cli({"translate", "--model", variant("tiny-f32"), "--through", "1", "--json", out, "Das Haus ist klein."});
+    const Run r = cli({"translate", "--model", variant("tiny-f32"), "--through", "1", "--json", out,
+                       "Das Haus ist klein."});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     const Json j = readJsonFile(out.toStdString());
     QCOMPARE(j["through_layer"].get<int>(), 1);
@@ -154,7 +170,8 @@ void TestMarianCli::translateThroughEncoderLayers() {
     for (int l = 0; l < L; ++l)
         for (int h = 0; h < H; ++h)
             for (int q = 0; q < S; ++q)
-                for (int k = 0; k < S; ++k) t.data()[((int64_t(l) * H + h) * S + q) * S + k] = enc[l][h][q][k].get<float>();
+                for (int k = 0; k < S; ++k)
+                    t.data()[((int64_t(l) * H + h) * S + q) * S + k] = enc[l][h][q][k].get<float>();
     FlowOptions fo;
     fo.lastLayer = 1;
     RolloutOptions ro;
@@ -178,27 +195,34 @@ void TestMarianCli::badInputs_data() {
     QTest::addColumn<QString>("message");
     const QString m = variant("tiny-f32");
     QTest::newRow("no sentence") << QStringList{"translate", "--model", m} << "missing";
-    QTest::newRow("two sentences") << QStringList{"translate", "--model", m, "a", "b"} << "unexpected argument";
+    QTest::newRow("two sentences") << QStringList{"translate", "--model", m, "a", "b"}
+                                   << "unexpected argument";
     QTest::newRow("bad beam") << QStringList{"translate", "--model", m, "--beam", "0", "Hallo"} << "--beam";
-    QTest::newRow("bad max-new-tokens") << QStringList{"translate", "--model", m, "--max-new-tokens", "x", "Hallo"}
-                                        << "--max-new-tokens";
-    QTest::newRow("missing folder") << QStringList{"translate", "--model", "/nonexistent/model", "Hallo"} << "not a model folder";
-    QTest::newRow("too long") << QStringList{"translate", "--model", m, QString("Hund ").repeated(80)} << "too long";
+    QTest::newRow("bad max-new-tokens")
+        << QStringList{"translate", "--model", m, "--max-new-tokens", "x", "Hallo"} << "--max-new-tokens";
+    QTest::newRow("missing folder") << QStringList{"translate", "--model", "/nonexistent/model", "Hallo"}
+                                    << "not a model folder";
+    QTest::newRow("too long") << QStringList{"translate", "--model", m, QString("Hund ").repeated(80)}
+                              << "too long";
     QTest::newRow("unknown flag") << QStringList{"translate", "--model", m, "--foo", "Hallo"} << "--foo";
     QTest::newRow("bad precision") << QStringList{"translate", "--model", m, "--precision", "fp16", "Hallo"}
                                    << "--precision: expected fp32 or bf16";
     const QString png = QDir::temp().filePath("attnlens-never-written.png");
-    QTest::newRow("heatmap extension") << QStringList{"translate", "--model", m, "--heatmap", "x.jpg", "Hallo"}
-                                       << ".png or .svg";
-    QTest::newRow("heatmap folder") << QStringList{"translate", "--model", m, "--heatmap", "/nonexistent/x.png", "Hallo"}
+    QTest::newRow("heatmap extension")
+        << QStringList{"translate", "--model", m, "--heatmap", "x.jpg", "Hallo"} << ".png or .svg";
+    QTest::newRow("heatmap folder") << QStringList{"translate",          "--model", m, "--heatmap",
+                                                   "/nonexistent/x.png", "Hallo"}
                                     << "does not exist";
-    QTest::newRow("layer without heatmap") << QStringList{"translate", "--model", m, "--layer", "0", "Hallo"}
-                                           << "only applies with --heatmap";
-    QTest::newRow("heatmap kind") << QStringList{"translate", "--model", m, "--heatmap", png, "--kind", "self", "Hallo"}
+    QTest::newRow("layer without heatmap")
+        << QStringList{"translate", "--model", m, "--layer", "0", "Hallo"} << "only applies with --heatmap";
+    QTest::newRow("heatmap kind") << QStringList{"translate", "--model", m,      "--heatmap",
+                                                 png,         "--kind",  "self", "Hallo"}
                                   << "--kind";
-    QTest::newRow("heatmap layer") << QStringList{"translate", "--model", m, "--heatmap", png, "--layer", "99", "Hallo"}
+    QTest::newRow("heatmap layer") << QStringList{"translate", "--model", m,    "--heatmap",
+                                                  png,         "--layer", "99", "Hallo"}
                                    << "--layer";
-    QTest::newRow("heatmap head") << QStringList{"translate", "--model", m, "--heatmap", png, "--head", "99", "Hallo"}
+    QTest::newRow("heatmap head") << QStringList{"translate", "--model", m,    "--heatmap",
+                                                 png,         "--head",  "99", "Hallo"}
                                   << "--head";
     QTest::newRow("ablate kind") << QStringList{"translate", "--model", m, "--ablate", "self:0:0", "Hallo"}
                                  << "KIND encoder, decoder or cross";
@@ -207,7 +231,8 @@ void TestMarianCli::badInputs_data() {
     QTest::newRow("ablate syntax") << QStringList{"translate", "--model", m, "--ablate", "encoder:0", "Hallo"}
                                    << "expected LAYER:HEAD";
     QTest::newRow("heatmap colormap")
-        << QStringList{"translate", "--model", m, "--heatmap", png, "--colormap", "rainbow", "Hallo"} << "--colormap";
+        << QStringList{"translate", "--model", m, "--heatmap", png, "--colormap", "rainbow", "Hallo"}
+        << "--colormap";
 }
 
 void TestMarianCli::badInputs() {
@@ -227,8 +252,9 @@ void TestMarianCli::heatmapExports() {
         const QString png = tmp.filePath(QString("%1.png").arg(kind));
         const QString svg = tmp.filePath(QString("%1.svg").arg(kind));
         for (const QString& out : {png, svg}) {
-            const Run r = cli({"translate", "--model", variant("tiny-f32"), "--max-new-tokens", "6", "--heatmap", out,
-                               "--kind", kind, "--layer", "0", "--head", "max", "--cell", "10", "Guten Morgen"});
+            const Run r =
+                cli({"translate", "--model", variant("tiny-f32"), "--max-new-tokens", "6", "--heatmap", out,
+                     "--kind", kind, "--layer", "0", "--head", "max", "--cell", "10", "Guten Morgen"});
             QVERIFY2(r.code == 0, qPrintable(r.err));
             QVERIFY2(r.err.isEmpty(), qPrintable(r.err)); // no Qt chatter on stderr
         }
@@ -244,8 +270,8 @@ void TestMarianCli::heatmapExports() {
 void TestMarianCli::nonUtf8Argument() {
     // QProcess cannot pass raw bytes; let the shell build the Latin-1 argument "Stra\xdfe".
     QProcess p;
-    p.start("/bin/sh", {"-c", "exec \"$0\" translate --model \"$1\" \"$(printf 'Stra\\337e')\"", ATTNLENS_CLI_PATH,
-                        variant("tiny-f32")});
+    p.start("/bin/sh", {"-c", "exec \"$0\" translate --model \"$1\" \"$(printf 'Stra\\337e')\"",
+                        ATTNLENS_CLI_PATH, variant("tiny-f32")});
     p.waitForFinished(attnlens::test::kHangMs);
     QCOMPARE(p.exitCode(), 2);
     const QString err = QString::fromUtf8(p.readAllStandardError());
@@ -281,14 +307,15 @@ void TestMarianCli::brokenFolders() {
 }
 
 void TestMarianCli::bench() {
-    const Run r = cli({"bench", "--model", variant("tiny-f32"), "--src", "Der Hund läuft.", "--new-tokens", "5",
-                       "--beam", "2", "--repeat", "3", "--warmup", "1"});
+    const Run r = cli({"bench", "--model", variant("tiny-f32"), "--src", "Der Hund läuft.", "--new-tokens",
+                       "5", "--beam", "2", "--repeat", "3", "--warmup", "1"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     const Json j = Json::parse(r.out.toStdString());
     QCOMPARE(j["task"].get<std::string>(), std::string("translation"));
     QCOMPARE(j["repeat"].get<int>(), 3);
     QCOMPARE(j["threads"].get<int>(), 1);
-    for (const char* key : {"median_ms", "min_ms", "max_ms", "encode_ms", "per_token_ms"}) QVERIFY2(j[key].is_number(), key);
+    for (const char* key : {"median_ms", "min_ms", "max_ms", "encode_ms", "per_token_ms"})
+        QVERIFY2(j[key].is_number(), key);
     QVERIFY(j["min_ms"].get<double>() <= j["median_ms"].get<double>());
     QVERIFY(j["median_ms"].get<double>() <= j["max_ms"].get<double>());
     QCOMPARE(j["precision"].get<std::string>(), std::string("fp32"));
@@ -302,8 +329,9 @@ void TestMarianCli::bench() {
 // --precision bf16: where the CPU can, the run reports its measured difference from fp32 (small, not
 // zero: the weights really are bfloat16); where it cannot, one error line naming what is missing.
 void TestMarianCli::bf16Precision() {
-    const QStringList args{"bench", "--model", variant("tiny-f32"), "--src", "Der Hund läuft.", "--new-tokens", "4",
-                           "--repeat", "1", "--warmup", "0", "--precision", "bf16"};
+    const QStringList args{
+        "bench",    "--model", variant("tiny-f32"), "--src", "Der Hund läuft.", "--new-tokens", "4",
+        "--repeat", "1",       "--warmup",          "0",     "--precision",     "bf16"};
     const Run r = cli(args);
     if (!attnlens::bf16Available()) {
         QCOMPARE(r.code, 2);
@@ -317,10 +345,12 @@ void TestMarianCli::bf16Precision() {
     // (how large it is depends on the model: this tiny random one amplifies bf16's rounding far more
     // than real checkpoints; the kernel itself is checked against emulated bf16 in test_tensor_ops)
     const double scale = j["parity"]["fp32_max_abs_logits"].get<double>();
-    QVERIFY2(logits > 0.0 && std::isfinite(logits) && scale > 0.0, qPrintable(QString("%1 of %2").arg(logits).arg(scale)));
+    QVERIFY2(logits > 0.0 && std::isfinite(logits) && scale > 0.0,
+             qPrintable(QString("%1 of %2").arg(logits).arg(scale)));
     QVERIFY(j["parity"]["max_abs_attention"].get<double>() >= 0.0);
     QVERIFY(j["parity"]["same_result"].is_boolean());
-    const Run t = cli({"translate", "--model", variant("tiny-f32"), "--precision", "bf16", "Der Hund läuft."});
+    const Run t =
+        cli({"translate", "--model", variant("tiny-f32"), "--precision", "bf16", "Der Hund läuft."});
     QVERIFY2(t.code == 0, qPrintable(t.err));
     QVERIFY2(t.err.startsWith("note: bf16 against fp32 on this input: max |Δ logits|"), qPrintable(t.err));
 }

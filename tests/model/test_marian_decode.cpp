@@ -55,7 +55,8 @@ void TestMarianDecode::greedyMatchesReference_data() {
     QTest::addColumn<QString>("variant");
     QTest::addColumn<int>("sentence");
     for (const char* v : {"tiny-f32", "tiny-f16", "tiny-unshared"})
-        for (int s = 0; s < 2; ++s) QTest::newRow((std::string(v) + "/s" + std::to_string(s)).c_str()) << v << s;
+        for (int s = 0; s < 2; ++s)
+            QTest::newRow((std::string(v) + "/s" + std::to_string(s)).c_str()) << v << s;
 }
 
 void TestMarianDecode::greedyMatchesReference() {
@@ -144,11 +145,13 @@ void TestMarianDecode::capturedRowsEqualForcedPass() {
     // unless the last step hit max_new_tokens). Beam search, like transformers' Marian, drops the pad
     // logit before the log-softmax (adjust_logits_during_generation); greedy normalises over all.
     for (int64_t t = 0; t + 1 < T; ++t) {
-        std::vector<float> row(forced.logits.data() + t * forced.logits.dim(1), forced.logits.data() + (t + 1) * forced.logits.dim(1));
+        std::vector<float> row(forced.logits.data() + t * forced.logits.dim(1),
+                               forced.logits.data() + (t + 1) * forced.logits.dim(1));
         if (beams > 1) row[model->config().padTokenId] = -std::numeric_limits<float>::infinity();
         const float mx = *std::max_element(row.begin(), row.end());
         double sum = 0;
-        for (float x : row) sum += std::exp(double(x - mx));
+        for (float x : row)
+            sum += std::exp(double(x - mx));
         const float lp = row[trace->targetIds[t]] - mx - float(std::log(sum));
         QVERIFY(std::abs(lp - trace->tokenLogprobs[t]) < 1e-4f);
     }
@@ -182,7 +185,8 @@ void TestMarianDecode::stepBackReset() {
         session.run();
         const auto full = session.tokens();
         const auto fullTrace = session.trace();
-        while (session.back()) {}
+        while (session.back()) {
+        }
         QCOMPARE(session.stepCount(), 0);
         session.run();
         QCOMPARE(session.tokens(), full);
@@ -244,7 +248,8 @@ void TestMarianDecode::forcedEosAtMaxLength() {
         QVERIFY(ids.size() <= 4);
         QCOMPARE(ids.back(), 0); // </s>
         const int pad = model->config().padTokenId;
-        for (const auto& n : session.nodes()) QVERIFY(n.token != pad || n.id == 0); // pad never generated
+        for (const auto& n : session.nodes())
+            QVERIFY(n.token != pad || n.id == 0); // pad never generated
     }
 }
 
@@ -260,7 +265,8 @@ void TestMarianDecode::candidates() {
     const auto c = session.currentCandidates();
     QCOMPARE(c.size(), size_t(5));
     QCOMPARE(c[0].id, session.tokens()[0]); // greedy picks the top candidate
-    for (size_t i = 1; i < c.size(); ++i) QVERIFY(c[i - 1].prob >= c[i].prob);
+    for (size_t i = 1; i < c.size(); ++i)
+        QVERIFY(c[i - 1].prob >= c[i].prob);
     QCOMPARE(c[0].piece, tok->idToPiece(c[0].id));
     QVERIFY(std::abs(c[0].prob - std::exp(c[0].logprob)) < 1e-6f);
 }
@@ -292,7 +298,8 @@ void TestMarianDecode::cancel() {
 // Head ablation equals the reference's layer_head_mask / cross_attn_layer_head_mask = 0: the greedy output of
 // a DecodeSession with those heads off, then the encoder attention and a teacher-forced pass (logits, decoder
 // and cross attention) with them off; the ablated heads' attention is zero; beam search takes the ablation
-// too (its captured rows equal the forced pass of its output); no ablation is the plain model; bad heads throw.
+// too (its captured rows equal the forced pass of its output); no ablation is the plain model; bad heads
+// throw.
 void TestMarianDecode::headAblationMatchesHeadMask() {
     const auto model = MarianModel::load(variantDir("tiny-f32"));
     const auto tok = MarianTokenizer::load(variantDir("tiny-f32"));
@@ -301,7 +308,10 @@ void TestMarianDecode::headAblationMatchesHeadMask() {
     MarianAblation ablation;
     for (const Json& a : g["ablated"]) {
         const std::string kind = a[0].get<std::string>();
-        ablation.add(kind == "encoder" ? 0 : kind == "decoder" ? 1 : 2, a[1].get<int>(), a[2].get<int>(), model->config());
+        ablation.add(kind == "encoder"   ? 0
+                     : kind == "decoder" ? 1
+                                         : 2,
+                     a[1].get<int>(), a[2].get<int>(), model->config());
     }
     QVERIFY(ablation.any());
     DecodeOptions opt;
@@ -342,15 +352,16 @@ void TestMarianDecode::headAblationMatchesHeadMask() {
     // No ablation: bit-identical to the plain encode.
     const MarianAblation none;
     QVERIFY(!none.any());
-    QCOMPARE(model->encode(src, true, &none).selfAttention.toVector(), model->encode(src).selfAttention.toVector());
+    QCOMPARE(model->encode(src, true, &none).selfAttention.toVector(),
+             model->encode(src).selfAttention.toVector());
     MarianAblation bad;
     QVERIFY_THROWS_EXCEPTION(Error, bad.add(0, 2, 0, model->config()));
     QVERIFY_THROWS_EXCEPTION(Error, bad.add(2, 0, 4, model->config()));
 }
 
-// marianSequenceLogProb equals the sum of the decoder's own per-token log-probabilities over the greedy output
-// (the last token left out: it may be a forced </s>, whose processed log-probability is 0); the importance of a
-// head is that log-probability's drop with the head off alone.
+// marianSequenceLogProb equals the sum of the decoder's own per-token log-probabilities over the greedy
+// output (the last token left out: it may be a forced </s>, whose processed log-probability is 0); the
+// importance of a head is that log-probability's drop with the head off alone.
 void TestMarianDecode::sequenceLogProbAndHeadImportance() {
     const auto model = MarianModel::load(variantDir("tiny-f32"));
     const Json g = golden("tiny-f32")["cases"][0];
@@ -362,7 +373,8 @@ void TestMarianDecode::sequenceLogProbAndHeadImportance() {
     const auto trace = session.trace();
     const std::vector<int> prefix(trace->targetIds.begin(), trace->targetIds.end() - 1);
     double expected = 0;
-    for (size_t t = 0; t < prefix.size(); ++t) expected += trace->tokenLogprobs[t];
+    for (size_t t = 0; t < prefix.size(); ++t)
+        expected += trace->tokenLogprobs[t];
     const double logp = marianSequenceLogProb(*model, trace->sourceIds, prefix);
     QVERIFY2(std::abs(logp - expected) < 1e-3, qPrintable(QString("%1 vs %2").arg(logp).arg(expected)));
     const RowMatrix drop = marianHeadImportance(*model, trace->sourceIds, prefix, 2);
@@ -370,7 +382,8 @@ void TestMarianDecode::sequenceLogProbAndHeadImportance() {
     QCOMPARE(drop.cols(), Eigen::Index(4));
     MarianAblation one;
     one.add(2, 1, 3, model->config());
-    QVERIFY(std::abs(drop(1, 3) - (logp - marianSequenceLogProb(*model, trace->sourceIds, prefix, &one))) < 1e-4);
+    QVERIFY(std::abs(drop(1, 3) - (logp - marianSequenceLogProb(*model, trace->sourceIds, prefix, &one))) <
+            1e-4);
 }
 
 QTEST_GUILESS_MAIN(TestMarianDecode)

@@ -9,6 +9,7 @@
 #include "marian_test_util.h"
 
 #include <QtTest>
+
 #include <cmath>
 
 using namespace attnlens;

@@ -2,8 +2,8 @@
 // encoder/decoder/cross attention and logits of a teacher-forced pass to 1e-4, rows captured step by
 // step equal the teacher-forced pass, loader errors.
 
-#include "core/models/marian_model.h"
 #include "core/io/safetensors.h"
+#include "core/models/marian_model.h"
 #include "core/util/error.h"
 #include "marian_test_util.h"
 
@@ -60,7 +60,8 @@ void TestMarianModel::goldens_data() {
     QTest::addColumn<QString>("variant");
     QTest::addColumn<int>("sentence");
     for (const char* v : {"tiny-f32", "tiny-f16", "tiny-unshared"})
-        for (int s = 0; s < 2; ++s) QTest::newRow((std::string(v) + "/s" + std::to_string(s)).c_str()) << v << s;
+        for (int s = 0; s < 2; ++s)
+            QTest::newRow((std::string(v) + "/s" + std::to_string(s)).c_str()) << v << s;
 }
 
 void TestMarianModel::goldens() {
@@ -87,7 +88,9 @@ void TestMarianModel::goldens() {
     QVERIFY2(maxAbsDiff(forced.crossAttention, gt.load(p + "cross")) < kTol, "cross attention");
 }
 
-void TestMarianModel::stepRowsEqualForcedPass_data() { goldens_data(); }
+void TestMarianModel::stepRowsEqualForcedPass_data() {
+    goldens_data();
+}
 
 void TestMarianModel::stepRowsEqualForcedPass() {
     QFETCH(QString, variant);
@@ -110,14 +113,18 @@ void TestMarianModel::stepRowsEqualForcedPass() {
         QCOMPARE(out.crossAttention.shape(), (Shape{2, 4, S}));
         QCOMPARE(int64_t(out.logits.size()), V);
         float d = 0;
-        for (int64_t i = 0; i < V; ++i) d = std::max(d, std::abs(out.logits[i] - forced.logits.at({t, i})));
+        for (int64_t i = 0; i < V; ++i)
+            d = std::max(d, std::abs(out.logits[i] - forced.logits.at({t, i})));
         for (int l = 0; l < 2; ++l)
             for (int h = 0; h < 4; ++h) {
                 for (int64_t k = 0; k <= t; ++k)
-                    d = std::max(d, std::abs(out.selfAttention.at({l, h, k}) - forced.selfAttention.at({l, h, t, k})));
-                for (int64_t k = t + 1; k < T; ++k) QCOMPARE(forced.selfAttention.at({l, h, t, k}), 0.0f); // causal
+                    d = std::max(
+                        d, std::abs(out.selfAttention.at({l, h, k}) - forced.selfAttention.at({l, h, t, k})));
+                for (int64_t k = t + 1; k < T; ++k)
+                    QCOMPARE(forced.selfAttention.at({l, h, t, k}), 0.0f); // causal
                 for (int64_t s = 0; s < S; ++s)
-                    d = std::max(d, std::abs(out.crossAttention.at({l, h, s}) - forced.crossAttention.at({l, h, t, s})));
+                    d = std::max(d, std::abs(out.crossAttention.at({l, h, s}) -
+                                             forced.crossAttention.at({l, h, t, s})));
             }
         // Same math, different GEMM shapes ([1, D] vs [T, D]): only float32 rounding may differ.
         QVERIFY2(d < 5e-5f, qPrintable(QString("step %1 differs by %2").arg(t).arg(d)));
@@ -133,11 +140,13 @@ void TestMarianModel::attentionRowsSumToOne() {
     const std::vector<int> src{9, 12, 85, 19, 5, 0};
     const auto enc = model->encode(src);
     const auto m = enc.selfAttention.matrix(); // [L*H*S, S]
-    for (Eigen::Index r = 0; r < m.rows(); ++r) QVERIFY(std::abs(m.row(r).sum() - 1.0f) < 1e-5f);
+    for (Eigen::Index r = 0; r < m.rows(); ++r)
+        QVERIFY(std::abs(m.row(r).sum() - 1.0f) < 1e-5f);
     auto cache = model->newCache();
     const auto out = model->decodeStep(model->config().decoderStartTokenId, enc, cache);
     const auto c = out.crossAttention.matrix();
-    for (Eigen::Index r = 0; r < c.rows(); ++r) QVERIFY(std::abs(c.row(r).sum() - 1.0f) < 1e-5f);
+    for (Eigen::Index r = 0; r < c.rows(); ++r)
+        QVERIFY(std::abs(c.row(r).sum() - 1.0f) < 1e-5f);
     QCOMPARE(out.selfAttention.at({1, 3, 0}), 1.0f); // the first decoder position sees only itself
 }
 
@@ -147,7 +156,7 @@ void TestMarianModel::missingAndMisshapedTensorsInOneError() {
     const auto file = TensorFile::open(dir / "model.safetensors");
     std::vector<TensorToWrite> out;
     for (const auto& info : file.tensors()) {
-        if (info.name == "model.encoder.layers.1.fc1.weight") continue;          // missing
+        if (info.name == "model.encoder.layers.1.fc1.weight") continue;               // missing
         if (info.name == "model.decoder.layers.0.encoder_attn.k_proj.bias") continue; // missing
         Tensor t = file.load(info).clone();
         if (info.name == "model.decoder.layers.1.self_attn_layer_norm.weight") t = Tensor({31}); // mis-shaped
@@ -162,7 +171,8 @@ void TestMarianModel::missingAndMisshapedTensorsInOneError() {
         const QString msg = e.what();
         QVERIFY2(msg.contains("3 weight problems"), qPrintable(msg));
         QVERIFY2(msg.contains("model.encoder.layers.1.fc1.weight' is missing"), qPrintable(msg));
-        QVERIFY2(msg.contains("model.decoder.layers.0.encoder_attn.k_proj.bias' is missing"), qPrintable(msg));
+        QVERIFY2(msg.contains("model.decoder.layers.0.encoder_attn.k_proj.bias' is missing"),
+                 qPrintable(msg));
         QVERIFY2(msg.contains("self_attn_layer_norm.weight' has shape [31], expected [32]"), qPrintable(msg));
     }
     std::filesystem::remove_all(dir);
@@ -191,15 +201,18 @@ void TestMarianModel::bf16Checkpoint() {
     {
         const auto file = TensorFile::open(variantDir("tiny-f32") / "model.safetensors");
         std::vector<TensorToWrite> out;
-        for (const auto& info : file.tensors()) out.push_back({info.name, file.load(info).clone(), DType::BF16});
+        for (const auto& info : file.tensors())
+            out.push_back({info.name, file.load(info).clone(), DType::BF16});
         writeSafeTensors(bf16Dir / "model.safetensors", out);
         const auto bf = TensorFile::open(bf16Dir / "model.safetensors");
         QCOMPARE(bf.tensors().front().dtype, DType::BF16);
         std::vector<TensorToWrite> rounded;
-        for (const auto& info : bf.tensors()) rounded.push_back({info.name, bf.load(info).clone(), DType::F32});
+        for (const auto& info : bf.tensors())
+            rounded.push_back({info.name, bf.load(info).clone(), DType::F32});
         writeSafeTensors(roundedDir / "model.safetensors", rounded);
     }
-    const auto a = MarianModel::load(bf16Dir), b = MarianModel::load(roundedDir), f = MarianModel::load(variantDir("tiny-f32"));
+    const auto a = MarianModel::load(bf16Dir), b = MarianModel::load(roundedDir),
+               f = MarianModel::load(variantDir("tiny-f32"));
     const std::vector<int> src{9, 12, 85, 19, 25, 4, 0};
     const std::vector<int> dec{a->config().decoderStartTokenId, 5, 7};
     const auto ea = a->encode(src), eb = b->encode(src), ef = f->encode(src);
@@ -207,7 +220,7 @@ void TestMarianModel::bf16Checkpoint() {
     QCOMPARE(maxAbsDiff(fa.logits, fb.logits), 0.0f);
     QCOMPARE(maxAbsDiff(ea.selfAttention, eb.selfAttention), 0.0f);
     QVERIFY(maxAbsDiff(fa.logits, ff.logits) < 0.5f); // bf16 keeps 8 bits of mantissa
-    QVERIFY(maxAbsDiff(fa.logits, ff.logits) > 0.0f);  // and it did round something
+    QVERIFY(maxAbsDiff(fa.logits, ff.logits) > 0.0f); // and it did round something
     std::filesystem::remove_all(bf16Dir);
     std::filesystem::remove_all(roundedDir);
 }
@@ -219,7 +232,8 @@ void TestMarianModel::tooLongInput() {
         model->encode(src);
         QFAIL("expected an error");
     } catch (const Error& e) {
-        QVERIFY2(QString(e.what()).contains("too long: 65 tokens") && QString(e.what()).contains("64"), e.what());
+        QVERIFY2(QString(e.what()).contains("too long: 65 tokens") && QString(e.what()).contains("64"),
+                 e.what());
     }
     QCOMPARE(model->encode(std::vector<int>(64, 5)).length, 64); // the limit itself is fine
 }

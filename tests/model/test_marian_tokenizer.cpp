@@ -107,7 +107,8 @@ void TestMarianTokenizer::utf8Validation() {
 void TestMarianTokenizer::nonUtf8InputIsAnError() {
     const auto tok = MarianTokenizer::load(variantDir("tiny-f32"));
     try {
-        tok->encode("Stra\xdf" "e"); // Latin-1 ß
+        tok->encode("Stra\xdf"
+                    "e"); // Latin-1 ß
         QFAIL("expected an error");
     } catch (const Error& e) {
         QVERIFY2(QString(e.what()).contains("UTF-8"), e.what());
@@ -167,7 +168,8 @@ void TestMarianTokenizer::vocabNotMatchingCheckpoint() {
         loadMarianFolder(dir);
         QFAIL("expected an error");
     } catch (const Error& e) {
-        QVERIFY2(QString(e.what()).contains("vocab.json") && QString(e.what()).contains("vocab_size is 242"), e.what());
+        QVERIFY2(QString(e.what()).contains("vocab.json") && QString(e.what()).contains("vocab_size is 242"),
+                 e.what());
     }
     vocab[">>de<<"] = 500; // an id beyond the checkpoint's vocabulary
     writeJsonFile(dir / "vocab.json", vocab);

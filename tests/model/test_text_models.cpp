@@ -1,7 +1,7 @@
 // BERT and GPT-2 folders in the hub layout (tests/data/text, tools/golden/make_text_fixtures.py) against the
-// independent PyTorch reference (tools/golden/text_reference.py): ids identical, attention and logits (and BERT's
-// pooler) within 1e-4, GPT-2's greedy continuation identical when decoded step by step through the KV cache; bad
-// configs refused naming the field.
+// independent PyTorch reference (tools/golden/text_reference.py): ids identical, attention and logits (and
+// BERT's pooler) within 1e-4, GPT-2's greedy continuation identical when decoded step by step through the KV
+// cache; bad configs refused naming the field.
 
 #include "core/io/json_file.h"
 #include "core/io/tensor_file.h"
@@ -24,18 +24,23 @@ constexpr double kTol = 1e-4;
 
 double maxDiff(const float* a, const float* b, int64_t n) {
     double worst = 0;
-    for (int64_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
+    for (int64_t i = 0; i < n; ++i)
+        worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
     return worst;
 }
 
-int argmax(const float* row, int64_t n) { return static_cast<int>(std::max_element(row, row + n) - row); }
+int argmax(const float* row, int64_t n) {
+    return static_cast<int>(std::max_element(row, row + n) - row);
+}
 
 // A copy of `model` with config.json's `key` set to `value`.
-std::filesystem::path withConfig(const QTemporaryDir& tmp, const std::string& model, const std::string& key, const Json& value) {
+std::filesystem::path withConfig(const QTemporaryDir& tmp, const std::string& model, const std::string& key,
+                                 const Json& value) {
     const std::filesystem::path dir = std::filesystem::path(tmp.path().toStdString()) / (model + "-" + key);
     std::filesystem::create_directories(dir);
     for (const auto& e : std::filesystem::directory_iterator(kData / model))
-        std::filesystem::copy(e.path(), dir / e.path().filename(), std::filesystem::copy_options::overwrite_existing);
+        std::filesystem::copy(e.path(), dir / e.path().filename(),
+                              std::filesystem::copy_options::overwrite_existing);
     Json config = readJsonFile(dir / "config.json");
     config[key] = value;
     std::ofstream(dir / "config.json") << config.dump(1);
@@ -66,11 +71,13 @@ private slots:
             const std::string p = "t" + std::to_string(i) + ".";
             const Tensor att = golden.load(p + "attentions");
             QCOMPARE(shapeToString(f.attentions.shape()), shapeToString(att.shape()));
-            QVERIFY2(maxDiff(f.attentions.data(), att.data(), att.numel()) < kTol, qPrintable(QString("case %1 attention").arg(i)));
+            QVERIFY2(maxDiff(f.attentions.data(), att.data(), att.numel()) < kTol,
+                     qPrintable(QString("case %1 attention").arg(i)));
             if (golden.contains(p + "logits")) {
                 const Tensor logits = golden.load(p + "logits");
                 QCOMPARE(f.logits.size(), logits.numel());
-                QVERIFY2(maxDiff(f.logits.data(), logits.data(), logits.numel()) < kTol, qPrintable(QString("case %1 logits").arg(i)));
+                QVERIFY2(maxDiff(f.logits.data(), logits.data(), logits.numel()) < kTol,
+                         qPrintable(QString("case %1 logits").arg(i)));
             }
             if (golden.contains(p + "pooled")) {
                 const Tensor pooled = golden.load(p + "pooled");
@@ -99,10 +106,12 @@ private slots:
             const std::string p = "t" + std::to_string(i) + ".";
             const Tensor att = golden.load(p + "attentions"), logits = golden.load(p + "logits");
             QCOMPARE(shapeToString(f.attentions.shape()), shapeToString(att.shape()));
-            QVERIFY2(maxDiff(f.attentions.data(), att.data(), att.numel()) < kTol, qPrintable(QString("case %1 attention").arg(i)));
-            QVERIFY2(maxDiff(f.logits.data(), logits.data(), logits.numel()) < kTol, qPrintable(QString("case %1 logits").arg(i)));
-            // Greedy, one token at a time through the cache: the reference's continuation, and each new row equal to
-            // the full pass's last row.
+            QVERIFY2(maxDiff(f.attentions.data(), att.data(), att.numel()) < kTol,
+                     qPrintable(QString("case %1 attention").arg(i)));
+            QVERIFY2(maxDiff(f.logits.data(), logits.data(), logits.numel()) < kTol,
+                     qPrintable(QString("case %1 logits").arg(i)));
+            // Greedy, one token at a time through the cache: the reference's continuation, and each new row
+            // equal to the full pass's last row.
             Gpt2Cache cache = gpt->newCache();
             TextForward step = gpt->extend(e.ids, cache, true, true);
             std::vector<int> generated, all = e.ids;
@@ -112,10 +121,12 @@ private slots:
                 all.push_back(next);
                 step = gpt->extend(std::vector<int>{next}, cache, true, true);
                 const TextForward full = gpt->forward(all);
-                QVERIFY(maxDiff(step.logits.data(), full.logits.data() + (full.logits.rows() - 1) * vocab, vocab) < 5e-5);
+                QVERIFY(maxDiff(step.logits.data(), full.logits.data() + (full.logits.rows() - 1) * vocab,
+                                vocab) < 5e-5);
                 const int64_t t = static_cast<int64_t>(all.size());
                 QCOMPARE(step.attentions.dim(3), t);
-                QVERIFY(maxDiff(step.attentions.slice2d({1, 2}).data(), full.attentions.slice2d({1, 2}).data() + (t - 1) * t, t) < 5e-5);
+                QVERIFY(maxDiff(step.attentions.slice2d({1, 2}).data(),
+                                full.attentions.slice2d({1, 2}).data() + (t - 1) * t, t) < 5e-5);
             }
             QCOMPARE(generated, cases[i]["greedy"].get<std::vector<int>>());
         }
@@ -130,17 +141,35 @@ private slots:
                 return QString(e.what()).contains(words) ? QString() : QString(e.what());
             }
         };
-        QCOMPARE(refused([&] { Gpt2Model::load(withConfig(tmp, "gpt2", "add_cross_attention", true)); }, "add_cross_attention"), QString());
-        QCOMPARE(refused([&] { BertModel::load(withConfig(tmp, "bert-mlm", "position_embedding_type", "relative_key")); },
-                         "position_embedding_type"), QString());
-        QCOMPARE(refused([&] { BertModel::load(kData / "gpt2"); }, "model_type is 'gpt2', expected 'bert'"), QString());
-        QCOMPARE(refused([&] { Gpt2Model::load(withConfig(tmp, "gpt2", "n_layer", 3)); }, "transformer.h.2.ln_1.weight"), QString());
+        QCOMPARE(refused([&] { Gpt2Model::load(withConfig(tmp, "gpt2", "add_cross_attention", true)); },
+                         "add_cross_attention"),
+                 QString());
+        QCOMPARE(refused(
+                     [&] {
+                         BertModel::load(
+                             withConfig(tmp, "bert-mlm", "position_embedding_type", "relative_key"));
+                     },
+                     "position_embedding_type"),
+                 QString());
+        QCOMPARE(refused([&] { BertModel::load(kData / "gpt2"); }, "model_type is 'gpt2', expected 'bert'"),
+                 QString());
+        QCOMPARE(refused([&] { Gpt2Model::load(withConfig(tmp, "gpt2", "n_layer", 3)); },
+                         "transformer.h.2.ln_1.weight"),
+                 QString());
         const auto gpt = Gpt2Model::load(kData / "gpt2");
-        QCOMPARE(refused([&] { gpt->forward(std::vector<int>(65, 10)); }, "too long: 65 tokens, the model has 64"), QString());
+        QCOMPARE(
+            refused([&] { gpt->forward(std::vector<int>(65, 10)); }, "too long: 65 tokens, the model has 64"),
+            QString());
         const auto bert = BertModel::load(kData / "bert-mlm");
-        QCOMPARE(refused([&] { bert->forward(std::vector<int>{2, 100000, 3}); }, "outside the vocabulary"), QString());
+        QCOMPARE(refused(
+                     [&] {
+                         bert->forward(std::vector<int>{2, 100000, 3});
+                     },
+                     "outside the vocabulary"),
+                 QString());
         // scale_attn_by_inverse_layer_idx is supported: layer l's scores are divided by l + 1 as well.
-        const auto inverse = Gpt2Model::load(withConfig(tmp, "gpt2", "scale_attn_by_inverse_layer_idx", true));
+        const auto inverse =
+            Gpt2Model::load(withConfig(tmp, "gpt2", "scale_attn_by_inverse_layer_idx", true));
         const std::vector<int> ids{10, 20, 30};
         QVERIFY(inverse->forward(ids).logits != gpt->forward(ids).logits);
     }

@@ -1,8 +1,8 @@
-// Model folders that hold only a PyTorch checkpoint (pytorch_model.bin / diffusion_pytorch_model.bin), as many
-// hub downloads do: each .bin (written by torch.save in tools/golden/make_torch_checkpoints.py from a safetensors
-// fixture's state dict, zip and legacy formats, F32 / F16 / BF16 storages, Marian's embeddings tied to one
-// storage) is put beside that fixture's other files, and every output must equal the safetensors folder's
-// exactly — and so match the goldens of the independent PyTorch references (checked here too).
+// Model folders that hold only a PyTorch checkpoint (pytorch_model.bin / diffusion_pytorch_model.bin), as
+// many hub downloads do: each .bin (written by torch.save in tools/golden/make_torch_checkpoints.py from a
+// safetensors fixture's state dict, zip and legacy formats, F32 / F16 / BF16 storages, Marian's embeddings
+// tied to one storage) is put beside that fixture's other files, and every output must equal the safetensors
+// folder's exactly — and so match the goldens of the independent PyTorch references (checked here too).
 
 #include "core/diffusion/diffusion_model.h"
 #include "core/io/model_folder.h"
@@ -47,12 +47,15 @@ private slots:
 
 private:
     // `source`'s files but its safetensors checkpoint, and `bin` as `binName`.
-    std::filesystem::path binFolder(const std::filesystem::path& source, const std::string& bin, const std::string& binName) {
-        const std::filesystem::path dir = std::filesystem::path(m_dir.path().toStdString()) / (bin + ".folder");
+    std::filesystem::path binFolder(const std::filesystem::path& source, const std::string& bin,
+                                    const std::string& binName) {
+        const std::filesystem::path dir =
+            std::filesystem::path(m_dir.path().toStdString()) / (bin + ".folder");
         std::filesystem::remove_all(dir);
         std::filesystem::create_directories(dir);
         for (const auto& entry : std::filesystem::directory_iterator(source))
-            if (entry.path().extension() != ".safetensors" || entry.path().filename().string().rfind("golden", 0) == 0)
+            if (entry.path().extension() != ".safetensors" ||
+                entry.path().filename().string().rfind("golden", 0) == 0)
                 std::filesystem::copy(entry.path(), dir / entry.path().filename());
         std::filesystem::copy_file(kData / "torch" / bin, dir / binName);
         return dir;
@@ -93,8 +96,10 @@ void TestTorchCheckpointModels::marian() {
 void TestTorchCheckpointModels::vit_data() {
     QTest::addColumn<QString>("bin");
     QTest::addColumn<QString>("model");
-    QTest::newRow("zip, BF16 storages") << "vit-rgb-bf16.zip.bin" << "rgb-bf16";
-    QTest::newRow("legacy, F32") << "vit-rgb.legacy.bin" << "rgb";
+    QTest::newRow("zip, BF16 storages") << "vit-rgb-bf16.zip.bin"
+                                        << "rgb-bf16";
+    QTest::newRow("legacy, F32") << "vit-rgb.legacy.bin"
+                                 << "rgb";
 }
 
 void TestTorchCheckpointModels::vit() {
@@ -118,8 +123,10 @@ void TestTorchCheckpointModels::vit() {
 void TestTorchCheckpointModels::unet_data() {
     QTest::addColumn<QString>("bin");
     QTest::addColumn<QString>("fixture");
-    QTest::newRow("zip, F16 storages") << "unet-bare-head8-f16.zip.bin" << "bare-head8-f16";
-    QTest::newRow("legacy, F32") << "unet-bare-head8.legacy.bin" << "bare-head8";
+    QTest::newRow("zip, F16 storages") << "unet-bare-head8-f16.zip.bin"
+                                       << "bare-head8-f16";
+    QTest::newRow("legacy, F32") << "unet-bare-head8.legacy.bin"
+                                 << "bare-head8";
 }
 
 void TestTorchCheckpointModels::unet() {
@@ -135,20 +142,24 @@ void TestTorchCheckpointModels::unet() {
     const UNetOutput b = fromSafetensors.unet->forward(sample, 500.0f, std::nullopt);
     QVERIFY(identical(a.noisePred, b.noisePred));
     QCOMPARE(a.attentions.size(), b.attentions.size());
-    for (size_t i = 0; i < a.attentions.size(); ++i) QVERIFY(identical(a.attentions[i].weights, b.attentions[i].weights));
+    for (size_t i = 0; i < a.attentions.size(); ++i)
+        QVERIFY(identical(a.attentions[i].weights, b.attentions[i].weights));
     QVERIFY(unettest::maxAbsDiff(a.noisePred, g.file.load("t500.noise_pred")) < 1e-4);
 }
 
 void TestTorchCheckpointModels::safetensorsPreferredWhenBothExist() {
-    // As transformers does: model.safetensors wins. The .bin here is the BF16 ViT, which would give other logits.
+    // As transformers does: model.safetensors wins. The .bin here is the BF16 ViT, which would give other
+    // logits.
     const auto source = vittest::modelDir("rgb");
     const auto dir = binFolder(source, "vit-rgb-bf16.zip.bin", "pytorch_model.bin");
     std::filesystem::copy_file(source / "model.safetensors", dir / "model.safetensors");
     QCOMPARE(findWeightsFile(dir, "model").filename().string(), std::string("model.safetensors"));
     const Tensor pixels = vittest::golden("rgb", "photo_97x61", "pixels");
-    QVERIFY(identical(VitModel::load(dir)->forward(pixels, {}).logits, VitModel::load(source)->forward(pixels, {}).logits));
+    QVERIFY(identical(VitModel::load(dir)->forward(pixels, {}).logits,
+                      VitModel::load(source)->forward(pixels, {}).logits));
     std::filesystem::remove(dir / "model.safetensors");
-    QVERIFY(!identical(VitModel::load(dir)->forward(pixels, {}).logits, VitModel::load(source)->forward(pixels, {}).logits));
+    QVERIFY(!identical(VitModel::load(dir)->forward(pixels, {}).logits,
+                       VitModel::load(source)->forward(pixels, {}).logits));
 }
 
 void TestTorchCheckpointModels::damagedBinNamesTheFile() {
@@ -157,7 +168,9 @@ void TestTorchCheckpointModels::damagedBinNamesTheFile() {
         MarianModel::load(dir);
         QFAIL("a hostile pytorch_model.bin was loaded");
     } catch (const Error& e) {
-        QVERIFY2(QString(e.what()).contains("pytorch_model.bin") && QString(e.what()).contains("posix.system"), e.what());
+        QVERIFY2(QString(e.what()).contains("pytorch_model.bin") &&
+                     QString(e.what()).contains("posix.system"),
+                 e.what());
     }
 }
 

@@ -9,8 +9,8 @@
 #include "core/io/json_file.h"
 #include "core/models/vit_model.h"
 #include "core/util/error.h"
-#include "support/vit_fixtures.h"
 #include "support/error_of.h"
+#include "support/vit_fixtures.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -43,17 +43,28 @@ private slots:
         QTest::addColumn<QString>("model");
         QTest::addColumn<QString>("image");
         QTest::addColumn<bool>("interpolate");
-        QTest::newRow("rgb photo") << "rgb" << "photo_97x61" << false;
-        QTest::newRow("rgb small") << "rgb" << "small_11x7" << false;
-        QTest::newRow("grey photo") << "grey" << "photo_97x61" << false;
-        QTest::newRow("grey file") << "grey" << "grey_13x9" << false;
-        QTest::newRow("bare+pooler photo") << "bare" << "photo_97x61" << false;
-        QTest::newRow("bare+pooler small") << "bare" << "small_11x7" << false;
-        QTest::newRow("f16 weights") << "rgb-f16" << "photo_97x61" << false;
-        QTest::newRow("bf16 weights") << "rgb-bf16" << "photo_97x61" << false;
-        QTest::newRow("interpolated positions 24x32") << "rgb-interp" << "photo_97x61" << true;
-        QTest::newRow("DeiT processor: resize 19, crop 16") << "rgb-deit" << "photo_97x61" << false;
-        QTest::newRow("DeiT processor: crop pads rows") << "rgb-deit-pad" << "photo_97x61" << false;
+        QTest::newRow("rgb photo") << "rgb"
+                                   << "photo_97x61" << false;
+        QTest::newRow("rgb small") << "rgb"
+                                   << "small_11x7" << false;
+        QTest::newRow("grey photo") << "grey"
+                                    << "photo_97x61" << false;
+        QTest::newRow("grey file") << "grey"
+                                   << "grey_13x9" << false;
+        QTest::newRow("bare+pooler photo") << "bare"
+                                           << "photo_97x61" << false;
+        QTest::newRow("bare+pooler small") << "bare"
+                                           << "small_11x7" << false;
+        QTest::newRow("f16 weights") << "rgb-f16"
+                                     << "photo_97x61" << false;
+        QTest::newRow("bf16 weights") << "rgb-bf16"
+                                      << "photo_97x61" << false;
+        QTest::newRow("interpolated positions 24x32") << "rgb-interp"
+                                                      << "photo_97x61" << true;
+        QTest::newRow("DeiT processor: resize 19, crop 16") << "rgb-deit"
+                                                            << "photo_97x61" << false;
+        QTest::newRow("DeiT processor: crop pads rows") << "rgb-deit-pad"
+                                                        << "photo_97x61" << false;
     }
 
     void centreCropGeometry() {
@@ -105,7 +116,8 @@ private slots:
             QVERIFY(r.output.logits.empty());
             QVERIFY(vit.topK(r.output, 5).empty());
         }
-        if (vit.hasPooler()) compareTensor(r.output.pooled, vittest::golden(m, img, "pooled"), kTol, "pooled");
+        if (vit.hasPooler())
+            compareTensor(r.output.pooled, vittest::golden(m, img, "pooled"), kTol, "pooled");
         // Every attention row is a probability distribution.
         const auto& s = att.shape();
         for (int64_t l = 0; l < s[0]; ++l)
@@ -120,8 +132,8 @@ private slots:
         const VitOutput direct = vit.forward(vittest::golden(m, img, "pixels"), options);
         compareTensor(direct.attentions, att, kTol, "attentions (golden pixels)");
         // Rollout (mean, discard 0.3, max fusion) against the reference formula.
-        compareTensor(Tensor::fromMatrix(attentionRollout(r.output.attentions)), vittest::golden(m, img, "rollout"), 1e-5,
-                      "rollout");
+        compareTensor(Tensor::fromMatrix(attentionRollout(r.output.attentions)),
+                      vittest::golden(m, img, "rollout"), 1e-5, "rollout");
         RolloutOptions discard;
         discard.discardRatio = 0.3f;
         compareTensor(Tensor::fromMatrix(attentionRollout(r.output.attentions, discard)),
@@ -150,7 +162,8 @@ private slots:
         QCOMPARE(top[0].index, int(best));
         QCOMPARE(top[0].label, vit.label(int(best)));
         float sum = 0;
-        for (const auto& p : vit.topK(r.output, 10)) sum += p.probability;
+        for (const auto& p : vit.topK(r.output, 10))
+            sum += p.probability;
         QVERIFY(std::abs(sum - 1.0f) < 1e-5f);
         const VitModel bare = *VitModel::load(vittest::modelDir("bare"));
         QVERIFY(bare.hasPooler());
@@ -166,7 +179,8 @@ private slots:
         off.captureAttention = false;
         const VitOutput o = vit.forward(pixels, off);
         QVERIFY(o.attentions.empty());
-        compareTensor(o.logits, vittest::golden("rgb", "photo_97x61", "logits"), kTol, "logits without capture");
+        compareTensor(o.logits, vittest::golden("rgb", "photo_97x61", "logits"), kTol,
+                      "logits without capture");
         Callbacks cb;
         int progressCalls = 0;
         cb.progress = [&](double, const std::string&) { ++progressCalls; };
@@ -174,8 +188,9 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Cancelled, vit.forward(pixels, {}, cb));
     }
 
-    // Head ablation equals the reference's transformers-style head_mask (probabilities × 0) on logits and every
-    // head's attention; with no head ablated the output is bit-identical to the plain pass; bad pairs throw.
+    // Head ablation equals the reference's transformers-style head_mask (probabilities × 0) on logits and
+    // every head's attention; with no head ablated the output is bit-identical to the plain pass; bad pairs
+    // throw.
     void headAblationMatchesHeadMask() {
         const VitModel vit = *VitModel::load(vittest::modelDir("rgb"));
         const Tensor pixels = vittest::golden("rgb", "photo_97x61", "pixels");
@@ -186,7 +201,8 @@ private slots:
                 if (mask.at({l, h}) == 0.0f) options.ablatedHeads.push_back({l, h});
         QCOMPARE(options.ablatedHeads.size(), size_t(3));
         const VitOutput ablated = vit.forward(pixels, options);
-        compareTensor(ablated.logits, vittest::golden("rgb", "ablate_photo_97x61", "logits"), kTol, "ablated logits");
+        compareTensor(ablated.logits, vittest::golden("rgb", "ablate_photo_97x61", "logits"), kTol,
+                      "ablated logits");
         compareTensor(ablated.attentions, vittest::golden("rgb", "ablate_photo_97x61", "attentions"), kTol,
                       "ablated attentions");
         for (const auto& [l, h] : options.ablatedHeads)
@@ -211,8 +227,12 @@ private slots:
     void badInputs() {
         const VitModel vit = *VitModel::load(vittest::modelDir("rgb"));
         // Wrong channel count, wrong size without interpolation, wrong rank.
-        QVERIFY(errorOf([&] { vit.forward(Tensor({1, 16, 16})); }).contains("1 channel(s), the model expects 3"));
-        QVERIFY(errorOf([&] { vit.forward(Tensor({3, 24, 32})); }).contains("doesn't match the model's image_size"));
+        QVERIFY(errorOf([&] {
+                    vit.forward(Tensor({1, 16, 16}));
+                }).contains("1 channel(s), the model expects 3"));
+        QVERIFY(errorOf([&] {
+                    vit.forward(Tensor({3, 24, 32}));
+                }).contains("doesn't match the model's image_size"));
         QVERIFY(!errorOf([&] { vit.forward(Tensor({16, 16})); }).isEmpty());
         // Bounded memory: a capture that would exceed the limit is refused before allocating it.
         VitRunOptions small;
@@ -224,7 +244,9 @@ private slots:
         QVERIFY(!errorOf([&] { VitModel::load(vittest::modelDir("does-not-exist")); }).isEmpty());
         // rgb-interp's processor resizes to 32×24: without interpolation that is an error, as in HF.
         const VitModel interp = *VitModel::load(vittest::modelDir("rgb-interp"));
-        QVERIFY(errorOf([&] { interp.run(loadImage(vittest::imagePath("photo_97x61.png"))); }).contains("image_size"));
+        QVERIFY(errorOf([&] {
+                    interp.run(loadImage(vittest::imagePath("photo_97x61.png")));
+                }).contains("image_size"));
     }
 
     void mismatchesReportedTogether() {
@@ -243,7 +265,9 @@ private slots:
         config["intermediate_size"] = 64;
         config["num_hidden_layers"] = 3;
         writeJsonFile(dir / "config.json", config, 2);
-        QVERIFY(errorOf([&] { VitModel::load(dir); }).contains("'vit.encoder.layer.2.layernorm_before.weight' is missing"));
+        QVERIFY(errorOf([&] {
+                    VitModel::load(dir);
+                }).contains("'vit.encoder.layer.2.layernorm_before.weight' is missing"));
         config["num_hidden_layers"] = 1;
         writeJsonFile(dir / "config.json", config, 2);
         QVERIFY(errorOf([&] { VitModel::load(dir); }).contains("more than num_hidden_layers"));
@@ -254,7 +278,8 @@ private slots:
         config["num_channels"] = 3;
         config["id2label"] = {{"0", "a"}, {"1", "b"}};
         writeJsonFile(dir / "config.json", config, 2);
-        QVERIFY(errorOf([&] { VitModel::load(dir); }).contains("classifier has 5 classes but id2label names 2"));
+        QVERIFY(
+            errorOf([&] { VitModel::load(dir); }).contains("classifier has 5 classes but id2label names 2"));
         config["id2label"] = {{"0", "a"}, {"2", "b"}};
         writeJsonFile(dir / "config.json", config, 2);
         QVERIFY(errorOf([&] { VitModel::load(dir); }).contains("without gaps"));
@@ -274,7 +299,8 @@ private slots:
         auto file = TensorFile::open(vittest::modelDir("rgb") / "model.safetensors");
         std::vector<TensorToWrite> keep;
         for (const auto& info : file.tensors())
-            if (info.name != "vit.layernorm.bias" && info.name != "vit.encoder.layer.0.attention.attention.key.weight")
+            if (info.name != "vit.layernorm.bias" &&
+                info.name != "vit.encoder.layer.0.attention.attention.key.weight")
                 keep.push_back({info.name, file.load(info), DType::F32});
         writeSafeTensors(dir / "model.safetensors", keep);
         const QString msg = errorOf([&] { VitModel::load(dir); });

@@ -2,9 +2,9 @@
 // Reads a GIF back with giflib (DGifSlurp) for the export tests: canvas size, frame count, each
 // frame's delay and decoded RGB pixels. Header-only.
 
-#include <gif_lib.h>
-
 #include <QString>
+
+#include <gif_lib.h>
 
 #include <array>
 #include <cstdint>
@@ -47,7 +47,8 @@ inline Gif read(const std::string& path) {
     for (int i = 0; i < gif->ImageCount; ++i) {
         const SavedImage& img = gif->SavedImages[i];
         for (int e = 0; e < img.ExtensionBlockCount; ++e)
-            if (img.ExtensionBlocks[e].Function == APPLICATION_EXT_FUNC_CODE && img.ExtensionBlocks[e].ByteCount == 11 &&
+            if (img.ExtensionBlocks[e].Function == APPLICATION_EXT_FUNC_CODE &&
+                img.ExtensionBlocks[e].ByteCount == 11 &&
                 std::string(reinterpret_cast<const char*>(img.ExtensionBlocks[e].Bytes), 11) == "NETSCAPE2.0")
                 out.loops = true;
         Frame f;

@@ -17,7 +17,8 @@ inline std::vector<float> flatten(const attnlens::Json& j) {
     std::vector<float> flat;
     std::function<void(const attnlens::Json&)> walk = [&](const attnlens::Json& x) {
         if (x.is_array())
-            for (const auto& e : x) walk(e);
+            for (const auto& e : x)
+                walk(e);
         else
             flat.push_back(x.get<float>());
     };
@@ -34,12 +35,14 @@ inline double maxDiff(const attnlens::Tensor& t, const attnlens::Json& j) {
         if (c->empty()) break;
     }
     if (shape != t.shape()) {
-        qWarning("shape %s vs golden %s", attnlens::shapeToString(t.shape()).c_str(), attnlens::shapeToString(shape).c_str());
+        qWarning("shape %s vs golden %s", attnlens::shapeToString(t.shape()).c_str(),
+                 attnlens::shapeToString(shape).c_str());
         return INFINITY;
     }
     const std::vector<float> flat = flatten(j);
     double worst = 0;
-    for (int64_t i = 0; i < t.numel(); ++i) worst = std::max(worst, std::abs(double(t.data()[i]) - double(flat[size_t(i)])));
+    for (int64_t i = 0; i < t.numel(); ++i)
+        worst = std::max(worst, std::abs(double(t.data()[i]) - double(flat[size_t(i)])));
     return worst;
 }
 

@@ -9,6 +9,7 @@
 #include <QLinearGradient>
 #include <QPainter>
 #include <QString>
+
 #include <filesystem>
 #include <fstream>
 #include <vector>

@@ -17,8 +17,12 @@
 
 namespace unettest {
 
-inline std::filesystem::path dataDir() { return std::filesystem::path(ATTNLENS_TEST_DATA) / "unet"; }
-inline std::filesystem::path fixture(const std::string& name) { return dataDir() / name; }
+inline std::filesystem::path dataDir() {
+    return std::filesystem::path(ATTNLENS_TEST_DATA) / "unet";
+}
+inline std::filesystem::path fixture(const std::string& name) {
+    return dataDir() / name;
+}
 
 // The golden file of a fixture and its "golden" metadata (JSON).
 struct Golden {
@@ -45,7 +49,8 @@ inline std::filesystem::path editedCopy(const std::filesystem::path& dir, const 
 inline double maxAbsDiff(const attnlens::Tensor& a, const attnlens::Tensor& b) {
     if (a.numel() != b.numel()) return INFINITY;
     double worst = 0;
-    for (int64_t i = 0; i < a.numel(); ++i) worst = std::max(worst, std::abs(double(a.data()[i]) - double(b.data()[i])));
+    for (int64_t i = 0; i < a.numel(); ++i)
+        worst = std::max(worst, std::abs(double(a.data()[i]) - double(b.data()[i])));
     return worst;
 }
 

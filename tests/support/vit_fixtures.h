@@ -14,21 +14,30 @@
 
 namespace vittest {
 
-inline std::filesystem::path dataDir() { return std::filesystem::path(ATTNLENS_TEST_DATA) / "vit"; }
-inline std::filesystem::path modelDir(const std::string& name) { return dataDir() / name; }
-inline std::filesystem::path imagePath(const std::string& name) { return dataDir() / "images" / name; }
+inline std::filesystem::path dataDir() {
+    return std::filesystem::path(ATTNLENS_TEST_DATA) / "vit";
+}
+inline std::filesystem::path modelDir(const std::string& name) {
+    return dataDir() / name;
+}
+inline std::filesystem::path imagePath(const std::string& name) {
+    return dataDir() / "images" / name;
+}
 
-inline attnlens::Tensor golden(const std::string& model, const std::string& image, const std::string& tensor) {
+inline attnlens::Tensor golden(const std::string& model, const std::string& image,
+                               const std::string& tensor) {
     return attnlens::TensorFile::open(modelDir(model) / ("golden_" + image + ".safetensors")).load(tensor);
 }
 
 // Largest |a − b|; shapes must agree (checked first, so a size bug is reported as such).
 inline double maxAbsDiff(const float* a, const float* b, int64_t n) {
     double worst = 0;
-    for (int64_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
+    for (int64_t i = 0; i < n; ++i)
+        worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
     return worst;
 }
 
 } // namespace vittest
 
-#define VIT_COMPARE_SHAPE(a, b) QCOMPARE(attnlens::shapeToString((a).shape()), attnlens::shapeToString((b).shape()))
+#define VIT_COMPARE_SHAPE(a, b)                                                                              \
+    QCOMPARE(attnlens::shapeToString((a).shape()), attnlens::shapeToString((b).shape()))

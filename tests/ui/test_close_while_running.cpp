@@ -26,6 +26,7 @@
 #include <QPointer>
 #include <QTemporaryDir>
 #include <QtTest>
+
 #include <chrono>
 #include <functional>
 #include <thread>

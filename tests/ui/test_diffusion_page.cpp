@@ -31,14 +31,14 @@
 #include <QAbstractButton>
 #include <QComboBox>
 #include <QDialog>
-#include <QPushButton>
-#include <QTableWidget>
 #include <QDir>
 #include <QFile>
 #include <QLabel>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
@@ -50,7 +50,9 @@ using namespace attnlens::ui;
 
 namespace {
 
-QString unetFixture(const char* name) { return QStringLiteral(ATTNLENS_TEST_DATA "/unet/") + QLatin1String(name); }
+QString unetFixture(const char* name) {
+    return QStringLiteral(ATTNLENS_TEST_DATA "/unet/") + QLatin1String(name);
+}
 
 // The widget position of an image pixel's centre in the large view.
 QPoint pixelPos(PatchImageView* view, int row, int col) {
@@ -170,7 +172,8 @@ void TestDiffusionPage::finalImageIsTheClisImage() {
     generateAndWait(3, 2, 50);
     QTemporaryDir tmp;
     const QString png = tmp.filePath("cli.png");
-    const auto r = clitest::run({"diffuse", "--scheduler", "ddim", "--steps", "50", "--class", "3", "--seed", "2", "--out", png});
+    const auto r = clitest::run(
+        {"diffuse", "--scheduler", "ddim", "--steps", "50", "--class", "3", "--seed", "2", "--out", png});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     const ImageU8 cli = loadImage(png.toStdString());
     // The pipeline's image is the loop's output, shown after the last step's x_t, ε̂, x̂0.
@@ -180,7 +183,8 @@ void TestDiffusionPage::finalImageIsTheClisImage() {
     QCOMPARE(ours.channels, 1);
     int differ = 0; // the CLI writes grey as grey RGB
     for (int y = 0; y < cli.height; ++y)
-        for (int x = 0; x < cli.width; ++x) differ += ours.at(x, y) != cli.at(x, y, 0) || cli.at(x, y, 0) != cli.at(x, y, 2);
+        for (int x = 0; x < cli.width; ++x)
+            differ += ours.at(x, y) != cli.at(x, y, 0) || cli.at(x, y, 0) != cli.at(x, y, 2);
     QCOMPARE(differ, 0);
     // same settings, same image
     const auto first = doc()->frame(20).clean.pixels;
@@ -234,7 +238,8 @@ void TestDiffusionPage::clickAndDragSetTheQuery() {
     const int token = 5 * 14 + 8;
     for (int k = 0; k < 196; k += 13) {
         float mean = 0;
-        for (int h = 0; h < layer.info.heads; ++h) mean += layer.weights.at({h, token, k}) / layer.info.heads;
+        for (int h = 0; h < layer.info.heads; ++h)
+            mean += layer.weights.at({h, token, k}) / layer.info.heads;
         QVERIFY(std::abs(map(k / 14, k % 14) - mean) < 1e-6f);
     }
     // the large view's pixels are the core view renderer's at the image's size
@@ -267,17 +272,20 @@ void TestDiffusionPage::keySideAndHeadsReadTheTensor() {
     head->setCurrentIndex(3); // head 1
     QCOMPARE(doc()->head(), 1);
     RowMatrix map = doc()->currentMap();
-    for (int k = 0; k < 49; ++k) QCOMPARE(map(k / 7, k % 7), layer.weights.at({1, token, k}));
+    for (int k = 0; k < 49; ++k)
+        QCOMPARE(map(k / 7, k % 7), layer.weights.at({1, token, k}));
     m_page->findChild<QAbstractButton*>("keySide")->click();
     QVERIFY(doc()->keySide());
     map = doc()->currentMap();
-    for (int q = 0; q < 49; ++q) QCOMPARE(map(q / 7, q % 7), layer.weights.at({1, q, token}));
+    for (int q = 0; q < 49; ++q)
+        QCOMPARE(map(q / 7, q % 7), layer.weights.at({1, q, token}));
     head->setCurrentIndex(1); // max of heads
     QCOMPARE(doc()->fusion(), HeadFusion::Max);
     map = doc()->currentMap();
     for (int q = 0; q < 49; q += 5) {
         float best = 0;
-        for (int h = 0; h < layer.info.heads; ++h) best = std::max(best, layer.weights.at({h, q, token}));
+        for (int h = 0; h < layer.info.heads; ++h)
+            best = std::max(best, layer.weights.at({h, q, token}));
         QCOMPARE(map(q / 7, q % 7), best);
     }
 }
@@ -285,13 +293,14 @@ void TestDiffusionPage::keySideAndHeadsReadTheTensor() {
 void TestDiffusionPage::uViewHasOneTilePerLayerAndSelects() {
     UShapeView* u = m_page->uView();
     QCOMPARE(u->count(), 7);
-    for (int i = 0; i < 7; ++i) QVERIFY(!u->tile(i).isNull());
+    for (int i = 0; i < 7; ++i)
+        QVERIFY(!u->tile(i).isNull());
     // contracting down, bottleneck at the bottom, expansive back up
-    QCOMPARE(u->rowOf(0), 0);                   // down_blocks.1 at 14×14
-    QCOMPARE(u->rowOf(1), 1);                   // down_blocks.2 at 7×7
-    QCOMPARE(u->rowOf(2), 2);                   // mid
+    QCOMPARE(u->rowOf(0), 0); // down_blocks.1 at 14×14
+    QCOMPARE(u->rowOf(1), 1); // down_blocks.2 at 7×7
+    QCOMPARE(u->rowOf(2), 2); // mid
     QCOMPARE(u->rows(), 3);
-    QCOMPARE(u->rowOf(6), 0);                   // up_blocks.1 at 14×14
+    QCOMPARE(u->rowOf(6), 0); // up_blocks.1 at 14×14
     QVERIFY(u->tileRect(2).top() > u->tileRect(1).top());
     QVERIFY(u->tileRect(6).left() > u->tileRect(2).left());
     QTest::mouseClick(u, Qt::LeftButton, {}, u->tileRect(5).center());
@@ -364,8 +373,10 @@ void TestDiffusionPage::exportsMatchTheCli() {
     // the view: the same pixels as `diffuse --overlay` with the same settings
     const QString view = tmp.filePath("view.png"), cli = tmp.filePath("cli.png");
     QVERIFY(m_page->exportView(view));
-    const auto r = clitest::run({"diffuse", "--scheduler", "ddim", "--steps", "50", "--class", "8", "--seed", "4", "--overlay", cli,
-                                 "--step", "35", "--layer", "5", "--query", "12,3:15,8", "--on", "xt", "--head", "0"});
+    const auto r =
+        clitest::run({"diffuse", "--scheduler", "ddim",      "--steps", "50",     "--class", "8",
+                      "--seed",  "4",           "--overlay", cli,       "--step", "35",      "--layer",
+                      "5",       "--query",     "12,3:15,8", "--on",    "xt",     "--head",  "0"});
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     const ImageU8 a = loadImage(view.toStdString()), b = loadImage(cli.toStdString());
     QCOMPARE(a.width, 280); // 28 px × 10, the smallest integer factor reaching 256
@@ -420,7 +431,8 @@ void TestDiffusionPage::headLensesOfAStep() {
     m_page->findChild<QPushButton*>("headStatsButton")->click();
     HeadsLensView* lens = m_page->headsLens();
     WAIT_UNTIL(lens->hasStats());
-    const HeadStats expected = unetHeadStats(doc()->attention(20)->layers, doc()->imageHeight(), doc()->imageWidth());
+    const HeadStats expected =
+        unetHeadStats(doc()->attention(20)->layers, doc()->imageHeight(), doc()->imageWidth());
     QCOMPARE(lens->stats().entropy, expected.entropy);
     QCOMPARE(lens->grid()->rows(), 7);
     QVERIFY(lens->caption().contains("step 20 /"));
@@ -437,8 +449,13 @@ void TestDiffusionPage::headLensesOfAStep() {
     UNetRunOptions off;
     off.captureAttention = false;
     off.ablatedHeads = {{3, 1}};
-    const Tensor eps = doc()->model()->unet->forward(f.step.sample, float(f.step.timestep), doc()->settings().classLabel, off).noisePred;
-    const double expectedChange = (eps.matrix() - f.step.noisePred.matrix()).norm() / f.step.noisePred.matrix().norm();
+    const Tensor eps =
+        doc()
+            ->model()
+            ->unet->forward(f.step.sample, float(f.step.timestep), doc()->settings().classLabel, off)
+            .noisePred;
+    const double expectedChange =
+        (eps.matrix() - f.step.noisePred.matrix()).norm() / f.step.noisePred.matrix().norm();
     QVERIFY(std::abs(r.relativeChange - expectedChange) < 1e-6);
     QVERIFY(r.relativeChange > 0);
     QCOMPARE(r.ablated.width, doc()->imageWidth());
@@ -450,7 +467,9 @@ void TestDiffusionPage::headLensesOfAStep() {
                                              doc()->settings().classLabel);
     QVERIFY(std::abs(lens->grid()->scene().values(3, 1) - imp(3, 1)) < 1e-6);
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
-        m_page->findChild<QDialog*>("headsDialog")->grab().save(QString::fromLocal8Bit(dir) + "/diffusion-heads.png");
+        m_page->findChild<QDialog*>("headsDialog")
+            ->grab()
+            .save(QString::fromLocal8Bit(dir) + "/diffusion-heads.png");
     m_page->findChild<QDialog*>("headsDialog")->findChild<QPushButton*>("headsAllOn")->click();
     WAIT_UNTIL(m_page->ablatedHeads().empty());
     m_page->findChild<QDialog*>("headsDialog")->close();
@@ -464,7 +483,8 @@ void TestDiffusionPage::headLensesOfAStep() {
     WAIT_UNTIL(neuron->terms().has_value());
     const auto& layer = doc()->attention(30)->layers[3];
     QCOMPARE(neuron->query(), unetRegionTokens(layer.info, PixelRegion::pixel(14, 10), doc()->imageHeight(),
-                                               doc()->imageWidth()).front());
+                                               doc()->imageWidth())
+                                  .front());
     QVERIFY(std::abs(neuron->terms()->weight - layer.weights.at({0, neuron->query(), neuron->key()})) < 1e-5);
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
         neuron->grab().save(QString::fromLocal8Bit(dir) + "/diffusion-neuron.png");
@@ -516,7 +536,8 @@ void TestDiffusionPage::badFolderKeepsTheModel() {
         m_page->openModel(dir);
         WAIT_UNTIL(error.count() > 0);
         WAIT_UNTIL(!m_page->isBusy());
-        QVERIFY2(m_page->message().contains(QFileInfo(dir).fileName()) || m_page->message().contains("safetensors"),
+        QVERIFY2(m_page->message().contains(QFileInfo(dir).fileName()) ||
+                     m_page->message().contains("safetensors"),
                  qPrintable(m_page->message()));
         QCOMPARE(doc()->model(), before);
         QCOMPARE(doc()->completedSteps(), steps);
@@ -543,14 +564,16 @@ void TestDiffusionPage::mainWindowSendsDiffusersFoldersHere() {
     QVERIFY(QDir().mkpath(tmp.filePath("latent/unet")));
     QFile index_(tmp.filePath("latent/model_index.json"));
     QVERIFY(index_.open(QIODevice::WriteOnly));
-    index_.write(R"({"_class_name": "LDMPipeline", "_diffusers_version": "0.25.0", "vqvae": ["diffusers", "VQModel"],
+    index_.write(
+        R"({"_class_name": "LDMPipeline", "_diffusers_version": "0.25.0", "vqvae": ["diffusers", "VQModel"],
                     "unet": ["diffusers", "UNet2DModel"], "scheduler": ["diffusers", "DDIMScheduler"]})");
     index_.close();
     const auto loadedModel = page->document()->model();
     QSignalSpy error(page, &DiffusionPage::errorShown);
     QVERIFY(window.openModel(tmp.filePath("latent")));
     WAIT_UNTIL(error.count() > 0);
-    QVERIFY2(page->message().contains("vqvae") && page->message().contains("not supported"), qPrintable(page->message()));
+    QVERIFY2(page->message().contains("vqvae") && page->message().contains("not supported"),
+             qPrintable(page->message()));
     QCOMPARE(page->document()->model(), loadedModel);
     QVERIFY(loadedModel != builtin);
 }

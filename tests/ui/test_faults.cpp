@@ -102,7 +102,8 @@ void TestFaults::initTestCase() {
     // A Marian folder whose weights are cut short: found as a Marian model, fails while loading.
     m_brokenModel = m_tmp.filePath("broken");
     fs::create_directories(m_brokenModel.toStdString());
-    for (const auto& entry : fs::directory_iterator(kTiny)) fs::copy_file(entry.path(), fs::path(m_brokenModel.toStdString()) / entry.path().filename());
+    for (const auto& entry : fs::directory_iterator(kTiny))
+        fs::copy_file(entry.path(), fs::path(m_brokenModel.toStdString()) / entry.path().filename());
     fs::resize_file(fs::path(m_brokenModel.toStdString()) / "model.safetensors", 5000);
 }
 
@@ -166,11 +167,13 @@ void TestFaults::translateOpenModelMidRun() {
     WAIT_UNTIL(loaded.count() > 0);
     WAIT_UNTIL(ready.count() > 0);
     WAIT_UNTIL_COMPARE(page.worker()->pendingJobs(), 0);
-    QVERIFY2(page.modelDescription().contains(QStringLiteral("marian-de-en-tiny")), qPrintable(page.modelDescription()));
+    QVERIFY2(page.modelDescription().contains(QStringLiteral("marian-de-en-tiny")),
+             qPrintable(page.modelDescription()));
     const auto snap = page.document()->snapshot();
     QVERIFY(snap->finished);
     QVERIFY(snap->best->targetIds.size() < 40);
-    QVERIFY2(translation(page).contains(QStringLiteral("morning"), Qt::CaseInsensitive), qPrintable(translation(page)));
+    QVERIFY2(translation(page).contains(QStringLiteral("morning"), Qt::CaseInsensitive),
+             qPrintable(translation(page)));
 }
 
 void TestFaults::translateBrokenModelMidRun() {
@@ -258,13 +261,15 @@ void TestFaults::visionOpenModelMidRun() {
     page.openModel(QStringLiteral(ATTNLENS_TEST_DATA "/vit/rgb-deit"));
     WAIT_UNTIL(loaded.count() > 0);
     WAIT_UNTIL(!page.isBusy() && page.document()->image()->source == QStringLiteral("large.jpg"));
-    QCOMPARE(QString::fromStdString(page.document()->model()->dir().filename().string()), QStringLiteral("rgb-deit"));
+    QCOMPARE(QString::fromStdString(page.document()->model()->dir().filename().string()),
+             QStringLiteral("rgb-deit"));
     QCOMPARE(page.document()->image()->result.output.attentions.shape()[2], int64_t(17)); // DeiT's 16×16 crop
     // A broken folder in the middle of another analysis keeps that model.
     startLongAnalysis(page);
     page.openModel(m_brokenModel);
     WAIT_UNTIL(!page.isBusy());
-    QCOMPARE(QString::fromStdString(page.document()->model()->dir().filename().string()), QStringLiteral("rgb-deit"));
+    QCOMPARE(QString::fromStdString(page.document()->model()->dir().filename().string()),
+             QStringLiteral("rgb-deit"));
 }
 
 void TestFaults::visionCloseWindowMidRun() {
@@ -331,7 +336,8 @@ void TestFaults::diffusionOpenModelMidRun() {
     page.openModel(QStringLiteral(ATTNLENS_TEST_DATA "/unet/bare-head8"));
     WAIT_UNTIL(loaded.count() > 0);
     WAIT_UNTIL(!page.isBusy());
-    QVERIFY2(page.modelDescription().startsWith(QStringLiteral("bare-head8")), qPrintable(page.modelDescription()));
+    QVERIFY2(page.modelDescription().startsWith(QStringLiteral("bare-head8")),
+             qPrintable(page.modelDescription()));
     WAIT_UNTIL(!page.isBusy() && !page.document()->running() && page.document()->completedSteps() == 4);
     QCOMPARE(page.document()->settings().steps, 4);
 }

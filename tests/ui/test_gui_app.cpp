@@ -27,7 +27,8 @@ Run runGui(const QStringList& args) {
         p.kill();
         return {};
     }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardError())};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+            QString::fromUtf8(p.readAllStandardError())};
 }
 
 } // namespace
@@ -41,14 +42,15 @@ private slots:
             {"--page", "0"},
             {"--page", "1", "--layer", "0", "--head", "1", "--kind", "cross"},
             {"--page", "2", "--query", "3,4", "--layer", "1", "--head", "max"},
-            {"--page", "3", "--class", "Sneaker", "--seed", "2", "--steps", "20", "--step", "10", "--query", "4,4:9,12",
-             "--layer", "2", "--key-side", "--dark"},
+            {"--page", "3", "--class", "Sneaker", "--seed", "2", "--steps", "20", "--step", "10", "--query",
+             "4,4:9,12", "--layer", "2", "--key-side", "--dark"},
         };
         for (const QStringList& c : cases) {
             const QString out = tmp.filePath(QStringLiteral("page%1.png").arg(c[1]));
             const Run r = runGui(c + QStringList{"--size", "1200x800", "--screenshot", out});
             QVERIFY2(r.exitCode == 0, qPrintable(c.join(' ') + ": " + r.err));
-            QVERIFY2(!r.err.contains("warning"), qPrintable(r.err)); // ready by signal, not by the 60 s watchdog
+            QVERIFY2(!r.err.contains("warning"),
+                     qPrintable(r.err)); // ready by signal, not by the 60 s watchdog
             const QImage img(out);
             QVERIFY(!img.isNull());
             QVERIFY(img.width() >= 1200);
@@ -56,8 +58,9 @@ private slots:
         // --model: a diffusers folder opens on the Diffusion page instead of the built-in model; the
         // screenshot keeps the requested size
         const QString pipe = tmp.filePath("pipe.png");
-        const Run m = runGui({"--page", "3", "--model", QStringLiteral(ATTNLENS_TEST_DATA "/unet/cond-pipeline"), "--class", "cross",
-                              "--steps", "8", "--size", "1400x800", "--screenshot", pipe});
+        const Run m =
+            runGui({"--page", "3", "--model", QStringLiteral(ATTNLENS_TEST_DATA "/unet/cond-pipeline"),
+                    "--class", "cross", "--steps", "8", "--size", "1400x800", "--screenshot", pipe});
         QVERIFY2(m.exitCode == 0, qPrintable(m.err)); // "cross" exists only in cond-pipeline's id2label
         QCOMPARE(QImage(pipe).size(), QSize(1400, 800));
         // --grab one widget
@@ -83,8 +86,10 @@ private slots:
         };
         for (const auto& [args, fragment] : cases) {
             const Run r = runGui(args);
-            QVERIFY2(r.exitCode == 2, qPrintable(args.join(' ') + " -> " + QString::number(r.exitCode) + ": " + r.err));
-            QVERIFY2(r.err.contains("error:") && r.err.contains(fragment), qPrintable(args.join(' ') + ": " + r.err));
+            QVERIFY2(r.exitCode == 2,
+                     qPrintable(args.join(' ') + " -> " + QString::number(r.exitCode) + ": " + r.err));
+            QVERIFY2(r.err.contains("error:") && r.err.contains(fragment),
+                     qPrintable(args.join(' ') + ": " + r.err));
         }
         QCOMPARE(runGui({"--version"}).exitCode, 0);
         QCOMPARE(runGui({"--help"}).exitCode, 0);

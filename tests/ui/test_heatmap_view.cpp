@@ -15,6 +15,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QWheelEvent>
+
 #include <random>
 
 using attnlens::ColorMap;
@@ -43,7 +44,8 @@ QPoint quietPixel(const QRect& cell) {
 
 QStringList tokenLabels(const char* prefix, int n) {
     QStringList labels;
-    for (int i = 0; i < n; ++i) labels << QStringLiteral("%1%2").arg(QLatin1String(prefix)).arg(i);
+    for (int i = 0; i < n; ++i)
+        labels << QStringLiteral("%1%2").arg(QLatin1String(prefix)).arg(i);
     return labels;
 }
 
@@ -52,8 +54,10 @@ QStringList tokenLabels(const char* prefix, int n) {
 // how many labels were drawn without hovering.
 int checkEveryLabelReachable(HeatmapView& view) {
     int drawnAtFit = 0;
-    for (int r = 0; r < view.rows(); ++r) drawnAtFit += view.rowLabelDrawn(r) ? 1 : 0;
-    for (int c = 0; c < view.columns(); ++c) drawnAtFit += view.columnLabelDrawn(c) ? 1 : 0;
+    for (int r = 0; r < view.rows(); ++r)
+        drawnAtFit += view.rowLabelDrawn(r) ? 1 : 0;
+    for (int c = 0; c < view.columns(); ++c)
+        drawnAtFit += view.columnLabelDrawn(c) ? 1 : 0;
     // Hover: bring each row (column) into view, hover a cell of it, and its label is drawn and named.
     auto hoverCell = [&](int r, int c) {
         view.centreOn((c + 0.5) / view.columns(), (r + 0.5) / view.rows());
@@ -373,14 +377,16 @@ private slots:
         const QRect grid = view.cellRect(0, 0).united(view.cellRect(15, 51));
         QVERIFY2(grid.height() > view.viewport()->height() / 2, qPrintable(QString::number(grid.height())));
         QVERIFY(grid.width() > view.viewport()->width() / 2);
-        for (int r = 0; r < 16; ++r) QVERIFY2(view.rowLabelDrawn(r), qPrintable(view.rowLabel(r)));
+        for (int r = 0; r < 16; ++r)
+            QVERIFY2(view.rowLabelDrawn(r), qPrintable(view.rowLabel(r)));
         const int drawn = checkEveryLabelReachable(view);
         QVERIFY(drawn >= 16 + 52 / 3);
         // Zoomed to 20 px cells every label in view is drawn, and the overview shows where the view is.
         view.setCellSize(20);
         view.centreOn(0.5, 0.5);
         for (int c = 0; c < 52; ++c)
-            if (view.viewport()->rect().contains(view.cellRect(0, c).center()) && view.cellRect(0, c).right() < view.viewport()->width() - 40)
+            if (view.viewport()->rect().contains(view.cellRect(0, c).center()) &&
+                view.cellRect(0, c).right() < view.viewport()->width() - 40)
                 QVERIFY2(view.columnLabelDrawn(c), qPrintable(view.columnLabel(c)));
         QVERIFY(!view.overviewRect().isEmpty());
         // A click in the overview moves there: its left end shows column 0.
@@ -425,8 +431,8 @@ private slots:
         const QPoint start = view.cellRect(4, 4).center();
         QTest::mousePress(view.viewport(), Qt::LeftButton, {}, start);
         QMouseEvent move(QEvent::MouseMove, QPointF(start - QPoint(60, 40)),
-                         view.viewport()->mapToGlobal(QPointF(start - QPoint(60, 40))), Qt::NoButton, Qt::LeftButton,
-                         Qt::NoModifier);
+                         view.viewport()->mapToGlobal(QPointF(start - QPoint(60, 40))), Qt::NoButton,
+                         Qt::LeftButton, Qt::NoModifier);
         QApplication::sendEvent(view.viewport(), &move);
         QTest::mouseRelease(view.viewport(), Qt::LeftButton, {}, start - QPoint(60, 40));
         QCOMPARE(view.horizontalScrollBar()->value(), 60);
@@ -483,8 +489,8 @@ private slots:
         dark.setColor(QPalette::WindowText, QColor(230, 230, 230));
         const auto style = attnlens::ui::heatmapStyle(dark, QFont());
         const QImage image = attnlens::ui::renderHeatmap(scene, style, 20);
-        const auto l = attnlens::ui::layoutWholeHeatmap(scene, attnlens::ui::measureHeatmap(scene, style.font),
-                                                        style.font, 20);
+        const auto l = attnlens::ui::layoutWholeHeatmap(
+            scene, attnlens::ui::measureHeatmap(scene, style.font), style.font, 20);
         QCOMPARE(image.size(), l.natural);
         QCOMPARE(image.pixelColor(1, 1), QColor(30, 30, 30)); // background from the style
         // Cell (1, 4): its colour from the colour map (quiet pixel: no annotation, gap or outline).

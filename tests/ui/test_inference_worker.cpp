@@ -2,10 +2,9 @@
 // and the GUI thread is never blocked while a job runs; a streaming job's partial results arrive on the GUI
 // thread in order before its result, none after Cancel; stop() joins the thread and nothing arrives after it.
 
+#include "core/util/error.h"
 #include "support/waits.h"
 #include "ui/shell/inference_worker.h"
-
-#include "core/util/error.h"
 
 #include <QtTest>
 
@@ -81,7 +80,8 @@ void TestInferenceWorker::cancelStopsJob() {
             return 1;
         },
         [&](int) { delivered = true; });
-    worker.run<int>("queued", [](const Callbacks&) { return 2; }, [&](int) { delivered = true; });
+    worker.run<int>(
+        "queued", [](const Callbacks&) { return 2; }, [&](int) { delivered = true; });
     // started() is emitted on the worker thread; QSignalSpy records it directly, possibly before a wait()
     // could begin (that race failed this test once under load), so poll the count instead.
     WAIT_UNTIL(started.count() >= 1);
@@ -92,7 +92,7 @@ void TestInferenceWorker::cancelStopsJob() {
     QVERIFY(worker.isBusy());
     QCOMPARE(worker.pendingJobs(), 2);
     worker.cancel();
-    QCOMPARE(worker.pendingJobs(), 1); // the queued job is dropped at once; the running one stops soon
+    QCOMPARE(worker.pendingJobs(), 1);        // the queued job is dropped at once; the running one stops soon
     WAIT_UNTIL_COMPARE(cancelled.count(), 2); // the running and the queued job
     QCOMPARE(worker.pendingJobs(), 0);
     QTest::qWait(50);
@@ -107,7 +107,8 @@ void TestInferenceWorker::progressIsForwarded() {
     worker.run<int>(
         "steps",
         [](const Callbacks& cb) {
-            for (int i = 1; i <= 4; ++i) cb.report(i / 4.0, "step " + std::to_string(i));
+            for (int i = 1; i <= 4; ++i)
+                cb.report(i / 4.0, "step " + std::to_string(i));
             return 0;
         },
         [](int) {});
@@ -126,19 +127,24 @@ void TestInferenceWorker::streamsPartialsInOrderBeforeTheResult() {
     worker.stream<int, int>(
         "count",
         [](const Callbacks&, const std::function<void(int)>& post) {
-            for (int i = 0; i < 100; ++i) post(i);
+            for (int i = 0; i < 100; ++i)
+                post(i);
             return 100;
         },
         [&](int i) {
             seen.push_back(i);
             threads.push_back(QThread::currentThread());
         },
-        [&](int r) { result = r + static_cast<int>(seen.size()); }); // every partial is in when the result comes
+        [&](int r) {
+            result = r + static_cast<int>(seen.size());
+        }); // every partial is in when the result comes
     WAIT_UNTIL(finished.count() == 1);
     QCOMPARE(result, 200);
     QCOMPARE(seen.size(), size_t(100));
-    for (int i = 0; i < 100; ++i) QCOMPARE(seen[size_t(i)], i);
-    for (QThread* t : threads) QCOMPARE(t, QThread::currentThread());
+    for (int i = 0; i < 100; ++i)
+        QCOMPARE(seen[size_t(i)], i);
+    for (QThread* t : threads)
+        QCOMPARE(t, QThread::currentThread());
 }
 
 void TestInferenceWorker::cancelDropsQueuedPartials() {
@@ -158,7 +164,8 @@ void TestInferenceWorker::cancelDropsQueuedPartials() {
         },
         [&seen](int) { ++seen; }, [](int) {});
     // Let partials pile up unseen (the GUI thread is blocked), then cancel before the event loop runs again.
-    while (posted.load() < 20) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (posted.load() < 20)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     worker.cancel();
     WAIT_UNTIL(cancelled.count() == 1);
     QCOMPARE(seen, 0); // those already queued when Cancel was pressed never reach the page
@@ -180,10 +187,13 @@ void TestInferenceWorker::stopJoinsAndDeliversNothing() {
             return 0;
         },
         [&delivered](int) { delivered = true; }, [&delivered](int) { delivered = true; });
-    while (!running) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (!running)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     worker->stop(); // what a page's destructor does first
     QVERIFY(!worker->isBusy());
-    QCOMPARE(worker->run<int>("after", [](const Callbacks&) { return 1; }, [&delivered](int) { delivered = true; }), 0);
+    QCOMPARE(worker->run<int>(
+                 "after", [](const Callbacks&) { return 1; }, [&delivered](int) { delivered = true; }),
+             0);
     worker.reset(); // takes the queued partials and outcome with it
     QTest::qWait(20);
     QVERIFY(!delivered);

@@ -18,28 +18,28 @@
 #include "ui/widgets/page_parts.h"
 
 #include <QAbstractButton>
-#include <QDialog>
-#include <QTextBrowser>
 #include <QAction>
 #include <QApplication>
-#include <QLabel>
-#include <QProgressBar>
-#include <QSettings>
-#include <QSplitter>
+#include <QDialog>
+#include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
-#include <QUrl>
-#include <QMimeData>
-#include <QSignalSpy>
-#include <QTemporaryDir>
-#include <QDir>
 #include <QFile>
 #include <QImage>
+#include <QLabel>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSplitter>
+#include <QTemporaryDir>
+#include <QTextBrowser>
+#include <QUrl>
 #include <QtTest>
 
 #include <atomic>
-#include <memory>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 using namespace attnlens;
@@ -65,18 +65,17 @@ private slots:
         QVERIFY(!status->isVisible());
         std::atomic<bool> started{false};
         QSignalSpy cancelled(&worker, &InferenceWorker::cancelled);
-        worker.run<int>(
-            "Working",
-            [&started](const Callbacks& cb) {
-                started = true;
-                cb.report(0.5, "half");
-                for (int i = 0; i < 1000; ++i) {
-                    cb.checkCancel();
-                    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-                }
-                return 1;
-            },
-            {});
+        worker.run<int>("Working",
+                        [&started](const Callbacks& cb) {
+                            started = true;
+                            cb.report(0.5, "half");
+                            for (int i = 0; i < 1000; ++i) {
+                                cb.checkCancel();
+                                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                            }
+                            return 1;
+                        },
+                        {});
         WAIT_UNTIL(status->isVisible());
         WAIT_UNTIL_COMPARE(status->progressBar()->value(), 500);
         // The bar says what it waits for: the job and its stage.
@@ -166,8 +165,8 @@ private slots:
         QCOMPARE(savedTheme(), Theme::Light);
     }
 
-    // A model folder dropped on the window opens on its page; a dropped file is not taken as a model. The window's
-    // geometry is saved on close and restored by the next window.
+    // A model folder dropped on the window opens on its page; a dropped file is not taken as a model. The
+    // window's geometry is saved on close and restored by the next window.
     void droppedFolderOpensAndGeometryIsRemembered() {
         QSettings().remove("recentModels");
         {
@@ -182,9 +181,11 @@ private slots:
             QVERIFY(enter.isAccepted());
             QDropEvent drop(QPointF(5, 5), Qt::CopyAction, &folder, Qt::LeftButton, Qt::NoModifier);
             QApplication::sendEvent(&window, &drop);
-            WAIT_UNTIL(!vision->isBusy() && vision->loadedModelDir() == QStringLiteral(ATTNLENS_TEST_DATA "/vit/rgb"));
+            WAIT_UNTIL(!vision->isBusy() &&
+                       vision->loadedModelDir() == QStringLiteral(ATTNLENS_TEST_DATA "/vit/rgb"));
             QMimeData file;
-            file.setUrls({QUrl::fromLocalFile(QStringLiteral(ATTNLENS_TEST_DATA "/vit/images/photo_97x61.png"))});
+            file.setUrls(
+                {QUrl::fromLocalFile(QStringLiteral(ATTNLENS_TEST_DATA "/vit/images/photo_97x61.png"))});
             QVERIFY(!window.dropModelFolder(&file));
             window.resize(1111, 777);
             window.show();
@@ -202,7 +203,8 @@ private slots:
         again.show();
         QVERIFY(QTest::qWaitForWindowExposed(&again));
         const QList<int> sizes = again.findChild<QSplitter*>("visionSplitter")->sizes();
-        QVERIFY2(sizes.size() == 2 && sizes[0] < sizes[1], qPrintable(QString("%1 %2").arg(sizes.value(0)).arg(sizes.value(1))));
+        QVERIFY2(sizes.size() == 2 && sizes[0] < sizes[1],
+                 qPrintable(QString("%1 %2").arg(sizes.value(0)).arg(sizes.value(1))));
         WAIT_UNTIL(!vision->isBusy());
     }
 
@@ -246,7 +248,8 @@ private slots:
 
         // Not a model folder: the window's banner says why; nothing is remembered.
         QVERIFY(!window.openModel(tmp.path()));
-        QVERIFY2(window.windowMessage().startsWith("Cannot open the model"), qPrintable(window.windowMessage()));
+        QVERIFY2(window.windowMessage().startsWith("Cannot open the model"),
+                 qPrintable(window.windowMessage()));
         if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty()) {
             window.resize(1280, 800);
             window.show();
@@ -282,8 +285,10 @@ private slots:
         int listedMenu = 0;
         for (const ShortcutRow& r : rows)
             if (r.where.endsWith(" menu") || r.where.contains(" menu → ")) ++listedMenu;
-        QVERIFY2(listedMenu >= menuShortcuts - 1, qPrintable(QString("%1 of %2").arg(listedMenu).arg(menuShortcuts)));
-        for (const ShortcutRow& r : rows) QVERIFY2(r.action != "(undocumented)", qPrintable(r.keys));
+        QVERIFY2(listedMenu >= menuShortcuts - 1,
+                 qPrintable(QString("%1 of %2").arg(listedMenu).arg(menuShortcuts)));
+        for (const ShortcutRow& r : rows)
+            QVERIFY2(r.action != "(undocumented)", qPrintable(r.keys));
         QVERIFY(shortcutsHtml(rows).contains("Any heatmap"));
 
         window.findChild<QAction*>("whatAmILookingAt")->trigger();
@@ -323,7 +328,8 @@ private slots:
         bf16->trigger();
         QCOMPARE(linearPrecision(), LinearPrecision::Bf16);
         QCOMPARE(QSettings().value("precision").toString(), QString("bf16"));
-        WAIT_UNTIL(vision->message().contains("BF16 fast mode, measured against FP32 at load: max |Δ logits|"));
+        WAIT_UNTIL(
+            vision->message().contains("BF16 fast mode, measured against FP32 at load: max |Δ logits|"));
         QVERIFY2(vision->message().contains("same top-1 class"), qPrintable(vision->message()));
         fp32->trigger();
         QCOMPARE(linearPrecision(), LinearPrecision::Fp32);

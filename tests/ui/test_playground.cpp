@@ -24,6 +24,7 @@
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTest>
+
 #include <cmath>
 
 using attnlens::ColorMap;
@@ -31,9 +32,9 @@ using attnlens::RowMatrix;
 using attnlens::ui::HeatmapView;
 using attnlens::ui::MatrixEditor;
 using attnlens::ui::MultiHeadPanel;
-using attnlens::ui::withMinusSign;
 using attnlens::ui::PlaygroundModel;
 using attnlens::ui::PlaygroundPage;
+using attnlens::ui::withMinusSign;
 using Stage = PlaygroundModel::Stage;
 using Input = PlaygroundModel::Input;
 using MaskMode = PlaygroundModel::MaskMode;
@@ -171,9 +172,10 @@ private slots:
         QCOMPARE(m.dK(), 2);
         QCOMPARE(m.dV(), 3);
         QCOMPARE(m.stage(Stage::Output, 1).cols(), 3);
-        const auto ref = attnlens::multiHeadAttention(
-            attnlens::Tensor::fromMatrix(m.input(Input::Query)), attnlens::Tensor::fromMatrix(m.input(Input::Key)),
-            attnlens::Tensor::fromMatrix(m.input(Input::Value)), nullptr, 2, false);
+        const auto ref = attnlens::multiHeadAttention(attnlens::Tensor::fromMatrix(m.input(Input::Query)),
+                                                      attnlens::Tensor::fromMatrix(m.input(Input::Key)),
+                                                      attnlens::Tensor::fromMatrix(m.input(Input::Value)),
+                                                      nullptr, 2, false);
         QCOMPARE(m.output(), RowMatrix(ref.output.matrix()));
         m.setDValue(3); // 2 heads do not divide 3: the largest common divisor below is kept
         QCOMPARE(m.heads(), 1);
@@ -429,7 +431,8 @@ private slots:
             HeatmapView* v = page.stageView(stage);
             for (int i = 0; i < 16; ++i) {
                 QVERIFY2(v->rowLabelDrawn(i), qPrintable(QString("stage %1 row %2").arg(int(stage)).arg(i)));
-                QVERIFY2(v->columnLabelDrawn(i), qPrintable(QString("stage %1 column %2").arg(int(stage)).arg(i)));
+                QVERIFY2(v->columnLabelDrawn(i),
+                         qPrintable(QString("stage %1 column %2").arg(int(stage)).arg(i)));
             }
             const QString tip = v->toolTipText(3, 2);
             QVERIFY2(tip.contains(m.tokens()[3]) && tip.contains(m.tokens()[2]), qPrintable(tip));
@@ -460,7 +463,8 @@ private slots:
         saveShot(&page, "playground_7");
         for (Stage stage : {Stage::Scores, Stage::Scaled, Stage::Masked, Stage::Weights, Stage::Output}) {
             HeatmapView* v = page.stageView(stage);
-            for (int i = 0; i < 7; ++i) QVERIFY(v->rowLabelDrawn(i));
+            for (int i = 0; i < 7; ++i)
+                QVERIFY(v->rowLabelDrawn(i));
             if (!v->annotationsVisible()) {
                 const QString tip = v->toolTipText(2, 1);
                 QVERIFY2(tip.contains("value: <b>"), qPrintable(tip)); // the exact value on hover
@@ -470,8 +474,8 @@ private slots:
         page.model()->applyWorkedExample();
         QApplication::processEvents();
         for (Stage stage : {Stage::Scores, Stage::Scaled, Stage::Masked, Stage::Weights, Stage::Output})
-            QVERIFY2(page.stageView(stage)->annotationsVisible(), qPrintable(QString("stage %1").arg(int(stage))));
-
+            QVERIFY2(page.stageView(stage)->annotationsVisible(),
+                     qPrintable(QString("stage %1").arg(int(stage))));
     }
 
     void tinySizes() {
@@ -508,7 +512,8 @@ private slots:
             const RowMatrix head = m.stage(Stage::Output, h);
             QCOMPARE(panel->headView(h)->columns(), 2);
             for (int i = 0; i < 6; ++i)
-                for (int c = 0; c < 2; ++c) QCOMPARE(concat(i, h * 2 + c), head(i, c));
+                for (int c = 0; c < 2; ++c)
+                    QCOMPARE(concat(i, h * 2 + c), head(i, c));
         }
         QCOMPARE(panel->concatView()->columns(), 8);
         // Result = Concat · W_O (random W_O, not the identity).
@@ -527,7 +532,8 @@ private slots:
         QCOMPARE(m.output(), concat);
         ref = concat.cast<double>() * m.input(Input::OutputProjection).cast<double>();
         QVERIFY((m.projected().cast<double>() - ref).cwiseAbs().maxCoeff() < 1e-5);
-        QVERIFY2(panel->detail().contains(withMinusSign(QString::number(double(m.projected()(m.focusQuery(), 0)), 'f', 2))),
+        QVERIFY2(panel->detail().contains(
+                     withMinusSign(QString::number(double(m.projected()(m.focusQuery(), 0)), 'f', 2))),
                  qPrintable(panel->detail()));
         QVERIFY(panel->formula().contains("Concat"));
         // Clicking a head's output selects that head for the stages tab.
@@ -541,7 +547,8 @@ private slots:
         QVERIFY((m.projected() - m.output()).cwiseAbs().maxCoeff() == 0.0f);
         // One colour-bar placement on the whole page.
         for (HeatmapView* v : page.findChildren<HeatmapView*>())
-            if (v->colorBarVisible() && v->isVisible()) QVERIFY2(v->colorBarBelow(), qPrintable(v->objectName()));
+            if (v->colorBarVisible() && v->isVisible())
+                QVERIFY2(v->colorBarBelow(), qPrintable(v->objectName()));
         QApplication::processEvents();
         saveShot(&page, "playground_multihead");
     }

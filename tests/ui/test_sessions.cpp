@@ -1,9 +1,9 @@
-// Saved sessions (ui/shell/session.h), offscreen: for every page, save → open in a fresh window restores exactly
-// the view (every saved setting read back equal, and the numbers on screen — matrices, maps, stages — equal);
-// a session whose model folder or picture is missing asks, and cancel / skip / locate do what they say; bad
-// session files (truncated, empty, not JSON, another format, a newer version, wrong types, an unknown page) give
-// one clear message and change nothing; a session file dropped on the window and `attnlens SESSION.attnlens`
-// open it; File → Open recent session / image remember what was saved and shown.
+// Saved sessions (ui/shell/session.h), offscreen: for every page, save → open in a fresh window restores
+// exactly the view (every saved setting read back equal, and the numbers on screen — matrices, maps, stages —
+// equal); a session whose model folder or picture is missing asks, and cancel / skip / locate do what they
+// say; bad session files (truncated, empty, not JSON, another format, a newer version, wrong types, an
+// unknown page) give one clear message and change nothing; a session file dropped on the window and `attnlens
+// SESSION.attnlens` open it; File → Open recent session / image remember what was saved and shown.
 
 #include "support/waits.h"
 #include "ui/diffusion/diffusion_document.h"
@@ -72,7 +72,9 @@ QString diffJson(const QJsonObject& a, const QJsonObject& b) {
     QStringList out;
     QStringList keys = a.keys() + b.keys();
     keys.removeDuplicates();
-    auto text = [](const QJsonValue& v) { return QString::fromUtf8(QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact)); };
+    auto text = [](const QJsonValue& v) {
+        return QString::fromUtf8(QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact));
+    };
     for (const QString& k : keys)
         if (a.value(k) != b.value(k)) out << k + ": " + text(a.value(k)) + " vs " + text(b.value(k));
     return out.join("; ");
@@ -119,7 +121,9 @@ private:
 };
 
 QString TestSessions::prepareAndSave(Window& a, const QString& name) {
-    [&] { WAIT_UNTIL(a.idle() && a.translate->document()->hasModel() && a.vision->document()->hasImage()); }();
+    [&] {
+        WAIT_UNTIL(a.idle() && a.translate->document()->hasModel() && a.vision->document()->hasImage());
+    }();
     // Attention: a random example, resized, two heads, an edited value, a custom mask, a focused cell.
     PlaygroundModel& m = *a.playground->model();
     m.applyRandom(7);
@@ -129,15 +133,18 @@ QString TestSessions::prepareAndSave(Window& a, const QString& name) {
     m.toggleMaskCell(0, 3);
     m.setSelectedHead(1);
     m.setFocus(3, 1);
-    // Translate: beam search with a head off, stepped back, the decoder's layer 1 head 2 at word level, a target
-    // token selected, a matrix pinned as A and the Difference tab shown.
+    // Translate: beam search with a head off, stepped back, the decoder's layer 1 head 2 at word level, a
+    // target token selected, a matrix pinned as A and the Difference tab shown.
     TranslatePage& t = *a.translate;
     t.setInput(QStringLiteral("Der Hund läuft schnell über die Straße."));
     t.setBeamWidth(3);
     MarianAblation ablation;
     ablation.setHeads(2, {{0, 1}}, t.document()->model().model->config());
     t.setAblation(ablation); // translates
-    [&] { WAIT_UNTIL(t.worker()->pendingJobs() == 0 && t.document()->snapshot() && t.document()->snapshot()->finished); }();
+    [&] {
+        WAIT_UNTIL(t.worker()->pendingJobs() == 0 && t.document()->snapshot() &&
+                   t.document()->snapshot()->finished);
+    }();
     t.goToStep(3);
     [&] { WAIT_UNTIL(t.worker()->pendingJobs() == 0 && t.document()->snapshot()->step == 3); }();
     t.document()->setKind(AttentionKind::Cross);
@@ -203,18 +210,23 @@ void TestSessions::everyPageRoundTrips() {
     // Every saved setting reads back the same ...
     const QJsonObject sa = a.state(), sb = b.state();
     for (const QString page : {"attention", "translate", "vision", "diffusion"})
-        QVERIFY2(sa["pages"][page] == sb["pages"][page], qPrintable(page + ": " + diffJson(sa["pages"][page].toObject(), sb["pages"][page].toObject())));
+        QVERIFY2(
+            sa["pages"][page] == sb["pages"][page],
+            qPrintable(page + ": " + diffJson(sa["pages"][page].toObject(), sb["pages"][page].toObject())));
     QCOMPARE(sb["page"].toString(), QString("vision"));
     // What B showed before is kept as a session, second in File → Open recent session.
     QCOMPARE(b.window.recentSessions().value(0), QFileInfo(file).absoluteFilePath());
-    QVERIFY2(b.window.recentSessions().value(1).endsWith("before-last-open.attnlens"), qPrintable(b.window.recentSessions().join(", ")));
-    QVERIFY(readSessionFile(b.window.recentSessions().value(1)).value("pages").toObject().contains("translate"));
+    QVERIFY2(b.window.recentSessions().value(1).endsWith("before-last-open.attnlens"),
+             qPrintable(b.window.recentSessions().join(", ")));
+    QVERIFY(
+        readSessionFile(b.window.recentSessions().value(1)).value("pages").toObject().contains("translate"));
     QCOMPARE(b.window.currentPage(), 2);
     // ... and so does what is on screen.
     QCOMPARE(b.playground->model()->projected(), a.playground->model()->projected());
     QCOMPARE(b.playground->model()->effectiveMask(), a.playground->model()->effectiveMask());
     QCOMPARE(b.translate->document()->snapshot()->step, 3);
-    QVERIFY(sameMatrix(b.translate->document()->currentMatrix().values, a.translate->document()->currentMatrix().values));
+    QVERIFY(sameMatrix(b.translate->document()->currentMatrix().values,
+                       a.translate->document()->currentMatrix().values));
     QVERIFY(b.translate->hasPin());
     QCOMPARE(b.translate->currentView(), TranslatePage::View::Difference);
     QCOMPARE(b.translate->ablation().heads(2), (std::vector<std::pair<int, int>>{{0, 1}}));
@@ -224,7 +236,8 @@ void TestSessions::everyPageRoundTrips() {
     QVERIFY(sameMatrix(b.vision->differenceWindow()->pinnedMap(), a.vision->differenceWindow()->pinnedMap()));
     QVERIFY(!sameMatrix(b.vision->differenceWindow()->pinnedMap(), b.vision->document()->currentMap()));
     QVERIFY(b.diffusion->differenceWindow() && b.diffusion->differenceWindow()->hasPin());
-    QVERIFY(sameMatrix(b.diffusion->differenceWindow()->pinnedMap(), a.diffusion->differenceWindow()->pinnedMap()));
+    QVERIFY(sameMatrix(b.diffusion->differenceWindow()->pinnedMap(),
+                       a.diffusion->differenceWindow()->pinnedMap()));
     QCOMPARE(b.diffusion->document()->currentStep(), 3);
     QVERIFY(sameMatrix(b.diffusion->document()->currentMap(), a.diffusion->document()->currentMap()));
     QCOMPARE(b.diffusion->document()->finalImage().pixels, a.diffusion->document()->finalImage().pixels);
@@ -247,7 +260,8 @@ void TestSessions::pastedPictureTravelsInTheSession() {
     WAIT_UNTIL(a.idle() && a.vision->document()->hasImage());
     QImage picture(40, 28, QImage::Format_RGB888);
     for (int y = 0; y < picture.height(); ++y)
-        for (int x = 0; x < picture.width(); ++x) picture.setPixelColor(x, y, QColor(x * 6, y * 9, (x * y) % 256));
+        for (int x = 0; x < picture.width(); ++x)
+            picture.setPixelColor(x, y, QColor(x * 6, y * 9, (x * y) % 256));
     a.vision->openImage(picture, QStringLiteral("pasted image"));
     WAIT_UNTIL(!a.vision->isBusy() && a.vision->imagePath().isEmpty());
     a.vision->document()->selectPatches({5});
@@ -264,12 +278,13 @@ void TestSessions::pastedPictureTravelsInTheSession() {
 }
 
 void TestSessions::missingModelAsksAndCancelChangesNothing() {
-    QJsonObject session{{"format", "attnlens-session"},
-                        {"version", 1},
-                        {"page", "translate"},
-                        {"pages", QJsonObject{{"translate", QJsonObject{{"model_dir", path("gone/opus-mt-de-en")},
-                                                                         {"input", "Guten Morgen"},
-                                                                         {"translated", true}}}}}};
+    QJsonObject session{
+        {"format", "attnlens-session"},
+        {"version", 1},
+        {"page", "translate"},
+        {"pages", QJsonObject{{"translate", QJsonObject{{"model_dir", path("gone/opus-mt-de-en")},
+                                                        {"input", "Guten Morgen"},
+                                                        {"translated", true}}}}}};
     const QString file = path("missing.attnlens");
     writeText(file, QJsonDocument(session).toJson());
     Window w;
@@ -284,7 +299,8 @@ void TestSessions::missingModelAsksAndCancelChangesNothing() {
     QCOMPARE(asked.size(), 1);
     QCOMPARE(asked[0].page, QString("translate"));
     QVERIFY(asked[0].folder);
-    QVERIFY2(w.window.windowMessage().contains("missing") && w.window.windowMessage().contains("opus-mt-de-en") &&
+    QVERIFY2(w.window.windowMessage().contains("missing") &&
+                 w.window.windowMessage().contains("opus-mt-de-en") &&
                  w.window.windowMessage().contains("Nothing was changed"),
              qPrintable(w.window.windowMessage()));
     QVERIFY2(w.state() == before, qPrintable(diffJson(before, w.state())));
@@ -292,9 +308,12 @@ void TestSessions::missingModelAsksAndCancelChangesNothing() {
 
 void TestSessions::missingModelLocatedOrSkipped() {
     const QString located = kData + "/marian/tiny-f32";
-    QJsonObject translate{{"model_dir", path("gone/opus-mt-de-en")}, {"input", "ein Haus"}, {"translated", true}};
+    QJsonObject translate{
+        {"model_dir", path("gone/opus-mt-de-en")}, {"input", "ein Haus"}, {"translated", true}};
     QJsonObject vision{{"image_path", path("gone/photo.png")}, {"query", "cls"}};
-    QJsonObject session{{"format", "attnlens-session"}, {"version", 1}, {"page", "translate"},
+    QJsonObject session{{"format", "attnlens-session"},
+                        {"version", 1},
+                        {"page", "translate"},
                         {"pages", QJsonObject{{"translate", translate}, {"vision", vision}}}};
     const QString file = path("locate.attnlens");
     writeText(file, QJsonDocument(session).toJson());
@@ -316,7 +335,9 @@ void TestSessions::missingModelLocatedOrSkipped() {
 void TestSessions::badSessionFilesChangeNothing_data() {
     QTest::addColumn<QByteArray>("content");
     QTest::addColumn<QString>("message");
-    QJsonObject good{{"format", "attnlens-session"}, {"version", 1}, {"page", "attention"},
+    QJsonObject good{{"format", "attnlens-session"},
+                     {"version", 1},
+                     {"page", "attention"},
                      {"pages", QJsonObject{{"attention", QJsonObject{{"length", 3}}}}}};
     const QByteArray text = QJsonDocument(good).toJson();
     auto with = [&good](const QString& page, const QString& key, const QJsonValue& value) {
@@ -329,27 +350,37 @@ void TestSessions::badSessionFilesChangeNothing_data() {
     QTest::newRow("truncated") << text.left(text.size() / 2) << "truncated?";
     QTest::newRow("empty") << QByteArray() << "the file is empty";
     QTest::newRow("not JSON") << QByteArray("PK\x03\x04 zip bytes") << "not a readable session";
-    QTest::newRow("another format") << QByteArray(R"({"format": "bertviz", "version": 1, "pages": {}})") << "not an Attention Lens session";
-    QTest::newRow("newer version") << QByteArray(R"({"format": "attnlens-session", "version": 2, "pages": {}})")
+    QTest::newRow("another format") << QByteArray(R"({"format": "bertviz", "version": 1, "pages": {}})")
+                                    << "not an Attention Lens session";
+    QTest::newRow("newer version") << QByteArray(
+                                          R"({"format": "attnlens-session", "version": 2, "pages": {}})")
                                    << "newer Attention Lens (session version 2)";
-    QTest::newRow("version a string") << QByteArray(R"({"format": "attnlens-session", "version": "1", "pages": {}})")
-                                      << "no valid \"version\"";
-    QTest::newRow("pages not an object") << QByteArray(R"({"format": "attnlens-session", "version": 1, "pages": []})")
-                                         << "\"pages\" must be an object";
-    QTest::newRow("unknown page") << QByteArray(R"({"format": "attnlens-session", "version": 1, "pages": {"audio": {}}})")
-                                  << "pages.audio: no such page";
-    QTest::newRow("layer a string") << with("translate", "layer", "two") << "pages.translate.layer: expected an integer";
-    QTest::newRow("kind unknown") << with("translate", "kind", "sideways") << "pages.translate.kind: expected one of encoder";
+    QTest::newRow("version a string")
+        << QByteArray(R"({"format": "attnlens-session", "version": "1", "pages": {}})")
+        << "no valid \"version\"";
+    QTest::newRow("pages not an object")
+        << QByteArray(R"({"format": "attnlens-session", "version": 1, "pages": []})")
+        << "\"pages\" must be an object";
+    QTest::newRow("unknown page")
+        << QByteArray(R"({"format": "attnlens-session", "version": 1, "pages": {"audio": {}}})")
+        << "pages.audio: no such page";
+    QTest::newRow("layer a string") << with("translate", "layer", "two")
+                                    << "pages.translate.layer: expected an integer";
+    QTest::newRow("kind unknown") << with("translate", "kind", "sideways")
+                                  << "pages.translate.kind: expected one of encoder";
     QTest::newRow("beam too wide") << with("translate", "beam_width", 999) << "pages.translate.beam_width";
     QTest::newRow("query a number") << with("vision", "query", 5) << "pages.vision.query: expected \"cls\"";
     QTest::newRow("opacity out of range") << with("vision", "opacity", 3.5) << "pages.vision.opacity";
-    QTest::newRow("picture not PNG") << with("vision", "image_png", "bm90IGEgcGljdHVyZQ==") << "pages.vision.image_png";
+    QTest::newRow("picture not PNG") << with("vision", "image_png", "bm90IGEgcGljdHVyZQ==")
+                                     << "pages.vision.image_png";
     QTest::newRow("heads that do not divide") << with("attention", "heads", 3) << "pages.attention.heads";
     QTest::newRow("edited without values") << with("attention", "preset", "edited") << "pages.attention.q";
     QTest::newRow("diffusion steps negative") << with("diffusion", "steps", -4) << "pages.diffusion.steps";
-    QTest::newRow("pinned map of strings") << with("vision", "pinned", QJsonObject{{"values", QJsonArray{QJsonArray{"a"}}}})
-                                           << "pages.vision.pinned: expected finite numbers";
-    QTest::newRow("query of three numbers") << with("diffusion", "query", QJsonArray{1, 2, 3}) << "pages.diffusion.query";
+    QTest::newRow("pinned map of strings")
+        << with("vision", "pinned", QJsonObject{{"values", QJsonArray{QJsonArray{"a"}}}})
+        << "pages.vision.pinned: expected finite numbers";
+    QTest::newRow("query of three numbers")
+        << with("diffusion", "query", QJsonArray{1, 2, 3}) << "pages.diffusion.query";
 }
 
 void TestSessions::badSessionFilesChangeNothing() {
@@ -370,8 +401,12 @@ void TestSessions::badSessionFilesChangeNothing() {
 }
 
 void TestSessions::droppedSessionFileOpens() {
-    QJsonObject session{{"format", "attnlens-session"}, {"version", 1}, {"page", "attention"},
-                        {"pages", QJsonObject{{"attention", QJsonObject{{"length", 3}, {"preset", "identity"}, {"focus", QJsonArray{2, 0}}}}}}};
+    QJsonObject session{{"format", "attnlens-session"},
+                        {"version", 1},
+                        {"page", "attention"},
+                        {"pages", QJsonObject{{"attention", QJsonObject{{"length", 3},
+                                                                        {"preset", "identity"},
+                                                                        {"focus", QJsonArray{2, 0}}}}}}};
     const QString file = path("dropped.attnlens");
     writeText(file, QJsonDocument(session).toJson());
     Window w;

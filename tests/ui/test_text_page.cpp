@@ -1,8 +1,8 @@
-// The Text page, offscreen, on the hub-layout fixtures (tests/data/text): typing and Run on BERT (attention of every
-// head equal to the engine's, [MASK] predictions listed), GPT-2 generation stepped back and forth (the matrix grows a
-// row per token, the candidates follow, ▶ at the end generates one more through the cache), word merging and hidden
-// special tokens, the Model grid, Cancel of a long generation, a bad folder keeping the previous model, and the JSON
-// export equal to the engine's forward pass.
+// The Text page, offscreen, on the hub-layout fixtures (tests/data/text): typing and Run on BERT (attention
+// of every head equal to the engine's, [MASK] predictions listed), GPT-2 generation stepped back and forth
+// (the matrix grows a row per token, the candidates follow, ▶ at the end generates one more through the
+// cache), word merging and hidden special tokens, the Model grid, Cancel of a long generation, a bad folder
+// keeping the previous model, and the JSON export equal to the engine's forward pass.
 
 #include "core/models/text_folder.h"
 #include "core/util/error.h"
@@ -32,7 +32,9 @@ namespace {
 
 const QString kData = QStringLiteral(ATTNLENS_TEST_DATA "/text");
 
-bool idle(const TextPage& page) { return page.worker()->pendingJobs() == 0; }
+bool idle(const TextPage& page) {
+    return page.worker()->pendingJobs() == 0;
+}
 
 void grab(QWidget& w, const char* name) {
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty()) {
@@ -72,7 +74,8 @@ private slots:
         QCOMPARE(page.candidatesList()->count(), 6);
         QCOMPARE(page.candidatesList()->item(0)->text(), QString("[MASK] at 2"));
         const auto top = topCandidates(f.logits.data() + 2 * f.logits.cols(), f.logits.cols(), 5);
-        QVERIFY2(page.candidatesList()->item(1)->text().trimmed().startsWith(QString::fromStdString(folder.token(top[0].id)) + " "),
+        QVERIFY2(page.candidatesList()->item(1)->text().trimmed().startsWith(
+                     QString::fromStdString(folder.token(top[0].id)) + " "),
                  qPrintable(page.candidatesList()->item(1)->text()));
         // Special tokens hidden: the sinks [CLS] and [SEP] go ([MASK] stays), rows renormalised.
         page.document()->setHideSpecial(true);
@@ -95,13 +98,15 @@ private slots:
         const int p = run.promptLength;
         QCOMPARE(page.document()->step(), 5);
         QCOMPARE(page.matrixView()->matrix().rows(), Eigen::Index(p + 5));
-        // The page's rows are the engine's: a full forward over the same ids gives the same matrix (lower triangle).
+        // The page's rows are the engine's: a full forward over the same ids gives the same matrix (lower
+        // triangle).
         const auto folder = loadTextFolder((kData + "/gpt2").toStdString());
         const TextForward full = folder.forward(run.ids);
         const RowMatrix mine = page.document()->tokenMatrix(1, 3);
         QVERIFY(((mine - RowMatrix(full.attentions.slice2d({1, 3}))).array().abs().maxCoeff()) < 5e-5f);
         // Generated greedily: each token is the first candidate of the step before.
-        for (int s = 0; s < 5; ++s) QCOMPARE(run.ids[size_t(p + s)], run.candidates[size_t(s)].front().id);
+        for (int s = 0; s < 5; ++s)
+            QCOMPARE(run.ids[size_t(p + s)], run.candidates[size_t(s)].front().id);
         // Step back twice: two rows fewer, the candidates those after p + 3 tokens.
         page.stepBack();
         page.stepBack();
@@ -115,7 +120,8 @@ private slots:
         page.stepForward(); // at the end: one more token, generated through the cache
         WAIT_UNTIL(idle(page) && page.document()->run()->generated() == 6);
         QCOMPARE(page.document()->step(), 6);
-        // Hover linking: a row hovered in the matrix is the focus of the Lines view and marked in the text line.
+        // Hover linking: a row hovered in the matrix is the focus of the Lines view and marked in the text
+        // line.
         emit page.matrixView()->cellHovered(2, 0);
         QCOMPARE(page.document()->focusToken(), 2);
         QVERIFY(page.findChild<QLabel*>("output")->text().contains("background:"));
@@ -148,7 +154,8 @@ private slots:
         const QJsonArray att = j["attentions"].toArray(); // [L][H][T][T]
         QCOMPARE(att.size(), qsizetype(folder.layers()));
         QCOMPARE(att[1].toArray()[3].toArray()[2].toArray().size(), qsizetype(p + 6));
-        QCOMPARE(float(att[1].toArray()[3].toArray()[2].toArray()[1].toDouble()), full.attentions.at({1, 3, 2, 1}));
+        QCOMPARE(float(att[1].toArray()[3].toArray()[2].toArray()[1].toDouble()),
+                 full.attentions.at({1, 3, 2, 1}));
     }
 
     // Save → restore in a fresh page: every setting back, the run remade and stepped to the saved step.
@@ -187,7 +194,8 @@ private slots:
         page.runText();
         page.cancel();
         WAIT_UNTIL(idle(page));
-        // Whether the job was stopped midway or had just ended, its result is never shown: the run before stays.
+        // Whether the job was stopped midway or had just ended, its result is never shown: the run before
+        // stays.
         QCOMPARE(page.document()->run(), before);
         QVERIFY(page.findChild<QPushButton*>("runButton")->isEnabled());
         // A broken folder: the message names it, the model stays.

@@ -36,17 +36,18 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QFile>
+#include <QLabel>
 #include <QLineEdit>
 #include <QProcess>
-#include <QLabel>
 #include <QPushButton>
-#include <QTableWidget>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolButton>
 #include <QWheelEvent>
+
 #include <cmath>
 #include <vector>
 
@@ -200,13 +201,15 @@ private slots:
         QVERIFY(full->finished);
         QVERIFY(!partialSteps.empty());
         QCOMPARE(partialSteps.front(), 1);
-        for (size_t i = 1; i < partialSteps.size(); ++i) QVERIFY(partialSteps[i] > partialSteps[i - 1]);
+        for (size_t i = 1; i < partialSteps.size(); ++i)
+            QVERIFY(partialSteps[i] > partialSteps[i - 1]);
         QVERIFY(partialSteps.back() < full->step);
         QVERIFY(page.lastTranslateMs() >= 0);
         // Steps queued back to back (fast clicks, the screenshot driver) each deliver their result.
         QVERIFY(act(page, [&] { page.reset(); }));
         QSignalSpy ready(&page, &TranslatePage::resultReady);
-        for (int i = 0; i < 3; ++i) page.stepForward();
+        for (int i = 0; i < 3; ++i)
+            page.stepForward();
         WAIT_UNTIL_COMPARE(ready.count(), 3);
         QCOMPARE(page.document()->snapshot()->step, 3);
     }
@@ -235,7 +238,7 @@ private slots:
         doc->setLayer(Le - 1);
         doc->setHead(1);
         QVERIFY(page.matrixView()->title().contains(QStringLiteral("head 1"))); // numbered from 0
-        const auto enc = trace->encoderAttention.slice2d({Le - 1, 1}); // [S, S]
+        const auto enc = trace->encoderAttention.slice2d({Le - 1, 1});          // [S, S]
         for (int r = 0; r < S; ++r)
             for (int c = 0; c < S; ++c)
                 QCOMPARE(heat->value(r, c), enc(r, c));
@@ -345,8 +348,8 @@ private slots:
         QCOMPARE(doc->selectedBeamNode(), -1);
         // Zoom: Ctrl+wheel and the buttons leave the fit; Fit returns to it.
         const double fitted = tree->zoom();
-        QWheelEvent wheel(QPointF(10, 10), tree->mapToGlobal(QPointF(10, 10)), QPoint(), QPoint(0, 120), Qt::NoButton,
-                          Qt::ControlModifier, Qt::NoScrollPhase, false);
+        QWheelEvent wheel(QPointF(10, 10), tree->mapToGlobal(QPointF(10, 10)), QPoint(), QPoint(0, 120),
+                          Qt::NoButton, Qt::ControlModifier, Qt::NoScrollPhase, false);
         QApplication::sendEvent(tree, &wheel);
         QVERIFY(tree->zoom() > fitted);
         QVERIFY(!page.beamView()->fitMode());
@@ -382,16 +385,20 @@ private slots:
         // attnlens-cli diff reads the page's export: the view as shown, or one matrix of its tensors.
         {
             QProcess diff;
-            diff.start(QStringLiteral(ATTNLENS_CLI_PATH), {"diff", dir.filePath("a.json"), dir.filePath("a.json"), "--json",
-                                                           dir.filePath("d.json")});
+            diff.start(
+                QStringLiteral(ATTNLENS_CLI_PATH),
+                {"diff", dir.filePath("a.json"), dir.filePath("a.json"), "--json", dir.filePath("d.json")});
             QVERIFY(diff.waitForFinished(attnlens::test::kHangMs) && diff.exitCode() == 0);
             const Json d = readJsonFile(dir.filePath("d.json").toStdString());
             QCOMPARE(d["max_abs_diff"].get<double>(), 0.0);
             QCOMPARE(d["rows"].size(), static_cast<size_t>(T));
-            diff.start(QStringLiteral(ATTNLENS_CLI_PATH), {"diff", dir.filePath("a.json"), dir.filePath("a.json"), "--kind",
-                                                           "decoder", "--head", "0", "--json", dir.filePath("d.json")});
-            QVERIFY2(diff.waitForFinished(attnlens::test::kHangMs) && diff.exitCode() == 0, diff.readAllStandardError().constData());
-            QCOMPARE(readJsonFile(dir.filePath("d.json").toStdString())["columns"].size(), static_cast<size_t>(T));
+            diff.start(QStringLiteral(ATTNLENS_CLI_PATH),
+                       {"diff", dir.filePath("a.json"), dir.filePath("a.json"), "--kind", "decoder", "--head",
+                        "0", "--json", dir.filePath("d.json")});
+            QVERIFY2(diff.waitForFinished(attnlens::test::kHangMs) && diff.exitCode() == 0,
+                     diff.readAllStandardError().constData());
+            QCOMPARE(readJsonFile(dir.filePath("d.json").toStdString())["columns"].size(),
+                     static_cast<size_t>(T));
         }
 
         page.exportData(dir.filePath("a.npy"));
@@ -488,14 +495,15 @@ private slots:
         const QString png = tmp.filePath(QStringLiteral("cross.png"));
         QProcess cli;
         cli.start(QStringLiteral(ATTNLENS_CLI_PATH),
-                  {"translate", "--model", modelDir(), "--max-new-tokens", "24", "--heatmap", png, "--kind", "cross",
-                   "--layer", QString::number(layer), "--head", "1", "--cell", "14", sentence});
+                  {"translate", "--model", modelDir(), "--max-new-tokens", "24", "--heatmap", png, "--kind",
+                   "cross", "--layer", QString::number(layer), "--head", "1", "--cell", "14", sentence});
         QVERIFY(cli.waitForFinished(attnlens::test::kHangMs));
         QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
         QCOMPARE(QString::fromUtf8(cli.readAllStandardOutput()).trimmed(),
                  QString::fromStdString(doc->trace()->translation));
         const QImage fromCli(png);
-        const QImage expected = renderHeatmap(scene, defaultHeatmapStyle(), 14).convertToFormat(fromCli.format());
+        const QImage expected =
+            renderHeatmap(scene, defaultHeatmapStyle(), 14).convertToFormat(fromCli.format());
         QCOMPARE(fromCli.size(), expected.size());
         QCOMPARE(fromCli, expected);
         maybeScreenshot(page.matrixView(), QStringLiteral("cli-heatmap-source"));
@@ -509,8 +517,8 @@ private slots:
         HeadsLensView* lens = page.headsView();
         QVERIFY(lens->hasStats());
         const auto trace = page.document()->trace();
-        const HeadStats expected =
-            computeHeadStats(traceAttention(*trace, AttentionKind::Cross), headStatsOptions(*trace, AttentionKind::Cross));
+        const HeadStats expected = computeHeadStats(traceAttention(*trace, AttentionKind::Cross),
+                                                    headStatsOptions(*trace, AttentionKind::Cross));
         QCOMPARE(lens->stats().layers(), expected.layers());
         QCOMPARE(lens->stats().entropy, expected.entropy);
         QVERIFY(lens->caption().startsWith("Cross-attention"));
@@ -521,14 +529,16 @@ private slots:
         // Cross-attention has no diagonal: the table leaves the column out.
         QTableWidget* table = lens->table();
         QCOMPARE(table->rowCount(), expected.layers() * expected.heads());
-        for (int c = 0; c < table->columnCount(); ++c) QVERIFY(table->horizontalHeaderItem(c)->text() != "diagonal");
+        for (int c = 0; c < table->columnCount(); ++c)
+            QVERIFY(table->horizontalHeaderItem(c)->text() != "diagonal");
         // Sort by entropy, ascending: the first row holds the most focused head.
         int entropyColumn = -1;
         for (int c = 0; c < table->columnCount(); ++c)
             if (table->horizontalHeaderItem(c)->text() == "entropy") entropyColumn = c;
         QVERIFY(entropyColumn > 1);
         table->sortItems(entropyColumn, Qt::AscendingOrder);
-        QCOMPARE(table->item(0, entropyColumn)->data(Qt::UserRole).toDouble(), double(expected.entropy.minCoeff()));
+        QCOMPARE(table->item(0, entropyColumn)->data(Qt::UserRole).toDouble(),
+                 double(expected.entropy.minCoeff()));
         // The encoder kind switches the statistics (and has a diagonal).
         page.document()->setKind(AttentionKind::EncoderSelf);
         QVERIFY(!std::isnan(lens->stats().diagonal(0, 0)));
@@ -539,9 +549,10 @@ private slots:
         QCOMPARE(page.document()->head(), 2);
     }
 
-    // Ticking "off" in the Heads tab translates again without that head (its captured attention zero, the output
-    // that of a DecodeSession with the same ablation), the translation line says so and, once known, gives the
-    // plain translation; Rank by importance measures each head of the kind alone; Switch all on goes back.
+    // Ticking "off" in the Heads tab translates again without that head (its captured attention zero, the
+    // output that of a DecodeSession with the same ablation), the translation line says so and, once known,
+    // gives the plain translation; Rank by importance measures each head of the kind alone; Switch all on
+    // goes back.
     void headAblationFromTheHeadsTab() {
         TranslatePage page(nullptr, false);
         QVERIFY(showCrossAttentionHeads(page));
@@ -584,9 +595,9 @@ private slots:
         QVERIFY(page.document()->trace()->crossAttention.sub({1, 2}).matrix().cwiseAbs().maxCoeff() > 0);
     }
 
-    // The neuron view from a matrix cell (word level on: the displayed cell maps to its first pieces): the window
-    // shows that layer, head, query and key; its weight equals the captured attention; other heads, layers and
-    // kinds recompute; a new translation keeps the positions.
+    // The neuron view from a matrix cell (word level on: the displayed cell maps to its first pieces): the
+    // window shows that layer, head, query and key; its weight equals the captured attention; other heads,
+    // layers and kinds recompute; a new translation keeps the positions.
     void neuronViewTakesOneScoreApart() {
         TranslatePage page(nullptr, false);
         page.resize(1280, 800);
@@ -622,18 +633,20 @@ private slots:
         // Layer 0 is computed on the worker.
         dialog->findChild<QComboBox*>("neuronLayer")->setCurrentIndex(0);
         WAIT_UNTIL(dialog->terms().has_value());
-        QVERIFY(std::abs(dialog->terms()->weight - trace->crossAttention.at({0, 0, dialog->query(), dialog->key()})) < 1e-5);
+        QVERIFY(std::abs(dialog->terms()->weight -
+                         trace->crossAttention.at({0, 0, dialog->query(), dialog->key()})) < 1e-5);
         maybeScreenshot(dialog, QStringLiteral("translate-neuron"));
         // The encoder kind: the window follows.
         doc->setKind(AttentionKind::EncoderSelf);
         WAIT_UNTIL(dialog->terms().has_value() && dialog->caption().contains("encoder"));
         QVERIFY(std::abs(dialog->terms()->weight -
-                         trace->encoderAttention.at({dialog->layer(), dialog->head(), dialog->query(), dialog->key()})) < 1e-5);
+                         trace->encoderAttention.at(
+                             {dialog->layer(), dialog->head(), dialog->query(), dialog->key()})) < 1e-5);
     }
 
-    // Encoder attention through layers: the head box offers rollout and flow for the encoder only; rollout is core's
-    // attentionRollout, flow arrives from the worker and each row is core's attentionFlow; a head goes back to one
-    // layer.
+    // Encoder attention through layers: the head box offers rollout and flow for the encoder only; rollout is
+    // core's attentionRollout, flow arrives from the worker and each row is core's attentionFlow; a head goes
+    // back to one layer.
     void encoderRolloutAndFlow() {
         TranslatePage page(nullptr, false);
         page.resize(1280, 800);
@@ -663,7 +676,8 @@ private slots:
         fo.lastLayer = 1;
         for (int q = 0; q < flow.rows(); ++q) {
             const std::vector<float> row = attentionFlow(t, q, fo);
-            for (int k = 0; k < flow.cols(); ++k) QVERIFY(std::abs(flow(q, k) - row[size_t(k)]) < 1e-6);
+            for (int k = 0; k < flow.cols(); ++k)
+                QVERIFY(std::abs(flow(q, k) - row[size_t(k)]) < 1e-6);
         }
         QVERIFY(page.matrixView()->title().contains("attention flow"));
         maybeScreenshot(&page, QStringLiteral("translate-flow"));
@@ -673,9 +687,9 @@ private slots:
         QCOMPARE(doc->currentMatrix().values, RowMatrix(t.slice2d({1, 2})));
     }
 
-    // Difference maps: pin the cross-attention of one sentence as A, translate a sentence with one more word: the
-    // Difference tab shows A, B and A − B matched by token ("sehr"/"very" listed), equal to core's diffAttention;
-    // another layer updates B; Unpin clears.
+    // Difference maps: pin the cross-attention of one sentence as A, translate a sentence with one more word:
+    // the Difference tab shows A, B and A − B matched by token ("sehr"/"very" listed), equal to core's
+    // diffAttention; another layer updates B; Unpin clears.
     void differenceOfTwoSentences() {
         TranslatePage page(nullptr, false);
         page.resize(1280, 800);
@@ -697,7 +711,8 @@ private slots:
         const AttentionMatrix b = doc->currentMatrix();
         const auto toStd = [](const QStringList& l) {
             std::vector<std::string> out;
-            for (const QString& x : l) out.push_back(x.toStdString());
+            for (const QString& x : l)
+                out.push_back(x.toStdString());
             return out;
         };
         const AttentionDiff d = diffAttention({a.values, toStd(a.rowLabels), toStd(a.columnLabels)},

@@ -25,15 +25,15 @@
 #include <QAbstractButton>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDialog>
 #include <QFile>
 #include <QLabel>
 #include <QMimeData>
-#include <QSignalSpy>
-#include <QTemporaryDir>
-#include <QDialog>
 #include <QPushButton>
-#include <QTableWidget>
+#include <QSignalSpy>
 #include <QSpinBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <cmath>
@@ -136,7 +136,8 @@ void TestVisionPage::showsSampleWithPredictionsAndGrids() {
     QCOMPARE(static_cast<int>(m_page->predictionsView()->predictions().size()), 5);
     // Probabilities descend and are what the model says.
     const auto& top = m_page->predictionsView()->predictions();
-    for (size_t i = 1; i < top.size(); ++i) QVERIFY(top[i - 1].probability >= top[i].probability);
+    for (size_t i = 1; i < top.size(); ++i)
+        QVERIFY(top[i - 1].probability >= top[i].probability);
     QCOMPARE(m_page->layersStrip()->count(), layers);
     QCOMPARE(m_page->rawMapView()->rows(), 7);
     QCOMPARE(m_page->rawMapView()->columns(), 7);
@@ -211,7 +212,8 @@ void TestVisionPage::overlayPixelsAreTheCoreRenderersColours() {
     const double k = static_cast<double>(base.width) / grid.imageWidth();
     for (int p : {best, query}) {
         const RectF r = grid.imageRect(p);
-        const int x = static_cast<int>((r.x + r.width / 2) * k), y = static_cast<int>((r.y + r.height / 2) * k);
+        const int x = static_cast<int>((r.x + r.width / 2) * k),
+                  y = static_cast<int>((r.y + r.height / 2) * k);
         const Rgb c = colorAt(ColorMap::Viridis, (attention(layer, head, qt, p + 1) - lo) / (hi - lo));
         const uint8_t g = base.at(x, y); // grey picture
         const QColor got = shown.pixelColor(x, y);
@@ -240,8 +242,8 @@ void TestVisionPage::headsGridHasOneTilePerHeadAndSelects() {
     // Tile h is head h's map blended over the thumbnail by the core renderer.
     const auto maps = doc()->headMaps();
     for (int h = 0; h < grid->count(); ++h) {
-        const RgbImage expected = renderOverlay(doc()->image()->thumbnail, maps[static_cast<size_t>(h)],
-                                                doc()->overlayOptions());
+        const RgbImage expected =
+            renderOverlay(doc()->image()->thumbnail, maps[static_cast<size_t>(h)], doc()->overlayOptions());
         const QImage tile = grid->tile(h);
         QCOMPARE(tile.width(), expected.width);
         const Rgb e = expected.pixel(expected.width / 3, expected.height / 2);
@@ -279,7 +281,8 @@ void TestVisionPage::severalPatchesSumOrAverage() {
     QCOMPARE(doc()->patches(), (std::vector<int>{a, b}));
     const RowMatrix sum = doc()->currentMap();
     QCOMPARE(sum.rows(), 7);
-    for (int i = 0; i < sum.size(); ++i) QVERIFY(std::abs(sum.data()[i] - (ma.data()[i] + mb.data()[i])) < 1e-6f);
+    for (int i = 0; i < sum.size(); ++i)
+        QVERIFY(std::abs(sum.data()[i] - (ma.data()[i] + mb.data()[i])) < 1e-6f);
     // Sum of two probability rows over the patches: ≤ 2 and > 0.
     QVERIFY(sum.sum() > 0.0f && sum.sum() <= 2.0f + 1e-5f);
     doc()->setReduce(TokenReduce::Mean);
@@ -298,8 +301,8 @@ void TestVisionPage::dragSelectsARectangleOfPatches() {
     const QPoint from = view->patchRect(grid.index(1, 1)).center().toPoint();
     const QPoint to = view->patchRect(grid.index(2, 3)).center().toPoint();
     QTest::mousePress(view, Qt::LeftButton, {}, from);
-    QMouseEvent move(QEvent::MouseMove, QPointF(to), view->mapToGlobal(QPointF(to)), Qt::NoButton, Qt::LeftButton,
-                     Qt::NoModifier);
+    QMouseEvent move(QEvent::MouseMove, QPointF(to), view->mapToGlobal(QPointF(to)), Qt::NoButton,
+                     Qt::LeftButton, Qt::NoModifier);
     QApplication::sendEvent(view, &move);
     QTest::mouseRelease(view, Qt::LeftButton, {}, to);
     const std::vector<int> expected{grid.index(1, 1), grid.index(1, 2), grid.index(1, 3),
@@ -361,7 +364,8 @@ void TestVisionPage::pastedImageOfAnotherSizeIsAnalysed() {
     // A 90×60 RGB picture: resized to the 28×28 input, shown at its own aspect ratio.
     QImage img(90, 60, QImage::Format_RGB32);
     for (int y = 0; y < 60; ++y)
-        for (int x = 0; x < 90; ++x) img.setPixelColor(x, y, QColor((x * 3) % 256, (y * 4) % 256, 128));
+        for (int x = 0; x < 90; ++x)
+            img.setPixelColor(x, y, QColor((x * 3) % 256, (y * 4) % 256, 128));
     QSignalSpy shown(m_page.get(), &VisionPage::imageShown);
     m_page->openImage(img, "test picture");
     WAIT_UNTIL(shown.count() > 0);
@@ -397,7 +401,8 @@ void TestVisionPage::exportsOverlayHeadsAndMaps() {
     QVERIFY(m_page->exportOverlay(png));
     const QImage saved(png);
     QCOMPARE(saved.size(), QSize(28, 28)); // the original resolution
-    const RgbImage expected = renderOverlay(doc()->image()->image, doc()->currentMap(), doc()->overlayOptions());
+    const RgbImage expected =
+        renderOverlay(doc()->image()->image, doc()->currentMap(), doc()->overlayOptions());
     for (int y = 0; y < 28; y += 5)
         for (int x = 0; x < 28; x += 5) {
             const Rgb e = expected.pixel(x, y);
@@ -414,7 +419,9 @@ void TestVisionPage::exportsOverlayHeadsAndMaps() {
     // The bar runs from the colour map's low end (left) to its high end (right).
     const int barY = 28 + 10 + 7;
     auto near = [](QColor a, QColor b) {
-        return std::abs(a.red() - b.red()) + std::abs(a.green() - b.green()) + std::abs(a.blue() - b.blue()) <= 12;
+        return std::abs(a.red() - b.red()) + std::abs(a.green() - b.green()) +
+                   std::abs(a.blue() - b.blue()) <=
+               12;
     };
     QVERIFY(near(withBar.pixelColor(12, barY), attnlens::ui::colorFor(doc()->colorMap(), 0.0f)));
     QVERIFY(near(withBar.pixelColor(307, barY), attnlens::ui::colorFor(doc()->colorMap(), 1.0f)));
@@ -477,17 +484,21 @@ void TestVisionPage::wideAndTallPicturesKeepTheWindowSize() {
 void TestVisionPage::smallImagesAreEnlargedCrisply() {
     ImageU8 tiny(28, 28, 1);
     for (int y = 0; y < 28; ++y)
-        for (int x = 0; x < 28; ++x) tiny.at(x, y) = static_cast<uint8_t>((x + y) % 2 ? 255 : 0);
-    const ImageU8 big = VisionDocument::displayCopy(tiny, VisionDocument::kDisplayMin, VisionDocument::kDisplayMax);
+        for (int x = 0; x < 28; ++x)
+            tiny.at(x, y) = static_cast<uint8_t>((x + y) % 2 ? 255 : 0);
+    const ImageU8 big =
+        VisionDocument::displayCopy(tiny, VisionDocument::kDisplayMin, VisionDocument::kDisplayMax);
     QVERIFY(big.width >= VisionDocument::kDisplayMin);
     QCOMPARE(big.width % 28, 0);
     const int k = big.width / 28;
     // Every source pixel becomes a k×k square of the same value (nearest, no blur).
     for (int y = 0; y < big.height; y += 7)
-        for (int x = 0; x < big.width; x += 5) QCOMPARE(big.at(x, y), tiny.at(x / k, y / k));
+        for (int x = 0; x < big.width; x += 5)
+            QCOMPARE(big.at(x, y), tiny.at(x / k, y / k));
     // Large pictures are reduced to the display bound.
     const ImageU8 huge(3000, 1000, 3);
-    const ImageU8 reduced = VisionDocument::displayCopy(huge, VisionDocument::kDisplayMin, VisionDocument::kDisplayMax);
+    const ImageU8 reduced =
+        VisionDocument::displayCopy(huge, VisionDocument::kDisplayMin, VisionDocument::kDisplayMax);
     QCOMPARE(reduced.width, VisionDocument::kDisplayMax);
     QCOMPARE(reduced.height, 341);
 }
@@ -524,8 +535,9 @@ void TestVisionPage::headStatisticsLens() {
     QVERIFY(lens && lens->isVisible() && lens->hasStats());
     const auto& image = doc()->image();
     const int patch = doc()->model()->config().patchSize;
-    const HeadStats expected = computeHeadStats(image->result.output.attentions,
-                                                patchGridHeadStatsOptions(image->result.grid.rows(), image->result.grid.cols(), patch));
+    const HeadStats expected = computeHeadStats(
+        image->result.output.attentions,
+        patchGridHeadStatsOptions(image->result.grid.rows(), image->result.grid.cols(), patch));
     QCOMPARE(lens->stats().distance, expected.distance);
     QCOMPARE(lens->stats().sink, expected.sink);
     QCOMPARE(lens->grid()->rows(), doc()->numLayers());
@@ -546,8 +558,9 @@ void TestVisionPage::headStatisticsLens() {
     dialog->close();
 }
 
-// Pin the CLS map of one picture as A, open another: the window shows A, B and A − B (the maps as they are, the
-// difference cell by cell, the JS divergence of the two maps as distributions); another layer updates B; Unpin.
+// Pin the CLS map of one picture as A, open another: the window shows A, B and A − B (the maps as they are,
+// the difference cell by cell, the JS divergence of the two maps as distributions); another layer updates B;
+// Unpin.
 void TestVisionPage::differenceOfTwoPictures() {
     doc()->setRollout(false);
     doc()->setLayer(3);
@@ -568,15 +581,18 @@ void TestVisionPage::differenceOfTwoPictures() {
     QCOMPARE(view->viewDelta()->scene().values, RowMatrix(a - b));
     QVERIFY2(view->summary().contains("Jensen–Shannon"), qPrintable(view->summary()));
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
-        m_page->findChild<QDialog*>("differenceDialog")->grab().save(QString::fromLocal8Bit(dir) + "/vision-difference.png");
+        m_page->findChild<QDialog*>("differenceDialog")
+            ->grab()
+            .save(QString::fromLocal8Bit(dir) + "/vision-difference.png");
     doc()->setLayer(0);
     QCOMPARE(view->viewB()->scene().values, doc()->currentMap());
     window->findChild<QPushButton*>("unpinMap")->click();
     QVERIFY(!window->hasPin() && !window->isVisible());
 }
 
-// Map → Inside one score…: the neuron view of the query patch in the chosen layer and head, its strongest key;
-// the weight equals the captured attention; another layer is computed on the worker; a new picture follows.
+// Map → Inside one score…: the neuron view of the query patch in the chosen layer and head, its strongest
+// key; the weight equals the captured attention; another layer is computed on the worker; a new picture
+// follows.
 void TestVisionPage::neuronViewOfTheQueryPatch() {
     doc()->setRollout(false);
     doc()->setLayer(1);
@@ -594,7 +610,8 @@ void TestVisionPage::neuronViewOfTheQueryPatch() {
     a.slice2d({1, 1}).row(dialog->query()).maxCoeff(&best);
     QCOMPARE(dialog->key(), int(best));
     QVERIFY(std::abs(dialog->terms()->weight - a.at({1, 1, dialog->query(), dialog->key()})) < 1e-5);
-    QCOMPARE(dialog->terms()->headDim, int(doc()->model()->config().hiddenSize / doc()->model()->config().numHeads));
+    QCOMPARE(dialog->terms()->headDim,
+             int(doc()->model()->config().hiddenSize / doc()->model()->config().numHeads));
     dialog->findChild<QComboBox*>("neuronLayer")->setCurrentIndex(0);
     dialog->findChild<QComboBox*>("neuronKey")->setCurrentIndex(0); // CLS
     WAIT_UNTIL(dialog->terms().has_value() && dialog->layer() == 0);
@@ -604,14 +621,15 @@ void TestVisionPage::neuronViewOfTheQueryPatch() {
     // A new picture: the window follows (same layer, head and query), weights of the new run.
     openAndWait(QStringLiteral(ATTNLENS_TEST_DATA "/vit/images/photo_97x61.png"));
     WAIT_UNTIL(dialog->terms().has_value() && doc()->image() != image);
-    QVERIFY(std::abs(dialog->terms()->weight - doc()->image()->result.output.attentions.at(
-                                                   {dialog->layer(), dialog->head(), dialog->query(), dialog->key()})) < 1e-5);
+    QVERIFY(std::abs(dialog->terms()->weight -
+                     doc()->image()->result.output.attentions.at(
+                         {dialog->layer(), dialog->head(), dialog->query(), dialog->key()})) < 1e-5);
     dialog->close();
 }
 
-// Ticking "off" in the Heads lens re-runs the picture without that head (its attention all zero, the predictions
-// those of VitModel with the head ablated) and says what changed; "Rank by importance" measures every head alone
-// on the worker; "Switch all on" goes back to the plain run.
+// Ticking "off" in the Heads lens re-runs the picture without that head (its attention all zero, the
+// predictions those of VitModel with the head ablated) and says what changed; "Rank by importance" measures
+// every head alone on the worker; "Switch all on" goes back to the plain run.
 void TestVisionPage::headAblationFromTheLens() {
     m_page->findChild<QPushButton*>("headStatsButton")->click();
     HeadsLensView* lens = m_page->headsLens();
@@ -657,7 +675,9 @@ void TestVisionPage::headAblationFromTheLens() {
     QVERIFY(!note->isVisible());
     QVERIFY(m_page->ablatedHeads().empty());
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
-        m_page->findChild<QDialog*>("headsDialog")->grab().save(QString::fromLocal8Bit(dir) + "/vision-importance.png");
+        m_page->findChild<QDialog*>("headsDialog")
+            ->grab()
+            .save(QString::fromLocal8Bit(dir) + "/vision-importance.png");
     m_page->findChild<QDialog*>("headsDialog")->close();
 }
 
@@ -673,7 +693,8 @@ void TestVisionPage::attentionFlowMap() {
     options.lastLayer = doc()->layer();
     const Tensor& att = doc()->image()->result.output.attentions;
     std::vector<float> f = attentionFlow(att, 0, options);
-    RowMatrix expected = tokensToGrid(Eigen::Map<const Eigen::VectorXf>(f.data(), Eigen::Index(f.size())), doc()->gridRows(), doc()->gridCols());
+    RowMatrix expected = tokensToGrid(Eigen::Map<const Eigen::VectorXf>(f.data(), Eigen::Index(f.size())),
+                                      doc()->gridRows(), doc()->gridCols());
     QVERIFY((doc()->currentMap() - expected).cwiseAbs().maxCoeff() < 1e-6f);
     QVERIFY(doc()->mapDescription().startsWith("attention flow"));
     QVERIFY(!m_page->findChild<QCheckBox*>("keySide")->isEnabled());
@@ -684,7 +705,8 @@ void TestVisionPage::attentionFlowMap() {
     options.lastLayer = 1;
     const std::vector<float> a = attentionFlow(att, 4, options), b = attentionFlow(att, 11, options);
     Eigen::VectorXf sum(Eigen::Index(a.size()));
-    for (size_t i = 0; i < a.size(); ++i) sum(Eigen::Index(i)) = a[i] + b[i];
+    for (size_t i = 0; i < a.size(); ++i)
+        sum(Eigen::Index(i)) = a[i] + b[i];
     expected = tokensToGrid(sum, doc()->gridRows(), doc()->gridCols());
     QVERIFY((doc()->currentMap() - expected).cwiseAbs().maxCoeff() < 1e-5f);
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())

@@ -17,7 +17,8 @@ std::shared_ptr<const DiffusionFrame> DiffusionDocument::makeFrame(int index, De
     f->noisy = sampleToImage(step.sample);
     // ε̂ ~ N(0, 1): shown over ±3 — ε̂/3 mapped as a sample (x/2 + 0.5).
     Tensor scaled = step.noisePred.clone();
-    for (float& v : scaled.values()) v /= 3.0f;
+    for (float& v : scaled.values())
+        v /= 3.0f;
     f->noise = sampleToImage(scaled);
     f->clean = sampleToImage(step.predOriginal);
     f->step = std::move(step);
@@ -26,15 +27,18 @@ std::shared_ptr<const DiffusionFrame> DiffusionDocument::makeFrame(int index, De
 
 std::shared_ptr<const StepAttention> DiffusionDocument::makeAttention(std::vector<UNetAttentionMap> layers) {
     auto a = std::make_shared<StepAttention>();
-    for (const auto& l : layers) a->bytes += l.weights.numel() * static_cast<int64_t>(sizeof(float));
+    for (const auto& l : layers)
+        a->bytes += l.weights.numel() * static_cast<int64_t>(sizeof(float));
     a->layers = std::move(layers);
     return a;
 }
 
 std::shared_ptr<const StepAttention> DiffusionDocument::computeAttention(const DiffusionModel& model,
-                                                                        std::optional<int> classLabel,
-                                                                        const DiffusionFrame& frame, const Callbacks& callbacks) {
-    UNetOutput out = model.unet->forward(frame.step.sample, static_cast<float>(frame.step.timestep), classLabel, {}, &callbacks);
+                                                                         std::optional<int> classLabel,
+                                                                         const DiffusionFrame& frame,
+                                                                         const Callbacks& callbacks) {
+    UNetOutput out = model.unet->forward(frame.step.sample, static_cast<float>(frame.step.timestep),
+                                         classLabel, {}, &callbacks);
     return makeAttention(std::move(out.attentions));
 }
 
@@ -50,7 +54,8 @@ void DiffusionDocument::setModel(std::shared_ptr<const DiffusionModel> model, QS
     m_modelName = std::move(name);
     const int size = m_model ? m_model->unet->config().sampleSize : 0;
     m_height = m_width = std::max(size, 0);
-    m_layers = m_model && size > 0 ? m_model->unet->attentionLayers(size, size) : std::vector<UNetAttentionInfo>{};
+    m_layers =
+        m_model && size > 0 ? m_model->unet->attentionLayers(size, size) : std::vector<UNetAttentionInfo>{};
     m_frames.clear();
     m_final = {};
     m_timesteps.clear();
@@ -68,7 +73,9 @@ void DiffusionDocument::setModel(std::shared_ptr<const DiffusionModel> model, QS
     emit selectionChanged();
 }
 
-int DiffusionDocument::classCount() const { return m_model ? m_model->unet->config().numClassEmbeds : 0; }
+int DiffusionDocument::classCount() const {
+    return m_model ? m_model->unet->config().numClassEmbeds : 0;
+}
 
 QString DiffusionDocument::className(int index) const {
     return m_model ? QString::fromStdString(m_model->className(index)) : QString::number(index);
@@ -91,7 +98,8 @@ void DiffusionDocument::beginRun(const DiffusionSettings& settings, std::vector<
     emit stepChanged();
 }
 
-void DiffusionDocument::addFrame(std::shared_ptr<const DiffusionFrame> frame, std::shared_ptr<const StepAttention> attention) {
+void DiffusionDocument::addFrame(std::shared_ptr<const DiffusionFrame> frame,
+                                 std::shared_ptr<const StepAttention> attention) {
     const int index = completedSteps();
     if (frame->step.sample.rank() == 3) {
         m_height = static_cast<int>(frame->step.sample.dim(1));
@@ -134,7 +142,8 @@ void DiffusionDocument::storeAttention(int step, std::shared_ptr<const StepAtten
 std::vector<int> DiffusionDocument::missingAttention(const std::vector<int>& steps) const {
     std::vector<int> missing;
     for (int s : steps)
-        if (s >= 0 && s < completedSteps() && !m_attention.count(s) && !m_layers.empty()) missing.push_back(s);
+        if (s >= 0 && s < completedSteps() && !m_attention.count(s) && !m_layers.empty())
+            missing.push_back(s);
     return missing;
 }
 
@@ -146,7 +155,8 @@ void DiffusionDocument::evict() {
     std::vector<int> order;
     for (const auto& [s, a] : m_attention)
         if (s != m_step && !keep.count(s)) order.push_back(s);
-    std::sort(order.begin(), order.end(), [this](int a, int b) { return std::abs(a - m_step) > std::abs(b - m_step); });
+    std::sort(order.begin(), order.end(),
+              [this](int a, int b) { return std::abs(a - m_step) > std::abs(b - m_step); });
     for (int s : order) {
         if (m_cachedBytes <= kAttentionBudget) break;
         m_cachedBytes -= m_attention[s]->bytes;
@@ -233,7 +243,8 @@ int DiffusionDocument::headCount() const {
 
 const UNetAttentionMap* DiffusionDocument::layerAt(int step, int layer) const {
     const auto it = m_attention.find(step);
-    if (it == m_attention.end() || layer < 0 || layer >= static_cast<int>(it->second->layers.size())) return nullptr;
+    if (it == m_attention.end() || layer < 0 || layer >= static_cast<int>(it->second->layers.size()))
+        return nullptr;
     return &it->second->layers[static_cast<size_t>(layer)];
 }
 
@@ -263,7 +274,9 @@ std::vector<int> DiffusionDocument::stripSteps() const {
     if (n <= 0) return steps;
     const int tiles = std::min(n, kStripTiles);
     for (int i = 0; i < tiles; ++i) {
-        const int s = tiles == 1 ? n - 1 : static_cast<int>(std::lround(static_cast<double>(i) * (n - 1) / (tiles - 1)));
+        const int s = tiles == 1
+                          ? n - 1
+                          : static_cast<int>(std::lround(static_cast<double>(i) * (n - 1) / (tiles - 1)));
         if (s < completedSteps() && (steps.empty() || steps.back() != s)) steps.push_back(s);
     }
     return steps;
@@ -274,7 +287,9 @@ QString DiffusionDocument::shortLayerName(const UNetAttentionInfo& layer) {
     const QString name = QString::fromStdString(layer.name);
     const QStringList parts = name.split(QLatin1Char('.'));
     if (name.startsWith(QLatin1String("mid"))) return QStringLiteral("mid");
-    if (parts.size() >= 4) return (name.startsWith(QLatin1String("down")) ? QStringLiteral("D") : QStringLiteral("U")) + parts[1] + QLatin1Char('.') + parts[3];
+    if (parts.size() >= 4)
+        return (name.startsWith(QLatin1String("down")) ? QStringLiteral("D") : QStringLiteral("U")) +
+               parts[1] + QLatin1Char('.') + parts[3];
     return name;
 }
 
@@ -294,8 +309,9 @@ QString DiffusionDocument::stepDescription(int step) const {
 
 QString DiffusionDocument::queryDescription() const {
     const PixelRegion& q = m_view.query;
-    const QString where = q.isPixel() ? tr("pixel (%1, %2)").arg(q.row0).arg(q.col0)
-                                      : tr("region (%1, %2)–(%3, %4)").arg(q.row0).arg(q.col0).arg(q.row1).arg(q.col1);
+    const QString where =
+        q.isPixel() ? tr("pixel (%1, %2)").arg(q.row0).arg(q.col0)
+                    : tr("region (%1, %2)–(%3, %4)").arg(q.row0).arg(q.col0).arg(q.row1).arg(q.col1);
     return m_view.keySide ? tr("who attends to %1").arg(where) : tr("where %1 looks").arg(where);
 }
 

@@ -33,8 +33,8 @@ namespace attnlens::ui {
 
 // One denoising step as the page shows it.
 struct DiffusionFrame {
-    int index = 0;          // loop step, from 0
-    DenoiseStep step;       // timestep, x_t, predicted noise, x̂0 (model space)
+    int index = 0;               // loop step, from 0
+    DenoiseStep step;            // timestep, x_t, predicted noise, x̂0 (model space)
     ImageU8 noisy, noise, clean; // x_t, ε̂ (shown over ±3, i.e. ε̂/3 as a sample), x̂0 — 8-bit
 };
 
@@ -63,8 +63,10 @@ public:
     static std::shared_ptr<const DiffusionFrame> makeFrame(int index, DenoiseStep step);
     static std::shared_ptr<const StepAttention> makeAttention(std::vector<UNetAttentionMap> layers);
     // A step's forward recomputed with every attention layer captured (pure; call it on the worker).
-    static std::shared_ptr<const StepAttention> computeAttention(const DiffusionModel& model, std::optional<int> classLabel,
-                                                                 const DiffusionFrame& frame, const Callbacks& callbacks);
+    static std::shared_ptr<const StepAttention> computeAttention(const DiffusionModel& model,
+                                                                 std::optional<int> classLabel,
+                                                                 const DiffusionFrame& frame,
+                                                                 const Callbacks& callbacks);
     // Bytes one step's attention takes for this model at its sample size (0 without attention layers).
     static int64_t attentionBytesPerStep(const DiffusionModel& model);
 
@@ -73,8 +75,8 @@ public:
     void setModel(std::shared_ptr<const DiffusionModel> model, QString name);
     const std::shared_ptr<const DiffusionModel>& model() const { return m_model; }
     const QString& modelName() const { return m_modelName; }
-    int classCount() const;              // 0 for an unconditional model
-    QString className(int index) const;  // id2label name, or the number
+    int classCount() const;             // 0 for an unconditional model
+    QString className(int index) const; // id2label name, or the number
     // The attention layers at the model's sample size (execution order).
     const std::vector<UNetAttentionInfo>& layers() const { return m_layers; }
     int imageHeight() const { return m_height; }
@@ -82,7 +84,8 @@ public:
 
     // --- run --------------------------------------------------------------------------------
     void beginRun(const DiffusionSettings& settings, std::vector<int> timesteps);
-    void addFrame(std::shared_ptr<const DiffusionFrame> frame, std::shared_ptr<const StepAttention> attention);
+    void addFrame(std::shared_ptr<const DiffusionFrame> frame,
+                  std::shared_ptr<const StepAttention> attention);
     // complete: every planned step ran and `finalSample` (the loop's output, [C, H, W]) is the image.
     void finishRun(bool complete, const Tensor& finalSample = {});
     // The generated image (8-bit) of a completed run; empty while running or after a cancel.
@@ -94,7 +97,9 @@ public:
     int stepCount() const { return static_cast<int>(m_timesteps.size()); } // planned
     int completedSteps() const { return static_cast<int>(m_frames.size()); }
     const DiffusionFrame& frame(int step) const { return *m_frames.at(static_cast<size_t>(step)); }
-    std::shared_ptr<const DiffusionFrame> frameShared(int step) const { return m_frames.at(static_cast<size_t>(step)); }
+    std::shared_ptr<const DiffusionFrame> frameShared(int step) const {
+        return m_frames.at(static_cast<size_t>(step));
+    }
 
     // --- attention cache -------------------------------------------------------------------
     std::shared_ptr<const StepAttention> attention(int step) const;
@@ -126,7 +131,7 @@ public:
     ColorMap colorMap() const { return m_view.options.colorMap; }
     void setColorMap(ColorMap map);
     const UNetView& view() const { return m_view; } // query, heads, side, image, colours for unet_maps.h
-    int headCount() const; // of the current layer (0 without layers)
+    int headCount() const;                          // of the current layer (0 without layers)
 
     // --- maps ------------------------------------------------------------------------------
     // The [h, w] map of `layer` at `step` for the current query/heads/side; empty when that step's
@@ -149,7 +154,7 @@ public:
 
 signals:
     void modelChanged();
-    void runChanged();       // begun, frame added, finished
+    void runChanged(); // begun, frame added, finished
     void stepChanged();
     void attentionChanged(); // a step's attention arrived
     void selectionChanged(); // query, layer, heads, side, image

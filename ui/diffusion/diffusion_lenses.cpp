@@ -1,9 +1,8 @@
 // The Diffusion page's lenses (issue 21): head statistics of the step shown, head ablation of that step (its
 // noise prediction made again without the heads, x̂0 before and after), importance, and the neuron view.
-#include "ui/diffusion/diffusion_page.h"
-
 #include "core/analysis/head_importance.h"
 #include "core/diffusion/unet_maps.h"
+#include "ui/diffusion/diffusion_page.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/widgets/heads_lens.h"
 #include "ui/widgets/map_difference_window.h"
@@ -26,8 +25,10 @@ namespace {
 
 // x̂0 / |Δ| tiles side by side, enlarged with crisp pixels, with captions.
 QPixmap ablationPicture(const DiffusionPage::AblationResult& r, int tile) {
-    const QString captions[3] = {QObject::tr("predicted x₀, all heads"), QObject::tr("predicted x₀, heads off"), QObject::tr("|Δ predicted x₀|")};
-    QImage diff(static_cast<int>(r.x0Difference.cols()), static_cast<int>(r.x0Difference.rows()), QImage::Format_RGB32);
+    const QString captions[3] = {QObject::tr("predicted x₀, all heads"),
+                                 QObject::tr("predicted x₀, heads off"), QObject::tr("|Δ predicted x₀|")};
+    QImage diff(static_cast<int>(r.x0Difference.cols()), static_cast<int>(r.x0Difference.rows()),
+                QImage::Format_RGB32);
     const float top = std::max(1e-6f, r.x0Difference.maxCoeff());
     for (int y = 0; y < diff.height(); ++y)
         for (int x = 0; x < diff.width(); ++x) {
@@ -84,14 +85,17 @@ void DiffusionPage::showHeadStats() {
             showAblation();
         });
         connect(m_doc, &DiffusionDocument::selectionChanged, this, [this] {
-            if (m_headsLens->hasStats()) m_headsLens->setCurrentHead(m_doc->layer(), std::max(0, m_doc->head()));
+            if (m_headsLens->hasStats())
+                m_headsLens->setCurrentHead(m_doc->layer(), std::max(0, m_doc->head()));
         });
         m_headsLens->setAblationEnabled(true);
-        m_headsLens->setAblationScope(tr("the step shown is predicted again without them (below); the maps and the "
-                                         "run are unchanged"));
+        m_headsLens->setAblationScope(
+            tr("the step shown is predicted again without them (below); the maps and the "
+               "run are unchanged"));
         connect(m_headsLens, &HeadsLensView::ablationRequested, this,
                 [this](std::vector<std::pair<int, int>> heads) { setAblatedHeads(std::move(heads)); });
-        connect(m_headsLens, &HeadsLensView::importanceRequested, this, &DiffusionPage::rankHeadsByImportance);
+        connect(m_headsLens, &HeadsLensView::importanceRequested, this,
+                &DiffusionPage::rankHeadsByImportance);
     }
     m_headsDialog->show();
     m_headsDialog->raise();
@@ -115,14 +119,16 @@ void DiffusionPage::refreshHeadStats() {
     }
     const HeadStats stats = unetHeadStats(attention->layers, m_doc->imageHeight(), m_doc->imageWidth());
     QStringList names;
-    for (const auto& l : m_doc->layers()) names << DiffusionDocument::shortLayerName(l);
-    m_headsLens->setStats(stats,
-                          tr("%1: every attention layer (rows, in execution order: %2) and head; distances in pixels "
-                             "of the %3×%4 image")
-                              .arg(m_doc->stepDescription(step), names.join(QStringLiteral(", ")))
-                              .arg(m_doc->imageHeight())
-                              .arg(m_doc->imageWidth()),
-                          tr("px"));
+    for (const auto& l : m_doc->layers())
+        names << DiffusionDocument::shortLayerName(l);
+    m_headsLens->setStats(
+        stats,
+        tr("%1: every attention layer (rows, in execution order: %2) and head; distances in pixels "
+           "of the %3×%4 image")
+            .arg(m_doc->stepDescription(step), names.join(QStringLiteral(", ")))
+            .arg(m_doc->imageHeight())
+            .arg(m_doc->imageWidth()),
+        tr("px"));
     m_headsLens->setCurrentHead(m_doc->layer(), std::max(0, m_doc->head()));
     m_headsLens->setAblated(m_ablated);
     if (m_rankedFor != std::pair(m_doc->runId(), step)) m_headsLens->clearImportance();
@@ -143,7 +149,8 @@ void DiffusionPage::refreshAblation() {
         showAblation();
         return;
     }
-    if (m_ablation.runId == m_doc->runId() && m_ablation.step == step && m_ablation.heads == m_ablated) return;
+    if (m_ablation.runId == m_doc->runId() && m_ablation.step == step && m_ablation.heads == m_ablated)
+        return;
     const auto frame = m_doc->frameShared(step);
     const DiffusionSettings settings = m_doc->settings();
     const int runId = m_doc->runId();
@@ -154,7 +161,8 @@ void DiffusionPage::refreshAblation() {
             run.captureAttention = false;
             run.ablatedHeads = heads;
             const Tensor& x = frame->step.sample;
-            const Tensor eps = model->unet->forward(x, float(frame->step.timestep), settings.classLabel, run, &cb).noisePred;
+            const Tensor eps =
+                model->unet->forward(x, float(frame->step.timestep), settings.classLabel, run, &cb).noisePred;
             Scheduler scheduler(settings.scheduler, model->scheduler);
             scheduler.setTimesteps(settings.steps);
             const Tensor x0 = predictOriginal(scheduler, eps, frame->step.timestep, x);
@@ -169,11 +177,14 @@ void DiffusionPage::refreshAblation() {
             r.plain = frame->clean;
             r.ablated = sampleToImage(x0);
             const int h = static_cast<int>(x0.dim(1)), w = static_cast<int>(x0.dim(2));
-            r.x0Difference = (ConstMatrixMap(x0.data(), h, w) - ConstMatrixMap(frame->step.predOriginal.data(), h, w)).cwiseAbs();
+            r.x0Difference =
+                (ConstMatrixMap(x0.data(), h, w) - ConstMatrixMap(frame->step.predOriginal.data(), h, w))
+                    .cwiseAbs();
             return r;
         },
         [this](AblationResult r) {
-            if (r.runId != m_doc->runId() || r.step != m_doc->currentStep() || r.heads != m_ablated) return; // moved on
+            if (r.runId != m_doc->runId() || r.step != m_doc->currentStep() || r.heads != m_ablated)
+                return; // moved on
             m_ablation = std::move(r);
             showAblation();
         });
@@ -182,16 +193,19 @@ void DiffusionPage::refreshAblation() {
 void DiffusionPage::showAblation() {
     if (!m_ablationText) return;
     if (m_ablated.empty() || m_ablation.step < 0) {
-        m_ablationText->setText(m_ablated.empty() ? tr("Tick “off” to switch heads off for the step shown: its noise "
-                                                       "prediction is made again without them.")
-                                                  : tr("Predicting the step without the heads…"));
+        m_ablationText->setText(m_ablated.empty()
+                                    ? tr("Tick “off” to switch heads off for the step shown: its noise "
+                                         "prediction is made again without them.")
+                                    : tr("Predicting the step without the heads…"));
         m_ablationImages->clear();
         return;
     }
     const int n = static_cast<int>(m_ablation.heads.size());
     m_ablationText->setText(
-        tr("<b>%1 switched off</b> at %2: the predicted noise ε̂ moved by <b>%3 %</b> (relative L2; at most %4 per "
-           "value); the predicted image x₀ changed by at most %5. The run itself is unchanged — this step is predicted again.")
+        tr("<b>%1 switched off</b> at %2: the predicted noise ε̂ moved by <b>%3 %</b> (relative L2; at most "
+           "%4 per "
+           "value); the predicted image x₀ changed by at most %5. The run itself is unchanged — this step is "
+           "predicted again.")
             .arg(n == 1 ? tr("1 head") : tr("%1 heads").arg(n), m_doc->stepDescription(m_ablation.step))
             .arg(100.0 * m_ablation.relativeChange, 0, 'f', 1)
             .arg(m_ablation.maxAbsChange, 0, 'f', 3)
@@ -207,14 +221,15 @@ void DiffusionPage::rankHeadsByImportance() {
     m_worker->run<RowMatrix>(
         tr("Ranking heads"),
         [model = m_doc->model(), frame, label = m_doc->settings().classLabel](const Callbacks& cb) {
-            return unetHeadImportance(*model->unet, frame->step.sample, float(frame->step.timestep), label, cb);
+            return unetHeadImportance(*model->unet, frame->step.sample, float(frame->step.timestep), label,
+                                      cb);
         },
         [this, key](RowMatrix importance) {
             if (!m_headsLens || key != std::pair(m_doc->runId(), m_doc->currentStep())) return;
             m_rankedFor = key;
-            m_headsLens->setImportance(importance,
-                                       tr("Importance: how far the predicted noise ε̂ of this step moves when the head "
-                                          "alone is switched off (‖ε̂_off − ε̂‖ / ‖ε̂‖). Large = the step leans on it."));
+            m_headsLens->setImportance(
+                importance, tr("Importance: how far the predicted noise ε̂ of this step moves when the head "
+                               "alone is switched off (‖ε̂_off − ε̂‖ / ‖ε̂‖). Large = the step leans on it."));
         });
 }
 
@@ -231,7 +246,8 @@ void DiffusionPage::showNeuronView() {
         QStringList out;
         const auto& info = layers[size_t(l)];
         for (int y = 0; y < info.height; ++y)
-            for (int x = 0; x < info.width; ++x) out << tr("pixel %1,%2").arg(y).arg(x);
+            for (int x = 0; x < info.width; ++x)
+                out << tr("pixel %1,%2").arg(y).arg(x);
         return out;
     };
     NeuronSource source;
@@ -265,8 +281,8 @@ void DiffusionPage::showNeuronView() {
     const int head = keep ? m_neuron->head() : std::max(0, m_doc->head());
     int query = keep ? m_neuron->query() : 0;
     if (!keep) {
-        const std::vector<int> tokens =
-            unetRegionTokens(layers[size_t(layer)], m_doc->query(), m_doc->imageHeight(), m_doc->imageWidth());
+        const std::vector<int> tokens = unetRegionTokens(layers[size_t(layer)], m_doc->query(),
+                                                         m_doc->imageHeight(), m_doc->imageWidth());
         if (!tokens.empty()) query = tokens.front();
     }
     m_neuron->setSource(std::move(source), layer, head, query, keep ? m_neuron->key() : -1);
@@ -277,7 +293,8 @@ void DiffusionPage::showNeuronView() {
 QString DiffusionPage::describeMap() const {
     const DiffusionSettings& st = m_doc->settings();
     return tr("%1 · %2 · %3 · seed %4%5")
-        .arg(m_doc->stepDescription(m_doc->currentStep()), m_doc->layerDescription(m_doc->layer()), m_doc->queryDescription())
+        .arg(m_doc->stepDescription(m_doc->currentStep()), m_doc->layerDescription(m_doc->layer()),
+             m_doc->queryDescription())
         .arg(st.seed)
         .arg(st.classLabel ? tr(" · %1").arg(m_doc->className(*st.classLabel)) : QString());
 }
@@ -285,7 +302,8 @@ QString DiffusionPage::describeMap() const {
 void DiffusionPage::pinMap() {
     const RowMatrix map = m_doc->currentMap();
     if (map.size() == 0) {
-        showNotice(tr("Nothing to pin yet: generate an image (its attention is computed for the step shown)."));
+        showNotice(
+            tr("Nothing to pin yet: generate an image (its attention is computed for the step shown)."));
         return;
     }
     pinMapAs(map, describeMap());

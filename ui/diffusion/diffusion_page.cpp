@@ -14,9 +14,9 @@
 #include "ui/widgets/page_parts.h"
 
 #include <QCheckBox>
-#include <QEvent>
 #include <QComboBox>
 #include <QDir>
+#include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -41,9 +41,11 @@ namespace attnlens::ui {
 
 namespace {
 
-constexpr int kTileMinSide = 112;  // U view and strip tiles: the image enlarged to at least this
+constexpr int kTileMinSide = 112; // U view and strip tiles: the image enlarged to at least this
 
-QString folderName(const QString& dir) { return QFileInfo(QDir::cleanPath(dir)).fileName(); }
+QString folderName(const QString& dir) {
+    return QFileInfo(QDir::cleanPath(dir)).fileName();
+}
 
 } // namespace
 
@@ -81,7 +83,9 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
     if (!dir.isEmpty()) openModel(dir);
 }
 
-DiffusionPage::~DiffusionPage() { m_worker->stop(); }
+DiffusionPage::~DiffusionPage() {
+    m_worker->stop();
+}
 
 // Top bar: model, progress (JobStatus), export menu.
 QWidget* DiffusionPage::buildTopBar() {
@@ -99,15 +103,16 @@ QWidget* DiffusionPage::buildTopBar() {
     m_modelLabel->setObjectName(QStringLiteral("modelLabel"));
     mute(m_modelLabel);
     auto* jobStatus = new JobStatus(m_worker, bar);
-    m_export = exportMenuButton(bar, {
-        {tr("View as PNG…"), [this] { chooseExport(Export::View); }},
-        {tr("U view as PNG…"), [this] { chooseExport(Export::UView); }},
-        {tr("Step strip as PNG…"), [this] { chooseExport(Export::Strip); }},
-        {tr("Trajectory as animated GIF…"), [this] { chooseExport(Export::Gif); }},
-        {tr("Trajectory as PNG sequence…"), [this] { chooseExport(Export::PngSequence); }},
-        {tr("Map as NumPy (.npy)…"), [this] { chooseExport(Export::MapNpy); }},
-        {tr("Map as CSV…"), [this] { chooseExport(Export::MapCsv); }},
-    });
+    m_export = exportMenuButton(
+        bar, {
+                 {tr("View as PNG…"), [this] { chooseExport(Export::View); }},
+                 {tr("U view as PNG…"), [this] { chooseExport(Export::UView); }},
+                 {tr("Step strip as PNG…"), [this] { chooseExport(Export::Strip); }},
+                 {tr("Trajectory as animated GIF…"), [this] { chooseExport(Export::Gif); }},
+                 {tr("Trajectory as PNG sequence…"), [this] { chooseExport(Export::PngSequence); }},
+                 {tr("Map as NumPy (.npy)…"), [this] { chooseExport(Export::MapNpy); }},
+                 {tr("Map as CSV…"), [this] { chooseExport(Export::MapCsv); }},
+             });
     m_export->setObjectName(QStringLiteral("export"));
     barLayout->addWidget(open);
     barLayout->addSpacing(12);
@@ -115,7 +120,6 @@ QWidget* DiffusionPage::buildTopBar() {
     barLayout->addWidget(jobStatus);
     barLayout->addWidget(m_export);
     return bar;
-
 }
 
 // Document → views.
@@ -123,7 +127,8 @@ void DiffusionPage::connectDocument() {
     connect(m_doc, &DiffusionDocument::modelChanged, this, [this] {
         m_modelLabel->setText(modelDescription());
         QStringList labels;
-        for (const auto& l : m_doc->layers()) labels << DiffusionDocument::shortLayerName(l);
+        for (const auto& l : m_doc->layers())
+            labels << DiffusionDocument::shortLayerName(l);
         m_uView->setLayers(m_doc->layers(), labels);
         syncControls();
     });
@@ -165,7 +170,8 @@ void DiffusionPage::connectWorker() {
         if (id == m_attentionJob) m_attentionJob = 0, m_attentionAgain = false;
         if (id == m_runJob && m_doc->running()) {
             m_doc->finishRun(false);
-            showNotice(tr("Stopped after %n step(s); they stay on the timeline.", nullptr, m_doc->completedSteps()));
+            showNotice(
+                tr("Stopped after %n step(s); they stay on the timeline.", nullptr, m_doc->completedSteps()));
             emit runFinished();
         }
     });
@@ -192,7 +198,8 @@ QWidget* DiffusionPage::buildGenerateBox(QWidget* panel) {
     m_seed->setObjectName(QStringLiteral("seed"));
     m_seed->setRange(0, INT_MAX);
     m_seed->setValue(1);
-    m_seed->setToolTip(tr("The seed of the initial noise and every step's noise: the same seed gives the same image"));
+    m_seed->setToolTip(
+        tr("The seed of the initial noise and every step's noise: the same seed gives the same image"));
     m_scheduler = new QComboBox(genBox);
     m_scheduler->setObjectName(QStringLiteral("scheduler"));
     m_scheduler->addItem(tr("DDIM"), static_cast<int>(SchedulerKind::Ddim));
@@ -224,7 +231,8 @@ QWidget* DiffusionPage::buildQueryBox(QWidget* panel) {
     m_keySide->setObjectName(QStringLiteral("keySide"));
     connect(m_keySide, &QCheckBox::toggled, m_doc, &DiffusionDocument::setKeySide);
     queryLayout->addWidget(m_keySide);
-    queryLayout->addWidget(hint(tr("Click the large image to make a pixel the query; drag for a region."), queryBox));
+    queryLayout->addWidget(
+        hint(tr("Click the large image to make a pixel the query; drag for a region."), queryBox));
     return queryBox;
 }
 
@@ -251,13 +259,15 @@ QWidget* DiffusionPage::buildMapBox(QWidget* panel) {
     mapForm->addRow(tr("Over:"), m_over);
     auto* headStats = new QPushButton(tr("Head statistics…"), mapBox);
     headStats->setObjectName(QStringLiteral("headStatsButton"));
-    headStats->setToolTip(tr("What every head of every layer does at this step (entropy, distance in pixels, …); "
-                             "switch heads off and see the step predicted without them; rank them by importance"));
+    headStats->setToolTip(
+        tr("What every head of every layer does at this step (entropy, distance in pixels, …); "
+           "switch heads off and see the step predicted without them; rank them by importance"));
     connect(headStats, &QPushButton::clicked, this, &DiffusionPage::showHeadStats);
     auto* neuron = new QPushButton(tr("Inside one score…"), mapBox);
     neuron->setObjectName(QStringLiteral("neuronButton"));
-    neuron->setToolTip(tr("The neuron view: the query pixel's score for one key pixel taken apart — the head's query "
-                          "and key vectors, their products per dimension, q·k, ÷√d_k and the softmax"));
+    neuron->setToolTip(
+        tr("The neuron view: the query pixel's score for one key pixel taken apart — the head's query "
+           "and key vectors, their products per dimension, q·k, ÷√d_k and the softmax"));
     connect(neuron, &QPushButton::clicked, this, &DiffusionPage::showNeuronView);
     auto* lensRow = new QHBoxLayout;
     lensRow->addWidget(headStats);
@@ -265,8 +275,9 @@ QWidget* DiffusionPage::buildMapBox(QWidget* panel) {
     mapForm->addRow(lensRow);
     auto* pin = new QPushButton(tr("Pin map as A…"), mapBox);
     pin->setObjectName(QStringLiteral("pinMap"));
-    pin->setToolTip(tr("Difference maps: keep this layer's map as A, then change the step, seed, class, query or layer "
-                       "(of the same size) and compare"));
+    pin->setToolTip(
+        tr("Difference maps: keep this layer's map as A, then change the step, seed, class, query or layer "
+           "(of the same size) and compare"));
     connect(pin, &QPushButton::clicked, this, &DiffusionPage::pinMap);
     mapForm->addRow(pin);
     return mapBox;
@@ -351,8 +362,9 @@ QWidget* DiffusionPage::buildStepImages(QWidget* top) {
     m_stepImages->setObjectName(QStringLiteral("stepImages"));
     m_stepImages->setMaxColumns(1);
     m_stepImages->setFixedWidth(150);
-    m_stepImages->setToolTip(tr("The step's input x_t, the noise the U-Net predicts in it (shown over ±3) and the "
-                                "clean image x̂0 that prediction implies; click x_t or x̂0 to draw the map over it"));
+    m_stepImages->setToolTip(
+        tr("The step's input x_t, the noise the U-Net predicts in it (shown over ±3) and the "
+           "clean image x̂0 that prediction implies; click x_t or x̂0 to draw the map over it"));
     connect(m_stepImages, &MapGridView::tileClicked, this, [this](int i) {
         if (i == 0 || i == 2) m_doc->setOnNoisy(i == 0);
     });
@@ -399,7 +411,12 @@ QLayout* DiffusionPage::buildLargeView(QWidget* top) {
         const int mr = static_cast<int>(int64_t{r} * map.rows() / m_doc->imageHeight());
         const int mc = static_cast<int>(int64_t{c} * map.cols() / m_doc->imageWidth());
         m_overlay->setToolTip(tr("pixel (%1, %2) · cell (%3, %4) of %5×%6: %7")
-                                  .arg(r).arg(c).arg(mr).arg(mc).arg(map.rows()).arg(map.cols())
+                                  .arg(r)
+                                  .arg(c)
+                                  .arg(mr)
+                                  .arg(mc)
+                                  .arg(map.rows())
+                                  .arg(map.cols())
                                   .arg(map(mr, mc), 0, 'f', 4));
     });
     viewRow->addWidget(m_overlay, 1);
@@ -420,8 +437,9 @@ QLayout* DiffusionPage::buildUView(QWidget* top) {
     m_uView = new UShapeView(top);
     m_uView->setObjectName(QStringLiteral("uView"));
     m_uView->setPlaceholderText(tr("This U-Net has no attention layer."));
-    m_uView->setToolTip(tr("Contracting path down the left, bottleneck at the bottom, expansive path up the right; "
-                           "dashed: skip connections. Click a layer to show it large."));
+    m_uView->setToolTip(
+        tr("Contracting path down the left, bottleneck at the bottom, expansive path up the right; "
+           "dashed: skip connections. Click a layer to show it large."));
     connect(m_uView, &UShapeView::layerClicked, m_doc, &DiffusionDocument::setLayer);
     uBox->addWidget(m_uView, 1);
     return uBox;
@@ -439,7 +457,8 @@ QWidget* DiffusionPage::buildStrip(QWidget* parent) {
     m_strip->setToolTip(tr("The same query and layer at evenly spaced steps; click one to go there"));
     connect(m_strip, &MapGridView::tileClicked, this, [this](int i) {
         const std::vector<int> steps = m_doc->stripSteps(); // what the strip shows
-        if (i >= 0 && i < static_cast<int>(steps.size())) m_doc->setCurrentStep(steps[static_cast<size_t>(i)]);
+        if (i >= 0 && i < static_cast<int>(steps.size()))
+            m_doc->setCurrentStep(steps[static_cast<size_t>(i)]);
     });
     bottomLayout->addWidget(m_strip, 1);
     return bottom;
@@ -562,24 +581,27 @@ void DiffusionPage::requestAttention() {
         return;
     }
     std::vector<int> wanted{m_doc->currentStep()};
-    for (int s : m_doc->stripSteps()) wanted.push_back(s);
+    for (int s : m_doc->stripSteps())
+        wanted.push_back(s);
     std::vector<int> steps;
     for (int s : m_doc->missingAttention(wanted))
         if (m_requested.insert({m_doc->runId(), s}).second) steps.push_back(s);
     if (steps.empty()) return;
     std::vector<std::shared_ptr<const DiffusionFrame>> frames;
-    for (int s : steps) frames.push_back(m_doc->frameShared(s));
+    for (int s : steps)
+        frames.push_back(m_doc->frameShared(s));
     const int runId = m_doc->runId();
     using Partial = std::pair<int, std::shared_ptr<const StepAttention>>; // (step, its maps)
     m_attentionJob = m_worker->stream<Partial, bool>(
         tr("Computing attention"),
-        [model = m_doc->model(), label = m_doc->settings().classLabel, frames](
-            const Callbacks& cb, const std::function<void(Partial)>& post) {
+        [model = m_doc->model(), label = m_doc->settings().classLabel,
+         frames](const Callbacks& cb, const std::function<void(Partial)>& post) {
             for (size_t i = 0; i < frames.size(); ++i) {
                 cb.checkCancel();
                 const int step = frames[i]->index;
                 post({step, DiffusionDocument::computeAttention(*model, label, *frames[i], cb)});
-                cb.report(static_cast<double>(i + 1) / frames.size(), "attention of step " + std::to_string(step));
+                cb.report(static_cast<double>(i + 1) / frames.size(),
+                          "attention of step " + std::to_string(step));
             }
             return true;
         },
@@ -596,12 +618,17 @@ void DiffusionPage::attentionJobEnded() {
     requestAttention();
 }
 
-bool DiffusionPage::isBusy() const { return m_worker->pendingJobs() > 0; }
-bool DiffusionPage::isPlaying() const { return m_playTimer->isActive(); }
+bool DiffusionPage::isBusy() const {
+    return m_worker->pendingJobs() > 0;
+}
+bool DiffusionPage::isPlaying() const {
+    return m_playTimer->isActive();
+}
 
 void DiffusionPage::setPlaying(bool playing) {
     if (playing && !m_doc->hasRun()) playing = false;
-    if (playing && m_doc->currentStep() + 1 >= m_doc->completedSteps() && !m_doc->running()) m_doc->setCurrentStep(0);
+    if (playing && m_doc->currentStep() + 1 >= m_doc->completedSteps() && !m_doc->running())
+        m_doc->setCurrentStep(0);
     if (playing)
         m_playTimer->start();
     else
@@ -612,14 +639,16 @@ void DiffusionPage::setPlaying(bool playing) {
 }
 
 bool DiffusionPage::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == m_overlay && (event->type() == QEvent::Resize || event->type() == QEvent::Move)) syncColorBarSpan();
+    if (watched == m_overlay && (event->type() == QEvent::Resize || event->type() == QEvent::Move))
+        syncColorBarSpan();
     return QWidget::eventFilter(watched, event);
 }
 
 void DiffusionPage::syncColorBarSpan() {
     // The bar spans the picture (mapped into the bar's coordinates); nothing is resized.
     const QRectF picture = m_overlay->imageRect();
-    const QPoint top = m_colorBar->mapFrom(m_overlay->parentWidget(), m_overlay->mapToParent(picture.topLeft().toPoint()));
+    const QPoint top =
+        m_colorBar->mapFrom(m_overlay->parentWidget(), m_overlay->mapToParent(picture.topLeft().toPoint()));
     m_colorBar->setSpan(top.y(), static_cast<int>(picture.height()));
 }
 
@@ -630,14 +659,18 @@ void DiffusionPage::showEvent(QShowEvent* event) {
     if (!m_doc->hasRun()) generate(); // waits for the model when it is still loading
 }
 
-QString DiffusionPage::message() const { return m_message->message(); }
+QString DiffusionPage::message() const {
+    return m_message->message();
+}
 
 void DiffusionPage::showError(const QString& text) {
     m_message->showError(text);
     emit errorShown(text);
 }
 
-void DiffusionPage::showNotice(const QString& text) { m_message->showNotice(text); }
+void DiffusionPage::showNotice(const QString& text) {
+    m_message->showNotice(text);
+}
 
 // --- views ----------------------------------------------------------------------------------
 
@@ -646,10 +679,12 @@ void DiffusionPage::syncControls() {
     const int classes = m_doc->classCount();
     if (m_class->count() != classes) {
         m_class->clear();
-        for (int c = 0; c < classes; ++c) m_class->addItem(QStringLiteral("%1 · %2").arg(c).arg(m_doc->className(c)));
+        for (int c = 0; c < classes; ++c)
+            m_class->addItem(QStringLiteral("%1 · %2").arg(c).arg(m_doc->className(c)));
     }
     m_class->setEnabled(classes > 0);
-    m_class->setToolTip(classes > 0 ? tr("The class the image is generated for") : tr("This model is unconditional"));
+    m_class->setToolTip(classes > 0 ? tr("The class the image is generated for")
+                                    : tr("This model is unconditional"));
     if (m_layer->count() != static_cast<int>(m_doc->layers().size())) {
         m_layer->clear();
         for (const auto& l : m_doc->layers())
@@ -660,7 +695,8 @@ void DiffusionPage::syncControls() {
                                  .arg(QString::fromLatin1(unetPathName(l.path))));
     }
     m_layer->setCurrentIndex(m_doc->layers().empty() ? -1 : m_doc->layer());
-    for (int i = 0; i < m_layer->count(); ++i) m_layer->setItemData(i, m_doc->layerDescription(i), Qt::ToolTipRole);
+    for (int i = 0; i < m_layer->count(); ++i)
+        m_layer->setItemData(i, m_doc->layerDescription(i), Qt::ToolTipRole);
     m_head->setHeadCount(m_doc->headCount());
     m_head->setSelection({m_doc->head(), m_doc->fusion()});
     m_keySide->setChecked(m_doc->keySide());
@@ -682,17 +718,18 @@ void DiffusionPage::refreshStep() {
     m_prev->setEnabled(step > 0);
     m_next->setEnabled(step >= 0 && step + 1 < n);
     m_play->setEnabled(n > 1);
-    m_stepLabel->setText(m_doc->running() ? tr("%1 · generating %2 / %3")
-                                                .arg(m_doc->stepDescription(step))
-                                                .arg(n)
-                                                .arg(m_doc->stepCount())
-                                          : m_doc->stepDescription(step));
+    m_stepLabel->setText(
+        m_doc->running()
+            ? tr("%1 · generating %2 / %3").arg(m_doc->stepDescription(step)).arg(n).arg(m_doc->stepCount())
+            : m_doc->stepDescription(step));
     if (step < 0) {
         m_stepImages->clear();
         return;
     }
     const DiffusionFrame& f = m_doc->frame(step);
-    auto big = [](const ImageU8& img) { return toQImage(enlargeNearest(img, enlargeFactor(img, kTileMinSide))); };
+    auto big = [](const ImageU8& img) {
+        return toQImage(enlargeNearest(img, enlargeFactor(img, kTileMinSide)));
+    };
     std::vector<QImage> tiles{big(f.noisy), big(f.noise), big(f.clean)};
     QStringList titles{tr("x_t (t = %1)").arg(f.step.timestep), tr("predicted noise ε̂"), tr("predicted x̂0")};
     if (!m_doc->finalImage().empty()) {
@@ -734,7 +771,8 @@ void DiffusionPage::refreshMaps() {
     const PixelRegion& q = m_doc->query();
     std::vector<int> pixels;
     for (int r = q.row0; r <= q.row1; ++r)
-        for (int c = q.col0; c <= q.col1; ++c) pixels.push_back(r * w + c);
+        for (int c = q.col0; c <= q.col1; ++c)
+            pixels.push_back(r * w + c);
     m_overlay->setSelection(pixels, false);
 
     const RowMatrix map = m_doc->currentMap();
@@ -745,13 +783,15 @@ void DiffusionPage::refreshMaps() {
         m_colorBar->setRange(map.minCoeff(), map.maxCoeff());
     else
         m_colorBar->clearRange();
-    const QString heads = m_doc->head() >= 0 ? tr("head %1").arg(m_doc->head())
-                                              : tr("%1 of heads").arg(m_doc->fusion() == HeadFusion::Max ? tr("max") : tr("mean"));
+    const QString heads =
+        m_doc->head() >= 0
+            ? tr("head %1").arg(m_doc->head())
+            : tr("%1 of heads").arg(m_doc->fusion() == HeadFusion::Max ? tr("max") : tr("mean"));
     m_viewTitle->setText(m_doc->layers().empty()
                              ? tr("%1 — this U-Net has no attention layer").arg(m_doc->stepDescription(step))
                              : tr("%1 · %2 · %3 · over %4%5")
-                                   .arg(m_doc->queryDescription(), m_doc->layerDescription(m_doc->layer()), heads,
-                                        m_doc->onNoisy() ? tr("x_t") : tr("x̂0"),
+                                   .arg(m_doc->queryDescription(), m_doc->layerDescription(m_doc->layer()),
+                                        heads, m_doc->onNoisy() ? tr("x_t") : tr("x̂0"),
                                         hasMap ? QString() : tr(" (computing attention…)")));
 
     std::vector<QImage> tiles;
@@ -772,7 +812,11 @@ void DiffusionPage::refreshMaps() {
     m_strip->setTiles(std::move(strip), titles);
     const auto it = std::find(stripSteps.begin(), stripSteps.end(), step);
     m_strip->setSelected(it == stripSteps.end() ? -1 : static_cast<int>(it - stripSteps.begin()));
-    m_stripTitle->setText(tr("The query across the steps — %1").arg(DiffusionDocument::shortLayerName(m_doc->layers().empty() ? UNetAttentionInfo{} : m_doc->layers()[static_cast<size_t>(m_doc->layer())])));
+    m_stripTitle->setText(
+        tr("The query across the steps — %1")
+            .arg(DiffusionDocument::shortLayerName(
+                m_doc->layers().empty() ? UNetAttentionInfo{}
+                                        : m_doc->layers()[static_cast<size_t>(m_doc->layer())])));
     if (!m_doc->running()) requestAttention();
 }
 

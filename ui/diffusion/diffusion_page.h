@@ -19,12 +19,11 @@
 // "queryLabel", "keySide", "layer", "head", "over", "opacity", "colorMap".
 
 #include "ui/diffusion/diffusion_document.h"
+#include "ui/shell/help_dialogs.h"
 #include "ui/shell/model_page.h"
 #include "ui/shell/session.h"
 
 #include <QElapsedTimer>
-#include "ui/shell/help_dialogs.h"
-
 #include <QWidget>
 
 #include <set>
@@ -77,8 +76,9 @@ public:
     void setSettings(const DiffusionSettings& settings); // fills the controls
     DiffusionSettings settingsFromControls() const;
 
-    // SessionPage (diffusion_session.cpp): model, class / seed / scheduler / steps (the run is made again: it is
-    // deterministic), the step shown, query, layer, head, fusion, side, image under the map, look, heads off.
+    // SessionPage (diffusion_session.cpp): model, class / seed / scheduler / steps (the run is made again: it
+    // is deterministic), the step shown, query, layer, head, fusion, side, image under the map, look, heads
+    // off.
     QString sessionKey() const override { return QStringLiteral("diffusion"); }
     QJsonObject saveSession() const override;
     QString checkSession(const QJsonObject& state) const override;
@@ -101,19 +101,19 @@ public:
     ColorBar* colorBar() const { return m_colorBar; }
 
     // Exports (also in the Export menu). Return false and show a message on failure.
-    bool exportView(const QString& path) const;      // the large view, as `diffuse --overlay` draws it
-    bool exportUView(const QString& path) const;     // PNG
-    bool exportStrip(const QString& path) const;     // PNG
-    bool exportMap(const QString& path) const;       // the current layer's [h, w] map, .npy or .csv
+    bool exportView(const QString& path) const;  // the large view, as `diffuse --overlay` draws it
+    bool exportUView(const QString& path) const; // PNG
+    bool exportStrip(const QString& path) const; // PNG
+    bool exportMap(const QString& path) const;   // the current layer's [h, w] map, .npy or .csv
     // The view at every step: an animated GIF (.gif) or, for any other path, a folder of PNGs
     // (step_000.png …). Runs on the worker (missing attention is computed); `exported` when written.
     void exportTrajectory(const QString& path);
 
     // --- lenses (issue 21; diffusion_lenses.cpp) ----------------------------------------------
-    // Map → Head statistics…: every head of every attention layer at the step shown, in a window that follows the
-    // step; click a head to show it. Its "off" column switches heads off for the step shown: the step's noise
-    // prediction is made again without them (worker) and the window shows x̂0 with all heads, without them and
-    // |Δ|, with how far ε̂ moved. "Rank by importance": each head alone off, ε̂'s relative change.
+    // Map → Head statistics…: every head of every attention layer at the step shown, in a window that follows
+    // the step; click a head to show it. Its "off" column switches heads off for the step shown: the step's
+    // noise prediction is made again without them (worker) and the window shows x̂0 with all heads, without
+    // them and |Δ|, with how far ε̂ moved. "Rank by importance": each head alone off, ε̂'s relative change.
     void showHeadStats();
     HeadsLensView* headsLens() const { return m_headsLens; }
     void setAblatedHeads(std::vector<std::pair<int, int>> heads);
@@ -124,16 +124,16 @@ public:
         int runId = 0, step = -1;
         std::vector<std::pair<int, int>> heads;
         double relativeChange = 0, maxAbsChange = 0; // of ε̂
-        ImageU8 plain, ablated;                       // x̂0 with all heads / without these
-        RowMatrix x0Difference;                       // |Δx̂0| (first channel), [H, W]
+        ImageU8 plain, ablated;                      // x̂0 with all heads / without these
+        RowMatrix x0Difference;                      // |Δx̂0| (first channel), [H, W]
     };
     const AblationResult& ablationResult() const { return m_ablation; }
-    // Map → Inside one score…: the neuron view of the step shown — the chosen layer and head, the query pixel's
-    // token in that layer and its strongest key.
+    // Map → Inside one score…: the neuron view of the step shown — the chosen layer and head, the query
+    // pixel's token in that layer and its strongest key.
     void showNeuronView();
     NeuronDialog* neuronDialog() const { return m_neuron; }
-    // Map → Pin map as A…: difference maps (issue 22) of the layer's map — two steps, seeds, classes, queries or
-    // layers of one size — in a window: A, the map now and A − B.
+    // Map → Pin map as A…: difference maps (issue 22) of the layer's map — two steps, seeds, classes, queries
+    // or layers of one size — in a window: A, the map now and A − B.
     void pinMap();
     MapDifferenceWindow* differenceWindow() const { return m_difference; }
 
@@ -167,8 +167,8 @@ private:
     void showError(const QString& text);
     void showNotice(const QString& text);
     void syncControls();
-    void refreshStep();   // timeline, step images
-    void refreshMaps();   // large view, colour bar, U view, strip
+    void refreshStep(); // timeline, step images
+    void refreshMaps(); // large view, colour bar, U view, strip
     // While a run delivers frames, the maps are redrawn at most every kRunRefreshMs (the newest frame
     // shown, the timeline following every frame); otherwise at once.
     void refreshMapsSoon();
@@ -193,8 +193,8 @@ private:
     int m_attentionJob = 0;
     int64_t m_captureLimit = int64_t{64} << 20;
     bool m_attentionAgain = false;
-    QTimer* m_mapsTimer = nullptr;   // a deferred refreshMaps() during a run
-    QElapsedTimer m_mapsDrawn;       // since the last refreshMaps()
+    QTimer* m_mapsTimer = nullptr; // a deferred refreshMaps() during a run
+    QElapsedTimer m_mapsDrawn;     // since the last refreshMaps()
 
     QLabel* m_modelLabel = nullptr;
     PageMessage* m_message = nullptr;

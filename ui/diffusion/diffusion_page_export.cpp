@@ -1,9 +1,8 @@
-#include "ui/diffusion/diffusion_page.h"
-
 #include "core/export/gif_writer.h"
 #include "core/export/npy.h"
 #include "core/export/overlay.h"
 #include "core/util/error.h"
+#include "ui/diffusion/diffusion_page.h"
 #include "ui/diffusion/u_shape_view.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/vision/map_grid_view.h"
@@ -80,13 +79,17 @@ void DiffusionPage::exportTrajectory(const QString& path) {
         [model = m_doc->model(), label = m_doc->settings().classLabel, frames, cached, view, layer, gif,
          out = path.toStdString()](const Callbacks& cb) {
             std::optional<GifWriter> writer;
-            if (gif) writer.emplace(out, 10);
-            else std::filesystem::create_directories(out);
+            if (gif)
+                writer.emplace(out, 10);
+            else
+                std::filesystem::create_directories(out);
             for (size_t i = 0; i < frames.size(); ++i) {
                 cb.checkCancel();
                 auto attention = cached[i];
-                if (!attention && layer >= 0) attention = DiffusionDocument::computeAttention(*model, label, *frames[i], cb);
-                const UNetAttentionMap* map = layer >= 0 ? &attention->layers[static_cast<size_t>(layer)] : nullptr;
+                if (!attention && layer >= 0)
+                    attention = DiffusionDocument::computeAttention(*model, label, *frames[i], cb);
+                const UNetAttentionMap* map =
+                    layer >= 0 ? &attention->layers[static_cast<size_t>(layer)] : nullptr;
                 const RgbImage px = renderUNetView(frames[i]->step, map, view);
                 if (writer) {
                     writer->addFrame(px);
@@ -120,25 +123,36 @@ void DiffusionPage::chooseExport(Export what) {
         const char* filter;
         const char* suffix;
     };
-    const Target target = what == Export::View    ? Target{"PNG image (*.png)", "-view.png"}
-                          : what == Export::UView ? Target{"PNG image (*.png)", "-u.png"}
-                          : what == Export::Strip ? Target{"PNG image (*.png)", "-strip.png"}
-                          : what == Export::Gif   ? Target{"GIF image (*.gif)", "-trajectory.gif"}
+    const Target target = what == Export::View     ? Target{"PNG image (*.png)", "-view.png"}
+                          : what == Export::UView  ? Target{"PNG image (*.png)", "-u.png"}
+                          : what == Export::Strip  ? Target{"PNG image (*.png)", "-strip.png"}
+                          : what == Export::Gif    ? Target{"GIF image (*.gif)", "-trajectory.gif"}
                           : what == Export::MapNpy ? Target{"NumPy array (*.npy)", "-map.npy"}
                                                    : Target{"CSV (*.csv)", "-map.csv"};
     const QString base = QStringLiteral("%1-step%2").arg(m_doc->modelName()).arg(m_doc->currentStep());
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export"), base + QString::fromLatin1(target.suffix),
-                                                      tr(target.filter));
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export"), base + QString::fromLatin1(target.suffix), tr(target.filter));
     if (path.isEmpty()) return;
     bool ok = false;
     switch (what) {
-    case Export::View: ok = exportView(path); break;
-    case Export::UView: ok = exportUView(path); break;
-    case Export::Strip: ok = exportStrip(path); break;
-    case Export::Gif: exportTrajectory(path); return; // reports when the worker has written it
+    case Export::View:
+        ok = exportView(path);
+        break;
+    case Export::UView:
+        ok = exportUView(path);
+        break;
+    case Export::Strip:
+        ok = exportStrip(path);
+        break;
+    case Export::Gif:
+        exportTrajectory(path);
+        return; // reports when the worker has written it
     case Export::MapNpy:
-    case Export::MapCsv: ok = exportMap(path); break;
-    case Export::PngSequence: return;
+    case Export::MapCsv:
+        ok = exportMap(path);
+        break;
+    case Export::PngSequence:
+        return;
     }
     if (ok) {
         showNotice(tr("Exported %1.").arg(path));

@@ -1,11 +1,10 @@
 // DiffusionPage's saved sessions (ui/shell/session.h). A run is deterministic for its model, class, seed,
-// scheduler and step count, so the session keeps those and the run is made again on restore; then the step shown,
-// the query and the map's settings come back.
-
-#include "ui/diffusion/diffusion_page.h"
+// scheduler and step count, so the session keeps those and the run is made again on restore; then the step
+// shown, the query and the map's settings come back.
 
 #include "core/diffusion/unet_maps.h"
 #include "core/export/colormap.h"
+#include "ui/diffusion/diffusion_page.h"
 #include "ui/widgets/map_difference_window.h"
 #include "ui/widgets/page_message.h"
 
@@ -104,7 +103,8 @@ void DiffusionPage::restoreSession(const QJsonObject& state) {
     m_doc->setOpacity(static_cast<float>(s.opacity));
     m_doc->setColorMap(s.colorMap);
     const QString dir = sessionModelDir(state, kBuiltinModel);
-    if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir)) return; // that load continues it
+    if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir))
+        return; // that load continues it
     if (!dir.isEmpty() && (!m_doc->model() || QFileInfo(dir) != QFileInfo(m_modelDir))) {
         openModel(dir); // then continueRestore()
         return;
@@ -127,8 +127,10 @@ void DiffusionPage::continueRestore() {
     settings.seed = static_cast<uint64_t>(s.seed);
     if (s.classLabel >= 0) settings.classLabel = s.classLabel;
     setSettings(settings);
-    if (s.generated) generate(); // then applyRestoredView()
-    else applyRestoredView();
+    if (s.generated)
+        generate(); // then applyRestoredView()
+    else
+        applyRestoredView();
 }
 
 void DiffusionPage::applyRestoredView() {

@@ -35,7 +35,8 @@ void UShapeView::setLayers(std::vector<UNetAttentionInfo> layers, QStringList la
         if (l.path == UNetPath::Bottleneck) {
             m_rowOf.push_back(static_cast<int>(order.size()));
         } else {
-            m_rowOf.push_back(static_cast<int>(std::find(order.begin(), order.end(), l.level) - order.begin()));
+            m_rowOf.push_back(
+                static_cast<int>(std::find(order.begin(), order.end(), l.level) - order.begin()));
         }
     }
     if (m_selected >= count()) m_selected = -1;
@@ -61,12 +62,17 @@ void UShapeView::setPlaceholderText(const QString& text) {
     update();
 }
 
-int UShapeView::columnOf(int layer) const { return layer; }
-int UShapeView::rowOf(int layer) const { return m_rowOf.at(static_cast<size_t>(layer)); }
+int UShapeView::columnOf(int layer) const {
+    return layer;
+}
+int UShapeView::rowOf(int layer) const {
+    return m_rowOf.at(static_cast<size_t>(layer));
+}
 
 int UShapeView::rows() const {
     int r = 0;
-    for (int row : m_rowOf) r = std::max(r, row + 1);
+    for (int row : m_rowOf)
+        r = std::max(r, row + 1);
     return r;
 }
 
@@ -80,7 +86,8 @@ int UShapeView::tileEdge(QSize area) const {
 
 QRect UShapeView::tileRectFor(int layer, int edge, QPoint origin) const {
     const int label = 2 * fontMetrics().height() + 4;
-    return {origin.x() + columnOf(layer) * (edge + kGapX), origin.y() + rowOf(layer) * (edge + label + kGapY), edge, edge};
+    return {origin.x() + columnOf(layer) * (edge + kGapX), origin.y() + rowOf(layer) * (edge + label + kGapY),
+            edge, edge};
 }
 
 QRect UShapeView::tileRect(int layer) const {
@@ -119,8 +126,10 @@ void UShapeView::paintU(QPainter& p, int edge, QPoint origin, bool forExport) co
     p.setPen(QPen(line, 1.5, Qt::DashLine));
     for (int i = 0; i < count(); ++i) {
         if (m_layers[static_cast<size_t>(i)].path != UNetPath::Contracting) continue;
-        const bool lastOfLevel = i + 1 >= count() || m_layers[static_cast<size_t>(i + 1)].level != m_layers[static_cast<size_t>(i)].level ||
-                                 m_layers[static_cast<size_t>(i + 1)].path != UNetPath::Contracting;
+        const bool lastOfLevel =
+            i + 1 >= count() ||
+            m_layers[static_cast<size_t>(i + 1)].level != m_layers[static_cast<size_t>(i)].level ||
+            m_layers[static_cast<size_t>(i + 1)].path != UNetPath::Contracting;
         if (!lastOfLevel) continue;
         for (int j = i + 1; j < count(); ++j) {
             const auto& e = m_layers[static_cast<size_t>(j)];
@@ -145,7 +154,8 @@ void UShapeView::paintU(QPainter& p, int edge, QPoint origin, bool forExport) co
         }
         const bool sel = i == m_selected;
         p.setRenderHint(QPainter::Antialiasing, false);
-        p.setPen(sel ? QPen(forExport ? QColor(0, 120, 215) : pal.color(QPalette::Highlight), 3) : QPen(line, 1));
+        p.setPen(sel ? QPen(forExport ? QColor(0, 120, 215) : pal.color(QPalette::Highlight), 3)
+                     : QPen(line, 1));
         p.drawRect(r.adjusted(sel ? -2 : 0, sel ? -2 : 0, sel ? 1 : -1, sel ? 1 : -1));
         p.setRenderHint(QPainter::Antialiasing, true);
         const auto& l = m_layers[static_cast<size_t>(i)];
@@ -155,7 +165,8 @@ void UShapeView::paintU(QPainter& p, int edge, QPoint origin, bool forExport) co
         p.setFont(f);
         const QString name = m_labels.value(i, QString::fromStdString(l.name));
         const QRect labelRect(r.left() - kGapX / 2, r.bottom() + 3, r.width() + kGapX, fm.height());
-        p.drawText(labelRect, Qt::AlignHCenter | Qt::AlignTop, fm.elidedText(name, Qt::ElideRight, labelRect.width()));
+        p.drawText(labelRect, Qt::AlignHCenter | Qt::AlignTop,
+                   fm.elidedText(name, Qt::ElideRight, labelRect.width()));
         f.setBold(false);
         p.setFont(f);
         p.setPen(forExport ? QColor(90, 90, 90) : pal.color(QPalette::PlaceholderText));
@@ -181,7 +192,8 @@ void UShapeView::paintEvent(QPaintEvent*) {
 QImage UShapeView::renderImage(int tileSize) const {
     const int n = std::max(1, count()), r = std::max(1, rows());
     const int label = 2 * fontMetrics().height() + 4;
-    const QSize size(2 * kMargin + n * tileSize + (n - 1) * kGapX, 2 * kMargin + r * (tileSize + label) + (r - 1) * kGapY);
+    const QSize size(2 * kMargin + n * tileSize + (n - 1) * kGapX,
+                     2 * kMargin + r * (tileSize + label) + (r - 1) * kGapY);
     QImage out(size, QImage::Format_RGB32);
     out.fill(Qt::white);
     if (count() == 0) return out;

@@ -1,4 +1,5 @@
 #include "ui/playground/explanation.h"
+
 #include "ui/widgets/page_parts.h"
 
 #include <QApplication>
@@ -32,10 +33,7 @@ QString joinTerms(const QStringList& terms, const QString& separator) {
 QString headNote(const PlaygroundModel& m) {
     if (m.heads() == 1) return {};
     const int first = m.selectedHead() * m.dK();
-    return QObject::tr(" (head %1: features %2–%3)")
-        .arg(m.selectedHead())
-        .arg(first)
-        .arg(first + m.dK() - 1);
+    return QObject::tr(" (head %1: features %2–%3)").arg(m.selectedHead()).arg(first).arg(first + m.dK() - 1);
 }
 
 QString vectorText(const RowMatrix& row) {
@@ -165,9 +163,8 @@ QString explainFocus(const PlaygroundModel& m) {
                  .arg(e, tok(m, i), expOf(j), joinTerms(expTerms, QStringLiteral(" + ")),
                       formatNumber(weights(i, j)));
     if (!(keep.row(i).array() != 0.0f).any() && m.maskMode() != PlaygroundModel::MaskMode::None)
-        lines << QObject::tr(
-                     "<span style='color:%3'>every key of %1 is masked: all scores are equal, so the "
-                     "weights come out uniform (1/%2 each)</span>")
+        lines << QObject::tr("<span style='color:%3'>every key of %1 is masked: all scores are equal, so the "
+                             "weights come out uniform (1/%2 each)</span>")
                      .arg(tok(m, i))
                      .arg(keep.cols())
                      .arg(errorColor(QApplication::palette()).name());

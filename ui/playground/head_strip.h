@@ -5,6 +5,7 @@
 #include "core/tensor/tensor.h"
 
 #include <QWidget>
+
 #include <vector>
 
 class QHBoxLayout;

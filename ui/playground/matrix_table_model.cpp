@@ -2,6 +2,7 @@
 
 #include <QBrush>
 #include <QFont>
+
 #include <algorithm>
 #include <array>
 
@@ -36,12 +37,17 @@ void MatrixTableModel::sync() {
 }
 
 int MatrixTableModel::headWidth() const {
-    return std::max(1, m_which == PlaygroundModel::Input::Value || isProjection() ? m_model->dV() : m_model->dK());
+    return std::max(1, m_which == PlaygroundModel::Input::Value || isProjection() ? m_model->dV()
+                                                                                  : m_model->dK());
 }
 
-bool MatrixTableModel::isProjection() const { return m_which == PlaygroundModel::Input::OutputProjection; }
+bool MatrixTableModel::isProjection() const {
+    return m_which == PlaygroundModel::Input::OutputProjection;
+}
 
-int MatrixTableModel::headOf(int row, int col) const { return (isProjection() ? row : col) / headWidth(); }
+int MatrixTableModel::headOf(int row, int col) const {
+    return (isProjection() ? row : col) / headWidth();
+}
 
 int MatrixTableModel::focusRow() const {
     if (isProjection()) return -1;
@@ -82,7 +88,8 @@ QVariant MatrixTableModel::data(const QModelIndex& index, int role) const {
         return {};
     case Qt::ToolTipRole:
         if (isProjection())
-            return tr("W_O[%1, %2]: how much concatenated feature %1 (from head %3) adds to output feature %2: %4")
+            return tr("W_O[%1, %2]: how much concatenated feature %1 (from head %3) adds to output feature "
+                      "%2: %4")
                 .arg(index.row())
                 .arg(index.column())
                 .arg(head)
@@ -117,7 +124,8 @@ QVariant MatrixTableModel::headerData(int section, Qt::Orientation orientation, 
         if (isProjection()) {
             // Rows of W_O: the concatenated features, tinted by the head they come from.
             if (role == Qt::DisplayRole) return QString::number(section);
-            if (role == Qt::ToolTipRole) return tr("concatenated feature %1 — from head %2").arg(section).arg(section / headWidth());
+            if (role == Qt::ToolTipRole)
+                return tr("concatenated feature %1 — from head %2").arg(section).arg(section / headWidth());
             if (role == Qt::BackgroundRole) return QBrush(headTint(section / headWidth(), true));
             if (role == Qt::ForegroundRole) return QBrush(QColor(Qt::black));
             return {};

@@ -30,7 +30,7 @@ private:
     void sync();
     // The row this table highlights: the focus query in Q, the focus key in K and V; none in W_O.
     int focusRow() const;
-    int headWidth() const; // columns per head of this input: d_k for Q and K, d_v / h for V (rows of W_O)
+    int headWidth() const;     // columns per head of this input: d_k for Q and K, d_v / h for V (rows of W_O)
     bool isProjection() const; // W_O: rows are the concatenated features (tinted by head), columns the output
     int headOf(int row, int col) const;
 

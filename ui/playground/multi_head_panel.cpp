@@ -18,7 +18,9 @@ namespace attnlens::ui {
 
 namespace {
 
-QString number(float v) { return withMinusSign(QString::number(static_cast<double>(v), 'f', 2)); }
+QString number(float v) {
+    return withMinusSign(QString::number(static_cast<double>(v), 'f', 2));
+}
 
 QLabel* operatorLabel(const QString& text, QWidget* parent) {
     auto* label = new QLabel(QStringLiteral("<span style='font-size:18pt'>%1</span>").arg(text), parent);
@@ -54,9 +56,10 @@ MultiHeadPanel::MultiHeadPanel(PlaygroundModel* model, QWidget* parent) : QWidge
     m_concat->setToolTip(tr("The heads' outputs side by side: feature i·d_v/h + j is feature j of head i"));
     m_projection = new MatrixEditor(model, PlaygroundModel::Input::OutputProjection, this);
     m_projection->setObjectName(QStringLiteral("outputProjection"));
-    m_projection->setToolTip(tr("The output projection W_O, [d_v, d_v]: row r says how concatenated feature r "
-                                "feeds each output feature. Double-click or type to edit; arrows and the wheel "
-                                "change a value live. Row colours: the head a feature comes from."));
+    m_projection->setToolTip(
+        tr("The output projection W_O, [d_v, d_v]: row r says how concatenated feature r "
+           "feeds each output feature. Double-click or type to edit; arrows and the wheel "
+           "change a value live. Row colours: the head a feature comes from."));
     m_result = makeView(QStringLiteral("projectedOutput"));
     m_result->setToolTip(tr("The layer's output: Concat(heads) · W_O"));
     product->addWidget(new QLabel(tr("<b>Concat</b>(head<sub>0</sub>, …) [n, d_v]"), this), 0, 0);
@@ -100,19 +103,25 @@ HeatmapView* MultiHeadPanel::headView(int head) const {
     return head >= 0 && head < headViewCount() ? m_heads[static_cast<size_t>(head)] : nullptr;
 }
 
-QString MultiHeadPanel::formula() const { return m_formula->text(); }
-QString MultiHeadPanel::detail() const { return m_detail->text(); }
+QString MultiHeadPanel::formula() const {
+    return m_formula->text();
+}
+QString MultiHeadPanel::detail() const {
+    return m_detail->text();
+}
 
 void MultiHeadPanel::setColorMap(ColorMap map) {
     m_colorMap = map;
-    for (HeatmapView* v : m_heads) v->setColorMap(map);
+    for (HeatmapView* v : m_heads)
+        v->setColorMap(map);
     m_concat->setColorMap(map);
     m_result->setColorMap(map);
 }
 
 void MultiHeadPanel::setAnnotationsEnabled(bool on) {
     m_annotate = on;
-    for (HeatmapView* v : m_heads) v->setAnnotationsEnabled(on);
+    for (HeatmapView* v : m_heads)
+        v->setAnnotationsEnabled(on);
     m_concat->setAnnotationsEnabled(on);
     m_result->setAnnotationsEnabled(on);
 }
@@ -131,12 +140,18 @@ void MultiHeadPanel::syncHeadViews() {
         auto* layout = new QVBoxLayout(card);
         layout->setContentsMargins(0, 0, 0, 0);
         layout->setSpacing(2);
-        auto* title = new QLabel(tr("head<sub>%1</sub> = softmax(Q<sub>%1</sub>K<sub>%1</sub>ᵀ/√d<sub>k</sub>)V<sub>%1</sub>").arg(i), card);
-        title->setStyleSheet(QStringLiteral("background: %1; color: black; padding: 1px 4px; border-radius: 3px;")
-                                 .arg(MatrixTableModel::headTint(i, true).name()));
+        auto* title = new QLabel(
+            tr("head<sub>%1</sub> = softmax(Q<sub>%1</sub>K<sub>%1</sub>ᵀ/√d<sub>k</sub>)V<sub>%1</sub>")
+                .arg(i),
+            card);
+        title->setStyleSheet(
+            QStringLiteral("background: %1; color: black; padding: 1px 4px; border-radius: 3px;")
+                .arg(MatrixTableModel::headTint(i, true).name()));
         layout->addWidget(title);
         HeatmapView* view = makeView(QStringLiteral("headOutput%1").arg(i));
-        view->setToolTip(tr("Head %1's output: its weights times its columns of V. Click to show this head's stages.").arg(i));
+        view->setToolTip(
+            tr("Head %1's output: its weights times its columns of V. Click to show this head's stages.")
+                .arg(i));
         connect(view, &HeatmapView::cellClicked, this, [this, i](int row, int) {
             m_model->setSelectedHead(i);
             m_model->setFocus(row, m_model->focusKey());
@@ -159,7 +174,8 @@ void MultiHeadPanel::refresh() {
     const float lo = concat.minCoeff(), hi = std::max(concat.maxCoeff(), lo + 1e-6f);
     for (int i = 0; i < h; ++i) {
         QStringList features;
-        for (int c = 0; c < dv; ++c) features << QString::number(i * dv + c);
+        for (int c = 0; c < dv; ++c)
+            features << QString::number(i * dv + c);
         HeatmapView* v = m_heads[static_cast<size_t>(i)];
         v->setRangeMode(HeatmapView::RangeMode::Fixed);
         v->setFixedRange(lo, hi);
@@ -168,7 +184,8 @@ void MultiHeadPanel::refresh() {
         v->setMinimumSize(v->labelledMinimumSize());
     }
     QStringList all;
-    for (int c = 0; c < m.dValue(); ++c) all << QString::number(c);
+    for (int c = 0; c < m.dValue(); ++c)
+        all << QString::number(c);
     m_concat->setRangeMode(HeatmapView::RangeMode::Fixed);
     m_concat->setFixedRange(lo, hi);
     m_concat->setMatrix(concat, tokens, all);
@@ -176,11 +193,14 @@ void MultiHeadPanel::refresh() {
     m_result->setRangeMode(HeatmapView::RangeMode::Auto);
     m_result->setMatrix(result, tokens, all);
     m_result->selectRow(fq);
-    for (HeatmapView* v : {m_concat, m_result}) v->setMinimumSize(v->labelledMinimumSize());
+    for (HeatmapView* v : {m_concat, m_result})
+        v->setMinimumSize(v->labelledMinimumSize());
 
     m_formula->setText(
-        tr("<b>MultiHead(Q, K, V) = Concat(head<sub>0</sub>, …, head<sub>%1</sub>) · W<sub>O</sub></b> — %2 head%3, "
-           "each [n, d_v/h] = [%4, %5]; the concatenation and the result are [n, d_v] = [%4, %6]. (Here head i "
+        tr("<b>MultiHead(Q, K, V) = Concat(head<sub>0</sub>, …, head<sub>%1</sub>) · W<sub>O</sub></b> — %2 "
+           "head%3, "
+           "each [n, d_v/h] = [%4, %5]; the concatenation and the result are [n, d_v] = [%4, %6]. (Here head "
+           "i "
            "reads its own columns of Q, K, V; a trained layer first projects them with W<sub>Q</sub>, "
            "W<sub>K</sub>, W<sub>V</sub>.)")
             .arg(h - 1)
@@ -194,10 +214,12 @@ void MultiHeadPanel::refresh() {
     const RowMatrix wo = m.input(PlaygroundModel::Input::OutputProjection);
     QStringList terms;
     const int shown = std::min(m.dValue(), 6);
-    for (int r = 0; r < shown; ++r) terms << QStringLiteral("%1·%2").arg(number(concat(fq, r)), number(wo(r, 0)));
+    for (int r = 0; r < shown; ++r)
+        terms << QStringLiteral("%1·%2").arg(number(concat(fq, r)), number(wo(r, 0)));
     if (m.dValue() > shown) terms << QStringLiteral("… (%1 more)").arg(m.dValue() - shown);
-    m_detail->setText(tr("Result[<b>%1</b>, 0] = Σ<sub>r</sub> Concat[%1, r] · W<sub>O</sub>[r, 0] = %2 = <b>%3</b>")
-                          .arg(tokens.value(fq).toHtmlEscaped(), terms.join(QStringLiteral(" + ")), number(result(fq, 0))));
+    m_detail->setText(
+        tr("Result[<b>%1</b>, 0] = Σ<sub>r</sub> Concat[%1, r] · W<sub>O</sub>[r, 0] = %2 = <b>%3</b>")
+            .arg(tokens.value(fq).toHtmlEscaped(), terms.join(QStringLiteral(" + ")), number(result(fq, 0))));
 }
 
 } // namespace attnlens::ui

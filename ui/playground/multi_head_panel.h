@@ -14,6 +14,7 @@
 #include "core/export/colormap.h"
 
 #include <QWidget>
+
 #include <vector>
 
 class QHBoxLayout;

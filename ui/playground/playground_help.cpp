@@ -3,7 +3,9 @@
 
 namespace attnlens::ui {
 
-QString PlaygroundPage::viewTitle() const { return tr("Attention — scaled dot-product attention, step by step"); }
+QString PlaygroundPage::viewTitle() const {
+    return tr("Attention — scaled dot-product attention, step by step");
+}
 
 QString PlaygroundPage::viewExplanation() const {
     return tr(
@@ -15,9 +17,12 @@ QString PlaygroundPage::viewExplanation() const {
         "padding).</li>"
         "<li><b>Weights</b>: a softmax along each row; every row sums to 1.</li>"
         "<li><b>Output</b>: each query's weighted sum of the value rows.</li></ol>"
-        "<p>With h &gt; 1 heads, Q, K and V are split column-wise into h parts; each head runs the five stages "
-        "on its part, the head outputs are concatenated and multiplied by W<sub>O</sub> (the Multi-head tab). "
-        "Edit any number in Q, K, V or W<sub>O</sub> and every stage follows; click a cell to follow one number "
+        "<p>With h &gt; 1 heads, Q, K and V are split column-wise into h parts; each head runs the five "
+        "stages "
+        "on its part, the head outputs are concatenated and multiplied by W<sub>O</sub> (the Multi-head "
+        "tab). "
+        "Edit any number in Q, K, V or W<sub>O</sub> and every stage follows; click a cell to follow one "
+        "number "
         "through the arithmetic.</p>");
 }
 

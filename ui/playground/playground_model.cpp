@@ -3,6 +3,7 @@
 #include "core/util/error.h"
 
 #include <QDebug>
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -54,7 +55,8 @@ QString defaultToken(int index) {
 
 PlaygroundModel::PlaygroundModel(QObject* parent)
     : QObject(parent), m_q(kMaxLength, kMaxDModel), m_k(kMaxLength, kMaxDModel), m_v(kMaxLength, kMaxDModel),
-      m_wo(RowMatrix::Identity(kMaxDModel, kMaxDModel)), m_customMask(RowMatrix::Ones(kMaxLength, kMaxLength)) {
+      m_wo(RowMatrix::Identity(kMaxDModel, kMaxDModel)),
+      m_customMask(RowMatrix::Ones(kMaxLength, kMaxLength)) {
     for (int i = 0; i < kMaxLength; ++i)
         m_tokenStore.append(defaultToken(i));
     applyWorkedExample();
@@ -246,7 +248,8 @@ bool PlaygroundModel::setHeads(int heads) {
 
 void PlaygroundModel::setInputValue(Input which, int row, int col, float value) {
     RowMatrix& m = store(which);
-    if (row < 0 || row >= inputRows(which) || col < 0 || col >= inputWidth(which) || !std::isfinite(value)) return;
+    if (row < 0 || row >= inputRows(which) || col < 0 || col >= inputWidth(which) || !std::isfinite(value))
+        return;
     if (m(row, col) == value) return;
     m(row, col) = value;
     m_preset = Preset::Edited;

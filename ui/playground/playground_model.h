@@ -127,7 +127,7 @@ private:
     // Stores [kMaxLength, kMaxDModel]; the inputs are their top-left [n, d_model] corners. W_O's store is
     // [kMaxDModel, kMaxDModel], its top-left [d_v, d_v] in use.
     RowMatrix m_q, m_k, m_v, m_wo;
-    RowMatrix m_projected; // [n, d_v]
+    RowMatrix m_projected;    // [n, d_v]
     RowMatrix m_customMask;   // [kMaxLength, kMaxLength], 1 = keep
     QStringList m_tokenStore; // kMaxLength tokens
     int m_n = 4, m_dModel = 4, m_dValue = 4;

@@ -41,7 +41,6 @@ QStringList splitTokens(const QString& text) {
     return text.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts);
 }
 
-
 // The stages grid in its scroll area: rows as tall as their panels' minimum (or the viewport allows), not
 // as tall as the wrapped formula labels would make them at some narrower width (height-for-width).
 class FixedRowsGrid : public QGridLayout {
@@ -131,7 +130,8 @@ QWidget* PlaygroundPage::buildSetup() {
     m_dValue->setObjectName(QStringLiteral("dValue"));
     m_dValue->setRange(1, PlaygroundModel::kMaxDModel);
     m_dValue->setPrefix(QStringLiteral("d_v = "));
-    m_dValue->setToolTip(tr("Width of the value vectors (columns of V) and so of the output; may differ from d_model"));
+    m_dValue->setToolTip(
+        tr("Width of the value vectors (columns of V) and so of the output; may differ from d_model"));
     m_heads = new QComboBox(setup);
     m_heads->setObjectName(QStringLiteral("heads"));
     m_heads->setToolTip(tr("Number of heads h; only common divisors of d_model and d_v split both evenly"));
@@ -253,10 +253,9 @@ QWidget* PlaygroundPage::buildInputs() {
 
     auto* heading = new QLabel(tr("<b style='font-size:12pt'>Scaled dot-product attention</b>"), panel);
     column->addWidget(heading);
-    column->addWidget(
-        hint(tr("Edit Q, K, V or the mask: every stage updates live. Click any cell to follow "
-                     "one number through the computation."),
-                  panel));
+    column->addWidget(hint(tr("Edit Q, K, V or the mask: every stage updates live. Click any cell to follow "
+                              "one number through the computation."),
+                           panel));
 
     column->addWidget(buildMaskBox(panel));
 
@@ -308,9 +307,9 @@ QWidget* PlaygroundPage::buildExplainCard(QWidget* area) {
     auto* explainCard = new QFrame(area);
     explainCard->setObjectName(QStringLiteral("explainCard"));
     // A fixed light card with dark text, readable under a dark palette as well.
-    explainCard->setStyleSheet(
-        QStringLiteral("QFrame#explainCard { background: palette(alternate-base); border: 1px solid palette(mid);"
-                       " border-radius: 6px; }"));
+    explainCard->setStyleSheet(QStringLiteral(
+        "QFrame#explainCard { background: palette(alternate-base); border: 1px solid palette(mid);"
+        " border-radius: 6px; }"));
     explainCard->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
     auto* explainLayout = new QVBoxLayout(explainCard);
     explainLayout->setContentsMargins(10, 8, 10, 8);
@@ -328,7 +327,8 @@ QWidget* PlaygroundPage::buildExplainCard(QWidget* area) {
     explainScroll->setWidgetResizable(true);
     explainScroll->setFrameShape(QFrame::NoFrame);
     explainScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    explainScroll->setStyleSheet(QStringLiteral("QScrollArea, QScrollArea > QWidget > QWidget { background: transparent; }"));
+    explainScroll->setStyleSheet(
+        QStringLiteral("QScrollArea, QScrollArea > QWidget > QWidget { background: transparent; }"));
     explainScroll->setWidget(m_explanation);
     explainLayout->addWidget(explainScroll, 1);
     explainLayout->addWidget(
@@ -362,8 +362,8 @@ QWidget* PlaygroundPage::buildStages() {
         panel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
         HeatmapView* view = panel->view();
         view->setObjectName(QStringLiteral("stage%1").arg(i));
-        // Every colour bar of the page under its grid, low values left: the narrow stage panels keep their width
-        // for the cells (and their values).
+        // Every colour bar of the page under its grid, low values left: the narrow stage panels keep their
+        // width for the cells (and their values).
         view->setColorBarPlacement(HeatmapFrame::Bar::Below);
         if (stage == Stage::Output) {
             view->setAxisTitles(tr("query"), tr("feature"));
@@ -434,16 +434,22 @@ void PlaygroundPage::reflowStages(int columns) {
     if (columns == m_stageColumns) return;
     m_stageColumns = columns;
     QList<QWidget*> cards;
-    for (StagePanel* panel : m_stages) cards << panel;
+    for (StagePanel* panel : m_stages)
+        cards << panel;
     cards << m_explainCard;
-    for (QWidget* card : cards) m_stageGrid->removeWidget(card);
-    for (int i = 0; i < cards.size(); ++i) m_stageGrid->addWidget(cards[i], i / columns, i % columns);
-    for (int c = 0; c < 3; ++c) m_stageGrid->setColumnStretch(c, c < columns ? 1 : 0);
-    for (int r = 0; r < 6; ++r) m_stageGrid->setRowStretch(r, r < (cards.size() + columns - 1) / columns ? 1 : 0);
+    for (QWidget* card : cards)
+        m_stageGrid->removeWidget(card);
+    for (int i = 0; i < cards.size(); ++i)
+        m_stageGrid->addWidget(cards[i], i / columns, i % columns);
+    for (int c = 0; c < 3; ++c)
+        m_stageGrid->setColumnStretch(c, c < columns ? 1 : 0);
+    for (int r = 0; r < 6; ++r)
+        m_stageGrid->setRowStretch(r, r < (cards.size() + columns - 1) / columns ? 1 : 0);
 }
 
 bool PlaygroundPage::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == m_stagesScroll->viewport() && event->type() == QEvent::Resize) reflowStages(stageColumns());
+    if (watched == m_stagesScroll->viewport() && event->type() == QEvent::Resize)
+        reflowStages(stageColumns());
     return QWidget::eventFilter(watched, event);
 }
 
@@ -548,7 +554,8 @@ void PlaygroundPage::syncControls() {
     for (int h : PlaygroundModel::validHeadCounts(m.dModel(), m.dValue()))
         m_heads->addItem(QString::number(h), h);
     m_heads->setCurrentIndex(m_heads->findData(m.heads()));
-    QString widths = tr("d<sub>k</sub> = d_model / h = %1 / %2 = <b>%3</b>").arg(m.dModel()).arg(m.heads()).arg(m.dK());
+    QString widths =
+        tr("d<sub>k</sub> = d_model / h = %1 / %2 = <b>%3</b>").arg(m.dModel()).arg(m.heads()).arg(m.dK());
     if (m.dValue() != m.dModel() || m.heads() > 1)
         widths += tr(" · d_v / h = %1 / %2 = <b>%3</b>").arg(m.dValue()).arg(m.heads()).arg(m.dV());
     m_dK->setText(widths);

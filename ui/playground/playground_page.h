@@ -10,11 +10,11 @@
 
 #include "core/export/colormap.h"
 #include "ui/playground/playground_model.h"
-
 #include "ui/shell/help_dialogs.h"
 #include "ui/shell/session.h"
 
 #include <QWidget>
+
 #include <array>
 
 class QCheckBox;
@@ -43,8 +43,8 @@ public:
     QString viewTitle() const override;
     QString viewExplanation() const override;
 
-    // SessionPage (playground_session.cpp): tokens, sizes, heads, Q / K / V / W_O (or the preset and seed that
-    // make them), the mask, the focused head, query and key, the tab and the look. Restored at once.
+    // SessionPage (playground_session.cpp): tokens, sizes, heads, Q / K / V / W_O (or the preset and seed
+    // that make them), the mask, the focused head, query and key, the tab and the look. Restored at once.
     QString sessionKey() const override { return QStringLiteral("attention"); }
     QJsonObject saveSession() const override;
     QString checkSession(const QJsonObject& state) const override;

@@ -3,6 +3,7 @@
 #include <QFontMetrics>
 #include <QPainter>
 #include <QPainterPath>
+
 #include <algorithm>
 #include <array>
 #include <cmath>

@@ -17,6 +17,7 @@
 #include <QFont>
 #include <QRectF>
 #include <QStringList>
+
 #include <vector>
 
 class QPainter;

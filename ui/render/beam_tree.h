@@ -11,6 +11,7 @@
 #include <QRectF>
 #include <QSize>
 #include <QString>
+
 #include <vector>
 
 class QPainter;

@@ -13,9 +13,13 @@ namespace {
 
 QString axisLine(const char* axis, const AxisAlignment& a, const std::vector<std::string>& onlyA,
                  const std::vector<std::string>& onlyB) {
-    QString line = QStringLiteral("%1 matched by %2: %3").arg(QLatin1String(axis), QLatin1String(axisMatchName(a.how))).arg(a.pairs.size());
-    if (!onlyA.empty()) line += QStringLiteral(" · only in A: %1").arg(toQStringList(onlyA).join(QLatin1Char(' ')));
-    if (!onlyB.empty()) line += QStringLiteral(" · only in B: %1").arg(toQStringList(onlyB).join(QLatin1Char(' ')));
+    QString line = QStringLiteral("%1 matched by %2: %3")
+                       .arg(QLatin1String(axis), QLatin1String(axisMatchName(a.how)))
+                       .arg(a.pairs.size());
+    if (!onlyA.empty())
+        line += QStringLiteral(" · only in A: %1").arg(toQStringList(onlyA).join(QLatin1Char(' ')));
+    if (!onlyB.empty())
+        line += QStringLiteral(" · only in B: %1").arg(toQStringList(onlyB).join(QLatin1Char(' ')));
     return line;
 }
 
@@ -23,14 +27,17 @@ QString axisLine(const char* axis, const AxisAlignment& a, const std::vector<std
 
 QStringList differenceSummary(const AttentionDiff& d) {
     QStringList lines;
-    lines << QStringLiteral("max |Δ| = %1 · mean Jensen–Shannon divergence of matched rows %2 bits (0 = the same, 1 = disjoint)")
+    lines << QStringLiteral("max |Δ| = %1 · mean Jensen–Shannon divergence of matched rows %2 bits (0 = the "
+                            "same, 1 = disjoint)")
                  .arg(d.maxAbs, 0, 'f', 4)
                  .arg(std::isnan(d.meanJs) ? QStringLiteral("—") : QString::number(d.meanJs, 'f', 4));
-    lines << axisLine("rows", d.rows, d.rowsOnlyA, d.rowsOnlyB) << axisLine("columns", d.columns, d.columnsOnlyA, d.columnsOnlyB);
+    lines << axisLine("rows", d.rows, d.rowsOnlyA, d.rowsOnlyB)
+          << axisLine("columns", d.columns, d.columnsOnlyA, d.columnsOnlyB);
     return lines;
 }
 
-QImage renderDifference(const AttentionDiff& d, const DifferenceText& text, const HeatmapStyle& style, ColorMap map) {
+QImage renderDifference(const AttentionDiff& d, const DifferenceText& text, const HeatmapStyle& style,
+                        ColorMap map) {
     HeatmapScene scenes[3];
     const float hi = std::max({1e-6f, d.a.maxCoeff(), d.b.maxCoeff()});
     const float span = std::max(1e-6f, static_cast<float>(d.maxAbs));
@@ -49,7 +56,8 @@ QImage renderDifference(const AttentionDiff& d, const DifferenceText& text, cons
     }
     const int cell = std::clamp(defaultExportCell(scenes[0]), 4, 48);
     QImage images[3];
-    for (int i = 0; i < 3; ++i) images[i] = renderHeatmap(scenes[i], style, cell);
+    for (int i = 0; i < 3; ++i)
+        images[i] = renderHeatmap(scenes[i], style, cell);
     const QFontMetrics fm(style.font);
     const int title = fm.height() + 8, gap = 16;
     const QStringList summary = differenceSummary(d);
@@ -64,7 +72,8 @@ QImage renderDifference(const AttentionDiff& d, const DifferenceText& text, cons
     QPainter p(&out);
     p.setFont(style.font);
     p.setPen(style.text);
-    const QString titles[3] = {QStringLiteral("A: ") + text.a, QStringLiteral("B: ") + text.b, QStringLiteral("A − B")};
+    const QString titles[3] = {QStringLiteral("A: ") + text.a, QStringLiteral("B: ") + text.b,
+                               QStringLiteral("A − B")};
     int x = 0;
     for (int i = 0; i < 3; ++i) {
         p.drawText(QRect(x, 0, images[i].width(), title), Qt::AlignCenter,

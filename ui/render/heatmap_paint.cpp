@@ -76,8 +76,7 @@ void paintAnnotations(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l
         for (int c = c0; c <= c1; ++c) {
             QColor bg = s.isMasked(r, c) ? heatmapMaskedColor() : QColor(s.image.pixel(c, r));
             QColor fg = contrastingTextColor(bg);
-            if (s.dimUnselected && selecting && r != s.selectedRow && c != s.selectedColumn)
-                fg.setAlpha(110);
+            if (s.dimUnselected && selecting && r != s.selectedRow && c != s.selectedColumn) fg.setAlpha(110);
             if (s.isMasked(r, c)) fg = QColor(70, 70, 70);
             p.setPen(fg);
             p.drawText(rectOf(r, c), Qt::AlignCenter, s.formatValue(r, c));
@@ -231,8 +230,7 @@ void paintColorBar(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, c
         if (wLo + gap + wHi <= l.bar.width()) {
             tick(l.bar.right(), s.hi, Qt::AlignRight);
             const int cx = l.bar.center().x();
-            if (cx - wMid / 2 >= l.bar.left() + wLo + gap &&
-                cx + (wMid + 1) / 2 <= l.bar.right() - wHi - gap)
+            if (cx - wMid / 2 >= l.bar.left() + wLo + gap && cx + (wMid + 1) / 2 <= l.bar.right() - wHi - gap)
                 tick(cx, mid, Qt::AlignHCenter);
         } else {
             // Too narrow for both ends side by side: the maximum goes on a second line.
@@ -244,8 +242,8 @@ void paintColorBar(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, c
         const int x = l.bar.right() + 1;
         auto tick = [&](int y, float v) {
             p.drawLine(x, y, x + 3, y);
-            p.drawText(QRect(x + 5, y - fm.height() / 2, 200, fm.height()),
-                       Qt::AlignLeft | Qt::AlignVCenter, formatHeatmapTick(v));
+            p.drawText(QRect(x + 5, y - fm.height() / 2, 200, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                       formatHeatmapTick(v));
         };
         tick(l.bar.top(), s.hi);
         tick(l.bar.bottom(), s.lo);

@@ -147,7 +147,8 @@ HeatmapCell HeatmapLayout::cellAt(QPoint pos, int rows, int cols) const {
 
 namespace {
 
-bool annotationsFit(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font, int cw, int ch) {
+bool annotationsFit(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font, int cw,
+                    int ch) {
     if (!scene.annotate || scene.empty()) return false;
     const QFontMetrics fm(heatmapAnnotationFont(font, std::min(cw, ch)));
     int width = 0;
@@ -201,12 +202,15 @@ void chooseCell(HeatmapLayout& l, const HeatmapScene& scene, const Margins& m, c
     };
     // In fit mode the bar goes below the grid when that leaves bigger cells (narrow, tall panels).
     auto place = [&](int t) {
-        if (f.bar != HeatmapFrame::Bar::Auto) l.barBelow = m.barRight > 0 && f.bar == HeatmapFrame::Bar::Below;
+        if (f.bar != HeatmapFrame::Bar::Auto)
+            l.barBelow = m.barRight > 0 && f.bar == HeatmapFrame::Bar::Below;
         if (f.fixedCell > 0) return QSize(f.fixedCell, f.fixedCell);
         const QSize beside = fitCells(t, m.barRight, 0);
         const QSize below = fitCells(t, 0, m.barBottom);
         if (f.bar == HeatmapFrame::Bar::Auto) {
-            auto score = [](QSize s) { return std::pair(std::min(s.width(), s.height()), s.width() * s.height()); };
+            auto score = [](QSize s) {
+                return std::pair(std::min(s.width(), s.height()), s.width() * s.height());
+            };
             l.barBelow = m.barRight > 0 && score(below) > score(beside);
         }
         return l.barBelow ? below : beside;

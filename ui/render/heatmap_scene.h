@@ -34,10 +34,10 @@ struct HeatmapCell {
 };
 
 struct HeatmapScene {
-    RowMatrix values;                  // [rows, cols]
-    RowMatrix mask;                    // [rows, cols] 0 = masked (hatched, out of the range); empty = none
+    RowMatrix values;                    // [rows, cols]
+    RowMatrix mask;                      // [rows, cols] 0 = masked (hatched, out of the range); empty = none
     QStringList rowLabels, columnLabels; // empty = 0-based indices
-    QString rowTitle, columnTitle;     // axis titles; empty = none
+    QString rowTitle, columnTitle;       // axis titles; empty = none
     QString maskedText = QStringLiteral("\u2212\u221e");
     ColorMap colorMap = ColorMap::Viridis;
     float lo = 0.0f, hi = 1.0f; // the colour range
@@ -57,7 +57,7 @@ struct HeatmapScene {
     bool hasMask() const { return mask.size() > 0; }
     bool isMasked(int row, int col) const { return hasMask() && mask(row, col) == 0.0f; }
     bool selecting() const { return selectedRow >= 0 || selectedColumn >= 0; }
-    QString rowLabel(int row) const;    // the label, or the index when there are no labels
+    QString rowLabel(int row) const; // the label, or the index when there are no labels
     QString columnLabel(int col) const;
     // Fixed decimals, a real minus sign, "-0.00" as "0.00", maskedText for masked cells.
     QString formatValue(int row, int col) const;
@@ -104,14 +104,14 @@ struct HeatmapFrame {
 };
 
 struct HeatmapLayout {
-    int cell = 1;          // the smaller cell edge (annotation size, thresholds)
-    int cw = 1, ch = 1;    // cell width and height; equal unless the fit stretched them (maxAspect)
-    int lineH = 0;         // height of a label's text line
-    QRect gridArea;  // the visible part of the grid (clip rect for cells)
-    QSize available; // room for the grid before clamping to the content (scroll ranges)
-    QPoint origin;   // top-left corner of cell (0, 0); outside gridArea when scrolled
-    QRect rowLabels; // x range of the row labels (y follows the rows)
-    QRect colLabels; // y range of the column labels (x follows the columns)
+    int cell = 1;       // the smaller cell edge (annotation size, thresholds)
+    int cw = 1, ch = 1; // cell width and height; equal unless the fit stretched them (maxAspect)
+    int lineH = 0;      // height of a label's text line
+    QRect gridArea;     // the visible part of the grid (clip rect for cells)
+    QSize available;    // room for the grid before clamping to the content (scroll ranges)
+    QPoint origin;      // top-left corner of cell (0, 0); outside gridArea when scrolled
+    QRect rowLabels;    // x range of the row labels (y follows the rows)
+    QRect colLabels;    // y range of the column labels (x follows the columns)
     QRect rowTitle, colTitle;
     QRect bar; // colour bar image
     bool rotated = false;

@@ -19,17 +19,20 @@ constexpr double kGap = 10.0;
 QColor signedColor(double v, double scale) {
     const double t = scale > 0 ? std::clamp(std::abs(v) / scale, 0.0, 1.0) : 0.0;
     const QColor base = v < 0 ? QColor(49, 104, 176) : QColor(200, 62, 44);
-    return QColor::fromRgbF(1.0 - t * (1.0 - base.redF()), 1.0 - t * (1.0 - base.greenF()), 1.0 - t * (1.0 - base.blueF()));
+    return QColor::fromRgbF(1.0 - t * (1.0 - base.redF()), 1.0 - t * (1.0 - base.greenF()),
+                            1.0 - t * (1.0 - base.blueF()));
 }
 
 // One row of signed bars around a zero line: values[order[i]] at slot i.
-void paintBars(QPainter& p, const QRectF& area, const std::vector<double>& values, const std::vector<int>& order,
-               const QString& label, const QFont& font) {
+void paintBars(QPainter& p, const QRectF& area, const std::vector<double>& values,
+               const std::vector<int>& order, const QString& label, const QFont& font) {
     double scale = 0;
-    for (double v : values) scale = std::max(scale, std::abs(v));
+    for (double v : values)
+        scale = std::max(scale, std::abs(v));
     p.setPen(Qt::black);
     p.setFont(font);
-    p.drawText(QRectF(area.left(), area.top(), kLabelWidth - 6, area.height()), Qt::AlignRight | Qt::AlignVCenter, label);
+    p.drawText(QRectF(area.left(), area.top(), kLabelWidth - 6, area.height()),
+               Qt::AlignRight | Qt::AlignVCenter, label);
     const QRectF bars(area.left() + kLabelWidth, area.top(), area.width() - kLabelWidth, area.height());
     const double mid = bars.center().y();
     p.setPen(QPen(QColor(150, 150, 150), 1));
@@ -60,8 +63,8 @@ void paintDimensions(QPainter& p, const QRectF& area, const std::vector<int>& or
     p.setFont(small);
     p.setPen(QColor(110, 110, 110));
     for (size_t i = 0; i < order.size(); ++i)
-        p.drawText(QRectF(area.left() + i * slot, area.top(), slot, area.height()), Qt::AlignHCenter | Qt::AlignTop,
-                   QString::number(order[i]));
+        p.drawText(QRectF(area.left() + i * slot, area.top(), slot, area.height()),
+                   Qt::AlignHCenter | Qt::AlignTop, QString::number(order[i]));
 }
 
 } // namespace
@@ -76,7 +79,8 @@ QStringList neuronArithmetic(const NeuronTerms& t) {
                  .arg(100.0 * t.topShare(top), 0, 'f', 0);
     lines << QStringLiteral("÷ √%1 = %2").arg(t.headDim).arg(t.scaled, 0, 'f', 4);
     int visible = 0;
-    for (double s : t.rowScores) visible += std::isfinite(s) ? 1 : 0;
+    for (double s : t.rowScores)
+        visible += std::isfinite(s) ? 1 : 0;
     if (t.masked)
         lines << QStringLiteral("masked: the key comes after the query (causal mask), so its weight is 0");
     else
@@ -90,7 +94,8 @@ QStringList neuronArithmetic(const NeuronTerms& t) {
 }
 
 int neuronChartHeight(const NeuronTerms&, int) {
-    return static_cast<int>(30 + 2 * (kRowHeight + kGap) + kProductHeight + 31 + kGap + kStripHeight + kGap + 4 + 3 * 20 + 10);
+    return static_cast<int>(30 + 2 * (kRowHeight + kGap) + kProductHeight + 31 + kGap + kStripHeight + kGap +
+                            4 + 3 * 20 + 10);
 }
 
 void paintNeuronChart(QPainter& p, const QRectF& rect, const NeuronTerms& t, const NeuronChartText& text) {
@@ -112,21 +117,25 @@ void paintNeuronChart(QPainter& p, const QRectF& rect, const NeuronTerms& t, con
         order = t.dimensionsByContribution();
     } else {
         order.resize(size_t(t.headDim));
-        for (int i = 0; i < t.headDim; ++i) order[size_t(i)] = i;
+        for (int i = 0; i < t.headDim; ++i)
+            order[size_t(i)] = i;
     }
-    const std::vector<double> q(t.q.begin(), t.q.end()), k(t.k.begin(), t.k.end()), prod(t.product.begin(), t.product.end());
+    const std::vector<double> q(t.q.begin(), t.q.end()), k(t.k.begin(), t.k.end()),
+        prod(t.product.begin(), t.product.end());
     const QRectF inner(rect.left() + 4, 0, rect.width() - 8, 0);
     paintBars(p, QRectF(inner.left(), y, inner.width(), kRowHeight), q, order, QStringLiteral("q"), font);
     y += kRowHeight + kGap;
     paintBars(p, QRectF(inner.left(), y, inner.width(), kRowHeight), k, order, QStringLiteral("k"), font);
     y += kRowHeight + kGap;
-    paintBars(p, QRectF(inner.left(), y, inner.width(), kProductHeight), prod, order, QStringLiteral("q_i·k_i"), font);
+    paintBars(p, QRectF(inner.left(), y, inner.width(), kProductHeight), prod, order,
+              QStringLiteral("q_i·k_i"), font);
     y += kProductHeight + 1;
     paintDimensions(p, QRectF(inner.left() + kLabelWidth, y, inner.width() - kLabelWidth, 14), order, font);
     y += 14;
     p.setPen(QColor(90, 90, 90));
     p.setFont(font);
-    p.drawText(QRectF(inner.left() + kLabelWidth, y, inner.width() - kLabelWidth, 16), Qt::AlignLeft | Qt::AlignTop,
+    p.drawText(QRectF(inner.left() + kLabelWidth, y, inner.width() - kLabelWidth, 16),
+               Qt::AlignLeft | Qt::AlignTop,
                text.sortByContribution ? QStringLiteral("dimensions of the head, largest |q_i·k_i| first")
                                        : QStringLiteral("dimensions of the head, 0 … %1").arg(t.headDim - 1));
     y += 16 + kGap;
@@ -157,7 +166,8 @@ void paintNeuronChart(QPainter& p, const QRectF& rect, const NeuronTerms& t, con
     p.drawRect(strip);
     if (t.key < static_cast<int>(t.rowScores.size())) {
         p.setPen(QPen(QColor(220, 30, 30), 2));
-        p.drawRect(QRectF(strip.left() + t.key * cell, strip.top() - 1, std::max(2.0, cell), strip.height() + 2));
+        p.drawRect(
+            QRectF(strip.left() + t.key * cell, strip.top() - 1, std::max(2.0, cell), strip.height() + 2));
     }
     p.setPen(QColor(90, 90, 90));
     p.drawText(QRectF(strip.left(), strip.bottom() + 3, strip.width(), 14), Qt::AlignLeft | Qt::AlignTop,
@@ -167,7 +177,9 @@ void paintNeuronChart(QPainter& p, const QRectF& rect, const NeuronTerms& t, con
 
     p.setPen(Qt::black);
     QStringList lines = neuronArithmetic(t);
-    if (text.captured) lines.back() += QStringLiteral("   (the model's own pass: %1)").arg(QString::number(*text.captured, 'g', 4));
+    if (text.captured)
+        lines.back() +=
+            QStringLiteral("   (the model's own pass: %1)").arg(QString::number(*text.captured, 'g', 4));
     for (const QString& line : lines) {
         p.drawText(QRectF(rect.left() + 8, y, rect.width() - 16, 20), Qt::AlignLeft | Qt::AlignVCenter, line);
         y += 20;

@@ -1,8 +1,8 @@
 #pragma once
-// The neuron view's picture (issue 21, M18): one score of one head taken apart. Three bar rows over the head's
-// dimensions — q_i, k_i and q_i·k_i (blue negative, red positive, one symmetric scale per row) — then the
-// arithmetic: Σ q_i·k_i, ÷√d_k, and the softmax weight over the query's row, with the row's scores drawn as a
-// strip where the chosen key is marked. Free functions: the Translate / Vision / Diffusion dialogs and
+// The neuron view's picture (issue 21, M18): one score of one head taken apart. Three bar rows over the
+// head's dimensions — q_i, k_i and q_i·k_i (blue negative, red positive, one symmetric scale per row) — then
+// the arithmetic: Σ q_i·k_i, ÷√d_k, and the softmax weight over the query's row, with the row's scores drawn
+// as a strip where the chosen key is marked. Free functions: the Translate / Vision / Diffusion dialogs and
 // `attnlens-cli neuron --png` draw the same picture.
 //
 //   NeuronChartText text{"layer 2 head 1", "Haus", "house"};
@@ -21,16 +21,17 @@ class QPainter;
 namespace attnlens::ui {
 
 struct NeuronChartText {
-    QString where;    // "cross-attention, layer 2, head 1"
-    QString query;    // the query token's label
-    QString key;      // the key token's label
-    std::optional<double> captured; // the weight the model's own pass captured, when known
+    QString where;                   // "cross-attention, layer 2, head 1"
+    QString query;                   // the query token's label
+    QString key;                     // the key token's label
+    std::optional<double> captured;  // the weight the model's own pass captured, when known
     bool sortByContribution = false; // dimensions ordered by |q_i·k_i| instead of by index
 };
 
 // Height the chart needs at a given width (bars + text).
 int neuronChartHeight(const NeuronTerms& terms, int width);
-void paintNeuronChart(QPainter& painter, const QRectF& rect, const NeuronTerms& terms, const NeuronChartText& text);
+void paintNeuronChart(QPainter& painter, const QRectF& rect, const NeuronTerms& terms,
+                      const NeuronChartText& text);
 QImage renderNeuronChart(const NeuronTerms& terms, const NeuronChartText& text, int width);
 
 // The arithmetic as lines of plain text (the dialog's caption, the CLI's stdout):

@@ -17,7 +17,8 @@ QImage captionedOverlay(const QImage& overlay, ColorMap map, float lo, float hi,
     const int textW = width - 2 * kPad;
     const QRect captionBox =
         fm.boundingRect(QRect(0, 0, textW, 10000), Qt::AlignLeft | Qt::TextWordWrap, caption);
-    const int stripH = kPad + kBarH + 4 + fm.height() + (caption.isEmpty() ? 0 : 6 + captionBox.height()) + kPad;
+    const int stripH =
+        kPad + kBarH + 4 + fm.height() + (caption.isEmpty() ? 0 : 6 + captionBox.height()) + kPad;
     QImage out(width, overlay.height() + stripH, QImage::Format_RGB32);
     out.fill(style.background);
     QPainter p(&out);
@@ -30,13 +31,15 @@ QImage captionedOverlay(const QImage& overlay, ColorMap map, float lo, float hi,
     p.drawRect(bar.adjusted(0, 0, -1, -1));
     p.setPen(style.text);
     const int ty = bar.bottom() + 4;
-    p.drawText(QRect(bar.left(), ty, bar.width(), fm.height()), Qt::AlignLeft | Qt::AlignTop, formatHeatmapTick(lo));
+    p.drawText(QRect(bar.left(), ty, bar.width(), fm.height()), Qt::AlignLeft | Qt::AlignTop,
+               formatHeatmapTick(lo));
     p.drawText(QRect(bar.left(), ty, bar.width(), fm.height()), Qt::AlignHCenter | Qt::AlignTop,
                formatHeatmapTick(0.5f * (lo + hi)));
-    p.drawText(QRect(bar.left(), ty, bar.width(), fm.height()), Qt::AlignRight | Qt::AlignTop, formatHeatmapTick(hi));
+    p.drawText(QRect(bar.left(), ty, bar.width(), fm.height()), Qt::AlignRight | Qt::AlignTop,
+               formatHeatmapTick(hi));
     if (!caption.isEmpty())
-        p.drawText(QRect(kPad, ty + fm.height() + 6, textW, captionBox.height()), Qt::AlignLeft | Qt::TextWordWrap,
-                   caption);
+        p.drawText(QRect(kPad, ty + fm.height() + 6, textW, captionBox.height()),
+                   Qt::AlignLeft | Qt::TextWordWrap, caption);
     return out;
 }
 

@@ -15,7 +15,8 @@ QString tr(const char* text) {
 QStringList toLabels(const std::vector<std::string>& pieces) {
     QStringList out;
     out.reserve(static_cast<qsizetype>(pieces.size()));
-    for (const std::string& p : pieces) out << QString::fromStdString(p);
+    for (const std::string& p : pieces)
+        out << QString::fromStdString(p);
     return out;
 }
 
@@ -41,12 +42,14 @@ HeatmapScene traceHeatmapScene(const TranslationTrace& trace, AttentionKind kind
                                const HeadSelection& heads, const std::string& decoderStartPiece) {
     const Tensor& t = traceAttention(trace, kind); // [L, H, Q, K]
     if (t.rank() != 4 || t.dim(2) == 0 || t.dim(3) == 0)
-        throw Error(std::string("the translation has no ") + std::string(attentionKindId(kind)) + " attention");
+        throw Error(std::string("the translation has no ") + std::string(attentionKindId(kind)) +
+                    " attention");
     if (layer < 0 || layer >= t.dim(0))
-        throw Error("layer " + std::to_string(layer) + " is out of range [0, " + std::to_string(t.dim(0) - 1) + "]");
+        throw Error("layer " + std::to_string(layer) + " is out of range [0, " +
+                    std::to_string(t.dim(0) - 1) + "]");
     if (heads.head >= t.dim(1))
-        throw Error("head " + std::to_string(heads.head) + " is out of range [0, " + std::to_string(t.dim(1) - 1) +
-                    "]");
+        throw Error("head " + std::to_string(heads.head) + " is out of range [0, " +
+                    std::to_string(t.dim(1) - 1) + "]");
     const TraceAxes axes = traceAxes(trace, kind, decoderStartPiece);
     HeatmapScene s;
     s.values = layerAttention(t, layer, heads);

@@ -18,7 +18,9 @@ namespace attnlens::ui {
 
 namespace {
 
-QString keyText(const QKeySequence& key) { return key.toString(QKeySequence::NativeText); }
+QString keyText(const QKeySequence& key) {
+    return key.toString(QKeySequence::NativeText);
+}
 
 QString plainMenuText(QString text) {
     text.remove(QLatin1Char('&'));
@@ -28,7 +30,8 @@ QString plainMenuText(QString text) {
 void addMenuActions(QMenu* menu, const QString& where, QList<ShortcutRow>& rows) {
     for (QAction* a : menu->actions()) {
         if (a->menu()) {
-            addMenuActions(a->menu(), where + QStringLiteral(" → ") + plainMenuText(a->menu()->title()), rows);
+            addMenuActions(a->menu(), where + QStringLiteral(" → ") + plainMenuText(a->menu()->title()),
+                           rows);
             continue;
         }
         for (const QKeySequence& key : a->shortcuts())
@@ -44,8 +47,10 @@ QList<ShortcutRow> viewGestures() {
         {QObject::tr("Ctrl+wheel"), QObject::tr("Zoom in / out around the pointer"), heatmap},
         {QStringLiteral("+  /  −"), QObject::tr("Zoom in / out (when the heatmap has focus)"), heatmap},
         {QStringLiteral("0"), QObject::tr("Fit the whole matrix to the pane"), heatmap},
-        {QObject::tr("Drag"), QObject::tr("Pan while zoomed; a click without moving selects a cell"), heatmap},
-        {QObject::tr("Click in the overview"), QObject::tr("Jump to that region (overview shown while zoomed)"), heatmap},
+        {QObject::tr("Drag"), QObject::tr("Pan while zoomed; a click without moving selects a cell"),
+         heatmap},
+        {QObject::tr("Click in the overview"),
+         QObject::tr("Jump to that region (overview shown while zoomed)"), heatmap},
         {QStringLiteral("Esc"), QObject::tr("Clear the selected row, column or cell"), heatmap},
         {QObject::tr("Right-click"), QObject::tr("Zoom, fit and export (PNG, SVG) menu"), heatmap},
         {QObject::tr("Ctrl+wheel"), QObject::tr("Zoom the tree"), beam},
@@ -58,12 +63,15 @@ QList<ShortcutRow> viewGestures() {
 QList<ShortcutRow> collectShortcuts(QMainWindow* window, const QList<QPair<QString, QWidget*>>& pages) {
     QList<ShortcutRow> rows;
     for (QAction* a : window->menuBar()->actions())
-        if (a->menu()) addMenuActions(a->menu(), plainMenuText(a->menu()->title()) + QObject::tr(" menu"), rows);
+        if (a->menu())
+            addMenuActions(a->menu(), plainMenuText(a->menu()->title()) + QObject::tr(" menu"), rows);
     for (const auto& [title, page] : pages) {
         const QString where = QObject::tr("%1 page").arg(title);
         for (QShortcut* s : page->findChildren<QShortcut*>())
             if (!s->key().isEmpty())
-                rows.push_back({keyText(s->key()), s->whatsThis().isEmpty() ? QObject::tr("(undocumented)") : s->whatsThis(), where});
+                rows.push_back({keyText(s->key()),
+                                s->whatsThis().isEmpty() ? QObject::tr("(undocumented)") : s->whatsThis(),
+                                where});
         for (QAbstractButton* b : page->findChildren<QAbstractButton*>()) {
             if (b->shortcut().isEmpty()) continue;
             QString what = b->toolTip();
@@ -117,19 +125,23 @@ QDialog* helpDialog(QMainWindow* window, const QString& objectName, const QStrin
 } // namespace
 
 void showShortcutsDialog(QMainWindow* window, const QList<QPair<QString, QWidget*>>& pages) {
-    QDialog* dialog = helpDialog(window, QStringLiteral("shortcutsDialog"), QObject::tr("Keyboard shortcuts"));
-    dialog->findChild<QTextBrowser*>(QStringLiteral("helpText"))->setHtml(shortcutsHtml(collectShortcuts(window, pages)));
+    QDialog* dialog =
+        helpDialog(window, QStringLiteral("shortcutsDialog"), QObject::tr("Keyboard shortcuts"));
+    dialog->findChild<QTextBrowser*>(QStringLiteral("helpText"))
+        ->setHtml(shortcutsHtml(collectShortcuts(window, pages)));
 }
 
 void showExplanationDialog(QMainWindow* window, std::function<QWidget*()> currentPage) {
     const bool existed = window->findChild<QDialog*>(QStringLiteral("explanationDialog")) != nullptr;
-    QDialog* dialog = helpDialog(window, QStringLiteral("explanationDialog"), QObject::tr("What am I looking at?"));
+    QDialog* dialog =
+        helpDialog(window, QStringLiteral("explanationDialog"), QObject::tr("What am I looking at?"));
     QPointer<QTextBrowser> text = dialog->findChild<QTextBrowser*>(QStringLiteral("helpText"));
     auto refresh = [text, currentPage] {
         if (!text) return;
         auto* page = dynamic_cast<ExplainedPage*>(currentPage());
-        const QString html = page ? QStringLiteral("<h3>%1</h3>%2").arg(page->viewTitle(), page->viewExplanation())
-                                  : QObject::tr("<p>This page has no explanation yet.</p>");
+        const QString html =
+            page ? QStringLiteral("<h3>%1</h3>%2").arg(page->viewTitle(), page->viewExplanation())
+                 : QObject::tr("<p>This page has no explanation yet.</p>");
         if (text->property("attnlensHtml").toString() != html) {
             text->setHtml(html);
             text->setProperty("attnlensHtml", html);

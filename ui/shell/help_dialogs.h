@@ -6,8 +6,9 @@
 // text), plus the keys and gestures the views handle themselves (heatmaps, beam tree), which no object
 // carries.
 //
-//   const QList<ShortcutRow> rows = collectShortcuts(window, {{"Vision", visionPage}});   // tests, the dialog
-//   showShortcutsDialog(window, pages);                                                   // non-modal, one per window
+//   const QList<ShortcutRow> rows = collectShortcuts(window, {{"Vision", visionPage}});   // tests, the
+//   dialog showShortcutsDialog(window, pages);                                                   //
+//   non-modal, one per window
 //
 // A page explains its current view by implementing ExplainedPage (students' texts, rich text).
 
@@ -31,9 +32,9 @@ public:
 };
 
 struct ShortcutRow {
-    QString keys;        // "Ctrl+O", "Ctrl+wheel"
-    QString action;      // "Open model…"
-    QString where;       // "File menu", "Translate page", "Any heatmap"
+    QString keys;   // "Ctrl+O", "Ctrl+wheel"
+    QString action; // "Open model…"
+    QString where;  // "File menu", "Translate page", "Any heatmap"
 };
 
 QList<ShortcutRow> collectShortcuts(QMainWindow* window, const QList<QPair<QString, QWidget*>>& pages);

@@ -3,6 +3,7 @@
 #include "core/util/error.h"
 
 #include <QMetaObject>
+
 #include <optional>
 #include <vector>
 

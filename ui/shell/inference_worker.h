@@ -29,6 +29,7 @@
 
 #include <QObject>
 #include <QString>
+
 #include <atomic>
 #include <condition_variable>
 #include <deque>

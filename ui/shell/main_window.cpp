@@ -1,33 +1,32 @@
 #include "ui/shell/main_window.h"
 
-#include "ui/shell/model_page.h"
-#include "ui/shell/help_dialogs.h"
-#include "ui/shell/theme.h"
-#include "ui/widgets/page_message.h"
-
 #include "core/diffusion/diffusion_model.h"
 #include "core/io/model_folder.h"
+#include "ui/shell/help_dialogs.h"
+#include "ui/shell/model_page.h"
+#include "ui/shell/theme.h"
+#include "ui/widgets/page_message.h"
 
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
+#include <QCloseEvent>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QKeySequence>
 #include <QListWidget>
 #include <QMenuBar>
-#include <QSplitter>
-#include <QUrl>
-#include <QMimeData>
-#include <QDropEvent>
-#include <QDragEnterEvent>
-#include <QCloseEvent>
 #include <QMessageBox>
-#include <QStackedWidget>
-#include <QFileDialog>
-#include <QFileInfo>
-#include <QVBoxLayout>
+#include <QMimeData>
 #include <QSettings>
+#include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
+#include <QUrl>
+#include <QVBoxLayout>
 
 namespace attnlens::ui {
 
@@ -84,15 +83,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     explain->setObjectName(QStringLiteral("whatAmILookingAt"));
     explain->setShortcut(QKeySequence::HelpContents);
-    auto* keys = m_helpMenu->addAction(tr("&Keyboard shortcuts"), this, [this] { showShortcutsDialog(this, pageList()); });
+    auto* keys = m_helpMenu->addAction(tr("&Keyboard shortcuts"), this,
+                                       [this] { showShortcutsDialog(this, pageList()); });
     keys->setObjectName(QStringLiteral("keyboardShortcuts"));
     keys->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
     m_helpMenu->addSeparator();
     m_helpMenu->addAction(tr("&About Attention Lens"), this, [this] {
-        QMessageBox::about(this, tr("About Attention Lens"),
-                           tr("<h3>Attention Lens %1</h3><p>See attention inside transformer models, live, on "
-                              "your own input.</p>")
-                               .arg(QApplication::applicationVersion()));
+        QMessageBox::about(
+            this, tr("About Attention Lens"),
+            tr("<h3>Attention Lens %1</h3><p>See attention inside transformer models, live, on "
+               "your own input.</p>")
+                .arg(QApplication::applicationVersion()));
     });
     m_helpMenu->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
     statusBar()->showMessage(tr("Ready"));
@@ -126,7 +127,8 @@ void MainWindow::buildThemeMenu() {
 
 QList<QPair<QString, QWidget*>> MainWindow::pageList() const {
     QList<QPair<QString, QWidget*>> pages;
-    for (int i = 0; i < m_pages->count(); ++i) pages.push_back({m_sidebar->item(i)->text(), m_pages->widget(i)});
+    for (int i = 0; i < m_pages->count(); ++i)
+        pages.push_back({m_sidebar->item(i)->text(), m_pages->widget(i)});
     return pages;
 }
 
@@ -143,11 +145,13 @@ void MainWindow::buildComputeMenu() {
         group->addAction(a);
     }
     bf16->setEnabled(bf16Available());
-    bf16->setToolTip(bf16Available() ? tr("Weights and layer inputs in bfloat16, float32 accumulation; the difference "
-                                          "from FP32 is measured when a model loads and shown on its page.")
-                                     : tr("Needs the oneDNN kernel and a CPU with AVX-512."));
+    bf16->setToolTip(bf16Available()
+                         ? tr("Weights and layer inputs in bfloat16, float32 accumulation; the difference "
+                              "from FP32 is measured when a model loads and shown on its page.")
+                         : tr("Needs the oneDNN kernel and a CPU with AVX-512."));
     m_computeMenu->setToolTipsVisible(true);
-    const bool wantBf16 = QSettings().value("precision").toString() == QLatin1String("bf16") && bf16Available();
+    const bool wantBf16 =
+        QSettings().value("precision").toString() == QLatin1String("bf16") && bf16Available();
     setLinearPrecision(wantBf16 ? LinearPrecision::Bf16 : LinearPrecision::Fp32);
     (wantBf16 ? bf16 : fp32)->setChecked(true);
     m_fp32 = fp32;
@@ -170,8 +174,8 @@ bool MainWindow::setPrecision(LinearPrecision p) {
 void MainWindow::applyPrecision(LinearPrecision p) {
     setLinearPrecision(p);
     if (m_pages->count() == 0) return; // before the pages exist: they load in this precision
-    statusBar()->showMessage(
-        tr("Linear layers now in %1; reloading the models…").arg(QString::fromLatin1(linearPrecisionName(p)).toUpper()));
+    statusBar()->showMessage(tr("Linear layers now in %1; reloading the models…")
+                                 .arg(QString::fromLatin1(linearPrecisionName(p)).toUpper()));
     for (int i = 0; i < m_pages->count(); ++i)
         if (auto* page = dynamic_cast<ModelPage*>(m_pages->widget(i))) page->reloadModel();
 }
@@ -182,8 +186,7 @@ int MainWindow::addPage(const QString& title, QWidget* page) {
     auto* action = m_viewMenu->addAction(title, this, [this, index] { setCurrentPage(index); });
     // Recent models hold folders that loaded: the folder handed to a page is remembered when the page
     // reports it loaded (a failed load leaves the list as it was).
-    if (dynamic_cast<ModelPage*>(page))
-        connect(page, SIGNAL(modelLoaded()), this, SLOT(pageLoadedModel()));
+    if (dynamic_cast<ModelPage*>(page)) connect(page, SIGNAL(modelLoaded()), this, SLOT(pageLoadedModel()));
     if (page->metaObject()->indexOfSignal("imageFileShown(QString)") >= 0)
         connect(page, SIGNAL(imageFileShown(QString)), this, SLOT(rememberImage(QString)));
     if (index < 9) action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + index)));
@@ -193,14 +196,16 @@ int MainWindow::addPage(const QString& title, QWidget* page) {
 
 void MainWindow::chooseModel() {
     const QString start = recentModels().value(0);
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a Hugging Face model folder"), start);
+    const QString dir =
+        QFileDialog::getExistingDirectory(this, tr("Open a Hugging Face model folder"), start);
     if (!dir.isEmpty()) openModel(dir);
 }
 
 namespace {
 // The one local folder or session file (.attnlens) in a drag, or empty.
 QString droppedFolder(const QMimeData* mime) {
-    if (!mime || !mime->hasUrls() || mime->urls().size() != 1 || !mime->urls().front().isLocalFile()) return {};
+    if (!mime || !mime->hasUrls() || mime->urls().size() != 1 || !mime->urls().front().isLocalFile())
+        return {};
     const QString path = mime->urls().front().toLocalFile();
     const QFileInfo info(path);
     return info.isDir() || (info.isFile() && info.suffix() == QLatin1String("attnlens")) ? path : QString();
@@ -210,8 +215,10 @@ QString droppedFolder(const QMimeData* mime) {
 bool MainWindow::dropModelFolder(const QMimeData* mime) {
     const QString path = droppedFolder(mime);
     if (path.isEmpty()) return false;
-    if (QFileInfo(path).isFile()) openSession(path);
-    else openModel(path);
+    if (QFileInfo(path).isFile())
+        openSession(path);
+    else
+        openModel(path);
     return true;
 }
 
@@ -235,7 +242,8 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     QSettings settings;
     settings.setValue("windowGeometry", saveGeometry());
     settings.setValue("windowState", saveState());
-    for (QSplitter* s : namedSplitters(this)) settings.setValue("splitters/" + s->objectName(), s->saveState());
+    for (QSplitter* s : namedSplitters(this))
+        settings.setValue("splitters/" + s->objectName(), s->saveState());
     QMainWindow::closeEvent(event);
 }
 
@@ -273,9 +281,10 @@ bool MainWindow::openModel(const QString& dir) {
             return true;
         }
     }
-    m_message->showError(tr("Cannot open the model: '%1' is a '%2' model; this version opens Marian (translation), "
-                            "ViT (vision), diffusers UNet2DModel (diffusion), BERT and GPT-2 (text) models.")
-                             .arg(dir, modelType));
+    m_message->showError(
+        tr("Cannot open the model: '%1' is a '%2' model; this version opens Marian (translation), "
+           "ViT (vision), diffusers UNet2DModel (diffusion), BERT and GPT-2 (text) models.")
+            .arg(dir, modelType));
     return false;
 }
 
@@ -290,7 +299,9 @@ void MainWindow::pageLoadedModel() {
     rememberModel(dir);
 }
 
-QString MainWindow::windowMessage() const { return m_message->message(); }
+QString MainWindow::windowMessage() const {
+    return m_message->message();
+}
 
 QStringList MainWindow::recentModels() const {
     return QSettings().value("recentModels").toStringList();
@@ -300,7 +311,8 @@ void MainWindow::rememberModel(const QString& dir) {
     QStringList recent = recentModels();
     recent.removeAll(dir);
     recent.prepend(dir);
-    while (recent.size() > 8) recent.removeLast();
+    while (recent.size() > 8)
+        recent.removeLast();
     QSettings().setValue("recentModels", recent);
     rebuildRecentMenu();
 }
@@ -308,13 +320,22 @@ void MainWindow::rememberModel(const QString& dir) {
 void MainWindow::rebuildRecentMenu() {
     m_recentMenu->clear();
     const QStringList recent = recentModels();
-    for (const QString& dir : recent) m_recentMenu->addAction(dir, this, [this, dir] { openModel(dir); });
+    for (const QString& dir : recent)
+        m_recentMenu->addAction(dir, this, [this, dir] { openModel(dir); });
     m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
-void MainWindow::setCurrentPage(int index) { m_sidebar->setCurrentRow(index); }
-int MainWindow::currentPage() const { return m_pages->currentIndex(); }
-QWidget* MainWindow::page(int index) const { return m_pages->widget(index); }
-int MainWindow::pageCount() const { return m_pages->count(); }
+void MainWindow::setCurrentPage(int index) {
+    m_sidebar->setCurrentRow(index);
+}
+int MainWindow::currentPage() const {
+    return m_pages->currentIndex();
+}
+QWidget* MainWindow::page(int index) const {
+    return m_pages->widget(index);
+}
+int MainWindow::pageCount() const {
+    return m_pages->count();
+}
 
 } // namespace attnlens::ui

@@ -55,15 +55,15 @@ public:
     // (main() calls it unless a size or a screenshot is asked for on the command line).
     void restoreWindowGeometry();
 
-    // --- sessions (main_window_session.cpp; ui/shell/session.h) ---------------------------------------------
-    // File → Save session…: every page's state and the page shown, to `path` (.attnlens). False, with the reason
-    // in the banner, when it cannot be written.
+    // --- sessions (main_window_session.cpp; ui/shell/session.h)
+    // --------------------------------------------- File → Save session…: every page's state and the page
+    // shown, to `path` (.attnlens). False, with the reason in the banner, when it cannot be written.
     bool saveSession(const QString& path);
     QJsonObject sessionState() const;
-    // File → Open session…, `attnlens SESSION.attnlens`, a session file dropped on the window: checks the whole
-    // file first (a bad one changes nothing and says why in the banner), asks for every missing model folder or
-    // picture (locate it, skip it or cancel), then restores every page (models load, inputs run) and shows the
-    // saved page. False when nothing was opened.
+    // File → Open session…, `attnlens SESSION.attnlens`, a session file dropped on the window: checks the
+    // whole file first (a bad one changes nothing and says why in the banner), asks for every missing model
+    // folder or picture (locate it, skip it or cancel), then restores every page (models load, inputs run)
+    // and shows the saved page. False when nothing was opened.
     bool openSession(const QString& path);
     // A page still getting back to a session's view (a model loading, a translation or run to remake).
     bool restoringSession() const;
@@ -71,9 +71,9 @@ public:
     // an empty string to skip it (the page keeps its own model, or shows no picture); nullopt to cancel. The
     // default asks with a message box and a file dialog; tests set their own.
     struct MissingPath {
-        QString page;    // "translate", …
-        QString what;    // "model folder", "picture"
-        QString path;    // as the session has it
+        QString page; // "translate", …
+        QString what; // "model folder", "picture"
+        QString path; // as the session has it
         bool folder = true;
     };
     using Locator = std::function<std::optional<QString>(const MissingPath&)>;
@@ -92,7 +92,7 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private slots:
-    void pageLoadedModel(); // a page's modelLoaded(): remember the folder it was handed
+    void pageLoadedModel();                  // a page's modelLoaded(): remember the folder it was handed
     void rememberImage(const QString& path); // a page's imageFileShown(path)
 
 private:

@@ -1,18 +1,15 @@
-// MainWindow's sessions and recent files: File → Save session / Open session / Open recent session / Open recent
-// image, and session files opened from the command line or dropped on the window (ui/shell/session.h).
+// MainWindow's sessions and recent files: File → Save session / Open session / Open recent session / Open
+// recent image, and session files opened from the command line or dropped on the window (ui/shell/session.h).
 
+#include "core/util/error.h"
 #include "ui/shell/main_window.h"
-
 #include "ui/shell/model_page.h"
 #include "ui/shell/session.h"
 #include "ui/widgets/page_message.h"
 
-#include "core/util/error.h"
-
 #include <QApplication>
 #include <QDateTime>
 #include <QDir>
-#include <QStandardPaths>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenu>
@@ -20,6 +17,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QStackedWidget>
+#include <QStandardPaths>
 #include <QStatusBar>
 
 namespace attnlens::ui {
@@ -28,15 +26,18 @@ namespace {
 
 constexpr int kRecentCount = 8;
 
-SessionPage* sessionPage(QWidget* w) { return dynamic_cast<SessionPage*>(w); }
+SessionPage* sessionPage(QWidget* w) {
+    return dynamic_cast<SessionPage*>(w);
+}
 
 // The default Locator: a message box (Locate… / Skip / Cancel), then a file dialog.
 std::optional<QString> askForMissing(QWidget* parent, const MainWindow::MissingPath& missing) {
-    QMessageBox box(QMessageBox::Warning, QObject::tr("Session: %1 missing").arg(missing.what),
-                    QObject::tr("The session's %1 for the %2 page is not there:\n%3\n\nLocate it, or skip it (the page "
-                                "keeps what it has)?")
-                        .arg(missing.what, missing.page, missing.path),
-                    QMessageBox::NoButton, parent);
+    QMessageBox box(
+        QMessageBox::Warning, QObject::tr("Session: %1 missing").arg(missing.what),
+        QObject::tr("The session's %1 for the %2 page is not there:\n%3\n\nLocate it, or skip it (the page "
+                    "keeps what it has)?")
+            .arg(missing.what, missing.page, missing.path),
+        QMessageBox::NoButton, parent);
     QPushButton* locate = box.addButton(QObject::tr("Locate…"), QMessageBox::AcceptRole);
     QPushButton* skip = box.addButton(QObject::tr("Skip"), QMessageBox::DestructiveRole);
     box.addButton(QMessageBox::Cancel);
@@ -44,9 +45,10 @@ std::optional<QString> askForMissing(QWidget* parent, const MainWindow::MissingP
     if (box.clickedButton() == skip) return QString();
     if (box.clickedButton() != locate) return std::nullopt;
     const QString start = QFileInfo(missing.path).absolutePath();
-    const QString chosen = missing.folder
-                               ? QFileDialog::getExistingDirectory(parent, QObject::tr("Locate the model folder"), start)
-                               : QFileDialog::getOpenFileName(parent, QObject::tr("Locate the picture"), start);
+    const QString chosen =
+        missing.folder
+            ? QFileDialog::getExistingDirectory(parent, QObject::tr("Locate the model folder"), start)
+            : QFileDialog::getOpenFileName(parent, QObject::tr("Locate the picture"), start);
     if (chosen.isEmpty()) return std::nullopt;
     return chosen;
 }
@@ -56,14 +58,16 @@ std::optional<QString> askForMissing(QWidget* parent, const MainWindow::MissingP
 void MainWindow::buildSessionMenu() {
     m_fileMenu->addSeparator();
     auto* open = m_fileMenu->addAction(tr("Open &session…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open a session"), QFileInfo(recentSessions().value(0)).absolutePath(),
-                                                          tr("Attention Lens sessions (*.attnlens);;All files (*)"));
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open a session"), QFileInfo(recentSessions().value(0)).absolutePath(),
+            tr("Attention Lens sessions (*.attnlens);;All files (*)"));
         if (!path.isEmpty()) openSession(path);
     });
     open->setObjectName(QStringLiteral("openSession"));
     open->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
     auto* save = m_fileMenu->addAction(tr("Save session &as…"), this, [this] {
-        QString path = QFileDialog::getSaveFileName(this, tr("Save the session"), QFileInfo(recentSessions().value(0)).absolutePath(),
+        QString path = QFileDialog::getSaveFileName(this, tr("Save the session"),
+                                                    QFileInfo(recentSessions().value(0)).absolutePath(),
                                                     tr("Attention Lens sessions (*.attnlens)"));
         if (path.isEmpty()) return;
         if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".attnlens");
@@ -78,27 +82,36 @@ void MainWindow::buildSessionMenu() {
 
 void MainWindow::rebuildSessionMenus() {
     m_recentSessionsMenu->clear();
-    for (const QString& path : recentSessions()) m_recentSessionsMenu->addAction(path, this, [this, path] { openSession(path); });
+    for (const QString& path : recentSessions())
+        m_recentSessionsMenu->addAction(path, this, [this, path] { openSession(path); });
     m_recentSessionsMenu->setEnabled(!recentSessions().isEmpty());
     m_recentImagesMenu->clear();
-    for (const QString& path : recentImages()) m_recentImagesMenu->addAction(path, this, [this, path] { openImage(path); });
+    for (const QString& path : recentImages())
+        m_recentImagesMenu->addAction(path, this, [this, path] { openImage(path); });
     m_recentImagesMenu->setEnabled(!recentImages().isEmpty());
 }
 
-QStringList MainWindow::recentSessions() const { return QSettings().value("recentSessions").toStringList(); }
-QStringList MainWindow::recentImages() const { return QSettings().value("recentImages").toStringList(); }
+QStringList MainWindow::recentSessions() const {
+    return QSettings().value("recentSessions").toStringList();
+}
+QStringList MainWindow::recentImages() const {
+    return QSettings().value("recentImages").toStringList();
+}
 
 void MainWindow::remember(const char* key, const QString& path) {
     QStringList recent = QSettings().value(key).toStringList();
     const QString absolute = QFileInfo(path).absoluteFilePath();
     recent.removeAll(absolute);
     recent.prepend(absolute);
-    while (recent.size() > kRecentCount) recent.removeLast();
+    while (recent.size() > kRecentCount)
+        recent.removeLast();
     QSettings().setValue(key, recent);
     rebuildSessionMenus();
 }
 
-void MainWindow::rememberImage(const QString& path) { remember("recentImages", path); }
+void MainWindow::rememberImage(const QString& path) {
+    remember("recentImages", path);
+}
 
 bool MainWindow::openImage(const QString& path) {
     for (int i = 0; i < m_pages->count(); ++i) {
@@ -118,7 +131,8 @@ QString MainWindow::currentSessionKey() const {
 QJsonObject MainWindow::sessionState() const {
     QJsonObject pages;
     for (int i = 0; i < m_pages->count(); ++i)
-        if (const SessionPage* page = sessionPage(m_pages->widget(i))) pages.insert(page->sessionKey(), page->saveSession());
+        if (const SessionPage* page = sessionPage(m_pages->widget(i)))
+            pages.insert(page->sessionKey(), page->saveSession());
     return QJsonObject{{"format", kSessionFormat},
                        {"version", kSessionVersion},
                        {"saved_by", QApplication::applicationVersion()},
@@ -141,7 +155,8 @@ bool MainWindow::saveSession(const QString& path) {
 
 bool MainWindow::restoringSession() const {
     for (int i = 0; i < m_pages->count(); ++i)
-        if (const SessionPage* page = sessionPage(m_pages->widget(i)); page && page->restoringSession()) return true;
+        if (const SessionPage* page = sessionPage(m_pages->widget(i)); page && page->restoringSession())
+            return true;
     return false;
 }
 
@@ -158,23 +173,28 @@ bool MainWindow::openSession(const QString& path) {
     QHash<QString, SessionPage*> byKey;
     QHash<QString, int> indexOf;
     for (int i = 0; i < m_pages->count(); ++i)
-        if (SessionPage* page = sessionPage(m_pages->widget(i))) byKey.insert(page->sessionKey(), page), indexOf.insert(page->sessionKey(), i);
+        if (SessionPage* page = sessionPage(m_pages->widget(i)))
+            byKey.insert(page->sessionKey(), page), indexOf.insert(page->sessionKey(), i);
     for (auto it = pages.begin(); it != pages.end(); ++it) {
         SessionPage* page = byKey.value(it.key());
         QString problem = page ? page->checkSession(it.value().toObject())
                                : QStringLiteral("pages.%1: no such page in this version").arg(it.key());
         if (!problem.isEmpty()) {
-            m_message->showError(tr("Cannot open the session '%1': %2. Nothing was changed.").arg(path, problem));
+            m_message->showError(
+                tr("Cannot open the session '%1': %2. Nothing was changed.").arg(path, problem));
             return false;
         }
     }
     const QString shownPage = session.value("page").toString();
     if (!shownPage.isEmpty() && !byKey.contains(shownPage)) {
-        m_message->showError(tr("Cannot open the session '%1': page \"%2\" does not exist. Nothing was changed.").arg(path, shownPage));
+        m_message->showError(
+            tr("Cannot open the session '%1': page \"%2\" does not exist. Nothing was changed.")
+                .arg(path, shownPage));
         return false;
     }
     // Missing model folders and pictures: locate, skip or cancel — still before anything changes.
-    const Locator locate = m_locator ? m_locator : Locator([this](const MissingPath& m) { return askForMissing(this, m); });
+    const Locator locate =
+        m_locator ? m_locator : Locator([this](const MissingPath& m) { return askForMissing(this, m); });
     for (auto it = pages.begin(); it != pages.end(); ++it) {
         QJsonObject state = it.value().toObject();
         struct Ref {
@@ -182,23 +202,27 @@ bool MainWindow::openSession(const QString& path) {
             QString what;
             bool folder;
         };
-        for (const Ref& ref : {Ref{"model_dir", tr("model folder"), true}, Ref{"image_path", tr("picture"), false}}) {
+        for (const Ref& ref :
+             {Ref{"model_dir", tr("model folder"), true}, Ref{"image_path", tr("picture"), false}}) {
             if (!state.contains(ref.key)) continue;
             const QString wanted = state.value(ref.key).toString();
             const QFileInfo info(wanted);
             if (ref.folder ? info.isDir() : info.isFile()) continue;
             const std::optional<QString> answer = locate(MissingPath{it.key(), ref.what, wanted, ref.folder});
             if (!answer) {
-                m_message->showError(tr("Opening the session '%1' was cancelled: its %2 %3 is missing. Nothing was changed.")
-                                         .arg(path, ref.what, wanted));
+                m_message->showError(
+                    tr("Opening the session '%1' was cancelled: its %2 %3 is missing. Nothing was changed.")
+                        .arg(path, ref.what, wanted));
                 return false;
             }
             if (!answer->isEmpty()) {
                 state.insert(ref.key, *answer);
             } else if (ref.folder) { // skipped: the page keeps the model it has (or its built-in one)
                 const auto* modelPage = dynamic_cast<ModelPage*>(m_pages->widget(indexOf.value(it.key())));
-                if (modelPage && !modelPage->loadedModelDir().isEmpty()) state.insert(ref.key, modelPage->loadedModelDir());
-                else state.remove(ref.key);
+                if (modelPage && !modelPage->loadedModelDir().isEmpty())
+                    state.insert(ref.key, modelPage->loadedModelDir());
+                else
+                    state.remove(ref.key);
             } else {
                 state.remove(ref.key);
             }
@@ -206,22 +230,25 @@ bool MainWindow::openSession(const QString& path) {
         pages.insert(it.key(), state);
     }
     m_message->dismiss();
-    // What is on screen now is kept, so that opening a session never loses anything: as a session in the app's data
-    // folder, listed first under File → Open recent session.
-    const QString keep = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/before-last-open.attnlens";
+    // What is on screen now is kept, so that opening a session never loses anything: as a session in the
+    // app's data folder, listed first under File → Open recent session.
+    const QString keep =
+        QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/before-last-open.attnlens";
     if (QDir().mkpath(QFileInfo(keep).absolutePath()) && QFileInfo(keep) != QFileInfo(path)) {
         try {
             writeSessionFile(keep, sessionState());
         } catch (const Error&) { // not fatal: the session still opens
         }
     }
-    for (auto it = pages.begin(); it != pages.end(); ++it) byKey.value(it.key())->restoreSession(it.value().toObject());
+    for (auto it = pages.begin(); it != pages.end(); ++it)
+        byKey.value(it.key())->restoreSession(it.value().toObject());
     if (!shownPage.isEmpty()) setCurrentPage(indexOf.value(shownPage));
     if (QFileInfo::exists(keep) && QFileInfo(keep) != QFileInfo(path)) remember("recentSessions", keep);
     remember("recentSessions", path);
-    statusBar()->showMessage(tr("Opened the session %1 (what was on screen before: File → Open recent session → %2)")
-                                 .arg(QFileInfo(path).fileName(), QFileInfo(keep).fileName()),
-                             8000);
+    statusBar()->showMessage(
+        tr("Opened the session %1 (what was on screen before: File → Open recent session → %2)")
+            .arg(QFileInfo(path).fileName(), QFileInfo(keep).fileName()),
+        8000);
     return true;
 }
 

@@ -18,13 +18,20 @@ namespace {
 
 QString typeName(const QJsonValue& v) {
     switch (v.type()) {
-    case QJsonValue::Null: return QStringLiteral("null");
-    case QJsonValue::Bool: return QStringLiteral("a boolean");
-    case QJsonValue::Double: return QStringLiteral("a number");
-    case QJsonValue::String: return QStringLiteral("a string");
-    case QJsonValue::Array: return QStringLiteral("an array");
-    case QJsonValue::Object: return QStringLiteral("an object");
-    default: return QStringLiteral("nothing");
+    case QJsonValue::Null:
+        return QStringLiteral("null");
+    case QJsonValue::Bool:
+        return QStringLiteral("a boolean");
+    case QJsonValue::Double:
+        return QStringLiteral("a number");
+    case QJsonValue::String:
+        return QStringLiteral("a string");
+    case QJsonValue::Array:
+        return QStringLiteral("an array");
+    case QJsonValue::Object:
+        return QStringLiteral("an object");
+    default:
+        return QStringLiteral("nothing");
     }
 }
 
@@ -146,7 +153,8 @@ QList<QList<double>> SessionReader::matrix(const QString& key, int rows, int col
     for (const QJsonValue& row : a) {
         if (!row.isArray() || (cols >= 0 && row.toArray().size() != cols) ||
             (!out.isEmpty() && row.toArray().size() != out.front().size())) {
-            fail(key, cols >= 0 ? QString("expected rows of %1 numbers").arg(cols) : QString("expected rows of equal length"));
+            fail(key, cols >= 0 ? QString("expected rows of %1 numbers").arg(cols)
+                                : QString("expected rows of equal length"));
             return {};
         }
         QList<double> values;
@@ -165,7 +173,8 @@ QList<QList<double>> SessionReader::matrix(const QString& key, int rows, int col
 QJsonObject readSessionFile(const QString& path) {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
-        throw Error("'" + path.toStdString() + "': cannot read the session (" + file.errorString().toStdString() + ")");
+        throw Error("'" + path.toStdString() + "': cannot read the session (" +
+                    file.errorString().toStdString() + ")");
     constexpr qint64 kMaxBytes = qint64{256} << 20;
     if (file.size() > kMaxBytes) throw Error("'" + path.toStdString() + "': too large for a session file");
     const QByteArray bytes = file.readAll();
@@ -174,23 +183,28 @@ QJsonObject readSessionFile(const QString& path) {
     const std::string where = "'" + path.toStdString() + "'";
     if (parse.error != QJsonParseError::NoError)
         throw Error(where + ": not a readable session (" + parse.errorString().toStdString() + " at byte " +
-                    std::to_string(parse.offset) + (bytes.isEmpty() ? ", the file is empty" : "; truncated?") + ")");
+                    std::to_string(parse.offset) +
+                    (bytes.isEmpty() ? ", the file is empty" : "; truncated?") + ")");
     if (!doc.isObject()) throw Error(where + ": not an Attention Lens session (the JSON is not an object)");
     const QJsonObject session = doc.object();
     if (session.value("format").toString() != QLatin1String(kSessionFormat))
-        throw Error(where + ": not an Attention Lens session (its \"format\" is not \"" + kSessionFormat + "\")");
+        throw Error(where + ": not an Attention Lens session (its \"format\" is not \"" + kSessionFormat +
+                    "\")");
     const QJsonValue version = session.value("version");
     if (!version.isDouble() || version.toDouble() != std::floor(version.toDouble()) || version.toDouble() < 1)
         throw Error(where + ": the session has no valid \"version\"");
     if (version.toDouble() > kSessionVersion)
         throw Error(where + ": written by a newer Attention Lens (session version " +
-                    std::to_string(static_cast<long long>(version.toDouble())) + "); this one reads version " +
-                    std::to_string(kSessionVersion) + " — update Attention Lens to open it");
+                    std::to_string(static_cast<long long>(version.toDouble())) +
+                    "); this one reads version " + std::to_string(kSessionVersion) +
+                    " — update Attention Lens to open it");
     if (!session.value("pages").isObject()) throw Error(where + ": \"pages\" must be an object");
-    if (session.contains("page") && !session.value("page").isString()) throw Error(where + ": \"page\" must be a string");
+    if (session.contains("page") && !session.value("page").isString())
+        throw Error(where + ": \"page\" must be a string");
     const QJsonObject pages = session.value("pages").toObject();
     for (auto it = pages.begin(); it != pages.end(); ++it)
-        if (!it.value().isObject()) throw Error(where + ": pages." + it.key().toStdString() + " must be an object");
+        if (!it.value().isObject())
+            throw Error(where + ": pages." + it.key().toStdString() + " must be an object");
     return session;
 }
 
@@ -207,7 +221,8 @@ QJsonArray matrixToJson(const RowMatrix& m) {
     QJsonArray rows;
     for (Eigen::Index i = 0; i < m.rows(); ++i) {
         QJsonArray row;
-        for (Eigen::Index j = 0; j < m.cols(); ++j) row.append(double(m(i, j)));
+        for (Eigen::Index j = 0; j < m.cols(); ++j)
+            row.append(double(m(i, j)));
         rows.append(row);
     }
     return rows;
@@ -216,7 +231,8 @@ QJsonArray matrixToJson(const RowMatrix& m) {
 RowMatrix matrixFromValues(const QList<QList<double>>& values) {
     RowMatrix m(values.size(), values.isEmpty() ? 0 : values.front().size());
     for (Eigen::Index i = 0; i < m.rows(); ++i)
-        for (Eigen::Index j = 0; j < m.cols(); ++j) m(i, j) = static_cast<float>(values[i][j]);
+        for (Eigen::Index j = 0; j < m.cols(); ++j)
+            m(i, j) = static_cast<float>(values[i][j]);
     return m;
 }
 
@@ -230,7 +246,8 @@ std::optional<PinnedMap> readPinnedMap(SessionReader& reader, const QString& key
     PinnedMap out;
     out.description = pin.string("description");
     const auto values = pin.matrix("values", -1, -1);
-    if (pin.ok() && (values.isEmpty() || values.front().isEmpty())) pin.fail("values", "expected a matrix, found none");
+    if (pin.ok() && (values.isEmpty() || values.front().isEmpty()))
+        pin.fail("values", "expected a matrix, found none");
     if (!pin.ok()) {
         reader.fail(key, pin.error().section(": ", 1));
         return std::nullopt;
@@ -243,8 +260,9 @@ std::vector<std::pair<int, int>> readHeadPairs(SessionReader& reader, const QStr
     std::vector<std::pair<int, int>> out;
     for (const QJsonValue& p : reader.array(key)) {
         const QJsonArray lh = p.toArray();
-        if (!p.isArray() || lh.size() != 2 || !isInteger(lh[0]) || !isInteger(lh[1]) || lh[0].toDouble() < 0 ||
-            lh[1].toDouble() < 0 || lh[0].toDouble() > 4096 || lh[1].toDouble() > 4096) {
+        if (!p.isArray() || lh.size() != 2 || !isInteger(lh[0]) || !isInteger(lh[1]) ||
+            lh[0].toDouble() < 0 || lh[1].toDouble() < 0 || lh[0].toDouble() > 4096 ||
+            lh[1].toDouble() > 4096) {
             reader.fail(key, "expected [layer, head] pairs of non-negative integers");
             return {};
         }
@@ -255,15 +273,19 @@ std::vector<std::pair<int, int>> readHeadPairs(SessionReader& reader, const QStr
 
 QJsonArray headPairsToJson(const std::vector<std::pair<int, int>>& pairs) {
     QJsonArray a;
-    for (const auto& [l, h] : pairs) a.append(QJsonArray{l, h});
+    for (const auto& [l, h] : pairs)
+        a.append(QJsonArray{l, h});
     return a;
 }
 
-QString colorMapId(ColorMap map) { return QString::fromLatin1(colorMapName(map).data()); }
+QString colorMapId(ColorMap map) {
+    return QString::fromLatin1(colorMapName(map).data());
+}
 
 ColorMap readColorMap(SessionReader& reader, const QString& key, ColorMap fallback) {
     QStringList names;
-    for (ColorMap m : allColorMaps()) names << colorMapId(m);
+    for (ColorMap m : allColorMaps())
+        names << colorMapId(m);
     const QString name = reader.choice(key, colorMapId(fallback), names);
     return parseColorMap(name.toStdString()).value_or(fallback);
 }
@@ -271,7 +293,8 @@ ColorMap readColorMap(SessionReader& reader, const QString& key, ColorMap fallba
 void saveModelDir(QJsonObject& state, const QString& dir, const char* builtinName) {
     if (dir.isEmpty()) return;
     try {
-        if (QFileInfo(dir) == QFileInfo(QString::fromStdString(builtinModelDir(builtinName).string()))) return;
+        if (QFileInfo(dir) == QFileInfo(QString::fromStdString(builtinModelDir(builtinName).string())))
+            return;
     } catch (const Error&) { // no built-in model here: keep the folder
     }
     state.insert("model_dir", QFileInfo(dir).absoluteFilePath());

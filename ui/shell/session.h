@@ -1,15 +1,15 @@
 #pragma once
-// Saved sessions (File → Save session / Open session, `attnlens SESSION.attnlens`): a versioned JSON file that
-// holds what every page shows — its model folder, its input (text, picture, settings), the step, the selection,
-// layer, head, view options, heads switched off and a pinned difference matrix — so that opening it tomorrow
-// gives back exactly that view.
+// Saved sessions (File → Save session / Open session, `attnlens SESSION.attnlens`): a versioned JSON file
+// that holds what every page shows — its model folder, its input (text, picture, settings), the step, the
+// selection, layer, head, view options, heads switched off and a pinned difference matrix — so that opening
+// it tomorrow gives back exactly that view.
 //
 //   { "format": "attnlens-session", "version": 1, "saved_by": "0.9.0", "page": "translate",
 //     "pages": { "translate": {...}, "vision": {...}, "diffusion": {...}, "attention": {...} } }
 //
-// A page's object names its model folder as "model_dir" (absent: the page's built-in model) and the Vision page
-// its picture as "image_path" (or "image_png", the picture itself, when it came from the clipboard); the window
-// checks those paths before anything changes and offers to locate what is missing.
+// A page's object names its model folder as "model_dir" (absent: the page's built-in model) and the Vision
+// page its picture as "image_path" (or "image_png", the picture itself, when it came from the clipboard); the
+// window checks those paths before anything changes and offers to locate what is missing.
 //
 // Reading is strict: every key of a known page is checked for its type and range before any page changes
 // (SessionReader), so a truncated, newer or hand-edited file gives one clear message and changes nothing.
@@ -45,7 +45,8 @@ public:
 };
 
 // Typed, range-checked reading of one object; the first problem is kept (with the key's path) and later reads
-// return their defaults. An absent key gives the default; a key of the wrong type or out of range is a problem.
+// return their defaults. An absent key gives the default; a key of the wrong type or out of range is a
+// problem.
 class SessionReader {
 public:
     SessionReader(const QJsonObject& object, QString path) : m_object(object), m_path(std::move(path)) {}
@@ -84,8 +85,8 @@ void writeSessionFile(const QString& path, const QJsonObject& session);
 // A matrix as rows of numbers, and back (values from SessionReader::matrix, already checked).
 QJsonArray matrixToJson(const RowMatrix& m);
 RowMatrix matrixFromValues(const QList<QList<double>>& values);
-// A pinned difference map {"description", "values"} (Vision, Diffusion); nullopt when `key` is absent or wrong
-// (then `reader` holds the problem).
+// A pinned difference map {"description", "values"} (Vision, Diffusion); nullopt when `key` is absent or
+// wrong (then `reader` holds the problem).
 struct PinnedMap {
     RowMatrix map;
     QString description;

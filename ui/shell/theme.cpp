@@ -62,18 +62,24 @@ void applyTheme(Theme theme) {
         QApplication::setPalette(system.palette);
     } else {
         if (QStyle* fusion = QStyleFactory::create(QStringLiteral("Fusion"))) QApplication::setStyle(fusion);
-        QApplication::setPalette(theme == Theme::Dark ? darkPalette() : QApplication::style()->standardPalette());
+        QApplication::setPalette(theme == Theme::Dark ? darkPalette()
+                                                      : QApplication::style()->standardPalette());
     }
     g_theme = theme;
 }
 
-Theme currentTheme() { return g_theme; }
+Theme currentTheme() {
+    return g_theme;
+}
 
 QString themeName(Theme theme) {
     switch (theme) {
-    case Theme::Light: return QStringLiteral("light");
-    case Theme::Dark: return QStringLiteral("dark");
-    case Theme::System: break;
+    case Theme::Light:
+        return QStringLiteral("light");
+    case Theme::Dark:
+        return QStringLiteral("dark");
+    case Theme::System:
+        break;
     }
     return QStringLiteral("system");
 }

@@ -18,8 +18,8 @@ constexpr int kCandidates = 10;
 
 TextDocument::TextDocument(QObject* parent) : QObject(parent) {}
 
-std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, const std::string& text, Gpt2Cache* cache,
-                                                     const Callbacks& callbacks) {
+std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, const std::string& text,
+                                                     Gpt2Cache* cache, const Callbacks& callbacks) {
     auto run = std::make_shared<TextRun>();
     const TextEncoding e = folder.encode(text);
     if (e.ids.empty()) throw Error("the text has no tokens");
@@ -29,7 +29,8 @@ std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, c
     callbacks.checkCancel();
     run->tokens = e.tokens;
     run->ids = e.ids;
-    for (int id : e.ids) run->texts.push_back(folder.tokenText(id));
+    for (int id : e.ids)
+        run->texts.push_back(folder.tokenText(id));
     run->promptLength = static_cast<int>(e.ids.size());
     if (folder.gpt2) {
         *cache = folder.gpt2->newCache();
@@ -42,13 +43,15 @@ std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, c
         if (folder.hasLmHead())
             for (int position : folder.maskPositions(e.ids))
                 run->maskPredictions.emplace_back(
-                    position, topCandidates(f.logits.data() + int64_t(position) * f.logits.cols(), f.logits.cols(), 5));
+                    position,
+                    topCandidates(f.logits.data() + int64_t(position) * f.logits.cols(), f.logits.cols(), 5));
     }
     return run;
 }
 
-std::shared_ptr<const TextRun> TextDocument::extendRun(const TextFolder& folder, const TextRun& previous, int count,
-                                                       Gpt2Cache& cache, const Callbacks& callbacks) {
+std::shared_ptr<const TextRun> TextDocument::extendRun(const TextFolder& folder, const TextRun& previous,
+                                                       int count, Gpt2Cache& cache,
+                                                       const Callbacks& callbacks) {
     if (!folder.gpt2) throw Error("only decoder-only models generate");
     auto run = std::make_shared<TextRun>(previous);
     const int eos = folder.endOfTextId();
@@ -63,7 +66,8 @@ std::shared_ptr<const TextRun> TextDocument::extendRun(const TextFolder& folder,
         run->texts.push_back(folder.tokenText(next));
         run->stepAttention.push_back(f.attentions);
         run->candidates.push_back(topCandidates(f.logits.data(), f.logits.cols(), kCandidates));
-        callbacks.report(double(i + 1) / count, "token " + std::to_string(i + 1) + " of " + std::to_string(count));
+        callbacks.report(double(i + 1) / count,
+                         "token " + std::to_string(i + 1) + " of " + std::to_string(count));
     }
     return run;
 }
@@ -95,7 +99,9 @@ void TextDocument::setRun(std::shared_ptr<const TextRun> run) {
     emit runChanged();
 }
 
-int TextDocument::visibleTokens() const { return m_run ? m_run->promptLength + m_step : 0; }
+int TextDocument::visibleTokens() const {
+    return m_run ? m_run->promptLength + m_step : 0;
+}
 
 void TextDocument::setStep(int step) {
     step = std::clamp(step, 0, m_run ? m_run->generated() : 0);
@@ -173,8 +179,10 @@ QStringList TextDocument::visibleTokenLabels() const {
     if (!m_run) return labels;
     for (int i = 0; i < visibleTokens(); ++i) {
         const std::string& t = m_run->tokens[static_cast<size_t>(i)];
-        labels << (isSpecialPiece(t) || !m_folder->bpe ? QString::fromStdString(t)
-                                                        : QString::fromStdString(m_run->texts[static_cast<size_t>(i)]).replace(' ', QChar(0x2423)));
+        labels << (isSpecialPiece(t) || !m_folder->bpe
+                       ? QString::fromStdString(t)
+                       : QString::fromStdString(m_run->texts[static_cast<size_t>(i)])
+                             .replace(' ', QChar(0x2423)));
     }
     return labels;
 }
@@ -189,7 +197,8 @@ TextDocument::Shown TextDocument::shown(int layer, int head) const {
     QStringList labels = visibleTokenLabels();
     if (m_hideSpecial) {
         std::vector<char> keep(static_cast<size_t>(n));
-        // The attention sinks ([CLS], [SEP], [PAD], <|endoftext|>); [MASK] and [UNK] stand for words and stay.
+        // The attention sinks ([CLS], [SEP], [PAD], <|endoftext|>); [MASK] and [UNK] stand for words and
+        // stay.
         for (int i = 0; i < n; ++i) {
             const std::string& t = tokens[static_cast<size_t>(i)];
             keep[static_cast<size_t>(i)] = !(isSpecialPiece(t) && t != "[MASK]" && t != "[UNK]");
@@ -199,7 +208,9 @@ TextDocument::Shown TextDocument::shown(int layer, int head) const {
             std::vector<std::string> t2, x2;
             QStringList l2;
             for (int i = 0; i < n; ++i)
-                if (keep[static_cast<size_t>(i)]) t2.push_back(tokens[static_cast<size_t>(i)]), x2.push_back(texts[static_cast<size_t>(i)]), l2 << labels[i];
+                if (keep[static_cast<size_t>(i)])
+                    t2.push_back(tokens[static_cast<size_t>(i)]), x2.push_back(texts[static_cast<size_t>(i)]),
+                        l2 << labels[i];
             tokens = std::move(t2), texts = std::move(x2), labels = std::move(l2);
         }
     }
@@ -217,7 +228,8 @@ TextDocument::Shown TextDocument::shown(int layer, int head) const {
 std::vector<TextCandidate> TextDocument::stepCandidates() const {
     if (!m_run || m_run->candidates.empty()) return {};
     const int index = m_step;
-    return m_run->candidates[static_cast<size_t>(std::min<int>(index, static_cast<int>(m_run->candidates.size()) - 1))];
+    return m_run->candidates[static_cast<size_t>(
+        std::min<int>(index, static_cast<int>(m_run->candidates.size()) - 1))];
 }
 
 } // namespace attnlens::ui

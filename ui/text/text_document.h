@@ -1,8 +1,8 @@
 #pragma once
-// TextDocument: what the Text page shows — a BERT or GPT-2 folder, one run over the typed text (for GPT-2 also the
-// tokens generated after it, one attention row per new token, and the ten most likely next tokens at every step),
-// the step looked at, the layer / head, and the display options. No inference here: runs are made on the page's
-// worker (makeRun / extendRun are pure) and handed over with setRun().
+// TextDocument: what the Text page shows — a BERT or GPT-2 folder, one run over the typed text (for GPT-2
+// also the tokens generated after it, one attention row per new token, and the ten most likely next tokens at
+// every step), the step looked at, the layer / head, and the display options. No inference here: runs are
+// made on the page's worker (makeRun / extendRun are pure) and handed over with setRun().
 
 #include "core/analysis/attention_maps.h"
 #include "core/models/text_folder.h"
@@ -20,8 +20,8 @@ struct TextRun {
     std::vector<std::string> texts;  // what each token stands for ("Ġworld" → " world")
     std::vector<int> ids;
     int promptLength = 0;
-    Tensor promptAttention;             // [L, H, P, P]
-    std::vector<Tensor> stepAttention;  // generated token s: [L, H, 1, P + s + 1]
+    Tensor promptAttention;            // [L, H, P, P]
+    std::vector<Tensor> stepAttention; // generated token s: [L, H, 1, P + s + 1]
     // candidates[s]: the ten most likely tokens after the first P + s tokens (s = 0 … generated); GPT-2 only.
     std::vector<std::vector<TextCandidate>> candidates;
     // BERT with an LM head: the top 5 at each [MASK] (position, candidates).
@@ -34,14 +34,14 @@ class TextDocument : public QObject {
 public:
     explicit TextDocument(QObject* parent = nullptr);
 
-    // The run over `text` (pure; on the worker): every head captured; for GPT-2 the prompt through a fresh KV cache
-    // in `cache` (kept for extendRun), for BERT the [MASK] predictions.
-    static std::shared_ptr<const TextRun> makeRun(const TextFolder& folder, const std::string& text, Gpt2Cache* cache,
-                                                  const Callbacks& callbacks = {});
-    // `run` with `count` more greedy tokens through `cache` (pure; on the worker). Stops after <|endoftext|> and at the
-    // model's last position.
-    static std::shared_ptr<const TextRun> extendRun(const TextFolder& folder, const TextRun& run, int count, Gpt2Cache& cache,
-                                                    const Callbacks& callbacks = {});
+    // The run over `text` (pure; on the worker): every head captured; for GPT-2 the prompt through a fresh KV
+    // cache in `cache` (kept for extendRun), for BERT the [MASK] predictions.
+    static std::shared_ptr<const TextRun> makeRun(const TextFolder& folder, const std::string& text,
+                                                  Gpt2Cache* cache, const Callbacks& callbacks = {});
+    // `run` with `count` more greedy tokens through `cache` (pure; on the worker). Stops after <|endoftext|>
+    // and at the model's last position.
+    static std::shared_ptr<const TextRun> extendRun(const TextFolder& folder, const TextRun& run, int count,
+                                                    Gpt2Cache& cache, const Callbacks& callbacks = {});
 
     void setModel(std::shared_ptr<const TextFolder> folder);
     const std::shared_ptr<const TextFolder>& model() const { return m_folder; }
@@ -63,8 +63,8 @@ public:
     void setFusion(HeadFusion fusion);
     int selectedToken() const { return m_selected; } // a row of the shown matrix; -1 none
     void setSelectedToken(int row);
-    // The row under the pointer in any view (-1 none); the views highlight it together. focusToken(): the hovered
-    // row, else the selected one.
+    // The row under the pointer in any view (-1 none); the views highlight it together. focusToken(): the
+    // hovered row, else the selected one.
     int hoveredToken() const { return m_hovered; }
     void setHoveredToken(int row);
     int focusToken() const { return m_hovered >= 0 ? m_hovered : m_selected; }
@@ -73,8 +73,8 @@ public:
     bool hideSpecial() const { return m_hideSpecial; }
     void setHideSpecial(bool on);
 
-    // The attention of `layer` / `head` (or the fusion) over the visible tokens, [visible, visible] (GPT-2: row i
-    // is token i's attention when it was added; above the diagonal 0), before word merging / hiding.
+    // The attention of `layer` / `head` (or the fusion) over the visible tokens, [visible, visible] (GPT-2:
+    // row i is token i's attention when it was added; above the diagonal 0), before word merging / hiding.
     RowMatrix tokenMatrix(int layer, int head) const;
     // As shown: words merged and special tokens hidden as chosen (rows renormalised over the kept keys).
     struct Shown {
@@ -84,7 +84,8 @@ public:
     Shown shown(int layer, int head) const;
     Shown shown() const { return shown(m_layer, m_head); }
     QStringList visibleTokenLabels() const;
-    // The ten most likely next tokens after the visible ones (GPT-2; the next step takes the first). Empty for BERT.
+    // The ten most likely next tokens after the visible ones (GPT-2; the next step takes the first). Empty
+    // for BERT.
     std::vector<TextCandidate> stepCandidates() const;
 
 signals:

@@ -42,7 +42,8 @@ struct TextPage::CacheSlot {
     std::shared_ptr<const TextRun> run; // the run the cache belongs to
 };
 
-// The head view of the shown layer: the visible tokens on both sides, one colour per head; hover or click a token.
+// The head view of the shown layer: the visible tokens on both sides, one colour per head; hover or click a
+// token.
 class TextLinesCanvas : public QWidget {
 public:
     explicit TextLinesCanvas(TextDocument* doc, QWidget* parent) : QWidget(parent), m_doc(doc) {
@@ -157,10 +158,12 @@ TextPage::TextPage(QWidget* parent, const QString& modelDir)
     if (!dir.isEmpty()) openModel(dir);
 }
 
-TextPage::~TextPage() { m_worker->stop(); }
+TextPage::~TextPage() {
+    m_worker->stop();
+}
 
-// The built-in model loads with the window, but its first run (a generation) waits until the page is first shown:
-// a user who never opens the Text page pays nothing for it, and the other pages start alone.
+// The built-in model loads with the window, but its first run (a generation) waits until the page is first
+// shown: a user who never opens the Text page pays nothing for it, and the other pages start alone.
 void TextPage::showEvent(QShowEvent* event) {
     QWidget::showEvent(event);
     if (!m_firstShow) return;
@@ -214,12 +217,22 @@ QWidget* TextPage::buildTopBar() {
     row->addWidget(m_modelLabel);
     row->addWidget(exportMenuButton(bar, {{tr("This view as PNG…"),
                                            [this] {
-                                               const QString path = QFileDialog::getSaveFileName(this, tr("Export view"), {}, tr("PNG (*.png)"));
-                                               if (!path.isEmpty()) try { exportTo(path); } catch (const Error& e) { m_message->showError(e.what()); }
+                                               const QString path = QFileDialog::getSaveFileName(
+                                                   this, tr("Export view"), {}, tr("PNG (*.png)"));
+                                               if (!path.isEmpty()) try {
+                                                       exportTo(path);
+                                                   } catch (const Error& e) {
+                                                       m_message->showError(e.what());
+                                                   }
                                            }},
                                           {tr("The run as JSON (tokens, ids, attentions)…"), [this] {
-                                               const QString path = QFileDialog::getSaveFileName(this, tr("Export JSON"), {}, tr("JSON (*.json)"));
-                                               if (!path.isEmpty()) try { exportTo(path); } catch (const Error& e) { m_message->showError(e.what()); }
+                                               const QString path = QFileDialog::getSaveFileName(
+                                                   this, tr("Export JSON"), {}, tr("JSON (*.json)"));
+                                               if (!path.isEmpty()) try {
+                                                       exportTo(path);
+                                                   } catch (const Error& e) {
+                                                       m_message->showError(e.what());
+                                                   }
                                            }}}));
     return bar;
 }
@@ -244,13 +257,15 @@ QWidget* TextPage::buildSelectors() {
     });
     m_wordLevel = new QCheckBox(tr("Words"), w);
     m_wordLevel->setObjectName(QStringLiteral("wordLevel"));
-    m_wordLevel->setToolTip(tr("Merge \"##\" pieces (BERT) and pieces without a leading space (GPT-2) into words: keys "
-                               "summed, queries averaged"));
+    m_wordLevel->setToolTip(
+        tr("Merge \"##\" pieces (BERT) and pieces without a leading space (GPT-2) into words: keys "
+           "summed, queries averaged"));
     connect(m_wordLevel, &QCheckBox::toggled, m_doc, &TextDocument::setWordLevel);
     m_hideSpecial = new QCheckBox(tr("Hide special tokens"), w);
     m_hideSpecial->setObjectName(QStringLiteral("hideSpecial"));
-    m_hideSpecial->setToolTip(tr("Hide [CLS], [SEP] and <|endoftext|> — the attention sinks — and renormalise each row over "
-                                 "the tokens left ([MASK] stays)"));
+    m_hideSpecial->setToolTip(
+        tr("Hide [CLS], [SEP] and <|endoftext|> — the attention sinks — and renormalise each row over "
+           "the tokens left ([MASK] stays)"));
     connect(m_hideSpecial, &QCheckBox::toggled, m_doc, &TextDocument::setHideSpecial);
     row->addWidget(new QLabel(tr("Show"), w));
     row->addWidget(m_layer);
@@ -270,9 +285,10 @@ QWidget* TextPage::buildViews() {
     m_matrix->setObjectName(QStringLiteral("matrix"));
     m_matrix->setAxisTitles(tr("query (attends)"), tr("key (attended to)"));
     connect(m_matrix, &HeatmapView::rowSelected, m_doc, &TextDocument::setSelectedToken);
-    // Hover linking: the row under the pointer in the matrix or the Lines view is the token both views and the text
-    // line highlight.
-    connect(m_matrix, &HeatmapView::cellHovered, m_doc, [this](int row, int) { m_doc->setHoveredToken(row); });
+    // Hover linking: the row under the pointer in the matrix or the Lines view is the token both views and
+    // the text line highlight.
+    connect(m_matrix, &HeatmapView::cellHovered, m_doc,
+            [this](int row, int) { m_doc->setHoveredToken(row); });
     m_tabs->addTab(m_matrix, tr("Matrix"));
     m_grid = new MapGridView(m_tabs);
     m_grid->setObjectName(QStringLiteral("modelGrid"));
@@ -323,15 +339,28 @@ void TextPage::connectWorker() {
 
 void TextPage::showStatus(const QString& text, bool error) {
     m_status->setText(text);
-    m_status->setStyleSheet(error ? QStringLiteral("color: %1").arg(errorColor(palette()).name()) : QString());
+    m_status->setStyleSheet(error ? QStringLiteral("color: %1").arg(errorColor(palette()).name())
+                                  : QString());
 }
 
-QString TextPage::message() const { return m_message->message(); }
-QString TextPage::statusText() const { return m_status->text(); }
-bool TextPage::isBusy() const { return m_worker->pendingJobs() > 0; }
-void TextPage::setText(const QString& text) { m_input->setText(text); }
-QString TextPage::text() const { return m_input->text(); }
-void TextPage::setNewTokens(int n) { m_newTokens->setValue(n); }
+QString TextPage::message() const {
+    return m_message->message();
+}
+QString TextPage::statusText() const {
+    return m_status->text();
+}
+bool TextPage::isBusy() const {
+    return m_worker->pendingJobs() > 0;
+}
+void TextPage::setText(const QString& text) {
+    m_input->setText(text);
+}
+QString TextPage::text() const {
+    return m_input->text();
+}
+void TextPage::setNewTokens(int n) {
+    m_newTokens->setValue(n);
+}
 
 void TextPage::openModel(const QString& dir) {
     setPlaying(false);
@@ -352,9 +381,13 @@ void TextPage::openModel(const QString& dir) {
             m_message->dismiss();
             showStatus(tr("Loaded %1.").arg(m_doc->modelDescription()));
             emit modelLoaded();
-            if (m_restore) continueRestore();
-            else if (!m_input->text().trimmed().isEmpty() && (isVisible() || m_doc->run() || !m_firstShow)) runText();
-            else m_runWhenShown = !m_input->text().trimmed().isEmpty(); // the first run waits for the page to show
+            if (m_restore)
+                continueRestore();
+            else if (!m_input->text().trimmed().isEmpty() && (isVisible() || m_doc->run() || !m_firstShow))
+                runText();
+            else
+                m_runWhenShown =
+                    !m_input->text().trimmed().isEmpty(); // the first run waits for the page to show
         });
 }
 
@@ -391,7 +424,9 @@ void TextPage::runText() {
             m_doc->setRun(std::move(run));
             const auto& r = *m_doc->run();
             showStatus(m_doc->model()->decoderOnly()
-                           ? tr("%1 prompt tokens, %2 generated. Step back with ◀ or Alt+Left.").arg(r.promptLength).arg(r.generated())
+                           ? tr("%1 prompt tokens, %2 generated. Step back with ◀ or Alt+Left.")
+                                 .arg(r.promptLength)
+                                 .arg(r.generated())
                            : tr("%1 tokens.").arg(r.promptLength));
             if (m_restore) {
                 const int step = m_restore->value("step").toInt(-1);
@@ -420,7 +455,8 @@ void TextPage::generateMore(int count) {
             if (generation != m_generation) return;
             const int before = m_doc->run() ? m_doc->run()->generated() : 0;
             m_doc->setRun(std::move(run));
-            if (m_doc->run()->generated() == before) showStatus(tr("Generation ended (end of text or the model's last position)."));
+            if (m_doc->run()->generated() == before)
+                showStatus(tr("Generation ended (end of text or the model's last position)."));
             emit resultReady();
         });
 }
@@ -444,8 +480,10 @@ void TextPage::stepBack() {
 void TextPage::setPlaying(bool on) {
     if (on && (!m_doc->run() || !m_doc->model()->decoderOnly())) on = false;
     if (on && m_doc->step() >= m_doc->run()->generated()) m_doc->setStep(0);
-    if (on) m_playTimer->start();
-    else m_playTimer->stop();
+    if (on)
+        m_playTimer->start();
+    else
+        m_playTimer->stop();
     const QSignalBlocker block(m_play);
     m_play->setChecked(on);
     m_play->setText(on ? tr("❚❚ Pause") : tr("▶ Play"));
@@ -472,9 +510,12 @@ void TextPage::syncControls() {
     if (m_head->count() != (folder ? folder->heads() + 2 : 2)) {
         m_head->clear();
         m_head->addItems({tr("Mean of heads"), tr("Max of heads")});
-        for (int h = 0; h < (folder ? folder->heads() : 0); ++h) m_head->addItem(tr("Head %1").arg(h));
+        for (int h = 0; h < (folder ? folder->heads() : 0); ++h)
+            m_head->addItem(tr("Head %1").arg(h));
     }
-    m_head->setCurrentIndex(m_doc->head() >= 0 ? m_doc->head() + 2 : m_doc->fusion() == HeadFusion::Max ? 1 : 0);
+    m_head->setCurrentIndex(m_doc->head() >= 0                   ? m_doc->head() + 2
+                            : m_doc->fusion() == HeadFusion::Max ? 1
+                                                                 : 0);
     // Run stays available while a job runs: a new run supersedes the one in progress (its result is dropped).
     const bool busy = m_worker->isBusy();
     m_run->setEnabled(folder != nullptr);
@@ -498,15 +539,18 @@ void TextPage::refresh() {
     refreshOutput();
     const TextDocument::Shown shown = m_doc->shown();
     m_matrix->setMatrix(shown.values, shown.rows, shown.columns);
-    if (m_doc->selectedToken() >= 0 && m_doc->selectedToken() < shown.values.rows()) m_matrix->selectRow(m_doc->selectedToken());
-    else if (m_doc->model()->decoderOnly() && m_doc->step() > 0) m_matrix->selectRow(static_cast<int>(shown.values.rows()) - 1);
+    if (m_doc->selectedToken() >= 0 && m_doc->selectedToken() < shown.values.rows())
+        m_matrix->selectRow(m_doc->selectedToken());
+    else if (m_doc->model()->decoderOnly() && m_doc->step() > 0)
+        m_matrix->selectRow(static_cast<int>(shown.values.rows()) - 1);
     if (m_tabs->currentIndex() == 1) {
         std::vector<QImage> tiles;
         QStringList titles;
         const int layers = m_doc->model()->layers(), heads = m_doc->model()->heads();
         for (int l = 0; l < layers; ++l)
             for (int h = 0; h < heads; ++h) {
-                tiles.push_back(heatmapImage(m_doc->shown(l, h).values, ColorMap::Viridis).scaled(96, 96, Qt::IgnoreAspectRatio, Qt::FastTransformation));
+                tiles.push_back(heatmapImage(m_doc->shown(l, h).values, ColorMap::Viridis)
+                                    .scaled(96, 96, Qt::IgnoreAspectRatio, Qt::FastTransformation));
                 titles << tr("L%1 H%2").arg(l).arg(h);
             }
         m_grid->setMaxColumns(heads);
@@ -517,19 +561,25 @@ void TextPage::refresh() {
     refreshCandidates();
 }
 
-// The text so far: the prompt, then the generated tokens up to the step (the newest underlined); the token under the
-// pointer in a view is highlighted (token rows only: with words merged or tokens hidden the rows are not tokens).
+// The text so far: the prompt, then the generated tokens up to the step (the newest underlined); the token
+// under the pointer in a view is highlighted (token rows only: with words merged or tokens hidden the rows
+// are not tokens).
 void TextPage::refreshOutput() {
     const auto& run = m_doc->run();
     if (!run) return m_output->clear();
     const int hovered = m_doc->wordLevel() || m_doc->hideSpecial() ? -1 : m_doc->hoveredToken();
     QString out = m_doc->model()->decoderOnly() ? QString() : QStringLiteral("<b>tokens:</b> ");
     for (int i = 0; i < m_doc->visibleTokens(); ++i) {
-        QString t = (m_doc->model()->bpe ? QString::fromStdString(run->texts[size_t(i)]) : QString::fromStdString(run->tokens[size_t(i)]) + " ")
+        QString t = (m_doc->model()->bpe ? QString::fromStdString(run->texts[size_t(i)])
+                                         : QString::fromStdString(run->tokens[size_t(i)]) + " ")
                         .toHtmlEscaped();
-        if (i >= run->promptLength) t = QStringLiteral("<span style='color:%1'>%2</span>").arg(palette().highlight().color().name(), t);
+        if (i >= run->promptLength)
+            t = QStringLiteral("<span style='color:%1'>%2</span>")
+                    .arg(palette().highlight().color().name(), t);
         if (i == m_doc->visibleTokens() - 1 && i >= run->promptLength) t = "<u>" + t + "</u>";
-        if (i == hovered) t = QStringLiteral("<span style='background:%1'>%2</span>").arg(mixColors(palette().base().color(), palette().highlight().color(), 0.35).name(), t);
+        if (i == hovered)
+            t = QStringLiteral("<span style='background:%1'>%2</span>")
+                    .arg(mixColors(palette().base().color(), palette().highlight().color(), 0.35).name(), t);
         out += t;
     }
     m_output->setText(out);
@@ -541,11 +591,15 @@ void TextPage::refreshCandidates() {
     if (!run) return;
     const auto& folder = *m_doc->model();
     if (folder.decoderOnly()) {
-        const int chosen = m_doc->visibleTokens() < static_cast<int>(run->ids.size()) ? run->ids[size_t(m_doc->visibleTokens())] : -1;
+        const int chosen = m_doc->visibleTokens() < static_cast<int>(run->ids.size())
+                               ? run->ids[size_t(m_doc->visibleTokens())]
+                               : -1;
         for (const TextCandidate& c : m_doc->stepCandidates()) {
-            auto* item = new QListWidgetItem(QStringLiteral("%1   %2 %").arg(QString::fromStdString(folder.tokenText(c.id)).replace(' ', QChar(0x2423)),
-                                                                          QString::number(100.0 * c.probability, 'f', 1)),
-                                             m_candidates);
+            auto* item = new QListWidgetItem(
+                QStringLiteral("%1   %2 %")
+                    .arg(QString::fromStdString(folder.tokenText(c.id)).replace(' ', QChar(0x2423)),
+                         QString::number(100.0 * c.probability, 'f', 1)),
+                m_candidates);
             if (c.id == chosen) {
                 QFont f = item->font();
                 f.setBold(true);
@@ -559,13 +613,15 @@ void TextPage::refreshCandidates() {
             bold.setBold(true);
             header->setFont(bold);
             for (const TextCandidate& c : top)
-                new QListWidgetItem(QStringLiteral("   %1   %2 %").arg(QString::fromStdString(folder.token(c.id)),
-                                                                     QString::number(100.0 * c.probability, 'f', 1)),
+                new QListWidgetItem(QStringLiteral("   %1   %2 %")
+                                        .arg(QString::fromStdString(folder.token(c.id)),
+                                             QString::number(100.0 * c.probability, 'f', 1)),
                                     m_candidates);
         }
         if (run->maskPredictions.empty())
-            new QListWidgetItem(folder.hasLmHead() ? tr("Type [MASK] in the text to see what the model predicts there.")
-                                                   : tr("This folder has no masked-LM head (a BertModel)."),
+            new QListWidgetItem(folder.hasLmHead()
+                                    ? tr("Type [MASK] in the text to see what the model predicts there.")
+                                    : tr("This folder has no masked-LM head (a BertModel)."),
                                 m_candidates);
     }
 }
@@ -577,9 +633,11 @@ void TextPage::exportTo(const QString& path) {
         // The forward pass over every token on screen, as `attnlens-cli text --json` writes it.
         const std::vector<int> ids(run->ids.begin(), run->ids.begin() + m_doc->visibleTokens());
         const TextForward f = m_doc->model()->forward(ids, false);
-        nlohmann::json j = {{"model_type", m_doc->model()->modelType},
-                            {"tokens", std::vector<std::string>(run->tokens.begin(), run->tokens.begin() + m_doc->visibleTokens())},
-                            {"ids", ids}};
+        nlohmann::json j = {
+            {"model_type", m_doc->model()->modelType},
+            {"tokens",
+             std::vector<std::string>(run->tokens.begin(), run->tokens.begin() + m_doc->visibleTokens())},
+            {"ids", ids}};
         const auto& shape = f.attentions.shape(); // [L, H, T, T], nested as the CLI writes it
         const float* value = f.attentions.data();
         nlohmann::json layers = nlohmann::json::array();
@@ -587,7 +645,8 @@ void TextPage::exportTo(const QString& path) {
             nlohmann::json heads = nlohmann::json::array();
             for (int64_t h = 0; h < shape[1]; ++h) {
                 nlohmann::json rows = nlohmann::json::array();
-                for (int64_t q = 0; q < shape[2]; ++q, value += shape[3]) rows.push_back(std::vector<float>(value, value + shape[3]));
+                for (int64_t q = 0; q < shape[2]; ++q, value += shape[3])
+                    rows.push_back(std::vector<float>(value, value + shape[3]));
                 heads.push_back(std::move(rows));
             }
             layers.push_back(std::move(heads));
@@ -602,21 +661,27 @@ void TextPage::exportTo(const QString& path) {
     if (!view->grab().save(path, "PNG")) throw Error("cannot write '" + path.toStdString() + "'");
 }
 
-QString TextPage::viewTitle() const { return tr("Text: attention inside BERT and GPT-2"); }
-
-QString TextPage::viewExplanation() const {
-    return tr("<p>Each row of the <b>Matrix</b> is one token asking \"which tokens matter for me?\"; its cells are "
-              "the attention weights over the tokens it can see, and they add up to 1. In GPT-2 a token sees only "
-              "the tokens before it (the causal mask): the upper triangle is empty. BERT sees the whole text.</p>"
-              "<p><b>Generate</b> adds GPT-2's most likely next token again and again, reusing the keys and values of the "
-              "tokens before (the KV cache). Step back and forth to watch each new token's row appear, and the list "
-              "on the right shows the ten tokens the model considered next.</p>"
-              "<p>[CLS], [SEP] and <|endoftext|> often collect much of the attention (\"attention sinks\"): tick "
-              "<i>Hide special tokens</i> to see how the rest is shared. <i>Words</i> merges sub-word pieces.</p>"
-              "<p>With BERT, type [MASK] for a missing word: the predictions for it appear on the right.</p>");
+QString TextPage::viewTitle() const {
+    return tr("Text: attention inside BERT and GPT-2");
 }
 
-// --- session -------------------------------------------------------------------------------------------------
+QString TextPage::viewExplanation() const {
+    return tr(
+        "<p>Each row of the <b>Matrix</b> is one token asking \"which tokens matter for me?\"; its cells are "
+        "the attention weights over the tokens it can see, and they add up to 1. In GPT-2 a token sees only "
+        "the tokens before it (the causal mask): the upper triangle is empty. BERT sees the whole text.</p>"
+        "<p><b>Generate</b> adds GPT-2's most likely next token again and again, reusing the keys and values "
+        "of the "
+        "tokens before (the KV cache). Step back and forth to watch each new token's row appear, and the "
+        "list "
+        "on the right shows the ten tokens the model considered next.</p>"
+        "<p>[CLS], [SEP] and <|endoftext|> often collect much of the attention (\"attention sinks\"): tick "
+        "<i>Hide special tokens</i> to see how the rest is shared. <i>Words</i> merges sub-word pieces.</p>"
+        "<p>With BERT, type [MASK] for a missing word: the predictions for it appear on the right.</p>");
+}
+
+// --- session
+// -------------------------------------------------------------------------------------------------
 
 QJsonObject TextPage::saveSession() const {
     QJsonObject s;
@@ -658,9 +723,11 @@ void TextPage::restoreSession(const QJsonObject& state) {
     m_newTokens->setValue(state.value("new_tokens").toInt(m_newTokens->value()));
     m_doc->setWordLevel(state.value("word_level").toBool());
     m_doc->setHideSpecial(state.value("hide_special").toBool());
-    m_tabs->setCurrentIndex(std::max(0, static_cast<int>(kViews.indexOf(state.value("view").toString("matrix")))));
+    m_tabs->setCurrentIndex(
+        std::max(0, static_cast<int>(kViews.indexOf(state.value("view").toString("matrix")))));
     const QString dir = sessionModelDir(state, kBuiltin);
-    if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir)) return; // that load continues it
+    if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir))
+        return; // that load continues it
     if (!dir.isEmpty() && (!m_doc->hasModel() || QFileInfo(dir) != QFileInfo(m_modelDir))) {
         openModel(dir); // then continueRestore()
         return;
@@ -672,10 +739,13 @@ void TextPage::restoreSession(const QJsonObject& state) {
 void TextPage::continueRestore() {
     if (!m_restore) return;
     m_doc->setLayer(m_restore->value("layer").toInt());
-    m_doc->setFusion(m_restore->value("fusion").toString() == QLatin1String("max") ? HeadFusion::Max : HeadFusion::Mean);
+    m_doc->setFusion(m_restore->value("fusion").toString() == QLatin1String("max") ? HeadFusion::Max
+                                                                                   : HeadFusion::Mean);
     m_doc->setHead(m_restore->value("head").toInt(-1));
-    if (m_restore->value("ran").toBool() && !m_input->text().trimmed().isEmpty()) runText();
-    else m_restore.reset();
+    if (m_restore->value("ran").toBool() && !m_input->text().trimmed().isEmpty())
+        runText();
+    else
+        m_restore.reset();
 }
 
 } // namespace attnlens::ui

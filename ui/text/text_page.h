@@ -1,12 +1,12 @@
 #pragma once
-// TextPage: the "Text" workspace for BERT- and GPT-2-style models (core/models/text_folder.h). Type a text and Run:
-// BERT shows every head of its forward pass and, for each [MASK], the top predictions; GPT-2 generates token by
-// token through its KV cache — step back and forth (◀ ▶, Alt+Left/Right, play) and see each new token's attention
-// over the growing context and the ten most likely next tokens at every step. Views: Matrix (the layer / head or
-// the mean / max over heads), Model (all layers × heads, click one to show it) and Lines (BertViz's head view);
-// special tokens can be hidden and "##" / "Ġ" pieces merged into words; Export writes PNGs and the JSON of
-// `attnlens-cli text`. Loading and inference run on the page's worker (progress, Cancel); a folder that fails to load
-// leaves the previous model in place.
+// TextPage: the "Text" workspace for BERT- and GPT-2-style models (core/models/text_folder.h). Type a text
+// and Run: BERT shows every head of its forward pass and, for each [MASK], the top predictions; GPT-2
+// generates token by token through its KV cache — step back and forth (◀ ▶, Alt+Left/Right, play) and see
+// each new token's attention over the growing context and the ten most likely next tokens at every step.
+// Views: Matrix (the layer / head or the mean / max over heads), Model (all layers × heads, click one to show
+// it) and Lines (BertViz's head view); special tokens can be hidden and "##" / "Ġ" pieces merged into words;
+// Export writes PNGs and the JSON of `attnlens-cli text`. Loading and inference run on the page's worker
+// (progress, Cancel); a folder that fails to load leaves the previous model in place.
 //
 // Object names: "textInput", "runButton", "newTokens", "stepBack", "stepForward", "play", "layer", "head",
 // "wordLevel", "hideSpecial", "views", "matrix", "modelGrid", "lines", "candidates", "status", "message".
@@ -65,8 +65,8 @@ public:
     void setText(const QString& text);
     QString text() const;
     void setNewTokens(int n);
-    void runText();      // BERT: the forward pass; GPT-2: the prompt, then newTokens() generated tokens
-    void stepForward();  // GPT-2: the next generated token (generates one more at the end)
+    void runText();     // BERT: the forward pass; GPT-2: the prompt, then newTokens() generated tokens
+    void stepForward(); // GPT-2: the next generated token (generates one more at the end)
     void stepBack();
     void setPlaying(bool on);
     void cancel();
@@ -79,8 +79,8 @@ public:
     QString message() const;
     QString statusText() const;
     bool isBusy() const;
-    // Export: .png the shown view; .json the visible tokens' model_type, tokens, ids and attentions [L][H][T][T] as
-    // `attnlens-cli text --json` writes them. Throws attnlens::Error.
+    // Export: .png the shown view; .json the visible tokens' model_type, tokens, ids and attentions
+    // [L][H][T][T] as `attnlens-cli text --json` writes them. Throws attnlens::Error.
     void exportTo(const QString& path);
 
 signals:

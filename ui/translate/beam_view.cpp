@@ -1,15 +1,17 @@
 #include "ui/translate/beam_view.h"
+
 #include "ui/widgets/page_parts.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QWheelEvent>
-#include <algorithm>
-#include <cmath>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollArea>
 #include <QVBoxLayout>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace attnlens::ui {
@@ -137,7 +139,8 @@ BeamView::BeamView(TranslationDocument* document, QWidget* parent) : QWidget(par
     auto* top = new QHBoxLayout;
     top->addWidget(m_info, 1);
     top->addWidget(zoomButtons(
-        this, QStringLiteral("beamZoom"), [this] { zoomOut(); }, [this] { zoomIn(); }, [this] { fitToView(); }),
+                       this, QStringLiteral("beamZoom"), [this] { zoomOut(); }, [this] { zoomIn(); },
+                       [this] { fitToView(); }),
                    0, Qt::AlignTop);
     layout->addLayout(top);
     m_scroll = new QScrollArea(this);
@@ -146,7 +149,8 @@ BeamView::BeamView(TranslationDocument* document, QWidget* parent) : QWidget(par
     m_scroll->setWidget(m_canvas);
     layout->addWidget(m_scroll, 1);
     connect(m_doc, &TranslationDocument::snapshotChanged, this, &BeamView::refresh);
-    connect(m_canvas, &BeamTreeCanvas::zoomRequested, this, [this](int steps) { steps > 0 ? zoomIn() : zoomOut(); });
+    connect(m_canvas, &BeamTreeCanvas::zoomRequested, this,
+            [this](int steps) { steps > 0 ? zoomIn() : zoomOut(); });
     connect(m_canvas, &BeamTreeCanvas::rebuilt, this, [this] {
         if (m_fit) applyFit();
         follow();
@@ -178,7 +182,8 @@ void BeamView::applyFit() {
     const QSize tree = m_canvas->treeLayout().size;
     const QSize room = m_scroll->viewport()->size();
     if (tree.isEmpty() || room.isEmpty()) return;
-    const double zoom = std::min({1.0, room.width() / double(tree.width()), room.height() / double(tree.height())});
+    const double zoom =
+        std::min({1.0, room.width() / double(tree.width()), room.height() / double(tree.height())});
     m_canvas->setZoom(zoom);
 }
 

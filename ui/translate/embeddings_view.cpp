@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QScrollArea>
 #include <QVBoxLayout>
+
 #include <cmath>
 
 namespace attnlens::ui {

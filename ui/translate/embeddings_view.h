@@ -7,6 +7,7 @@
 #include "ui/translate/translation_document.h"
 
 #include <QWidget>
+
 #include <array>
 
 class QComboBox;

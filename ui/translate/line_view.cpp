@@ -1,4 +1,5 @@
 #include "ui/translate/line_view.h"
+
 #include "ui/widgets/page_parts.h"
 
 #include <QHBoxLayout>

@@ -12,6 +12,7 @@
 
 #include <QPixmap>
 #include <QWidget>
+
 #include <vector>
 
 class QHBoxLayout;

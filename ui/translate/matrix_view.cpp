@@ -61,8 +61,9 @@ AttentionMatrixView::AttentionMatrixView(TranslationDocument* document, QWidget*
 QString AttentionMatrixView::title() const {
     if (m_doc->showsThrough())
         return tr("<b>%1</b> · %2 through layers 0–%3 · heads averaged, residual added")
-            .arg(attentionKindName(m_doc->kind()),
-                 m_doc->through() == TranslationDocument::Through::Rollout ? tr("rollout") : tr("attention flow"))
+            .arg(attentionKindName(m_doc->kind()), m_doc->through() == TranslationDocument::Through::Rollout
+                                                       ? tr("rollout")
+                                                       : tr("attention flow"))
             .arg(m_doc->layer());
     const QString head =
         m_doc->head() >= 0
@@ -81,8 +82,9 @@ void AttentionMatrixView::refresh() {
     if (m_matrix.empty()) {
         m_placeholder->setText(!m_doc->hasModel() ? tr("Open a Marian model (File → Open model…).")
                                : !m_doc->trace()  ? tr("Type a German sentence and press Translate.")
-                               : m_doc->flowPending() ? tr("Computing the attention flow…")
-                                                  : tr("No target token yet: step forward to generate one."));
+                               : m_doc->flowPending()
+                                   ? tr("Computing the attention flow…")
+                                   : tr("No target token yet: step forward to generate one."));
         m_stack->setCurrentWidget(m_placeholder);
         return;
     }

@@ -108,9 +108,11 @@ void ModelGridCanvas::paintEvent(QPaintEvent*) {
             }
             const bool current = l == m_doc->layer() && head == m_doc->head();
             const bool hovered = m_hover == std::make_pair(l, head);
-            p.setPen(
-                QPen(current ? QColor(234, 67, 53) : (hovered ? QColor(26, 115, 232) : mixColors(palette().color(QPalette::Base), palette().color(QPalette::WindowText), 0.18)),
-                     current || hovered ? 3 : 1));
+            p.setPen(QPen(current ? QColor(234, 67, 53)
+                                  : (hovered ? QColor(26, 115, 232)
+                                             : mixColors(palette().color(QPalette::Base),
+                                                         palette().color(QPalette::WindowText), 0.18)),
+                          current || hovered ? 3 : 1));
             p.setBrush(Qt::NoBrush);
             p.drawRect(c.adjusted(-1, -1, 0, 0));
             p.setPen(palette().color(QPalette::WindowText));
@@ -130,11 +132,11 @@ void ModelGridCanvas::mouseMoveEvent(QMouseEvent* event) {
     const auto cell = cellAt(event->position().toPoint());
     if (cell != m_hover) {
         m_hover = cell;
-        setToolTip(cell.first < 0 ? QString()
-                                  : tr("Layer %1, %2 — click to open in the matrix view")
-                                        .arg(cell.first)
-                                        .arg(cell.second < 0 ? tr("mean over heads")
-                                                             : tr("head %1").arg(cell.second)));
+        setToolTip(cell.first < 0
+                       ? QString()
+                       : tr("Layer %1, %2 — click to open in the matrix view")
+                             .arg(cell.first)
+                             .arg(cell.second < 0 ? tr("mean over heads") : tr("head %1").arg(cell.second)));
         update();
     }
 }

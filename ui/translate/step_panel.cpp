@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QPainter>
 #include <QVBoxLayout>
+
 #include <cmath>
 
 namespace attnlens::ui {
@@ -26,7 +27,8 @@ QString hypothesisNote(const TranslationSnapshot& snap, const TranslationTrace& 
     if (snap.numBeams <= 1 && selectedNode <= 0) return {};
     QString text = QStringLiteral("<br>");
     if (selectedNode > 0)
-        text += StepPanel::tr("Shown: beam node %1's hypothesis at step %2.").arg(selectedNode).arg(snap.step);
+        text +=
+            StepPanel::tr("Shown: beam node %1's hypothesis at step %2.").arg(selectedNode).arg(snap.step);
     else if (snap.finished)
         text += StepPanel::tr("Shown: the final best hypothesis.");
     else
@@ -36,9 +38,9 @@ QString hypothesisNote(const TranslationSnapshot& snap, const TranslationTrace& 
     if (finalTokens.empty() || (snap.finished && selectedNode <= 0)) return text;
     const auto& here = shown.targetTokens;
     size_t k = 0;
-    while (k < here.size() && k < finalTokens.size() && here[k] == finalTokens[k]) ++k;
-    if (k == here.size())
-        return text + StepPanel::tr(" The final translation continues it.");
+    while (k < here.size() && k < finalTokens.size() && here[k] == finalTokens[k])
+        ++k;
+    if (k == here.size()) return text + StepPanel::tr(" The final translation continues it.");
     return text + StepPanel::tr(" <span style='color:%1'>The final translation parts from it at target "
                                 "token %2: here <b>%3</b>, final <b>%4</b>.</span>")
                       .arg(QStringLiteral("#d93025"))

@@ -1,10 +1,12 @@
 #include "ui/translate/token_chips.h"
+
 #include "ui/render/heatmap_image.h"
 #include "ui/widgets/page_parts.h"
 
 #include <QFontMetrics>
 #include <QMouseEvent>
 #include <QPainter>
+
 #include <algorithm>
 
 namespace attnlens::ui {
@@ -12,7 +14,7 @@ namespace attnlens::ui {
 namespace {
 constexpr int kLabelW = 64, kPadX = 7, kGap = 4, kChipH = 24;
 static_assert(kChipH + kGap == TokenChips::kLineHeight);
-}
+} // namespace
 
 TokenChips::TokenChips(TranslationDocument* document, TokenSide side, QWidget* parent)
     : QWidget(parent), m_doc(document), m_side(side) {
@@ -101,10 +103,15 @@ void TokenChips::paintEvent(QPaintEvent*) {
         const float weight = i < w.size() ? std::clamp(w[i], 0.0f, 1.0f) : 0.0f;
         // The chip's tint grows with the weight, from the palette's base towards the accent.
         const QColor base = palette().color(QPalette::Base);
-        QColor fill = weight > 0.0f ? mixColors(base, accent, 0.15 + 0.85 * weight) : mixColors(palette().color(QPalette::Base), palette().color(QPalette::WindowText), 0.06);
+        QColor fill = weight > 0.0f ? mixColors(base, accent, 0.15 + 0.85 * weight)
+                                    : mixColors(palette().color(QPalette::Base),
+                                                palette().color(QPalette::WindowText), 0.06);
         const bool isSel = me == selected, isHover = me == hovered;
         p.setBrush(fill);
-        p.setPen(QPen(isSel ? QColor(234, 67, 53) : (isHover ? accent : mixColors(palette().color(QPalette::Base), palette().color(QPalette::WindowText), 0.18)),
+        p.setPen(QPen(isSel ? QColor(234, 67, 53)
+                            : (isHover ? accent
+                                       : mixColors(palette().color(QPalette::Base),
+                                                   palette().color(QPalette::WindowText), 0.18)),
                       isSel || isHover ? 2 : 1));
         p.drawRoundedRect(QRectF(r).adjusted(0.5, 0.5, -0.5, -0.5), 6, 6);
         p.setPen(contrastingTextColor(fill));

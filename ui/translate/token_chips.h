@@ -7,6 +7,7 @@
 
 #include <QRect>
 #include <QWidget>
+
 #include <vector>
 
 namespace attnlens::ui {

@@ -1,12 +1,11 @@
-// The Translate page's head ablation (issue 21): heads switched off from the Heads tab, the comparison with the
-// plain model, and ranking the heads of one kind by how much the translation leans on each.
-#include "ui/translate/translate_page.h"
-
+// The Translate page's head ablation (issue 21): heads switched off from the Heads tab, the comparison with
+// the plain model, and ranking the heads of one kind by how much the translation leans on each.
 #include "core/analysis/ablation_change.h"
 #include "core/analysis/head_importance.h"
 #include "core/decode/decode_session.h"
 #include "core/decode/trace_attention.h"
 #include "ui/shell/inference_worker.h"
+#include "ui/translate/translate_page.h"
 #include "ui/translate/translation_document.h"
 #include "ui/widgets/heads_lens.h"
 
@@ -17,12 +16,14 @@
 namespace attnlens::ui {
 
 struct TranslatePage::AblationComparison {
-    std::string translation;  // the plain model's
+    std::string translation; // the plain model's
     std::vector<int> plainIds;
-    AblationChange change;    // against the ablated trace on screen
+    AblationChange change; // against the ablated trace on screen
 };
 
-QString TranslatePage::ablationDetails() const { return m_translation->toolTip(); }
+QString TranslatePage::ablationDetails() const {
+    return m_translation->toolTip();
+}
 
 void TranslatePage::setAblation(MarianAblation ablation) {
     m_ablation = std::move(ablation);
@@ -38,10 +39,12 @@ void TranslatePage::refreshTranslationLabel() {
         m_translation->setText(QString());
         return;
     }
-    QString text = tr("<span style='color:%3'>translation:</span> <b>%1</b>%2")
-                       .arg(QString::fromStdString(t->translation).toHtmlEscaped(),
-                            m_doc->selectedBeamNode() > 0 ? tr(" (beam node %1)").arg(m_doc->selectedBeamNode()) : QString(),
-                            palette().color(QPalette::PlaceholderText).name());
+    QString text =
+        tr("<span style='color:%3'>translation:</span> <b>%1</b>%2")
+            .arg(QString::fromStdString(t->translation).toHtmlEscaped(),
+                 m_doc->selectedBeamNode() > 0 ? tr(" (beam node %1)").arg(m_doc->selectedBeamNode())
+                                               : QString(),
+                 palette().color(QPalette::PlaceholderText).name());
     QString tip;
     if (m_ablation.any()) {
         const int n = m_ablation.count();
@@ -56,7 +59,8 @@ void TranslatePage::refreshTranslationLabel() {
             const QString token = piece(c->plainIds[at]);
             text += c->change.partsAt >= 0
                         ? tr(" · the tokens part at target position %1: p(<b>%2</b>) %3 → <b>%4</b>")
-                        : tr(" · same tokens; the largest drop at target position %1: p(<b>%2</b>) %3 → <b>%4</b>");
+                        : tr(" · same tokens; the largest drop at target position %1: p(<b>%2</b>) %3 → "
+                             "<b>%4</b>");
             text = text.arg(c->change.position)
                        .arg(token)
                        .arg(c->change.plainProbability[at], 0, 'f', 3)
@@ -67,7 +71,8 @@ void TranslatePage::refreshTranslationLabel() {
                     items << QStringLiteral("%1 %2").arg(piece(choice.id)).arg(choice.probability, 0, 'f', 3);
                 return items.join(QStringLiteral(", "));
             };
-            tip = tr("At target position %1 (teacher-forced over the plain translation):<br>top 5 with all heads: %2<br>"
+            tip = tr("At target position %1 (teacher-forced over the plain translation):<br>top 5 with all "
+                     "heads: %2<br>"
                      "top 5 with the heads off: %3")
                       .arg(c->change.position)
                       .arg(list(c->change.topPlain), list(c->change.topAblated));
@@ -95,7 +100,8 @@ void TranslatePage::compareWithAllHeads() {
             out->translation = plain.trace()->translation;
             out->plainIds = plain.trace()->targetIds;
             if (!out->plainIds.empty())
-                out->change = marianAblationChange(*model.model, trace->sourceIds, out->plainIds, trace->targetIds, ablation);
+                out->change = marianAblationChange(*model.model, trace->sourceIds, out->plainIds,
+                                                   trace->targetIds, ablation);
             return std::shared_ptr<const AblationComparison>(std::move(out));
         },
         [this, trace](std::shared_ptr<const AblationComparison> comparison) {
@@ -113,16 +119,19 @@ void TranslatePage::rankHeadsByImportance() {
     m_worker->run<RowMatrix>(
         tr("Ranking heads"),
         [model, trace, kind](const Callbacks& cb) {
-            return marianHeadImportance(*model.model, trace->sourceIds, trace->targetIds, static_cast<int>(kind), cb);
+            return marianHeadImportance(*model.model, trace->sourceIds, trace->targetIds,
+                                        static_cast<int>(kind), cb);
         },
         [this, kind, trace](RowMatrix drop) {
             if (m_doc->kind() != kind || m_doc->trace() != trace) return; // the user moved on
             m_rankedFor = trace.get();
             m_rankedKind = kind;
             m_headsView->setImportance(
-                drop, tr("Importance: how much the log-probability of the translation on screen drops when the head "
-                         "alone is switched off (teacher-forced over its tokens). Large = the translation leans on "
-                         "this head."));
+                drop,
+                tr("Importance: how much the log-probability of the translation on screen drops when the "
+                   "head "
+                   "alone is switched off (teacher-forced over its tokens). Large = the translation leans on "
+                   "this head."));
         });
 }
 

@@ -1,12 +1,11 @@
-// The Translate page's neuron view (issue 21, M18): one attention score of the shown kind taken apart, for the
-// cell right-clicked in the matrix (or the focus token), with every layer, head and token of the translation
-// on screen selectable in the window.
-#include "ui/translate/translate_page.h"
-
+// The Translate page's neuron view (issue 21, M18): one attention score of the shown kind taken apart, for
+// the cell right-clicked in the matrix (or the focus token), with every layer, head and token of the
+// translation on screen selectable in the window.
 #include "core/decode/trace_attention.h"
 #include "core/models/marian_folder.h"
 #include "ui/render/string_lists.h"
 #include "ui/translate/matrix_view.h"
+#include "ui/translate/translate_page.h"
 #include "ui/translate/translation_document.h"
 #include "ui/widgets/neuron_dialog.h"
 
@@ -18,9 +17,12 @@ namespace {
 
 QString kindTitle(AttentionKind kind) {
     switch (kind) {
-    case AttentionKind::EncoderSelf: return QObject::tr("encoder self-attention");
-    case AttentionKind::DecoderSelf: return QObject::tr("decoder self-attention (masked)");
-    case AttentionKind::Cross: return QObject::tr("cross-attention");
+    case AttentionKind::EncoderSelf:
+        return QObject::tr("encoder self-attention");
+    case AttentionKind::DecoderSelf:
+        return QObject::tr("decoder self-attention (masked)");
+    case AttentionKind::Cross:
+        return QObject::tr("cross-attention");
     }
     return {};
 }
@@ -31,14 +33,18 @@ void TranslatePage::showNeuronView(int row, int col) {
     const auto trace = m_doc->trace();
     const MarianFolder folder = m_doc->model();
     if (!trace || !folder.model || trace->targetIds.empty()) {
-        showStatus(tr("Translate something first: the neuron view takes one score of the translation apart."), true);
+        showStatus(tr("Translate something first: the neuron view takes one score of the translation apart."),
+                   true);
         return;
     }
     const AttentionMatrix matrix = m_doc->currentMatrix();
-    // Displayed row / column → the captured matrix's piece indices (word merging and hidden tokens change them).
+    // Displayed row / column → the captured matrix's piece indices (word merging and hidden tokens change
+    // them).
     int query = -1, key = -1;
-    if (row >= 0 && row < static_cast<int>(matrix.rowFirstPiece.size())) query = matrix.rowFirstPiece[size_t(row)];
-    if (col >= 0 && col < static_cast<int>(matrix.columnFirstPiece.size())) key = matrix.columnFirstPiece[size_t(col)];
+    if (row >= 0 && row < static_cast<int>(matrix.rowFirstPiece.size()))
+        query = matrix.rowFirstPiece[size_t(row)];
+    if (col >= 0 && col < static_cast<int>(matrix.columnFirstPiece.size()))
+        key = matrix.columnFirstPiece[size_t(col)];
     if (query < 0) {
         const TokenRef focus = m_doc->focusToken();
         query = focus.isValid() && focus.side == matrix.rowSide ? focus.index : 0;

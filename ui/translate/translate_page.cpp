@@ -13,9 +13,9 @@
 #include "ui/translate/step_panel.h"
 #include "ui/translate/token_chips.h"
 #include "ui/translate/translation_export.h"
-#include "ui/widgets/heads_lens.h"
 #include "ui/widgets/difference_view.h"
 #include "ui/widgets/elided_label.h"
+#include "ui/widgets/heads_lens.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/page_message.h"
@@ -32,10 +32,10 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QShortcut>
 #include <QSignalBlocker>
 #include <QSpinBox>
-#include <QScrollArea>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTimer>
@@ -65,7 +65,6 @@ struct LoadedMarian {
 struct StepResult {
     std::shared_ptr<const TranslationSnapshot> snapshot;
 };
-
 
 } // namespace
 
@@ -119,7 +118,9 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
     }
 }
 
-TranslatePage::~TranslatePage() { m_worker->stop(); }
+TranslatePage::~TranslatePage() {
+    m_worker->stop();
+}
 
 // --- construction ------------------------------------------------------------------------------
 
@@ -204,12 +205,13 @@ void TranslatePage::connectViews() {
         showView(View::Matrix);
     });
     connect(m_tabs, &QTabWidget::currentChanged, this, &TranslatePage::refreshHeads);
-    connect(m_headsView, &HeadsLensView::ablationRequested, this, [this](std::vector<std::pair<int, int>> heads) {
-        // The lens shows one kind: replace that kind's switched-off heads, keep the others'.
-        MarianAblation next = m_ablation;
-        next.setHeads(static_cast<int>(m_doc->kind()), heads, m_doc->model().model->config());
-        setAblation(std::move(next));
-    });
+    connect(m_headsView, &HeadsLensView::ablationRequested, this,
+            [this](std::vector<std::pair<int, int>> heads) {
+                // The lens shows one kind: replace that kind's switched-off heads, keep the others'.
+                MarianAblation next = m_ablation;
+                next.setHeads(static_cast<int>(m_doc->kind()), heads, m_doc->model().model->config());
+                setAblation(std::move(next));
+            });
     connect(m_headsView, &HeadsLensView::importanceRequested, this, &TranslatePage::rankHeadsByImportance);
     connect(m_doc, &TranslationDocument::snapshotChanged, this, &TranslatePage::refreshHeads);
     connect(m_doc, &TranslationDocument::selectionChanged, this, &TranslatePage::refreshHeads);
@@ -234,10 +236,13 @@ void TranslatePage::addStepShortcuts() {
     };
     shortcut(QKeySequence(Qt::ALT | Qt::Key_Right), tr("Next decoding step"), [this] { stepForward(); });
     shortcut(QKeySequence(Qt::ALT | Qt::Key_Left), tr("Previous decoding step"), [this] { stepBack(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketRight), tr("Next decoding step"), [this] { stepForward(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketLeft), tr("Previous decoding step"), [this] { stepBack(); });
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketRight), tr("Next decoding step"),
+             [this] { stepForward(); });
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketLeft), tr("Previous decoding step"),
+             [this] { stepBack(); });
     shortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), tr("Translate the sentence"), [this] { translate(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_P), tr("Play / pause the steps"), [this] { setPlaying(!isPlaying()); });
+    shortcut(QKeySequence(Qt::CTRL | Qt::Key_P), tr("Play / pause the steps"),
+             [this] { setPlaying(!isPlaying()); });
 }
 
 void TranslatePage::connectWorker() {
@@ -348,14 +353,18 @@ QToolButton* TranslatePage::buildExportButton(QWidget* w) {
             showStatus(QString::fromStdString(e.what()), true);
         }
     };
-    auto* exportButton = exportMenuButton(w, {
-        {tr("Current view as PNG…"), [ask] { ask(tr("PNG image (*.png)"), QStringLiteral("png"), false); }},
-        {tr("Current view as SVG…"), [ask] { ask(tr("SVG image (*.svg)"), QStringLiteral("svg"), false); }},
-        {QString(), {}},
-        {tr("Attention as JSON…"), [ask] { ask(tr("JSON (*.json)"), QStringLiteral("json"), true); }},
-        {tr("Shown matrix as CSV…"), [ask] { ask(tr("CSV (*.csv)"), QStringLiteral("csv"), true); }},
-        {tr("Attention tensor as NPY…"), [ask] { ask(tr("NumPy (*.npy)"), QStringLiteral("npy"), true); }},
-    });
+    auto* exportButton = exportMenuButton(
+        w, {
+               {tr("Current view as PNG…"),
+                [ask] { ask(tr("PNG image (*.png)"), QStringLiteral("png"), false); }},
+               {tr("Current view as SVG…"),
+                [ask] { ask(tr("SVG image (*.svg)"), QStringLiteral("svg"), false); }},
+               {QString(), {}},
+               {tr("Attention as JSON…"), [ask] { ask(tr("JSON (*.json)"), QStringLiteral("json"), true); }},
+               {tr("Shown matrix as CSV…"), [ask] { ask(tr("CSV (*.csv)"), QStringLiteral("csv"), true); }},
+               {tr("Attention tensor as NPY…"),
+                [ask] { ask(tr("NumPy (*.npy)"), QStringLiteral("npy"), true); }},
+           });
     exportButton->setObjectName(QStringLiteral("exportButton"));
     return exportButton;
 }
@@ -388,9 +397,10 @@ QWidget* TranslatePage::buildSelectors() {
     auto* neuron = new QToolButton(w);
     neuron->setObjectName(QStringLiteral("neuronButton"));
     neuron->setText(tr("Inside a score…"));
-    neuron->setToolTip(tr("The neuron view: one attention score of this kind taken apart — the query and key vectors, "
-                          "their products per dimension, q·k, ÷√d_k and the softmax (also on a matrix cell's "
-                          "right-click menu)"));
+    neuron->setToolTip(
+        tr("The neuron view: one attention score of this kind taken apart — the query and key vectors, "
+           "their products per dimension, q·k, ÷√d_k and the softmax (also on a matrix cell's "
+           "right-click menu)"));
     connect(neuron, &QToolButton::clicked, this, [this] { showNeuronView(); });
 
     row->addWidget(new QLabel(tr("Show"), w));
@@ -412,7 +422,8 @@ QWidget* TranslatePage::buildSelectors() {
         const int data = m_head->itemData(i).toInt(); // -1 mean, -2 max, -3 rollout, -4 flow, h >= 0 a head
         if (data <= -3) {
             m_doc->setFusion(HeadFusion::Mean);
-            m_doc->setThrough(data == -3 ? TranslationDocument::Through::Rollout : TranslationDocument::Through::Flow);
+            m_doc->setThrough(data == -3 ? TranslationDocument::Through::Rollout
+                                         : TranslationDocument::Through::Flow);
         } else if (data < 0) {
             m_doc->setThrough(TranslationDocument::Through::Layer);
             m_doc->setFusion(data == -2 ? HeadFusion::Max : HeadFusion::Mean);
@@ -455,12 +466,17 @@ void TranslatePage::syncSelectors() {
         m_head->addItem(tr("Max of heads"), -2);
         if (encoder) { // through the layers (heads fused with the mean)
             m_head->addItem(tr("Rollout, layers 0…L"), -3);
-            m_head->setItemData(2, tr("Attention rollout (Abnar & Zuidema 2020): heads averaged, the residual added, "
-                                      "layers 0…L multiplied"), Qt::ToolTipRole);
+            m_head->setItemData(
+                2,
+                tr("Attention rollout (Abnar & Zuidema 2020): heads averaged, the residual added, "
+                   "layers 0…L multiplied"),
+                Qt::ToolTipRole);
             m_head->addItem(tr("Flow, layers 0…L"), -4);
-            m_head->setItemData(3, tr("Attention flow (Abnar & Zuidema 2020): a maximum flow through layers 0…L, heads "
-                                      "averaged, the residual added; computed on the worker, rollout above ≈ 3 s"),
-                                Qt::ToolTipRole);
+            m_head->setItemData(
+                3,
+                tr("Attention flow (Abnar & Zuidema 2020): a maximum flow through layers 0…L, heads "
+                   "averaged, the residual added; computed on the worker, rollout above ≈ 3 s"),
+                Qt::ToolTipRole);
         }
         for (int h = 0; h < heads; ++h)
             m_head->addItem(tr("Head %1").arg(h), h);
@@ -471,8 +487,9 @@ void TranslatePage::syncSelectors() {
     m_wordLevel->setChecked(m_doc->wordLevel());
     m_hideSpecial->setChecked(m_doc->hideSpecial());
     m_modelLabel->setText(m_doc->modelDescription());
-    m_modelLabel->setToolTip(m_precisionNote.sentence.isEmpty() ? m_doc->modelDescription()
-                                                                : m_doc->modelDescription() + "\n" + m_precisionNote.sentence);
+    m_modelLabel->setToolTip(m_precisionNote.sentence.isEmpty()
+                                 ? m_doc->modelDescription()
+                                 : m_doc->modelDescription() + "\n" + m_precisionNote.sentence);
 }
 
 void TranslatePage::updateButtons() {
@@ -495,7 +512,9 @@ void TranslatePage::showStatus(const QString& text, bool error) {
     m_status->setText(text);
 }
 
-QString TranslatePage::message() const { return m_message->message(); }
+QString TranslatePage::message() const {
+    return m_message->message();
+}
 
 QString TranslatePage::statusText() const {
     return m_status->text();
@@ -525,7 +544,8 @@ void TranslatePage::openModel(const QString& dir) {
             if (linearPrecision() == LinearPrecision::Bf16) {
                 cb.report(1.0, "checking bf16 against fp32");
                 loaded->note = PrecisionNote::measure("translation", [&] {
-                    return marianPrecisionParity(loaded->folder.model, loaded->folder.tokenizer, probe, DecodeOptions{});
+                    return marianPrecisionParity(loaded->folder.model, loaded->folder.tokenizer, probe,
+                                                 DecodeOptions{});
                 });
             }
             return loaded;
@@ -533,11 +553,13 @@ void TranslatePage::openModel(const QString& dir) {
         [this, dir](std::shared_ptr<LoadedMarian> loaded) {
             m_loadingDir.clear();
             m_precisionNote = loaded->note;
-            if (loaded->folder.model->dir() != (m_doc->hasModel() ? m_doc->model().model->dir() : std::filesystem::path()))
+            if (loaded->folder.model->dir() !=
+                (m_doc->hasModel() ? m_doc->model().model->dir() : std::filesystem::path()))
                 m_ablation = {}; // another model's heads
             m_doc->setModel(loaded->folder, dir);
-            showStatus(m_precisionNote.empty() ? tr("Loaded %1.").arg(m_doc->modelDescription())
-                                               : tr("Loaded %1. %2").arg(m_doc->modelDescription(), m_precisionNote.sentence));
+            showStatus(m_precisionNote.empty()
+                           ? tr("Loaded %1.").arg(m_doc->modelDescription())
+                           : tr("Loaded %1. %2").arg(m_doc->modelDescription(), m_precisionNote.sentence));
             emit modelLoaded();
             if (m_restore) applyRestoredAblation();
             if (m_restore && !restoreWantsTranslation()) {
@@ -616,8 +638,8 @@ void TranslatePage::continueTranslation(int generation, int growth) {
         [this, generation, growth](StepResult r) { showTranslationSlice(r.snapshot, generation, growth); });
 }
 
-void TranslatePage::showTranslationSlice(const std::shared_ptr<const TranslationSnapshot>& snapshot, int generation,
-                                         int growth) {
+void TranslatePage::showTranslationSlice(const std::shared_ptr<const TranslationSnapshot>& snapshot,
+                                         int generation, int growth) {
     // A newer translation, a step/back/reset or Cancel took over.
     if (generation != m_generation || growth != m_growth) return;
     m_doc->setSnapshot(snapshot);
@@ -664,8 +686,10 @@ void TranslatePage::submitStep(const QString& label, int action, int target) {
             else if (action == 2)
                 s.reset();
             else {
-                while (s.stepCount() > target && s.back()) {}
-                while (s.stepCount() < target && s.step()) {}
+                while (s.stepCount() > target && s.back()) {
+                }
+                while (s.stepCount() < target && s.step()) {
+                }
             }
             return StepResult{makeSnapshot(s, *model.model, *model.tokenizer)};
         },
@@ -742,7 +766,8 @@ void TranslatePage::refreshHeads() {
         return;
     }
     const HeadStats stats = computeHeadStats(attention, headStatsOptions(*trace, kind));
-    if (m_headsView->hasImportance() && (m_rankedFor != trace.get() || m_rankedKind != kind)) m_headsView->clearImportance();
+    if (m_headsView->hasImportance() && (m_rankedFor != trace.get() || m_rankedKind != kind))
+        m_headsView->clearImportance();
     const auto snapshot = m_doc->snapshot();
     m_headsView->setStats(stats,
                           tr("%1 at step %2: %3 query pieces × %4 key pieces")

@@ -12,17 +12,15 @@
 // "play", "reset", "searchMode", "beamWidth", "maxLength", "attentionKind", "layer", "head",
 // "wordLevel", "hideSpecial", "views", "status", "exportButton".
 
+#include "core/analysis/attention_diff.h"
+#include "core/models/marian_model.h"
+#include "ui/shell/help_dialogs.h"
 #include "ui/shell/model_page.h"
 #include "ui/shell/session.h"
-#include "core/analysis/attention_diff.h"
 #include "ui/translate/translation_document.h"
 #include "ui/widgets/precision_note.h"
 
 #include <QElapsedTimer>
-
-#include "core/models/marian_model.h"
-#include "ui/shell/help_dialogs.h"
-
 #include <QWidget>
 
 class QCheckBox;
@@ -71,8 +69,9 @@ public:
     QString modelDescription() const override { return m_doc->modelDescription(); }
     QString loadedModelDir() const override { return m_doc->modelDir(); }
 
-    // SessionPage (translate_session.cpp): model, input, decoding settings, the step, kind / layer / head / fusion /
-    // through, the selected token and beam node, word level, special tokens, the tab, heads off and pinned A.
+    // SessionPage (translate_session.cpp): model, input, decoding settings, the step, kind / layer / head /
+    // fusion / through, the selected token and beam node, word level, special tokens, the tab, heads off and
+    // pinned A.
     QString sessionKey() const override { return QStringLiteral("translate"); }
     QJsonObject saveSession() const override;
     QString checkSession(const QJsonObject& state) const override;
@@ -109,20 +108,22 @@ public:
     // translation from now on (translated again at once); forgotten when another model loads.
     void setAblation(MarianAblation ablation);
     const MarianAblation& ablation() const { return m_ablation; }
-    // The plain model's translation of the input on screen while heads are off (empty otherwise / until known).
+    // The plain model's translation of the input on screen while heads are off (empty otherwise / until
+    // known).
     QString baselineTranslation() const { return m_baselineTranslation; }
     // The translation line's tooltip: the top 5 with and without the heads where the output changed.
     QString ablationDetails() const;
     // Every head of the shown kind switched off alone: the drop of the shown translation's log-probability
     // (teacher-forced), on the worker; shown in the Heads tab as "importance".
     void rankHeadsByImportance();
-    // The neuron view (translate_neuron.cpp): one score of the shown kind taken apart, for the matrix's displayed
-    // row and column (their first pieces); -1: the focus token and the strongest key. Opens the window.
+    // The neuron view (translate_neuron.cpp): one score of the shown kind taken apart, for the matrix's
+    // displayed row and column (their first pieces); -1: the focus token and the strongest key. Opens the
+    // window.
     void showNeuronView(int row = -1, int col = -1);
     NeuronDialog* neuronDialog() const { return m_neuron; }
-    // Difference maps (translate_difference.cpp): the matrix on screen pinned as A; the Difference tab then shows A,
-    // the current matrix B and A − B (rows and columns matched by position or token), whatever changes — the
-    // sentence, the step, the kind, layer or head, or the model. unpin() forgets A.
+    // Difference maps (translate_difference.cpp): the matrix on screen pinned as A; the Difference tab then
+    // shows A, the current matrix B and A − B (rows and columns matched by position or token), whatever
+    // changes — the sentence, the step, the kind, layer or head, or the model. unpin() forgets A.
     void pinDifference();
     void unpin();
     bool hasPin() const { return m_pinned.has_value(); }
@@ -160,8 +161,9 @@ private:
     QToolButton* buildExportButton(QWidget* parent);
     void connectViews();
     void openNeuronView(int layer, int head, int query, int key); // pieces of the shown kind's matrix
-    // Encoder attention flow (translate_flow.cpp): when the selection shows flow and it is not computed yet, one
-    // max-flow per source token on the worker; above kFlowBudget the view falls back to rollout and says so.
+    // Encoder attention flow (translate_flow.cpp): when the selection shows flow and it is not computed yet,
+    // one max-flow per source token on the worker; above kFlowBudget the view falls back to rollout and says
+    // so.
     void requestFlow();
     TranslationDocument::FlowKey m_flowRequested;
     void refreshHeads(); // the Heads tab: statistics of the shown kind at the shown step (when visible)
@@ -173,17 +175,18 @@ private:
     void syncSelectors();
     void updateButtons();
     void submitStep(const QString& label, int action, int target = -1);
-    // Session restore (translate_session.cpp): the state being restored, applied in stages as the model loads,
-    // the translation arrives and the step is reached.
+    // Session restore (translate_session.cpp): the state being restored, applied in stages as the model
+    // loads, the translation arrives and the step is reached.
     std::optional<QJsonObject> m_restore;
     QString m_loadingDir; // the folder a load is running for (a session naming it waits for that load)
     bool m_restoreStepAsked = false;
-    void continueRestore();           // after a translation or step arrived
-    void applyRestoredView();         // the step is right: selection, view options, tab
-    void applyRestoredAblation();     // once the model is known
+    void continueRestore();       // after a translation or step arrived
+    void applyRestoredView();     // the step is right: selection, view options, tab
+    void applyRestoredAblation(); // once the model is known
     bool restoreWantsTranslation() const;
     void continueTranslation(int generation, int growth);
-    void showTranslationSlice(const std::shared_ptr<const TranslationSnapshot>& snapshot, int generation, int growth);
+    void showTranslationSlice(const std::shared_ptr<const TranslationSnapshot>& snapshot, int generation,
+                              int growth);
     void showStatus(const QString& text, bool error = false);
     void playTick();
     QWidget* currentExportWidget() const;
@@ -215,7 +218,8 @@ private:
     HeadsLensView* m_headsView = nullptr;
     MarianAblation m_ablation;
     QString m_baselineTranslation;
-    // The plain translation and what the ablation changed (analysis/ablation_change), for the trace on screen.
+    // The plain translation and what the ablation changed (analysis/ablation_change), for the trace on
+    // screen.
     struct AblationComparison;
     std::shared_ptr<const AblationComparison> m_ablationChange;
     const void* m_rankedFor = nullptr; // the trace the Heads tab's importance was measured on
@@ -241,9 +245,9 @@ private:
     DifferenceView* m_differenceView = nullptr;
     QWidget* buildDifferenceTab();
     void refreshDifference();
-    QString describeMatrix() const; // what the Matrix tab shows now, in words
+    QString describeMatrix() const;                    // what the Matrix tab shows now, in words
     AttentionKind m_neuronKind = AttentionKind::Cross; // the kind the neuron window shows
-    PrecisionNote m_precisionNote; // bf16 loads: the measured difference from fp32
+    PrecisionNote m_precisionNote;                     // bf16 loads: the measured difference from fp32
 };
 
 } // namespace attnlens::ui

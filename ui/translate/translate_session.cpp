@@ -1,11 +1,10 @@
-// TranslatePage's saved sessions (ui/shell/session.h): what the page shows, saved as JSON and restored in stages —
-// the model loads, the sentence is translated with the saved settings and heads off, the decoding goes to the saved
-// step, then the selection, view options and tab are set and the pinned matrix comes back.
-
-#include "ui/translate/translate_page.h"
+// TranslatePage's saved sessions (ui/shell/session.h): what the page shows, saved as JSON and restored in
+// stages — the model loads, the sentence is translated with the saved settings and heads off, the decoding
+// goes to the saved step, then the selection, view options and tab are set and the pinned matrix comes back.
 
 #include "ui/render/string_lists.h"
 #include "ui/translate/step_panel.h"
+#include "ui/translate/translate_page.h"
 #include "ui/widgets/page_message.h"
 
 #include <QComboBox>
@@ -60,13 +59,16 @@ State parse(const QJsonObject& o, SessionReader& r, int maxBeam, int maxLength) 
     if (r.has("selected") && !o.value("selected").isNull()) {
         SessionReader sel(r.object("selected"), r.where("selected"));
         TokenRef t;
-        t.side = sel.choice("side", "source", {"source", "target"}) == QLatin1String("target") ? TokenSide::Target : TokenSide::Source;
+        t.side = sel.choice("side", "source", {"source", "target"}) == QLatin1String("target")
+                     ? TokenSide::Target
+                     : TokenSide::Source;
         t.index = sel.integer("index", 0, 0, 100000);
         if (!sel.ok()) r.fail("selected", sel.error().section(": ", 1));
         s.selected = t;
     }
     SessionReader ab(r.object("ablation"), r.where("ablation"));
-    for (int k = 0; k < 3; ++k) s.ablation[size_t(k)] = readHeadPairs(ab, kKinds[k]);
+    for (int k = 0; k < 3; ++k)
+        s.ablation[size_t(k)] = readHeadPairs(ab, kKinds[k]);
     if (!ab.ok()) r.fail("ablation", ab.error().section(": ", 1));
     if (r.has("pinned")) {
         SessionReader p(r.object("pinned"), r.where("pinned"));
@@ -117,10 +119,12 @@ QJsonObject TranslatePage::saveSession() const {
     s.insert("hide_special", m_doc->hideSpecial());
     s.insert("beam_node", m_doc->selectedBeamNode());
     if (const TokenRef t = m_doc->selectedToken(); t.isValid())
-        s.insert("selected", QJsonObject{{"side", t.side == TokenSide::Target ? "target" : "source"}, {"index", t.index}});
+        s.insert("selected", QJsonObject{{"side", t.side == TokenSide::Target ? "target" : "source"},
+                                         {"index", t.index}});
     QJsonObject ablation;
     for (int k = 0; k < 3; ++k)
-        if (const auto heads = m_ablation.heads(k); !heads.empty()) ablation.insert(kKinds[k], headPairsToJson(heads));
+        if (const auto heads = m_ablation.heads(k); !heads.empty())
+            ablation.insert(kKinds[k], headPairsToJson(heads));
     if (!ablation.isEmpty()) s.insert("ablation", ablation);
     if (m_pinned) {
         QJsonObject pinned = pinnedMapToJson(m_pinned->matrix.values, m_pinned->description);
@@ -138,7 +142,8 @@ QString TranslatePage::checkSession(const QJsonObject& state) const {
 }
 
 bool TranslatePage::restoreWantsTranslation() const {
-    return m_restore && m_restore->value("translated").toBool() && !m_restore->value("input").toString().trimmed().isEmpty();
+    return m_restore && m_restore->value("translated").toBool() &&
+           !m_restore->value("input").toString().trimmed().isEmpty();
 }
 
 void TranslatePage::restoreSession(const QJsonObject& state) {
@@ -154,10 +159,13 @@ void TranslatePage::restoreSession(const QJsonObject& state) {
     m_input->setText(s.input);
     setBeamWidth(s.beamWidth);
     if (s.maxNewTokens > 0) setMaxNewTokens(s.maxNewTokens);
-    if (s.pinned) m_pinned = Pinned{*s.pinned, s.pinnedDescription};
-    else m_pinned.reset();
+    if (s.pinned)
+        m_pinned = Pinned{*s.pinned, s.pinnedDescription};
+    else
+        m_pinned.reset();
     const QString dir = sessionModelDir(state, kBuiltinModel);
-    if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir)) return; // that load continues it
+    if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir))
+        return; // that load continues it
     if (!dir.isEmpty() && (!m_doc->hasModel() || QFileInfo(dir) != QFileInfo(m_doc->modelDir()))) {
         openModel(dir); // then the ablation, the translation, the step and the view
         return;
@@ -168,8 +176,10 @@ void TranslatePage::restoreSession(const QJsonObject& state) {
         return;
     }
     applyRestoredAblation();
-    if (restoreWantsTranslation()) translate();
-    else applyRestoredView();
+    if (restoreWantsTranslation())
+        translate();
+    else
+        applyRestoredView();
 }
 
 void TranslatePage::applyRestoredAblation() {
@@ -178,12 +188,14 @@ void TranslatePage::applyRestoredAblation() {
     const State s = parse(*m_restore, r, m_beamWidth->maximum(), m_maxLength->maximum());
     MarianAblation ablation;
     try {
-        for (int k = 0; k < 3; ++k) ablation.setHeads(k, s.ablation[size_t(k)], m_doc->model().model->config());
+        for (int k = 0; k < 3; ++k)
+            ablation.setHeads(k, s.ablation[size_t(k)], m_doc->model().model->config());
         m_ablation = ablation;
     } catch (const Error& e) {
         m_ablation = {};
-        m_message->showError(tr("The session's heads switched off do not fit this model (%1); all heads are on.")
-                                 .arg(QString::fromStdString(e.what())));
+        m_message->showError(
+            tr("The session's heads switched off do not fit this model (%1); all heads are on.")
+                .arg(QString::fromStdString(e.what())));
     }
 }
 
@@ -208,7 +220,8 @@ void TranslatePage::applyRestoredView() {
     m_doc->setLayer(s.layer);
     m_doc->setFusion(*parseHeadFusion(s.fusion.toStdString()));
     m_doc->setHead(s.head);
-    if (s.head < 0) m_doc->setThrough(static_cast<TranslationDocument::Through>(kThroughs.indexOf(s.through)));
+    if (s.head < 0)
+        m_doc->setThrough(static_cast<TranslationDocument::Through>(kThroughs.indexOf(s.through)));
     m_doc->setWordLevel(s.wordLevel);
     m_doc->setHideSpecial(s.hideSpecial);
     m_doc->setSelectedBeamNode(s.beamNode);

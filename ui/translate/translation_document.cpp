@@ -1,11 +1,11 @@
 #include "ui/translate/translation_document.h"
 
-#include "ui/render/string_lists.h"
-
 #include "core/util/error.h"
+#include "ui/render/string_lists.h"
 
 #include <QDir>
 #include <QFileInfo>
+
 #include <algorithm>
 
 namespace attnlens::ui {
@@ -368,7 +368,8 @@ AttentionMatrix TranslationDocument::matrix(AttentionKind kind, int layer, int h
         }
         raw = m_rollout;
     } else if (kind == AttentionKind::EncoderSelf && m_through == Through::Flow) {
-        if (!(m_flowKey == FlowKey{encoderStorage(), layer, m_fusion}) || m_flow.rows() != t.dim(2)) return m; // pending
+        if (!(m_flowKey == FlowKey{encoderStorage(), layer, m_fusion}) || m_flow.rows() != t.dim(2))
+            return m; // pending
         raw = m_flow;
     } else {
         raw = head >= 0 ? RowMatrix(t.slice2d({layer, head})) : layerAttention(t, layer, {-1, m_fusion});

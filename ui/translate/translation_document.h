@@ -20,6 +20,7 @@
 
 #include <QObject>
 #include <QStringList>
+
 #include <memory>
 #include <optional>
 #include <vector>
@@ -127,8 +128,8 @@ public:
 
     // Encoder self-attention through several layers (issue 21, M6): the matrix of the chosen layer alone, the
     // rollout of layers 0…layer, or the attention flow through them (heads fused with fusion()). Other kinds
-    // always show one layer. Flow is computed by the page on its worker (TranslatePage::requestFlow) and stored
-    // with setFlowMatrix(); until then the matrix is empty and flowPending() is true.
+    // always show one layer. Flow is computed by the page on its worker (TranslatePage::requestFlow) and
+    // stored with setFlowMatrix(); until then the matrix is empty and flowPending() is true.
     enum class Through { Layer, Rollout, Flow };
     Through through() const { return m_through; }
     void setThrough(Through through);
@@ -165,7 +166,9 @@ signals:
     void hoverChanged();
 
 private:
-    const void* encoderStorage() const { return m_trace ? traceAttention(*m_trace, AttentionKind::EncoderSelf).data() : nullptr; }
+    const void* encoderStorage() const {
+        return m_trace ? traceAttention(*m_trace, AttentionKind::EncoderSelf).data() : nullptr;
+    }
     void updateTrace();
     void clampSelection();
 
@@ -180,8 +183,8 @@ private:
     int m_head = -1;
     HeadFusion m_fusion = HeadFusion::Mean;
     Through m_through = Through::Layer;
-    // The keys name the encoder attention's storage; the trace holding it is kept with each cached matrix so that
-    // the address cannot be reused by another translation's tensor while the cache refers to it.
+    // The keys name the encoder attention's storage; the trace holding it is kept with each cached matrix so
+    // that the address cannot be reused by another translation's tensor while the cache refers to it.
     FlowKey m_flowKey;
     RowMatrix m_flow;
     std::shared_ptr<const TranslationTrace> m_flowTrace;

@@ -1,16 +1,16 @@
 #include "ui/translate/translation_export.h"
 
-#include "ui/render/string_lists.h"
-
 #include "core/export/npy.h"
 #include "core/io/json_file.h"
 #include "core/util/error.h"
+#include "ui/render/string_lists.h"
 
 #include <QFile>
 #include <QPainter>
 #include <QSvgGenerator>
 #include <QTextStream>
 #include <QWidget>
+
 #include <fstream>
 
 namespace attnlens::ui {
@@ -23,7 +23,6 @@ Json tensorJson(const Tensor& t) {
     j["data"] = t.toVector();
     return j;
 }
-
 
 QString csvField(const QString& s) {
     if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) && !s.contains(QLatin1Char('\n')))

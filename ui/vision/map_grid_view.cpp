@@ -27,7 +27,9 @@ void MapGridView::setTiles(std::vector<QImage> tiles, QStringList titles) {
     update();
 }
 
-void MapGridView::clear() { setTiles({}, {}); }
+void MapGridView::clear() {
+    setTiles({}, {});
+}
 
 void MapGridView::setMaxColumns(int columns) {
     m_maxColumns = std::max(0, columns);
@@ -35,11 +37,17 @@ void MapGridView::setMaxColumns(int columns) {
     update();
 }
 
-int MapGridView::columns() const { return columnsFor(width(), height()); }
+int MapGridView::columns() const {
+    return columnsFor(width(), height());
+}
 
-int MapGridView::rows() const { return rowsFor(columns()); }
+int MapGridView::rows() const {
+    return rowsFor(columns());
+}
 
-int MapGridView::rowsFor(int columns) const { return columns ? (count() + columns - 1) / columns : 0; }
+int MapGridView::rowsFor(int columns) const {
+    return columns ? (count() + columns - 1) / columns : 0;
+}
 
 int MapGridView::columnsFor(int width, int height) const {
     const int n = count();
@@ -108,8 +116,8 @@ void MapGridView::paintTiles(QPainter& p, int edge, int c, QPoint origin, bool f
     const int title = p.fontMetrics().height() + 4;
     for (int i = 0; i < count(); ++i) {
         const QRect r = forExport ? QRect(origin.x() + (i % c) * (ts.width() + kGap),
-                                          origin.y() + title + (i / c) * (ts.height() + title + kGap), ts.width(),
-                                          ts.height())
+                                          origin.y() + title + (i / c) * (ts.height() + title + kGap),
+                                          ts.width(), ts.height())
                                   : tileRect(i);
         const QImage& img = m_tiles[static_cast<size_t>(i)];
         p.setRenderHint(QPainter::SmoothPixmapTransform, r.width() < img.width());
@@ -145,7 +153,8 @@ QImage MapGridView::renderImage(int tileEdgePx) const {
     // Export layout: the fixed maximum, else one row up to 6 tiles, else two rows.
     const int n = count();
     const int c = m_maxColumns > 0 ? std::min(n, m_maxColumns) : (n <= 6 ? n : (n + 1) / 2), r = rowsFor(c);
-    QImage out(c * ts.width() + (c + 1) * kGap, r * (ts.height() + title + kGap) + kGap, QImage::Format_RGB32);
+    QImage out(c * ts.width() + (c + 1) * kGap, r * (ts.height() + title + kGap) + kGap,
+               QImage::Format_RGB32);
     out.fill(Qt::white);
     QPainter p(&out);
     p.setFont(font());
@@ -157,7 +166,8 @@ QSize MapGridView::sizeHint() const {
     const int edge = 120;
     const QSize ts = tileSize(edge);
     const int c = std::max(1, std::min(count(), 4));
-    return {c * ts.width() + (c + 1) * kGap, std::max(1, rowsFor(c)) * (ts.height() + fontMetrics().height() + 4 + kGap) + kGap};
+    return {c * ts.width() + (c + 1) * kGap,
+            std::max(1, rowsFor(c)) * (ts.height() + fontMetrics().height() + 4 + kGap) + kGap};
 }
 
 QSize MapGridView::minimumSizeHint() const {

@@ -62,7 +62,8 @@ QRectF PatchImageView::imageRect() const {
     // Whole pixels, so grid lines and image pixels line up.
     w = std::floor(w);
     h = std::floor(h);
-    return {std::floor(area.x() + (area.width() - w) / 2), std::floor(area.y() + (area.height() - h) / 2), w, h};
+    return {std::floor(area.x() + (area.width() - w) / 2), std::floor(area.y() + (area.height() - h) / 2), w,
+            h};
 }
 
 QRectF PatchImageView::patchRect(int patch) const {
@@ -108,17 +109,20 @@ void PatchImageView::paintEvent(QPaintEvent*) {
         p.setPen(QPen(line, 1));
         for (int c = 1; c < m_grid.cols(); ++c) {
             const double x = std::round(patchRect(m_grid.index(0, c)).left());
-            p.drawLine(QPointF(x, patchRect(0).top()), QPointF(x, patchRect(m_grid.index(m_grid.rows() - 1, c)).bottom()));
+            p.drawLine(QPointF(x, patchRect(0).top()),
+                       QPointF(x, patchRect(m_grid.index(m_grid.rows() - 1, c)).bottom()));
         }
         for (int r = 1; r < m_grid.rows(); ++r) {
             const double y = std::round(patchRect(m_grid.index(r, 0)).top());
-            p.drawLine(QPointF(patchRect(0).left(), y), QPointF(patchRect(m_grid.index(r, m_grid.cols() - 1)).right(), y));
+            p.drawLine(QPointF(patchRect(0).left(), y),
+                       QPointF(patchRect(m_grid.index(r, m_grid.cols() - 1)).right(), y));
         }
     }
     // The query patches: their union outlined, so a block reads as one region.
     if (!m_cls && !m_selection.empty()) {
         QPainterPath path;
-        for (int patch : m_selection) path.addRect(patchRect(patch));
+        for (int patch : m_selection)
+            path.addRect(patchRect(patch));
         path = path.simplified();
         p.setRenderHint(QPainter::Antialiasing, true);
         p.fillPath(path, QColor(0, 229, 255, 45));
@@ -134,7 +138,8 @@ void PatchImageView::paintEvent(QPaintEvent*) {
     }
     if (m_dragging) {
         const QRectF band = QRectF(m_pressPos, m_dragPos).normalized();
-        for (int patch : patchesInRect(band)) p.fillRect(patchRect(patch), QColor(0, 229, 255, 60));
+        for (int patch : patchesInRect(band))
+            p.fillRect(patchRect(patch), QColor(0, 229, 255, 60));
         p.setPen(QPen(QColor(0, 229, 255), 1, Qt::DashLine));
         p.drawRect(band);
     }

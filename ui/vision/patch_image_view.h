@@ -45,9 +45,9 @@ public:
     QSize minimumSizeHint() const override { return {200, 200}; }
 
 signals:
-    void patchClicked(int patch, bool additive);              // additive: shift or ctrl held
+    void patchClicked(int patch, bool additive);                   // additive: shift or ctrl held
     void patchesSelected(std::vector<int> patches, bool additive); // a drag over several patches
-    void patchHovered(int patch);                             // -1 when the pointer leaves the grid
+    void patchHovered(int patch);                                  // -1 when the pointer leaves the grid
 
 protected:
     void paintEvent(QPaintEvent* event) override;

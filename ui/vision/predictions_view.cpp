@@ -8,7 +8,9 @@ namespace attnlens::ui {
 
 namespace {
 constexpr int kRows = 5;
-int rowHeight(const QFontMetrics& fm) { return fm.height() * 2 + 6; }
+int rowHeight(const QFontMetrics& fm) {
+    return fm.height() * 2 + 6;
+}
 } // namespace
 
 PredictionsView::PredictionsView(QWidget* parent) : QWidget(parent) {
@@ -28,8 +30,12 @@ void PredictionsView::setMessage(const QString& text) {
     update();
 }
 
-QSize PredictionsView::sizeHint() const { return {260, kRows * rowHeight(fontMetrics()) + 4}; }
-QSize PredictionsView::minimumSizeHint() const { return {160, kRows * rowHeight(fontMetrics()) + 4}; }
+QSize PredictionsView::sizeHint() const {
+    return {260, kRows * rowHeight(fontMetrics()) + 4};
+}
+QSize PredictionsView::minimumSizeHint() const {
+    return {160, kRows * rowHeight(fontMetrics()) + 4};
+}
 
 void PredictionsView::paintEvent(QPaintEvent*) {
     QPainter p(this);
@@ -46,7 +52,8 @@ void PredictionsView::paintEvent(QPaintEvent*) {
         const Prediction& pr = m_predictions[i];
         const int y = static_cast<int>(i) * rh + 2;
         const QString label = QString::fromStdString(pr.label);
-        const QString pct = QString::number(100.0 * pr.probability, 'f', pr.probability >= 0.995f ? 1 : 1) + " %";
+        const QString pct =
+            QString::number(100.0 * pr.probability, 'f', pr.probability >= 0.995f ? 1 : 1) + " %";
         QFont f = font();
         f.setBold(i == 0);
         p.setFont(f);

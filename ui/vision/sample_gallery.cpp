@@ -48,10 +48,11 @@ int SampleGallery::loadSamples() {
         QFile index(dir.filePath(QStringLiteral("index.json")));
         if (index.open(QIODevice::ReadOnly))
             for (const auto& entry : QJsonDocument::fromJson(index.readAll()).array())
-                classes.insert(entry.toObject().value("file").toString(), entry.toObject().value("class").toString());
+                classes.insert(entry.toObject().value("file").toString(),
+                               entry.toObject().value("class").toString());
         for (const QString& file :
-             dir.entryList({QStringLiteral("*.png"), QStringLiteral("*.jpg"), QStringLiteral("*.jpeg")}, QDir::Files,
-                           QDir::Name)) {
+             dir.entryList({QStringLiteral("*.png"), QStringLiteral("*.jpg"), QStringLiteral("*.jpeg")},
+                           QDir::Files, QDir::Name)) {
             const QString path = dir.filePath(file);
             QImage img(path);
             if (img.isNull()) {
@@ -59,23 +60,27 @@ int SampleGallery::loadSamples() {
                 continue;
             }
             // Tiny samples are enlarged without smoothing, like the main view.
-            const QImage icon = img.scaled(kIcon, kIcon, Qt::KeepAspectRatio,
-                                           img.width() < kIcon ? Qt::FastTransformation : Qt::SmoothTransformation);
+            const QImage icon =
+                img.scaled(kIcon, kIcon, Qt::KeepAspectRatio,
+                           img.width() < kIcon ? Qt::FastTransformation : Qt::SmoothTransformation);
             auto* item = new QListWidgetItem(QIcon(QPixmap::fromImage(icon)), QString(), this);
             item->setData(kPathRole, path);
             item->setData(kClassRole, classes.value(file));
-            item->setToolTip(classes.value(file).isEmpty() ? file : classes.value(file) + QStringLiteral(" — ") + file);
+            item->setToolTip(
+                classes.value(file).isEmpty() ? file : classes.value(file) + QStringLiteral(" — ") + file);
         }
     }
     if (!unreadable.isEmpty())
-        m_problem = tr("%n sample image(s) could not be read: %1", nullptr, static_cast<int>(unreadable.size()))
-                        .arg(unreadable.join(QStringLiteral(", ")));
+        m_problem =
+            tr("%n sample image(s) could not be read: %1", nullptr, static_cast<int>(unreadable.size()))
+                .arg(unreadable.join(QStringLiteral(", ")));
     return count();
 }
 
 QStringList SampleGallery::samplePaths() const {
     QStringList out;
-    for (int i = 0; i < count(); ++i) out << item(i)->data(kPathRole).toString();
+    for (int i = 0; i < count(); ++i)
+        out << item(i)->data(kPathRole).toString();
     return out;
 }
 

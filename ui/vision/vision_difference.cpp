@@ -1,8 +1,8 @@
-// The Vision page's difference maps (issue 22, M12): the map on screen pinned as A, compared with the map shown
-// now (another picture, layer, head, query or model with the same patch grid) in a window beside the page.
-#include "ui/vision/vision_page.h"
-
+// The Vision page's difference maps (issue 22, M12): the map on screen pinned as A, compared with the map
+// shown now (another picture, layer, head, query or model with the same patch grid) in a window beside the
+// page.
 #include "ui/vision/vision_document.h"
+#include "ui/vision/vision_page.h"
 #include "ui/widgets/map_difference_window.h"
 
 #include <QFileInfo>
@@ -12,8 +12,9 @@ namespace attnlens::ui {
 QString VisionPage::describeMap() const {
     const auto& image = m_doc->image();
     const QString model = QFileInfo(m_modelDir).fileName();
-    return tr("%1 · %2 · %3").arg(image ? image->source : QString(), m_doc->mapDescription(),
-                                  model.isEmpty() ? tr("built-in model") : model);
+    return tr("%1 · %2 · %3")
+        .arg(image ? image->source : QString(), m_doc->mapDescription(),
+             model.isEmpty() ? tr("built-in model") : model);
 }
 
 void VisionPage::pinMap() {
@@ -29,8 +30,9 @@ void VisionPage::pinMapAs(const RowMatrix& map, const QString& description) {
     if (!m_difference) {
         m_difference = new MapDifferenceWindow(tr("Difference — Vision"), this);
         connect(m_difference, &MapDifferenceWindow::pinRequested, this, &VisionPage::pinMap);
-        for (auto signal : {&VisionDocument::imageChanged, &VisionDocument::modelChanged, &VisionDocument::viewChanged,
-                            &VisionDocument::selectionChanged, &VisionDocument::lookChanged})
+        for (auto signal :
+             {&VisionDocument::imageChanged, &VisionDocument::modelChanged, &VisionDocument::viewChanged,
+              &VisionDocument::selectionChanged, &VisionDocument::lookChanged})
             connect(m_doc, signal, this, &VisionPage::refreshDifference);
     }
     m_difference->pin(map, description);
@@ -41,7 +43,8 @@ void VisionPage::pinMapAs(const RowMatrix& map, const QString& description) {
 
 void VisionPage::refreshDifference() {
     if (!m_difference || !m_difference->hasPin()) return;
-    m_difference->setCurrent(m_doc->flowPending() ? RowMatrix() : m_doc->currentMap(), describeMap(), m_doc->colorMap());
+    m_difference->setCurrent(m_doc->flowPending() ? RowMatrix() : m_doc->currentMap(), describeMap(),
+                             m_doc->colorMap());
 }
 
 } // namespace attnlens::ui

@@ -19,7 +19,8 @@ ImageU8 VisionDocument::displayCopy(const ImageU8& image, int minSide, int maxSi
         ImageU8 out(image.width * k, image.height * k, image.channels);
         for (int y = 0; y < out.height; ++y)
             for (int x = 0; x < out.width; ++x)
-                for (int c = 0; c < image.channels; ++c) out.at(x, y, c) = image.at(x / k, y / k, c);
+                for (int c = 0; c < image.channels; ++c)
+                    out.at(x, y, c) = image.at(x / k, y / k, c);
         return out;
     }
     if (longer > maxSide) {
@@ -31,8 +32,8 @@ ImageU8 VisionDocument::displayCopy(const ImageU8& image, int minSide, int maxSi
     return image;
 }
 
-std::shared_ptr<const VisionImage> VisionDocument::analyse(const VitModel& model, ImageU8 image, const QString& source,
-                                                           const Callbacks& callbacks,
+std::shared_ptr<const VisionImage> VisionDocument::analyse(const VitModel& model, ImageU8 image,
+                                                           const QString& source, const Callbacks& callbacks,
                                                            const std::vector<std::pair<int, int>>& ablated) {
     auto out = std::make_shared<VisionImage>();
     out->source = source;
@@ -88,10 +89,18 @@ void VisionDocument::setImage(std::shared_ptr<const VisionImage> image) {
     if (selection) emit selectionChanged();
 }
 
-int VisionDocument::numLayers() const { return m_model ? m_model->config().numLayers : 0; }
-int VisionDocument::numHeads() const { return m_model ? m_model->config().numHeads : 0; }
-int VisionDocument::gridRows() const { return m_image ? m_image->result.grid.rows() : 0; }
-int VisionDocument::gridCols() const { return m_image ? m_image->result.grid.cols() : 0; }
+int VisionDocument::numLayers() const {
+    return m_model ? m_model->config().numLayers : 0;
+}
+int VisionDocument::numHeads() const {
+    return m_model ? m_model->config().numHeads : 0;
+}
+int VisionDocument::gridRows() const {
+    return m_image ? m_image->result.grid.rows() : 0;
+}
+int VisionDocument::gridCols() const {
+    return m_image ? m_image->result.grid.cols() : 0;
+}
 
 void VisionDocument::selectCls() {
     if (m_query == Query::Cls) return;
@@ -129,7 +138,8 @@ std::vector<int> VisionDocument::queryTokens() const {
     if (m_query == Query::Cls) return {0};
     std::vector<int> tokens;
     tokens.reserve(m_patches.size());
-    for (int p : m_patches) tokens.push_back(PatchGrid::tokenOfPatch(p));
+    for (int p : m_patches)
+        tokens.push_back(PatchGrid::tokenOfPatch(p));
     return tokens;
 }
 
@@ -232,7 +242,7 @@ const RowMatrix& VisionDocument::rolloutMatrix(int layer, HeadFusion fusion) con
 
 RowMatrix VisionDocument::attentionMatrix(int layer, const HeadSelection& heads, bool rollout) const {
     if (!m_image) return {};
-    if (rollout) return rolloutMatrix(layer, heads.fusion); // [T, T]
+    if (rollout) return rolloutMatrix(layer, heads.fusion);                 // [T, T]
     return layerAttention(m_image->result.output.attentions, layer, heads); // [T, T]
 }
 
@@ -240,9 +250,9 @@ RowMatrix VisionDocument::mapFor(int layer, const HeadSelection& heads, bool rol
     if (!m_image || m_image->result.output.attentions.empty()) return {};
     const RowMatrix a = attentionMatrix(layer, heads, rollout); // [T, T]
     const std::vector<int> tokens = queryTokens();
-    const Eigen::VectorXf perToken = m_keySide ? keyMap(a, tokens, m_reduce)   // [T] over queries
+    const Eigen::VectorXf perToken = m_keySide ? keyMap(a, tokens, m_reduce)    // [T] over queries
                                                : queryMap(a, tokens, m_reduce); // [T] over keys
-    return tokensToGrid(perToken, gridRows(), gridCols()); // [rows, cols]
+    return tokensToGrid(perToken, gridRows(), gridCols());                      // [rows, cols]
 }
 
 RowMatrix VisionDocument::currentMap() const {
@@ -256,14 +266,16 @@ RowMatrix VisionDocument::currentMap() const {
 std::vector<RowMatrix> VisionDocument::headMaps() const {
     std::vector<RowMatrix> maps;
     if (!m_image || m_rollout || m_flow) return maps;
-    for (int h = 0; h < numHeads(); ++h) maps.push_back(mapFor(m_layer, {h, m_fusion}, false));
+    for (int h = 0; h < numHeads(); ++h)
+        maps.push_back(mapFor(m_layer, {h, m_fusion}, false));
     return maps;
 }
 
 std::vector<RowMatrix> VisionDocument::layerMaps() const {
     std::vector<RowMatrix> maps;
     if (!m_image) return maps;
-    for (int l = 0; l < numLayers(); ++l) maps.push_back(mapFor(l, {m_rollout ? -1 : m_head, m_fusion}, m_rollout));
+    for (int l = 0; l < numLayers(); ++l)
+        maps.push_back(mapFor(l, {m_rollout ? -1 : m_head, m_fusion}, m_rollout));
     return maps;
 }
 
@@ -273,7 +285,9 @@ QString VisionDocument::queryDescription() const {
         const int p = m_patches.front();
         return tr("patch (%1, %2)").arg(p / gridCols()).arg(p % gridCols());
     }
-    return tr("%1 patches (%2)").arg(m_patches.size()).arg(m_reduce == TokenReduce::Sum ? tr("sum") : tr("mean"));
+    return tr("%1 patches (%2)")
+        .arg(m_patches.size())
+        .arg(m_reduce == TokenReduce::Sum ? tr("sum") : tr("mean"));
 }
 
 QString VisionDocument::mapDescription() const {
@@ -282,9 +296,14 @@ QString VisionDocument::mapDescription() const {
             .arg(m_layer)
             .arg(QString::fromStdString(std::string(headFusionName(m_fusion))), queryDescription(),
                  flowPending() ? tr(" · computing…") : QString());
-    const QString heads = m_rollout ? tr("rollout 0–%1 (%2 of heads)").arg(m_layer).arg(QString::fromStdString(std::string(headFusionName(m_fusion))))
-                          : m_head >= 0 ? tr("layer %1 · head %2").arg(m_layer).arg(m_head)
-                                        : tr("layer %1 · %2 of heads").arg(m_layer).arg(QString::fromStdString(std::string(headFusionName(m_fusion))));
+    const QString heads = m_rollout ? tr("rollout 0–%1 (%2 of heads)")
+                                          .arg(m_layer)
+                                          .arg(QString::fromStdString(std::string(headFusionName(m_fusion))))
+                          : m_head >= 0
+                              ? tr("layer %1 · head %2").arg(m_layer).arg(m_head)
+                              : tr("layer %1 · %2 of heads")
+                                    .arg(m_layer)
+                                    .arg(QString::fromStdString(std::string(headFusionName(m_fusion))));
     const QString direction =
         m_keySide ? tr("patches → %1").arg(queryDescription()) : tr("%1 → patches").arg(queryDescription());
     return heads + QStringLiteral(" · ") + direction;

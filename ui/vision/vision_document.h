@@ -30,25 +30,25 @@ namespace attnlens::ui {
 
 // One analysed image: the picture, the model's result on it and images prepared for display.
 struct VisionImage {
-    QString source;        // file name or "pasted image"
-    ImageU8 image;         // the original, as loaded (1 or 3 channels)
-    ImageU8 display;       // the picture the page blends over: small images enlarged by an integer factor
-                           // (nearest, crisp pixels), large ones reduced to at most kDisplayMax px per side
-    ImageU8 thumbnail;     // the same for the heads grid / layers strip (about kThumbnailSize px)
-    VitResult result;      // input, patch grid, logits, attentions [L, H, N+1, N+1]
+    QString source;    // file name or "pasted image"
+    ImageU8 image;     // the original, as loaded (1 or 3 channels)
+    ImageU8 display;   // the picture the page blends over: small images enlarged by an integer factor
+                       // (nearest, crisp pixels), large ones reduced to at most kDisplayMax px per side
+    ImageU8 thumbnail; // the same for the heads grid / layers strip (about kThumbnailSize px)
+    VitResult result;  // input, patch grid, logits, attentions [L, H, N+1, N+1]
     std::vector<Prediction> top; // top-5 (empty for a checkpoint without classifier)
-    // Heads switched off for this run ((layer, head), transformers' head_mask = 0) and, when any are, the top-5
-    // of the plain run for comparison.
+    // Heads switched off for this run ((layer, head), transformers' head_mask = 0) and, when any are, the
+    // top-5 of the plain run for comparison.
     std::vector<std::pair<int, int>> ablated;
     std::vector<Prediction> baselineTop;
-    double seconds = 0;    // wall time of preprocessing + forward
+    double seconds = 0; // wall time of preprocessing + forward
 };
 
 class VisionDocument : public QObject {
     Q_OBJECT
 public:
     static constexpr int kDisplayMax = 1024;
-    static constexpr int kDisplayMin = 448;   // small images are enlarged to at least this (integer factor)
+    static constexpr int kDisplayMin = 448; // small images are enlarged to at least this (integer factor)
     static constexpr int kThumbnailSize = 224;
 
     enum class Query { Cls, Patches };
@@ -57,8 +57,8 @@ public:
 
     // Runs `model` on `image` with attention captured and prepares the display images. Throws
     // attnlens::Error / Cancelled. Call it on a worker thread.
-    static std::shared_ptr<const VisionImage> analyse(const VitModel& model, ImageU8 image, const QString& source,
-                                                      const Callbacks& callbacks = {},
+    static std::shared_ptr<const VisionImage> analyse(const VitModel& model, ImageU8 image,
+                                                      const QString& source, const Callbacks& callbacks = {},
                                                       const std::vector<std::pair<int, int>>& ablated = {});
     // The enlarged (nearest) or reduced (PIL bilinear) copy of an image whose longer side lands in
     // [minSide, maxSide] where possible; integer factors when enlarging, so every pixel stays a square.
@@ -101,10 +101,10 @@ public:
     HeadFusion fusion() const { return m_fusion; }
     void setFusion(HeadFusion fusion);
     bool rollout() const { return m_rollout; } // rollout through layers 0..layer, heads fused
-    void setRollout(bool rollout);              // turns flow off
-    // Attention flow (core/analysis/attention_flow.h) of the query tokens through layers 0..layer, heads fused;
-    // turns rollout off; query → patches only (key side is ignored). The page computes the map on its worker
-    // and hands it back with setFlowMap(); until then currentMap() is zero and flowPending() is true.
+    void setRollout(bool rollout);             // turns flow off
+    // Attention flow (core/analysis/attention_flow.h) of the query tokens through layers 0..layer, heads
+    // fused; turns rollout off; query → patches only (key side is ignored). The page computes the map on its
+    // worker and hands it back with setFlowMap(); until then currentMap() is zero and flowPending() is true.
     bool flow() const { return m_flow; }
     void setFlow(bool flow);
     struct FlowKey {
@@ -167,7 +167,7 @@ private:
     HeadFusion m_fusion = HeadFusion::Mean;
     bool m_rollout = false;
     bool m_flow = false;
-    FlowKey m_flowKey;  // the key m_flowMap was computed for
+    FlowKey m_flowKey;   // the key m_flowMap was computed for
     RowMatrix m_flowMap; // [rows, cols]
     float m_opacity = 0.6f;
     ColorMap m_colorMap = ColorMap::Inferno;

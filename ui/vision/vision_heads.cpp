@@ -1,23 +1,21 @@
 // The Vision page's Heads lens (issue 21): statistics of every head on the picture on screen, in a window
 // that follows the picture and the chosen layer and head.
-#include "ui/vision/vision_page.h"
-
 #include "core/analysis/attention_flow.h"
 #include "core/analysis/attention_maps.h"
 #include "core/analysis/head_importance.h"
 #include "core/analysis/head_stats.h"
+#include "ui/shell/inference_worker.h"
 #include "ui/vision/vision_document.h"
+#include "ui/vision/vision_page.h"
 #include "ui/widgets/heads_lens.h"
 #include "ui/widgets/neuron_dialog.h"
 
-#include "ui/shell/inference_worker.h"
-
 #include <QDialog>
 #include <QLabel>
+#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
-#include <QVBoxLayout>
 
 namespace attnlens::ui {
 
@@ -78,7 +76,8 @@ void VisionPage::setAblatedHeads(std::vector<std::pair<int, int>> heads) {
     heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
     m_ablated = std::move(heads);
     if (m_headsLens) m_headsLens->setAblated(m_ablated);
-    if (!m_lastImage.empty()) runImage(m_lastImage, m_imageLabel->property("source").toString(), m_lastImagePath);
+    if (!m_lastImage.empty())
+        runImage(m_lastImage, m_imageLabel->property("source").toString(), m_lastImagePath);
 }
 
 // Under the predictions: which heads are off and what that did to the top class.
@@ -102,7 +101,9 @@ void VisionPage::refreshAblationNote() {
         // The top 5 with all heads, beside the predictions above (which are of the run without the heads).
         QStringList before5;
         for (const Prediction& p : img->baselineTop)
-            before5 << QStringLiteral("%1 %2 %").arg(QString::fromStdString(p.label).toHtmlEscaped()).arg(100.0 * p.probability, 0, 'f', 1);
+            before5 << QStringLiteral("%1 %2 %")
+                           .arg(QString::fromStdString(p.label).toHtmlEscaped())
+                           .arg(100.0 * p.probability, 0, 'f', 1);
         text += tr("<br>Top 5 with all heads: %1.").arg(before5.join(QStringLiteral(", ")));
     }
     m_ablationNote->setText(text);
@@ -117,15 +118,17 @@ void VisionPage::rankHeadsByImportance() {
     // A checkpoint without classifier fails on the worker with core's message (the page's banner).
     m_worker->run<VitHeadImportance>(
         tr("Ranking heads"),
-        [model, pixels = image->result.input.pixels](const Callbacks& cb) { return vitHeadImportance(*model, pixels, cb); },
+        [model, pixels = image->result.input.pixels](const Callbacks& cb) {
+            return vitHeadImportance(*model, pixels, cb);
+        },
         [this](VitHeadImportance importance) {
             if (!m_headsLens) return;
-            m_headsLens->setImportance(
-                importance.drop,
-                tr("Importance: how much log p(%1) drops when the head alone is switched off (all heads on: %2 %). "
-                   "Large = the prediction leans on this head; ≤ 0 = it does not.")
-                    .arg(QString::fromStdString(importance.top.label).toHtmlEscaped())
-                    .arg(100.0 * importance.top.probability, 0, 'f', 1));
+            m_headsLens->setImportance(importance.drop,
+                                       tr("Importance: how much log p(%1) drops when the head alone is "
+                                          "switched off (all heads on: %2 %). "
+                                          "Large = the prediction leans on this head; ≤ 0 = it does not.")
+                                           .arg(QString::fromStdString(importance.top.label).toHtmlEscaped())
+                                           .arg(100.0 * importance.top.probability, 0, 'f', 1));
         });
 }
 
@@ -137,12 +140,13 @@ void VisionPage::requestFlow() {
     const int tokens = static_cast<int>(image->result.output.attentions.dim(2));
     const int64_t cost = attentionFlowCost(key.layer + 1, tokens) * static_cast<int64_t>(key.tokens.size());
     if (cost > kFlowBudget) {
-        showNotice(tr("Attention flow of %1 query token(s) over %2 tokens through %3 layers is %4× more work than "
-                      "the budget (≈ 3 s); showing rollout instead.")
-                       .arg(key.tokens.size())
-                       .arg(tokens)
-                       .arg(key.layer + 1)
-                       .arg(static_cast<double>(cost) / static_cast<double>(kFlowBudget), 0, 'f', 1));
+        showNotice(
+            tr("Attention flow of %1 query token(s) over %2 tokens through %3 layers is %4× more work than "
+               "the budget (≈ 3 s); showing rollout instead.")
+                .arg(key.tokens.size())
+                .arg(tokens)
+                .arg(key.layer + 1)
+                .arg(static_cast<double>(cost) / static_cast<double>(kFlowBudget), 0, 'f', 1));
         m_doc->setRollout(true);
         return;
     }
@@ -160,7 +164,8 @@ void VisionPage::requestFlow() {
                 const std::vector<float> f = attentionFlow(attentions, q, options, cb);
                 total += Eigen::Map<const Eigen::VectorXf>(f.data(), static_cast<Eigen::Index>(f.size()));
             }
-            if (key.reduce == TokenReduce::Mean && !key.tokens.empty()) total /= static_cast<float>(key.tokens.size());
+            if (key.reduce == TokenReduce::Mean && !key.tokens.empty())
+                total /= static_cast<float>(key.tokens.size());
             return tokensToGrid(total, rows, cols);
         },
         [this, key](RowMatrix grid) { m_doc->setFlowMap(key, std::move(grid)); });
@@ -173,14 +178,17 @@ void VisionPage::showNeuronView() {
     const VitResult& r = image->result;
     QStringList labels{tr("CLS")};
     for (int row = 0; row < r.grid.rows(); ++row)
-        for (int col = 0; col < r.grid.cols(); ++col) labels << tr("patch %1,%2").arg(row).arg(col);
+        for (int col = 0; col < r.grid.cols(); ++col)
+            labels << tr("patch %1,%2").arg(row).arg(col);
     NeuronSource source;
     source.title = tr("Vision — %1").arg(image->source);
     source.layers = model->config().numLayers;
     source.heads = [heads = model->config().numHeads](int) { return heads; };
     source.queryLabels = [labels](int) { return labels; };
     source.keyLabels = source.queryLabels;
-    source.captured = [image](int l, int h, int q, int k) { return image->result.output.attentions.at({l, h, q, k}); };
+    source.captured = [image](int l, int h, int q, int k) {
+        return image->result.output.attentions.at({l, h, q, k});
+    };
     source.inputs = [model, image](int l, const Callbacks& cb) {
         AttentionInputs inputs;
         VitRunOptions run;
@@ -202,8 +210,11 @@ void VisionPage::showNeuronView() {
     }
     const std::vector<int> queries = m_doc->queryTokens();
     const int layer = m_neuron->isVisible() && m_neuron->terms() ? m_neuron->layer() : m_doc->layer();
-    const int head = m_neuron->isVisible() && m_neuron->terms() ? m_neuron->head() : std::max(0, m_doc->head());
-    const int query = m_neuron->isVisible() && m_neuron->terms() ? m_neuron->query() : queries.empty() ? 0 : queries.front();
+    const int head =
+        m_neuron->isVisible() && m_neuron->terms() ? m_neuron->head() : std::max(0, m_doc->head());
+    const int query = m_neuron->isVisible() && m_neuron->terms() ? m_neuron->query()
+                      : queries.empty()                          ? 0
+                                                                 : queries.front();
     m_neuron->setSource(std::move(source), layer, head, query, -1);
     m_neuron->show();
     m_neuron->raise();

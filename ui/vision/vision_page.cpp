@@ -4,13 +4,12 @@
 #include "core/export/npy.h"
 #include "core/io/model_folder.h"
 #include "core/ops/gemm.h"
+#include "core/util/error.h"
 #include "core/vision/domain_check.h"
 #include "core/vision/preprocess.h"
-#include "core/util/error.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/render/overlay_caption.h"
 #include "ui/shell/inference_worker.h"
-#include "ui/widgets/precision_note.h"
 #include "ui/vision/map_grid_view.h"
 #include "ui/vision/patch_image_view.h"
 #include "ui/vision/predictions_view.h"
@@ -20,8 +19,7 @@
 #include "ui/widgets/map_controls.h"
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
-
-#include <algorithm>
+#include "ui/widgets/precision_note.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -50,6 +48,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -57,7 +56,9 @@ namespace attnlens::ui {
 
 namespace {
 
-QString ms(double seconds) { return QString::number(seconds * 1000.0, 'f', seconds < 0.1 ? 1 : 0) + " ms"; }
+QString ms(double seconds) {
+    return QString::number(seconds * 1000.0, 'f', seconds < 0.1 ? 1 : 0) + " ms";
+}
 
 } // namespace
 
@@ -90,7 +91,9 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
     if (!dir.isEmpty()) openModel(dir);
 }
 
-VisionPage::~VisionPage() { m_worker->stop(); }
+VisionPage::~VisionPage() {
+    m_worker->stop();
+}
 
 // Top bar: image source, model, progress (JobStatus) and export.
 QWidget* VisionPage::buildTopBar() {
@@ -114,13 +117,15 @@ QWidget* VisionPage::buildTopBar() {
     m_modelLabel = new QLabel(bar);
     mute(m_modelLabel);
     auto* jobStatus = new JobStatus(m_worker, bar);
-    m_export = exportMenuButton(bar, {
-        {tr("Overlay as PNG (original resolution)…"), [this] { chooseExport(Export::Overlay); }},
-        {tr("Overlay with colour bar and caption (PNG)…"), [this] { chooseExport(Export::CaptionedOverlay); }},
-        {tr("Heads grid as PNG…"), [this] { chooseExport(Export::HeadsGrid); }},
-        {tr("Map as NumPy (.npy)…"), [this] { chooseExport(Export::MapNpy); }},
-        {tr("Map as CSV…"), [this] { chooseExport(Export::MapCsv); }},
-    });
+    m_export = exportMenuButton(
+        bar, {
+                 {tr("Overlay as PNG (original resolution)…"), [this] { chooseExport(Export::Overlay); }},
+                 {tr("Overlay with colour bar and caption (PNG)…"),
+                  [this] { chooseExport(Export::CaptionedOverlay); }},
+                 {tr("Heads grid as PNG…"), [this] { chooseExport(Export::HeadsGrid); }},
+                 {tr("Map as NumPy (.npy)…"), [this] { chooseExport(Export::MapNpy); }},
+                 {tr("Map as CSV…"), [this] { chooseExport(Export::MapCsv); }},
+             });
     m_export->setObjectName(QStringLiteral("export"));
     barLayout->addWidget(open);
     barLayout->addWidget(paste);
@@ -193,7 +198,8 @@ QWidget* VisionPage::buildSamplesBox(QWidget* panel) {
     m_gallery->setFixedHeight(206);
     connect(m_gallery, &SampleGallery::sampleChosen, this, [this](const QString& path) { openImage(path); });
     samplesLayout->addWidget(m_gallery);
-    samplesLayout->addWidget(hint(tr("…or drop an image here, paste one (Ctrl+V) or use Open image."), samplesBox));
+    samplesLayout->addWidget(
+        hint(tr("…or drop an image here, paste one (Ctrl+V) or use Open image."), samplesBox));
     return samplesBox;
 }
 
@@ -226,7 +232,8 @@ QWidget* VisionPage::buildQueryBox(QWidget* panel) {
     m_keySide->setObjectName(QStringLiteral("keySide"));
     connect(m_keySide, &QCheckBox::toggled, m_doc, &VisionDocument::setKeySide);
     queryLayout->addWidget(m_keySide);
-    queryLayout->addWidget(hint(tr("Click a patch to make it the query; shift-click or drag to select several."), queryBox));
+    queryLayout->addWidget(
+        hint(tr("Click a patch to make it the query; shift-click or drag to select several."), queryBox));
     return queryBox;
 }
 
@@ -251,9 +258,10 @@ QWidget* VisionPage::buildMapBox(QWidget* panel) {
     connect(m_rollout, &QCheckBox::toggled, m_doc, &VisionDocument::setRollout);
     m_flow = new QCheckBox(tr("Attention flow through layers 0…L"), mapBox);
     m_flow->setObjectName(QStringLiteral("flow"));
-    m_flow->setToolTip(tr("Attention flow (Abnar & Zuidema 2020): a maximum flow through the layers, heads fused and "
-                          "the residual added — unlike rollout, a path is only as strong as its weakest edge. One "
-                          "max-flow per patch: computed on the worker; too large an input falls back to rollout."));
+    m_flow->setToolTip(
+        tr("Attention flow (Abnar & Zuidema 2020): a maximum flow through the layers, heads fused and "
+           "the residual added — unlike rollout, a path is only as strong as its weakest edge. One "
+           "max-flow per patch: computed on the worker; too large an input falls back to rollout."));
     connect(m_flow, &QCheckBox::toggled, m_doc, &VisionDocument::setFlow);
     mapForm->addRow(tr("Layer:"), m_layer);
     mapForm->addRow(tr("Head:"), m_head);
@@ -261,19 +269,22 @@ QWidget* VisionPage::buildMapBox(QWidget* panel) {
     mapForm->addRow(m_flow);
     auto* headStats = new QPushButton(tr("Head statistics…"), mapBox);
     headStats->setObjectName(QStringLiteral("headStatsButton"));
-    headStats->setToolTip(tr("What every head does on this picture: entropy, distance, share on CLS, … (sortable)"));
+    headStats->setToolTip(
+        tr("What every head does on this picture: entropy, distance, share on CLS, … (sortable)"));
     connect(headStats, &QPushButton::clicked, this, &VisionPage::showHeadStats);
     auto* neuron = new QPushButton(tr("Inside one score…"), mapBox);
     neuron->setObjectName(QStringLiteral("neuronButton"));
-    neuron->setToolTip(tr("The neuron view: the query patch's score for one key taken apart — the head's query and key "
-                          "vectors, their products per dimension, q·k, ÷√d_k and the softmax"));
+    neuron->setToolTip(
+        tr("The neuron view: the query patch's score for one key taken apart — the head's query and key "
+           "vectors, their products per dimension, q·k, ÷√d_k and the softmax"));
     connect(neuron, &QPushButton::clicked, this, &VisionPage::showNeuronView);
     mapForm->addRow(headStats);
     mapForm->addRow(neuron);
     auto* pin = new QPushButton(tr("Pin map as A…"), mapBox);
     pin->setObjectName(QStringLiteral("pinMap"));
-    pin->setToolTip(tr("Difference maps: keep this map as A, then change the picture, layer, head, query or model and "
-                       "compare (A, B and A − B in a window)"));
+    pin->setToolTip(
+        tr("Difference maps: keep this map as A, then change the picture, layer, head, query or model and "
+           "compare (A, B and A − B in a window)"));
     connect(pin, &QPushButton::clicked, this, &VisionPage::pinMap);
     mapForm->addRow(pin);
     return mapBox;
@@ -341,11 +352,12 @@ void VisionPage::connectImageView() {
         else
             m_doc->selectPatches({patch});
     });
-    connect(m_imageView, &PatchImageView::patchesSelected, this, [this](std::vector<int> patches, bool additive) {
-        if (additive && m_doc->query() == VisionDocument::Query::Patches)
-            patches.insert(patches.end(), m_doc->patches().begin(), m_doc->patches().end());
-        m_doc->selectPatches(std::move(patches));
-    });
+    connect(m_imageView, &PatchImageView::patchesSelected, this,
+            [this](std::vector<int> patches, bool additive) {
+                if (additive && m_doc->query() == VisionDocument::Query::Patches)
+                    patches.insert(patches.end(), m_doc->patches().begin(), m_doc->patches().end());
+                m_doc->selectPatches(std::move(patches));
+            });
     connect(m_imageView, &PatchImageView::patchHovered, this, [this](int patch) {
         const RowMatrix map = patch >= 0 ? m_doc->currentMap() : RowMatrix();
         if (patch < 0 || map.size() == 0) {
@@ -442,16 +454,22 @@ QString VisionPage::modelDescription() const {
         .arg(input);
 }
 
-bool VisionPage::isBusy() const { return m_worker->pendingJobs() > 0; }
+bool VisionPage::isBusy() const {
+    return m_worker->pendingJobs() > 0;
+}
 
-QString VisionPage::message() const { return m_message->message(); }
+QString VisionPage::message() const {
+    return m_message->message();
+}
 
 void VisionPage::showError(const QString& text) {
     m_message->showError(text);
     emit errorShown(text);
 }
 
-void VisionPage::showNotice(const QString& text) { m_message->showNotice(text); }
+void VisionPage::showNotice(const QString& text) {
+    m_message->showNotice(text);
+}
 
 void VisionPage::openModel(const QString& dir) {
     const std::filesystem::path path = dir.toStdString();
@@ -472,7 +490,8 @@ void VisionPage::openModel(const QString& dir) {
                     std::fill(picture.pixels.begin(), picture.pixels.end(), uint8_t{128});
                 }
                 const auto input = preprocessImage(picture, model->processor(), model->config().numChannels);
-                note = PrecisionNote::measure("top-1 class", [&] { return vitPrecisionParity(*model, input.pixels); });
+                note = PrecisionNote::measure("top-1 class",
+                                              [&] { return vitPrecisionParity(*model, input.pixels); });
             }
             return std::make_pair(std::move(model), note);
         },
@@ -574,9 +593,11 @@ void VisionPage::dragEnterEvent(QDragEnterEvent* event) {
     const QMimeData* mime = event->mimeData();
     // A folder or a session file is left to the window (it opens model folders and sessions); other files and
     // images are pictures.
-    const QFileInfo dropped(mime->hasUrls() && mime->urls().value(0).isLocalFile() ? mime->urls().value(0).toLocalFile()
-                                                                                   : QString());
-    const bool file = !dropped.filePath().isEmpty() && !dropped.isDir() && dropped.suffix() != QLatin1String("attnlens");
+    const QFileInfo dropped(mime->hasUrls() && mime->urls().value(0).isLocalFile()
+                                ? mime->urls().value(0).toLocalFile()
+                                : QString());
+    const bool file =
+        !dropped.filePath().isEmpty() && !dropped.isDir() && dropped.suffix() != QLatin1String("attnlens");
     if (mime->hasImage() || file) event->acceptProposedAction();
 }
 
@@ -597,7 +618,8 @@ void VisionPage::syncControls() {
     const int layers = m_doc->numLayers(), heads = m_doc->numHeads();
     if (m_layer->count() != layers) {
         m_layer->clear();
-        for (int l = 0; l < layers; ++l) m_layer->addItem(tr("Layer %1").arg(l));
+        for (int l = 0; l < layers; ++l)
+            m_layer->addItem(tr("Layer %1").arg(l));
     }
     m_layer->setCurrentIndex(m_doc->layer());
     m_head->setHeadCount(heads);
@@ -632,14 +654,15 @@ void VisionPage::refreshPredictions() {
                                   : DomainCheck{};
     if (check.mismatch()) {
         QStringList reasons;
-        for (const std::string& r : check.reasons) reasons << QString::fromStdString(r).toHtmlEscaped();
+        for (const std::string& r : check.reasons)
+            reasons << QString::fromStdString(r).toHtmlEscaped();
         m_domainNote->setText(tr("<span style='color:%1'><b>Not like the training pictures:</b></span> %2. "
                                  "Read the prediction with care.")
                                   .arg(errorColor(palette()).name(), reasons.join(QStringLiteral(" · "))));
-        m_domainNote->setToolTip(
-            tr("The built-in model was trained on Fashion-MNIST: ten kinds of clothing, grey on black, 28×28. "
-               "Any picture gets a prediction, often a confident-looking one; here it means little. The "
-               "attention maps are still exactly what the model did."));
+        m_domainNote->setToolTip(tr(
+            "The built-in model was trained on Fashion-MNIST: ten kinds of clothing, grey on black, 28×28. "
+            "Any picture gets a prediction, often a confident-looking one; here it means little. The "
+            "attention maps are still exactly what the model did."));
         m_domainNote->show();
     } else {
         m_domainNote->hide();
@@ -694,8 +717,9 @@ void VisionPage::refreshMaps() {
     m_headsGrid->setTiles(std::move(heads), headTitles);
     m_headsGrid->setSelected(m_doc->rollout() ? -1 : m_doc->head());
     m_headsTitle->setText(m_doc->rollout() ? tr("Heads — rollout fuses the heads; untick Rollout to see them")
-                          : m_doc->flow()  ? tr("Heads — attention flow fuses the heads; untick it to see them")
-                                           : tr("Heads of layer %1 — click one to show it").arg(m_doc->layer()));
+                          : m_doc->flow()
+                              ? tr("Heads — attention flow fuses the heads; untick it to see them")
+                              : tr("Heads of layer %1 — click one to show it").arg(m_doc->layer()));
 
     std::vector<QImage> layers;
     QStringList layerTitles;
@@ -705,11 +729,13 @@ void VisionPage::refreshMaps() {
     }
     m_layersStrip->setTiles(std::move(layers), layerTitles);
     m_layersStrip->setSelected(m_doc->layer());
-    const QString which = m_doc->rollout() ? tr("rollout up to each layer")
-                          : m_doc->head() >= 0
-                              ? tr("head %1 in every layer").arg(m_doc->head())
-                              : tr("%1 of heads in every layer").arg(QString::fromUtf8(headFusionName(m_doc->fusion()).data()));
-    m_layersTitle->setText(m_doc->flow() ? tr("Layers — attention (%1), not flow").arg(which) : tr("Layers — %1").arg(which));
+    const QString which =
+        m_doc->rollout() ? tr("rollout up to each layer")
+        : m_doc->head() >= 0
+            ? tr("head %1 in every layer").arg(m_doc->head())
+            : tr("%1 of heads in every layer").arg(QString::fromUtf8(headFusionName(m_doc->fusion()).data()));
+    m_layersTitle->setText(m_doc->flow() ? tr("Layers — attention (%1), not flow").arg(which)
+                                         : tr("Layers — %1").arg(which));
 
     const double updateMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
     m_timing->setProperty("updateMs", updateMs);
@@ -730,12 +756,12 @@ bool VisionPage::exportCaptionedOverlay(const QString& path) const {
     try {
         const RowMatrix map = m_doc->currentMap();
         if (map.size() == 0) throw Error("no map to export: open an image first");
-        const QString caption =
-            tr("%1 — %2, %3")
-                .arg(m_doc->mapDescription(), m_modelLabel->text(),
-                     QFileInfo(m_imageLabel->property("source").toString()).fileName());
-        const QImage out = captionedOverlay(toQImage(m_doc->renderOriginalOverlay()), m_doc->colorMap(),
-                                            map.minCoeff(), map.maxCoeff(), caption, heatmapStyle(palette(), font()));
+        const QString caption = tr("%1 — %2, %3")
+                                    .arg(m_doc->mapDescription(), m_modelLabel->text(),
+                                         QFileInfo(m_imageLabel->property("source").toString()).fileName());
+        const QImage out =
+            captionedOverlay(toQImage(m_doc->renderOriginalOverlay()), m_doc->colorMap(), map.minCoeff(),
+                             map.maxCoeff(), caption, heatmapStyle(palette(), font()));
         if (!out.save(path, "PNG")) throw Error(path.toStdString() + ": cannot write the file");
         return true;
     } catch (const std::exception& e) {
@@ -765,22 +791,33 @@ bool VisionPage::exportMap(const QString& path) const {
 }
 
 void VisionPage::chooseExport(Export what) {
-    const char* filter = what == Export::MapNpy ? "NumPy array (*.npy)" : what == Export::MapCsv ? "CSV (*.csv)" : "PNG image (*.png)";
+    const char* filter = what == Export::MapNpy   ? "NumPy array (*.npy)"
+                         : what == Export::MapCsv ? "CSV (*.csv)"
+                                                  : "PNG image (*.png)";
     const char* suffix = what == Export::Overlay            ? "-overlay.png"
                          : what == Export::CaptionedOverlay ? "-overlay-captioned.png"
-                         : what == Export::HeadsGrid ? "-heads.png"
-                         : what == Export::MapNpy    ? "-map.npy"
-                                                     : "-map.csv";
+                         : what == Export::HeadsGrid        ? "-heads.png"
+                         : what == Export::MapNpy           ? "-map.npy"
+                                                            : "-map.csv";
     const QString base = QFileInfo(m_imageLabel->property("source").toString()).completeBaseName();
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export"), base + QString::fromLatin1(suffix), tr(filter));
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Export"), base + QString::fromLatin1(suffix), tr(filter));
     if (path.isEmpty()) return;
     bool ok = false;
     switch (what) {
-    case Export::Overlay: ok = exportOverlay(path); break;
-    case Export::CaptionedOverlay: ok = exportCaptionedOverlay(path); break;
-    case Export::HeadsGrid: ok = exportHeadsGrid(path); break;
+    case Export::Overlay:
+        ok = exportOverlay(path);
+        break;
+    case Export::CaptionedOverlay:
+        ok = exportCaptionedOverlay(path);
+        break;
+    case Export::HeadsGrid:
+        ok = exportHeadsGrid(path);
+        break;
     case Export::MapNpy:
-    case Export::MapCsv: ok = exportMap(path); break;
+    case Export::MapCsv:
+        ok = exportMap(path);
+        break;
     }
     if (ok) showNotice(tr("Saved %1").arg(QDir::toNativeSeparators(path)));
 }

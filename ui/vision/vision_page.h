@@ -11,19 +11,16 @@
 // "layer", "head", "rollout", "opacity", "colorMap", "smooth", "export", "progress", "cancel", "message",
 // "mapTitle".
 
+#include "ui/shell/help_dialogs.h"
 #include "ui/shell/model_page.h"
 #include "ui/shell/session.h"
 #include "ui/vision/vision_document.h"
-
 #include "ui/widgets/precision_note.h"
-
-#include "ui/shell/help_dialogs.h"
 
 #include <QWidget>
 
-#include <optional>
-
 #include <functional>
+#include <optional>
 
 class QCheckBox;
 class QDialog;
@@ -70,23 +67,24 @@ public:
     // Queues loading + inference of an image file / an in-memory image; the result replaces the current
     // one when it arrives. Errors are shown on the page; the previous image stays.
     Q_INVOKABLE void openImage(const QString& path);
-    // Map → Head statistics…: the Heads lens for the picture on screen in a window beside the page; a click on
-    // a head shows it in the map (vision_heads.cpp). Null until first shown.
+    // Map → Head statistics…: the Heads lens for the picture on screen in a window beside the page; a click
+    // on a head shows it in the map (vision_heads.cpp). Null until first shown.
     void showHeadStats();
     HeadsLensView* headsLens() const { return m_headsLens; }
-    // Head ablation: these (layer, head) pairs off for the picture on screen and every later one (run again now);
-    // an empty list switches all heads on. Forgotten when another model loads.
+    // Head ablation: these (layer, head) pairs off for the picture on screen and every later one (run again
+    // now); an empty list switches all heads on. Forgotten when another model loads.
     void setAblatedHeads(std::vector<std::pair<int, int>> heads);
     const std::vector<std::pair<int, int>>& ablatedHeads() const { return m_ablated; }
     // Every head switched off alone on the worker: the drop of the plain run's top class log-probability,
     // shown in the Heads lens as "importance" (vision_heads.cpp).
     void rankHeadsByImportance();
-    // Map → Inside one score…: the neuron view for the picture on screen — the chosen layer and head, the first
-    // query patch and its strongest key (vision_heads.cpp). Null until first shown.
+    // Map → Inside one score…: the neuron view for the picture on screen — the chosen layer and head, the
+    // first query patch and its strongest key (vision_heads.cpp). Null until first shown.
     void showNeuronView();
     NeuronDialog* neuronDialog() const { return m_neuron; }
-    // Difference maps (vision_difference.cpp): Map → Pin map as A keeps the map on screen; a window then shows A,
-    // the map now (B: another picture, layer, head, query or model with the same patch grid) and A − B.
+    // Difference maps (vision_difference.cpp): Map → Pin map as A keeps the map on screen; a window then
+    // shows A, the map now (B: another picture, layer, head, query or model with the same patch grid) and A −
+    // B.
     void pinMap();
     MapDifferenceWindow* differenceWindow() const { return m_difference; }
     void openImage(const QImage& image, const QString& source);
@@ -120,10 +118,10 @@ public:
     // The same with a colour bar of the map's range and a caption (layer, head, query) under it.
     bool exportCaptionedOverlay(const QString& path) const;
     bool exportHeadsGrid(const QString& path) const; // PNG of the heads grid
-    bool exportMap(const QString& path) const;     // the current [rows, cols] map as .npy or .csv
+    bool exportMap(const QString& path) const;       // the current [rows, cols] map as .npy or .csv
 
 signals:
-    void imageShown();   // a new result is on screen
+    void imageShown();                        // a new result is on screen
     void imageFileShown(const QString& path); // … of a picture file (File → Open recent image remembers it)
     void modelLoaded();
     void errorShown(const QString& message);
@@ -159,7 +157,7 @@ private:
     void showError(const QString& text);
     void showNotice(const QString& text);
     void syncControls();
-    void refreshMaps();       // overlay, raw map, heads grid, layers strip
+    void refreshMaps(); // overlay, raw map, heads grid, layers strip
     void refreshPredictions();
     void chooseImage();
     enum class Export { Overlay, CaptionedOverlay, HeadsGrid, MapNpy, MapCsv };
@@ -169,11 +167,11 @@ private:
     InferenceWorker* m_worker;
     QString m_modelDir;
     PrecisionNote m_precisionNote; // bf16 loads: the measured difference from fp32
-    QString m_pendingSample; // the first sample, opened once the default model is loaded
+    QString m_pendingSample;       // the first sample, opened once the default model is loaded
     QString m_lastImagePath;
-    ImageU8 m_lastImage;     // the original of the current result, re-run when a new model arrives
+    ImageU8 m_lastImage; // the original of the current result, re-run when a new model arrives
     std::vector<std::pair<int, int>> m_ablated; // heads switched off (Heads lens)
-    QLabel* m_ablationNote = nullptr;            // "3 heads off: Bag 56.6 % → 40.1 %"
+    QLabel* m_ablationNote = nullptr;           // "3 heads off: Bag 56.6 % → 40.1 %"
 
     SampleGallery* m_gallery = nullptr;
     PatchImageView* m_imageView = nullptr;

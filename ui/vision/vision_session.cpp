@@ -1,10 +1,10 @@
-// VisionPage's saved sessions (ui/shell/session.h): the model, the picture, the query and the map's settings. A
-// pasted picture has no file, so the session holds the picture itself (PNG, base64) — nothing the user made is lost.
-
-#include "ui/vision/vision_page.h"
+// VisionPage's saved sessions (ui/shell/session.h): the model, the picture, the query and the map's settings.
+// A pasted picture has no file, so the session holds the picture itself (PNG, base64) — nothing the user made
+// is lost.
 
 #include "core/export/colormap.h"
 #include "core/io/model_folder.h"
+#include "ui/vision/vision_page.h"
 #include "ui/widgets/map_difference_window.h"
 #include "ui/widgets/page_message.h"
 
@@ -38,7 +38,8 @@ State parse(const QJsonObject& o, SessionReader& r) {
     (void)r.string("model_dir");
     s.imagePath = r.string("image_path");
     if (r.has("image_png")) {
-        s.imagePng = QByteArray::fromBase64(r.string("image_png").toLatin1(), QByteArray::AbortOnBase64DecodingErrors);
+        s.imagePng =
+            QByteArray::fromBase64(r.string("image_png").toLatin1(), QByteArray::AbortOnBase64DecodingErrors);
         if (r.ok() && (s.imagePng.isEmpty() || QImage::fromData(s.imagePng, "PNG").isNull()))
             r.fail("image_png", "not a PNG picture in base64");
     }
@@ -47,7 +48,8 @@ State parse(const QJsonObject& o, SessionReader& r) {
         s.cls = true;
     } else if (query.isArray()) {
         s.cls = false;
-        for (int p : r.integers("query", 0, 1 << 20)) s.patches.push_back(p);
+        for (int p : r.integers("query", 0, 1 << 20))
+            s.patches.push_back(p);
     } else {
         r.fail("query", "expected \"cls\" or an array of patch indices");
     }
@@ -74,7 +76,8 @@ QJsonObject VisionPage::saveSession() const {
     if (!m_lastImagePath.isEmpty()) {
         s.insert("image_path", QFileInfo(m_lastImagePath).absoluteFilePath());
     } else if (!m_lastImage.empty()) { // pasted: the picture itself
-        QImage image(m_lastImage.pixels.data(), m_lastImage.width, m_lastImage.height, m_lastImage.width * m_lastImage.channels,
+        QImage image(m_lastImage.pixels.data(), m_lastImage.width, m_lastImage.height,
+                     m_lastImage.width * m_lastImage.channels,
                      m_lastImage.channels == 1 ? QImage::Format_Grayscale8 : QImage::Format_RGB888);
         QByteArray png;
         QBuffer buffer(&png);
@@ -86,7 +89,8 @@ QJsonObject VisionPage::saveSession() const {
         s.insert("query", "cls");
     } else {
         QJsonArray patches;
-        for (int p : m_doc->patches()) patches.append(p);
+        for (int p : m_doc->patches())
+            patches.append(p);
         s.insert("query", patches);
     }
     s.insert("reduce", m_doc->reduce() == TokenReduce::Mean ? "mean" : "sum");
@@ -124,9 +128,12 @@ void VisionPage::restoreSession(const QJsonObject& state) {
     m_doc->setColorMap(s.colorMap);
     m_doc->setSmooth(s.smooth);
     QString dir;
-    if (state.contains("model_dir")) dir = state.value("model_dir").toString();
-    else dir = sessionModelDir(state, kBuiltinModel);
-    if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir)) return; // that load continues it
+    if (state.contains("model_dir"))
+        dir = state.value("model_dir").toString();
+    else
+        dir = sessionModelDir(state, kBuiltinModel);
+    if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir))
+        return; // that load continues it
     if (!dir.isEmpty() && (!m_doc->model() || QFileInfo(dir) != QFileInfo(m_modelDir))) {
         openModel(dir); // then continueRestore()
         return;
@@ -142,7 +149,8 @@ void VisionPage::continueRestore() {
     m_ablated.clear();
     for (const auto& [l, h] : s.ablated)
         if (l < layers && h < heads) m_ablated.emplace_back(l, h);
-    if (m_ablated.size() != s.ablated.size()) showError(tr("Some of the session's heads switched off do not exist in this model."));
+    if (m_ablated.size() != s.ablated.size())
+        showError(tr("Some of the session's heads switched off do not exist in this model."));
     refreshAblationNote();
     if (!m_doc->model()) {
         m_restore.reset();
@@ -161,15 +169,19 @@ void VisionPage::applyRestoredView() {
     SessionReader r(*m_restore, QStringLiteral("pages.vision"));
     const State s = parse(*m_restore, r);
     m_restore.reset();
-    if (s.cls) m_doc->selectCls();
-    else m_doc->selectPatches(s.patches);
+    if (s.cls)
+        m_doc->selectCls();
+    else
+        m_doc->selectPatches(s.patches);
     m_doc->setReduce(s.reduce == QLatin1String("mean") ? TokenReduce::Mean : TokenReduce::Sum);
     m_doc->setKeySide(s.keySide);
     if (s.layer >= 0) m_doc->setLayer(s.layer);
     m_doc->setFusion(*parseHeadFusion(s.fusion.toStdString()));
     m_doc->setHead(s.head);
-    if (s.flow) m_doc->setFlow(true);
-    else m_doc->setRollout(s.rollout);
+    if (s.flow)
+        m_doc->setFlow(true);
+    else
+        m_doc->setRollout(s.rollout);
     syncControls();
     if (s.pinned) pinMapAs(s.pinned->map, s.pinned->description);
     showNotice(tr("Session restored."));

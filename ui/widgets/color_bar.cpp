@@ -35,14 +35,17 @@ void ColorBar::setSpan(int top, int height) {
     update();
 }
 
-QSize ColorBar::sizeHint() const { return {width(), 120}; }
+QSize ColorBar::sizeHint() const {
+    return {width(), 120};
+}
 
 void ColorBar::paintEvent(QPaintEvent*) {
     if (!m_hasRange) return;
     QPainter p(this);
     const int text = fontMetrics().height();
     const int top = m_spanHeight > 0 ? std::max(text + 2, m_spanTop) : text + 2;
-    const int bottom = m_spanHeight > 0 ? std::min(height() - text - 2, m_spanTop + m_spanHeight) : height() - text - 2;
+    const int bottom =
+        m_spanHeight > 0 ? std::min(height() - text - 2, m_spanTop + m_spanHeight) : height() - text - 2;
     const QRect bar((width() - 14) / 2, top, 14, std::max(8, bottom - top));
     p.drawImage(bar, colorBarImage(m_map, bar.height(), bar.width()));
     p.setPen(palette().color(QPalette::Mid));

@@ -1,12 +1,11 @@
 #include "ui/widgets/difference_view.h"
 
+#include "core/util/error.h"
 #include "ui/render/difference_image.h"
 #include "ui/widgets/heatmap_view.h"
 
 #include <QGridLayout>
 #include <QLabel>
-
-#include "core/util/error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -45,13 +44,15 @@ DifferenceView::DifferenceView(QWidget* parent) : QWidget(parent) {
     grid->addWidget(m_delta, 1, 2);
     grid->addWidget(m_summary, 2, 0, 1, 3);
     grid->setRowStretch(1, 1);
-    for (int c = 0; c < 3; ++c) grid->setColumnStretch(c, 1);
+    for (int c = 0; c < 3; ++c)
+        grid->setColumnStretch(c, 1);
 }
 
 void DifferenceView::setDifference(const Shown& s, const AttentionDiff& diff) {
     const float hi = std::max({1e-6f, s.a.maxCoeff(), s.b.maxCoeff()});
     const float span = std::max(1e-6f, static_cast<float>(diff.maxAbs));
-    for (HeatmapView* v : {m_a, m_b, m_delta}) v->setAxisTitles(s.rowTitle, s.columnTitle);
+    for (HeatmapView* v : {m_a, m_b, m_delta})
+        v->setAxisTitles(s.rowTitle, s.columnTitle);
     m_a->setColorMap(s.colorMap);
     m_b->setColorMap(s.colorMap);
     m_a->setFixedRange(0.0f, hi);
@@ -64,15 +65,17 @@ void DifferenceView::setDifference(const Shown& s, const AttentionDiff& diff) {
     m_titleB->setText(tr("<b>B</b> (now): %1").arg(s.titleB.toHtmlEscaped()));
     m_summary->setText(differenceSummary(diff).join(QStringLiteral("\n")));
     m_has = true;
-    for (QWidget* w : {static_cast<QWidget*>(m_a), static_cast<QWidget*>(m_b), static_cast<QWidget*>(m_delta)})
+    for (QWidget* w :
+         {static_cast<QWidget*>(m_a), static_cast<QWidget*>(m_b), static_cast<QWidget*>(m_delta)})
         w->setVisible(true);
 }
 
 void DifferenceView::setGridDifference(const RowMatrix& a, const RowMatrix& b, const QString& titleA,
                                        const QString& titleB, ColorMap map) {
     if (a.rows() != b.rows() || a.cols() != b.cols())
-        throw Error("the maps have different grids (" + std::to_string(a.rows()) + "×" + std::to_string(a.cols()) +
-                    " and " + std::to_string(b.rows()) + "×" + std::to_string(b.cols()) + ")");
+        throw Error("the maps have different grids (" + std::to_string(a.rows()) + "×" +
+                    std::to_string(a.cols()) + " and " + std::to_string(b.rows()) + "×" +
+                    std::to_string(b.cols()) + ")");
     const auto flat = [](const RowMatrix& m) {
         return RowMatrix(Eigen::Map<const RowMatrix>(m.data(), 1, m.size()));
     };
@@ -87,22 +90,26 @@ void DifferenceView::setGridDifference(const RowMatrix& a, const RowMatrix& b, c
     s.columnTitle = tr("column");
     s.colorMap = map;
     setDifference(s, d);
-    m_summary->setText(tr("max |Δ| = %1 · Jensen–Shannon divergence of the two maps as distributions over the %2 cells: "
-                          "%3 bits (0 = the same, 1 = disjoint)")
-                           .arg(d.maxAbs, 0, 'f', 4)
-                           .arg(a.size())
-                           .arg(std::isnan(d.meanJs) ? QStringLiteral("—") : QString::number(d.meanJs, 'f', 4)));
+    m_summary->setText(
+        tr("max |Δ| = %1 · Jensen–Shannon divergence of the two maps as distributions over the %2 cells: "
+           "%3 bits (0 = the same, 1 = disjoint)")
+            .arg(d.maxAbs, 0, 'f', 4)
+            .arg(a.size())
+            .arg(std::isnan(d.meanJs) ? QStringLiteral("—") : QString::number(d.meanJs, 'f', 4)));
 }
 
 void DifferenceView::clear(const QString& message) {
     m_has = false;
-    for (QWidget* w : {static_cast<QWidget*>(m_a), static_cast<QWidget*>(m_b), static_cast<QWidget*>(m_delta)})
+    for (QWidget* w :
+         {static_cast<QWidget*>(m_a), static_cast<QWidget*>(m_b), static_cast<QWidget*>(m_delta)})
         w->setVisible(false);
     m_titleA->clear();
     m_titleB->clear();
     m_summary->setText(message);
 }
 
-QString DifferenceView::summary() const { return m_summary->text(); }
+QString DifferenceView::summary() const {
+    return m_summary->text();
+}
 
 } // namespace attnlens::ui

@@ -1,9 +1,9 @@
 #pragma once
 // DifferenceView: difference maps in a page (issue 22, M12) — the pinned view A, the current view B and A − B
-// side by side as heatmaps (A and B on one scale with the page's colour map, A − B on a symmetric diverging scale:
-// red where A is larger), with what A and B are and the summary (max |Δ|, Jensen–Shannon divergence, what could
-// not be matched) under them. Pages compute the AttentionDiff (core/analysis/attention_diff.h) and hand over the
-// three matrices as they are to be drawn (a patch map as its grid).
+// side by side as heatmaps (A and B on one scale with the page's colour map, A − B on a symmetric diverging
+// scale: red where A is larger), with what A and B are and the summary (max |Δ|, Jensen–Shannon divergence,
+// what could not be matched) under them. Pages compute the AttentionDiff (core/analysis/attention_diff.h) and
+// hand over the three matrices as they are to be drawn (a patch map as its grid).
 //
 // Object names for tests: "differenceA", "differenceB", "differenceDelta", "differenceSummary".
 
@@ -25,17 +25,18 @@ public:
     explicit DifferenceView(QWidget* parent = nullptr);
 
     struct Shown {
-        RowMatrix a, b, diff;                  // as drawn (a matrix, or a map's grid)
-        QStringList rowLabels, columnLabels;   // empty: indices
-        QString titleA, titleB;                // what A and B are
+        RowMatrix a, b, diff;                // as drawn (a matrix, or a map's grid)
+        QStringList rowLabels, columnLabels; // empty: indices
+        QString titleA, titleB;              // what A and B are
         QString rowTitle, columnTitle;
         ColorMap colorMap = ColorMap::Viridis;
     };
     void setDifference(const Shown& shown, const AttentionDiff& diff);
-    // Two maps of one grid (patch maps, a U-Net layer's map): compared as distributions over the cells (diffAttention
-    // of the flattened maps), drawn as grids. Throws attnlens::Error when the grids differ in size.
-    void setGridDifference(const RowMatrix& a, const RowMatrix& b, const QString& titleA, const QString& titleB,
-                           ColorMap map);
+    // Two maps of one grid (patch maps, a U-Net layer's map): compared as distributions over the cells
+    // (diffAttention of the flattened maps), drawn as grids. Throws attnlens::Error when the grids differ in
+    // size.
+    void setGridDifference(const RowMatrix& a, const RowMatrix& b, const QString& titleA,
+                           const QString& titleB, ColorMap map);
     void clear(const QString& message); // e.g. "Pin a view as A"
     bool hasDifference() const { return m_has; }
     QString summary() const;

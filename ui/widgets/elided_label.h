@@ -1,6 +1,7 @@
 #pragma once
 // ElidedLabel: a one-line label that may be narrower than its text; it then ends in "…" instead of being cut
-// mid-word, and the whole text is its tooltip. For long descriptions in crowded rows (a model's name and sizes).
+// mid-word, and the whole text is its tooltip. For long descriptions in crowded rows (a model's name and
+// sizes).
 
 #include <QLabel>
 #include <QPainter>
@@ -14,7 +15,9 @@ public:
         setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
         setMinimumWidth(40);
     }
-    QSize sizeHint() const override { return QSize(fontMetrics().horizontalAdvance(text()) + 4, QLabel::sizeHint().height()); }
+    QSize sizeHint() const override {
+        return QSize(fontMetrics().horizontalAdvance(text()) + 4, QLabel::sizeHint().height());
+    }
 
 protected:
     void paintEvent(QPaintEvent*) override {

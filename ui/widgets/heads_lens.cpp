@@ -1,8 +1,7 @@
 #include "ui/widgets/heads_lens.h"
 
-#include "ui/widgets/number_item.h"
-
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/number_item.h"
 #include "ui/widgets/page_parts.h"
 
 #include <QComboBox>
@@ -23,12 +22,18 @@ namespace {
 
 QString statisticTitle(HeadStatistic s) {
     switch (s) {
-    case HeadStatistic::Entropy: return QObject::tr("Entropy (normalised)");
-    case HeadStatistic::Distance: return QObject::tr("Mean attention distance");
-    case HeadStatistic::Sink: return QObject::tr("Share on sink tokens");
-    case HeadStatistic::Diagonal: return QObject::tr("Share on itself (diagonal)");
-    case HeadStatistic::Previous: return QObject::tr("Share on the previous token");
-    case HeadStatistic::Alignment: return QObject::tr("Agreement with the word alignment");
+    case HeadStatistic::Entropy:
+        return QObject::tr("Entropy (normalised)");
+    case HeadStatistic::Distance:
+        return QObject::tr("Mean attention distance");
+    case HeadStatistic::Sink:
+        return QObject::tr("Share on sink tokens");
+    case HeadStatistic::Diagonal:
+        return QObject::tr("Share on itself (diagonal)");
+    case HeadStatistic::Previous:
+        return QObject::tr("Share on the previous token");
+    case HeadStatistic::Alignment:
+        return QObject::tr("Agreement with the word alignment");
     }
     return {};
 }
@@ -42,18 +47,24 @@ constexpr int kHeadRole = Qt::UserRole + 2;
 QString HeadsLensView::describe(HeadStatistic s, const QString& unit) {
     switch (s) {
     case HeadStatistic::Entropy:
-        return tr("How spread out each row is: 0 = every query looks at one key, 1 = evenly at all it may see.");
+        return tr(
+            "How spread out each row is: 0 = every query looks at one key, 1 = evenly at all it may see.");
     case HeadStatistic::Distance:
-        return tr("How far queries look, in %1, weighted by attention: small = local (neighbours), large = global.").arg(unit);
+        return tr("How far queries look, in %1, weighted by attention: small = local (neighbours), large = "
+                  "global.")
+            .arg(unit);
     case HeadStatistic::Sink:
-        return tr("The share of attention parked on special tokens (</s>, the start token, CLS): a head with nothing "
+        return tr("The share of attention parked on special tokens (</s>, the start token, CLS): a head with "
+                  "nothing "
                   "to do often looks there.");
     case HeadStatistic::Diagonal:
         return tr("The share each token gives itself (self-attention only).");
     case HeadStatistic::Previous:
-        return tr("The share each token gives the one before it: \"previous-token heads\" (self-attention only).");
+        return tr(
+            "The share each token gives the one before it: \"previous-token heads\" (self-attention only).");
     case HeadStatistic::Alignment:
-        return tr("How often a target token's strongest source token is the word it translates (needs an alignment).");
+        return tr("How often a target token's strongest source token is the word it translates (needs an "
+                  "alignment).");
     }
     return {};
 }
@@ -88,8 +99,9 @@ HeadsLensView::HeadsLensView(QWidget* parent) : QWidget(parent) {
     allOn->setObjectName(QStringLiteral("headsAllOn"));
     auto* rank = new QPushButton(tr("Rank by importance"), m_ablationRow);
     rank->setObjectName(QStringLiteral("headsRank"));
-    rank->setToolTip(tr("Switch each head off alone and measure how much the original output's log-probability "
-                        "drops (one run per head, on the worker)"));
+    rank->setToolTip(
+        tr("Switch each head off alone and measure how much the original output's log-probability "
+           "drops (one run per head, on the worker)"));
     ablation->addWidget(m_ablationLabel, 1);
     ablation->addWidget(allOn);
     ablation->addWidget(rank);
@@ -121,11 +133,14 @@ HeadsLensView::HeadsLensView(QWidget* parent) : QWidget(parent) {
 
     connect(m_statisticBox, &QComboBox::activated, this, [this](int index) {
         const int id = m_statisticBox->itemData(index).toInt();
-        if (id < 0) showImportance();
-        else setStatistic(static_cast<HeadStatistic>(id));
+        if (id < 0)
+            showImportance();
+        else
+            setStatistic(static_cast<HeadStatistic>(id));
     });
     connect(m_table, &QTableWidget::itemChanged, this, &HeadsLensView::onTableItemChanged);
-    connect(m_grid, &HeatmapView::cellClicked, this, [this](int layer, int head) { emit headActivated(layer, head); });
+    connect(m_grid, &HeatmapView::cellClicked, this,
+            [this](int layer, int head) { emit headActivated(layer, head); });
     connect(m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
         const QTableWidgetItem* first = m_table->item(row, 0);
         emit headActivated(first->data(kLayerRole).toInt(), first->data(kHeadRole).toInt());
@@ -133,7 +148,9 @@ HeadsLensView::HeadsLensView(QWidget* parent) : QWidget(parent) {
     clear(tr("Translate a sentence or open a picture: the statistics of its heads appear here."));
 }
 
-QString HeadsLensView::caption() const { return m_caption->text(); }
+QString HeadsLensView::caption() const {
+    return m_caption->text();
+}
 
 void HeadsLensView::setStats(const HeadStats& stats, const QString& caption, const QString& distanceUnit) {
     const bool anotherModel = stats.layers() != m_stats.layers() || stats.heads() != m_stats.heads();
@@ -143,8 +160,9 @@ void HeadsLensView::setStats(const HeadStats& stats, const QString& caption, con
     m_unit = distanceUnit;
     m_caption->setText(caption);
     for (int i = 0; i < m_statisticBox->count(); ++i)
-        m_statisticBox->setItemData(i, describe(static_cast<HeadStatistic>(m_statisticBox->itemData(i).toInt()), m_unit),
-                                    Qt::ToolTipRole);
+        m_statisticBox->setItemData(
+            i, describe(static_cast<HeadStatistic>(m_statisticBox->itemData(i).toInt()), m_unit),
+            Qt::ToolTipRole);
     refreshGrid();
     refreshTable();
 }
@@ -177,8 +195,10 @@ void HeadsLensView::refreshGrid() {
     if (!m_hasStats) return;
     const RowMatrix& values = m_showImportance ? m_importance : m_stats.get(m_statistic);
     QStringList layers, heads;
-    for (int l = 0; l < m_stats.layers(); ++l) layers << QString::number(l);
-    for (int h = 0; h < m_stats.heads(); ++h) heads << QString::number(h);
+    for (int l = 0; l < m_stats.layers(); ++l)
+        layers << QString::number(l);
+    for (int h = 0; h < m_stats.heads(); ++h)
+        heads << QString::number(h);
     if (values.size() == 0 || values.array().isNaN().all()) {
         m_grid->setMatrix(RowMatrix());
         m_meaning->setText(describe(m_statistic, m_unit) + tr(" — does not apply to this attention."));
@@ -196,8 +216,10 @@ void HeadsLensView::refreshGrid() {
     m_grid->setMaskedText(tr("off"));
     m_grid->setValueDecimals(m_statistic == HeadStatistic::Distance && !m_showImportance ? 1 : 2);
     m_grid->setMatrix(shown, layers, heads);
-    if ((keep.array() == 0).any()) m_grid->setMask(keep);
-    else m_grid->clearMask();
+    if ((keep.array() == 0).any())
+        m_grid->setMask(keep);
+    else
+        m_grid->clearMask();
     if (m_layer >= 0) m_grid->setMarkedCell({m_layer, m_head});
 }
 
@@ -212,10 +234,11 @@ void HeadsLensView::refreshTable() {
     for (HeadStatistic s : kAllHeadStatistics)
         if (!m_stats.get(s).array().isNaN().all()) {
             shown.push_back(s);
-            headers << QString::fromLatin1(headStatisticId(s).data(), static_cast<int>(headStatisticId(s).size()));
+            headers << QString::fromLatin1(headStatisticId(s).data(),
+                                           static_cast<int>(headStatisticId(s).size()));
         }
-    const bool importance = m_importance.rows() == m_stats.layers() && m_importance.cols() == m_stats.heads() &&
-                            m_importance.size() > 0;
+    const bool importance = m_importance.rows() == m_stats.layers() &&
+                            m_importance.cols() == m_stats.heads() && m_importance.size() > 0;
     if (importance) headers << tr("importance");
     m_table->setColumnCount(static_cast<int>(headers.size()));
     m_table->setHorizontalHeaderLabels(headers);
@@ -229,7 +252,8 @@ void HeadsLensView::refreshTable() {
             if (m_ablationEnabled) {
                 auto* off = new QTableWidgetItem;
                 off->setFlags(Qt::ItemIsUserCheckable | Qt::ItemIsEnabled | Qt::ItemIsSelectable);
-                const bool isOff = std::find(m_ablated.begin(), m_ablated.end(), std::pair(l, h)) != m_ablated.end();
+                const bool isOff =
+                    std::find(m_ablated.begin(), m_ablated.end(), std::pair(l, h)) != m_ablated.end();
                 off->setCheckState(isOff ? Qt::Checked : Qt::Unchecked);
                 off->setToolTip(tr("Switch head %1 of layer %2 off and run again").arg(h).arg(l));
                 m_table->setItem(row, col++, off);
@@ -239,7 +263,8 @@ void HeadsLensView::refreshTable() {
             m_table->item(row, 0)->setData(kLayerRole, l);
             m_table->item(row, 0)->setData(kHeadRole, h);
             for (HeadStatistic st : shown)
-                m_table->setItem(row, col++, new NumberItem(m_stats.get(st)(l, h), st == HeadStatistic::Distance ? 2 : 3));
+                m_table->setItem(
+                    row, col++, new NumberItem(m_stats.get(st)(l, h), st == HeadStatistic::Distance ? 2 : 3));
             if (importance) m_table->setItem(row, col++, new NumberItem(m_importance(l, h), 3));
             ++row;
         }
@@ -260,7 +285,8 @@ void HeadsLensView::onTableItemChanged(QTableWidgetItem* item) {
 
 int HeadsLensView::tableRow(int layer, int head) const {
     for (int r = 0; r < m_table->rowCount(); ++r)
-        if (const QTableWidgetItem* i = m_table->item(r, 0); i && i->data(kLayerRole).toInt() == layer && i->data(kHeadRole).toInt() == head)
+        if (const QTableWidgetItem* i = m_table->item(r, 0);
+            i && i->data(kLayerRole).toInt() == layer && i->data(kHeadRole).toInt() == head)
             return r;
     return -1;
 }
@@ -282,11 +308,13 @@ void HeadsLensView::setAblated(const std::vector<std::pair<int, int>>& heads) {
 
 void HeadsLensView::syncAblationLabel() {
     if (m_ablated.empty()) {
-        m_ablationLabel->setText(tr("All heads on. Tick \"off\" in the table to switch heads off and run again."));
+        m_ablationLabel->setText(
+            tr("All heads on. Tick \"off\" in the table to switch heads off and run again."));
         return;
     }
     QStringList names;
-    for (const auto& [l, h] : m_ablated) names << QStringLiteral("%1:%2").arg(l).arg(h);
+    for (const auto& [l, h] : m_ablated)
+        names << QStringLiteral("%1:%2").arg(l).arg(h);
     const int n = static_cast<int>(m_ablated.size());
     m_ablationLabel->setText((n == 1 ? tr("<b>1 head off</b>") : tr("<b>%1 heads off</b>").arg(n)) +
                              tr(" (layer:head %1) — %2; the hatched cells are off.")

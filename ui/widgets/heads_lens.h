@@ -1,14 +1,14 @@
 #pragma once
-// HeadsLensView: the Heads lens (issue 21) — which heads of a model do what, for the input on screen. A layers ×
-// heads grid coloured by one statistic (core/analysis/head_stats.h; the value on hover), a table of every
-// head and every statistic (click a column header to sort), and a line saying what the statistic means.
+// HeadsLensView: the Heads lens (issue 21) — which heads of a model do what, for the input on screen. A
+// layers × heads grid coloured by one statistic (core/analysis/head_stats.h; the value on hover), a table of
+// every head and every statistic (click a column header to sort), and a line saying what the statistic means.
 // Clicking a grid cell or double-clicking a table row emits headActivated(layer, head): the page opens that
 // head in its matrix / overlay. Pages compute the statistics (they know the tokens and positions).
 //
-// Head ablation (pages that can re-run without some heads enable it): an "off" check box per head in the table;
-// switched-off heads are hatched in the grid; ablationRequested() carries the new set. "Rank by importance"
-// asks the page (importanceRequested()) for the drop of the original output when each head alone is off, shown
-// with setImportance() as one more statistic.
+// Head ablation (pages that can re-run without some heads enable it): an "off" check box per head in the
+// table; switched-off heads are hatched in the grid; ablationRequested() carries the new set. "Rank by
+// importance" asks the page (importanceRequested()) for the drop of the original output when each head alone
+// is off, shown with setImportance() as one more statistic.
 //
 // Object names for tests: "headsStatistic", "headsGrid", "headsTable", "headsCaption", "headsAblation",
 // "headsAllOn", "headsRank".
@@ -47,9 +47,11 @@ public:
 
     // --- ablation ---------------------------------------------------------------------------
     void setAblationEnabled(bool enabled);
-    // What the heads off apply to, in the line above the grid (default: "the maps and predictions are of this run").
+    // What the heads off apply to, in the line above the grid (default: "the maps and predictions are of this
+    // run").
     void setAblationScope(const QString& scope) { m_ablationScope = scope; }
-    void setAblated(const std::vector<std::pair<int, int>>& heads); // reflects the page's state; emits nothing
+    void
+    setAblated(const std::vector<std::pair<int, int>>& heads); // reflects the page's state; emits nothing
     const std::vector<std::pair<int, int>>& ablated() const { return m_ablated; }
     // [layers, heads]: how much the original output's log-probability drops with each head alone off.
     void setImportance(const RowMatrix& drop, const QString& description);

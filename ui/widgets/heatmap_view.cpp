@@ -4,14 +4,15 @@
 #include <QClipboard>
 #include <QContextMenuEvent>
 #include <QFileDialog>
+#include <QFontMetrics>
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMenu>
 #include <QPainter>
 #include <QScrollBar>
-#include <QFontMetrics>
 #include <QToolTip>
 #include <QWheelEvent>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -197,7 +198,9 @@ void HeatmapView::setPreferredCellSize(int px) {
     updateGeometry();
 }
 
-bool HeatmapView::colorBarBelow() const { return currentLayout().barBelow; }
+bool HeatmapView::colorBarBelow() const {
+    return currentLayout().barBelow;
+}
 
 void HeatmapView::setColorBarPlacement(HeatmapFrame::Bar placement) {
     if (placement == m_barPlacement) return;
@@ -409,7 +412,8 @@ QRect HeatmapView::overviewRect() const {
     const double limit = std::min({140.0, l.gridArea.width() / 3.0, l.gridArea.height() / 3.0});
     if (limit < 24) return {};
     const double scale = limit / std::max(columns(), rows());
-    const QSize size(std::max(8, static_cast<int>(columns() * scale)), std::max(8, static_cast<int>(rows() * scale)));
+    const QSize size(std::max(8, static_cast<int>(columns() * scale)),
+                     std::max(8, static_cast<int>(rows() * scale)));
     return QRect(l.gridArea.right() - 8 - size.width(), l.gridArea.bottom() - 8 - size.height(), size.width(),
                  size.height());
 }
@@ -440,7 +444,8 @@ QString HeatmapView::toolTipText(int row, int col) const {
     text += tr("value: <b>%1</b>")
                 .arg(withMinusSign(QString::number(static_cast<double>(value(row, col)), 'g', 8)));
     if (isMasked(row, col))
-        text += QStringLiteral("<br><i>") + tr("masked (%1)").arg(m_scene.maskedText) + QStringLiteral("</i>");
+        text +=
+            QStringLiteral("<br><i>") + tr("masked (%1)").arg(m_scene.maskedText) + QStringLiteral("</i>");
     return text;
 }
 
@@ -453,7 +458,6 @@ void HeatmapView::paintEvent(QPaintEvent*) {
     paintHeatmap(p, m_scene, l, s);
     if (const QRect o = overviewRect(); !o.isEmpty()) paintHeatmapOverview(p, m_scene, l, o, s);
 }
-
 
 // --- events ----------------------------------------------------------------------------------
 

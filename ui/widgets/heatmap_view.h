@@ -30,10 +30,10 @@
 #include "ui/render/heatmap_scene.h"
 
 #include <QAbstractScrollArea>
-
-#include <functional>
 #include <QImage>
 #include <QStringList>
+
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -154,9 +154,11 @@ public:
     // Scrolls so that the matrix point at (fx, fy) ∈ [0, 1]² is in the middle of the grid area.
     void centreOn(double fx, double fy);
 
-    // Pages add their own entries to the right-click menu (e.g. "Inside this score…"): called with the menu and
-    // the cell under the pointer (invalid when the pointer is not on a cell) before the menu opens.
-    void setContextMenuHook(std::function<void(QMenu& menu, HeatmapCell cell)> hook) { m_menuHook = std::move(hook); }
+    // Pages add their own entries to the right-click menu (e.g. "Inside this score…"): called with the menu
+    // and the cell under the pointer (invalid when the pointer is not on a cell) before the menu opens.
+    void setContextMenuHook(std::function<void(QMenu& menu, HeatmapCell cell)> hook) {
+        m_menuHook = std::move(hook);
+    }
 
     // --- export -----------------------------------------------------------------------------
     // The cached image: one pixel per cell, masked cells in maskedColor().

@@ -8,7 +8,8 @@
 
 namespace attnlens::ui {
 
-JobStatus::JobStatus(InferenceWorker* worker, QWidget* parent, std::function<void()> onCancel) : QWidget(parent) {
+JobStatus::JobStatus(InferenceWorker* worker, QWidget* parent, std::function<void()> onCancel)
+    : QWidget(parent) {
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     m_progress = new QProgressBar(this);
@@ -46,6 +47,8 @@ JobStatus::JobStatus(InferenceWorker* worker, QWidget* parent, std::function<voi
     });
 }
 
-void JobStatus::setTextVisible(bool visible) { m_progress->setTextVisible(visible); }
+void JobStatus::setTextVisible(bool visible) {
+    m_progress->setTextVisible(visible);
+}
 
 } // namespace attnlens::ui

@@ -15,7 +15,8 @@ class HeadCombo : public QComboBox {
     Q_OBJECT
 public:
     explicit HeadCombo(QWidget* parent = nullptr);
-    void setHeadCount(int heads); // rebuilds the list when the count changes, keeping the selection if it fits
+    void
+    setHeadCount(int heads); // rebuilds the list when the count changes, keeping the selection if it fits
     int headCount() const { return count() - 2; }
     void setSelection(const HeadSelection& heads);
     HeadSelection selection() const;

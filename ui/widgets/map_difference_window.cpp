@@ -55,7 +55,8 @@ void MapDifferenceWindow::refresh() {
         return;
     }
     try {
-        m_view->setGridDifference(m_pin->map, m_current, m_pin->description, m_currentDescription, m_colorMap);
+        m_view->setGridDifference(m_pin->map, m_current, m_pin->description, m_currentDescription,
+                                  m_colorMap);
     } catch (const std::exception& e) {
         m_view->clear(tr("A (%1) and B (%2) cannot be compared: %3")
                           .arg(m_pin->description, m_currentDescription, QString::fromUtf8(e.what())));

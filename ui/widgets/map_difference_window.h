@@ -1,7 +1,7 @@
 #pragma once
-// MapDifferenceWindow: difference maps of one grid (issue 22, M12) in a window beside a page — a map pinned as A,
-// the page's map now as B, and A − B (DifferenceView::setGridDifference). The Vision page pins patch maps, the
-// Diffusion page a layer's map at a step; each calls setCurrent() whenever its map changes.
+// MapDifferenceWindow: difference maps of one grid (issue 22, M12) in a window beside a page — a map pinned
+// as A, the page's map now as B, and A − B (DifferenceView::setGridDifference). The Vision page pins patch
+// maps, the Diffusion page a layer's map at a step; each calls setCurrent() whenever its map changes.
 //
 // Object names for tests: "differenceDialog", "pinAgain", "unpinMap".
 

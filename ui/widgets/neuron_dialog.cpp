@@ -132,10 +132,18 @@ NeuronDialog::NeuronDialog(InferenceWorker* worker, QWidget* parent) : QDialog(p
     connect(m_argmax, &QPushButton::clicked, this, [this] { select(layer(), head(), query(), -1); });
 }
 
-int NeuronDialog::layer() const { return m_layer->currentIndex(); }
-int NeuronDialog::head() const { return m_head->value(); }
-int NeuronDialog::query() const { return m_query->currentIndex(); }
-int NeuronDialog::key() const { return m_key->currentIndex(); }
+int NeuronDialog::layer() const {
+    return m_layer->currentIndex();
+}
+int NeuronDialog::head() const {
+    return m_head->value();
+}
+int NeuronDialog::query() const {
+    return m_query->currentIndex();
+}
+int NeuronDialog::key() const {
+    return m_key->currentIndex();
+}
 
 std::optional<float> NeuronDialog::capturedWeight() const {
     if (!m_terms || !m_source.captured) return std::nullopt;
@@ -144,7 +152,9 @@ std::optional<float> NeuronDialog::capturedWeight() const {
     return w;
 }
 
-QString NeuronDialog::caption() const { return m_caption->text(); }
+QString NeuronDialog::caption() const {
+    return m_caption->text();
+}
 
 void NeuronDialog::setSource(NeuronSource source, int layer, int head, int query, int key) {
     m_source = std::move(source);
@@ -173,7 +183,8 @@ void NeuronDialog::rebuildLayerControls() {
     const QStringList queries = m_source.queryLabels(l), keys = m_source.keyLabels(l);
     auto fill = [](QComboBox* box, const QStringList& labels, int keep) {
         QStringList numbered;
-        for (int i = 0; i < labels.size(); ++i) numbered << QStringLiteral("%1  %2").arg(i).arg(labels[i]);
+        for (int i = 0; i < labels.size(); ++i)
+            numbered << QStringLiteral("%1  %2").arg(i).arg(labels[i]);
         if (box->count() != numbered.size() || (box->count() > 0 && box->itemText(0) != numbered[0])) {
             box->clear();
             box->addItems(numbered);
@@ -259,20 +270,23 @@ void NeuronDialog::showTerms() {
     text.sortByContribution = m_sort->isChecked();
     m_chart->show(m_terms, text);
 
-    QString html = tr("<b>%1</b>: the query vector of <i>%2</i> and the key vector of <i>%3</i> in this head (%4 "
-                      "numbers each), multiplied dimension by dimension and summed; scaled by 1/√d<sub>k</sub>; "
-                      "the softmax over the query's row gives the weight.")
-                       .arg(m_source.title.toHtmlEscaped(), text.query.toHtmlEscaped(), text.key.toHtmlEscaped())
-                       .arg(t.headDim);
+    QString html =
+        tr("<b>%1</b>: the query vector of <i>%2</i> and the key vector of <i>%3</i> in this head (%4 "
+           "numbers each), multiplied dimension by dimension and summed; scaled by 1/√d<sub>k</sub>; "
+           "the softmax over the query's row gives the weight.")
+            .arg(m_source.title.toHtmlEscaped(), text.query.toHtmlEscaped(), text.key.toHtmlEscaped())
+            .arg(t.headDim);
     if (m_source.headOff && m_source.headOff(layer(), t.head))
-        html += tr("<br><b>This head is switched off</b> (ablation): its weights are multiplied by 0, so the model "
-                   "uses none of this; the score is shown as the head computes it.");
+        html += tr(
+            "<br><b>This head is switched off</b> (ablation): its weights are multiplied by 0, so the model "
+            "uses none of this; the score is shown as the head computes it.");
     m_caption->setText(html);
 
     m_table->setSortingEnabled(false);
     m_table->setRowCount(t.headDim);
     double scale = 0;
-    for (float p : t.product) scale = std::max(scale, std::abs(double(p)));
+    for (float p : t.product)
+        scale = std::max(scale, std::abs(double(p)));
     for (int i = 0; i < t.headDim; ++i) {
         m_table->setItem(i, 0, new NumberItem(i, 0));
         m_table->setItem(i, 1, new NumberItem(t.q[size_t(i)], 4));

@@ -1,20 +1,20 @@
 #pragma once
 // NeuronDialog: the neuron view (issue 21, M18) as a window any page opens — one attention score taken apart
 // for the chosen layer, head, query token and key token: the head's q and k vectors, their products per
-// dimension (drawn by ui/render/neuron_chart and listed in a sortable table), q·k, ÷√d_k and the softmax weight,
-// next to the weight the model's own pass captured.
+// dimension (drawn by ui/render/neuron_chart and listed in a sortable table), q·k, ÷√d_k and the softmax
+// weight, next to the weight the model's own pass captured.
 //
-// A page describes what it shows with a NeuronSource (its layers, heads, token labels, captured weights, and a
-// function that computes one layer's inputs); the dialog runs that function on the page's InferenceWorker, once
-// per layer (cached, with the layer's queries and keys projected there too), and recomputes the terms on the GUI
-// thread when head, query or key change (one dot product per key: microseconds even for 4096 keys).
+// A page describes what it shows with a NeuronSource (its layers, heads, token labels, captured weights, and
+// a function that computes one layer's inputs); the dialog runs that function on the page's InferenceWorker,
+// once per layer (cached, with the layer's queries and keys projected there too), and recomputes the terms on
+// the GUI thread when head, query or key change (one dot product per key: microseconds even for 4096 keys).
 //
 //   NeuronSource src{...};
 //   m_neuron->setSource(std::move(src), layer, head, query, /*key: argmax*/ -1);
 //   m_neuron->show();
 //
-// Object names for tests: "neuronLayer", "neuronHead", "neuronQuery", "neuronKey", "neuronArgmax", "neuronSort",
-// "neuronChart", "neuronTable", "neuronCaption".
+// Object names for tests: "neuronLayer", "neuronHead", "neuronQuery", "neuronKey", "neuronArgmax",
+// "neuronSort", "neuronChart", "neuronTable", "neuronCaption".
 
 #include "core/analysis/neuron_view.h"
 #include "core/util/callbacks.h"
@@ -40,14 +40,16 @@ class InferenceWorker;
 class NeuronChartWidget;
 
 struct NeuronSource {
-    QString title;                                        // "Translate — cross-attention"
+    QString title; // "Translate — cross-attention"
     int layers = 0;
-    std::function<QString(int layer)> layerName;          // "layer 2", "mid_block.attentions.0 (7×7)"
+    std::function<QString(int layer)> layerName; // "layer 2", "mid_block.attentions.0 (7×7)"
     std::function<int(int layer)> heads;
     std::function<QStringList(int layer)> queryLabels, keyLabels;
-    std::function<float(int layer, int head, int query, int key)> captured; // the model's own weight (NaN: unknown)
-    std::function<AttentionInputs(int layer, const Callbacks&)> inputs;     // runs on the worker
-    std::function<bool(int layer, int head)> headOff;     // ablated heads (their captured weights are 0); may be empty
+    std::function<float(int layer, int head, int query, int key)>
+        captured; // the model's own weight (NaN: unknown)
+    std::function<AttentionInputs(int layer, const Callbacks&)> inputs; // runs on the worker
+    std::function<bool(int layer, int head)>
+        headOff; // ablated heads (their captured weights are 0); may be empty
 };
 
 class NeuronDialog : public QDialog {

@@ -47,9 +47,10 @@ void PageMessage::restyle() {
     const QColor background = mixColors(pal.color(QPalette::Base), accent, 0.14);
     const QColor border = mixColors(pal.color(QPalette::Base), accent, 0.45);
     // Selector by class, not by object name: pages and the window give their banners their own names.
-    const QString style = QStringLiteral("QLabel { background: %1; color: %2; border: 1px solid %3; border-radius: 4px;"
-                                         " padding: 6px; }")
-                              .arg(background.name(), pal.color(QPalette::WindowText).name(), border.name());
+    const QString style =
+        QStringLiteral("QLabel { background: %1; color: %2; border: 1px solid %3; border-radius: 4px;"
+                       " padding: 6px; }")
+            .arg(background.name(), pal.color(QPalette::WindowText).name(), border.name());
     if (styleSheet() != style) setStyleSheet(style);
     m_restyling = false;
 }

@@ -4,13 +4,13 @@
 #include "ui/widgets/page_message.h"
 
 #include <QFont>
-#include <QHBoxLayout>
 #include <QFrame>
-#include <QScrollArea>
-#include <QVBoxLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QMenu>
+#include <QScrollArea>
 #include <QToolButton>
+#include <QVBoxLayout>
 
 #include <cstring>
 
@@ -33,7 +33,8 @@ QWidget* zoomButtons(QWidget* parent, const QString& name, std::function<void()>
     auto* row = new QHBoxLayout(box);
     row->setContentsMargins(0, 0, 0, 0);
     row->setSpacing(2);
-    auto add = [&](const char* object, const QString& text, const QString& tip, std::function<void()> action) {
+    auto add = [&](const char* object, const QString& text, const QString& tip,
+                   std::function<void()> action) {
         auto* b = new QToolButton(box);
         b->setObjectName(QString::fromLatin1(object));
         b->setText(text);
@@ -65,8 +66,9 @@ QString builtinModelPath(const char* name, const QString& what, QString& error) 
     try {
         return QString::fromStdString(builtinModelDir(name).string());
     } catch (const std::exception& e) {
-        error = QObject::tr("The built-in %1 model is missing (%2). Open a model folder with File → Open model….")
-                    .arg(what, QString::fromUtf8(e.what()));
+        error =
+            QObject::tr("The built-in %1 model is missing (%2). Open a model folder with File → Open model….")
+                .arg(what, QString::fromUtf8(e.what()));
         return {};
     }
 }
@@ -116,13 +118,17 @@ QLabel* hint(const QString& text, QWidget* parent) {
     return label;
 }
 
-void mute(QWidget* widget) { widget->setForegroundRole(QPalette::PlaceholderText); }
+void mute(QWidget* widget) {
+    widget->setForegroundRole(QPalette::PlaceholderText);
+}
 
 bool isDark(const QPalette& palette) {
     return palette.color(QPalette::Window).lightnessF() < palette.color(QPalette::WindowText).lightnessF();
 }
 
-QColor errorColor(const QPalette& palette) { return isDark(palette) ? QColor(242, 139, 130) : QColor(179, 38, 30); }
+QColor errorColor(const QPalette& palette) {
+    return isDark(palette) ? QColor(242, 139, 130) : QColor(179, 38, 30);
+}
 
 QColor mixColors(const QColor& a, const QColor& b, double t) {
     auto mix = [t](int x, int y) { return static_cast<int>(x * (1.0 - t) + y * t + 0.5); };
@@ -140,18 +146,22 @@ QImage toQImage(const RgbImage& image) {
 
 QImage toQImage(const ImageU8& image) {
     if (image.empty() || (image.channels != 1 && image.channels != 3)) return {};
-    QImage out(image.width, image.height, image.channels == 1 ? QImage::Format_Grayscale8 : QImage::Format_RGB888);
+    QImage out(image.width, image.height,
+               image.channels == 1 ? QImage::Format_Grayscale8 : QImage::Format_RGB888);
     const size_t row = static_cast<size_t>(image.width) * image.channels;
-    for (int y = 0; y < image.height; ++y) std::memcpy(out.scanLine(y), image.pixels.data() + y * row, row);
+    for (int y = 0; y < image.height; ++y)
+        std::memcpy(out.scanLine(y), image.pixels.data() + y * row, row);
     return out;
 }
 
 ImageU8 fromQImage(const QImage& source) {
-    const bool grey = source.format() == QImage::Format_Grayscale8 || source.format() == QImage::Format_Grayscale16;
+    const bool grey =
+        source.format() == QImage::Format_Grayscale8 || source.format() == QImage::Format_Grayscale16;
     const QImage img = source.convertToFormat(grey ? QImage::Format_Grayscale8 : QImage::Format_RGB888);
     ImageU8 out(img.width(), img.height(), grey ? 1 : 3);
     const size_t row = static_cast<size_t>(img.width()) * out.channels;
-    for (int y = 0; y < img.height(); ++y) std::memcpy(out.pixels.data() + y * row, img.constScanLine(y), row);
+    for (int y = 0; y < img.height(); ++y)
+        std::memcpy(out.pixels.data() + y * row, img.constScanLine(y), row);
     return out;
 }
 

@@ -7,9 +7,10 @@
 
 #include <QColor>
 #include <QImage>
-#include <QPalette>
 #include <QList>
+#include <QPalette>
 #include <QString>
+
 #include <functional>
 
 class QFrame;
@@ -63,8 +64,8 @@ QColor mixColors(const QColor& a, const QColor& b, double t);
 // Whether the palette is dark (window colour darker than its text).
 bool isDark(const QPalette& palette);
 
-QImage toQImage(const RgbImage& image);  // Format_RGB888; null for an empty image
-QImage toQImage(const ImageU8& image);   // grey → Format_Grayscale8, RGB → Format_RGB888
+QImage toQImage(const RgbImage& image); // Format_RGB888; null for an empty image
+QImage toQImage(const ImageU8& image);  // grey → Format_Grayscale8, RGB → Format_RGB888
 // A QImage (any format) as an 8-bit image: grey stays grey, everything else becomes RGB (alpha dropped).
 ImageU8 fromQImage(const QImage& source);
 

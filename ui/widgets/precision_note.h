@@ -24,11 +24,13 @@ struct PrecisionNote {
         PrecisionNote note;
         try {
             const PrecisionParity p = compare();
-            note.sentence = QCoreApplication::translate("PrecisionNote", "BF16 fast mode, measured against FP32 at load: %1.")
+            note.sentence = QCoreApplication::translate("PrecisionNote",
+                                                        "BF16 fast mode, measured against FP32 at load: %1.")
                                 .arg(QString::fromStdString(describeParity(p, what)));
         } catch (const Error& e) {
-            note.sentence = QCoreApplication::translate("PrecisionNote", "BF16 fast mode; its difference from fp32 could not be "
-                                                                         "measured: %1")
+            note.sentence = QCoreApplication::translate(
+                                "PrecisionNote", "BF16 fast mode; its difference from fp32 could not be "
+                                                 "measured: %1")
                                 .arg(QString::fromUtf8(e.what()));
         }
         return note;
