@@ -7,7 +7,7 @@ ATTNLENS_PACKAGES=(
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev libdnnl-dev
   fonts-dejavu-core
 )
-ATTNLENS_TEST_PACKAGES=(xvfb xauth clang libclang-rt-14-dev) # clang: the libFuzzer targets (tests/fuzz)
+ATTNLENS_TEST_PACKAGES=(xvfb xauth clang libclang-rt-14-dev clang-format) # clang: the libFuzzer targets (tests/fuzz); clang-format: the clang_format test
 
 attnlens_install_packages() {
   local missing=()
