@@ -237,66 +237,35 @@ QWidget* DiffusionPage::buildQueryBox(QWidget* panel) {
 }
 
 QWidget* DiffusionPage::buildMapBox(QWidget* panel) {
-    auto* mapBox = new QGroupBox(tr("Map"), panel);
-    auto* mapForm = new QFormLayout(mapBox);
-    m_layer = new QComboBox(mapBox);
-    m_layer->setObjectName(QStringLiteral("layer"));
-    connect(m_layer, &QComboBox::currentIndexChanged, this, [this](int i) {
-        if (i >= 0) m_doc->setLayer(i);
-    });
-    m_head = new HeadCombo(mapBox);
-    m_head->setObjectName(QStringLiteral("head"));
-    connect(m_head, &HeadCombo::selectionChanged, this, [this](HeadSelection heads) {
+    m_mapBox = new MapLensBox(
+        {tr("What every head of every layer does at this step (entropy, distance in pixels, …); "
+            "switch heads off and see the step predicted without them; rank them by importance"),
+         tr("The neuron view: the query pixel's score for one key pixel taken apart — the head's query "
+            "and key vectors, their products per dimension, q·k, ÷√d_k and the softmax"),
+         tr("Difference maps: keep this layer's map as A, then change the step, seed, class, query or layer "
+            "(of the same size) and compare")},
+        panel);
+    connect(m_mapBox, &MapLensBox::layerChosen, m_doc, &DiffusionDocument::setLayer);
+    connect(m_mapBox, &MapLensBox::headsChosen, this, [this](HeadSelection heads) {
         m_doc->setFusion(heads.fusion);
         m_doc->setHead(heads.head);
     });
-    m_over = new QComboBox(mapBox);
+    connect(m_mapBox, &MapLensBox::headStatsRequested, this, &DiffusionPage::showHeadStats);
+    connect(m_mapBox, &MapLensBox::neuronRequested, this, &DiffusionPage::showNeuronView);
+    connect(m_mapBox, &MapLensBox::pinRequested, this, &DiffusionPage::pinMap);
+    m_over = new QComboBox(m_mapBox);
     m_over->setObjectName(QStringLiteral("over"));
     m_over->addItems({tr("x̂0 (predicted image)"), tr("x_t (noisy input)")});
     connect(m_over, &QComboBox::currentIndexChanged, this, [this](int i) { m_doc->setOnNoisy(i == 1); });
-    mapForm->addRow(tr("Layer:"), m_layer);
-    mapForm->addRow(tr("Head:"), m_head);
-    mapForm->addRow(tr("Over:"), m_over);
-    auto* headStats = new QPushButton(tr("Head statistics…"), mapBox);
-    headStats->setObjectName(QStringLiteral("headStatsButton"));
-    headStats->setToolTip(
-        tr("What every head of every layer does at this step (entropy, distance in pixels, …); "
-           "switch heads off and see the step predicted without them; rank them by importance"));
-    connect(headStats, &QPushButton::clicked, this, &DiffusionPage::showHeadStats);
-    auto* neuron = new QPushButton(tr("Inside one score…"), mapBox);
-    neuron->setObjectName(QStringLiteral("neuronButton"));
-    neuron->setToolTip(
-        tr("The neuron view: the query pixel's score for one key pixel taken apart — the head's query "
-           "and key vectors, their products per dimension, q·k, ÷√d_k and the softmax"));
-    connect(neuron, &QPushButton::clicked, this, &DiffusionPage::showNeuronView);
-    auto* lensRow = new QHBoxLayout;
-    lensRow->addWidget(headStats);
-    lensRow->addWidget(neuron);
-    mapForm->addRow(lensRow);
-    auto* pin = new QPushButton(tr("Pin map as A…"), mapBox);
-    pin->setObjectName(QStringLiteral("pinMap"));
-    pin->setToolTip(
-        tr("Difference maps: keep this layer's map as A, then change the step, seed, class, query or layer "
-           "(of the same size) and compare"));
-    connect(pin, &QPushButton::clicked, this, &DiffusionPage::pinMap);
-    mapForm->addRow(pin);
-    return mapBox;
+    m_mapBox->addRow(tr("Over:"), m_over);
+    return m_mapBox;
 }
 
 QWidget* DiffusionPage::buildDisplayBox(QWidget* panel) {
-    auto* lookBox = new QGroupBox(tr("Display"), panel);
-    auto* lookForm = new QFormLayout(lookBox);
-    m_opacity = new QSlider(Qt::Horizontal, lookBox);
-    m_opacity->setObjectName(QStringLiteral("opacity"));
-    m_opacity->setRange(0, 100);
-    m_opacity->setValue(static_cast<int>(m_doc->opacity() * 100));
-    connect(m_opacity, &QSlider::valueChanged, this, [this](int v) { m_doc->setOpacity(v / 100.0f); });
-    m_colorMap = new ColorMapCombo(m_doc->colorMap(), lookBox);
-    m_colorMap->setObjectName(QStringLiteral("colorMap"));
-    connect(m_colorMap, &ColorMapCombo::colorMapChanged, m_doc, &DiffusionDocument::setColorMap);
-    lookForm->addRow(tr("Opacity:"), m_opacity);
-    lookForm->addRow(tr("Colours:"), m_colorMap);
-    return lookBox;
+    auto* box = new MapDisplayBox(m_doc->opacity(), m_doc->colorMap(), panel);
+    connect(box, &MapDisplayBox::opacityChanged, m_doc, &DiffusionDocument::setOpacity);
+    connect(box, &MapDisplayBox::colorMapChanged, m_doc, &DiffusionDocument::setColorMap);
+    return box;
 }
 
 QWidget* DiffusionPage::buildCentre() {
@@ -675,7 +644,7 @@ void DiffusionPage::showNotice(const QString& text) {
 // --- views ----------------------------------------------------------------------------------
 
 void DiffusionPage::syncControls() {
-    const QSignalBlocker b1(m_class), b2(m_layer), b3(m_head), b4(m_keySide), b5(m_over);
+    const QSignalBlocker b1(m_class), b4(m_keySide), b5(m_over);
     const int classes = m_doc->classCount();
     if (m_class->count() != classes) {
         m_class->clear();
@@ -685,20 +654,17 @@ void DiffusionPage::syncControls() {
     m_class->setEnabled(classes > 0);
     m_class->setToolTip(classes > 0 ? tr("The class the image is generated for")
                                     : tr("This model is unconditional"));
-    if (m_layer->count() != static_cast<int>(m_doc->layers().size())) {
-        m_layer->clear();
-        for (const auto& l : m_doc->layers())
-            m_layer->addItem(QStringLiteral("%1 · %2×%3 · %4")
-                                 .arg(DiffusionDocument::shortLayerName(l))
-                                 .arg(l.height)
-                                 .arg(l.width)
-                                 .arg(QString::fromLatin1(unetPathName(l.path))));
-    }
-    m_layer->setCurrentIndex(m_doc->layers().empty() ? -1 : m_doc->layer());
-    for (int i = 0; i < m_layer->count(); ++i)
-        m_layer->setItemData(i, m_doc->layerDescription(i), Qt::ToolTipRole);
-    m_head->setHeadCount(m_doc->headCount());
-    m_head->setSelection({m_doc->head(), m_doc->fusion()});
+    QStringList layers;
+    for (const auto& l : m_doc->layers())
+        layers << QStringLiteral("%1 · %2×%3 · %4")
+                      .arg(DiffusionDocument::shortLayerName(l))
+                      .arg(l.height)
+                      .arg(l.width)
+                      .arg(QString::fromLatin1(unetPathName(l.path)));
+    m_mapBox->setLayers(layers);
+    m_mapBox->setSelection(m_doc->layer(), m_doc->headCount(), {m_doc->head(), m_doc->fusion()});
+    for (int i = 0; i < m_mapBox->layerCombo()->count(); ++i)
+        m_mapBox->layerCombo()->setItemData(i, m_doc->layerDescription(i), Qt::ToolTipRole);
     m_keySide->setChecked(m_doc->keySide());
     m_over->setCurrentIndex(m_doc->onNoisy() ? 1 : 0);
     m_queryLabel->setText(m_doc->queryDescription());

@@ -238,78 +238,49 @@ QWidget* VisionPage::buildQueryBox(QWidget* panel) {
 }
 
 QWidget* VisionPage::buildMapBox(QWidget* panel) {
-    auto* mapBox = new QGroupBox(tr("Map"), panel);
-    auto* mapForm = new QFormLayout(mapBox);
-    m_layer = new QComboBox(mapBox);
-    m_layer->setObjectName(QStringLiteral("layer"));
-    connect(m_layer, &QComboBox::currentIndexChanged, this, [this](int i) {
-        if (i >= 0) m_doc->setLayer(i);
-    });
-    m_head = new HeadCombo(mapBox);
-    m_head->setObjectName(QStringLiteral("head"));
-    connect(m_head, &HeadCombo::selectionChanged, this, [this](HeadSelection heads) {
+    m_mapBox = new MapLensBox(
+        {tr("What every head does on this picture: entropy, distance, share on CLS, … (sortable)"),
+         tr("The neuron view: the query patch's score for one key taken apart — the head's query and key "
+            "vectors, their products per dimension, q·k, ÷√d_k and the softmax"),
+         tr("Difference maps: keep this map as A, then change the picture, layer, head, query or model and "
+            "compare (A, B and A − B in a window)")},
+        panel);
+    connect(m_mapBox, &MapLensBox::layerChosen, m_doc, &VisionDocument::setLayer);
+    connect(m_mapBox, &MapLensBox::headsChosen, this, [this](HeadSelection heads) {
         m_doc->setFusion(heads.fusion);
         m_doc->setHead(heads.head);
     });
-    m_rollout = new QCheckBox(tr("Rollout through layers 0…L"), mapBox);
+    connect(m_mapBox, &MapLensBox::headStatsRequested, this, &VisionPage::showHeadStats);
+    connect(m_mapBox, &MapLensBox::neuronRequested, this, &VisionPage::showNeuronView);
+    connect(m_mapBox, &MapLensBox::pinRequested, this, &VisionPage::pinMap);
+    m_rollout = new QCheckBox(tr("Rollout through layers 0…L"), m_mapBox);
     m_rollout->setObjectName(QStringLiteral("rollout"));
     m_rollout->setToolTip(tr("Attention rollout (Abnar & Zuidema 2020): heads fused, residual added, "
                              "layers multiplied up to the chosen layer"));
     connect(m_rollout, &QCheckBox::toggled, m_doc, &VisionDocument::setRollout);
-    m_flow = new QCheckBox(tr("Attention flow through layers 0…L"), mapBox);
+    m_flow = new QCheckBox(tr("Attention flow through layers 0…L"), m_mapBox);
     m_flow->setObjectName(QStringLiteral("flow"));
     m_flow->setToolTip(
         tr("Attention flow (Abnar & Zuidema 2020): a maximum flow through the layers, heads fused and "
            "the residual added — unlike rollout, a path is only as strong as its weakest edge. One "
            "max-flow per patch: computed on the worker; too large an input falls back to rollout."));
     connect(m_flow, &QCheckBox::toggled, m_doc, &VisionDocument::setFlow);
-    mapForm->addRow(tr("Layer:"), m_layer);
-    mapForm->addRow(tr("Head:"), m_head);
-    mapForm->addRow(m_rollout);
-    mapForm->addRow(m_flow);
-    auto* headStats = new QPushButton(tr("Head statistics…"), mapBox);
-    headStats->setObjectName(QStringLiteral("headStatsButton"));
-    headStats->setToolTip(
-        tr("What every head does on this picture: entropy, distance, share on CLS, … (sortable)"));
-    connect(headStats, &QPushButton::clicked, this, &VisionPage::showHeadStats);
-    auto* neuron = new QPushButton(tr("Inside one score…"), mapBox);
-    neuron->setObjectName(QStringLiteral("neuronButton"));
-    neuron->setToolTip(
-        tr("The neuron view: the query patch's score for one key taken apart — the head's query and key "
-           "vectors, their products per dimension, q·k, ÷√d_k and the softmax"));
-    connect(neuron, &QPushButton::clicked, this, &VisionPage::showNeuronView);
-    mapForm->addRow(headStats);
-    mapForm->addRow(neuron);
-    auto* pin = new QPushButton(tr("Pin map as A…"), mapBox);
-    pin->setObjectName(QStringLiteral("pinMap"));
-    pin->setToolTip(
-        tr("Difference maps: keep this map as A, then change the picture, layer, head, query or model and "
-           "compare (A, B and A − B in a window)"));
-    connect(pin, &QPushButton::clicked, this, &VisionPage::pinMap);
-    mapForm->addRow(pin);
-    return mapBox;
+    m_mapBox->addRow(m_rollout);
+    m_mapBox->addRow(m_flow);
+    return m_mapBox;
 }
 
 QWidget* VisionPage::buildDisplayBox(QWidget* panel) {
-    auto* lookBox = new QGroupBox(tr("Display"), panel);
-    auto* lookForm = new QFormLayout(lookBox);
-    m_opacity = new QSlider(Qt::Horizontal, lookBox);
-    m_opacity->setObjectName(QStringLiteral("opacity"));
-    m_opacity->setRange(0, 100);
-    m_opacity->setValue(static_cast<int>(m_doc->opacity() * 100));
-    connect(m_opacity, &QSlider::valueChanged, this, [this](int v) { m_doc->setOpacity(v / 100.0f); });
-    m_colorMap = new ColorMapCombo(m_doc->colorMap(), lookBox);
-    m_colorMap->setObjectName(QStringLiteral("colorMap"));
-    connect(m_colorMap, &ColorMapCombo::colorMapChanged, m_doc, &VisionDocument::setColorMap);
-    m_smooth = new QCheckBox(tr("Smooth map"), lookBox);
+    auto* box = new MapDisplayBox(m_doc->opacity(), m_doc->colorMap(), panel);
+    connect(box, &MapDisplayBox::opacityChanged, m_doc, &VisionDocument::setOpacity);
+    connect(box, &MapDisplayBox::colorMapChanged, m_doc, &VisionDocument::setColorMap);
+    m_smooth = new QCheckBox(tr("Smooth map"), box);
     m_smooth->setObjectName(QStringLiteral("smooth"));
     m_smooth->setChecked(m_doc->smooth());
     m_smooth->setToolTip(tr("Bilinear upsampling of the patch map; off shows one flat colour per patch"));
     connect(m_smooth, &QCheckBox::toggled, m_doc, &VisionDocument::setSmooth);
-    lookForm->addRow(tr("Opacity:"), m_opacity);
-    lookForm->addRow(tr("Colours:"), m_colorMap);
-    lookForm->addRow(m_smooth);
-    return lookBox;
+    box->addRow(m_smooth);
+    return box;
 }
 
 QWidget* VisionPage::buildCentre() {
@@ -614,17 +585,13 @@ void VisionPage::dropEvent(QDropEvent* event) {
 }
 
 void VisionPage::syncControls() {
-    const QSignalBlocker b1(m_layer), b2(m_head), b3(m_rollout), b4(m_keySide), b5(m_reduce), b6(m_flow);
-    const int layers = m_doc->numLayers(), heads = m_doc->numHeads();
-    if (m_layer->count() != layers) {
-        m_layer->clear();
-        for (int l = 0; l < layers; ++l)
-            m_layer->addItem(tr("Layer %1").arg(l));
-    }
-    m_layer->setCurrentIndex(m_doc->layer());
-    m_head->setHeadCount(heads);
-    m_head->setSelection({m_doc->head(), m_doc->fusion()});
-    m_head->setEnabled((!m_doc->rollout() && !m_doc->flow()) || m_doc->head() < 0);
+    const QSignalBlocker b3(m_rollout), b4(m_keySide), b5(m_reduce), b6(m_flow);
+    QStringList layers;
+    for (int l = 0; l < m_doc->numLayers(); ++l)
+        layers << tr("Layer %1").arg(l);
+    m_mapBox->setLayers(layers);
+    m_mapBox->setSelection(m_doc->layer(), m_doc->numHeads(), {m_doc->head(), m_doc->fusion()});
+    m_mapBox->headCombo()->setEnabled((!m_doc->rollout() && !m_doc->flow()) || m_doc->head() < 0);
     m_rollout->setChecked(m_doc->rollout());
     m_flow->setChecked(m_doc->flow());
     m_keySide->setChecked(m_doc->keySide());

@@ -27,7 +27,6 @@ class QDialog;
 class QComboBox;
 class QLabel;
 class QPushButton;
-class QSlider;
 class QToolButton;
 
 namespace attnlens::ui {
@@ -35,8 +34,7 @@ namespace attnlens::ui {
 class NeuronDialog;
 class MapDifferenceWindow;
 
-class ColorMapCombo;
-class HeadCombo;
+class MapLensBox;
 class HeadsLensView;
 class HeatmapView;
 class InferenceWorker;
@@ -191,8 +189,7 @@ private:
     QPushButton* m_clsButton = nullptr;
     QComboBox* m_reduce = nullptr;
     QCheckBox* m_keySide = nullptr;
-    QComboBox* m_layer = nullptr;
-    HeadCombo* m_head = nullptr;
+    MapLensBox* m_mapBox = nullptr;
     QCheckBox* m_rollout = nullptr;
     QCheckBox* m_flow = nullptr;
     VisionDocument::FlowKey m_flowRequested; // the flow map asked of the worker last
@@ -203,8 +200,6 @@ private:
     void refreshDifference();
     void pinMapAs(const RowMatrix& map, const QString& description); // opens the difference window
     QString describeMap() const;
-    QSlider* m_opacity = nullptr;
-    ColorMapCombo* m_colorMap = nullptr;
     QCheckBox* m_smooth = nullptr;
     QToolButton* m_export = nullptr;
 };
