@@ -9,6 +9,7 @@
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
+#include "ui/widgets/playback_bar.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -22,11 +23,9 @@
 #include <QPainter>
 #include <QPushButton>
 #include <QScrollArea>
-#include <QShortcut>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
-#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -124,20 +123,7 @@ TextPage::TextPage(QWidget* parent, const QString& modelDir)
     statusRow->addWidget(new JobStatus(m_worker, this, [this] { cancel(); }));
     layout->addLayout(statusRow);
 
-    m_playTimer = new QTimer(this);
-    m_playTimer->setInterval(400);
-    connect(m_playTimer, &QTimer::timeout, this, [this] {
-        if (m_worker->pendingJobs() > 0) return;
-        if (!m_doc->run() || m_doc->step() >= m_doc->run()->generated()) return setPlaying(false);
-        m_doc->setStep(m_doc->step() + 1);
-    });
-    auto shortcut = [this](QKeySequence keys, auto fn) {
-        auto* s = new QShortcut(keys, this);
-        s->setContext(Qt::WidgetWithChildrenShortcut);
-        connect(s, &QShortcut::activated, this, fn);
-    };
-    shortcut(QKeySequence(Qt::ALT | Qt::Key_Right), [this] { stepForward(); });
-    shortcut(QKeySequence(Qt::ALT | Qt::Key_Left), [this] { stepBack(); });
+    m_playback->addShortcuts(this, tr("Next generated token"), tr("Previous generated token"));
 
     connect(m_doc, &TextDocument::runChanged, this, &TextPage::refresh);
     connect(m_doc, &TextDocument::selectionChanged, this, &TextPage::refresh);
@@ -190,30 +176,26 @@ QWidget* TextPage::buildTopBar() {
     m_newTokens->setValue(12);
     m_newTokens->setPrefix(tr("generate "));
     m_newTokens->setSuffix(tr(" tokens"));
-    m_back = new QToolButton(bar);
-    m_back->setObjectName(QStringLiteral("stepBack"));
-    m_back->setText(tr("◀ Back"));
-    m_back->setToolTip(tr("One generated token back (Alt+Left)"));
-    connect(m_back, &QToolButton::clicked, this, &TextPage::stepBack);
-    m_forward = new QToolButton(bar);
-    m_forward->setObjectName(QStringLiteral("stepForward"));
-    m_forward->setText(tr("Step ▶"));
-    m_forward->setToolTip(tr("The next generated token; at the end, one more (Alt+Right)"));
-    connect(m_forward, &QToolButton::clicked, this, &TextPage::stepForward);
-    m_play = new QToolButton(bar);
-    m_play->setObjectName(QStringLiteral("play"));
-    m_play->setText(tr("▶ Play"));
-    m_play->setCheckable(true);
-    connect(m_play, &QToolButton::toggled, this, &TextPage::setPlaying);
+    m_playback = new PlaybackBar({{},
+                                  tr("One generated token back (Alt+Left)"),
+                                  tr("Play the generated tokens one by one"),
+                                  tr("The next generated token; at the end, one more (Alt+Right)")},
+                                 400, bar);
+    connect(m_playback, &PlaybackBar::stepBack, this, &TextPage::stepBack);
+    connect(m_playback, &PlaybackBar::stepForward, this, &TextPage::stepForward);
+    connect(m_playback, &PlaybackBar::playingRequested, this, &TextPage::setPlaying);
+    connect(m_playback, &PlaybackBar::tick, this, [this] {
+        if (m_worker->pendingJobs() > 0) return;
+        if (!m_doc->run() || m_doc->step() >= m_doc->run()->generated()) return setPlaying(false);
+        m_doc->setStep(m_doc->step() + 1);
+    });
     m_modelLabel = new QLabel(bar);
     mute(m_modelLabel);
     row->addWidget(new QLabel(tr("Text"), bar));
     row->addWidget(m_input, 1);
     row->addWidget(m_run);
     row->addWidget(m_newTokens);
-    row->addWidget(m_back);
-    row->addWidget(m_forward);
-    row->addWidget(m_play);
+    row->addWidget(m_playback);
     row->addWidget(m_modelLabel);
     row->addWidget(exportMenuButton(bar, {{tr("This view as PNG…"),
                                            [this] {
@@ -480,13 +462,7 @@ void TextPage::stepBack() {
 void TextPage::setPlaying(bool on) {
     if (on && (!m_doc->run() || !m_doc->model()->decoderOnly())) on = false;
     if (on && m_doc->step() >= m_doc->run()->generated()) m_doc->setStep(0);
-    if (on)
-        m_playTimer->start();
-    else
-        m_playTimer->stop();
-    const QSignalBlocker block(m_play);
-    m_play->setChecked(on);
-    m_play->setText(on ? tr("❚❚ Pause") : tr("▶ Play"));
+    m_playback->setPlaying(on);
 }
 
 void TextPage::cancel() {
@@ -499,9 +475,7 @@ void TextPage::syncControls() {
     const auto& folder = m_doc->model();
     const bool decoder = folder && folder->decoderOnly();
     m_newTokens->setVisible(decoder);
-    m_back->setVisible(decoder);
-    m_forward->setVisible(decoder);
-    m_play->setVisible(decoder);
+    m_playback->setVisible(decoder);
     m_run->setText(decoder ? tr("Generate") : tr("Run"));
     m_modelLabel->setText(m_doc->modelDescription());
     const QSignalBlocker b1(m_layer), b2(m_head);
@@ -520,8 +494,7 @@ void TextPage::syncControls() {
     const bool busy = m_worker->isBusy();
     m_run->setEnabled(folder != nullptr);
     const auto& run = m_doc->run();
-    m_back->setEnabled(run && m_doc->step() > 0);
-    m_forward->setEnabled(run != nullptr && !busy);
+    m_playback->setAvailable(run && m_doc->step() > 0, run != nullptr && !busy, true);
     m_candidatesTitle->setText(decoder ? tr("Next token (top 10)") : tr("[MASK] predictions (top 5)"));
 }
 

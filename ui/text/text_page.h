@@ -26,8 +26,6 @@ class QListWidget;
 class QPushButton;
 class QSpinBox;
 class QTabWidget;
-class QTimer;
-class QToolButton;
 
 namespace attnlens::ui {
 
@@ -35,6 +33,7 @@ class HeatmapView;
 class InferenceWorker;
 class MapGridView;
 class PageMessage;
+class PlaybackBar;
 class TextLinesCanvas;
 
 class TextPage : public QWidget, public ModelPage, public ExplainedPage, public SessionPage {
@@ -117,9 +116,7 @@ private:
     QLineEdit* m_input = nullptr;
     QPushButton* m_run = nullptr;
     QSpinBox* m_newTokens = nullptr;
-    QToolButton* m_back = nullptr;
-    QToolButton* m_forward = nullptr;
-    QToolButton* m_play = nullptr;
+    PlaybackBar* m_playback = nullptr;
     QSpinBox* m_layer = nullptr;
     QComboBox* m_head = nullptr;
     QCheckBox* m_wordLevel = nullptr;
@@ -134,7 +131,6 @@ private:
     QListWidget* m_candidates = nullptr;
     QLabel* m_candidatesTitle = nullptr;
     PageMessage* m_message = nullptr;
-    QTimer* m_playTimer = nullptr;
 };
 
 } // namespace attnlens::ui

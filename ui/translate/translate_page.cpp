@@ -20,6 +20,7 @@
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
+#include "ui/widgets/playback_bar.h"
 #include "ui/widgets/precision_note.h"
 
 #include <QCheckBox>
@@ -38,7 +39,6 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
-#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -96,9 +96,6 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
     layout->addWidget(buildViews(), 1);
     layout->addWidget(buildStatusBar());
 
-    m_playTimer = new QTimer(this);
-    m_playTimer->setInterval(450);
-    connect(m_playTimer, &QTimer::timeout, this, &TranslatePage::playTick);
     connectViews();
     addStepShortcuts();
     connectWorker();
@@ -227,22 +224,11 @@ void TranslatePage::connectViews() {
 
 // Shortcuts for stepping (the line edit keeps plain arrows for the cursor).
 void TranslatePage::addStepShortcuts() {
-    // whatsThis: the description Help → Keyboard shortcuts lists.
-    auto shortcut = [this](const QKeySequence& key, const QString& what, auto slot) {
-        auto* s = new QShortcut(key, this);
-        s->setContext(Qt::WidgetWithChildrenShortcut);
-        s->setWhatsThis(what);
-        connect(s, &QShortcut::activated, this, slot);
-    };
-    shortcut(QKeySequence(Qt::ALT | Qt::Key_Right), tr("Next decoding step"), [this] { stepForward(); });
-    shortcut(QKeySequence(Qt::ALT | Qt::Key_Left), tr("Previous decoding step"), [this] { stepBack(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketRight), tr("Next decoding step"),
-             [this] { stepForward(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketLeft), tr("Previous decoding step"),
-             [this] { stepBack(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), tr("Translate the sentence"), [this] { translate(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_P), tr("Play / pause the steps"),
-             [this] { setPlaying(!isPlaying()); });
+    m_playback->addShortcuts(this, tr("Next decoding step"), tr("Previous decoding step"));
+    auto* s = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), this);
+    s->setContext(Qt::WidgetWithChildrenShortcut);
+    s->setWhatsThis(tr("Translate the sentence")); // listed in Help → Keyboard shortcuts
+    connect(s, &QShortcut::activated, this, &TranslatePage::translate);
 }
 
 void TranslatePage::connectWorker() {
@@ -277,21 +263,10 @@ QWidget* TranslatePage::buildTopBar() {
     m_translate->setObjectName(QStringLiteral("translateButton"));
     m_translate->setDefault(true);
     m_translate->setToolTip(tr("Translate to the end (Enter); then step back and forth"));
-    auto tool = [bar](const QString& name, const QString& text, const QString& tip) {
-        auto* b = new QToolButton(bar);
-        b->setObjectName(name);
-        b->setText(text);
-        b->setToolTip(tip);
-        b->setToolButtonStyle(Qt::ToolButtonTextOnly);
-        b->setMinimumWidth(30);
-        return b;
-    };
-    m_reset = tool(QStringLiteral("reset"), tr("↺ Reset"), tr("Back to step 0 (encoder only)"));
-    m_back = tool(QStringLiteral("stepBack"), tr("◀ Back"), tr("Step back (Alt+Left, Ctrl+[)"));
-    m_play =
-        tool(QStringLiteral("play"), tr("▶ Play"), tr("Play / pause the decoding step by step (Ctrl+P)"));
-    m_play->setCheckable(true);
-    m_forward = tool(QStringLiteral("stepForward"), tr("Step ▶"), tr("Step forward (Alt+Right, Ctrl+])"));
+    m_playback = new PlaybackBar({tr("Back to step 0 (encoder only)"), tr("Step back (Alt+Left, Ctrl+[)"),
+                                  tr("Play / pause the decoding step by step (Ctrl+P)"),
+                                  tr("Step forward (Alt+Right, Ctrl+])")},
+                                 450, bar);
     m_mode = new QComboBox(bar);
     m_mode->setObjectName(QStringLiteral("searchMode"));
     m_mode->addItem(tr("Greedy"));
@@ -317,10 +292,7 @@ QWidget* TranslatePage::buildTopBar() {
     row->addWidget(m_input, 1);
     row->addWidget(m_translate);
     row->addSpacing(6);
-    row->addWidget(m_reset);
-    row->addWidget(m_back);
-    row->addWidget(m_play);
-    row->addWidget(m_forward);
+    row->addWidget(m_playback);
     row->addSpacing(6);
     row->addWidget(m_mode);
     row->addWidget(m_beamWidth);
@@ -328,10 +300,11 @@ QWidget* TranslatePage::buildTopBar() {
 
     connect(m_input, &QLineEdit::returnPressed, this, &TranslatePage::translate);
     connect(m_translate, &QPushButton::clicked, this, &TranslatePage::translate);
-    connect(m_forward, &QToolButton::clicked, this, &TranslatePage::stepForward);
-    connect(m_back, &QToolButton::clicked, this, &TranslatePage::stepBack);
-    connect(m_reset, &QToolButton::clicked, this, &TranslatePage::reset);
-    connect(m_play, &QToolButton::toggled, this, &TranslatePage::setPlaying);
+    connect(m_playback, &PlaybackBar::stepForward, this, &TranslatePage::stepForward);
+    connect(m_playback, &PlaybackBar::stepBack, this, &TranslatePage::stepBack);
+    connect(m_playback, &PlaybackBar::resetRequested, this, &TranslatePage::reset);
+    connect(m_playback, &PlaybackBar::playingRequested, this, &TranslatePage::setPlaying);
+    connect(m_playback, &PlaybackBar::tick, this, &TranslatePage::playTick);
     connect(m_mode, &QComboBox::currentIndexChanged, this,
             [this](int i) { m_beamWidth->setEnabled(i == 1); });
     return bar;
@@ -496,10 +469,7 @@ void TranslatePage::updateButtons() {
     const auto snap = m_doc->snapshot();
     const bool has = m_doc->hasModel();
     m_translate->setEnabled(has);
-    m_forward->setEnabled(snap && !snap->finished);
-    m_back->setEnabled(snap && snap->step > 0);
-    m_reset->setEnabled(snap && snap->step > 0);
-    m_play->setEnabled(snap && !snap->finished);
+    m_playback->setAvailable(snap && snap->step > 0, snap && !snap->finished, snap && !snap->finished);
 }
 
 // Errors go to the banner, as on every page; the status line keeps saying what happened last.
@@ -723,17 +693,12 @@ void TranslatePage::setPlaying(bool on) {
     if (on) {
         // Play from the start when the decoding is already complete.
         if (m_doc->snapshot()->finished) reset();
-        m_playTimer->start();
-    } else {
-        m_playTimer->stop();
     }
-    const QSignalBlocker block(m_play);
-    m_play->setChecked(on);
-    m_play->setText(on ? tr("❚❚ Pause") : tr("▶ Play"));
+    m_playback->setPlaying(on);
 }
 
 bool TranslatePage::isPlaying() const {
-    return m_playTimer->isActive();
+    return m_playback->isPlaying();
 }
 
 void TranslatePage::playTick() {
@@ -808,27 +773,10 @@ QWidget* TranslatePage::currentExportWidget() const {
 }
 
 void TranslatePage::exportView(const QString& path) {
-    const QString ext = QFileInfo(path).suffix().toLower();
-    const QString title = m_tabs->tabText(m_tabs->currentIndex());
-    if (currentView() == View::Matrix && m_doc->currentMatrix().empty())
-        throw Error(path.toStdString() + ": the matrix view is empty");
-    if (ext == QLatin1String("png")) {
-        if (currentView() == View::Matrix) {
-            if (!m_matrixView->heatmap()->savePng(path))
-                throw Error(path.toStdString() + ": cannot write the PNG");
-        } else {
-            saveWidgetPng(currentExportWidget(), path);
-        }
-    } else if (ext == QLatin1String("svg")) {
-        if (currentView() == View::Matrix) {
-            if (!m_matrixView->heatmap()->saveSvg(path, m_matrixView->title()))
-                throw Error(path.toStdString() + ": cannot write the SVG");
-        } else {
-            saveWidgetSvg(currentExportWidget(), path, title);
-        }
-    } else {
-        throw Error(path.toStdString() + ": views export as .png or .svg");
-    }
+    if (currentView() != View::Matrix)
+        return saveView(path, currentExportWidget(), m_tabs->tabText(m_tabs->currentIndex()));
+    if (m_doc->currentMatrix().empty()) throw Error(path.toStdString() + ": the matrix view is empty");
+    saveView(path, *m_matrixView->heatmap(), m_matrixView->title());
 }
 
 void TranslatePage::exportData(const QString& path) {

@@ -30,7 +30,6 @@ class QLineEdit;
 class QPushButton;
 class QSpinBox;
 class QTabWidget;
-class QTimer;
 class QToolButton;
 
 namespace attnlens::ui {
@@ -44,6 +43,7 @@ class EmbeddingsView;
 class HeadsLensView;
 class InferenceWorker;
 class PageMessage;
+class PlaybackBar;
 class ModelGridView;
 class StepPanel;
 class TokenChips;
@@ -199,10 +199,7 @@ private:
 
     QLineEdit* m_input = nullptr;
     QPushButton* m_translate = nullptr;
-    QToolButton* m_back = nullptr;
-    QToolButton* m_forward = nullptr;
-    QToolButton* m_play = nullptr;
-    QToolButton* m_reset = nullptr;
+    PlaybackBar* m_playback = nullptr;
     QComboBox* m_mode = nullptr;
     QSpinBox* m_beamWidth = nullptr;
     QSpinBox* m_maxLength = nullptr;
@@ -233,7 +230,6 @@ private:
     EmbeddingsView* m_embeddingsView = nullptr;
     BeamView* m_beamView = nullptr;
     StepPanel* m_stepPanel = nullptr;
-    QTimer* m_playTimer = nullptr;
     QElapsedTimer m_clock;
     qint64 m_lastTranslateMs = -1;
     NeuronDialog* m_neuron = nullptr;

@@ -4,8 +4,10 @@
 #include "core/io/json_file.h"
 #include "core/util/error.h"
 #include "ui/render/string_lists.h"
+#include "ui/widgets/heatmap_view.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QPainter>
 #include <QSvgGenerator>
 #include <QTextStream>
@@ -117,6 +119,32 @@ void saveWidgetSvg(QWidget* widget, const QString& path, const QString& title) {
     widget->render(&p, QPoint(), QRegion(), QWidget::DrawChildren);
     p.end();
     if (!QFile::exists(path)) throw Error(path.toStdString() + ": cannot write the SVG");
+}
+
+namespace {
+
+enum class ViewFormat { Png, Svg };
+
+ViewFormat viewFormat(const QString& path) {
+    const QString ext = QFileInfo(path).suffix().toLower();
+    if (ext == QLatin1String("png")) return ViewFormat::Png;
+    if (ext == QLatin1String("svg")) return ViewFormat::Svg;
+    throw Error(path.toStdString() + ": views export as .png or .svg");
+}
+
+} // namespace
+
+void saveView(const QString& path, const HeatmapView& heatmap, const QString& title) {
+    const bool png = viewFormat(path) == ViewFormat::Png;
+    if (!(png ? heatmap.savePng(path) : heatmap.saveSvg(path, title)))
+        throw Error(path.toStdString() + (png ? ": cannot write the PNG" : ": cannot write the SVG"));
+}
+
+void saveView(const QString& path, QWidget* widget, const QString& title) {
+    if (viewFormat(path) == ViewFormat::Png)
+        saveWidgetPng(widget, path);
+    else
+        saveWidgetSvg(widget, path, title);
 }
 
 } // namespace attnlens::ui

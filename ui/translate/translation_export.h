@@ -16,6 +16,10 @@
 class QWidget;
 
 namespace attnlens::ui {
+class HeatmapView;
+}
+
+namespace attnlens::ui {
 
 void writeAttentionJson(const QString& path, const TranslationDocument& document);
 void writeMatrixCsv(const QString& path, const AttentionMatrix& matrix);
@@ -24,5 +28,9 @@ void writeAttentionNpy(const QString& path, const TranslationDocument& document)
 // The whole widget (not just its visible part) as a PNG, or drawn into an SVG through QSvgGenerator.
 void saveWidgetPng(QWidget* widget, const QString& path);
 void saveWidgetSvg(QWidget* widget, const QString& path, const QString& title);
+// A view as .png or .svg (by the path's ending): a heatmap through its own writers (cells crisp, SVG in
+// vectors), any other widget as saveWidgetPng / saveWidgetSvg draw it.
+void saveView(const QString& path, const HeatmapView& heatmap, const QString& title);
+void saveView(const QString& path, QWidget* widget, const QString& title);
 
 } // namespace attnlens::ui
