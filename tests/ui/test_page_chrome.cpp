@@ -10,6 +10,8 @@
 #include "ui/shell/inference_worker.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/theme.h"
+#include "ui/text/text_page.h"
+#include "ui/translate/translate_page.h"
 #include "ui/vision/sample_gallery.h"
 #include "ui/vision/vision_document.h"
 #include "ui/vision/vision_page.h"
@@ -266,7 +268,13 @@ private slots:
         MainWindow window;
         auto* vision = new VisionPage(&window);
         window.addPage("Vision", vision);
-        const QList<QPair<QString, QWidget*>> pages = {{QStringLiteral("Vision"), vision}};
+        auto* textPage = new TextPage(&window); // its step keys were "(undocumented)" before PlaybackBar
+        window.addPage("Text", textPage);
+        auto* translate = new TranslatePage(&window, false);
+        window.addPage("Translate", translate);
+        const QList<QPair<QString, QWidget*>> pages = {{QStringLiteral("Vision"), vision},
+                                                       {QStringLiteral("Text"), textPage},
+                                                       {QStringLiteral("Translate"), translate}};
         const QList<ShortcutRow> rows = collectShortcuts(&window, pages);
         auto has = [&](const QKeySequence& key, const QString& action) {
             const QString keys = key.toString(QKeySequence::NativeText);
@@ -278,6 +286,9 @@ private slots:
         QVERIFY(has(QKeySequence(Qt::CTRL | Qt::Key_1), "Vision"));
         QVERIFY(has(QKeySequence::Paste, "Paste an image"));
         QVERIFY(has(QKeySequence::HelpContents, "What am I looking at"));
+        QVERIFY(has(QKeySequence(Qt::ALT | Qt::Key_Right), "Next generated token"));
+        QVERIFY(has(QKeySequence(Qt::CTRL | Qt::Key_BracketLeft), "Previous decoding step"));
+        QVERIFY(has(QKeySequence(Qt::CTRL | Qt::Key_P), "Play / pause"));
         // Every QAction with a shortcut in the menus is listed.
         int menuShortcuts = 0;
         for (QAction* a : window.findChildren<QAction*>())
