@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 namespace attnlens {
@@ -21,6 +22,23 @@ void reportHead(const Callbacks& callbacks, int done, int total) {
 
 } // namespace
 
+RowMatrix measureEachHead(std::span<const int> headsPerLayer, const std::function<double(int, int)>& measure,
+                          const Callbacks& callbacks) {
+    const int total = std::accumulate(headsPerLayer.begin(), headsPerLayer.end(), 0);
+    const int widest =
+        headsPerLayer.empty() ? 0 : *std::max_element(headsPerLayer.begin(), headsPerLayer.end());
+    RowMatrix out =
+        RowMatrix::Constant(static_cast<Eigen::Index>(headsPerLayer.size()), widest, std::nanf(""));
+    int done = 0;
+    for (size_t l = 0; l < headsPerLayer.size(); ++l)
+        for (int h = 0; h < headsPerLayer[l]; ++h) {
+            callbacks.checkCancel();
+            out(static_cast<Eigen::Index>(l), h) = static_cast<float>(measure(static_cast<int>(l), h));
+            reportHead(callbacks, ++done, total);
+        }
+    return out;
+}
+
 VitHeadImportance vitHeadImportance(const VitModel& model, const Tensor& pixels, const Callbacks& callbacks) {
     if (!model.hasClassifier()) throw Error("ranking heads needs a classifier: this checkpoint has none");
     const VitConfig& c = model.config();
@@ -29,16 +47,16 @@ VitHeadImportance vitHeadImportance(const VitModel& model, const Tensor& pixels,
     VitHeadImportance out;
     out.top = model.topK(model.forward(pixels, plain), 1).front();
     const double base = logOf(out.top.probability);
-    out.drop = RowMatrix(c.numLayers, c.numHeads);
-    for (int l = 0; l < c.numLayers; ++l)
-        for (int h = 0; h < c.numHeads; ++h) {
-            callbacks.checkCancel();
+    const std::vector<int> heads(static_cast<size_t>(c.numLayers), c.numHeads);
+    out.drop = measureEachHead(
+        heads,
+        [&](int l, int h) {
             VitRunOptions off = plain;
             off.ablatedHeads = {{l, h}};
             const VitOutput o = model.forward(pixels, off);
-            out.drop(l, h) = static_cast<float>(base - logOf(o.probabilities.at({out.top.index})));
-            reportHead(callbacks, l * c.numHeads + h + 1, c.numLayers * c.numHeads);
-        }
+            return base - logOf(o.probabilities.at({out.top.index}));
+        },
+        callbacks);
     return out;
 }
 
@@ -65,44 +83,37 @@ RowMatrix marianHeadImportance(const MarianModel& model, std::span<const int> so
     const int layers = kind == 0 ? c.encoderLayers : c.decoderLayers;
     const int heads = kind == 0 ? c.encoderHeads : c.decoderHeads;
     const double base = marianSequenceLogProb(model, source, target);
-    RowMatrix drop(layers, heads);
-    for (int l = 0; l < layers; ++l)
-        for (int h = 0; h < heads; ++h) {
-            callbacks.checkCancel();
+    return measureEachHead(
+        std::vector<int>(static_cast<size_t>(layers), heads),
+        [&](int l, int h) {
             MarianAblation one;
             one.add(kind, l, h, c);
-            drop(l, h) = static_cast<float>(base - marianSequenceLogProb(model, source, target, &one));
-            reportHead(callbacks, l * heads + h + 1, layers * heads);
-        }
-    return drop;
+            return base - marianSequenceLogProb(model, source, target, &one);
+        },
+        callbacks);
 }
 
 RowMatrix unetHeadImportance(const UNet2DModel& model, const Tensor& sample, float timestep,
                              std::optional<int> classLabel, const Callbacks& callbacks) {
     const std::vector<UNetAttentionInfo> layers =
         model.attentionLayers(static_cast<int>(sample.dim(1)), static_cast<int>(sample.dim(2)));
-    int heads = 0, total = 0;
-    for (const auto& l : layers) {
-        heads = std::max(heads, l.heads);
-        total += l.heads;
-    }
+    std::vector<int> heads;
+    for (const auto& l : layers)
+        heads.push_back(l.heads);
     UNetRunOptions plain;
     plain.captureAttention = false;
     const Tensor base = model.forward(sample, timestep, classLabel, plain, &callbacks).noisePred;
     const double norm = base.matrix().norm();
-    RowMatrix out = RowMatrix::Constant(static_cast<Eigen::Index>(layers.size()), heads, std::nanf(""));
-    int done = 0;
-    for (size_t l = 0; l < layers.size(); ++l)
-        for (int h = 0; h < layers[l].heads; ++h) {
-            callbacks.checkCancel();
+    return measureEachHead(
+        heads,
+        [&](int l, int h) {
             UNetRunOptions off = plain;
-            off.ablatedHeads = {{static_cast<int>(l), h}};
+            off.ablatedHeads = {{l, h}};
             const Tensor eps = model.forward(sample, timestep, classLabel, off, &callbacks).noisePred;
             const double diff = (eps.matrix() - base.matrix()).norm();
-            out(static_cast<Eigen::Index>(l), h) = static_cast<float>(norm > 0 ? diff / norm : diff);
-            reportHead(callbacks, ++done, total);
-        }
-    return out;
+            return norm > 0 ? diff / norm : diff;
+        },
+        callbacks);
 }
 
 } // namespace attnlens

@@ -13,9 +13,16 @@
 #include "core/models/vit_model.h"
 #include "core/util/callbacks.h"
 
+#include <functional>
 #include <span>
 
 namespace attnlens {
+
+// The loop every family's importance shares: measure(layer, head) for each head of a model whose layers have
+// headsPerLayer heads → [layers, the most heads of a layer] (NaN where a layer has fewer); cancellable
+// between heads, progress per head.
+RowMatrix measureEachHead(std::span<const int> headsPerLayer, const std::function<double(int, int)>& measure,
+                          const Callbacks& callbacks = {});
 
 struct VitHeadImportance {
     RowMatrix drop; // [layers, heads]: log p(top) with all heads − log p(top) with the head off

@@ -9,25 +9,6 @@
 
 namespace attnlens {
 
-std::optional<AttentionKind> parseAttentionKind(std::string_view name) {
-    if (name == "encoder") return AttentionKind::EncoderSelf;
-    if (name == "decoder") return AttentionKind::DecoderSelf;
-    if (name == "cross") return AttentionKind::Cross;
-    return std::nullopt;
-}
-
-std::string_view attentionKindId(AttentionKind kind) {
-    switch (kind) {
-    case AttentionKind::EncoderSelf:
-        return "encoder";
-    case AttentionKind::DecoderSelf:
-        return "decoder";
-    case AttentionKind::Cross:
-        return "cross";
-    }
-    return {};
-}
-
 const Tensor& traceAttention(const TranslationTrace& trace, AttentionKind kind) {
     switch (kind) {
     case AttentionKind::EncoderSelf:

@@ -6,6 +6,7 @@
 //   TraceAxes axes = traceAxes(trace, AttentionKind::Cross, startPiece);    // rows: T pieces, columns: S
 
 #include "core/analysis/head_stats.h"
+#include "core/contract/run_controls.h"
 #include "core/decode/decode_session.h"
 
 #include <optional>
@@ -14,11 +15,6 @@
 #include <vector>
 
 namespace attnlens {
-
-enum class AttentionKind { EncoderSelf, DecoderSelf, Cross };
-// "encoder", "decoder", "cross" (the CLI's and the JSON's names).
-std::optional<AttentionKind> parseAttentionKind(std::string_view name);
-std::string_view attentionKindId(AttentionKind kind);
 
 // [L, H, Q, K] as captured in the trace.
 const Tensor& traceAttention(const TranslationTrace& trace, AttentionKind kind);

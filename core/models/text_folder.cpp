@@ -57,8 +57,8 @@ TextEncoding TextFolder::encode(const std::string& text) const {
     return bpe ? bpe->encode(text) : wordPiece->encode(text);
 }
 
-TextForward TextFolder::forward(const std::vector<int>& ids, bool logits) const {
-    return gpt2 ? gpt2->forward(ids, logits) : bert->forward(ids, logits);
+TextForward TextFolder::forward(const std::vector<int>& ids, bool logits, const RunControls& run) const {
+    return gpt2 ? gpt2->forward(ids, logits, run) : bert->forward(ids, logits, run);
 }
 
 const std::string& TextFolder::token(int id) const {

@@ -32,7 +32,7 @@ struct TextFolder {
     int maxPositions() const;
     int vocabSize() const;
     TextEncoding encode(const std::string& text) const;
-    TextForward forward(const std::vector<int>& ids, bool logits = true) const;
+    TextForward forward(const std::vector<int>& ids, bool logits = true, const RunControls& run = {}) const;
     const std::string& token(int id) const;
     // The text a token stands for, for display ("Ġworld" → " world"; WordPiece tokens as they are).
     std::string tokenText(int id) const;

@@ -152,7 +152,7 @@ std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& di
     return m;
 }
 
-TextForward BertModel::forward(std::span<const int> ids, bool logits) const {
+TextForward BertModel::forward(std::span<const int> ids, bool logits, const RunControls& run) const {
     const BertConfig& c = m_config;
     const auto t = static_cast<int64_t>(ids.size());
     if (t == 0) throw Error("nothing to run: no tokens");
@@ -166,12 +166,17 @@ TextForward BertModel::forward(std::span<const int> ids, bool logits) const {
         x.row(i) = words.row(ids[static_cast<size_t>(i)]) + positions.row(i) + types.row(0);
     layerNormInPlace(x, m_embeddingNorm.weight, m_embeddingNorm.bias, c.layerNormEps);
     TextForward out;
-    out.attentions = Tensor({c.layers, c.heads, t, t});
+    if (run.captureAttention) out.attentions = Tensor({c.layers, c.heads, t, t});
+    const auto off = headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(c.layers), c.heads));
     RowMatrix h, o;
     for (int l = 0; l < c.layers; ++l) {
+        if (run.callbacks) run.callbacks->checkCancel();
         const Layer& layer = m_layers[static_cast<size_t>(l)];
-        Tensor probs = out.attentions.sub({l});
-        x += layer.attention.forward(x, x, nullptr, &probs);
+        if (run.probe && run.probeLayer == l) *run.probe = {&layer.attention, x, x, false};
+        Tensor probs;
+        if (run.captureAttention) probs = out.attentions.sub({l});
+        x += layer.attention.forward(x, x, nullptr, run.captureAttention ? &probs : nullptr,
+                                     off[static_cast<size_t>(l)]);
         layerNormInPlace(x, layer.attentionNorm.weight, layer.attentionNorm.bias, c.layerNormEps);
         linearInto(x, layer.intermediate, h);
         applyActivationInPlace(h, c.activation);
@@ -285,7 +290,15 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& di
 
 TextForward Gpt2Model::extend(std::span<const int> ids, Gpt2Cache& cache, bool logits, bool lastOnly,
                               bool captureAttention) const {
+    RunControls run;
+    run.captureAttention = captureAttention;
+    return extend(ids, cache, logits, lastOnly, run);
+}
+
+TextForward Gpt2Model::extend(std::span<const int> ids, Gpt2Cache& cache, bool logits, bool lastOnly,
+                              const RunControls& run) const {
     const Gpt2Config& c = m_config;
+    const bool captureAttention = run.captureAttention;
     const auto n = static_cast<int64_t>(ids.size());
     const int64_t past = cache.length();
     if (n == 0) throw Error("nothing to run: no tokens");
@@ -302,19 +315,23 @@ TextForward Gpt2Model::extend(std::span<const int> ids, Gpt2Cache& cache, bool l
     if (captureAttention) out.attentions = Tensor({c.layers, c.heads, n, past + n});
     RowMatrix mask;
     if (n > 1) mask = causalMask(n, past);
+    const auto off = headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(c.layers), c.heads));
     RowMatrix a, q, k, v, h, o;
     for (int l = 0; l < c.layers; ++l) {
+        if (run.callbacks) run.callbacks->checkCancel();
         const Layer& layer = m_layers[static_cast<size_t>(l)];
         KvCache& kv = cache.layers[static_cast<size_t>(l)];
         a = x;
         layerNormInPlace(a, layer.ln1.weight, layer.ln1.bias, c.layerNormEps);
+        if (run.probe && run.probeLayer == l) *run.probe = {&layer.attention, a, a, true};
         layer.attention.projectQuery(a, q);
         layer.attention.projectKeyValue(a, k, v);
         kv.append(k, v);
         Tensor probs;
         if (captureAttention) probs = out.attentions.sub({l});
         x += layer.attention.attend(q, kv.keys.topRows(kv.length), kv.values.topRows(kv.length),
-                                    n > 1 ? &mask : nullptr, captureAttention ? &probs : nullptr);
+                                    n > 1 ? &mask : nullptr, captureAttention ? &probs : nullptr,
+                                    off[static_cast<size_t>(l)]);
         a = x;
         layerNormInPlace(a, layer.ln2.weight, layer.ln2.bias, c.layerNormEps);
         linearInto(a, layer.fc, h);
@@ -333,9 +350,9 @@ TextForward Gpt2Model::extend(std::span<const int> ids, Gpt2Cache& cache, bool l
     return out;
 }
 
-TextForward Gpt2Model::forward(std::span<const int> ids, bool logits) const {
+TextForward Gpt2Model::forward(std::span<const int> ids, bool logits, const RunControls& run) const {
     Gpt2Cache cache = newCache();
-    return extend(ids, cache, logits);
+    return extend(ids, cache, logits, false, run);
 }
 
 } // namespace attnlens

@@ -17,9 +17,15 @@
 //   TextForward p = gpt->extend(promptIds, cache);  p = gpt->extend({next}, cache);  // attention rows of the
 //   new ids
 //
+// Both take the contract's RunControls (core/contract/run_controls.h): capture on/off, heads switched off
+// (transformers' head_mask semantics: probabilities × 0 after the softmax, the captured rows all zero), a
+// probe of one layer's attention inputs (analysis/neuron_view: BERT's layer input; GPT-2's ln_1 output,
+// causal) and cancel between layers.
+//
 // Thread-safety: immutable after load(); forward()/extend() may run on any thread (each cache on one at a
 // time).
 
+#include "core/contract/run_controls.h"
 #include "core/layers/multi_head_attention.h"
 #include "core/ops/nn.h"
 #include "core/tensor/tensor.h"
@@ -53,7 +59,7 @@ public:
     static std::shared_ptr<const BertModel> load(const std::filesystem::path& dir,
                                                  const Callbacks& callbacks = {});
     // ids: [CLS] … [SEP] as the tokenizer gives them; at most maxPositions. logits only with an MLM head.
-    TextForward forward(std::span<const int> ids, bool logits = true) const;
+    TextForward forward(std::span<const int> ids, bool logits = true, const RunControls& run = {}) const;
     const BertConfig& config() const { return m_config; }
     bool hasLmHead() const { return !m_transform.weight.empty(); }
     const std::filesystem::path& dir() const { return m_dir; }
@@ -99,9 +105,12 @@ public:
     // The new tokens after those in `cache` (which grows by them): their attention rows over everything so
     // far and, when asked for, their logits (lastOnly: the last token's only, [1, V]). Throws past the
     // model's positions.
+    // run.probe: the probe's keys are the rows of this call only, so probe a pass from an empty cache.
+    TextForward extend(std::span<const int> ids, Gpt2Cache& cache, bool logits, bool lastOnly,
+                       const RunControls& run) const;
     TextForward extend(std::span<const int> ids, Gpt2Cache& cache, bool logits = true, bool lastOnly = false,
                        bool captureAttention = true) const;
-    TextForward forward(std::span<const int> ids, bool logits = true) const;
+    TextForward forward(std::span<const int> ids, bool logits = true, const RunControls& run = {}) const;
     const Gpt2Config& config() const { return m_config; }
     bool hasLmHead() const { return true; } // tied to the token embeddings
     const std::filesystem::path& dir() const { return m_dir; }

@@ -371,21 +371,10 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, std::optio
     run.probe = options.probe;
     run.probeLayer = options.probeLayer;
     if (!options.ablatedHeads.empty()) {
-        const std::vector<UNetAttentionInfo> layers = attentionLayers(height, width);
-        run.off.resize(layers.size());
-        for (const auto& [layer, head] : options.ablatedHeads) {
-            if (layer < 0 || layer >= static_cast<int>(layers.size()) || head < 0 ||
-                head >= layers[size_t(layer)].heads)
-                throw Error("ablated head " + std::to_string(layer) + ":" + std::to_string(head) +
-                            " is outside the " + std::to_string(layers.size()) +
-                            " attention layers (numbered from 0)" +
-                            (layer >= 0 && layer < static_cast<int>(layers.size())
-                                 ? "; layer " + std::to_string(layer) + " has " +
-                                       std::to_string(layers[size_t(layer)].heads) + " head(s)"
-                                 : std::string()));
-            auto& heads = run.off[size_t(layer)];
-            if (std::find(heads.begin(), heads.end(), head) == heads.end()) heads.push_back(head);
-        }
+        std::vector<int> headsPerLayer;
+        for (const UNetAttentionInfo& info : attentionLayers(height, width))
+            headsPerLayer.push_back(info.heads);
+        run.off = headsOffByLayer(options.ablatedHeads, headsPerLayer, "attention layers");
     }
 
     RowMatrix temb = timeEmbedding(timestep, classLabel);

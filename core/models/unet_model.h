@@ -14,6 +14,7 @@
 // layers/MultiHeadAttention (scores scaled like diffusers: (q·kᵀ)·head_dim^-0.5).
 // A loaded model is immutable: forward() is const and may run on several threads at once.
 
+#include "core/contract/run_controls.h"
 #include "core/layers/multi_head_attention.h"
 #include "core/models/unet_config.h"
 #include "core/ops/conv.h"
@@ -57,7 +58,7 @@ struct UNetRunOptions {
     // head's probabilities × 0 (its captured attention zero, its context zero). Empty: the plain pass, bit
     // for bit. diffusers has no head_mask; these are the same semantics as transformers'. Out of range →
     // attnlens::Error.
-    std::vector<std::pair<int, int>> ablatedHeads;
+    HeadList ablatedHeads;
     // When set, attention layer probeLayer's inputs (group-normed pixels, queries and keys alike) are copied
     // here during the pass (analysis/neuron_view).
     AttentionInputs* probe = nullptr;

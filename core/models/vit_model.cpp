@@ -292,15 +292,8 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
     out.gridCols = cols;
     if (options.captureAttention) out.attentions = Tensor({c.numLayers, heads, tokens, tokens});
 
-    std::vector<std::vector<int>> ablated(static_cast<size_t>(c.numLayers)); // heads switched off, per layer
-    for (const auto& [layer, head] : options.ablatedHeads) {
-        if (layer < 0 || layer >= c.numLayers || head < 0 || head >= c.numHeads)
-            throw Error("ablated head " + std::to_string(layer) + ":" + std::to_string(head) +
-                        " is outside the " + std::to_string(c.numLayers) + " layers × " +
-                        std::to_string(c.numHeads) + " heads (numbered from 0)");
-        auto& off = ablated[static_cast<size_t>(layer)];
-        if (std::find(off.begin(), off.end(), head) == off.end()) off.push_back(head);
-    }
+    const std::vector<int> headsPerLayer(static_cast<size_t>(c.numLayers), c.numHeads);
+    const std::vector<std::vector<int>> ablated = headsOffByLayer(options.ablatedHeads, headsPerLayer);
     RowMatrix h, mlp, proj;
     for (int layer = 0; layer < c.numLayers; ++layer) {
         callbacks.checkCancel();

@@ -16,6 +16,7 @@
 // files are converted to float32. A loaded model is immutable: run()/forward() are const and may be
 // called from several threads at once (each call has its own scratch).
 
+#include "core/contract/run_controls.h"
 #include "core/layers/multi_head_attention.h"
 #include "core/ops/nn.h"
 #include "core/tensor/tensor.h"
@@ -68,7 +69,7 @@ struct VitRunOptions {
     // Head ablation, as transformers' head_mask = 0 for these (layer, head) pairs (numbered from 0): the
     // head's attention probabilities are multiplied by 0, so its output is zero and its captured attention
     // all zeros. Empty: the plain forward pass, bit for bit. Out-of-range pairs throw attnlens::Error.
-    std::vector<std::pair<int, int>> ablatedHeads;
+    HeadList ablatedHeads;
     // When set, layer probeLayer's attention inputs (the layernorm_before output, queries and keys alike) are
     // copied here during the pass (analysis/neuron_view).
     AttentionInputs* probe = nullptr;

@@ -280,8 +280,10 @@ def _heads(x, heads):
     return x.reshape(t, heads, d // heads).transpose(0, 1)  # [H, T, hd]
 
 
-def bert_forward(w, config, ids, prefix):
-    """-> (attentions [L, H, T, T], hidden [T, D], logits [T, V] or None, pooled [D] or None)."""
+def bert_forward(w, config, ids, prefix, head_mask=None):
+    """-> (attentions [L, H, T, T], hidden [T, D], logits [T, V] or None, pooled [D] or None).
+    head_mask [L, H] (transformers' semantics): the probabilities are multiplied by it after the softmax, so
+    a head at 0 contributes nothing and its returned attention is all zeros."""
     p = prefix
     eps = config["layer_norm_eps"]
     heads = config["num_attention_heads"]
@@ -299,6 +301,8 @@ def bert_forward(w, config, ids, prefix):
         vh = _heads(lin("attention.self.value", x), heads)
         scores = qh @ kh.transpose(1, 2) / math.sqrt(qh.shape[-1])
         probs = torch.softmax(scores, dim=-1)
+        if head_mask is not None:
+            probs = probs * head_mask[layer].reshape(-1, 1, 1)
         attentions.append(probs)
         context = (probs @ vh).transpose(0, 1).reshape(t, -1)
         x = _ln(lin("attention.output.dense", context) + x, w[q + "attention.output.LayerNorm.weight"],
@@ -316,8 +320,8 @@ def bert_forward(w, config, ids, prefix):
     return torch.stack(attentions), x, logits, pooled
 
 
-def gpt2_forward(w, config, ids, prefix):
-    """-> (attentions [L, H, T, T], logits [T, V])."""
+def gpt2_forward(w, config, ids, prefix, head_mask=None):
+    """-> (attentions [L, H, T, T], logits [T, V]); head_mask as in bert_forward."""
     p = prefix
     eps = config["layer_norm_epsilon"]
     heads = config["n_head"]
@@ -335,6 +339,8 @@ def gpt2_forward(w, config, ids, prefix):
             scores = scores / math.sqrt(qh.shape[-1])
         scores = torch.where(causal, scores, torch.tensor(torch.finfo(scores.dtype).min))
         probs = torch.softmax(scores, dim=-1)
+        if head_mask is not None:
+            probs = probs * head_mask[layer].reshape(-1, 1, 1)
         attentions.append(probs)
         context = (probs @ vh).transpose(0, 1).reshape(t, -1)
         x = x + context @ w[q + "attn.c_proj.weight"] + w[q + "attn.c_proj.bias"]

@@ -1,0 +1,134 @@
+#include "core/analysis/text_lenses.h"
+
+#include "core/analysis/head_importance.h"
+#include "core/util/error.h"
+
+#include <cmath>
+#include <utility>
+
+namespace attnlens {
+
+namespace {
+
+// log softmax(row)[id], in double.
+double logProbability(const RowMatrix& logits, int row, int id) {
+    const auto r = logits.row(row);
+    const float top = r.maxCoeff();
+    const double z = (r.array() - top).exp().cast<double>().sum();
+    return static_cast<double>(r(id) - top) - std::log(z);
+}
+
+// A pass that keeps no attention, with `off` switched off.
+RunControls uncaptured(HeadList off = {}) {
+    RunControls run;
+    run.captureAttention = false;
+    run.offHeads = std::move(off);
+    return run;
+}
+
+bool isBertSpecial(const TextFolder& folder, int id) {
+    return folder.wordPiece && (id == folder.wordPiece->clsId() || id == folder.wordPiece->sepId());
+}
+
+} // namespace
+
+TextTargets textTargets(const TextFolder& folder, const std::vector<int>& ids, int firstScored) {
+    TextTargets out;
+    const int n = static_cast<int>(ids.size());
+    if (folder.decoderOnly()) {
+        for (int t = std::max(1, firstScored); t < n; ++t)
+            out.tokens.emplace_back(t, ids[static_cast<size_t>(t)]);
+        const int count = static_cast<int>(out.tokens.size());
+        out.description = firstScored > 1 ? "log p of the " + std::to_string(count) + " generated token(s)"
+                                          : "log p of the text's " + std::to_string(count) + " next tokens";
+        return out;
+    }
+    if (!folder.hasLmHead()) {
+        out.description = "the change of the last hidden state, ‖h_off − h‖ / ‖h‖";
+        return out;
+    }
+    const std::vector<int> masks = folder.maskPositions(ids);
+    if (!masks.empty()) {
+        const TextForward plain = folder.forward(ids, true, uncaptured());
+        for (int t : masks) {
+            Eigen::Index best = 0;
+            plain.logits.row(t).maxCoeff(&best);
+            out.tokens.emplace_back(t, static_cast<int>(best));
+        }
+        out.description = "log p of the top prediction at " + std::to_string(masks.size()) + " [MASK]";
+        return out;
+    }
+    for (int t = 0; t < n; ++t)
+        if (!isBertSpecial(folder, ids[static_cast<size_t>(t)])) out.tokens.emplace_back(t, ids[size_t(t)]);
+    out.description = "log p of the text's own " + std::to_string(out.tokens.size()) + " tokens";
+    return out;
+}
+
+double textLogProb(const TextFolder& folder, const std::vector<int>& ids, const TextTargets& targets,
+                   const RunControls& run) {
+    if (targets.tokens.empty()) throw Error("text log-probability: nothing to score");
+    RunControls controls = run;
+    controls.captureAttention = false;
+    const TextForward f = folder.forward(ids, true, controls);
+    const int shift = folder.decoderOnly() ? 1 : 0; // GPT-2: token t is predicted at row t − 1
+    double sum = 0;
+    for (const auto& [position, token] : targets.tokens)
+        sum += logProbability(f.logits, position - shift, token);
+    return sum;
+}
+
+RowMatrix textHeadImportance(const TextFolder& folder, const std::vector<int>& ids,
+                             const TextTargets& targets, const Callbacks& callbacks) {
+    const std::vector<int> heads(static_cast<size_t>(folder.layers()), folder.heads());
+    if (!targets.tokens.empty()) {
+        const double base = textLogProb(folder, ids, targets);
+        return measureEachHead(
+            heads,
+            [&](int l, int h) {
+                return base - textLogProb(folder, ids, targets, uncaptured({{l, h}}));
+            },
+            callbacks);
+    }
+    const RowMatrix base = folder.forward(ids, false, uncaptured()).hidden;
+    const double norm = base.norm();
+    return measureEachHead(
+        heads,
+        [&](int l, int h) {
+            const RowMatrix off = folder.forward(ids, false, uncaptured({{l, h}})).hidden;
+            const double diff = (off - base).norm();
+            return norm > 0 ? diff / norm : diff;
+        },
+        callbacks);
+}
+
+HeadStatsOptions textHeadStatsOptions(const TextFolder& folder, const std::vector<int>& ids) {
+    HeadStatsOptions o;
+    o.selfAttention = true;
+    if (folder.decoderOnly()) {
+        o.sinkKeys = {0};
+        return o;
+    }
+    for (size_t i = 0; i < ids.size(); ++i)
+        if (isBertSpecial(folder, ids[i])) o.sinkKeys.push_back(static_cast<int>(i));
+    if (o.sinkKeys.empty()) o.sinkKeys = {0};
+    return o;
+}
+
+AttentionInputs textAttentionInputs(const TextFolder& folder, const std::vector<int>& ids, int layer,
+                                    const HeadList& offHeads) {
+    if (layer < 0 || layer >= folder.layers())
+        throw Error("layer " + std::to_string(layer) + " is outside the model's " +
+                    std::to_string(folder.layers()) + " layers (numbered from 0)");
+    AttentionInputs inputs;
+    RunControls run = uncaptured(offHeads);
+    run.probe = &inputs;
+    run.probeLayer = layer;
+    (void)folder.forward(ids, false, run);
+    return inputs;
+}
+
+AttentionKind textAttentionKind(const TextFolder& folder) {
+    return folder.decoderOnly() ? AttentionKind::DecoderSelf : AttentionKind::EncoderSelf;
+}
+
+} // namespace attnlens
