@@ -5,8 +5,9 @@
 //                     [--out DIFF.png] [--json DIFF.json] [--colormap NAME]
 //
 // Reads: the Translate page's JSON export (its "matrix" as shown, or with --kind/--layer/--head one matrix of
-// its "tensors"), `translate --json` (default: cross-attention, the last layer, mean of heads), `vision
-// --json` (tokens CLS, "patch R,C") and `unet --json` (--layer: index in execution order or module path;
+// its "tensors"), `translate --json` (default: cross-attention, the last layer, mean of heads), `text --json`
+// and the Text page's export (BERT / GPT-2: rows and columns the tokens), `vision --json` (tokens CLS, "patch
+// R,C") and `unet --json` (--layer: index in execution order or module path;
 // tokens "pixel Y,X"). A and B may be of different inputs, steps or models; rows and columns are matched by
 // position when their tokens agree, else by token, and what has no partner is listed. stdout: the summary.
 // DIFF.json: {"a", "b" (what each is), "rows", "columns" (A's labels of the matched axes), "row_match",
@@ -141,6 +142,15 @@ LabelledMatrix readExport(const std::string& path, const Selection& s, std::stri
         return m;
     }
     if (s.kind) throw cli::UsageError("--kind applies to translations only");
+    if (j.contains("model_type") && j.contains("tokens")) { // text --json, the Text page's export
+        m.values = pick(tensor4(a, path), s, described);
+        m.rows = strings(j.at("tokens"));
+        m.columns = m.rows;
+        if (static_cast<Eigen::Index>(m.rows.size()) != m.values.rows())
+            throw Error(path + ": " + std::to_string(m.rows.size()) + " tokens for " +
+                        std::to_string(m.values.rows()) + " attention rows");
+        return m;
+    }
     if (a.is_array() && !a.empty() && a[0].is_object()) { // unet --json
         size_t index = a.size() - 1;
         if (s.layer) {
@@ -234,7 +244,8 @@ const cli::Registration reg{
     "diff",
     "A.json B.json [--kind encoder|decoder|cross] [--layer L|NAME] [--head H|mean|max|min] [--out DIFF.png] "
     "[--json DIFF.json] [--colormap NAME]",
-    "difference of two attention exports (translate, vision, unet, the Translate page's): A, B and A − B "
+    "difference of two attention exports (translate, text, vision, unet, the Translate and Text pages'): A, "
+    "B and A − B "
     "with rows "
     "and columns matched by position or token, max |Δ| and the Jensen–Shannon divergence of matched rows",
     &runDiff};

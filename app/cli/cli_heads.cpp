@@ -1,16 +1,25 @@
 // attnlens-cli heads: what every head does, as numbers (core/analysis/head_stats.h), for one input or
 // averaged over a batch — sentences for a Marian model, pictures for a ViT.
 //
-//   attnlens-cli heads [--model DIR] (--src "Satz" | --src-file F | --image IMG | --image-dir D)
-//                      [--stat entropy|distance|sink|diagonal|previous|alignment] [--json OUT]
+//   attnlens-cli heads [--model DIR] (--src "Satz" | --src-file F | --text "text" | --text-file F | --image
+//   IMG
+//                      | --image-dir D) [--stat entropy|distance|sink|diagonal|previous|alignment] [--json
+//                      OUT]
+//                      [--importance]
 //
 // Text (Marian, default the built-in marian-de-en-tiny): every sentence translated greedily; statistics of
 // the encoder self-attention, the masked decoder self-attention and the cross-attention. Distance in tokens;
 // sinks:
 // </s> for the encoder and cross-attention, the start token for the decoder.
-// Images (ViT, default the built-in vit-fashion-mnist): distance in pixels of the model input between patch
-// centres (CLS has no position); sink: CLS.
-// stdout: per attention kind, the --stat (default entropy) as a layers × heads table (rows = layers from 0).
+// Texts (BERT / GPT-2, default the built-in gpt2-en-tiny; --text-file: one text per line): kind "encoder"
+// (BERT) or "decoder" (GPT-2); distance in tokens; sinks: [CLS] and [SEP] for BERT, the first token for
+// GPT-2.
+// --importance (texts): also "importance" [L][H], the drop of the output's log-probability with each head
+// alone off (GPT-2: the text's next tokens; BERT: the top prediction at each [MASK], else the text's own
+// tokens; a BertModel without LM head: the relative change of the last hidden state), averaged over the
+// texts, and "importance_measure" saying which. Images (ViT, default the built-in vit-fashion-mnist):
+// distance in pixels of the model input between patch centres (CLS has no position); sink: CLS. stdout: per
+// attention kind, the --stat (default entropy) as a layers × heads table (rows = layers from 0).
 // --json OUT: {"model", "inputs", "kinds": {KIND: {"layers", "heads", "rows", STAT: [[L][H]], …}}} with null
 // where a statistic does not apply (diagonal of cross-attention, alignment without one).
 // --align "0-0 1-2 …" (with --src) / --align-file A (with --src-file, one line per sentence): a word
@@ -24,8 +33,10 @@
 
 #include "cli_common.h"
 #include "cli_image.h"
+#include "cli_text_input.h"
 #include "cli_unet_args.h"
 #include "core/analysis/head_stats.h"
+#include "core/analysis/text_lenses.h"
 #include "core/decode/decode_session.h"
 #include "core/decode/trace_attention.h"
 #include "core/diffusion/unet_maps.h"
@@ -51,15 +62,15 @@ using attnlens::HeadStatsBatch;
 using attnlens::HeadStatsOptions;
 using attnlens::Json;
 
-std::vector<std::string> readSentences(const std::string& path) {
+std::vector<std::string> readSentences(const std::string& path, const std::string& flag = "--src-file") {
     std::ifstream in(path);
-    if (!in) throw cli::UsageError("--src-file: cannot read '" + path + "'");
+    if (!in) throw cli::UsageError(flag + ": cannot read '" + path + "'");
     std::vector<std::string> lines;
     for (std::string line; std::getline(in, line);) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.find_first_not_of(" \t") != std::string::npos) lines.push_back(line);
     }
-    if (lines.empty()) throw cli::UsageError("--src-file: '" + path + "' holds no sentence");
+    if (lines.empty()) throw cli::UsageError(flag + ": '" + path + "' holds no sentence");
     return lines;
 }
 
@@ -112,16 +123,73 @@ void printTable(const std::string& kind, HeadStatistic stat, const HeadStats& s)
     }
 }
 
+void printImportance(const std::string& measure, const attnlens::RowMatrix& drop) {
+    std::printf("importance: %s drops by (rows: layers, columns: heads)\nlayer", measure.c_str());
+    for (Eigen::Index h = 0; h < drop.cols(); ++h)
+        std::printf("\t%d", static_cast<int>(h));
+    std::printf("\n");
+    for (Eigen::Index l = 0; l < drop.rows(); ++l) {
+        std::printf("%d", static_cast<int>(l));
+        for (Eigen::Index h = 0; h < drop.cols(); ++h)
+            std::printf("\t%.4f", static_cast<double>(drop(l, h)));
+        std::printf("\n");
+    }
+}
+
+// The texts' statistics (and with --importance their mean importance) under the kind of the model's
+// attention.
+struct TextHeads {
+    std::string kind;
+    HeadStatsBatch batch;
+    attnlens::RowMatrix importance; // [L, H] mean over the texts; empty without --importance
+    std::string measure;
+    int inputs = 0;
+};
+
+TextHeads textHeads(const cli::Args& args, const attnlens::TextFolder& folder) {
+    const std::vector<std::string> texts = args.has("--text")
+                                               ? std::vector<std::string>{*args.value("--text")}
+                                               : readSentences(*args.value("--text-file"), "--text-file");
+    TextHeads out;
+    out.kind = std::string(attnlens::attentionKindId(attnlens::textAttentionKind(folder)));
+    for (const std::string& text : texts) {
+        const attnlens::TextEncoding e = cli::encodeText(folder, text);
+        const attnlens::TextForward f = folder.forward(e.ids, false);
+        out.batch.add(
+            attnlens::computeHeadStats(f.attentions, attnlens::textHeadStatsOptions(folder, e.ids)));
+        if (args.has("--importance")) {
+            const attnlens::TextTargets targets = attnlens::textTargets(folder, e.ids);
+            if (targets.tokens.empty() && folder.hasLmHead())
+                throw cli::UsageError("--importance: \"" + text + "\" has no token to score");
+            const attnlens::RowMatrix drop = attnlens::textHeadImportance(folder, e.ids, targets);
+            out.importance = out.importance.size() ? attnlens::RowMatrix(out.importance + drop) : drop;
+            if (out.measure.find(targets.description) == std::string::npos)
+                out.measure += (out.measure.empty() ? "" : "; ") + targets.description;
+        }
+        ++out.inputs;
+    }
+    if (out.importance.size()) out.importance /= static_cast<float>(out.inputs);
+    if (texts.size() > 1 && !out.measure.empty()) out.measure += " (mean over the texts)";
+    return out;
+}
+
 int runHeads(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--src", "--src-file", "--image", "--image-dir", "--sample",
-                                "--timestep", "--class", "--stat", "--json", "--precision", "--align",
-                                "--align-file"});
+    const cli::Args args(argv,
+                         {"--model", "--src", "--src-file", "--text", "--text-file", "--image", "--image-dir",
+                          "--sample", "--timestep", "--class", "--stat", "--json", "--precision", "--align",
+                          "--align-file"},
+                         {"--importance"});
     if ((args.has("--align") && !args.has("--src")) || (args.has("--align-file") && !args.has("--src-file")))
         throw cli::UsageError("--align goes with --src, --align-file with --src-file");
-    const int sources = int(args.has("--src")) + int(args.has("--src-file")) + int(args.has("--image")) +
+    const bool texts = args.has("--text") || args.has("--text-file");
+    const int sources = int(args.has("--src")) + int(args.has("--src-file")) + int(args.has("--text")) +
+                        int(args.has("--text-file")) + int(args.has("--image")) +
                         int(args.has("--image-dir")) + int(args.has("--sample"));
     if (sources != 1)
-        throw cli::UsageError("give exactly one of --src, --src-file, --image, --image-dir, --sample");
+        throw cli::UsageError(
+            "give exactly one of --src, --src-file, --text, --text-file, --image, --image-dir, --sample");
+    if (args.has("--importance") && !texts)
+        throw cli::UsageError("--importance goes with --text or --text-file");
     if (!args.positionals().empty())
         throw cli::UsageError("unexpected argument '" + args.positionals().front() + "'");
     const std::string statName = args.value("--stat", "entropy");
@@ -152,18 +220,28 @@ int runHeads(const std::vector<std::string>& argv) {
         return 0;
     }
     const bool images = args.has("--image") || args.has("--image-dir");
-    const auto dir = args.value("--model")
-                         ? std::filesystem::path(*args.value("--model"))
-                         : attnlens::builtinModelDir(images ? "vit-fashion-mnist" : "marian-de-en-tiny");
+    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
+                                           : attnlens::builtinModelDir(images  ? "vit-fashion-mnist"
+                                                                       : texts ? cli::kBuiltinTextModel
+                                                                               : "marian-de-en-tiny");
     const auto info = attnlens::inspectModelFolder(dir);
-    if (images != (info.kind == attnlens::ModelKind::Vit))
+    using attnlens::ModelKind;
+    if (info.kind != (images ? ModelKind::Vit : texts ? ModelKind::Text : ModelKind::Marian))
         throw cli::UsageError("'" + dir.string() + "' is a '" + info.modelType + "' model; " +
-                              (images ? "pictures need a ViT model" : "sentences need a Marian model"));
+                              (images                         ? "pictures need a ViT model"
+                               : texts                        ? "--text needs a BERT or GPT-2 model"
+                               : info.kind == ModelKind::Text ? "give a text model's input with --text"
+                                                              : "sentences need a Marian model"));
     cli::applyPrecision(args);
 
     std::map<std::string, HeadStatsBatch> batches; // kind id → batch
     int inputs = 0;
-    if (images) {
+    TextHeads text;
+    if (texts) {
+        text = textHeads(args, attnlens::loadTextFolder(dir));
+        batches[text.kind] = text.batch;
+        inputs = text.inputs;
+    } else if (images) {
         const auto model = attnlens::VitModel::load(dir);
         const std::vector<std::filesystem::path> paths =
             args.has("--image") ? std::vector<std::filesystem::path>{*args.value("--image")}
@@ -230,6 +308,11 @@ int runHeads(const std::vector<std::string>& argv) {
             {"layers", s.layers()}, {"heads", s.heads()}, {"rows", s.rows}, {"aligned_rows", s.alignedRows}};
         for (HeadStatistic st : attnlens::kAllHeadStatistics)
             k[std::string(attnlens::headStatisticId(st))] = matrixJson(s.get(st));
+        if (kind == text.kind && text.importance.size()) {
+            printImportance(text.measure, text.importance);
+            k["importance"] = matrixJson(text.importance);
+            k["importance_measure"] = text.measure;
+        }
         kinds[kind] = k;
     }
     if (const auto out = args.value("--json"))
@@ -240,8 +323,8 @@ int runHeads(const std::vector<std::string>& argv) {
 
 const cli::Registration reg{
     "heads",
-    "[--model DIR] (--src \"Satz\" | --src-file F | --image IMG | --image-dir D | --sample X.npy --timestep "
-    "T [--class C]) "
+    "[--model DIR] (--src \"Satz\" | --src-file F | --text \"text\" [--importance] | --text-file F "
+    "[--importance] | --image IMG | --image-dir D | --sample X.npy --timestep T [--class C]) "
     "[--stat entropy|distance|sink|diagonal|previous|alignment] [--align \"0-0 1-2\" | --align-file A] "
     "[--json OUT] "
     "[--precision fp32|bf16]",

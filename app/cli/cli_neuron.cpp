@@ -2,12 +2,14 @@
 // key vectors, their products per dimension, q·k, ÷√d_k and the softmax weight — on any model kind we load.
 //
 //   attnlens-cli neuron [--model DIR] --layer L --head H --query Q --key K|argmax [--json OUT] [--png OUT]
-//                       [--sort] (--src "Satz" [--kind encoder|decoder|cross] | --image IMG
+//                       [--sort] (--src "Satz" [--kind encoder|decoder|cross] | --text "text" | --image IMG
 //                       | --sample X.npy --timestep T [--class C])
 //
 // Text (Marian, default the built-in marian-de-en-tiny): the sentence is translated greedily and the kind's
 // layer sees a teacher-forced pass over that translation; Q and K index the rows / columns of the kind's
-// matrix as `translate --heatmap` labels them. Images (ViT, default the built-in vit-fashion-mnist): token 0
+// matrix as `translate --heatmap` labels them. --text (BERT / GPT-2, default the built-in gpt2-en-tiny): the
+// text's tokens from 0, kind "encoder" (BERT) or "decoder" (GPT-2, causal: keys after the query are masked).
+// Images (ViT, default the built-in vit-fashion-mnist): token 0
 // is CLS, patch (r, c) is 1 + r·cols + c; Q and K may also be "ROW,COL" patches. Diffusion (--sample; default
 // the built-in ddpm-fashion-tiny): L is the attention layer in execution order, Q and K tokens of its grid
 // (y·w + x, or "ROW,COL").
@@ -20,8 +22,10 @@
 #include "cli_common.h"
 #include "cli_heatmap.h"
 #include "cli_image.h"
+#include "cli_text_input.h"
 #include "cli_unet_args.h"
 #include "core/analysis/neuron_view.h"
+#include "core/analysis/text_lenses.h"
 #include "core/decode/decode_session.h"
 #include "core/decode/trace_attention.h"
 #include "core/io/json_file.h"
@@ -73,9 +77,18 @@ int parseIndex(const std::string& flag, const std::string& text, const Subject& 
     return index;
 }
 
+void checkLayer(const Subject& s, int layer) {
+    if (layer >= s.layers)
+        throw cli::UsageError("--layer: " + std::to_string(layer) + " is out of range (" +
+                              std::to_string(s.layers) + " layers, numbered from 0)");
+}
+
 Subject textSubject(const cli::Args& args, int layer) {
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
                                            : builtinModelDir("marian-de-en-tiny");
+    if (const auto info = inspectModelFolder(dir); info.kind == ModelKind::Text)
+        throw cli::UsageError("'" + dir.string() + "' is a '" + info.modelType +
+                              "' text model: give its input with --text");
     const auto kind = parseAttentionKind(args.value("--kind", "cross"));
     if (!kind)
         throw cli::UsageError("--kind: expected encoder, decoder or cross, got '" + args.value("--kind", "") +
@@ -87,9 +100,7 @@ Subject textSubject(const cli::Args& args, int layer) {
     s.model = dir.filename().string();
     s.kind = std::string(attentionKindId(*kind));
     s.layers = *kind == AttentionKind::EncoderSelf ? c.encoderLayers : c.decoderLayers;
-    if (layer >= s.layers)
-        throw cli::UsageError("--layer: " + std::to_string(layer) + " is out of range (" +
-                              std::to_string(s.layers) + " layers, numbered from 0)");
+    checkLayer(s, layer);
     DecodeSession session(folder.model, folder.tokenizer, *args.value("--src"), {});
     session.run();
     const auto trace = session.trace();
@@ -102,6 +113,23 @@ Subject textSubject(const cli::Args& args, int layer) {
     return s;
 }
 
+Subject textModelSubject(const cli::Args& args, int layer) {
+    const auto dir = cli::textModelDir(args);
+    const auto folder = std::make_shared<const TextFolder>(loadTextFolder(dir));
+    Subject s;
+    s.model_ = folder;
+    s.model = dir.filename().string();
+    s.kind = std::string(attentionKindId(textAttentionKind(*folder)));
+    s.layers = folder->layers();
+    checkLayer(s, layer);
+    const TextEncoding e = cli::encodeText(*folder, *args.value("--text"));
+    s.inputs = textAttentionInputs(*folder, e.ids, layer);
+    s.captured = folder->forward(e.ids, false).attentions.sub({layer}).clone();
+    s.queryLabels = e.tokens;
+    s.keyLabels = e.tokens;
+    return s;
+}
+
 Subject imageSubject(const cli::Args& args, int layer) {
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
                                            : builtinModelDir("vit-fashion-mnist");
@@ -111,9 +139,7 @@ Subject imageSubject(const cli::Args& args, int layer) {
     s.model = dir.filename().string();
     s.kind = "vit";
     s.layers = model->config().numLayers;
-    if (layer >= s.layers)
-        throw cli::UsageError("--layer: " + std::to_string(layer) + " is out of range (" +
-                              std::to_string(s.layers) + " layers, numbered from 0)");
+    checkLayer(s, layer);
     VitRunOptions run;
     run.interpolatePositions = true;
     run.probe = &s.inputs;
@@ -166,13 +192,14 @@ Json vectorJson(const std::vector<float>& v) {
 
 int runNeuron(const std::vector<std::string>& argv) {
     const cli::Args args(argv,
-                         {"--model", "--src", "--kind", "--image", "--sample", "--timestep", "--class",
-                          "--layer", "--head", "--query", "--key", "--json", "--png"},
+                         {"--model", "--src", "--kind", "--text", "--image", "--sample", "--timestep",
+                          "--class", "--layer", "--head", "--query", "--key", "--json", "--png"},
                          {"--sort"});
     if (!args.positionals().empty())
         throw cli::UsageError("unexpected argument '" + args.positionals().front() + "'");
-    const int sources = int(args.has("--src")) + int(args.has("--image")) + int(args.has("--sample"));
-    if (sources != 1) throw cli::UsageError("give exactly one of --src, --image, --sample");
+    const int sources = int(args.has("--src")) + int(args.has("--text")) + int(args.has("--image")) +
+                        int(args.has("--sample"));
+    if (sources != 1) throw cli::UsageError("give exactly one of --src, --text, --image, --sample");
     if (args.has("--kind") && !args.has("--src")) throw cli::UsageError("--kind applies to --src only");
     for (const char* flag : {"--layer", "--head", "--query", "--key"})
         if (!args.has(flag)) throw cli::UsageError(std::string(flag) + " is required");
@@ -181,6 +208,7 @@ int runNeuron(const std::vector<std::string>& argv) {
     const int head = args.intValue("--head", 0, 0, 1 << 20);
 
     const Subject s = args.has("--src")     ? textSubject(args, layer)
+                      : args.has("--text")  ? textModelSubject(args, layer)
                       : args.has("--image") ? imageSubject(args, layer)
                                             : unetSubject(args, layer);
     const int heads = static_cast<int>(s.captured.dim(0));
@@ -249,7 +277,9 @@ int runNeuron(const std::vector<std::string>& argv) {
 const cli::Registration reg{
     "neuron",
     "[--model DIR] --layer L --head H --query Q --key K|argmax [--json OUT] [--png OUT] [--sort] "
-    "(--src \"Satz\" [--kind encoder|decoder|cross] | --image IMG | --sample X.npy --timestep T [--class C])",
+    "(--src \"Satz\" [--kind encoder|decoder|cross] | --text \"text\" | --image IMG | --sample X.npy "
+    "--timestep T "
+    "[--class C])",
     "one attention score taken apart: the head's query and key vectors, their products per dimension, q·k, "
     "÷√d_k "
     "and the softmax weight (layers, heads and tokens numbered from 0)",

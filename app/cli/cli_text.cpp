@@ -7,6 +7,7 @@
 
 #include "cli_common.h"
 #include "cli_tensor_json.h"
+#include "cli_text_input.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/text_folder.h"
@@ -18,13 +19,10 @@ namespace {
 
 using attnlens::Json;
 
-constexpr const char* kBuiltin = "gpt2-en-tiny";
-
 int runText(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--generate", "--json"}, {"--logits"});
     const std::string text = args.single("the text");
-    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : attnlens::builtinModelDir(kBuiltin);
+    const auto dir = cli::textModelDir(args);
     const attnlens::TextFolder folder = attnlens::loadTextFolder(dir);
     if (args.has("--generate") && !folder.decoderOnly())
         throw cli::UsageError("--generate: '" + dir.string() + "' is an encoder (" + folder.modelType +
@@ -32,12 +30,7 @@ int runText(const std::vector<std::string>& argv) {
     if (args.has("--logits") && !folder.hasLmHead())
         throw cli::UsageError("--logits: '" + dir.string() + "' has no language-model head");
     const int generate = args.intValue("--generate", 0, 0, 100000);
-    const auto encoding = folder.encode(text);
-    if (encoding.ids.empty()) throw cli::UsageError("the text has no tokens");
-    if (static_cast<int>(encoding.ids.size()) + generate > folder.maxPositions())
-        throw cli::UsageError("the text is too long: " + std::to_string(encoding.ids.size()) + " tokens" +
-                              (generate ? " + " + std::to_string(generate) + " to generate" : std::string()) +
-                              ", the model has " + std::to_string(folder.maxPositions()) + " positions");
+    const auto encoding = cli::encodeText(folder, text, generate);
     const attnlens::TextForward forward =
         folder.forward(encoding.ids, args.has("--logits") || !folder.maskPositions(encoding.ids).empty());
 

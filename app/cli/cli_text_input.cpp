@@ -1,0 +1,22 @@
+#include "cli_text_input.h"
+
+#include "core/io/model_folder.h"
+
+namespace cli {
+
+std::filesystem::path textModelDir(const Args& args) {
+    return args.value("--model") ? std::filesystem::path(*args.value("--model"))
+                                 : attnlens::builtinModelDir(kBuiltinTextModel);
+}
+
+attnlens::TextEncoding encodeText(const attnlens::TextFolder& folder, const std::string& text, int extra) {
+    attnlens::TextEncoding encoding = folder.encode(text);
+    if (encoding.ids.empty()) throw UsageError("the text has no tokens");
+    if (static_cast<int>(encoding.ids.size()) + extra > folder.maxPositions())
+        throw UsageError("the text is too long: " + std::to_string(encoding.ids.size()) + " tokens" +
+                         (extra ? " + " + std::to_string(extra) + " to generate" : std::string()) +
+                         ", the model has " + std::to_string(folder.maxPositions()) + " positions");
+    return encoding;
+}
+
+} // namespace cli
