@@ -78,24 +78,25 @@ double textLogProb(const TextFolder& folder, const std::vector<int>& ids, const 
 }
 
 RowMatrix textHeadImportance(const TextFolder& folder, const std::vector<int>& ids,
-                             const TextTargets& targets, const Callbacks& callbacks) {
+                             const TextTargets& targets, const Callbacks& callbacks, const HeadList& off) {
     const std::vector<int> heads(static_cast<size_t>(folder.layers()), folder.heads());
+    const auto plus = [&](int l, int h) { // the run's heads off and (l, h)
+        HeadList more = off;
+        more.emplace_back(l, h);
+        return uncaptured(std::move(more));
+    };
     if (!targets.tokens.empty()) {
-        const double base = textLogProb(folder, ids, targets);
+        const double base = textLogProb(folder, ids, targets, uncaptured(off));
         return measureEachHead(
-            heads,
-            [&](int l, int h) {
-                return base - textLogProb(folder, ids, targets, uncaptured({{l, h}}));
-            },
+            heads, [&](int l, int h) { return base - textLogProb(folder, ids, targets, plus(l, h)); },
             callbacks);
     }
-    const RowMatrix base = folder.forward(ids, false, uncaptured()).hidden;
+    const RowMatrix base = folder.forward(ids, false, uncaptured(off)).hidden;
     const double norm = base.norm();
     return measureEachHead(
         heads,
         [&](int l, int h) {
-            const RowMatrix off = folder.forward(ids, false, uncaptured({{l, h}})).hidden;
-            const double diff = (off - base).norm();
+            const double diff = (folder.forward(ids, false, plus(l, h)).hidden - base).norm();
             return norm > 0 ? diff / norm : diff;
         },
         callbacks);

@@ -37,9 +37,11 @@ double textLogProb(const TextFolder& folder, const std::vector<int>& ids, const 
                    const RunControls& run = {});
 
 // [layers, heads]: how much the targets' log-probability drops with each head alone off (positive: the output
-// needs the head). Without targets (BertModel), ‖h_off − h‖ / ‖h‖ of the last hidden state instead.
+// needs the head). Without targets (BertModel), ‖h_off − h‖ / ‖h‖ of the last hidden state instead. `off`:
+// heads already off in the run measured (off in every pass; their own drop is 0).
 RowMatrix textHeadImportance(const TextFolder& folder, const std::vector<int>& ids,
-                             const TextTargets& targets, const Callbacks& callbacks = {});
+                             const TextTargets& targets, const Callbacks& callbacks = {},
+                             const HeadList& off = {});
 
 // The Heads lens's options: distance in tokens; sinks: [CLS] and [SEP] for BERT, the first token for GPT-2
 // (where causal models park attention).

@@ -6,12 +6,22 @@
 
 namespace attnlens {
 
+namespace {
+
+constexpr float kExpUnderflow = -88.3762626647949f; // exp below this is not a normal float32
+
+} // namespace
+
 void softmaxRowsInPlace(MatrixMap m) {
     for (Eigen::Index r = 0; r < m.rows(); ++r) {
         auto row = m.row(r);
         if (row.size() == 0) continue;
         const float maxValue = row.maxCoeff();
-        row = (row.array() - maxValue).exp();
+        // Eigen's vectorised exp clamps its argument at about -88.38 and so returns ~4e-39, never 0: masked
+        // keys (the mask adds float32's lowest) must weigh exactly 0, as in PyTorch, and so must every weight
+        // below float32's normal range.
+        const auto shifted = row.array() - maxValue;
+        row = (shifted < kExpUnderflow).select(0.0f, shifted.exp());
         row /= row.sum();
     }
 }

@@ -47,6 +47,21 @@ double maxAbsDiff3(const Tensor& t, const Json& expected, bool relativeForHuge =
 class TestAttention : public QObject {
     Q_OBJECT
 private slots:
+    // Masked keys weigh exactly 0 on every path of the softmax (Eigen's vectorised exp never returns 0 by
+    // itself: 24 keys take its packet path), and so does a key far below the row's maximum.
+    void maskedKeysWeighExactlyZero() {
+        const int n = 24;
+        RowMatrix scores = RowMatrix::Random(n, n) + causalMask(n, 0);
+        scores(n - 1, 0) = -200.0f; // exp(-200 - max) is below float32's range
+        softmaxRowsInPlace(MatrixMap(scores.data(), n, n));
+        for (int q = 0; q < n; ++q) {
+            for (int k = q + 1; k < n; ++k)
+                QVERIFY2(scores(q, k) == 0.0f, qPrintable(QString::number(double(scores(q, k)))));
+            QVERIFY(std::abs(scores.row(q).sum() - 1.0f) < 1e-6f);
+        }
+        QVERIFY(scores(n - 1, 0) == 0.0f);
+        QVERIFY(scores(n - 1, 1) > 0.0f);
+    }
     // The playground's stage-by-stage attention and the models' layer agree: with identity projections
     // the layer's captured weights and output are the playground's (scores scaled like ViT/diffusers).
     void playgroundEqualsTheModelsLayer() {

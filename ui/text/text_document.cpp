@@ -19,7 +19,8 @@ constexpr int kCandidates = 10;
 TextDocument::TextDocument(QObject* parent) : QObject(parent) {}
 
 std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, const std::string& text,
-                                                     Gpt2Cache* cache, const Callbacks& callbacks) {
+                                                     Gpt2Cache* cache, const Callbacks& callbacks,
+                                                     const HeadList& offHeads) {
     auto run = std::make_shared<TextRun>();
     const TextEncoding e = folder.encode(text);
     if (e.ids.empty()) throw Error("the text has no tokens");
@@ -32,13 +33,17 @@ std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, c
     for (int id : e.ids)
         run->texts.push_back(folder.tokenText(id));
     run->promptLength = static_cast<int>(e.ids.size());
+    run->offHeads = offHeads;
+    RunControls controls;
+    controls.offHeads = offHeads;
+    controls.callbacks = &callbacks;
     if (folder.gpt2) {
         *cache = folder.gpt2->newCache();
-        const TextForward f = folder.gpt2->extend(e.ids, *cache, true, true);
+        const TextForward f = folder.gpt2->extend(e.ids, *cache, true, true, controls);
         run->promptAttention = f.attentions;
         run->candidates.push_back(topCandidates(f.logits.data(), f.logits.cols(), kCandidates));
     } else {
-        const TextForward f = folder.bert->forward(e.ids, folder.hasLmHead());
+        const TextForward f = folder.bert->forward(e.ids, folder.hasLmHead(), controls);
         run->promptAttention = f.attentions;
         if (folder.hasLmHead())
             for (int position : folder.maskPositions(e.ids))
@@ -55,12 +60,14 @@ std::shared_ptr<const TextRun> TextDocument::extendRun(const TextFolder& folder,
     if (!folder.gpt2) throw Error("only decoder-only models generate");
     auto run = std::make_shared<TextRun>(previous);
     const int eos = folder.endOfTextId();
+    RunControls controls;
+    controls.offHeads = previous.offHeads;
     for (int i = 0; i < count; ++i) {
         callbacks.checkCancel();
         if (!run->ids.empty() && run->generated() > 0 && run->ids.back() == eos) break;
         if (static_cast<int>(run->ids.size()) >= folder.maxPositions()) break;
         const int next = run->candidates.back().front().id;
-        const TextForward f = folder.gpt2->extend(std::vector<int>{next}, cache, true, true);
+        const TextForward f = folder.gpt2->extend(std::vector<int>{next}, cache, true, true, controls);
         run->ids.push_back(next);
         run->tokens.push_back(folder.token(next));
         run->texts.push_back(folder.tokenText(next));
@@ -171,6 +178,22 @@ RowMatrix TextDocument::tokenMatrix(int layer, int head) const {
         const RowMatrix row = pick(m_run->stepAttention[static_cast<size_t>(s)]); // [1, p + s + 1]
         out.block(p + s, 0, 1, p + s + 1) = row;
     }
+    return out;
+}
+
+Tensor TextDocument::visibleAttention() const {
+    if (!m_run || !m_folder) return {};
+    const int64_t layers = m_folder->layers(), heads = m_folder->heads(), n = visibleTokens(),
+                  p = m_run->promptLength;
+    Tensor out({layers, heads, n, n});
+    for (int64_t l = 0; l < layers; ++l)
+        for (int64_t h = 0; h < heads; ++h) {
+            auto m = out.slice2d({l, h});
+            m.topLeftCorner(p, p) = m_run->promptAttention.slice2d({l, h});
+            for (int64_t s = 0; s < m_step; ++s)
+                m.block(p + s, 0, 1, p + s + 1) =
+                    m_run->stepAttention[static_cast<size_t>(s)].slice2d({l, h});
+        }
     return out;
 }
 

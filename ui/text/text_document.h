@@ -26,6 +26,7 @@ struct TextRun {
     std::vector<std::vector<TextCandidate>> candidates;
     // BERT with an LM head: the top 5 at each [MASK] (position, candidates).
     std::vector<std::pair<int, std::vector<TextCandidate>>> maskPredictions;
+    HeadList offHeads; // the heads switched off in this run (transformers' head_mask = 0); empty: none
     int generated() const { return static_cast<int>(stepAttention.size()); }
 };
 
@@ -36,8 +37,10 @@ public:
 
     // The run over `text` (pure; on the worker): every head captured; for GPT-2 the prompt through a fresh KV
     // cache in `cache` (kept for extendRun), for BERT the [MASK] predictions.
+    // offHeads: heads switched off for this run and the tokens it generates later.
     static std::shared_ptr<const TextRun> makeRun(const TextFolder& folder, const std::string& text,
-                                                  Gpt2Cache* cache, const Callbacks& callbacks = {});
+                                                  Gpt2Cache* cache, const Callbacks& callbacks = {},
+                                                  const HeadList& offHeads = {});
     // `run` with `count` more greedy tokens through `cache` (pure; on the worker). Stops after <|endoftext|>
     // and at the model's last position.
     static std::shared_ptr<const TextRun> extendRun(const TextFolder& folder, const TextRun& run, int count,
@@ -76,6 +79,9 @@ public:
     // The attention of `layer` / `head` (or the fusion) over the visible tokens, [visible, visible] (GPT-2:
     // row i is token i's attention when it was added; above the diagonal 0), before word merging / hiding.
     RowMatrix tokenMatrix(int layer, int head) const;
+    // Every layer and head over the visible tokens, [L, H, visible, visible] (GPT-2: each generated token's
+    // row as it was added, zeros above the diagonal) — what the Heads lens measures.
+    Tensor visibleAttention() const;
     // As shown: words merged and special tokens hidden as chosen (rows renormalised over the kept keys).
     struct Shown {
         RowMatrix values;

@@ -4,6 +4,7 @@
 #include "ui/render/attention_lines.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/shell/inference_worker.h"
+#include "ui/text/text_lenses.h"
 #include "ui/vision/map_grid_view.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_status.h"
@@ -95,7 +96,8 @@ namespace {
 
 constexpr const char* kBuiltin = "gpt2-en-tiny";
 constexpr const char* kDefaultText = "The weather is nice today and we are going to";
-const QStringList kViews{"matrix", "model", "lines"};
+const QStringList kViews{"matrix", "model", "lines", "heads", "difference"};
+enum Tab { kMatrixTab, kModelTab, kLinesTab, kHeadsTab, kDifferenceTab };
 
 } // namespace
 
@@ -254,6 +256,12 @@ QWidget* TextPage::buildSelectors() {
     row->addWidget(m_head);
     row->addWidget(m_wordLevel);
     row->addWidget(m_hideSpecial);
+    auto* neuron = new QPushButton(tr("Neuron view…"), w);
+    neuron->setObjectName(QStringLiteral("neuronButton"));
+    neuron->setToolTip(
+        tr("One attention score of the shown layer and head taken apart: q, k, q·k, ÷√d, softmax"));
+    connect(neuron, &QPushButton::clicked, this, [this] { m_lenses->showNeuronView(); });
+    row->addWidget(neuron);
     row->addStretch(1);
     return w;
 }
@@ -279,7 +287,7 @@ QWidget* TextPage::buildViews() {
         const int heads = m_doc->model()->heads();
         m_doc->setLayer(index / heads);
         m_doc->setHead(index % heads);
-        m_tabs->setCurrentIndex(0);
+        m_tabs->setCurrentIndex(kMatrixTab);
     });
     m_tabs->addTab(m_grid, tr("Model (layers × heads)"));
     auto* scroll = new QScrollArea(m_tabs);
@@ -287,6 +295,18 @@ QWidget* TextPage::buildViews() {
     m_lines = new TextLinesCanvas(m_doc, scroll);
     scroll->setWidget(m_lines);
     m_tabs->addTab(scroll, tr("Lines"));
+    m_lenses = new TextLenses(m_doc, m_worker, this);
+    m_tabs->addTab(m_lenses->buildHeadsTab(m_tabs), tr("Heads"));
+    m_tabs->addTab(m_lenses->buildDifferenceTab(m_tabs), tr("Difference"));
+    connect(m_lenses, &TextLenses::ablationChanged, this, [this] {
+        if (m_doc->run()) runText();
+    });
+    connect(m_lenses, &TextLenses::headActivated, this, [this](int layer, int head) {
+        m_doc->setLayer(layer);
+        m_doc->setHead(head);
+        m_tabs->setCurrentIndex(kMatrixTab);
+    });
+    connect(m_lenses, &TextLenses::notice, this, &TextPage::showStatus);
     connect(m_tabs, &QTabWidget::currentChanged, this, &TextPage::refresh);
     auto* side = new QWidget(split);
     auto* sideLayout = new QVBoxLayout(side);
@@ -395,8 +415,8 @@ void TextPage::runText() {
     auto cache = m_cache;
     m_worker->run<std::shared_ptr<const TextRun>>(
         folder->decoderOnly() ? tr("Generating") : tr("Running"),
-        [folder, cache, count, text = text.toStdString()](const Callbacks& cb) {
-            auto run = TextDocument::makeRun(*folder, text, &cache->cache, cb);
+        [folder, cache, count, text = text.toStdString(), off = m_lenses->ablated()](const Callbacks& cb) {
+            auto run = TextDocument::makeRun(*folder, text, &cache->cache, cb, off);
             if (count > 0) run = TextDocument::extendRun(*folder, *run, count, cache->cache, cb);
             cache->run = run;
             return run;
@@ -405,11 +425,15 @@ void TextPage::runText() {
             if (generation != m_generation) return;
             m_doc->setRun(std::move(run));
             const auto& r = *m_doc->run();
-            showStatus(m_doc->model()->decoderOnly()
-                           ? tr("%1 prompt tokens, %2 generated. Step back with ◀ or Alt+Left.")
-                                 .arg(r.promptLength)
-                                 .arg(r.generated())
-                           : tr("%1 tokens.").arg(r.promptLength));
+            const QString off = r.offHeads.empty()
+                                    ? QString()
+                                    : tr(" %n head(s) switched off.", nullptr, int(r.offHeads.size()));
+            showStatus((m_doc->model()->decoderOnly()
+                            ? tr("%1 prompt tokens, %2 generated. Step back with ◀ or Alt+Left.")
+                                  .arg(r.promptLength)
+                                  .arg(r.generated())
+                            : tr("%1 tokens.").arg(r.promptLength)) +
+                       off);
             if (m_restore) {
                 const int step = m_restore->value("step").toInt(-1);
                 if (step >= 0) m_doc->setStep(step);
@@ -500,6 +524,8 @@ void TextPage::syncControls() {
 
 void TextPage::refresh() {
     syncControls();
+    if (m_tabs->currentIndex() == kHeadsTab) m_lenses->refreshHeads();
+    if (m_tabs->currentIndex() == kDifferenceTab) m_lenses->refreshDifference();
     const auto& run = m_doc->run();
     if (!run) {
         m_matrix->setMatrix(RowMatrix());
@@ -516,7 +542,7 @@ void TextPage::refresh() {
         m_matrix->selectRow(m_doc->selectedToken());
     else if (m_doc->model()->decoderOnly() && m_doc->step() > 0)
         m_matrix->selectRow(static_cast<int>(shown.values.rows()) - 1);
-    if (m_tabs->currentIndex() == 1) {
+    if (m_tabs->currentIndex() == kModelTab) {
         std::vector<QImage> tiles;
         QStringList titles;
         const int layers = m_doc->model()->layers(), heads = m_doc->model()->heads();
@@ -530,7 +556,7 @@ void TextPage::refresh() {
         m_grid->setTiles(std::move(tiles), titles);
         if (m_doc->head() >= 0) m_grid->setSelected(m_doc->layer() * heads + m_doc->head());
     }
-    if (m_tabs->currentIndex() == 2) m_lines->refresh();
+    if (m_tabs->currentIndex() == kLinesTab) m_lines->refresh();
     refreshCandidates();
 }
 
@@ -603,16 +629,17 @@ void TextPage::exportTo(const QString& path) {
     const auto& run = m_doc->run();
     if (!run) throw Error("nothing to export yet: run a text first");
     if (path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)) {
-        // The forward pass over every token on screen, as `attnlens-cli text --json` writes it.
+        // Every head over the tokens on screen (equal to one forward pass over them; with the run's heads
+        // off), as `attnlens-cli text --json` writes it.
         const std::vector<int> ids(run->ids.begin(), run->ids.begin() + m_doc->visibleTokens());
-        const TextForward f = m_doc->model()->forward(ids, false);
+        const Tensor attentions = m_doc->visibleAttention();
         nlohmann::json j = {
             {"model_type", m_doc->model()->modelType},
             {"tokens",
              std::vector<std::string>(run->tokens.begin(), run->tokens.begin() + m_doc->visibleTokens())},
             {"ids", ids}};
-        const auto& shape = f.attentions.shape(); // [L, H, T, T], nested as the CLI writes it
-        const float* value = f.attentions.data();
+        const auto& shape = attentions.shape(); // [L, H, T, T], nested as the CLI writes it
+        const float* value = attentions.data();
         nlohmann::json layers = nlohmann::json::array();
         for (int64_t l = 0; l < shape[0]; ++l) {
             nlohmann::json heads = nlohmann::json::array();
@@ -669,6 +696,7 @@ QJsonObject TextPage::saveSession() const {
     s.insert("view", kViews.value(m_tabs->currentIndex()));
     s.insert("word_level", m_doc->wordLevel());
     s.insert("hide_special", m_doc->hideSpecial());
+    if (!m_lenses->ablated().empty()) s.insert("off_heads", headPairsToJson(m_lenses->ablated()));
     return s;
 }
 
@@ -685,6 +713,7 @@ QString TextPage::checkSession(const QJsonObject& state) const {
     (void)r.choice("view", "matrix", kViews);
     (void)r.boolean("word_level", false);
     (void)r.boolean("hide_special", false);
+    (void)readHeadPairs(r, "off_heads");
     return r.error();
 }
 
@@ -715,6 +744,14 @@ void TextPage::continueRestore() {
     m_doc->setFusion(m_restore->value("fusion").toString() == QLatin1String("max") ? HeadFusion::Max
                                                                                    : HeadFusion::Mean);
     m_doc->setHead(m_restore->value("head").toInt(-1));
+    SessionReader reader(*m_restore, QStringLiteral("pages.text"));
+    HeadList off;
+    for (const auto& [l, h] : readHeadPairs(reader, "off_heads")) // heads the model has
+        if (l < m_doc->model()->layers() && h < m_doc->model()->heads()) off.emplace_back(l, h);
+    {
+        const QSignalBlocker quiet(m_lenses); // the run below is the session's
+        m_lenses->setAblated(std::move(off));
+    }
     if (m_restore->value("ran").toBool() && !m_input->text().trimmed().isEmpty())
         runText();
     else

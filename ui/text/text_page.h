@@ -4,12 +4,15 @@
 // generates token by token through its KV cache — step back and forth (◀ ▶, Alt+Left/Right, play) and see
 // each new token's attention over the growing context and the ten most likely next tokens at every step.
 // Views: Matrix (the layer / head or the mean / max over heads), Model (all layers × heads, click one to show
-// it) and Lines (BertViz's head view); special tokens can be hidden and "##" / "Ġ" pieces merged into words;
-// Export writes PNGs and the JSON of `attnlens-cli text`. Loading and inference run on the page's worker
-// (progress, Cancel); a folder that fails to load leaves the previous model in place.
+// it), Lines (BertViz's head view), and the lenses every page has (ui/text/text_lenses.h): Heads (statistics,
+// importance, heads switched off), Difference (pin A, compare B) and the neuron view; special tokens can be
+// hidden and "##" / "Ġ" pieces merged into words; Export writes PNGs and the JSON of `attnlens-cli text`.
+// Loading and inference run on the page's worker (progress, Cancel); a folder that fails to load leaves the
+// previous model in place.
 //
 // Object names: "textInput", "runButton", "newTokens", "stepBack", "stepForward", "play", "layer", "head",
-// "wordLevel", "hideSpecial", "views", "matrix", "modelGrid", "lines", "candidates", "status", "message".
+// "wordLevel", "hideSpecial", "neuronButton", "views", "matrix", "modelGrid", "lines", "candidates",
+// "status", "message" (and TextLenses' names).
 
 #include "ui/shell/help_dialogs.h"
 #include "ui/shell/model_page.h"
@@ -34,6 +37,7 @@ class InferenceWorker;
 class MapGridView;
 class PageMessage;
 class PlaybackBar;
+class TextLenses;
 class TextLinesCanvas;
 
 class TextPage : public QWidget, public ModelPage, public ExplainedPage, public SessionPage {
@@ -75,6 +79,8 @@ public:
     HeatmapView* matrixView() const { return m_matrix; }
     MapGridView* modelGrid() const { return m_grid; }
     QListWidget* candidatesList() const { return m_candidates; }
+    TextLenses* lenses() const { return m_lenses; }
+    QTabWidget* views() const { return m_tabs; }
     QString message() const;
     QString statusText() const;
     bool isBusy() const;
@@ -131,6 +137,7 @@ private:
     QListWidget* m_candidates = nullptr;
     QLabel* m_candidatesTitle = nullptr;
     PageMessage* m_message = nullptr;
+    TextLenses* m_lenses = nullptr;
 };
 
 } // namespace attnlens::ui

@@ -1,0 +1,232 @@
+#include "ui/text/text_lenses.h"
+
+#include "core/analysis/head_stats.h"
+#include "core/analysis/text_lenses.h"
+#include "core/util/error.h"
+#include "ui/render/string_lists.h"
+#include "ui/shell/inference_worker.h"
+#include "ui/text/text_document.h"
+#include "ui/widgets/difference_view.h"
+#include "ui/widgets/heads_lens.h"
+#include "ui/widgets/neuron_dialog.h"
+
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace attnlens::ui {
+
+namespace {
+
+QString differenceHint() {
+    return QObject::tr(
+        "Pin the matrix as A, then change the text, step, layer, head, model or the heads that "
+        "are off: A, B and A − B appear here.");
+}
+
+} // namespace
+
+TextLenses::TextLenses(TextDocument* doc, InferenceWorker* worker, QWidget* page)
+    : QObject(page), m_doc(doc), m_worker(worker), m_page(page) {
+    // Another model has other heads: none is off (a session restores its own after the load).
+    connect(m_doc, &TextDocument::modelChanged, this, [this] {
+        m_ablated.clear();
+        if (m_heads) m_heads->setAblated(m_ablated);
+    });
+}
+
+QWidget* TextLenses::buildHeadsTab(QWidget* parent) {
+    m_heads = new HeadsLensView(parent);
+    m_heads->setObjectName(QStringLiteral("textHeads"));
+    m_heads->setAblationEnabled(true);
+    m_heads->setAblationScope(tr("the matrix, the predictions and the generated tokens are of this run"));
+    connect(m_heads, &HeadsLensView::headActivated, this, &TextLenses::headActivated);
+    connect(m_heads, &HeadsLensView::ablationRequested, this,
+            [this](std::vector<std::pair<int, int>> heads) { setAblated(std::move(heads)); });
+    connect(m_heads, &HeadsLensView::importanceRequested, this, &TextLenses::rankHeads);
+    connect(m_doc, &TextDocument::runChanged, m_heads, &HeadsLensView::clearImportance);
+    refreshHeads();
+    return m_heads;
+}
+
+void TextLenses::setAblated(HeadList heads) {
+    std::sort(heads.begin(), heads.end());
+    heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
+    if (heads == m_ablated) return;
+    m_ablated = std::move(heads);
+    if (m_heads) m_heads->setAblated(m_ablated);
+    emit ablationChanged();
+}
+
+void TextLenses::refreshHeads() {
+    if (!m_heads) return;
+    const auto& run = m_doc->run();
+    if (!run || !m_doc->model()) {
+        m_heads->clear(tr("Run a text: the statistics of every head over its tokens appear here."));
+        return;
+    }
+    const std::vector<int> ids(run->ids.begin(), run->ids.begin() + m_doc->visibleTokens());
+    const HeadStats stats =
+        computeHeadStats(m_doc->visibleAttention(), textHeadStatsOptions(*m_doc->model(), ids));
+    const bool decoder = m_doc->model()->decoderOnly();
+    m_heads->setStats(stats,
+                      tr("%1 tokens, %2; sinks: %3")
+                          .arg(ids.size())
+                          .arg(decoder ? tr("causal self-attention") : tr("self-attention"))
+                          .arg(decoder ? tr("the first token") : tr("[CLS] and [SEP]")),
+                      tr("tokens"));
+    m_heads->setCurrentHead(m_doc->layer(), m_doc->head());
+    m_heads->setAblated(run->offHeads);
+}
+
+void TextLenses::rankHeads() {
+    const auto folder = m_doc->model();
+    const auto& run = m_doc->run();
+    if (!folder || !run) return;
+    const std::vector<int> ids(run->ids.begin(), run->ids.begin() + m_doc->visibleTokens());
+    const int firstScored = m_doc->step() > 0 ? run->promptLength : 1;
+    m_worker->run<std::pair<RowMatrix, std::string>>(
+        tr("Ranking heads"),
+        [folder, ids, firstScored, off = run->offHeads](const Callbacks& cb) {
+            const TextTargets targets = textTargets(*folder, ids, firstScored);
+            if (targets.tokens.empty() && folder->hasLmHead())
+                throw Error("nothing to rank by: the text needs at least two tokens");
+            return std::make_pair(textHeadImportance(*folder, ids, targets, cb, off), targets.description);
+        },
+        [this](std::pair<RowMatrix, std::string> result) {
+            if (!m_heads) return;
+            m_heads->setImportance(
+                result.first, tr("Importance: how much %1 drops when the head is switched off as well "
+                                 "(in this run, with the heads already off). Large = the output leans on "
+                                 "this head; ≤ 0 = it does not.")
+                                  .arg(QString::fromStdString(result.second).toHtmlEscaped()));
+        });
+}
+
+QWidget* TextLenses::buildDifferenceTab(QWidget* parent) {
+    auto* tab = new QWidget(parent);
+    auto* layout = new QVBoxLayout(tab);
+    auto* row = new QHBoxLayout;
+    auto* pinButton = new QPushButton(tr("Pin this matrix as A"), tab);
+    pinButton->setObjectName(QStringLiteral("pinDifference"));
+    pinButton->setToolTip(tr("Keep the matrix the Matrix tab shows now as A, then change what it shows"));
+    auto* unpinButton = new QPushButton(tr("Unpin"), tab);
+    unpinButton->setObjectName(QStringLiteral("unpinDifference"));
+    connect(pinButton, &QPushButton::clicked, this, &TextLenses::pin);
+    connect(unpinButton, &QPushButton::clicked, this, &TextLenses::unpin);
+    row->addWidget(pinButton);
+    row->addWidget(unpinButton);
+    row->addStretch(1);
+    layout->addLayout(row);
+    m_difference = new DifferenceView(tab);
+    m_difference->setObjectName(QStringLiteral("textDifference"));
+    m_difference->clear(differenceHint());
+    layout->addWidget(m_difference, 1);
+    return tab;
+}
+
+QString TextLenses::describeMatrix() const {
+    const auto& run = m_doc->run();
+    QString text;
+    if (run)
+        for (int i = 0; i < m_doc->visibleTokens(); ++i)
+            text += QString::fromStdString(run->texts[static_cast<size_t>(i)]);
+    const QString head = m_doc->head() >= 0                   ? tr("head %1").arg(m_doc->head())
+                         : m_doc->fusion() == HeadFusion::Max ? tr("max")
+                                                              : tr("mean");
+    QString d = tr("“%1” · layer %2 · %3").arg(text.simplified()).arg(m_doc->layer()).arg(head);
+    if (run && !run->offHeads.empty()) d += tr(" · %n head(s) off", nullptr, int(run->offHeads.size()));
+    if (m_doc->model())
+        d += QStringLiteral(" · ") +
+             QFileInfo(QString::fromStdString(m_doc->model()->dir.string())).fileName();
+    return d;
+}
+
+void TextLenses::pin() {
+    const TextDocument::Shown shown = m_doc->shown();
+    if (!m_doc->run() || shown.values.size() == 0) {
+        emit notice(tr("Nothing to pin yet: run a text first."), true);
+        return;
+    }
+    m_pinned =
+        Pinned{{shown.values, toStdStrings(shown.rows), toStdStrings(shown.columns)}, describeMatrix()};
+    refreshDifference();
+}
+
+void TextLenses::unpin() {
+    m_pinned.reset();
+    refreshDifference();
+}
+
+void TextLenses::refreshDifference() {
+    if (!m_difference) return;
+    if (!m_pinned) return m_difference->clear(differenceHint());
+    const TextDocument::Shown shown = m_doc->shown();
+    if (!m_doc->run() || shown.values.size() == 0)
+        return m_difference->clear(
+            tr("A is pinned (%1); B appears when there is a matrix to compare.").arg(m_pinned->description));
+    try {
+        const AttentionDiff d = diffAttention(
+            m_pinned->matrix, {shown.values, toStdStrings(shown.rows), toStdStrings(shown.columns)});
+        DifferenceView::Shown view;
+        view.a = d.a;
+        view.b = d.b;
+        view.diff = d.diff;
+        view.rowLabels = toQStringList(d.rowLabels);
+        view.columnLabels = toQStringList(d.columnLabels);
+        view.titleA = m_pinned->description;
+        view.titleB = describeMatrix();
+        view.rowTitle = tr("query (attends)");
+        view.columnTitle = tr("key (attended to)");
+        m_difference->setDifference(view, d);
+    } catch (const std::exception& e) {
+        m_difference->clear(tr("A (%1) and B (%2) cannot be compared: %3")
+                                .arg(m_pinned->description, describeMatrix(), QString::fromUtf8(e.what())));
+    }
+}
+
+void TextLenses::showNeuronView() {
+    const auto folder = m_doc->model();
+    const auto run = m_doc->run();
+    if (!folder || !run)
+        return emit notice(tr("Run a text first: the neuron view takes its scores apart."), true);
+    const int visible = m_doc->visibleTokens();
+    const std::vector<int> ids(run->ids.begin(), run->ids.begin() + visible);
+    QStringList labels = m_doc->visibleTokenLabels();
+    const Tensor attention = m_doc->visibleAttention();
+    NeuronSource source;
+    source.title = tr("Text — %1").arg(QString::fromStdString(folder->modelType));
+    source.layers = folder->layers();
+    source.heads = [heads = folder->heads()](int) { return heads; };
+    source.queryLabels = [labels](int) { return labels; };
+    source.keyLabels = source.queryLabels;
+    source.captured = [attention](int l, int h, int q, int k) { return attention.at({l, h, q, k}); };
+    source.inputs = [folder, ids, off = run->offHeads](int l, const Callbacks&) {
+        return textAttentionInputs(*folder, ids, l, off);
+    };
+    source.headOff = [off = run->offHeads](int l, int h) {
+        return std::find(off.begin(), off.end(), std::pair(l, h)) != off.end();
+    };
+    if (!m_neuron) {
+        m_neuron = new NeuronDialog(m_worker, m_page);
+        connect(m_doc, &TextDocument::runChanged, m_neuron, [this] {
+            if (m_neuron->isVisible() && m_doc->run()) showNeuronView();
+        });
+    }
+    const bool keep = m_neuron->isVisible() && m_neuron->terms();
+    const int layer = keep ? m_neuron->layer() : m_doc->layer();
+    const int head = keep ? m_neuron->head() : std::max(0, m_doc->head());
+    // The selected row is a token only when words are not merged and no token is hidden.
+    const int selected = m_doc->wordLevel() || m_doc->hideSpecial() ? -1 : m_doc->selectedToken();
+    const int query = keep                                  ? std::min(m_neuron->query(), visible - 1)
+                      : selected >= 0 && selected < visible ? selected
+                                                            : visible - 1;
+    m_neuron->setSource(std::move(source), layer, head, query, -1);
+    m_neuron->show();
+    m_neuron->raise();
+}
+
+} // namespace attnlens::ui
