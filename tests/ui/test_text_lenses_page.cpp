@@ -162,6 +162,10 @@ private slots:
         page.document()->setHead(3);
         QVERIFY(view->hasDifference());
         QVERIFY2(!view->summary().contains("max |Δ| = 0 "), qPrintable(view->summary()));
+        if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty()) {
+            page.resize(1280, 800);
+            page.grab().save(QString::fromLocal8Bit(dir) + "/text-difference.png");
+        }
         page.findChild<QPushButton*>("unpinDifference")->click();
         QVERIFY(!view->hasDifference());
     }
@@ -180,6 +184,8 @@ private slots:
         const Tensor& a = page.document()->run()->promptAttention;
         QVERIFY(std::abs(dialog->terms()->weight - a.at({1, 2, dialog->query(), dialog->key()})) < 1e-5);
         QCOMPARE(dialog->query(), page.document()->visibleTokens() - 1);
+        if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
+            dialog->grab().save(QString::fromLocal8Bit(dir) + "/text-neuron.png");
         dialog->close();
     }
 
