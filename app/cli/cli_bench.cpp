@@ -72,7 +72,7 @@ Json parityJson(const attnlens::PrecisionParity& p) {
 BenchRun benchTranslation(const cli::Args& args, const BenchSettings& settings) {
     const std::string text = *args.value("--src");
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : attnlens::builtinModelDir("marian-de-en-tiny");
+                                           : attnlens::builtinModelDir(attnlens::ModelKind::Marian);
     attnlens::DecodeOptions options;
     options.numBeams = args.intValue("--beam", 1, 1, 64);
     options.maxNewTokens = args.intValue("--new-tokens", 32, 1, 100000);
@@ -114,7 +114,7 @@ BenchRun benchTranslation(const cli::Args& args, const BenchSettings& settings) 
 BenchRun benchVision(const cli::Args& args, const BenchSettings& settings) {
     const std::filesystem::path imagePath = *args.value("--image");
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : attnlens::builtinModelDir("vit-fashion-mnist");
+                                           : attnlens::builtinModelDir(attnlens::ModelKind::Vit);
     const auto loadStart = Clock::now();
     const auto loaded = attnlens::VitModel::load(dir);
     const attnlens::VitModel& model = *loaded;
@@ -153,7 +153,7 @@ BenchRun benchVision(const cli::Args& args, const BenchSettings& settings) {
 // or seeded noise of the model's sample_size when only --model names a diffusers folder.
 BenchRun benchUnet(const cli::Args& args, const BenchSettings& settings) {
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : attnlens::builtinModelDir("ddpm-fashion-tiny");
+                                           : attnlens::builtinModelDir(attnlens::ModelKind::Diffusion);
     const auto loadStart = Clock::now();
     const auto model = attnlens::loadDiffusionModel(dir);
     const double loadMs = msSince(loadStart);
@@ -197,7 +197,7 @@ BenchRun benchUnet(const cli::Args& args, const BenchSettings& settings) {
 // time, every head's new attention row captured (per_token_ms).
 BenchRun benchText(const cli::Args& args, const BenchSettings& settings) {
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : attnlens::builtinModelDir("gpt2-en-tiny");
+                                           : attnlens::builtinModelDir(attnlens::ModelKind::Text);
     const auto loadStart = Clock::now();
     const auto folder = attnlens::loadTextFolder(dir);
     const double loadMs = msSince(loadStart);

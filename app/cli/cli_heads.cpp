@@ -220,13 +220,12 @@ int runHeads(const std::vector<std::string>& argv) {
         return 0;
     }
     const bool images = args.has("--image") || args.has("--image-dir");
-    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : attnlens::builtinModelDir(images  ? "vit-fashion-mnist"
-                                                                       : texts ? cli::kBuiltinTextModel
-                                                                               : "marian-de-en-tiny");
-    const auto info = attnlens::inspectModelFolder(dir);
     using attnlens::ModelKind;
-    if (info.kind != (images ? ModelKind::Vit : texts ? ModelKind::Text : ModelKind::Marian))
+    const ModelKind wanted = images ? ModelKind::Vit : texts ? ModelKind::Text : ModelKind::Marian;
+    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
+                                           : attnlens::builtinModelDir(wanted);
+    const auto info = attnlens::inspectModelFolder(dir);
+    if (info.kind != wanted)
         throw cli::UsageError("'" + dir.string() + "' is a '" + info.modelType + "' model; " +
                               (images                         ? "pictures need a ViT model"
                                : texts                        ? "--text needs a BERT or GPT-2 model"

@@ -6,6 +6,7 @@
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/io/safetensors.h"
+#include "core/registry/model_registry.h"
 
 #include <iomanip>
 #include <iostream>
@@ -122,7 +123,8 @@ int runInspect(const std::vector<std::string>& argv) {
         throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     const auto model = args.value("--model");
     if (!model) throw cli::UsageError("--model DIR is required");
-    if (attnlens::isDiffusionFolder(*model)) return inspectDiffusion(*model, args.value("--json"));
+    if (attnlens::detectModelKind(*model) == attnlens::ModelKind::Diffusion)
+        return inspectDiffusion(*model, args.value("--json"));
     const auto folder = attnlens::inspectModelFolder(*model);
     const attnlens::JsonConfig config(folder.dir / "config.json");
     const auto weights = attnlens::TensorFile::open(folder.weights);
@@ -197,7 +199,9 @@ int runInspect(const std::vector<std::string>& argv) {
 
     std::cout << "model:        " << folder.dir.string() << "\n"
               << "architecture: " << architecture << " (model_type " << folder.modelType
-              << (folder.kind == attnlens::ModelKind::Unknown ? ", not supported by this version" : "")
+              << (folder.kind == attnlens::ModelKind::Unknown
+                      ? ", not supported by this version, which opens " + attnlens::supportedFamilies()
+                      : std::string())
               << ")\n"
               << "tensors:      " << weights.tensors().size() << "\n"
               << "parameters:   " << parameters << " (" << humanCount(parameters) << ")\n"

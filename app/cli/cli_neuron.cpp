@@ -85,7 +85,7 @@ void checkLayer(const Subject& s, int layer) {
 
 Subject textSubject(const cli::Args& args, int layer) {
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : builtinModelDir("marian-de-en-tiny");
+                                           : builtinModelDir(ModelKind::Marian);
     if (const auto info = inspectModelFolder(dir); info.kind == ModelKind::Text)
         throw cli::UsageError("'" + dir.string() + "' is a '" + info.modelType +
                               "' text model: give its input with --text");
@@ -132,7 +132,7 @@ Subject textModelSubject(const cli::Args& args, int layer) {
 
 Subject imageSubject(const cli::Args& args, int layer) {
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : builtinModelDir("vit-fashion-mnist");
+                                           : builtinModelDir(ModelKind::Vit);
     const auto model = VitModel::load(dir);
     Subject s;
     s.model_ = model;

@@ -6,7 +6,7 @@ namespace cli {
 
 std::filesystem::path textModelDir(const Args& args) {
     return args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                 : attnlens::builtinModelDir(kBuiltinTextModel);
+                                 : attnlens::builtinModelDir(attnlens::ModelKind::Text);
 }
 
 attnlens::TextEncoding encodeText(const attnlens::TextFolder& folder, const std::string& text, int extra) {

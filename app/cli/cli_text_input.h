@@ -11,8 +11,6 @@
 
 namespace cli {
 
-inline constexpr const char* kBuiltinTextModel = "gpt2-en-tiny";
-
 // --model DIR or the built-in text model.
 std::filesystem::path textModelDir(const Args& args);
 

@@ -13,7 +13,7 @@ using namespace attnlens;
 
 DiffusionModel loadDiffusion(const Args& args) {
     const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : builtinModelDir("ddpm-fashion-tiny");
+                                           : builtinModelDir(ModelKind::Diffusion);
     return loadDiffusionModel(dir);
 }
 

@@ -102,7 +102,7 @@ int runVision(const std::vector<std::string>& argv) {
             throw cli::UsageError(std::string(flag) + " only applies with --overlay OUT.png");
     const std::filesystem::path modelDir = args.value("--model")
                                                ? std::filesystem::path(*args.value("--model"))
-                                               : builtinModelDir("vit-fashion-mnist");
+                                               : builtinModelDir(ModelKind::Vit);
 
     cli::applyPrecision(args);
     const auto loaded = VitModel::load(modelDir);
@@ -153,7 +153,7 @@ int runVision(const std::vector<std::string>& argv) {
     // The built-in classifier knows ten kinds of clothing on black: say when the picture is not one (as the
     // Vision page does beside its predictions).
     DomainCheck domain;
-    if (modelDir.filename() == "vit-fashion-mnist" && !top.empty()) {
+    if (modelDir.filename() == builtinModelName(ModelKind::Vit) && !top.empty()) {
         domain = checkFashionMnistLikeness(image, top.front().probability);
         if (domain.mismatch()) {
             std::string reasons;

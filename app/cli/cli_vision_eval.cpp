@@ -86,7 +86,7 @@ int runVisionEval(const std::vector<std::string>& argv) {
     const int limit = args.intValue("--limit", 0, 0, 100'000'000);
     const std::filesystem::path modelDir = args.value("--model")
                                                ? std::filesystem::path(*args.value("--model"))
-                                               : builtinModelDir("vit-fashion-mnist");
+                                               : builtinModelDir(ModelKind::Vit);
     const auto loaded = VitModel::load(modelDir);
     const attnlens::VitModel& model = *loaded;
 

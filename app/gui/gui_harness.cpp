@@ -1,7 +1,6 @@
 #include "gui_harness.h"
 
-#include "core/diffusion/diffusion_model.h"
-#include "core/io/model_folder.h"
+#include "core/registry/model_registry.h"
 #include "ui/diffusion/diffusion_page.h"
 #include "ui/playground/playground_page.h"
 #include "ui/shell/inference_worker.h"
@@ -149,12 +148,8 @@ void screenshotDiffusion(MainWindow& window, const GuiPages& pages, const GuiOpt
 // page never shows the built-in one first), else empty.
 static QString modelFor(const GuiOptions& o, attnlens::ModelKind kind) {
     if (o.model.isEmpty()) return {};
-    const std::string dir = o.model.toStdString();
-    if (kind == attnlens::ModelKind::Diffusion) return attnlens::isDiffusionFolder(dir) ? o.model : QString();
     try {
-        return !attnlens::isDiffusionFolder(dir) && attnlens::inspectModelFolder(dir).kind == kind
-                   ? o.model
-                   : QString();
+        return attnlens::detectModelKind(o.model.toStdString()) == kind ? o.model : QString();
     } catch (const std::exception&) {
         return {}; // runGui's File → Open model… reports it
     }

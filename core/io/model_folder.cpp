@@ -4,9 +4,74 @@
 #include "core/util/error.h"
 #include "resource_paths.h" // generated: ATTNLENS_SOURCE_DIR, ATTNLENS_INSTALL_DATADIR
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 
 namespace attnlens {
+
+namespace {
+
+const std::array<ModelFamily, 5> kFamilies = {{
+    {"Marian", {"marian"}, ModelKind::Marian},
+    {"ViT", {"vit"}, ModelKind::Vit},
+    {"diffusers UNet2DModel", {}, ModelKind::Diffusion},
+    {"BERT", {"bert"}, ModelKind::Text},
+    {"GPT-2", {"gpt2"}, ModelKind::Text},
+}};
+
+struct KindRow {
+    ModelKind kind;
+    std::string_view builtin, purpose;
+};
+const std::array<KindRow, 4> kKinds = {{
+    {ModelKind::Marian, "marian-de-en-tiny", "translation"},
+    {ModelKind::Vit, "vit-fashion-mnist", "vision"},
+    {ModelKind::Diffusion, "ddpm-fashion-tiny", "diffusion"},
+    {ModelKind::Text, "gpt2-en-tiny", "text"},
+}};
+
+const KindRow* rowOf(ModelKind kind) {
+    const auto it =
+        std::find_if(kKinds.begin(), kKinds.end(), [kind](const KindRow& r) { return r.kind == kind; });
+    return it == kKinds.end() ? nullptr : &*it;
+}
+
+} // namespace
+
+std::span<const ModelFamily> modelFamilies() {
+    return kFamilies;
+}
+
+const ModelFamily* familyOfModelType(std::string_view modelType) {
+    for (const ModelFamily& f : kFamilies)
+        if (std::find(f.modelTypes.begin(), f.modelTypes.end(), modelType) != f.modelTypes.end()) return &f;
+    return nullptr;
+}
+
+std::string_view builtinModelName(ModelKind kind) {
+    const KindRow* r = rowOf(kind);
+    return r ? r->builtin : std::string_view();
+}
+
+std::string_view modelKindPurpose(ModelKind kind) {
+    const KindRow* r = rowOf(kind);
+    return r ? r->purpose : std::string_view("unknown");
+}
+
+std::string supportedFamilies() {
+    // Families of one kind next to each other are joined: "BERT and GPT-2 (text)".
+    std::string out;
+    for (size_t i = 0; i < kFamilies.size(); ++i) {
+        const ModelFamily& f = kFamilies[i];
+        const bool sameNext = i + 1 < kFamilies.size() && kFamilies[i + 1].kind == f.kind;
+        const bool samePrevious = i > 0 && kFamilies[i - 1].kind == f.kind;
+        if (!out.empty()) out += samePrevious ? " and " : ", ";
+        out += f.name;
+        if (!sameNext) out += " (" + std::string(modelKindPurpose(f.kind)) + ")";
+    }
+    return out;
+}
 
 ModelFolderInfo inspectModelFolder(const std::filesystem::path& dir) {
     std::error_code ec;
@@ -19,12 +84,7 @@ ModelFolderInfo inspectModelFolder(const std::filesystem::path& dir) {
         throw Error("'" + dir.string() + "': config.json is missing (expected a Hugging Face model folder)");
     JsonConfig config(configPath);
     info.modelType = config.get<std::string>("model_type");
-    if (info.modelType == "marian")
-        info.kind = ModelKind::Marian;
-    else if (info.modelType == "vit")
-        info.kind = ModelKind::Vit;
-    else if (info.modelType == "bert" || info.modelType == "gpt2")
-        info.kind = ModelKind::Text;
+    if (const ModelFamily* family = familyOfModelType(info.modelType)) info.kind = family->kind;
     info.weights = findWeightsFile(dir, "model");
     return info;
 }
@@ -54,6 +114,10 @@ std::vector<std::filesystem::path> resourceRoots() {
 }
 
 } // namespace
+
+std::filesystem::path builtinModelDir(ModelKind kind) {
+    return builtinModelDir(std::string(builtinModelName(kind)));
+}
 
 std::filesystem::path resourcesDir() {
     std::error_code ec;

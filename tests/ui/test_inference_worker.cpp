@@ -68,7 +68,10 @@ void TestInferenceWorker::reportsErrors() {
 void TestInferenceWorker::cancelStopsJob() {
     InferenceWorker worker;
     QSignalSpy cancelled(&worker, &InferenceWorker::cancelled);
-    QSignalSpy started(&worker, &InferenceWorker::started);
+    // started() is emitted on the worker thread: counted here on the GUI thread (a queued connection). A
+    // QSignalSpy would record it on the worker thread while the test reads it (TSan: a data race).
+    int started = 0;
+    QObject::connect(&worker, &InferenceWorker::started, &worker, [&] { ++started; });
     bool delivered = false;
     worker.run<int>(
         "long",
@@ -82,9 +85,7 @@ void TestInferenceWorker::cancelStopsJob() {
         [&](int) { delivered = true; });
     worker.run<int>(
         "queued", [](const Callbacks&) { return 2; }, [&](int) { delivered = true; });
-    // started() is emitted on the worker thread; QSignalSpy records it directly, possibly before a wait()
-    // could begin (that race failed this test once under load), so poll the count instead.
-    WAIT_UNTIL(started.count() >= 1);
+    WAIT_UNTIL(started >= 1);
     // The GUI thread stays responsive while the job runs: the event loop spins here.
     QElapsedTimer t;
     t.start();
@@ -102,7 +103,10 @@ void TestInferenceWorker::cancelStopsJob() {
 
 void TestInferenceWorker::progressIsForwarded() {
     InferenceWorker worker;
-    QSignalSpy progress(&worker, &InferenceWorker::progress);
+    std::vector<std::pair<double, QString>> progress; // received on the GUI thread, as the pages do
+    QObject::connect(
+        &worker, &InferenceWorker::progress, &worker,
+        [&](int, double fraction, const QString& stage) { progress.emplace_back(fraction, stage); });
     QSignalSpy finished(&worker, &InferenceWorker::finished);
     worker.run<int>(
         "steps",
@@ -113,9 +117,9 @@ void TestInferenceWorker::progressIsForwarded() {
         },
         [](int) {});
     WAIT_UNTIL(finished.count() > 0);
-    QCOMPARE(progress.count(), 4);
-    QCOMPARE(progress.last().at(1).toDouble(), 1.0);
-    QCOMPARE(progress.last().at(2).toString(), QString("step 4"));
+    QCOMPARE(progress.size(), size_t(4)); // all before finished(): events to one object arrive in order
+    QCOMPARE(progress.back().first, 1.0);
+    QCOMPARE(progress.back().second, QString("step 4"));
 }
 
 void TestInferenceWorker::streamsPartialsInOrderBeforeTheResult() {

@@ -75,7 +75,7 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
     QString dir = modelDir;
     if (dir.isEmpty()) {
         QString missing;
-        dir = builtinModelPath("ddpm-fashion-tiny", tr("diffusion"), missing);
+        dir = builtinModelPath(ModelKind::Diffusion, missing);
         if (dir.isEmpty()) showError(missing);
     }
     syncControls();

@@ -14,7 +14,6 @@ namespace attnlens::ui {
 
 namespace {
 
-constexpr const char* kBuiltinModel = "ddpm-fashion-tiny";
 constexpr int kMaxLayers = 1024;
 
 struct State {
@@ -60,7 +59,7 @@ State parse(SessionReader& r) {
 
 QJsonObject DiffusionPage::saveSession() const {
     QJsonObject s;
-    saveModelDir(s, m_modelDir, kBuiltinModel);
+    saveModelDir(s, m_modelDir, ModelKind::Diffusion);
     const DiffusionSettings settings = m_doc->hasRun() ? m_doc->settings() : settingsFromControls();
     s.insert("scheduler", settings.scheduler == SchedulerKind::Ddpm ? "ddpm" : "ddim");
     s.insert("steps", settings.steps);
@@ -102,7 +101,7 @@ void DiffusionPage::restoreSession(const QJsonObject& state) {
     m_generateWhenLoaded = false;
     m_doc->setOpacity(static_cast<float>(s.opacity));
     m_doc->setColorMap(s.colorMap);
-    const QString dir = sessionModelDir(state, kBuiltinModel);
+    const QString dir = sessionModelDir(state, ModelKind::Diffusion);
     if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir))
         return; // that load continues it
     if (!dir.isEmpty() && (!m_doc->model() || QFileInfo(dir) != QFileInfo(m_modelDir))) {

@@ -93,6 +93,8 @@ public:
     int pendingJobs() const { return m_pending; }
 
 signals:
+    // started, progress and busyChanged are emitted on the worker thread: connect them with a receiver that
+    // lives on the GUI thread (queued; a QSignalSpy or a context-free lambda would run on the worker thread).
     void started(int id, const QString& label);
     void progress(int id, double fraction, const QString& stage);
     // The three outcomes, each emitted on the GUI thread once per job, after pendingJobs() counts it out.

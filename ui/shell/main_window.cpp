@@ -1,7 +1,6 @@
 #include "ui/shell/main_window.h"
 
-#include "core/diffusion/diffusion_model.h"
-#include "core/io/model_folder.h"
+#include "core/registry/model_registry.h"
 #include "ui/shell/help_dialogs.h"
 #include "ui/shell/model_page.h"
 #include "ui/shell/theme.h"
@@ -258,15 +257,8 @@ void MainWindow::restoreWindowGeometry() {
 
 bool MainWindow::openModel(const QString& dir) {
     ModelKind kind = ModelKind::Unknown;
-    QString modelType;
     try {
-        if (isDiffusionFolder(dir.toStdString())) {
-            kind = ModelKind::Diffusion;
-        } else {
-            const auto info = inspectModelFolder(dir.toStdString());
-            kind = info.kind;
-            modelType = QString::fromStdString(info.modelType);
-        }
+        kind = detectModelKind(dir.toStdString());
     } catch (const std::exception& e) {
         m_message->showError(tr("Cannot open the model: %1").arg(QString::fromStdString(e.what())));
         return false;
@@ -281,10 +273,10 @@ bool MainWindow::openModel(const QString& dir) {
             return true;
         }
     }
-    m_message->showError(
-        tr("Cannot open the model: '%1' is a '%2' model; this version opens Marian (translation), "
-           "ViT (vision), diffusers UNet2DModel (diffusion), BERT and GPT-2 (text) models.")
-            .arg(dir, modelType));
+    m_message->showError(tr("Cannot open the model: '%1' is a '%2' model; this version opens %3 models.")
+                             .arg(dir,
+                                  QString::fromStdString(inspectModelFolder(dir.toStdString()).modelType),
+                                  QString::fromStdString(supportedFamilies())));
     return false;
 }
 

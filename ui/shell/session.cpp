@@ -290,20 +290,19 @@ ColorMap readColorMap(SessionReader& reader, const QString& key, ColorMap fallba
     return parseColorMap(name.toStdString()).value_or(fallback);
 }
 
-void saveModelDir(QJsonObject& state, const QString& dir, const char* builtinName) {
+void saveModelDir(QJsonObject& state, const QString& dir, ModelKind builtin) {
     if (dir.isEmpty()) return;
     try {
-        if (QFileInfo(dir) == QFileInfo(QString::fromStdString(builtinModelDir(builtinName).string())))
-            return;
+        if (QFileInfo(dir) == QFileInfo(QString::fromStdString(builtinModelDir(builtin).string()))) return;
     } catch (const Error&) { // no built-in model here: keep the folder
     }
     state.insert("model_dir", QFileInfo(dir).absoluteFilePath());
 }
 
-QString sessionModelDir(const QJsonObject& state, const char* builtinName) {
+QString sessionModelDir(const QJsonObject& state, ModelKind builtin) {
     if (state.contains("model_dir")) return state.value("model_dir").toString();
     try {
-        return QString::fromStdString(builtinModelDir(builtinName).string());
+        return QString::fromStdString(builtinModelDir(builtin).string());
     } catch (const Error&) {
         return {};
     }

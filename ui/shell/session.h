@@ -15,6 +15,7 @@
 // (SessionReader), so a truncated, newer or hand-edited file gives one clear message and changes nothing.
 
 #include "core/export/colormap.h"
+#include "core/io/model_folder.h"
 #include "core/tensor/tensor.h"
 
 #include <QJsonArray>
@@ -102,9 +103,9 @@ ColorMap readColorMap(SessionReader& reader, const QString& key, ColorMap fallba
 QString colorMapId(ColorMap map);
 
 // A page's model folder for its session object: {"model_dir": absolute path}, or nothing when `dir` is the
-// built-in model `builtinName` (sessions stay portable between installs).
-void saveModelDir(QJsonObject& state, const QString& dir, const char* builtinName);
+// built-in model of the kind `builtin` (sessions stay portable between installs).
+void saveModelDir(QJsonObject& state, const QString& dir, ModelKind builtin);
 // The folder to load: "model_dir", else the built-in model's folder (empty when that is not installed).
-QString sessionModelDir(const QJsonObject& state, const char* builtinName);
+QString sessionModelDir(const QJsonObject& state, ModelKind builtin);
 
 } // namespace attnlens::ui

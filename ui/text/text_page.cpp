@@ -94,7 +94,6 @@ private:
 
 namespace {
 
-constexpr const char* kBuiltin = "gpt2-en-tiny";
 constexpr const char* kDefaultText = "The weather is nice today and we are going to";
 const QStringList kViews{"matrix", "model", "lines", "heads", "difference"};
 enum Tab { kMatrixTab, kModelTab, kLinesTab, kHeadsTab, kDifferenceTab };
@@ -139,7 +138,7 @@ TextPage::TextPage(QWidget* parent, const QString& modelDir)
     QString dir = modelDir;
     if (dir.isEmpty()) {
         QString missing;
-        dir = builtinModelPath(kBuiltin, tr("text"), missing);
+        dir = builtinModelPath(ModelKind::Text, missing);
         if (dir.isEmpty()) m_message->showError(missing);
     }
     syncControls();
@@ -685,7 +684,7 @@ QString TextPage::viewExplanation() const {
 
 QJsonObject TextPage::saveSession() const {
     QJsonObject s;
-    saveModelDir(s, m_modelDir, kBuiltin);
+    saveModelDir(s, m_modelDir, ModelKind::Text);
     s.insert("input", m_input->text());
     s.insert("new_tokens", m_newTokens->value());
     s.insert("ran", m_doc->run() != nullptr);
@@ -727,7 +726,7 @@ void TextPage::restoreSession(const QJsonObject& state) {
     m_doc->setHideSpecial(state.value("hide_special").toBool());
     m_tabs->setCurrentIndex(
         std::max(0, static_cast<int>(kViews.indexOf(state.value("view").toString("matrix")))));
-    const QString dir = sessionModelDir(state, kBuiltin);
+    const QString dir = sessionModelDir(state, ModelKind::Text);
     if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir))
         return; // that load continues it
     if (!dir.isEmpty() && (!m_doc->hasModel() || QFileInfo(dir) != QFileInfo(m_modelDir))) {

@@ -53,7 +53,6 @@ struct TranslatePage::SessionSlot {
 
 namespace {
 
-constexpr const char* kBuiltinModel = "marian-de-en-tiny";
 constexpr const char* kPrecisionProbe = "Der Hund läuft schnell über die Straße."; // when the input is empty
 
 // What the loading job hands to the GUI thread: the model and, for a bf16 load, its measured parity.
@@ -104,12 +103,13 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
     updateButtons();
     if (loadBuiltin) {
         try {
-            openModel(QString::fromStdString(builtinModelDir(kBuiltinModel).string()));
+            openModel(QString::fromStdString(builtinModelDir(ModelKind::Marian).string()));
         } catch (const std::exception& e) {
             showStatus(
                 tr("The built-in translator '%1' is not installed (%2). Open a Marian model with File → Open "
                    "model… (e.g. a Hugging Face opus-mt-de-en folder).")
-                    .arg(QString::fromLatin1(kBuiltinModel), QString::fromStdString(e.what())),
+                    .arg(QString::fromLatin1(builtinModelName(ModelKind::Marian).data()),
+                         QString::fromStdString(e.what())),
                 true);
         }
     }

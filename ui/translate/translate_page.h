@@ -54,7 +54,7 @@ public:
     enum class View { Matrix = 0, Model = 1, Lines = 2, Embeddings = 3, Beam = 4, Heads = 5, Difference = 6 };
     static std::optional<View> parseView(const QString& name); // "matrix", "model", "lines", …
 
-    // loadBuiltin: open builtinModelDir("marian-de-en-tiny") at once (a clear message if absent).
+    // loadBuiltin: open the built-in translation model at once (a clear message if absent).
     explicit TranslatePage(QWidget* parent = nullptr, bool loadBuiltin = true);
 
     // Help → What am I looking at? (ui/…/*_help.cpp)

@@ -17,7 +17,6 @@ namespace attnlens::ui {
 
 namespace {
 
-constexpr const char* kBuiltinModel = "marian-de-en-tiny";
 const QStringList kViews{"matrix", "model", "lines", "embeddings", "beam", "heads", "difference"};
 const QStringList kKinds{"encoder", "decoder", "cross"};
 const QStringList kFusions{"mean", "max", "min"};
@@ -102,7 +101,7 @@ State parse(const QJsonObject& o, SessionReader& r, int maxBeam, int maxLength) 
 
 QJsonObject TranslatePage::saveSession() const {
     QJsonObject s;
-    saveModelDir(s, m_doc->modelDir(), kBuiltinModel);
+    saveModelDir(s, m_doc->modelDir(), ModelKind::Marian);
     s.insert("input", m_input->text());
     s.insert("beam_width", m_mode->currentIndex() == 1 ? m_beamWidth->value() : 1);
     s.insert("max_new_tokens", m_maxLength->value());
@@ -163,7 +162,7 @@ void TranslatePage::restoreSession(const QJsonObject& state) {
         m_pinned = Pinned{*s.pinned, s.pinnedDescription};
     else
         m_pinned.reset();
-    const QString dir = sessionModelDir(state, kBuiltinModel);
+    const QString dir = sessionModelDir(state, ModelKind::Marian);
     if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir))
         return; // that load continues it
     if (!dir.isEmpty() && (!m_doc->hasModel() || QFileInfo(dir) != QFileInfo(m_doc->modelDir()))) {

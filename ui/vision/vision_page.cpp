@@ -84,7 +84,7 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
     QString dir = modelDir;
     if (dir.isEmpty()) {
         QString missing;
-        dir = builtinModelPath("vit-fashion-mnist", tr("vision"), missing);
+        dir = builtinModelPath(ModelKind::Vit, missing);
         if (dir.isEmpty()) showError(missing);
     }
     syncControls();
@@ -615,7 +615,8 @@ void VisionPage::refreshPredictions() {
     else
         m_predictions->setPredictions(img->top, m_gallery->expectedClass(m_lastImagePath));
     // The built-in classifier knows ten kinds of clothing on black: say when a picture is not one.
-    const bool builtin = QFileInfo(m_modelDir).fileName() == QLatin1String("vit-fashion-mnist");
+    const bool builtin =
+        QFileInfo(m_modelDir).fileName() == QLatin1String(builtinModelName(ModelKind::Vit).data());
     const DomainCheck check = builtin && !img->top.empty()
                                   ? checkFashionMnistLikeness(img->image, img->top.front().probability)
                                   : DomainCheck{};

@@ -16,7 +16,6 @@ namespace attnlens::ui {
 
 namespace {
 
-constexpr const char* kBuiltinModel = "vit-fashion-mnist";
 constexpr int kMaxLayers = 1024;
 
 struct State {
@@ -72,7 +71,7 @@ State parse(const QJsonObject& o, SessionReader& r) {
 
 QJsonObject VisionPage::saveSession() const {
     QJsonObject s;
-    saveModelDir(s, m_modelDir, kBuiltinModel);
+    saveModelDir(s, m_modelDir, ModelKind::Vit);
     if (!m_lastImagePath.isEmpty()) {
         s.insert("image_path", QFileInfo(m_lastImagePath).absoluteFilePath());
     } else if (!m_lastImage.empty()) { // pasted: the picture itself
@@ -131,7 +130,7 @@ void VisionPage::restoreSession(const QJsonObject& state) {
     if (state.contains("model_dir"))
         dir = state.value("model_dir").toString();
     else
-        dir = sessionModelDir(state, kBuiltinModel);
+        dir = sessionModelDir(state, ModelKind::Vit);
     if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir))
         return; // that load continues it
     if (!dir.isEmpty() && (!m_doc->model() || QFileInfo(dir) != QFileInfo(m_modelDir))) {

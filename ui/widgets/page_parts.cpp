@@ -62,13 +62,13 @@ Sidebar makeSidebar(QWidget* parent, int width) {
     return {scroll, panel, layout};
 }
 
-QString builtinModelPath(const char* name, const QString& what, QString& error) {
+QString builtinModelPath(ModelKind kind, QString& error) {
     try {
-        return QString::fromStdString(builtinModelDir(name).string());
+        return QString::fromStdString(builtinModelDir(kind).string());
     } catch (const std::exception& e) {
         error =
             QObject::tr("The built-in %1 model is missing (%2). Open a model folder with File → Open model….")
-                .arg(what, QString::fromUtf8(e.what()));
+                .arg(QString::fromUtf8(modelKindPurpose(kind).data()), QString::fromUtf8(e.what()));
         return {};
     }
 }

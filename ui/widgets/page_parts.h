@@ -3,6 +3,7 @@
 // 8-bit images and QImage (pixels copied as they are, so the screen shows what the CLI writes).
 
 #include "core/export/colormap.h"
+#include "core/io/model_folder.h"
 #include "core/vision/image_io.h"
 
 #include <QColor>
@@ -33,7 +34,7 @@ struct Sidebar {
 };
 Sidebar makeSidebar(QWidget* parent, int width = 272);
 // The folder of a built-in model, or empty with `error` set to one sentence saying what to do instead.
-QString builtinModelPath(const char* name, const QString& what, QString& error);
+QString builtinModelPath(ModelKind kind, QString& error);
 
 // The "Export" button of a page's bar: an instant popup menu with one entry per (text, action); a null
 // action adds a separator.
