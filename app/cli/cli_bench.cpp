@@ -17,6 +17,7 @@
 #include "core/io/npy_reader.h"
 #include "core/models/marian_folder.h"
 #include "core/models/text_folder.h"
+#include "core/models/text_generation.h"
 #include "core/models/vit_model.h"
 #include "core/ops/gemm.h"
 #include "core/util/random.h"
@@ -217,16 +218,13 @@ BenchRun benchText(const cli::Args& args, const BenchSettings& settings) {
             (void)folder.forward(ids);
         } else {
             attnlens::Gpt2Cache cache = folder.gpt2->newCache();
-            auto step = folder.gpt2->extend(ids, cache, true, true);
-            const double prompt = msSince(start);
-            for (int t = 0; t < newTokens; ++t) {
-                const int next =
-                    attnlens::topCandidates(step.logits.data(), step.logits.cols(), 1).front().id;
-                step = folder.gpt2->extend(std::vector<int>{next}, cache, true, true);
-            }
+            const auto prompt = folder.gpt2->extend(ids, cache, true, true);
+            const double promptMsNow = msSince(start);
+            (void)attnlens::greedyContinuation(folder, prompt.logits, cache, newTokens, {}, {},
+                                               attnlens::StopAt::Count);
             if (i >= settings.warmup) {
-                promptMs.push_back(prompt);
-                perTokenMs.push_back((msSince(start) - prompt) / newTokens);
+                promptMs.push_back(promptMsNow);
+                perTokenMs.push_back((msSince(start) - promptMsNow) / newTokens);
             }
         }
         if (i >= settings.warmup) run.totalMs.push_back(msSince(start));

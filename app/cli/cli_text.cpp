@@ -11,6 +11,7 @@
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/text_folder.h"
+#include "core/models/text_generation.h"
 
 #include <iomanip>
 #include <iostream>
@@ -37,14 +38,10 @@ int runText(const std::vector<std::string>& argv) {
     std::vector<int> generated;
     if (generate > 0) { // greedy through the KV cache; stops after the end-of-text token
         attnlens::Gpt2Cache cache = folder.gpt2->newCache();
-        auto step = folder.gpt2->extend(encoding.ids, cache, true, true, false);
-        const int64_t vocab = folder.vocabSize();
-        for (int i = 0; i < generate; ++i) {
-            const int next = attnlens::topCandidates(step.logits.data(), vocab, 1).front().id;
-            generated.push_back(next);
-            if (next == folder.endOfTextId() || i + 1 == generate) break;
-            step = folder.gpt2->extend(std::vector<int>{next}, cache, true, true, false);
-        }
+        attnlens::RunControls run;
+        run.captureAttention = false;
+        const auto prompt = folder.gpt2->extend(encoding.ids, cache, true, true, run);
+        generated = attnlens::greedyContinuation(folder, prompt.logits, cache, generate, run);
     }
 
     if (folder.decoderOnly()) {

@@ -5,6 +5,8 @@
 
 #include "core/io/json_file.h"
 #include "core/io/tensor_file.h"
+#include "core/models/text_folder.h"
+#include "core/models/text_generation.h"
 #include "core/models/text_models.h"
 #include "core/text/text_tokenizers.h"
 #include "core/util/error.h"
@@ -86,6 +88,35 @@ private slots:
         }
         QCOMPARE(bert->hasLmHead(), golden.contains("t0.logits"));
     }
+    // The generation loop the Text page and the CLI share (core/models/text_generation.h): the reference's
+    // greedy continuation; the model's last position ends it; an encoder refuses.
+    void greedyContinuationMatchesReference() {
+        const TextFolder folder = loadTextFolder(kData / "gpt2");
+        const Json cases = readJsonFile(kData / "gpt2" / "golden.json")["cases"];
+        for (const Json& c : cases) {
+            const auto ids = c["ids"].get<std::vector<int>>();
+            Gpt2Cache cache = folder.gpt2->newCache();
+            const TextForward prompt = folder.gpt2->extend(ids, cache, true, true);
+            int seen = 0;
+            const std::vector<int> greedy = greedyContinuation(
+                folder, prompt.logits, cache, 6, {},
+                [&](const TextStep& s) {
+                    ++seen;
+                    QCOMPARE(s.forward.attentions.dim(3), static_cast<int64_t>(ids.size()) + seen);
+                },
+                StopAt::Count);
+            QCOMPARE(greedy, c["greedy"].get<std::vector<int>>());
+            QCOMPARE(seen, 6);
+            QCOMPARE(cache.length(), static_cast<int64_t>(ids.size() + 6));
+        }
+        Gpt2Cache cache = folder.gpt2->newCache();
+        const TextForward full = folder.gpt2->extend(std::vector<int>(62, 10), cache, true, true);
+        QCOMPARE(greedyContinuation(folder, full.logits, cache, 5).size(), size_t(2)); // 64 positions
+        const TextFolder bert = loadTextFolder(kData / "bert-mlm");
+        Gpt2Cache none;
+        QVERIFY_THROWS_EXCEPTION(Error, greedyStep(bert, full.logits, none));
+    }
+
     void gpt2MatchesReference_data() {
         QTest::addColumn<QString>("model");
         QTest::newRow("GPT2LMHeadModel") << "gpt2";

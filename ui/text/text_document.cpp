@@ -1,6 +1,7 @@
 #include "ui/text/text_document.h"
 
 #include "core/analysis/word_merge.h"
+#include "core/models/text_generation.h"
 #include "core/util/error.h"
 #include "ui/render/string_lists.h"
 
@@ -42,6 +43,7 @@ std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, c
         const TextForward f = folder.gpt2->extend(e.ids, *cache, true, true, controls);
         run->promptAttention = f.attentions;
         run->candidates.push_back(topCandidates(f.logits.data(), f.logits.cols(), kCandidates));
+        run->lastLogits = f.logits;
     } else {
         const TextForward f = folder.bert->forward(e.ids, folder.hasLmHead(), controls);
         run->promptAttention = f.attentions;
@@ -59,23 +61,24 @@ std::shared_ptr<const TextRun> TextDocument::extendRun(const TextFolder& folder,
                                                        const Callbacks& callbacks) {
     if (!folder.gpt2) throw Error("only decoder-only models generate");
     auto run = std::make_shared<TextRun>(previous);
-    const int eos = folder.endOfTextId();
+    callbacks.checkCancel();
+    if (run->generated() > 0 && run->ids.back() == folder.endOfTextId()) return run; // the text has ended
     RunControls controls;
     controls.offHeads = previous.offHeads;
-    for (int i = 0; i < count; ++i) {
-        callbacks.checkCancel();
-        if (!run->ids.empty() && run->generated() > 0 && run->ids.back() == eos) break;
-        if (static_cast<int>(run->ids.size()) >= folder.maxPositions()) break;
-        const int next = run->candidates.back().front().id;
-        const TextForward f = folder.gpt2->extend(std::vector<int>{next}, cache, true, true, controls);
-        run->ids.push_back(next);
-        run->tokens.push_back(folder.token(next));
-        run->texts.push_back(folder.tokenText(next));
-        run->stepAttention.push_back(f.attentions);
-        run->candidates.push_back(topCandidates(f.logits.data(), f.logits.cols(), kCandidates));
-        callbacks.report(double(i + 1) / count,
-                         "token " + std::to_string(i + 1) + " of " + std::to_string(count));
-    }
+    controls.callbacks = &callbacks;
+    int made = 0;
+    greedyContinuation(folder, previous.lastLogits, cache, count, controls, [&](const TextStep& step) {
+        run->ids.push_back(step.id);
+        run->tokens.push_back(folder.token(step.id));
+        run->texts.push_back(folder.tokenText(step.id));
+        run->stepAttention.push_back(step.forward.attentions);
+        run->candidates.push_back(
+            topCandidates(step.forward.logits.data(), step.forward.logits.cols(), kCandidates));
+        run->lastLogits = step.forward.logits;
+        ++made;
+        callbacks.report(double(made) / count,
+                         "token " + std::to_string(made) + " of " + std::to_string(count));
+    });
     return run;
 }
 

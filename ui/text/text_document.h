@@ -26,7 +26,8 @@ struct TextRun {
     std::vector<std::vector<TextCandidate>> candidates;
     // BERT with an LM head: the top 5 at each [MASK] (position, candidates).
     std::vector<std::pair<int, std::vector<TextCandidate>>> maskPredictions;
-    HeadList offHeads; // the heads switched off in this run (transformers' head_mask = 0); empty: none
+    HeadList offHeads;    // the heads switched off in this run (transformers' head_mask = 0); empty: none
+    RowMatrix lastLogits; // GPT-2: [1, V] after the last token (where generation continues)
     int generated() const { return static_cast<int>(stepAttention.size()); }
 };
 

@@ -1,0 +1,32 @@
+#include "core/models/text_generation.h"
+
+#include "core/util/error.h"
+
+namespace attnlens {
+
+TextStep greedyStep(const TextFolder& folder, const RowMatrix& logits, Gpt2Cache& cache,
+                    const RunControls& run) {
+    if (!folder.gpt2) throw Error("only decoder-only models generate");
+    if (logits.rows() == 0) throw Error("greedy step: no logits to choose from");
+    TextStep step;
+    step.id = topCandidates(logits.data() + (logits.rows() - 1) * logits.cols(), logits.cols(), 1).front().id;
+    step.forward = folder.gpt2->extend(std::vector<int>{step.id}, cache, true, true, run);
+    return step;
+}
+
+std::vector<int> greedyContinuation(const TextFolder& folder, RowMatrix logits, Gpt2Cache& cache, int count,
+                                    const RunControls& run,
+                                    const std::function<void(const TextStep&)>& onStep, StopAt stop) {
+    std::vector<int> ids;
+    const int end = folder.endOfTextId();
+    for (int i = 0; i < count && cache.length() < folder.maxPositions(); ++i) {
+        TextStep step = greedyStep(folder, logits, cache, run);
+        ids.push_back(step.id);
+        if (onStep) onStep(step);
+        if (stop == StopAt::EndOfText && step.id == end) break;
+        logits = std::move(step.forward.logits);
+    }
+    return ids;
+}
+
+} // namespace attnlens

@@ -1,0 +1,45 @@
+#pragma once
+// Greedy decoding on a decoder-only text model through its KV cache: the one loop the Text page,
+// `attnlens-cli text --generate` and `bench --text` share (issue 37: generation in core, used by both front
+// ends).
+//
+//   Gpt2Cache cache = folder.gpt2->newCache();
+//   TextForward prompt = folder.gpt2->extend(ids, cache, true, true, run);       // logits of the last token
+//   std::vector<int> more = greedyContinuation(folder, prompt.logits, cache, 12, run,
+//                                              [&](const TextStep& s) { /* s.id, s.forward.attentions */ });
+//
+// Thread-safety: as the model (immutable); the cache is the caller's, on one thread at a time.
+
+#include "core/contract/run_controls.h"
+#include "core/models/text_folder.h"
+
+#include <functional>
+#include <vector>
+
+namespace attnlens {
+
+struct TextStep {
+    int id = 0;          // the token chosen (the most likely after the tokens before it)
+    TextForward forward; // its pass: attention rows [L, H, 1, n] (when captured), logits [1, V]
+};
+
+// The most likely next token after `logits` (its last row), run through the cache with `run`'s controls.
+// Throws attnlens::Error for an encoder (only decoder-only models generate).
+TextStep greedyStep(const TextFolder& folder, const RowMatrix& logits, Gpt2Cache& cache,
+                    const RunControls& run = {});
+
+enum class StopAt {
+    EndOfText,
+    Count
+}; // after the end-of-text token (and at the last position), or never early
+
+// Up to `count` tokens after `logits`, each through greedyStep; onStep (optional) sees every step as it is
+// made (its progress and cancel stay the caller's: run.callbacks is polled between layers). Stops at the
+// model's last position; with StopAt::EndOfText also after emitting the end-of-text token (which is
+// returned).
+std::vector<int> greedyContinuation(const TextFolder& folder, RowMatrix logits, Gpt2Cache& cache, int count,
+                                    const RunControls& run = {},
+                                    const std::function<void(const TextStep&)>& onStep = {},
+                                    StopAt stop = StopAt::EndOfText);
+
+} // namespace attnlens
