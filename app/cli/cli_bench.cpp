@@ -217,8 +217,8 @@ BenchRun benchText(const cli::Args& args, const BenchSettings& settings) {
         if (newTokens == 0) {
             (void)folder.forward(ids);
         } else {
-            attnlens::Gpt2Cache cache = folder.gpt2->newCache();
-            const auto prompt = folder.gpt2->extend(ids, cache, true, true);
+            attnlens::TextCache cache = folder.model->newCache();
+            const auto prompt = folder.model->extend(ids, cache, true, true, {});
             const double promptMsNow = msSince(start);
             (void)attnlens::greedyContinuation(folder, prompt.logits, cache, newTokens, {}, {},
                                                attnlens::StopAt::Count);

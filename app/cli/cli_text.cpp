@@ -37,10 +37,10 @@ int runText(const std::vector<std::string>& argv) {
 
     std::vector<int> generated;
     if (generate > 0) { // greedy through the KV cache; stops after the end-of-text token
-        attnlens::Gpt2Cache cache = folder.gpt2->newCache();
+        attnlens::TextCache cache = folder.model->newCache();
         attnlens::RunControls run;
         run.captureAttention = false;
-        const auto prompt = folder.gpt2->extend(encoding.ids, cache, true, true, run);
+        const auto prompt = folder.model->extend(encoding.ids, cache, true, true, run);
         generated = attnlens::greedyContinuation(folder, prompt.logits, cache, generate, run);
     }
 

@@ -23,6 +23,7 @@ TextFolder loadTextFolder(const std::filesystem::path& dir, const Callbacks& cal
         f.wordPiece =
             WordPieceTokenizer::load(dir); // tokenizer first: a missing vocab fails before the weights load
         f.bert = BertModel::load(dir, callbacks);
+        f.model = f.bert;
         if (f.wordPiece->vocabSize() > f.bert->config().vocabSize)
             throw Error("'" + dir.string() + "': the tokenizer has " +
                         std::to_string(f.wordPiece->vocabSize()) + " tokens, the model " +
@@ -30,6 +31,7 @@ TextFolder loadTextFolder(const std::filesystem::path& dir, const Callbacks& cal
     } else if (f.modelType == "gpt2") {
         f.bpe = ByteBpeTokenizer::load(dir);
         f.gpt2 = Gpt2Model::load(dir, callbacks);
+        f.model = f.gpt2;
         if (f.bpe->vocabSize() > f.gpt2->config().vocabSize)
             throw Error("'" + dir.string() + "': the tokenizer has " + std::to_string(f.bpe->vocabSize()) +
                         " tokens, the model " + std::to_string(f.gpt2->config().vocabSize));
@@ -41,16 +43,16 @@ TextFolder loadTextFolder(const std::filesystem::path& dir, const Callbacks& cal
 }
 
 int TextFolder::layers() const {
-    return gpt2 ? gpt2->config().layers : bert->config().layers;
+    return model->layers();
 }
 int TextFolder::heads() const {
-    return gpt2 ? gpt2->config().heads : bert->config().heads;
+    return model->heads();
 }
 int TextFolder::maxPositions() const {
-    return gpt2 ? gpt2->config().positions : bert->config().maxPositions;
+    return model->maxPositions();
 }
 int TextFolder::vocabSize() const {
-    return gpt2 ? gpt2->config().vocabSize : bert->config().vocabSize;
+    return model->vocabSize();
 }
 
 TextEncoding TextFolder::encode(const std::string& text) const {
@@ -58,7 +60,7 @@ TextEncoding TextFolder::encode(const std::string& text) const {
 }
 
 TextForward TextFolder::forward(const std::vector<int>& ids, bool logits, const RunControls& run) const {
-    return gpt2 ? gpt2->forward(ids, logits, run) : bert->forward(ids, logits, run);
+    return model->forward(ids, logits, run);
 }
 
 const std::string& TextFolder::token(int id) const {
@@ -78,9 +80,9 @@ std::vector<int> TextFolder::maskPositions(const std::vector<int>& ids) const {
 }
 
 int TextFolder::endOfTextId() const {
-    if (!gpt2) return -1;
-    if (gpt2->config().eosTokenId >= 0) return gpt2->config().eosTokenId;
-    return bpe->endOfTextId().value_or(-1);
+    if (!decoderOnly()) return -1;
+    if (model->endOfTextId() >= 0) return model->endOfTextId();
+    return bpe ? bpe->endOfTextId().value_or(-1) : -1;
 }
 
 std::vector<TextCandidate> topCandidates(const float* logits, int64_t vocab, int k) {

@@ -20,13 +20,15 @@ namespace attnlens {
 struct TextFolder {
     std::filesystem::path dir;
     std::string modelType; // "bert" or "gpt2"
-    std::shared_ptr<const BertModel> bert;
+    std::shared_ptr<const TextModel>
+        model; // the family's model behind the contract (core/models/text_models.h)
+    std::shared_ptr<const BertModel> bert; // the same model as its family's class (its config), or nullptr
     std::shared_ptr<const Gpt2Model> gpt2;
     std::shared_ptr<const WordPieceTokenizer> wordPiece;
     std::shared_ptr<const ByteBpeTokenizer> bpe;
 
-    bool decoderOnly() const { return gpt2 != nullptr; }
-    bool hasLmHead() const { return gpt2 ? true : bert && bert->hasLmHead(); }
+    bool decoderOnly() const { return model && model->decoderOnly(); }
+    bool hasLmHead() const { return model && model->hasLmHead(); }
     int layers() const;
     int heads() const;
     int maxPositions() const;

@@ -4,17 +4,17 @@
 
 namespace attnlens {
 
-TextStep greedyStep(const TextFolder& folder, const RowMatrix& logits, Gpt2Cache& cache,
+TextStep greedyStep(const TextFolder& folder, const RowMatrix& logits, TextCache& cache,
                     const RunControls& run) {
-    if (!folder.gpt2) throw Error("only decoder-only models generate");
+    if (!folder.decoderOnly()) throw Error("only decoder-only models generate");
     if (logits.rows() == 0) throw Error("greedy step: no logits to choose from");
     TextStep step;
     step.id = topCandidates(logits.data() + (logits.rows() - 1) * logits.cols(), logits.cols(), 1).front().id;
-    step.forward = folder.gpt2->extend(std::vector<int>{step.id}, cache, true, true, run);
+    step.forward = folder.model->extend(std::vector<int>{step.id}, cache, true, true, run);
     return step;
 }
 
-std::vector<int> greedyContinuation(const TextFolder& folder, RowMatrix logits, Gpt2Cache& cache, int count,
+std::vector<int> greedyContinuation(const TextFolder& folder, RowMatrix logits, TextCache& cache, int count,
                                     const RunControls& run,
                                     const std::function<void(const TextStep&)>& onStep, StopAt stop) {
     std::vector<int> ids;

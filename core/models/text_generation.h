@@ -3,8 +3,8 @@
 // `attnlens-cli text --generate` and `bench --text` share (issue 37: generation in core, used by both front
 // ends).
 //
-//   Gpt2Cache cache = folder.gpt2->newCache();
-//   TextForward prompt = folder.gpt2->extend(ids, cache, true, true, run);       // logits of the last token
+//   TextCache cache = folder.model->newCache();
+//   TextForward prompt = folder.model->extend(ids, cache, true, true, run);       // logits of the last token
 //   std::vector<int> more = greedyContinuation(folder, prompt.logits, cache, 12, run,
 //                                              [&](const TextStep& s) { /* s.id, s.forward.attentions */ });
 //
@@ -25,7 +25,7 @@ struct TextStep {
 
 // The most likely next token after `logits` (its last row), run through the cache with `run`'s controls.
 // Throws attnlens::Error for an encoder (only decoder-only models generate).
-TextStep greedyStep(const TextFolder& folder, const RowMatrix& logits, Gpt2Cache& cache,
+TextStep greedyStep(const TextFolder& folder, const RowMatrix& logits, TextCache& cache,
                     const RunControls& run = {});
 
 enum class StopAt {
@@ -37,7 +37,7 @@ enum class StopAt {
 // made (its progress and cancel stay the caller's: run.callbacks is polled between layers). Stops at the
 // model's last position; with StopAt::EndOfText also after emitting the end-of-text token (which is
 // returned).
-std::vector<int> greedyContinuation(const TextFolder& folder, RowMatrix logits, Gpt2Cache& cache, int count,
+std::vector<int> greedyContinuation(const TextFolder& folder, RowMatrix logits, TextCache& cache, int count,
                                     const RunControls& run = {},
                                     const std::function<void(const TextStep&)>& onStep = {},
                                     StopAt stop = StopAt::EndOfText);

@@ -57,6 +57,10 @@ void checkIds(std::span<const int> ids, int vocab, const std::string& what) {
 
 } // namespace
 
+TextForward TextModel::extend(std::span<const int>, TextCache&, bool, bool, const RunControls&) const {
+    throw Error("only decoder-only models generate");
+}
+
 // --- BERT
 // ----------------------------------------------------------------------------------------------------
 
@@ -288,14 +292,14 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& di
     return m;
 }
 
-TextForward Gpt2Model::extend(std::span<const int> ids, Gpt2Cache& cache, bool logits, bool lastOnly,
+TextForward Gpt2Model::extend(std::span<const int> ids, TextCache& cache, bool logits, bool lastOnly,
                               bool captureAttention) const {
     RunControls run;
     run.captureAttention = captureAttention;
     return extend(ids, cache, logits, lastOnly, run);
 }
 
-TextForward Gpt2Model::extend(std::span<const int> ids, Gpt2Cache& cache, bool logits, bool lastOnly,
+TextForward Gpt2Model::extend(std::span<const int> ids, TextCache& cache, bool logits, bool lastOnly,
                               const RunControls& run) const {
     const Gpt2Config& c = m_config;
     const bool captureAttention = run.captureAttention;
@@ -351,7 +355,7 @@ TextForward Gpt2Model::extend(std::span<const int> ids, Gpt2Cache& cache, bool l
 }
 
 TextForward Gpt2Model::forward(std::span<const int> ids, bool logits, const RunControls& run) const {
-    Gpt2Cache cache = newCache();
+    TextCache cache = newCache();
     return extend(ids, cache, logits, false, run);
 }
 

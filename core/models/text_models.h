@@ -13,7 +13,7 @@
 //   Generation reuses a KV cache.
 //
 //   auto bert = BertModel::load(dir);   TextForward f = bert->forward(ids);   // f.attentions [L, H, T, T]
-//   auto gpt = Gpt2Model::load(dir);    Gpt2Cache cache = gpt->newCache();
+//   auto gpt = Gpt2Model::load(dir);    TextCache cache = gpt->newCache();
 //   TextForward p = gpt->extend(promptIds, cache);  p = gpt->extend({next}, cache);  // attention rows of the
 //   new ids
 //
@@ -46,6 +46,41 @@ struct TextForward {
     Tensor pooled;     // [D] BertModel's pooler (tanh(dense(CLS))); else empty
 };
 
+// Keys and values of every layer for the tokens seen so far (decoder-only models).
+struct TextCache {
+    std::vector<KvCache> layers;
+    int64_t length() const { return layers.empty() ? 0 : layers.front().length; }
+};
+
+// The contract every text family implements (issue 37): a forward pass with the contract's RunControls and,
+// for decoder-only models, the same through a KV cache. TextFolder, the lenses (analysis/text_lenses), the
+// generation loop (text_generation), the Text page and the CLI use only this, so a new family (a Llama-style
+// decoder) is a class deriving from it, a row in text_folder.cpp's table and one in the registry.
+class TextModel {
+public:
+    virtual ~TextModel() = default;
+    // ids as the family's tokenizer gives them; at most maxPositions(). logits only with an LM head.
+    virtual TextForward forward(std::span<const int> ids, bool logits = true,
+                                const RunControls& run = {}) const = 0;
+    virtual bool decoderOnly() const = 0;
+    // Decoder-only: the new tokens after those in `cache` (which grows by them): their attention rows over
+    // everything so far and, when asked for, their logits (lastOnly: the last token's only, [1, V]). Throws
+    // past the model's positions; encoders throw ("only decoder-only models generate").
+    virtual TextForward extend(std::span<const int> ids, TextCache& cache, bool logits, bool lastOnly,
+                               const RunControls& run) const;
+    TextCache newCache() const { return TextCache{std::vector<KvCache>(static_cast<size_t>(layers()))}; }
+    virtual int layers() const = 0;
+    virtual int heads() const = 0;
+    virtual int maxPositions() const = 0;
+    virtual int vocabSize() const = 0;
+    virtual bool hasLmHead() const = 0;
+    virtual int endOfTextId() const { return -1; } // from the config (eos_token_id); -1: none
+    const std::filesystem::path& dir() const { return m_dir; }
+
+protected:
+    std::filesystem::path m_dir;
+};
+
 struct BertConfig {
     int hiddenSize = 0, layers = 0, heads = 0, intermediateSize = 0, maxPositions = 0, typeVocabSize = 0,
         vocabSize = 0;
@@ -53,16 +88,21 @@ struct BertConfig {
     Activation activation = Activation::Gelu;
 };
 
-class BertModel {
+class BertModel : public TextModel {
 public:
     // Throws attnlens::Error naming the folder and what is wrong (config, missing or mis-shaped tensors).
     static std::shared_ptr<const BertModel> load(const std::filesystem::path& dir,
                                                  const Callbacks& callbacks = {});
     // ids: [CLS] … [SEP] as the tokenizer gives them; at most maxPositions. logits only with an MLM head.
-    TextForward forward(std::span<const int> ids, bool logits = true, const RunControls& run = {}) const;
+    TextForward forward(std::span<const int> ids, bool logits = true,
+                        const RunControls& run = {}) const override;
     const BertConfig& config() const { return m_config; }
-    bool hasLmHead() const { return !m_transform.weight.empty(); }
-    const std::filesystem::path& dir() const { return m_dir; }
+    bool decoderOnly() const override { return false; }
+    int layers() const override { return m_config.layers; }
+    int heads() const override { return m_config.heads; }
+    int maxPositions() const override { return m_config.maxPositions; }
+    int vocabSize() const override { return m_config.vocabSize; }
+    bool hasLmHead() const override { return !m_transform.weight.empty(); }
 
 private:
     struct Layer {
@@ -70,7 +110,6 @@ private:
         LayerNormWeights attentionNorm, outputNorm;
         LinearWeights intermediate, output;
     };
-    std::filesystem::path m_dir;
     BertConfig m_config;
     Tensor m_words, m_positions, m_types;
     LayerNormWeights m_embeddingNorm;
@@ -89,31 +128,25 @@ struct Gpt2Config {
     int eosTokenId = -1;
 };
 
-// Keys and values of every layer for the tokens seen so far.
-struct Gpt2Cache {
-    std::vector<KvCache> layers;
-    int64_t length() const { return layers.empty() ? 0 : layers.front().length; }
-};
-
-class Gpt2Model {
+class Gpt2Model : public TextModel {
 public:
     static std::shared_ptr<const Gpt2Model> load(const std::filesystem::path& dir,
                                                  const Callbacks& callbacks = {});
-    Gpt2Cache newCache() const {
-        return Gpt2Cache{std::vector<KvCache>(static_cast<size_t>(m_config.layers))};
-    }
-    // The new tokens after those in `cache` (which grows by them): their attention rows over everything so
-    // far and, when asked for, their logits (lastOnly: the last token's only, [1, V]). Throws past the
-    // model's positions.
     // run.probe: the probe's keys are the rows of this call only, so probe a pass from an empty cache.
-    TextForward extend(std::span<const int> ids, Gpt2Cache& cache, bool logits, bool lastOnly,
-                       const RunControls& run) const;
-    TextForward extend(std::span<const int> ids, Gpt2Cache& cache, bool logits = true, bool lastOnly = false,
+    TextForward extend(std::span<const int> ids, TextCache& cache, bool logits, bool lastOnly,
+                       const RunControls& run) const override;
+    TextForward extend(std::span<const int> ids, TextCache& cache, bool logits = true, bool lastOnly = false,
                        bool captureAttention = true) const;
-    TextForward forward(std::span<const int> ids, bool logits = true, const RunControls& run = {}) const;
+    TextForward forward(std::span<const int> ids, bool logits = true,
+                        const RunControls& run = {}) const override;
     const Gpt2Config& config() const { return m_config; }
-    bool hasLmHead() const { return true; } // tied to the token embeddings
-    const std::filesystem::path& dir() const { return m_dir; }
+    bool decoderOnly() const override { return true; }
+    int layers() const override { return m_config.layers; }
+    int heads() const override { return m_config.heads; }
+    int maxPositions() const override { return m_config.positions; }
+    int vocabSize() const override { return m_config.vocabSize; }
+    bool hasLmHead() const override { return true; } // tied to the token embeddings
+    int endOfTextId() const override { return m_config.eosTokenId; }
 
 private:
     struct Layer {
@@ -121,7 +154,6 @@ private:
         MultiHeadAttention attention;
         LinearWeights fc, proj;
     };
-    std::filesystem::path m_dir;
     Gpt2Config m_config;
     Tensor m_tokens, m_positions;
     std::vector<Layer> m_layers;

@@ -59,7 +59,7 @@ void TestBuiltinParity::gpt2() {
         const int64_t vocab = f.logits.cols();
         const Tensor last = Tensor::fromMatrix(f.logits.bottomRows(1)).reshaped({vocab});
         QVERIFY2(maxDiff(last, g["last_logits"]) < 1e-4, file.c_str());
-        Gpt2Cache cache = folder.gpt2->newCache();
+        TextCache cache = folder.gpt2->newCache();
         auto step = folder.gpt2->extend(e.ids, cache, true, true, false);
         std::vector<int> greedy;
         for (int i = 0; i < 8; ++i) {

@@ -97,7 +97,7 @@ private slots:
         const std::vector<int> ids = firstIds(kData / "gpt2");
         RunControls run;
         run.offHeads = {{1, 2}};
-        Gpt2Cache cache = folder.gpt2->newCache();
+        TextCache cache = folder.gpt2->newCache();
         const std::vector<int> prompt(ids.begin(), ids.end() - 1);
         (void)folder.gpt2->extend(prompt, cache, true, false, run);
         const TextForward last = folder.gpt2->extend(std::vector<int>{ids.back()}, cache, true, false, run);

@@ -95,7 +95,7 @@ private slots:
         const Json cases = readJsonFile(kData / "gpt2" / "golden.json")["cases"];
         for (const Json& c : cases) {
             const auto ids = c["ids"].get<std::vector<int>>();
-            Gpt2Cache cache = folder.gpt2->newCache();
+            TextCache cache = folder.gpt2->newCache();
             const TextForward prompt = folder.gpt2->extend(ids, cache, true, true);
             int seen = 0;
             const std::vector<int> greedy = greedyContinuation(
@@ -109,11 +109,11 @@ private slots:
             QCOMPARE(seen, 6);
             QCOMPARE(cache.length(), static_cast<int64_t>(ids.size() + 6));
         }
-        Gpt2Cache cache = folder.gpt2->newCache();
+        TextCache cache = folder.gpt2->newCache();
         const TextForward full = folder.gpt2->extend(std::vector<int>(62, 10), cache, true, true);
         QCOMPARE(greedyContinuation(folder, full.logits, cache, 5).size(), size_t(2)); // 64 positions
         const TextFolder bert = loadTextFolder(kData / "bert-mlm");
-        Gpt2Cache none;
+        TextCache none;
         QVERIFY_THROWS_EXCEPTION(Error, greedyStep(bert, full.logits, none));
     }
 
@@ -143,7 +143,7 @@ private slots:
                      qPrintable(QString("case %1 logits").arg(i)));
             // Greedy, one token at a time through the cache: the reference's continuation, and each new row
             // equal to the full pass's last row.
-            Gpt2Cache cache = gpt->newCache();
+            TextCache cache = gpt->newCache();
             TextForward step = gpt->extend(e.ids, cache, true, true);
             std::vector<int> generated, all = e.ids;
             for (int s = 0; s < 6; ++s) {

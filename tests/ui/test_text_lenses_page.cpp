@@ -113,7 +113,7 @@ private slots:
         const TextFolder& folder = *page.document()->model();
         RunControls off;
         off.offHeads = {{0, 1}};
-        Gpt2Cache cache = folder.gpt2->newCache();
+        TextCache cache = folder.gpt2->newCache();
         std::vector<int> ids(run.ids.begin(), run.ids.begin() + run.promptLength);
         TextForward step = folder.gpt2->extend(ids, cache, true, true, off);
         for (int i = 0; i < 4; ++i) {

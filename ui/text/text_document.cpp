@@ -20,7 +20,7 @@ constexpr int kCandidates = 10;
 TextDocument::TextDocument(QObject* parent) : QObject(parent) {}
 
 std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, const std::string& text,
-                                                     Gpt2Cache* cache, const Callbacks& callbacks,
+                                                     TextCache* cache, const Callbacks& callbacks,
                                                      const HeadList& offHeads) {
     auto run = std::make_shared<TextRun>();
     const TextEncoding e = folder.encode(text);
@@ -38,14 +38,14 @@ std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, c
     RunControls controls;
     controls.offHeads = offHeads;
     controls.callbacks = &callbacks;
-    if (folder.gpt2) {
-        *cache = folder.gpt2->newCache();
-        const TextForward f = folder.gpt2->extend(e.ids, *cache, true, true, controls);
+    if (folder.decoderOnly()) {
+        *cache = folder.model->newCache();
+        const TextForward f = folder.model->extend(e.ids, *cache, true, true, controls);
         run->promptAttention = f.attentions;
         run->candidates.push_back(topCandidates(f.logits.data(), f.logits.cols(), kCandidates));
         run->lastLogits = f.logits;
     } else {
-        const TextForward f = folder.bert->forward(e.ids, folder.hasLmHead(), controls);
+        const TextForward f = folder.forward(e.ids, folder.hasLmHead(), controls);
         run->promptAttention = f.attentions;
         if (folder.hasLmHead())
             for (int position : folder.maskPositions(e.ids))
@@ -57,9 +57,9 @@ std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, c
 }
 
 std::shared_ptr<const TextRun> TextDocument::extendRun(const TextFolder& folder, const TextRun& previous,
-                                                       int count, Gpt2Cache& cache,
+                                                       int count, TextCache& cache,
                                                        const Callbacks& callbacks) {
-    if (!folder.gpt2) throw Error("only decoder-only models generate");
+    if (!folder.decoderOnly()) throw Error("only decoder-only models generate");
     auto run = std::make_shared<TextRun>(previous);
     callbacks.checkCancel();
     if (run->generated() > 0 && run->ids.back() == folder.endOfTextId()) return run; // the text has ended

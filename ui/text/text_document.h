@@ -40,12 +40,12 @@ public:
     // cache in `cache` (kept for extendRun), for BERT the [MASK] predictions.
     // offHeads: heads switched off for this run and the tokens it generates later.
     static std::shared_ptr<const TextRun> makeRun(const TextFolder& folder, const std::string& text,
-                                                  Gpt2Cache* cache, const Callbacks& callbacks = {},
+                                                  TextCache* cache, const Callbacks& callbacks = {},
                                                   const HeadList& offHeads = {});
     // `run` with `count` more greedy tokens through `cache` (pure; on the worker). Stops after <|endoftext|>
     // and at the model's last position.
     static std::shared_ptr<const TextRun> extendRun(const TextFolder& folder, const TextRun& run, int count,
-                                                    Gpt2Cache& cache, const Callbacks& callbacks = {});
+                                                    TextCache& cache, const Callbacks& callbacks = {});
 
     void setModel(std::shared_ptr<const TextFolder> folder);
     const std::shared_ptr<const TextFolder>& model() const { return m_folder; }

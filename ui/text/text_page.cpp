@@ -38,7 +38,7 @@ namespace attnlens::ui {
 
 // The GPT-2 cache of the run on screen: only worker jobs read or write it (they run one at a time, in order).
 struct TextPage::CacheSlot {
-    Gpt2Cache cache;
+    TextCache cache;
     std::shared_ptr<const TextRun> run; // the run the cache belongs to
 };
 
