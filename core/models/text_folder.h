@@ -28,6 +28,9 @@ struct TextFolder {
     std::shared_ptr<const ByteBpeTokenizer> bpe;
 
     bool decoderOnly() const { return model && model->decoderOnly(); }
+    // How the tokenizer marks words: pieces carry their leading space (byte-level BPE "Ġ", SentencePiece "▁":
+    // a piece's text includes the space) or continue a word with "##" (WordPiece).
+    bool piecesCarrySpaces() const { return wordPiece == nullptr; }
     bool hasLmHead() const { return model && model->hasLmHead(); }
     int layers() const;
     int heads() const;

@@ -205,7 +205,7 @@ QStringList TextDocument::visibleTokenLabels() const {
     if (!m_run) return labels;
     for (int i = 0; i < visibleTokens(); ++i) {
         const std::string& t = m_run->tokens[static_cast<size_t>(i)];
-        labels << (isSpecialPiece(t) || !m_folder->bpe
+        labels << (isSpecialPiece(t) || !m_folder->piecesCarrySpaces()
                        ? QString::fromStdString(t)
                        : QString::fromStdString(m_run->texts[static_cast<size_t>(i)])
                              .replace(' ', QChar(0x2423)));
@@ -241,7 +241,8 @@ TextDocument::Shown TextDocument::shown(int layer, int head) const {
         }
     }
     if (m_wordLevel) {
-        const WordGroups g = m_folder->bpe ? groupByteBpe(tokens, texts) : groupWordPieces(tokens);
+        const WordGroups g =
+            m_folder->piecesCarrySpaces() ? groupByteBpe(tokens, texts) : groupWordPieces(tokens);
         m = mergeToWords(m, g, g);
         labels = toQStringList(g.words);
     }

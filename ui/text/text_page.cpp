@@ -568,9 +568,10 @@ void TextPage::refreshOutput() {
     const int hovered = m_doc->wordLevel() || m_doc->hideSpecial() ? -1 : m_doc->hoveredToken();
     QString out = m_doc->model()->decoderOnly() ? QString() : QStringLiteral("<b>tokens:</b> ");
     for (int i = 0; i < m_doc->visibleTokens(); ++i) {
-        QString t = (m_doc->model()->bpe ? QString::fromStdString(run->texts[size_t(i)])
-                                         : QString::fromStdString(run->tokens[size_t(i)]) + " ")
-                        .toHtmlEscaped();
+        QString t =
+            (m_doc->model()->piecesCarrySpaces() ? QString::fromStdString(run->texts[size_t(i)])
+                                                 : QString::fromStdString(run->tokens[size_t(i)]) + " ")
+                .toHtmlEscaped();
         if (i >= run->promptLength)
             t = QStringLiteral("<span style='color:%1'>%2</span>")
                     .arg(palette().highlight().color().name(), t);
