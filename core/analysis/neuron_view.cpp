@@ -36,7 +36,12 @@ ProjectedAttention projectAttention(const AttentionInputs& inputs) {
     mha->projectQueryUnscaled(inputs.queryInput, p.queries);
     mha->projectKeyValue(inputs.keyInput, p.keys, values);
     p.heads = mha->heads();
+    p.kvHeads = mha->kvHeads();
     p.causal = inputs.causal;
+    if (inputs.rotary) { // the layer rotates queries and keys before their product
+        inputs.rotary->apply(p.queries, p.heads, inputs.queryPosition);
+        inputs.rotary->apply(p.keys, p.kvHeads, inputs.keyPosition);
+    }
     return p;
 }
 
@@ -55,9 +60,10 @@ void checkIndices(int heads, int64_t queries, int64_t keys, int head, int query,
 }
 
 // The terms from one projected query row `q` [1, inner] at position `query` over every projected key.
-NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys, int heads, bool causal,
-                    int head, int query, int key) {
+NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys, int heads, int kvHeads,
+                    bool causal, int head, int query, int key) {
     const int64_t hd = q.cols() / heads, m = keys.rows();
+    const int64_t kc = static_cast<int64_t>(head / (heads / kvHeads)) * hd; // the key head's first column
     NeuronTerms t;
     t.head = head;
     t.query = query;
@@ -69,7 +75,7 @@ NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys,
     t.product.resize(size_t(hd));
     for (int64_t i = 0; i < hd; ++i) {
         t.q[size_t(i)] = q(0, head * hd + i);
-        t.k[size_t(i)] = keys(key, head * hd + i);
+        t.k[size_t(i)] = keys(key, kc + i);
         t.product[size_t(i)] = t.q[size_t(i)] * t.k[size_t(i)];
         t.dot += double(t.q[size_t(i)]) * double(t.k[size_t(i)]);
     }
@@ -83,7 +89,7 @@ NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys,
         }
         double s = 0.0;
         for (int64_t i = 0; i < hd; ++i)
-            s += double(q(0, head * hd + i)) * double(keys(j, head * hd + i));
+            s += double(q(0, head * hd + i)) * double(keys(j, kc + i));
         t.rowScores[size_t(j)] = s * t.scale;
         t.rowMax = std::max(t.rowMax, t.rowScores[size_t(j)]);
     }
@@ -98,7 +104,7 @@ NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys,
 
 NeuronTerms neuronTerms(const ProjectedAttention& p, int head, int query, int key) {
     checkIndices(p.heads, p.queries.rows(), p.keys.rows(), head, query, key);
-    return termsOf(p.queries.row(query), p.keys, p.heads, p.causal, head, query, key);
+    return termsOf(p.queries.row(query), p.keys, p.heads, p.kvHeads, p.causal, head, query, key);
 }
 
 NeuronTerms neuronTerms(const AttentionInputs& inputs, int head, int query, int key) {
@@ -106,9 +112,10 @@ NeuronTerms neuronTerms(const AttentionInputs& inputs, int head, int query, int 
     checkIndices(inputs.attention->heads(), inputs.queryInput.rows(), inputs.keyInput.rows(), head, query,
                  key);
     // Only this query's row is projected.
-    const ProjectedAttention p =
-        projectAttention({inputs.attention, inputs.queryInput.row(query), inputs.keyInput, inputs.causal});
-    return termsOf(p.queries.row(0), p.keys, p.heads, p.causal, head, query, key);
+    AttentionInputs one{inputs.attention, inputs.queryInput.row(query), inputs.keyInput,   inputs.causal,
+                        inputs.rotary,    inputs.queryPosition + query, inputs.keyPosition};
+    const ProjectedAttention p = projectAttention(one);
+    return termsOf(p.queries.row(0), p.keys, p.heads, p.kvHeads, p.causal, head, query, key);
 }
 
 } // namespace attnlens

@@ -40,9 +40,9 @@ struct NeuronTerms {
 // neuronTerms on it costs O(keys · head_dim); projecting costs O((queries + keys) · in · inner), which a page
 // does on its worker).
 struct ProjectedAttention {
-    RowMatrix queries; // [n, inner] = x·Wqᵀ + bq
-    RowMatrix keys;    // [m, inner] = x·Wkᵀ + bk
-    int heads = 1;
+    RowMatrix queries;          // [n, inner] = x·Wqᵀ + bq
+    RowMatrix keys;             // [m, inner] = x·Wkᵀ + bk
+    int heads = 1, kvHeads = 1; // query head h reads key head h / (heads / kvHeads)
     bool causal = false;
     int64_t headDim() const { return heads > 0 ? queries.cols() / heads : 0; }
 };

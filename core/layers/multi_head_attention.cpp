@@ -40,13 +40,21 @@ void KvCache::copyFrom(const KvCache& other) {
 }
 
 MultiHeadAttention::MultiHeadAttention(LinearWeights q, LinearWeights k, LinearWeights v, LinearWeights out,
-                                       int heads, QueryScale scale, std::optional<float> scaleFactor)
+                                       int heads, QueryScale scale, std::optional<float> scaleFactor,
+                                       int kvHeads)
     : m_q(std::move(q)), m_k(std::move(k)), m_v(std::move(v)), m_out(std::move(out)), m_heads(heads),
-      m_scaleAt(scale) {
+      m_kvHeads(kvHeads > 0 ? kvHeads : heads), m_scaleAt(scale) {
     m_dim = m_q.weight.empty() ? 0 : m_q.weight.dim(0);
     if (heads <= 0 || m_dim % heads != 0)
         throw Error("attention: d_model " + std::to_string(m_dim) + " is not divisible by " +
                     std::to_string(heads) + " heads");
+    if (heads % m_kvHeads != 0)
+        throw Error("attention: " + std::to_string(heads) + " query heads cannot share " +
+                    std::to_string(m_kvHeads) + " key/value heads (not a divisor)");
+    const int64_t kvDim = m_kvHeads * (m_dim / heads);
+    if (!m_k.weight.empty() && m_k.weight.dim(0) != kvDim)
+        throw Error("attention: k_proj has " + std::to_string(m_k.weight.dim(0)) + " outputs, expected " +
+                    std::to_string(kvDim) + " (" + std::to_string(m_kvHeads) + " key/value heads)");
     m_scale = scaleFactor ? *scaleFactor : 1.0f / std::sqrt(static_cast<float>(m_dim / heads));
 }
 
@@ -107,20 +115,22 @@ RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q,
     float* probs = captureTarget(capture, n, m); // [heads, n, m] or nullptr
     RowMatrix context(n, m_dim);                 // [n, D]
     RowMatrix scores(n, m);                      // [query, key] of one head
+    const int group = m_heads / m_kvHeads;       // query heads per key/value head
     for (int h = 0; h < m_heads; ++h) {
+        const int64_t kv = static_cast<int64_t>(h / group) * hd;                // the kv head's columns
         if (std::find(offHeads.begin(), offHeads.end(), h) != offHeads.end()) { // ablated: probabilities × 0
             if (probs) std::fill(probs + h * n * m, probs + (h + 1) * n * m, 0.0f);
             context.middleCols(h * hd, hd).setZero();
             continue;
         }
-        gemm(GemmArgs{q.data() + h * hd, q.outerStride(), keys.data() + h * hd, keys.outerStride(),
-                      scores.data(), m, n, m, hd,
+        gemm(GemmArgs{q.data() + h * hd, q.outerStride(), keys.data() + kv, keys.outerStride(), scores.data(),
+                      m, n, m, hd,
                       /*transB=*/true, /*accumulate=*/false}); // scores [n, m] = q_h · k_hᵀ
         if (m_scaleAt == QueryScale::Scores) scores *= m_scale;
         if (mask) scores += *mask;
         softmaxRowsInPlace(scores);
         if (probs) std::memcpy(probs + h * n * m, scores.data(), sizeof(float) * static_cast<size_t>(n * m));
-        gemm(GemmArgs{scores.data(), m, values.data() + h * hd, values.outerStride(), context.data() + h * hd,
+        gemm(GemmArgs{scores.data(), m, values.data() + kv, values.outerStride(), context.data() + h * hd,
                       m_dim, n, hd, m,
                       /*transB=*/false, /*accumulate=*/false}); // context_h [n, hd] = scores · v_h
     }

@@ -10,6 +10,7 @@
 // otherwise) and is written in place. Each row sums to 1; masked keys get exactly 0 (the mask value is
 // float32's lowest, as in HF).
 
+#include "core/layers/rotary.h"
 #include "core/ops/nn.h"
 #include "core/tensor/tensor.h"
 
@@ -53,13 +54,18 @@ public:
     // input width (diffusers' spatial attention when the channels are not a multiple of head_dim).
     // scaleFactor: what the scores are multiplied by (default head_dim^-0.5; GPT-2 configs may ask for 1 or
     // head_dim^-0.5 / (layer + 1)).
+    // kvHeads (grouped-query attention, Llama / Mistral / Qwen's num_key_value_heads): k and v have kvHeads
+    // heads of head_dim, each shared by heads / kvHeads query heads in order (query head h reads kv head
+    // h / (heads / kvHeads), as transformers' repeat_kv); 0: as many as the queries.
     MultiHeadAttention(LinearWeights q, LinearWeights k, LinearWeights v, LinearWeights out, int heads,
-                       QueryScale scale = QueryScale::Query, std::optional<float> scaleFactor = std::nullopt);
+                       QueryScale scale = QueryScale::Query, std::optional<float> scaleFactor = std::nullopt,
+                       int kvHeads = 0);
 
     // Packs the four projections once for many-token inputs (LinearWeights::pack; doubles their memory).
     void packWeights();
 
     int heads() const { return m_heads; }
+    int kvHeads() const { return m_kvHeads; }
     int64_t dim() const { return m_dim; }
     int64_t headDim() const { return m_dim / m_heads; }
 
@@ -68,7 +74,7 @@ public:
     // q = x·Wqᵀ + bq without head_dim^-0.5, wherever the layer applies it (the neuron view shows the raw
     // vectors).
     void projectQueryUnscaled(const Eigen::Ref<const RowMatrix>& x, RowMatrix& q) const;
-    // k = x·Wkᵀ + bk, v = x·Wvᵀ + bv        x [m, D] -> k, v [m, D]
+    // k = x·Wkᵀ + bk, v = x·Wvᵀ + bv        x [m, D] -> k, v [m, kvHeads · head_dim]
     void projectKeyValue(const Eigen::Ref<const RowMatrix>& x, RowMatrix& k, RowMatrix& v) const;
 
     // Attention of projected queries over projected keys/values, then out_proj.
@@ -96,7 +102,7 @@ private:
     float* captureTarget(Tensor* probs, int64_t n, int64_t m) const;
 
     LinearWeights m_q, m_k, m_v, m_out;
-    int m_heads = 1;
+    int m_heads = 1, m_kvHeads = 1;
     int64_t m_dim = 0; // inner width: heads · head_dim
     float m_scale = 1.0f;
     QueryScale m_scaleAt = QueryScale::Query;
@@ -109,6 +115,10 @@ struct AttentionInputs {
     RowMatrix queryInput; // [n, in]
     RowMatrix keyInput;   // [m, in]
     bool causal = false;  // key j > query i is masked (decoder self-attention)
+    // Rotary position embedding applied to the projected queries and keys (Llama-style models; nullptr:
+    // none), at the positions of their first rows.
+    const RotaryEmbedding* rotary = nullptr;
+    int64_t queryPosition = 0, keyPosition = 0;
 };
 
 // Causal additive mask for n queries at absolute positions [offset, offset + n) over offset + n keys:

@@ -114,21 +114,26 @@ std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& di
             return LinearWeights{w.require(q + name + ".weight", {out, in}),
                                  w.require(q + name + ".bias", {out})};
         };
-        Layer layer;
+        TransformerBlock layer;
+        layer.placement = TransformerBlock::Placement::Post;
         LinearWeights query = linear("attention.self.query", d, d), key = linear("attention.self.key", d, d),
                       value = linear("attention.self.value", d, d),
                       out = linear("attention.output.dense", d, d);
         if (!query.weight.empty() && !key.weight.empty() && !value.weight.empty() && !out.weight.empty())
             layer.attention = MultiHeadAttention(std::move(query), std::move(key), std::move(value),
                                                  std::move(out), c.heads, QueryScale::Scores);
-        layer.attentionNorm = layerNorm(w, q + "attention.output.LayerNorm", d);
-        layer.intermediate = linear("intermediate.dense", inter, d);
-        layer.output = linear("output.dense", d, inter);
-        layer.outputNorm = layerNorm(w, q + "output.LayerNorm", d);
+        const LayerNormWeights n1 = layerNorm(w, q + "attention.output.LayerNorm", d);
+        const LayerNormWeights n2 = layerNorm(w, q + "output.LayerNorm", d);
+        layer.attentionNorm = {Norm::Kind::LayerNorm, n1.weight, n1.bias, c.layerNormEps};
+        layer.mlpNorm = {Norm::Kind::LayerNorm, n2.weight, n2.bias, c.layerNormEps};
+        layer.mlp = {Mlp::Kind::Plain,
+                     linear("intermediate.dense", inter, d),
+                     {},
+                     linear("output.dense", d, inter),
+                     c.activation};
         if (w.problems().empty()) {
             layer.attention.packWeights();
-            layer.intermediate.pack();
-            layer.output.pack();
+            layer.mlp.pack();
         }
         m->m_layers.push_back(std::move(layer));
     }
@@ -172,22 +177,8 @@ TextForward BertModel::forward(std::span<const int> ids, bool logits, const RunC
     TextForward out;
     if (run.captureAttention) out.attentions = Tensor({c.layers, c.heads, t, t});
     const auto off = headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(c.layers), c.heads));
-    RowMatrix h, o;
-    for (int l = 0; l < c.layers; ++l) {
-        if (run.callbacks) run.callbacks->checkCancel();
-        const Layer& layer = m_layers[static_cast<size_t>(l)];
-        if (run.probe && run.probeLayer == l) *run.probe = {&layer.attention, x, x, false};
-        Tensor probs;
-        if (run.captureAttention) probs = out.attentions.sub({l});
-        x += layer.attention.forward(x, x, nullptr, run.captureAttention ? &probs : nullptr,
-                                     off[static_cast<size_t>(l)]);
-        layerNormInPlace(x, layer.attentionNorm.weight, layer.attentionNorm.bias, c.layerNormEps);
-        linearInto(x, layer.intermediate, h);
-        applyActivationInPlace(h, c.activation);
-        linearInto(h, layer.output, o);
-        x += o;
-        layerNormInPlace(x, layer.outputNorm.weight, layer.outputNorm.bias, c.layerNormEps);
-    }
+    runBlocks(m_layers, x, {}, out.attentions, off, run.probe, run.probeLayer, run.callbacks);
+    RowMatrix h;
     if (!m_pooler.weight.empty()) {
         RowMatrix pooled;
         linearInto(x.topRows(1), m_pooler, pooled);
@@ -250,9 +241,13 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& di
         callbacks.report(0.05 + 0.9 * l / c.layers,
                          "layer " + std::to_string(l) + " of " + std::to_string(c.layers));
         const std::string q = p + "h." + std::to_string(l) + ".";
-        Layer layer;
-        layer.ln1 = {w.require(q + "ln_1.weight", {d}), w.require(q + "ln_1.bias", {d})};
-        layer.ln2 = {w.require(q + "ln_2.weight", {d}), w.require(q + "ln_2.bias", {d})};
+        TransformerBlock layer;
+        layer.placement = TransformerBlock::Placement::Pre;
+        layer.causal = true;
+        layer.attentionNorm = {Norm::Kind::LayerNorm, w.require(q + "ln_1.weight", {d}),
+                               w.require(q + "ln_1.bias", {d}), c.layerNormEps};
+        layer.mlpNorm = {Norm::Kind::LayerNorm, w.require(q + "ln_2.weight", {d}),
+                         w.require(q + "ln_2.bias", {d}), c.layerNormEps};
         const Tensor qkv = w.require(q + "attn.c_attn.weight", {d, 3 * d});
         const Tensor qkvBias = w.require(q + "attn.c_attn.bias", {3 * d});
         const Tensor proj = w.require(q + "attn.c_proj.weight", {d, d});
@@ -270,14 +265,16 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& di
                 MultiHeadAttention(part(0), part(1), part(2), LinearWeights{transposed(proj), projBias},
                                    c.heads, QueryScale::Scores, scale);
         }
-        layer.fc = {transposed(w.require(q + "mlp.c_fc.weight", {d, inner})),
-                    w.require(q + "mlp.c_fc.bias", {inner})};
-        layer.proj = {transposed(w.require(q + "mlp.c_proj.weight", {inner, d})),
-                      w.require(q + "mlp.c_proj.bias", {d})};
+        layer.mlp = {Mlp::Kind::Plain,
+                     {transposed(w.require(q + "mlp.c_fc.weight", {d, inner})),
+                      w.require(q + "mlp.c_fc.bias", {inner})},
+                     {},
+                     {transposed(w.require(q + "mlp.c_proj.weight", {inner, d})),
+                      w.require(q + "mlp.c_proj.bias", {d})},
+                     c.activation};
         if (w.problems().empty()) {
             layer.attention.packWeights();
-            layer.fc.pack();
-            layer.proj.pack();
+            layer.mlp.pack();
         }
         m->m_layers.push_back(std::move(layer));
     }
@@ -317,32 +314,8 @@ TextForward Gpt2Model::extend(std::span<const int> ids, TextCache& cache, bool l
         x.row(i) = tokens.row(ids[static_cast<size_t>(i)]) + positions.row(past + i);
     TextForward out;
     if (captureAttention) out.attentions = Tensor({c.layers, c.heads, n, past + n});
-    RowMatrix mask;
-    if (n > 1) mask = causalMask(n, past);
     const auto off = headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(c.layers), c.heads));
-    RowMatrix a, q, k, v, h, o;
-    for (int l = 0; l < c.layers; ++l) {
-        if (run.callbacks) run.callbacks->checkCancel();
-        const Layer& layer = m_layers[static_cast<size_t>(l)];
-        KvCache& kv = cache.layers[static_cast<size_t>(l)];
-        a = x;
-        layerNormInPlace(a, layer.ln1.weight, layer.ln1.bias, c.layerNormEps);
-        if (run.probe && run.probeLayer == l) *run.probe = {&layer.attention, a, a, true};
-        layer.attention.projectQuery(a, q);
-        layer.attention.projectKeyValue(a, k, v);
-        kv.append(k, v);
-        Tensor probs;
-        if (captureAttention) probs = out.attentions.sub({l});
-        x += layer.attention.attend(q, kv.keys.topRows(kv.length), kv.values.topRows(kv.length),
-                                    n > 1 ? &mask : nullptr, captureAttention ? &probs : nullptr,
-                                    off[static_cast<size_t>(l)]);
-        a = x;
-        layerNormInPlace(a, layer.ln2.weight, layer.ln2.bias, c.layerNormEps);
-        linearInto(a, layer.fc, h);
-        applyActivationInPlace(h, c.activation);
-        linearInto(h, layer.proj, o);
-        x += o;
-    }
+    runBlocks(m_layers, x, cache.layers, out.attentions, off, run.probe, run.probeLayer, run.callbacks);
     layerNormInPlace(x, m_finalNorm.weight, m_finalNorm.bias, c.layerNormEps);
     if (logits) {
         if (lastOnly)

@@ -27,6 +27,7 @@
 
 #include "core/contract/run_controls.h"
 #include "core/layers/multi_head_attention.h"
+#include "core/layers/transformer_block.h"
 #include "core/ops/nn.h"
 #include "core/tensor/tensor.h"
 #include "core/util/callbacks.h"
@@ -105,17 +106,12 @@ public:
     bool hasLmHead() const override { return !m_transform.weight.empty(); }
 
 private:
-    struct Layer {
-        MultiHeadAttention attention;
-        LayerNormWeights attentionNorm, outputNorm;
-        LinearWeights intermediate, output;
-    };
     BertConfig m_config;
     Tensor m_words, m_positions, m_types;
     LayerNormWeights m_embeddingNorm;
-    std::vector<Layer> m_layers;
-    LinearWeights m_pooler;    // empty without a pooler
-    LinearWeights m_transform; // MLM head; empty without one
+    std::vector<TransformerBlock> m_layers; // post-norm
+    LinearWeights m_pooler;                 // empty without a pooler
+    LinearWeights m_transform;              // MLM head; empty without one
     LayerNormWeights m_transformNorm;
     LinearWeights m_decoder; // the word embeddings and cls.predictions.bias
 };
@@ -149,14 +145,9 @@ public:
     int endOfTextId() const override { return m_config.eosTokenId; }
 
 private:
-    struct Layer {
-        LayerNormWeights ln1, ln2;
-        MultiHeadAttention attention;
-        LinearWeights fc, proj;
-    };
     Gpt2Config m_config;
     Tensor m_tokens, m_positions;
-    std::vector<Layer> m_layers;
+    std::vector<TransformerBlock> m_layers; // pre-norm, causal
     LayerNormWeights m_finalNorm;
     LinearWeights m_head; // the token embeddings, packed for [n, D] × [D, V]
 };

@@ -1,0 +1,42 @@
+#include "core/layers/rotary.h"
+
+#include "core/util/error.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace attnlens {
+
+void RotaryEmbedding::apply(RowMatrix& x, int heads, int64_t firstPosition) const {
+    if (rotaryDim % 2 != 0 || rotaryDim > headDim || rotaryDim <= 0)
+        throw Error("rotary embedding: " + std::to_string(rotaryDim) + " rotary dimensions for a head of " +
+                    std::to_string(headDim));
+    if (x.cols() != static_cast<Eigen::Index>(heads) * headDim)
+        throw Error("rotary embedding: " + std::to_string(x.cols()) + " columns, expected " +
+                    std::to_string(heads) + " heads × " + std::to_string(headDim));
+    const int half = rotaryDim / 2;
+    std::vector<float> theta(static_cast<size_t>(half)), cosines(static_cast<size_t>(half)),
+        sines(static_cast<size_t>(half));
+    for (int i = 0; i < half; ++i) // 1 / base^(2i / d) in float32, as torch.arange(0, d, 2).float() / d
+        theta[size_t(i)] = 1.0f / std::pow(base, static_cast<float>(2 * i) / static_cast<float>(rotaryDim));
+    for (Eigen::Index r = 0; r < x.rows(); ++r) {
+        const auto p = static_cast<float>(firstPosition + r);
+        for (int i = 0; i < half; ++i) {
+            const float angle = p * theta[size_t(i)];
+            cosines[size_t(i)] = std::cos(angle);
+            sines[size_t(i)] = std::sin(angle);
+        }
+        float* row = x.row(r).data();
+        for (int h = 0; h < heads; ++h) {
+            float* v = row + static_cast<int64_t>(h) * headDim;
+            for (int i = 0; i < half; ++i) {
+                const float x1 = v[i], x2 = v[i + half];
+                v[i] = x1 * cosines[size_t(i)] - x2 * sines[size_t(i)];
+                v[i + half] = x2 * cosines[size_t(i)] + x1 * sines[size_t(i)];
+            }
+        }
+    }
+}
+
+} // namespace attnlens

@@ -1,0 +1,25 @@
+#pragma once
+// Rotary position embedding as transformers' Llama family computes it (LlamaRotaryEmbedding, rotate_half):
+// for each head, the first rotaryDim dimensions are split into halves x1 | x2 and rotated by position p:
+//   x' = x·cos(p·θ) + rotate_half(x)·sin(p·θ),  rotate_half(x) = (−x2 | x1),  θ_i = base^(−2i / rotaryDim)
+// with θ, p·θ, cos and sin in float32 as transformers computes them (so long positions round the same way).
+// Dimensions past rotaryDim (partial rotary) are left as they are.
+//
+//   RotaryEmbedding rope{64, 64, 10000.0f};
+//   rope.apply(q, heads, firstPosition);    // q [n, heads · 64], row i at position firstPosition + i
+
+#include "core/tensor/tensor.h"
+
+namespace attnlens {
+
+struct RotaryEmbedding {
+    int headDim = 0;
+    int rotaryDim = 0; // even, ≤ headDim
+    float base = 10000.0f;
+
+    // x [n, heads · headDim] in place; row i is at position firstPosition + i. Throws attnlens::Error when
+    // the width is not heads · headDim or rotaryDim is odd or larger than headDim.
+    void apply(RowMatrix& x, int heads, int64_t firstPosition) const;
+};
+
+} // namespace attnlens
