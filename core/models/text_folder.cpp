@@ -8,8 +8,41 @@
 
 namespace attnlens {
 
+namespace {
+
+// The tokenizer loads first: a missing vocabulary fails before the weights are read.
+void loadBert(TextFolder& f, const Callbacks& callbacks) {
+    f.wordPiece = WordPieceTokenizer::load(f.dir);
+    f.bert = BertModel::load(f.dir, callbacks);
+    f.model = f.bert;
+}
+
+void loadGpt2(TextFolder& f, const Callbacks& callbacks) {
+    f.bpe = ByteBpeTokenizer::load(f.dir);
+    f.gpt2 = Gpt2Model::load(f.dir, callbacks);
+    f.model = f.gpt2;
+}
+
+// One row per text family: the model_type it reads and how its tokenizer and model load (the registry in
+// core/io/model_folder.h names the family for people).
+struct TextLoader {
+    const char* modelType;
+    void (*load)(TextFolder&, const Callbacks&);
+};
+constexpr TextLoader kLoaders[] = {{"bert", &loadBert}, {"gpt2", &loadGpt2}};
+
+std::string loaderTypes() {
+    std::string out;
+    for (const TextLoader& l : kLoaders)
+        out += (out.empty() ? "" : ", ") + std::string(l.modelType);
+    return out;
+}
+
+} // namespace
+
 bool isTextModelType(const std::string& modelType) {
-    return modelType == "bert" || modelType == "gpt2";
+    return std::any_of(std::begin(kLoaders), std::end(kLoaders),
+                       [&](const TextLoader& l) { return modelType == l.modelType; });
 }
 
 TextFolder loadTextFolder(const std::filesystem::path& dir, const Callbacks& callbacks) {
@@ -19,27 +52,20 @@ TextFolder loadTextFolder(const std::filesystem::path& dir, const Callbacks& cal
     TextFolder f;
     f.dir = dir;
     f.modelType = JsonConfig(dir / "config.json").value<std::string>("model_type", "");
-    if (f.modelType == "bert") {
-        f.wordPiece =
-            WordPieceTokenizer::load(dir); // tokenizer first: a missing vocab fails before the weights load
-        f.bert = BertModel::load(dir, callbacks);
-        f.model = f.bert;
-        if (f.wordPiece->vocabSize() > f.bert->config().vocabSize)
-            throw Error("'" + dir.string() + "': the tokenizer has " +
-                        std::to_string(f.wordPiece->vocabSize()) + " tokens, the model " +
-                        std::to_string(f.bert->config().vocabSize));
-    } else if (f.modelType == "gpt2") {
-        f.bpe = ByteBpeTokenizer::load(dir);
-        f.gpt2 = Gpt2Model::load(dir, callbacks);
-        f.model = f.gpt2;
-        if (f.bpe->vocabSize() > f.gpt2->config().vocabSize)
-            throw Error("'" + dir.string() + "': the tokenizer has " + std::to_string(f.bpe->vocabSize()) +
-                        " tokens, the model " + std::to_string(f.gpt2->config().vocabSize));
-    } else {
+    const auto loader = std::find_if(std::begin(kLoaders), std::end(kLoaders),
+                                     [&](const TextLoader& l) { return f.modelType == l.modelType; });
+    if (loader == std::end(kLoaders))
         throw Error("'" + dir.string() + "': model_type '" + f.modelType +
-                    "' is not a text model this version opens (bert, gpt2)");
-    }
+                    "' is not a text model this version opens (" + loaderTypes() + ")");
+    loader->load(f, callbacks);
+    if (f.tokenizerVocabSize() > f.model->vocabSize())
+        throw Error("'" + dir.string() + "': the tokenizer has " + std::to_string(f.tokenizerVocabSize()) +
+                    " tokens, the model " + std::to_string(f.model->vocabSize()));
     return f;
+}
+
+int TextFolder::tokenizerVocabSize() const {
+    return bpe ? bpe->vocabSize() : wordPiece->vocabSize();
 }
 
 int TextFolder::layers() const {

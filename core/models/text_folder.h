@@ -35,7 +35,8 @@ struct TextFolder {
     int layers() const;
     int heads() const;
     int maxPositions() const;
-    int vocabSize() const;
+    int vocabSize() const;          // the model's
+    int tokenizerVocabSize() const; // the tokenizer's (≤ the model's)
     TextEncoding encode(const std::string& text) const;
     TextForward forward(const std::vector<int>& ids, bool logits = true, const RunControls& run = {}) const;
     const std::string& token(int id) const;
