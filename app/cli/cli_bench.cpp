@@ -72,8 +72,7 @@ Json parityJson(const attnlens::PrecisionParity& p) {
 
 BenchRun benchTranslation(const cli::Args& args, const BenchSettings& settings) {
     const std::string text = *args.value("--src");
-    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : attnlens::builtinModelDir(attnlens::ModelKind::Marian);
+    const auto dir = cli::modelDir(args, attnlens::ModelKind::Marian);
     attnlens::DecodeOptions options;
     options.numBeams = args.intValue("--beam", 1, 1, 64);
     options.maxNewTokens = args.intValue("--new-tokens", 32, 1, 100000);
@@ -114,8 +113,7 @@ BenchRun benchTranslation(const cli::Args& args, const BenchSettings& settings) 
 // One iteration = decode the image file, preprocess, forward with every head captured, top-5.
 BenchRun benchVision(const cli::Args& args, const BenchSettings& settings) {
     const std::filesystem::path imagePath = *args.value("--image");
-    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : attnlens::builtinModelDir(attnlens::ModelKind::Vit);
+    const auto dir = cli::modelDir(args, attnlens::ModelKind::Vit);
     const auto loadStart = Clock::now();
     const auto loaded = attnlens::VitModel::load(dir);
     const attnlens::VitModel& model = *loaded;
@@ -153,8 +151,7 @@ BenchRun benchVision(const cli::Args& args, const BenchSettings& settings) {
 // One iteration = one U-Net forward with every attention layer captured. The sample is --sample X.npy,
 // or seeded noise of the model's sample_size when only --model names a diffusers folder.
 BenchRun benchUnet(const cli::Args& args, const BenchSettings& settings) {
-    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : attnlens::builtinModelDir(attnlens::ModelKind::Diffusion);
+    const auto dir = cli::modelDir(args, attnlens::ModelKind::Diffusion);
     const auto loadStart = Clock::now();
     const auto model = attnlens::loadDiffusionModel(dir);
     const double loadMs = msSince(loadStart);
@@ -197,8 +194,7 @@ BenchRun benchUnet(const cli::Args& args, const BenchSettings& settings) {
 // (decoder-only), one iteration = the prompt through the KV cache (prompt_ms), then N greedy tokens one at a
 // time, every head's new attention row captured (per_token_ms).
 BenchRun benchText(const cli::Args& args, const BenchSettings& settings) {
-    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : attnlens::builtinModelDir(attnlens::ModelKind::Text);
+    const auto dir = cli::modelDir(args, attnlens::ModelKind::Text);
     const auto loadStart = Clock::now();
     const auto folder = attnlens::loadTextFolder(dir);
     const double loadMs = msSince(loadStart);

@@ -132,4 +132,9 @@ std::vector<std::pair<int, int>> parseHeadList(const std::string& flag, const st
     return pairs;
 }
 
+std::filesystem::path modelDir(const Args& args, attnlens::ModelKind kind) {
+    if (const auto dir = args.value("--model")) return *dir;
+    return attnlens::builtinModelDir(kind);
+}
+
 } // namespace cli

@@ -6,6 +6,9 @@
 //   static const cli::Registration reg{"attention", "--input IN.json [--json OUT]", "summary",
 //   &runAttention};
 
+#include "core/io/model_folder.h"
+
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
@@ -56,6 +59,9 @@ private:
     std::vector<std::string> m_switches;
     std::vector<std::string> m_positionals;
 };
+
+// --model DIR, or the built-in model of `kind` (the registry's, core/io/model_folder.h).
+std::filesystem::path modelDir(const Args& args, attnlens::ModelKind kind);
 
 // "L:H[,L:H…]" (layers and heads numbered from 0) → (layer, head) pairs, each checked against the model's
 // `layers` × `heads`. `flag` names the option in the error.

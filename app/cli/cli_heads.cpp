@@ -222,8 +222,7 @@ int runHeads(const std::vector<std::string>& argv) {
     const bool images = args.has("--image") || args.has("--image-dir");
     using attnlens::ModelKind;
     const ModelKind wanted = images ? ModelKind::Vit : texts ? ModelKind::Text : ModelKind::Marian;
-    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : attnlens::builtinModelDir(wanted);
+    const auto dir = cli::modelDir(args, wanted);
     const auto info = attnlens::inspectModelFolder(dir);
     if (info.kind != wanted)
         throw cli::UsageError("'" + dir.string() + "' is a '" + info.modelType + "' model; " +

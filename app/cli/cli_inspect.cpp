@@ -34,6 +34,18 @@ std::string humanCount(uint64_t n) {
 
 // A diffusers folder (bare UNet2DModel or a pipeline): the U-Net's shape, its attention layers at the
 // trained sample size, the scheduler.
+// The dtype line ("F32 ×40, BF16 ×2") and the weights line of both printouts.
+void printWeights(const std::map<std::string, uint64_t>& dtypeCounts, const attnlens::TensorFile& weights) {
+    bool first = true;
+    for (const auto& [dtype, count] : dtypeCounts) {
+        std::cout << (first ? "" : ", ") << dtype << " ×" << count;
+        first = false;
+    }
+    std::cout << "\nweights:      " << weights.path().filename().string() << " ("
+              << attnlens::TensorFile::formatName(weights.format()) << ", " << humanCount(weights.fileSize())
+              << "B)\n";
+}
+
 int inspectDiffusion(const std::filesystem::path& dir, const std::optional<std::string>& jsonPath) {
     const auto model = attnlens::loadDiffusionModel(dir);
     const auto& c = model.unet->config();
@@ -90,15 +102,8 @@ int inspectDiffusion(const std::filesystem::path& dir, const std::optional<std::
               << "parameters:   " << model.unet->parameterCount() << " ("
               << humanCount(static_cast<uint64_t>(model.unet->parameterCount())) << ")\n"
               << "dtype:        ";
-    bool first = true;
-    for (const auto& [dtype, count] : dtypeCounts) {
-        std::cout << (first ? "" : ", ") << dtype << " ×" << count;
-        first = false;
-    }
-    std::cout << "\nweights:      " << weights.path().filename().string() << " ("
-              << attnlens::TensorFile::formatName(weights.format()) << ", " << humanCount(weights.fileSize())
-              << "B)\n"
-              << "sample:       " << c.inChannels << " channels, "
+    printWeights(dtypeCounts, weights);
+    std::cout << "sample:       " << c.inChannels << " channels, "
               << (c.sampleSize ? std::to_string(c.sampleSize) + "x" + std::to_string(c.sampleSize)
                                : "no sample_size")
               << (c.numClassEmbeds ? ", " + std::to_string(c.numClassEmbeds) + " classes"
@@ -206,14 +211,7 @@ int runInspect(const std::vector<std::string>& argv) {
               << "tensors:      " << weights.tensors().size() << "\n"
               << "parameters:   " << parameters << " (" << humanCount(parameters) << ")\n"
               << "dtype:        ";
-    bool first = true;
-    for (const auto& [dtype, count] : dtypeCounts) {
-        std::cout << (first ? "" : ", ") << dtype << " ×" << count;
-        first = false;
-    }
-    std::cout << "\nweights:      " << weights.path().filename().string() << " ("
-              << attnlens::TensorFile::formatName(weights.format()) << ", " << humanCount(weights.fileSize())
-              << "B)\n";
+    printWeights(dtypeCounts, weights);
     for (const auto& [key, value] : sizes.items())
         std::cout << "  " << std::left << std::setw(24) << key << value.dump() << "\n";
     std::cout << "files:        ";

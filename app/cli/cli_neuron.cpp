@@ -84,8 +84,7 @@ void checkLayer(const Subject& s, int layer) {
 }
 
 Subject textSubject(const cli::Args& args, int layer) {
-    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : builtinModelDir(ModelKind::Marian);
+    const auto dir = cli::modelDir(args, attnlens::ModelKind::Marian);
     if (const auto info = inspectModelFolder(dir); info.kind == ModelKind::Text)
         throw cli::UsageError("'" + dir.string() + "' is a '" + info.modelType +
                               "' text model: give its input with --text");
@@ -114,7 +113,7 @@ Subject textSubject(const cli::Args& args, int layer) {
 }
 
 Subject textModelSubject(const cli::Args& args, int layer) {
-    const auto dir = cli::textModelDir(args);
+    const auto dir = cli::modelDir(args, attnlens::ModelKind::Text);
     const auto folder = std::make_shared<const TextFolder>(loadTextFolder(dir));
     Subject s;
     s.model_ = folder;
@@ -131,8 +130,7 @@ Subject textModelSubject(const cli::Args& args, int layer) {
 }
 
 Subject imageSubject(const cli::Args& args, int layer) {
-    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : builtinModelDir(ModelKind::Vit);
+    const auto dir = cli::modelDir(args, attnlens::ModelKind::Vit);
     const auto model = VitModel::load(dir);
     Subject s;
     s.model_ = model;

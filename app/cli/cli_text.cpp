@@ -23,7 +23,7 @@ using attnlens::Json;
 int runText(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--generate", "--json"}, {"--logits"});
     const std::string text = args.single("the text");
-    const auto dir = cli::textModelDir(args);
+    const auto dir = cli::modelDir(args, attnlens::ModelKind::Text);
     const attnlens::TextFolder folder = attnlens::loadTextFolder(dir);
     if (args.has("--generate") && !folder.decoderOnly())
         throw cli::UsageError("--generate: '" + dir.string() + "' is an encoder (" + folder.modelType +

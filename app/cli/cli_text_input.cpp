@@ -4,11 +4,6 @@
 
 namespace cli {
 
-std::filesystem::path textModelDir(const Args& args) {
-    return args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                 : attnlens::builtinModelDir(attnlens::ModelKind::Text);
-}
-
 attnlens::TextEncoding encodeText(const attnlens::TextFolder& folder, const std::string& text, int extra) {
     attnlens::TextEncoding encoding = folder.encode(text);
     if (encoding.ids.empty()) throw UsageError("the text has no tokens");

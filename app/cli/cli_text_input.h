@@ -11,9 +11,6 @@
 
 namespace cli {
 
-// --model DIR or the built-in text model.
-std::filesystem::path textModelDir(const Args& args);
-
 // `text` encoded; usage errors for a text without tokens or longer than the model's positions (`extra`:
 // tokens still to come, e.g. --generate N).
 attnlens::TextEncoding encodeText(const attnlens::TextFolder& folder, const std::string& text, int extra = 0);

@@ -111,8 +111,7 @@ int runTranslate(const std::vector<std::string>& argv) {
                          {"--model", "--beam", "--max-new-tokens", "--json", "--heatmap", "--kind", "--layer",
                           "--head", "--colormap", "--cell", "--precision", "--ablate", "--through"});
     const std::string& text = args.single("the sentence to translate");
-    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : attnlens::builtinModelDir(attnlens::ModelKind::Marian);
+    const auto dir = cli::modelDir(args, attnlens::ModelKind::Marian);
     attnlens::DecodeOptions options;
     if (args.has("--beam")) options.numBeams = args.intValue("--beam", 1, 1, 64);
     if (args.has("--max-new-tokens")) options.maxNewTokens = args.intValue("--max-new-tokens", 1, 1, 100000);

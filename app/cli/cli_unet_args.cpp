@@ -12,8 +12,7 @@ namespace cli {
 using namespace attnlens;
 
 DiffusionModel loadDiffusion(const Args& args) {
-    const auto dir = args.value("--model") ? std::filesystem::path(*args.value("--model"))
-                                           : builtinModelDir(ModelKind::Diffusion);
+    const auto dir = cli::modelDir(args, attnlens::ModelKind::Diffusion);
     return loadDiffusionModel(dir);
 }
 

@@ -100,9 +100,7 @@ int runVision(const std::vector<std::string>& argv) {
     for (const char* flag : {"--layer", "--head", "--query", "--colormap", "--opacity"})
         if (args.has(flag) && !overlay)
             throw cli::UsageError(std::string(flag) + " only applies with --overlay OUT.png");
-    const std::filesystem::path modelDir = args.value("--model")
-                                               ? std::filesystem::path(*args.value("--model"))
-                                               : builtinModelDir(ModelKind::Vit);
+    const std::filesystem::path modelDir = cli::modelDir(args, attnlens::ModelKind::Vit);
 
     cli::applyPrecision(args);
     const auto loaded = VitModel::load(modelDir);

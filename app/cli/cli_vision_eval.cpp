@@ -84,9 +84,7 @@ int runVisionEval(const std::vector<std::string>& argv) {
     if (useIdx && !(args.has("--idx-images") && args.has("--idx-labels")))
         throw cli::UsageError("--idx-images and --idx-labels go together");
     const int limit = args.intValue("--limit", 0, 0, 100'000'000);
-    const std::filesystem::path modelDir = args.value("--model")
-                                               ? std::filesystem::path(*args.value("--model"))
-                                               : builtinModelDir(ModelKind::Vit);
+    const std::filesystem::path modelDir = cli::modelDir(args, attnlens::ModelKind::Vit);
     const auto loaded = VitModel::load(modelDir);
     const attnlens::VitModel& model = *loaded;
 

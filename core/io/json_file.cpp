@@ -34,6 +34,18 @@ JsonConfig::JsonConfig(const std::filesystem::path& path) : m_json(readJsonFile(
     if (!m_json.is_object()) throw Error("'" + path.string() + "': expected a JSON object at the top level");
 }
 
+int JsonConfig::positive(const std::string& key) const {
+    const int v = get<int>(key);
+    checkPositive(v, key);
+    return v;
+}
+
+void JsonConfig::checkPositive(int64_t value, const std::string& key) const {
+    if (value <= 0)
+        throw Error("'" + m_path.string() + "': '" + key + "' must be positive, found " +
+                    std::to_string(value));
+}
+
 Error JsonConfig::missing(const std::string& key) const {
     return Error("'" + m_path.string() + "': required key '" + key + "' is missing");
 }

@@ -45,6 +45,11 @@ public:
     template <typename T> T value(const std::string& key, T fallback) const {
         return has(key) ? convert<T>(key) : fallback;
     }
+    // The checks every family's config prologue makes: a required whole number above 0, and a value read
+    // (or derived) under `key` that must be above 0. Both throw attnlens::Error naming the file and the key:
+    // "'…/config.json': 'num_hidden_layers' must be positive, found 0".
+    int positive(const std::string& key) const;
+    void checkPositive(int64_t value, const std::string& key) const;
 
 private:
     template <typename T> struct IsVector : std::false_type {};

@@ -75,10 +75,7 @@ MarianConfig MarianConfig::fromFolder(const std::filesystem::path& dir) {
     c.padTokenId = cfg.value<int>("pad_token_id", c.padTokenId);
     c.decoderStartTokenId = cfg.value<int>("decoder_start_token_id", c.decoderStartTokenId);
 
-    const auto positive = [&](int64_t v, const char* key) {
-        if (v <= 0)
-            throw Error(cfg.path().string() + ": '" + key + "' must be positive, found " + std::to_string(v));
-    };
+    const auto positive = [&](int64_t v, const char* key) { cfg.checkPositive(v, key); };
     positive(c.dModel, "d_model");
     positive(c.encoderLayers, "encoder_layers");
     positive(c.decoderLayers, "decoder_layers");

@@ -29,12 +29,6 @@ JsonConfig readConfig(const std::filesystem::path& dir, const char* modelType) {
     return config;
 }
 
-int positive(const JsonConfig& c, const char* key) {
-    const int v = c.get<int>(key);
-    if (v <= 0) throw Error(quoted(c.path()) + ": " + key + " must be positive, found " + std::to_string(v));
-    return v;
-}
-
 // LayerNorm weights under `prefix` named weight/bias, or gamma/beta as in the original BERT checkpoints.
 LayerNormWeights layerNorm(WeightBinder& w, const std::string& prefix, int64_t d) {
     if (!w.has(prefix + ".weight") && w.has(prefix + ".gamma"))
@@ -46,6 +40,20 @@ LayerNormWeights layerNorm(WeightBinder& w, const std::string& prefix, int64_t d
 Tensor transposed(const Tensor& t) {
     if (t.empty()) return {};
     return Tensor::fromMatrix(t.matrix().transpose());
+}
+
+// The checkpoint of a text folder and the prefix its tensors carry: `prefix` when it has prefix + probe, ""
+// when it has probe alone (a tensor every checkpoint of the family has); otherwise not this family's.
+std::pair<TensorFile, std::string> openCheckpoint(const std::filesystem::path& dir, const std::string& probe,
+                                                  const std::string& prefix, const std::string& family,
+                                                  const Callbacks& callbacks) {
+    callbacks.report(0.0, "reading the checkpoint");
+    TensorFile file = TensorFile::open(findWeightsFile(dir, "model"));
+    if (file.contains(prefix + probe)) return {std::move(file), prefix};
+    if (!file.contains(probe))
+        throw Error(quoted(file.path()) + ": not a " + family + " checkpoint (no " + probe +
+                    ", with or without '" + prefix + "')");
+    return {std::move(file), ""};
 }
 
 void checkIds(std::span<const int> ids, int vocab, const std::string& what) {
@@ -68,13 +76,13 @@ std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& di
                                                  const Callbacks& callbacks) {
     const JsonConfig cfg = readConfig(dir, "bert");
     BertConfig c;
-    c.hiddenSize = positive(cfg, "hidden_size");
-    c.layers = positive(cfg, "num_hidden_layers");
-    c.heads = positive(cfg, "num_attention_heads");
-    c.intermediateSize = positive(cfg, "intermediate_size");
-    c.maxPositions = positive(cfg, "max_position_embeddings");
+    c.hiddenSize = cfg.positive("hidden_size");
+    c.layers = cfg.positive("num_hidden_layers");
+    c.heads = cfg.positive("num_attention_heads");
+    c.intermediateSize = cfg.positive("intermediate_size");
+    c.maxPositions = cfg.positive("max_position_embeddings");
     c.typeVocabSize = cfg.value<int>("type_vocab_size", 2);
-    c.vocabSize = positive(cfg, "vocab_size");
+    c.vocabSize = cfg.positive("vocab_size");
     c.layerNormEps = cfg.value<float>("layer_norm_eps", 1e-12f);
     c.activation = parseActivation(cfg.value<std::string>("hidden_act", "gelu"));
     if (c.hiddenSize % c.heads != 0)
@@ -90,15 +98,8 @@ std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& di
     auto m = std::make_shared<BertModel>();
     m->m_dir = dir;
     m->m_config = c;
-    callbacks.report(0.0, "reading the checkpoint");
-    const TensorFile file = TensorFile::open(findWeightsFile(dir, "model"));
-    std::string p;
-    if (file.contains("bert.embeddings.word_embeddings.weight"))
-        p = "bert.";
-    else if (!file.contains("embeddings.word_embeddings.weight"))
-        throw Error(quoted(file.path()) +
-                    ": not a BERT checkpoint (no embeddings.word_embeddings.weight, with or "
-                    "without the 'bert.' prefix)");
+    const auto [file, p] =
+        openCheckpoint(dir, "embeddings.word_embeddings.weight", "bert.", "BERT", callbacks);
     WeightBinder w(file);
     w.setCallbacks(&callbacks);
     const int64_t d = c.hiddenSize, inter = c.intermediateSize;
@@ -201,12 +202,12 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& di
                                                  const Callbacks& callbacks) {
     const JsonConfig cfg = readConfig(dir, "gpt2");
     Gpt2Config c;
-    c.embd = positive(cfg, "n_embd");
-    c.layers = positive(cfg, "n_layer");
-    c.heads = positive(cfg, "n_head");
+    c.embd = cfg.positive("n_embd");
+    c.layers = cfg.positive("n_layer");
+    c.heads = cfg.positive("n_head");
     c.inner = cfg.value<int>("n_inner", 4 * c.embd);
-    c.positions = positive(cfg, "n_positions");
-    c.vocabSize = positive(cfg, "vocab_size");
+    c.positions = cfg.positive("n_positions");
+    c.vocabSize = cfg.positive("vocab_size");
     c.layerNormEps = cfg.value<float>("layer_norm_epsilon", 1e-5f);
     c.activation = parseActivation(cfg.value<std::string>("activation_function", "gelu_new"));
     c.scaleAttnWeights = cfg.value<bool>("scale_attn_weights", true);
@@ -223,14 +224,7 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& di
     auto m = std::make_shared<Gpt2Model>();
     m->m_dir = dir;
     m->m_config = c;
-    callbacks.report(0.0, "reading the checkpoint");
-    const TensorFile file = TensorFile::open(findWeightsFile(dir, "model"));
-    std::string p;
-    if (file.contains("transformer.wte.weight"))
-        p = "transformer.";
-    else if (!file.contains("wte.weight"))
-        throw Error(quoted(file.path()) +
-                    ": not a GPT-2 checkpoint (no wte.weight, with or without 'transformer.')");
+    const auto [file, p] = openCheckpoint(dir, "wte.weight", "transformer.", "GPT-2", callbacks);
     WeightBinder w(file);
     w.setCallbacks(&callbacks);
     const int64_t d = c.embd, inner = c.inner;

@@ -50,9 +50,7 @@ VitConfig VitConfig::fromJson(const JsonConfig& json) {
         !json.json()["architectures"].empty() && json.json()["architectures"][0].is_string())
         c.architecture = json.json()["architectures"][0].get<std::string>();
 
-    auto positive = [&](int v, const char* key) {
-        if (v < 1) throw Error(file + ": '" + key + "' must be positive (found " + std::to_string(v) + ")");
-    };
+    const auto positive = [&](int v, const char* key) { json.checkPositive(v, key); };
     positive(c.hiddenSize, "hidden_size");
     positive(c.numLayers, "num_hidden_layers");
     positive(c.numHeads, "num_attention_heads");

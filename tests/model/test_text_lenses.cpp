@@ -11,6 +11,7 @@
 #include "core/io/tensor_file.h"
 #include "core/models/text_folder.h"
 #include "core/util/error.h"
+#include "support/text_fixtures.h"
 
 #include <QtTest>
 
@@ -19,23 +20,10 @@
 
 using namespace attnlens;
 
-namespace {
-
-const std::filesystem::path kData = std::filesystem::path(ATTNLENS_TEST_DATA) / "text";
-constexpr double kTol = 1e-4;
-
-double maxDiff(const float* a, const float* b, int64_t n) {
-    double worst = 0;
-    for (int64_t i = 0; i < n; ++i)
-        worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
-    return worst;
-}
-
-std::vector<int> firstIds(const std::filesystem::path& dir) {
-    return readJsonFile(dir / "golden.json")["cases"][0]["ids"].get<std::vector<int>>();
-}
-
-} // namespace
+using texttest::firstIds;
+using texttest::kData;
+using texttest::kTol;
+using texttest::maxDiff;
 
 class TestTextLenses : public QObject {
     Q_OBJECT

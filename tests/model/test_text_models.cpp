@@ -10,6 +10,7 @@
 #include "core/models/text_models.h"
 #include "core/text/text_tokenizers.h"
 #include "core/util/error.h"
+#include "support/text_fixtures.h"
 
 #include <QtTest>
 
@@ -21,15 +22,9 @@ using namespace attnlens;
 
 namespace {
 
-const std::filesystem::path kData = std::filesystem::path(ATTNLENS_TEST_DATA) / "text";
-constexpr double kTol = 1e-4;
-
-double maxDiff(const float* a, const float* b, int64_t n) {
-    double worst = 0;
-    for (int64_t i = 0; i < n; ++i)
-        worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
-    return worst;
-}
+using texttest::kData;
+using texttest::kTol;
+using texttest::maxDiff;
 
 int argmax(const float* row, int64_t n) {
     return static_cast<int>(std::max_element(row, row + n) - row);

@@ -7,6 +7,7 @@
 #include "core/analysis/head_stats.h"
 #include "core/analysis/text_lenses.h"
 #include "core/models/text_folder.h"
+#include "support/text_pages.h"
 #include "support/waits.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/text/text_document.h"
@@ -26,13 +27,11 @@
 using namespace attnlens;
 using namespace attnlens::ui;
 
+using texttest::idle;
+
 namespace {
 
-const QString kData = QStringLiteral(ATTNLENS_TEST_DATA "/text");
-
-bool idle(const TextPage& page) {
-    return page.worker()->pendingJobs() == 0;
-}
+const QString kData = texttest::kPageData;
 
 std::vector<int> visibleIds(const TextDocument& doc) {
     return {doc.run()->ids.begin(), doc.run()->ids.begin() + doc.visibleTokens()};

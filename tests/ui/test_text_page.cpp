@@ -6,6 +6,7 @@
 
 #include "core/models/text_folder.h"
 #include "core/util/error.h"
+#include "support/text_pages.h"
 #include "support/waits.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/text/text_document.h"
@@ -28,13 +29,11 @@
 using namespace attnlens;
 using namespace attnlens::ui;
 
+using texttest::idle;
+
 namespace {
 
-const QString kData = QStringLiteral(ATTNLENS_TEST_DATA "/text");
-
-bool idle(const TextPage& page) {
-    return page.worker()->pendingJobs() == 0;
-}
+const QString kData = texttest::kPageData;
 
 void grab(QWidget& w, const char* name) {
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty()) {

@@ -107,25 +107,10 @@ void TextLenses::rankHeads() {
 }
 
 QWidget* TextLenses::buildDifferenceTab(QWidget* parent) {
-    auto* tab = new QWidget(parent);
-    auto* layout = new QVBoxLayout(tab);
-    auto* row = new QHBoxLayout;
-    auto* pinButton = new QPushButton(tr("Pin this matrix as A"), tab);
-    pinButton->setObjectName(QStringLiteral("pinDifference"));
-    pinButton->setToolTip(tr("Keep the matrix the Matrix tab shows now as A, then change what it shows"));
-    auto* unpinButton = new QPushButton(tr("Unpin"), tab);
-    unpinButton->setObjectName(QStringLiteral("unpinDifference"));
-    connect(pinButton, &QPushButton::clicked, this, &TextLenses::pin);
-    connect(unpinButton, &QPushButton::clicked, this, &TextLenses::unpin);
-    row->addWidget(pinButton);
-    row->addWidget(unpinButton);
-    row->addStretch(1);
-    layout->addLayout(row);
-    m_difference = new DifferenceView(tab);
-    m_difference->setObjectName(QStringLiteral("textDifference"));
-    m_difference->clear(differenceHint());
-    layout->addWidget(m_difference, 1);
-    return tab;
+    return DifferenceView::buildTab(
+        parent, QStringLiteral("textDifference"),
+        tr("Keep the matrix the Matrix tab shows now as A, then change what it shows"), differenceHint(),
+        [this] { pin(); }, [this] { unpin(); }, m_difference);
 }
 
 QString TextLenses::describeMatrix() const {
@@ -168,24 +153,9 @@ void TextLenses::refreshDifference() {
     if (!m_doc->run() || shown.values.size() == 0)
         return m_difference->clear(
             tr("A is pinned (%1); B appears when there is a matrix to compare.").arg(m_pinned->description));
-    try {
-        const AttentionDiff d = diffAttention(
-            m_pinned->matrix, {shown.values, toStdStrings(shown.rows), toStdStrings(shown.columns)});
-        DifferenceView::Shown view;
-        view.a = d.a;
-        view.b = d.b;
-        view.diff = d.diff;
-        view.rowLabels = toQStringList(d.rowLabels);
-        view.columnLabels = toQStringList(d.columnLabels);
-        view.titleA = m_pinned->description;
-        view.titleB = describeMatrix();
-        view.rowTitle = tr("query (attends)");
-        view.columnTitle = tr("key (attended to)");
-        m_difference->setDifference(view, d);
-    } catch (const std::exception& e) {
-        m_difference->clear(tr("A (%1) and B (%2) cannot be compared: %3")
-                                .arg(m_pinned->description, describeMatrix(), QString::fromUtf8(e.what())));
-    }
+    m_difference->compareMatrices(
+        m_pinned->matrix, {shown.values, toStdStrings(shown.rows), toStdStrings(shown.columns)},
+        m_pinned->description, describeMatrix(), tr("query (attends)"), tr("key (attended to)"));
 }
 
 void TextLenses::showNeuronView() {

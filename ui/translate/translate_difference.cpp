@@ -18,27 +18,13 @@
 namespace attnlens::ui {
 
 QWidget* TranslatePage::buildDifferenceTab() {
-    auto* tab = new QWidget(m_tabs);
-    auto* layout = new QVBoxLayout(tab);
-    auto* row = new QHBoxLayout;
-    auto* pin = new QPushButton(tr("Pin this matrix as A"), tab);
-    pin->setObjectName(QStringLiteral("pinDifference"));
-    pin->setToolTip(
-        tr("Keep the matrix the Matrix tab shows now as A; then change the sentence, step, kind, layer, "
-           "head or model and compare"));
-    auto* clear = new QPushButton(tr("Unpin"), tab);
-    clear->setObjectName(QStringLiteral("unpinDifference"));
-    connect(pin, &QPushButton::clicked, this, &TranslatePage::pinDifference);
-    connect(clear, &QPushButton::clicked, this, &TranslatePage::unpin);
-    row->addWidget(pin);
-    row->addWidget(clear);
-    row->addStretch(1);
-    layout->addLayout(row);
-    m_differenceView = new DifferenceView(tab);
-    m_differenceView->setObjectName(QStringLiteral("differenceView"));
-    m_differenceView->clear(
-        tr("Pin a matrix as A, then change what the Matrix tab shows: A, B and A − B appear here."));
-    layout->addWidget(m_differenceView, 1);
+    QWidget* tab = DifferenceView::buildTab(
+        m_tabs, QStringLiteral("differenceView"),
+        tr("Keep the matrix the Matrix tab shows now as A; then change the sentence, step, kind, layer, head "
+           "or "
+           "model and compare"),
+        tr("Pin a matrix as A, then change what the Matrix tab shows: A, B and A − B appear here."),
+        [this] { pinDifference(); }, [this] { unpin(); }, m_differenceView);
     connect(m_doc, &TranslationDocument::selectionChanged, this, &TranslatePage::refreshDifference);
     connect(m_doc, &TranslationDocument::snapshotChanged, this, &TranslatePage::refreshDifference);
     connect(m_doc, &TranslationDocument::modelChanged, this, &TranslatePage::refreshDifference);
@@ -93,25 +79,10 @@ void TranslatePage::refreshDifference() {
             tr("A is pinned (%1); B appears when there is a matrix to compare.").arg(m_pinned->description));
         return;
     }
-    try {
-        const AttentionDiff d = diffAttention(
-            m_pinned->matrix, {m.values, toStdStrings(m.rowLabels), toStdStrings(m.columnLabels)});
-        DifferenceView::Shown shown;
-        shown.a = d.a;
-        shown.b = d.b;
-        shown.diff = d.diff;
-        shown.rowLabels = toQStringList(d.rowLabels);
-        shown.columnLabels = toQStringList(d.columnLabels);
-        shown.titleA = m_pinned->description;
-        shown.titleB = describeMatrix();
-        shown.rowTitle = traceAxisTitle(m_doc->kind(), true);
-        shown.columnTitle = traceAxisTitle(m_doc->kind(), false);
-        m_differenceView->setDifference(shown, d);
-    } catch (const std::exception& e) {
-        m_differenceView->clear(
-            tr("A (%1) and B (%2) cannot be compared: %3")
-                .arg(m_pinned->description, describeMatrix(), QString::fromUtf8(e.what())));
-    }
+    m_differenceView->compareMatrices(
+        m_pinned->matrix, {m.values, toStdStrings(m.rowLabels), toStdStrings(m.columnLabels)},
+        m_pinned->description, describeMatrix(), traceAxisTitle(m_doc->kind(), true),
+        traceAxisTitle(m_doc->kind(), false));
 }
 
 } // namespace attnlens::ui

@@ -2,10 +2,14 @@
 
 #include "core/util/error.h"
 #include "ui/render/difference_image.h"
+#include "ui/render/string_lists.h"
 #include "ui/widgets/heatmap_view.h"
 
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
+#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -68,6 +72,52 @@ void DifferenceView::setDifference(const Shown& s, const AttentionDiff& diff) {
     for (QWidget* w :
          {static_cast<QWidget*>(m_a), static_cast<QWidget*>(m_b), static_cast<QWidget*>(m_delta)})
         w->setVisible(true);
+}
+
+QWidget* DifferenceView::buildTab(QWidget* parent, const QString& viewName, const QString& pinTip,
+                                  const QString& hint, const std::function<void()>& pin,
+                                  const std::function<void()>& unpin, DifferenceView*& view) {
+    auto* tab = new QWidget(parent);
+    auto* layout = new QVBoxLayout(tab);
+    auto* row = new QHBoxLayout;
+    auto* pinButton = new QPushButton(tr("Pin this matrix as A"), tab);
+    pinButton->setObjectName(QStringLiteral("pinDifference"));
+    pinButton->setToolTip(pinTip);
+    auto* unpinButton = new QPushButton(tr("Unpin"), tab);
+    unpinButton->setObjectName(QStringLiteral("unpinDifference"));
+    connect(pinButton, &QPushButton::clicked, tab, pin);
+    connect(unpinButton, &QPushButton::clicked, tab, unpin);
+    row->addWidget(pinButton);
+    row->addWidget(unpinButton);
+    row->addStretch(1);
+    layout->addLayout(row);
+    view = new DifferenceView(tab);
+    view->setObjectName(viewName);
+    view->clear(hint);
+    layout->addWidget(view, 1);
+    return tab;
+}
+
+void DifferenceView::compareMatrices(const LabelledMatrix& a, const LabelledMatrix& b, const QString& titleA,
+                                     const QString& titleB, const QString& rowTitle,
+                                     const QString& columnTitle) {
+    try {
+        const AttentionDiff d = diffAttention(a, b);
+        Shown shown;
+        shown.a = d.a;
+        shown.b = d.b;
+        shown.diff = d.diff;
+        shown.rowLabels = toQStringList(d.rowLabels);
+        shown.columnLabels = toQStringList(d.columnLabels);
+        shown.titleA = titleA;
+        shown.titleB = titleB;
+        shown.rowTitle = rowTitle;
+        shown.columnTitle = columnTitle;
+        setDifference(shown, d);
+    } catch (const std::exception& e) {
+        clear(
+            tr("A (%1) and B (%2) cannot be compared: %3").arg(titleA, titleB, QString::fromUtf8(e.what())));
+    }
 }
 
 void DifferenceView::setGridDifference(const RowMatrix& a, const RowMatrix& b, const QString& titleA,

@@ -13,6 +13,8 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <functional>
+
 class QLabel;
 
 namespace attnlens::ui {
@@ -37,12 +39,22 @@ public:
     // size.
     void setGridDifference(const RowMatrix& a, const RowMatrix& b, const QString& titleA,
                            const QString& titleB, ColorMap map);
+    // A pinned matrix and the one shown, matched by diffAttention and drawn with their labels; when they
+    // cannot be matched, says so ("A (…) and B (…) cannot be compared: …") instead.
+    void compareMatrices(const LabelledMatrix& a, const LabelledMatrix& b, const QString& titleA,
+                         const QString& titleB, const QString& rowTitle, const QString& columnTitle);
     void clear(const QString& message); // e.g. "Pin a view as A"
     bool hasDifference() const { return m_has; }
     QString summary() const;
     HeatmapView* viewA() const { return m_a; }
     HeatmapView* viewB() const { return m_b; }
     HeatmapView* viewDelta() const { return m_delta; }
+
+    // A page's Difference tab: "Pin this matrix as A" ("pinDifference", with `pinTip`) and "Unpin"
+    // ("unpinDifference") above a DifferenceView (object name `viewName`) showing `hint`; `view` receives it.
+    static QWidget* buildTab(QWidget* parent, const QString& viewName, const QString& pinTip,
+                             const QString& hint, const std::function<void()>& pin,
+                             const std::function<void()>& unpin, DifferenceView*& view);
 
 private:
     HeatmapView *m_a, *m_b, *m_delta;
