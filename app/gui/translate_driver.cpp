@@ -115,16 +115,15 @@ void runTranslateScript(TranslatePage* page, const TranslateScript& s,
 
 namespace {
 
-// Head and layer switches on the finished translation (cross-attention), each followed by a synchronous
-// repaint of the matrix view; then the report of everything measured.
-void benchSwitchesAndReport(TranslatePage* page, const std::vector<double>& translateTimes,
-                            const std::vector<double>& completeTimes) {
+// `rounds` times every head (and the mean) then every layer of `kind`, each switch followed by a synchronous
+// repaint of the matrix view: the milliseconds of each, appended to head and layer.
+void timeSwitches(TranslatePage* page, AttentionKind kind, int rounds, std::vector<double>& head,
+                  std::vector<double>& layer) {
     auto* heatmap = page->matrixView()->heatmap();
     auto* doc = page->document();
-    std::vector<double> head, layer;
     QElapsedTimer t;
-    const int H = doc->headCount(AttentionKind::Cross), L = doc->layerCount(AttentionKind::Cross);
-    for (int r = 0; r < 5; ++r) {
+    const int H = doc->headCount(kind), L = doc->layerCount(kind);
+    for (int r = 0; r < rounds; ++r) {
         for (int h = -1; h < H; ++h) {
             t.start();
             doc->setHead(h);
@@ -138,6 +137,15 @@ void benchSwitchesAndReport(TranslatePage* page, const std::vector<double>& tran
             layer.push_back(t.nsecsElapsed() / 1e6);
         }
     }
+}
+
+// Head and layer switches on the finished translation (cross-attention), each followed by a synchronous
+// repaint of the matrix view; then the report of everything measured.
+void benchSwitchesAndReport(TranslatePage* page, const std::vector<double>& translateTimes,
+                            const std::vector<double>& completeTimes) {
+    auto* doc = page->document();
+    std::vector<double> head, layer;
+    timeSwitches(page, AttentionKind::Cross, 5, head, layer);
     const auto trace = doc->trace();
     std::printf("model: %s\n", qPrintable(doc->modelDescription()));
     std::printf("input: %zu source pieces, %zu target pieces\n", trace->sourceTokens.size(),
@@ -189,23 +197,8 @@ void benchLongInput(TranslatePage* page, std::function<void()> after) {
             heatmap->fitToView();
             heatmap->viewport()->repaint();
             std::vector<double> head, layer, zoom, pan;
+            timeSwitches(page, AttentionKind::EncoderSelf, 3, head, layer);
             QElapsedTimer t;
-            const int H = doc->headCount(AttentionKind::EncoderSelf),
-                      L = doc->layerCount(AttentionKind::EncoderSelf);
-            for (int r = 0; r < 3; ++r) {
-                for (int h = -1; h < H; ++h) {
-                    t.start();
-                    doc->setHead(h);
-                    heatmap->viewport()->repaint();
-                    head.push_back(t.nsecsElapsed() / 1e6);
-                }
-                for (int l = 0; l < L; ++l) {
-                    t.start();
-                    doc->setLayer((l + 1) % L);
-                    heatmap->viewport()->repaint();
-                    layer.push_back(t.nsecsElapsed() / 1e6);
-                }
-            }
             heatmap->fitToView();
             const QPoint centre = heatmap->viewport()->rect().center();
             for (int i = 0; i < 10; ++i) {
