@@ -35,6 +35,17 @@ def load_split(split):
     return x.copy(), y.astype(np.int64)
 
 
+def start_run(args):
+    """What a training run on Fashion-MNIST does first (train_vit, train_teacher): torch's threads and seed from
+    --threads / --seed, the --work folder, and the splits -> (x_train, y_train, x_test, y_test)."""
+    import torch  # here, so that the data-only tools never load torch
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    os.makedirs(args.work, exist_ok=True)
+    return (*load_split("train"), *load_split("test"))
+
+
 def preprocess_uint8(x_u8, mean=IMAGE_MEAN, std=IMAGE_STD):
     """[B,H,W] uint8 -> [B,1,H,W] float32, exactly as ViTImageProcessor (rescale in f64, cast,
     normalise in f32)."""

@@ -24,7 +24,7 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from fashion_data import augment, evaluate, load_split, preprocess_uint8  # noqa: E402
+from fashion_data import augment, evaluate, preprocess_uint8, start_run  # noqa: E402
 
 
 def block(cin, cout):
@@ -68,12 +68,8 @@ def main():
     ap.add_argument("--measure", type=int, default=0, help="time N training steps and exit")
     args = ap.parse_args()
 
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    os.makedirs(args.work, exist_ok=True)
+    xtr, ytr, xte, yte = start_run(args)
     path = os.path.join(args.work, "teacher.pt")
-    xtr, ytr = load_split("train")
-    xte, yte = load_split("test")
     spe = len(xtr) // args.batch
     model = TeacherCNN(args.width)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=5e-4, nesterov=True)

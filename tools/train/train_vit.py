@@ -35,7 +35,7 @@ import safetensors_io as st_io  # noqa: E402  (the one shared writer, tools/gold
 import hf_folder  # noqa: E402
 
 from fashion_data import (CLASSES, DATA_DIR, IMAGE_MEAN, IMAGE_STD, REPO, augment, evaluate,  # noqa: E402,F401
-                          load_split, preprocess_uint8, read_idx)
+                          load_split, preprocess_uint8, read_idx, start_run)
 
 
 # ---------------------------------------------------------------------------------------- model
@@ -499,13 +499,8 @@ def main():
     ap.add_argument("--measure", type=int, default=0, help="time N training steps and exit")
     args = ap.parse_args()
 
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    os.makedirs(args.work, exist_ok=True)
+    xtr, ytr, xte, yte = start_run(args)
     ckpt_path = os.path.join(args.work, "last.pt")
-
-    xtr, ytr = load_split("train")
-    xte, yte = load_split("test")
     steps_per_epoch = len(xtr) // args.batch
 
     meta = {"epochs": args.epochs or 25, "lr": args.lr, "wd": args.wd, "batch": args.batch,
