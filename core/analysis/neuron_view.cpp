@@ -37,6 +37,7 @@ ProjectedAttention projectAttention(const AttentionInputs& inputs) {
     mha->projectKeyValue(inputs.keyInput, p.keys, values);
     p.heads = mha->heads();
     p.kvHeads = mha->kvHeads();
+    p.scale = mha->scaleFactor();
     p.causal = inputs.causal;
     if (inputs.rotary) { // the layer rotates queries and keys before their product
         inputs.rotary->apply(p.queries, p.heads, inputs.queryPosition);
@@ -61,7 +62,7 @@ void checkIndices(int heads, int64_t queries, int64_t keys, int head, int query,
 
 // The terms from one projected query row `q` [1, inner] at position `query` over every projected key.
 NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys, int heads, int kvHeads,
-                    bool causal, int head, int query, int key) {
+                    double scale, bool causal, int head, int query, int key) {
     const int64_t hd = q.cols() / heads, m = keys.rows();
     const int64_t kc = static_cast<int64_t>(head / (heads / kvHeads)) * hd; // the key head's first column
     NeuronTerms t;
@@ -69,7 +70,7 @@ NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys,
     t.query = query;
     t.key = key;
     t.headDim = static_cast<int>(hd);
-    t.scale = 1.0 / std::sqrt(static_cast<double>(hd));
+    t.scale = scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(hd));
     t.q.resize(size_t(hd));
     t.k.resize(size_t(hd));
     t.product.resize(size_t(hd));
@@ -104,7 +105,7 @@ NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys,
 
 NeuronTerms neuronTerms(const ProjectedAttention& p, int head, int query, int key) {
     checkIndices(p.heads, p.queries.rows(), p.keys.rows(), head, query, key);
-    return termsOf(p.queries.row(query), p.keys, p.heads, p.kvHeads, p.causal, head, query, key);
+    return termsOf(p.queries.row(query), p.keys, p.heads, p.kvHeads, p.scale, p.causal, head, query, key);
 }
 
 NeuronTerms neuronTerms(const AttentionInputs& inputs, int head, int query, int key) {
@@ -115,7 +116,7 @@ NeuronTerms neuronTerms(const AttentionInputs& inputs, int head, int query, int 
     AttentionInputs one{inputs.attention, inputs.queryInput.row(query), inputs.keyInput,   inputs.causal,
                         inputs.rotary,    inputs.queryPosition + query, inputs.keyPosition};
     const ProjectedAttention p = projectAttention(one);
-    return termsOf(p.queries.row(0), p.keys, p.heads, p.kvHeads, p.causal, head, query, key);
+    return termsOf(p.queries.row(0), p.keys, p.heads, p.kvHeads, p.scale, p.causal, head, query, key);
 }
 
 } // namespace attnlens

@@ -43,6 +43,7 @@ struct ProjectedAttention {
     RowMatrix queries;          // [n, inner] = x·Wqᵀ + bq
     RowMatrix keys;             // [m, inner] = x·Wkᵀ + bk
     int heads = 1, kvHeads = 1; // query head h reads key head h / (heads / kvHeads)
+    double scale = 0.0;         // the layer's score scale (0: head_dim^-0.5)
     bool causal = false;
     int64_t headDim() const { return heads > 0 ? queries.cols() / heads : 0; }
 };

@@ -68,6 +68,9 @@ public:
     int kvHeads() const { return m_kvHeads; }
     int64_t dim() const { return m_dim; }
     int64_t headDim() const { return m_dim / m_heads; }
+    // What the scores q·k are multiplied by (head_dim^-0.5 unless the config asks otherwise), wherever
+    // applied.
+    float scaleFactor() const { return m_scale; }
 
     // q = (x·Wqᵀ + bq) · head_dim^-0.5      x [n, D] -> q [n, D]
     void projectQuery(const Eigen::Ref<const RowMatrix>& x, RowMatrix& q) const;

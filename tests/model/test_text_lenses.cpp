@@ -98,6 +98,7 @@ private slots:
         QTest::addColumn<QString>("model");
         QTest::newRow("BERT") << "bert-mlm";
         QTest::newRow("GPT-2") << "gpt2";
+        QTest::newRow("GPT-2, scale_attn_weights false") << "gpt2-bare";
     }
     void probeGivesTheNeuronView() {
         QFETCH(QString, model);

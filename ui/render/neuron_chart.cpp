@@ -77,7 +77,14 @@ QStringList neuronArithmetic(const NeuronTerms& t) {
                  .arg(t.headDim)
                  .arg(top)
                  .arg(100.0 * t.topShare(top), 0, 'f', 0);
-    lines << QStringLiteral("÷ √%1 = %2").arg(t.headDim).arg(t.scaled, 0, 'f', 4);
+    // The usual 1/√d_k, or the factor the model's config asks for (GPT-2 without scaling, or by 1/(layer +
+    // 1)).
+    if (std::abs(t.scale * std::sqrt(static_cast<double>(t.headDim)) - 1.0) < 1e-6)
+        lines << QStringLiteral("÷ √%1 = %2").arg(t.headDim).arg(t.scaled, 0, 'f', 4);
+    else
+        lines << QStringLiteral("× %1 (the model's score scale) = %2")
+                     .arg(t.scale, 0, 'g', 4)
+                     .arg(t.scaled, 0, 'f', 4);
     int visible = 0;
     for (double s : t.rowScores)
         visible += std::isfinite(s) ? 1 : 0;
