@@ -70,7 +70,9 @@ NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys,
     t.query = query;
     t.key = key;
     t.headDim = static_cast<int>(hd);
-    t.scale = scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(hd));
+    // 1/√d_k in double unless the layer scales otherwise (its factor is float32: compare, do not copy it).
+    const double usual = 1.0 / std::sqrt(static_cast<double>(hd));
+    t.scale = scale > 0 && std::abs(scale - usual) > 1e-6 * usual ? scale : usual;
     t.q.resize(size_t(hd));
     t.k.resize(size_t(hd));
     t.product.resize(size_t(hd));
