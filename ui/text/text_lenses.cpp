@@ -11,9 +11,6 @@
 #include "ui/widgets/neuron_dialog.h"
 
 #include <QFileInfo>
-#include <QHBoxLayout>
-#include <QPushButton>
-#include <QVBoxLayout>
 
 #include <algorithm>
 
