@@ -82,7 +82,7 @@ void screenshotVision(MainWindow& window, const GuiPages& pages, const GuiOption
     auto* gate = new ReadyGate(
         page, [page, applied] { return *applied && !page->isBusy() && page->document()->hasImage(); },
         [&window, o] { grabLater(window, o); });
-    QObject::connect(page, &VisionPage::imageShown, page, [page, applied, o, gate] {
+    QObject::connect(page, &VisionPage::resultReady, page, [page, applied, o, gate] {
         if (!*applied) {
             *applied = true;
             if (const QString problem = applyVisionScript(page->document(), o.vision); !problem.isEmpty())
@@ -92,7 +92,7 @@ void screenshotVision(MainWindow& window, const GuiPages& pages, const GuiOption
     });
     gate->watch(page->worker(), &InferenceWorker::finished);
     gate->watch(page->worker(), &InferenceWorker::failed);
-    gate->watch(page, &VisionPage::errorShown);
+    gate->watch(page, &VisionPage::failed);
 }
 
 // The Text page: --input replaces the default text; grabbed once its run (or a failure) is on screen.

@@ -103,7 +103,7 @@ void benchVision(attnlens::ui::MainWindow& window, const GuiPages& pages, StallM
     window.setCurrentPage(static_cast<int>(GuiPage::Vision));
     auto clock = std::make_shared<QElapsedTimer>();
     QObject::connect(
-        pages.vision, &attnlens::ui::VisionPage::imageShown, meter,
+        pages.vision, &attnlens::ui::VisionPage::resultReady, meter,
         [pages, meter, clock, done] {
             std::printf("%-40s %8.2f ms\n", "Vision: open a picture -> shown", clock->nsecsElapsed() / 1e6);
             meter->pause();
@@ -131,11 +131,10 @@ void benchDiffusion(attnlens::ui::MainWindow& window, const GuiPages& pages, Sta
             benchVision(window, pages, meter, done);
         },
         Qt::SingleShotConnection);
-    QObject::connect(pages.diffusion, &attnlens::ui::DiffusionPage::errorShown, meter,
-                     [done](const QString& m) {
-                         std::fprintf(stderr, "error: %s\n", qPrintable(m));
-                         done(2);
-                     });
+    QObject::connect(pages.diffusion, &attnlens::ui::DiffusionPage::failed, meter, [done](const QString& m) {
+        std::fprintf(stderr, "error: %s\n", qPrintable(m));
+        done(2);
+    });
     clock->start();
     window.setCurrentPage(static_cast<int>(GuiPage::Diffusion)); // showing the page starts its first run
 }

@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     page.show();
     QElapsedTimer load;
     load.start();
-    QSignalSpy shown(&page, &VisionPage::imageShown);
+    QSignalSpy shown(&page, &VisionPage::resultReady);
     if (!shown.wait(timeoutMs)) {
         std::fprintf(stderr, "error: no image shown: %s\n", qPrintable(page.message()));
         return 2;
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
                 page.document()->image()->image.height, static_cast<double>(load.nsecsElapsed()) / 1e6);
 
     std::vector<double> drop, forward, click, shiftClick;
-    QObject::connect(&page, &VisionPage::imageShown, &page, [&page] { page.imageView()->repaint(); });
+    QObject::connect(&page, &VisionPage::resultReady, &page, [&page] { page.imageView()->repaint(); });
     for (int i = 0; i < repeats; ++i) {
         auto* mime = new QMimeData;
         mime->setUrls({QUrl::fromLocalFile(image)});

@@ -532,7 +532,7 @@ void TestDiffusionPage::badFolderKeepsTheModel() {
     cut.write(weights.read(weights.size() / 2));
     cut.close();
     for (const QString& dir : {broken, tmp.filePath("missing")}) {
-        QSignalSpy error(m_page.get(), &DiffusionPage::errorShown);
+        QSignalSpy error(m_page.get(), &DiffusionPage::failed);
         m_page->openModel(dir);
         WAIT_UNTIL(error.count() > 0);
         WAIT_UNTIL(!m_page->isBusy());
@@ -569,7 +569,7 @@ void TestDiffusionPage::mainWindowSendsDiffusersFoldersHere() {
                     "unet": ["diffusers", "UNet2DModel"], "scheduler": ["diffusers", "DDIMScheduler"]})");
     index_.close();
     const auto loadedModel = page->document()->model();
-    QSignalSpy error(page, &DiffusionPage::errorShown);
+    QSignalSpy error(page, &DiffusionPage::failed);
     QVERIFY(window.openModel(tmp.filePath("latent")));
     WAIT_UNTIL(error.count() > 0);
     QVERIFY2(page->message().contains("vqvae") && page->message().contains("not supported"),

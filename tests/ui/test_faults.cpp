@@ -221,7 +221,7 @@ void TestFaults::visionPage(VisionPage& page) {
     page.resize(1200, 800);
     page.show();
     WAIT_UNTIL(page.document()->hasImage() && !page.isBusy());
-    QSignalSpy shown(&page, &VisionPage::imageShown);
+    QSignalSpy shown(&page, &VisionPage::resultReady);
     page.openImage(samplePath("bag_1.png"));
     WAIT_UNTIL(shown.count() > 0);
     WAIT_UNTIL(!page.isBusy());
@@ -238,7 +238,7 @@ void TestFaults::visionCancelMidRun() {
     const auto before = page.document()->image();
     startLongAnalysis(page);
     QSignalSpy cancelled(page.worker(), &InferenceWorker::cancelled);
-    QSignalSpy shown(&page, &VisionPage::imageShown);
+    QSignalSpy shown(&page, &VisionPage::resultReady);
     page.worker()->cancel(); // what the status bar's Cancel does
     WAIT_UNTIL(cancelled.count() > 0);
     WAIT_UNTIL(!page.isBusy());

@@ -118,7 +118,7 @@ void TestVisionPage::init() {
 }
 
 void TestVisionPage::openAndWait(const QString& path) {
-    QSignalSpy shown(m_page.get(), &VisionPage::imageShown);
+    QSignalSpy shown(m_page.get(), &VisionPage::resultReady);
     m_page->openImage(path);
     WAIT_UNTIL(shown.count() > 0);
     WAIT_UNTIL(!m_page->isBusy());
@@ -347,7 +347,7 @@ void TestVisionPage::badImageKeepsThePreviousState() {
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write("\x89PNG\r\n\x1a\n this is not a png");
     f.close();
-    QSignalSpy error(m_page.get(), &VisionPage::errorShown);
+    QSignalSpy error(m_page.get(), &VisionPage::failed);
     m_page->openImage(bad);
     WAIT_UNTIL(error.count() > 0);
     QVERIFY2(error.at(0).at(0).toString().contains("broken.png"), qPrintable(error.at(0).at(0).toString()));
@@ -366,7 +366,7 @@ void TestVisionPage::pastedImageOfAnotherSizeIsAnalysed() {
     for (int y = 0; y < 60; ++y)
         for (int x = 0; x < 90; ++x)
             img.setPixelColor(x, y, QColor((x * 3) % 256, (y * 4) % 256, 128));
-    QSignalSpy shown(m_page.get(), &VisionPage::imageShown);
+    QSignalSpy shown(m_page.get(), &VisionPage::resultReady);
     m_page->openImage(img, "test picture");
     WAIT_UNTIL(shown.count() > 0);
     WAIT_UNTIL(!m_page->isBusy());
@@ -382,7 +382,7 @@ void TestVisionPage::droppedFileIsAnalysed() {
     openAndWait(samplePath("coat_1.png"));
     QMimeData mime;
     mime.setUrls({QUrl::fromLocalFile(samplePath("trouser_2.png"))});
-    QSignalSpy shown(m_page.get(), &VisionPage::imageShown);
+    QSignalSpy shown(m_page.get(), &VisionPage::resultReady);
     const QPoint at = m_page->imageView()->geometry().center();
     QDragEnterEvent enter(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
     QApplication::sendEvent(m_page.get(), &enter);

@@ -154,7 +154,7 @@ void DiffusionPage::refreshAblation() {
     const auto frame = m_doc->frameShared(step);
     const DiffusionSettings settings = m_doc->settings();
     const int runId = m_doc->runId();
-    m_worker->run<AblationResult>(
+    worker()->run<AblationResult>(
         tr("Predicting the step without the heads"),
         [model = m_doc->model(), frame, settings, heads = m_ablated, runId](const Callbacks& cb) {
             UNetRunOptions run;
@@ -218,7 +218,7 @@ void DiffusionPage::rankHeadsByImportance() {
     if (step < 0 || !m_doc->model()) return;
     const auto frame = m_doc->frameShared(step);
     const auto key = std::pair(m_doc->runId(), step);
-    m_worker->run<RowMatrix>(
+    worker()->run<RowMatrix>(
         tr("Ranking heads"),
         [model = m_doc->model(), frame, label = m_doc->settings().classLabel](const Callbacks& cb) {
             return unetHeadImportance(*model->unet, frame->step.sample, float(frame->step.timestep), label,
@@ -271,7 +271,7 @@ void DiffusionPage::showNeuronView() {
         return inputs;
     };
     if (!m_neuron) {
-        m_neuron = new NeuronDialog(m_worker, this);
+        m_neuron = new NeuronDialog(worker(), this);
         connect(m_doc, &DiffusionDocument::stepChanged, m_neuron, [this] {
             if (m_neuron->isVisible()) showNeuronView();
         });

@@ -50,11 +50,11 @@ QString folderName(const QString& dir) {
 } // namespace
 
 DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
-    : QWidget(parent), m_doc(new DiffusionDocument(this)), m_worker(new InferenceWorker(this)) {
+    : WorkspacePage(ModelKind::Diffusion, parent), m_doc(new DiffusionDocument(this)) {
     QWidget* bar = buildTopBar(); // built in this order: later builders use what earlier ones made
     QWidget* sidebar = buildSidebar();
     QWidget* centre = buildCentre();
-    m_message = assembleWorkspace(this, bar, sidebar, centre);
+    assembleWorkspace(this, bar, messageLine(), sidebar, centre);
 
     m_playTimer = new QTimer(this);
     m_playTimer->setInterval(150);
@@ -70,22 +70,12 @@ DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
     m_mapsTimer->setSingleShot(true);
     connect(m_mapsTimer, &QTimer::timeout, this, &DiffusionPage::refreshMaps);
     connectDocument();
-    connectWorker();
-
-    QString dir = modelDir;
-    if (dir.isEmpty()) {
-        QString missing;
-        dir = builtinModelPath(ModelKind::Diffusion, missing);
-        if (dir.isEmpty()) showError(missing);
-    }
     syncControls();
     refreshMaps();
-    if (!dir.isEmpty()) openModel(dir);
+    openFirstModel(modelDir);
 }
 
-DiffusionPage::~DiffusionPage() {
-    m_worker->stop();
-}
+DiffusionPage::~DiffusionPage() = default;
 
 // Top bar: model, progress (JobStatus), export menu.
 QWidget* DiffusionPage::buildTopBar() {
@@ -102,7 +92,7 @@ QWidget* DiffusionPage::buildTopBar() {
     m_modelLabel = new QLabel(tr("no model"), bar);
     m_modelLabel->setObjectName(QStringLiteral("modelLabel"));
     mute(m_modelLabel);
-    auto* jobStatus = new JobStatus(m_worker, bar);
+    auto* jobStatus = new JobStatus(worker(), bar);
     m_export = exportMenuButton(
         bar, {
                  {tr("View as PNG…"), [this] { chooseExport(Export::View); }},
@@ -148,33 +138,26 @@ void DiffusionPage::connectDocument() {
     connect(m_doc, &DiffusionDocument::lookChanged, this, &DiffusionPage::refreshMaps);
 }
 
-// Worker → runs ending, errors (progress and Cancel: the JobStatus in the bar).
-void DiffusionPage::connectWorker() {
-    connect(m_worker, &InferenceWorker::failed, this, [this](int id, const QString& msg) {
-        m_restore.reset(); // a session being restored stops here; the message says why
-        m_loadingDir.clear();
-        m_requested.clear();
-        if (id == m_attentionJob) m_attentionJob = 0, m_attentionAgain = false;
-        if (id == m_runJob && m_doc->running()) {
-            m_doc->finishRun(false);
-            emit runFinished();
-        }
-        showError(msg);
-    });
-    connect(m_worker, &InferenceWorker::cancelled, this, [this](int id) {
-        if (m_worker->pendingJobs() == 0) { // nothing left to continue a session being restored (Cancel)
-            m_restore.reset();
-            m_loadingDir.clear();
-        }
-        m_requested.clear();
-        if (id == m_attentionJob) m_attentionJob = 0, m_attentionAgain = false;
-        if (id == m_runJob && m_doc->running()) {
-            m_doc->finishRun(false);
-            showNotice(
-                tr("Stopped after %n step(s); they stay on the timeline.", nullptr, m_doc->completedSteps()));
-            emit runFinished();
-        }
-    });
+// A failed or cancelled job (the error is on the message line): its requests are forgotten, a run ends with
+// the steps it made.
+void DiffusionPage::jobFailed(int id, const QString&) {
+    m_requested.clear();
+    if (id == m_attentionJob) m_attentionJob = 0, m_attentionAgain = false;
+    if (id == m_runJob && m_doc->running()) {
+        m_doc->finishRun(false);
+        emit runFinished();
+    }
+}
+
+void DiffusionPage::jobCancelled(int id) {
+    m_requested.clear();
+    if (id == m_attentionJob) m_attentionJob = 0, m_attentionAgain = false;
+    if (id == m_runJob && m_doc->running()) {
+        m_doc->finishRun(false);
+        showNotice(
+            tr("Stopped after %n step(s); they stay on the timeline.", nullptr, m_doc->completedSteps()));
+        emit runFinished();
+    }
 }
 
 QWidget* DiffusionPage::buildSidebar() {
@@ -438,30 +421,24 @@ QWidget* DiffusionPage::buildStrip(QWidget* parent) {
 void DiffusionPage::openModel(const QString& dir) {
     // The user has moved on: a run of the current model stops (its steps stay if the new folder fails to
     // load) instead of holding the load back until its last step.
-    if (m_worker->pendingJobs() > 0) m_worker->cancel();
-    m_loadingDir = dir;
-    m_worker->run<std::shared_ptr<const DiffusionModel>>(
-        tr("Loading %1").arg(folderName(dir)),
+    if (isBusy()) worker()->cancel();
+    loadModel<std::shared_ptr<const DiffusionModel>>(
+        dir,
         [path = dir.toStdString()](const Callbacks&) {
             return std::make_shared<const DiffusionModel>(loadDiffusionModel(path));
         },
         [this, dir](std::shared_ptr<const DiffusionModel> model) {
-            m_loadingDir.clear();
             setPlaying(false);
-            m_modelDir = dir;
             m_doc->setModel(std::move(model), folderName(dir));
             m_requested.clear();
-            m_message->dismiss();
-            emit modelLoaded();
-            if (m_restore) {
-                continueRestore();
-                return;
-            }
-            if (m_generateWhenLoaded || (!m_firstShow && isVisible())) {
-                m_generateWhenLoaded = false;
-                generate();
-            }
         });
+}
+
+void DiffusionPage::modelReady() {
+    if (m_generateWhenLoaded || (!m_firstShow && isVisible())) {
+        m_generateWhenLoaded = false;
+        generate();
+    }
 }
 
 QString DiffusionPage::modelDescription() const {
@@ -510,14 +487,14 @@ void DiffusionPage::generate() {
         showError(QString::fromUtf8(e.what()));
         return;
     }
-    if (m_worker->pendingJobs() > 0) m_worker->cancel();
-    m_message->dismiss();
+    if (isBusy()) worker()->cancel();
+    dismissMessage();
     m_doc->beginRun(settings, session->timesteps());
     m_requested.clear();
     const bool capture = DiffusionDocument::attentionBytesPerStep(*m_doc->model()) <= m_captureLimit;
     const int runId = m_doc->runId();
     using Partial = std::pair<std::shared_ptr<const DiffusionFrame>, std::shared_ptr<const StepAttention>>;
-    m_runJob = m_worker->stream<Partial, Tensor>(
+    m_runJob = worker()->stream<Partial, Tensor>(
         tr("Generating"),
         [session, capture](const Callbacks& cb, const std::function<void(Partial)>& post) {
             for (int i = 0; !session->done(); ++i) {
@@ -537,8 +514,9 @@ void DiffusionPage::generate() {
         [this, runId](Tensor finalSample) {
             if (m_doc->runId() != runId) return;
             m_doc->finishRun(true, finalSample);
-            if (m_restore) applyRestoredView();
+            if (restoreState()) applyRestoredView();
             requestAttention();
+            emit resultReady();
             emit runFinished();
         });
 }
@@ -561,7 +539,7 @@ void DiffusionPage::requestAttention() {
         frames.push_back(m_doc->frameShared(s));
     const int runId = m_doc->runId();
     using Partial = std::pair<int, std::shared_ptr<const StepAttention>>; // (step, its maps)
-    m_attentionJob = m_worker->stream<Partial, bool>(
+    m_attentionJob = worker()->stream<Partial, bool>(
         tr("Computing attention"),
         [model = m_doc->model(), label = m_doc->settings().classLabel,
          frames](const Callbacks& cb, const std::function<void(Partial)>& post) {
@@ -587,9 +565,6 @@ void DiffusionPage::attentionJobEnded() {
     requestAttention();
 }
 
-bool DiffusionPage::isBusy() const {
-    return m_worker->pendingJobs() > 0;
-}
 bool DiffusionPage::isPlaying() const {
     return m_playTimer->isActive();
 }
@@ -626,19 +601,6 @@ void DiffusionPage::showEvent(QShowEvent* event) {
     if (!m_firstShow) return;
     m_firstShow = false;
     if (!m_doc->hasRun()) generate(); // waits for the model when it is still loading
-}
-
-QString DiffusionPage::message() const {
-    return m_message->message();
-}
-
-void DiffusionPage::showError(const QString& text) {
-    m_message->showError(text);
-    emit errorShown(text);
-}
-
-void DiffusionPage::showNotice(const QString& text) {
-    m_message->showNotice(text);
 }
 
 // --- views ----------------------------------------------------------------------------------

@@ -19,9 +19,7 @@
 // "queryLabel", "keySide", "layer", "head", "over", "opacity", "colorMap".
 
 #include "ui/diffusion/diffusion_document.h"
-#include "ui/shell/help_dialogs.h"
-#include "ui/shell/model_page.h"
-#include "ui/shell/session.h"
+#include "ui/shell/workspace_page.h"
 
 #include <QElapsedTimer>
 #include <QWidget>
@@ -46,13 +44,11 @@ class HeadsLensView;
 class NeuronDialog;
 class MapDifferenceWindow;
 class MapLensBox;
-class InferenceWorker;
-class PageMessage;
 class MapGridView;
 class PatchImageView;
 class UShapeView;
 
-class DiffusionPage : public QWidget, public ModelPage, public ExplainedPage, public SessionPage {
+class DiffusionPage : public WorkspacePage {
     Q_OBJECT
 public:
     // Starts loading `modelDir` (empty: the built-in ddpm-fashion-tiny). The first image is generated
@@ -65,10 +61,8 @@ public:
     ~DiffusionPage() override;
 
     // ModelPage
-    bool acceptsModel(ModelKind kind) const override { return kind == ModelKind::Diffusion; }
     void openModel(const QString& dir) override;
     QString modelDescription() const override;
-    QString loadedModelDir() const override { return m_modelDir; }
 
     // Starts a run with the controls' settings (class, seed, scheduler, steps); a running one is cancelled.
     void generate();
@@ -81,18 +75,13 @@ public:
     QString sessionKey() const override { return QStringLiteral("diffusion"); }
     QJsonObject saveSession() const override;
     QString checkSession(const QJsonObject& state) const override;
-    void restoreSession(const QJsonObject& state) override;
-    bool restoringSession() const override { return m_restore.has_value(); }
 
     DiffusionDocument* document() const { return m_doc; }
     // Attention is captured while generating when a step's maps take at most this many bytes (default
     // 64 MiB); otherwise the page computes the maps of the steps looked at, one job at a time.
     void setCaptureLimit(int64_t bytes) { m_captureLimit = bytes; }
-    InferenceWorker* worker() const { return m_worker; }
-    bool isBusy() const; // a job is queued or running
     bool isPlaying() const;
     void setPlaying(bool playing);
-    QString message() const; // the last error or notice shown on the page
     PatchImageView* overlayView() const { return m_overlay; }
     UShapeView* uView() const { return m_uView; }
     MapGridView* stepStrip() const { return m_strip; }
@@ -137,13 +126,17 @@ public:
     MapDifferenceWindow* differenceWindow() const { return m_difference; }
 
 signals:
-    void modelLoaded();
-    void runFinished(); // a run completed or was cancelled (its frames stay)
+    void runFinished(); // a run completed (after resultReady) or was cancelled (its frames stay)
     void exported(const QString& path);
-    void errorShown(const QString& message);
 
 protected:
     void showEvent(QShowEvent* event) override;
+    void modelReady() override;
+    bool restoreInputs(const QJsonObject& state) override;
+    bool hasModel() const override { return m_doc->model() != nullptr; }
+    void continueRestore() override; // the model is here: settings, heads off, the run
+    void jobFailed(int id, const QString& message) override;
+    void jobCancelled(int id) override;
     bool eventFilter(QObject* watched, QEvent* event) override; // keeps the colour bar as tall as the picture
 
 private:
@@ -155,7 +148,6 @@ private:
     QWidget* buildMapBox(QWidget* panel);
     QWidget* buildDisplayBox(QWidget* panel);
     void connectDocument();
-    void connectWorker();
     void attentionJobEnded();
     QWidget* buildCentre();
     QLayout* buildTimeline(QWidget* centre);
@@ -163,8 +155,6 @@ private:
     QLayout* buildLargeView(QWidget* top);
     QLayout* buildUView(QWidget* top);
     QWidget* buildStrip(QWidget* parent);
-    void showError(const QString& text);
-    void showNotice(const QString& text);
     void syncControls();
     void refreshStep(); // timeline, step images
     void refreshMaps(); // large view, colour bar, U view, strip
@@ -178,13 +168,9 @@ private:
     void chooseExport(Export what); // asks for a path, then writes
 
     DiffusionDocument* m_doc;
-    InferenceWorker* m_worker;
     int m_runJob = 0; // the worker job of the current run
     bool m_firstShow = true;
-    std::optional<QJsonObject> m_restore; // a session being restored (diffusion_session.cpp)
-    QString m_loadingDir;                 // the folder a load is running for
-    void continueRestore();               // the model is here: settings, heads off, the run
-    void applyRestoredView();             // the run is here: step and selection
+    void applyRestoredView(); // the run is here: step and selection (diffusion_session.cpp)
     bool m_generateWhenLoaded = false;
     std::set<std::pair<int, int>> m_requested; // (run id, step) whose attention is queued
     // One attention job at a time: scrubbing the timeline asks again when the job in flight ends, for
@@ -196,7 +182,6 @@ private:
     QElapsedTimer m_mapsDrawn;     // since the last refreshMaps()
 
     QLabel* m_modelLabel = nullptr;
-    PageMessage* m_message = nullptr;
     QToolButton* m_export = nullptr;
     QComboBox* m_class = nullptr;
     QSpinBox* m_seed = nullptr;
@@ -217,7 +202,6 @@ private:
     QLabel* m_viewTitle = nullptr;
     PatchImageView* m_overlay = nullptr;
     ColorBar* m_colorBar = nullptr;
-    QString m_modelDir; // the folder of the loaded model
     UShapeView* m_uView = nullptr;
     QLabel* m_uTitle = nullptr;
     QLabel* m_stripTitle = nullptr;

@@ -74,7 +74,7 @@ void DiffusionPage::exportTrajectory(const QString& path) {
     attnlens::UNetView view = m_doc->view();
     view.minSide = kExportMinSide;
     const int layer = m_doc->layers().empty() ? -1 : m_doc->layer();
-    m_worker->run<int>(
+    worker()->run<int>(
         gif ? tr("Writing the GIF") : tr("Writing the PNG sequence"),
         [model = m_doc->model(), label = m_doc->settings().classLabel, frames, cached, view, layer, gif,
          out = path.toStdString()](const Callbacks& cb) {

@@ -59,7 +59,7 @@ State parse(SessionReader& r) {
 
 QJsonObject DiffusionPage::saveSession() const {
     QJsonObject s;
-    saveModelDir(s, m_modelDir, ModelKind::Diffusion);
+    saveModelDir(s, loadedModelDir(), ModelKind::Diffusion);
     const DiffusionSettings settings = m_doc->hasRun() ? m_doc->settings() : settingsFromControls();
     s.insert("scheduler", settings.scheduler == SchedulerKind::Ddpm ? "ddpm" : "ddim");
     s.insert("steps", settings.steps);
@@ -88,35 +88,27 @@ QString DiffusionPage::checkSession(const QJsonObject& state) const {
     return r.error();
 }
 
-void DiffusionPage::restoreSession(const QJsonObject& state) {
+bool DiffusionPage::restoreInputs(const QJsonObject& state) {
     SessionReader r(state, QStringLiteral("pages.diffusion"));
     const State s = parse(r);
     if (!r.ok()) {
         showError(r.error());
-        return;
+        return false;
     }
     setPlaying(false);
-    m_restore = state;
     m_firstShow = false; // the session decides whether there is a run
     m_generateWhenLoaded = false;
     m_doc->setOpacity(static_cast<float>(s.opacity));
     m_doc->setColorMap(s.colorMap);
-    const QString dir = sessionModelDir(state, ModelKind::Diffusion);
-    if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir))
-        return; // that load continues it
-    if (!dir.isEmpty() && (!m_doc->model() || QFileInfo(dir) != QFileInfo(m_modelDir))) {
-        openModel(dir); // then continueRestore()
-        return;
-    }
-    continueRestore();
+    return true;
 }
 
 void DiffusionPage::continueRestore() {
-    if (!m_restore) return;
-    SessionReader r(*m_restore, QStringLiteral("pages.diffusion"));
+    if (!restoreState()) return;
+    SessionReader r(*restoreState(), QStringLiteral("pages.diffusion"));
     const State s = parse(r);
     if (!m_doc->model()) {
-        m_restore.reset();
+        endRestore();
         showError(tr("Session restored without a model: open a diffusion model with File → Open model…"));
         return;
     }
@@ -133,10 +125,10 @@ void DiffusionPage::continueRestore() {
 }
 
 void DiffusionPage::applyRestoredView() {
-    if (!m_restore) return;
-    SessionReader r(*m_restore, QStringLiteral("pages.diffusion"));
+    if (!restoreState()) return;
+    SessionReader r(*restoreState(), QStringLiteral("pages.diffusion"));
     const State s = parse(r);
-    m_restore.reset();
+    endRestore();
     if (s.step >= 0) m_doc->setCurrentStep(s.step);
     m_doc->setLayer(s.layer);
     m_doc->setFusion(*parseHeadFusion(s.fusion.toStdString()));

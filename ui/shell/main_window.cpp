@@ -4,6 +4,7 @@
 #include "ui/shell/help_dialogs.h"
 #include "ui/shell/model_page.h"
 #include "ui/shell/theme.h"
+#include "ui/shell/workspace_page.h"
 #include "ui/widgets/page_message.h"
 
 #include <QAction>
@@ -185,9 +186,11 @@ int MainWindow::addPage(const QString& title, QWidget* page) {
     auto* action = m_viewMenu->addAction(title, this, [this, index] { setCurrentPage(index); });
     // Recent models hold folders that loaded: the folder handed to a page is remembered when the page
     // reports it loaded (a failed load leaves the list as it was).
-    if (dynamic_cast<ModelPage*>(page)) connect(page, SIGNAL(modelLoaded()), this, SLOT(pageLoadedModel()));
-    if (page->metaObject()->indexOfSignal("imageFileShown(QString)") >= 0)
-        connect(page, SIGNAL(imageFileShown(QString)), this, SLOT(rememberImage(QString)));
+    if (auto* workspace = qobject_cast<WorkspacePage*>(page)) {
+        connect(workspace, &WorkspacePage::modelLoaded, this,
+                [this, workspace] { pageLoadedModel(workspace); });
+        connect(workspace, &WorkspacePage::inputFileShown, this, &MainWindow::rememberImage);
+    }
     if (index < 9) action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + index)));
     if (m_sidebar->currentRow() < 0) m_sidebar->setCurrentRow(0);
     return index;
@@ -280,11 +283,9 @@ bool MainWindow::openModel(const QString& dir) {
     return false;
 }
 
-void MainWindow::pageLoadedModel() {
-    auto* widget = qobject_cast<QWidget*>(sender());
-    auto* page = dynamic_cast<ModelPage*>(widget);
-    const auto pending = m_pendingModel.find(widget);
-    if (!page || pending == m_pendingModel.end()) return;
+void MainWindow::pageLoadedModel(WorkspacePage* page) {
+    const auto pending = m_pendingModel.find(page);
+    if (pending == m_pendingModel.end()) return;
     const QString dir = pending.value();
     if (QFileInfo(page->loadedModelDir()) != QFileInfo(dir)) return; // a reload or another folder loaded
     m_pendingModel.erase(pending);

@@ -21,6 +21,7 @@ class QMimeData;
 namespace attnlens::ui {
 
 class PageMessage;
+class WorkspacePage;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -91,9 +92,9 @@ protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
-private slots:
-    void pageLoadedModel();                  // a page's modelLoaded(): remember the folder it was handed
-    void rememberImage(const QString& path); // a page's imageFileShown(path)
+private:
+    void pageLoadedModel(WorkspacePage* page); // its modelLoaded(): remember the folder it was handed
+    void rememberImage(const QString& path);   // a page's inputFileShown(path)
 
 private:
     void buildThemeMenu();

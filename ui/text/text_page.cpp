@@ -101,15 +101,13 @@ enum Tab { kMatrixTab, kModelTab, kLinesTab, kHeadsTab, kDifferenceTab };
 } // namespace
 
 TextPage::TextPage(QWidget* parent, const QString& modelDir)
-    : QWidget(parent), m_doc(new TextDocument(this)), m_worker(new InferenceWorker(this)),
+    : WorkspacePage(ModelKind::Text, parent), m_doc(new TextDocument(this)),
       m_cache(std::make_shared<CacheSlot>()) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 6, 8, 4);
     layout->setSpacing(6);
     layout->addWidget(buildTopBar());
-    m_message = new PageMessage(this);
-    m_message->setObjectName(QStringLiteral("message"));
-    layout->addWidget(m_message);
+    layout->addWidget(messageLine());
     m_output = new QLabel(this);
     m_output->setObjectName(QStringLiteral("output"));
     m_output->setWordWrap(true);
@@ -121,7 +119,7 @@ TextPage::TextPage(QWidget* parent, const QString& modelDir)
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("status"));
     statusRow->addWidget(m_status, 1);
-    statusRow->addWidget(new JobStatus(m_worker, this, [this] { cancel(); }));
+    statusRow->addWidget(new JobStatus(worker(), this, [this] { cancel(); }));
     layout->addLayout(statusRow);
 
     m_playback->addShortcuts(this, tr("Next generated token"), tr("Previous generated token"));
@@ -133,21 +131,13 @@ TextPage::TextPage(QWidget* parent, const QString& modelDir)
         refreshOutput();
         m_lines->update();
     });
-    connectWorker();
+    connect(worker(), &InferenceWorker::busyChanged, this, [this](bool) { syncControls(); });
     m_input->setText(QString::fromLatin1(kDefaultText));
-    QString dir = modelDir;
-    if (dir.isEmpty()) {
-        QString missing;
-        dir = builtinModelPath(ModelKind::Text, missing);
-        if (dir.isEmpty()) m_message->showError(missing);
-    }
     syncControls();
-    if (!dir.isEmpty()) openModel(dir);
+    openFirstModel(modelDir);
 }
 
-TextPage::~TextPage() {
-    m_worker->stop();
-}
+TextPage::~TextPage() = default;
 
 // The built-in model loads with the window, but its first run (a generation) waits until the page is first
 // shown: a user who never opens the Text page pays nothing for it, and the other pages start alone.
@@ -186,7 +176,7 @@ QWidget* TextPage::buildTopBar() {
     connect(m_playback, &PlaybackBar::stepForward, this, &TextPage::stepForward);
     connect(m_playback, &PlaybackBar::playingRequested, this, &TextPage::setPlaying);
     connect(m_playback, &PlaybackBar::tick, this, [this] {
-        if (m_worker->pendingJobs() > 0) return;
+        if (isBusy()) return;
         if (!m_doc->run() || m_doc->step() >= m_doc->run()->generated()) return setPlaying(false);
         m_doc->setStep(m_doc->step() + 1);
     });
@@ -205,7 +195,7 @@ QWidget* TextPage::buildTopBar() {
                                                if (!path.isEmpty()) try {
                                                        exportTo(path);
                                                    } catch (const Error& e) {
-                                                       m_message->showError(e.what());
+                                                       showError(e.what());
                                                    }
                                            }},
                                           {tr("The run as JSON (tokens, ids, attentions)…"), [this] {
@@ -214,7 +204,7 @@ QWidget* TextPage::buildTopBar() {
                                                if (!path.isEmpty()) try {
                                                        exportTo(path);
                                                    } catch (const Error& e) {
-                                                       m_message->showError(e.what());
+                                                       showError(e.what());
                                                    }
                                            }}}));
     return bar;
@@ -294,7 +284,7 @@ QWidget* TextPage::buildViews() {
     m_lines = new TextLinesCanvas(m_doc, scroll);
     scroll->setWidget(m_lines);
     m_tabs->addTab(scroll, tr("Lines"));
-    m_lenses = new TextLenses(m_doc, m_worker, this);
+    m_lenses = new TextLenses(m_doc, worker(), this);
     m_tabs->addTab(m_lenses->buildHeadsTab(m_tabs), tr("Heads"));
     m_tabs->addTab(m_lenses->buildDifferenceTab(m_tabs), tr("Difference"));
     connect(m_lenses, &TextLenses::ablationChanged, this, [this] {
@@ -322,20 +312,13 @@ QWidget* TextPage::buildViews() {
     return split;
 }
 
-void TextPage::connectWorker() {
-    connect(m_worker, &InferenceWorker::busyChanged, this, [this](bool) { syncControls(); });
-    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& message) {
-        setPlaying(false);
-        m_restore.reset();
-        m_loadingDir.clear();
-        m_message->showError(message);
-        showStatus(message, true);
-        emit failed(message);
-    });
-    connect(m_worker, &InferenceWorker::cancelled, this, [this](int) {
-        if (m_worker->pendingJobs() == 0) m_restore.reset(), m_loadingDir.clear();
-        showStatus(tr("Cancelled."));
-    });
+void TextPage::jobFailed(int, const QString& message) {
+    setPlaying(false);
+    showStatus(message, true);
+}
+
+void TextPage::jobCancelled(int) {
+    showStatus(tr("Cancelled."));
 }
 
 void TextPage::showStatus(const QString& text, bool error) {
@@ -344,14 +327,8 @@ void TextPage::showStatus(const QString& text, bool error) {
                                   : QString());
 }
 
-QString TextPage::message() const {
-    return m_message->message();
-}
 QString TextPage::statusText() const {
     return m_status->text();
-}
-bool TextPage::isBusy() const {
-    return m_worker->pendingJobs() > 0;
 }
 void TextPage::setText(const QString& text) {
     m_input->setText(text);
@@ -365,35 +342,26 @@ void TextPage::setNewTokens(int n) {
 
 void TextPage::openModel(const QString& dir) {
     setPlaying(false);
-    m_loadingDir = dir;
     ++m_generation;
     showStatus(tr("Loading %1…").arg(dir));
     auto cache = m_cache;
-    m_worker->run<std::shared_ptr<const TextFolder>>(
-        tr("Loading %1").arg(QFileInfo(dir).fileName()),
+    loadModel<std::shared_ptr<const TextFolder>>(
+        dir,
         [dir, cache](const Callbacks& cb) {
             cache->run.reset();
             return std::make_shared<const TextFolder>(loadTextFolder(dir.toStdString(), cb));
         },
-        [this, dir](std::shared_ptr<const TextFolder> folder) {
-            m_loadingDir.clear();
-            m_modelDir = dir;
+        [this](std::shared_ptr<const TextFolder> folder) {
             m_doc->setModel(std::move(folder));
-            m_message->dismiss();
             showStatus(tr("Loaded %1.").arg(m_doc->modelDescription()));
-            emit modelLoaded();
-            if (m_restore)
-                continueRestore();
-            else if (!m_input->text().trimmed().isEmpty() && (isVisible() || m_doc->run() || !m_firstShow))
-                runText();
-            else
-                m_runWhenShown =
-                    !m_input->text().trimmed().isEmpty(); // the first run waits for the page to show
         });
 }
 
-void TextPage::reloadModel() {
-    if (!m_modelDir.isEmpty()) openModel(m_modelDir);
+void TextPage::modelReady() {
+    if (!m_input->text().trimmed().isEmpty() && (isVisible() || m_doc->run() || !m_firstShow))
+        runText();
+    else
+        m_runWhenShown = !m_input->text().trimmed().isEmpty(); // the first run waits for the page to show
 }
 
 void TextPage::runText() {
@@ -412,7 +380,7 @@ void TextPage::runText() {
     const int count = folder->decoderOnly() ? m_newTokens->value() : 0;
     const int generation = ++m_generation;
     auto cache = m_cache;
-    m_worker->run<std::shared_ptr<const TextRun>>(
+    worker()->run<std::shared_ptr<const TextRun>>(
         folder->decoderOnly() ? tr("Generating") : tr("Running"),
         [folder, cache, count, text = text.toStdString(), off = m_lenses->ablated()](const Callbacks& cb) {
             auto run = TextDocument::makeRun(*folder, text, &cache->cache, cb, off);
@@ -433,10 +401,10 @@ void TextPage::runText() {
                                   .arg(r.generated())
                             : tr("%1 tokens.").arg(r.promptLength)) +
                        off);
-            if (m_restore) {
-                const int step = m_restore->value("step").toInt(-1);
+            if (restoreState()) {
+                const int step = restoreState()->value("step").toInt(-1);
                 if (step >= 0) m_doc->setStep(step);
-                m_restore.reset();
+                endRestore();
             }
             emit resultReady();
         });
@@ -448,7 +416,7 @@ void TextPage::generateMore(int count) {
     if (!folder || !folder->decoderOnly() || !shown) return;
     const int generation = m_generation;
     auto cache = m_cache;
-    m_worker->run<std::shared_ptr<const TextRun>>(
+    worker()->run<std::shared_ptr<const TextRun>>(
         tr("Generating"),
         [folder, cache, shown, count](const Callbacks& cb) {
             if (cache->run != shown) throw Error("the run changed; press Run again");
@@ -491,7 +459,7 @@ void TextPage::setPlaying(bool on) {
 void TextPage::cancel() {
     setPlaying(false);
     ++m_generation;
-    m_worker->cancel();
+    worker()->cancel();
 }
 
 void TextPage::syncControls() {
@@ -514,7 +482,7 @@ void TextPage::syncControls() {
                             : m_doc->fusion() == HeadFusion::Max ? 1
                                                                  : 0);
     // Run stays available while a job runs: a new run supersedes the one in progress (its result is dropped).
-    const bool busy = m_worker->isBusy();
+    const bool busy = worker()->isBusy();
     m_run->setEnabled(folder != nullptr);
     const auto& run = m_doc->run();
     m_playback->setAvailable(run && m_doc->step() > 0, run != nullptr && !busy, true);
@@ -685,7 +653,7 @@ QString TextPage::viewExplanation() const {
 
 QJsonObject TextPage::saveSession() const {
     QJsonObject s;
-    saveModelDir(s, m_modelDir, ModelKind::Text);
+    saveModelDir(s, loadedModelDir(), ModelKind::Text);
     s.insert("input", m_input->text());
     s.insert("new_tokens", m_newTokens->value());
     s.insert("ran", m_doc->run() != nullptr);
@@ -717,34 +685,27 @@ QString TextPage::checkSession(const QJsonObject& state) const {
     return r.error();
 }
 
-void TextPage::restoreSession(const QJsonObject& state) {
-    if (!checkSession(state).isEmpty()) return;
+bool TextPage::restoreInputs(const QJsonObject& state) {
+    if (!checkSession(state).isEmpty()) return false;
     setPlaying(false);
-    m_restore = state;
     m_input->setText(state.value("input").toString());
     m_newTokens->setValue(state.value("new_tokens").toInt(m_newTokens->value()));
     m_doc->setWordLevel(state.value("word_level").toBool());
     m_doc->setHideSpecial(state.value("hide_special").toBool());
     m_tabs->setCurrentIndex(
         std::max(0, static_cast<int>(kViews.indexOf(state.value("view").toString("matrix")))));
-    const QString dir = sessionModelDir(state, ModelKind::Text);
-    if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir))
-        return; // that load continues it
-    if (!dir.isEmpty() && (!m_doc->hasModel() || QFileInfo(dir) != QFileInfo(m_modelDir))) {
-        openModel(dir); // then continueRestore()
-        return;
-    }
-    continueRestore();
+    return true;
 }
 
 // The model is the session's: its layer and head, then the run (whose result sets the step) or nothing more.
 void TextPage::continueRestore() {
-    if (!m_restore) return;
-    m_doc->setLayer(m_restore->value("layer").toInt());
-    m_doc->setFusion(m_restore->value("fusion").toString() == QLatin1String("max") ? HeadFusion::Max
-                                                                                   : HeadFusion::Mean);
-    m_doc->setHead(m_restore->value("head").toInt(-1));
-    SessionReader reader(*m_restore, QStringLiteral("pages.text"));
+    if (!restoreState()) return;
+    const QJsonObject& state = *restoreState();
+    m_doc->setLayer(state.value("layer").toInt());
+    m_doc->setFusion(state.value("fusion").toString() == QLatin1String("max") ? HeadFusion::Max
+                                                                              : HeadFusion::Mean);
+    m_doc->setHead(state.value("head").toInt(-1));
+    SessionReader reader(state, QStringLiteral("pages.text"));
     HeadList off;
     for (const auto& [l, h] : readHeadPairs(reader, "off_heads")) // heads the model has
         if (l < m_doc->model()->layers() && h < m_doc->model()->heads()) off.emplace_back(l, h);
@@ -752,10 +713,10 @@ void TextPage::continueRestore() {
         const QSignalBlocker quiet(m_lenses); // the run below is the session's
         m_lenses->setAblated(std::move(off));
     }
-    if (m_restore->value("ran").toBool() && !m_input->text().trimmed().isEmpty())
+    if (state.value("ran").toBool() && !m_input->text().trimmed().isEmpty())
         runText();
     else
-        m_restore.reset();
+        endRestore();
 }
 
 } // namespace attnlens::ui

@@ -14,9 +14,7 @@
 // "wordLevel", "hideSpecial", "neuronButton", "views", "matrix", "modelGrid", "lines", "candidates",
 // "status", "message" (and TextLenses' names).
 
-#include "ui/shell/help_dialogs.h"
-#include "ui/shell/model_page.h"
-#include "ui/shell/session.h"
+#include "ui/shell/workspace_page.h"
 #include "ui/text/text_document.h"
 
 #include <QWidget>
@@ -33,14 +31,12 @@ class QTabWidget;
 namespace attnlens::ui {
 
 class HeatmapView;
-class InferenceWorker;
 class MapGridView;
-class PageMessage;
 class PlaybackBar;
 class TextLenses;
 class TextLinesCanvas;
 
-class TextPage : public QWidget, public ModelPage, public ExplainedPage, public SessionPage {
+class TextPage : public WorkspacePage {
     Q_OBJECT
 public:
     // modelDir empty: the built-in gpt2-en-tiny.
@@ -51,18 +47,13 @@ public:
     QString viewExplanation() const override;
 
     // ModelPage
-    bool acceptsModel(ModelKind kind) const override { return kind == ModelKind::Text; }
     void openModel(const QString& dir) override;
     QString modelDescription() const override { return m_doc->modelDescription(); }
-    QString loadedModelDir() const override { return m_modelDir; }
-    void reloadModel() override;
 
     // SessionPage: model, text, tokens to generate, the step, layer, head, view and display options.
     QString sessionKey() const override { return QStringLiteral("text"); }
     QJsonObject saveSession() const override;
     QString checkSession(const QJsonObject& state) const override;
-    void restoreSession(const QJsonObject& state) override;
-    bool restoringSession() const override { return m_restore.has_value(); }
 
     // Actions (buttons, tests, screenshots). Asynchronous: watch resultReady() / failed().
     void setText(const QString& text);
@@ -75,26 +66,24 @@ public:
     void cancel();
 
     TextDocument* document() const { return m_doc; }
-    InferenceWorker* worker() const { return m_worker; }
     HeatmapView* matrixView() const { return m_matrix; }
     MapGridView* modelGrid() const { return m_grid; }
     QListWidget* candidatesList() const { return m_candidates; }
     TextLenses* lenses() const { return m_lenses; }
     QTabWidget* views() const { return m_tabs; }
-    QString message() const;
     QString statusText() const;
-    bool isBusy() const;
     // Export: .png the shown view; .json the visible tokens' model_type, tokens, ids and attentions
     // [L][H][T][T] as `attnlens-cli text --json` writes them. Throws attnlens::Error.
     void exportTo(const QString& path);
 
-signals:
-    void modelLoaded();
-    void resultReady();
-    void failed(const QString& message);
-
 protected:
     void showEvent(QShowEvent* event) override;
+    void modelReady() override;
+    bool restoreInputs(const QJsonObject& state) override;
+    bool hasModel() const override { return m_doc->hasModel(); }
+    void continueRestore() override;
+    void jobFailed(int id, const QString& message) override;
+    void jobCancelled(int id) override;
 
 private:
     bool m_firstShow = true;
@@ -102,22 +91,17 @@ private:
     QWidget* buildTopBar();
     QWidget* buildSelectors();
     QWidget* buildViews();
-    void connectWorker();
     void refresh();
     void refreshCandidates();
     void refreshOutput();
     void syncControls();
     void showStatus(const QString& text, bool error = false);
     void generateMore(int count);
-    void continueRestore();
 
     struct CacheSlot; // the GPT-2 KV cache of the run shown; touched by worker jobs only
     TextDocument* m_doc;
-    InferenceWorker* m_worker;
     std::shared_ptr<CacheSlot> m_cache;
-    QString m_modelDir, m_loadingDir;
     int m_generation = 0;
-    std::optional<QJsonObject> m_restore;
 
     QLineEdit* m_input = nullptr;
     QPushButton* m_run = nullptr;
@@ -136,7 +120,6 @@ private:
     TextLinesCanvas* m_lines = nullptr;
     QListWidget* m_candidates = nullptr;
     QLabel* m_candidatesTitle = nullptr;
-    PageMessage* m_message = nullptr;
     TextLenses* m_lenses = nullptr;
 };
 

@@ -91,7 +91,7 @@ void TranslatePage::compareWithAllHeads() {
     options.maxNewTokens = m_doc->snapshot() ? m_doc->snapshot()->maxNewTokens : 64;
     options.captureAttention = false;
     m_ablationChange.reset();
-    m_worker->run<std::shared_ptr<const AblationComparison>>(
+    worker()->run<std::shared_ptr<const AblationComparison>>(
         tr("Translating with all heads"),
         [model, options, trace, ablation = m_ablation](const Callbacks& cb) {
             DecodeSession plain(model.model, model.tokenizer, trace->source, options);
@@ -116,7 +116,7 @@ void TranslatePage::rankHeadsByImportance() {
     const auto trace = m_doc->trace();
     if (!trace || !model.model) return;
     const AttentionKind kind = m_doc->kind();
-    m_worker->run<RowMatrix>(
+    worker()->run<RowMatrix>(
         tr("Ranking heads"),
         [model, trace, kind](const Callbacks& cb) {
             return marianHeadImportance(*model.model, trace->sourceIds, trace->targetIds,

@@ -26,7 +26,7 @@ void TranslatePage::requestFlow() {
         return;
     }
     m_flowRequested = key;
-    m_worker->run<RowMatrix>(
+    worker()->run<RowMatrix>(
         tr("Attention flow"),
         [attentions, key, tokens](const Callbacks& cb) {
             FlowOptions options;

@@ -77,7 +77,7 @@ void TranslatePage::openNeuronView(int layer, int head, int query, int key) {
         return std::find(off.begin(), off.end(), std::pair(l, h)) != off.end();
     };
     if (!m_neuron) {
-        m_neuron = new NeuronDialog(m_worker, this);
+        m_neuron = new NeuronDialog(worker(), this);
         // A new translation, step or kind: the window follows with the same layer, head and positions.
         const auto follow = [this] {
             if (m_neuron->isVisible() && m_neuron->terms())

@@ -80,14 +80,13 @@ std::optional<TranslatePage::View> TranslatePage::parseView(const QString& name)
 }
 
 TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
-    : QWidget(parent), m_doc(new TranslationDocument(this)), m_worker(new InferenceWorker(this)),
+    : WorkspacePage(ModelKind::Marian, parent), m_doc(new TranslationDocument(this)),
       m_slot(std::make_shared<SessionSlot>()) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 6, 8, 4);
     layout->setSpacing(6);
     layout->addWidget(buildTopBar());
-    m_message = new PageMessage(this);
-    layout->addWidget(m_message);
+    layout->addWidget(messageLine());
 
     layout->addWidget(buildTokenPanel());
     layout->addWidget(buildSelectors());
@@ -97,27 +96,14 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
 
     connectViews();
     addStepShortcuts();
-    connectWorker();
+    connect(worker(), &InferenceWorker::busyChanged, this, [this](bool) { updateButtons(); });
 
     syncSelectors();
     updateButtons();
-    if (loadBuiltin) {
-        try {
-            openModel(QString::fromStdString(builtinModelDir(ModelKind::Marian).string()));
-        } catch (const std::exception& e) {
-            showStatus(
-                tr("The built-in translator '%1' is not installed (%2). Open a Marian model with File → Open "
-                   "model… (e.g. a Hugging Face opus-mt-de-en folder).")
-                    .arg(QString::fromLatin1(builtinModelName(ModelKind::Marian).data()),
-                         QString::fromStdString(e.what())),
-                true);
-        }
-    }
+    if (loadBuiltin) openFirstModel({});
 }
 
-TranslatePage::~TranslatePage() {
-    m_worker->stop();
-}
+TranslatePage::~TranslatePage() = default;
 
 // --- construction ------------------------------------------------------------------------------
 
@@ -231,22 +217,12 @@ void TranslatePage::addStepShortcuts() {
     connect(s, &QShortcut::activated, this, &TranslatePage::translate);
 }
 
-void TranslatePage::connectWorker() {
-    connect(m_worker, &InferenceWorker::busyChanged, this, [this](bool) { updateButtons(); });
-    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& message) {
-        setPlaying(false);
-        showStatus(message, true);
-        m_restore.reset(); // a session being restored stops here; the message says why
-        m_loadingDir.clear();
-        emit failed(message);
-    });
-    connect(m_worker, &InferenceWorker::cancelled, this, [this] {
-        if (m_worker->pendingJobs() == 0) { // nothing left to continue a session being restored (Cancel)
-            m_restore.reset();
-            m_loadingDir.clear();
-        }
-        showStatus(tr("Cancelled."));
-    });
+void TranslatePage::jobFailed(int, const QString&) {
+    setPlaying(false);
+}
+
+void TranslatePage::jobCancelled(int) {
+    showStatus(tr("Cancelled."));
 }
 
 QWidget* TranslatePage::buildTopBar() {
@@ -417,7 +393,7 @@ QWidget* TranslatePage::buildStatusBar() {
     m_status = new QLabel(w);
     m_status->setObjectName(QStringLiteral("status"));
     m_status->setWordWrap(true);
-    auto* jobStatus = new JobStatus(m_worker, w, [this] { cancel(); });
+    auto* jobStatus = new JobStatus(worker(), w, [this] { cancel(); });
     jobStatus->setTextVisible(true);
     row->addWidget(m_status, 1);
     row->addWidget(jobStatus);
@@ -475,15 +451,11 @@ void TranslatePage::updateButtons() {
 // Errors go to the banner, as on every page; the status line keeps saying what happened last.
 void TranslatePage::showStatus(const QString& text, bool error) {
     if (error) {
-        m_message->showError(text);
+        showError(text);
         return;
     }
-    m_message->dismiss();
+    dismissMessage();
     m_status->setText(text);
-}
-
-QString TranslatePage::message() const {
-    return m_message->message();
 }
 
 QString TranslatePage::statusText() const {
@@ -501,12 +473,11 @@ void TranslatePage::openModel(const QString& dir) {
     showStatus(tr("Loading %1…").arg(dir));
     auto slot = m_slot;
     ++m_generation;
-    m_loadingDir = dir;
     // bf16 (Compute → Precision): measured against float32 once, at load, on the sentence being shown.
     const std::string probe = m_input->text().trimmed().isEmpty() ? std::string(kPrecisionProbe)
                                                                   : m_input->text().trimmed().toStdString();
-    m_worker->run<std::shared_ptr<LoadedMarian>>(
-        tr("Loading model"),
+    loadModel<std::shared_ptr<LoadedMarian>>(
+        dir,
         [dir, slot, probe](const Callbacks& cb) {
             slot->session.reset();
             auto loaded = std::make_shared<LoadedMarian>();
@@ -521,7 +492,6 @@ void TranslatePage::openModel(const QString& dir) {
             return loaded;
         },
         [this, dir](std::shared_ptr<LoadedMarian> loaded) {
-            m_loadingDir.clear();
             m_precisionNote = loaded->note;
             if (loaded->folder.model->dir() !=
                 (m_doc->hasModel() ? m_doc->model().model->dir() : std::filesystem::path()))
@@ -530,18 +500,11 @@ void TranslatePage::openModel(const QString& dir) {
             showStatus(m_precisionNote.empty()
                            ? tr("Loaded %1.").arg(m_doc->modelDescription())
                            : tr("Loaded %1. %2").arg(m_doc->modelDescription(), m_precisionNote.sentence));
-            emit modelLoaded();
-            if (m_restore) applyRestoredAblation();
-            if (m_restore && !restoreWantsTranslation()) {
-                applyRestoredView();
-                return;
-            }
-            if (!m_input->text().trimmed().isEmpty()) translate();
         });
 }
 
-void TranslatePage::reloadModel() {
-    if (!m_doc->modelDir().isEmpty()) openModel(m_doc->modelDir());
+void TranslatePage::modelReady() {
+    if (!m_input->text().trimmed().isEmpty()) translate();
 }
 
 void TranslatePage::setInput(const QString& text) {
@@ -584,7 +547,7 @@ void TranslatePage::translate() {
     // The first slice is one step, so that the first heatmap appears at once; the rest follows in
     // slices of kSliceMs, each shown as it arrives (a long translation on a large model grows on
     // screen instead of appearing at the end).
-    m_worker->run<StepResult>(
+    worker()->run<StepResult>(
         tr("Translating"),
         [model, slot, options, text = text.toStdString()](const Callbacks& cb) {
             auto session = std::make_shared<DecodeSession>(model.model, model.tokenizer, text, options);
@@ -598,7 +561,7 @@ void TranslatePage::translate() {
 void TranslatePage::continueTranslation(int generation, int growth) {
     const MarianFolder model = m_doc->model();
     auto slot = m_slot;
-    m_worker->run<StepResult>(
+    worker()->run<StepResult>(
         tr("Translating"),
         [model, slot](const Callbacks& cb) {
             if (!slot->session) throw Error("nothing to continue: translate a sentence first");
@@ -621,9 +584,9 @@ void TranslatePage::showTranslationSlice(const std::shared_ptr<const Translation
     }
     m_lastTranslateMs = m_clock.elapsed();
     if (m_ablation.any()) compareWithAllHeads();
-    if (m_restore) { // a session being restored: its step, then its view
-        continueRestore();
-        if (!m_restore) emit resultReady();
+    if (restoreState()) { // a session being restored: its step, then its view
+        restoreStep();
+        if (!restoreState()) emit resultReady();
         return;
     }
     showStatus(tr("Translated in %1 ms: %2 steps, %3. Step back with ◀ or Alt+Left.")
@@ -644,7 +607,7 @@ void TranslatePage::submitStep(const QString& label, int action, int target) {
     auto slot = m_slot;
     const int generation = m_generation;
     ++m_growth; // a step/back/reset stops a translation that is still growing
-    m_worker->run<StepResult>(
+    worker()->run<StepResult>(
         label,
         [model, slot, action, target](const Callbacks&) {
             if (!slot->session) throw Error("nothing to step: translate a sentence first");
@@ -670,8 +633,8 @@ void TranslatePage::submitStep(const QString& label, int action, int target) {
                 r.snapshot->finished
                     ? tr("Step %1: finished.").arg(r.snapshot->step)
                     : tr("Step %1 of at most %2.").arg(r.snapshot->step).arg(r.snapshot->maxNewTokens));
-            if (m_restore) continueRestore();
-            if (!m_restore) emit resultReady();
+            if (restoreState()) restoreStep();
+            if (!restoreState()) emit resultReady();
         });
 }
 
@@ -702,7 +665,7 @@ bool TranslatePage::isPlaying() const {
 }
 
 void TranslatePage::playTick() {
-    if (m_worker->isBusy()) return;
+    if (worker()->isBusy()) return;
     const auto snap = m_doc->snapshot();
     if (!snap || snap->finished) {
         setPlaying(false);
@@ -714,7 +677,7 @@ void TranslatePage::playTick() {
 void TranslatePage::cancel() {
     setPlaying(false);
     ++m_growth; // a slice already delivered must not queue the next one
-    m_worker->cancel();
+    worker()->cancel();
 }
 
 void TranslatePage::refreshHeads() {

@@ -14,9 +14,7 @@
 
 #include "core/analysis/attention_diff.h"
 #include "core/models/marian_model.h"
-#include "ui/shell/help_dialogs.h"
-#include "ui/shell/model_page.h"
-#include "ui/shell/session.h"
+#include "ui/shell/workspace_page.h"
 #include "ui/translate/translation_document.h"
 #include "ui/widgets/precision_note.h"
 
@@ -41,14 +39,12 @@ class DifferenceView;
 class BeamView;
 class EmbeddingsView;
 class HeadsLensView;
-class InferenceWorker;
-class PageMessage;
 class PlaybackBar;
 class ModelGridView;
 class StepPanel;
 class TokenChips;
 
-class TranslatePage : public QWidget, public ModelPage, public ExplainedPage, public SessionPage {
+class TranslatePage : public WorkspacePage {
     Q_OBJECT
 public:
     enum class View { Matrix = 0, Model = 1, Lines = 2, Embeddings = 3, Beam = 4, Heads = 5, Difference = 6 };
@@ -63,11 +59,8 @@ public:
     ~TranslatePage() override;
 
     // ModelPage
-    bool acceptsModel(ModelKind kind) const override { return kind == ModelKind::Marian; }
     void openModel(const QString& dir) override;
-    void reloadModel() override;
     QString modelDescription() const override { return m_doc->modelDescription(); }
-    QString loadedModelDir() const override { return m_doc->modelDir(); }
 
     // SessionPage (translate_session.cpp): model, input, decoding settings, the step, kind / layer / head /
     // fusion / through, the selected token and beam node, word level, special tokens, the tab, heads off and
@@ -75,11 +68,8 @@ public:
     QString sessionKey() const override { return QStringLiteral("translate"); }
     QJsonObject saveSession() const override;
     QString checkSession(const QJsonObject& state) const override;
-    void restoreSession(const QJsonObject& state) override;
-    bool restoringSession() const override { return m_restore.has_value(); }
 
     TranslationDocument* document() const { return m_doc; }
-    InferenceWorker* worker() const { return m_worker; }
 
     // Actions (the buttons call these; tests and --screenshot too). All asynchronous: watch
     // resultReady() / failed().
@@ -131,8 +121,6 @@ public:
     StepPanel* stepPanel() const { return m_stepPanel; }
     TokenChips* chips(TokenSide side) const;
     QString statusText() const;
-    // The error banner under the top bar (empty when none is shown): failed loads, bad input, export errors.
-    QString message() const;
 
     // Export by extension: .png/.svg the current view; .json/.csv/.npy the attention data.
     // Throws attnlens::Error with the reason.
@@ -145,12 +133,18 @@ public:
     static constexpr int kSliceMs = 150;
 
 signals:
-    void modelLoaded();
-    void resultReady(); // a new snapshot is shown (translate, step, back, reset)
-    // A translation in progress is shown as it grows: a partial snapshot (not finished) is shown;
-    // resultReady() follows when the translation is complete.
+    // resultReady(): a new snapshot is shown (translate, step, back, reset). A translation in progress is
+    // shown as it grows: a partial snapshot (not finished) is shown; resultReady() follows when it is
+    // complete.
     void partialResult();
-    void failed(const QString& message);
+
+protected:
+    void modelReady() override;
+    bool restoreInputs(const QJsonObject& state) override;
+    bool hasModel() const override { return m_doc->hasModel(); }
+    void continueRestore() override; // the model is here: heads off, then the translation or the view
+    void jobFailed(int id, const QString& message) override;
+    void jobCancelled(int id) override;
 
 private:
     struct SessionSlot;
@@ -170,17 +164,14 @@ private:
     void refreshTranslationLabel();
     void compareWithAllHeads(); // after an ablated translation: the plain one, on the worker
     void addStepShortcuts();
-    void connectWorker();
     QWidget* buildStatusBar();
     void syncSelectors();
     void updateButtons();
     void submitStep(const QString& label, int action, int target = -1);
-    // Session restore (translate_session.cpp): the state being restored, applied in stages as the model
-    // loads, the translation arrives and the step is reached.
-    std::optional<QJsonObject> m_restore;
-    QString m_loadingDir; // the folder a load is running for (a session naming it waits for that load)
+    // Session restore (translate_session.cpp): applied in stages as the model loads, the translation arrives
+    // and the step is reached.
     bool m_restoreStepAsked = false;
-    void continueRestore();       // after a translation or step arrived
+    void restoreStep();           // after a translation or step arrived
     void applyRestoredView();     // the step is right: selection, view options, tab
     void applyRestoredAblation(); // once the model is known
     bool restoreWantsTranslation() const;
@@ -192,7 +183,6 @@ private:
     QWidget* currentExportWidget() const;
 
     TranslationDocument* m_doc;
-    InferenceWorker* m_worker;
     std::shared_ptr<SessionSlot> m_slot; // dereferenced on the worker thread only
     int m_generation = 0;                // results of older translations are dropped
     int m_growth = 0;                    // a growing translation continues only while this is unchanged
@@ -211,7 +201,6 @@ private:
     QLabel* m_modelLabel = nullptr;
     QLabel* m_translation = nullptr;
     QLabel* m_status = nullptr;
-    PageMessage* m_message = nullptr;
     HeadsLensView* m_headsView = nullptr;
     MarianAblation m_ablation;
     QString m_baselineTranslation;

@@ -141,19 +141,18 @@ QString TranslatePage::checkSession(const QJsonObject& state) const {
 }
 
 bool TranslatePage::restoreWantsTranslation() const {
-    return m_restore && m_restore->value("translated").toBool() &&
-           !m_restore->value("input").toString().trimmed().isEmpty();
+    return restoreState() && restoreState()->value("translated").toBool() &&
+           !restoreState()->value("input").toString().trimmed().isEmpty();
 }
 
-void TranslatePage::restoreSession(const QJsonObject& state) {
+bool TranslatePage::restoreInputs(const QJsonObject& state) {
     SessionReader r(state, QStringLiteral("pages.translate"));
     const State s = parse(state, r, m_beamWidth->maximum(), m_maxLength->maximum());
     if (!r.ok()) {
         showStatus(r.error(), true);
-        return;
+        return false;
     }
     setPlaying(false);
-    m_restore = state;
     m_restoreStepAsked = false;
     m_input->setText(s.input);
     setBeamWidth(s.beamWidth);
@@ -162,15 +161,14 @@ void TranslatePage::restoreSession(const QJsonObject& state) {
         m_pinned = Pinned{*s.pinned, s.pinnedDescription};
     else
         m_pinned.reset();
-    const QString dir = sessionModelDir(state, ModelKind::Marian);
-    if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir))
-        return; // that load continues it
-    if (!dir.isEmpty() && (!m_doc->hasModel() || QFileInfo(dir) != QFileInfo(m_doc->modelDir()))) {
-        openModel(dir); // then the ablation, the translation, the step and the view
-        return;
-    }
+    return true;
+}
+
+// The session's model is here: the heads off, then the translation, the step and the view.
+void TranslatePage::continueRestore() {
+    if (!restoreState()) return;
     if (!m_doc->hasModel()) { // nothing to translate with: the settings and the text are back, nothing more
-        m_restore.reset();
+        endRestore();
         showStatus(tr("Session restored without a model: open one with File → Open model…"), true);
         return;
     }
@@ -182,9 +180,9 @@ void TranslatePage::restoreSession(const QJsonObject& state) {
 }
 
 void TranslatePage::applyRestoredAblation() {
-    if (!m_restore || !m_doc->hasModel()) return;
-    SessionReader r(*m_restore, QStringLiteral("pages.translate"));
-    const State s = parse(*m_restore, r, m_beamWidth->maximum(), m_maxLength->maximum());
+    if (!restoreState() || !m_doc->hasModel()) return;
+    SessionReader r(*restoreState(), QStringLiteral("pages.translate"));
+    const State s = parse(*restoreState(), r, m_beamWidth->maximum(), m_maxLength->maximum());
     MarianAblation ablation;
     try {
         for (int k = 0; k < 3; ++k)
@@ -192,16 +190,16 @@ void TranslatePage::applyRestoredAblation() {
         m_ablation = ablation;
     } catch (const Error& e) {
         m_ablation = {};
-        m_message->showError(
+        messageLine()->showError( // the restore goes on
             tr("The session's heads switched off do not fit this model (%1); all heads are on.")
                 .arg(QString::fromStdString(e.what())));
     }
 }
 
-void TranslatePage::continueRestore() {
-    if (!m_restore) return;
+void TranslatePage::restoreStep() {
+    if (!restoreState()) return;
     const auto snapshot = m_doc->snapshot();
-    const int target = m_restore->value("step").toInt(-1);
+    const int target = restoreState()->value("step").toInt(-1);
     if (snapshot && target >= 0 && snapshot->step != target && !m_restoreStepAsked) {
         m_restoreStepAsked = true; // once: a shorter decoding than saved stays where it ends
         goToStep(target);
@@ -211,10 +209,10 @@ void TranslatePage::continueRestore() {
 }
 
 void TranslatePage::applyRestoredView() {
-    if (!m_restore) return;
-    SessionReader r(*m_restore, QStringLiteral("pages.translate"));
-    const State s = parse(*m_restore, r, m_beamWidth->maximum(), m_maxLength->maximum());
-    m_restore.reset();
+    if (!restoreState()) return;
+    SessionReader r(*restoreState(), QStringLiteral("pages.translate"));
+    const State s = parse(*restoreState(), r, m_beamWidth->maximum(), m_maxLength->maximum());
+    endRestore();
     m_doc->setKind(*parseAttentionKind(s.kind.toStdString()));
     m_doc->setLayer(s.layer);
     m_doc->setFusion(*parseHeadFusion(s.fusion.toStdString()));

@@ -11,7 +11,7 @@ namespace attnlens::ui {
 
 QString VisionPage::describeMap() const {
     const auto& image = m_doc->image();
-    const QString model = QFileInfo(m_modelDir).fileName();
+    const QString model = QFileInfo(loadedModelDir()).fileName();
     return tr("%1 · %2 · %3")
         .arg(image ? image->source : QString(), m_doc->mapDescription(),
              model.isEmpty() ? tr("built-in model") : model);

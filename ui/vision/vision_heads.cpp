@@ -116,7 +116,7 @@ void VisionPage::rankHeadsByImportance() {
     const auto& image = m_doc->image();
     if (!model || !image) return;
     // A checkpoint without classifier fails on the worker with core's message (the page's banner).
-    m_worker->run<VitHeadImportance>(
+    worker()->run<VitHeadImportance>(
         tr("Ranking heads"),
         [model, pixels = image->result.input.pixels](const Callbacks& cb) {
             return vitHeadImportance(*model, pixels, cb);
@@ -152,7 +152,7 @@ void VisionPage::requestFlow() {
     }
     m_flowRequested = key;
     const int rows = m_doc->gridRows(), cols = m_doc->gridCols();
-    m_worker->run<RowMatrix>(
+    worker()->run<RowMatrix>(
         tr("Attention flow"),
         [image, key, rows, cols](const Callbacks& cb) {
             FlowOptions options;
@@ -203,7 +203,7 @@ void VisionPage::showNeuronView() {
         return std::find(off.begin(), off.end(), std::pair(l, h)) != off.end();
     };
     if (!m_neuron) {
-        m_neuron = new NeuronDialog(m_worker, this);
+        m_neuron = new NeuronDialog(worker(), this);
         connect(m_doc, &VisionDocument::imageChanged, m_neuron, [this] {
             if (m_neuron->isVisible()) showNeuronView();
         });

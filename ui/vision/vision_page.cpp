@@ -63,12 +63,12 @@ QString ms(double seconds) {
 } // namespace
 
 VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
-    : QWidget(parent), m_doc(new VisionDocument(this)), m_worker(new InferenceWorker(this)) {
+    : WorkspacePage(ModelKind::Vit, parent), m_doc(new VisionDocument(this)) {
     setAcceptDrops(true);
     QWidget* bar = buildTopBar(); // built in this order: later builders use what earlier ones made
     QWidget* sidebar = buildSidebar();
     QWidget* centre = buildCentre();
-    m_message = assembleWorkspace(this, bar, sidebar, centre);
+    assembleWorkspace(this, bar, messageLine(), sidebar, centre);
 
     auto* pasteShortcut = new QShortcut(QKeySequence::Paste, this);
     pasteShortcut->setWhatsThis(tr("Paste an image from the clipboard"));
@@ -76,24 +76,15 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
     connect(pasteShortcut, &QShortcut::activated, this, &VisionPage::pasteImage);
 
     connectDocument();
-    connectWorker();
 
     const int samples = m_gallery->loadSamples();
     if (!m_gallery->problem().isEmpty()) showNotice(m_gallery->problem()); // surfaced, never swallowed
     if (samples > 0) m_pendingSample = m_gallery->samplePaths().front();
-    QString dir = modelDir;
-    if (dir.isEmpty()) {
-        QString missing;
-        dir = builtinModelPath(ModelKind::Vit, missing);
-        if (dir.isEmpty()) showError(missing);
-    }
     syncControls();
-    if (!dir.isEmpty()) openModel(dir);
+    openFirstModel(modelDir);
 }
 
-VisionPage::~VisionPage() {
-    m_worker->stop();
-}
+VisionPage::~VisionPage() = default;
 
 // Top bar: image source, model, progress (JobStatus) and export.
 QWidget* VisionPage::buildTopBar() {
@@ -116,7 +107,7 @@ QWidget* VisionPage::buildTopBar() {
     m_imageLabel->setMinimumWidth(120);
     m_modelLabel = new QLabel(bar);
     mute(m_modelLabel);
-    auto* jobStatus = new JobStatus(m_worker, bar);
+    auto* jobStatus = new JobStatus(worker(), bar);
     m_export = exportMenuButton(
         bar, {
                  {tr("Overlay as PNG (original resolution)…"), [this] { chooseExport(Export::Overlay); }},
@@ -159,21 +150,9 @@ void VisionPage::connectDocument() {
     connect(m_doc, &VisionDocument::lookChanged, this, &VisionPage::refreshMaps);
 }
 
-// Worker → errors (progress and Cancel: the JobStatus in the bar).
-void VisionPage::connectWorker() {
-    connect(m_worker, &InferenceWorker::failed, this, [this](int, const QString& msg) {
-        m_restore.reset(); // a session being restored stops here; the message says why
-        m_loadingDir.clear();
-        showError(msg);
-    });
-    connect(m_worker, &InferenceWorker::cancelled, this, [this](int) {
-        if (m_worker->pendingJobs() == 0) { // nothing left to continue a session being restored (Cancel)
-            m_restore.reset();
-            m_loadingDir.clear();
-        }
-        m_flowRequested = {}; // a cancelled flow is asked for again when next needed
-        showNotice(tr("Cancelled."));
-    });
+void VisionPage::jobCancelled(int) {
+    m_flowRequested = {}; // a cancelled flow is asked for again when next needed
+    showNotice(tr("Cancelled."));
 }
 
 QWidget* VisionPage::buildSidebar() {
@@ -425,31 +404,13 @@ QString VisionPage::modelDescription() const {
         .arg(input);
 }
 
-bool VisionPage::isBusy() const {
-    return m_worker->pendingJobs() > 0;
-}
-
-QString VisionPage::message() const {
-    return m_message->message();
-}
-
-void VisionPage::showError(const QString& text) {
-    m_message->showError(text);
-    emit errorShown(text);
-}
-
-void VisionPage::showNotice(const QString& text) {
-    m_message->showNotice(text);
-}
-
 void VisionPage::openModel(const QString& dir) {
     const std::filesystem::path path = dir.toStdString();
     // bf16 (Compute → Precision): measured against float32 once, at load, on the picture being shown
     // (or a mid-grey one).
     const ImageU8 probe = m_lastImage;
-    m_loadingDir = dir;
-    m_worker->run<std::pair<std::shared_ptr<const VitModel>, PrecisionNote>>(
-        tr("Loading %1").arg(QFileInfo(dir).fileName()),
+    loadModel<std::pair<std::shared_ptr<const VitModel>, PrecisionNote>>(
+        dir,
         [path, probe](const Callbacks& cb) {
             auto model = VitModel::load(path, cb);
             PrecisionNote note;
@@ -466,29 +427,20 @@ void VisionPage::openModel(const QString& dir) {
             }
             return std::make_pair(std::move(model), note);
         },
-        [this, dir](std::pair<std::shared_ptr<const VitModel>, PrecisionNote> loaded) {
-            m_loadingDir.clear();
-            m_modelDir = dir;
+        [this](std::pair<std::shared_ptr<const VitModel>, PrecisionNote> loaded) {
             m_ablated.clear(); // the heads of another model
             m_precisionNote = loaded.second;
             m_doc->setModel(std::move(loaded.first));
-            m_message->dismiss();
             if (!m_precisionNote.empty()) showNotice(m_precisionNote.sentence);
-            emit modelLoaded();
-            if (m_restore) {
-                continueRestore();
-                return;
-            }
-            // The picture on screen belongs to the previous model: run it again with this one.
-            if (!m_lastImage.empty())
-                runImage(m_lastImage, m_imageLabel->property("source").toString(), m_lastImagePath);
-            else if (!m_pendingSample.isEmpty())
-                openImage(std::exchange(m_pendingSample, QString()));
         });
 }
 
-void VisionPage::reloadModel() {
-    if (!m_modelDir.isEmpty()) openModel(m_modelDir);
+// The picture on screen belongs to the previous model: run it again with this one.
+void VisionPage::modelReady() {
+    if (!m_lastImage.empty())
+        runImage(m_lastImage, m_imageLabel->property("source").toString(), m_lastImagePath);
+    else if (!m_pendingSample.isEmpty())
+        openImage(std::exchange(m_pendingSample, QString()));
 }
 
 void VisionPage::openImage(const QString& pathArg) {
@@ -518,7 +470,7 @@ void VisionPage::analyse(std::function<ImageU8()> load, const QString& source, c
     m_pendingSample.clear();
     auto timer = std::make_shared<QElapsedTimer>();
     timer->start();
-    m_worker->run<std::shared_ptr<const VisionImage>>(
+    worker()->run<std::shared_ptr<const VisionImage>>(
         tr("Analysing %1").arg(source),
         [model, load = std::move(load), source, ablated = m_ablated](const Callbacks& cb) {
             return VisionDocument::analyse(*model, load(), source, cb, ablated);
@@ -532,13 +484,13 @@ void VisionPage::analyse(std::function<ImageU8()> load, const QString& source, c
             m_lastImagePath = path;
             m_lastImage = result->image;
             m_imageLabel->setProperty("source", result->source);
-            m_message->dismiss();
+            dismissMessage();
             if (!m_precisionNote.empty()) showNotice(m_precisionNote.sentence);
             m_doc->setImage(std::move(result));
             m_timing->setProperty("firstOverlayMs", static_cast<double>(timer->nsecsElapsed()) / 1e6);
-            if (m_restore) applyRestoredView();
-            emit imageShown();
-            if (!path.isEmpty()) emit imageFileShown(path);
+            if (restoreState()) applyRestoredView();
+            emit resultReady();
+            if (!path.isEmpty()) emit inputFileShown(path);
         });
 }
 
@@ -616,7 +568,7 @@ void VisionPage::refreshPredictions() {
         m_predictions->setPredictions(img->top, m_gallery->expectedClass(m_lastImagePath));
     // The built-in classifier knows ten kinds of clothing on black: say when a picture is not one.
     const bool builtin =
-        QFileInfo(m_modelDir).fileName() == QLatin1String(builtinModelName(ModelKind::Vit).data());
+        QFileInfo(loadedModelDir()).fileName() == QLatin1String(builtinModelName(ModelKind::Vit).data());
     const DomainCheck check = builtin && !img->top.empty()
                                   ? checkFashionMnistLikeness(img->image, img->top.front().probability)
                                   : DomainCheck{};

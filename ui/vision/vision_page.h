@@ -11,9 +11,7 @@
 // "layer", "head", "rollout", "opacity", "colorMap", "smooth", "export", "progress", "cancel", "message",
 // "mapTitle".
 
-#include "ui/shell/help_dialogs.h"
-#include "ui/shell/model_page.h"
-#include "ui/shell/session.h"
+#include "ui/shell/workspace_page.h"
 #include "ui/vision/vision_document.h"
 #include "ui/widgets/precision_note.h"
 
@@ -37,14 +35,12 @@ class MapDifferenceWindow;
 class MapLensBox;
 class HeadsLensView;
 class HeatmapView;
-class InferenceWorker;
-class PageMessage;
 class MapGridView;
 class PatchImageView;
 class PredictionsView;
 class SampleGallery;
 
-class VisionPage : public QWidget, public ModelPage, public ExplainedPage, public SessionPage {
+class VisionPage : public WorkspacePage {
     Q_OBJECT
 public:
     // Starts loading `modelDir` (empty: the built-in vit-fashion-mnist) and then the first sample.
@@ -56,11 +52,8 @@ public:
     ~VisionPage() override;
 
     // ModelPage
-    bool acceptsModel(ModelKind kind) const override { return kind == ModelKind::Vit; }
     void openModel(const QString& dir) override;
-    void reloadModel() override;
     QString modelDescription() const override;
-    QString loadedModelDir() const override { return m_modelDir; }
 
     // Queues loading + inference of an image file / an in-memory image; the result replaces the current
     // one when it arrives. Errors are shown on the page; the previous image stays.
@@ -95,21 +88,16 @@ public:
     QString sessionKey() const override { return QStringLiteral("vision"); }
     QJsonObject saveSession() const override;
     QString checkSession(const QJsonObject& state) const override;
-    void restoreSession(const QJsonObject& state) override;
-    bool restoringSession() const override { return m_restore.has_value(); }
     // The file of the picture on screen (empty for a pasted one).
     QString imagePath() const { return m_lastImagePath; }
 
     VisionDocument* document() const { return m_doc; }
-    InferenceWorker* worker() const { return m_worker; }
-    bool isBusy() const; // a load or analysis is queued or running, or its result not yet shown
     PatchImageView* imageView() const { return m_imageView; }
     HeatmapView* rawMapView() const { return m_rawMap; }
     MapGridView* headsGrid() const { return m_headsGrid; }
     MapGridView* layersStrip() const { return m_layersStrip; }
     PredictionsView* predictionsView() const { return m_predictions; }
     SampleGallery* sampleGallery() const { return m_gallery; }
-    QString message() const; // the last error or notice shown on the page
 
     // Exports (also in the Export menu). Return false and show a message on failure.
     bool exportOverlay(const QString& path) const; // PNG at the original image resolution
@@ -118,15 +106,14 @@ public:
     bool exportHeadsGrid(const QString& path) const; // PNG of the heads grid
     bool exportMap(const QString& path) const;       // the current [rows, cols] map as .npy or .csv
 
-signals:
-    void imageShown();                        // a new result is on screen
-    void imageFileShown(const QString& path); // … of a picture file (File → Open recent image remembers it)
-    void modelLoaded();
-    void errorShown(const QString& message);
-
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
+    void modelReady() override;
+    bool restoreInputs(const QJsonObject& state) override;
+    bool hasModel() const override { return m_doc->model() != nullptr; }
+    void continueRestore() override; // the model is here: heads off, then the picture
+    void jobCancelled(int id) override;
 
 private:
     // Construction: build the widgets, then connect document and worker to them.
@@ -141,19 +128,13 @@ private:
     QWidget* buildGrids(QWidget* parent);
     void connectImageView();
     void connectDocument();
-    void connectWorker();
     void refreshHeadStats();    // vision_heads.cpp
     void refreshAblationNote(); // vision_heads.cpp
     void requestFlow();         // vision_heads.cpp: the attention flow map of the current key, on the worker
     void runImage(ImageU8 image, const QString& source, const QString& path);
-    std::optional<QJsonObject> m_restore; // a session being restored (vision_session.cpp)
-    QString m_loadingDir;                 // the folder a load is running for
-    void continueRestore();               // the model is here: heads off, then the picture
-    void applyRestoredView();             // the picture is here: the selection
+    void applyRestoredView(); // the picture is here: the selection (vision_session.cpp)
     // Analyses the picture `load` returns (on the worker) with the current model and shows it.
     void analyse(std::function<ImageU8()> load, const QString& source, const QString& path);
-    void showError(const QString& text);
-    void showNotice(const QString& text);
     void syncControls();
     void refreshMaps(); // overlay, raw map, heads grid, layers strip
     void refreshPredictions();
@@ -162,8 +143,6 @@ private:
     void chooseExport(Export what); // asks for a path, then writes
 
     VisionDocument* m_doc;
-    InferenceWorker* m_worker;
-    QString m_modelDir;
     PrecisionNote m_precisionNote; // bf16 loads: the measured difference from fp32
     QString m_pendingSample;       // the first sample, opened once the default model is loaded
     QString m_lastImagePath;
@@ -183,7 +162,6 @@ private:
     QLabel* m_mapTitle = nullptr;
     QLabel* m_headsTitle = nullptr;
     QLabel* m_layersTitle = nullptr;
-    PageMessage* m_message = nullptr;
     QLabel* m_selectionLabel = nullptr;
     QLabel* m_timing = nullptr;
     QPushButton* m_clsButton = nullptr;

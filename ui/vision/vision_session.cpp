@@ -71,7 +71,7 @@ State parse(const QJsonObject& o, SessionReader& r) {
 
 QJsonObject VisionPage::saveSession() const {
     QJsonObject s;
-    saveModelDir(s, m_modelDir, ModelKind::Vit);
+    saveModelDir(s, loadedModelDir(), ModelKind::Vit);
     if (!m_lastImagePath.isEmpty()) {
         s.insert("image_path", QFileInfo(m_lastImagePath).absoluteFilePath());
     } else if (!m_lastImage.empty()) { // pasted: the picture itself
@@ -114,36 +114,24 @@ QString VisionPage::checkSession(const QJsonObject& state) const {
     return r.error();
 }
 
-void VisionPage::restoreSession(const QJsonObject& state) {
+bool VisionPage::restoreInputs(const QJsonObject& state) {
     SessionReader r(state, QStringLiteral("pages.vision"));
     const State s = parse(state, r);
     if (!r.ok()) {
         showError(r.error());
-        return;
+        return false;
     }
-    m_restore = state;
     m_pendingSample.clear();
     m_doc->setOpacity(static_cast<float>(s.opacity));
     m_doc->setColorMap(s.colorMap);
     m_doc->setSmooth(s.smooth);
-    QString dir;
-    if (state.contains("model_dir"))
-        dir = state.value("model_dir").toString();
-    else
-        dir = sessionModelDir(state, ModelKind::Vit);
-    if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir))
-        return; // that load continues it
-    if (!dir.isEmpty() && (!m_doc->model() || QFileInfo(dir) != QFileInfo(m_modelDir))) {
-        openModel(dir); // then continueRestore()
-        return;
-    }
-    continueRestore();
+    return true;
 }
 
 void VisionPage::continueRestore() {
-    if (!m_restore) return;
-    SessionReader r(*m_restore, QStringLiteral("pages.vision"));
-    const State s = parse(*m_restore, r);
+    if (!restoreState()) return;
+    SessionReader r(*restoreState(), QStringLiteral("pages.vision"));
+    const State s = parse(*restoreState(), r);
     const int layers = m_doc->numLayers(), heads = m_doc->numHeads();
     m_ablated.clear();
     for (const auto& [l, h] : s.ablated)
@@ -152,7 +140,7 @@ void VisionPage::continueRestore() {
         showError(tr("Some of the session's heads switched off do not exist in this model."));
     refreshAblationNote();
     if (!m_doc->model()) {
-        m_restore.reset();
+        endRestore();
         showError(tr("Session restored without a model: open a vision model with File → Open model…"));
     } else if (!s.imagePath.isEmpty()) {
         openImage(s.imagePath); // then applyRestoredView()
@@ -164,10 +152,10 @@ void VisionPage::continueRestore() {
 }
 
 void VisionPage::applyRestoredView() {
-    if (!m_restore) return;
-    SessionReader r(*m_restore, QStringLiteral("pages.vision"));
-    const State s = parse(*m_restore, r);
-    m_restore.reset();
+    if (!restoreState()) return;
+    SessionReader r(*restoreState(), QStringLiteral("pages.vision"));
+    const State s = parse(*restoreState(), r);
+    endRestore();
     if (s.cls)
         m_doc->selectCls();
     else

@@ -73,19 +73,17 @@ QString builtinModelPath(ModelKind kind, QString& error) {
     }
 }
 
-PageMessage* assembleWorkspace(QWidget* page, QWidget* topBar, QWidget* sidebar, QWidget* centre) {
+void assembleWorkspace(QWidget* page, QWidget* topBar, QWidget* message, QWidget* sidebar, QWidget* centre) {
     auto* root = new QVBoxLayout(page);
     root->setContentsMargins(8, 8, 8, 8);
     root->setSpacing(6);
     root->addWidget(topBar);
-    auto* message = new PageMessage(page);
     root->addWidget(message);
     auto* body = new QHBoxLayout;
     body->setSpacing(8);
     body->addWidget(sidebar);
     body->addWidget(centre, 1);
     root->addLayout(body, 1);
-    return message;
 }
 
 QToolButton* exportMenuButton(QWidget* parent, const QList<MenuEntry>& entries) {

@@ -49,10 +49,9 @@ QToolButton* exportMenuButton(QWidget* parent, const QList<MenuEntry>& entries);
 QWidget* zoomButtons(QWidget* parent, const QString& name, std::function<void()> zoomOut,
                      std::function<void()> zoomIn, std::function<void()> fit);
 
-// The frame of a workspace page (Vision, Diffusion): the top bar, a message line under it, then the
-// sidebar beside the centre, which takes the remaining space. Returns the message line.
-class PageMessage;
-PageMessage* assembleWorkspace(QWidget* page, QWidget* topBar, QWidget* sidebar, QWidget* centre);
+// The frame of a workspace page with a sidebar (Vision, Diffusion): the top bar, the message line under it,
+// then the sidebar beside the centre, which takes the remaining space.
+void assembleWorkspace(QWidget* page, QWidget* topBar, QWidget* message, QWidget* sidebar, QWidget* centre);
 
 QLabel* caption(const QString& text, QWidget* parent); // bold
 QLabel* hint(const QString& text, QWidget* parent);    // muted, word-wrapped

@@ -1,0 +1,87 @@
+#include "ui/shell/workspace_page.h"
+
+#include "ui/widgets/page_message.h"
+#include "ui/widgets/page_parts.h"
+
+namespace attnlens::ui {
+
+WorkspacePage::WorkspacePage(ModelKind kind, QWidget* parent)
+    : QWidget(parent), m_kind(kind), m_worker(new InferenceWorker(this)), m_message(new PageMessage(this)) {
+    m_message->setObjectName(QStringLiteral("message"));
+    connect(m_worker, &InferenceWorker::failed, this, [this](int id, const QString& message) {
+        m_restore.reset(); // a session being restored stops here; the message says why
+        m_loadingDir.clear();
+        jobFailed(id, message);
+        showError(message);
+    });
+    connect(m_worker, &InferenceWorker::cancelled, this, [this](int id) {
+        if (m_worker->pendingJobs() == 0) { // nothing left to continue a session being restored
+            m_restore.reset();
+            m_loadingDir.clear();
+        }
+        jobCancelled(id);
+    });
+}
+
+WorkspacePage::~WorkspacePage() {
+    m_worker->stop(); // before any member a running job's result would reach
+}
+
+void WorkspacePage::reloadModel() {
+    if (!m_modelDir.isEmpty()) openModel(m_modelDir);
+}
+
+QString WorkspacePage::message() const {
+    return m_message->message();
+}
+
+void WorkspacePage::openFirstModel(const QString& dir) {
+    if (!dir.isEmpty()) {
+        openModel(dir);
+        return;
+    }
+    QString missing;
+    const QString builtin = builtinModelPath(m_kind, missing);
+    if (builtin.isEmpty())
+        showError(missing);
+    else
+        openModel(builtin);
+}
+
+QString WorkspacePage::restoreModelDir(const QJsonObject& state) const {
+    return sessionModelDir(state, m_kind);
+}
+
+void WorkspacePage::restoreSession(const QJsonObject& state) {
+    m_restore = state;
+    if (!restoreInputs(state)) {
+        m_restore.reset();
+        return;
+    }
+    const QString dir = restoreModelDir(state);
+    if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir))
+        return; // that load continues it
+    if (!dir.isEmpty() && (!hasModel() || QFileInfo(dir) != QFileInfo(m_modelDir))) {
+        openModel(dir); // then continueRestore()
+        return;
+    }
+    continueRestore();
+}
+
+void WorkspacePage::showError(const QString& text) {
+    m_message->showError(text);
+    emit failed(text);
+}
+
+void WorkspacePage::showNotice(const QString& text) {
+    m_message->showNotice(text);
+}
+
+void WorkspacePage::dismissMessage() {
+    m_message->dismiss();
+}
+
+void WorkspacePage::jobFailed(int, const QString&) {}
+void WorkspacePage::jobCancelled(int) {}
+
+} // namespace attnlens::ui
