@@ -25,7 +25,7 @@
 
 #include "cli_common.h"
 #include "cli_overlay.h"
-#include "cli_tensor_json.h"
+#include "core/export/tensor_json.h"
 #include "cli_unet_args.h"
 #include "core/diffusion/denoise_session.h"
 #include "core/diffusion/unet_maps.h"
@@ -106,7 +106,7 @@ int runUnet(const std::vector<std::string>& argv) {
         std::string text = top.dump();
         text.pop_back();
         text += ",\"noise_pred\":";
-        cli::appendNested(text, out.noisePred.data(), out.noisePred.shape());
+        attnlens::appendNested(text, out.noisePred.data(), out.noisePred.shape());
         text += ",\"attentions\":[";
         for (size_t i = 0; i < out.attentions.size(); ++i) {
             const auto& a = out.attentions[i];
@@ -117,11 +117,11 @@ int runUnet(const std::vector<std::string>& argv) {
                                    .dump();
             head.pop_back();
             text += (i ? "," : "") + head + ",\"weights\":";
-            cli::appendNested(text, a.weights.data(), a.weights.shape());
+            attnlens::appendNested(text, a.weights.data(), a.weights.shape());
             text += '}';
         }
         text += "]}\n";
-        cli::writeText(*path, text);
+        attnlens::writeText(*path, text);
     }
     return 0;
 }
@@ -314,9 +314,9 @@ int runDiffuse(const std::vector<std::string>& argv) {
                 .dump();
         text.pop_back();
         text += ",\"final_sample\":";
-        cli::appendNested(text, final.data(), final.shape());
+        attnlens::appendNested(text, final.data(), final.shape());
         text += "}\n";
-        cli::writeText(*path, text);
+        attnlens::writeText(*path, text);
     }
     if (const auto path = args.value("--out")) {
         const ImageU8 img = sampleToImage(final);

@@ -6,8 +6,8 @@
 //       decoder-only)}.
 
 #include "cli_common.h"
-#include "cli_tensor_json.h"
 #include "cli_text_input.h"
+#include "core/export/tensor_json.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/text_folder.h"
@@ -17,8 +17,6 @@
 #include <iostream>
 
 namespace {
-
-using attnlens::Json;
 
 int runText(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--generate", "--json"}, {"--logits"});
@@ -65,17 +63,13 @@ int runText(const std::vector<std::string>& argv) {
     }
 
     if (const auto out = args.value("--json")) {
-        std::string json = "{\"model_type\": " + Json(folder.modelType).dump() +
-                           ", \"tokens\": " + Json(encoding.tokens).dump() +
-                           ", \"ids\": " + Json(encoding.ids).dump() + ", \"attentions\": ";
-        cli::appendNested(json, forward.attentions.data(), forward.attentions.shape());
+        attnlens::TextRunJson run{folder.modelType, encoding.tokens, encoding.ids, &forward.attentions};
         if (args.has("--logits")) {
-            json += ", \"logits\": ";
-            cli::appendNested(json, forward.logits.data(), {forward.logits.rows(), forward.logits.cols()});
+            run.logits = forward.logits.data();
+            run.logitsShape = {forward.logits.rows(), forward.logits.cols()};
         }
-        if (args.has("--generate")) json += ", \"generated_ids\": " + Json(generated).dump();
-        json += "}\n";
-        cli::writeText(*out, json);
+        if (args.has("--generate")) run.generated = &generated;
+        attnlens::writeText(*out, attnlens::textRunJson(run));
     }
     return 0;
 }

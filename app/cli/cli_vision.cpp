@@ -19,7 +19,7 @@
 #include "cli_common.h"
 #include "cli_image.h"
 #include "cli_overlay.h"
-#include "cli_tensor_json.h"
+#include "core/export/tensor_json.h"
 #include "core/analysis/attention_flow.h"
 #include "core/analysis/attention_maps.h"
 #include "core/analysis/precision_parity.h"
@@ -44,9 +44,9 @@ void writeVisionJson(const std::string& path, Json head, const Tensor& attention
     std::string text = head.dump();
     text.pop_back(); // the closing brace; the attentions follow
     text += ",\"attentions\":";
-    cli::appendNested(text, attentions.data(), attentions.shape());
+    attnlens::appendNested(text, attentions.data(), attentions.shape());
     text += "}\n";
-    cli::writeText(path, text);
+    attnlens::writeText(path, text);
 }
 
 // The overlay map [rows, cols] for --query.

@@ -1,10 +1,13 @@
 #include "ui/text/text_page.h"
 
+#include "core/export/tensor_json.h"
 #include "core/util/error.h"
-#include "ui/render/attention_lines.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/shell/inference_worker.h"
+#include "ui/text/text_candidates.h"
 #include "ui/text/text_lenses.h"
+#include "ui/text/text_lines_view.h"
+#include "ui/text/text_session.h"
 #include "ui/vision/map_grid_view.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_status.h"
@@ -20,8 +23,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
-#include <QMouseEvent>
-#include <QPainter>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSpinBox>
@@ -29,10 +30,6 @@
 #include <QTabWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
-
-#include <nlohmann/json.hpp>
-
-#include <fstream>
 
 namespace attnlens::ui {
 
@@ -42,60 +39,9 @@ struct TextPage::CacheSlot {
     std::shared_ptr<const TextRun> run; // the run the cache belongs to
 };
 
-// The head view of the shown layer: the visible tokens on both sides, one colour per head; hover or click a
-// token.
-class TextLinesCanvas : public QWidget {
-public:
-    explicit TextLinesCanvas(TextDocument* doc, QWidget* parent) : QWidget(parent), m_doc(doc) {
-        setObjectName(QStringLiteral("lines"));
-        setMouseTracking(true);
-    }
-    void refresh() {
-        m_scene = {};
-        if (m_doc->run()) {
-            const auto shown = m_doc->shown(m_doc->layer(), 0);
-            m_scene.left = shown.rows;
-            m_scene.right = shown.columns;
-            for (int h = 0; h < (m_doc->model() ? m_doc->model()->heads() : 0); ++h) {
-                m_scene.heads.push_back(m_doc->shown(m_doc->layer(), h).values);
-                m_scene.enabled.push_back(m_doc->head() < 0 || m_doc->head() == h);
-            }
-        }
-        m_geometry = layoutAttentionLines(m_scene, std::max(width(), 360), font());
-        setMinimumHeight(m_geometry.size.height());
-        update();
-    }
-
-protected:
-    void paintEvent(QPaintEvent*) override {
-        QPainter p(this);
-        p.fillRect(rect(), palette().base());
-        if (m_scene.left.isEmpty()) return;
-        p.setRenderHint(QPainter::Antialiasing);
-        const AttentionLineFocus focus{m_doc->focusToken(), -1};
-        paintAttentionLines(p, m_scene, m_geometry, focus);
-        paintAttentionLabels(p, m_scene, m_geometry, focus);
-    }
-    void resizeEvent(QResizeEvent*) override { refresh(); }
-    void mouseMoveEvent(QMouseEvent* e) override {
-        m_doc->setHoveredToken(m_geometry.rowAt(e->position().y(), static_cast<int>(m_scene.left.size())));
-    }
-    void leaveEvent(QEvent*) override { m_doc->setHoveredToken(-1); }
-    void mousePressEvent(QMouseEvent* e) override {
-        const int row = m_geometry.rowAt(e->position().y(), static_cast<int>(m_scene.left.size()));
-        m_doc->setSelectedToken(row == m_doc->selectedToken() ? -1 : row);
-    }
-
-private:
-    TextDocument* m_doc;
-    AttentionLineScene m_scene;
-    AttentionLineGeometry m_geometry;
-};
-
 namespace {
 
 constexpr const char* kDefaultText = "The weather is nice today and we are going to";
-const QStringList kViews{"matrix", "model", "lines", "heads", "difference"};
 enum Tab { kMatrixTab, kModelTab, kLinesTab, kHeadsTab, kDifferenceTab };
 
 } // namespace
@@ -281,7 +227,7 @@ QWidget* TextPage::buildViews() {
     m_tabs->addTab(m_grid, tr("Model (layers × heads)"));
     auto* scroll = new QScrollArea(m_tabs);
     scroll->setWidgetResizable(true);
-    m_lines = new TextLinesCanvas(m_doc, scroll);
+    m_lines = new TextLinesView(m_doc, scroll);
     scroll->setWidget(m_lines);
     m_tabs->addTab(scroll, tr("Lines"));
     m_lenses = new TextLenses(m_doc, worker(), this);
@@ -301,8 +247,7 @@ QWidget* TextPage::buildViews() {
     auto* sideLayout = new QVBoxLayout(side);
     sideLayout->setContentsMargins(4, 0, 0, 0);
     m_candidatesTitle = caption(tr("Next token"), side);
-    m_candidates = new QListWidget(side);
-    m_candidates->setObjectName(QStringLiteral("candidates"));
+    m_candidates = new TextCandidatesList(m_doc, side);
     sideLayout->addWidget(m_candidatesTitle);
     sideLayout->addWidget(m_candidates, 1);
     split->addWidget(m_tabs);
@@ -524,7 +469,7 @@ void TextPage::refresh() {
         if (m_doc->head() >= 0) m_grid->setSelected(m_doc->layer() * heads + m_doc->head());
     }
     if (m_tabs->currentIndex() == kLinesTab) m_lines->refresh();
-    refreshCandidates();
+    m_candidates->refresh();
 }
 
 // The text so far: the prompt, then the generated tokens up to the step (the newest underlined); the token
@@ -552,77 +497,18 @@ void TextPage::refreshOutput() {
     m_output->setText(out);
 }
 
-void TextPage::refreshCandidates() {
-    m_candidates->clear();
-    const auto& run = m_doc->run();
-    if (!run) return;
-    const auto& folder = *m_doc->model();
-    if (folder.decoderOnly()) {
-        const int chosen = m_doc->visibleTokens() < static_cast<int>(run->ids.size())
-                               ? run->ids[size_t(m_doc->visibleTokens())]
-                               : -1;
-        for (const TextCandidate& c : m_doc->stepCandidates()) {
-            auto* item = new QListWidgetItem(
-                QStringLiteral("%1   %2 %")
-                    .arg(QString::fromStdString(folder.tokenText(c.id)).replace(' ', QChar(0x2423)),
-                         QString::number(100.0 * c.probability, 'f', 1)),
-                m_candidates);
-            if (c.id == chosen) {
-                QFont f = item->font();
-                f.setBold(true);
-                item->setFont(f);
-            }
-        }
-    } else {
-        for (const auto& [position, top] : run->maskPredictions) {
-            auto* header = new QListWidgetItem(tr("[MASK] at %1").arg(position), m_candidates);
-            QFont bold = header->font();
-            bold.setBold(true);
-            header->setFont(bold);
-            for (const TextCandidate& c : top)
-                new QListWidgetItem(QStringLiteral("   %1   %2 %")
-                                        .arg(QString::fromStdString(folder.token(c.id)),
-                                             QString::number(100.0 * c.probability, 'f', 1)),
-                                    m_candidates);
-        }
-        if (run->maskPredictions.empty())
-            new QListWidgetItem(folder.hasLmHead()
-                                    ? tr("Type [MASK] in the text to see what the model predicts there.")
-                                    : tr("This folder has no masked-LM head (a BertModel)."),
-                                m_candidates);
-    }
-}
-
 void TextPage::exportTo(const QString& path) {
     const auto& run = m_doc->run();
     if (!run) throw Error("nothing to export yet: run a text first");
     if (path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)) {
         // Every head over the tokens on screen (equal to one forward pass over them; with the run's heads
         // off), as `attnlens-cli text --json` writes it.
-        const std::vector<int> ids(run->ids.begin(), run->ids.begin() + m_doc->visibleTokens());
+        const int n = m_doc->visibleTokens();
         const Tensor attentions = m_doc->visibleAttention();
-        nlohmann::json j = {
-            {"model_type", m_doc->model()->modelType},
-            {"tokens",
-             std::vector<std::string>(run->tokens.begin(), run->tokens.begin() + m_doc->visibleTokens())},
-            {"ids", ids}};
-        const auto& shape = attentions.shape(); // [L, H, T, T], nested as the CLI writes it
-        const float* value = attentions.data();
-        nlohmann::json layers = nlohmann::json::array();
-        for (int64_t l = 0; l < shape[0]; ++l) {
-            nlohmann::json heads = nlohmann::json::array();
-            for (int64_t h = 0; h < shape[1]; ++h) {
-                nlohmann::json rows = nlohmann::json::array();
-                for (int64_t q = 0; q < shape[2]; ++q, value += shape[3])
-                    rows.push_back(std::vector<float>(value, value + shape[3]));
-                heads.push_back(std::move(rows));
-            }
-            layers.push_back(std::move(heads));
-        }
-        j["attentions"] = std::move(layers);
-        std::ofstream out(path.toStdString());
-        out << j.dump() << "\n";
-        if (!out) throw Error("cannot write '" + path.toStdString() + "'");
+        writeText(path.toStdString(), textRunJson({m_doc->model()->modelType,
+                                                   {run->tokens.begin(), run->tokens.begin() + n},
+                                                   {run->ids.begin(), run->ids.begin() + n},
+                                                   &attentions}));
         return;
     }
     QWidget* view = m_tabs->currentWidget();
@@ -652,68 +538,59 @@ QString TextPage::viewExplanation() const {
 // -------------------------------------------------------------------------------------------------
 
 QJsonObject TextPage::saveSession() const {
+    TextSession t;
+    t.input = m_input->text();
+    t.newTokens = m_newTokens->value();
+    t.ran = m_doc->run() != nullptr;
+    t.step = m_doc->step();
+    t.layer = m_doc->layer();
+    t.head = m_doc->head();
+    t.fusion = m_doc->fusion() == HeadFusion::Max ? HeadFusion::Max : HeadFusion::Mean;
+    t.view = TextSession::kViews.value(m_tabs->currentIndex());
+    t.wordLevel = m_doc->wordLevel();
+    t.hideSpecial = m_doc->hideSpecial();
+    t.offHeads = m_lenses->ablated();
     QJsonObject s;
     saveModelDir(s, loadedModelDir(), ModelKind::Text);
-    s.insert("input", m_input->text());
-    s.insert("new_tokens", m_newTokens->value());
-    s.insert("ran", m_doc->run() != nullptr);
-    s.insert("step", m_doc->step());
-    s.insert("layer", m_doc->layer());
-    s.insert("head", m_doc->head());
-    s.insert("fusion", m_doc->fusion() == HeadFusion::Max ? "max" : "mean");
-    s.insert("view", kViews.value(m_tabs->currentIndex()));
-    s.insert("word_level", m_doc->wordLevel());
-    s.insert("hide_special", m_doc->hideSpecial());
-    if (!m_lenses->ablated().empty()) s.insert("off_heads", headPairsToJson(m_lenses->ablated()));
+    t.write(s);
     return s;
 }
 
 QString TextPage::checkSession(const QJsonObject& state) const {
     SessionReader r(state, QStringLiteral("pages.text"));
-    (void)r.string("model_dir");
-    (void)r.string("input");
-    (void)r.integer("new_tokens", 0, 0, m_newTokens->maximum());
-    (void)r.boolean("ran", false);
-    (void)r.integer("step", 0, 0, 100000);
-    (void)r.integer("layer", 0, 0, 1024);
-    (void)r.integer("head", -1, -1, 1024);
-    (void)r.choice("fusion", "mean", {"mean", "max"});
-    (void)r.choice("view", "matrix", kViews);
-    (void)r.boolean("word_level", false);
-    (void)r.boolean("hide_special", false);
-    (void)readHeadPairs(r, "off_heads");
+    (void)TextSession::parse(r, m_newTokens->maximum());
     return r.error();
 }
 
 bool TextPage::restoreInputs(const QJsonObject& state) {
-    if (!checkSession(state).isEmpty()) return false;
+    SessionReader r(state, QStringLiteral("pages.text"));
+    const TextSession t = TextSession::parse(r, m_newTokens->maximum());
+    if (!r.ok()) return false;
     setPlaying(false);
-    m_input->setText(state.value("input").toString());
-    m_newTokens->setValue(state.value("new_tokens").toInt(m_newTokens->value()));
-    m_doc->setWordLevel(state.value("word_level").toBool());
-    m_doc->setHideSpecial(state.value("hide_special").toBool());
-    m_tabs->setCurrentIndex(
-        std::max(0, static_cast<int>(kViews.indexOf(state.value("view").toString("matrix")))));
+    m_input->setText(t.input);
+    m_newTokens->setValue(state.contains("new_tokens") ? t.newTokens : m_newTokens->value());
+    m_doc->setWordLevel(t.wordLevel);
+    m_doc->setHideSpecial(t.hideSpecial);
+    m_tabs->setCurrentIndex(std::max(0, static_cast<int>(TextSession::kViews.indexOf(t.view))));
     return true;
 }
 
 // The model is the session's: its layer and head, then the run (whose result sets the step) or nothing more.
 void TextPage::continueRestore() {
     if (!restoreState()) return;
-    const QJsonObject& state = *restoreState();
-    m_doc->setLayer(state.value("layer").toInt());
-    m_doc->setFusion(state.value("fusion").toString() == QLatin1String("max") ? HeadFusion::Max
-                                                                              : HeadFusion::Mean);
-    m_doc->setHead(state.value("head").toInt(-1));
-    SessionReader reader(state, QStringLiteral("pages.text"));
+    SessionReader r(*restoreState(), QStringLiteral("pages.text"));
+    const TextSession t = TextSession::parse(r, m_newTokens->maximum());
+    m_doc->setLayer(t.layer);
+    m_doc->setFusion(t.fusion);
+    m_doc->setHead(t.head);
     HeadList off;
-    for (const auto& [l, h] : readHeadPairs(reader, "off_heads")) // heads the model has
+    for (const auto& [l, h] : t.offHeads) // heads the model has
         if (l < m_doc->model()->layers() && h < m_doc->model()->heads()) off.emplace_back(l, h);
     {
         const QSignalBlocker quiet(m_lenses); // the run below is the session's
         m_lenses->setAblated(std::move(off));
     }
-    if (state.value("ran").toBool() && !m_input->text().trimmed().isEmpty())
+    if (t.ran && !m_input->text().trimmed().isEmpty())
         runText();
     else
         endRestore();

@@ -15,6 +15,7 @@
 // "status", "message" (and TextLenses' names).
 
 #include "ui/shell/workspace_page.h"
+#include "ui/text/text_candidates.h"
 #include "ui/text/text_document.h"
 
 #include <QWidget>
@@ -34,7 +35,7 @@ class HeatmapView;
 class MapGridView;
 class PlaybackBar;
 class TextLenses;
-class TextLinesCanvas;
+class TextLinesView;
 
 class TextPage : public WorkspacePage {
     Q_OBJECT
@@ -92,7 +93,6 @@ private:
     QWidget* buildSelectors();
     QWidget* buildViews();
     void refresh();
-    void refreshCandidates();
     void refreshOutput();
     void syncControls();
     void showStatus(const QString& text, bool error = false);
@@ -117,8 +117,8 @@ private:
     QTabWidget* m_tabs = nullptr;
     HeatmapView* m_matrix = nullptr;
     MapGridView* m_grid = nullptr;
-    TextLinesCanvas* m_lines = nullptr;
-    QListWidget* m_candidates = nullptr;
+    TextLinesView* m_lines = nullptr;
+    TextCandidatesList* m_candidates = nullptr;
     QLabel* m_candidatesTitle = nullptr;
     TextLenses* m_lenses = nullptr;
 };

@@ -1,0 +1,60 @@
+#include "ui/text/text_lines_view.h"
+
+#include "ui/text/text_document.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+
+#include <algorithm>
+
+namespace attnlens::ui {
+
+TextLinesView::TextLinesView(TextDocument* doc, QWidget* parent) : QWidget(parent), m_doc(doc) {
+    setObjectName(QStringLiteral("lines"));
+    setMouseTracking(true);
+}
+
+void TextLinesView::refresh() {
+    m_scene = {};
+    if (m_doc->run()) {
+        const auto shown = m_doc->shown(m_doc->layer(), 0);
+        m_scene.left = shown.rows;
+        m_scene.right = shown.columns;
+        for (int h = 0; h < (m_doc->model() ? m_doc->model()->heads() : 0); ++h) {
+            m_scene.heads.push_back(m_doc->shown(m_doc->layer(), h).values);
+            m_scene.enabled.push_back(m_doc->head() < 0 || m_doc->head() == h);
+        }
+    }
+    m_geometry = layoutAttentionLines(m_scene, std::max(width(), 360), font());
+    setMinimumHeight(m_geometry.size.height());
+    update();
+}
+
+void TextLinesView::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.fillRect(rect(), palette().base());
+    if (m_scene.left.isEmpty()) return;
+    p.setRenderHint(QPainter::Antialiasing);
+    const AttentionLineFocus focus{m_doc->focusToken(), -1};
+    paintAttentionLines(p, m_scene, m_geometry, focus);
+    paintAttentionLabels(p, m_scene, m_geometry, focus);
+}
+
+void TextLinesView::resizeEvent(QResizeEvent*) {
+    refresh();
+}
+
+void TextLinesView::mouseMoveEvent(QMouseEvent* e) {
+    m_doc->setHoveredToken(m_geometry.rowAt(e->position().y(), static_cast<int>(m_scene.left.size())));
+}
+
+void TextLinesView::leaveEvent(QEvent*) {
+    m_doc->setHoveredToken(-1);
+}
+
+void TextLinesView::mousePressEvent(QMouseEvent* e) {
+    const int row = m_geometry.rowAt(e->position().y(), static_cast<int>(m_scene.left.size()));
+    m_doc->setSelectedToken(row == m_doc->selectedToken() ? -1 : row);
+}
+
+} // namespace attnlens::ui

@@ -1,0 +1,33 @@
+#pragma once
+// TextLinesView: the Text page's Lines tab — BertViz's head view of the shown layer: the visible tokens on
+// both sides, one colour per head (the selected head alone, or all of them); hover or click a token to focus
+// it. Drawn by ui/render/attention_lines (the same scene as Translate's Lines view and the CLI). Object name
+// "lines".
+
+#include "ui/render/attention_lines.h"
+
+#include <QWidget>
+
+namespace attnlens::ui {
+
+class TextDocument;
+
+class TextLinesView : public QWidget {
+public:
+    TextLinesView(TextDocument* doc, QWidget* parent);
+    void refresh(); // after the run, the step or the selection changed
+
+protected:
+    void paintEvent(QPaintEvent*) override;
+    void resizeEvent(QResizeEvent*) override;
+    void mouseMoveEvent(QMouseEvent* e) override;
+    void leaveEvent(QEvent*) override;
+    void mousePressEvent(QMouseEvent* e) override;
+
+private:
+    TextDocument* m_doc;
+    AttentionLineScene m_scene;
+    AttentionLineGeometry m_geometry;
+};
+
+} // namespace attnlens::ui

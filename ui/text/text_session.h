@@ -1,0 +1,37 @@
+#pragma once
+// The Text page's saved session (ui/shell/session.h), read in one place: what checkSession() checks is what
+// the restore applies. Keys: model_dir (absent: the built-in model), input, new_tokens, ran, step, layer,
+// head, fusion ("mean" | "max"), view (matrix | model | lines | heads | difference), word_level,
+// hide_special, off_heads ([[layer, head], …]).
+
+#include "core/analysis/attention_maps.h"
+
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+#include <utility>
+#include <vector>
+
+namespace attnlens::ui {
+
+class SessionReader;
+
+struct TextSession {
+    static const QStringList kViews; // the tabs' names, in tab order
+
+    QString input;
+    int newTokens = 0;
+    bool ran = false;
+    int step = 0, layer = 0, head = -1;
+    HeadFusion fusion = HeadFusion::Mean;
+    QString view = QStringLiteral("matrix");
+    bool wordLevel = false, hideSpecial = false;
+    std::vector<std::pair<int, int>> offHeads;
+
+    // The first problem is kept in `reader` (defaults returned for the rest).
+    static TextSession parse(SessionReader& reader, int maxNewTokens);
+    void write(QJsonObject& state) const; // every key but model_dir
+};
+
+} // namespace attnlens::ui
