@@ -25,12 +25,12 @@
 
 #include "cli_common.h"
 #include "cli_overlay.h"
-#include "core/export/tensor_json.h"
 #include "cli_unet_args.h"
 #include "core/diffusion/denoise_session.h"
 #include "core/diffusion/unet_maps.h"
 #include "core/export/gif_writer.h"
 #include "core/export/overlay.h"
+#include "core/export/tensor_json.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/io/npy_reader.h"

@@ -3,12 +3,12 @@
 
 namespace attnlens::ui {
 
-QString DiffusionPage::viewTitle() const {
-    return tr("Diffusion — U-Net attention while denoising");
+QString diffusionHelpTitle() {
+    return QObject::tr("Diffusion — U-Net attention while denoising");
 }
 
-QString DiffusionPage::viewExplanation() const {
-    return tr(
+QString diffusionHelpText() {
+    return QObject::tr(
         "<p>A diffusion model starts from pure noise and removes a little of it at every step; a U-Net "
         "predicts "
         "the noise. The U-Net first shrinks the picture (the contracting path, left of the U), works at the "

@@ -48,6 +48,10 @@ class MapGridView;
 class PatchImageView;
 class UShapeView;
 
+// Help → What am I looking at? (diffusion_help.cpp)
+QString diffusionHelpTitle();
+QString diffusionHelpText();
+
 class DiffusionPage : public WorkspacePage {
     Q_OBJECT
 public:
@@ -56,8 +60,8 @@ public:
     explicit DiffusionPage(QWidget* parent = nullptr, const QString& modelDir = {});
 
     // Help → What am I looking at? (ui/…/*_help.cpp)
-    QString viewTitle() const override;
-    QString viewExplanation() const override;
+    QString viewTitle() const override { return diffusionHelpTitle(); }
+    QString viewExplanation() const override { return diffusionHelpText(); }
     ~DiffusionPage() override;
 
     // ModelPage

@@ -3,12 +3,12 @@
 
 namespace attnlens::ui {
 
-QString PlaygroundPage::viewTitle() const {
-    return tr("Attention — scaled dot-product attention, step by step");
+QString playgroundHelpTitle() {
+    return QObject::tr("Attention — scaled dot-product attention, step by step");
 }
 
-QString PlaygroundPage::viewExplanation() const {
-    return tr(
+QString playgroundHelpText() {
+    return QObject::tr(
         "<p>Attention(Q, K, V) = softmax(Q·Kᵀ / √d<sub>k</sub> + mask) · V, in five stages:</p>"
         "<ol><li><b>Scores</b> Q·Kᵀ: how well each query row matches each key row (a dot product).</li>"
         "<li><b>Scaled</b> by 1/√d<sub>k</sub>, so that wide vectors do not push the softmax into one-hot "

@@ -34,14 +34,18 @@ class HeatmapView;
 class MatrixEditor;
 class StagePanel;
 
+// Help → What am I looking at? (playground_help.cpp)
+QString playgroundHelpTitle();
+QString playgroundHelpText();
+
 class PlaygroundPage : public QWidget, public ExplainedPage, public SessionPage {
     Q_OBJECT
 public:
     explicit PlaygroundPage(QWidget* parent = nullptr);
 
     // Help → What am I looking at? (ui/…/*_help.cpp)
-    QString viewTitle() const override;
-    QString viewExplanation() const override;
+    QString viewTitle() const override { return playgroundHelpTitle(); }
+    QString viewExplanation() const override { return playgroundHelpText(); }
 
     // SessionPage (playground_session.cpp): tokens, sizes, heads, Q / K / V / W_O (or the preset and seed
     // that make them), the mask, the focused head, query and key, the tab and the look. Restored at once.

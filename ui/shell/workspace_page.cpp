@@ -3,6 +3,9 @@
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
 
+#include <QFileDialog>
+#include <QToolButton>
+
 namespace attnlens::ui {
 
 WorkspacePage::WorkspacePage(ModelKind kind, QWidget* parent)
@@ -66,6 +69,39 @@ void WorkspacePage::restoreSession(const QJsonObject& state) {
         return;
     }
     continueRestore();
+}
+
+QToolButton* WorkspacePage::exportButton(QWidget* bar, const QList<ExportTarget>& targets) {
+    QList<MenuEntry> entries;
+    for (const ExportTarget& t : targets) {
+        if (!t.write) {
+            entries.append({t.menuText, {}});
+            continue;
+        }
+        entries.append({t.menuText, [this, t] {
+                            const QString path =
+                                t.filter.isEmpty()
+                                    ? QFileDialog::getExistingDirectory(this,
+                                                                        tr("Export: %1").arg(t.menuText))
+                                    : QFileDialog::getSaveFileName(this, tr("Export"),
+                                                                   exportBaseName() + t.suffix, t.filter);
+                            if (!path.isEmpty() && t.write(path))
+                                showNotice(tr("Saved %1").arg(QDir::toNativeSeparators(path)));
+                        }});
+    }
+    QToolButton* button = exportMenuButton(bar, entries);
+    button->setObjectName(QStringLiteral("export"));
+    return button;
+}
+
+bool WorkspacePage::exportWith(const QString& path, const std::function<void(const QString&)>& write) {
+    try {
+        write(path);
+        return true;
+    } catch (const std::exception& e) {
+        showError(QString::fromUtf8(e.what()));
+        return false;
+    }
 }
 
 void WorkspacePage::showError(const QString& text) {

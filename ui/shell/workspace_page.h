@@ -35,6 +35,8 @@
 #include <functional>
 #include <optional>
 
+class QToolButton;
+
 namespace attnlens::ui {
 
 class PageMessage;
@@ -103,6 +105,22 @@ protected:
     virtual void continueRestore() = 0;
     const std::optional<QJsonObject>& restoreState() const { return m_restore; }
     void endRestore() { m_restore.reset(); }
+
+    // The Export button of the page's bar (object name "export"): one menu entry per target; the entry asks
+    // for a path (proposed: exportBaseName() + suffix; a folder when the filter is empty), writes, and says
+    // "Saved …" or shows the error. A null write adds a separator.
+    struct ExportTarget {
+        QString menuText; // "Overlay as PNG…"
+        QString filter;   // "PNG image (*.png)"; empty: a folder is asked for
+        QString suffix;   // "-overlay.png"
+        // true: written ("Saved …" follows); false: not (the error is shown) or later (a job's result says
+        // so)
+        std::function<bool(const QString& path)> write;
+    };
+    QToolButton* exportButton(QWidget* bar, const QList<ExportTarget>& targets);
+    virtual QString exportBaseName() const { return {}; }
+    // Runs `write` (which throws std::exception naming the problem): true, or false with the error shown.
+    bool exportWith(const QString& path, const std::function<void(const QString& path)>& write);
 
     // The message line: an error (also emitted as failed()) or a notice; dismissMessage() hides it.
     void showError(const QString& text);

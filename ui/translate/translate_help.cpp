@@ -33,90 +33,102 @@ QString kindParagraph(AttentionKind kind) {
 
 } // namespace
 
-QString TranslatePage::viewTitle() const {
-    switch (currentView()) {
-    case View::Matrix:
-        return tr("Translate — attention matrix");
-    case View::Model:
-        return tr("Translate — every layer and head");
-    case View::Lines:
-        return tr("Translate — attention as lines");
-    case View::Embeddings:
-        return tr("Translate — embeddings");
-    case View::Beam:
-        return tr("Translate — beam search tree");
-    case View::Heads:
-        return tr("Translate — what every head does");
-    case View::Difference:
-        return tr("Translate — difference maps");
+QString translateHelpTitle(TranslateView view) {
+    switch (view) {
+    case TranslateView::Matrix:
+        return QObject::tr("Translate — attention matrix");
+    case TranslateView::Model:
+        return QObject::tr("Translate — every layer and head");
+    case TranslateView::Lines:
+        return QObject::tr("Translate — attention as lines");
+    case TranslateView::Embeddings:
+        return QObject::tr("Translate — embeddings");
+    case TranslateView::Beam:
+        return QObject::tr("Translate — beam search tree");
+    case TranslateView::Heads:
+        return QObject::tr("Translate — what every head does");
+    case TranslateView::Difference:
+        return QObject::tr("Translate — difference maps");
     }
-    return tr("Translate");
+    return QObject::tr("Translate");
 }
 
-QString TranslatePage::viewExplanation() const {
-    const QString stepping = tr(
+QString translateHelpText(TranslateView view, AttentionKind kind) {
+    const QString stepping = QObject::tr(
         "<p><b>Stepping.</b> The model writes the translation one piece at a time (greedy or beam search). ◀ "
         "/ ▶ "
         "(Alt+Left / Alt+Right) move through those steps; at step t you see the attention the model computed "
         "while choosing piece t, captured during decoding, not re-computed afterwards.</p>");
-    const QString pieces = tr("<p><b>Pieces.</b> Words are split into SentencePiece pieces (▁ marks the "
-                              "start of a word). \"Word level\" "
-                              "sums a word's pieces so rows and columns become words.</p>");
-    switch (currentView()) {
-    case View::Matrix:
-        return kindParagraph(m_doc->kind()) +
-               tr("<p>Rows are queries, columns are keys; the colour bar gives the scale. Pick the layer and "
-                  "the "
-                  "head (or the mean over heads) above; the strip on the right shows every head of this "
-                  "layer "
-                  "at once. Hover a cell for its exact weight; click to follow a row. Ctrl+wheel zooms, drag "
-                  "pans, 0 fits.</p>") +
+    const QString pieces =
+        QObject::tr("<p><b>Pieces.</b> Words are split into SentencePiece pieces (▁ marks the "
+                    "start of a word). \"Word level\" "
+                    "sums a word's pieces so rows and columns become words.</p>");
+    switch (view) {
+    case TranslateView::Matrix:
+        return kindParagraph(kind) +
+               QObject::tr(
+                   "<p>Rows are queries, columns are keys; the colour bar gives the scale. Pick the layer "
+                   "and "
+                   "the "
+                   "head (or the mean over heads) above; the strip on the right shows every head of this "
+                   "layer "
+                   "at once. Hover a cell for its exact weight; click to follow a row. Ctrl+wheel zooms, "
+                   "drag "
+                   "pans, 0 fits.</p>") +
                pieces + stepping;
-    case View::Model:
-        return kindParagraph(m_doc->kind()) +
-               tr("<p>One small map per layer (rows, from 0 at the top) and head (columns). Looking down a "
-                  "column of the grid shows how one head's role changes with depth; heads that look alike "
-                  "are "
-                  "often redundant. Click a map to open it in the Matrix view.</p>") +
+    case TranslateView::Model:
+        return kindParagraph(kind) +
+               QObject::tr(
+                   "<p>One small map per layer (rows, from 0 at the top) and head (columns). Looking down a "
+                   "column of the grid shows how one head's role changes with depth; heads that look alike "
+                   "are "
+                   "often redundant. Click a map to open it in the Matrix view.</p>") +
                stepping;
-    case View::Lines:
-        return kindParagraph(m_doc->kind()) +
-               tr("<p>The same weights as the matrix, drawn as lines from queries (left) to keys (right); a "
-                  "line's thickness and opacity is its weight. Hover a token to see only its lines. Lines "
-                  "read "
-                  "more easily than a matrix for short sentences; for long ones the matrix is clearer.</p>") +
+    case TranslateView::Lines:
+        return kindParagraph(kind) +
+               QObject::tr(
+                   "<p>The same weights as the matrix, drawn as lines from queries (left) to keys (right); a "
+                   "line's thickness and opacity is its weight. Hover a token to see only its lines. Lines "
+                   "read "
+                   "more easily than a matrix for short sentences; for long ones the matrix is "
+                   "clearer.</p>") +
                stepping;
-    case View::Embeddings:
-        return tr("<p>What enters the first layer. Each row is a piece, each column one of the d_model "
-                  "dimensions. The token embedding (scaled by √d_model in Marian) plus the sinusoidal "
-                  "position "
-                  "encoding gives the input; the position map shows the fixed sine and cosine waves that "
-                  "tell "
-                  "the model where a piece stands. The colour bar is shared per map.</p>") +
+    case TranslateView::Embeddings:
+        return QObject::tr(
+                   "<p>What enters the first layer. Each row is a piece, each column one of the d_model "
+                   "dimensions. The token embedding (scaled by √d_model in Marian) plus the sinusoidal "
+                   "position "
+                   "encoding gives the input; the position map shows the fixed sine and cosine waves that "
+                   "tell "
+                   "the model where a piece stands. The colour bar is shared per map.</p>") +
                pieces;
-    case View::Beam:
-        return tr("<p>Beam search keeps the b best partial translations at every step instead of only one. "
-                  "Each node is a piece; a path from the left is a hypothesis, its score the sum of log "
-                  "probabilities. Pruned branches end early; the final translation is highlighted. Click a "
-                  "node "
-                  "to see the attention at that step. Ctrl+wheel zooms, the Fit button shows the whole "
-                  "tree.</p>") +
+    case TranslateView::Beam:
+        return QObject::tr(
+                   "<p>Beam search keeps the b best partial translations at every step instead of only one. "
+                   "Each node is a piece; a path from the left is a hypothesis, its score the sum of log "
+                   "probabilities. Pruned branches end early; the final translation is highlighted. Click a "
+                   "node "
+                   "to see the attention at that step. Ctrl+wheel zooms, the Fit button shows the whole "
+                   "tree.</p>") +
                stepping;
-    case View::Heads:
-        return kindParagraph(m_doc->kind()) +
-               tr("<p>Every head of every layer summed up in a few numbers for the sentence and step on "
-                  "screen. "
-                  "<b>Entropy</b> near 0: the head looks at one piece; near 1: everywhere. <b>Distance</b>: "
-                  "how "
-                  "far it looks, in pieces. <b>Sink</b>: how much it parks on &lt;/s&gt; or the start token, "
-                  "often a sign of a head with nothing to do for this input. <b>Diagonal</b> and "
-                  "<b>previous</b>: "
-                  "heads that look at the token itself or the one before it. Colour the grid by one of them, "
-                  "sort "
-                  "the table by any column, click a head to open it in the Matrix view. "
-                  "<code>attnlens-cli heads --src-file F</code> averages them over many sentences.</p>");
-    case View::Difference:
-        return tr(
+    case TranslateView::Heads:
+        return kindParagraph(kind) +
+               QObject::tr(
+                   "<p>Every head of every layer summed up in a few numbers for the sentence and step on "
+                   "screen. "
+                   "<b>Entropy</b> near 0: the head looks at one piece; near 1: everywhere. <b>Distance</b>: "
+                   "how "
+                   "far it looks, in pieces. <b>Sink</b>: how much it parks on &lt;/s&gt; or the start "
+                   "token, "
+                   "often a sign of a head with nothing to do for this input. <b>Diagonal</b> and "
+                   "<b>previous</b>: "
+                   "heads that look at the token itself or the one before it. Colour the grid by one of "
+                   "them, "
+                   "sort "
+                   "the table by any column, click a head to open it in the Matrix view. "
+                   "<code>attnlens-cli heads --src-file F</code> averages them over many sentences.</p>");
+    case TranslateView::Difference:
+        return QObject::tr(
             "<p><b>A</b> is a matrix you pinned; <b>B</b> is the matrix the Matrix tab shows now — change "
             "the "
             "sentence, step back or forth, switch kind, layer or head, or open another model. <b>A − B</b> "

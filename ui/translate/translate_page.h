@@ -44,18 +44,31 @@ class ModelGridView;
 class StepPanel;
 class TokenChips;
 
+// Help → What am I looking at? (translate_help.cpp): one text per view and attention kind.
+enum class TranslateView {
+    Matrix = 0,
+    Model = 1,
+    Lines = 2,
+    Embeddings = 3,
+    Beam = 4,
+    Heads = 5,
+    Difference = 6
+};
+QString translateHelpTitle(TranslateView view);
+QString translateHelpText(TranslateView view, AttentionKind kind);
+
 class TranslatePage : public WorkspacePage {
     Q_OBJECT
 public:
-    enum class View { Matrix = 0, Model = 1, Lines = 2, Embeddings = 3, Beam = 4, Heads = 5, Difference = 6 };
+    using View = TranslateView;
     static std::optional<View> parseView(const QString& name); // "matrix", "model", "lines", …
 
     // loadBuiltin: open the built-in translation model at once (a clear message if absent).
     explicit TranslatePage(QWidget* parent = nullptr, bool loadBuiltin = true);
 
     // Help → What am I looking at? (ui/…/*_help.cpp)
-    QString viewTitle() const override;
-    QString viewExplanation() const override;
+    QString viewTitle() const override { return translateHelpTitle(currentView()); }
+    QString viewExplanation() const override { return translateHelpText(currentView(), m_doc->kind()); }
     ~TranslatePage() override;
 
     // ModelPage

@@ -4,34 +4,36 @@
 
 namespace attnlens::ui {
 
-QString VisionPage::viewTitle() const {
-    return m_doc->rollout() ? tr("Vision — attention rollout") : tr("Vision — patch attention");
+QString visionHelpTitle(const VisionDocument& doc) {
+    return doc.rollout() ? QObject::tr("Vision — attention rollout")
+                         : QObject::tr("Vision — patch attention");
 }
 
-QString VisionPage::viewExplanation() const {
-    QString text = tr("<p>A vision transformer cuts the picture into square patches (a grid of tokens) and "
-                      "adds one extra token, "
-                      "<b>CLS</b>, whose final state is used for the prediction. Attention says, for a query "
-                      "token, how much "
-                      "it reads from every patch.</p>");
-    if (m_doc->rollout())
-        text +=
-            tr("<p><b>Rollout</b> multiplies the attention of layers 0 to the chosen one (each with the "
-               "residual connection added as ½·I + ½·A), so it estimates how much of the query's final state "
-               "comes from each patch through all those layers. It is an approximation, not the exact "
-               "flow.</p>");
+QString visionHelpText(const VisionDocument& doc) {
+    QString text =
+        QObject::tr("<p>A vision transformer cuts the picture into square patches (a grid of tokens) and "
+                    "adds one extra token, "
+                    "<b>CLS</b>, whose final state is used for the prediction. Attention says, for a query "
+                    "token, how much "
+                    "it reads from every patch.</p>");
+    if (doc.rollout())
+        text += QObject::tr(
+            "<p><b>Rollout</b> multiplies the attention of layers 0 to the chosen one (each with the "
+            "residual connection added as ½·I + ½·A), so it estimates how much of the query's final state "
+            "comes from each patch through all those layers. It is an approximation, not the exact "
+            "flow.</p>");
     else
-        text +=
-            tr("<p>The map shows one layer: the chosen query's row of the attention matrix, laid back onto "
-               "the patch grid and over the picture. The heads grid shows every head of the layer side by "
-               "side; the layer strip shows the same head at every depth.</p>");
-    text +=
-        tr("<p>Click a patch to make it the query (shift-click or drag selects several, their maps summed or "
-           "averaged); "
-           "click CLS to go back. The colour bar gives the weights' range. The predictions beside the "
-           "picture are "
-           "the classifier's top classes; for a picture unlike the training data they can be confident and "
-           "still meaningless, and the page says so.</p>");
+        text += QObject::tr(
+            "<p>The map shows one layer: the chosen query's row of the attention matrix, laid back onto "
+            "the patch grid and over the picture. The heads grid shows every head of the layer side by "
+            "side; the layer strip shows the same head at every depth.</p>");
+    text += QObject::tr(
+        "<p>Click a patch to make it the query (shift-click or drag selects several, their maps summed or "
+        "averaged); "
+        "click CLS to go back. The colour bar gives the weights' range. The predictions beside the "
+        "picture are "
+        "the classifier's top classes; for a picture unlike the training data they can be confident and "
+        "still meaningless, and the page says so.</p>");
     return text;
 }
 

@@ -5,18 +5,17 @@
 #include "core/io/model_folder.h"
 #include "core/ops/gemm.h"
 #include "core/util/error.h"
-#include "core/vision/domain_check.h"
 #include "core/vision/preprocess.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/render/overlay_caption.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/vision/map_grid_view.h"
-#include "ui/vision/patch_image_view.h"
-#include "ui/vision/predictions_view.h"
 #include "ui/vision/sample_gallery.h"
-#include "ui/widgets/heatmap_view.h"
+#include "ui/vision/vision_session.h"
+#include "ui/vision/vision_views.h"
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/map_controls.h"
+#include "ui/widgets/map_difference_window.h"
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
 #include "ui/widgets/precision_note.h"
@@ -25,31 +24,24 @@
 #include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
-#include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
-#include <QFrame>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QMenu>
 #include <QMimeData>
-#include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QShortcut>
 #include <QSignalBlocker>
-#include <QSlider>
-#include <QSplitter>
 #include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 namespace attnlens::ui {
@@ -63,11 +55,13 @@ QString ms(double seconds) {
 } // namespace
 
 VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
-    : WorkspacePage(ModelKind::Vit, parent), m_doc(new VisionDocument(this)) {
+    : WorkspacePage(ModelKind::Vit, parent), m_doc(new VisionDocument(this)),
+      m_lenses(new VisionLenses(m_doc, worker(), this)) {
     setAcceptDrops(true);
     QWidget* bar = buildTopBar(); // built in this order: later builders use what earlier ones made
     QWidget* sidebar = buildSidebar();
-    QWidget* centre = buildCentre();
+    m_views = new VisionViews(m_doc, this);
+    QWidget* centre = m_views;
     assembleWorkspace(this, bar, messageLine(), sidebar, centre);
 
     auto* pasteShortcut = new QShortcut(QKeySequence::Paste, this);
@@ -76,6 +70,12 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
     connect(pasteShortcut, &QShortcut::activated, this, &VisionPage::pasteImage);
 
     connectDocument();
+    connect(m_lenses, &VisionLenses::ablationChanged, this, [this] {
+        if (!m_lastImage.empty())
+            runImage(m_lastImage, m_imageLabel->property("source").toString(), m_lastImagePath);
+    });
+    connect(m_lenses, &VisionLenses::notice, this,
+            [this](const QString& text, bool error) { error ? showError(text) : showNotice(text); });
 
     const int samples = m_gallery->loadSamples();
     if (!m_gallery->problem().isEmpty()) showNotice(m_gallery->problem()); // surfaced, never swallowed
@@ -85,6 +85,22 @@ VisionPage::VisionPage(QWidget* parent, const QString& modelDir)
 }
 
 VisionPage::~VisionPage() = default;
+
+PatchImageView* VisionPage::imageView() const {
+    return m_views->imageView();
+}
+HeatmapView* VisionPage::rawMapView() const {
+    return m_views->rawMapView();
+}
+MapGridView* VisionPage::headsGrid() const {
+    return m_views->headsGrid();
+}
+MapGridView* VisionPage::layersStrip() const {
+    return m_views->layersStrip();
+}
+PredictionsView* VisionPage::predictionsView() const {
+    return m_views->predictionsView();
+}
 
 // Top bar: image source, model, progress (JobStatus) and export.
 QWidget* VisionPage::buildTopBar() {
@@ -108,16 +124,18 @@ QWidget* VisionPage::buildTopBar() {
     m_modelLabel = new QLabel(bar);
     mute(m_modelLabel);
     auto* jobStatus = new JobStatus(worker(), bar);
-    m_export = exportMenuButton(
-        bar, {
-                 {tr("Overlay as PNG (original resolution)…"), [this] { chooseExport(Export::Overlay); }},
-                 {tr("Overlay with colour bar and caption (PNG)…"),
-                  [this] { chooseExport(Export::CaptionedOverlay); }},
-                 {tr("Heads grid as PNG…"), [this] { chooseExport(Export::HeadsGrid); }},
-                 {tr("Map as NumPy (.npy)…"), [this] { chooseExport(Export::MapNpy); }},
-                 {tr("Map as CSV…"), [this] { chooseExport(Export::MapCsv); }},
-             });
-    m_export->setObjectName(QStringLiteral("export"));
+    const QString png = tr("PNG image (*.png)");
+    m_export =
+        exportButton(bar, {{tr("Overlay as PNG (original resolution)…"), png, "-overlay.png",
+                            [this](const QString& p) { return exportOverlay(p); }},
+                           {tr("Overlay with colour bar and caption (PNG)…"), png, "-overlay-captioned.png",
+                            [this](const QString& p) { return exportCaptionedOverlay(p); }},
+                           {tr("Heads grid as PNG…"), png, "-heads.png",
+                            [this](const QString& p) { return exportHeadsGrid(p); }},
+                           {tr("Map as NumPy (.npy)…"), tr("NumPy array (*.npy)"), "-map.npy",
+                            [this](const QString& p) { return exportMap(p); }},
+                           {tr("Map as CSV…"), tr("CSV (*.csv)"), "-map.csv",
+                            [this](const QString& p) { return exportMap(p); }}});
     barLayout->addWidget(open);
     barLayout->addWidget(paste);
     barLayout->addSpacing(12);
@@ -151,7 +169,7 @@ void VisionPage::connectDocument() {
 }
 
 void VisionPage::jobCancelled(int) {
-    m_flowRequested = {}; // a cancelled flow is asked for again when next needed
+    m_lenses->forgetFlowRequest();
     showNotice(tr("Cancelled."));
 }
 
@@ -229,9 +247,9 @@ QWidget* VisionPage::buildMapBox(QWidget* panel) {
         m_doc->setFusion(heads.fusion);
         m_doc->setHead(heads.head);
     });
-    connect(m_mapBox, &MapLensBox::headStatsRequested, this, &VisionPage::showHeadStats);
-    connect(m_mapBox, &MapLensBox::neuronRequested, this, &VisionPage::showNeuronView);
-    connect(m_mapBox, &MapLensBox::pinRequested, this, &VisionPage::pinMap);
+    connect(m_mapBox, &MapLensBox::headStatsRequested, m_lenses, &VisionLenses::showHeadStats);
+    connect(m_mapBox, &MapLensBox::neuronRequested, m_lenses, &VisionLenses::showNeuronView);
+    connect(m_mapBox, &MapLensBox::pinRequested, m_lenses, &VisionLenses::pin);
     m_rollout = new QCheckBox(tr("Rollout through layers 0…L"), m_mapBox);
     m_rollout->setObjectName(QStringLiteral("rollout"));
     m_rollout->setToolTip(tr("Attention rollout (Abnar & Zuidema 2020): heads fused, residual added, "
@@ -260,129 +278,6 @@ QWidget* VisionPage::buildDisplayBox(QWidget* panel) {
     connect(m_smooth, &QCheckBox::toggled, m_doc, &VisionDocument::setSmooth);
     box->addRow(m_smooth);
     return box;
-}
-
-QWidget* VisionPage::buildCentre() {
-    auto* centre = new QWidget(this);
-    auto* layout = new QVBoxLayout(centre);
-    layout->setContentsMargins(0, 0, 0, 0);
-    m_mapTitle = caption(QString(), centre);
-    m_mapTitle->setObjectName(QStringLiteral("mapTitle"));
-    layout->addWidget(m_mapTitle);
-
-    auto* top = new QSplitter(Qt::Horizontal, centre);
-    top->setObjectName(QStringLiteral("visionTopSplitter")); // remembered by the main window
-    m_imageView = new PatchImageView(top);
-    m_imageView->setObjectName(QStringLiteral("imageView"));
-    m_imageView->setPlaceholderText(tr("Drop an image here, paste one, or pick a sample."));
-    connectImageView();
-
-    auto* side = buildImageSide(top);
-    top->addWidget(m_imageView);
-    top->addWidget(side);
-    top->setStretchFactor(0, 3);
-    top->setStretchFactor(1, 2);
-    auto* split = new QSplitter(Qt::Vertical, centre);
-    split->setObjectName(QStringLiteral("visionSplitter"));
-    split->setChildrenCollapsible(false);
-    split->addWidget(top);
-    split->addWidget(buildGrids(split));
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
-    split->setSizes({560, 440}); // proportions; the picture keeps the larger share
-    layout->addWidget(split, 1);
-    return centre;
-}
-
-// Clicks, drags and hover on the picture → the query and the tooltip.
-void VisionPage::connectImageView() {
-    connect(m_imageView, &PatchImageView::patchClicked, this, [this](int patch, bool additive) {
-        if (additive)
-            m_doc->togglePatch(patch);
-        else
-            m_doc->selectPatches({patch});
-    });
-    connect(m_imageView, &PatchImageView::patchesSelected, this,
-            [this](std::vector<int> patches, bool additive) {
-                if (additive && m_doc->query() == VisionDocument::Query::Patches)
-                    patches.insert(patches.end(), m_doc->patches().begin(), m_doc->patches().end());
-                m_doc->selectPatches(std::move(patches));
-            });
-    connect(m_imageView, &PatchImageView::patchHovered, this, [this](int patch) {
-        const RowMatrix map = patch >= 0 ? m_doc->currentMap() : RowMatrix();
-        if (patch < 0 || map.size() == 0) {
-            m_imageView->setToolTip(QString());
-            return;
-        }
-        const int r = patch / m_doc->gridCols(), c = patch % m_doc->gridCols();
-        m_imageView->setToolTip(tr("patch (%1, %2): %3").arg(r).arg(c).arg(map(r, c), 0, 'f', 4));
-    });
-}
-
-// Beside the picture: the predictions and the map as a labelled patch grid.
-QWidget* VisionPage::buildImageSide(QWidget* parent) {
-    auto* side = new QWidget(parent);
-    auto* sideLayout = new QVBoxLayout(side);
-    sideLayout->setContentsMargins(6, 0, 0, 0);
-    sideLayout->addWidget(caption(tr("Prediction"), side));
-    m_predictions = new PredictionsView(side);
-    m_predictions->setObjectName(QStringLiteral("predictions"));
-    sideLayout->addWidget(m_predictions);
-    // Lines under the predictions, hidden until they have something to say.
-    auto note = [side, sideLayout](const char* name) {
-        auto* label = new QLabel(side);
-        label->setObjectName(QString::fromLatin1(name));
-        label->setWordWrap(true);
-        label->setTextFormat(Qt::RichText);
-        label->hide();
-        sideLayout->addWidget(label);
-        return label;
-    };
-    m_domainNote = note("domainNote");     // the picture is unlike the training data
-    m_ablationNote = note("ablationNote"); // heads switched off
-    sideLayout->addSpacing(8);
-    sideLayout->addWidget(caption(tr("Patch-grid map"), side));
-    m_rawMap = new HeatmapView(side);
-    m_rawMap->setObjectName(QStringLiteral("rawMap"));
-    m_rawMap->setRangeMode(HeatmapView::RangeMode::Auto);
-    m_rawMap->setAxisTitles(tr("row"), tr("column"));
-    m_rawMap->setValueDecimals(2);
-    m_rawMap->setMaximumCellSize(48);
-    m_rawMap->setPreferredCellSize(28);
-    connect(m_rawMap, &HeatmapView::cellClicked, this,
-            [this](int r, int c) { m_doc->selectPatches({r * m_doc->gridCols() + c}); });
-    sideLayout->addWidget(m_rawMap, 1);
-    return side;
-}
-
-// Below: every head of the layer and the same head through every layer.
-QWidget* VisionPage::buildGrids(QWidget* parent) {
-    auto* bottomWidget = new QWidget(parent);
-    auto* bottom = new QHBoxLayout(bottomWidget);
-    bottom->setContentsMargins(0, 4, 0, 0);
-    auto* headsBox = new QVBoxLayout;
-    m_headsTitle = caption(tr("Heads"), bottomWidget);
-    m_headsGrid = new MapGridView(bottomWidget);
-    m_headsGrid->setObjectName(QStringLiteral("headsGrid"));
-    m_headsGrid->setToolTip(tr("Every head of this layer for the current query; click one to show it"));
-    connect(m_headsGrid, &MapGridView::tileClicked, this, [this](int head) {
-        m_doc->setRollout(false);
-        m_doc->setHead(head);
-    });
-    headsBox->addWidget(m_headsTitle);
-    headsBox->addWidget(m_headsGrid, 1);
-    auto* layersBox = new QVBoxLayout;
-    m_layersTitle = caption(tr("Layers"), bottomWidget);
-    m_layersStrip = new MapGridView(bottomWidget);
-    m_layersStrip->setObjectName(QStringLiteral("layersStrip"));
-    m_layersStrip->setToolTip(tr("The same head through every layer; click one to show it"));
-    connect(m_layersStrip, &MapGridView::tileClicked, m_doc, &VisionDocument::setLayer);
-    layersBox->addWidget(m_layersTitle);
-    layersBox->addWidget(m_layersStrip, 1);
-    bottom->addLayout(headsBox, 1);
-    bottom->addSpacing(12);
-    bottom->addLayout(layersBox, 1);
-    return bottomWidget;
 }
 
 QString VisionPage::modelDescription() const {
@@ -428,7 +323,10 @@ void VisionPage::openModel(const QString& dir) {
             return std::make_pair(std::move(model), note);
         },
         [this](std::pair<std::shared_ptr<const VitModel>, PrecisionNote> loaded) {
-            m_ablated.clear(); // the heads of another model
+            {
+                const QSignalBlocker quiet(m_lenses); // the heads of another model; modelReady() runs again
+                m_lenses->setAblated({});
+            }
             m_precisionNote = loaded.second;
             m_doc->setModel(std::move(loaded.first));
             if (!m_precisionNote.empty()) showNotice(m_precisionNote.sentence);
@@ -472,7 +370,7 @@ void VisionPage::analyse(std::function<ImageU8()> load, const QString& source, c
     timer->start();
     worker()->run<std::shared_ptr<const VisionImage>>(
         tr("Analysing %1").arg(source),
-        [model, load = std::move(load), source, ablated = m_ablated](const Callbacks& cb) {
+        [model, load = std::move(load), source, ablated = m_lenses->ablated()](const Callbacks& cb) {
             return VisionDocument::analyse(*model, load(), source, cb, ablated);
         },
         [this, path, timer, model](std::shared_ptr<const VisionImage> result) {
@@ -555,39 +453,49 @@ void VisionPage::syncControls() {
     m_export->setEnabled(m_doc->hasImage());
 }
 
+bool VisionPage::exportOverlay(const QString& path) {
+    return exportWith(
+        path, [this](const QString& p) { writePng(p.toStdString(), m_doc->renderOriginalOverlay()); });
+}
+
+bool VisionPage::exportCaptionedOverlay(const QString& path) {
+    return exportWith(path, [this](const QString& p) {
+        const RowMatrix map = m_doc->currentMap();
+        if (map.size() == 0) throw Error("no map to export: open an image first");
+        const QString caption = tr("%1 — %2, %3")
+                                    .arg(m_doc->mapDescription(), m_modelLabel->text(),
+                                         QFileInfo(m_imageLabel->property("source").toString()).fileName());
+        const QImage out =
+            captionedOverlay(toQImage(m_doc->renderOriginalOverlay()), m_doc->colorMap(), map.minCoeff(),
+                             map.maxCoeff(), caption, heatmapStyle(palette(), font()));
+        if (!out.save(p, "PNG")) throw Error(p.toStdString() + ": cannot write the file");
+    });
+}
+
+bool VisionPage::exportHeadsGrid(const QString& path) {
+    MapGridView* grid = m_views->headsGrid();
+    if (grid->count() == 0) return false;
+    return exportWith(path, [grid](const QString& p) {
+        const QImage img = grid->renderImage(std::max(grid->tile(0).width(), 160));
+        if (!img.save(p, "PNG")) throw Error("'" + p.toStdString() + "': cannot write the file");
+    });
+}
+
+bool VisionPage::exportMap(const QString& path) {
+    const RowMatrix map = m_doc->currentMap(); // [rows, cols]
+    if (map.size() == 0) return false;
+    return exportWith(path, [&map](const QString& p) { writeMatrix(p.toStdString(), map); });
+}
+
 void VisionPage::refreshPredictions() {
     const auto& img = m_doc->image();
+    const bool builtin =
+        QFileInfo(loadedModelDir()).fileName() == QLatin1String(builtinModelName(ModelKind::Vit).data());
+    m_views->refreshPredictions(m_gallery->expectedClass(m_lastImagePath), builtin);
     if (!img) {
-        m_predictions->setMessage(tr("No image yet."));
         m_imageLabel->setText(tr("No image"));
         return;
     }
-    if (img->top.empty())
-        m_predictions->setMessage(tr("This checkpoint has no classifier head."));
-    else
-        m_predictions->setPredictions(img->top, m_gallery->expectedClass(m_lastImagePath));
-    // The built-in classifier knows ten kinds of clothing on black: say when a picture is not one.
-    const bool builtin =
-        QFileInfo(loadedModelDir()).fileName() == QLatin1String(builtinModelName(ModelKind::Vit).data());
-    const DomainCheck check = builtin && !img->top.empty()
-                                  ? checkFashionMnistLikeness(img->image, img->top.front().probability)
-                                  : DomainCheck{};
-    if (check.mismatch()) {
-        QStringList reasons;
-        for (const std::string& r : check.reasons)
-            reasons << QString::fromStdString(r).toHtmlEscaped();
-        m_domainNote->setText(tr("<span style='color:%1'><b>Not like the training pictures:</b></span> %2. "
-                                 "Read the prediction with care.")
-                                  .arg(errorColor(palette()).name(), reasons.join(QStringLiteral(" · "))));
-        m_domainNote->setToolTip(tr(
-            "The built-in model was trained on Fashion-MNIST: ten kinds of clothing, grey on black, 28×28. "
-            "Any picture gets a prediction, often a confident-looking one; here it means little. The "
-            "attention maps are still exactly what the model did."));
-        m_domainNote->show();
-    } else {
-        m_domainNote->hide();
-    }
-    refreshAblationNote();
     const auto& grid = img->result.grid;
     m_imageLabel->setText(tr("<b>%1</b> · %2×%3 px → %4×%5 input · %6×%7 patches · forward %8")
                               .arg(img->source.toHtmlEscaped())
@@ -603,143 +511,88 @@ void VisionPage::refreshPredictions() {
 
 void VisionPage::refreshMaps() {
     syncControls();
-    if (m_doc->flowPending()) requestFlow();
-    if (!m_doc->hasImage()) {
-        m_imageView->clear();
-        m_rawMap->setMatrix(RowMatrix());
-        m_headsGrid->clear();
-        m_layersStrip->clear();
-        m_mapTitle->setText(QString());
-        return;
-    }
-    QElapsedTimer timer;
-    timer.start();
-    const auto& img = m_doc->image();
-    const RowMatrix map = m_doc->currentMap(); // [rows, cols]
-    const OverlayOptions look = m_doc->overlayOptions();
-    m_imageView->setPicture(toQImage(renderOverlay(img->display, map, look)), img->result.grid);
-    m_imageView->setSelection(m_doc->patches(), m_doc->query() == VisionDocument::Query::Cls);
-    m_mapTitle->setText(m_doc->mapDescription());
-
-    m_rawMap->setColorMap(look.colorMap);
-    m_rawMap->setAnnotationsEnabled(map.size() <= 14 * 14);
-    m_rawMap->setMatrix(map);
-    const int single = m_doc->patches().size() == 1 ? m_doc->patches().front() : -1;
-    m_rawMap->setMarkedCell(single >= 0 ? HeatmapCell{single / m_doc->gridCols(), single % m_doc->gridCols()}
-                                        : HeatmapCell{});
-
-    std::vector<QImage> heads;
-    QStringList headTitles;
-    for (const RowMatrix& m : m_doc->headMaps()) {
-        heads.push_back(toQImage(m_doc->renderThumbnail(m)));
-        headTitles << tr("Head %1").arg(headTitles.size());
-    }
-    m_headsGrid->setTiles(std::move(heads), headTitles);
-    m_headsGrid->setSelected(m_doc->rollout() ? -1 : m_doc->head());
-    m_headsTitle->setText(m_doc->rollout() ? tr("Heads — rollout fuses the heads; untick Rollout to see them")
-                          : m_doc->flow()
-                              ? tr("Heads — attention flow fuses the heads; untick it to see them")
-                              : tr("Heads of layer %1 — click one to show it").arg(m_doc->layer()));
-
-    std::vector<QImage> layers;
-    QStringList layerTitles;
-    for (const RowMatrix& m : m_doc->layerMaps()) {
-        layers.push_back(toQImage(m_doc->renderThumbnail(m)));
-        layerTitles << tr("Layer %1").arg(layerTitles.size());
-    }
-    m_layersStrip->setTiles(std::move(layers), layerTitles);
-    m_layersStrip->setSelected(m_doc->layer());
-    const QString which =
-        m_doc->rollout() ? tr("rollout up to each layer")
-        : m_doc->head() >= 0
-            ? tr("head %1 in every layer").arg(m_doc->head())
-            : tr("%1 of heads in every layer").arg(QString::fromUtf8(headFusionName(m_doc->fusion()).data()));
-    m_layersTitle->setText(m_doc->flow() ? tr("Layers — attention (%1), not flow").arg(which)
-                                         : tr("Layers — %1").arg(which));
-
-    const double updateMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+    if (m_doc->flowPending()) m_lenses->requestFlow();
+    const double updateMs = m_views->refreshMaps();
+    if (!m_doc->hasImage()) return;
     m_timing->setProperty("updateMs", updateMs);
-    m_timing->setText(tr("Forward pass %1 · map update %2").arg(ms(img->seconds)).arg(ms(updateMs / 1000.0)));
+    m_timing->setText(
+        tr("Forward pass %1 · map update %2").arg(ms(m_doc->image()->seconds)).arg(ms(updateMs / 1000.0)));
 }
 
-bool VisionPage::exportOverlay(const QString& path) const {
-    try {
-        writePng(path.toStdString(), m_doc->renderOriginalOverlay());
-        return true;
-    } catch (const std::exception& e) {
-        const_cast<VisionPage*>(this)->showError(QString::fromUtf8(e.what()));
+// --- session (ui/vision/vision_session.h) ----------------------------------------------------
+
+QJsonObject VisionPage::saveSession() const {
+    VisionSession v = VisionSession::capture(*m_doc);
+    if (!m_lastImagePath.isEmpty())
+        v.imagePath = QFileInfo(m_lastImagePath).absoluteFilePath();
+    else if (!m_lastImage.empty()) // pasted: the picture itself
+        v.imagePng = VisionSession::png(m_lastImage);
+    v.ablated = m_lenses->ablated();
+    if (const auto* d = m_lenses->differenceWindow(); d && d->hasPin())
+        v.pinned = PinnedMap{d->pinnedMap(), d->pinnedDescription()};
+    QJsonObject s;
+    saveModelDir(s, loadedModelDir(), ModelKind::Vit);
+    v.write(s);
+    return s;
+}
+
+QString VisionPage::checkSession(const QJsonObject& state) const {
+    SessionReader r(state, QStringLiteral("pages.vision"));
+    (void)VisionSession::parse(state, r);
+    return r.error();
+}
+
+bool VisionPage::restoreInputs(const QJsonObject& state) {
+    SessionReader r(state, QStringLiteral("pages.vision"));
+    const VisionSession v = VisionSession::parse(state, r);
+    if (!r.ok()) {
+        showError(r.error());
         return false;
     }
+    m_pendingSample.clear();
+    v.applyLook(*m_doc);
+    return true;
 }
 
-bool VisionPage::exportCaptionedOverlay(const QString& path) const {
-    try {
-        const RowMatrix map = m_doc->currentMap();
-        if (map.size() == 0) throw Error("no map to export: open an image first");
-        const QString caption = tr("%1 — %2, %3")
-                                    .arg(m_doc->mapDescription(), m_modelLabel->text(),
-                                         QFileInfo(m_imageLabel->property("source").toString()).fileName());
-        const QImage out =
-            captionedOverlay(toQImage(m_doc->renderOriginalOverlay()), m_doc->colorMap(), map.minCoeff(),
-                             map.maxCoeff(), caption, heatmapStyle(palette(), font()));
-        if (!out.save(path, "PNG")) throw Error(path.toStdString() + ": cannot write the file");
-        return true;
-    } catch (const std::exception& e) {
-        const_cast<VisionPage*>(this)->showError(QString::fromUtf8(e.what()));
-        return false;
+// The model is here: the heads off, then the picture (whose result applies the view).
+void VisionPage::continueRestore() {
+    if (!restoreState()) return;
+    SessionReader r(*restoreState(), QStringLiteral("pages.vision"));
+    const VisionSession v = VisionSession::parse(*restoreState(), r);
+    HeadList off;
+    for (const auto& [l, h] : v.ablated)
+        if (l < m_doc->numLayers() && h < m_doc->numHeads()) off.emplace_back(l, h);
+    if (off.size() != v.ablated.size())
+        showError(tr("Some of the session's heads switched off do not exist in this model."));
+    {
+        const QSignalBlocker quiet(m_lenses); // the picture below runs with them
+        m_lenses->setAblated(std::move(off));
+    }
+    if (!m_doc->model()) {
+        endRestore();
+        showError(tr("Session restored without a model: open a vision model with File → Open model…"));
+    } else if (!v.imagePath.isEmpty()) {
+        openImage(v.imagePath); // then applyRestoredView()
+    } else if (!v.imagePng.isEmpty()) {
+        openImage(QImage::fromData(v.imagePng, "PNG"), tr("pasted image"));
+    } else {
+        applyRestoredView();
     }
 }
 
-bool VisionPage::exportHeadsGrid(const QString& path) const {
-    if (m_headsGrid->count() == 0) return false;
-    const QImage img = m_headsGrid->renderImage(std::max(m_headsGrid->tile(0).width(), 160));
-    if (img.save(path, "PNG")) return true;
-    const_cast<VisionPage*>(this)->showError(tr("'%1': cannot write the file").arg(path));
-    return false;
+void VisionPage::applyRestoredView() {
+    if (!restoreState()) return;
+    SessionReader r(*restoreState(), QStringLiteral("pages.vision"));
+    const VisionSession v = VisionSession::parse(*restoreState(), r);
+    endRestore();
+    v.applyView(*m_doc);
+    syncControls();
+    if (v.pinned) m_lenses->pinAs(v.pinned->map, v.pinned->description);
+    showNotice(tr("Session restored."));
 }
 
-bool VisionPage::exportMap(const QString& path) const {
-    const RowMatrix map = m_doc->currentMap(); // [rows, cols]
-    if (map.size() == 0) return false;
-    try {
-        writeMatrix(path.toStdString(), map);
-        return true;
-    } catch (const std::exception& e) {
-        const_cast<VisionPage*>(this)->showError(QString::fromUtf8(e.what()));
-        return false;
-    }
-}
-
-void VisionPage::chooseExport(Export what) {
-    const char* filter = what == Export::MapNpy   ? "NumPy array (*.npy)"
-                         : what == Export::MapCsv ? "CSV (*.csv)"
-                                                  : "PNG image (*.png)";
-    const char* suffix = what == Export::Overlay            ? "-overlay.png"
-                         : what == Export::CaptionedOverlay ? "-overlay-captioned.png"
-                         : what == Export::HeadsGrid        ? "-heads.png"
-                         : what == Export::MapNpy           ? "-map.npy"
-                                                            : "-map.csv";
-    const QString base = QFileInfo(m_imageLabel->property("source").toString()).completeBaseName();
-    const QString path =
-        QFileDialog::getSaveFileName(this, tr("Export"), base + QString::fromLatin1(suffix), tr(filter));
-    if (path.isEmpty()) return;
-    bool ok = false;
-    switch (what) {
-    case Export::Overlay:
-        ok = exportOverlay(path);
-        break;
-    case Export::CaptionedOverlay:
-        ok = exportCaptionedOverlay(path);
-        break;
-    case Export::HeadsGrid:
-        ok = exportHeadsGrid(path);
-        break;
-    case Export::MapNpy:
-    case Export::MapCsv:
-        ok = exportMap(path);
-        break;
-    }
-    if (ok) showNotice(tr("Saved %1").arg(QDir::toNativeSeparators(path)));
+QString VisionPage::exportBaseName() const {
+    return QFileInfo(m_imageLabel->property("source").toString()).completeBaseName();
 }
 
 } // namespace attnlens::ui

@@ -13,6 +13,7 @@
 
 #include "ui/shell/workspace_page.h"
 #include "ui/vision/vision_document.h"
+#include "ui/vision/vision_lenses.h"
 #include "ui/widgets/precision_note.h"
 
 #include <QWidget>
@@ -21,7 +22,6 @@
 #include <optional>
 
 class QCheckBox;
-class QDialog;
 class QComboBox;
 class QLabel;
 class QPushButton;
@@ -39,6 +39,11 @@ class MapGridView;
 class PatchImageView;
 class PredictionsView;
 class SampleGallery;
+class VisionViews;
+
+// Help → What am I looking at? (vision_help.cpp)
+QString visionHelpTitle(const VisionDocument& doc);
+QString visionHelpText(const VisionDocument& doc);
 
 class VisionPage : public WorkspacePage {
     Q_OBJECT
@@ -47,8 +52,8 @@ public:
     explicit VisionPage(QWidget* parent = nullptr, const QString& modelDir = {});
 
     // Help → What am I looking at? (ui/…/*_help.cpp)
-    QString viewTitle() const override;
-    QString viewExplanation() const override;
+    QString viewTitle() const override { return visionHelpTitle(*m_doc); }
+    QString viewExplanation() const override { return visionHelpText(*m_doc); }
     ~VisionPage() override;
 
     // ModelPage
@@ -58,26 +63,18 @@ public:
     // Queues loading + inference of an image file / an in-memory image; the result replaces the current
     // one when it arrives. Errors are shown on the page; the previous image stays.
     Q_INVOKABLE void openImage(const QString& path);
-    // Map → Head statistics…: the Heads lens for the picture on screen in a window beside the page; a click
-    // on a head shows it in the map (vision_heads.cpp). Null until first shown.
-    void showHeadStats();
-    HeadsLensView* headsLens() const { return m_headsLens; }
-    // Head ablation: these (layer, head) pairs off for the picture on screen and every later one (run again
-    // now); an empty list switches all heads on. Forgotten when another model loads.
-    void setAblatedHeads(std::vector<std::pair<int, int>> heads);
-    const std::vector<std::pair<int, int>>& ablatedHeads() const { return m_ablated; }
-    // Every head switched off alone on the worker: the drop of the plain run's top class log-probability,
-    // shown in the Heads lens as "importance" (vision_heads.cpp).
-    void rankHeadsByImportance();
-    // Map → Inside one score…: the neuron view for the picture on screen — the chosen layer and head, the
-    // first query patch and its strongest key (vision_heads.cpp). Null until first shown.
-    void showNeuronView();
-    NeuronDialog* neuronDialog() const { return m_neuron; }
-    // Difference maps (vision_difference.cpp): Map → Pin map as A keeps the map on screen; a window then
-    // shows A, the map now (B: another picture, layer, head, query or model with the same patch grid) and A −
-    // B.
-    void pinMap();
-    MapDifferenceWindow* differenceWindow() const { return m_difference; }
+    // The lenses (ui/vision/vision_lenses.h): Map → Head statistics…, Inside one score…, Pin map as A…; heads
+    // switched off apply to the picture on screen (run again now) and every later one, and are forgotten when
+    // another model loads.
+    VisionLenses* lenses() const { return m_lenses; }
+    void showHeadStats() { m_lenses->showHeadStats(); }
+    HeadsLensView* headsLens() const { return m_lenses->headsLens(); }
+    void setAblatedHeads(HeadList heads) { m_lenses->setAblated(std::move(heads)); }
+    const HeadList& ablatedHeads() const { return m_lenses->ablated(); }
+    void showNeuronView() { m_lenses->showNeuronView(); }
+    NeuronDialog* neuronDialog() const { return m_lenses->neuronDialog(); }
+    void pinMap() { m_lenses->pin(); }
+    MapDifferenceWindow* differenceWindow() const { return m_lenses->differenceWindow(); }
     void openImage(const QImage& image, const QString& source);
     void pasteImage(); // Ctrl+V: an image or an image file on the clipboard
     // The image opened once the model has loaded (default: the first sample); call before the load ends.
@@ -92,19 +89,20 @@ public:
     QString imagePath() const { return m_lastImagePath; }
 
     VisionDocument* document() const { return m_doc; }
-    PatchImageView* imageView() const { return m_imageView; }
-    HeatmapView* rawMapView() const { return m_rawMap; }
-    MapGridView* headsGrid() const { return m_headsGrid; }
-    MapGridView* layersStrip() const { return m_layersStrip; }
-    PredictionsView* predictionsView() const { return m_predictions; }
+    VisionViews* views() const { return m_views; }
+    PatchImageView* imageView() const;
+    HeatmapView* rawMapView() const;
+    MapGridView* headsGrid() const;
+    MapGridView* layersStrip() const;
+    PredictionsView* predictionsView() const;
     SampleGallery* sampleGallery() const { return m_gallery; }
 
     // Exports (also in the Export menu). Return false and show a message on failure.
-    bool exportOverlay(const QString& path) const; // PNG at the original image resolution
+    bool exportOverlay(const QString& path); // PNG at the original image resolution
     // The same with a colour bar of the map's range and a caption (layer, head, query) under it.
-    bool exportCaptionedOverlay(const QString& path) const;
-    bool exportHeadsGrid(const QString& path) const; // PNG of the heads grid
-    bool exportMap(const QString& path) const;       // the current [rows, cols] map as .npy or .csv
+    bool exportCaptionedOverlay(const QString& path);
+    bool exportHeadsGrid(const QString& path); // PNG of the heads grid
+    bool exportMap(const QString& path);       // the current [rows, cols] map as .npy or .csv
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -123,14 +121,7 @@ private:
     QWidget* buildQueryBox(QWidget* panel);
     QWidget* buildMapBox(QWidget* panel);
     QWidget* buildDisplayBox(QWidget* panel);
-    QWidget* buildCentre();
-    QWidget* buildImageSide(QWidget* parent);
-    QWidget* buildGrids(QWidget* parent);
-    void connectImageView();
     void connectDocument();
-    void refreshHeadStats();    // vision_heads.cpp
-    void refreshAblationNote(); // vision_heads.cpp
-    void requestFlow();         // vision_heads.cpp: the attention flow map of the current key, on the worker
     void runImage(ImageU8 image, const QString& source, const QString& path);
     void applyRestoredView(); // the picture is here: the selection (vision_session.cpp)
     // Analyses the picture `load` returns (on the worker) with the current model and shows it.
@@ -139,29 +130,19 @@ private:
     void refreshMaps(); // overlay, raw map, heads grid, layers strip
     void refreshPredictions();
     void chooseImage();
-    enum class Export { Overlay, CaptionedOverlay, HeadsGrid, MapNpy, MapCsv };
-    void chooseExport(Export what); // asks for a path, then writes
+    QString exportBaseName() const override; // the picture's file name
 
     VisionDocument* m_doc;
     PrecisionNote m_precisionNote; // bf16 loads: the measured difference from fp32
     QString m_pendingSample;       // the first sample, opened once the default model is loaded
     QString m_lastImagePath;
     ImageU8 m_lastImage; // the original of the current result, re-run when a new model arrives
-    std::vector<std::pair<int, int>> m_ablated; // heads switched off (Heads lens)
-    QLabel* m_ablationNote = nullptr;           // "3 heads off: Bag 56.6 % → 40.1 %"
+    VisionLenses* m_lenses = nullptr;
 
     SampleGallery* m_gallery = nullptr;
-    PatchImageView* m_imageView = nullptr;
-    HeatmapView* m_rawMap = nullptr;
-    PredictionsView* m_predictions = nullptr;
-    MapGridView* m_headsGrid = nullptr;
-    MapGridView* m_layersStrip = nullptr;
+    VisionViews* m_views = nullptr;
     QLabel* m_modelLabel = nullptr;
     QLabel* m_imageLabel = nullptr;
-    QLabel* m_domainNote = nullptr; // "this picture does not look like Fashion-MNIST" (built-in model only)
-    QLabel* m_mapTitle = nullptr;
-    QLabel* m_headsTitle = nullptr;
-    QLabel* m_layersTitle = nullptr;
     QLabel* m_selectionLabel = nullptr;
     QLabel* m_timing = nullptr;
     QPushButton* m_clsButton = nullptr;
@@ -170,14 +151,6 @@ private:
     MapLensBox* m_mapBox = nullptr;
     QCheckBox* m_rollout = nullptr;
     QCheckBox* m_flow = nullptr;
-    VisionDocument::FlowKey m_flowRequested; // the flow map asked of the worker last
-    QDialog* m_headsDialog = nullptr;
-    HeadsLensView* m_headsLens = nullptr;
-    NeuronDialog* m_neuron = nullptr;
-    MapDifferenceWindow* m_difference = nullptr;
-    void refreshDifference();
-    void pinMapAs(const RowMatrix& map, const QString& description); // opens the difference window
-    QString describeMap() const;
     QCheckBox* m_smooth = nullptr;
     QToolButton* m_export = nullptr;
 };

@@ -1,16 +1,10 @@
-// VisionPage's saved sessions (ui/shell/session.h): the model, the picture, the query and the map's settings.
-// A pasted picture has no file, so the session holds the picture itself (PNG, base64) — nothing the user made
-// is lost.
+#include "ui/vision/vision_session.h"
 
-#include "core/export/colormap.h"
-#include "core/io/model_folder.h"
-#include "ui/vision/vision_page.h"
-#include "ui/widgets/map_difference_window.h"
-#include "ui/widgets/page_message.h"
+#include "ui/vision/vision_document.h"
 
 #include <QBuffer>
-#include <QFileInfo>
 #include <QImage>
+#include <QJsonArray>
 
 namespace attnlens::ui {
 
@@ -18,22 +12,10 @@ namespace {
 
 constexpr int kMaxLayers = 1024;
 
-struct State {
-    QString imagePath;
-    QByteArray imagePng;
-    bool cls = true;
-    std::vector<int> patches;
-    QString reduce, fusion;
-    ColorMap colorMap = ColorMap::Inferno;
-    bool keySide = false, rollout = false, flow = false, smooth = false;
-    int layer = -1, head = -1;
-    double opacity = 0.6;
-    std::vector<std::pair<int, int>> ablated;
-    std::optional<PinnedMap> pinned;
-};
+} // namespace
 
-State parse(const QJsonObject& o, SessionReader& r) {
-    State s;
+VisionSession VisionSession::parse(const QJsonObject& o, SessionReader& r) {
+    VisionSession s;
     (void)r.string("model_dir");
     s.imagePath = r.string("image_path");
     if (r.has("image_png")) {
@@ -52,11 +34,12 @@ State parse(const QJsonObject& o, SessionReader& r) {
     } else {
         r.fail("query", "expected \"cls\" or an array of patch indices");
     }
-    s.reduce = r.choice("reduce", "sum", {"sum", "mean"});
+    s.reduce = r.choice("reduce", "sum", {"sum", "mean"}) == QLatin1String("mean") ? TokenReduce::Mean
+                                                                                   : TokenReduce::Sum;
     s.keySide = r.boolean("key_side", false);
     s.layer = r.integer("layer", -1, -1, kMaxLayers);
     s.head = r.integer("head", -1, -1, kMaxLayers);
-    s.fusion = r.choice("fusion", "mean", {"mean", "max", "min"});
+    s.fusion = *parseHeadFusion(r.choice("fusion", "mean", {"mean", "max", "min"}).toStdString());
     s.rollout = r.boolean("rollout", false);
     s.flow = r.boolean("flow", false);
     s.opacity = r.number("opacity", 0.6, 0.0, 1.0);
@@ -67,111 +50,80 @@ State parse(const QJsonObject& o, SessionReader& r) {
     return s;
 }
 
-} // namespace
-
-QJsonObject VisionPage::saveSession() const {
-    QJsonObject s;
-    saveModelDir(s, loadedModelDir(), ModelKind::Vit);
-    if (!m_lastImagePath.isEmpty()) {
-        s.insert("image_path", QFileInfo(m_lastImagePath).absoluteFilePath());
-    } else if (!m_lastImage.empty()) { // pasted: the picture itself
-        QImage image(m_lastImage.pixels.data(), m_lastImage.width, m_lastImage.height,
-                     m_lastImage.width * m_lastImage.channels,
-                     m_lastImage.channels == 1 ? QImage::Format_Grayscale8 : QImage::Format_RGB888);
-        QByteArray png;
-        QBuffer buffer(&png);
-        buffer.open(QIODevice::WriteOnly);
-        image.save(&buffer, "PNG");
-        s.insert("image_png", QString::fromLatin1(png.toBase64()));
-    }
-    if (m_doc->query() == VisionDocument::Query::Cls) {
-        s.insert("query", "cls");
-    } else {
-        QJsonArray patches;
-        for (int p : m_doc->patches())
-            patches.append(p);
-        s.insert("query", patches);
-    }
-    s.insert("reduce", m_doc->reduce() == TokenReduce::Mean ? "mean" : "sum");
-    s.insert("key_side", m_doc->keySide());
-    s.insert("layer", m_doc->layer());
-    s.insert("head", m_doc->head());
-    s.insert("fusion", QString::fromLatin1(headFusionName(m_doc->fusion()).data()));
-    s.insert("rollout", m_doc->rollout());
-    s.insert("flow", m_doc->flow());
-    s.insert("opacity", double(m_doc->opacity()));
-    s.insert("color_map", colorMapId(m_doc->colorMap()));
-    s.insert("smooth", m_doc->smooth());
-    if (!m_ablated.empty()) s.insert("ablated", headPairsToJson(m_ablated));
-    if (m_difference && m_difference->hasPin())
-        s.insert("pinned", pinnedMapToJson(m_difference->pinnedMap(), m_difference->pinnedDescription()));
+VisionSession VisionSession::capture(const VisionDocument& doc) {
+    VisionSession s;
+    s.cls = doc.query() == VisionDocument::Query::Cls;
+    s.patches = doc.patches();
+    s.reduce = doc.reduce();
+    s.keySide = doc.keySide();
+    s.layer = doc.layer();
+    s.head = doc.head();
+    s.fusion = doc.fusion();
+    s.rollout = doc.rollout();
+    s.flow = doc.flow();
+    s.opacity = doc.opacity();
+    s.colorMap = doc.colorMap();
+    s.smooth = doc.smooth();
     return s;
 }
 
-QString VisionPage::checkSession(const QJsonObject& state) const {
-    SessionReader r(state, QStringLiteral("pages.vision"));
-    (void)parse(state, r);
-    return r.error();
+QByteArray VisionSession::png(const ImageU8& image) {
+    const QImage picture(image.pixels.data(), image.width, image.height, image.width * image.channels,
+                         image.channels == 1 ? QImage::Format_Grayscale8 : QImage::Format_RGB888);
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    picture.save(&buffer, "PNG");
+    return bytes;
 }
 
-bool VisionPage::restoreInputs(const QJsonObject& state) {
-    SessionReader r(state, QStringLiteral("pages.vision"));
-    const State s = parse(state, r);
-    if (!r.ok()) {
-        showError(r.error());
-        return false;
-    }
-    m_pendingSample.clear();
-    m_doc->setOpacity(static_cast<float>(s.opacity));
-    m_doc->setColorMap(s.colorMap);
-    m_doc->setSmooth(s.smooth);
-    return true;
-}
-
-void VisionPage::continueRestore() {
-    if (!restoreState()) return;
-    SessionReader r(*restoreState(), QStringLiteral("pages.vision"));
-    const State s = parse(*restoreState(), r);
-    const int layers = m_doc->numLayers(), heads = m_doc->numHeads();
-    m_ablated.clear();
-    for (const auto& [l, h] : s.ablated)
-        if (l < layers && h < heads) m_ablated.emplace_back(l, h);
-    if (m_ablated.size() != s.ablated.size())
-        showError(tr("Some of the session's heads switched off do not exist in this model."));
-    refreshAblationNote();
-    if (!m_doc->model()) {
-        endRestore();
-        showError(tr("Session restored without a model: open a vision model with File → Open model…"));
-    } else if (!s.imagePath.isEmpty()) {
-        openImage(s.imagePath); // then applyRestoredView()
-    } else if (!s.imagePng.isEmpty()) {
-        openImage(QImage::fromData(s.imagePng, "PNG"), tr("pasted image"));
+void VisionSession::write(QJsonObject& s) const {
+    if (!imagePath.isEmpty())
+        s.insert("image_path", imagePath);
+    else if (!imagePng.isEmpty())
+        s.insert("image_png", QString::fromLatin1(imagePng.toBase64()));
+    if (cls) {
+        s.insert("query", "cls");
     } else {
-        applyRestoredView();
+        QJsonArray list;
+        for (int p : patches)
+            list.append(p);
+        s.insert("query", list);
     }
+    s.insert("reduce", reduce == TokenReduce::Mean ? "mean" : "sum");
+    s.insert("key_side", keySide);
+    s.insert("layer", layer);
+    s.insert("head", head);
+    s.insert("fusion", QString::fromLatin1(headFusionName(fusion).data()));
+    s.insert("rollout", rollout);
+    s.insert("flow", flow);
+    s.insert("opacity", opacity);
+    s.insert("color_map", colorMapId(colorMap));
+    s.insert("smooth", smooth);
+    if (!ablated.empty()) s.insert("ablated", headPairsToJson(ablated));
+    if (pinned) s.insert("pinned", pinnedMapToJson(pinned->map, pinned->description));
 }
 
-void VisionPage::applyRestoredView() {
-    if (!restoreState()) return;
-    SessionReader r(*restoreState(), QStringLiteral("pages.vision"));
-    const State s = parse(*restoreState(), r);
-    endRestore();
-    if (s.cls)
-        m_doc->selectCls();
+void VisionSession::applyLook(VisionDocument& doc) const {
+    doc.setOpacity(static_cast<float>(opacity));
+    doc.setColorMap(colorMap);
+    doc.setSmooth(smooth);
+}
+
+void VisionSession::applyView(VisionDocument& doc) const {
+    if (cls)
+        doc.selectCls();
     else
-        m_doc->selectPatches(s.patches);
-    m_doc->setReduce(s.reduce == QLatin1String("mean") ? TokenReduce::Mean : TokenReduce::Sum);
-    m_doc->setKeySide(s.keySide);
-    if (s.layer >= 0) m_doc->setLayer(s.layer);
-    m_doc->setFusion(*parseHeadFusion(s.fusion.toStdString()));
-    m_doc->setHead(s.head);
-    if (s.flow)
-        m_doc->setFlow(true);
+        doc.selectPatches(patches);
+    doc.setReduce(reduce);
+    doc.setKeySide(keySide);
+    if (layer >= 0) doc.setLayer(layer);
+    doc.setFusion(fusion);
+    doc.setHead(head);
+    if (flow)
+        doc.setFlow(true);
     else
-        m_doc->setRollout(s.rollout);
-    syncControls();
-    if (s.pinned) pinMapAs(s.pinned->map, s.pinned->description);
-    showNotice(tr("Session restored."));
+        doc.setRollout(rollout);
 }
 
 } // namespace attnlens::ui

@@ -1,17 +1,15 @@
-// The Vision page's Heads lens (issue 21): statistics of every head on the picture on screen, in a window
-// that follows the picture and the chosen layer and head.
+#include "ui/vision/vision_lenses.h"
+
 #include "core/analysis/attention_flow.h"
 #include "core/analysis/attention_maps.h"
 #include "core/analysis/head_importance.h"
 #include "core/analysis/head_stats.h"
 #include "ui/shell/inference_worker.h"
-#include "ui/vision/vision_document.h"
-#include "ui/vision/vision_page.h"
 #include "ui/widgets/heads_lens.h"
+#include "ui/widgets/map_difference_window.h"
 #include "ui/widgets/neuron_dialog.h"
 
 #include <QDialog>
-#include <QLabel>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -19,9 +17,12 @@
 
 namespace attnlens::ui {
 
-void VisionPage::showHeadStats() {
+VisionLenses::VisionLenses(VisionDocument* doc, InferenceWorker* worker, QWidget* page)
+    : QObject(page), m_doc(doc), m_worker(worker), m_page(page) {}
+
+void VisionLenses::showHeadStats() {
     if (!m_headsDialog) {
-        m_headsDialog = new QDialog(this);
+        m_headsDialog = new QDialog(m_page);
         m_headsDialog->setObjectName(QStringLiteral("headsDialog"));
         m_headsDialog->setWindowTitle(tr("Head statistics — Vision"));
         auto* layout = new QVBoxLayout(m_headsDialog);
@@ -34,22 +35,22 @@ void VisionPage::showHeadStats() {
             m_doc->setLayer(layer);
             m_doc->setHead(head);
         });
-        connect(m_doc, &VisionDocument::imageChanged, this, &VisionPage::refreshHeadStats);
-        connect(m_doc, &VisionDocument::modelChanged, this, &VisionPage::refreshHeadStats);
+        connect(m_doc, &VisionDocument::imageChanged, this, &VisionLenses::refreshHeadStats);
+        connect(m_doc, &VisionDocument::modelChanged, this, &VisionLenses::refreshHeadStats);
         connect(m_doc, &VisionDocument::viewChanged, this, [this] {
             if (m_headsLens->hasStats()) m_headsLens->setCurrentHead(m_doc->layer(), m_doc->head());
         });
         m_headsLens->setAblationEnabled(true);
         connect(m_headsLens, &HeadsLensView::ablationRequested, this,
-                [this](std::vector<std::pair<int, int>> heads) { setAblatedHeads(std::move(heads)); });
-        connect(m_headsLens, &HeadsLensView::importanceRequested, this, &VisionPage::rankHeadsByImportance);
+                [this](HeadList heads) { setAblated(std::move(heads)); });
+        connect(m_headsLens, &HeadsLensView::importanceRequested, this, &VisionLenses::rankHeads);
     }
     m_headsDialog->show();
     m_headsDialog->raise();
     refreshHeadStats();
 }
 
-void VisionPage::refreshHeadStats() {
+void VisionLenses::refreshHeadStats() {
     if (!m_headsDialog || !m_headsDialog->isVisible()) return;
     const auto& image = m_doc->image();
     if (!image || !m_doc->model()) {
@@ -71,22 +72,17 @@ void VisionPage::refreshHeadStats() {
     m_headsLens->setAblated(image->ablated);
 }
 
-void VisionPage::setAblatedHeads(std::vector<std::pair<int, int>> heads) {
+void VisionLenses::setAblated(HeadList heads) {
     std::sort(heads.begin(), heads.end());
     heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
     m_ablated = std::move(heads);
     if (m_headsLens) m_headsLens->setAblated(m_ablated);
-    if (!m_lastImage.empty())
-        runImage(m_lastImage, m_imageLabel->property("source").toString(), m_lastImagePath);
+    emit ablationChanged();
 }
 
-// Under the predictions: which heads are off and what that did to the top class.
-void VisionPage::refreshAblationNote() {
-    const auto& img = m_doc->image();
-    if (!img || img->ablated.empty()) {
-        m_ablationNote->hide();
-        return;
-    }
+QString VisionLenses::ablationSummary(const VisionImage& image) {
+    const VisionImage* img = &image;
+    if (img->ablated.empty()) return {};
     const int n = static_cast<int>(img->ablated.size());
     QString text = n == 1 ? tr("<b>1 head switched off.</b>") : tr("<b>%1 heads switched off.</b>").arg(n);
     if (!img->baselineTop.empty() && !img->top.empty()) {
@@ -106,17 +102,15 @@ void VisionPage::refreshAblationNote() {
                            .arg(100.0 * p.probability, 0, 'f', 1);
         text += tr("<br>Top 5 with all heads: %1.").arg(before5.join(QStringLiteral(", ")));
     }
-    m_ablationNote->setText(text);
-    m_ablationNote->setToolTip(tr("Head statistics… shows and changes which heads are off"));
-    m_ablationNote->show();
+    return text;
 }
 
-void VisionPage::rankHeadsByImportance() {
+void VisionLenses::rankHeads() {
     const auto model = m_doc->model();
     const auto& image = m_doc->image();
     if (!model || !image) return;
     // A checkpoint without classifier fails on the worker with core's message (the page's banner).
-    worker()->run<VitHeadImportance>(
+    m_worker->run<VitHeadImportance>(
         tr("Ranking heads"),
         [model, pixels = image->result.input.pixels](const Callbacks& cb) {
             return vitHeadImportance(*model, pixels, cb);
@@ -132,7 +126,7 @@ void VisionPage::rankHeadsByImportance() {
         });
 }
 
-void VisionPage::requestFlow() {
+void VisionLenses::requestFlow() {
     const VisionDocument::FlowKey key = m_doc->flowKey();
     if (key == m_flowRequested) return; // already on its way
     const auto image = m_doc->image();
@@ -140,19 +134,20 @@ void VisionPage::requestFlow() {
     const int tokens = static_cast<int>(image->result.output.attentions.dim(2));
     const int64_t cost = attentionFlowCost(key.layer + 1, tokens) * static_cast<int64_t>(key.tokens.size());
     if (cost > kFlowBudget) {
-        showNotice(
+        emit notice(
             tr("Attention flow of %1 query token(s) over %2 tokens through %3 layers is %4× more work than "
                "the budget (≈ 3 s); showing rollout instead.")
                 .arg(key.tokens.size())
                 .arg(tokens)
                 .arg(key.layer + 1)
-                .arg(static_cast<double>(cost) / static_cast<double>(kFlowBudget), 0, 'f', 1));
+                .arg(static_cast<double>(cost) / static_cast<double>(kFlowBudget), 0, 'f', 1),
+            false);
         m_doc->setRollout(true);
         return;
     }
     m_flowRequested = key;
     const int rows = m_doc->gridRows(), cols = m_doc->gridCols();
-    worker()->run<RowMatrix>(
+    m_worker->run<RowMatrix>(
         tr("Attention flow"),
         [image, key, rows, cols](const Callbacks& cb) {
             FlowOptions options;
@@ -171,7 +166,7 @@ void VisionPage::requestFlow() {
         [this, key](RowMatrix grid) { m_doc->setFlowMap(key, std::move(grid)); });
 }
 
-void VisionPage::showNeuronView() {
+void VisionLenses::showNeuronView() {
     const auto model = m_doc->model();
     const auto image = m_doc->image();
     if (!model || !image) return;
@@ -203,7 +198,7 @@ void VisionPage::showNeuronView() {
         return std::find(off.begin(), off.end(), std::pair(l, h)) != off.end();
     };
     if (!m_neuron) {
-        m_neuron = new NeuronDialog(worker(), this);
+        m_neuron = new NeuronDialog(m_worker, m_page);
         connect(m_doc, &VisionDocument::imageChanged, m_neuron, [this] {
             if (m_neuron->isVisible()) showNeuronView();
         });
@@ -218,6 +213,45 @@ void VisionPage::showNeuronView() {
     m_neuron->setSource(std::move(source), layer, head, query, -1);
     m_neuron->show();
     m_neuron->raise();
+}
+
+QString VisionLenses::describeMap() const {
+    const auto& image = m_doc->image();
+    const QString model =
+        m_doc->model() ? QString::fromStdString(m_doc->model()->dir().filename().string()) : QString();
+    return tr("%1 · %2 · %3")
+        .arg(image ? image->source : QString(), m_doc->mapDescription(),
+             model.isEmpty() ? tr("built-in model") : model);
+}
+
+void VisionLenses::pin() {
+    const RowMatrix map = m_doc->currentMap();
+    if (map.size() == 0 || m_doc->flowPending()) {
+        emit notice(tr("Nothing to pin yet: open a picture (and wait for the flow map)."), true);
+        return;
+    }
+    pinAs(map, describeMap());
+}
+
+void VisionLenses::pinAs(const RowMatrix& map, const QString& description) {
+    if (!m_difference) {
+        m_difference = new MapDifferenceWindow(tr("Difference — Vision"), m_page);
+        connect(m_difference, &MapDifferenceWindow::pinRequested, this, &VisionLenses::pin);
+        for (auto signal :
+             {&VisionDocument::imageChanged, &VisionDocument::modelChanged, &VisionDocument::viewChanged,
+              &VisionDocument::selectionChanged, &VisionDocument::lookChanged})
+            connect(m_doc, signal, this, &VisionLenses::refreshDifference);
+    }
+    m_difference->pin(map, description);
+    refreshDifference();
+    m_difference->show();
+    m_difference->raise();
+}
+
+void VisionLenses::refreshDifference() {
+    if (!m_difference || !m_difference->hasPin()) return;
+    m_difference->setCurrent(m_doc->flowPending() ? RowMatrix() : m_doc->currentMap(), describeMap(),
+                             m_doc->colorMap());
 }
 
 } // namespace attnlens::ui

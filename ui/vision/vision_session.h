@@ -1,0 +1,51 @@
+#pragma once
+// The Vision page's saved session (ui/shell/session.h), read in one place: what checkSession() checks is what
+// the restore applies. Keys: model_dir (absent: the built-in model), image_path or image_png (a pasted
+// picture itself, PNG in base64: nothing the user made is lost), query ("cls" or patch indices), reduce,
+// key_side, layer, head, fusion, rollout, flow, opacity, color_map, smooth, ablated ([[layer, head], …]),
+// pinned.
+
+#include "core/analysis/attention_maps.h"
+#include "core/contract/run_controls.h"
+#include "core/export/colormap.h"
+#include "core/vision/image_io.h"
+#include "ui/shell/session.h"
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QString>
+
+#include <optional>
+#include <vector>
+
+namespace attnlens::ui {
+
+class VisionDocument;
+
+struct VisionSession {
+    QString imagePath;
+    QByteArray imagePng;
+    // The view (applyView) and the look (applyLook).
+    bool cls = true;
+    std::vector<int> patches;
+    TokenReduce reduce = TokenReduce::Sum;
+    bool keySide = false, rollout = false, flow = false;
+    int layer = -1, head = -1;
+    HeadFusion fusion = HeadFusion::Mean;
+    double opacity = 0.6;
+    ColorMap colorMap = ColorMap::Inferno;
+    bool smooth = false;
+    HeadList ablated;
+    std::optional<PinnedMap> pinned;
+
+    // The first problem is kept in `reader` (defaults returned for the rest).
+    static VisionSession parse(const QJsonObject& state, SessionReader& reader);
+    // The document's view and look (the page adds the picture, heads off and the pin).
+    static VisionSession capture(const VisionDocument& doc);
+    static QByteArray png(const ImageU8& image);
+    void write(QJsonObject& state) const; // every key but model_dir
+    void applyLook(VisionDocument& doc) const;
+    void applyView(VisionDocument& doc) const; // once the picture is analysed
+};
+
+} // namespace attnlens::ui
