@@ -193,8 +193,8 @@ void TestDiffusionPage::finalImageIsTheClisImage() {
 }
 
 void TestDiffusionPage::timelineButtonsPlayAndStrip() {
-    auto* prev = m_page->findChild<QAbstractButton*>("prevStep");
-    auto* next = m_page->findChild<QAbstractButton*>("nextStep");
+    auto* prev = m_page->findChild<QAbstractButton*>("stepBack");
+    auto* next = m_page->findChild<QAbstractButton*>("stepForward");
     auto* slider = m_page->findChild<QSlider*>("timeline");
     QCOMPARE(slider->maximum(), 49);
     doc()->setCurrentStep(49);

@@ -1,7 +1,11 @@
 #include "ui/diffusion/diffusion_document.h"
 
+#include "core/export/gif_writer.h"
+#include "core/export/overlay.h"
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 namespace attnlens::ui {
@@ -40,6 +44,34 @@ std::shared_ptr<const StepAttention> DiffusionDocument::computeAttention(const D
     UNetOutput out = model.unet->forward(frame.step.sample, static_cast<float>(frame.step.timestep),
                                          classLabel, {}, &callbacks);
     return makeAttention(std::move(out.attentions));
+}
+
+int DiffusionDocument::writeTrajectory(const DiffusionModel& model, std::optional<int> classLabel,
+                                       const Trajectory& t, const std::filesystem::path& out, bool gif,
+                                       const Callbacks& cb) {
+    std::optional<GifWriter> writer;
+    if (gif)
+        writer.emplace(out, 10);
+    else
+        std::filesystem::create_directories(out);
+    for (size_t i = 0; i < t.frames.size(); ++i) {
+        cb.checkCancel();
+        auto attention = t.attention[i];
+        if (!attention && t.layer >= 0) attention = computeAttention(model, classLabel, *t.frames[i], cb);
+        const UNetAttentionMap* map =
+            t.layer >= 0 ? &attention->layers[static_cast<size_t>(t.layer)] : nullptr;
+        const RgbImage px = renderUNetView(t.frames[i]->step, map, t.view);
+        if (writer) {
+            writer->addFrame(px);
+        } else {
+            char name[32];
+            std::snprintf(name, sizeof name, "step_%03d.png", static_cast<int>(i));
+            writePng(out / name, px);
+        }
+        cb.report(static_cast<double>(i + 1) / t.frames.size(), "frame " + std::to_string(i + 1));
+    }
+    if (writer) writer->finish();
+    return static_cast<int>(t.frames.size());
 }
 
 int64_t DiffusionDocument::attentionBytesPerStep(const DiffusionModel& model) {

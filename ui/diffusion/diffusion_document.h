@@ -69,6 +69,18 @@ public:
                                                                  const Callbacks& callbacks);
     // Bytes one step's attention takes for this model at its sample size (0 without attention layers).
     static int64_t attentionBytesPerStep(const DiffusionModel& model);
+    // The trajectory as `view` draws it at every frame (layer < 0: no map; missing attention is computed):
+    // an animated GIF at `out`, or PNGs step_000.png … in the folder `out`. Returns the frames written (pure;
+    // call it on the worker).
+    struct Trajectory {
+        std::vector<std::shared_ptr<const DiffusionFrame>> frames;
+        std::vector<std::shared_ptr<const StepAttention>> attention; // per frame, or null
+        UNetView view;
+        int layer = -1;
+    };
+    static int writeTrajectory(const DiffusionModel& model, std::optional<int> classLabel,
+                               const Trajectory& trajectory, const std::filesystem::path& out, bool gif,
+                               const Callbacks& callbacks);
 
     // --- model ------------------------------------------------------------------------------
     // A new model clears the run; the class, layer and query reset.

@@ -1,8 +1,8 @@
-// The Diffusion page's lenses (issue 21): head statistics of the step shown, head ablation of that step (its
-// noise prediction made again without the heads, x̂0 before and after), importance, and the neuron view.
+#include "ui/diffusion/diffusion_lenses.h"
+
 #include "core/analysis/head_importance.h"
 #include "core/diffusion/unet_maps.h"
-#include "ui/diffusion/diffusion_page.h"
+#include "ui/diffusion/diffusion_document.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/widgets/heads_lens.h"
 #include "ui/widgets/map_difference_window.h"
@@ -24,7 +24,7 @@ namespace attnlens::ui {
 namespace {
 
 // x̂0 / |Δ| tiles side by side, enlarged with crisp pixels, with captions.
-QPixmap ablationPicture(const DiffusionPage::AblationResult& r, int tile) {
+QPixmap ablationPicture(const DiffusionLenses::AblationResult& r, int tile) {
     const QString captions[3] = {QObject::tr("predicted x₀, all heads"),
                                  QObject::tr("predicted x₀, heads off"), QObject::tr("|Δ predicted x₀|")};
     QImage diff(static_cast<int>(r.x0Difference.cols()), static_cast<int>(r.x0Difference.rows()),
@@ -52,9 +52,12 @@ QPixmap ablationPicture(const DiffusionPage::AblationResult& r, int tile) {
 
 } // namespace
 
-void DiffusionPage::showHeadStats() {
+DiffusionLenses::DiffusionLenses(DiffusionDocument* doc, InferenceWorker* worker, QWidget* page)
+    : QObject(page), m_doc(doc), m_worker(worker), m_page(page) {}
+
+void DiffusionLenses::showHeadStats() {
     if (!m_headsDialog) {
-        m_headsDialog = new QDialog(this);
+        m_headsDialog = new QDialog(m_page);
         m_headsDialog->setObjectName(QStringLiteral("headsDialog"));
         m_headsDialog->setWindowTitle(tr("Head statistics — Diffusion"));
         auto* layout = new QVBoxLayout(m_headsDialog);
@@ -77,7 +80,7 @@ void DiffusionPage::showHeadStats() {
             refreshHeadStats();
             refreshAblation();
         });
-        connect(m_doc, &DiffusionDocument::attentionChanged, this, &DiffusionPage::refreshHeadStats);
+        connect(m_doc, &DiffusionDocument::attentionChanged, this, &DiffusionLenses::refreshHeadStats);
         connect(m_doc, &DiffusionDocument::modelChanged, this, [this] {
             m_ablated.clear();
             m_ablation = {};
@@ -93,9 +96,8 @@ void DiffusionPage::showHeadStats() {
             tr("the step shown is predicted again without them (below); the maps and the "
                "run are unchanged"));
         connect(m_headsLens, &HeadsLensView::ablationRequested, this,
-                [this](std::vector<std::pair<int, int>> heads) { setAblatedHeads(std::move(heads)); });
-        connect(m_headsLens, &HeadsLensView::importanceRequested, this,
-                &DiffusionPage::rankHeadsByImportance);
+                [this](HeadList heads) { setAblated(std::move(heads)); });
+        connect(m_headsLens, &HeadsLensView::importanceRequested, this, &DiffusionLenses::rankHeads);
     }
     m_headsDialog->show();
     m_headsDialog->raise();
@@ -103,7 +105,7 @@ void DiffusionPage::showHeadStats() {
     showAblation();
 }
 
-void DiffusionPage::refreshHeadStats() {
+void DiffusionLenses::refreshHeadStats() {
     if (!m_headsDialog || !m_headsDialog->isVisible()) return;
     const int step = m_doc->currentStep();
     const auto attention = step >= 0 ? m_doc->attention(step) : nullptr;
@@ -114,7 +116,7 @@ void DiffusionPage::refreshHeadStats() {
     if (!attention) {
         m_headsLens->clear(step < 0 ? tr("Generate an image: the statistics of every head appear here.")
                                     : tr("Computing the attention of this step…"));
-        requestAttention();
+        emit attentionWanted();
         return;
     }
     const HeadStats stats = unetHeadStats(attention->layers, m_doc->imageHeight(), m_doc->imageWidth());
@@ -134,7 +136,7 @@ void DiffusionPage::refreshHeadStats() {
     if (m_rankedFor != std::pair(m_doc->runId(), step)) m_headsLens->clearImportance();
 }
 
-void DiffusionPage::setAblatedHeads(std::vector<std::pair<int, int>> heads) {
+void DiffusionLenses::setAblated(HeadList heads) {
     std::sort(heads.begin(), heads.end());
     heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
     m_ablated = std::move(heads);
@@ -142,7 +144,7 @@ void DiffusionPage::setAblatedHeads(std::vector<std::pair<int, int>> heads) {
     refreshAblation();
 }
 
-void DiffusionPage::refreshAblation() {
+void DiffusionLenses::refreshAblation() {
     const int step = m_doc->currentStep();
     if (m_ablated.empty() || step < 0 || !m_doc->model()) {
         m_ablation = {};
@@ -154,7 +156,7 @@ void DiffusionPage::refreshAblation() {
     const auto frame = m_doc->frameShared(step);
     const DiffusionSettings settings = m_doc->settings();
     const int runId = m_doc->runId();
-    worker()->run<AblationResult>(
+    m_worker->run<AblationResult>(
         tr("Predicting the step without the heads"),
         [model = m_doc->model(), frame, settings, heads = m_ablated, runId](const Callbacks& cb) {
             UNetRunOptions run;
@@ -190,7 +192,7 @@ void DiffusionPage::refreshAblation() {
         });
 }
 
-void DiffusionPage::showAblation() {
+void DiffusionLenses::showAblation() {
     if (!m_ablationText) return;
     if (m_ablated.empty() || m_ablation.step < 0) {
         m_ablationText->setText(m_ablated.empty()
@@ -213,12 +215,12 @@ void DiffusionPage::showAblation() {
     m_ablationImages->setPixmap(ablationPicture(m_ablation, 160));
 }
 
-void DiffusionPage::rankHeadsByImportance() {
+void DiffusionLenses::rankHeads() {
     const int step = m_doc->currentStep();
     if (step < 0 || !m_doc->model()) return;
     const auto frame = m_doc->frameShared(step);
     const auto key = std::pair(m_doc->runId(), step);
-    worker()->run<RowMatrix>(
+    m_worker->run<RowMatrix>(
         tr("Ranking heads"),
         [model = m_doc->model(), frame, label = m_doc->settings().classLabel](const Callbacks& cb) {
             return unetHeadImportance(*model->unet, frame->step.sample, float(frame->step.timestep), label,
@@ -233,11 +235,11 @@ void DiffusionPage::rankHeadsByImportance() {
         });
 }
 
-void DiffusionPage::showNeuronView() {
+void DiffusionLenses::showNeuronView() {
     const int step = m_doc->currentStep();
     const auto model = m_doc->model();
     if (step < 0 || !model || m_doc->layers().empty()) {
-        showNotice(tr("Generate an image first: the neuron view takes one score of a step apart."));
+        emit notice(tr("Generate an image first: the neuron view takes one score of a step apart."), false);
         return;
     }
     const auto frame = m_doc->frameShared(step);
@@ -271,7 +273,7 @@ void DiffusionPage::showNeuronView() {
         return inputs;
     };
     if (!m_neuron) {
-        m_neuron = new NeuronDialog(worker(), this);
+        m_neuron = new NeuronDialog(m_worker, m_page);
         connect(m_doc, &DiffusionDocument::stepChanged, m_neuron, [this] {
             if (m_neuron->isVisible()) showNeuronView();
         });
@@ -290,7 +292,7 @@ void DiffusionPage::showNeuronView() {
     m_neuron->raise();
 }
 
-QString DiffusionPage::describeMap() const {
+QString DiffusionLenses::describeMap() const {
     const DiffusionSettings& st = m_doc->settings();
     return tr("%1 · %2 · %3 · seed %4%5")
         .arg(m_doc->stepDescription(m_doc->currentStep()), m_doc->layerDescription(m_doc->layer()),
@@ -299,24 +301,25 @@ QString DiffusionPage::describeMap() const {
         .arg(st.classLabel ? tr(" · %1").arg(m_doc->className(*st.classLabel)) : QString());
 }
 
-void DiffusionPage::pinMap() {
+void DiffusionLenses::pin() {
     const RowMatrix map = m_doc->currentMap();
     if (map.size() == 0) {
-        showNotice(
-            tr("Nothing to pin yet: generate an image (its attention is computed for the step shown)."));
+        emit notice(
+            tr("Nothing to pin yet: generate an image (its attention is computed for the step shown)."),
+            false);
         return;
     }
-    pinMapAs(map, describeMap());
+    pinAs(map, describeMap());
 }
 
-void DiffusionPage::pinMapAs(const RowMatrix& map, const QString& description) {
+void DiffusionLenses::pinAs(const RowMatrix& map, const QString& description) {
     if (!m_difference) {
-        m_difference = new MapDifferenceWindow(tr("Difference — Diffusion"), this);
-        connect(m_difference, &MapDifferenceWindow::pinRequested, this, &DiffusionPage::pinMap);
+        m_difference = new MapDifferenceWindow(tr("Difference — Diffusion"), m_page);
+        connect(m_difference, &MapDifferenceWindow::pinRequested, this, &DiffusionLenses::pin);
         for (auto signal : {&DiffusionDocument::stepChanged, &DiffusionDocument::attentionChanged,
                             &DiffusionDocument::selectionChanged, &DiffusionDocument::runChanged,
                             &DiffusionDocument::modelChanged, &DiffusionDocument::lookChanged})
-            connect(m_doc, signal, this, &DiffusionPage::refreshDifference);
+            connect(m_doc, signal, this, &DiffusionLenses::refreshDifference);
     }
     m_difference->pin(map, description);
     refreshDifference();
@@ -324,7 +327,7 @@ void DiffusionPage::pinMapAs(const RowMatrix& map, const QString& description) {
     m_difference->raise();
 }
 
-void DiffusionPage::refreshDifference() {
+void DiffusionLenses::refreshDifference() {
     if (!m_difference || !m_difference->hasPin()) return;
     m_difference->setCurrent(m_doc->currentMap(), describeMap(), m_doc->colorMap());
 }

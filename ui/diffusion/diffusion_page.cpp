@@ -1,70 +1,53 @@
 #include "ui/diffusion/diffusion_page.h"
 
+#include "core/export/npy.h"
+#include "core/export/overlay.h"
 #include "core/io/model_folder.h"
 #include "core/util/error.h"
+#include "ui/diffusion/diffusion_session.h"
+#include "ui/diffusion/diffusion_settings_box.h"
+#include "ui/diffusion/diffusion_views.h"
 #include "ui/diffusion/u_shape_view.h"
-#include "ui/render/heatmap_image.h"
 #include "ui/shell/inference_worker.h"
-#include "ui/vision/map_grid_view.h"
-#include "ui/vision/patch_image_view.h"
-#include "ui/widgets/color_bar.h"
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/map_controls.h"
+#include "ui/widgets/map_difference_window.h"
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
+#include "ui/widgets/playback_bar.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
-#include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFormLayout>
-#include <QFrame>
-#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QMenu>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSlider>
-#include <QSpinBox>
-#include <QSplitter>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include <climits>
-
 namespace attnlens::ui {
 
-namespace {
-
-constexpr int kTileMinSide = 112; // U view and strip tiles: the image enlarged to at least this
-
-QString folderName(const QString& dir) {
-    return QFileInfo(QDir::cleanPath(dir)).fileName();
-}
-
-} // namespace
-
 DiffusionPage::DiffusionPage(QWidget* parent, const QString& modelDir)
-    : WorkspacePage(ModelKind::Diffusion, parent), m_doc(new DiffusionDocument(this)) {
+    : WorkspacePage(ModelKind::Diffusion, parent), m_doc(new DiffusionDocument(this)),
+      m_lenses(new DiffusionLenses(m_doc, worker(), this)) {
     QWidget* bar = buildTopBar(); // built in this order: later builders use what earlier ones made
     QWidget* sidebar = buildSidebar();
-    QWidget* centre = buildCentre();
+    auto* centre = new QWidget(this);
+    auto* centreLayout = new QVBoxLayout(centre);
+    centreLayout->setContentsMargins(0, 0, 0, 0);
+    centreLayout->addLayout(buildTimeline());
+    m_views = new DiffusionViews(m_doc, centre);
+    centreLayout->addWidget(m_views, 1);
     assembleWorkspace(this, bar, messageLine(), sidebar, centre);
-
-    m_playTimer = new QTimer(this);
-    m_playTimer->setInterval(150);
-    connect(m_playTimer, &QTimer::timeout, this, [this] {
-        if (m_doc->currentStep() + 1 >= m_doc->completedSteps()) {
-            if (!m_doc->running()) setPlaying(false);
-            return;
-        }
-        m_doc->setCurrentStep(m_doc->currentStep() + 1);
-    });
+    connect(m_lenses, &DiffusionLenses::attentionWanted, this, &DiffusionPage::requestAttention);
+    connect(m_lenses, &DiffusionLenses::notice, this,
+            [this](const QString& text, bool error) { error ? showError(text) : showNotice(text); });
 
     m_mapsTimer = new QTimer(this);
     m_mapsTimer->setSingleShot(true);
@@ -93,17 +76,22 @@ QWidget* DiffusionPage::buildTopBar() {
     m_modelLabel->setObjectName(QStringLiteral("modelLabel"));
     mute(m_modelLabel);
     auto* jobStatus = new JobStatus(worker(), bar);
-    m_export = exportMenuButton(
-        bar, {
-                 {tr("View as PNG…"), [this] { chooseExport(Export::View); }},
-                 {tr("U view as PNG…"), [this] { chooseExport(Export::UView); }},
-                 {tr("Step strip as PNG…"), [this] { chooseExport(Export::Strip); }},
-                 {tr("Trajectory as animated GIF…"), [this] { chooseExport(Export::Gif); }},
-                 {tr("Trajectory as PNG sequence…"), [this] { chooseExport(Export::PngSequence); }},
-                 {tr("Map as NumPy (.npy)…"), [this] { chooseExport(Export::MapNpy); }},
-                 {tr("Map as CSV…"), [this] { chooseExport(Export::MapCsv); }},
-             });
-    m_export->setObjectName(QStringLiteral("export"));
+    const QString png = tr("PNG image (*.png)");
+    const auto trajectory = [this](const QString& path) {
+        exportTrajectory(path);
+        return false; // the job says when it is written
+    };
+    m_export = exportButton(
+        bar,
+        {{tr("View as PNG…"), png, "-view.png", [this](const QString& p) { return exportView(p); }},
+         {tr("U view as PNG…"), png, "-u.png", [this](const QString& p) { return exportUView(p); }},
+         {tr("Step strip as PNG…"), png, "-strip.png", [this](const QString& p) { return exportStrip(p); }},
+         {tr("Trajectory as animated GIF…"), tr("GIF image (*.gif)"), "-trajectory.gif", trajectory},
+         {tr("Trajectory as PNG sequence…"), {}, {}, trajectory},
+         {tr("Map as NumPy (.npy)…"), tr("NumPy array (*.npy)"), "-map.npy",
+          [this](const QString& p) { return exportMap(p); }},
+         {tr("Map as CSV…"), tr("CSV (*.csv)"), "-map.csv",
+          [this](const QString& p) { return exportMap(p); }}});
     barLayout->addWidget(open);
     barLayout->addSpacing(12);
     barLayout->addWidget(m_modelLabel, 1);
@@ -119,7 +107,7 @@ void DiffusionPage::connectDocument() {
         QStringList labels;
         for (const auto& l : m_doc->layers())
             labels << DiffusionDocument::shortLayerName(l);
-        m_uView->setLayers(m_doc->layers(), labels);
+        m_views->uView()->setLayers(m_doc->layers(), labels);
         syncControls();
     });
     connect(m_doc, &DiffusionDocument::runChanged, this, [this] {
@@ -163,44 +151,17 @@ void DiffusionPage::jobCancelled(int id) {
 QWidget* DiffusionPage::buildSidebar() {
     const auto [scroll, panel, layout] = makeSidebar(this);
 
-    layout->addWidget(buildGenerateBox(panel));
+    m_settings = new DiffusionSettingsBox(panel);
+    connect(m_settings, &DiffusionSettingsBox::generateRequested, this, &DiffusionPage::generate);
+    layout->addWidget(m_settings);
     layout->addWidget(buildQueryBox(panel));
     layout->addWidget(buildMapBox(panel));
-    layout->addWidget(buildDisplayBox(panel));
+    auto* display = new MapDisplayBox(m_doc->opacity(), m_doc->colorMap(), panel);
+    connect(display, &MapDisplayBox::opacityChanged, m_doc, &DiffusionDocument::setOpacity);
+    connect(display, &MapDisplayBox::colorMapChanged, m_doc, &DiffusionDocument::setColorMap);
+    layout->addWidget(display);
     layout->addStretch(1);
     return scroll;
-}
-
-QWidget* DiffusionPage::buildGenerateBox(QWidget* panel) {
-    auto* genBox = new QGroupBox(tr("Generate"), panel);
-    auto* genForm = new QFormLayout(genBox);
-    m_class = new QComboBox(genBox);
-    m_class->setObjectName(QStringLiteral("class"));
-    m_class->setToolTip(tr("The class the image is generated for (class-conditional models)"));
-    m_seed = new QSpinBox(genBox);
-    m_seed->setObjectName(QStringLiteral("seed"));
-    m_seed->setRange(0, INT_MAX);
-    m_seed->setValue(1);
-    m_seed->setToolTip(
-        tr("The seed of the initial noise and every step's noise: the same seed gives the same image"));
-    m_scheduler = new QComboBox(genBox);
-    m_scheduler->setObjectName(QStringLiteral("scheduler"));
-    m_scheduler->addItem(tr("DDIM"), static_cast<int>(SchedulerKind::Ddim));
-    m_scheduler->addItem(tr("DDPM"), static_cast<int>(SchedulerKind::Ddpm));
-    m_steps = new QSpinBox(genBox);
-    m_steps->setObjectName(QStringLiteral("steps"));
-    m_steps->setRange(1, DenoiseSession::kMaxSteps);
-    m_steps->setValue(50);
-    m_generate = new QPushButton(tr("Generate"), genBox);
-    m_generate->setObjectName(QStringLiteral("generate"));
-    m_generate->setDefault(true);
-    connect(m_generate, &QPushButton::clicked, this, &DiffusionPage::generate);
-    genForm->addRow(tr("Class:"), m_class);
-    genForm->addRow(tr("Seed:"), m_seed);
-    genForm->addRow(tr("Scheduler:"), m_scheduler);
-    genForm->addRow(tr("Steps:"), m_steps);
-    genForm->addRow(m_generate);
-    return genBox;
 }
 
 QWidget* DiffusionPage::buildQueryBox(QWidget* panel) {
@@ -233,187 +194,15 @@ QWidget* DiffusionPage::buildMapBox(QWidget* panel) {
         m_doc->setFusion(heads.fusion);
         m_doc->setHead(heads.head);
     });
-    connect(m_mapBox, &MapLensBox::headStatsRequested, this, &DiffusionPage::showHeadStats);
-    connect(m_mapBox, &MapLensBox::neuronRequested, this, &DiffusionPage::showNeuronView);
-    connect(m_mapBox, &MapLensBox::pinRequested, this, &DiffusionPage::pinMap);
+    connect(m_mapBox, &MapLensBox::headStatsRequested, m_lenses, &DiffusionLenses::showHeadStats);
+    connect(m_mapBox, &MapLensBox::neuronRequested, m_lenses, &DiffusionLenses::showNeuronView);
+    connect(m_mapBox, &MapLensBox::pinRequested, m_lenses, &DiffusionLenses::pin);
     m_over = new QComboBox(m_mapBox);
     m_over->setObjectName(QStringLiteral("over"));
     m_over->addItems({tr("x̂0 (predicted image)"), tr("x_t (noisy input)")});
     connect(m_over, &QComboBox::currentIndexChanged, this, [this](int i) { m_doc->setOnNoisy(i == 1); });
     m_mapBox->addRow(tr("Over:"), m_over);
     return m_mapBox;
-}
-
-QWidget* DiffusionPage::buildDisplayBox(QWidget* panel) {
-    auto* box = new MapDisplayBox(m_doc->opacity(), m_doc->colorMap(), panel);
-    connect(box, &MapDisplayBox::opacityChanged, m_doc, &DiffusionDocument::setOpacity);
-    connect(box, &MapDisplayBox::colorMapChanged, m_doc, &DiffusionDocument::setColorMap);
-    return box;
-}
-
-QWidget* DiffusionPage::buildCentre() {
-    auto* centre = new QWidget(this);
-    auto* layout = new QVBoxLayout(centre);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addLayout(buildTimeline(centre));
-    auto* split = new QSplitter(Qt::Vertical, centre);
-    split->setObjectName(QStringLiteral("diffusionSplitter")); // remembered by the main window
-    split->setChildrenCollapsible(false);
-    auto* top = new QWidget(split);
-    auto* topLayout = new QHBoxLayout(top);
-    topLayout->setContentsMargins(0, 0, 0, 0);
-    topLayout->addWidget(buildStepImages(top));
-    topLayout->addLayout(buildLargeView(top), 1);
-    topLayout->addLayout(buildUView(top), 1);
-    split->addWidget(top);
-    split->addWidget(buildStrip(split));
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
-    split->setSizes({560, 200});
-    layout->addWidget(split, 1);
-    return centre;
-}
-
-// Timeline: ◀, the slider over the steps, ▶, Play and the step's description.
-QLayout* DiffusionPage::buildTimeline(QWidget* centre) {
-    auto* timeline = new QHBoxLayout;
-    m_prev = new QPushButton(QStringLiteral("◀"), centre);
-    m_prev->setObjectName(QStringLiteral("prevStep"));
-    m_prev->setToolTip(tr("Previous step (Alt+Left)"));
-    m_prev->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Left));
-    m_prev->setMaximumWidth(36);
-    connect(m_prev, &QPushButton::clicked, this, [this] { m_doc->setCurrentStep(m_doc->currentStep() - 1); });
-    m_timeline = new QSlider(Qt::Horizontal, centre);
-    m_timeline->setObjectName(QStringLiteral("timeline"));
-    m_timeline->setToolTip(tr("The denoising steps, from pure noise (left) to the image (right)"));
-    connect(m_timeline, &QSlider::valueChanged, m_doc, &DiffusionDocument::setCurrentStep);
-    m_next = new QPushButton(QStringLiteral("▶"), centre);
-    m_next->setObjectName(QStringLiteral("nextStep"));
-    m_next->setToolTip(tr("Next step (Alt+Right)"));
-    m_next->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Right));
-    m_next->setMaximumWidth(36);
-    connect(m_next, &QPushButton::clicked, this, [this] { m_doc->setCurrentStep(m_doc->currentStep() + 1); });
-    m_play = new QPushButton(tr("Play"), centre);
-    m_play->setObjectName(QStringLiteral("play"));
-    m_play->setCheckable(true);
-    connect(m_play, &QPushButton::toggled, this, &DiffusionPage::setPlaying);
-    m_stepLabel = caption(QString(), centre);
-    m_stepLabel->setObjectName(QStringLiteral("stepLabel"));
-    m_stepLabel->setMinimumWidth(200);
-    timeline->addWidget(m_prev);
-    timeline->addWidget(m_timeline, 1);
-    timeline->addWidget(m_next);
-    timeline->addWidget(m_play);
-    timeline->addWidget(m_stepLabel);
-    return timeline;
-}
-
-// x_t, ε̂, x̂0 (and the final image) of the step shown, one above the other.
-QWidget* DiffusionPage::buildStepImages(QWidget* top) {
-    m_stepImages = new MapGridView(top);
-    m_stepImages->setObjectName(QStringLiteral("stepImages"));
-    m_stepImages->setMaxColumns(1);
-    m_stepImages->setFixedWidth(150);
-    m_stepImages->setToolTip(
-        tr("The step's input x_t, the noise the U-Net predicts in it (shown over ±3) and the "
-           "clean image x̂0 that prediction implies; click x_t or x̂0 to draw the map over it"));
-    connect(m_stepImages, &MapGridView::tileClicked, this, [this](int i) {
-        if (i == 0 || i == 2) m_doc->setOnNoisy(i == 0);
-    });
-    return m_stepImages;
-}
-
-// The chosen layer's map over the image, large, with its colour bar; click or drag sets the query.
-QLayout* DiffusionPage::buildLargeView(QWidget* top) {
-    auto* viewBox = new QVBoxLayout;
-    m_viewTitle = caption(QString(), top);
-    m_viewTitle->setObjectName(QStringLiteral("viewTitle"));
-    m_viewTitle->setWordWrap(true);
-    viewBox->addWidget(m_viewTitle);
-    auto* viewRow = new QHBoxLayout;
-    m_overlay = new PatchImageView(top);
-    m_overlay->setObjectName(QStringLiteral("overlayView"));
-    m_overlay->setGridVisible(false);
-    m_overlay->setMinimumSize(240, 240);
-    m_overlay->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Expanding);
-    m_overlay->setPlaceholderText(tr("Press Generate."));
-    connect(m_overlay, &PatchImageView::patchClicked, this, [this](int pixel, bool) {
-        const int w = std::max(1, m_doc->imageWidth());
-        m_doc->setQuery(PixelRegion::pixel(pixel / w, pixel % w));
-    });
-    connect(m_overlay, &PatchImageView::patchesSelected, this, [this](std::vector<int> pixels, bool) {
-        if (pixels.empty()) return;
-        const int w = std::max(1, m_doc->imageWidth());
-        PixelRegion r{pixels.front() / w, pixels.front() % w, pixels.front() / w, pixels.front() % w};
-        for (int p : pixels) {
-            r.row0 = std::min(r.row0, p / w);
-            r.row1 = std::max(r.row1, p / w);
-            r.col0 = std::min(r.col0, p % w);
-            r.col1 = std::max(r.col1, p % w);
-        }
-        m_doc->setQuery(r);
-    });
-    connect(m_overlay, &PatchImageView::patchHovered, this, [this](int pixel) {
-        const RowMatrix map = pixel >= 0 ? m_doc->currentMap() : RowMatrix();
-        if (pixel < 0 || map.size() == 0 || m_doc->imageWidth() <= 0) {
-            m_overlay->setToolTip(QString());
-            return;
-        }
-        const int r = pixel / m_doc->imageWidth(), c = pixel % m_doc->imageWidth();
-        const int mr = static_cast<int>(int64_t{r} * map.rows() / m_doc->imageHeight());
-        const int mc = static_cast<int>(int64_t{c} * map.cols() / m_doc->imageWidth());
-        m_overlay->setToolTip(tr("pixel (%1, %2) · cell (%3, %4) of %5×%6: %7")
-                                  .arg(r)
-                                  .arg(c)
-                                  .arg(mr)
-                                  .arg(mc)
-                                  .arg(map.rows())
-                                  .arg(map.cols())
-                                  .arg(map(mr, mc), 0, 'f', 4));
-    });
-    viewRow->addWidget(m_overlay, 1);
-    m_colorBar = new ColorBar(top);
-    m_colorBar->setObjectName(QStringLiteral("colorBar"));
-    m_colorBar->setToolTip(tr("The colours of the map: its smallest and largest weight"));
-    m_overlay->installEventFilter(this);
-    viewRow->addWidget(m_colorBar);
-    viewBox->addLayout(viewRow, 1);
-    return viewBox;
-}
-
-// Every attention layer laid out as the U.
-QLayout* DiffusionPage::buildUView(QWidget* top) {
-    auto* uBox = new QVBoxLayout;
-    m_uTitle = caption(tr("Every attention layer, laid out as the U"), top);
-    uBox->addWidget(m_uTitle);
-    m_uView = new UShapeView(top);
-    m_uView->setObjectName(QStringLiteral("uView"));
-    m_uView->setPlaceholderText(tr("This U-Net has no attention layer."));
-    m_uView->setToolTip(
-        tr("Contracting path down the left, bottleneck at the bottom, expansive path up the right; "
-           "dashed: skip connections. Click a layer to show it large."));
-    connect(m_uView, &UShapeView::layerClicked, m_doc, &DiffusionDocument::setLayer);
-    uBox->addWidget(m_uView, 1);
-    return uBox;
-}
-
-// The same query and layer at evenly spaced steps.
-QWidget* DiffusionPage::buildStrip(QWidget* parent) {
-    auto* bottom = new QWidget(parent);
-    auto* bottomLayout = new QVBoxLayout(bottom);
-    bottomLayout->setContentsMargins(0, 4, 0, 0);
-    m_stripTitle = caption(tr("The query across the steps"), bottom);
-    bottomLayout->addWidget(m_stripTitle);
-    m_strip = new MapGridView(bottom);
-    m_strip->setObjectName(QStringLiteral("stepStrip"));
-    m_strip->setToolTip(tr("The same query and layer at evenly spaced steps; click one to go there"));
-    connect(m_strip, &MapGridView::tileClicked, this, [this](int i) {
-        const std::vector<int> steps = m_doc->stripSteps(); // what the strip shows
-        if (i >= 0 && i < static_cast<int>(steps.size()))
-            m_doc->setCurrentStep(steps[static_cast<size_t>(i)]);
-    });
-    bottomLayout->addWidget(m_strip, 1);
-    return bottom;
 }
 
 // --- model and runs -------------------------------------------------------------------------
@@ -429,7 +218,7 @@ void DiffusionPage::openModel(const QString& dir) {
         },
         [this, dir](std::shared_ptr<const DiffusionModel> model) {
             setPlaying(false);
-            m_doc->setModel(std::move(model), folderName(dir));
+            m_doc->setModel(std::move(model), QFileInfo(QDir::cleanPath(dir)).fileName());
             m_requested.clear();
         });
 }
@@ -454,19 +243,11 @@ QString DiffusionPage::modelDescription() const {
 }
 
 DiffusionSettings DiffusionPage::settingsFromControls() const {
-    DiffusionSettings s;
-    s.scheduler = static_cast<SchedulerKind>(m_scheduler->currentData().toInt());
-    s.steps = m_steps->value();
-    s.seed = static_cast<uint64_t>(m_seed->value());
-    if (m_doc->classCount() > 0 && m_class->currentIndex() >= 0) s.classLabel = m_class->currentIndex();
-    return s;
+    return m_settings->settings();
 }
 
 void DiffusionPage::setSettings(const DiffusionSettings& s) {
-    m_scheduler->setCurrentIndex(s.scheduler == SchedulerKind::Ddim ? 0 : 1);
-    m_steps->setValue(s.steps);
-    m_seed->setValue(static_cast<int>(std::min<uint64_t>(s.seed, INT_MAX)));
-    if (s.classLabel && *s.classLabel < m_class->count()) m_class->setCurrentIndex(*s.classLabel);
+    m_settings->setSettings(s);
 }
 
 void DiffusionPage::generate() {
@@ -566,34 +347,14 @@ void DiffusionPage::attentionJobEnded() {
 }
 
 bool DiffusionPage::isPlaying() const {
-    return m_playTimer->isActive();
+    return m_playback->isPlaying();
 }
 
 void DiffusionPage::setPlaying(bool playing) {
     if (playing && !m_doc->hasRun()) playing = false;
     if (playing && m_doc->currentStep() + 1 >= m_doc->completedSteps() && !m_doc->running())
         m_doc->setCurrentStep(0);
-    if (playing)
-        m_playTimer->start();
-    else
-        m_playTimer->stop();
-    const QSignalBlocker block(m_play);
-    m_play->setChecked(playing);
-    m_play->setText(playing ? tr("Pause") : tr("Play"));
-}
-
-bool DiffusionPage::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == m_overlay && (event->type() == QEvent::Resize || event->type() == QEvent::Move))
-        syncColorBarSpan();
-    return QWidget::eventFilter(watched, event);
-}
-
-void DiffusionPage::syncColorBarSpan() {
-    // The bar spans the picture (mapped into the bar's coordinates); nothing is resized.
-    const QRectF picture = m_overlay->imageRect();
-    const QPoint top =
-        m_colorBar->mapFrom(m_overlay->parentWidget(), m_overlay->mapToParent(picture.topLeft().toPoint()));
-    m_colorBar->setSpan(top.y(), static_cast<int>(picture.height()));
+    m_playback->setPlaying(playing);
 }
 
 void DiffusionPage::showEvent(QShowEvent* event) {
@@ -606,16 +367,8 @@ void DiffusionPage::showEvent(QShowEvent* event) {
 // --- views ----------------------------------------------------------------------------------
 
 void DiffusionPage::syncControls() {
-    const QSignalBlocker b1(m_class), b4(m_keySide), b5(m_over);
-    const int classes = m_doc->classCount();
-    if (m_class->count() != classes) {
-        m_class->clear();
-        for (int c = 0; c < classes; ++c)
-            m_class->addItem(QStringLiteral("%1 · %2").arg(c).arg(m_doc->className(c)));
-    }
-    m_class->setEnabled(classes > 0);
-    m_class->setToolTip(classes > 0 ? tr("The class the image is generated for")
-                                    : tr("This model is unconditional"));
+    const QSignalBlocker b4(m_keySide), b5(m_over);
+    m_settings->syncModel(*m_doc);
     QStringList layers;
     for (const auto& l : m_doc->layers())
         layers << QStringLiteral("%1 · %2×%3 · %4")
@@ -630,42 +383,7 @@ void DiffusionPage::syncControls() {
     m_keySide->setChecked(m_doc->keySide());
     m_over->setCurrentIndex(m_doc->onNoisy() ? 1 : 0);
     m_queryLabel->setText(m_doc->queryDescription());
-    m_uView->setSelected(m_doc->layers().empty() ? -1 : m_doc->layer());
-    m_generate->setEnabled(m_doc->model() != nullptr);
-    if (m_doc->model()) m_steps->setMaximum(m_doc->model()->scheduler.numTrainTimesteps);
-}
-
-void DiffusionPage::refreshStep() {
-    const int n = m_doc->completedSteps(), step = m_doc->currentStep();
-    {
-        const QSignalBlocker block(m_timeline);
-        m_timeline->setRange(0, std::max(0, m_doc->stepCount() - 1));
-        m_timeline->setValue(std::max(step, 0));
-    }
-    m_timeline->setEnabled(n > 0);
-    m_prev->setEnabled(step > 0);
-    m_next->setEnabled(step >= 0 && step + 1 < n);
-    m_play->setEnabled(n > 1);
-    m_stepLabel->setText(
-        m_doc->running()
-            ? tr("%1 · generating %2 / %3").arg(m_doc->stepDescription(step)).arg(n).arg(m_doc->stepCount())
-            : m_doc->stepDescription(step));
-    if (step < 0) {
-        m_stepImages->clear();
-        return;
-    }
-    const DiffusionFrame& f = m_doc->frame(step);
-    auto big = [](const ImageU8& img) {
-        return toQImage(enlargeNearest(img, enlargeFactor(img, kTileMinSide)));
-    };
-    std::vector<QImage> tiles{big(f.noisy), big(f.noise), big(f.clean)};
-    QStringList titles{tr("x_t (t = %1)").arg(f.step.timestep), tr("predicted noise ε̂"), tr("predicted x̂0")};
-    if (!m_doc->finalImage().empty()) {
-        tiles.push_back(big(m_doc->finalImage()));
-        titles << tr("final image");
-    }
-    m_stepImages->setTiles(std::move(tiles), titles);
-    m_stepImages->setSelected(m_doc->onNoisy() ? 0 : 2);
+    m_views->uView()->setSelected(m_doc->layers().empty() ? -1 : m_doc->layer());
 }
 
 void DiffusionPage::refreshMapsSoon() {
@@ -676,76 +394,201 @@ void DiffusionPage::refreshMapsSoon() {
     if (!m_mapsTimer->isActive()) m_mapsTimer->start(static_cast<int>(kRunRefreshMs - m_mapsDrawn.elapsed()));
 }
 
+// Timeline: ◀ Back, Play, Step ▶ (PlaybackBar), the slider over the steps and the step's description.
+QLayout* DiffusionPage::buildTimeline() {
+    auto* timeline = new QHBoxLayout;
+    m_playback = new PlaybackBar({{}, tr("Previous step"), tr("Play the steps"), tr("Next step")}, 150, this);
+    m_playback->addShortcuts(this, tr("Next denoising step"), tr("Previous denoising step"));
+    connect(m_playback, &PlaybackBar::stepBack, this,
+            [this] { m_doc->setCurrentStep(m_doc->currentStep() - 1); });
+    connect(m_playback, &PlaybackBar::stepForward, this,
+            [this] { m_doc->setCurrentStep(m_doc->currentStep() + 1); });
+    connect(m_playback, &PlaybackBar::playingRequested, this, &DiffusionPage::setPlaying);
+    connect(m_playback, &PlaybackBar::tick, this, [this] {
+        if (m_doc->currentStep() + 1 < m_doc->completedSteps())
+            m_doc->setCurrentStep(m_doc->currentStep() + 1);
+        else if (!m_doc->running())
+            setPlaying(false);
+    });
+    m_timeline = new QSlider(Qt::Horizontal, this);
+    m_timeline->setObjectName(QStringLiteral("timeline"));
+    m_timeline->setToolTip(tr("The denoising steps, from pure noise (left) to the image (right)"));
+    connect(m_timeline, &QSlider::valueChanged, m_doc, &DiffusionDocument::setCurrentStep);
+    m_stepLabel = caption(QString(), this);
+    m_stepLabel->setObjectName(QStringLiteral("stepLabel"));
+    m_stepLabel->setMinimumWidth(200);
+    timeline->addWidget(m_playback);
+    timeline->addWidget(m_timeline, 1);
+    timeline->addWidget(m_stepLabel);
+    return timeline;
+}
+
+void DiffusionPage::refreshStep() {
+    const int n = m_doc->completedSteps(), step = m_doc->currentStep();
+    {
+        const QSignalBlocker block(m_timeline);
+        m_timeline->setRange(0, std::max(0, m_doc->stepCount() - 1));
+        m_timeline->setValue(std::max(step, 0));
+    }
+    m_timeline->setEnabled(n > 0);
+    m_playback->setAvailable(step > 0, step >= 0 && step + 1 < n, n > 1);
+    m_stepLabel->setText(
+        m_doc->running()
+            ? tr("%1 · generating %2 / %3").arg(m_doc->stepDescription(step)).arg(n).arg(m_doc->stepCount())
+            : m_doc->stepDescription(step));
+    m_views->refreshStepImages();
+}
+
 void DiffusionPage::refreshMaps() {
     m_mapsTimer->stop();
     m_mapsDrawn.start();
-    const int step = m_doc->currentStep();
-    if (step < 0) {
-        m_overlay->clear();
-        m_uView->setTiles({});
-        m_strip->clear();
-        m_colorBar->clearRange();
-        m_viewTitle->setText(m_doc->model() ? tr("Press Generate.") : tr("No model"));
+    m_views->refreshMaps();
+    if (m_doc->currentStep() >= 0 && !m_doc->running()) requestAttention();
+}
+
+PatchImageView* DiffusionPage::overlayView() const {
+    return m_views->overlayView();
+}
+UShapeView* DiffusionPage::uView() const {
+    return m_views->uView();
+}
+MapGridView* DiffusionPage::stepStrip() const {
+    return m_views->stepStrip();
+}
+MapGridView* DiffusionPage::stepImages() const {
+    return m_views->stepImages();
+}
+ColorBar* DiffusionPage::colorBar() const {
+    return m_views->colorBar();
+}
+
+// --- exports --------------------------------------------------------------------------------
+
+namespace {
+
+constexpr int kExportMinSide = 256; // exported views, as `attnlens-cli diffuse --overlay` draws them
+
+void savePng(const QImage& image, const QString& path) {
+    if (image.isNull()) throw Error("nothing to export yet: generate an image first");
+    if (!image.save(path, "PNG")) throw Error("'" + path.toStdString() + "': cannot write the file");
+}
+
+} // namespace
+
+QString DiffusionPage::exportBaseName() const {
+    return QStringLiteral("%1-step%2").arg(m_doc->modelName()).arg(m_doc->currentStep());
+}
+
+bool DiffusionPage::exportView(const QString& path) {
+    return exportWith(path, [this](const QString& p) {
+        if (m_doc->currentStep() < 0) throw Error("nothing to export yet: generate an image first");
+        writePng(p.toStdString(), m_doc->renderView(m_doc->currentStep(), kExportMinSide));
+    });
+}
+
+bool DiffusionPage::exportUView(const QString& path) {
+    return exportWith(path, [this](const QString& p) { savePng(m_views->uViewImage(), p); });
+}
+
+bool DiffusionPage::exportStrip(const QString& path) {
+    return exportWith(path, [this](const QString& p) { savePng(m_views->stripImage(), p); });
+}
+
+bool DiffusionPage::exportMap(const QString& path) {
+    return exportWith(path, [this](const QString& p) {
+        const RowMatrix map = m_doc->currentMap(); // [h, w] of the layer
+        if (map.size() == 0) throw Error("no map to export yet: generate an image first");
+        writeMatrix(p.toStdString(), map);
+    });
+}
+
+void DiffusionPage::exportTrajectory(const QString& path) {
+    if (!m_doc->hasRun() || m_doc->running()) {
+        showError(tr("Export the trajectory once a run has finished."));
         return;
     }
-    m_stepImages->setSelected(m_doc->onNoisy() ? 0 : 2);
-    const int h = m_doc->imageHeight(), w = m_doc->imageWidth();
-    // The large view at the image's own size (the widget enlarges it with crisp pixels).
-    const QImage view = toQImage(m_doc->renderView(step, 1));
-    if (m_overlay->grid().imageWidth() != w || m_overlay->grid().imageHeight() != h)
-        m_overlay->setPicture(view, PatchGrid(w, h, w, h, 1));
-    else
-        m_overlay->setPicture(view);
-    const PixelRegion& q = m_doc->query();
-    std::vector<int> pixels;
-    for (int r = q.row0; r <= q.row1; ++r)
-        for (int c = q.col0; c <= q.col1; ++c)
-            pixels.push_back(r * w + c);
-    m_overlay->setSelection(pixels, false);
-
-    const RowMatrix map = m_doc->currentMap();
-    const bool hasMap = map.size() > 0;
-    m_colorBar->setColorMap(m_doc->colorMap());
-    syncColorBarSpan();
-    if (hasMap)
-        m_colorBar->setRange(map.minCoeff(), map.maxCoeff());
-    else
-        m_colorBar->clearRange();
-    const QString heads =
-        m_doc->head() >= 0
-            ? tr("head %1").arg(m_doc->head())
-            : tr("%1 of heads").arg(m_doc->fusion() == HeadFusion::Max ? tr("max") : tr("mean"));
-    m_viewTitle->setText(m_doc->layers().empty()
-                             ? tr("%1 — this U-Net has no attention layer").arg(m_doc->stepDescription(step))
-                             : tr("%1 · %2 · %3 · over %4%5")
-                                   .arg(m_doc->queryDescription(), m_doc->layerDescription(m_doc->layer()),
-                                        heads, m_doc->onNoisy() ? tr("x_t") : tr("x̂0"),
-                                        hasMap ? QString() : tr(" (computing attention…)")));
-
-    std::vector<QImage> tiles;
-    for (int l = 0; l < static_cast<int>(m_doc->layers().size()); ++l) {
-        const RgbImage px = m_doc->attention(step) ? m_doc->renderLayerTile(l, kTileMinSide) : RgbImage{};
-        tiles.push_back(toQImage(px));
+    DiffusionDocument::Trajectory t;
+    for (int s = 0; s < m_doc->completedSteps(); ++s) {
+        t.frames.push_back(m_doc->frameShared(s));
+        t.attention.push_back(m_doc->attention(s));
     }
-    m_uView->setTiles(std::move(tiles));
+    t.view = m_doc->view();
+    t.view.minSide = kExportMinSide;
+    t.layer = m_doc->layers().empty() ? -1 : m_doc->layer();
+    const bool gif = path.endsWith(QStringLiteral(".gif"), Qt::CaseInsensitive);
+    worker()->run<int>(
+        gif ? tr("Writing the GIF") : tr("Writing the PNG sequence"),
+        [model = m_doc->model(), label = m_doc->settings().classLabel, t, gif,
+         out = path.toStdString()](const Callbacks& cb) {
+            return DiffusionDocument::writeTrajectory(*model, label, t, out, gif, cb);
+        },
+        [this, path](int count) {
+            showNotice(tr("Wrote %n frame(s) to %1.", nullptr, count).arg(path));
+            emit exported(path);
+        });
+}
 
-    const std::vector<int> stripSteps = m_doc->stripSteps();
-    std::vector<QImage> strip;
-    QStringList titles;
-    for (int s : stripSteps) {
-        strip.push_back(toQImage(m_doc->renderView(s, kTileMinSide)));
-        titles << tr("step %1 · t=%2").arg(s).arg(m_doc->frame(s).step.timestep);
+// --- session (ui/diffusion/diffusion_session.h) --------------------------------------------
+
+QJsonObject DiffusionPage::saveSession() const {
+    DiffusionSession d = DiffusionSession::capture(*m_doc);
+    d.settings = m_doc->hasRun() ? m_doc->settings() : settingsFromControls();
+    d.ablated = m_lenses->ablated();
+    if (const auto* w = m_lenses->differenceWindow(); w && w->hasPin())
+        d.pinned = PinnedMap{w->pinnedMap(), w->pinnedDescription()};
+    QJsonObject s;
+    saveModelDir(s, loadedModelDir(), ModelKind::Diffusion);
+    d.write(s);
+    return s;
+}
+
+QString DiffusionPage::checkSession(const QJsonObject& state) const {
+    SessionReader r(state, QStringLiteral("pages.diffusion"));
+    (void)DiffusionSession::parse(r);
+    return r.error();
+}
+
+bool DiffusionPage::restoreInputs(const QJsonObject& state) {
+    SessionReader r(state, QStringLiteral("pages.diffusion"));
+    const DiffusionSession d = DiffusionSession::parse(r);
+    if (!r.ok()) {
+        showError(r.error());
+        return false;
     }
-    m_strip->setMaxColumns(DiffusionDocument::kStripTiles);
-    m_strip->setTiles(std::move(strip), titles);
-    const auto it = std::find(stripSteps.begin(), stripSteps.end(), step);
-    m_strip->setSelected(it == stripSteps.end() ? -1 : static_cast<int>(it - stripSteps.begin()));
-    m_stripTitle->setText(
-        tr("The query across the steps — %1")
-            .arg(DiffusionDocument::shortLayerName(
-                m_doc->layers().empty() ? UNetAttentionInfo{}
-                                        : m_doc->layers()[static_cast<size_t>(m_doc->layer())])));
-    if (!m_doc->running()) requestAttention();
+    setPlaying(false);
+    m_firstShow = false; // the session decides whether there is a run
+    m_generateWhenLoaded = false;
+    d.applyLook(*m_doc);
+    return true;
+}
+
+// The model is here: the settings, then the run (made again; its end applies the view) or the view now.
+void DiffusionPage::continueRestore() {
+    if (!restoreState()) return;
+    if (!m_doc->model()) {
+        endRestore();
+        showError(tr("Session restored without a model: open a diffusion model with File → Open model…"));
+        return;
+    }
+    SessionReader r(*restoreState(), QStringLiteral("pages.diffusion"));
+    const DiffusionSession d = DiffusionSession::parse(r);
+    setSettings(d.settings);
+    if (d.generated)
+        generate(); // then applyRestoredView()
+    else
+        applyRestoredView();
+}
+
+void DiffusionPage::applyRestoredView() {
+    if (!restoreState()) return;
+    SessionReader r(*restoreState(), QStringLiteral("pages.diffusion"));
+    const DiffusionSession d = DiffusionSession::parse(r);
+    endRestore();
+    d.applyView(*m_doc);
+    syncControls();
+    if (!d.ablated.empty()) m_lenses->setAblated(d.ablated);
+    if (d.pinned) m_lenses->pinAs(d.pinned->map, d.pinned->description);
+    showNotice(tr("Session restored."));
 }
 
 } // namespace attnlens::ui

@@ -14,23 +14,22 @@
 // The page is thin: state lives in DiffusionDocument; a failed model leaves the previous one in place.
 //
 // Child widgets carry object names for tests: "openModel", "modelLabel", "class", "seed", "scheduler",
-// "steps", "generate", "progress", "cancel", "message", "export", "timeline", "prevStep", "nextStep",
-// "play", "stepLabel", "stepImages", "overlayView", "viewTitle", "colorBar", "uView", "stepStrip",
-// "queryLabel", "keySide", "layer", "head", "over", "opacity", "colorMap".
+// "steps", "generate", "progress", "cancel", "message", "export", "timeline", "stepBack", "stepForward",
+// "play" (the PlaybackBar), "stepLabel", "queryLabel", "keySide", "layer", "head", "over", "opacity",
+// "colorMap", and DiffusionViews' and DiffusionLenses' names.
 
 #include "ui/diffusion/diffusion_document.h"
+#include "ui/diffusion/diffusion_lenses.h"
 #include "ui/shell/workspace_page.h"
 
 #include <QElapsedTimer>
-#include <QWidget>
 
 #include <set>
 
 class QCheckBox;
-class QDialog;
-class QLayout;
 class QComboBox;
 class QLabel;
+class QLayout;
 class QPushButton;
 class QSlider;
 class QSpinBox;
@@ -40,12 +39,12 @@ class QToolButton;
 namespace attnlens::ui {
 
 class ColorBar;
-class HeadsLensView;
-class NeuronDialog;
-class MapDifferenceWindow;
-class MapLensBox;
+class DiffusionSettingsBox;
+class DiffusionViews;
 class MapGridView;
+class MapLensBox;
 class PatchImageView;
+class PlaybackBar;
 class UShapeView;
 
 // Help → What am I looking at? (diffusion_help.cpp)
@@ -58,13 +57,10 @@ public:
     // Starts loading `modelDir` (empty: the built-in ddpm-fashion-tiny). The first image is generated
     // when the page is first shown (or generate() is called).
     explicit DiffusionPage(QWidget* parent = nullptr, const QString& modelDir = {});
-
-    // Help → What am I looking at? (ui/…/*_help.cpp)
-    QString viewTitle() const override { return diffusionHelpTitle(); }
-    QString viewExplanation() const override { return diffusionHelpText(); }
     ~DiffusionPage() override;
 
-    // ModelPage
+    QString viewTitle() const override { return diffusionHelpTitle(); }
+    QString viewExplanation() const override { return diffusionHelpText(); }
     void openModel(const QString& dir) override;
     QString modelDescription() const override;
 
@@ -73,9 +69,9 @@ public:
     void setSettings(const DiffusionSettings& settings); // fills the controls
     DiffusionSettings settingsFromControls() const;
 
-    // SessionPage (diffusion_session.cpp): model, class / seed / scheduler / steps (the run is made again: it
-    // is deterministic), the step shown, query, layer, head, fusion, side, image under the map, look, heads
-    // off.
+    // SessionPage (ui/diffusion/diffusion_session.h): model, class / seed / scheduler / steps (the run is
+    // made again: it is deterministic), the step shown, query, layer, head, fusion, side, image under the
+    // map, look, heads off, the pinned map.
     QString sessionKey() const override { return QStringLiteral("diffusion"); }
     QJsonObject saveSession() const override;
     QString checkSession(const QJsonObject& state) const override;
@@ -86,52 +82,38 @@ public:
     void setCaptureLimit(int64_t bytes) { m_captureLimit = bytes; }
     bool isPlaying() const;
     void setPlaying(bool playing);
-    PatchImageView* overlayView() const { return m_overlay; }
-    UShapeView* uView() const { return m_uView; }
-    MapGridView* stepStrip() const { return m_strip; }
-    MapGridView* stepImages() const { return m_stepImages; }
-    ColorBar* colorBar() const { return m_colorBar; }
+    DiffusionViews* views() const { return m_views; }
+    PatchImageView* overlayView() const;
+    UShapeView* uView() const;
+    MapGridView* stepStrip() const;
+    MapGridView* stepImages() const;
+    ColorBar* colorBar() const;
 
     // Exports (also in the Export menu). Return false and show a message on failure.
-    bool exportView(const QString& path) const;  // the large view, as `diffuse --overlay` draws it
-    bool exportUView(const QString& path) const; // PNG
-    bool exportStrip(const QString& path) const; // PNG
-    bool exportMap(const QString& path) const;   // the current layer's [h, w] map, .npy or .csv
+    bool exportView(const QString& path);  // the large view, as `diffuse --overlay` draws it
+    bool exportUView(const QString& path); // PNG
+    bool exportStrip(const QString& path); // PNG
+    bool exportMap(const QString& path);   // the current layer's [h, w] map, .npy or .csv
     // The view at every step: an animated GIF (.gif) or, for any other path, a folder of PNGs
     // (step_000.png …). Runs on the worker (missing attention is computed); `exported` when written.
     void exportTrajectory(const QString& path);
 
-    // --- lenses (issue 21; diffusion_lenses.cpp) ----------------------------------------------
-    // Map → Head statistics…: every head of every attention layer at the step shown, in a window that follows
-    // the step; click a head to show it. Its "off" column switches heads off for the step shown: the step's
-    // noise prediction is made again without them (worker) and the window shows x̂0 with all heads, without
-    // them and |Δ|, with how far ε̂ moved. "Rank by importance": each head alone off, ε̂'s relative change.
-    void showHeadStats();
-    HeadsLensView* headsLens() const { return m_headsLens; }
-    void setAblatedHeads(std::vector<std::pair<int, int>> heads);
-    const std::vector<std::pair<int, int>>& ablatedHeads() const { return m_ablated; }
-    void rankHeadsByImportance();
-    // What switching the heads off did to the step shown (valid once computed; heads empty otherwise).
-    struct AblationResult {
-        int runId = 0, step = -1;
-        std::vector<std::pair<int, int>> heads;
-        double relativeChange = 0, maxAbsChange = 0; // of ε̂
-        ImageU8 plain, ablated;                      // x̂0 with all heads / without these
-        RowMatrix x0Difference;                      // |Δx̂0| (first channel), [H, W]
-    };
-    const AblationResult& ablationResult() const { return m_ablation; }
-    // Map → Inside one score…: the neuron view of the step shown — the chosen layer and head, the query
-    // pixel's token in that layer and its strongest key.
-    void showNeuronView();
-    NeuronDialog* neuronDialog() const { return m_neuron; }
-    // Map → Pin map as A…: difference maps (issue 22) of the layer's map — two steps, seeds, classes, queries
-    // or layers of one size — in a window: A, the map now and A − B.
-    void pinMap();
-    MapDifferenceWindow* differenceWindow() const { return m_difference; }
+    // The lenses (ui/diffusion/diffusion_lenses.h) on the step shown: Map → Head statistics…, Inside one
+    // score…, Pin map as A….
+    DiffusionLenses* lenses() const { return m_lenses; }
+    void showHeadStats() { m_lenses->showHeadStats(); }
+    HeadsLensView* headsLens() const { return m_lenses->headsLens(); }
+    void setAblatedHeads(HeadList heads) { m_lenses->setAblated(std::move(heads)); }
+    const HeadList& ablatedHeads() const { return m_lenses->ablated(); }
+    const DiffusionLenses::AblationResult& ablationResult() const { return m_lenses->ablationResult(); }
+    void showNeuronView() { m_lenses->showNeuronView(); }
+    NeuronDialog* neuronDialog() const { return m_lenses->neuronDialog(); }
+    void pinMap() { m_lenses->pin(); }
+    MapDifferenceWindow* differenceWindow() const { return m_lenses->differenceWindow(); }
 
 signals:
     void runFinished(); // a run completed (after resultReady) or was cancelled (its frames stay)
-    void exported(const QString& path);
+    void exported(const QString& path); // a trajectory (exportTrajectory) is written
 
 protected:
     void showEvent(QShowEvent* event) override;
@@ -141,40 +123,31 @@ protected:
     void continueRestore() override; // the model is here: settings, heads off, the run
     void jobFailed(int id, const QString& message) override;
     void jobCancelled(int id) override;
-    bool eventFilter(QObject* watched, QEvent* event) override; // keeps the colour bar as tall as the picture
+    QString exportBaseName() const override;
 
 private:
-    // Construction: build the widgets, then connect document and worker to them.
     QWidget* buildTopBar();
     QWidget* buildSidebar();
-    QWidget* buildGenerateBox(QWidget* panel);
     QWidget* buildQueryBox(QWidget* panel);
     QWidget* buildMapBox(QWidget* panel);
-    QWidget* buildDisplayBox(QWidget* panel);
+    QLayout* buildTimeline();
     void connectDocument();
     void attentionJobEnded();
-    QWidget* buildCentre();
-    QLayout* buildTimeline(QWidget* centre);
-    QWidget* buildStepImages(QWidget* top);
-    QLayout* buildLargeView(QWidget* top);
-    QLayout* buildUView(QWidget* top);
-    QWidget* buildStrip(QWidget* parent);
+    void applyRestoredView(); // the run is here: step and selection
     void syncControls();
-    void refreshStep(); // timeline, step images
-    void refreshMaps(); // large view, colour bar, U view, strip
+    void refreshStep(); // timeline and step images
+    void refreshMaps(); // views, then the attention still missing
     // While a run delivers frames, the maps are redrawn at most every kRunRefreshMs (the newest frame
     // shown, the timeline following every frame); otherwise at once.
     void refreshMapsSoon();
     static constexpr int kRunRefreshMs = 100;
     void requestAttention();
-    void syncColorBarSpan();
-    enum class Export { View, UView, Strip, Gif, PngSequence, MapNpy, MapCsv };
-    void chooseExport(Export what); // asks for a path, then writes
 
     DiffusionDocument* m_doc;
+    DiffusionLenses* m_lenses;
+    DiffusionViews* m_views = nullptr;
     int m_runJob = 0; // the worker job of the current run
     bool m_firstShow = true;
-    void applyRestoredView(); // the run is here: step and selection (diffusion_session.cpp)
     bool m_generateWhenLoaded = false;
     std::set<std::pair<int, int>> m_requested; // (run id, step) whose attention is queued
     // One attention job at a time: scrubbing the timeline asks again when the job in flight ends, for
@@ -187,45 +160,14 @@ private:
 
     QLabel* m_modelLabel = nullptr;
     QToolButton* m_export = nullptr;
-    QComboBox* m_class = nullptr;
-    QSpinBox* m_seed = nullptr;
-    QComboBox* m_scheduler = nullptr;
-    QSpinBox* m_steps = nullptr;
-    QPushButton* m_generate = nullptr;
+    DiffusionSettingsBox* m_settings = nullptr;
     QLabel* m_queryLabel = nullptr;
     QCheckBox* m_keySide = nullptr;
     MapLensBox* m_mapBox = nullptr;
     QComboBox* m_over = nullptr;
+    PlaybackBar* m_playback = nullptr;
     QSlider* m_timeline = nullptr;
-    QPushButton* m_prev = nullptr;
-    QPushButton* m_next = nullptr;
-    QPushButton* m_play = nullptr;
-    QTimer* m_playTimer = nullptr;
     QLabel* m_stepLabel = nullptr;
-    MapGridView* m_stepImages = nullptr;
-    QLabel* m_viewTitle = nullptr;
-    PatchImageView* m_overlay = nullptr;
-    ColorBar* m_colorBar = nullptr;
-    UShapeView* m_uView = nullptr;
-    QLabel* m_uTitle = nullptr;
-    QLabel* m_stripTitle = nullptr;
-    MapGridView* m_strip = nullptr;
-    // lenses
-    void refreshHeadStats();
-    void refreshAblation(); // re-predicts the step shown without the ablated heads (worker)
-    void showAblation();
-    QDialog* m_headsDialog = nullptr;
-    HeadsLensView* m_headsLens = nullptr;
-    QLabel* m_ablationText = nullptr;
-    QLabel* m_ablationImages = nullptr;
-    std::vector<std::pair<int, int>> m_ablated;
-    AblationResult m_ablation;
-    std::pair<int, int> m_rankedFor{-1, -1}; // (run, step) the importance was measured on
-    NeuronDialog* m_neuron = nullptr;
-    MapDifferenceWindow* m_difference = nullptr;
-    void refreshDifference();
-    void pinMapAs(const RowMatrix& map, const QString& description); // opens the difference window
-    QString describeMap() const;
 };
 
 } // namespace attnlens::ui
