@@ -12,6 +12,8 @@
 #include "ui/translate/model_grid_view.h"
 #include "ui/translate/step_panel.h"
 #include "ui/translate/token_chips.h"
+#include "ui/translate/translate_selectors.h"
+#include "ui/translate/translate_session.h"
 #include "ui/translate/translation_export.h"
 #include "ui/widgets/difference_view.h"
 #include "ui/widgets/elided_label.h"
@@ -160,10 +162,9 @@ QWidget* TranslatePage::buildViews() {
     m_tabs->addTab(m_lineView, tr("Lines"));
     m_tabs->addTab(m_embeddingsView, tr("Embeddings"));
     m_tabs->addTab(m_beamView, tr("Beam"));
-    m_headsView = new HeadsLensView(m_tabs);
-    m_headsView->setAblationEnabled(true);
-    m_tabs->addTab(m_headsView, tr("Heads"));
-    m_tabs->addTab(buildDifferenceTab(), tr("Difference"));
+    m_lenses = new TranslateLenses(m_doc, worker(), m_tabs, this);
+    m_tabs->addTab(m_lenses->buildHeadsTab(), tr("Heads"));
+    m_tabs->addTab(m_lenses->buildDifferenceTab(), tr("Difference"));
     // The step panel scrolls when the window is short (it never sets the window's minimum height).
     auto* stepScroll = new QScrollArea(splitter);
     stepScroll->setObjectName(QStringLiteral("stepPanelScroll"));
@@ -182,25 +183,15 @@ QWidget* TranslatePage::buildViews() {
 
 void TranslatePage::connectViews() {
     connect(m_modelView, &ModelGridView::headActivated, this, [this] { showView(View::Matrix); });
-    connect(m_headsView, &HeadsLensView::headActivated, this, [this](int layer, int head) {
-        m_doc->setLayer(layer);
-        m_doc->setHead(head);
-        showView(View::Matrix);
+    connect(m_lenses, &TranslateLenses::headActivated, this, [this] { showView(View::Matrix); });
+    connect(m_lenses, &TranslateLenses::showDifferenceTab, this, [this] { showView(View::Difference); });
+    connect(m_lenses, &TranslateLenses::translationLineChanged, this,
+            &TranslatePage::refreshTranslationLabel);
+    connect(m_lenses, &TranslateLenses::notice, this, &TranslatePage::showStatus);
+    connect(m_lenses, &TranslateLenses::ablationChanged, this, [this] {
+        if (m_doc->hasModel() && !m_input->text().trimmed().isEmpty()) translate();
     });
-    connect(m_tabs, &QTabWidget::currentChanged, this, &TranslatePage::refreshHeads);
-    connect(m_headsView, &HeadsLensView::ablationRequested, this,
-            [this](std::vector<std::pair<int, int>> heads) {
-                // The lens shows one kind: replace that kind's switched-off heads, keep the others'.
-                MarianAblation next = m_ablation;
-                next.setHeads(static_cast<int>(m_doc->kind()), heads, m_doc->model().model->config());
-                setAblation(std::move(next));
-            });
-    connect(m_headsView, &HeadsLensView::importanceRequested, this, &TranslatePage::rankHeadsByImportance);
-    connect(m_doc, &TranslationDocument::snapshotChanged, this, &TranslatePage::refreshHeads);
-    connect(m_doc, &TranslationDocument::selectionChanged, this, &TranslatePage::refreshHeads);
     connect(m_doc, &TranslationDocument::selectionChanged, this, &TranslatePage::syncSelectors);
-    connect(m_doc, &TranslationDocument::selectionChanged, this, &TranslatePage::requestFlow);
-    connect(m_doc, &TranslationDocument::snapshotChanged, this, &TranslatePage::requestFlow);
     connect(m_doc, &TranslationDocument::modelChanged, this, &TranslatePage::syncSelectors);
     connect(m_doc, &TranslationDocument::snapshotChanged, this, [this] {
         refreshTranslationLabel();
@@ -323,26 +314,7 @@ QWidget* TranslatePage::buildSelectors() {
     auto* row = new QHBoxLayout(w);
     row->setContentsMargins(2, 0, 2, 0);
     row->setSpacing(6);
-    m_kind = new QComboBox(w);
-    m_kind->setObjectName(QStringLiteral("attentionKind"));
-    m_kind->addItem(tr("Encoder self-attention"), static_cast<int>(AttentionKind::EncoderSelf));
-    m_kind->addItem(tr("Decoder self-attention"), static_cast<int>(AttentionKind::DecoderSelf));
-    m_kind->addItem(tr("Cross-attention"), static_cast<int>(AttentionKind::Cross));
-    m_layer = new QSpinBox(w);
-    m_layer->setObjectName(QStringLiteral("layer"));
-    m_layer->setPrefix(tr("layer "));
-    m_head = new QComboBox(w);
-    m_head->setObjectName(QStringLiteral("head"));
-    m_head->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-    m_wordLevel = new QCheckBox(tr("Words"), w);
-    m_wordLevel->setObjectName(QStringLiteral("wordLevel"));
-    m_wordLevel->setToolTip(
-        tr("Merge SentencePiece pieces into words: attention summed over a word's key pieces, "
-           "averaged over its query pieces"));
-    m_hideSpecial = new QCheckBox(tr("Hide special tokens"), w);
-    m_hideSpecial->setObjectName(QStringLiteral("hideSpecial"));
-    m_hideSpecial->setToolTip(tr("Leave out </s> and <pad>; rows are renormalised over the remaining keys"));
-    auto* exportButton = buildExportButton(w);
+    m_selectors = new TranslateSelectors(m_doc, w);
     auto* neuron = new QToolButton(w);
     neuron->setObjectName(QStringLiteral("neuronButton"));
     neuron->setText(tr("Inside a score…"));
@@ -351,38 +323,11 @@ QWidget* TranslatePage::buildSelectors() {
            "their products per dimension, q·k, ÷√d_k and the softmax (also on a matrix cell's "
            "right-click menu)"));
     connect(neuron, &QToolButton::clicked, this, [this] { showNeuronView(); });
-
-    row->addWidget(new QLabel(tr("Show"), w));
-    row->addWidget(m_kind);
-    row->addWidget(m_layer);
-    row->addWidget(m_head);
-    row->addSpacing(8);
-    row->addWidget(m_wordLevel);
-    row->addWidget(m_hideSpecial);
+    row->addWidget(m_selectors);
     row->addStretch(1);
     row->addWidget(m_modelLabel, 1);
     row->addWidget(neuron);
-    row->addWidget(exportButton);
-
-    connect(m_kind, &QComboBox::activated, this,
-            [this](int i) { m_doc->setKind(static_cast<AttentionKind>(m_kind->itemData(i).toInt())); });
-    connect(m_layer, &QSpinBox::valueChanged, this, [this](int v) { m_doc->setLayer(v); });
-    connect(m_head, &QComboBox::activated, this, [this](int i) {
-        const int data = m_head->itemData(i).toInt(); // -1 mean, -2 max, -3 rollout, -4 flow, h >= 0 a head
-        if (data <= -3) {
-            m_doc->setFusion(HeadFusion::Mean);
-            m_doc->setThrough(data == -3 ? TranslationDocument::Through::Rollout
-                                         : TranslationDocument::Through::Flow);
-        } else if (data < 0) {
-            m_doc->setThrough(TranslationDocument::Through::Layer);
-            m_doc->setFusion(data == -2 ? HeadFusion::Max : HeadFusion::Mean);
-            m_doc->setHead(-1);
-        } else {
-            m_doc->setHead(data);
-        }
-    });
-    connect(m_wordLevel, &QCheckBox::toggled, m_doc, &TranslationDocument::setWordLevel);
-    connect(m_hideSpecial, &QCheckBox::toggled, m_doc, &TranslationDocument::setHideSpecial);
+    row->addWidget(buildExportButton(w));
     return w;
 }
 
@@ -401,40 +346,7 @@ QWidget* TranslatePage::buildStatusBar() {
 }
 
 void TranslatePage::syncSelectors() {
-    const QSignalBlocker b1(m_kind), b2(m_layer), b3(m_head), b4(m_wordLevel), b5(m_hideSpecial);
-    m_kind->setCurrentIndex(m_kind->findData(static_cast<int>(m_doc->kind())));
-    const int layers = std::max(1, m_doc->layerCount(m_doc->kind()));
-    m_layer->setRange(0, layers - 1); // numbered from 0, as everywhere
-    m_layer->setSuffix(tr(" of 0–%1").arg(layers - 1));
-    m_layer->setValue(m_doc->layer());
-    const int heads = m_doc->headCount(m_doc->kind());
-    const bool encoder = m_doc->kind() == AttentionKind::EncoderSelf;
-    if (m_head->count() != heads + (encoder ? 4 : 2)) {
-        m_head->clear();
-        m_head->addItem(tr("Mean of heads"), -1);
-        m_head->addItem(tr("Max of heads"), -2);
-        if (encoder) { // through the layers (heads fused with the mean)
-            m_head->addItem(tr("Rollout, layers 0…L"), -3);
-            m_head->setItemData(
-                2,
-                tr("Attention rollout (Abnar & Zuidema 2020): heads averaged, the residual added, "
-                   "layers 0…L multiplied"),
-                Qt::ToolTipRole);
-            m_head->addItem(tr("Flow, layers 0…L"), -4);
-            m_head->setItemData(
-                3,
-                tr("Attention flow (Abnar & Zuidema 2020): a maximum flow through layers 0…L, heads "
-                   "averaged, the residual added; computed on the worker, rollout above ≈ 3 s"),
-                Qt::ToolTipRole);
-        }
-        for (int h = 0; h < heads; ++h)
-            m_head->addItem(tr("Head %1").arg(h), h);
-    }
-    int data = m_doc->head() >= 0 ? m_doc->head() : (m_doc->fusion() == HeadFusion::Max ? -2 : -1);
-    if (m_doc->showsThrough()) data = m_doc->through() == TranslationDocument::Through::Rollout ? -3 : -4;
-    m_head->setCurrentIndex(m_head->findData(data));
-    m_wordLevel->setChecked(m_doc->wordLevel());
-    m_hideSpecial->setChecked(m_doc->hideSpecial());
+    m_selectors->sync();
     m_modelLabel->setText(m_doc->modelDescription());
     m_modelLabel->setToolTip(m_precisionNote.sentence.isEmpty()
                                  ? m_doc->modelDescription()
@@ -495,7 +407,7 @@ void TranslatePage::openModel(const QString& dir) {
             m_precisionNote = loaded->note;
             if (loaded->folder.model->dir() !=
                 (m_doc->hasModel() ? m_doc->model().model->dir() : std::filesystem::path()))
-                m_ablation = {}; // another model's heads
+                m_lenses->forgetAblation(); // another model's heads
             m_doc->setModel(loaded->folder, dir);
             showStatus(m_precisionNote.empty()
                            ? tr("Loaded %1.").arg(m_doc->modelDescription())
@@ -535,9 +447,8 @@ void TranslatePage::translate() {
     DecodeOptions options;
     options.numBeams = m_mode->currentIndex() == 1 ? m_beamWidth->value() : 1;
     options.maxNewTokens = m_maxLength->value();
-    options.ablation = m_ablation;
-    m_baselineTranslation.clear();
-    m_ablationChange.reset();
+    options.ablation = m_lenses->ablation();
+    m_lenses->forgetComparison();
     const MarianFolder model = m_doc->model();
     auto slot = m_slot;
     const int generation = ++m_generation;
@@ -583,7 +494,7 @@ void TranslatePage::showTranslationSlice(const std::shared_ptr<const Translation
         return;
     }
     m_lastTranslateMs = m_clock.elapsed();
-    if (m_ablation.any()) compareWithAllHeads();
+    if (m_lenses->ablation().any()) m_lenses->compareWithAllHeads();
     if (restoreState()) { // a session being restored: its step, then its view
         restoreStep();
         if (!restoreState()) emit resultReady();
@@ -680,32 +591,14 @@ void TranslatePage::cancel() {
     worker()->cancel();
 }
 
-void TranslatePage::refreshHeads() {
-    if (currentView() != View::Heads) return;
-    const auto trace = m_doc->trace();
-    if (!trace) {
-        m_headsView->clear(tr("Translate a sentence: the statistics of every head appear here."));
-        return;
-    }
-    const AttentionKind kind = m_doc->kind();
-    const Tensor& attention = traceAttention(*trace, kind);
-    if (attention.rank() != 4 || attention.dim(2) == 0) {
-        m_headsView->clear(tr("No %1 yet at this step.").arg(attentionKindName(kind).toLower()));
-        return;
-    }
-    const HeadStats stats = computeHeadStats(attention, headStatsOptions(*trace, kind));
-    if (m_headsView->hasImportance() && (m_rankedFor != trace.get() || m_rankedKind != kind))
-        m_headsView->clearImportance();
-    const auto snapshot = m_doc->snapshot();
-    m_headsView->setStats(stats,
-                          tr("%1 at step %2: %3 query pieces × %4 key pieces")
-                              .arg(attentionKindName(kind))
-                              .arg(snapshot ? snapshot->step : 0)
-                              .arg(attention.dim(2))
-                              .arg(attention.dim(3)),
-                          tr("tokens"));
-    m_headsView->setCurrentHead(m_doc->layer(), m_doc->head());
-    m_headsView->setAblated(m_ablation.heads(static_cast<int>(kind)));
+void TranslatePage::refreshTranslationLabel() {
+    QString tip;
+    m_translation->setText(m_lenses->translationLine(tip));
+    m_translation->setToolTip(tip);
+}
+
+QString TranslatePage::ablationDetails() const {
+    return m_translation->toolTip();
 }
 
 void TranslatePage::showView(View view) {
@@ -728,9 +621,9 @@ QWidget* TranslatePage::currentExportWidget() const {
     case View::Beam:
         return m_beamView->canvas();
     case View::Heads:
-        return m_headsView;
+        return m_lenses->headsView();
     case View::Difference:
-        return m_differenceView;
+        return m_lenses->differenceView();
     }
     return m_tabs->currentWidget();
 }
@@ -752,6 +645,103 @@ void TranslatePage::exportData(const QString& path) {
         writeAttentionNpy(path, *m_doc);
     else
         throw Error(path.toStdString() + ": attention exports as .json, .csv or .npy");
+}
+
+// --- session (ui/translate/translate_session.h) ------------------------------------------------
+
+QJsonObject TranslatePage::saveSession() const {
+    TranslateSession t = TranslateSession::capture(*m_doc);
+    t.input = m_input->text();
+    t.beamWidth = m_mode->currentIndex() == 1 ? m_beamWidth->value() : 1;
+    t.maxNewTokens = m_maxLength->value();
+    const auto snapshot = m_doc->snapshot();
+    t.translated = snapshot != nullptr;
+    t.step = snapshot ? snapshot->step : -1;
+    t.view = TranslateSession::kViews[static_cast<int>(currentView())];
+    t.setAblation(m_lenses->ablation());
+    if (const auto pinned = m_lenses->pinned()) std::tie(t.pinned, t.pinnedDescription) = *pinned;
+    QJsonObject s;
+    saveModelDir(s, m_doc->modelDir(), ModelKind::Marian);
+    t.write(s);
+    return s;
+}
+
+QString TranslatePage::checkSession(const QJsonObject& state) const {
+    SessionReader r(state, QStringLiteral("pages.translate"));
+    (void)TranslateSession::parse(state, r, m_beamWidth->maximum(), m_maxLength->maximum());
+    return r.error();
+}
+
+TranslateSession TranslatePage::restoring() const {
+    SessionReader r(*restoreState(), QStringLiteral("pages.translate"));
+    return TranslateSession::parse(*restoreState(), r, m_beamWidth->maximum(), m_maxLength->maximum());
+}
+
+bool TranslatePage::restoreInputs(const QJsonObject& state) {
+    SessionReader r(state, QStringLiteral("pages.translate"));
+    const TranslateSession t =
+        TranslateSession::parse(state, r, m_beamWidth->maximum(), m_maxLength->maximum());
+    if (!r.ok()) {
+        showStatus(r.error(), true);
+        return false;
+    }
+    setPlaying(false);
+    m_restoreStepAsked = false;
+    m_input->setText(t.input);
+    setBeamWidth(t.beamWidth);
+    if (t.maxNewTokens > 0) setMaxNewTokens(t.maxNewTokens);
+    if (t.pinned)
+        m_lenses->setPinned(*t.pinned, t.pinnedDescription);
+    else
+        m_lenses->unpin();
+    return true;
+}
+
+// The session's model is here: the heads off, then the translation (then the step and the view) or the view.
+void TranslatePage::continueRestore() {
+    if (!restoreState()) return;
+    if (!m_doc->hasModel()) { // nothing to translate with: the settings and the text are back, nothing more
+        endRestore();
+        showStatus(tr("Session restored without a model: open one with File → Open model…"), true);
+        return;
+    }
+    const TranslateSession t = restoring();
+    try {
+        m_lenses->forgetAblation();
+        const QSignalBlocker quiet(m_lenses); // the translation below is the session's
+        m_lenses->setAblation(t.ablationFor(m_doc->model().model->config()));
+    } catch (const Error& e) {
+        messageLine()->showError( // the restore goes on
+            tr("The session's heads switched off do not fit this model (%1); all heads are on.")
+                .arg(QString::fromStdString(e.what())));
+    }
+    if (t.translated && !t.input.trimmed().isEmpty())
+        translate();
+    else
+        applyRestoredView();
+}
+
+void TranslatePage::restoreStep() {
+    if (!restoreState()) return;
+    const auto snapshot = m_doc->snapshot();
+    const int target = restoring().step;
+    if (snapshot && target >= 0 && snapshot->step != target && !m_restoreStepAsked) {
+        m_restoreStepAsked = true; // once: a shorter decoding than saved stays where it ends
+        goToStep(target);
+        return;
+    }
+    applyRestoredView();
+}
+
+void TranslatePage::applyRestoredView() {
+    if (!restoreState()) return;
+    const TranslateSession t = restoring();
+    endRestore();
+    t.applyView(*m_doc);
+    syncSelectors();
+    m_lenses->refreshDifference();
+    showView(*parseView(t.view));
+    showStatus(tr("Session restored."));
 }
 
 } // namespace attnlens::ui

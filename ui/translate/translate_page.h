@@ -15,6 +15,7 @@
 #include "core/analysis/attention_diff.h"
 #include "core/models/marian_model.h"
 #include "ui/shell/workspace_page.h"
+#include "ui/translate/translate_lenses.h"
 #include "ui/translate/translation_document.h"
 #include "ui/widgets/precision_note.h"
 
@@ -43,6 +44,8 @@ class PlaybackBar;
 class ModelGridView;
 class StepPanel;
 class TokenChips;
+class TranslateSelectors;
+struct TranslateSession;
 
 // Help → What am I looking at? (translate_help.cpp): one text per view and attention kind.
 enum class TranslateView {
@@ -106,31 +109,22 @@ public:
     AttentionLineView* lineView() const { return m_lineView; }
     EmbeddingsView* embeddingsView() const { return m_embeddingsView; }
     BeamView* beamView() const { return m_beamView; }
-    HeadsLensView* headsView() const { return m_headsView; }
-    // Head ablation (the Heads tab's "off" column; translate_ablation.cpp): these heads off for every
-    // translation from now on (translated again at once); forgotten when another model loads.
-    void setAblation(MarianAblation ablation);
-    const MarianAblation& ablation() const { return m_ablation; }
-    // The plain model's translation of the input on screen while heads are off (empty otherwise / until
-    // known).
-    QString baselineTranslation() const { return m_baselineTranslation; }
-    // The translation line's tooltip: the top 5 with and without the heads where the output changed.
-    QString ablationDetails() const;
-    // Every head of the shown kind switched off alone: the drop of the shown translation's log-probability
-    // (teacher-forced), on the worker; shown in the Heads tab as "importance".
-    void rankHeadsByImportance();
-    // The neuron view (translate_neuron.cpp): one score of the shown kind taken apart, for the matrix's
-    // displayed row and column (their first pieces); -1: the focus token and the strongest key. Opens the
-    // window.
-    void showNeuronView(int row = -1, int col = -1);
-    NeuronDialog* neuronDialog() const { return m_neuron; }
-    // Difference maps (translate_difference.cpp): the matrix on screen pinned as A; the Difference tab then
-    // shows A, the current matrix B and A − B (rows and columns matched by position or token), whatever
-    // changes — the sentence, the step, the kind, layer or head, or the model. unpin() forgets A.
-    void pinDifference();
-    void unpin();
-    bool hasPin() const { return m_pinned.has_value(); }
-    DifferenceView* differenceView() const { return m_differenceView; }
+    // The lenses (ui/translate/translate_lenses.h): the Heads tab (statistics, importance, heads off for
+    // every translation from now on — translated again at once, forgotten when another model loads), the
+    // Difference tab (the matrix on screen pinned as A) and the neuron view.
+    TranslateLenses* lenses() const { return m_lenses; }
+    HeadsLensView* headsView() const { return m_lenses->headsView(); }
+    void setAblation(MarianAblation ablation) { m_lenses->setAblation(std::move(ablation)); }
+    const MarianAblation& ablation() const { return m_lenses->ablation(); }
+    QString baselineTranslation() const { return m_lenses->baselineTranslation(); }
+    QString ablationDetails() const; // the translation line's tooltip: the top 5 with and without the heads
+    void rankHeadsByImportance() { m_lenses->rankHeads(); }
+    void showNeuronView(int row = -1, int col = -1) { m_lenses->showNeuronView(row, col); }
+    NeuronDialog* neuronDialog() const { return m_lenses->neuronDialog(); }
+    void pinDifference() { m_lenses->pin(); }
+    void unpin() { m_lenses->unpin(); }
+    bool hasPin() const { return m_lenses->hasPin(); }
+    DifferenceView* differenceView() const { return m_lenses->differenceView(); }
     StepPanel* stepPanel() const { return m_stepPanel; }
     TokenChips* chips(TokenSide side) const;
     QString statusText() const;
@@ -167,15 +161,7 @@ private:
     QWidget* buildSelectors();
     QToolButton* buildExportButton(QWidget* parent);
     void connectViews();
-    void openNeuronView(int layer, int head, int query, int key); // pieces of the shown kind's matrix
-    // Encoder attention flow (translate_flow.cpp): when the selection shows flow and it is not computed yet,
-    // one max-flow per source token on the worker; above kFlowBudget the view falls back to rollout and says
-    // so.
-    void requestFlow();
-    TranslationDocument::FlowKey m_flowRequested;
-    void refreshHeads(); // the Heads tab: statistics of the shown kind at the shown step (when visible)
     void refreshTranslationLabel();
-    void compareWithAllHeads(); // after an ablated translation: the plain one, on the worker
     void addStepShortcuts();
     QWidget* buildStatusBar();
     void syncSelectors();
@@ -184,10 +170,9 @@ private:
     // Session restore (translate_session.cpp): applied in stages as the model loads, the translation arrives
     // and the step is reached.
     bool m_restoreStepAsked = false;
-    void restoreStep();           // after a translation or step arrived
-    void applyRestoredView();     // the step is right: selection, view options, tab
-    void applyRestoredAblation(); // once the model is known
-    bool restoreWantsTranslation() const;
+    void restoreStep();                 // after a translation or step arrived
+    void applyRestoredView();           // the step is right: selection, view options, tab
+    TranslateSession restoring() const; // the session being restored
     void continueTranslation(int generation, int growth);
     void showTranslationSlice(const std::shared_ptr<const TranslationSnapshot>& snapshot, int generation,
                               int growth);
@@ -206,23 +191,11 @@ private:
     QComboBox* m_mode = nullptr;
     QSpinBox* m_beamWidth = nullptr;
     QSpinBox* m_maxLength = nullptr;
-    QComboBox* m_kind = nullptr;
-    QSpinBox* m_layer = nullptr;
-    QComboBox* m_head = nullptr;
-    QCheckBox* m_wordLevel = nullptr;
-    QCheckBox* m_hideSpecial = nullptr;
+    TranslateSelectors* m_selectors = nullptr;
     QLabel* m_modelLabel = nullptr;
     QLabel* m_translation = nullptr;
     QLabel* m_status = nullptr;
-    HeadsLensView* m_headsView = nullptr;
-    MarianAblation m_ablation;
-    QString m_baselineTranslation;
-    // The plain translation and what the ablation changed (analysis/ablation_change), for the trace on
-    // screen.
-    struct AblationComparison;
-    std::shared_ptr<const AblationComparison> m_ablationChange;
-    const void* m_rankedFor = nullptr; // the trace the Heads tab's importance was measured on
-    AttentionKind m_rankedKind = AttentionKind::Cross;
+    TranslateLenses* m_lenses = nullptr;
     QTabWidget* m_tabs = nullptr;
     TokenChips* m_sourceChips = nullptr;
     TokenChips* m_targetChips = nullptr;
@@ -234,18 +207,7 @@ private:
     StepPanel* m_stepPanel = nullptr;
     QElapsedTimer m_clock;
     qint64 m_lastTranslateMs = -1;
-    NeuronDialog* m_neuron = nullptr;
-    struct Pinned {
-        LabelledMatrix matrix;
-        QString description;
-    };
-    std::optional<Pinned> m_pinned;
-    DifferenceView* m_differenceView = nullptr;
-    QWidget* buildDifferenceTab();
-    void refreshDifference();
-    QString describeMatrix() const;                    // what the Matrix tab shows now, in words
-    AttentionKind m_neuronKind = AttentionKind::Cross; // the kind the neuron window shows
-    PrecisionNote m_precisionNote;                     // bf16 loads: the measured difference from fp32
+    PrecisionNote m_precisionNote; // bf16 loads: the measured difference from fp32
 };
 
 } // namespace attnlens::ui

@@ -12,34 +12,64 @@
 
 namespace attnlens::ui {
 
+namespace {
+
+// The items' data: a head from 0, or one of these.
+constexpr int kMean = -1, kMax = -2, kRollout = -3, kFlow = -4;
+
+} // namespace
+
 HeadCombo::HeadCombo(QWidget* parent) : QComboBox(parent) {
-    addItems({tr("Mean of heads"), tr("Max of heads")});
+    addItem(tr("Mean of heads"), kMean);
+    addItem(tr("Max of heads"), kMax);
     connect(this, &QComboBox::currentIndexChanged, this, [this](int i) {
         if (i >= 0) emit selectionChanged(selection());
     });
 }
 
-void HeadCombo::setHeadCount(int heads) {
-    if (heads == headCount()) return;
+void HeadCombo::setHeadCount(int heads, bool throughChoices) {
+    if (heads == m_heads && throughChoices == m_through) return;
     const QSignalBlocker block(this);
     const HeadSelection keep = selection();
+    const Through keepThrough = throughChoices ? through() : Through::Layer;
     while (count() > 2)
         removeItem(count() - 1);
+    if (throughChoices) {
+        addItem(tr("Rollout, layers 0…L"), kRollout);
+        setItemData(2,
+                    tr("Attention rollout (Abnar & Zuidema 2020): heads averaged, the residual added, layers "
+                       "0…L multiplied"),
+                    Qt::ToolTipRole);
+        addItem(tr("Flow, layers 0…L"), kFlow);
+        setItemData(3,
+                    tr("Attention flow (Abnar & Zuidema 2020): a maximum flow through layers 0…L, heads "
+                       "averaged, the residual added; computed on the worker, rollout above ≈ 3 s"),
+                    Qt::ToolTipRole);
+    }
     for (int h = 0; h < heads; ++h)
-        addItem(tr("Head %1").arg(h));
-    setSelection(keep.head < heads ? keep : HeadSelection{-1, keep.fusion});
+        addItem(tr("Head %1").arg(h), h);
+    m_heads = heads;
+    m_through = throughChoices;
+    setSelection(keep.head < heads ? keep : HeadSelection{-1, keep.fusion}, keepThrough);
 }
 
-void HeadCombo::setSelection(const HeadSelection& heads) {
+void HeadCombo::setSelection(const HeadSelection& heads, Through through) {
     const QSignalBlocker block(this);
-    setCurrentIndex(heads.head >= 0 && heads.head < headCount() ? heads.head + 2
-                                                                : (heads.fusion == HeadFusion::Max ? 1 : 0));
+    int data = heads.head >= 0 && heads.head < m_heads ? heads.head
+                                                       : (heads.fusion == HeadFusion::Max ? kMax : kMean);
+    if (m_through && through != Through::Layer) data = through == Through::Rollout ? kRollout : kFlow;
+    setCurrentIndex(findData(data));
 }
 
 HeadSelection HeadCombo::selection() const {
-    const int i = currentIndex();
-    if (i >= 2) return {i - 2, HeadFusion::Mean};
-    return {-1, i == 1 ? HeadFusion::Max : HeadFusion::Mean};
+    const int data = currentIndex() < 0 ? kMean : currentData().toInt();
+    if (data >= 0) return {data, HeadFusion::Mean};
+    return {-1, data == kMax ? HeadFusion::Max : HeadFusion::Mean};
+}
+
+HeadCombo::Through HeadCombo::through() const {
+    const int data = currentIndex() < 0 ? kMean : currentData().toInt();
+    return data == kRollout ? Through::Rollout : data == kFlow ? Through::Flow : Through::Layer;
 }
 
 ColorMapCombo::ColorMapCombo(ColorMap current, QWidget* parent) : QComboBox(parent) {

@@ -1,6 +1,7 @@
 #pragma once
 // The choices every map view offers, as one widget each so the pages say them the same way:
-//   HeadCombo      "Mean of heads", "Max of heads", "Head 0" …   → HeadSelection (heads from 0)
+//   HeadCombo      "Mean of heads", "Max of heads", ["Rollout, layers 0…L", "Flow, layers 0…L"], "Head 0" …
+//                  → HeadSelection (heads from 0) and whether it is through the layers
 //   ColorMapCombo  every colour map, its bar as the icon          → ColorMap
 //   MapLensBox     the sidebar's "Map" box of the map pages (Vision, Diffusion): layer, heads, the page's own
 //                  rows, then the lenses on the map shown (head statistics, neuron view, pin as A)
@@ -23,15 +24,22 @@ namespace attnlens::ui {
 class HeadCombo : public QComboBox {
     Q_OBJECT
 public:
+    // Layer: the layer's heads; Rollout / Flow: through layers 0…L, the heads fused with the mean.
+    enum class Through { Layer, Rollout, Flow };
     explicit HeadCombo(QWidget* parent = nullptr);
-    void
-    setHeadCount(int heads); // rebuilds the list when the count changes, keeping the selection if it fits
-    int headCount() const { return count() - 2; }
-    void setSelection(const HeadSelection& heads);
+    // Rebuilds the list when the count or the choices change, keeping the selection if it fits.
+    void setHeadCount(int heads, bool throughChoices = false);
+    int headCount() const { return m_heads; }
+    void setSelection(const HeadSelection& heads, Through through = Through::Layer);
     HeadSelection selection() const;
+    Through through() const;
 
 signals:
-    void selectionChanged(attnlens::HeadSelection heads);
+    void selectionChanged(attnlens::HeadSelection heads); // a user's choice; through() says where
+
+private:
+    int m_heads = 0;
+    bool m_through = false;
 };
 
 class ColorMapCombo : public QComboBox {
