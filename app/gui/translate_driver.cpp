@@ -48,7 +48,7 @@ void applySelection(TranslatePage* page, const TranslateScript& s) {
     doc->setHideSpecial(s.hideSpecial);
     if (s.beamNode > 0) doc->setSelectedBeamNode(s.beamNode);
     if (!s.token.isEmpty()) doc->setSelectedToken(*parseToken(s.token));
-    if (!s.view.isEmpty()) page->showView(*TranslatePage::parseView(s.view));
+    if (!s.view.isEmpty()) page->showView(*attnlens::ui::parseTranslateView(s.view));
 }
 
 double median(std::vector<double> v) {
@@ -61,7 +61,7 @@ double median(std::vector<double> v) {
 QString validateScript(const TranslateScript& s) {
     if (!s.kind.isEmpty() && !attnlens::parseAttentionKind(s.kind.toStdString()))
         return QStringLiteral("--kind %1: expected encoder, decoder or cross").arg(s.kind);
-    if (!s.view.isEmpty() && !TranslatePage::parseView(s.view))
+    if (!s.view.isEmpty() && !attnlens::ui::parseTranslateView(s.view))
         return QStringLiteral("--view %1: expected matrix, model, lines, embeddings or beam").arg(s.view);
     if (!s.token.isEmpty() && !parseToken(s.token))
         return QStringLiteral("--token %1: expected s<N> or t<N>").arg(s.token);

@@ -4,8 +4,12 @@
 #include "ui/widgets/page_parts.h"
 
 #include <QFontMetrics>
+#include <QFrame>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QScrollArea>
+#include <QVBoxLayout>
 
 #include <algorithm>
 
@@ -134,6 +138,38 @@ void TokenChips::mousePressEvent(QMouseEvent* event) {
 
 void TokenChips::leaveEvent(QEvent*) {
     m_doc->setHoveredToken({});
+}
+
+QWidget* buildTokenPanel(TranslationDocument* doc, QWidget* parent, TokenChips*& sourceChips,
+                         TokenChips*& targetChips, QLabel*& translation) {
+    auto* chipsFrame = panelFrame(parent, QStringLiteral("chipsPanel"));
+    auto* chipsLayout = new QVBoxLayout(chipsFrame);
+    chipsLayout->setContentsMargins(8, 5, 8, 5);
+    chipsLayout->setSpacing(3);
+    sourceChips = new TokenChips(doc, TokenSide::Source, chipsFrame);
+    targetChips = new TokenChips(doc, TokenSide::Target, chipsFrame);
+    translation = new QLabel(chipsFrame);
+    translation->setObjectName(QStringLiteral("translation"));
+    translation->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Long inputs: at most four lines of source chips and three of target chips, the rest scrolls (the
+    // views below keep their room).
+    auto scrolled = [chipsFrame](TokenChips* chips, int lines) {
+        auto* scroll = new QScrollArea(chipsFrame);
+        scroll->setObjectName(chips->objectName() + QStringLiteral("Scroll"));
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        scroll->setWidget(chips);
+        const int cap = lines * TokenChips::kLineHeight + 4;
+        auto fit = [scroll, cap](int h) { scroll->setFixedHeight(std::min(h, cap)); };
+        QObject::connect(chips, &TokenChips::heightChanged, scroll, fit);
+        fit(chips->height());
+        return scroll;
+    };
+    chipsLayout->addWidget(scrolled(sourceChips, 4));
+    chipsLayout->addWidget(scrolled(targetChips, 3));
+    chipsLayout->addWidget(translation);
+    return chipsFrame;
 }
 
 } // namespace attnlens::ui

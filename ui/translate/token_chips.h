@@ -8,9 +8,19 @@
 #include <QRect>
 #include <QWidget>
 
+class QLabel;
+
 #include <vector>
 
 namespace attnlens::ui {
+
+class TokenChips;
+
+// The Translate page's token panel: the source and target chips (at most four and three lines; the rest
+// scrolls, so the views below keep their room) and the translation line under them (object names
+// "chipsPanel", "translation").
+QWidget* buildTokenPanel(TranslationDocument* doc, QWidget* parent, TokenChips*& sourceChips,
+                         TokenChips*& targetChips, QLabel*& translation);
 
 class TokenChips : public QWidget {
     Q_OBJECT

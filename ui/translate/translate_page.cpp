@@ -5,42 +5,31 @@
 #include "core/ops/gemm.h"
 #include "core/util/error.h"
 #include "ui/shell/inference_worker.h"
-#include "ui/translate/beam_view.h"
-#include "ui/translate/embeddings_view.h"
-#include "ui/translate/line_view.h"
-#include "ui/translate/matrix_view.h"
-#include "ui/translate/model_grid_view.h"
+#include "ui/translate/decode_settings.h"
 #include "ui/translate/step_panel.h"
 #include "ui/translate/token_chips.h"
 #include "ui/translate/translate_selectors.h"
 #include "ui/translate/translate_session.h"
+#include "ui/translate/translate_views.h"
 #include "ui/translate/translation_export.h"
 #include "ui/widgets/difference_view.h"
 #include "ui/widgets/elided_label.h"
-#include "ui/widgets/heads_lens.h"
-#include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
 #include "ui/widgets/playback_bar.h"
 #include "ui/widgets/precision_note.h"
 
-#include <QCheckBox>
 #include <QComboBox>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QFrame>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMenu>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QShortcut>
-#include <QSignalBlocker>
 #include <QSpinBox>
-#include <QSplitter>
-#include <QTabWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -63,23 +52,9 @@ struct LoadedMarian {
     PrecisionNote note; // empty for fp32
 };
 
-struct StepResult {
-    std::shared_ptr<const TranslationSnapshot> snapshot;
-};
+using Snapshot = std::shared_ptr<const TranslationSnapshot>;
 
 } // namespace
-
-std::optional<TranslatePage::View> TranslatePage::parseView(const QString& name) {
-    const QString n = name.toLower();
-    if (n == QLatin1String("matrix")) return View::Matrix;
-    if (n == QLatin1String("model")) return View::Model;
-    if (n == QLatin1String("lines") || n == QLatin1String("line")) return View::Lines;
-    if (n == QLatin1String("embeddings")) return View::Embeddings;
-    if (n == QLatin1String("beam")) return View::Beam;
-    if (n == QLatin1String("heads")) return View::Heads;
-    if (n == QLatin1String("difference") || n == QLatin1String("diff")) return View::Difference;
-    return std::nullopt;
-}
 
 TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
     : WorkspacePage(ModelKind::Marian, parent), m_doc(new TranslationDocument(this)),
@@ -90,7 +65,7 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
     layout->addWidget(buildTopBar());
     layout->addWidget(messageLine());
 
-    layout->addWidget(buildTokenPanel());
+    layout->addWidget(buildTokenPanel(m_doc, this, m_sourceChips, m_targetChips, m_translation));
     layout->addWidget(buildSelectors());
 
     layout->addWidget(buildViews(), 1);
@@ -107,82 +82,17 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
 
 TranslatePage::~TranslatePage() = default;
 
-// --- construction ------------------------------------------------------------------------------
-
-// Source and target token chips and the translation.
-QWidget* TranslatePage::buildTokenPanel() {
-    auto* chipsFrame = panelFrame(this, QStringLiteral("chipsPanel"));
-    auto* chipsLayout = new QVBoxLayout(chipsFrame);
-    chipsLayout->setContentsMargins(8, 5, 8, 5);
-    chipsLayout->setSpacing(3);
-    m_sourceChips = new TokenChips(m_doc, TokenSide::Source, chipsFrame);
-    m_targetChips = new TokenChips(m_doc, TokenSide::Target, chipsFrame);
-    m_translation = new QLabel(chipsFrame);
-    m_translation->setObjectName(QStringLiteral("translation"));
-    m_translation->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    // Long inputs: at most four lines of source chips and three of target chips, the rest scrolls (the
-    // views below keep their room).
-    auto scrolled = [chipsFrame](TokenChips* chips, int lines) {
-        auto* scroll = new QScrollArea(chipsFrame);
-        scroll->setObjectName(chips->objectName() + QStringLiteral("Scroll"));
-        scroll->setWidgetResizable(true);
-        scroll->setFrameShape(QFrame::NoFrame);
-        scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-        scroll->setWidget(chips);
-        const int cap = lines * TokenChips::kLineHeight + 4;
-        auto fit = [scroll, cap](int h) { scroll->setFixedHeight(std::min(h, cap)); };
-        QObject::connect(chips, &TokenChips::heightChanged, scroll, fit);
-        fit(chips->height());
-        return scroll;
-    };
-    chipsLayout->addWidget(scrolled(m_sourceChips, 4));
-    chipsLayout->addWidget(scrolled(m_targetChips, 3));
-    chipsLayout->addWidget(m_translation);
-    return chipsFrame;
-}
-
-// The view tabs and the step panel beside them.
+// The view tabs and the step panel beside them, the lenses' tabs among them.
 QWidget* TranslatePage::buildViews() {
-    auto* splitter = new QSplitter(Qt::Horizontal, this);
-    splitter->setObjectName(QStringLiteral("translateSplitter")); // remembered by the main window
-    m_tabs = new QTabWidget(splitter);
-    m_tabs->setObjectName(QStringLiteral("views"));
-    m_matrixView = new AttentionMatrixView(m_doc, m_tabs);
-    m_modelView = new ModelGridView(m_doc, m_tabs);
-    m_lineView = new AttentionLineView(m_doc, m_tabs);
-    m_embeddingsView = new EmbeddingsView(m_doc, m_tabs);
-    m_beamView = new BeamView(m_doc, m_tabs);
-    m_matrixView->heatmap()->setContextMenuHook([this](QMenu& menu, HeatmapCell cell) {
-        if (!cell.isValid() || !m_doc->trace()) return;
-        menu.addSeparator();
-        menu.addAction(tr("Inside this score…"), this, [this, cell] { showNeuronView(cell.row, cell.col); });
-    });
-    m_tabs->addTab(m_matrixView, tr("Matrix"));
-    m_tabs->addTab(m_modelView, tr("Model"));
-    m_tabs->addTab(m_lineView, tr("Lines"));
-    m_tabs->addTab(m_embeddingsView, tr("Embeddings"));
-    m_tabs->addTab(m_beamView, tr("Beam"));
-    m_lenses = new TranslateLenses(m_doc, worker(), m_tabs, this);
-    m_tabs->addTab(m_lenses->buildHeadsTab(), tr("Heads"));
-    m_tabs->addTab(m_lenses->buildDifferenceTab(), tr("Difference"));
-    // The step panel scrolls when the window is short (it never sets the window's minimum height).
-    auto* stepScroll = new QScrollArea(splitter);
-    stepScroll->setObjectName(QStringLiteral("stepPanelScroll"));
-    stepScroll->setWidgetResizable(true);
-    stepScroll->setFrameShape(QFrame::NoFrame);
-    stepScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    m_stepPanel = new StepPanel(m_doc, stepScroll);
-    stepScroll->setWidget(m_stepPanel);
-    splitter->addWidget(m_tabs);
-    splitter->addWidget(stepScroll);
-    splitter->setStretchFactor(0, 3);
-    splitter->setStretchFactor(1, 1);
-    splitter->setSizes({900, 330});
-    return splitter;
+    m_views = new TranslateViews(m_doc, this);
+    m_lenses = new TranslateLenses(m_doc, worker(), m_views->tabs(), this);
+    QWidget* heads = m_lenses->buildHeadsTab();
+    m_views->addLensTabs(heads, m_lenses->buildDifferenceTab(), m_lenses->differenceView());
+    connect(m_views, &TranslateViews::neuronRequested, m_lenses, &TranslateLenses::showNeuronView);
+    return m_views;
 }
 
 void TranslatePage::connectViews() {
-    connect(m_modelView, &ModelGridView::headActivated, this, [this] { showView(View::Matrix); });
     connect(m_lenses, &TranslateLenses::headActivated, this, [this] { showView(View::Matrix); });
     connect(m_lenses, &TranslateLenses::showDifferenceTab, this, [this] { showView(View::Difference); });
     connect(m_lenses, &TranslateLenses::translationLineChanged, this,
@@ -234,23 +144,7 @@ QWidget* TranslatePage::buildTopBar() {
                                   tr("Play / pause the decoding step by step (Ctrl+P)"),
                                   tr("Step forward (Alt+Right, Ctrl+])")},
                                  450, bar);
-    m_mode = new QComboBox(bar);
-    m_mode->setObjectName(QStringLiteral("searchMode"));
-    m_mode->addItem(tr("Greedy"));
-    m_mode->addItem(tr("Beam search"));
-    m_beamWidth = new QSpinBox(bar);
-    m_beamWidth->setObjectName(QStringLiteral("beamWidth"));
-    m_beamWidth->setRange(2, 16);
-    m_beamWidth->setValue(4);
-    m_beamWidth->setPrefix(tr("width "));
-    m_beamWidth->setEnabled(false);
-    m_maxLength = new QSpinBox(bar);
-    m_maxLength->setObjectName(QStringLiteral("maxLength"));
-    m_maxLength->setRange(1, 512);
-    m_maxLength->setValue(40);
-    m_maxLength->setPrefix(tr("max "));
-    m_maxLength->setSuffix(tr(" tokens"));
-    m_maxLength->setToolTip(tr("Most target tokens to generate (the last one is forced to </s>)"));
+    m_decode = new DecodeSettings(bar);
     m_modelLabel = new ElidedLabel(bar); // ends in "…" on narrow windows (the whole text is in the tooltip)
     mute(m_modelLabel);
     m_modelLabel->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
@@ -261,9 +155,7 @@ QWidget* TranslatePage::buildTopBar() {
     row->addSpacing(6);
     row->addWidget(m_playback);
     row->addSpacing(6);
-    row->addWidget(m_mode);
-    row->addWidget(m_beamWidth);
-    row->addWidget(m_maxLength);
+    row->addWidget(m_decode);
 
     connect(m_input, &QLineEdit::returnPressed, this, &TranslatePage::translate);
     connect(m_translate, &QPushButton::clicked, this, &TranslatePage::translate);
@@ -272,41 +164,29 @@ QWidget* TranslatePage::buildTopBar() {
     connect(m_playback, &PlaybackBar::resetRequested, this, &TranslatePage::reset);
     connect(m_playback, &PlaybackBar::playingRequested, this, &TranslatePage::setPlaying);
     connect(m_playback, &PlaybackBar::tick, this, &TranslatePage::playTick);
-    connect(m_mode, &QComboBox::currentIndexChanged, this,
-            [this](int i) { m_beamWidth->setEnabled(i == 1); });
     return bar;
 }
 
 // Export: the current view as PNG/SVG, the attention as JSON/CSV/NPY.
 QToolButton* TranslatePage::buildExportButton(QWidget* w) {
-    auto ask = [this](const QString& filter, const QString& suffix, bool data) {
-        const QString path =
-            QFileDialog::getSaveFileName(this, tr("Export"), QStringLiteral("attention.") + suffix, filter);
-        if (path.isEmpty()) return;
-        try {
-            if (data)
-                exportData(path);
-            else
-                exportView(path);
-            showStatus(tr("Wrote %1").arg(path));
-        } catch (const std::exception& e) {
-            showStatus(QString::fromStdString(e.what()), true);
-        }
+    const auto view = [this](const QString& p) {
+        return exportWith(p, [this](const QString& q) { exportView(q); });
     };
-    auto* exportButton = exportMenuButton(
-        w, {
-               {tr("Current view as PNG…"),
-                [ask] { ask(tr("PNG image (*.png)"), QStringLiteral("png"), false); }},
-               {tr("Current view as SVG…"),
-                [ask] { ask(tr("SVG image (*.svg)"), QStringLiteral("svg"), false); }},
-               {QString(), {}},
-               {tr("Attention as JSON…"), [ask] { ask(tr("JSON (*.json)"), QStringLiteral("json"), true); }},
-               {tr("Shown matrix as CSV…"), [ask] { ask(tr("CSV (*.csv)"), QStringLiteral("csv"), true); }},
-               {tr("Attention tensor as NPY…"),
-                [ask] { ask(tr("NumPy (*.npy)"), QStringLiteral("npy"), true); }},
-           });
-    exportButton->setObjectName(QStringLiteral("exportButton"));
-    return exportButton;
+    const auto data = [this](const QString& p) {
+        return exportWith(p, [this](const QString& q) { exportData(q); });
+    };
+    auto* button = exportButton(w, {{tr("Current view as PNG…"), tr("PNG image (*.png)"), ".png", view},
+                                    {tr("Current view as SVG…"), tr("SVG image (*.svg)"), ".svg", view},
+                                    {QString(), {}, {}, {}},
+                                    {tr("Attention as JSON…"), tr("JSON (*.json)"), ".json", data},
+                                    {tr("Shown matrix as CSV…"), tr("CSV (*.csv)"), ".csv", data},
+                                    {tr("Attention tensor as NPY…"), tr("NumPy (*.npy)"), ".npy", data}});
+    button->setObjectName(QStringLiteral("exportButton"));
+    return button;
+}
+
+QString TranslatePage::exportBaseName() const {
+    return QStringLiteral("attention");
 }
 
 QWidget* TranslatePage::buildSelectors() {
@@ -426,11 +306,10 @@ QString TranslatePage::input() const {
     return m_input->text();
 }
 void TranslatePage::setBeamWidth(int width) {
-    m_mode->setCurrentIndex(width > 1 ? 1 : 0);
-    if (width > 1) m_beamWidth->setValue(width);
+    m_decode->setBeamWidth(width);
 }
 void TranslatePage::setMaxNewTokens(int n) {
-    m_maxLength->setValue(n);
+    m_decode->setMaxNewTokens(n);
 }
 
 void TranslatePage::translate() {
@@ -445,41 +324,34 @@ void TranslatePage::translate() {
     }
     setPlaying(false);
     DecodeOptions options;
-    options.numBeams = m_mode->currentIndex() == 1 ? m_beamWidth->value() : 1;
-    options.maxNewTokens = m_maxLength->value();
+    options.numBeams = m_decode->beamWidth();
+    options.maxNewTokens = m_decode->maxNewTokens();
     options.ablation = m_lenses->ablation();
     m_lenses->forgetComparison();
-    const MarianFolder model = m_doc->model();
-    auto slot = m_slot;
     const int generation = ++m_generation;
     const int growth = ++m_growth;
     m_clock.start();
     showStatus(tr("Translating…"));
-    // The first slice is one step, so that the first heatmap appears at once; the rest follows in
-    // slices of kSliceMs, each shown as it arrives (a long translation on a large model grows on
-    // screen instead of appearing at the end).
-    worker()->run<StepResult>(
-        tr("Translating"),
-        [model, slot, options, text = text.toStdString()](const Callbacks& cb) {
-            auto session = std::make_shared<DecodeSession>(model.model, model.tokenizer, text, options);
-            slot->session = session;
-            session->runFor(std::chrono::milliseconds(0), cb);
-            return StepResult{makeSnapshot(*session, *model.model, *model.tokenizer)};
-        },
-        [this, generation, growth](StepResult r) { showTranslationSlice(r.snapshot, generation, growth); });
+    translateSlice(generation, growth, options);
 }
 
-void TranslatePage::continueTranslation(int generation, int growth) {
+// One slice of the translation, shown as it arrives: the first (`start`: a new session) is one step, so that
+// the first heatmap appears at once; the rest follows in slices of kSliceMs (a long translation on a large
+// model grows on screen instead of appearing at the end).
+void TranslatePage::translateSlice(int generation, int growth, std::optional<DecodeOptions> start) {
     const MarianFolder model = m_doc->model();
-    auto slot = m_slot;
-    worker()->run<StepResult>(
+    worker()->run<Snapshot>(
         tr("Translating"),
-        [model, slot](const Callbacks& cb) {
+        [model, slot = m_slot, start, text = m_input->text().trimmed().toStdString()](const Callbacks& cb) {
+            if (start)
+                slot->session = std::make_shared<DecodeSession>(model.model, model.tokenizer, text, *start);
             if (!slot->session) throw Error("nothing to continue: translate a sentence first");
-            slot->session->runFor(std::chrono::milliseconds(kSliceMs), cb);
-            return StepResult{makeSnapshot(*slot->session, *model.model, *model.tokenizer)};
+            slot->session->runFor(std::chrono::milliseconds(start ? 0 : kSliceMs), cb);
+            return Snapshot(makeSnapshot(*slot->session, *model.model, *model.tokenizer));
         },
-        [this, generation, growth](StepResult r) { showTranslationSlice(r.snapshot, generation, growth); });
+        [this, generation, growth](Snapshot snapshot) {
+            showTranslationSlice(snapshot, generation, growth);
+        });
 }
 
 void TranslatePage::showTranslationSlice(const std::shared_ptr<const TranslationSnapshot>& snapshot,
@@ -490,7 +362,7 @@ void TranslatePage::showTranslationSlice(const std::shared_ptr<const Translation
     if (!snapshot->finished) {
         showStatus(tr("Translating… step %1 of at most %2").arg(snapshot->step).arg(snapshot->maxNewTokens));
         emit partialResult();
-        continueTranslation(generation, growth);
+        translateSlice(generation, growth, std::nullopt);
         return;
     }
     m_lastTranslateMs = m_clock.elapsed();
@@ -508,8 +380,7 @@ void TranslatePage::showTranslationSlice(const std::shared_ptr<const Translation
     emit resultReady();
 }
 
-// action: 0 forward, 1 back, 2 reset, 3 to step `target`
-void TranslatePage::submitStep(const QString& label, int action, int target) {
+void TranslatePage::submitStep(const QString& label, StepAction action, int target) {
     if (!m_doc->snapshot()) {
         showStatus(tr("Translate a sentence first."), true);
         return;
@@ -518,48 +389,51 @@ void TranslatePage::submitStep(const QString& label, int action, int target) {
     auto slot = m_slot;
     const int generation = m_generation;
     ++m_growth; // a step/back/reset stops a translation that is still growing
-    worker()->run<StepResult>(
+    worker()->run<Snapshot>(
         label,
         [model, slot, action, target](const Callbacks&) {
             if (!slot->session) throw Error("nothing to step: translate a sentence first");
             DecodeSession& s = *slot->session;
-            if (action == 0)
+            switch (action) {
+            case StepAction::Forward:
                 s.step();
-            else if (action == 1)
+                break;
+            case StepAction::Back:
                 s.back();
-            else if (action == 2)
+                break;
+            case StepAction::Reset:
                 s.reset();
-            else {
+                break;
+            case StepAction::To:
                 while (s.stepCount() > target && s.back()) {
                 }
                 while (s.stepCount() < target && s.step()) {
                 }
             }
-            return StepResult{makeSnapshot(s, *model.model, *model.tokenizer)};
+            return Snapshot(makeSnapshot(s, *model.model, *model.tokenizer));
         },
-        [this, generation](StepResult r) {
+        [this, generation](Snapshot snapshot) {
             if (generation != m_generation) return;
-            m_doc->setSnapshot(r.snapshot);
-            showStatus(
-                r.snapshot->finished
-                    ? tr("Step %1: finished.").arg(r.snapshot->step)
-                    : tr("Step %1 of at most %2.").arg(r.snapshot->step).arg(r.snapshot->maxNewTokens));
+            m_doc->setSnapshot(snapshot);
+            showStatus(snapshot->finished
+                           ? tr("Step %1: finished.").arg(snapshot->step)
+                           : tr("Step %1 of at most %2.").arg(snapshot->step).arg(snapshot->maxNewTokens));
             if (restoreState()) restoreStep();
             if (!restoreState()) emit resultReady();
         });
 }
 
 void TranslatePage::stepForward() {
-    submitStep(tr("Step"), 0);
+    submitStep(tr("Step"), StepAction::Forward);
 }
 void TranslatePage::stepBack() {
-    submitStep(tr("Step back"), 1);
+    submitStep(tr("Step back"), StepAction::Back);
 }
 void TranslatePage::goToStep(int step) {
-    submitStep(tr("Go to step %1").arg(step), 3, std::max(0, step));
+    submitStep(tr("Go to step %1").arg(step), StepAction::To, std::max(0, step));
 }
 void TranslatePage::reset() {
-    submitStep(tr("Reset"), 2);
+    submitStep(tr("Reset"), StepAction::Reset);
 }
 
 void TranslatePage::setPlaying(bool on) {
@@ -602,37 +476,15 @@ QString TranslatePage::ablationDetails() const {
 }
 
 void TranslatePage::showView(View view) {
-    m_tabs->setCurrentIndex(static_cast<int>(view));
-}
-TranslatePage::View TranslatePage::currentView() const {
-    return static_cast<View>(m_tabs->currentIndex());
+    m_views->showView(view);
 }
 
-QWidget* TranslatePage::currentExportWidget() const {
-    switch (currentView()) {
-    case View::Matrix:
-        return m_matrixView->heatmap();
-    case View::Model:
-        return m_modelView->canvas();
-    case View::Lines:
-        return m_lineView->canvas();
-    case View::Embeddings:
-        return m_embeddingsView;
-    case View::Beam:
-        return m_beamView->canvas();
-    case View::Heads:
-        return m_lenses->headsView();
-    case View::Difference:
-        return m_lenses->differenceView();
-    }
-    return m_tabs->currentWidget();
+TranslatePage::View TranslatePage::currentView() const {
+    return m_views->currentView();
 }
 
 void TranslatePage::exportView(const QString& path) {
-    if (currentView() != View::Matrix)
-        return saveView(path, currentExportWidget(), m_tabs->tabText(m_tabs->currentIndex()));
-    if (m_doc->currentMatrix().empty()) throw Error(path.toStdString() + ": the matrix view is empty");
-    saveView(path, *m_matrixView->heatmap(), m_matrixView->title());
+    m_views->exportView(path);
 }
 
 void TranslatePage::exportData(const QString& path) {
@@ -652,8 +504,8 @@ void TranslatePage::exportData(const QString& path) {
 QJsonObject TranslatePage::saveSession() const {
     TranslateSession t = TranslateSession::capture(*m_doc);
     t.input = m_input->text();
-    t.beamWidth = m_mode->currentIndex() == 1 ? m_beamWidth->value() : 1;
-    t.maxNewTokens = m_maxLength->value();
+    t.beamWidth = m_decode->beamWidth();
+    t.maxNewTokens = m_decode->maxNewTokens();
     const auto snapshot = m_doc->snapshot();
     t.translated = snapshot != nullptr;
     t.step = snapshot ? snapshot->step : -1;
@@ -668,19 +520,19 @@ QJsonObject TranslatePage::saveSession() const {
 
 QString TranslatePage::checkSession(const QJsonObject& state) const {
     SessionReader r(state, QStringLiteral("pages.translate"));
-    (void)TranslateSession::parse(state, r, m_beamWidth->maximum(), m_maxLength->maximum());
+    (void)TranslateSession::parse(state, r, DecodeSettings::kMaxBeam, DecodeSettings::kMaxTokens);
     return r.error();
 }
 
 TranslateSession TranslatePage::restoring() const {
     SessionReader r(*restoreState(), QStringLiteral("pages.translate"));
-    return TranslateSession::parse(*restoreState(), r, m_beamWidth->maximum(), m_maxLength->maximum());
+    return TranslateSession::parse(*restoreState(), r, DecodeSettings::kMaxBeam, DecodeSettings::kMaxTokens);
 }
 
 bool TranslatePage::restoreInputs(const QJsonObject& state) {
     SessionReader r(state, QStringLiteral("pages.translate"));
     const TranslateSession t =
-        TranslateSession::parse(state, r, m_beamWidth->maximum(), m_maxLength->maximum());
+        TranslateSession::parse(state, r, DecodeSettings::kMaxBeam, DecodeSettings::kMaxTokens);
     if (!r.ok()) {
         showStatus(r.error(), true);
         return false;
@@ -740,7 +592,7 @@ void TranslatePage::applyRestoredView() {
     t.applyView(*m_doc);
     syncSelectors();
     m_lenses->refreshDifference();
-    showView(*parseView(t.view));
+    showView(*parseTranslateView(t.view));
     showStatus(tr("Session restored."));
 }
 

@@ -16,6 +16,7 @@
 #include "core/models/marian_model.h"
 #include "ui/shell/workspace_page.h"
 #include "ui/translate/translate_lenses.h"
+#include "ui/translate/translate_views.h"
 #include "ui/translate/translation_document.h"
 #include "ui/widgets/precision_note.h"
 
@@ -38,6 +39,7 @@ class AttentionMatrixView;
 class NeuronDialog;
 class DifferenceView;
 class BeamView;
+class DecodeSettings;
 class EmbeddingsView;
 class HeadsLensView;
 class PlaybackBar;
@@ -47,24 +49,10 @@ class TokenChips;
 class TranslateSelectors;
 struct TranslateSession;
 
-// Help → What am I looking at? (translate_help.cpp): one text per view and attention kind.
-enum class TranslateView {
-    Matrix = 0,
-    Model = 1,
-    Lines = 2,
-    Embeddings = 3,
-    Beam = 4,
-    Heads = 5,
-    Difference = 6
-};
-QString translateHelpTitle(TranslateView view);
-QString translateHelpText(TranslateView view, AttentionKind kind);
-
 class TranslatePage : public WorkspacePage {
     Q_OBJECT
 public:
     using View = TranslateView;
-    static std::optional<View> parseView(const QString& name); // "matrix", "model", "lines", …
 
     // loadBuiltin: open the built-in translation model at once (a clear message if absent).
     explicit TranslatePage(QWidget* parent = nullptr, bool loadBuiltin = true);
@@ -104,11 +92,12 @@ public:
 
     void showView(View view);
     View currentView() const;
-    AttentionMatrixView* matrixView() const { return m_matrixView; }
-    ModelGridView* modelView() const { return m_modelView; }
-    AttentionLineView* lineView() const { return m_lineView; }
-    EmbeddingsView* embeddingsView() const { return m_embeddingsView; }
-    BeamView* beamView() const { return m_beamView; }
+    TranslateViews* views() const { return m_views; }
+    AttentionMatrixView* matrixView() const { return m_views->matrixView(); }
+    ModelGridView* modelView() const { return m_views->modelView(); }
+    AttentionLineView* lineView() const { return m_views->lineView(); }
+    EmbeddingsView* embeddingsView() const { return m_views->embeddingsView(); }
+    BeamView* beamView() const { return m_views->beamView(); }
     // The lenses (ui/translate/translate_lenses.h): the Heads tab (statistics, importance, heads off for
     // every translation from now on — translated again at once, forgotten when another model loads), the
     // Difference tab (the matrix on screen pinned as A) and the neuron view.
@@ -125,7 +114,7 @@ public:
     void unpin() { m_lenses->unpin(); }
     bool hasPin() const { return m_lenses->hasPin(); }
     DifferenceView* differenceView() const { return m_lenses->differenceView(); }
-    StepPanel* stepPanel() const { return m_stepPanel; }
+    StepPanel* stepPanel() const { return m_views->stepPanel(); }
     TokenChips* chips(TokenSide side) const;
     QString statusText() const;
 
@@ -152,11 +141,11 @@ protected:
     void continueRestore() override; // the model is here: heads off, then the translation or the view
     void jobFailed(int id, const QString& message) override;
     void jobCancelled(int id) override;
+    QString exportBaseName() const override;
 
 private:
     struct SessionSlot;
     QWidget* buildTopBar();
-    QWidget* buildTokenPanel();
     QWidget* buildViews();
     QWidget* buildSelectors();
     QToolButton* buildExportButton(QWidget* parent);
@@ -166,19 +155,19 @@ private:
     QWidget* buildStatusBar();
     void syncSelectors();
     void updateButtons();
-    void submitStep(const QString& label, int action, int target = -1);
+    enum class StepAction { Forward, Back, Reset, To }; // To: to step `target`
+    void submitStep(const QString& label, StepAction action, int target = -1);
     // Session restore (translate_session.cpp): applied in stages as the model loads, the translation arrives
     // and the step is reached.
     bool m_restoreStepAsked = false;
     void restoreStep();                 // after a translation or step arrived
     void applyRestoredView();           // the step is right: selection, view options, tab
     TranslateSession restoring() const; // the session being restored
-    void continueTranslation(int generation, int growth);
+    void translateSlice(int generation, int growth, std::optional<DecodeOptions> start);
     void showTranslationSlice(const std::shared_ptr<const TranslationSnapshot>& snapshot, int generation,
                               int growth);
     void showStatus(const QString& text, bool error = false);
     void playTick();
-    QWidget* currentExportWidget() const;
 
     TranslationDocument* m_doc;
     std::shared_ptr<SessionSlot> m_slot; // dereferenced on the worker thread only
@@ -188,23 +177,15 @@ private:
     QLineEdit* m_input = nullptr;
     QPushButton* m_translate = nullptr;
     PlaybackBar* m_playback = nullptr;
-    QComboBox* m_mode = nullptr;
-    QSpinBox* m_beamWidth = nullptr;
-    QSpinBox* m_maxLength = nullptr;
+    DecodeSettings* m_decode = nullptr;
     TranslateSelectors* m_selectors = nullptr;
     QLabel* m_modelLabel = nullptr;
     QLabel* m_translation = nullptr;
     QLabel* m_status = nullptr;
     TranslateLenses* m_lenses = nullptr;
-    QTabWidget* m_tabs = nullptr;
     TokenChips* m_sourceChips = nullptr;
     TokenChips* m_targetChips = nullptr;
-    AttentionMatrixView* m_matrixView = nullptr;
-    ModelGridView* m_modelView = nullptr;
-    AttentionLineView* m_lineView = nullptr;
-    EmbeddingsView* m_embeddingsView = nullptr;
-    BeamView* m_beamView = nullptr;
-    StepPanel* m_stepPanel = nullptr;
+    TranslateViews* m_views = nullptr;
     QElapsedTimer m_clock;
     qint64 m_lastTranslateMs = -1;
     PrecisionNote m_precisionNote; // bf16 loads: the measured difference from fp32
