@@ -72,7 +72,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     open->setShortcut(QKeySequence::Open);
     m_recentMenu = m_fileMenu->addMenu(tr("Open &recent model"));
     rebuildRecentMenu();
-    buildSessionMenu();
+    m_sessions = new SessionFiles(this, m_pages, m_message, [this](int i) { setCurrentPage(i); });
+    m_sessions->addMenus(m_fileMenu);
     m_fileMenu->addSeparator();
     auto* quit = m_fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
@@ -189,7 +190,7 @@ int MainWindow::addPage(const QString& title, QWidget* page) {
     if (auto* workspace = qobject_cast<WorkspacePage*>(page)) {
         connect(workspace, &WorkspacePage::modelLoaded, this,
                 [this, workspace] { pageLoadedModel(workspace); });
-        connect(workspace, &WorkspacePage::inputFileShown, this, &MainWindow::rememberImage);
+        connect(workspace, &WorkspacePage::inputFileShown, m_sessions, &SessionFiles::rememberImage);
     }
     if (index < 9) action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + index)));
     if (m_sidebar->currentRow() < 0) m_sidebar->setCurrentRow(0);

@@ -3,6 +3,7 @@
 // It holds no inference and no drawing; pages are self-contained widgets added with addPage().
 
 #include "core/ops/gemm.h"
+#include "ui/shell/session_files.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -56,33 +57,18 @@ public:
     // (main() calls it unless a size or a screenshot is asked for on the command line).
     void restoreWindowGeometry();
 
-    // --- sessions (main_window_session.cpp; ui/shell/session.h)
-    // --------------------------------------------- File → Save session…: every page's state and the page
-    // shown, to `path` (.attnlens). False, with the reason in the banner, when it cannot be written.
-    bool saveSession(const QString& path);
-    QJsonObject sessionState() const;
-    // File → Open session…, `attnlens SESSION.attnlens`, a session file dropped on the window: checks the
-    // whole file first (a bad one changes nothing and says why in the banner), asks for every missing model
-    // folder or picture (locate it, skip it or cancel), then restores every page (models load, inputs run)
-    // and shows the saved page. False when nothing was opened.
-    bool openSession(const QString& path);
-    // A page still getting back to a session's view (a model loading, a translation or run to remake).
-    bool restoringSession() const;
-    // What openSession asks when a session names a folder or file that is not there: the path to use instead;
-    // an empty string to skip it (the page keeps its own model, or shows no picture); nullopt to cancel. The
-    // default asks with a message box and a file dialog; tests set their own.
-    struct MissingPath {
-        QString page; // "translate", …
-        QString what; // "model folder", "picture"
-        QString path; // as the session has it
-        bool folder = true;
-    };
-    using Locator = std::function<std::optional<QString>(const MissingPath&)>;
-    void setLocator(Locator locator) { m_locator = std::move(locator); }
-    QStringList recentSessions() const;
-    QStringList recentImages() const;
-    // File → Open recent image: the picture on the page that opens pictures (Vision).
-    bool openImage(const QString& path);
+    // Sessions and recent files (ui/shell/session_files.h): File → Save session as… / Open session… / Open
+    // recent session / Open recent image, `attnlens SESSION.attnlens`, a session file dropped on the window.
+    SessionFiles* sessions() const { return m_sessions; }
+    bool saveSession(const QString& path) { return m_sessions->saveSession(path); }
+    QJsonObject sessionState() const { return m_sessions->sessionState(); }
+    bool openSession(const QString& path) { return m_sessions->openSession(path); }
+    bool restoringSession() const { return m_sessions->restoringSession(); }
+    using MissingPath = SessionFiles::MissingPath;
+    void setLocator(SessionFiles::Locator locator) { m_sessions->setLocator(std::move(locator)); }
+    QStringList recentSessions() const { return m_sessions->recentSessions(); }
+    QStringList recentImages() const { return m_sessions->recentImages(); }
+    bool openImage(const QString& path) { return m_sessions->openImage(path); }
 
     QMenu* fileMenu() const { return m_fileMenu; }
     QMenu* viewMenu() const { return m_viewMenu; }
@@ -94,7 +80,6 @@ protected:
 
 private:
     void pageLoadedModel(WorkspacePage* page); // its modelLoaded(): remember the folder it was handed
-    void rememberImage(const QString& path);   // a page's inputFileShown(path)
 
 private:
     void buildThemeMenu();
@@ -103,13 +88,6 @@ private:
     void rememberModel(const QString& dir);
     void rebuildRecentMenu();
     void buildComputeMenu();
-    void buildSessionMenu();
-    void rebuildSessionMenus();
-    void remember(const char* key, const QString& path);
-    QString currentSessionKey() const;
-    QMenu* m_recentSessionsMenu = nullptr;
-    QMenu* m_recentImagesMenu = nullptr;
-    Locator m_locator;
     void applyPrecision(LinearPrecision precision); // set, then reload every page's model
 
     QMenu* m_recentMenu = nullptr;
@@ -122,6 +100,7 @@ private:
     QAction* m_bf16 = nullptr;
     QMenu* m_helpMenu = nullptr;
     PageMessage* m_message = nullptr;
+    SessionFiles* m_sessions = nullptr;
     QHash<QWidget*, QString> m_pendingModel; // page → folder handed to it and not yet loaded
 };
 

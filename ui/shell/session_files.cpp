@@ -1,8 +1,6 @@
-// MainWindow's sessions and recent files: File → Save session / Open session / Open recent session / Open
-// recent image, and session files opened from the command line or dropped on the window (ui/shell/session.h).
+#include "ui/shell/session_files.h"
 
 #include "core/util/error.h"
-#include "ui/shell/main_window.h"
 #include "ui/shell/model_page.h"
 #include "ui/shell/session.h"
 #include "ui/widgets/page_message.h"
@@ -12,6 +10,7 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QMainWindow>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
@@ -31,7 +30,7 @@ SessionPage* sessionPage(QWidget* w) {
 }
 
 // The default Locator: a message box (Locate… / Skip / Cancel), then a file dialog.
-std::optional<QString> askForMissing(QWidget* parent, const MainWindow::MissingPath& missing) {
+std::optional<QString> askForMissing(QWidget* parent, const SessionFiles::MissingPath& missing) {
     QMessageBox box(
         QMessageBox::Warning, QObject::tr("Session: %1 missing").arg(missing.what),
         QObject::tr("The session's %1 for the %2 page is not there:\n%3\n\nLocate it, or skip it (the page "
@@ -55,18 +54,23 @@ std::optional<QString> askForMissing(QWidget* parent, const MainWindow::MissingP
 
 } // namespace
 
-void MainWindow::buildSessionMenu() {
-    m_fileMenu->addSeparator();
-    auto* open = m_fileMenu->addAction(tr("Open &session…"), this, [this] {
+SessionFiles::SessionFiles(QMainWindow* window, QStackedWidget* pages, PageMessage* message,
+                           std::function<void(int)> showPage)
+    : QObject(window), m_window(window), m_pages(pages), m_message(message), m_showPage(std::move(showPage)) {
+}
+
+void SessionFiles::addMenus(QMenu* fileMenu) {
+    fileMenu->addSeparator();
+    auto* open = fileMenu->addAction(tr("Open &session…"), this, [this] {
         const QString path = QFileDialog::getOpenFileName(
-            this, tr("Open a session"), QFileInfo(recentSessions().value(0)).absolutePath(),
+            m_window, tr("Open a session"), QFileInfo(recentSessions().value(0)).absolutePath(),
             tr("Attention Lens sessions (*.attnlens);;All files (*)"));
         if (!path.isEmpty()) openSession(path);
     });
     open->setObjectName(QStringLiteral("openSession"));
     open->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
-    auto* save = m_fileMenu->addAction(tr("Save session &as…"), this, [this] {
-        QString path = QFileDialog::getSaveFileName(this, tr("Save the session"),
+    auto* save = fileMenu->addAction(tr("Save session &as…"), this, [this] {
+        QString path = QFileDialog::getSaveFileName(m_window, tr("Save the session"),
                                                     QFileInfo(recentSessions().value(0)).absolutePath(),
                                                     tr("Attention Lens sessions (*.attnlens)"));
         if (path.isEmpty()) return;
@@ -75,30 +79,30 @@ void MainWindow::buildSessionMenu() {
     });
     save->setObjectName(QStringLiteral("saveSession"));
     save->setShortcut(QKeySequence::Save);
-    m_recentSessionsMenu = m_fileMenu->addMenu(tr("Open recent s&ession"));
-    m_recentImagesMenu = m_fileMenu->addMenu(tr("Open recent &image"));
-    rebuildSessionMenus();
+    m_recentSessions = fileMenu->addMenu(tr("Open recent s&ession"));
+    m_recentImages = fileMenu->addMenu(tr("Open recent &image"));
+    rebuildMenus();
 }
 
-void MainWindow::rebuildSessionMenus() {
-    m_recentSessionsMenu->clear();
+void SessionFiles::rebuildMenus() {
+    m_recentSessions->clear();
     for (const QString& path : recentSessions())
-        m_recentSessionsMenu->addAction(path, this, [this, path] { openSession(path); });
-    m_recentSessionsMenu->setEnabled(!recentSessions().isEmpty());
-    m_recentImagesMenu->clear();
+        m_recentSessions->addAction(path, this, [this, path] { openSession(path); });
+    m_recentSessions->setEnabled(!recentSessions().isEmpty());
+    m_recentImages->clear();
     for (const QString& path : recentImages())
-        m_recentImagesMenu->addAction(path, this, [this, path] { openImage(path); });
-    m_recentImagesMenu->setEnabled(!recentImages().isEmpty());
+        m_recentImages->addAction(path, this, [this, path] { openImage(path); });
+    m_recentImages->setEnabled(!recentImages().isEmpty());
 }
 
-QStringList MainWindow::recentSessions() const {
+QStringList SessionFiles::recentSessions() const {
     return QSettings().value("recentSessions").toStringList();
 }
-QStringList MainWindow::recentImages() const {
+QStringList SessionFiles::recentImages() const {
     return QSettings().value("recentImages").toStringList();
 }
 
-void MainWindow::remember(const char* key, const QString& path) {
+void SessionFiles::remember(const char* key, const QString& path) {
     QStringList recent = QSettings().value(key).toStringList();
     const QString absolute = QFileInfo(path).absoluteFilePath();
     recent.removeAll(absolute);
@@ -106,29 +110,36 @@ void MainWindow::remember(const char* key, const QString& path) {
     while (recent.size() > kRecentCount)
         recent.removeLast();
     QSettings().setValue(key, recent);
-    rebuildSessionMenus();
+    rebuildMenus();
 }
 
-void MainWindow::rememberImage(const QString& path) {
+void SessionFiles::rememberImage(const QString& path) {
     remember("recentImages", path);
 }
 
-bool MainWindow::openImage(const QString& path) {
+bool SessionFiles::openImage(const QString& path) {
     for (int i = 0; i < m_pages->count(); ++i) {
         QWidget* page = m_pages->widget(i);
         if (page->metaObject()->indexOfMethod("openImage(QString)") < 0) continue;
-        setCurrentPage(i);
+        m_showPage(i);
         return QMetaObject::invokeMethod(page, "openImage", Q_ARG(QString, path));
     }
     return false;
 }
 
-QString MainWindow::currentSessionKey() const {
+QHash<QString, int> SessionFiles::pageIndex() const {
+    QHash<QString, int> index;
+    for (int i = 0; i < m_pages->count(); ++i)
+        if (const SessionPage* page = sessionPage(m_pages->widget(i))) index.insert(page->sessionKey(), i);
+    return index;
+}
+
+QString SessionFiles::currentSessionKey() const {
     const SessionPage* page = sessionPage(m_pages->currentWidget());
     return page ? page->sessionKey() : QString();
 }
 
-QJsonObject MainWindow::sessionState() const {
+QJsonObject SessionFiles::sessionState() const {
     QJsonObject pages;
     for (int i = 0; i < m_pages->count(); ++i)
         if (const SessionPage* page = sessionPage(m_pages->widget(i)))
@@ -141,7 +152,7 @@ QJsonObject MainWindow::sessionState() const {
                        {"pages", pages}};
 }
 
-bool MainWindow::saveSession(const QString& path) {
+bool SessionFiles::saveSession(const QString& path) {
     try {
         writeSessionFile(path, sessionState());
     } catch (const Error& e) {
@@ -149,34 +160,25 @@ bool MainWindow::saveSession(const QString& path) {
         return false;
     }
     remember("recentSessions", path);
-    statusBar()->showMessage(tr("Session saved to %1").arg(path), 5000);
+    m_window->statusBar()->showMessage(tr("Session saved to %1").arg(path), 5000);
     return true;
 }
 
-bool MainWindow::restoringSession() const {
+bool SessionFiles::restoringSession() const {
     for (int i = 0; i < m_pages->count(); ++i)
         if (const SessionPage* page = sessionPage(m_pages->widget(i)); page && page->restoringSession())
             return true;
     return false;
 }
 
-bool MainWindow::openSession(const QString& path) {
-    QJsonObject session;
-    try {
-        session = readSessionFile(path);
-    } catch (const Error& e) {
-        m_message->showError(tr("Cannot open the session: %1").arg(QString::fromStdString(e.what())));
-        return false;
-    }
-    // Every page's part is checked before any page changes.
-    QJsonObject pages = session.value("pages").toObject();
-    QHash<QString, SessionPage*> byKey;
-    QHash<QString, int> indexOf;
-    for (int i = 0; i < m_pages->count(); ++i)
-        if (SessionPage* page = sessionPage(m_pages->widget(i)))
-            byKey.insert(page->sessionKey(), page), indexOf.insert(page->sessionKey(), i);
+// Every page's part is checked before any page changes; then the missing model folders and pictures are
+// located, skipped or the opening cancelled — still before anything changes.
+bool SessionFiles::preparePages(const QString& path, const QJsonObject& session, QJsonObject& pages) {
+    const QHash<QString, int> indexOf = pageIndex();
+    pages = session.value("pages").toObject();
     for (auto it = pages.begin(); it != pages.end(); ++it) {
-        SessionPage* page = byKey.value(it.key());
+        SessionPage* page =
+            indexOf.contains(it.key()) ? sessionPage(m_pages->widget(indexOf.value(it.key()))) : nullptr;
         QString problem = page ? page->checkSession(it.value().toObject())
                                : QStringLiteral("pages.%1: no such page in this version").arg(it.key());
         if (!problem.isEmpty()) {
@@ -186,7 +188,7 @@ bool MainWindow::openSession(const QString& path) {
         }
     }
     const QString shownPage = session.value("page").toString();
-    if (!shownPage.isEmpty() && !byKey.contains(shownPage)) {
+    if (!shownPage.isEmpty() && !indexOf.contains(shownPage)) {
         m_message->showError(
             tr("Cannot open the session '%1': page \"%2\" does not exist. Nothing was changed.")
                 .arg(path, shownPage));
@@ -194,7 +196,7 @@ bool MainWindow::openSession(const QString& path) {
     }
     // Missing model folders and pictures: locate, skip or cancel — still before anything changes.
     const Locator locate =
-        m_locator ? m_locator : Locator([this](const MissingPath& m) { return askForMissing(this, m); });
+        m_locator ? m_locator : Locator([this](const MissingPath& m) { return askForMissing(m_window, m); });
     for (auto it = pages.begin(); it != pages.end(); ++it) {
         QJsonObject state = it.value().toObject();
         struct Ref {
@@ -229,6 +231,21 @@ bool MainWindow::openSession(const QString& path) {
         }
         pages.insert(it.key(), state);
     }
+    return true;
+}
+
+bool SessionFiles::openSession(const QString& path) {
+    QJsonObject session;
+    try {
+        session = readSessionFile(path);
+    } catch (const Error& e) {
+        m_message->showError(tr("Cannot open the session: %1").arg(QString::fromStdString(e.what())));
+        return false;
+    }
+    QJsonObject pages;
+    if (!preparePages(path, session, pages)) return false;
+    const QHash<QString, int> indexOf = pageIndex();
+    const QString shownPage = session.value("page").toString();
     m_message->dismiss();
     // What is on screen now is kept, so that opening a session never loses anything: as a session in the
     // app's data folder, listed first under File → Open recent session.
@@ -241,11 +258,11 @@ bool MainWindow::openSession(const QString& path) {
         }
     }
     for (auto it = pages.begin(); it != pages.end(); ++it)
-        byKey.value(it.key())->restoreSession(it.value().toObject());
-    if (!shownPage.isEmpty()) setCurrentPage(indexOf.value(shownPage));
+        sessionPage(m_pages->widget(indexOf.value(it.key())))->restoreSession(it.value().toObject());
+    if (!shownPage.isEmpty()) m_showPage(indexOf.value(shownPage));
     if (QFileInfo::exists(keep) && QFileInfo(keep) != QFileInfo(path)) remember("recentSessions", keep);
     remember("recentSessions", path);
-    statusBar()->showMessage(
+    m_window->statusBar()->showMessage(
         tr("Opened the session %1 (what was on screen before: File → Open recent session → %2)")
             .arg(QFileInfo(path).fileName(), QFileInfo(keep).fileName()),
         8000);
