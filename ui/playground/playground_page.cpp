@@ -4,6 +4,7 @@
 #include "ui/playground/head_strip.h"
 #include "ui/playground/matrix_editor.h"
 #include "ui/playground/multi_head_panel.h"
+#include "ui/playground/playground_session.h"
 #include "ui/playground/stage_panel.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/widgets/heatmap_view.h"
@@ -12,13 +13,10 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QEvent>
-#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
-#include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
-#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
@@ -570,6 +568,32 @@ void PlaygroundPage::syncControls() {
                 .arg(m.tokens().value(blocked.front()).toHtmlEscaped(), errorColor(palette()).name()));
     else
         m_maskHint->setText(tr("1 = may attend, 0 = blocked. Click a cell to toggle it."));
+}
+
+QJsonObject PlaygroundPage::saveSession() const {
+    QJsonObject s;
+    PlaygroundSession::writeModel(*m_model, s);
+    s.insert("tab", m_stageTabs->currentIndex());
+    s.insert("color_map", colorMapId(static_cast<ColorMap>(m_colorMap->currentData().toInt())));
+    s.insert("weights_auto_range", m_weightsAuto->isChecked());
+    return s;
+}
+
+QString PlaygroundPage::checkSession(const QJsonObject& state) const {
+    SessionReader r(state, QStringLiteral("pages.attention"));
+    (void)PlaygroundSession::parse(state, r);
+    return r.error();
+}
+
+void PlaygroundPage::restoreSession(const QJsonObject& state) {
+    SessionReader r(state, QStringLiteral("pages.attention"));
+    const PlaygroundSession s = PlaygroundSession::parse(state, r);
+    if (!r.ok()) return; // checked before: not reached
+    s.applyTo(*m_model);
+    m_stageTabs->setCurrentIndex(std::min(s.tab, m_stageTabs->count() - 1));
+    const int mapIndex = m_colorMap->findData(static_cast<int>(s.colorMap));
+    if (mapIndex >= 0) m_colorMap->setCurrentIndex(mapIndex);
+    m_weightsAuto->setChecked(s.weightsAuto);
 }
 
 } // namespace attnlens::ui

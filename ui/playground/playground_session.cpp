@@ -1,11 +1,8 @@
-// PlaygroundPage's saved sessions (ui/shell/session.h): the whole worked example as the user left it. Inputs
-// that a preset made are saved as the preset (and seed); edited ones value by value.
+#include "ui/playground/playground_session.h"
 
-#include "ui/playground/playground_page.h"
+#include <QJsonArray>
 
-#include <QCheckBox>
-#include <QComboBox>
-#include <QTabWidget>
+#include <algorithm>
 
 namespace attnlens::ui {
 
@@ -19,19 +16,10 @@ const QStringList kPresets{"worked_example", "random", "identity", "edited"};
 const QStringList kMasks{"none", "causal", "padding", "custom"};
 const char* const kInputs[] = {"q", "k", "v", "w_o"};
 
-struct State {
-    QStringList tokens;
-    int n = 4, dModel = 4, dValue = 4, heads = 1, seed = 1, padding = 1, head = 0, query = 0, key = 0,
-        tab = 0;
-    QString preset, mask;
-    ColorMap colorMap = ColorMap::Viridis;
-    std::array<QList<QList<double>>, 4> inputs; // when edited
-    QList<QList<double>> customMask;
-    bool weightsAuto = false;
-};
+} // namespace
 
-State parse(const QJsonObject& o, SessionReader& r) {
-    State s;
+PlaygroundSession PlaygroundSession::parse(const QJsonObject& o, SessionReader& r) {
+    PlaygroundSession s;
     s.n = r.integer("length", 4, 1, PlaygroundModel::kMaxLength);
     s.dModel = r.integer("d_model", 4, 1, PlaygroundModel::kMaxDModel);
     s.dValue = r.integer("d_value", s.dModel, 1, PlaygroundModel::kMaxDModel);
@@ -67,11 +55,7 @@ State parse(const QJsonObject& o, SessionReader& r) {
     return s;
 }
 
-} // namespace
-
-QJsonObject PlaygroundPage::saveSession() const {
-    const PlaygroundModel& m = *m_model;
-    QJsonObject s;
+void PlaygroundSession::writeModel(const PlaygroundModel& m, QJsonObject& s) {
     s.insert("length", m.sequenceLength());
     s.insert("d_model", m.dModel());
     s.insert("d_value", m.dValue());
@@ -87,59 +71,41 @@ QJsonObject PlaygroundPage::saveSession() const {
     if (m.maskMode() == MaskMode::Custom) s.insert("custom_mask", matrixToJson(m.effectiveMask()));
     s.insert("head", m.selectedHead());
     s.insert("focus", QJsonArray{m.focusQuery(), m.focusKey()});
-    s.insert("tab", m_stageTabs->currentIndex());
-    s.insert("color_map", colorMapId(static_cast<ColorMap>(m_colorMap->currentData().toInt())));
-    s.insert("weights_auto_range", m_weightsAuto->isChecked());
-    return s;
 }
 
-QString PlaygroundPage::checkSession(const QJsonObject& state) const {
-    SessionReader r(state, QStringLiteral("pages.attention"));
-    (void)parse(state, r);
-    return r.error();
-}
-
-void PlaygroundPage::restoreSession(const QJsonObject& state) {
-    SessionReader r(state, QStringLiteral("pages.attention"));
-    const State s = parse(state, r);
-    if (!r.ok()) return; // checked before: not reached
-    PlaygroundModel& m = *m_model;
+void PlaygroundSession::applyTo(PlaygroundModel& m) const {
     // The preset first (it fills the whole store), then the sizes that show part of it. Edited values are
     // saved for the visible part only; the rest of the store (shown when the sizes grow) comes from the seed.
-    if (s.preset == QLatin1String("random") || s.preset == QLatin1String("edited"))
-        m.applyRandom(s.seed);
-    else if (s.preset == QLatin1String("identity"))
+    if (preset == QLatin1String("random") || preset == QLatin1String("edited"))
+        m.applyRandom(seed);
+    else if (preset == QLatin1String("identity"))
         m.applyIdentity();
     else
         m.applyWorkedExample();
-    m.setSequenceLength(s.n);
-    m.setDModel(s.dModel);
-    m.setDValue(s.dValue);
-    m.setHeads(s.heads);
-    if (!s.tokens.isEmpty()) m.setTokens(s.tokens);
-    if (s.preset == QLatin1String("edited"))
+    m.setSequenceLength(n);
+    m.setDModel(dModel);
+    m.setDValue(dValue);
+    m.setHeads(heads);
+    if (!tokens.isEmpty()) m.setTokens(tokens);
+    if (preset == QLatin1String("edited"))
         for (int i = 0; i < 4; ++i) {
-            const auto& values = s.inputs[size_t(i)];
+            const auto& values = inputs[size_t(i)];
             for (qsizetype row = 0; row < values.size(); ++row)
                 for (qsizetype col = 0; col < values[row].size(); ++col)
                     m.setInputValue(static_cast<Input>(i), int(row), int(col),
                                     static_cast<float>(values[row][col]));
         }
-    m.setMaskMode(static_cast<MaskMode>(kMasks.indexOf(s.mask)));
-    if (s.mask == QLatin1String("padding")) m.setPaddingCount(std::min(s.padding, std::max(1, s.n - 1)));
-    if (s.mask == QLatin1String("custom")) {
-        RowMatrix keep(s.n, s.n);
-        for (int i = 0; i < s.n; ++i)
-            for (int j = 0; j < s.n; ++j)
-                keep(i, j) = s.customMask[i][j] != 0.0 ? 1.0f : 0.0f;
+    m.setMaskMode(static_cast<MaskMode>(kMasks.indexOf(mask)));
+    if (mask == QLatin1String("padding")) m.setPaddingCount(std::min(padding, std::max(1, n - 1)));
+    if (mask == QLatin1String("custom")) {
+        RowMatrix keep(n, n);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                keep(i, j) = customMask[i][j] != 0.0 ? 1.0f : 0.0f;
         m.setCustomMask(keep);
     }
-    m.setSelectedHead(std::min(s.head, m.heads() - 1));
-    m.setFocus(std::min(s.query, s.n - 1), std::min(s.key, s.n - 1));
-    m_stageTabs->setCurrentIndex(std::min(s.tab, m_stageTabs->count() - 1));
-    const int mapIndex = m_colorMap->findData(static_cast<int>(s.colorMap));
-    if (mapIndex >= 0) m_colorMap->setCurrentIndex(mapIndex);
-    m_weightsAuto->setChecked(s.weightsAuto);
+    m.setSelectedHead(std::min(head, m.heads() - 1));
+    m.setFocus(std::min(query, n - 1), std::min(key, n - 1));
 }
 
 } // namespace attnlens::ui
