@@ -76,70 +76,46 @@ void screenshotTranslate(MainWindow& window, const GuiPages& pages, const GuiOpt
     });
 }
 
-void screenshotVision(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
-    VisionPage* page = pages.vision;
-    auto applied = std::make_shared<bool>(!o.vision.any());
+// Any model page: `beforeRun` once its model is loaded (the first run starts when the page is first shown,
+// after this), `afterRun` once the first result is on screen (it may start more jobs); then, with nothing
+// left running or restoring, the window is grabbed. A failure shown on the page is grabbed as it is. Each
+// returns a problem with the command line's script, or empty.
+void screenshotPage(MainWindow& window, WorkspacePage* page, const GuiOptions& o,
+                    std::function<QString()> beforeRun, std::function<QString()> afterRun) {
+    auto applied = std::make_shared<bool>(false), failed = std::make_shared<bool>(false);
     auto* gate = new ReadyGate(
-        page, [page, applied] { return *applied && !page->isBusy() && page->document()->hasImage(); },
+        page,
+        [page, applied, failed] {
+            return !page->isBusy() && !page->restoringSession() &&
+                   ((*applied && page->hasResult()) || *failed);
+        },
         [&window, o] { grabLater(window, o); });
-    QObject::connect(page, &VisionPage::resultReady, page, [page, applied, o, gate] {
-        if (!*applied) {
-            *applied = true;
-            if (const QString problem = applyVisionScript(page->document(), o.vision); !problem.isEmpty())
-                return fail(problem);
-        }
-        gate->check();
-    });
-    gate->watch(page->worker(), &InferenceWorker::finished);
-    gate->watch(page->worker(), &InferenceWorker::failed);
-    gate->watch(page, &VisionPage::failed);
-}
-
-// The Text page: --input replaces the default text; grabbed once its run (or a failure) is on screen.
-void screenshotText(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
-    TextPage* page = pages.text;
-    if (!o.translate.input.isEmpty()) page->setText(o.translate.input);
-    auto* gate = new ReadyGate(
-        page, [page] { return !page->isBusy() && (page->document()->run() || !page->message().isEmpty()); },
-        [&window, o] { grabLater(window, o); });
-    gate->watch(page, &TextPage::resultReady);
-    gate->watch(page, &TextPage::failed);
-    gate->watch(page->worker(), &InferenceWorker::finished);
-    QTimer::singleShot(0, page, [gate] { gate->check(); });
-}
-
-void screenshotDiffusion(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
-    DiffusionPage* page = pages.diffusion;
-    auto applied = std::make_shared<bool>(false);
-    auto* gate = new ReadyGate(
-        page, [page, applied] { return *applied && !page->isBusy(); },
-        [&window, o] { grabLater(window, o); });
-    // The generation settings once the model is loaded (before its first run, which starts when the page
-    // is first shown: this runs before the window shows); the view after that run.
-    auto applySettings = [page, o] {
-        if (const QString problem = applyDiffusionSettings(page, o.diffusion); !problem.isEmpty())
-            fail(problem);
+    QObject::connect(page, &WorkspacePage::failed, gate, [failed] { *failed = true; });
+    const auto run = [](const std::function<QString()>& script) {
+        if (const QString problem = script ? script() : QString(); !problem.isEmpty()) fail(problem);
     };
-    if (page->document()->model()) {
-        applySettings();
+    if (page->hasModel()) {
+        run(beforeRun);
     } else {
         auto loaded = std::make_shared<QMetaObject::Connection>();
-        *loaded = QObject::connect(page, &DiffusionPage::modelLoaded, page, [loaded, applySettings] {
+        *loaded = QObject::connect(page, &WorkspacePage::modelLoaded, page, [loaded, beforeRun, run] {
             QObject::disconnect(*loaded);
-            applySettings();
+            run(beforeRun);
         });
     }
-    auto finished = std::make_shared<QMetaObject::Connection>();
-    *finished = QObject::connect(page, &DiffusionPage::runFinished, page, [page, finished, applied, gate, o] {
-        QObject::disconnect(*finished);
-        if (const QString problem = applyDiffusionView(page, o.diffusion); !problem.isEmpty())
-            return fail(problem);
+    auto shown = std::make_shared<QMetaObject::Connection>();
+    const auto first = [page, shown, applied, gate, afterRun, run] {
+        QObject::disconnect(*shown);
         *applied = true;
+        run(afterRun);
         gate->check();
-    });
+    };
+    *shown = QObject::connect(page, &WorkspacePage::resultReady, page, first);
+    if (page->hasResult()) QTimer::singleShot(0, page, first);
+    gate->watch(page, &WorkspacePage::failed);
     gate->watch(page->worker(), &InferenceWorker::finished);
-    gate->watch(page->worker(), &InferenceWorker::failed);
     gate->watch(page->worker(), &InferenceWorker::cancelled);
+    QTimer::singleShot(0, page, [gate] { gate->check(); });
 }
 
 } // namespace
@@ -214,11 +190,20 @@ int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
         window.restoreWindowGeometry(); // where the user left it
     const bool shot = !o.screenshot.isEmpty();
     // Vision and Diffusion are set up before the window shows (showing the Diffusion page starts its run).
-    if (shot && o.page == GuiPage::Vision) screenshotVision(window, pages, o);
-    if (shot && o.page == GuiPage::Diffusion) screenshotDiffusion(window, pages, o);
+    if (shot && o.page == GuiPage::Vision)
+        screenshotPage(window, pages.vision, o, {},
+                       [pages, o] { return applyVisionScript(pages.vision->document(), o.vision); });
+    if (shot && o.page == GuiPage::Diffusion)
+        screenshotPage(
+            window, pages.diffusion, o,
+            [pages, o] { return applyDiffusionSettings(pages.diffusion, o.diffusion); },
+            [pages, o] { return applyDiffusionView(pages.diffusion, o.diffusion); });
     window.show();
     if (shot && o.page == GuiPage::Playground) grabLater(window, o);
     if (shot && o.page == GuiPage::Translate) screenshotTranslate(window, pages, o);
-    if (shot && o.page == GuiPage::Text) screenshotText(window, pages, o);
+    if (shot && o.page == GuiPage::Text) {
+        if (!o.translate.input.isEmpty()) pages.text->setText(o.translate.input);
+        screenshotPage(window, pages.text, o, {}, {});
+    }
     return QApplication::exec();
 }

@@ -120,6 +120,7 @@ protected:
     void modelReady() override;
     bool restoreInputs(const QJsonObject& state) override;
     bool hasModel() const override { return m_doc->model() != nullptr; }
+    bool hasResult() const override { return m_doc->hasRun() && !m_doc->running(); }
     void continueRestore() override; // the model is here: settings, heads off, the run
     void jobFailed(int id, const QString& message) override;
     void jobCancelled(int id) override;

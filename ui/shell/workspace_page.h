@@ -55,6 +55,9 @@ public:
     void restoreSession(const QJsonObject& state) final;
 
     InferenceWorker* worker() const { return m_worker; }
+    // A complete result is on screen (a run, a picture, a translation), whatever is still computing.
+    virtual bool hasResult() const = 0;
+    virtual bool hasModel() const = 0;
     bool isBusy() const {
         return m_worker->pendingJobs() > 0;
     }                        // a job queued or running, or its result not shown
@@ -101,7 +104,6 @@ protected:
     // the rest once that model is here and ends with endRestore() — now or after the runs it starts.
     virtual bool restoreInputs(const QJsonObject& state) = 0; // false: not restorable (the page said why)
     virtual QString restoreModelDir(const QJsonObject& state) const;
-    virtual bool hasModel() const = 0;
     virtual void continueRestore() = 0;
     const std::optional<QJsonObject>& restoreState() const { return m_restore; }
     void endRestore() { m_restore.reset(); }

@@ -82,6 +82,7 @@ protected:
     void modelReady() override;
     bool restoreInputs(const QJsonObject& state) override;
     bool hasModel() const override { return m_doc->hasModel(); }
+    bool hasResult() const override { return m_doc->run() != nullptr; }
     void continueRestore() override;
     void jobFailed(int id, const QString& message) override;
     void jobCancelled(int id) override;

@@ -138,6 +138,7 @@ protected:
     void modelReady() override;
     bool restoreInputs(const QJsonObject& state) override;
     bool hasModel() const override { return m_doc->hasModel(); }
+    bool hasResult() const override { return m_doc->snapshot() && m_doc->snapshot()->finished; }
     void continueRestore() override; // the model is here: heads off, then the translation or the view
     void jobFailed(int id, const QString& message) override;
     void jobCancelled(int id) override;

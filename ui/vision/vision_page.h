@@ -110,6 +110,7 @@ protected:
     void modelReady() override;
     bool restoreInputs(const QJsonObject& state) override;
     bool hasModel() const override { return m_doc->model() != nullptr; }
+    bool hasResult() const override { return m_doc->hasImage(); }
     void continueRestore() override; // the model is here: heads off, then the picture
     void jobCancelled(int id) override;
 
