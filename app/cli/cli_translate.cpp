@@ -96,7 +96,7 @@ Json parseAblation(const std::string& text, const attnlens::MarianConfig& config
                 "--ablate: expected KIND:LAYER:HEAD with KIND encoder, decoder or cross, got '" + item + "'");
         const auto [layer, head] = cli::parseLayerHead("--ablate", item.substr(colon + 1));
         try {
-            ablation.add(static_cast<int>(*kind), layer, head, config);
+            ablation.add(*kind, layer, head, config);
         } catch (const attnlens::Error& e) {
             throw cli::UsageError(std::string("--ablate: ") + e.what());
         }

@@ -78,10 +78,11 @@ double marianSequenceLogProb(const MarianModel& model, std::span<const int> sour
 }
 
 RowMatrix marianHeadImportance(const MarianModel& model, std::span<const int> source,
-                               std::span<const int> target, int kind, const Callbacks& callbacks) {
+                               std::span<const int> target, AttentionKind kind, const Callbacks& callbacks) {
     const MarianConfig& c = model.config();
-    const int layers = kind == 0 ? c.encoderLayers : c.decoderLayers;
-    const int heads = kind == 0 ? c.encoderHeads : c.decoderHeads;
+    const bool encoderSide = kind == AttentionKind::EncoderSelf;
+    const int layers = encoderSide ? c.encoderLayers : c.decoderLayers;
+    const int heads = encoderSide ? c.encoderHeads : c.decoderHeads;
     const double base = marianSequenceLogProb(model, source, target);
     return measureEachHead(
         std::vector<int>(static_cast<size_t>(layers), heads),

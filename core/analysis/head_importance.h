@@ -39,7 +39,8 @@ double marianSequenceLogProb(const MarianModel& model, std::span<const int> sour
 // The drop of that log-probability for each head of one kind (0 encoder, 1 decoder self, 2 cross) switched
 // off alone → [layers, heads].
 RowMatrix marianHeadImportance(const MarianModel& model, std::span<const int> source,
-                               std::span<const int> target, int kind, const Callbacks& callbacks = {});
+                               std::span<const int> target, AttentionKind kind,
+                               const Callbacks& callbacks = {});
 
 // A U-Net step has no output probability: each head's importance is how far the noise prediction moves when
 // the head alone is off, ‖ε̂_off − ε̂‖ / ‖ε̂‖ → [attention layers, heads of the widest] (NaN for heads a layer

@@ -61,8 +61,8 @@ HeadStatsOptions headStatsOptions(const TranslationTrace& trace, AttentionKind k
 
 AttentionInputs traceAttentionInputs(const MarianModel& model, const TranslationTrace& trace,
                                      AttentionKind kind, int layer, const MarianAblation* ablation) {
-    return model.attentionInputs(static_cast<int>(kind), layer, trace.sourceIds,
-                                 model.forcedDecoderInput(trace.targetIds), ablation);
+    return model.attentionInputs(kind, layer, trace.sourceIds, model.forcedDecoderInput(trace.targetIds),
+                                 ablation);
 }
 
 std::vector<std::vector<int>> pieceAlignment(const TranslationTrace& trace, std::string_view pharaoh) {

@@ -285,26 +285,31 @@ bool MarianAblation::any() const {
 
 int MarianAblation::count() const {
     int n = 0;
-    for (int kind = 0; kind < 3; ++kind)
+    for (AttentionKind kind : {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross})
         for (const auto& heads : perLayer(kind))
             n += static_cast<int>(heads.size());
     return n;
 }
 
-std::vector<std::vector<int>>& MarianAblation::perLayer(int kind) {
-    return kind == 0 ? encoder : kind == 1 ? decoder : cross;
+std::vector<std::vector<int>>& MarianAblation::perLayer(AttentionKind kind) {
+    return kind == AttentionKind::EncoderSelf   ? encoder
+           : kind == AttentionKind::DecoderSelf ? decoder
+                                                : cross;
 }
-const std::vector<std::vector<int>>& MarianAblation::perLayer(int kind) const {
-    return kind == 0 ? encoder : kind == 1 ? decoder : cross;
+const std::vector<std::vector<int>>& MarianAblation::perLayer(AttentionKind kind) const {
+    return kind == AttentionKind::EncoderSelf   ? encoder
+           : kind == AttentionKind::DecoderSelf ? decoder
+                                                : cross;
 }
 
-void MarianAblation::add(int kind, int layer, int head, const MarianConfig& c) {
-    static constexpr const char* kNames[] = {"encoder", "decoder", "cross"};
-    if (kind < 0 || kind > 2) throw Error("ablation: unknown attention kind");
-    const int layers = kind == 0 ? c.encoderLayers : c.decoderLayers;
-    const int heads = kind == 0 ? c.encoderHeads : c.decoderHeads;
+void MarianAblation::add(AttentionKind kind, int layer, int head, const MarianConfig& c) {
+    if (static_cast<int>(kind) < 0 || static_cast<int>(kind) > 2)
+        throw Error("ablation: unknown attention kind");
+    const bool encoderSide = kind == AttentionKind::EncoderSelf;
+    const int layers = encoderSide ? c.encoderLayers : c.decoderLayers;
+    const int heads = encoderSide ? c.encoderHeads : c.decoderHeads;
     if (layer < 0 || layer >= layers || head < 0 || head >= heads)
-        throw Error(std::string(kNames[kind]) + " head " + std::to_string(layer) + ":" +
+        throw Error(std::string(attentionKindId(kind)) + " head " + std::to_string(layer) + ":" +
                     std::to_string(head) + " is outside the " + std::to_string(layers) + " layers × " +
                     std::to_string(heads) + " heads (numbered from 0)");
     auto& layersOff = perLayer(kind);
@@ -313,8 +318,8 @@ void MarianAblation::add(int kind, int layer, int head, const MarianConfig& c) {
     if (std::find(list.begin(), list.end(), head) == list.end()) list.push_back(head);
 }
 
-std::vector<std::pair<int, int>> MarianAblation::heads(int kind) const {
-    std::vector<std::pair<int, int>> pairs;
+HeadList MarianAblation::heads(AttentionKind kind) const {
+    HeadList pairs;
     const auto& layersOff = perLayer(kind);
     for (size_t l = 0; l < layersOff.size(); ++l)
         for (int h : layersOff[l])
@@ -323,8 +328,7 @@ std::vector<std::pair<int, int>> MarianAblation::heads(int kind) const {
     return pairs;
 }
 
-void MarianAblation::setHeads(int kind, const std::vector<std::pair<int, int>>& heads,
-                              const MarianConfig& config) {
+void MarianAblation::setHeads(AttentionKind kind, const HeadList& heads, const MarianConfig& config) {
     MarianAblation next = *this; // unchanged when a pair is out of range
     next.perLayer(kind).clear();
     for (const auto& [layer, head] : heads)
@@ -506,15 +510,17 @@ MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput,
     return out;
 }
 
-AttentionInputs MarianModel::attentionInputs(int kind, int layer, std::span<const int> source,
+AttentionInputs MarianModel::attentionInputs(AttentionKind kind, int layer, std::span<const int> source,
                                              std::span<const int> decoderInput,
                                              const MarianAblation* ablation) const {
-    const int layers = kind == 0 ? m_config.encoderLayers : m_config.decoderLayers;
-    if (kind < 0 || kind > 2) throw Error("attention kind " + std::to_string(kind) + " is not 0, 1 or 2");
+    const int layers = kind == AttentionKind::EncoderSelf ? m_config.encoderLayers : m_config.decoderLayers;
+    if (static_cast<int>(kind) < 0 || static_cast<int>(kind) > 2)
+        throw Error("attention kind " + std::to_string(static_cast<int>(kind)) +
+                    " is not encoder, decoder or cross");
     if (layer < 0 || layer >= layers)
         throw Error("layer " + std::to_string(layer) + " is outside the " + std::to_string(layers) +
                     " layers (numbered from 0)");
-    if (kind == 0) {
+    if (kind == AttentionKind::EncoderSelf) {
         if (source.empty()) throw Error("encoder: the input has no tokens");
         if (static_cast<int64_t>(source.size()) > m_config.maxPositions)
             encode(source, false); // throws its message
@@ -536,7 +542,7 @@ AttentionInputs MarianModel::attentionInputs(int kind, int layer, std::span<cons
                                    ablation ? ablation->decoderOff(l) : std::span<const int>(),
                                    ablation ? ablation->crossOff(l) : std::span<const int>());
     const DecoderLayer& L = m_decoderLayers[layer];
-    if (kind == 1) return {&L.selfAttention, x, x, true};
+    if (kind == AttentionKind::DecoderSelf) return {&L.selfAttention, x, x, true};
     L.selfAttentionBlock(x, cache.layers[layer], nullptr,
                          ablation ? ablation->decoderOff(layer) : std::span<const int>());
     return {&L.crossAttention, x, encoder.states, false};

@@ -14,6 +14,7 @@
 // Thread-safety: a loaded model is immutable; encode()/decodeStep() may run concurrently on
 // different caches. Weights stay views on the memory-mapped checkpoint (F32) for the model's life.
 
+#include "core/contract/run_controls.h"
 #include "core/layers/transformer_layers.h"
 #include "core/tensor/tensor.h"
 #include "core/util/callbacks.h"
@@ -117,19 +118,19 @@ struct MarianAblation {
     std::vector<std::vector<int>> encoder, decoder, cross; // [layer] → heads off (missing layers: none)
     bool any() const;
     // Adds one head; throws attnlens::Error (naming the kind, layer and head) outside the model's layers ×
-    // heads. kind: 0 encoder, 1 decoder self, 2 cross (AttentionKind's order).
-    void add(int kind, int layer, int head, const MarianConfig& config);
+    // heads.
+    void add(AttentionKind kind, int layer, int head, const MarianConfig& config);
     std::span<const int> encoderOff(int layer) const;
     std::span<const int> decoderOff(int layer) const;
     std::span<const int> crossOff(int layer) const;
     // One kind's heads off as sorted (layer, head) pairs; setHeads() replaces that kind's (checked as add()).
-    std::vector<std::pair<int, int>> heads(int kind) const;
-    void setHeads(int kind, const std::vector<std::pair<int, int>>& heads, const MarianConfig& config);
+    HeadList heads(AttentionKind kind) const;
+    void setHeads(AttentionKind kind, const HeadList& heads, const MarianConfig& config);
     int count() const; // heads off, all kinds
 
 private:
-    std::vector<std::vector<int>>& perLayer(int kind);
-    const std::vector<std::vector<int>>& perLayer(int kind) const;
+    std::vector<std::vector<int>>& perLayer(AttentionKind kind);
+    const std::vector<std::vector<int>>& perLayer(AttentionKind kind) const;
 };
 
 struct MarianForcedOutput {
@@ -189,7 +190,7 @@ public:
     // encoder's output). Throws attnlens::Error for a kind or layer outside the model, or inputs
     // encode()/decodeForced() refuse. With `ablation`, the layers before run with those heads off (the inputs
     // are then the ablated model's).
-    AttentionInputs attentionInputs(int kind, int layer, std::span<const int> source,
+    AttentionInputs attentionInputs(AttentionKind kind, int layer, std::span<const int> source,
                                     std::span<const int> decoderInput,
                                     const MarianAblation* ablation = nullptr) const;
 

@@ -308,10 +308,7 @@ void TestMarianDecode::headAblationMatchesHeadMask() {
     MarianAblation ablation;
     for (const Json& a : g["ablated"]) {
         const std::string kind = a[0].get<std::string>();
-        ablation.add(kind == "encoder"   ? 0
-                     : kind == "decoder" ? 1
-                                         : 2,
-                     a[1].get<int>(), a[2].get<int>(), model->config());
+        ablation.add(*parseAttentionKind(kind), a[1].get<int>(), a[2].get<int>(), model->config());
     }
     QVERIFY(ablation.any());
     DecodeOptions opt;
@@ -355,8 +352,8 @@ void TestMarianDecode::headAblationMatchesHeadMask() {
     QCOMPARE(model->encode(src, true, &none).selfAttention.toVector(),
              model->encode(src).selfAttention.toVector());
     MarianAblation bad;
-    QVERIFY_THROWS_EXCEPTION(Error, bad.add(0, 2, 0, model->config()));
-    QVERIFY_THROWS_EXCEPTION(Error, bad.add(2, 0, 4, model->config()));
+    QVERIFY_THROWS_EXCEPTION(Error, bad.add(AttentionKind::EncoderSelf, 2, 0, model->config()));
+    QVERIFY_THROWS_EXCEPTION(Error, bad.add(AttentionKind::Cross, 0, 4, model->config()));
 }
 
 // marianSequenceLogProb equals the sum of the decoder's own per-token log-probabilities over the greedy
@@ -377,11 +374,11 @@ void TestMarianDecode::sequenceLogProbAndHeadImportance() {
         expected += trace->tokenLogprobs[t];
     const double logp = marianSequenceLogProb(*model, trace->sourceIds, prefix);
     QVERIFY2(std::abs(logp - expected) < 1e-3, qPrintable(QString("%1 vs %2").arg(logp).arg(expected)));
-    const RowMatrix drop = marianHeadImportance(*model, trace->sourceIds, prefix, 2);
+    const RowMatrix drop = marianHeadImportance(*model, trace->sourceIds, prefix, AttentionKind::Cross);
     QCOMPARE(drop.rows(), Eigen::Index(2));
     QCOMPARE(drop.cols(), Eigen::Index(4));
     MarianAblation one;
-    one.add(2, 1, 3, model->config());
+    one.add(AttentionKind::Cross, 1, 3, model->config());
     QVERIFY(std::abs(drop(1, 3) - (logp - marianSequenceLogProb(*model, trace->sourceIds, prefix, &one))) <
             1e-4);
 }

@@ -81,14 +81,15 @@ private slots:
         const MarianEncoderOutput enc = model->encode(src);
         const MarianForcedOutput forced = model->decodeForced(input, enc);
         for (int layer = 0; layer < model->config().encoderLayers; ++layer)
-            compareWithCapture(model->attentionInputs(0, layer, src, input), enc.selfAttention.sub({layer}),
-                               QString("encoder layer %1").arg(layer));
+            compareWithCapture(model->attentionInputs(AttentionKind::EncoderSelf, layer, src, input),
+                               enc.selfAttention.sub({layer}), QString("encoder layer %1").arg(layer));
         for (int layer = 0; layer < model->config().decoderLayers; ++layer) {
-            const AttentionInputs self = model->attentionInputs(1, layer, src, input);
+            const AttentionInputs self =
+                model->attentionInputs(AttentionKind::DecoderSelf, layer, src, input);
             QVERIFY(self.causal);
             compareWithCapture(self, forced.selfAttention.sub({layer}),
                                QString("decoder layer %1").arg(layer));
-            compareWithCapture(model->attentionInputs(2, layer, src, input),
+            compareWithCapture(model->attentionInputs(AttentionKind::Cross, layer, src, input),
                                forced.crossAttention.sub({layer}), QString("cross layer %1").arg(layer));
             // A key after the query in the causal self-attention is masked: weight 0, and the row still sums
             // to 1.
@@ -97,9 +98,15 @@ private slots:
             QCOMPARE(masked.weight, 0.0);
             QVERIFY(std::isinf(masked.rowScores[1]));
         }
-        QVERIFY(errorOf([&] { model->attentionInputs(3, 0, src, input); }).contains("kind"));
-        QVERIFY(errorOf([&] { model->attentionInputs(0, 9, src, input); }).contains("layer 9"));
-        QVERIFY(errorOf([&] { model->attentionInputs(1, 0, src, {}); }).contains("no input tokens"));
+        QVERIFY(errorOf([&] {
+                    model->attentionInputs(static_cast<AttentionKind>(3), 0, src, input);
+                }).contains("kind"));
+        QVERIFY(errorOf([&] {
+                    model->attentionInputs(AttentionKind::EncoderSelf, 9, src, input);
+                }).contains("layer 9"));
+        QVERIFY(errorOf([&] {
+                    model->attentionInputs(AttentionKind::DecoderSelf, 0, src, {});
+                }).contains("no input tokens"));
     }
 
     // attnlens-cli neuron on a sentence (each kind) and a picture: the JSON's weight equals the captured one,

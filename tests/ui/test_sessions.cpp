@@ -139,7 +139,7 @@ QString TestSessions::prepareAndSave(Window& a, const QString& name) {
     t.setInput(QStringLiteral("Der Hund läuft schnell über die Straße."));
     t.setBeamWidth(3);
     MarianAblation ablation;
-    ablation.setHeads(2, {{0, 1}}, t.document()->model().model->config());
+    ablation.setHeads(AttentionKind::Cross, {{0, 1}}, t.document()->model().model->config());
     t.setAblation(ablation); // translates
     [&] {
         WAIT_UNTIL(t.worker()->pendingJobs() == 0 && t.document()->snapshot() &&
@@ -229,7 +229,7 @@ void TestSessions::everyPageRoundTrips() {
                        a.translate->document()->currentMatrix().values));
     QVERIFY(b.translate->hasPin());
     QCOMPARE(b.translate->currentView(), TranslatePage::View::Difference);
-    QCOMPARE(b.translate->ablation().heads(2), (std::vector<std::pair<int, int>>{{0, 1}}));
+    QCOMPARE(b.translate->ablation().heads(AttentionKind::Cross), (std::vector<std::pair<int, int>>{{0, 1}}));
     QVERIFY(sameMatrix(b.vision->document()->currentMap(), a.vision->document()->currentMap()));
     QCOMPARE(b.vision->ablatedHeads(), a.vision->ablatedHeads());
     QVERIFY(b.vision->differenceWindow() && b.vision->differenceWindow()->hasPin());

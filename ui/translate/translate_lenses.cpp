@@ -60,7 +60,7 @@ QWidget* TranslateLenses::buildHeadsTab() {
     connect(m_heads, &HeadsLensView::ablationRequested, this, [this](HeadList heads) {
         // The lens shows one kind: replace that kind's switched-off heads, keep the others'.
         MarianAblation next = m_ablation;
-        next.setHeads(static_cast<int>(m_doc->kind()), heads, m_doc->model().model->config());
+        next.setHeads(m_doc->kind(), heads, m_doc->model().model->config());
         setAblation(std::move(next));
     });
     connect(m_heads, &HeadsLensView::importanceRequested, this, &TranslateLenses::rankHeads);
@@ -176,8 +176,7 @@ void TranslateLenses::rankHeads() {
     m_worker->run<RowMatrix>(
         tr("Ranking heads"),
         [model, trace, kind](const Callbacks& cb) {
-            return marianHeadImportance(*model.model, trace->sourceIds, trace->targetIds,
-                                        static_cast<int>(kind), cb);
+            return marianHeadImportance(*model.model, trace->sourceIds, trace->targetIds, kind, cb);
         },
         [this, kind, trace](RowMatrix drop) {
             if (m_doc->kind() != kind || m_doc->trace() != trace) return; // the user moved on
@@ -344,7 +343,7 @@ void TranslateLenses::openNeuronView(int layer, int head, int query, int key) {
         cb.checkCancel();
         return traceAttentionInputs(*model, *trace, kind, l, ablation.any() ? &ablation : nullptr);
     };
-    source.headOff = [off = m_ablation.heads(static_cast<int>(kind))](int l, int h) {
+    source.headOff = [off = m_ablation.heads(kind)](int l, int h) {
         return std::find(off.begin(), off.end(), std::pair(l, h)) != off.end();
     };
     if (!m_neuron) {
@@ -390,7 +389,7 @@ void TranslateLenses::refreshHeads() {
                           .arg(attention.dim(3)),
                       tr("tokens"));
     m_heads->setCurrentHead(m_doc->layer(), m_doc->head());
-    m_heads->setAblated(m_ablation.heads(static_cast<int>(kind)));
+    m_heads->setAblated(m_ablation.heads(kind));
 }
 
 } // namespace attnlens::ui

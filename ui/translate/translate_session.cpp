@@ -137,13 +137,13 @@ void TranslateSession::applyView(TranslationDocument& doc) const {
 MarianAblation TranslateSession::ablationFor(const MarianConfig& config) const {
     MarianAblation out;
     for (int k = 0; k < 3; ++k)
-        out.setHeads(k, ablation[size_t(k)], config);
+        out.setHeads(static_cast<AttentionKind>(k), ablation[size_t(k)], config);
     return out;
 }
 
 void TranslateSession::setAblation(const MarianAblation& a) {
     for (int k = 0; k < 3; ++k)
-        ablation[size_t(k)] = a.heads(k);
+        ablation[size_t(k)] = a.heads(static_cast<AttentionKind>(k));
 }
 
 } // namespace attnlens::ui
