@@ -211,232 +211,259 @@ size_t Reader::reduce(size_t callable, size_t argsIndex) {
     return m_arena.size() - 1;
 }
 
+// The opcodes a state dict's pickle uses (pickletools' names); every other one is refused.
+namespace op {
+constexpr unsigned char Proto = 0x80, Frame = 0x95, Stop = '.', Mark = '(', Pop = '0', PopMark = '1',
+                        Dup = '2';
+constexpr unsigned char None = 'N', NewTrue = 0x88, NewFalse = 0x89;
+constexpr unsigned char BinInt = 'J', BinInt1 = 'K', BinInt2 = 'M', Long1 = 0x8a, Long4 = 0x8b,
+                        BinFloat = 'G';
+constexpr unsigned char BinUnicode = 'X', ShortBinUnicode = 0x8c, BinUnicode8 = 0x8d, BinString = 'T',
+                        ShortBinString = 'U', BinBytes = 'B', ShortBinBytes = 'C', BinBytes8 = 0x8e;
+constexpr unsigned char EmptyTuple = ')', EmptyList = ']', EmptyDict = '}', Tuple = 't', List = 'l',
+                        Dict = 'd', Tuple1 = 0x85, Tuple2 = 0x86, Tuple3 = 0x87;
+constexpr unsigned char Append = 'a', Appends = 'e', SetItem = 's', SetItems = 'u';
+constexpr unsigned char BinPut = 'q', LongBinPut = 'r', Memoize = 0x94, BinGet = 'h', LongBinGet = 'j';
+constexpr unsigned char Global = 'c', StackGlobal = 0x93, Reduce = 'R', Build = 'b', BinPersId = 'Q';
+} // namespace op
+
 size_t Reader::run() {
     m_stack.clear();
     m_marks.clear();
     m_memo.clear();
     for (;;) {
         m_opcodeAt = m_pos;
-        const unsigned char op = *take(1);
-        switch (op) {
-        case 0x80: { // PROTO
-            const unsigned char version = *take(1);
-            if (version > 5) fail("pickle protocol " + std::to_string(version) + " is not known");
-            break;
-        }
-        case 0x95:
-            (void)take(8);
-            break;  // FRAME: a length hint only
-        case '.': { // STOP
+        const unsigned char code = *take(1);
+        if (code == op::Stop) {
             const size_t result = pop();
             if (!m_marks.empty() || !m_stack.empty()) fail("STOP with values left on the stack");
             return result;
         }
-        case '(':
-            m_marks.push_back(m_stack.size());
-            break;
-        case '0':
-            (void)pop();
-            break;
-        case '1':
-            (void)popToMark();
-            break;
-        case '2': {
-            const size_t duplicate = top();
-            m_stack.push_back(duplicate);
-            break;
-        }
-        case 'N':
-            push({});
-            break;
-        case 0x88:
-        case 0x89: {
-            Value v;
-            v.kind = Kind::Bool;
-            v.integer = op == 0x88;
-            push(std::move(v));
-            break;
-        }
-        case 'J':
-        case 'K':
-        case 'M': {
-            Value v;
-            v.kind = Kind::Int;
-            if (op == 'J')
-                v.integer = static_cast<int32_t>(static_cast<uint32_t>(readLE(4)));
-            else
-                v.integer = static_cast<int64_t>(readLE(op == 'K' ? 1 : 2));
-            push(std::move(v));
-            break;
-        }
-        case 0x8a:
-        case 0x8b: { // LONG1, LONG4: little-endian two's complement
-            const auto n = static_cast<size_t>(readLE(op == 0x8a ? 1 : 4));
-            const unsigned char* p = take(n);
-            Value v;
-            if (n <= 8) {
-                uint64_t bits = 0;
-                for (size_t i = n; i-- > 0;)
-                    bits = (bits << 8) | p[i];
-                if (n > 0 && n < 8 && (p[n - 1] & 0x80u)) bits |= ~uint64_t{0} << (8 * n); // sign-extend
-                v.kind = Kind::Int;
-                v.integer = static_cast<int64_t>(bits);
-            } else {
-                v.kind = Kind::BigInt;
-                v.text.assign(reinterpret_cast<const char*>(p), n);
-            }
-            push(std::move(v));
-            break;
-        }
-        case 'G': { // BINFLOAT, big-endian
-            const unsigned char* p = take(8);
-            uint64_t bits = 0;
-            for (int i = 0; i < 8; ++i)
-                bits = (bits << 8) | p[i];
-            Value v;
-            v.kind = Kind::Float;
-            v.real = std::bit_cast<double>(bits);
-            push(std::move(v));
-            break;
-        }
-        case 'X':
-        case 0x8c:
-        case 0x8d:
-        case 'T':
-        case 'U':
-        case 'B':
-        case 'C':
-        case 0x8e: {
-            size_t lengthBytes = 4;
-            if (op == 0x8c || op == 'U' || op == 'C') lengthBytes = 1;
-            if (op == 0x8d || op == 0x8e) lengthBytes = 8;
-            const uint64_t n = readLE(lengthBytes);
-            if (n > m_size - m_pos) fail("a string of " + std::to_string(n) + " bytes runs past the data");
-            const unsigned char* p = take(static_cast<size_t>(n));
-            Value v;
-            v.kind = (op == 'B' || op == 'C' || op == 0x8e) ? Kind::Bytes : Kind::String;
-            v.text.assign(reinterpret_cast<const char*>(p), static_cast<size_t>(n));
-            push(std::move(v));
-            break;
-        }
-        case ')':
-        case ']':
-        case '}': {
-            Value v;
-            v.kind = op == ')' ? Kind::Tuple : op == ']' ? Kind::List : Kind::Dict;
-            push(std::move(v));
-            break;
-        }
-        case 't':
-        case 'l':
-        case 'd': {
-            Value v;
-            v.kind = op == 't' ? Kind::Tuple : op == 'l' ? Kind::List : Kind::Dict;
-            v.items = popToMark();
-            if (op == 'd' && v.items.size() % 2 != 0) fail("DICT with an odd number of items");
-            push(std::move(v));
-            break;
-        }
-        case 0x85:
-        case 0x86:
-        case 0x87: {
-            const size_t n = static_cast<size_t>(op - 0x84);
-            Value v;
-            v.kind = Kind::Tuple;
-            v.items.resize(n);
-            for (size_t i = n; i-- > 0;)
-                v.items[i] = pop();
-            push(std::move(v));
-            break;
-        }
-        case 'a': {
-            const size_t item = pop();
-            Value& list = m_arena[top()];
-            if (list.kind != Kind::List) fail("APPEND to something that is not a list");
-            list.items.push_back(item);
-            break;
-        }
-        case 'e': {
-            const std::vector<size_t> items = popToMark();
-            Value& list = m_arena[top()];
-            if (list.kind != Kind::List) fail("APPENDS to something that is not a list");
-            list.items.insert(list.items.end(), items.begin(), items.end());
-            break;
-        }
-        case 's': {
+        if (!stackOp(code) && !scalarOp(code) && !containerOp(code) && !callOp(code))
+            fail("opcode " + hexByte(code) + " is not admitted (only opcodes that build data are read)");
+    }
+}
+
+// Protocol, framing, the stack, marks and the memo.
+bool Reader::stackOp(unsigned char code) {
+    switch (code) {
+    case op::Proto: {
+        const unsigned char version = *take(1);
+        if (version > 5) fail("pickle protocol " + std::to_string(version) + " is not known");
+        return true;
+    }
+    case op::Frame:
+        (void)take(8); // a length hint only
+        return true;
+    case op::Mark:
+        m_marks.push_back(m_stack.size());
+        return true;
+    case op::Pop:
+        (void)pop();
+        return true;
+    case op::PopMark:
+        (void)popToMark();
+        return true;
+    case op::Dup: {
+        const size_t duplicate = top();
+        m_stack.push_back(duplicate);
+        return true;
+    }
+    case op::BinPut:
+    case op::LongBinPut:
+        m_memo[readLE(code == op::BinPut ? 1 : 4)] = top();
+        return true;
+    case op::Memoize:
+        m_memo[m_memo.size()] = top();
+        return true;
+    case op::BinGet:
+    case op::LongBinGet: {
+        const uint64_t key = readLE(code == op::BinGet ? 1 : 4);
+        const auto it = m_memo.find(key);
+        if (it == m_memo.end()) fail("memo entry " + std::to_string(key) + " was never stored");
+        m_stack.push_back(it->second);
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+// None, booleans, integers (LONG1 / LONG4: little-endian two's complement), floats, strings and bytes.
+bool Reader::scalarOp(unsigned char code) {
+    Value v;
+    switch (code) {
+    case op::None:
+        break;
+    case op::NewTrue:
+    case op::NewFalse:
+        v.kind = Kind::Bool;
+        v.integer = code == op::NewTrue;
+        break;
+    case op::BinInt:
+        v.kind = Kind::Int;
+        v.integer = static_cast<int32_t>(static_cast<uint32_t>(readLE(4)));
+        break;
+    case op::BinInt1:
+    case op::BinInt2:
+        v.kind = Kind::Int;
+        v.integer = static_cast<int64_t>(readLE(code == op::BinInt1 ? 1 : 2));
+        break;
+    case op::Long1:
+    case op::Long4:
+        v = readLong(static_cast<size_t>(readLE(code == op::Long1 ? 1 : 4)));
+        break;
+    case op::BinFloat: { // big-endian
+        const unsigned char* p = take(8);
+        uint64_t bits = 0;
+        for (int i = 0; i < 8; ++i)
+            bits = (bits << 8) | p[i];
+        v.kind = Kind::Float;
+        v.real = std::bit_cast<double>(bits);
+        break;
+    }
+    case op::BinUnicode:
+    case op::ShortBinUnicode:
+    case op::BinUnicode8:
+    case op::BinString:
+    case op::ShortBinString:
+    case op::BinBytes:
+    case op::ShortBinBytes:
+    case op::BinBytes8: {
+        const bool shortLength =
+            code == op::ShortBinUnicode || code == op::ShortBinString || code == op::ShortBinBytes;
+        const bool longLength = code == op::BinUnicode8 || code == op::BinBytes8;
+        const uint64_t n = readLE(shortLength ? 1 : longLength ? 8 : 4);
+        if (n > m_size - m_pos) fail("a string of " + std::to_string(n) + " bytes runs past the data");
+        const unsigned char* p = take(static_cast<size_t>(n));
+        const bool bytes = code == op::BinBytes || code == op::ShortBinBytes || code == op::BinBytes8;
+        v.kind = bytes ? Kind::Bytes : Kind::String;
+        v.text.assign(reinterpret_cast<const char*>(p), static_cast<size_t>(n));
+        break;
+    }
+    default:
+        return false;
+    }
+    push(std::move(v));
+    return true;
+}
+
+Value Reader::readLong(size_t n) {
+    const unsigned char* p = take(n);
+    Value v;
+    if (n <= 8) {
+        uint64_t bits = 0;
+        for (size_t i = n; i-- > 0;)
+            bits = (bits << 8) | p[i];
+        if (n > 0 && n < 8 && (p[n - 1] & 0x80u)) bits |= ~uint64_t{0} << (8 * n); // sign-extend
+        v.kind = Kind::Int;
+        v.integer = static_cast<int64_t>(bits);
+    } else {
+        v.kind = Kind::BigInt;
+        v.text.assign(reinterpret_cast<const char*>(p), n);
+    }
+    return v;
+}
+
+// Tuples, lists and dicts: built empty, from a mark or the top 1–3 values, and filled.
+bool Reader::containerOp(unsigned char code) {
+    switch (code) {
+    case op::EmptyTuple:
+    case op::EmptyList:
+    case op::EmptyDict:
+    case op::Tuple:
+    case op::List:
+    case op::Dict: {
+        Value v;
+        v.kind = code == op::EmptyTuple || code == op::Tuple ? Kind::Tuple
+                 : code == op::EmptyList || code == op::List ? Kind::List
+                                                             : Kind::Dict;
+        if (code == op::Tuple || code == op::List || code == op::Dict) v.items = popToMark();
+        if (code == op::Dict && v.items.size() % 2 != 0) fail("DICT with an odd number of items");
+        push(std::move(v));
+        return true;
+    }
+    case op::Tuple1:
+    case op::Tuple2:
+    case op::Tuple3: {
+        Value v;
+        v.kind = Kind::Tuple;
+        v.items.resize(static_cast<size_t>(code - op::Tuple1 + 1));
+        for (size_t i = v.items.size(); i-- > 0;)
+            v.items[i] = pop();
+        push(std::move(v));
+        return true;
+    }
+    case op::Append:
+    case op::Appends: {
+        const std::vector<size_t> items = code == op::Append ? std::vector<size_t>{pop()} : popToMark();
+        Value& list = m_arena[top()];
+        if (list.kind != Kind::List)
+            fail(std::string(code == op::Append ? "APPEND" : "APPENDS") + " to something that is not a list");
+        list.items.insert(list.items.end(), items.begin(), items.end());
+        return true;
+    }
+    case op::SetItem:
+    case op::SetItems: {
+        std::vector<size_t> items = code == op::SetItems ? popToMark() : std::vector<size_t>{};
+        if (code == op::SetItem) {
             const size_t value = pop();
-            const size_t key = pop();
-            Value& dict = m_arena[top()];
-            if (dict.kind != Kind::Dict) fail("SETITEM on something that is not a dict");
-            dict.items.push_back(key);
-            dict.items.push_back(value);
-            break;
+            items = {pop(), value};
         }
-        case 'u': {
-            const std::vector<size_t> items = popToMark();
-            if (items.size() % 2 != 0) fail("SETITEMS with an odd number of items");
-            Value& dict = m_arena[top()];
-            if (dict.kind != Kind::Dict) fail("SETITEMS on something that is not a dict");
-            dict.items.insert(dict.items.end(), items.begin(), items.end());
-            break;
-        }
-        case 'q':
-            m_memo[readLE(1)] = top();
-            break;
-        case 'r':
-            m_memo[readLE(4)] = top();
-            break;
-        case 0x94:
-            m_memo[m_memo.size()] = top();
-            break; // MEMOIZE
-        case 'h':
-        case 'j': {
-            const uint64_t key = readLE(op == 'h' ? 1 : 4);
-            const auto it = m_memo.find(key);
-            if (it == m_memo.end()) fail("memo entry " + std::to_string(key) + " was never stored");
-            m_stack.push_back(it->second);
-            break;
-        }
-        case 'c': { // GLOBAL: "module\nname\n"
-            std::string parts[2];
-            for (auto& part : parts) {
-                for (;;) {
-                    const char ch = static_cast<char>(*take(1));
-                    if (ch == '\n') break;
-                    if (part.size() >= kMaxGlobalName) fail("a global's name is too long");
-                    part.push_back(ch);
-                }
+        if (items.size() % 2 != 0) fail("SETITEMS with an odd number of items");
+        Value& dict = m_arena[top()];
+        if (dict.kind != Kind::Dict)
+            fail(std::string(code == op::SetItem ? "SETITEM" : "SETITEMS") +
+                 " on something that is not a dict");
+        dict.items.insert(dict.items.end(), items.begin(), items.end());
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+// Globals (admitted ones only), REDUCE, BUILD and persistent ids (a tensor's storage).
+bool Reader::callOp(unsigned char code) {
+    switch (code) {
+    case op::Global: { // "module\nname\n"
+        std::string parts[2];
+        for (auto& part : parts) {
+            for (;;) {
+                const char ch = static_cast<char>(*take(1));
+                if (ch == '\n') break;
+                if (part.size() >= kMaxGlobalName) fail("a global's name is too long");
+                part.push_back(ch);
             }
-            admitGlobal(parts[0], parts[1]);
-            break;
         }
-        case 0x93: { // STACK_GLOBAL
-            const size_t name = pop();
-            const size_t module = pop();
-            admitGlobal(asString(module, "STACK_GLOBAL's module"), asString(name, "STACK_GLOBAL's name"));
-            break;
-        }
-        case 'R': {
-            const size_t args = pop();
-            const size_t callable = pop();
-            const size_t result = reduce(callable, args);
-            m_stack.push_back(result);
-            break;
-        }
-        case 'b': { // BUILD: an OrderedDict's instance state (the state dict's _metadata) is dropped
-            const size_t state = pop();
-            (void)state;
-            if (m_arena[top()].kind != Kind::Dict) fail("BUILD on something other than an OrderedDict");
-            break;
-        }
-        case 'Q': {
-            const size_t id = pop();
-            m_stack.push_back(persistentLoad(id));
-            break;
-        }
-        default:
-            fail("opcode " + hexByte(op) + " is not admitted (only opcodes that build data are read)");
-        }
+        admitGlobal(parts[0], parts[1]);
+        return true;
+    }
+    case op::StackGlobal: {
+        const size_t name = pop();
+        const size_t module = pop();
+        admitGlobal(asString(module, "STACK_GLOBAL's module"), asString(name, "STACK_GLOBAL's name"));
+        return true;
+    }
+    case op::Reduce: {
+        const size_t args = pop();
+        const size_t callable = pop();
+        const size_t result = reduce(callable, args);
+        m_stack.push_back(result);
+        return true;
+    }
+    case op::Build: { // an OrderedDict's instance state (the state dict's _metadata) is dropped
+        (void)pop();
+        if (m_arena[top()].kind != Kind::Dict) fail("BUILD on something other than an OrderedDict");
+        return true;
+    }
+    case op::BinPersId: {
+        const size_t id = pop();
+        m_stack.push_back(persistentLoad(id));
+        return true;
+    }
+    default:
+        return false;
     }
 }
 

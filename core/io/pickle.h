@@ -80,6 +80,12 @@ private:
     void admitGlobal(const std::string& module, const std::string& name);
     size_t reduce(size_t callable, size_t args);
     size_t persistentLoad(size_t id);
+    // One opcode each, by group; false: not of the group (run() refuses an opcode no group takes).
+    bool stackOp(unsigned char code);
+    bool scalarOp(unsigned char code);
+    bool containerOp(unsigned char code);
+    bool callOp(unsigned char code);
+    Value readLong(size_t bytes);
     int64_t asInt(size_t index, const char* what) const;
     const std::string& asString(size_t index, const char* what) const;
     std::vector<int64_t> asIntTuple(size_t index, const char* what) const;
