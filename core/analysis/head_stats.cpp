@@ -2,6 +2,7 @@
 
 #include "core/util/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -85,11 +86,16 @@ HeadStatsOptions patchGridHeadStatsOptions(int rows, int cols, int patch) {
     return o;
 }
 
-HeadStats computeHeadStats(const Tensor& attentions, const HeadStatsOptions& o) {
-    if (attentions.rank() != 4)
-        throw Error("head statistics: attentions must be [layers, heads, queries, keys], got rank " +
-                    std::to_string(attentions.rank()));
-    const int64_t L = attentions.dim(0), H = attentions.dim(1), Q = attentions.dim(2), K = attentions.dim(3);
+namespace {
+
+// The rows measured, the sink keys and the query–key distances (NaN where either has no position), after the
+// options are checked against a [Q, K] attention.
+struct HeadStatsPlan {
+    std::vector<int> rows, sinks;
+    RowMatrix dist;
+};
+
+HeadStatsPlan planHeadStats(int64_t Q, int64_t K, const HeadStatsOptions& o) {
     if (Q == 0 || K == 0) throw Error("head statistics: empty attention (" + shapeText(Q, K) + ")");
     checkPositions(o.queryPositions, Q, "query");
     checkPositions(o.keyPositions, K, "key");
@@ -100,10 +106,9 @@ HeadStats computeHeadStats(const Tensor& attentions, const HeadStatsOptions& o) 
     if (!o.alignment.empty() && static_cast<int64_t>(o.alignment.size()) != Q)
         throw Error("head statistics: alignment for " + std::to_string(o.alignment.size()) +
                     " rows, attention has " + std::to_string(Q));
-    const std::vector<int> sinks = !o.hasSinks          ? std::vector<int>{}
-                                   : o.sinkKeys.empty() ? std::vector<int>{0}
-                                                        : o.sinkKeys;
-    for (int k : sinks)
+    HeadStatsPlan plan;
+    plan.sinks = !o.hasSinks ? std::vector<int>{} : o.sinkKeys.empty() ? std::vector<int>{0} : o.sinkKeys;
+    for (int k : plan.sinks)
         if (k < 0 || k >= K)
             throw Error("head statistics: sink key " + std::to_string(k) + " out of 0.." +
                         std::to_string(K - 1));
@@ -111,88 +116,95 @@ HeadStats computeHeadStats(const Tensor& attentions, const HeadStatsOptions& o) 
         for (int k : keys)
             if (k < 0 || k >= K)
                 throw Error("head statistics: aligned key " + std::to_string(k) + " out of range");
-    std::vector<int> rows = o.queryRows;
-    if (rows.empty())
+    plan.rows = o.queryRows;
+    if (plan.rows.empty())
         for (int q = 0; q < Q; ++q)
-            rows.push_back(q);
-    for (int q : rows)
+            plan.rows.push_back(q);
+    for (int q : plan.rows)
         if (q < 0 || q >= Q) throw Error("head statistics: query row " + std::to_string(q) + " out of range");
-
-    // Distances from each query to each key (NaN where either has no position).
-    RowMatrix dist(Q, K);
+    plan.dist.resize(Q, K);
     for (int64_t q = 0; q < Q; ++q)
         for (int64_t k = 0; k < K; ++k) {
             if (o.queryPositions.empty()) {
-                dist(q, k) = std::abs(static_cast<float>(q - k));
+                plan.dist(q, k) = std::abs(static_cast<float>(q - k));
             } else {
                 const auto& pq = o.queryPositions[static_cast<size_t>(q)];
                 const auto& pk = o.keyPositions[static_cast<size_t>(k)];
-                dist(q, k) = std::isnan(pq[0]) || std::isnan(pk[0]) ? kNaN : distanceBetween(pq, pk);
+                plan.dist(q, k) = std::isnan(pq[0]) || std::isnan(pk[0]) ? kNaN : distanceBetween(pq, pk);
             }
         }
+    return plan;
+}
 
+// One head's [Q, K] weights → its statistics at (l, h) of `s`.
+void measureHead(const ConstMatrixMap& a, const HeadStatsPlan& plan, const HeadStatsOptions& o, HeadStats& s,
+                 int64_t l, int64_t h) {
+    double entropy = 0, distance = 0, sink = 0, diagonal = 0, previous = 0, aligned = 0;
+    int distanceRows = 0, previousRows = 0;
+    for (int q : plan.rows) {
+        const auto row = a.row(q);
+        double e = 0, dSum = 0, dWeight = 0;
+        int valid = 0;
+        for (int64_t k = 0; k < a.cols(); ++k) {
+            const double p = row(k);
+            if (p > 0) {
+                e -= p * std::log(p);
+                ++valid;
+            }
+            if (!std::isnan(plan.dist(q, k))) {
+                dSum += p * plan.dist(q, k);
+                dWeight += p;
+            }
+        }
+        entropy += valid > 1 ? e / std::log(static_cast<double>(valid)) : 0.0;
+        if (dWeight > 0) {
+            distance += dSum / dWeight;
+            ++distanceRows;
+        }
+        for (int k : plan.sinks)
+            sink += row(k);
+        if (o.selfAttention) {
+            diagonal += row(q);
+            if (q >= 1) {
+                previous += row(q - 1);
+                ++previousRows;
+            }
+        }
+        if (!o.alignment.empty() && !o.alignment[static_cast<size_t>(q)].empty()) {
+            Eigen::Index best = 0;
+            row.maxCoeff(&best);
+            const auto& keys = o.alignment[static_cast<size_t>(q)];
+            if (std::find(keys.begin(), keys.end(), static_cast<int>(best)) != keys.end()) aligned += 1;
+        }
+    }
+    const double n = static_cast<double>(plan.rows.size());
+    s.entropy(l, h) = static_cast<float>(entropy / n);
+    if (o.hasSinks) s.sink(l, h) = static_cast<float>(sink / n);
+    if (distanceRows > 0) s.distance(l, h) = static_cast<float>(distance / distanceRows);
+    if (o.selfAttention) {
+        s.diagonal(l, h) = static_cast<float>(diagonal / n);
+        if (previousRows > 0) s.previous(l, h) = static_cast<float>(previous / previousRows);
+    }
+    if (s.alignedRows > 0) s.alignment(l, h) = static_cast<float>(aligned / s.alignedRows);
+}
+
+} // namespace
+
+HeadStats computeHeadStats(const Tensor& attentions, const HeadStatsOptions& o) {
+    if (attentions.rank() != 4)
+        throw Error("head statistics: attentions must be [layers, heads, queries, keys], got rank " +
+                    std::to_string(attentions.rank()));
+    const int64_t L = attentions.dim(0), H = attentions.dim(1);
+    const HeadStatsPlan plan = planHeadStats(attentions.dim(2), attentions.dim(3), o);
     HeadStats s;
     for (HeadStatistic st : kAllHeadStatistics)
         s.get(st) = RowMatrix::Constant(L, H, kNaN);
-    s.rows = static_cast<int>(rows.size());
-    for (int q : rows)
+    s.rows = static_cast<int>(plan.rows.size());
+    for (int q : plan.rows)
         if (!o.alignment.empty() && !o.alignment[static_cast<size_t>(q)].empty()) ++s.alignedRows;
-
     for (int64_t l = 0; l < L; ++l)
-        for (int64_t h = 0; h < H; ++h) {
-            const ConstMatrixMap a = attentions.slice2d({l, h});
-            double entropy = 0, distance = 0, sink = 0, diagonal = 0, previous = 0, aligned = 0;
-            int distanceRows = 0, previousRows = 0;
-            for (int q : rows) {
-                const auto row = a.row(q);
-                double e = 0;
-                int valid = 0;
-                double dSum = 0, dWeight = 0;
-                for (int64_t k = 0; k < K; ++k) {
-                    const double p = row(k);
-                    if (p > 0) {
-                        e -= p * std::log(p);
-                        ++valid;
-                    }
-                    if (!std::isnan(dist(q, k))) {
-                        dSum += p * dist(q, k);
-                        dWeight += p;
-                    }
-                }
-                entropy += valid > 1 ? e / std::log(static_cast<double>(valid)) : 0.0;
-                if (dWeight > 0) {
-                    distance += dSum / dWeight;
-                    ++distanceRows;
-                }
-                for (int k : sinks)
-                    sink += row(k);
-                if (o.selfAttention) {
-                    diagonal += row(q);
-                    if (q >= 1) {
-                        previous += row(q - 1);
-                        ++previousRows;
-                    }
-                }
-                if (!o.alignment.empty() && !o.alignment[static_cast<size_t>(q)].empty()) {
-                    Eigen::Index best = 0;
-                    row.maxCoeff(&best);
-                    for (int k : o.alignment[static_cast<size_t>(q)])
-                        if (k == best) {
-                            aligned += 1;
-                            break;
-                        }
-                }
-            }
-            const double n = static_cast<double>(rows.size());
-            s.entropy(l, h) = static_cast<float>(entropy / n);
-            if (o.hasSinks) s.sink(l, h) = static_cast<float>(sink / n);
-            if (distanceRows > 0) s.distance(l, h) = static_cast<float>(distance / distanceRows);
-            if (o.selfAttention) {
-                s.diagonal(l, h) = static_cast<float>(diagonal / n);
-                if (previousRows > 0) s.previous(l, h) = static_cast<float>(previous / previousRows);
-            }
-            if (s.alignedRows > 0) s.alignment(l, h) = static_cast<float>(aligned / s.alignedRows);
-        }
+        for (int64_t h = 0; h < H; ++h)
+            measureHead(attentions.slice2d({l, h}), plan, o, s, l, h);
     return s;
 }
 
