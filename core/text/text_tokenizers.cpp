@@ -346,84 +346,107 @@ std::vector<std::u32string> gpt2Pretokenize(std::u32string_view t) {
     return out;
 }
 
-std::shared_ptr<const ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesystem::path& dir) {
-    auto tok = std::make_shared<ByteBpeTokenizer>();
+namespace {
+
+// What a GPT-2-style folder's tokenizer files say: vocabulary, merges in rank order (an empty pair keeps the
+// rank of a line that is no merge) and added tokens.
+struct ByteBpeFiles {
+    std::string where; // the file read last, for messages
+    std::unordered_map<std::string, int> vocab;
     std::vector<std::pair<std::string, std::string>> merges;
-    std::string where;
-    auto readVocab = [&tok, &where](const Json& vocab) {
-        if (!vocab.is_object()) throw Error(where + ": the vocabulary must be an object of token -> id");
-        for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-            if (!it.value().is_number_integer())
-                throw Error(where + ": the id of '" + it.key() + "' is not an integer");
-            const auto id = it.value().get<long long>();
-            if (id < 0 || id > INT_MAX) throw Error(where + ": the id of '" + it.key() + "' is out of range");
-            tok->m_vocab[it.key()] = static_cast<int>(id);
+    std::vector<std::string> added;
+};
+
+void readBpeVocab(const Json& vocab, ByteBpeFiles& f) {
+    if (!vocab.is_object()) throw Error(f.where + ": the vocabulary must be an object of token -> id");
+    for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+        if (!it.value().is_number_integer())
+            throw Error(f.where + ": the id of '" + it.key() + "' is not an integer");
+        const auto id = it.value().get<long long>();
+        if (id < 0 || id > INT_MAX) throw Error(f.where + ": the id of '" + it.key() + "' is out of range");
+        f.vocab[it.key()] = static_cast<int>(id);
+    }
+}
+
+// vocab.json, merges.txt and added_tokens.json, as GPT2Tokenizer reads them.
+void readBpeVocabAndMerges(const std::filesystem::path& dir, ByteBpeFiles& f) {
+    f.where = quoted(dir / "vocab.json");
+    readBpeVocab(readJsonFile(dir / "vocab.json"), f);
+    f.where = quoted(dir / "merges.txt");
+    // Split at "\n", drop the first line (the version) and the last (empty) one.
+    std::vector<std::string> lines;
+    const std::string text = readText(dir / "merges.txt");
+    size_t start = 0;
+    for (size_t p; (p = text.find('\n', start)) != std::string::npos; start = p + 1)
+        lines.push_back(text.substr(start, p - start));
+    lines.push_back(text.substr(start));
+    for (size_t i = 1; i + 1 < lines.size(); ++i) {
+        std::istringstream parts(lines[i]);
+        std::string a, b, extra;
+        if (parts >> a >> b && !(parts >> extra))
+            f.merges.emplace_back(a, b);
+        else
+            f.merges.emplace_back(); // never matches, keeps the ranks of the lines after it
+    }
+    if (const auto added = dir / "added_tokens.json"; fileExists(added)) {
+        const Json j = readJsonFile(added);
+        if (j.is_object())
+            for (auto it = j.begin(); it != j.end(); ++it)
+                f.added.push_back(it.key());
+    }
+}
+
+// tokenizer.json's BPE model (merges as "a b" or [a, b]) and its added tokens.
+void readBpeTokenizerJson(const std::filesystem::path& dir, ByteBpeFiles& f) {
+    f.where = quoted(dir / "tokenizer.json");
+    const Json j = readJsonFile(dir / "tokenizer.json");
+    const Json* model = member(j, "model");
+    if (!model || !member(*model, "vocab") || !member(*model, "merges"))
+        throw Error(f.where + ": no BPE model (model.vocab and model.merges)");
+    readBpeVocab(*member(*model, "vocab"), f);
+    const Json& list = *member(*model, "merges");
+    if (!list.is_array()) throw Error(f.where + ": model.merges must be an array");
+    for (const Json& m : list) {
+        if (m.is_string()) {
+            std::istringstream parts(m.get<std::string>());
+            std::string a, b;
+            parts >> a >> b;
+            f.merges.emplace_back(a, b);
+        } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+            f.merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
+        } else {
+            throw Error(f.where + ": a merge must be \"a b\" or [a, b]");
         }
-    };
-    if (fileExists(dir / "vocab.json") && fileExists(dir / "merges.txt")) {
-        where = quoted(dir / "vocab.json");
-        readVocab(readJsonFile(dir / "vocab.json"));
-        where = quoted(dir / "merges.txt");
-        // As GPT2Tokenizer reads it: split at "\n", drop the first line (the version) and the last (empty)
-        // one.
-        std::vector<std::string> lines;
-        std::string text = readText(dir / "merges.txt");
-        size_t start = 0;
-        for (size_t p; (p = text.find('\n', start)) != std::string::npos; start = p + 1)
-            lines.push_back(text.substr(start, p - start));
-        lines.push_back(text.substr(start));
-        for (size_t i = 1; i + 1 < lines.size(); ++i) {
-            std::istringstream parts(lines[i]);
-            std::string a, b, extra;
-            if (parts >> a >> b && !(parts >> extra))
-                merges.emplace_back(a, b);
-            else
-                merges.emplace_back(); // never matches, keeps the ranks of the lines after it
-        }
-        if (const auto added = dir / "added_tokens.json"; fileExists(added)) {
-            const Json j = readJsonFile(added);
-            if (j.is_object())
-                for (auto it = j.begin(); it != j.end(); ++it)
-                    tok->m_added.push_back(it.key());
-        }
-    } else if (fileExists(dir / "tokenizer.json")) {
-        where = quoted(dir / "tokenizer.json");
-        const Json j = readJsonFile(dir / "tokenizer.json");
-        const Json* model = member(j, "model");
-        if (!model || !member(*model, "vocab") || !member(*model, "merges"))
-            throw Error(where + ": no BPE model (model.vocab and model.merges)");
-        readVocab(*member(*model, "vocab"));
-        const Json& list = *member(*model, "merges");
-        if (!list.is_array()) throw Error(where + ": model.merges must be an array");
-        for (const Json& m : list) {
-            if (m.is_string()) {
-                std::istringstream parts(m.get<std::string>());
-                std::string a, b;
-                parts >> a >> b;
-                merges.emplace_back(a, b);
-            } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-                merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
-            } else {
-                throw Error(where + ": a merge must be \"a b\" or [a, b]");
-            }
-        }
-        if (const Json* added = member(j, "added_tokens"); added && added->is_array())
-            for (const Json& a : *added)
-                if (const Json* content = member(a, "content"); content && content->is_string())
-                    tok->m_added.push_back(content->get<std::string>());
-    } else {
+    }
+    if (const Json* added = member(j, "added_tokens"); added && added->is_array())
+        for (const Json& a : *added)
+            if (const Json* content = member(a, "content"); content && content->is_string())
+                f.added.push_back(content->get<std::string>());
+}
+
+} // namespace
+
+std::shared_ptr<const ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesystem::path& dir) {
+    ByteBpeFiles files;
+    if (fileExists(dir / "vocab.json") && fileExists(dir / "merges.txt"))
+        readBpeVocabAndMerges(dir, files);
+    else if (fileExists(dir / "tokenizer.json"))
+        readBpeTokenizerJson(dir, files);
+    else
         throw Error("'" + dir.string() +
                     "': vocab.json and merges.txt are missing (and there is no tokenizer.json)");
-    }
-    indexVocabulary(tok->m_vocab, tok->m_tokens, where);
+    auto tok = std::make_shared<ByteBpeTokenizer>();
+    tok->m_vocab = std::move(files.vocab);
+    tok->m_added = std::move(files.added);
+    indexVocabulary(tok->m_vocab, tok->m_tokens, files.where);
+    const auto& merges = files.merges;
     for (size_t r = 0; r < merges.size(); ++r) {
         if (merges[r].first.empty()) continue;
         const auto a = static_cast<uint64_t>(tok->intern(merges[r].first));
         const auto b = static_cast<uint64_t>(tok->intern(merges[r].second));
         const int result = tok->intern(merges[r].first + merges[r].second);
-        tok->m_merges[(a << 32) | b] =
-            MergeRule{static_cast<int>(r), result}; // a repeated pair: the last rank, as
-                                                    // GPT2Tokenizer's dict keeps it
+        // A repeated pair: the last rank, as GPT2Tokenizer's dict keeps it.
+        tok->m_merges[(a << 32) | b] = MergeRule{static_cast<int>(r), result};
     }
     if (tok->m_vocab.count("<|endoftext|>") &&
         std::find(tok->m_added.begin(), tok->m_added.end(), "<|endoftext|>") == tok->m_added.end())
