@@ -222,9 +222,11 @@ TensorFile readTorchZip(const std::filesystem::path& path, std::shared_ptr<Mappe
                       std::move(infos));
 }
 
-TensorFile readTorchLegacy(const std::filesystem::path& path, std::shared_ptr<MappedFile> mapping) {
-    const std::string where = quoted(path);
-    pickle::Reader reader(mapping->bytes(), mapping->size(), where);
+namespace {
+
+// The legacy format's three leading pickles: the magic number, the protocol version (1001) and the system
+// information (little-endian only).
+void readLegacyHeader(pickle::Reader& reader, const std::string& where) {
     // 0x1950a86a20f9469cfc6c, little-endian, as LONG1 writes it.
     static const std::string kMagic("\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 10);
     const pickle::Value& magic = reader.value(reader.run());
@@ -246,23 +248,22 @@ TensorFile readTorchLegacy(const std::filesystem::path& path, std::shared_ptr<Ma
             !(value.kind == pickle::Kind::Bool && value.integer))
             throw Error(where + ": a big-endian checkpoint; only little-endian storages are read");
     }
-    const size_t top = reader.run();
-    (void)stateDictTensors(reader, top, where); // a state dict, before anything is said about its storages
-    const size_t keysIndex = reader.run();
-    const pickle::Value& keys = reader.value(keysIndex);
-    if (keys.kind != pickle::Kind::List) throw Error(where + ": the list of storage keys is missing");
+}
 
-    // The storages follow in the order of that list: an 8-byte element count, then the elements.
-    struct Root {
-        const unsigned char* bytes = nullptr;
-        uint64_t size = 0;
-    };
+struct LegacyRoot {
+    const unsigned char* bytes = nullptr;
+    uint64_t size = 0;
+};
+
+// The storages after the pickles, in the order of the key list: an 8-byte element count, then the elements.
+std::map<std::string, LegacyRoot> legacyRoots(const pickle::Reader& reader, const pickle::Value& keys,
+                                              const MappedFile& mapping, const std::string& where) {
     std::map<std::string, DType> dtypeOf;
     for (const auto& ref : reader.storages())
         dtypeOf.emplace(ref.key, ref.dtype);
-    std::map<std::string, Root> roots;
+    std::map<std::string, LegacyRoot> roots;
     uint64_t pos = reader.position();
-    const uint64_t fileSize = mapping->size();
+    const uint64_t fileSize = mapping.size();
     for (const size_t k : keys.items) {
         const pickle::Value& key = reader.value(k);
         if (key.kind != pickle::Kind::String) throw Error(where + ": a storage key that is not a string");
@@ -273,18 +274,25 @@ TensorFile readTorchLegacy(const std::filesystem::path& path, std::shared_ptr<Ma
             throw Error(where + ": storage '" + key.text + "' is cut off (truncated file?)");
         uint64_t numel = 0;
         for (int b = 7; b >= 0; --b)
-            numel = (numel << 8) | mapping->bytes()[pos + static_cast<uint64_t>(b)];
+            numel = (numel << 8) | mapping.bytes()[pos + static_cast<uint64_t>(b)];
         pos += 8;
         uint64_t bytes = 0;
         if (!mulSize(numel, static_cast<uint64_t>(dtypeSize(dtype->second)), bytes) || bytes > fileSize - pos)
             throw Error(where + ": storage '" + key.text + "' of " + std::to_string(numel) +
                         " elements runs past the end of the file (truncated?)");
-        roots[key.text] = {mapping->bytes() + pos, bytes};
+        roots[key.text] = {mapping.bytes() + pos, bytes};
         pos += bytes;
     }
+    return roots;
+}
 
+// One storage per root or view the tensors use (a view shared by several tensors once); fileStorage: the
+// index of each pickled storage reference's storage.
+std::vector<TensorFile::Storage> legacyStorages(const pickle::Reader& reader,
+                                                const std::map<std::string, LegacyRoot>& roots,
+                                                const std::shared_ptr<MappedFile>& mapping,
+                                                const std::string& where, std::vector<size_t>& fileStorage) {
     std::vector<TensorFile::Storage> storages;
-    std::vector<size_t> fileStorage;
     std::map<std::string, size_t> byKey; // key, or key@offset+size for a view
     for (const auto& ref : reader.storages()) {
         const std::string id =
@@ -301,16 +309,33 @@ TensorFile readTorchLegacy(const std::filesystem::path& path, std::shared_ptr<Ma
             throw Error(where + ": storage '" + ref.key + "' is used but not in the file");
         checkStorageSize(ref, root->second.size, where);
         const uint64_t elem = static_cast<uint64_t>(dtypeSize(ref.dtype));
-        if (!ref.view) {
+        if (!ref.view) // a view lies inside its root: checked by the reader against numel, numel against the
+                       // root
             storages.push_back({root->second.bytes, root->second.size, mapping});
-        } else { // inside the root: checked by the reader against numel, and numel against the root just
-                 // above
+        else
             storages.push_back({root->second.bytes + static_cast<uint64_t>(ref.viewOffset) * elem,
                                 static_cast<uint64_t>(ref.viewNumel) * elem, mapping});
-        }
     }
+    return storages;
+}
+
+} // namespace
+
+TensorFile readTorchLegacy(const std::filesystem::path& path, std::shared_ptr<MappedFile> mapping) {
+    const std::string where = quoted(path);
+    pickle::Reader reader(mapping->bytes(), mapping->size(), where);
+    readLegacyHeader(reader, where);
+    const size_t top = reader.run();
+    (void)stateDictTensors(reader, top, where); // a state dict, before anything is said about its storages
+    const size_t keysIndex = reader.run();
+    const pickle::Value& keys = reader.value(keysIndex);
+    if (keys.kind != pickle::Kind::List) throw Error(where + ": the list of storage keys is missing");
+    const auto roots = legacyRoots(reader, keys, *mapping, where);
+    std::vector<size_t> fileStorage;
+    auto storages = legacyStorages(reader, roots, mapping, where, fileStorage);
     auto infos = tensorInfos(reader, top, where, fileStorage);
-    return TensorFile(path, TensorFile::Format::TorchLegacy, fileSize, std::move(storages), std::move(infos));
+    return TensorFile(path, TensorFile::Format::TorchLegacy, mapping->size(), std::move(storages),
+                      std::move(infos));
 }
 
 } // namespace attnlens
