@@ -173,18 +173,115 @@ TextHeads textHeads(const cli::Args& args, const attnlens::TextFolder& folder) {
     return out;
 }
 
-int runHeads(const std::vector<std::string>& argv) {
-    const cli::Args args(argv,
-                         {"--model", "--src", "--src-file", "--text", "--text-file", "--image", "--image-dir",
-                          "--sample", "--timestep", "--class", "--stat", "--json", "--precision", "--align",
-                          "--align-file"},
-                         {"--importance"});
+// The statistics of one kind as the JSON writes them ("layers", "heads", "rows", "aligned_rows", one matrix
+// per statistic).
+Json statsJson(const HeadStats& s) {
+    Json k = {
+        {"layers", s.layers()}, {"heads", s.heads()}, {"rows", s.rows}, {"aligned_rows", s.alignedRows}};
+    for (HeadStatistic st : attnlens::kAllHeadStatistics)
+        k[std::string(attnlens::headStatisticId(st))] = matrixJson(s.get(st));
+    return k;
+}
+
+// --sample: one U-Net forward, every attention layer (rows of the table in execution order).
+int unetHeads(const cli::Args& args, HeadStatistic stat) {
+    const attnlens::DiffusionModel model = cli::loadDiffusion(args);
+    const cli::UnetInput in = cli::readUnetInput(args, model);
+    const attnlens::UNetOutput out =
+        model.unet->forward(in.sample, static_cast<float>(in.timestep), in.classLabel);
+    const HeadStats s = attnlens::unetHeadStats(out.attentions, static_cast<int>(in.sample.dim(1)),
+                                                static_cast<int>(in.sample.dim(2)));
+    printTable("unet", stat, s);
+    Json names = Json::array();
+    for (const auto& a : out.attentions)
+        names.push_back(a.info.name);
+    Json k = statsJson(s);
+    k["layer_names"] = names;
+    if (const auto path = args.value("--json"))
+        attnlens::writeJsonFile(
+            *path,
+            Json{{"model", model.folder.dir.filename().string()}, {"inputs", 1}, {"kinds", {{"unet", k}}}});
+    return 0;
+}
+
+// --image / --image-dir: every picture's statistics, averaged. Returns the pictures.
+int vitHeads(const cli::Args& args, const std::filesystem::path& dir,
+             std::map<std::string, HeadStatsBatch>& batches) {
+    const auto model = attnlens::VitModel::load(dir);
+    const std::vector<std::filesystem::path> paths =
+        args.has("--image") ? std::vector<std::filesystem::path>{*args.value("--image")}
+                            : listImages(*args.value("--image-dir"));
+    attnlens::VitRunOptions run;
+    run.captureAttention = true;
+    for (const auto& path : paths) {
+        const attnlens::VitResult r = model->run(cli::loadImageQuietly(path), run);
+        const HeadStatsOptions o =
+            attnlens::patchGridHeadStatsOptions(r.grid.rows(), r.grid.cols(), model->config().patchSize);
+        batches["vit"].add(attnlens::computeHeadStats(r.output.attentions, o));
+    }
+    return static_cast<int>(paths.size());
+}
+
+// --align / --align-file: one word alignment per sentence (empty: none).
+std::vector<std::string> readAlignments(const cli::Args& args, size_t sentences) {
+    std::vector<std::string> alignments;
+    if (const auto a = args.value("--align")) alignments = {*a};
+    if (const auto f = args.value("--align-file")) {
+        std::ifstream in(*f);
+        if (!in) throw cli::UsageError("--align-file: cannot read '" + *f + "'");
+        for (std::string line; std::getline(in, line);) {
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+            alignments.push_back(line);
+        }
+        while (alignments.size() > sentences && alignments.back().empty())
+            alignments.pop_back();
+        if (alignments.size() != sentences)
+            throw cli::UsageError("--align-file: " + std::to_string(alignments.size()) + " lines for " +
+                                  std::to_string(sentences) + " sentences (one line per sentence)");
+    }
+    return alignments;
+}
+
+// --src / --src-file: every sentence translated, its encoder, decoder and cross-attention statistics
+// averaged.
+int marianHeads(const cli::Args& args, const std::filesystem::path& dir,
+                std::map<std::string, HeadStatsBatch>& batches) {
+    const auto folder = attnlens::loadMarianFolder(dir);
+    const std::vector<std::string> sentences = args.has("--src")
+                                                   ? std::vector<std::string>{*args.value("--src")}
+                                                   : readSentences(*args.value("--src-file"));
+    const std::vector<std::string> alignments = readAlignments(args, sentences.size());
+    for (size_t n = 0; n < sentences.size(); ++n) {
+        attnlens::DecodeSession session(folder.model, folder.tokenizer, sentences[n], {});
+        session.run();
+        const auto trace = session.trace();
+        for (AttentionKind kind :
+             {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross}) {
+            HeadStatsOptions o = attnlens::headStatsOptions(*trace, kind);
+            if (kind == AttentionKind::Cross && !alignments.empty()) {
+                try {
+                    o.alignment = attnlens::pieceAlignment(*trace, alignments[n]);
+                } catch (const attnlens::Error& e) {
+                    throw cli::UsageError("--align: sentence " + std::to_string(n) + " (\"" +
+                                          trace->translation + "\"): " + e.what());
+                }
+            }
+            batches[std::string(attnlens::attentionKindId(kind))].add(
+                attnlens::computeHeadStats(attnlens::traceAttention(*trace, kind), o));
+        }
+    }
+    return static_cast<int>(sentences.size());
+}
+
+// The options that go together; returns the statistic the table shows.
+HeadStatistic checkHeadsArgs(const cli::Args& args) {
     if ((args.has("--align") && !args.has("--src")) || (args.has("--align-file") && !args.has("--src-file")))
         throw cli::UsageError("--align goes with --src, --align-file with --src-file");
     const bool texts = args.has("--text") || args.has("--text-file");
-    const int sources = int(args.has("--src")) + int(args.has("--src-file")) + int(args.has("--text")) +
-                        int(args.has("--text-file")) + int(args.has("--image")) +
-                        int(args.has("--image-dir")) + int(args.has("--sample"));
+    int sources = 0;
+    for (const char* source :
+         {"--src", "--src-file", "--text", "--text-file", "--image", "--image-dir", "--sample"})
+        sources += int(args.has(source));
     if (sources != 1)
         throw cli::UsageError(
             "give exactly one of --src, --src-file, --text, --text-file, --image, --image-dir, --sample");
@@ -195,30 +292,18 @@ int runHeads(const std::vector<std::string>& argv) {
     const std::string statName = args.value("--stat", "entropy");
     const auto stat = attnlens::parseHeadStatistic(statName);
     if (!stat) throw cli::UsageError("--stat: unknown statistic '" + statName + "'");
-    if (args.has("--sample")) {
-        const attnlens::DiffusionModel model = cli::loadDiffusion(args);
-        const cli::UnetInput in = cli::readUnetInput(args, model);
-        const attnlens::UNetOutput out =
-            model.unet->forward(in.sample, static_cast<float>(in.timestep), in.classLabel);
-        const HeadStats s = attnlens::unetHeadStats(out.attentions, static_cast<int>(in.sample.dim(1)),
-                                                    static_cast<int>(in.sample.dim(2)));
-        printTable("unet", *stat, s);
-        Json names = Json::array();
-        for (const auto& a : out.attentions)
-            names.push_back(a.info.name);
-        Json k = {{"layers", s.layers()},
-                  {"heads", s.heads()},
-                  {"rows", s.rows},
-                  {"aligned_rows", 0},
-                  {"layer_names", names}};
-        for (HeadStatistic st : attnlens::kAllHeadStatistics)
-            k[std::string(attnlens::headStatisticId(st))] = matrixJson(s.get(st));
-        if (const auto path = args.value("--json"))
-            attnlens::writeJsonFile(*path, Json{{"model", model.folder.dir.filename().string()},
-                                                {"inputs", 1},
-                                                {"kinds", {{"unet", k}}}});
-        return 0;
-    }
+    return *stat;
+}
+
+int runHeads(const std::vector<std::string>& argv) {
+    const cli::Args args(argv,
+                         {"--model", "--src", "--src-file", "--text", "--text-file", "--image", "--image-dir",
+                          "--sample", "--timestep", "--class", "--stat", "--json", "--precision", "--align",
+                          "--align-file"},
+                         {"--importance"});
+    const HeadStatistic stat = checkHeadsArgs(args);
+    if (args.has("--sample")) return unetHeads(args, stat);
+    const bool texts = args.has("--text") || args.has("--text-file");
     const bool images = args.has("--image") || args.has("--image-dir");
     using attnlens::ModelKind;
     const ModelKind wanted = images ? ModelKind::Vit : texts ? ModelKind::Text : ModelKind::Marian;
@@ -239,73 +324,16 @@ int runHeads(const std::vector<std::string>& argv) {
         text = textHeads(args, attnlens::loadTextFolder(dir));
         batches[text.kind] = text.batch;
         inputs = text.inputs;
-    } else if (images) {
-        const auto model = attnlens::VitModel::load(dir);
-        const std::vector<std::filesystem::path> paths =
-            args.has("--image") ? std::vector<std::filesystem::path>{*args.value("--image")}
-                                : listImages(*args.value("--image-dir"));
-        attnlens::VitRunOptions run;
-        run.captureAttention = true;
-        for (const auto& path : paths) {
-            const attnlens::VitResult r = model->run(cli::loadImageQuietly(path), run);
-            const HeadStatsOptions o =
-                attnlens::patchGridHeadStatsOptions(r.grid.rows(), r.grid.cols(), model->config().patchSize);
-            batches["vit"].add(attnlens::computeHeadStats(r.output.attentions, o));
-            ++inputs;
-        }
     } else {
-        const auto folder = attnlens::loadMarianFolder(dir);
-        const std::vector<std::string> sentences = args.has("--src")
-                                                       ? std::vector<std::string>{*args.value("--src")}
-                                                       : readSentences(*args.value("--src-file"));
-        std::vector<std::string> alignments;
-        if (const auto a = args.value("--align")) alignments = {*a};
-        if (const auto f = args.value("--align-file")) {
-            std::ifstream in(*f);
-            if (!in) throw cli::UsageError("--align-file: cannot read '" + *f + "'");
-            for (std::string line; std::getline(in, line);) {
-                if (!line.empty() && line.back() == '\r') line.pop_back();
-                alignments.push_back(line);
-            }
-            while (alignments.size() > sentences.size() && alignments.back().empty())
-                alignments.pop_back();
-            if (alignments.size() != sentences.size())
-                throw cli::UsageError("--align-file: " + std::to_string(alignments.size()) + " lines for " +
-                                      std::to_string(sentences.size()) +
-                                      " sentences (one line per sentence)");
-        }
-        for (size_t n = 0; n < sentences.size(); ++n) {
-            attnlens::DecodeSession session(folder.model, folder.tokenizer, sentences[n], {});
-            session.run();
-            const auto trace = session.trace();
-            for (AttentionKind kind :
-                 {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross}) {
-                HeadStatsOptions o = attnlens::headStatsOptions(*trace, kind);
-                if (kind == AttentionKind::Cross && !alignments.empty()) {
-                    try {
-                        o.alignment = attnlens::pieceAlignment(*trace, alignments[n]);
-                    } catch (const attnlens::Error& e) {
-                        throw cli::UsageError("--align: sentence " + std::to_string(n) + " (\"" +
-                                              trace->translation + "\"): " + e.what());
-                    }
-                }
-                batches[std::string(attnlens::attentionKindId(kind))].add(
-                    attnlens::computeHeadStats(attnlens::traceAttention(*trace, kind), o));
-            }
-            ++inputs;
-        }
+        inputs = images ? vitHeads(args, dir, batches) : marianHeads(args, dir, batches);
     }
-
     Json kinds = Json::object();
     for (const char* kind : {"encoder", "decoder", "cross", "vit"}) {
         const auto it = batches.find(kind);
         if (it == batches.end()) continue;
         const HeadStats s = it->second.mean();
-        printTable(kind, *stat, s);
-        Json k = {
-            {"layers", s.layers()}, {"heads", s.heads()}, {"rows", s.rows}, {"aligned_rows", s.alignedRows}};
-        for (HeadStatistic st : attnlens::kAllHeadStatistics)
-            k[std::string(attnlens::headStatisticId(st))] = matrixJson(s.get(st));
+        printTable(kind, stat, s);
+        Json k = statsJson(s);
         if (kind == text.kind && text.importance.size()) {
             printImportance(text.measure, text.importance);
             k["importance"] = matrixJson(text.importance);
