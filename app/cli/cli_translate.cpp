@@ -106,6 +106,87 @@ Json parseAblation(const std::string& text, const attnlens::MarianConfig& config
     return list;
 }
 
+// With heads ablated, what changed against the plain model: the plain translation (returned) and, in
+// `change`, where the tokens part and p(plain token) with and without the heads, top 5 (teacher-forced over
+// the plain output).
+std::string ablationChange(const attnlens::MarianFolder& folder, const std::string& text,
+                           const attnlens::DecodeOptions& options, const attnlens::TranslationTrace& trace,
+                           size_t ablatedHeads, Json& change) {
+    attnlens::DecodeOptions plainOptions = options;
+    plainOptions.ablation = {};
+    plainOptions.captureAttention = false;
+    attnlens::DecodeSession plain(folder.model, folder.tokenizer, text, plainOptions);
+    plain.run();
+    const auto p = plain.trace();
+    if (!p->targetIds.empty()) {
+        const attnlens::AblationChange c = attnlens::marianAblationChange(
+            *folder.model, trace.sourceIds, p->targetIds, trace.targetIds, options.ablation);
+        const auto top = [&folder](const std::vector<attnlens::TokenChoice>& list) {
+            Json out = Json::array();
+            for (const auto& t : list)
+                out.push_back(
+                    {{"id", t.id}, {"piece", folder.tokenizer->idToPiece(t.id)}, {"p", t.probability}});
+            return out;
+        };
+        change = {{"parts_at", c.partsAt >= 0 ? Json(c.partsAt) : Json(nullptr)},
+                  {"position", c.position},
+                  {"baseline_token_probs", c.plainProbability},
+                  {"ablated_token_probs", c.ablatedProbability},
+                  {"top5_all_heads", top(c.topPlain)},
+                  {"top5_ablated", top(c.topAblated)}};
+    }
+    size_t same = 0;
+    while (same < p->targetIds.size() && same < trace.targetIds.size() &&
+           p->targetIds[same] == trace.targetIds[same])
+        ++same;
+    std::cerr << "note: ablated " << ablatedHeads << " head(s): \"" << p->translation << "\" -> \""
+              << trace.translation << "\""
+              << (same == p->targetIds.size() && same == trace.targetIds.size()
+                      ? std::string(" (same tokens)")
+                      : " (the tokens part at target position " + std::to_string(same) + ")")
+              << "\n";
+    return p->translation;
+}
+
+// --through: the encoder through layers 0…through — rollout, and attention flow when within the budget.
+void writeThrough(const Tensor& enc, int through, Json& j) {
+    attnlens::RolloutOptions ro;
+    ro.lastLayer = through;
+    const attnlens::RowMatrix rollout = attnlens::attentionRollout(enc, ro);
+    const int tokens = static_cast<int>(enc.dim(2));
+    const int64_t cost = attnlens::attentionFlowCost(through + 1, tokens) * tokens;
+    Json rows = Json::array(), flow = Json::array();
+    for (Eigen::Index r = 0; r < rollout.rows(); ++r)
+        rows.push_back(std::vector<float>(rollout.row(r).data(), rollout.row(r).data() + rollout.cols()));
+    if (cost <= attnlens::kFlowBudget) {
+        attnlens::FlowOptions fo;
+        fo.lastLayer = through;
+        for (int q = 0; q < tokens; ++q)
+            flow.push_back(attnlens::attentionFlow(enc, q, fo));
+    } else {
+        flow = nullptr;
+        std::cerr << "note: attention flow of " << tokens << " tokens through " << through + 1
+                  << " layers exceeds the budget (" << double(cost) / double(attnlens::kFlowBudget)
+                  << "x); only the rollout is written\n";
+    }
+    j["through_layer"] = through;
+    j["encoder_rollout"] = rows;
+    j["encoder_flow"] = flow;
+}
+
+Json traceJson(const attnlens::TranslationTrace& trace) {
+    return {{"source", trace.source},
+            {"source_tokens", trace.sourceTokens},
+            {"source_ids", trace.sourceIds},
+            {"target_tokens", trace.targetTokens},
+            {"target_ids", trace.targetIds},
+            {"translation", trace.translation},
+            {"attentions",
+             {{"encoder", nested4(trace.encoderAttention)},
+              {"decoder", nested4(trace.decoderAttention)},
+              {"cross", nested4(trace.crossAttention)}}}};
+}
+
 int runTranslate(const std::vector<std::string>& argv) {
     const cli::Args args(argv,
                          {"--model", "--beam", "--max-new-tokens", "--json", "--heatmap", "--kind", "--layer",
@@ -136,85 +217,13 @@ int runTranslate(const std::vector<std::string>& argv) {
     session.run();
     const auto trace = session.trace();
     std::cout << trace->translation << "\n";
-    // With heads ablated, what changed against the plain model: the translation and where the tokens part.
     std::string baseline;
     Json change;
-    if (options.ablation.any()) {
-        attnlens::DecodeOptions plainOptions = options;
-        plainOptions.ablation = {};
-        plainOptions.captureAttention = false;
-        attnlens::DecodeSession plain(folder.model, folder.tokenizer, text, plainOptions);
-        plain.run();
-        const auto p = plain.trace();
-        baseline = p->translation;
-        if (!p->targetIds.empty()) {
-            // What changed, teacher-forced over the plain output: p(plain token) with and without the heads,
-            // top 5.
-            const attnlens::AblationChange c = attnlens::marianAblationChange(
-                *folder.model, trace->sourceIds, p->targetIds, trace->targetIds, options.ablation);
-            const auto top = [&folder](const std::vector<attnlens::TokenChoice>& list) {
-                Json out = Json::array();
-                for (const auto& t : list)
-                    out.push_back(
-                        {{"id", t.id}, {"piece", folder.tokenizer->idToPiece(t.id)}, {"p", t.probability}});
-                return out;
-            };
-            change = {{"parts_at", c.partsAt >= 0 ? Json(c.partsAt) : Json(nullptr)},
-                      {"position", c.position},
-                      {"baseline_token_probs", c.plainProbability},
-                      {"ablated_token_probs", c.ablatedProbability},
-                      {"top5_all_heads", top(c.topPlain)},
-                      {"top5_ablated", top(c.topAblated)}};
-        }
-        size_t same = 0;
-        while (same < p->targetIds.size() && same < trace->targetIds.size() &&
-               p->targetIds[same] == trace->targetIds[same])
-            ++same;
-        std::cerr << "note: ablated " << ablated.size() << " head(s): \"" << p->translation << "\" -> \""
-                  << trace->translation << "\""
-                  << (same == p->targetIds.size() && same == trace->targetIds.size()
-                          ? std::string(" (same tokens)")
-                          : " (the tokens part at target position " + std::to_string(same) + ")")
-                  << "\n";
-    }
+    if (options.ablation.any())
+        baseline = ablationChange(folder, text, options, *trace, ablated.size(), change);
     if (const auto out = args.value("--json")) {
-        Json j = {{"source", trace->source},
-                  {"source_tokens", trace->sourceTokens},
-                  {"source_ids", trace->sourceIds},
-                  {"target_tokens", trace->targetTokens},
-                  {"target_ids", trace->targetIds},
-                  {"translation", trace->translation},
-                  {"attentions",
-                   {{"encoder", nested4(trace->encoderAttention)},
-                    {"decoder", nested4(trace->decoderAttention)},
-                    {"cross", nested4(trace->crossAttention)}}}};
-        if (through >= 0) {
-            // The encoder through layers 0…through: rollout, and attention flow when within the budget.
-            const Tensor& enc = trace->encoderAttention;
-            attnlens::RolloutOptions ro;
-            ro.lastLayer = through;
-            const attnlens::RowMatrix rollout = attnlens::attentionRollout(enc, ro);
-            const int tokens = static_cast<int>(enc.dim(2));
-            const int64_t cost = attnlens::attentionFlowCost(through + 1, tokens) * tokens;
-            Json rows = Json::array(), flow = Json::array();
-            for (Eigen::Index r = 0; r < rollout.rows(); ++r)
-                rows.push_back(
-                    std::vector<float>(rollout.row(r).data(), rollout.row(r).data() + rollout.cols()));
-            if (cost <= attnlens::kFlowBudget) {
-                attnlens::FlowOptions fo;
-                fo.lastLayer = through;
-                for (int q = 0; q < tokens; ++q)
-                    flow.push_back(attnlens::attentionFlow(enc, q, fo));
-            } else {
-                flow = nullptr;
-                std::cerr << "note: attention flow of " << tokens << " tokens through " << through + 1
-                          << " layers exceeds the budget (" << double(cost) / double(attnlens::kFlowBudget)
-                          << "x); only the rollout is written\n";
-            }
-            j["through_layer"] = through;
-            j["encoder_rollout"] = rows;
-            j["encoder_flow"] = flow;
-        }
+        Json j = traceJson(*trace);
+        if (through >= 0) writeThrough(trace->encoderAttention, through, j);
         if (!ablated.empty()) {
             j["ablated"] = ablated; // the run above is the ablated one
             j["baseline_translation"] = baseline;
