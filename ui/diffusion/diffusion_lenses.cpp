@@ -23,8 +23,9 @@ namespace attnlens::ui {
 
 namespace {
 
-// x̂0 / |Δ| tiles side by side, enlarged with crisp pixels, with captions.
-QPixmap ablationPicture(const DiffusionLenses::AblationResult& r, int tile) {
+// x̂0 / |Δ| tiles side by side, enlarged with crisp pixels, with captions, in the palette's colours (|Δ| from
+// the base colour to the error red).
+QPixmap ablationPicture(const DiffusionLenses::AblationResult& r, int tile, const QPalette& palette) {
     const QString captions[3] = {QObject::tr("predicted x₀, all heads"),
                                  QObject::tr("predicted x₀, heads off"), QObject::tr("|Δ predicted x₀|")};
     QImage diff(static_cast<int>(r.x0Difference.cols()), static_cast<int>(r.x0Difference.rows()),
@@ -33,18 +34,19 @@ QPixmap ablationPicture(const DiffusionLenses::AblationResult& r, int tile) {
     for (int y = 0; y < diff.height(); ++y)
         for (int x = 0; x < diff.width(); ++x) {
             const int v = static_cast<int>(std::lround(255.0f * r.x0Difference(y, x) / top));
-            diff.setPixel(x, y, qRgb(255, 255 - v, 255 - v)); // white → red
+            diff.setPixel(x, y,
+                          mixColors(palette.color(QPalette::Base), errorColor(palette), v / 255.0).rgb());
         }
     const QImage images[3] = {toQImage(r.plain), toQImage(r.ablated), diff};
     QPixmap out(3 * tile + 2 * 12, tile + 20);
-    out.fill(Qt::white);
+    out.fill(palette.color(QPalette::Base));
     QPainter p(&out);
     for (int i = 0; i < 3; ++i) {
         const QRect box(i * (tile + 12), 0, tile, tile);
         p.drawImage(box, images[i].scaled(tile, tile, Qt::KeepAspectRatio, Qt::FastTransformation));
-        p.setPen(QColor(160, 160, 160));
+        p.setPen(frameColor(palette));
         p.drawRect(box.adjusted(0, 0, -1, -1));
-        p.setPen(Qt::black);
+        p.setPen(palette.color(QPalette::WindowText));
         p.drawText(QRect(box.left(), tile + 2, tile, 18), Qt::AlignCenter, captions[i]);
     }
     return out;
@@ -212,7 +214,7 @@ void DiffusionLenses::showAblation() {
             .arg(100.0 * m_ablation.relativeChange, 0, 'f', 1)
             .arg(m_ablation.maxAbsChange, 0, 'f', 3)
             .arg(double(m_ablation.x0Difference.maxCoeff()), 0, 'f', 3));
-    m_ablationImages->setPixmap(ablationPicture(m_ablation, 160));
+    m_ablationImages->setPixmap(ablationPicture(m_ablation, 160, m_page->palette()));
 }
 
 void DiffusionLenses::rankHeads() {

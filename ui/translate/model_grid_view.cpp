@@ -108,10 +108,9 @@ void ModelGridCanvas::paintEvent(QPaintEvent*) {
             }
             const bool current = l == m_doc->layer() && head == m_doc->head();
             const bool hovered = m_hover == std::make_pair(l, head);
-            p.setPen(QPen(current ? QColor(234, 67, 53)
-                                  : (hovered ? QColor(26, 115, 232)
-                                             : mixColors(palette().color(QPalette::Base),
-                                                         palette().color(QPalette::WindowText), 0.18)),
+            p.setPen(QPen(current   ? currentColor(palette())
+                          : hovered ? accentColor(palette())
+                                    : frameColor(palette()),
                           current || hovered ? 3 : 1));
             p.setBrush(Qt::NoBrush);
             p.drawRect(c.adjusted(-1, -1, 0, 0));

@@ -87,9 +87,10 @@ void CandidateBars::paintEvent(QPaintEvent*) {
         p.drawText(QRect(0, y, labelW - 6, kBarRow), Qt::AlignRight | Qt::AlignVCenter,
                    fm.elidedText(QString::fromStdString(c.piece), Qt::ElideRight, labelW - 8));
         p.setPen(Qt::NoPen);
-        p.setBrush(mixColors(palette().color(QPalette::Base), palette().color(QPalette::WindowText), 0.06));
+        p.setBrush(faintFill(palette()));
         p.drawRoundedRect(QRect(labelW, y + 4, barW, kBarRow - 8), 3, 3);
-        p.setBrush(chosen ? QColor(26, 115, 232) : QColor(138, 180, 248));
+        p.setBrush(chosen ? accentColor(palette())
+                          : mixColors(palette().color(QPalette::Base), accentColor(palette()), 0.5));
         p.drawRoundedRect(QRectF(labelW, y + 4,
                                  std::max(2.0, double(barW) * std::clamp(double(c.prob), 0.0, 1.0)),
                                  kBarRow - 8),

@@ -100,22 +100,19 @@ void TokenChips::paintEvent(QPaintEvent*) {
     }
     const std::vector<float> w = m_doc->focusWeights(m_side);
     const TokenRef selected = m_doc->selectedToken(), hovered = m_doc->hoveredToken();
-    const QColor accent(26, 115, 232);
+    const QColor accent = accentColor(palette());
     for (size_t i = 0; i < m_rects.size(); ++i) {
         const QRect r = m_rects[i];
         const TokenRef me{m_side, static_cast<int>(i)};
         const float weight = i < w.size() ? std::clamp(w[i], 0.0f, 1.0f) : 0.0f;
         // The chip's tint grows with the weight, from the palette's base towards the accent.
         const QColor base = palette().color(QPalette::Base);
-        QColor fill = weight > 0.0f ? mixColors(base, accent, 0.15 + 0.85 * weight)
-                                    : mixColors(palette().color(QPalette::Base),
-                                                palette().color(QPalette::WindowText), 0.06);
+        QColor fill = weight > 0.0f ? mixColors(base, accent, 0.15 + 0.85 * weight) : faintFill(palette());
         const bool isSel = me == selected, isHover = me == hovered;
         p.setBrush(fill);
-        p.setPen(QPen(isSel ? QColor(234, 67, 53)
-                            : (isHover ? accent
-                                       : mixColors(palette().color(QPalette::Base),
-                                                   palette().color(QPalette::WindowText), 0.18)),
+        p.setPen(QPen(isSel     ? currentColor(palette())
+                      : isHover ? accent
+                                : frameColor(palette()),
                       isSel || isHover ? 2 : 1));
         p.drawRoundedRect(QRectF(r).adjusted(0.5, 0.5, -0.5, -0.5), 6, 6);
         p.setPen(contrastingTextColor(fill));

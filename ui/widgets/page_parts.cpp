@@ -128,6 +128,22 @@ QColor errorColor(const QPalette& palette) {
     return isDark(palette) ? QColor(242, 139, 130) : QColor(179, 38, 30);
 }
 
+QColor accentColor(const QPalette& palette) {
+    return palette.color(QPalette::Highlight);
+}
+
+QColor currentColor(const QPalette& palette) {
+    return errorColor(palette);
+}
+
+QColor frameColor(const QPalette& palette) {
+    return mixColors(palette.color(QPalette::Base), palette.color(QPalette::WindowText), 0.18);
+}
+
+QColor faintFill(const QPalette& palette) {
+    return mixColors(palette.color(QPalette::Base), palette.color(QPalette::WindowText), 0.06);
+}
+
 QColor mixColors(const QColor& a, const QColor& b, double t) {
     auto mix = [t](int x, int y) { return static_cast<int>(x * (1.0 - t) + y * t + 0.5); };
     return QColor(mix(a.red(), b.red()), mix(a.green(), b.green()), mix(a.blue(), b.blue()));

@@ -59,6 +59,14 @@ QLabel* hint(const QString& text, QWidget* parent);    // muted, word-wrapped
 void mute(QWidget* widget);
 // A red that reads on the palette's window colour (errors, warnings in rich text).
 QColor errorColor(const QPalette& palette);
+// The colour roles views draw with, from the palette (light and dark alike):
+//   accentColor   hovered items and weight tints (the palette's highlight)
+//   currentColor  the outline of the current / selected item (the error red: it stands out on any base)
+//   frameColor    a cell's or chip's faint outline; faintFill a neutral chip without weight
+QColor accentColor(const QPalette& palette);
+QColor currentColor(const QPalette& palette);
+QColor frameColor(const QPalette& palette);
+QColor faintFill(const QPalette& palette);
 // a·(1 − t) + b·t per channel.
 QColor mixColors(const QColor& a, const QColor& b, double t);
 // Whether the palette is dark (window colour darker than its text).
