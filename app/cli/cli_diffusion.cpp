@@ -62,8 +62,8 @@ int runUnet(const std::vector<std::string>& argv) {
         for (const auto& l : layers)
             maxHeads = std::max(maxHeads, l.heads);
         if (layers.empty()) throw cli::UsageError("--ablate: this U-Net has no attention layer");
-        run.ablatedHeads = cli::parseHeadList("--ablate", *list, static_cast<int>(layers.size()), maxHeads);
-        for (const auto& [l, h] : run.ablatedHeads)
+        run.offHeads = cli::parseHeadList("--ablate", *list, static_cast<int>(layers.size()), maxHeads);
+        for (const auto& [l, h] : run.offHeads)
             if (h >= layers[size_t(l)].heads)
                 throw cli::UsageError("--ablate: head " + std::to_string(h) + " is out of range (" +
                                       layers[size_t(l)].name + " has " +
@@ -71,7 +71,7 @@ int runUnet(const std::vector<std::string>& argv) {
     }
     const UNetOutput out = model.unet->forward(in.sample, static_cast<float>(timestep), cls, run);
     Json ablation;
-    if (!run.ablatedHeads.empty()) {
+    if (!run.offHeads.empty()) {
         // What the ablation changed: the noise prediction against the plain pass.
         UNetRunOptions plainRun;
         plainRun.captureAttention = false;
@@ -85,10 +85,10 @@ int runUnet(const std::vector<std::string>& argv) {
             maxAbs = std::max(maxAbs, std::abs(d));
         }
         const double relative = norm2 > 0 ? std::sqrt(diff2 / norm2) : 0.0;
-        std::cerr << "note: ablated " << run.ablatedHeads.size() << " head(s): the noise prediction moved by "
+        std::cerr << "note: ablated " << run.offHeads.size() << " head(s): the noise prediction moved by "
                   << relative * 100.0 << " % (relative L2), at most " << maxAbs << "\n";
         Json heads = Json::array();
-        for (const auto& [l, h] : run.ablatedHeads)
+        for (const auto& [l, h] : run.offHeads)
             heads.push_back({l, h});
         ablation = {{"ablated", heads},
                     {"noise_pred_relative_change", relative},

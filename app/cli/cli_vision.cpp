@@ -115,14 +115,14 @@ int runVision(const std::vector<std::string>& argv) {
     options.captureAttention = true;
     options.interpolatePositions = args.has("--interpolate-pos");
     if (const auto ablate = args.value("--ablate"))
-        options.ablatedHeads = cli::parseHeadList("--ablate", *ablate, cfg.numLayers, cfg.numHeads);
+        options.offHeads = cli::parseHeadList("--ablate", *ablate, cfg.numLayers, cfg.numHeads);
     const ImageU8 image = cli::loadImageQuietly(imagePath);
     const VitResult result = model.run(image, options);
     // With heads ablated, what changed: the top classes of the plain run against the ablated one.
     Json baselineTop;
-    if (!options.ablatedHeads.empty() && model.hasClassifier()) {
+    if (!options.offHeads.empty() && model.hasClassifier()) {
         VitRunOptions plainOptions = options;
-        plainOptions.ablatedHeads.clear();
+        plainOptions.offHeads.clear();
         plainOptions.captureAttention = false;
         const VitOutput plain = model.forward(result.input.pixels, plainOptions);
         const auto before = model.topK(plain, 5);
@@ -135,7 +135,7 @@ int runVision(const std::vector<std::string>& argv) {
             std::fprintf(stderr,
                          "note: ablated %zu head(s): top class '%s' %.1f %% -> '%s' %.1f %% (the original "
                          "class now %.1f %%)\n",
-                         options.ablatedHeads.size(), before.front().label.c_str(),
+                         options.offHeads.size(), before.front().label.c_str(),
                          100.0 * before.front().probability, after.front().label.c_str(),
                          100.0 * after.front().probability, 100.0 * kept);
         }
@@ -173,8 +173,8 @@ int runVision(const std::vector<std::string>& argv) {
                      {"top", topJson},
                      {"logits", result.output.logits.toVector()}};
         if (domain.mismatch()) head["domain_mismatch"] = domain.reasons;
-        if (!options.ablatedHeads.empty()) {
-            head["ablated"] = options.ablatedHeads; // the run above is the ablated one
+        if (!options.offHeads.empty()) {
+            head["ablated"] = options.offHeads; // the run above is the ablated one
             if (!baselineTop.is_null()) head["baseline_top"] = baselineTop;
         }
         writeVisionJson(*jsonPath, std::move(head), result.output.attentions);

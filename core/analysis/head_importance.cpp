@@ -52,7 +52,7 @@ VitHeadImportance vitHeadImportance(const VitModel& model, const Tensor& pixels,
         heads,
         [&](int l, int h) {
             VitRunOptions off = plain;
-            off.ablatedHeads = {{l, h}};
+            off.offHeads = {{l, h}};
             const VitOutput o = model.forward(pixels, off);
             return base - logOf(o.probabilities.at({out.top.index}));
         },
@@ -109,7 +109,7 @@ RowMatrix unetHeadImportance(const UNet2DModel& model, const Tensor& sample, flo
         heads,
         [&](int l, int h) {
             UNetRunOptions off = plain;
-            off.ablatedHeads = {{l, h}};
+            off.offHeads = {{l, h}};
             const Tensor eps = model.forward(sample, timestep, classLabel, off, &callbacks).noisePred;
             const double diff = (eps.matrix() - base.matrix()).norm();
             return norm > 0 ? diff / norm : diff;

@@ -370,11 +370,11 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, std::optio
     run.capture = options.captureAttention ? &result.attentions : nullptr;
     run.probe = options.probe;
     run.probeLayer = options.probeLayer;
-    if (!options.ablatedHeads.empty()) {
+    if (!options.offHeads.empty()) {
         std::vector<int> headsPerLayer;
         for (const UNetAttentionInfo& info : attentionLayers(height, width))
             headsPerLayer.push_back(info.heads);
-        run.off = headsOffByLayer(options.ablatedHeads, headsPerLayer, "attention layers");
+        run.off = headsOffByLayer(options.offHeads, headsPerLayer, "attention layers");
     }
 
     RowMatrix temb = timeEmbedding(timestep, classLabel);

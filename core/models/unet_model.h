@@ -49,20 +49,14 @@ struct UNetAttentionMap {
     Tensor weights; // [heads, tokens, tokens], rows are post-softmax probabilities
 };
 
-struct UNetRunOptions {
-    bool captureAttention = true;
+// The contract's run controls (capture; heads off as for ViT and Marian — (attention layer in execution
+// order, head), numbered from 0, the head's probabilities × 0: diffusers has no head_mask, these are
+// transformers' semantics; the neuron view's probe of attention layer probeLayer: group-normed pixels,
+// queries and keys alike) and the U-Net's own limit.
+struct UNetRunOptions : RunControls {
     // Refuse a run whose captured attention would exceed this many bytes (a 64×64 attention level
     // alone is 4096² floats per head = 64 MiB).
     int64_t maxCaptureBytes = int64_t{4} << 30;
-    // Head ablation as for ViT and Marian: (attention layer in execution order, head), numbered from 0; the
-    // head's probabilities × 0 (its captured attention zero, its context zero). Empty: the plain pass, bit
-    // for bit. diffusers has no head_mask; these are the same semantics as transformers'. Out of range →
-    // attnlens::Error.
-    HeadList ablatedHeads;
-    // When set, attention layer probeLayer's inputs (group-normed pixels, queries and keys alike) are copied
-    // here during the pass (analysis/neuron_view).
-    AttentionInputs* probe = nullptr;
-    int probeLayer = -1;
 };
 
 struct UNetOutput {

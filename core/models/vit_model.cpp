@@ -151,11 +151,13 @@ void VitModel::bindEmbeddings(WeightBinder& w, const std::string& prefix) {
 }
 
 // One ViTLayer under the name prefix `l` ("vit.encoder.layer.3.").
-VitModel::Layer VitModel::bindLayer(WeightBinder& w, const TensorFile& file, const std::string& l) const {
+TransformerBlock VitModel::bindLayer(WeightBinder& w, const TensorFile& file, const std::string& l) const {
     const VitConfig& c = m_config;
     const int64_t d = c.hiddenSize, inter = c.intermediateSize;
-    Layer L;
-    L.lnBefore = {w.require(l + "layernorm_before.weight", {d}), w.require(l + "layernorm_before.bias", {d})};
+    TransformerBlock L;
+    L.placement = TransformerBlock::Placement::Pre;
+    L.attentionNorm = {Norm::Kind::LayerNorm, w.require(l + "layernorm_before.weight", {d}),
+                       w.require(l + "layernorm_before.bias", {d}), c.layerNormEps};
     const std::string a = l + "attention.attention.";
     LinearWeights q{w.require(a + "query.weight", {d, d}), {}}, k{w.require(a + "key.weight", {d, d}), {}},
         v{w.require(a + "value.weight", {d, d}), {}};
@@ -172,15 +174,17 @@ VitModel::Layer VitModel::bindLayer(WeightBinder& w, const TensorFile& file, con
     if (!q.weight.empty())
         L.attention = MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(out), c.numHeads,
                                          QueryScale::Scores);
-    L.lnAfter = {w.require(l + "layernorm_after.weight", {d}), w.require(l + "layernorm_after.bias", {d})};
-    L.fc1 = {w.require(l + "intermediate.dense.weight", {inter, d}),
-             w.require(l + "intermediate.dense.bias", {inter})};
-    L.fc2 = {w.require(l + "output.dense.weight", {d, inter}), w.require(l + "output.dense.bias", {d})};
+    L.mlpNorm = {Norm::Kind::LayerNorm, w.require(l + "layernorm_after.weight", {d}),
+                 w.require(l + "layernorm_after.bias", {d}), c.layerNormEps};
+    L.mlp.kind = Mlp::Kind::Plain;
+    L.mlp.activation = c.activation;
+    L.mlp.in = {w.require(l + "intermediate.dense.weight", {inter, d}),
+                w.require(l + "intermediate.dense.bias", {inter})};
+    L.mlp.out = {w.require(l + "output.dense.weight", {d, inter}), w.require(l + "output.dense.bias", {d})};
     // 197+ tokens per forward: every projection packed once here instead of on every call.
     if (w.problems().empty()) {
         L.attention.packWeights();
-        L.fc1.pack();
-        L.fc2.pack();
+        L.mlp.pack();
     }
     return L;
 }
@@ -291,40 +295,19 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
     if (options.captureAttention) out.attentions = Tensor({c.numLayers, heads, tokens, tokens});
 
     const std::vector<int> headsPerLayer(static_cast<size_t>(c.numLayers), c.numHeads);
-    const std::vector<std::vector<int>> ablated = headsOffByLayer(options.ablatedHeads, headsPerLayer);
-    RowMatrix h, mlp, proj;
+    const std::vector<std::vector<int>> off = headsOffByLayer(options.offHeads, headsPerLayer);
     for (int layer = 0; layer < c.numLayers; ++layer) {
         callbacks.checkCancel();
+        if (options.callbacks) options.callbacks->checkCancel();
         callbacks.report(double(layer) / c.numLayers, "forward, " + std::to_string(layer) + " of " +
                                                           std::to_string(c.numLayers) + " layers");
-        const Layer& L = m_layers[layer];
-        h = x;
-        layerNormInPlace(h, L.lnBefore.weight, L.lnBefore.bias, c.layerNormEps);
-        if (options.probe && layer == options.probeLayer) *options.probe = {&L.attention, h, h, false};
         Tensor probs =
-            options.captureAttention ? out.attentions.sub({layer}) : Tensor(); // [heads, N+1, N+1] view
-        if (ablated[static_cast<size_t>(layer)].empty()) {
-            x += L.attention.forward(h, h, nullptr, options.captureAttention ? &probs : nullptr);
-        } else {
-            // head_mask semantics: probabilities × 0 for the ablated heads, so their context columns are 0.
-            RowMatrix q, k, v;
-            L.attention.projectQuery(h, q);
-            L.attention.projectKeyValue(h, k, v);
-            RowMatrix context =
-                L.attention.attendHeads(q, k, v, nullptr, options.captureAttention ? &probs : nullptr);
-            const int64_t hd = L.attention.headDim();
-            for (int head : ablated[static_cast<size_t>(layer)]) {
-                context.middleCols(head * hd, hd).setZero();
-                if (options.captureAttention) probs.slice2d({head}).setZero();
-            }
-            x += L.attention.outProject(context);
-        }
-        h = x;
-        layerNormInPlace(h, L.lnAfter.weight, L.lnAfter.bias, c.layerNormEps);
-        linearInto(h, L.fc1, mlp); // [N+1, I]
-        applyActivationInPlace(mlp, c.activation);
-        linearInto(mlp, L.fc2, proj); // [N+1, D]
-        x += proj;
+            options.captureAttention ? out.attentions.sub({layer}) : Tensor(); // [H, N+1, N+1] view
+        BlockRun run;
+        run.probs = options.captureAttention ? &probs : nullptr;
+        run.offHeads = off[static_cast<size_t>(layer)]; // head_mask semantics: probabilities × 0
+        run.probe = options.probe && layer == options.probeLayer ? options.probe : nullptr;
+        m_layers[static_cast<size_t>(layer)].forward(x, run);
     }
     layerNormInPlace(x, m_finalLnW, m_finalLnB, c.layerNormEps);
     out.lastHidden = Tensor::fromMatrix(x);

@@ -17,7 +17,7 @@
 // called from several threads at once (each call has its own scratch).
 
 #include "core/contract/run_controls.h"
-#include "core/layers/multi_head_attention.h"
+#include "core/layers/transformer_block.h"
 #include "core/ops/nn.h"
 #include "core/tensor/tensor.h"
 #include "core/util/callbacks.h"
@@ -56,8 +56,9 @@ struct VitConfig {
     static VitConfig fromJson(const JsonConfig& json);
 };
 
-struct VitRunOptions {
-    bool captureAttention = true;
+// The contract's run controls (capture, heads off as transformers' head_mask = 0, the neuron view's probe)
+// and ViT's own input options.
+struct VitRunOptions : RunControls {
     // Accept inputs whose size differs from config.image_size by resizing the stored position
     // embeddings (HF interpolate_pos_encoding=True: bicubic with the +0.1 scale trick). Without it
     // such an input is an error, as in HF.
@@ -66,14 +67,6 @@ struct VitRunOptions {
     // inputs of more than kMaxTokens tokens at all (the [T, T] score matrix alone grows quadratically).
     int64_t maxCaptureBytes = 4ll << 30;
     static constexpr int64_t kMaxTokens = 16384;
-    // Head ablation, as transformers' head_mask = 0 for these (layer, head) pairs (numbered from 0): the
-    // head's attention probabilities are multiplied by 0, so its output is zero and its captured attention
-    // all zeros. Empty: the plain forward pass, bit for bit. Out-of-range pairs throw attnlens::Error.
-    HeadList ablatedHeads;
-    // When set, layer probeLayer's attention inputs (the layernorm_before output, queries and keys alike) are
-    // copied here during the pass (analysis/neuron_view).
-    AttentionInputs* probe = nullptr;
-    int probeLayer = -1;
 };
 
 struct VitOutput {
@@ -129,17 +122,12 @@ public:
     std::vector<Prediction> topK(const VitOutput& output, int k) const;
 
 private:
-    // One pre-norm encoder layer (ViTLayer): x += attention(LN_before(x)); x += fc2(act(fc1(LN_after(x)))).
-    struct Layer {
-        LayerNormWeights lnBefore, lnAfter; // [D]
-        MultiHeadAttention attention;       // query/key/value/output.dense, scores scaled as HF does
-        LinearWeights fc1, fc2;             // [I, D] + [I], [D, I] + [D]
-    };
-
     Tensor positionTable(int rows, int cols, bool interpolate) const; // [rows·cols + 1, D]
     // load()'s steps; `prefix` is "vit." for ViTForImageClassification, "" for a bare ViTModel.
     void bindEmbeddings(WeightBinder& w, const std::string& prefix);
-    Layer bindLayer(WeightBinder& w, const TensorFile& file, const std::string& l) const;
+    // One pre-norm encoder layer (ViTLayer) as a TransformerBlock: x += attention(LN_before(x));
+    // x += fc2(act(fc1(LN_after(x)))).
+    TransformerBlock bindLayer(WeightBinder& w, const TensorFile& file, const std::string& l) const;
     void bindHead(WeightBinder& w, const TensorFile& file, const std::string& prefix);
 
     VitConfig m_config;
@@ -149,7 +137,7 @@ private:
     Tensor m_patchB;    // [D]
     Tensor m_cls;       // [D]
     Tensor m_positions; // [N+1, D]
-    std::vector<Layer> m_layers;
+    std::vector<TransformerBlock> m_layers;
     Tensor m_finalLnW, m_finalLnB;       // [D]
     Tensor m_poolerW, m_poolerB;         // [D, D], [D] or empty
     Tensor m_classifierW, m_classifierB; // [labels, D], [labels] or empty

@@ -359,26 +359,26 @@ private slots:
         UNetRunOptions options;
         for (int l = 0; l < mask.dim(0); ++l)
             for (int h = 0; h < mask.dim(1); ++h)
-                if (mask.at({l, h}) == 0.0f) options.ablatedHeads.push_back({l, h});
-        QCOMPARE(options.ablatedHeads.size(), size_t(4));
+                if (mask.at({l, h}) == 0.0f) options.offHeads.push_back({l, h});
+        QCOMPARE(options.offHeads.size(), size_t(4));
         const Tensor sample = file.load("sample");
         const UNetOutput out = model.unet->forward(sample, 500.0f, std::nullopt, options);
         QVERIFY2(maxAbsDiff(out.noisePred, file.load("noise_pred")) < 1e-4, "ablated noise prediction");
         for (size_t i = 0; i < out.attentions.size(); ++i)
             QVERIFY2(maxAbsDiff(out.attentions[i].weights, file.load("attn." + std::to_string(i))) < 1e-4,
                      qPrintable(QString("ablated attention %1").arg(i)));
-        for (const auto& [l, h] : options.ablatedHeads)
+        for (const auto& [l, h] : options.offHeads)
             QCOMPARE(out.attentions[size_t(l)].weights.sub({h}).matrix().cwiseAbs().maxCoeff(), 0.0f);
         const UNetOutput plain = model.unet->forward(sample, 500.0f, std::nullopt);
         QVERIFY(maxAbsDiff(plain.noisePred, out.noisePred) > 1e-4); // the ablation matters
         const UNetOutput none = model.unet->forward(sample, 500.0f, std::nullopt, UNetRunOptions{});
         QCOMPARE(none.noisePred.toVector(), plain.noisePred.toVector());
         UNetRunOptions bad;
-        bad.ablatedHeads = {{4, 0}};
+        bad.offHeads = {{4, 0}};
         QVERIFY(errorOf([&] {
                     model.unet->forward(sample, 500.0f, std::nullopt, bad);
                 }).contains("4 attention layers"));
-        bad.ablatedHeads = {{1, 4}};
+        bad.offHeads = {{1, 4}};
         QVERIFY(errorOf([&] {
                     model.unet->forward(sample, 500.0f, std::nullopt, bad);
                 }).contains("has 4 head(s)"));
@@ -395,7 +395,7 @@ private slots:
         QVERIFY(maxAbsDiff(same.predOriginal, session.stepAt(1).predOriginal) < 1e-6);
         UNetRunOptions off;
         off.captureAttention = false;
-        off.ablatedHeads = options.ablatedHeads;
+        off.offHeads = options.offHeads;
         QVERIFY(maxAbsDiff(session.predictAt(1, off).predOriginal, session.stepAt(1).predOriginal) > 1e-4);
     }
 
@@ -475,7 +475,7 @@ private slots:
         QCOMPARE(calls, 16);
         UNetRunOptions plain, off;
         plain.captureAttention = off.captureAttention = false;
-        off.ablatedHeads = {{2, 1}};
+        off.offHeads = {{2, 1}};
         const Tensor a = model.unet->forward(sample, 500.0f, std::nullopt, plain).noisePred;
         const Tensor b = model.unet->forward(sample, 500.0f, std::nullopt, off).noisePred;
         const double expected = (b.matrix() - a.matrix()).norm() / a.matrix().norm();

@@ -198,14 +198,14 @@ private slots:
         VitRunOptions options;
         for (int l = 0; l < mask.dim(0); ++l)
             for (int h = 0; h < mask.dim(1); ++h)
-                if (mask.at({l, h}) == 0.0f) options.ablatedHeads.push_back({l, h});
-        QCOMPARE(options.ablatedHeads.size(), size_t(3));
+                if (mask.at({l, h}) == 0.0f) options.offHeads.push_back({l, h});
+        QCOMPARE(options.offHeads.size(), size_t(3));
         const VitOutput ablated = vit.forward(pixels, options);
         compareTensor(ablated.logits, vittest::golden("rgb", "ablate_photo_97x61", "logits"), kTol,
                       "ablated logits");
         compareTensor(ablated.attentions, vittest::golden("rgb", "ablate_photo_97x61", "attentions"), kTol,
                       "ablated attentions");
-        for (const auto& [l, h] : options.ablatedHeads)
+        for (const auto& [l, h] : options.offHeads)
             QCOMPARE(ablated.attentions.sub({l, h}).matrix().cwiseAbs().maxCoeff(), 0.0f);
         // The ablation changes the prediction of this fixture (top class 3 → 2 in the reference).
         const VitOutput plain = vit.forward(pixels, {});
@@ -215,12 +215,12 @@ private slots:
         const VitOutput again = vit.forward(pixels, none);
         QCOMPARE(again.logits.toVector(), plain.logits.toVector());
         QCOMPARE(again.attentions.toVector(), plain.attentions.toVector());
-        options.ablatedHeads.push_back(options.ablatedHeads.front());
+        options.offHeads.push_back(options.offHeads.front());
         QCOMPARE(vit.forward(pixels, options).logits.toVector(), ablated.logits.toVector());
         VitRunOptions bad;
-        bad.ablatedHeads = {{2, 0}};
+        bad.offHeads = {{2, 0}};
         QVERIFY_THROWS_EXCEPTION(Error, vit.forward(pixels, bad));
-        bad.ablatedHeads = {{0, 4}};
+        bad.offHeads = {{0, 4}};
         QVERIFY_THROWS_EXCEPTION(Error, vit.forward(pixels, bad));
     }
 

@@ -448,7 +448,7 @@ void TestDiffusionPage::headLensesOfAStep() {
     const DiffusionFrame& f = doc()->frame(30);
     UNetRunOptions off;
     off.captureAttention = false;
-    off.ablatedHeads = {{3, 1}};
+    off.offHeads = {{3, 1}};
     const Tensor eps =
         doc()
             ->model()

@@ -644,7 +644,7 @@ void TestVisionPage::headAblationFromTheLens() {
     const auto& image = doc()->image();
     QCOMPARE(image->result.output.attentions.sub({1, 2}).matrix().cwiseAbs().maxCoeff(), 0.0f);
     VitRunOptions off;
-    off.ablatedHeads = {{1, 2}};
+    off.offHeads = {{1, 2}};
     const VitOutput direct = doc()->model()->forward(image->result.input.pixels, off);
     QCOMPARE(image->result.output.logits.toVector(), direct.logits.toVector());
     auto* note = m_page->findChild<QLabel*>("ablationNote");
@@ -665,7 +665,7 @@ void TestVisionPage::headAblationFromTheLens() {
     const VitOutput base = doc()->model()->forward(image->result.input.pixels, plain);
     const int cls = doc()->model()->topK(base, 1).front().index;
     VitRunOptions one = plain;
-    one.ablatedHeads = {{0, 0}};
+    one.offHeads = {{0, 0}};
     const VitOutput o = doc()->model()->forward(image->result.input.pixels, one);
     const double expected = std::log(base.probabilities.at({cls})) - std::log(o.probabilities.at({cls}));
     QVERIFY(std::abs(lens->grid()->scene().values(0, 0) - expected) < 1e-4);

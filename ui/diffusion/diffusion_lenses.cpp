@@ -163,7 +163,7 @@ void DiffusionLenses::refreshAblation() {
         [model = m_doc->model(), frame, settings, heads = m_ablated, runId](const Callbacks& cb) {
             UNetRunOptions run;
             run.captureAttention = false;
-            run.ablatedHeads = heads;
+            run.offHeads = heads;
             const Tensor& x = frame->step.sample;
             const Tensor eps =
                 model->unet->forward(x, float(frame->step.timestep), settings.classLabel, run, &cb).noisePred;

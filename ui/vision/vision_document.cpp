@@ -42,7 +42,7 @@ std::shared_ptr<const VisionImage> VisionDocument::analyse(const VitModel& model
     options.captureAttention = true;
     // Any picture size is accepted: the processor resizes to the model's input size, so positions
     // never need interpolating here.
-    options.ablatedHeads = ablated;
+    options.offHeads = ablated;
     out->result = model.run(image, options, callbacks);
     out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out->top = model.topK(out->result.output, 5);

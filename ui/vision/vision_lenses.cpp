@@ -188,7 +188,7 @@ void VisionLenses::showNeuronView() {
         AttentionInputs inputs;
         VitRunOptions run;
         run.captureAttention = false;
-        run.ablatedHeads = image->ablated; // the inputs of the run on screen
+        run.offHeads = image->ablated; // the inputs of the run on screen
         run.probe = &inputs;
         run.probeLayer = l;
         model->forward(image->result.input.pixels, run, cb);
