@@ -254,7 +254,8 @@ void UNet2DModel::checkSample(const Shape& shape) const {
                     "; at most 4096x4096");
 }
 
-RowMatrix UNet2DModel::timeEmbedding(float timestep, std::optional<int> classLabel) const {
+RowMatrix UNet2DModel::timeEmbedding(float timestep, const UNetConditioning& conditioning) const {
+    const std::optional<int>& classLabel = conditioning.classLabel;
     const auto& c = m_config;
     const auto e = timestepEmbedding(timestep, c.blockOutChannels.front(), c.flipSinToCos, c.freqShift);
     RowMatrix t = Eigen::Map<const RowMatrix>(e.data(), 1, static_cast<Eigen::Index>(e.size()));
@@ -349,7 +350,7 @@ int64_t UNet2DModel::captureBytes(int height, int width) const {
     return bytes;
 }
 
-UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, std::optional<int> classLabel,
+UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, const UNetConditioning& conditioning,
                                 const UNetRunOptions& options, const Callbacks* callbacks) const {
     checkSample(sample.shape());
     const int height = static_cast<int>(sample.dim(1)), width = static_cast<int>(sample.dim(2));
@@ -377,7 +378,7 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, std::optio
         run.off = headsOffByLayer(options.offHeads, headsPerLayer, "attention layers");
     }
 
-    RowMatrix temb = timeEmbedding(timestep, classLabel);
+    RowMatrix temb = timeEmbedding(timestep, conditioning);
     applyActivationInPlace(
         temb, Activation::Silu); // every resnet applies SiLU to the embedding before its projection
 

@@ -59,6 +59,17 @@ struct UNetRunOptions : RunControls {
     int64_t maxCaptureBytes = int64_t{4} << 30;
 };
 
+// What a U-Net is conditioned on besides the timestep: the class (class-conditional models; required iff the
+// model has a class embedding). The place text conditioning (encoder hidden states for cross-attention) goes
+// next.
+struct UNetConditioning {
+    std::optional<int> classLabel;
+    UNetConditioning() = default;
+    UNetConditioning(std::nullopt_t) {}
+    UNetConditioning(std::optional<int> label) : classLabel(label) {}
+    UNetConditioning(int label) : classLabel(label) {}
+};
+
 struct UNetOutput {
     Tensor noisePred;                         // [out_channels, H, W]
     std::vector<UNetAttentionMap> attentions; // execution order; empty when not captured
@@ -80,9 +91,9 @@ public:
     // Throws attnlens::Error if a [channels, height, width] sample cannot be run (channels, size).
     void checkSample(const Shape& shape) const;
 
-    // One forward pass. sample [in_channels, H, W], H and W divisible by config().sizeMultiple();
-    // classLabel required iff the model has a class embedding. Cancel is polled between blocks.
-    UNetOutput forward(const Tensor& sample, float timestep, std::optional<int> classLabel,
+    // One forward pass. sample [in_channels, H, W], H and W divisible by config().sizeMultiple(). Cancel is
+    // polled between blocks.
+    UNetOutput forward(const Tensor& sample, float timestep, const UNetConditioning& conditioning,
                        const UNetRunOptions& options = {}, const Callbacks* callbacks = nullptr) const;
 
     // Implementation types (public so that the .cpp's free helpers can use them).
@@ -125,7 +136,7 @@ private:
     FeatureMap runResnet(const Resnet& r, const FeatureMap& x, const RowMatrix& temb) const;
     struct AttentionRun; // per-forward state of the attention layers (capture, ablation, probe, index)
     FeatureMap runAttention(const Attention& a, const FeatureMap& x, AttentionRun& run) const;
-    RowMatrix timeEmbedding(float timestep, std::optional<int> classLabel) const;
+    RowMatrix timeEmbedding(float timestep, const UNetConditioning& conditioning) const;
 
     UNet2DConfig m_config;
     Conv m_convIn, m_convOut;

@@ -11,6 +11,7 @@
 #include "ui/vision/map_grid_view.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_status.h"
+#include "ui/widgets/map_controls.h"
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
 #include "ui/widgets/playback_bar.h"
@@ -164,15 +165,11 @@ QWidget* TextPage::buildSelectors() {
     m_layer->setObjectName(QStringLiteral("layer"));
     m_layer->setPrefix(tr("layer "));
     connect(m_layer, &QSpinBox::valueChanged, m_doc, &TextDocument::setLayer);
-    m_head = new QComboBox(w);
+    m_head = new HeadCombo(w);
     m_head->setObjectName(QStringLiteral("head"));
-    connect(m_head, &QComboBox::activated, this, [this](int index) {
-        if (index <= 1) {
-            m_doc->setFusion(index == 0 ? HeadFusion::Mean : HeadFusion::Max);
-            m_doc->setHead(-1);
-        } else {
-            m_doc->setHead(index - 2);
-        }
+    connect(m_head, &HeadCombo::selectionChanged, this, [this](HeadSelection heads) {
+        m_doc->setFusion(heads.fusion);
+        m_doc->setHead(heads.head);
     });
     m_wordLevel = new QCheckBox(tr("Words"), w);
     m_wordLevel->setObjectName(QStringLiteral("wordLevel"));
@@ -417,15 +414,8 @@ void TextPage::syncControls() {
     const QSignalBlocker b1(m_layer), b2(m_head);
     m_layer->setRange(0, folder ? folder->layers() - 1 : 0);
     m_layer->setValue(m_doc->layer());
-    if (m_head->count() != (folder ? folder->heads() + 2 : 2)) {
-        m_head->clear();
-        m_head->addItems({tr("Mean of heads"), tr("Max of heads")});
-        for (int h = 0; h < (folder ? folder->heads() : 0); ++h)
-            m_head->addItem(tr("Head %1").arg(h));
-    }
-    m_head->setCurrentIndex(m_doc->head() >= 0                   ? m_doc->head() + 2
-                            : m_doc->fusion() == HeadFusion::Max ? 1
-                                                                 : 0);
+    m_head->setHeadCount(folder ? folder->heads() : 0);
+    m_head->setSelection({m_doc->head(), m_doc->fusion()});
     // Run stays available while a job runs: a new run supersedes the one in progress (its result is dropped).
     const bool busy = worker()->isBusy();
     m_run->setEnabled(folder != nullptr);

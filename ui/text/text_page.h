@@ -31,6 +31,7 @@ class QTabWidget;
 
 namespace attnlens::ui {
 
+class HeadCombo;
 class HeatmapView;
 class MapGridView;
 class PlaybackBar;
@@ -109,7 +110,7 @@ private:
     QSpinBox* m_newTokens = nullptr;
     PlaybackBar* m_playback = nullptr;
     QSpinBox* m_layer = nullptr;
-    QComboBox* m_head = nullptr;
+    HeadCombo* m_head = nullptr;
     QCheckBox* m_wordLevel = nullptr;
     QCheckBox* m_hideSpecial = nullptr;
     QLabel* m_modelLabel = nullptr;
