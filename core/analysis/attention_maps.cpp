@@ -17,6 +17,14 @@ std::optional<HeadFusion> parseHeadFusion(std::string_view name) {
     return std::nullopt;
 }
 
+int clampLayer(int layer, int layers) {
+    return std::clamp(layer, 0, std::max(0, layers - 1));
+}
+
+int clampHead(int head, int heads) {
+    return head < 0 || head >= heads ? -1 : head;
+}
+
 HeadSelection parseHeadSelection(std::string_view text, int heads) {
     if (auto fusion = parseHeadFusion(text)) return {-1, *fusion};
     int h = -1;

@@ -30,6 +30,11 @@ struct HeadSelection {
     int head = -1; // -1: fuse all heads
     HeadFusion fusion = HeadFusion::Mean;
 };
+// The one rule every view applies to what it is asked to show (numbered from 0): a layer is clamped into the
+// model's `layers` (0 when there are none); a head outside 0..heads − 1 means all heads, fused (−1).
+int clampLayer(int layer, int layers);
+int clampHead(int head, int heads);
+
 // The one grammar of a head selection, for the CLI and the GUI: "mean" / "max" / "min", or a head index
 // from 0 below `heads` (heads < 0: any non-negative index). Throws attnlens::Error naming the text.
 HeadSelection parseHeadSelection(std::string_view text, int heads = -1);

@@ -65,6 +65,17 @@ bool near(float a, float b, float tol = 1e-6f) {
 class TestAttentionMaps : public QObject {
     Q_OBJECT
 private slots:
+    // The one selection rule of every page (issue 37): layers clamped, a head outside the model = all heads.
+    void selectionRule() {
+        QCOMPARE(clampLayer(5, 3), 2);
+        QCOMPARE(clampLayer(-1, 3), 0);
+        QCOMPARE(clampLayer(2, 0), 0); // no layers: 0
+        QCOMPARE(clampHead(3, 4), 3);
+        QCOMPARE(clampHead(4, 4), -1); // not "the last head"
+        QCOMPARE(clampHead(-7, 4), -1);
+        QCOMPARE(clampHead(0, 0), -1);
+    }
+
     void fusion() {
         const Tensor a = sampleAttention();
         const RowMatrix mean = fuseHeads(a.sub({0}), HeadFusion::Mean);

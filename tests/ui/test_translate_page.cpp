@@ -31,6 +31,7 @@
 #include "ui/widgets/difference_view.h"
 #include "ui/widgets/heads_lens.h"
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/map_controls.h"
 #include "ui/widgets/neuron_dialog.h"
 
 #include <QApplication>
@@ -252,8 +253,9 @@ private slots:
         doc->setHead(-1);
         const RowMatrix mx = layerAttention(trace->decoderAttention, doc->layer(), {-1, HeadFusion::Max});
         QCOMPARE(heat->value(T - 1, 0), mx(T - 1, 0));
-        auto* head = page.findChild<QComboBox*>(QStringLiteral("head"));
-        QCOMPARE(head->currentData().toInt(), -2); // the selector follows the document
+        auto* head = page.findChild<HeadCombo*>(QStringLiteral("head"));
+        QCOMPARE(head->selection().head, -1); // the selector follows the document
+        QCOMPARE(head->selection().fusion, HeadFusion::Max);
 
         // Word level and hidden specials: rows still sum to 1.
         doc->setKind(AttentionKind::Cross);
@@ -653,23 +655,21 @@ private slots:
         page.show();
         QVERIFY(loadAndTranslate(page, QStringLiteral("Das Haus ist sehr groß und alt.")));
         TranslationDocument* doc = page.document();
-        QComboBox* head = page.findChild<QComboBox*>("head");
+        auto* head = page.findChild<HeadCombo*>("head");
         QVERIFY(head);
         doc->setKind(AttentionKind::Cross);
-        QCOMPARE(head->findData(-4), -1); // not for cross-attention
+        QCOMPARE(head->findText(QStringLiteral("Flow, layers 0…L")), -1); // not for cross-attention
         doc->setKind(AttentionKind::EncoderSelf);
         doc->setLayer(1);
         page.showView(TranslatePage::View::Matrix);
         const Tensor t = doc->attentionTensor(AttentionKind::EncoderSelf);
-        head->setCurrentIndex(head->findData(-3));
-        emit head->activated(head->currentIndex());
+        head->setCurrentIndex(head->findText(QStringLiteral("Rollout, layers 0…L"))); // as a user picks it
         QVERIFY(doc->showsThrough());
         RolloutOptions ro;
         ro.lastLayer = 1;
         QVERIFY((doc->currentMatrix().values - attentionRollout(t, ro)).cwiseAbs().maxCoeff() < 1e-6);
         QVERIFY(page.matrixView()->title().contains("rollout through layers 0–1"));
-        head->setCurrentIndex(head->findData(-4));
-        emit head->activated(head->currentIndex());
+        head->setCurrentIndex(head->findText(QStringLiteral("Flow, layers 0…L")));
         WAIT_UNTIL(!doc->flowPending() && !doc->currentMatrix().empty());
         const RowMatrix flow = doc->currentMatrix().values;
         FlowOptions fo;
@@ -681,8 +681,7 @@ private slots:
         }
         QVERIFY(page.matrixView()->title().contains("attention flow"));
         maybeScreenshot(&page, QStringLiteral("translate-flow"));
-        head->setCurrentIndex(head->findData(2));
-        emit head->activated(head->currentIndex());
+        head->setCurrentIndex(head->findText(QStringLiteral("Head 2")));
         QVERIFY(!doc->showsThrough());
         QCOMPARE(doc->currentMatrix().values, RowMatrix(t.slice2d({1, 2})));
     }

@@ -222,15 +222,15 @@ void DiffusionDocument::setQuery(PixelRegion r) {
 
 void DiffusionDocument::setLayer(int layer) {
     if (m_layers.empty()) return;
-    layer = std::clamp(layer, 0, static_cast<int>(m_layers.size()) - 1);
+    layer = clampLayer(layer, static_cast<int>(m_layers.size()));
     if (layer == m_layer) return;
     m_layer = layer;
-    if (m_view.heads.head >= headCount()) m_view.heads.head = -1;
+    m_view.heads.head = clampHead(m_view.heads.head, headCount());
     emit selectionChanged();
 }
 
 void DiffusionDocument::setHead(int head) {
-    head = head < 0 || head >= headCount() ? -1 : head;
+    head = clampHead(head, headCount());
     if (head == m_view.heads.head) return;
     m_view.heads.head = head;
     emit selectionChanged();

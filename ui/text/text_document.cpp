@@ -122,14 +122,14 @@ void TextDocument::setStep(int step) {
 }
 
 void TextDocument::setLayer(int layer) {
-    layer = std::clamp(layer, 0, m_folder ? m_folder->layers() - 1 : 0);
+    layer = clampLayer(layer, m_folder ? m_folder->layers() : 0);
     if (layer == m_layer) return;
     m_layer = layer;
     emit selectionChanged();
 }
 
 void TextDocument::setHead(int head) {
-    head = (!m_folder || head < 0 || head >= m_folder->heads()) ? -1 : head;
+    head = clampHead(head, m_folder ? m_folder->heads() : 0);
     if (head == m_head) return;
     m_head = head;
     emit selectionChanged();

@@ -250,8 +250,8 @@ int TranslationDocument::headCount(AttentionKind kind) const {
 }
 
 void TranslationDocument::clampSelection() {
-    m_layer = std::clamp(m_layer, 0, std::max(0, layerCount(m_kind) - 1));
-    if (m_head >= headCount(m_kind)) m_head = -1;
+    m_layer = clampLayer(m_layer, layerCount(m_kind));
+    m_head = clampHead(m_head, headCount(m_kind));
     auto valid = [this](TokenRef t) {
         return t.isValid() && t.index < static_cast<int>(tokens(t.side).size());
     };
@@ -267,14 +267,14 @@ void TranslationDocument::setKind(AttentionKind kind) {
 }
 
 void TranslationDocument::setLayer(int layer) {
-    layer = std::clamp(layer, 0, std::max(0, layerCount(m_kind) - 1));
+    layer = clampLayer(layer, layerCount(m_kind));
     if (layer == m_layer) return;
     m_layer = layer;
     emit selectionChanged();
 }
 
 void TranslationDocument::setHead(int head) {
-    head = head < 0 || head >= headCount(m_kind) ? -1 : head;
+    head = clampHead(head, headCount(m_kind));
     if (head == m_head) return;
     m_head = head;
     if (head >= 0) m_through = Through::Layer; // one head is one layer's

@@ -156,14 +156,14 @@ void VisionDocument::setKeySide(bool keySide) {
 }
 
 void VisionDocument::setLayer(int layer) {
-    layer = std::clamp(layer, 0, std::max(0, numLayers() - 1));
+    layer = clampLayer(layer, numLayers());
     if (layer == m_layer) return;
     m_layer = layer;
     emit viewChanged();
 }
 
 void VisionDocument::setHead(int head) {
-    head = std::clamp(head, -1, numHeads() - 1);
+    head = clampHead(head, numHeads());
     if (head == m_head) return;
     m_head = head;
     emit viewChanged();
