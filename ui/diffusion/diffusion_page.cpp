@@ -189,14 +189,7 @@ QWidget* DiffusionPage::buildMapBox(QWidget* panel) {
          tr("Difference maps: keep this layer's map as A, then change the step, seed, class, query or layer "
             "(of the same size) and compare")},
         panel);
-    connect(m_mapBox, &MapLensBox::layerChosen, m_doc, &DiffusionDocument::setLayer);
-    connect(m_mapBox, &MapLensBox::headsChosen, this, [this](HeadSelection heads) {
-        m_doc->setFusion(heads.fusion);
-        m_doc->setHead(heads.head);
-    });
-    connect(m_mapBox, &MapLensBox::headStatsRequested, m_lenses, &DiffusionLenses::showHeadStats);
-    connect(m_mapBox, &MapLensBox::neuronRequested, m_lenses, &DiffusionLenses::showNeuronView);
-    connect(m_mapBox, &MapLensBox::pinRequested, m_lenses, &DiffusionLenses::pin);
+    m_mapBox->bind(m_doc, m_lenses);
     m_over = new QComboBox(m_mapBox);
     m_over->setObjectName(QStringLiteral("over"));
     m_over->addItems({tr("x̂0 (predicted image)"), tr("x_t (noisy input)")});

@@ -242,14 +242,7 @@ QWidget* VisionPage::buildMapBox(QWidget* panel) {
          tr("Difference maps: keep this map as A, then change the picture, layer, head, query or model and "
             "compare (A, B and A − B in a window)")},
         panel);
-    connect(m_mapBox, &MapLensBox::layerChosen, m_doc, &VisionDocument::setLayer);
-    connect(m_mapBox, &MapLensBox::headsChosen, this, [this](HeadSelection heads) {
-        m_doc->setFusion(heads.fusion);
-        m_doc->setHead(heads.head);
-    });
-    connect(m_mapBox, &MapLensBox::headStatsRequested, m_lenses, &VisionLenses::showHeadStats);
-    connect(m_mapBox, &MapLensBox::neuronRequested, m_lenses, &VisionLenses::showNeuronView);
-    connect(m_mapBox, &MapLensBox::pinRequested, m_lenses, &VisionLenses::pin);
+    m_mapBox->bind(m_doc, m_lenses);
     m_rollout = new QCheckBox(tr("Rollout through layers 0…L"), m_mapBox);
     m_rollout->setObjectName(QStringLiteral("rollout"));
     m_rollout->setToolTip(tr("Attention rollout (Abnar & Zuidema 2020): heads fused, residual added, "

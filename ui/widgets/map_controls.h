@@ -69,6 +69,18 @@ public:
     void setSelection(int layer, int headCount, const HeadSelection& heads);
     QComboBox* layerCombo() const { return m_layer; }
     HeadCombo* headCombo() const { return m_head; }
+    // The usual wiring: the layer and heads chosen set `doc`'s (setLayer, setFusion, setHead), the lens
+    // buttons open `lenses`' views (showHeadStats, showNeuronView, pin).
+    template <typename Document, typename Lenses> void bind(Document* doc, Lenses* lenses) {
+        connect(this, &MapLensBox::layerChosen, doc, &Document::setLayer);
+        connect(this, &MapLensBox::headsChosen, doc, [doc](HeadSelection heads) {
+            doc->setFusion(heads.fusion);
+            doc->setHead(heads.head);
+        });
+        connect(this, &MapLensBox::headStatsRequested, lenses, &Lenses::showHeadStats);
+        connect(this, &MapLensBox::neuronRequested, lenses, &Lenses::showNeuronView);
+        connect(this, &MapLensBox::pinRequested, lenses, [lenses] { lenses->pin(); });
+    }
 
 signals:
     void layerChosen(int layer);
