@@ -529,20 +529,19 @@ QJsonObject DiffusionPage::saveSession() const {
     d.ablated = m_lenses->ablated();
     if (const auto* w = m_lenses->differenceWindow(); w && w->hasPin())
         d.pinned = PinnedMap{w->pinnedMap(), w->pinnedDescription()};
-    QJsonObject s;
-    saveModelDir(s, loadedModelDir(), ModelKind::Diffusion);
+    QJsonObject s = modelSessionState();
     d.write(s);
     return s;
 }
 
 QString DiffusionPage::checkSession(const QJsonObject& state) const {
-    SessionReader r(state, QStringLiteral("pages.diffusion"));
+    SessionReader r = sessionReader(state);
     (void)DiffusionSession::parse(r);
     return r.error();
 }
 
 bool DiffusionPage::restoreInputs(const QJsonObject& state) {
-    SessionReader r(state, QStringLiteral("pages.diffusion"));
+    SessionReader r = sessionReader(state);
     const DiffusionSession d = DiffusionSession::parse(r);
     if (!r.ok()) {
         showError(r.error());
@@ -563,7 +562,7 @@ void DiffusionPage::continueRestore() {
         showError(tr("Session restored without a model: open a diffusion model with File → Open model…"));
         return;
     }
-    SessionReader r(*restoreState(), QStringLiteral("pages.diffusion"));
+    SessionReader r = sessionReader(*restoreState());
     const DiffusionSession d = DiffusionSession::parse(r);
     setSettings(d.settings);
     if (d.generated)
@@ -574,7 +573,7 @@ void DiffusionPage::continueRestore() {
 
 void DiffusionPage::applyRestoredView() {
     if (!restoreState()) return;
-    SessionReader r(*restoreState(), QStringLiteral("pages.diffusion"));
+    SessionReader r = sessionReader(*restoreState());
     const DiffusionSession d = DiffusionSession::parse(r);
     endRestore();
     d.applyView(*m_doc);

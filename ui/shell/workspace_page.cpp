@@ -51,6 +51,16 @@ void WorkspacePage::openFirstModel(const QString& dir) {
         openModel(builtin);
 }
 
+QJsonObject WorkspacePage::modelSessionState() const {
+    QJsonObject state;
+    saveModelDir(state, m_modelDir, m_kind);
+    return state;
+}
+
+SessionReader WorkspacePage::sessionReader(const QJsonObject& state) const {
+    return SessionReader(state, QStringLiteral("pages.") + sessionKey());
+}
+
 QString WorkspacePage::restoreModelDir(const QJsonObject& state) const {
     return sessionModelDir(state, m_kind);
 }

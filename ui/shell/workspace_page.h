@@ -106,6 +106,10 @@ protected:
     virtual QString restoreModelDir(const QJsonObject& state) const;
     virtual void continueRestore() = 0;
     const std::optional<QJsonObject>& restoreState() const { return m_restore; }
+    // For saveSession: a state holding the loaded model's folder (nothing for the built-in model).
+    QJsonObject modelSessionState() const;
+    // A reader of the page's part of a session (its messages say "pages.<sessionKey>.<key>: …").
+    SessionReader sessionReader(const QJsonObject& state) const;
     void endRestore() { m_restore.reset(); }
 
     // The Export button of the page's bar (object name "export"): one menu entry per target; the entry asks

@@ -540,20 +540,19 @@ QJsonObject TextPage::saveSession() const {
     t.wordLevel = m_doc->wordLevel();
     t.hideSpecial = m_doc->hideSpecial();
     t.offHeads = m_lenses->ablated();
-    QJsonObject s;
-    saveModelDir(s, loadedModelDir(), ModelKind::Text);
+    QJsonObject s = modelSessionState();
     t.write(s);
     return s;
 }
 
 QString TextPage::checkSession(const QJsonObject& state) const {
-    SessionReader r(state, QStringLiteral("pages.text"));
+    SessionReader r = sessionReader(state);
     (void)TextSession::parse(r, m_newTokens->maximum());
     return r.error();
 }
 
 bool TextPage::restoreInputs(const QJsonObject& state) {
-    SessionReader r(state, QStringLiteral("pages.text"));
+    SessionReader r = sessionReader(state);
     const TextSession t = TextSession::parse(r, m_newTokens->maximum());
     if (!r.ok()) return false;
     setPlaying(false);
@@ -568,7 +567,7 @@ bool TextPage::restoreInputs(const QJsonObject& state) {
 // The model is the session's: its layer and head, then the run (whose result sets the step) or nothing more.
 void TextPage::continueRestore() {
     if (!restoreState()) return;
-    SessionReader r(*restoreState(), QStringLiteral("pages.text"));
+    SessionReader r = sessionReader(*restoreState());
     const TextSession t = TextSession::parse(r, m_newTokens->maximum());
     m_doc->setLayer(t.layer);
     m_doc->setFusion(t.fusion);

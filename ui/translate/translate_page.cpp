@@ -512,25 +512,24 @@ QJsonObject TranslatePage::saveSession() const {
     t.view = TranslateSession::kViews[static_cast<int>(currentView())];
     t.setAblation(m_lenses->ablation());
     if (const auto pinned = m_lenses->pinned()) std::tie(t.pinned, t.pinnedDescription) = *pinned;
-    QJsonObject s;
-    saveModelDir(s, m_doc->modelDir(), ModelKind::Marian);
+    QJsonObject s = modelSessionState();
     t.write(s);
     return s;
 }
 
 QString TranslatePage::checkSession(const QJsonObject& state) const {
-    SessionReader r(state, QStringLiteral("pages.translate"));
+    SessionReader r = sessionReader(state);
     (void)TranslateSession::parse(state, r, DecodeSettings::kMaxBeam, DecodeSettings::kMaxTokens);
     return r.error();
 }
 
 TranslateSession TranslatePage::restoring() const {
-    SessionReader r(*restoreState(), QStringLiteral("pages.translate"));
+    SessionReader r = sessionReader(*restoreState());
     return TranslateSession::parse(*restoreState(), r, DecodeSettings::kMaxBeam, DecodeSettings::kMaxTokens);
 }
 
 bool TranslatePage::restoreInputs(const QJsonObject& state) {
-    SessionReader r(state, QStringLiteral("pages.translate"));
+    SessionReader r = sessionReader(state);
     const TranslateSession t =
         TranslateSession::parse(state, r, DecodeSettings::kMaxBeam, DecodeSettings::kMaxTokens);
     if (!r.ok()) {

@@ -523,20 +523,19 @@ QJsonObject VisionPage::saveSession() const {
     v.ablated = m_lenses->ablated();
     if (const auto* d = m_lenses->differenceWindow(); d && d->hasPin())
         v.pinned = PinnedMap{d->pinnedMap(), d->pinnedDescription()};
-    QJsonObject s;
-    saveModelDir(s, loadedModelDir(), ModelKind::Vit);
+    QJsonObject s = modelSessionState();
     v.write(s);
     return s;
 }
 
 QString VisionPage::checkSession(const QJsonObject& state) const {
-    SessionReader r(state, QStringLiteral("pages.vision"));
+    SessionReader r = sessionReader(state);
     (void)VisionSession::parse(state, r);
     return r.error();
 }
 
 bool VisionPage::restoreInputs(const QJsonObject& state) {
-    SessionReader r(state, QStringLiteral("pages.vision"));
+    SessionReader r = sessionReader(state);
     const VisionSession v = VisionSession::parse(state, r);
     if (!r.ok()) {
         showError(r.error());
@@ -550,7 +549,7 @@ bool VisionPage::restoreInputs(const QJsonObject& state) {
 // The model is here: the heads off, then the picture (whose result applies the view).
 void VisionPage::continueRestore() {
     if (!restoreState()) return;
-    SessionReader r(*restoreState(), QStringLiteral("pages.vision"));
+    SessionReader r = sessionReader(*restoreState());
     const VisionSession v = VisionSession::parse(*restoreState(), r);
     HeadList off;
     for (const auto& [l, h] : v.ablated)
@@ -575,7 +574,7 @@ void VisionPage::continueRestore() {
 
 void VisionPage::applyRestoredView() {
     if (!restoreState()) return;
-    SessionReader r(*restoreState(), QStringLiteral("pages.vision"));
+    SessionReader r = sessionReader(*restoreState());
     const VisionSession v = VisionSession::parse(*restoreState(), r);
     endRestore();
     v.applyView(*m_doc);
