@@ -63,7 +63,10 @@ int runText(const std::vector<std::string>& argv) {
     }
 
     if (const auto out = args.value("--json")) {
-        attnlens::TextRunJson run{folder.modelType, encoding.tokens, encoding.ids, &forward.attentions};
+        attnlens::TextRunJson run{.modelType = folder.modelType,
+                                  .tokens = encoding.tokens,
+                                  .ids = encoding.ids,
+                                  .attentions = &forward.attentions};
         if (args.has("--logits")) {
             run.logits = forward.logits.data();
             run.logitsShape = {forward.logits.rows(), forward.logits.cols()};

@@ -26,10 +26,6 @@ RunControls uncaptured(HeadList off = {}) {
     return run;
 }
 
-bool isBertSpecial(const TextFolder& folder, int id) {
-    return folder.wordPiece && (id == folder.wordPiece->clsId() || id == folder.wordPiece->sepId());
-}
-
 } // namespace
 
 TextTargets textTargets(const TextFolder& folder, const std::vector<int>& ids, int firstScored) {
@@ -59,7 +55,8 @@ TextTargets textTargets(const TextFolder& folder, const std::vector<int>& ids, i
         return out;
     }
     for (int t = 0; t < n; ++t)
-        if (!isBertSpecial(folder, ids[static_cast<size_t>(t)])) out.tokens.emplace_back(t, ids[size_t(t)]);
+        if (!folder.tokenizer->framesText(ids[static_cast<size_t>(t)]))
+            out.tokens.emplace_back(t, ids[size_t(t)]);
     out.description = "log p of the text's own " + std::to_string(out.tokens.size()) + " tokens";
     return out;
 }
@@ -110,7 +107,7 @@ HeadStatsOptions textHeadStatsOptions(const TextFolder& folder, const std::vecto
         return o;
     }
     for (size_t i = 0; i < ids.size(); ++i)
-        if (isBertSpecial(folder, ids[i])) o.sinkKeys.push_back(static_cast<int>(i));
+        if (folder.tokenizer->framesText(ids[i])) o.sinkKeys.push_back(static_cast<int>(i));
     if (o.sinkKeys.empty()) o.sinkKeys = {0};
     return o;
 }

@@ -24,7 +24,7 @@ struct TextRunJson {
     std::vector<int> ids;
     const Tensor* attentions = nullptr; // [L, H, T, T]
     const float* logits = nullptr;      // row-major, logitsShape [T, V]; or absent
-    Shape logitsShape;
+    Shape logitsShape = {};
     const std::vector<int>* generated = nullptr;
 };
 std::string textRunJson(const TextRunJson& run);

@@ -12,13 +12,13 @@ namespace {
 
 // The tokenizer loads first: a missing vocabulary fails before the weights are read.
 void loadBert(TextFolder& f, const Callbacks& callbacks) {
-    f.wordPiece = WordPieceTokenizer::load(f.dir);
+    f.tokenizer = WordPieceTokenizer::load(f.dir);
     f.bert = BertModel::load(f.dir, callbacks);
     f.model = f.bert;
 }
 
 void loadGpt2(TextFolder& f, const Callbacks& callbacks) {
-    f.bpe = ByteBpeTokenizer::load(f.dir);
+    f.tokenizer = ByteBpeTokenizer::load(f.dir);
     f.gpt2 = Gpt2Model::load(f.dir, callbacks);
     f.model = f.gpt2;
 }
@@ -65,7 +65,7 @@ TextFolder loadTextFolder(const std::filesystem::path& dir, const Callbacks& cal
 }
 
 int TextFolder::tokenizerVocabSize() const {
-    return bpe ? bpe->vocabSize() : wordPiece->vocabSize();
+    return tokenizer->vocabSize();
 }
 
 int TextFolder::layers() const {
@@ -82,7 +82,7 @@ int TextFolder::vocabSize() const {
 }
 
 TextEncoding TextFolder::encode(const std::string& text) const {
-    return bpe ? bpe->encode(text) : wordPiece->encode(text);
+    return tokenizer->encode(text);
 }
 
 TextForward TextFolder::forward(const std::vector<int>& ids, bool logits, const RunControls& run) const {
@@ -90,25 +90,26 @@ TextForward TextFolder::forward(const std::vector<int>& ids, bool logits, const 
 }
 
 const std::string& TextFolder::token(int id) const {
-    return bpe ? bpe->token(id) : wordPiece->token(id);
+    return tokenizer->token(id);
 }
 
 std::string TextFolder::tokenText(int id) const {
-    return bpe ? bpe->tokenText(id) : wordPiece->token(id);
+    return tokenizer->tokenText(id);
 }
 
 std::vector<int> TextFolder::maskPositions(const std::vector<int>& ids) const {
     std::vector<int> out;
-    if (!wordPiece || wordPiece->maskId() < 0) return out;
+    const int mask = tokenizer->maskId();
+    if (mask < 0) return out;
     for (size_t i = 0; i < ids.size(); ++i)
-        if (ids[i] == wordPiece->maskId()) out.push_back(static_cast<int>(i));
+        if (ids[i] == mask) out.push_back(static_cast<int>(i));
     return out;
 }
 
 int TextFolder::endOfTextId() const {
     if (!decoderOnly()) return -1;
     if (model->endOfTextId() >= 0) return model->endOfTextId();
-    return bpe ? bpe->endOfTextId().value_or(-1) : -1;
+    return tokenizer->endOfTextId();
 }
 
 std::vector<TextCandidate> topCandidates(const float* logits, int64_t vocab, int k) {

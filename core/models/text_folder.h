@@ -24,13 +24,10 @@ struct TextFolder {
         model; // the family's model behind the contract (core/models/text_models.h)
     std::shared_ptr<const BertModel> bert; // the same model as its family's class (its config), or nullptr
     std::shared_ptr<const Gpt2Model> gpt2;
-    std::shared_ptr<const WordPieceTokenizer> wordPiece;
-    std::shared_ptr<const ByteBpeTokenizer> bpe;
+    std::shared_ptr<const TextTokenizer> tokenizer; // the family's (core/text/text_tokenizers.h)
 
     bool decoderOnly() const { return model && model->decoderOnly(); }
-    // How the tokenizer marks words: pieces carry their leading space (byte-level BPE "Ġ", SentencePiece "▁":
-    // a piece's text includes the space) or continue a word with "##" (WordPiece).
-    bool piecesCarrySpaces() const { return wordPiece == nullptr; }
+    bool piecesCarrySpaces() const { return tokenizer->piecesCarrySpaces(); }
     bool hasLmHead() const { return model && model->hasLmHead(); }
     int layers() const;
     int heads() const;

@@ -475,8 +475,8 @@ std::optional<int> ByteBpeTokenizer::id(const std::string& token) const {
     return it->second;
 }
 
-std::optional<int> ByteBpeTokenizer::endOfTextId() const {
-    return id("<|endoftext|>");
+int ByteBpeTokenizer::endOfTextId() const {
+    return id("<|endoftext|>").value_or(-1);
 }
 
 int ByteBpeTokenizer::intern(const std::string& symbol) {
@@ -561,8 +561,8 @@ TextEncoding ByteBpeTokenizer::encode(std::string_view text) const {
         const auto it = m_vocab.find(t);
         if (it != m_vocab.end()) {
             e.ids.push_back(it->second);
-        } else if (const auto unknown = endOfTextId()) { // GPT2Tokenizer's unk_token is <|endoftext|>
-            e.ids.push_back(*unknown);
+        } else if (const int unknown = endOfTextId(); unknown >= 0) { // GPT2Tokenizer's unk_token
+            e.ids.push_back(unknown);
         } else {
             throw Error("the vocabulary has no token '" + t + "' (and no <|endoftext|> to stand for it)");
         }

@@ -16,6 +16,9 @@
 // ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+), each piece's UTF-8 bytes are mapped to GPT-2's printable stand-ins and
 // merged by rank. No BOS is added. decode() maps the bytes back.
 //
+// Both derive from TextTokenizer, what a text model folder (core/models/text_folder.h) and everything above
+// it use; a new family's tokenizer is one more class behind it.
+//
 // Thread-safety: immutable after load(); encode()/decode() may be called from any thread.
 
 #include <filesystem>
@@ -34,19 +37,45 @@ struct TextEncoding {
     std::vector<int> ids;
 };
 
-class WordPieceTokenizer {
+// The tokenizer contract of the text families.
+class TextTokenizer {
+public:
+    virtual ~TextTokenizer() = default;
+    // The text's tokens with the ones the family adds around it ([CLS] … [SEP]; a BOS where the family has
+    // one).
+    virtual TextEncoding encode(std::string_view text) const = 0;
+    virtual int vocabSize() const = 0;
+    virtual const std::string& token(int id) const = 0; // as the vocabulary names it; "" outside it
+    // The text a token stands for, for display ("Ġworld" → " world"; WordPiece tokens as they are).
+    virtual std::string tokenText(int id) const = 0;
+    // How words are marked: pieces carry their leading space (byte-level BPE "Ġ", SentencePiece "▁") or
+    // continue a word with "##" (WordPiece).
+    virtual bool piecesCarrySpaces() const = 0;
+    virtual int maskId() const { return -1; }      // the [MASK] token; -1 when there is none
+    virtual int endOfTextId() const { return -1; } // the end-of-text token the vocabulary has; -1 when none
+    // A token the family adds around every text ([CLS], [SEP]): not a word of the user's.
+    virtual bool framesText(int id) const {
+        (void)id;
+        return false;
+    }
+};
+
+class WordPieceTokenizer final : public TextTokenizer {
 public:
     // Throws attnlens::Error naming the file (missing, unreadable, no [UNK] / [CLS] / [SEP]).
     static std::shared_ptr<const WordPieceTokenizer> load(const std::filesystem::path& dir);
 
-    TextEncoding encode(std::string_view text) const; // [CLS] … [SEP]
+    TextEncoding encode(std::string_view text) const override; // [CLS] … [SEP]
     std::vector<std::string> tokenize(std::string_view text) const;
-    int vocabSize() const { return static_cast<int>(m_tokens.size()); }
-    const std::string& token(int id) const; // "" outside the vocabulary
+    int vocabSize() const override { return static_cast<int>(m_tokens.size()); }
+    const std::string& token(int id) const override;
+    std::string tokenText(int id) const override { return token(id); }
+    bool piecesCarrySpaces() const override { return false; }
+    bool framesText(int id) const override { return id == m_cls || id == m_sep; }
     std::optional<int> id(const std::string& token) const;
     int clsId() const { return m_cls; }
     int sepId() const { return m_sep; }
-    int maskId() const { return m_mask; } // -1 when the vocabulary has no [MASK]
+    int maskId() const override { return m_mask; }
     int unkId() const { return m_unk; }
     bool lowerCase() const { return m_lower; }
 
@@ -63,22 +92,22 @@ private:
     int m_cls = -1, m_sep = -1, m_mask = -1, m_unk = -1;
 };
 
-class ByteBpeTokenizer {
+class ByteBpeTokenizer final : public TextTokenizer {
 public:
     // Throws attnlens::Error naming the file (missing, not JSON, a merge of unknown tokens, a byte without a
     // token).
     static std::shared_ptr<const ByteBpeTokenizer> load(const std::filesystem::path& dir);
 
-    TextEncoding encode(std::string_view text) const;
+    TextEncoding encode(std::string_view text) const override;
     std::vector<std::string> tokenize(std::string_view text) const;
     // Ids back to text (added tokens as themselves; ids outside the vocabulary skipped).
     std::string decode(std::span<const int> ids) const;
-    // One token as the text it stands for ("Ġworld" → " world").
-    std::string tokenText(int id) const;
-    int vocabSize() const { return static_cast<int>(m_tokens.size()); }
-    const std::string& token(int id) const;
+    std::string tokenText(int id) const override; // "Ġworld" → " world"
+    bool piecesCarrySpaces() const override { return true; }
+    int vocabSize() const override { return static_cast<int>(m_tokens.size()); }
+    const std::string& token(int id) const override;
     std::optional<int> id(const std::string& token) const;
-    std::optional<int> endOfTextId() const; // <|endoftext|> when the vocabulary has it
+    int endOfTextId() const override; // <|endoftext|>; -1 when the vocabulary has none
 
 private:
     std::vector<std::string> bpe(const std::string& word) const; // word: the stand-ins of one piece's bytes

@@ -495,10 +495,10 @@ void TextPage::exportTo(const QString& path) {
         // off), as `attnlens-cli text --json` writes it.
         const int n = m_doc->visibleTokens();
         const Tensor attentions = m_doc->visibleAttention();
-        writeText(path.toStdString(), textRunJson({m_doc->model()->modelType,
-                                                   {run->tokens.begin(), run->tokens.begin() + n},
-                                                   {run->ids.begin(), run->ids.begin() + n},
-                                                   &attentions}));
+        writeText(path.toStdString(), textRunJson({.modelType = m_doc->model()->modelType,
+                                                   .tokens = {run->tokens.begin(), run->tokens.begin() + n},
+                                                   .ids = {run->ids.begin(), run->ids.begin() + n},
+                                                   .attentions = &attentions}));
         return;
     }
     QWidget* view = m_tabs->currentWidget();
