@@ -24,7 +24,11 @@ pack)
     cp "$DATA/$f" "$PACK/data/"
   done
   cp "$CAT/catalog_sentences.tsv" "$PACK/catalog/"
-  tar -C "$PACK" -cJf "$PACK/marian-data.tar.xz" data catalog && rm -rf "$PACK/data" "$PACK/catalog"
+  # the tokenizer folder is built here (build_vocab needs protobuf's sentencepiece_model_pb2, which
+  # the device's packages may not match); every run there starts from a copy of it
+  "$PY" -c 'import sys; sys.path.insert(0, "tools/train"); from marian_torch import build_vocab; build_vocab(sys.argv[1], sys.argv[2])' \
+      "$DATA/spm.model" "$PACK/tok"
+  tar -C "$PACK" -cJf "$PACK/marian-data.tar.xz" data catalog tok && rm -rf "$PACK/data" "$PACK/catalog" "$PACK/tok"
   ls -l "$PACK"
   ;;
 train)
@@ -39,22 +43,27 @@ train)
                    [d256x6]="--d 256 --enc-layers 6 --dec-layers 6 --ffn 1024"
                    [d384x4]="--d 384 --enc-layers 4 --dec-layers 4 --ffn 1536")
   for name in "${!size[@]}"; do
+    mkdir -p "$W/$name" && cp -r "$W/tok" "$W/$name/tok"
     # shellcheck disable=SC2086
     PYTHONUNBUFFERED=1 "$PY" tools/train/train_marian.py "${common[@]}" ${size[$name]} ${MARIAN_DEVICE_ARGS:-} --work "$W/$name" \
         --out "$W/out-$name" > "$W/$name.log" 2>&1 &
   done
   wait
-  best=$("$PY" - "$W" <<'EOF'
+  # The best by held-out dev chrF among the exports small enough to ship (MARIAN_DEVICE_MAX_MB, default 30:
+  # the built-in lives in git and the working tree travels to such machines under 64 MiB); all are reported.
+  best=$("$PY" - "$W" "${MARIAN_DEVICE_MAX_MB:-30}" <<'EOF'
 import json, os, sys
-w = sys.argv[1]
+w, max_mb = sys.argv[1], float(sys.argv[2])
 runs = []
 for name in sorted(os.listdir(w)):
     p = os.path.join(w, name, "results.json")
     if os.path.exists(p):
         st = json.load(open(p))["state"]
         dev = st["log"][-1]["dev150_chrf"] if st["log"] else 0.0
-        runs.append((st.get("dev_chrf_last", dev), name))
-        print(name, "dev chrF", runs[-1][0], file=sys.stderr)
+        mb = os.path.getsize(os.path.join(w, "out-" + name, "model.safetensors")) / 2**20
+        print(name, "dev chrF", st.get("dev_chrf_last", dev), f"{mb:.1f} MB", file=sys.stderr)
+        if mb <= max_mb:
+            runs.append((st.get("dev_chrf_last", dev), name))
 print(max(runs)[1] if runs else "")
 EOF
 )

@@ -15,7 +15,7 @@ import torch  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden"))
 import safetensors_io as st_io  # noqa: E402  (the one shared writer, tools/golden)
-from marian_torch import MarianMTModel, copy_spm  # noqa: E402
+from marian_torch import MarianMTModel  # noqa: E402
 import hf_folder  # noqa: E402
 
 
@@ -77,9 +77,10 @@ def export_model(model, tok_dir, out_dir, card_text, state=None):
     if state is not None:
         md[st_io.TRAINING_RECORD_KEY] = json.dumps(state, separators=(",", ":"))
     st_io.save_file(tensors, os.path.join(out_dir, "model.safetensors"), md)
-    for n in ["source.spm", "target.spm"]:
-        copy_spm(os.path.join(tok_dir, n), os.path.join(out_dir, n))
-    shutil.copyfile(os.path.join(tok_dir, "vocab.json"), os.path.join(out_dir, "vocab.json"))
+    # tok_dir's files were written by build_vocab (copy_spm: no training paths) or copied from an
+    # exported folder: copied as they are (no protobuf needed where the model is exported)
+    for n in ["source.spm", "target.spm", "vocab.json"]:
+        shutil.copyfile(os.path.join(tok_dir, n), os.path.join(out_dir, n))
     for name, obj in [("config.json", hf_config(c)), ("generation_config.json", generation_config(c)),
                       ("tokenizer_config.json", tokenizer_config())]:
         with open(os.path.join(out_dir, name), "w", encoding="utf-8") as f:

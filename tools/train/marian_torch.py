@@ -212,7 +212,7 @@ class MarianMTModel(nn.Module):
 
     def decode(self, tgt_in, enc, cross_mask, output_attentions=False):
         t = tgt_in.shape[1]
-        causal = torch.triu(torch.full((t, t), NEG), diagonal=1)[None, None]
+        causal = torch.triu(torch.full((t, t), NEG, device=tgt_in.device), diagonal=1)[None, None]
         x = self.embed(tgt_in)
         sa, ca = [], []
         for layer in self.model.decoder.layers:
@@ -237,9 +237,9 @@ def greedy(model, src_ids, max_new_tokens=32, batch_src_mask=None):
     c = model.config
     pad, eos = c["pad_token_id"], c["eos_token_id"]
     enc, mask, _ = model.encode(src_ids, batch_src_mask)
-    b = src_ids.shape[0]
-    out = torch.full((b, 1), c["decoder_start_token_id"], dtype=torch.long)
-    done = torch.zeros(b, dtype=torch.bool)
+    b, dev = src_ids.shape[0], src_ids.device
+    out = torch.full((b, 1), c["decoder_start_token_id"], dtype=torch.long, device=dev)
+    done = torch.zeros(b, dtype=torch.bool, device=dev)
     max_length = 1 + max_new_tokens
     for _ in range(max_new_tokens):
         logits, _, _ = model.decode(out, enc, mask)
@@ -317,11 +317,11 @@ def greedy_fast(model, src_ids, max_new_tokens=32, batch_src_mask=None):
     c = model.config
     pad, eos = c["pad_token_id"], c["eos_token_id"]
     enc, mask, _ = model.encode(src_ids, batch_src_mask)
-    b = src_ids.shape[0]
+    b, dev = src_ids.shape[0], src_ids.device
     cache = [dict() for _ in model.model.decoder.layers]
-    cur = torch.full((b, 1), c["decoder_start_token_id"], dtype=torch.long)
+    cur = torch.full((b, 1), c["decoder_start_token_id"], dtype=torch.long, device=dev)
     outs = [cur[:, 0]]
-    done = torch.zeros(b, dtype=torch.bool)
+    done = torch.zeros(b, dtype=torch.bool, device=dev)
     for step in range(max_new_tokens):
         lg = decoder_step(model, cur, step, enc, mask, cache)
         lg[:, pad] = -float("inf")
@@ -356,10 +356,11 @@ def beam_search_fast(model, src_ids, num_beams=4, max_new_tokens=64, length_pena
     pad, eos = c["pad_token_id"], c["eos_token_id"]
     enc, mask, _ = model.encode(src_ids)
     cache = [dict() for _ in model.model.decoder.layers]
+    dev = src_ids.device
     beams = [([c["decoder_start_token_id"]], 0.0)]
     finished = []
     for step in range(max_new_tokens):
-        cur = torch.tensor([[b[0][-1]] for b in beams])
+        cur = torch.tensor([[b[0][-1]] for b in beams], device=dev)
         lg = decoder_step(model, cur, step, enc.expand(len(beams), -1, -1), None, cache)
         lg[:, pad] = -float("inf")  # Marian's adjust_logits_during_generation: before the log-softmax
         lp = torch.log_softmax(lg, -1)
@@ -367,7 +368,7 @@ def beam_search_fast(model, src_ids, num_beams=4, max_new_tokens=64, length_pena
             keep = lp[:, eos].clone()
             lp[:] = -float("inf")
             lp[:, eos] = keep
-        scores = lp + torch.tensor([b[1] for b in beams])[:, None]
+        scores = lp + torch.tensor([b[1] for b in beams], device=dev)[:, None]
         top = torch.topk(scores.view(-1), 2 * num_beams)
         new, src_rows = [], []
         for sc, idx in zip(top.values.tolist(), top.indices.tolist()):
@@ -383,7 +384,7 @@ def beam_search_fast(model, src_ids, num_beams=4, max_new_tokens=64, length_pena
         if not new:
             break
         beams = new
-        _reorder(cache, torch.tensor(src_rows))
+        _reorder(cache, torch.tensor(src_rows, device=dev))
         if len(finished) >= num_beams:
             best_open = max(b[1] for b in beams) / (len(beams[0][0]) ** length_penalty)
             if max(f[1] for f in finished) >= best_open:
@@ -394,7 +395,9 @@ def beam_search_fast(model, src_ids, num_beams=4, max_new_tokens=64, length_pena
 
 
 def translate(model, tok, sentences, beam=1, max_new_tokens=64):
+    """Translations of sentences, computed on the device the model's weights are on."""
     model.eval()
+    dev = model.final_logits_bias.device
     outs = []
     if beam == 1:
         order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
@@ -409,11 +412,11 @@ def translate(model, tok, sentences, beam=1, max_new_tokens=64):
                 src[j, :len(e)] = torch.tensor(e)
                 m[j, :len(e)] = 1
             cap = min(max_new_tokens, 2 * L + 8)
-            for j, o in zip(idx, greedy_fast(model, src, cap, m)):
+            for j, o in zip(idx, greedy_fast(model, src.to(dev), cap, m.to(dev))):
                 res[j] = tok.decode(o[1:])
         return res
     for s in sentences:
         src = tok.encode(s)
-        ids = beam_search_fast(model, torch.tensor([src]), beam, min(max_new_tokens, 2 * len(src) + 8))
+        ids = beam_search_fast(model, torch.tensor([src], device=dev), beam, min(max_new_tokens, 2 * len(src) + 8))
         outs.append(tok.decode(ids[1:]))
     return outs

@@ -159,6 +159,8 @@ def main():
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.type == "cuda":
+        torch.set_float32_matmul_precision("high")  # TF32 matrix products for training on a GPU
     os.makedirs(args.work, exist_ok=True)
     tok_dir = os.path.join(args.work, "tok")
     ck_last = os.path.join(args.work, "last.pt")
@@ -313,8 +315,8 @@ def main():
             last_ck = time.time()
         print("training stopped", json.dumps({k: state[k] for k in ["epoch", "step", "seconds"]}))
 
-    # ---- average, evaluate, export
-    model.to("cpu").eval()
+    # ---- average, evaluate (on the training device), export
+    model.to(device).eval()
     dev_eval = dev[:args.dev_limit] if args.dev_limit else dev
     dsrc, dref = [d for d, _ in dev_eval], [e for _, e in dev_eval]
     last_chrf = metrics.corpus_chrf(translate(model, tok, dsrc), dref)
@@ -364,6 +366,7 @@ def main():
     with open(os.path.join(args.work, "test_hyp_greedy.txt"), "w", encoding="utf-8") as f:
         f.write("\n".join(hyp_g) + "\n")
     samples = list(zip(src[:12], hyp_b[:12], ref[:12]))
+    model.to("cpu")
     alignments = alignment_examples(model, tok, [s for s, _, _ in every[:8]])
     card = model_card(cfg, state, nparams, res, every, samples, eps, alignments, args)
     with open(os.path.join(args.work, "results.json"), "w", encoding="utf-8") as f:
