@@ -93,42 +93,74 @@ void textLabels(const std::string& kind, const std::vector<std::string>& source,
         m.columns.resize(static_cast<size_t>(m.values.cols()));
 }
 
+// The Translate page's export: its view's matrix, or one kind's tensor.
+LabelledMatrix readTranslatePageExport(const Json& j, const std::string& path, const Selection& s,
+                                       std::string& described) {
+    LabelledMatrix m;
+    const std::vector<std::string> source = strings(j.at("source_tokens")),
+                                   target = strings(j.at("target_tokens"));
+    if (!(s.kind || s.layer || s.head)) {
+        m.rows = strings(j["matrix"].at("rows"));
+        m.columns = strings(j["matrix"].at("columns"));
+        const auto values = j["matrix"].at("values").get<std::vector<std::vector<float>>>();
+        m.values.resize(static_cast<Eigen::Index>(values.size()),
+                        values.empty() ? 0 : static_cast<Eigen::Index>(values[0].size()));
+        for (size_t r = 0; r < values.size(); ++r) {
+            if (values[r].size() != size_t(m.values.cols())) throw Error(path + ": ragged matrix");
+            for (size_t c = 0; c < values[r].size(); ++c)
+                m.values(Eigen::Index(r), Eigen::Index(c)) = values[r][c];
+        }
+        described += " (the view: " + j["selection"].value("kind", std::string("?")) + ")";
+        return m;
+    }
+    const std::string kind = s.kind.value_or("cross");
+    const char* key = kind == "encoder" ? "encoder_self" : kind == "decoder" ? "decoder_self" : "cross";
+    const Json& t = j["tensors"].at(key);
+    const auto shape = t.at("shape").get<std::vector<int64_t>>();
+    if (shape.size() != 4) throw Error(path + ": tensors." + key + " is not [L, H, Q, K]");
+    const Tensor tensor(shape, t.at("data").get<std::vector<float>>());
+    described += " · " + kind;
+    m.values = pick(tensor, s, described);
+    textLabels(kind, source, target,
+               j.contains("decoder_input_tokens") ? strings(j["decoder_input_tokens"])
+                                                  : std::vector<std::string>{},
+               m);
+    return m;
+}
+
+// unet --json: one attention layer (--layer by name or number; the last by default) over its pixels.
+LabelledMatrix readUnetExport(const Json& a, const std::string& path, const Selection& s,
+                              std::string& described) {
+    LabelledMatrix m;
+    size_t index = a.size() - 1;
+    if (s.layer) {
+        bool found = false;
+        for (size_t i = 0; i < a.size(); ++i)
+            if (a[i].value("name", std::string()) == *s.layer || std::to_string(i) == *s.layer) {
+                index = i;
+                found = true;
+            }
+        if (!found) throw cli::UsageError("--layer: no attention layer '" + *s.layer + "' in " + path);
+    }
+    const Json& layer = a[index];
+    const auto spatial = layer.at("spatial").get<std::vector<int>>();
+    const Json w = Json::array({layer.at("weights")});
+    Selection one = s;
+    one.layer.reset();
+    described += " · " + layer.value("name", std::string("layer"));
+    m.values = pick(tensor4(w, path), one, described);
+    for (int y = 0; y < spatial.at(0); ++y)
+        for (int x = 0; x < spatial.at(1); ++x)
+            m.rows.push_back("pixel " + std::to_string(y) + "," + std::to_string(x));
+    m.columns = m.rows;
+    return m;
+}
+
 LabelledMatrix readExport(const std::string& path, const Selection& s, std::string& described) {
     const Json j = readJsonFile(path);
     LabelledMatrix m;
     described = std::filesystem::path(path).filename().string();
-    const bool anySelection = s.kind || s.layer || s.head;
-    if (j.contains("matrix") && j.contains("tensors")) { // the Translate page's export
-        const std::vector<std::string> source = strings(j.at("source_tokens")),
-                                       target = strings(j.at("target_tokens"));
-        if (!anySelection) {
-            m.rows = strings(j["matrix"].at("rows"));
-            m.columns = strings(j["matrix"].at("columns"));
-            const auto values = j["matrix"].at("values").get<std::vector<std::vector<float>>>();
-            m.values.resize(static_cast<Eigen::Index>(values.size()),
-                            values.empty() ? 0 : static_cast<Eigen::Index>(values[0].size()));
-            for (size_t r = 0; r < values.size(); ++r) {
-                if (values[r].size() != size_t(m.values.cols())) throw Error(path + ": ragged matrix");
-                for (size_t c = 0; c < values[r].size(); ++c)
-                    m.values(Eigen::Index(r), Eigen::Index(c)) = values[r][c];
-            }
-            described += " (the view: " + j["selection"].value("kind", std::string("?")) + ")";
-            return m;
-        }
-        const std::string kind = s.kind.value_or("cross");
-        const char* key = kind == "encoder" ? "encoder_self" : kind == "decoder" ? "decoder_self" : "cross";
-        const Json& t = j["tensors"].at(key);
-        const auto shape = t.at("shape").get<std::vector<int64_t>>();
-        if (shape.size() != 4) throw Error(path + ": tensors." + key + " is not [L, H, Q, K]");
-        const Tensor tensor(shape, t.at("data").get<std::vector<float>>());
-        described += " · " + kind;
-        m.values = pick(tensor, s, described);
-        textLabels(kind, source, target,
-                   j.contains("decoder_input_tokens") ? strings(j["decoder_input_tokens"])
-                                                      : std::vector<std::string>{},
-                   m);
-        return m;
-    }
+    if (j.contains("matrix") && j.contains("tensors")) return readTranslatePageExport(j, path, s, described);
     if (!j.contains("attentions"))
         throw Error(path + ": not an attention export of attnlens (no \"attentions\" or \"matrix\")");
     const Json& a = j["attentions"];
@@ -151,30 +183,7 @@ LabelledMatrix readExport(const std::string& path, const Selection& s, std::stri
                         std::to_string(m.values.rows()) + " attention rows");
         return m;
     }
-    if (a.is_array() && !a.empty() && a[0].is_object()) { // unet --json
-        size_t index = a.size() - 1;
-        if (s.layer) {
-            bool found = false;
-            for (size_t i = 0; i < a.size(); ++i)
-                if (a[i].value("name", std::string()) == *s.layer || std::to_string(i) == *s.layer) {
-                    index = i;
-                    found = true;
-                }
-            if (!found) throw cli::UsageError("--layer: no attention layer '" + *s.layer + "' in " + path);
-        }
-        const Json& layer = a[index];
-        const auto spatial = layer.at("spatial").get<std::vector<int>>();
-        const Json w = Json::array({layer.at("weights")});
-        Selection one = s;
-        one.layer.reset();
-        described += " · " + layer.value("name", std::string("layer"));
-        m.values = pick(tensor4(w, path), one, described);
-        for (int y = 0; y < spatial.at(0); ++y)
-            for (int x = 0; x < spatial.at(1); ++x)
-                m.rows.push_back("pixel " + std::to_string(y) + "," + std::to_string(x));
-        m.columns = m.rows;
-        return m;
-    }
+    if (a.is_array() && !a.empty() && a[0].is_object()) return readUnetExport(a, path, s, described);
     // vision --json
     m.values = pick(tensor4(a, path), s, described);
     const auto grid = j.at("grid").get<std::vector<int>>();

@@ -122,33 +122,21 @@ int inspectDiffusion(const std::filesystem::path& dir, const std::optional<std::
     return 0;
 }
 
-int runInspect(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--json"});
-    if (!args.positionals().empty())
-        throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
-    const auto model = args.value("--model");
-    if (!model) throw cli::UsageError("--model DIR is required");
-    if (attnlens::detectModelKind(*model) == attnlens::ModelKind::Diffusion)
-        return inspectDiffusion(*model, args.value("--json"));
-    const auto folder = attnlens::inspectModelFolder(*model);
-    const attnlens::JsonConfig config(folder.dir / "config.json");
-    const auto weights = attnlens::TensorFile::open(folder.weights);
-
-    // Parameters counted once where a PyTorch checkpoint ties tensors to one storage (embeddings, LM head).
+// Parameters counted once where a PyTorch checkpoint ties tensors to one storage (embeddings, LM head);
+// tensors counted per dtype.
+uint64_t countParameters(const attnlens::TensorFile& weights, std::map<std::string, uint64_t>& dtypeCounts) {
     uint64_t parameters = 0;
-    std::map<std::string, uint64_t> dtypeCounts;
     std::set<std::tuple<size_t, uint64_t, uint64_t>> seen;
     for (const auto& t : weights.tensors()) {
         if (seen.insert({t.storage, t.begin, t.end}).second)
             parameters += static_cast<uint64_t>(attnlens::shapeNumel(t.shape));
         dtypeCounts[std::string(attnlens::dtypeName(t.dtype))] += 1;
     }
-    std::string architecture = folder.modelType;
-    if (config.has("architectures") && config.json()["architectures"].is_array() &&
-        !config.json()["architectures"].empty())
-        architecture = config.json()["architectures"][0].get<std::string>();
+    return parameters;
+}
 
-    // The size-defining keys of the architectures we know; others are listed by the full config in --json.
+// The size-defining keys of the architectures we know; others are listed by the full config in --json.
+Json configSizes(const attnlens::JsonConfig& config) {
     static const char* kKeys[] = {"d_model",
                                   "encoder_layers",
                                   "decoder_layers",
@@ -176,15 +164,41 @@ int runInspect(const std::vector<std::string>& argv) {
         if (config.has(key)) sizes[key] = config.json()[key];
     if (config.has("id2label") && config.json()["id2label"].is_object())
         sizes["num_labels"] = config.json()["id2label"].size();
+    return sizes;
+}
 
+// The files of a model folder that the loaders read (or a person looks for), those present.
+Json presentFiles(const std::filesystem::path& dir) {
     Json files = Json::array();
     for (const char* f :
          {"config.json", "generation_config.json", "preprocessor_config.json", "model.safetensors",
           "pytorch_model.bin", "source.spm", "target.spm", "vocab.json", "vocab.txt", "merges.txt",
           "tokenizer.json", "tokenizer_config.json", "README.md"}) {
         std::error_code ec;
-        if (std::filesystem::exists(folder.dir / f, ec)) files.push_back(f);
+        if (std::filesystem::exists(dir / f, ec)) files.push_back(f);
     }
+    return files;
+}
+
+int runInspect(const std::vector<std::string>& argv) {
+    const cli::Args args(argv, {"--model", "--json"});
+    if (!args.positionals().empty())
+        throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
+    const auto model = args.value("--model");
+    if (!model) throw cli::UsageError("--model DIR is required");
+    if (attnlens::detectModelKind(*model) == attnlens::ModelKind::Diffusion)
+        return inspectDiffusion(*model, args.value("--json"));
+    const auto folder = attnlens::inspectModelFolder(*model);
+    const attnlens::JsonConfig config(folder.dir / "config.json");
+    const auto weights = attnlens::TensorFile::open(folder.weights);
+    std::map<std::string, uint64_t> dtypeCounts;
+    const uint64_t parameters = countParameters(weights, dtypeCounts);
+    std::string architecture = folder.modelType;
+    if (config.has("architectures") && config.json()["architectures"].is_array() &&
+        !config.json()["architectures"].empty())
+        architecture = config.json()["architectures"][0].get<std::string>();
+    const Json sizes = configSizes(config);
+    const Json files = presentFiles(folder.dir);
 
     Json out = {{"model", folder.dir.string()},
                 {"model_type", folder.modelType},

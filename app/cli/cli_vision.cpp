@@ -90,6 +90,51 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
     return tokensToGrid(queryMap(a, queries), grid.rows(), grid.cols());
 }
 
+Json topClasses(const std::vector<Prediction>& top) {
+    Json out = Json::array();
+    for (const auto& p : top)
+        out.push_back({{"index", p.index}, {"label", p.label}, {"prob", p.probability}});
+    return out;
+}
+
+// With heads ablated, what changed: the top classes of the plain run (returned) against the ablated one
+// (a note on stderr).
+Json baselineTopClasses(const VitModel& model, const VitResult& result, const VitRunOptions& options) {
+    VitRunOptions plainOptions = options;
+    plainOptions.offHeads.clear();
+    plainOptions.captureAttention = false;
+    const VitOutput plain = model.forward(result.input.pixels, plainOptions);
+    const auto before = model.topK(plain, 5);
+    const auto after = model.topK(result.output, 1);
+    if (!before.empty() && !after.empty()) {
+        const float kept = result.output.probabilities.at({before.front().index});
+        std::fprintf(stderr,
+                     "note: ablated %zu head(s): top class '%s' %.1f %% -> '%s' %.1f %% (the original "
+                     "class now %.1f %%)\n",
+                     options.offHeads.size(), before.front().label.c_str(),
+                     100.0 * before.front().probability, after.front().label.c_str(),
+                     100.0 * after.front().probability, 100.0 * kept);
+    }
+    return topClasses(before);
+}
+
+// The built-in classifier knows ten kinds of clothing on black: say when the picture is not one (as the
+// Vision page does beside its predictions).
+DomainCheck builtinDomainCheck(const std::filesystem::path& modelDir, const ImageU8& image,
+                               const std::vector<Prediction>& top) {
+    DomainCheck domain;
+    if (modelDir.filename() != builtinModelName(ModelKind::Vit) || top.empty()) return domain;
+    domain = checkFashionMnistLikeness(image, top.front().probability);
+    if (domain.mismatch()) {
+        std::string reasons;
+        for (const std::string& r : domain.reasons)
+            reasons += (reasons.empty() ? "" : " · ") + r;
+        std::cerr << "note: not like the built-in model's Fashion-MNIST training pictures: " << reasons
+                  << "; read the prediction with care\n";
+    }
+    return domain;
+}
+
 int runVision(const std::vector<std::string>& argv) {
     const cli::Args args(argv,
                          {"--model", "--json", "--overlay", "--layer", "--head", "--query", "--colormap",
@@ -118,28 +163,9 @@ int runVision(const std::vector<std::string>& argv) {
         options.offHeads = cli::parseHeadList("--ablate", *ablate, cfg.numLayers, cfg.numHeads);
     const ImageU8 image = cli::loadImageQuietly(imagePath);
     const VitResult result = model.run(image, options);
-    // With heads ablated, what changed: the top classes of the plain run against the ablated one.
-    Json baselineTop;
-    if (!options.offHeads.empty() && model.hasClassifier()) {
-        VitRunOptions plainOptions = options;
-        plainOptions.offHeads.clear();
-        plainOptions.captureAttention = false;
-        const VitOutput plain = model.forward(result.input.pixels, plainOptions);
-        const auto before = model.topK(plain, 5);
-        const auto after = model.topK(result.output, 1);
-        baselineTop = Json::array();
-        for (const auto& p : before)
-            baselineTop.push_back({{"index", p.index}, {"label", p.label}, {"prob", p.probability}});
-        if (!before.empty() && !after.empty()) {
-            const float kept = result.output.probabilities.at({before.front().index});
-            std::fprintf(stderr,
-                         "note: ablated %zu head(s): top class '%s' %.1f %% -> '%s' %.1f %% (the original "
-                         "class now %.1f %%)\n",
-                         options.offHeads.size(), before.front().label.c_str(),
-                         100.0 * before.front().probability, after.front().label.c_str(),
-                         100.0 * after.front().probability, 100.0 * kept);
-        }
-    }
+    const Json baselineTop = !options.offHeads.empty() && model.hasClassifier()
+                                 ? baselineTopClasses(model, result, options)
+                                 : Json();
     if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16) // measured on this picture
         std::cerr << "note: bf16 against fp32 on this input: "
                   << describeParity(vitPrecisionParity(model, result.input.pixels, options), "top-1 class")
@@ -148,29 +174,14 @@ int runVision(const std::vector<std::string>& argv) {
     const auto top = model.topK(result.output, 5);
     for (const auto& p : top)
         std::printf("%s\t%.6f\n", p.label.c_str(), static_cast<double>(p.probability));
-    // The built-in classifier knows ten kinds of clothing on black: say when the picture is not one (as the
-    // Vision page does beside its predictions).
-    DomainCheck domain;
-    if (modelDir.filename() == builtinModelName(ModelKind::Vit) && !top.empty()) {
-        domain = checkFashionMnistLikeness(image, top.front().probability);
-        if (domain.mismatch()) {
-            std::string reasons;
-            for (const std::string& r : domain.reasons)
-                reasons += (reasons.empty() ? "" : " · ") + r;
-            std::cerr << "note: not like the built-in model's Fashion-MNIST training pictures: " << reasons
-                      << "; read the prediction with care\n";
-        }
-    }
+    const DomainCheck domain = builtinDomainCheck(modelDir, image, top);
 
     if (const auto jsonPath = args.value("--json")) {
-        Json topJson = Json::array();
-        for (const auto& p : top)
-            topJson.push_back({{"index", p.index}, {"label", p.label}, {"prob", p.probability}});
         Json head = {{"image", imagePath},
                      {"input_size", {result.input.resized.height, result.input.resized.width}},
                      {"patch", cfg.patchSize},
                      {"grid", {result.grid.rows(), result.grid.cols()}},
-                     {"top", topJson},
+                     {"top", topClasses(top)},
                      {"logits", result.output.logits.toVector()}};
         if (domain.mismatch()) head["domain_mismatch"] = domain.reasons;
         if (!options.offHeads.empty()) {

@@ -72,6 +72,23 @@ std::vector<Item> readList(const VitModel& model, const std::filesystem::path& l
     return items;
 }
 
+// An IDX pair (images [N, rows, cols], labels [N]): one item per image, the images kept in `images`.
+std::vector<Item> readIdxItems(const VitModel& model, const std::string& imagesPath,
+                               const std::string& labelsPath, IdxArray& images) {
+    images = readIdxFile(imagesPath);
+    const IdxArray labels = readIdxFile(labelsPath);
+    if (images.dims.size() != 3 || labels.dims.size() != 1 || labels.dims[0] != images.dims[0])
+        throw Error("IDX files do not match: expected images [N, rows, cols] and labels [N]");
+    std::vector<Item> items;
+    for (size_t i = 0; i < labels.data.size(); ++i) {
+        if (labels.data[i] >= model.numLabels())
+            throw Error("'" + labelsPath + "': label " + std::to_string(labels.data[i]) + " at " +
+                        std::to_string(i) + " is out of range for the model");
+        items.push_back({"", i, labels.data[i]});
+    }
+    return items;
+}
+
 int runVisionEval(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--list", "--idx-images", "--idx-labels", "--limit", "--json"},
                          {"--capture", "--interpolate-pos"});
@@ -90,20 +107,10 @@ int runVisionEval(const std::vector<std::string>& argv) {
 
     std::vector<Item> items;
     IdxArray idxImages;
-    if (useList) {
+    if (useList)
         items = readList(model, *args.value("--list"));
-    } else {
-        idxImages = readIdxFile(*args.value("--idx-images"));
-        const IdxArray labels = readIdxFile(*args.value("--idx-labels"));
-        if (idxImages.dims.size() != 3 || labels.dims.size() != 1 || labels.dims[0] != idxImages.dims[0])
-            throw Error("IDX files do not match: expected images [N, rows, cols] and labels [N]");
-        for (size_t i = 0; i < labels.data.size(); ++i) {
-            if (labels.data[i] >= model.numLabels())
-                throw Error("'" + *args.value("--idx-labels") + "': label " + std::to_string(labels.data[i]) +
-                            " at " + std::to_string(i) + " is out of range for the model");
-            items.push_back({"", i, labels.data[i]});
-        }
-    }
+    else
+        items = readIdxItems(model, *args.value("--idx-images"), *args.value("--idx-labels"), idxImages);
     if (limit > 0 && static_cast<size_t>(limit) < items.size()) items.resize(static_cast<size_t>(limit));
     if (items.empty()) throw Error("no images to evaluate");
     if (!model.hasClassifier()) throw Error("'" + modelDir.string() + "': the checkpoint has no classifier");
