@@ -35,6 +35,7 @@
 #include "cli_image.h"
 #include "cli_text_input.h"
 #include "cli_unet_args.h"
+#include "core/analysis/attention_captures.h"
 #include "core/analysis/head_stats.h"
 #include "core/analysis/text_lenses.h"
 #include "core/decode/decode_session.h"
@@ -155,8 +156,8 @@ TextHeads textHeads(const cli::Args& args, const attnlens::TextFolder& folder) {
     for (const std::string& text : texts) {
         const attnlens::TextEncoding e = cli::encodeText(folder, text);
         const attnlens::TextForward f = folder.forward(e.ids, false);
-        out.batch.add(
-            attnlens::computeHeadStats(f.attentions, attnlens::textHeadStatsOptions(folder, e.ids)));
+        out.batch.add(attnlens::captureHeadStats(attnlens::textCapture(folder, e.ids, f.attentions),
+                                                 attnlens::textAttentionKind(folder)));
         if (args.has("--importance")) {
             const attnlens::TextTargets targets = attnlens::textTargets(folder, e.ids);
             if (targets.tokens.empty() && folder.hasLmHead())
@@ -189,8 +190,10 @@ int unetHeads(const cli::Args& args, HeadStatistic stat) {
     const cli::UnetInput in = cli::readUnetInput(args, model);
     const attnlens::UNetOutput out =
         model.unet->forward(in.sample, static_cast<float>(in.timestep), in.classLabel);
-    const HeadStats s = attnlens::unetHeadStats(out.attentions, static_cast<int>(in.sample.dim(1)),
-                                                static_cast<int>(in.sample.dim(2)));
+    const HeadStats s =
+        attnlens::captureHeadStats(attnlens::unetCapture(out.attentions, static_cast<int>(in.sample.dim(1)),
+                                                         static_cast<int>(in.sample.dim(2))),
+                                   AttentionKind::EncoderSelf);
     printTable("unet", stat, s);
     Json names = Json::array();
     for (const auto& a : out.attentions)
@@ -215,9 +218,8 @@ int vitHeads(const cli::Args& args, const std::filesystem::path& dir,
     run.captureAttention = true;
     for (const auto& path : paths) {
         const attnlens::VitResult r = model->run(cli::loadImageQuietly(path), run);
-        const HeadStatsOptions o =
-            attnlens::patchGridHeadStatsOptions(r.grid.rows(), r.grid.cols(), model->config().patchSize);
-        batches["vit"].add(attnlens::computeHeadStats(r.output.attentions, o));
+        batches["vit"].add(attnlens::captureHeadStats(attnlens::vitCapture(r, model->config().patchSize),
+                                                      AttentionKind::EncoderSelf));
     }
     return static_cast<int>(paths.size());
 }
@@ -255,19 +257,20 @@ int marianHeads(const cli::Args& args, const std::filesystem::path& dir,
         attnlens::DecodeSession session(folder.model, folder.tokenizer, sentences[n], {});
         session.run();
         const auto trace = session.trace();
-        for (AttentionKind kind :
-             {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross}) {
-            HeadStatsOptions o = attnlens::headStatsOptions(*trace, kind);
+        const attnlens::AttentionCapture capture =
+            attnlens::translationCapture(*trace, attnlens::decoderStartPiece(folder));
+        for (AttentionKind kind : capture.kinds()) {
+            std::vector<std::vector<int>> alignment;
             if (kind == AttentionKind::Cross && !alignments.empty()) {
                 try {
-                    o.alignment = attnlens::pieceAlignment(*trace, alignments[n]);
+                    alignment = attnlens::pieceAlignment(*trace, alignments[n]);
                 } catch (const attnlens::Error& e) {
                     throw cli::UsageError("--align: sentence " + std::to_string(n) + " (\"" +
                                           trace->translation + "\"): " + e.what());
                 }
             }
             batches[std::string(attnlens::attentionKindId(kind))].add(
-                attnlens::computeHeadStats(attnlens::traceAttention(*trace, kind), o));
+                attnlens::captureHeadStats(capture, kind, alignment));
         }
     }
     return static_cast<int>(sentences.size());

@@ -75,15 +75,37 @@ RowMatrix& HeadStats::get(HeadStatistic statistic) {
     return const_cast<RowMatrix&>(static_cast<const HeadStats*>(this)->get(statistic));
 }
 
-HeadStatsOptions patchGridHeadStatsOptions(int rows, int cols, int patch) {
-    HeadStatsOptions o;
-    o.queryPositions.push_back({kNaN, kNaN}); // CLS
-    for (int i = 0; i < rows * cols; ++i)
-        o.queryPositions.push_back({static_cast<float>(patch) * (static_cast<float>(i % cols) + 0.5f),
-                                    static_cast<float>(patch) * (static_cast<float>(i / cols) + 0.5f)});
-    o.keyPositions = o.queryPositions;
-    o.sinkKeys = {0};
-    return o;
+HeadStats captureHeadStats(const AttentionCapture& capture, AttentionKind kind,
+                           const std::vector<std::vector<int>>& alignment) {
+    const std::vector<const AttentionBlock*> blocks = capture.blocksOf(kind);
+    if (blocks.empty())
+        throw Error("the run kept no " + std::string(attentionKindId(kind)) + " attention to measure");
+    int64_t heads = 0;
+    for (const AttentionBlock* b : blocks)
+        heads = std::max(heads, b->weights.dim(0));
+    HeadStats out;
+    const auto L = static_cast<Eigen::Index>(blocks.size());
+    for (HeadStatistic st : kAllHeadStatistics)
+        out.get(st) = RowMatrix::Constant(L, static_cast<Eigen::Index>(heads), kNaN);
+    for (Eigen::Index l = 0; l < L; ++l) {
+        const AttentionBlock& b = *blocks[size_t(l)];
+        const AttentionAxis& q = capture.axes.at(size_t(b.queryAxis));
+        const AttentionAxis& k = capture.axes.at(size_t(b.keyAxis));
+        HeadStatsOptions o;
+        o.queryPositions = q.points;
+        o.keyPositions = k.points;
+        o.sinkKeys = k.sinks;
+        o.hasSinks = k.hasSinks;
+        o.selfAttention = b.selfAttention();
+        if (!o.selfAttention) o.alignment = alignment;
+        const Tensor& w = b.weights;
+        const HeadStats s = computeHeadStats(w.reshaped({1, w.dim(0), w.dim(1), w.dim(2)}), o);
+        for (HeadStatistic st : kAllHeadStatistics)
+            out.get(st).row(l).head(w.dim(0)) = s.get(st).row(0);
+        out.rows = std::max(out.rows, s.rows);
+        out.alignedRows = std::max(out.alignedRows, s.alignedRows);
+    }
+    return out;
 }
 
 namespace {

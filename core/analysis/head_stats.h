@@ -20,6 +20,7 @@
 //
 // Thread-safety: pure functions; HeadStatsBatch is a plain value.
 
+#include "core/contract/attention_capture.h"
 #include "core/tensor/tensor.h"
 
 #include <array>
@@ -60,13 +61,16 @@ struct HeadStats {
     RowMatrix& get(HeadStatistic statistic);
 };
 
-// A ViT's options: CLS (token 0, no position, the sink) then rows × cols patches, row-major, at their centres
-// in pixels of the model input (patch px per patch).
-HeadStatsOptions patchGridHeadStatsOptions(int rows, int cols, int patch);
-
 // attentions [L, H, Q, K]. Throws attnlens::Error on a tensor that is not 4-d, positions or alignment whose
 // sizes do not match Q / K, or indices out of range.
 HeadStats computeHeadStats(const Tensor& attentions, const HeadStatsOptions& options = {});
+
+// The statistics of one kind of a capture (core/contract/attention_capture.h), any family: per block, with
+// the distances, sinks and self-attention its axes say; layers × the most heads of a block (NaN where a layer
+// has fewer). `alignment` (cross-attention): per query position, the aligned key positions. Throws
+// attnlens::Error when the capture has no block of that kind.
+HeadStats captureHeadStats(const AttentionCapture& capture, AttentionKind kind,
+                           const std::vector<std::vector<int>>& alignment = {});
 
 // The mean of several inputs' statistics (same layers × heads): each cell weighted by the rows it was
 // averaged over (alignment: by the aligned rows); NaN cells of one input do not count.

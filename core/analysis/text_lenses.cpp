@@ -99,19 +99,6 @@ RowMatrix textHeadImportance(const TextFolder& folder, const std::vector<int>& i
         callbacks);
 }
 
-HeadStatsOptions textHeadStatsOptions(const TextFolder& folder, const std::vector<int>& ids) {
-    HeadStatsOptions o;
-    o.selfAttention = true;
-    if (folder.decoderOnly()) {
-        o.sinkKeys = {0};
-        return o;
-    }
-    for (size_t i = 0; i < ids.size(); ++i)
-        if (folder.tokenizer->framesText(ids[i])) o.sinkKeys.push_back(static_cast<int>(i));
-    if (o.sinkKeys.empty()) o.sinkKeys = {0};
-    return o;
-}
-
 AttentionInputs textAttentionInputs(const TextFolder& folder, const std::vector<int>& ids, int layer,
                                     const HeadList& offHeads) {
     if (layer < 0 || layer >= folder.layers())

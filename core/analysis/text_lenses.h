@@ -5,7 +5,7 @@
 //   TextTargets t = textTargets(folder, ids, firstScored);     // which log-probabilities score the output
 //   double lp = textLogProb(folder, ids, t);                    // … with every head on
 //   RowMatrix drop = textHeadImportance(folder, ids, t);       // [L, H]: lp − lp with the head alone off
-//   HeadStats s = computeHeadStats(f.attentions, textHeadStatsOptions(folder, ids));
+//   HeadStats s = captureHeadStats(textCapture(folder, ids, f.attentions), textAttentionKind(folder));
 //   AttentionInputs in = textAttentionInputs(folder, ids, layer);   // analysis/neuron_view
 //
 // Thread-safety: pure functions on an immutable folder; textHeadImportance is cancellable between heads.
@@ -42,10 +42,6 @@ double textLogProb(const TextFolder& folder, const std::vector<int>& ids, const 
 RowMatrix textHeadImportance(const TextFolder& folder, const std::vector<int>& ids,
                              const TextTargets& targets, const Callbacks& callbacks = {},
                              const HeadList& off = {});
-
-// The Heads lens's options: distance in tokens; sinks: [CLS] and [SEP] for BERT, the first token for GPT-2
-// (where causal models park attention).
-HeadStatsOptions textHeadStatsOptions(const TextFolder& folder, const std::vector<int>& ids);
 
 // What layer `layer` received over `ids` (the plain run), for analysis/neuron_view. Throws attnlens::Error
 // outside the model's layers.

@@ -41,24 +41,6 @@ TraceAxes traceAxes(const TranslationTrace& trace, AttentionKind kind, const std
     return axes;
 }
 
-HeadStatsOptions headStatsOptions(const TranslationTrace& trace, AttentionKind kind) {
-    HeadStatsOptions o;
-    const int sourceEnd = std::max(0, static_cast<int>(trace.sourceTokens.size()) - 1);
-    switch (kind) {
-    case AttentionKind::EncoderSelf:
-        o.sinkKeys = {sourceEnd};
-        break;
-    case AttentionKind::DecoderSelf:
-        o.sinkKeys = {0};
-        break;
-    case AttentionKind::Cross:
-        o.sinkKeys = {sourceEnd};
-        o.selfAttention = false;
-        break;
-    }
-    return o;
-}
-
 AttentionInputs traceAttentionInputs(const MarianModel& model, const TranslationTrace& trace,
                                      AttentionKind kind, int layer, const MarianAblation* ablation) {
     return model.attentionInputs(kind, layer, trace.sourceIds, model.forcedDecoderInput(trace.targetIds),

@@ -26,16 +26,11 @@ struct TraceAxes {
 };
 TraceAxes traceAxes(const TranslationTrace& trace, AttentionKind kind, const std::string& decoderStartPiece);
 
-// The head statistics' options for a kind: distance in tokens; sinks: </s> (the last source piece) for the
-// encoder and cross-attention, the decoder start token for the decoder; cross-attention is not
-// self-attention.
-HeadStatsOptions headStatsOptions(const TranslationTrace& trace, AttentionKind kind);
-
 // A word alignment in Pharaoh format ("0-0 1-2 2-1": source word i with target word j, from 0; words as
 // groupPieces (analysis/word_merge.h) forms them from the trace's pieces, special pieces being words of their
 // own) → for every target piece of the trace, the source pieces of the words it is aligned with (empty: none
-// given). Put it in HeadStatsOptions::alignment for the cross-attention's "alignment" statistic. Throws
-// attnlens::Error naming a malformed pair or a word outside the sentence.
+// given). Pass it to captureHeadStats (analysis/head_stats.h) for the cross-attention's "alignment"
+// statistic. Throws attnlens::Error naming a malformed pair or a word outside the sentence.
 std::vector<std::vector<int>> pieceAlignment(const TranslationTrace& trace, std::string_view pharaoh);
 
 // What one layer of a kind received over this translation (analysis/neuron_view): a teacher-forced pass over

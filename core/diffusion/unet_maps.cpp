@@ -105,33 +105,4 @@ RgbImage renderUNetView(const DenoiseStep& step, const UNetAttentionMap* layer, 
     return RgbImage{big.width, big.height, std::move(big.pixels)};
 }
 
-HeadStats unetHeadStats(const std::vector<UNetAttentionMap>& layers, int imageHeight, int imageWidth) {
-    int heads = 0;
-    for (const auto& l : layers)
-        heads = std::max(heads, l.info.heads);
-    HeadStats out;
-    const int L = static_cast<int>(layers.size());
-    for (HeadStatistic st : kAllHeadStatistics)
-        out.get(st) = RowMatrix::Constant(L, heads, std::nanf(""));
-    for (int l = 0; l < L; ++l) {
-        const UNetAttentionMap& layer = layers[size_t(l)];
-        const int h = layer.info.height, w = layer.info.width;
-        HeadStatsOptions o;
-        o.hasSinks = false;
-        const double sy = double(imageHeight) / h, sx = double(imageWidth) / w;
-        for (int y = 0; y < h; ++y)
-            for (int x = 0; x < w; ++x)
-                o.queryPositions.push_back(
-                    {static_cast<float>((x + 0.5) * sx), static_cast<float>((y + 0.5) * sy)});
-        o.keyPositions = o.queryPositions;
-        const Tensor one =
-            layer.weights.reshaped({1, layer.weights.dim(0), layer.weights.dim(1), layer.weights.dim(2)});
-        const HeadStats s = computeHeadStats(one, o);
-        for (HeadStatistic st : kAllHeadStatistics)
-            out.get(st).row(l).head(layer.info.heads) = s.get(st).row(0);
-        out.rows = std::max(out.rows, s.rows);
-    }
-    return out;
-}
-
 } // namespace attnlens

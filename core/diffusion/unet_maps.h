@@ -75,11 +75,4 @@ ImageU8 unetViewImage(const DenoiseStep& step, const UNetView& view);
 // `attnlens-cli diffuse --overlay / --gif` all draw through this.
 RgbImage renderUNetView(const DenoiseStep& step, const UNetAttentionMap* layer, const UNetView& view);
 
-// The head statistics (analysis/head_stats.h) of every attention layer of one forward, as [layers, heads of
-// the widest layer] (NaN for heads a layer lacks): distance in pixels of the full-size sample (a token's
-// centre at
-// ((x + 0.5)·W/w, (y + 0.5)·H/h)), "previous" the token before in y·w + x order (the pixel to the left), no
-// sinks.
-HeadStats unetHeadStats(const std::vector<UNetAttentionMap>& layers, int imageHeight, int imageWidth);
-
 } // namespace attnlens

@@ -2,6 +2,7 @@
 // ATTNLENS_CLI_PATH): JSON shape and values against the independent reference's goldens, the PNG, and
 // exit status 2 with one "error:" line for every kind of bad input the diffusion issue lists.
 
+#include "core/analysis/attention_captures.h"
 #include "core/diffusion/unet_maps.h"
 #include "core/io/json_file.h"
 #include "core/io/npy_reader.h"
@@ -138,7 +139,9 @@ private slots:
         const auto model = loadDiffusionModel(unettest::fixture("bare-head8"));
         const Tensor sample = readNpy(sampleOf("bare-head8").toStdString());
         const Tensor chw = sample.reshaped({sample.dim(1), sample.dim(2), sample.dim(3)});
-        const HeadStats s = unetHeadStats(model.unet->forward(chw, 500.0f, std::nullopt).attentions, 8, 8);
+        const HeadStats s =
+            captureHeadStats(unetCapture(model.unet->forward(chw, 500.0f, std::nullopt).attentions, 8, 8),
+                             AttentionKind::EncoderSelf);
         for (int l = 0; l < s.layers(); ++l)
             for (int h = 0; h < s.heads(); ++h) {
                 QVERIFY(std::abs(k["entropy"][l][h].get<double>() - s.entropy(l, h)) < 1e-6);

@@ -5,6 +5,7 @@
 // trajectories with injected noise, the schedulers, the Winograd convolution and both GEMM kernels,
 // and bad folders. Runs under ASan + UBSan in CI (label fast).
 
+#include "core/analysis/attention_captures.h"
 #include "core/analysis/head_importance.h"
 #include "core/analysis/neuron_view.h"
 #include "core/diffusion/denoise_session.h"
@@ -448,7 +449,7 @@ private slots:
         self.weights = Tensor({1, 4, 4}, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1});
         spread.info = {"b", UNetPath::Bottleneck, 1, 2, 2, 2};
         spread.weights = Tensor({2, 4, 4}, 0.25f);
-        const HeadStats s = unetHeadStats({self, spread}, 4, 4);
+        const HeadStats s = captureHeadStats(unetCapture({self, spread}, 4, 4), AttentionKind::EncoderSelf);
         QCOMPARE(s.layers(), 2);
         QCOMPARE(s.heads(), 2);
         QCOMPARE(s.entropy(0, 0), 0.0f);

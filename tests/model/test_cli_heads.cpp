@@ -74,7 +74,9 @@ private slots:
         DecodeSession session(folder.model, folder.tokenizer, sentence.toStdString(), {});
         session.run();
         const auto trace = session.trace();
-        HeadStatsOptions o = headStatsOptions(*trace, AttentionKind::Cross);
+        HeadStatsOptions o; // written out: </s> (the last source piece) is the sink; not self-attention
+        o.sinkKeys = {static_cast<int>(trace->sourceTokens.size()) - 1};
+        o.selfAttention = false;
         o.alignment = pieceAlignment(*trace, align.toStdString());
         const HeadStats s = computeHeadStats(trace->crossAttention, o);
         for (int l = 0; l < s.layers(); ++l)

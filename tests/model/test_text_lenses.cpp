@@ -4,6 +4,7 @@
 // the neuron view's probe reproduces the captured attention; importance ranks by the drop of the output's
 // log-probability; the Heads lens's sinks.
 
+#include "core/analysis/attention_captures.h"
 #include "core/analysis/head_stats.h"
 #include "core/analysis/neuron_view.h"
 #include "core/analysis/text_lenses.h"
@@ -173,17 +174,21 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Cancelled, textHeadImportance(plainBert, cased, none, cancel));
     }
 
-    void headStatsOptions() {
+    // The text capture's axis: the tokens, sinks [CLS] and [SEP] for BERT, the first token for GPT-2.
+    void headStatsOfTheCapture() {
         const TextFolder bert = loadTextFolder(kData / "bert-mlm");
         const TextEncoding e = bert.encode("hello world");
-        const HeadStatsOptions o = textHeadStatsOptions(bert, e.ids);
-        QCOMPARE(o.sinkKeys, (std::vector<int>{0, static_cast<int>(e.ids.size()) - 1}));
-        QVERIFY(o.selfAttention);
+        const AttentionCapture c = textCapture(bert, e.ids, bert.forward(e.ids).attentions);
+        QCOMPARE(c.axes.size(), size_t(1));
+        QCOMPARE(c.axes[0].sinks, (std::vector<int>{0, static_cast<int>(e.ids.size()) - 1}));
+        QCOMPARE(c.axes[0].labels.front(), std::string("[CLS]"));
+        QVERIFY(c.blocks.front().selfAttention());
         const TextFolder gpt = loadTextFolder(kData / "gpt2");
-        QCOMPARE(textHeadStatsOptions(gpt, firstIds(kData / "gpt2")).sinkKeys, std::vector<int>{0});
+        const std::vector<int> ids = firstIds(kData / "gpt2");
+        QCOMPARE(textCapture(gpt, ids, gpt.forward(ids).attentions).axes[0].sinks, std::vector<int>{0});
         QCOMPARE(textAttentionKind(gpt), AttentionKind::DecoderSelf);
         QCOMPARE(textAttentionKind(bert), AttentionKind::EncoderSelf);
-        const HeadStats s = computeHeadStats(bert.forward(e.ids).attentions, o);
+        const HeadStats s = captureHeadStats(c, AttentionKind::EncoderSelf);
         QCOMPARE(s.layers(), bert.layers());
         QVERIFY(std::isnan(s.alignment(0, 0)));
         QVERIFY(s.sink(0, 0) >= 0 && s.sink(0, 0) <= 1);

@@ -6,6 +6,7 @@
 // pixel for pixel, GIF frames, PNG sequence, NPY/CSV); a bad folder keeps the model; a pipeline folder
 // opens and generates.
 
+#include "core/analysis/attention_captures.h"
 #include "core/analysis/head_importance.h"
 #include "core/export/overlay.h"
 #include "core/io/model_folder.h"
@@ -432,7 +433,8 @@ void TestDiffusionPage::headLensesOfAStep() {
     HeadsLensView* lens = m_page->headsLens();
     WAIT_UNTIL(lens->hasStats());
     const HeadStats expected =
-        unetHeadStats(doc()->attention(20)->layers, doc()->imageHeight(), doc()->imageWidth());
+        captureHeadStats(unetCapture(doc()->attention(20)->layers, doc()->imageHeight(), doc()->imageWidth()),
+                         AttentionKind::EncoderSelf);
     QCOMPARE(lens->stats().entropy, expected.entropy);
     QCOMPARE(lens->grid()->rows(), 7);
     QVERIFY(lens->caption().contains("step 20 /"));

@@ -4,6 +4,7 @@
 // measure; the Difference tab compares a pinned matrix with the one shown; the neuron view's weight is the
 // captured one; heads off survive a session.
 
+#include "core/analysis/attention_captures.h"
 #include "core/analysis/head_stats.h"
 #include "core/analysis/text_lenses.h"
 #include "core/models/text_folder.h"
@@ -67,8 +68,9 @@ private slots:
         QVERIFY(lens->hasStats());
         const TextDocument& doc = *page.document();
         const std::vector<int> ids = visibleIds(doc);
-        const HeadStats expected = computeHeadStats(doc.model()->forward(ids, false).attentions,
-                                                    textHeadStatsOptions(*doc.model(), ids));
+        const HeadStats expected =
+            captureHeadStats(textCapture(*doc.model(), ids, doc.model()->forward(ids, false).attentions),
+                             textAttentionKind(*doc.model()));
         QCOMPARE(lens->stats().layers(), doc.model()->layers());
         for (HeadStatistic s : kAllHeadStatistics)
             for (int l = 0; l < expected.layers(); ++l)

@@ -7,6 +7,7 @@
 //
 // Set ATTNLENS_SCREENSHOT_DIR to also write PNGs of the page in the states tested (for review).
 
+#include "core/analysis/attention_captures.h"
 #include "core/analysis/attention_diff.h"
 #include "core/analysis/attention_flow.h"
 #include "core/analysis/attention_maps.h"
@@ -519,8 +520,8 @@ private slots:
         HeadsLensView* lens = page.headsView();
         QVERIFY(lens->hasStats());
         const auto trace = page.document()->trace();
-        const HeadStats expected = computeHeadStats(traceAttention(*trace, AttentionKind::Cross),
-                                                    headStatsOptions(*trace, AttentionKind::Cross));
+        const HeadStats expected = captureHeadStats(
+            translationCapture(*trace, decoderStartPiece(page.document()->model())), AttentionKind::Cross);
         QCOMPARE(lens->stats().layers(), expected.layers());
         QCOMPARE(lens->stats().entropy, expected.entropy);
         QVERIFY(lens->caption().startsWith("Cross-attention"));

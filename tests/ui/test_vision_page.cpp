@@ -3,6 +3,7 @@
 // colours for the attention read straight from the tensor; the heads grid has one tile per head; several
 // patches sum; key side reads the attention column; a bad image leaves the state intact; exports.
 
+#include "core/analysis/attention_captures.h"
 #include "core/analysis/attention_flow.h"
 #include "core/analysis/attention_maps.h"
 #include "core/analysis/head_stats.h"
@@ -535,9 +536,7 @@ void TestVisionPage::headStatisticsLens() {
     QVERIFY(lens && lens->isVisible() && lens->hasStats());
     const auto& image = doc()->image();
     const int patch = doc()->model()->config().patchSize;
-    const HeadStats expected = computeHeadStats(
-        image->result.output.attentions,
-        patchGridHeadStatsOptions(image->result.grid.rows(), image->result.grid.cols(), patch));
+    const HeadStats expected = captureHeadStats(vitCapture(image->result, patch), AttentionKind::EncoderSelf);
     QCOMPARE(lens->stats().distance, expected.distance);
     QCOMPARE(lens->stats().sink, expected.sink);
     QCOMPARE(lens->grid()->rows(), doc()->numLayers());

@@ -1,5 +1,6 @@
 #include "ui/diffusion/diffusion_lenses.h"
 
+#include "core/analysis/attention_captures.h"
 #include "core/analysis/head_importance.h"
 #include "core/diffusion/unet_maps.h"
 #include "ui/diffusion/diffusion_document.h"
@@ -121,7 +122,9 @@ void DiffusionLenses::refreshHeadStats() {
         emit attentionWanted();
         return;
     }
-    const HeadStats stats = unetHeadStats(attention->layers, m_doc->imageHeight(), m_doc->imageWidth());
+    const HeadStats stats =
+        captureHeadStats(unetCapture(attention->layers, m_doc->imageHeight(), m_doc->imageWidth()),
+                         AttentionKind::EncoderSelf);
     QStringList names;
     for (const auto& l : m_doc->layers())
         names << DiffusionDocument::shortLayerName(l);

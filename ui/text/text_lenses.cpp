@@ -1,5 +1,6 @@
 #include "ui/text/text_lenses.h"
 
+#include "core/analysis/attention_captures.h"
 #include "core/analysis/head_stats.h"
 #include "core/analysis/text_lenses.h"
 #include "core/util/error.h"
@@ -66,8 +67,9 @@ void TextLenses::refreshHeads() {
         return;
     }
     const std::vector<int> ids(run->ids.begin(), run->ids.begin() + m_doc->visibleTokens());
+    const AttentionKind kind = textAttentionKind(*m_doc->model());
     const HeadStats stats =
-        computeHeadStats(m_doc->visibleAttention(), textHeadStatsOptions(*m_doc->model(), ids));
+        captureHeadStats(textCapture(*m_doc->model(), ids, m_doc->visibleAttention()), kind);
     const bool decoder = m_doc->model()->decoderOnly();
     m_heads->setStats(stats,
                       tr("%1 tokens, %2; sinks: %3")

@@ -1,6 +1,7 @@
 #include "ui/translate/translate_lenses.h"
 
 #include "core/analysis/ablation_change.h"
+#include "core/analysis/attention_captures.h"
 #include "core/analysis/attention_flow.h"
 #include "core/analysis/head_importance.h"
 #include "core/analysis/head_stats.h"
@@ -377,7 +378,8 @@ void TranslateLenses::refreshHeads() {
         m_heads->clear(tr("No %1 yet at this step.").arg(attentionKindName(kind).toLower()));
         return;
     }
-    const HeadStats stats = computeHeadStats(attention, headStatsOptions(*trace, kind));
+    const HeadStats stats =
+        captureHeadStats(translationCapture(*trace, decoderStartPiece(m_doc->model())), kind);
     if (m_heads->hasImportance() && (m_rankedFor != trace.get() || m_rankedKind != kind))
         m_heads->clearImportance();
     const auto snapshot = m_doc->snapshot();

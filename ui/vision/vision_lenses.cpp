@@ -1,5 +1,6 @@
 #include "ui/vision/vision_lenses.h"
 
+#include "core/analysis/attention_captures.h"
 #include "core/analysis/attention_flow.h"
 #include "core/analysis/attention_maps.h"
 #include "core/analysis/head_importance.h"
@@ -59,8 +60,7 @@ void VisionLenses::refreshHeadStats() {
     }
     const auto& grid = image->result.grid;
     const int patch = m_doc->model()->config().patchSize;
-    const HeadStats stats = computeHeadStats(image->result.output.attentions,
-                                             patchGridHeadStatsOptions(grid.rows(), grid.cols(), patch));
+    const HeadStats stats = captureHeadStats(vitCapture(image->result, patch), AttentionKind::EncoderSelf);
     m_headsLens->setStats(stats,
                           tr("%1: CLS + %2×%3 patches of %4 px; every layer and head")
                               .arg(image->source)

@@ -1,0 +1,93 @@
+#include "core/analysis/attention_captures.h"
+
+#include "core/analysis/text_lenses.h"
+
+#include <limits>
+#include <map>
+#include <utility>
+
+namespace attnlens {
+
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// Centres of a grid of cells (cellHeight × cellWidth px), row-major, labelled "<noun> y,x".
+void addGridCells(AttentionAxis& axis, int rows, int cols, double cellHeight, double cellWidth,
+                  const char* noun) {
+    for (int y = 0; y < rows; ++y)
+        for (int x = 0; x < cols; ++x) {
+            axis.labels.push_back(std::string(noun) + " " + std::to_string(y) + "," + std::to_string(x));
+            axis.points.push_back(
+                {static_cast<float>((x + 0.5) * cellWidth), static_cast<float>((y + 0.5) * cellHeight)});
+        }
+}
+
+} // namespace
+
+AttentionCapture textCapture(const TextFolder& folder, const std::vector<int>& ids,
+                             const Tensor& attentions) {
+    AttentionAxis tokens{"tokens", {}, {}, {}, true};
+    for (size_t i = 0; i < ids.size(); ++i) {
+        tokens.labels.push_back(folder.tokenText(ids[i]));
+        if (!folder.decoderOnly() && folder.tokenizer->framesText(ids[i]))
+            tokens.sinks.push_back(static_cast<int>(i));
+    }
+    if (tokens.sinks.empty()) tokens.sinks = {0};
+    AttentionCapture c;
+    const int axis = c.addAxis(std::move(tokens));
+    c.addLayers(attentions, textAttentionKind(folder), axis, axis, "layer.");
+    c.check();
+    return c;
+}
+
+AttentionCapture vitCapture(const VitResult& result, int patch) {
+    AttentionAxis patches{"patches", {"CLS"}, {{kNaN, kNaN}}, {0}, true};
+    addGridCells(patches, result.grid.rows(), result.grid.cols(), patch, patch, "patch");
+    AttentionCapture c;
+    const int axis = c.addAxis(std::move(patches));
+    c.addLayers(result.output.attentions, AttentionKind::EncoderSelf, axis, axis, "encoder.layer.");
+    c.check();
+    return c;
+}
+
+AttentionCapture translationCapture(const TranslationTrace& trace, const std::string& decoderStartPiece) {
+    AttentionCapture c;
+    const int sourceEnd = std::max(0, static_cast<int>(trace.sourceTokens.size()) - 1);
+    const int source = c.addAxis({"source pieces", trace.sourceTokens, {}, {sourceEnd}, true});
+    AttentionAxis inputs{"decoder inputs", {decoderStartPiece}, {}, {0}, true};
+    for (size_t t = 0; t + 1 < trace.targetTokens.size(); ++t)
+        inputs.labels.push_back(trace.targetTokens[t]);
+    const int decoder = c.addAxis(std::move(inputs));
+    c.addLayers(trace.encoderAttention, AttentionKind::EncoderSelf, source, source, "encoder.layers.");
+    c.addLayers(trace.decoderAttention, AttentionKind::DecoderSelf, decoder, decoder, "decoder.layers.");
+    c.addLayers(trace.crossAttention, AttentionKind::Cross, decoder, source, "decoder.layers.encoder_attn.");
+    c.check();
+    return c;
+}
+
+AttentionCapture unetCapture(const std::vector<UNetAttentionMap>& layers, int imageHeight, int imageWidth) {
+    AttentionCapture c;
+    std::map<std::pair<int, int>, int> axisOfLevel; // (height, width) -> axis
+    for (size_t l = 0; l < layers.size(); ++l) {
+        const UNetAttentionInfo& info = layers[l].info;
+        const auto size = std::make_pair(info.height, info.width);
+        if (!axisOfLevel.count(size)) {
+            AttentionAxis pixels{"pixels " + std::to_string(info.height) + "×" + std::to_string(info.width),
+                                 {},
+                                 {},
+                                 {},
+                                 false};
+            addGridCells(pixels, info.height, info.width, double(imageHeight) / info.height,
+                         double(imageWidth) / info.width, "pixel");
+            axisOfLevel[size] = c.addAxis(std::move(pixels));
+        }
+        const int axis = axisOfLevel[size];
+        c.blocks.push_back(
+            {info.name, AttentionKind::EncoderSelf, static_cast<int>(l), layers[l].weights, axis, axis});
+    }
+    c.check();
+    return c;
+}
+
+} // namespace attnlens
