@@ -14,7 +14,7 @@
 //   alignment  share of the query rows with a known alignment whose argmax key is one of the aligned keys
 //              (cross-attention with a word alignment; NaN when there is none).
 //
-//   HeadStats s = computeHeadStats(trace.crossAttention, textHeadStatsOptions(...));
+//   HeadStats s = captureHeadStats(translationCapture(trace, "<pad>"), AttentionKind::Cross);  // any family
 //   s.get(HeadStatistic::Entropy)(layer, head);
 //   HeadStatsBatch batch; batch.add(s); ... batch.mean();     // per statistic, weighted by the rows used
 //

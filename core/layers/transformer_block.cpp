@@ -40,47 +40,111 @@ void Mlp::pack() {
     out.pack();
 }
 
-void TransformerBlock::forward(RowMatrix& x, const BlockRun& run) const {
+namespace {
+
+// One residual sub-layer: x = x + f(N(x)) (pre) or x = N(x + f(x)) (post).
+template <class F> void residual(RowMatrix& x, const Norm& norm, bool pre, F&& f) {
+    if (pre) {
+        RowMatrix normed = x;
+        norm.apply(normed);
+        x += f(normed);
+    } else {
+        x += f(x);
+        norm.apply(x);
+    }
+}
+
+} // namespace
+
+void TransformerBlock::selfAttentionSublayer(RowMatrix& x, const BlockRun& run) const {
     const int64_t n = x.rows();
     const int64_t past = run.cache ? run.cache->length : 0;
-    RowMatrix normed;
-    const bool pre = placement == Placement::Pre;
-    if (pre) {
-        normed = x;
-        attentionNorm.apply(normed);
-    }
-    const RowMatrix& input = pre ? normed : x; // what the projections read
-    if (run.probe) *run.probe = {&attention, input, input, causal, rotary ? &*rotary : nullptr, past, past};
-    RowMatrix q, k, v;
-    attention.projectQuery(input, q);
-    attention.projectKeyValue(input, k, v);
-    if (rotary) {
-        rotary->apply(q, attention.heads(), past);
-        rotary->apply(k, attention.kvHeads(), past);
-    }
-    RowMatrix mask;
-    const RowMatrix* maskPtr = nullptr;
-    if (causal && n > 1) {
-        if (!run.mask) mask = causalMask(n, past);
-        maskPtr = run.mask ? run.mask : &mask;
-    }
-    if (run.cache) {
+    residual(x, attentionNorm, placement == Placement::Pre, [&](const RowMatrix& input) {
+        if (run.probe)
+            *run.probe = {&attention, input, input, causal, rotary ? &*rotary : nullptr, past, past};
+        RowMatrix q, k, v;
+        attention.projectQuery(input, q);
+        attention.projectKeyValue(input, k, v);
+        if (rotary) {
+            rotary->apply(q, attention.heads(), past);
+            rotary->apply(k, attention.kvHeads(), past);
+        }
+        RowMatrix mask;
+        const RowMatrix* maskPtr = causal ? nullptr : run.mask; // one causal query sees every key before it
+        if (causal && n > 1) {
+            if (!run.mask) mask = causalMask(n, past);
+            maskPtr = run.mask ? run.mask : &mask;
+        }
+        if (!run.cache) return attention.attend(q, k, v, maskPtr, run.probs, run.offHeads);
         run.cache->append(k, v);
         const int64_t m = run.cache->length;
-        x += attention.attend(q, run.cache->keys.topRows(m), run.cache->values.topRows(m), maskPtr, run.probs,
-                              run.offHeads);
-    } else {
-        x += attention.attend(q, k, v, maskPtr, run.probs, run.offHeads);
+        return attention.attend(q, run.cache->keys.topRows(m), run.cache->values.topRows(m), maskPtr,
+                                run.probs, run.offHeads);
+    });
+}
+
+void TransformerBlock::crossSublayer(RowMatrix& x, const BlockRun& run) const {
+    if (!run.crossKeys || !run.crossValues)
+        throw Error(
+            "transformer: a block with cross-attention ran without the other sequence's keys and values");
+    residual(x, cross->norm, placement == Placement::Pre, [&](const RowMatrix& input) {
+        RowMatrix q;
+        cross->attention.projectQuery(input, q);
+        return cross->attention.attend(q, *run.crossKeys, *run.crossValues, run.crossMask, run.crossProbs,
+                                       run.crossOffHeads);
+    });
+}
+
+void TransformerBlock::mlpSublayer(RowMatrix& x) const {
+    residual(x, mlpNorm, placement == Placement::Pre,
+             [&](const RowMatrix& input) { return mlp.forward(input); });
+}
+
+void TransformerBlock::forward(RowMatrix& x, const BlockRun& run) const {
+    selfAttentionSublayer(x, run);
+    if (cross) crossSublayer(x, run);
+    mlpSublayer(x);
+}
+
+void TransformerBlock::forwardBatch(RowMatrix& x, const std::vector<KvCache*>& caches,
+                                    const std::vector<Tensor*>& selfProbs,
+                                    const std::vector<Tensor*>& crossProbs, const BlockRun& shared) const {
+    if (rotary) throw Error("transformer: batched hypotheses through a rotary block are not supported");
+    const Eigen::Index B = x.rows();
+    if (static_cast<Eigen::Index>(caches.size()) != B || static_cast<Eigen::Index>(selfProbs.size()) != B ||
+        (cross && static_cast<Eigen::Index>(crossProbs.size()) != B))
+        throw Error("transformer: " + std::to_string(B) + " hypotheses but " + std::to_string(caches.size()) +
+                    " caches");
+    const bool pre = placement == Placement::Pre;
+    RowMatrix context(B, x.cols()); // [B, D]
+    residual(x, attentionNorm, pre, [&](const RowMatrix& input) {
+        RowMatrix q, k, v;
+        attention.projectQuery(input, q);       // [B, D]
+        attention.projectKeyValue(input, k, v); // [B, D_kv]
+        for (Eigen::Index b = 0; b < B; ++b) {
+            KvCache& cache = *caches[size_t(b)];
+            cache.append(k.row(b), v.row(b));
+            context.row(b) = attention.attendHeads(q.row(b), cache.keys.topRows(cache.length),
+                                                   cache.values.topRows(cache.length), nullptr,
+                                                   selfProbs[size_t(b)], shared.offHeads);
+        }
+        return attention.outProject(context);
+    });
+    if (cross) {
+        if (!shared.crossKeys || !shared.crossValues)
+            throw Error(
+                "transformer: a block with cross-attention ran without the other sequence's keys and values");
+        residual(x, cross->norm, pre, [&](const RowMatrix& input) {
+            RowMatrix q;
+            cross->attention.projectQuery(input, q);
+            for (Eigen::Index b = 0; b < B; ++b)
+                context.row(b) =
+                    cross->attention.attendHeads(q.row(b), *shared.crossKeys, *shared.crossValues, nullptr,
+                                                 crossProbs[size_t(b)], shared.crossOffHeads);
+            return cross->attention.outProject(context);
+        });
     }
-    if (!pre) attentionNorm.apply(x);
-    if (pre) {
-        normed = x;
-        mlpNorm.apply(normed);
-        x += mlp.forward(normed);
-    } else {
-        x += mlp.forward(x);
-        mlpNorm.apply(x);
-    }
+    mlpSublayer(x);
 }
 
 void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span<KvCache> caches,

@@ -1,11 +1,13 @@
 #pragma once
-// TransformerBlock: the one self-attention layer the text families share (issue 37, in the spirit of
-// CTranslate2's TransformerLayer): a norm before (pre) or after (post) each sub-layer, LayerNorm or RMSNorm,
-// a plain MLP fc2(act(fc1 x)) or a gated one down(act(gate x) ⊙ up x) (SwiGLU), bidirectional or causal
-// attention with grouped key/value heads and an optional rotary embedding.
-//   pre:   x = x + Attn(N1(x));      x = x + Mlp(N2(x))        (GPT-2; Llama, Mistral, Qwen, Gemma)
-//   post:  x = N1(x + Attn(x));      x = N2(x + Mlp(x))        (BERT)
-// Families bind their weights into one and run it; BertModel and Gpt2Model do (core/models/text_models).
+// TransformerBlock: the one transformer layer every family shares (issue 37, in the spirit of CTranslate2's
+// TransformerLayer): a norm before (pre) or after (post) each sub-layer, LayerNorm or RMSNorm, a plain MLP
+// fc2(act(fc1 x)) or a gated one down(act(gate x) ⊙ up x) (SwiGLU), bidirectional or causal attention with
+// grouped key/value heads and an optional rotary embedding, and an optional cross-attention sub-layer
+// (encoder–decoder models) between the self-attention and the MLP.
+//   pre:   x = x + Attn(N1(x));      [x = x + Cross(Nc(x), enc);]     x = x + Mlp(N2(x))   (GPT-2; Llama, …)
+//   post:  x = N1(x + Attn(x));      [x = Nc(x + Cross(x, enc));]     x = N2(x + Mlp(x))   (BERT; Marian)
+// Families bind their weights into blocks and run them: BERT, GPT-2 (core/models/text_models), ViT and
+// Marian's encoder and decoder.
 //
 //   BlockRun run;  run.cache = &layerCache;  run.probs = &probs;  run.offHeads = off;
 //   block.forward(x, run);         // x [n, D] in place; n new tokens at positions cache.length …
@@ -45,12 +47,26 @@ struct Mlp {
 
 // One forward's controls of a block (the model's RunControls for this layer).
 struct BlockRun {
-    KvCache* cache = nullptr;      // keys/values of the tokens before, appended to; nullptr: this call's only
-    Tensor* probs = nullptr;       // [heads, n, m] capture (MultiHeadAttention's rules) or nullptr
-    std::span<const int> offHeads; // heads switched off (probabilities × 0)
-    AttentionInputs* probe = nullptr; // what the attention received (analysis/neuron_view)
-    const RowMatrix* mask =
-        nullptr; // causal blocks: causalMask(n, past) made once for every layer, or nullptr
+    KvCache* cache = nullptr; // keys/values of the tokens before, appended to; nullptr: this call's only
+    Tensor* probs = nullptr;  // [heads, n, m] capture (MultiHeadAttention's rules) or nullptr
+    std::span<const int> offHeads = {}; // heads switched off (probabilities × 0)
+    AttentionInputs* probe = nullptr;   // what the attention received (analysis/neuron_view)
+    // Additive [n, keys]: causal blocks: causalMask(n, past) made once for every layer, or nullptr (made
+    // here); bidirectional blocks: a padding mask, or nullptr.
+    const RowMatrix* mask = nullptr;
+    // Cross-attention (blocks that have it): the other sequence's keys and values [S, D_kv] as this block's
+    // cross-attention projected them (MultiHeadAttention::projectKeyValue, once per input), an additive mask
+    // [n, S] or nullptr, the capture [heads, n, S] or nullptr, the heads switched off.
+    const RowMatrix* crossKeys = nullptr;
+    const RowMatrix* crossValues = nullptr;
+    const RowMatrix* crossMask = nullptr;
+    Tensor* crossProbs = nullptr;
+    std::span<const int> crossOffHeads = {};
+};
+
+struct CrossAttention {
+    MultiHeadAttention attention;
+    Norm norm;
 };
 
 struct TransformerBlock {
@@ -61,9 +77,26 @@ struct TransformerBlock {
     std::optional<RotaryEmbedding> rotary;
     Mlp mlp;
     bool causal = false;
+    std::optional<CrossAttention> cross;
 
     // x [n, D] in place: n tokens at positions (cache ? cache->length : 0) onwards.
     void forward(RowMatrix& x, const BlockRun& run) const;
+    // forward()'s self-attention sub-layer alone (with a cross-attention, its output is what the
+    // cross-attention's queries are projected from).
+    void selfAttentionSublayer(RowMatrix& x, const BlockRun& run) const;
+    // One new token for each of B hypotheses at the same position (beam search): x [B, D], row b belongs to
+    // caches[b]. Projections, output projections and the MLP run once on all B rows (the weights are read
+    // once instead of B times); attention runs per hypothesis on its own cache. selfProbs[b]: nullptr or
+    // [heads, 1, cache.length + 1]; crossProbs[b] (blocks with cross-attention): nullptr or [heads, 1, S].
+    // Blocks with a rotary embedding are refused (attnlens::Error): their hypotheses would need one rotation
+    // per row.
+    void forwardBatch(RowMatrix& x, const std::vector<KvCache*>& caches,
+                      const std::vector<Tensor*>& selfProbs, const std::vector<Tensor*>& crossProbs,
+                      const BlockRun& shared) const;
+
+private:
+    void crossSublayer(RowMatrix& x, const BlockRun& run) const;
+    void mlpSublayer(RowMatrix& x) const;
 };
 
 // Every block in order over x, as a model's forward runs them:

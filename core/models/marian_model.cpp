@@ -185,7 +185,12 @@ void MarianModel::bindLayers(WeightBinder& bind) {
         return LinearWeights{bind.require(p + ".weight", {out, in}), bind.require(p + ".bias", {out})};
     };
     const auto norm = [&](const std::string& p) {
-        return LayerNormWeights{bind.require(p + ".weight", {D}), bind.require(p + ".bias", {D})};
+        return Norm{Norm::Kind::LayerNorm, bind.require(p + ".weight", {D}), bind.require(p + ".bias", {D}),
+                    c.layerNormEps, false};
+    };
+    const auto mlp = [&](const std::string& p, int64_t ffn) {
+        return Mlp{
+            Mlp::Kind::Plain, linearW(p + ".fc1", ffn, D), {}, linearW(p + ".fc2", D, ffn), c.activation};
     };
     const auto attention = [&](const std::string& p, int heads) {
         auto q = linearW(p + ".q_proj", D, D);
@@ -197,26 +202,25 @@ void MarianModel::bindLayers(WeightBinder& bind) {
     };
     for (int i = 0; i < c.encoderLayers; ++i) {
         const std::string p = "model.encoder.layers." + std::to_string(i);
-        EncoderLayer layer;
-        layer.selfAttention = attention(p + ".self_attn", c.encoderHeads);
-        layer.selfAttentionNorm = norm(p + ".self_attn_layer_norm");
-        layer.ffn = {linearW(p + ".fc1", c.encoderFfn, D), linearW(p + ".fc2", D, c.encoderFfn),
-                     c.activation};
-        layer.finalNorm = norm(p + ".final_layer_norm");
-        layer.eps = c.layerNormEps;
+        TransformerBlock layer;
+        layer.placement = TransformerBlock::Placement::Post;
+        layer.attention = attention(p + ".self_attn", c.encoderHeads);
+        layer.attentionNorm = norm(p + ".self_attn_layer_norm");
+        layer.mlp = mlp(p, c.encoderFfn);
+        layer.mlpNorm = norm(p + ".final_layer_norm");
         m_encoderLayers.push_back(std::move(layer));
     }
     for (int i = 0; i < c.decoderLayers; ++i) {
         const std::string p = "model.decoder.layers." + std::to_string(i);
-        DecoderLayer layer;
-        layer.selfAttention = attention(p + ".self_attn", c.decoderHeads);
-        layer.selfAttentionNorm = norm(p + ".self_attn_layer_norm");
-        layer.crossAttention = attention(p + ".encoder_attn", c.decoderHeads);
-        layer.crossAttentionNorm = norm(p + ".encoder_attn_layer_norm");
-        layer.ffn = {linearW(p + ".fc1", c.decoderFfn, D), linearW(p + ".fc2", D, c.decoderFfn),
-                     c.activation};
-        layer.finalNorm = norm(p + ".final_layer_norm");
-        layer.eps = c.layerNormEps;
+        TransformerBlock layer;
+        layer.placement = TransformerBlock::Placement::Post;
+        layer.causal = true;
+        layer.attention = attention(p + ".self_attn", c.decoderHeads);
+        layer.attentionNorm = norm(p + ".self_attn_layer_norm");
+        layer.cross = CrossAttention{attention(p + ".encoder_attn", c.decoderHeads),
+                                     norm(p + ".encoder_attn_layer_norm")};
+        layer.mlp = mlp(p, c.decoderFfn);
+        layer.mlpNorm = norm(p + ".final_layer_norm");
         m_decoderLayers.push_back(std::move(layer));
     }
 }
@@ -360,30 +364,45 @@ MarianEncoderOutput MarianModel::encode(std::span<const int> ids, bool captureAt
     if (captureAttention) out.selfAttention = Tensor({L, H, S, S});
     for (int l = 0; l < L; ++l) {
         Tensor probs = captureAttention ? out.selfAttention.sub({l}) : Tensor(); // [H, S, S] view
-        m_encoderLayers[l].forward(out.states, nullptr, captureAttention ? &probs : nullptr,
-                                   ablation ? ablation->encoderOff(l) : std::span<const int>());
+        BlockRun run;
+        run.probs = captureAttention ? &probs : nullptr;
+        if (ablation) run.offHeads = ablation->encoderOff(l);
+        m_encoderLayers[l].forward(out.states, run);
     }
     out.crossKeys.resize(m_decoderLayers.size());
     out.crossValues.resize(m_decoderLayers.size());
     for (size_t l = 0; l < m_decoderLayers.size(); ++l)
-        m_decoderLayers[l].crossAttention.projectKeyValue(out.states, out.crossKeys[l], out.crossValues[l]);
+        m_decoderLayers[l].cross->attention.projectKeyValue(out.states, out.crossKeys[l], out.crossValues[l]);
     return out;
 }
 
 void MarianModel::packWeights() {
-    for (EncoderLayer& l : m_encoderLayers) {
-        l.selfAttention.packWeights();
-        l.ffn.fc1.pack();
-        l.ffn.fc2.pack();
+    for (TransformerBlock& l : m_encoderLayers) {
+        l.attention.packWeights();
+        l.mlp.pack();
     }
-    for (DecoderLayer& l : m_decoderLayers) {
-        l.selfAttention.packWeights();
-        l.crossAttention.packWeights();
-        l.ffn.fc1.pack();
-        l.ffn.fc2.pack();
+    for (TransformerBlock& l : m_decoderLayers) {
+        l.attention.packWeights();
+        l.cross->attention.packWeights();
+        l.mlp.pack();
     }
     m_outputProjection = LinearWeights{m_lmHead, m_finalLogitsBias, {}};
     m_outputProjection.pack();
+}
+
+BlockRun MarianModel::decoderRun(int l, KvCache& cache, const MarianEncoderOutput& encoder, Tensor* self,
+                                 Tensor* cross, const MarianAblation* ablation) const {
+    BlockRun run;
+    run.cache = &cache;
+    run.probs = self;
+    run.crossKeys = &encoder.crossKeys[size_t(l)];
+    run.crossValues = &encoder.crossValues[size_t(l)];
+    run.crossProbs = cross;
+    if (ablation) {
+        run.offHeads = ablation->decoderOff(l);
+        run.crossOffHeads = ablation->crossOff(l);
+    }
+    return run;
 }
 
 MarianDecoderCache MarianModel::newCache() const {
@@ -411,10 +430,9 @@ MarianStepOutput MarianModel::decodeStep(int token, const MarianEncoderOutput& e
         // Layer l of the capture as [H, 1, keys] views.
         Tensor self = captureAttention ? out.selfAttention.sub({l}).reshaped({H, 1, t + 1}) : Tensor();
         Tensor cross = captureAttention ? out.crossAttention.sub({l}).reshaped({H, 1, S}) : Tensor();
-        m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr,
-                                   captureAttention ? &self : nullptr, captureAttention ? &cross : nullptr,
-                                   ablation ? ablation->decoderOff(l) : std::span<const int>(),
-                                   ablation ? ablation->crossOff(l) : std::span<const int>());
+        m_decoderLayers[l].forward(x,
+                                   decoderRun(l, cache.layers[l], encoder, captureAttention ? &self : nullptr,
+                                              captureAttention ? &cross : nullptr, ablation));
     }
     RowMatrix logits;
     linearInto(x, m_outputProjection, logits); // [1, V_dec]
@@ -463,10 +481,14 @@ std::vector<MarianStepOutput> MarianModel::decodeSteps(std::span<const int> toke
                 crossProbs[b] = &crossViews[b];
             }
         }
-        m_decoderLayers[l].forwardBatch(x, layerCaches, encoder.crossKeys[l], encoder.crossValues[l],
-                                        selfProbs, crossProbs,
-                                        ablation ? ablation->decoderOff(l) : std::span<const int>(),
-                                        ablation ? ablation->crossOff(l) : std::span<const int>());
+        BlockRun shared;
+        shared.crossKeys = &encoder.crossKeys[l];
+        shared.crossValues = &encoder.crossValues[l];
+        if (ablation) {
+            shared.offHeads = ablation->decoderOff(l);
+            shared.crossOffHeads = ablation->crossOff(l);
+        }
+        m_decoderLayers[l].forwardBatch(x, layerCaches, selfProbs, crossProbs, shared);
     }
     RowMatrix logits;
     linearInto(x, m_outputProjection, logits); // [B, V_dec]
@@ -500,9 +522,7 @@ MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput,
     for (int l = 0; l < L; ++l) {
         Tensor self = out.selfAttention.sub({l});   // [H, T, T] view
         Tensor cross = out.crossAttention.sub({l}); // [H, T, S] view
-        m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr,
-                                   &self, &cross, ablation ? ablation->decoderOff(l) : std::span<const int>(),
-                                   ablation ? ablation->crossOff(l) : std::span<const int>());
+        m_decoderLayers[l].forward(x, decoderRun(l, cache.layers[l], encoder, &self, &cross, ablation));
     }
     RowMatrix logits;
     linearInto(x, m_outputProjection, logits); // [T, V_dec]
@@ -526,9 +546,9 @@ AttentionInputs MarianModel::attentionInputs(AttentionKind kind, int layer, std:
             encode(source, false); // throws its message
         RowMatrix x = embed(source, m_encoderEmbed, 0, m_config.vocabSize, "encoder");
         for (int l = 0; l < layer; ++l)
-            m_encoderLayers[l].forward(x, nullptr, nullptr,
-                                       ablation ? ablation->encoderOff(l) : std::span<const int>());
-        return {&m_encoderLayers[layer].selfAttention, x, x, false};
+            m_encoderLayers[l].forward(
+                x, BlockRun{.offHeads = ablation ? ablation->encoderOff(l) : std::span<const int>()});
+        return {&m_encoderLayers[layer].attention, x, x, false};
     }
     const MarianEncoderOutput encoder = encode(source, false, ablation);
     const int64_t T = static_cast<int64_t>(decoderInput.size());
@@ -537,15 +557,11 @@ AttentionInputs MarianModel::attentionInputs(AttentionKind kind, int layer, std:
     MarianDecoderCache cache = newCache();
     RowMatrix x = embed(decoderInput, m_decoderEmbed, 0, m_config.decoderVocabSize, "decoder"); // [T, D]
     for (int l = 0; l < layer; ++l)
-        m_decoderLayers[l].forward(x, cache.layers[l], encoder.crossKeys[l], encoder.crossValues[l], nullptr,
-                                   nullptr, nullptr,
-                                   ablation ? ablation->decoderOff(l) : std::span<const int>(),
-                                   ablation ? ablation->crossOff(l) : std::span<const int>());
-    const DecoderLayer& L = m_decoderLayers[layer];
-    if (kind == AttentionKind::DecoderSelf) return {&L.selfAttention, x, x, true};
-    L.selfAttentionBlock(x, cache.layers[layer], nullptr,
-                         ablation ? ablation->decoderOff(layer) : std::span<const int>());
-    return {&L.crossAttention, x, encoder.states, false};
+        m_decoderLayers[l].forward(x, decoderRun(l, cache.layers[l], encoder, nullptr, nullptr, ablation));
+    const TransformerBlock& L = m_decoderLayers[layer];
+    if (kind == AttentionKind::DecoderSelf) return {&L.attention, x, x, true};
+    L.selfAttentionSublayer(x, decoderRun(layer, cache.layers[layer], encoder, nullptr, nullptr, ablation));
+    return {&L.cross->attention, x, encoder.states, false};
 }
 
 std::vector<float> MarianModel::cacheRow(const MarianDecoderCache& cache, int64_t pos) const {

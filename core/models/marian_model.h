@@ -15,7 +15,7 @@
 // different caches. Weights stay views on the memory-mapped checkpoint (F32) for the model's life.
 
 #include "core/contract/run_controls.h"
-#include "core/layers/transformer_layers.h"
+#include "core/layers/transformer_block.h"
 #include "core/tensor/tensor.h"
 #include "core/util/callbacks.h"
 
@@ -209,18 +209,21 @@ private:
     RowMatrix embed(std::span<const int> ids, const Tensor& table, int64_t firstPosition, int64_t vocab,
                     const char* what) const;
     void checkDecoderPosition(int64_t pos) const;
+    // Decoder layer l's run over `cache` (capture views, its heads off, the encoder's keys and values).
+    BlockRun decoderRun(int l, KvCache& cache, const MarianEncoderOutput& encoder, Tensor* self,
+                        Tensor* cross, const MarianAblation* ablation) const;
 
     std::filesystem::path m_dir;
     MarianConfig m_config;
     float m_embedScale = 1.0f;
-    Tensor m_encoderEmbed;            // [V, D]
-    Tensor m_decoderEmbed;            // [V_dec, D]
-    Tensor m_lmHead;                  // [V_dec, D]
-    Tensor m_finalLogitsBias;         // [V_dec]
-    LinearWeights m_outputProjection; // m_lmHead + m_finalLogitsBias, packed
-    Tensor m_positions;               // [P, D] sinusoidal, computed
-    std::vector<EncoderLayer> m_encoderLayers;
-    std::vector<DecoderLayer> m_decoderLayers;
+    Tensor m_encoderEmbed;                         // [V, D]
+    Tensor m_decoderEmbed;                         // [V_dec, D]
+    Tensor m_lmHead;                               // [V_dec, D]
+    Tensor m_finalLogitsBias;                      // [V_dec]
+    LinearWeights m_outputProjection;              // m_lmHead + m_finalLogitsBias, packed
+    Tensor m_positions;                            // [P, D] sinusoidal, computed
+    std::vector<TransformerBlock> m_encoderLayers; // post-norm, bidirectional
+    std::vector<TransformerBlock> m_decoderLayers; // post-norm, causal, with cross-attention
     int64_t m_parameterCount = 0;
 };
 
