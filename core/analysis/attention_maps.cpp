@@ -25,6 +25,26 @@ int clampHead(int head, int heads) {
     return head < 0 || head >= heads ? -1 : head;
 }
 
+bool AttentionSelection::setLayer(int value, int layers) {
+    value = clampLayer(value, layers);
+    if (value == layer) return false;
+    layer = value;
+    return true;
+}
+
+bool AttentionSelection::setHead(int value, int headCount) {
+    value = clampHead(value, headCount);
+    if (value == heads.head) return false;
+    heads.head = value;
+    return true;
+}
+
+bool AttentionSelection::setFusion(HeadFusion value) {
+    if (value == heads.fusion) return false;
+    heads.fusion = value;
+    return true;
+}
+
 HeadSelection parseHeadSelection(std::string_view text, int heads) {
     if (auto fusion = parseHeadFusion(text)) return {-1, *fusion};
     int h = -1;

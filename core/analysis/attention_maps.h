@@ -29,11 +29,23 @@ RowMatrix fuseHeads(const Tensor& layerAttention, HeadFusion fusion);
 struct HeadSelection {
     int head = -1; // -1: fuse all heads
     HeadFusion fusion = HeadFusion::Mean;
+    bool operator==(const HeadSelection&) const = default;
 };
 // The one rule every view applies to what it is asked to show (numbered from 0): a layer is clamped into the
 // model's `layers` (0 when there are none); a head outside 0..heads − 1 means all heads, fused (−1).
 int clampLayer(int layer, int layers);
 int clampHead(int head, int heads);
+
+// What a page shows of a model's attention — one layer and a head selection — held by every page's document.
+// The setters apply the rule above and return whether the selection changed (the document then says so).
+struct AttentionSelection {
+    int layer = 0;
+    HeadSelection heads;
+    bool setLayer(int value, int layers);
+    bool setHead(int value, int headCount);
+    bool setFusion(HeadFusion value);
+    bool operator==(const AttentionSelection&) const = default;
+};
 
 // The one grammar of a head selection, for the CLI and the GUI: "mean" / "max" / "min", or a head index
 // from 0 below `heads` (heads < 0: any non-negative index). Throws attnlens::Error naming the text.

@@ -76,6 +76,21 @@ private slots:
         QCOMPARE(clampHead(0, 0), -1);
     }
 
+    // The selection every document holds applies that rule and says whether it changed.
+    void selectionValue() {
+        AttentionSelection s;
+        QVERIFY(s.setLayer(7, 4));
+        QCOMPARE(s.layer, 3);
+        QVERIFY(!s.setLayer(9, 4)); // still the last layer: no change
+        QVERIFY(s.setHead(2, 4));
+        QVERIFY(s.setHead(4, 4)); // outside: all heads
+        QCOMPARE(s.heads.head, -1);
+        QVERIFY(!s.setHead(-3, 4));
+        QVERIFY(s.setFusion(HeadFusion::Max));
+        QVERIFY(!s.setFusion(HeadFusion::Max));
+        QCOMPARE(s, (AttentionSelection{3, {-1, HeadFusion::Max}}));
+    }
+
     void fusion() {
         const Tensor a = sampleAttention();
         const RowMatrix mean = fuseHeads(a.sub({0}), HeadFusion::Mean);

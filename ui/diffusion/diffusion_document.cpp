@@ -222,23 +222,24 @@ void DiffusionDocument::setQuery(PixelRegion r) {
 
 void DiffusionDocument::setLayer(int layer) {
     if (m_layers.empty()) return;
-    layer = clampLayer(layer, static_cast<int>(m_layers.size()));
-    if (layer == m_layer) return;
-    m_layer = layer;
-    m_view.heads.head = clampHead(m_view.heads.head, headCount());
+    AttentionSelection s = selection();
+    if (!s.setLayer(layer, static_cast<int>(m_layers.size()))) return;
+    m_layer = s.layer;
+    m_view.heads.head = clampHead(m_view.heads.head, headCount()); // the new layer may have fewer heads
     emit selectionChanged();
 }
 
 void DiffusionDocument::setHead(int head) {
-    head = clampHead(head, headCount());
-    if (head == m_view.heads.head) return;
-    m_view.heads.head = head;
+    AttentionSelection s = selection();
+    if (!s.setHead(head, headCount())) return;
+    m_view.heads = s.heads;
     emit selectionChanged();
 }
 
 void DiffusionDocument::setFusion(HeadFusion fusion) {
-    if (fusion == m_view.heads.fusion) return;
-    m_view.heads.fusion = fusion;
+    AttentionSelection s = selection();
+    if (!s.setFusion(fusion)) return;
+    m_view.heads = s.heads;
     emit selectionChanged();
 }
 

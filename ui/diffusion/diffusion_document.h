@@ -128,6 +128,8 @@ public:
 
     const PixelRegion& query() const { return m_view.query; }
     void setQuery(PixelRegion region); // clamped to the image
+    // The layer and the heads shown (the heads live in view(), which the drawing reads).
+    AttentionSelection selection() const { return {m_layer, m_view.heads}; }
     int layer() const { return m_layer; }
     void setLayer(int layer);
     int head() const { return m_view.heads.head; } // -1: fused with fusion()

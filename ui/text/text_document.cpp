@@ -86,8 +86,8 @@ void TextDocument::setModel(std::shared_ptr<const TextFolder> folder) {
     m_folder = std::move(folder);
     m_run.reset();
     m_step = 0;
-    m_layer = std::max(0, m_folder ? m_folder->layers() - 1 : 0);
-    m_head = -1;
+    m_selection.layer = std::max(0, m_folder ? m_folder->layers() - 1 : 0);
+    m_selection.heads.head = -1;
     m_selected = -1;
     emit modelChanged();
     emit runChanged();
@@ -122,23 +122,15 @@ void TextDocument::setStep(int step) {
 }
 
 void TextDocument::setLayer(int layer) {
-    layer = clampLayer(layer, m_folder ? m_folder->layers() : 0);
-    if (layer == m_layer) return;
-    m_layer = layer;
-    emit selectionChanged();
+    if (m_selection.setLayer(layer, m_folder ? m_folder->layers() : 0)) emit selectionChanged();
 }
 
 void TextDocument::setHead(int head) {
-    head = clampHead(head, m_folder ? m_folder->heads() : 0);
-    if (head == m_head) return;
-    m_head = head;
-    emit selectionChanged();
+    if (m_selection.setHead(head, m_folder ? m_folder->heads() : 0)) emit selectionChanged();
 }
 
 void TextDocument::setFusion(HeadFusion fusion) {
-    if (fusion == m_fusion) return;
-    m_fusion = fusion;
-    emit selectionChanged();
+    if (m_selection.setFusion(fusion)) emit selectionChanged();
 }
 
 void TextDocument::setSelectedToken(int row) {
@@ -174,7 +166,7 @@ RowMatrix TextDocument::tokenMatrix(int layer, int head) const {
     auto pick = [&](const Tensor& attention) -> RowMatrix {
         const Tensor layerAtt = attention.sub({layer}); // [H, rows, cols]
         if (head >= 0) return RowMatrix(layerAtt.slice2d({head}));
-        return fuseHeads(layerAtt, m_fusion);
+        return fuseHeads(layerAtt, m_selection.heads.fusion);
     };
     out.topLeftCorner(p, p) = pick(m_run->promptAttention);
     for (int s = 0; s < m_step; ++s) {

@@ -59,11 +59,12 @@ public:
     int step() const { return m_step; } // generated tokens shown (0: the prompt only)
     void setStep(int step);             // clamped to the run
     int visibleTokens() const;          // prompt + step
-    int layer() const { return m_layer; }
+    const AttentionSelection& selection() const { return m_selection; }
+    int layer() const { return m_selection.layer; }
     void setLayer(int layer);
-    int head() const { return m_head; } // -1: fused with fusion()
+    int head() const { return m_selection.heads.head; } // -1: fused with fusion()
     void setHead(int head);
-    HeadFusion fusion() const { return m_fusion; }
+    HeadFusion fusion() const { return m_selection.heads.fusion; }
     void setFusion(HeadFusion fusion);
     int selectedToken() const { return m_selected; } // a row of the shown matrix; -1 none
     void setSelectedToken(int row);
@@ -89,7 +90,7 @@ public:
         QStringList rows, columns;
     };
     Shown shown(int layer, int head) const;
-    Shown shown() const { return shown(m_layer, m_head); }
+    Shown shown() const { return shown(m_selection.layer, m_selection.heads.head); }
     QStringList visibleTokenLabels() const;
     // The ten most likely next tokens after the visible ones (GPT-2; the next step takes the first). Empty
     // for BERT.
@@ -104,8 +105,8 @@ signals:
 private:
     std::shared_ptr<const TextFolder> m_folder;
     std::shared_ptr<const TextRun> m_run;
-    int m_step = 0, m_layer = 0, m_head = -1, m_selected = -1, m_hovered = -1;
-    HeadFusion m_fusion = HeadFusion::Mean;
+    int m_step = 0, m_selected = -1, m_hovered = -1;
+    AttentionSelection m_selection; // layer, head, fusion (clampLayer / clampHead)
     bool m_wordLevel = false, m_hideSpecial = false;
 };
 

@@ -250,8 +250,8 @@ int TranslationDocument::headCount(AttentionKind kind) const {
 }
 
 void TranslationDocument::clampSelection() {
-    m_layer = clampLayer(m_layer, layerCount(m_kind));
-    m_head = clampHead(m_head, headCount(m_kind));
+    m_selection.layer = clampLayer(m_selection.layer, layerCount(m_kind));
+    m_selection.heads.head = clampHead(m_selection.heads.head, headCount(m_kind));
     auto valid = [this](TokenRef t) {
         return t.isValid() && t.index < static_cast<int>(tokens(t.side).size());
     };
@@ -267,24 +267,17 @@ void TranslationDocument::setKind(AttentionKind kind) {
 }
 
 void TranslationDocument::setLayer(int layer) {
-    layer = clampLayer(layer, layerCount(m_kind));
-    if (layer == m_layer) return;
-    m_layer = layer;
-    emit selectionChanged();
+    if (m_selection.setLayer(layer, layerCount(m_kind))) emit selectionChanged();
 }
 
 void TranslationDocument::setHead(int head) {
-    head = clampHead(head, headCount(m_kind));
-    if (head == m_head) return;
-    m_head = head;
-    if (head >= 0) m_through = Through::Layer; // one head is one layer's
+    if (!m_selection.setHead(head, headCount(m_kind))) return;
+    if (m_selection.heads.head >= 0) m_through = Through::Layer; // one head is one layer's
     emit selectionChanged();
 }
 
 void TranslationDocument::setFusion(HeadFusion fusion) {
-    if (fusion == m_fusion) return;
-    m_fusion = fusion;
-    emit selectionChanged();
+    if (m_selection.setFusion(fusion)) emit selectionChanged();
 }
 
 void TranslationDocument::setSelectedToken(TokenRef token) {
@@ -324,7 +317,7 @@ void TranslationDocument::setSelectedBeamNode(int node) {
 void TranslationDocument::setThrough(Through through) {
     if (through == m_through) return;
     m_through = through;
-    if (through != Through::Layer) m_head = -1; // through layers: heads fused
+    if (through != Through::Layer) m_selection.heads.head = -1; // through layers: heads fused
     emit selectionChanged();
 }
 
@@ -357,10 +350,10 @@ AttentionMatrix TranslationDocument::matrix(AttentionKind kind, int layer, int h
     if (layer < 0 || layer >= t.dim(0) || head >= t.dim(1)) return m;
     RowMatrix raw;
     if (kind == AttentionKind::EncoderSelf && m_through == Through::Rollout) {
-        const FlowKey key{encoderStorage(), layer, m_fusion};
+        const FlowKey key{encoderStorage(), layer, m_selection.heads.fusion};
         if (!(key == m_rolloutKey) || m_rollout.rows() != t.dim(2)) {
             RolloutOptions o;
-            o.fusion = m_fusion;
+            o.fusion = m_selection.heads.fusion;
             o.lastLayer = layer;
             m_rollout = attentionRollout(t, o);
             m_rolloutKey = key;
@@ -368,11 +361,13 @@ AttentionMatrix TranslationDocument::matrix(AttentionKind kind, int layer, int h
         }
         raw = m_rollout;
     } else if (kind == AttentionKind::EncoderSelf && m_through == Through::Flow) {
-        if (!(m_flowKey == FlowKey{encoderStorage(), layer, m_fusion}) || m_flow.rows() != t.dim(2))
+        if (!(m_flowKey == FlowKey{encoderStorage(), layer, m_selection.heads.fusion}) ||
+            m_flow.rows() != t.dim(2))
             return m; // pending
         raw = m_flow;
     } else {
-        raw = head >= 0 ? RowMatrix(t.slice2d({layer, head})) : layerAttention(t, layer, {-1, m_fusion});
+        raw = head >= 0 ? RowMatrix(t.slice2d({layer, head}))
+                        : layerAttention(t, layer, {-1, m_selection.heads.fusion});
     }
     m.rowSide = kind == AttentionKind::EncoderSelf ? TokenSide::Source : TokenSide::Target;
     m.columnSide = kind == AttentionKind::DecoderSelf ? TokenSide::Target : TokenSide::Source;

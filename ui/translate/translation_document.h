@@ -105,9 +105,10 @@ public:
 
     // --- selection --------------------------------------------------------------------------
     AttentionKind kind() const { return m_kind; }
-    int layer() const { return m_layer; }
-    int head() const { return m_head; } // -1: aggregate over heads with fusion()
-    HeadFusion fusion() const { return m_fusion; }
+    const AttentionSelection& selection() const { return m_selection; }
+    int layer() const { return m_selection.layer; }
+    int head() const { return m_selection.heads.head; } // -1: aggregate over heads with fusion()
+    HeadFusion fusion() const { return m_selection.heads.fusion; }
     TokenRef selectedToken() const { return m_selected; }
     TokenRef hoveredToken() const { return m_hovered; }
     // The hovered token if any, else the selected one: what views highlight.
@@ -141,7 +142,7 @@ public:
         bool operator==(const FlowKey&) const = default;
     };
     // trace: the encoder attention's storage (the same for every step of one translation).
-    FlowKey flowKey() const { return {encoderStorage(), m_layer, m_fusion}; }
+    FlowKey flowKey() const { return {encoderStorage(), m_selection.layer, m_selection.heads.fusion}; }
     bool flowPending() const; // the current selection shows flow and its matrix is not here yet
     void setFlowMatrix(FlowKey key, RowMatrix flow); // [S, S]: row q = attentionFlow(…, q, …)
 
@@ -151,7 +152,9 @@ public:
     QStringList tokens(TokenSide side) const; // pieces
     // head >= 0 one head, -1 fused with fusion(). Hiding and word merge follow the toggles.
     AttentionMatrix matrix(AttentionKind kind, int layer, int head) const;
-    AttentionMatrix currentMatrix() const { return matrix(m_kind, m_layer, m_head); }
+    AttentionMatrix currentMatrix() const {
+        return matrix(m_kind, m_selection.layer, m_selection.heads.head);
+    }
     // Cross-attention of the newest target token over the source at `layer`: [H + 1, S'] (the heads,
     // then their mean), following the toggles; empty before the first step.
     AttentionMatrix newestCrossAttention(int layer) const;
@@ -179,9 +182,7 @@ private:
     std::vector<std::string> m_finalTokens, m_finalSource;
     int m_finalBeams = 0;
     AttentionKind m_kind = AttentionKind::Cross;
-    int m_layer = 0;
-    int m_head = -1;
-    HeadFusion m_fusion = HeadFusion::Mean;
+    AttentionSelection m_selection; // layer, head, fusion (clampLayer / clampHead)
     Through m_through = Through::Layer;
     // The keys name the encoder attention's storage; the trace holding it is kept with each cached matrix so
     // that the address cannot be reused by another translation's tensor while the cache refers to it.

@@ -66,8 +66,8 @@ void VisionDocument::setModel(std::shared_ptr<const VitModel> model) {
     m_flowKey = {};
     m_query = Query::Cls;
     m_patches.clear();
-    m_layer = m_model ? m_model->config().numLayers - 1 : 0;
-    m_head = -1;
+    m_selection.layer = m_model ? m_model->config().numLayers - 1 : 0;
+    m_selection.heads.head = -1;
     emit modelChanged();
     emit imageChanged();
     emit selectionChanged();
@@ -156,23 +156,15 @@ void VisionDocument::setKeySide(bool keySide) {
 }
 
 void VisionDocument::setLayer(int layer) {
-    layer = clampLayer(layer, numLayers());
-    if (layer == m_layer) return;
-    m_layer = layer;
-    emit viewChanged();
+    if (m_selection.setLayer(layer, numLayers())) emit viewChanged();
 }
 
 void VisionDocument::setHead(int head) {
-    head = clampHead(head, numHeads());
-    if (head == m_head) return;
-    m_head = head;
-    emit viewChanged();
+    if (m_selection.setHead(head, numHeads())) emit viewChanged();
 }
 
 void VisionDocument::setFusion(HeadFusion fusion) {
-    if (fusion == m_fusion) return;
-    m_fusion = fusion;
-    emit viewChanged();
+    if (m_selection.setFusion(fusion)) emit viewChanged();
 }
 
 void VisionDocument::setRollout(bool rollout) {
@@ -190,7 +182,7 @@ void VisionDocument::setFlow(bool flow) {
 }
 
 VisionDocument::FlowKey VisionDocument::flowKey() const {
-    return {m_layer, m_fusion, queryTokens(), m_reduce};
+    return {m_selection.layer, m_selection.heads.fusion, queryTokens(), m_reduce};
 }
 
 void VisionDocument::setFlowMap(const FlowKey& key, RowMatrix map) {
@@ -260,14 +252,15 @@ RowMatrix VisionDocument::currentMap() const {
         if (m_flowKey == flowKey()) return m_flowMap;
         return RowMatrix::Zero(gridRows(), gridCols()); // being computed
     }
-    return mapFor(m_layer, {m_rollout ? -1 : m_head, m_fusion}, m_rollout);
+    return mapFor(m_selection.layer, {m_rollout ? -1 : m_selection.heads.head, m_selection.heads.fusion},
+                  m_rollout);
 }
 
 std::vector<RowMatrix> VisionDocument::headMaps() const {
     std::vector<RowMatrix> maps;
     if (!m_image || m_rollout || m_flow) return maps;
     for (int h = 0; h < numHeads(); ++h)
-        maps.push_back(mapFor(m_layer, {h, m_fusion}, false));
+        maps.push_back(mapFor(m_selection.layer, {h, m_selection.heads.fusion}, false));
     return maps;
 }
 
@@ -275,7 +268,8 @@ std::vector<RowMatrix> VisionDocument::layerMaps() const {
     std::vector<RowMatrix> maps;
     if (!m_image) return maps;
     for (int l = 0; l < numLayers(); ++l)
-        maps.push_back(mapFor(l, {m_rollout ? -1 : m_head, m_fusion}, m_rollout));
+        maps.push_back(
+            mapFor(l, {m_rollout ? -1 : m_selection.heads.head, m_selection.heads.fusion}, m_rollout));
     return maps;
 }
 
@@ -293,17 +287,18 @@ QString VisionDocument::queryDescription() const {
 QString VisionDocument::mapDescription() const {
     if (m_flow)
         return tr("attention flow 0–%1 (%2 of heads) · %3 → patches%4")
-            .arg(m_layer)
-            .arg(QString::fromStdString(std::string(headFusionName(m_fusion))), queryDescription(),
-                 flowPending() ? tr(" · computing…") : QString());
-    const QString heads = m_rollout ? tr("rollout 0–%1 (%2 of heads)")
-                                          .arg(m_layer)
-                                          .arg(QString::fromStdString(std::string(headFusionName(m_fusion))))
-                          : m_head >= 0
-                              ? tr("layer %1 · head %2").arg(m_layer).arg(m_head)
-                              : tr("layer %1 · %2 of heads")
-                                    .arg(m_layer)
-                                    .arg(QString::fromStdString(std::string(headFusionName(m_fusion))));
+            .arg(m_selection.layer)
+            .arg(QString::fromStdString(std::string(headFusionName(m_selection.heads.fusion))),
+                 queryDescription(), flowPending() ? tr(" · computing…") : QString());
+    const QString heads =
+        m_rollout ? tr("rollout 0–%1 (%2 of heads)")
+                        .arg(m_selection.layer)
+                        .arg(QString::fromStdString(std::string(headFusionName(m_selection.heads.fusion))))
+        : m_selection.heads.head >= 0
+            ? tr("layer %1 · head %2").arg(m_selection.layer).arg(m_selection.heads.head)
+            : tr("layer %1 · %2 of heads")
+                  .arg(m_selection.layer)
+                  .arg(QString::fromStdString(std::string(headFusionName(m_selection.heads.fusion))));
     const QString direction =
         m_keySide ? tr("patches → %1").arg(queryDescription()) : tr("%1 → patches").arg(queryDescription());
     return heads + QStringLiteral(" · ") + direction;

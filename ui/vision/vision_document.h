@@ -94,11 +94,12 @@ public:
     bool keySide() const { return m_keySide; }
     void setKeySide(bool keySide); // true: which tokens attend TO the selection
 
-    int layer() const { return m_layer; }
+    const AttentionSelection& selection() const { return m_selection; }
+    int layer() const { return m_selection.layer; }
     void setLayer(int layer);
-    int head() const { return m_head; } // -1 = aggregate over heads with fusion()
+    int head() const { return m_selection.heads.head; } // -1 = aggregate over heads with fusion()
     void setHead(int head);
-    HeadFusion fusion() const { return m_fusion; }
+    HeadFusion fusion() const { return m_selection.heads.fusion; }
     void setFusion(HeadFusion fusion);
     bool rollout() const { return m_rollout; } // rollout through layers 0..layer, heads fused
     void setRollout(bool rollout);             // turns flow off
@@ -162,9 +163,7 @@ private:
     std::vector<int> m_patches;
     TokenReduce m_reduce = TokenReduce::Sum;
     bool m_keySide = false;
-    int m_layer = 0;
-    int m_head = -1;
-    HeadFusion m_fusion = HeadFusion::Mean;
+    AttentionSelection m_selection; // layer, head, fusion (clampLayer / clampHead)
     bool m_rollout = false;
     bool m_flow = false;
     FlowKey m_flowKey;   // the key m_flowMap was computed for
