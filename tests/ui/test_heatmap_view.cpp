@@ -504,6 +504,25 @@ private slots:
         QCOMPARE(view.renderImage(20), attnlens::ui::renderHeatmap(view.scene(), view.style(), 20));
     }
 
+    // The colour bar's tick marks point into the bar: beside a label they read as a minus sign (issue 38: a
+    // positive "0.30" looked like "-0.30", a negative one like "--0.30").
+    void colourBarTicksAreNotMinusSigns() {
+        attnlens::ui::HeatmapScene scene;
+        scene.values = ramp(6, 6);
+        scene.lo = -0.3f;
+        scene.hi = 0.77f;
+        scene.updateImage();
+        const auto style = attnlens::ui::heatmapStyle(QPalette(), QFont());
+        const QImage image = attnlens::ui::renderHeatmap(scene, style, 30);
+        const auto l = attnlens::ui::layoutWholeHeatmap(
+            scene, attnlens::ui::measureHeatmap(scene, style.font), style.font, 30);
+        QVERIFY(!l.barBelow);
+        const QColor background = image.pixelColor(1, 1);
+        for (int y : {l.bar.top(), l.bar.center().y(), l.bar.bottom()})
+            for (int x = l.bar.right() + 1; x <= l.bar.right() + 4; ++x)
+                QCOMPARE(image.pixelColor(x, y), background);
+    }
+
     // A 200×200 matrix is drawn from one cached image with one pixel per cell (no per-cell widgets or
     // items), so repaints cost one scaled blit. Its speed is a benchmark's business, not this test's.
     void largeMatrixUsesOneCachedImage() {

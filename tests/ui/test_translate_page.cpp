@@ -294,6 +294,8 @@ private slots:
         doc->setHead(0);
         QCOMPARE(lines->enabledHeads()[0], true);
         QCOMPARE(lines->enabledHeads()[1], false);
+        // Numbered from 0 like every other head label (issue 38: the toggles said 1–4).
+        QCOMPARE(lines->findChild<QToolButton*>(QStringLiteral("headToggle0"))->text(), QStringLiteral("0"));
         lines->canvas()->grab();
         QVERIFY(lines->canvas()->linesDrawn() < all);
         maybeScreenshot(&page, "translate-lines");

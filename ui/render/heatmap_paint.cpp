@@ -241,7 +241,8 @@ void paintColorBar(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, c
     } else {
         const int x = l.bar.right() + 1;
         auto tick = [&](int y, float v) {
-            p.drawLine(x, y, x + 3, y);
+            // The tick points into the bar: outside it, beside the label, it read as a minus ("-0.77").
+            p.drawLine(x - 4, y, x - 1, y);
             p.drawText(QRect(x + 5, y - fm.height() / 2, 200, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
                        formatHeatmapTick(v));
         };

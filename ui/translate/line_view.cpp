@@ -161,7 +161,7 @@ void AttentionLineView::rebuildToggles() {
     for (int h = 0; h < H; ++h) {
         auto* b = new QToolButton(this);
         b->setObjectName(QStringLiteral("headToggle%1").arg(h));
-        b->setText(QString::number(h + 1));
+        b->setText(QString::number(h)); // heads are numbered from 0 everywhere
         b->setCheckable(true);
         b->setChecked(true);
         b->setToolTip(tr("Show or hide head %1").arg(h));
