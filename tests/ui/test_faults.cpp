@@ -186,6 +186,8 @@ void TestFaults::translateBrokenModelMidRun() {
     WAIT_UNTIL(failed.count() > 0);
     WAIT_UNTIL_COMPARE(page.worker()->pendingJobs(), 0);
     QVERIFY2(page.message().contains(QStringLiteral("model.safetensors")), qPrintable(page.message()));
+    // The status line no longer says it is loading (issue 38: "Loading …/broken…" stayed after the failure).
+    QVERIFY2(!page.statusText().startsWith(QStringLiteral("Loading")), qPrintable(page.statusText()));
     // The previous model is still the page's and still translates; the input is untouched.
     QCOMPARE(page.modelDescription(), description);
     QCOMPARE(page.input(), QStringLiteral("Guten Morgen!"));

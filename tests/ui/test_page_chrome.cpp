@@ -258,6 +258,9 @@ private slots:
             QApplication::processEvents();
             window.grab().save(QString::fromLocal8Bit(dir) + "/window-banner.png");
         }
+        // It stays with the page it appeared on (issue 38: it followed the user to every page).
+        window.setCurrentPage(window.addPage("Other", new QWidget(&window)));
+        QVERIFY2(window.windowMessage().isEmpty(), qPrintable(window.windowMessage()));
         QCOMPARE(window.recentModels(), QStringList{good});
         QSettings().remove("recentModels");
     }

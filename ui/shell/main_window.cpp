@@ -62,6 +62,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     layout->addLayout(right, 1);
     setCentralWidget(central);
     connect(m_sidebar, &QListWidget::currentRowChanged, m_pages, &QStackedWidget::setCurrentIndex);
+    // The window's banner belongs to the page it appeared on: it does not follow the user to another page.
+    connect(m_sidebar, &QListWidget::currentRowChanged, m_message, &PageMessage::dismiss);
 
     m_fileMenu = menuBar()->addMenu(tr("&File"));
     m_viewMenu = menuBar()->addMenu(tr("&View"));

@@ -120,6 +120,8 @@ void TranslatePage::addStepShortcuts() {
 
 void TranslatePage::jobFailed(int, const QString&) {
     setPlaying(false);
+    if (m_status->text() == m_loadingStatus)
+        m_status->setText(m_statusBeforeLoad); // not "Loading …" for ever
 }
 
 void TranslatePage::jobCancelled(int) {
@@ -250,10 +252,6 @@ void TranslatePage::showStatus(const QString& text, bool error) {
     m_status->setText(text);
 }
 
-QString TranslatePage::statusText() const {
-    return m_status->text();
-}
-
 TokenChips* TranslatePage::chips(TokenSide side) const {
     return side == TokenSide::Source ? m_sourceChips : m_targetChips;
 }
@@ -262,7 +260,8 @@ TokenChips* TranslatePage::chips(TokenSide side) const {
 
 void TranslatePage::openModel(const QString& dir) {
     setPlaying(false);
-    showStatus(tr("Loading %1…").arg(dir));
+    m_statusBeforeLoad = m_status->text(); // what the line says again if the load fails
+    showStatus(m_loadingStatus = tr("Loading %1…").arg(dir));
     auto slot = m_slot;
     ++m_generation;
     // bf16 (Compute → Precision): measured against float32 once, at load, on the sentence being shown.

@@ -21,11 +21,11 @@
 #include "ui/widgets/precision_note.h"
 
 #include <QElapsedTimer>
+#include <QLabel>
 #include <QWidget>
 
 class QCheckBox;
 class QComboBox;
-class QLabel;
 class QLineEdit;
 class QPushButton;
 class QSpinBox;
@@ -116,7 +116,7 @@ public:
     DifferenceView* differenceView() const { return m_lenses->differenceView(); }
     StepPanel* stepPanel() const { return m_views->stepPanel(); }
     TokenChips* chips(TokenSide side) const;
-    QString statusText() const;
+    QString statusText() const { return m_status->text(); }
 
     // Export by extension: .png/.svg the current view; .json/.csv/.npy the attention data.
     // Throws attnlens::Error with the reason.
@@ -183,6 +183,7 @@ private:
     QLabel* m_modelLabel = nullptr;
     QLabel* m_translation = nullptr;
     QLabel* m_status = nullptr;
+    QString m_loadingStatus, m_statusBeforeLoad; // a failed load puts the status line back
     TranslateLenses* m_lenses = nullptr;
     TokenChips* m_sourceChips = nullptr;
     TokenChips* m_targetChips = nullptr;
