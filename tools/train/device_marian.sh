@@ -7,6 +7,9 @@
 #   there:  tools/train/device_marian.sh train MINUTES # run by the device tool with carry ["build/device-pack"];
 #                                                     # writes $OUT/best.tar.partNN (the exported folder) + runs.tar.gz
 #   here:   tools/train/device_marian.sh unpack FILES_AT DEST   # reassembles the folder into DEST
+#   or:     copy an exported folder to build/device-pack/init, then there
+#           tools/train/device_marian.sh continue MIX DICT   # continues it: MIX minutes on the recipe's mix, then
+#                                                     # DICT minutes on the dictionary alone; two mixes side by side
 #
 # MARIAN_DEVICE_ARGS is appended to every run's arguments (a smoke test on a CPU: tiny sizes and limits).
 # The machine starts bare and nothing outlasts the call, so training runs from scratch each time; the data
@@ -73,9 +76,43 @@ EOF
   [ -n "$best" ] && tar -C "$W" -cf - "out-$best" | split -b 15m -d - "$OUT/best.tar.part"
   ls -l "$OUT"
   ;;
+continue)
+  # A later lent machine continues the best export so far instead of starting over (issue 47): variant
+  # "mix" is the recipe's mix of sentences, dictionary phrases and catalogue messages, "sent" leans on the
+  # dictionary's example sentences (the nearest to everyday text). Each then gets the dictionary alone.
+  MIX=${2:-5}; DICT=${3:-2}
+  W=/tmp/marian-device
+  mkdir -p "$W" && tar -C "$W" -xJf "$PACK/marian-data.tar.xz"
+  common=(--data "$W/data" --spm "$W/data/spm.model" --dropout 0.1 --warmup 1000 --max-tokens 16384
+          --extra "$W/catalog/catalog_sentences.tsv" --ckpt-minutes 2 --average 4 --dev-limit 0 --threads 4)
+  declare -A mix=([mix]="--phrase-frac 0.2 --extra-frac 0.45 --seed 2" [sent]="--phrase-frac 0.1 --extra-frac 0.3 --seed 3")
+  for name in "${!mix[@]}"; do
+    (
+      # shellcheck disable=SC2086
+      PYTHONUNBUFFERED=1 "$PY" tools/train/train_marian.py "${common[@]}" ${mix[$name]} --init-from "$PACK/init" \
+          --lr 1.5e-3 --more-minutes "$MIX" --snapshot-minutes 1 --beam-test-limit 100 --work "$W/$name" \
+          --out "$W/mix-$name" ${MARIAN_DEVICE_ARGS:-} > "$W/$name.log" 2>&1
+      # shellcheck disable=SC2086
+      PYTHONUNBUFFERED=1 "$PY" tools/train/train_marian.py "${common[@]}" --phrase-frac 0.2 --extra-frac 0 --resume \
+          --new-epoch --lr 5e-4 --more-minutes "$DICT" --snapshot-minutes 0.4 --beam-test-limit 300 \
+          --work "$W/$name" --out "$W/out-$name" ${MARIAN_DEVICE_ARGS:-} > "$W/$name-dictphase.log" 2>&1
+    ) &
+  done
+  wait
+  for name in "${!mix[@]}"; do
+    grep -E '^(==|TEST|dev chrF|training stopped)' "$W/$name.log" "$W/$name-dictphase.log" | tail -n 14
+    grep -E '^  .* -> ' "$W/$name-dictphase.log" || true
+  done
+  (cd "$W" && find . -maxdepth 2 \( -name '*.log' -o -name results.json \) -print0 | tar -czf "$OUT/runs.tar.gz" --null -T -)
+  for name in "${!mix[@]}"; do
+    [ -d "$W/out-$name" ] && tar -C "$W" -cf - "out-$name" | split -b 15m -d - "$OUT/$name.tar.part"
+  done
+  ls -l "$OUT"
+  ;;
 unpack)
   AT=${2:?FILES_AT}; DEST=${3:?DEST}
-  mkdir -p "$DEST" && cat "$AT"/best.tar.part* | tar -C "$DEST" -xf -
+  mkdir -p "$DEST"
+  for first in "$AT"/*.tar.part00; do cat "${first%00}"* | tar -C "$DEST" -xf -; done
   tar -C "$DEST" -xzf "$AT/runs.tar.gz"
   ls "$DEST"
   ;;

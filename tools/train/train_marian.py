@@ -137,6 +137,8 @@ def main():
     ap.add_argument("--extra-frac", type=float, default=0.3,
                     help="share of an epoch's tokens drawn from the --extra pairs")
     ap.add_argument("--minutes", type=float, default=90.0, help="training wall-time budget")
+    ap.add_argument("--more-minutes", type=float, default=0.0,
+                    help="instead of --minutes: this many minutes more than the run has already had")
     ap.add_argument("--epochs", type=int, default=100)
     ap.add_argument("--ckpt-minutes", type=float, default=5.0)
     ap.add_argument("--snapshot-minutes", type=float, default=6.0,
@@ -240,8 +242,8 @@ def main():
             opt.load_state_dict(ck["opt"])
         elif ck is not None:  # continued from an exported folder (--init-from): no Adam state
             state["warm_from"] = state["step"]
-        budget = args.minutes * 60
         start_seconds = state["seconds"]
+        budget = start_seconds + args.more_minutes * 60 if args.more_minutes else args.minutes * 60
         t_start = time.time()
         last_ck = time.time()
 
