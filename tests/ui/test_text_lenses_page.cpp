@@ -110,6 +110,17 @@ private slots:
         const auto& run = *page.document()->run();
         QCOMPARE(run.offHeads, (HeadList{{0, 1}}));
         QCOMPARE(lens->ablated(), run.offHeads);
+        // Its statistics read "—" (they showed entropy 0.000, sink 0.000: values of zeros); the others are
+        // numbers.
+        const QTableWidget* table = lens->table();
+        const int offRow = lens->tableRow(0, 1), onRow = lens->tableRow(0, 0);
+        QVERIFY(table->columnCount() > 4);
+        for (int c = 3; c < table->columnCount(); ++c) {
+            const QString header = table->horizontalHeaderItem(c)->text();
+            if (header == "importance") continue;
+            QCOMPARE(table->item(offRow, c)->text(), QStringLiteral("—"));
+            QVERIFY2(table->item(onRow, c)->text() != QStringLiteral("—"), qPrintable(header));
+        }
         // The model with the head off, step by step through its cache: the same tokens and attention.
         const TextFolder& folder = *page.document()->model();
         RunControls off;

@@ -24,6 +24,7 @@
 #include <QPushButton>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <QtTest>
 
 using namespace attnlens;
@@ -206,12 +207,27 @@ private slots:
         QVERIFY2(page.message().contains("vocab.json"), qPrintable(page.message()));
         QCOMPARE(page.loadedModelDir(), kData + "/gpt2");
         QVERIFY(page.document()->hasModel());
-        // Too long for the model's 64 positions: one message, nothing else changes.
+        // The banner closes with its button (issue 38: it had none).
+        auto* close = page.findChild<QToolButton*>("dismissMessage");
+        QVERIFY(close && close->isVisible());
+        QTest::mouseClick(close, Qt::LeftButton);
+        QCOMPARE(page.message(), QString());
+        // Too long for the model's 64 positions: one message, nothing else changes — not even where the
+        // page's controls are (the banner floats; it used to push everything below it down).
+        const QRect output = page.findChild<QLabel*>("output")->geometry();
         page.setText(QString("word ").repeated(80));
         page.setNewTokens(0);
         page.runText();
         WAIT_UNTIL(idle(page) && failed.count() == 2);
         QVERIFY2(page.message().contains("too long"), qPrintable(page.message()));
+        QTest::qWait(50);
+        QCOMPARE(page.findChild<QLabel*>("output")->geometry(), output);
+        // The next run that succeeds clears it (it stayed for ever).
+        page.setText(QStringLiteral("The cat"));
+        page.runText();
+        WAIT_UNTIL(idle(page) && page.document()->run());
+        WAIT_UNTIL(page.message().isEmpty());
+        QCOMPARE(failed.count(), 2);
     }
 };
 

@@ -50,7 +50,7 @@ QWidget* DiffusionViews::buildStepImages(QWidget* top) {
     m_stepImages = new MapGridView(top);
     m_stepImages->setObjectName(QStringLiteral("stepImages"));
     m_stepImages->setMaxColumns(1);
-    m_stepImages->setFixedWidth(150);
+    m_stepImages->setFixedWidth(124); // with the large view and the U, the page fits a 1024-px window
     m_stepImages->setToolTip(
         tr("The step's input x_t, the noise the U-Net predicts in it (shown over ±3) and the "
            "clean image x̂0 that prediction implies; click x_t or x̂0 to draw the map over it"));
@@ -71,7 +71,7 @@ QLayout* DiffusionViews::buildLargeView(QWidget* top) {
     m_overlay = new PatchImageView(top);
     m_overlay->setObjectName(QStringLiteral("overlayView"));
     m_overlay->setGridVisible(false);
-    m_overlay->setMinimumSize(240, 240);
+    m_overlay->setMinimumSize(180, 180);
     m_overlay->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Expanding);
     m_overlay->setPlaceholderText(tr("Press Generate."));
     connect(m_overlay, &PatchImageView::patchClicked, this, [this](int pixel, bool) {
@@ -122,6 +122,7 @@ QLayout* DiffusionViews::buildLargeView(QWidget* top) {
 QLayout* DiffusionViews::buildUView(QWidget* top) {
     auto* uBox = new QVBoxLayout;
     m_uTitle = caption(tr("Every attention layer, laid out as the U"), top);
+    m_uTitle->setWordWrap(true); // wraps in a narrow window instead of widening the page
     uBox->addWidget(m_uTitle);
     m_uView = new UShapeView(top);
     m_uView->setObjectName(QStringLiteral("uView"));

@@ -43,7 +43,7 @@ public:
     QImage renderImage(int tileSize) const; // on white, labels included
 
     QSize sizeHint() const override { return {560, 360}; }
-    QSize minimumSizeHint() const override { return {200, 160}; }
+    QSize minimumSizeHint() const override { return {180, 160}; }
 
 signals:
     void layerClicked(int layer);

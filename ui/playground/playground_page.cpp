@@ -7,6 +7,7 @@
 #include "ui/playground/playground_session.h"
 #include "ui/playground/stage_panel.h"
 #include "ui/render/heatmap_image.h"
+#include "ui/widgets/flow_layout.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/page_parts.h"
 
@@ -82,7 +83,7 @@ QString PlaygroundPage::explanationText() const {
 
 QWidget* PlaygroundPage::buildSetup() {
     auto* setup = panelFrame(this, QStringLiteral("setupBar"));
-    auto* row = new QHBoxLayout(setup);
+    auto* row = new FlowLayout(setup); // wraps in a narrow window
     row->setContentsMargins(10, 5, 10, 5);
     row->setSpacing(6);
     m_preset = new QComboBox(setup);

@@ -91,6 +91,8 @@ public:
     // Jobs submitted whose outcome (finished, failed or cancelled) has not yet been signalled on the GUI
     // thread: queued, running, or done with the result on its way. GUI thread only.
     int pendingJobs() const { return m_pending; }
+    // The id of the newest job submitted (0 before the first). GUI thread only.
+    int lastJobId() const { return m_nextId - 1; }
 
 signals:
     // started, progress and busyChanged are emitted on the worker thread: connect them with a receiver that

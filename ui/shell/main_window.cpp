@@ -21,6 +21,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -45,19 +46,24 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                              "QListWidget#pageSwitcher::item { padding: 10px 8px; }"
                              "QListWidget#pageSwitcher::item:selected { background: palette(highlight);"
                              " color: palette(highlighted-text); }");
-    m_pages = new QStackedWidget(central);
+    m_pages = new QStackedWidget;
+    // Below a page's minimum size (a small laptop screen) the page scrolls instead of its widgets being drawn
+    // over each other. Only the page shown counts: the others' size policies are Ignored, which takes them
+    // out of the stack's minimum size.
+    auto* scroll = new QScrollArea(central);
+    scroll->setObjectName(QStringLiteral("pageScroll"));
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidgetResizable(true);
+    scroll->setWidget(m_pages);
+    connect(m_pages, &QStackedWidget::currentChanged, this, &MainWindow::sizeByCurrentPage);
     // Window-level failures (a folder that is no model, a type no page opens) show in this banner; a page's
     // own failures (a corrupt checkpoint, bad input) in the page's banner. No dialogs for errors.
     auto* right = new QVBoxLayout;
     right->setContentsMargins(0, 0, 0, 0);
     right->setSpacing(0);
-    m_message = new PageMessage(central);
+    m_message = new PageMessage(central); // floats at the window's bottom edge: it moves nothing
     m_message->setObjectName(QStringLiteral("windowMessage"));
-    auto* banner = new QVBoxLayout;
-    banner->setContentsMargins(8, 6, 8, 0); // aligned with the pages' own banners
-    banner->addWidget(m_message);
-    right->addLayout(banner);
-    right->addWidget(m_pages, 1);
+    right->addWidget(scroll, 1);
     layout->addWidget(m_sidebar);
     layout->addLayout(right, 1);
     setCentralWidget(central);
@@ -185,6 +191,7 @@ void MainWindow::applyPrecision(LinearPrecision p) {
 
 int MainWindow::addPage(const QString& title, QWidget* page) {
     const int index = m_pages->addWidget(page);
+    sizeByCurrentPage();
     m_sidebar->addItem(title);
     auto* action = m_viewMenu->addAction(title, this, [this, index] { setCurrentPage(index); });
     // Recent models hold folders that loaded: the folder handed to a page is remembered when the page
@@ -319,6 +326,14 @@ void MainWindow::rebuildRecentMenu() {
     for (const QString& dir : recent)
         m_recentMenu->addAction(dir, this, [this, dir] { openModel(dir); });
     m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::sizeByCurrentPage() {
+    for (int i = 0; i < m_pages->count(); ++i) {
+        const auto policy = i == m_pages->currentIndex() ? QSizePolicy::Preferred : QSizePolicy::Ignored;
+        m_pages->widget(i)->setSizePolicy(policy, policy);
+    }
+    m_pages->updateGeometry();
 }
 
 void MainWindow::setCurrentPage(int index) {

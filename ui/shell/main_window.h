@@ -80,6 +80,7 @@ protected:
 
 private:
     void pageLoadedModel(WorkspacePage* page); // its modelLoaded(): remember the folder it was handed
+    void sizeByCurrentPage(); // the page shown sets the minimum size; a window smaller than it scrolls
 
 private:
     void buildThemeMenu();

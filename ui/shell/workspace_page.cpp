@@ -11,6 +11,13 @@ namespace attnlens::ui {
 WorkspacePage::WorkspacePage(ModelKind kind, QWidget* parent)
     : QWidget(parent), m_kind(kind), m_worker(new InferenceWorker(this)), m_message(new PageMessage(this)) {
     m_message->setObjectName(QStringLiteral("message"));
+    // One message model for every page: an error stays until the user closes it, or until a job asked for
+    // after it succeeds (the error described an earlier input or state).
+    connect(m_message, &PageMessage::shown, this, [this] { m_errorAfterJob = m_worker->lastJobId(); });
+    connect(m_worker, &InferenceWorker::finished, this, [this](int id) {
+        if (m_message->kind() == PageMessage::Kind::Error && !m_message->sticky() && id > m_errorAfterJob)
+            m_message->dismiss();
+    });
     connect(m_worker, &InferenceWorker::failed, this, [this](int id, const QString& message) {
         m_restore.reset(); // a session being restored stops here; the message says why
         m_loadingDir.clear();

@@ -72,7 +72,8 @@ signals:
 protected:
     WorkspacePage(ModelKind kind, QWidget* parent);
 
-    // The message line, for the page's layout (object name "message").
+    // The message line (object name "message"): it floats over the page; setAnchor() puts it below the top
+    // bar.
     PageMessage* messageLine() const { return m_message; }
     // Opens `dir`, or the built-in model of the page's kind when `dir` is empty; when that is not installed,
     // the message line says what to do instead.
@@ -128,7 +129,8 @@ protected:
     // Runs `write` (which throws std::exception naming the problem): true, or false with the error shown.
     bool exportWith(const QString& path, const std::function<void(const QString& path)>& write);
 
-    // The message line: an error (also emitted as failed()) or a notice; dismissMessage() hides it.
+    // The message line: an error (also emitted as failed()) or a notice; dismissMessage() hides it. An error
+    // is cleared by the next job that finishes successfully after it was shown (unless shown sticky).
     void showError(const QString& text);
     void showNotice(const QString& text);
     void dismissMessage();
@@ -143,6 +145,7 @@ private:
     InferenceWorker* m_worker;
     PageMessage* m_message;
     QString m_modelDir, m_loadingDir;
+    int m_errorAfterJob = 0; // the newest job when the error on the message line was shown
     std::optional<QJsonObject> m_restore;
 };
 

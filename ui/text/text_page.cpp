@@ -53,8 +53,9 @@ TextPage::TextPage(QWidget* parent, const QString& modelDir)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 6, 8, 4);
     layout->setSpacing(6);
-    layout->addWidget(buildTopBar());
-    layout->addWidget(messageLine());
+    QWidget* bar = buildTopBar();
+    layout->addWidget(bar);
+    messageLine()->setAnchor(bar); // floats over the page below the bar: showing it moves nothing
     m_output = new QLabel(this);
     m_output->setObjectName(QStringLiteral("output"));
     m_output->setWordWrap(true);
@@ -65,6 +66,8 @@ TextPage::TextPage(QWidget* parent, const QString& modelDir)
     auto* statusRow = new QHBoxLayout;
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("status"));
+    m_status->setWordWrap(
+        true); // a long message wraps instead of widening the page (and moving its controls)
     statusRow->addWidget(m_status, 1);
     statusRow->addWidget(new JobStatus(worker(), this, [this] { cancel(); }));
     layout->addLayout(statusRow);

@@ -14,6 +14,7 @@
 #include "ui/translate/translation_export.h"
 #include "ui/widgets/difference_view.h"
 #include "ui/widgets/elided_label.h"
+#include "ui/widgets/flow_layout.h"
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
@@ -62,8 +63,9 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 6, 8, 4);
     layout->setSpacing(6);
-    layout->addWidget(buildTopBar());
-    layout->addWidget(messageLine());
+    QWidget* bar = buildTopBar();
+    layout->addWidget(bar);
+    messageLine()->setAnchor(bar); // floats over the page below the bar: showing it moves nothing
 
     layout->addWidget(buildTokenPanel(m_doc, this, m_sourceChips, m_targetChips, m_translation));
     layout->addWidget(buildSelectors());
@@ -193,7 +195,7 @@ QString TranslatePage::exportBaseName() const {
 
 QWidget* TranslatePage::buildSelectors() {
     auto* w = new QWidget(this);
-    auto* row = new QHBoxLayout(w);
+    auto* row = new FlowLayout(w); // wraps in a narrow window
     row->setContentsMargins(2, 0, 2, 0);
     row->setSpacing(6);
     m_selectors = new TranslateSelectors(m_doc, w);
@@ -206,7 +208,6 @@ QWidget* TranslatePage::buildSelectors() {
            "right-click menu)"));
     connect(neuron, &QToolButton::clicked, this, [this] { showNeuronView(); });
     row->addWidget(m_selectors);
-    row->addStretch(1);
     row->addWidget(m_modelLabel, 1);
     row->addWidget(neuron);
     row->addWidget(buildExportButton(w));
@@ -561,9 +562,10 @@ void TranslatePage::continueRestore() {
         const QSignalBlocker quiet(m_lenses); // the translation below is the session's
         m_lenses->setAblation(t.ablationFor(m_doc->model().model->config()));
     } catch (const Error& e) {
-        messageLine()->showError( // the restore goes on
+        messageLine()->showError( // the restore goes on; the restored translation does not clear it
             tr("The session's heads switched off do not fit this model (%1); all heads are on.")
-                .arg(QString::fromStdString(e.what())));
+                .arg(QString::fromStdString(e.what())),
+            true);
     }
     if (t.translated && !t.input.trimmed().isEmpty())
         translate();

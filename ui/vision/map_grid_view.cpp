@@ -78,18 +78,31 @@ QSize MapGridView::tileSize(int edge) const {
     return {std::max(1, edge * s.width() / s.height()), edge};
 }
 
+int MapGridView::titleHeight(const QFontMetrics& fm, int tileWidth) const {
+    // A caption wider than its tile wraps onto a second line instead of losing its end ("step …").
+    int lines = 1;
+    for (const QString& t : m_titles)
+        if (fm.horizontalAdvance(t) > tileWidth + kGap - 1) lines = 2; // the caption's box (paintTiles)
+    return lines * fm.height() + 4;
+}
+
 int MapGridView::tileEdge(int width, int height, int c) const {
     const int r = rowsFor(c);
     if (!c) return kMinEdge;
-    const int title = fontMetrics().height() + 4;
-    int edge = (width - (c + 1) * kGap) / c;
-    if (height > 0) {
-        // Fit the height too: the tile's height is edge · unit.height / longer side.
-        const QSize unit = tileSize(1000);
-        const int byHeight = (height - r * (title + kGap) - kGap) * 1000 / std::max(1, r * unit.height());
-        edge = std::min(edge, byHeight * std::max(unit.width(), unit.height()) / 1000);
-    }
-    return std::clamp(edge, kMinEdge / 2, kMaxEdge);
+    const auto fit = [&](int title) {
+        int edge = (width - (c + 1) * kGap) / c;
+        if (height > 0) {
+            // Fit the height too: the tile's height is edge · unit.height / longer side.
+            const QSize unit = tileSize(1000);
+            const int byHeight = (height - r * (title + kGap) - kGap) * 1000 / std::max(1, r * unit.height());
+            edge = std::min(edge, byHeight * std::max(unit.width(), unit.height()) / 1000);
+        }
+        return std::clamp(edge, kMinEdge / 2, kMaxEdge);
+    };
+    const int oneLine = fontMetrics().height() + 4;
+    const int edge = fit(oneLine);
+    const int title = titleHeight(fontMetrics(), tileSize(edge).width());
+    return title == oneLine ? edge : fit(title);
 }
 
 QRect MapGridView::tileRect(int index) const {
@@ -97,7 +110,7 @@ QRect MapGridView::tileRect(int index) const {
     const int c = columns();
     const int edge = tileEdge(width(), height(), c);
     const QSize ts = tileSize(edge);
-    const int title = fontMetrics().height() + 4;
+    const int title = titleHeight(fontMetrics(), ts.width());
     const int totalW = c * ts.width() + (c - 1) * kGap;
     const int x0 = std::max(kGap, (width() - totalW) / 2);
     const int col = index % c, row = index / c;
@@ -107,13 +120,15 @@ QRect MapGridView::tileRect(int index) const {
 
 int MapGridView::tileAt(const QPoint& pos) const {
     for (int i = 0; i < count(); ++i)
-        if (tileRect(i).adjusted(0, -fontMetrics().height() - 4, 0, 0).contains(pos)) return i;
+        if (const QRect r = tileRect(i);
+            r.adjusted(0, -titleHeight(fontMetrics(), r.width()), 0, 0).contains(pos))
+            return i;
     return -1;
 }
 
 void MapGridView::paintTiles(QPainter& p, int edge, int c, QPoint origin, bool forExport) const {
     const QSize ts = tileSize(edge);
-    const int title = p.fontMetrics().height() + 4;
+    const int title = titleHeight(p.fontMetrics(), ts.width());
     for (int i = 0; i < count(); ++i) {
         const QRect r = forExport ? QRect(origin.x() + (i % c) * (ts.width() + kGap),
                                           origin.y() + title + (i / c) * (ts.height() + title + kGap),
@@ -127,8 +142,13 @@ void MapGridView::paintTiles(QPainter& p, int edge, int c, QPoint origin, bool f
         QFont f = p.font();
         f.setBold(sel);
         p.setFont(f);
-        p.drawText(QRect(r.x(), r.y() - title, r.width(), title - 2), Qt::AlignHCenter | Qt::AlignBottom,
-                   p.fontMetrics().elidedText(m_titles.value(i), Qt::ElideRight, r.width()));
+        const QRect box(r.x() - kGap / 2, r.y() - title, r.width() + kGap - 1, title - 2);
+        const QString text = m_titles.value(i);
+        if (p.fontMetrics().horizontalAdvance(text) <= box.width())
+            p.drawText(box, Qt::AlignHCenter | Qt::AlignBottom, text);
+        else // two lines at most, the second elided
+            p.drawText(box, Qt::AlignHCenter | Qt::AlignBottom | Qt::TextWordWrap,
+                       p.fontMetrics().elidedText(text, Qt::ElideRight, 2 * box.width() - 8));
         if (sel) {
             p.setPen(QPen(palette().color(QPalette::Highlight), 3));
             p.drawRect(r.adjusted(-2, -2, 1, 1));
@@ -149,7 +169,7 @@ void MapGridView::paintEvent(QPaintEvent*) {
 QImage MapGridView::renderImage(int tileEdgePx) const {
     if (m_tiles.empty()) return {};
     const QSize ts = tileSize(tileEdgePx);
-    const int title = fontMetrics().height() + 4;
+    const int title = titleHeight(fontMetrics(), ts.width());
     // Export layout: the fixed maximum, else one row up to 6 tiles, else two rows.
     const int n = count();
     const int c = m_maxColumns > 0 ? std::min(n, m_maxColumns) : (n <= 6 ? n : (n + 1) / 2), r = rowsFor(c);

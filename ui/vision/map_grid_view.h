@@ -6,6 +6,7 @@
 //
 // Threading: GUI thread only.
 
+#include <QFontMetrics>
 #include <QImage>
 #include <QStringList>
 #include <QWidget>
@@ -51,6 +52,8 @@ protected:
 
 private:
     int tileEdge(int width, int height, int columns) const; // the longer tile side that fits
+    int titleHeight(const QFontMetrics& fm,
+                    int tileWidth) const; // one caption line, or two when one is too wide
     int columnsFor(int width, int height) const;
     int rowsFor(int columns) const;
     QSize tileSize(int edge) const;

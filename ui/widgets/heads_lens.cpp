@@ -82,6 +82,7 @@ HeadsLensView::HeadsLensView(QWidget* parent) : QWidget(parent) {
     m_caption = new QLabel(this);
     m_caption->setObjectName(QStringLiteral("headsCaption"));
     mute(m_caption);
+    m_caption->setWordWrap(true); // a long caption wraps instead of widening the page (1024-px windows)
     top->addWidget(new QLabel(tr("Colour by"), this));
     top->addWidget(m_statisticBox);
     top->addSpacing(10);
@@ -95,6 +96,7 @@ HeadsLensView::HeadsLensView(QWidget* parent) : QWidget(parent) {
     ablation->setContentsMargins(0, 0, 0, 0);
     m_ablationLabel = new QLabel(m_ablationRow);
     m_ablationLabel->setObjectName(QStringLiteral("headsAblation"));
+    m_ablationLabel->setWordWrap(true);
     auto* allOn = new QPushButton(tr("Switch all on"), m_ablationRow);
     allOn->setObjectName(QStringLiteral("headsAllOn"));
     auto* rank = new QPushButton(tr("Rank by importance"), m_ablationRow);
@@ -249,11 +251,11 @@ void HeadsLensView::refreshTable() {
         for (int h = 0; h < m_stats.heads(); ++h) {
             if (std::isnan(m_stats.entropy(l, h))) continue;
             int col = 0;
+            const bool isOff =
+                std::find(m_ablated.begin(), m_ablated.end(), std::pair(l, h)) != m_ablated.end();
             if (m_ablationEnabled) {
                 auto* off = new QTableWidgetItem;
                 off->setFlags(Qt::ItemIsUserCheckable | Qt::ItemIsEnabled | Qt::ItemIsSelectable);
-                const bool isOff =
-                    std::find(m_ablated.begin(), m_ablated.end(), std::pair(l, h)) != m_ablated.end();
                 off->setCheckState(isOff ? Qt::Checked : Qt::Unchecked);
                 off->setToolTip(tr("Switch head %1 of layer %2 off and run again").arg(h).arg(l));
                 m_table->setItem(row, col++, off);
@@ -262,9 +264,14 @@ void HeadsLensView::refreshTable() {
             m_table->setItem(row, col++, new NumberItem(h, 0));
             m_table->item(row, 0)->setData(kLayerRole, l);
             m_table->item(row, 0)->setData(kHeadRole, h);
-            for (HeadStatistic st : shown)
-                m_table->setItem(
-                    row, col++, new NumberItem(m_stats.get(st)(l, h), st == HeadStatistic::Distance ? 2 : 3));
+            // A switched-off head's attention is not used (it reads as zeros): its statistics are "—", not
+            // 0.000.
+            for (HeadStatistic st : shown) {
+                auto* item = new NumberItem(isOff ? std::nan("") : m_stats.get(st)(l, h),
+                                            st == HeadStatistic::Distance ? 2 : 3);
+                if (isOff) item->setToolTip(tr("Head %1 of layer %2 is switched off").arg(h).arg(l));
+                m_table->setItem(row, col++, item);
+            }
             if (importance) m_table->setItem(row, col++, new NumberItem(m_importance(l, h), 3));
             ++row;
         }

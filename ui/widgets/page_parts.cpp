@@ -73,12 +73,13 @@ QString builtinModelPath(ModelKind kind, QString& error) {
     }
 }
 
-void assembleWorkspace(QWidget* page, QWidget* topBar, QWidget* message, QWidget* sidebar, QWidget* centre) {
+void assembleWorkspace(QWidget* page, QWidget* topBar, PageMessage* message, QWidget* sidebar,
+                       QWidget* centre) {
     auto* root = new QVBoxLayout(page);
     root->setContentsMargins(8, 8, 8, 8);
     root->setSpacing(6);
     root->addWidget(topBar);
-    root->addWidget(message);
+    message->setAnchor(topBar); // floats over the page below the bar: showing it moves nothing
     auto* body = new QHBoxLayout;
     body->setSpacing(8);
     body->addWidget(sidebar);

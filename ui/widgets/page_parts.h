@@ -23,6 +23,8 @@ class QWidget;
 
 namespace attnlens::ui {
 
+class PageMessage;
+
 // A framed panel in the palette's base colour with rounded corners (the pages' top bars); `name` is its
 // object name.
 QFrame* panelFrame(QWidget* parent, const QString& name, int radius = 6);
@@ -49,9 +51,10 @@ QToolButton* exportMenuButton(QWidget* parent, const QList<MenuEntry>& entries);
 QWidget* zoomButtons(QWidget* parent, const QString& name, std::function<void()> zoomOut,
                      std::function<void()> zoomIn, std::function<void()> fit);
 
-// The frame of a workspace page with a sidebar (Vision, Diffusion): the top bar, the message line under it,
-// then the sidebar beside the centre, which takes the remaining space.
-void assembleWorkspace(QWidget* page, QWidget* topBar, QWidget* message, QWidget* sidebar, QWidget* centre);
+// The frame of a workspace page with a sidebar (Vision, Diffusion): the top bar, the message line floating
+// under it, then the sidebar beside the centre, which takes the remaining space.
+void assembleWorkspace(QWidget* page, QWidget* topBar, PageMessage* message, QWidget* sidebar,
+                       QWidget* centre);
 
 QLabel* caption(const QString& text, QWidget* parent); // bold
 QLabel* hint(const QString& text, QWidget* parent);    // muted, word-wrapped

@@ -1,0 +1,132 @@
+// Small windows (issue 38): the whole window — every page, with its built-in model and a result on screen —
+// fits 1024×640, a common laptop size, and no widget of a page is drawn over another one there (a layout
+// squeezed below its minimum overlaps its widgets: the playground's spin boxes did; the window could not get
+// narrower than 1275 px at all). Both palettes: the theme changes no size.
+
+#include "support/waits.h"
+#include "ui/diffusion/diffusion_document.h"
+#include "ui/diffusion/diffusion_page.h"
+#include "ui/playground/playground_page.h"
+#include "ui/shell/main_window.h"
+#include "ui/shell/theme.h"
+#include "ui/text/text_document.h"
+#include "ui/text/text_page.h"
+#include "ui/translate/translate_page.h"
+#include "ui/vision/vision_page.h"
+#include "ui/widgets/page_message.h"
+
+#include <QAbstractScrollArea>
+#include <QAbstractSpinBox>
+#include <QComboBox>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSplitterHandle>
+#include <QTabBar>
+#include <QtTest>
+
+using namespace attnlens::ui;
+
+namespace {
+
+// Widgets whose children are drawn over each other by design (scroll bars over a viewport's corner, a
+// spin box's editor, a combo box's parts) or that float (the message banner): their children are not
+// checked against each other.
+bool composite(const QWidget* w) {
+    return qobject_cast<const QAbstractScrollArea*>(w) || qobject_cast<const QAbstractSpinBox*>(w) ||
+           qobject_cast<const QComboBox*>(w) || qobject_cast<const QTabBar*>(w) ||
+           qobject_cast<const PageMessage*>(w);
+}
+
+// Pairs of visible sibling widgets whose rectangles overlap, as "A / B" (object names or class names).
+QStringList overlaps(const QWidget* root) {
+    QStringList found;
+    if (composite(root)) return found;
+    QList<const QWidget*> shown;
+    for (const QObject* o : root->children())
+        if (const auto* w = qobject_cast<const QWidget*>(o);
+            w && w->isVisible() && !w->isWindow() && !qobject_cast<const PageMessage*>(w))
+            shown << w;
+    const auto name = [](const QWidget* w) {
+        return w->objectName().isEmpty() ? QString::fromLatin1(w->metaObject()->className())
+                                         : w->objectName();
+    };
+    for (int i = 0; i < shown.size(); ++i) {
+        for (int j = i + 1; j < shown.size(); ++j) {
+            const QRect common = shown[i]->geometry() & shown[j]->geometry();
+            if (common.width() > 1 && common.height() > 1)
+                found << QStringLiteral("%1 / %2 in %3 (%4,%5 %6×%7 and %8,%9 %10×%11)")
+                             .arg(name(shown[i]), name(shown[j]), name(root))
+                             .arg(shown[i]->x())
+                             .arg(shown[i]->y())
+                             .arg(shown[i]->width())
+                             .arg(shown[i]->height())
+                             .arg(shown[j]->x())
+                             .arg(shown[j]->y())
+                             .arg(shown[j]->width())
+                             .arg(shown[j]->height());
+        }
+        found << overlaps(shown[i]);
+    }
+    return found;
+}
+
+} // namespace
+
+class TestSmallWindows : public QObject {
+    Q_OBJECT
+private slots:
+    void everyPageFitsALaptopScreen_data() {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<bool>("dark");
+        QTest::newRow("1024x700 light") << QSize(1024, 700) << false;
+        QTest::newRow("1024x640 dark") << QSize(1024, 640) << true;
+    }
+
+    void everyPageFitsALaptopScreen() {
+        QFETCH(QSize, size);
+        QFETCH(bool, dark);
+        MainWindow window;
+        auto* translate = new TranslatePage;
+        auto* vision = new VisionPage;
+        auto* diffusion = new DiffusionPage;
+        auto* text = new TextPage;
+        window.addPage(QStringLiteral("Attention"), new PlaygroundPage);
+        window.addPage(QStringLiteral("Translate"), translate);
+        window.addPage(QStringLiteral("Vision"), vision);
+        window.addPage(QStringLiteral("Diffusion"), diffusion);
+        window.addPage(QStringLiteral("Text"), text);
+        applyTheme(dark ? Theme::Dark : Theme::Light);
+        window.resize(size);
+        window.show();
+        for (int page = 0; page < window.pageCount(); ++page) {
+            window.setCurrentPage(page); // a page runs its model once it is shown
+            if (auto* p = qobject_cast<WorkspacePage*>(window.page(page))) {
+                WAIT_UNTIL(
+                    p->hasResult()); // a first result: the layout a user sees (Diffusion may still run)
+            }
+            QTest::qWait(50);
+            const QString which = QStringLiteral("page %1").arg(page);
+            QString needs; // what each page asks for at least
+            for (int p = 0; p < window.pageCount(); ++p)
+                needs += QStringLiteral(" %1×%2")
+                             .arg(window.page(p)->minimumSizeHint().width())
+                             .arg(window.page(p)->minimumSizeHint().height());
+            QVERIFY2(window.width() <= size.width() && window.height() <= size.height(),
+                     qPrintable(QStringLiteral("%1: the window is %2×%3; the pages need%4")
+                                    .arg(which)
+                                    .arg(window.width())
+                                    .arg(window.height())
+                                    .arg(needs)));
+            // …and at 1024 px no page needs to scroll sideways (the window scrolls a page that would not fit
+            // rather than squeezing it, but every page here fits).
+            const auto* scroll = window.findChild<QScrollArea*>(QStringLiteral("pageScroll"));
+            QVERIFY2(!scroll->horizontalScrollBar()->isVisible(),
+                     qPrintable(QStringLiteral("%1 scrolls sideways: the pages need%2").arg(which, needs)));
+            const QStringList found = overlaps(window.page(page));
+            QVERIFY2(found.isEmpty(), qPrintable(which + ": " + found.join(QStringLiteral("; "))));
+        }
+    }
+};
+
+QTEST_MAIN(TestSmallWindows)
+#include "test_small_windows.moc"
