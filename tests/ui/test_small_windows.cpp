@@ -1,7 +1,9 @@
-// Small windows (issue 38): the whole window — every page, with its built-in model and a result on screen —
-// fits 1024×640, a common laptop size, and no widget of a page is drawn over another one there (a layout
-// squeezed below its minimum overlaps its widgets: the playground's spin boxes did; the window could not get
-// narrower than 1275 px at all). Both palettes: the theme changes no size.
+// Small windows and the dark theme (issue 38). The whole window — every page, with its built-in model and a
+// result on screen — fits 1024×640, a common laptop size, and no widget of a page is drawn over another one
+// there (a layout squeezed below its minimum overlaps its widgets: the playground's spin boxes did; the
+// window could not get narrower than 1275 px at all). Both palettes: the theme changes no size. And the token
+// labels of the Lines views (Translate, Text) read against their background in both palettes (they were dark
+// on dark).
 
 #include "support/waits.h"
 #include "ui/diffusion/diffusion_document.h"
@@ -10,7 +12,9 @@
 #include "ui/shell/main_window.h"
 #include "ui/shell/theme.h"
 #include "ui/text/text_document.h"
+#include "ui/text/text_lines_view.h"
 #include "ui/text/text_page.h"
+#include "ui/translate/line_view.h"
 #include "ui/translate/translate_page.h"
 #include "ui/vision/vision_page.h"
 #include "ui/widgets/page_message.h"
@@ -22,6 +26,7 @@
 #include <QScrollBar>
 #include <QSplitterHandle>
 #include <QTabBar>
+#include <QTabWidget>
 #include <QtTest>
 
 using namespace attnlens::ui;
@@ -68,6 +73,31 @@ QStringList overlaps(const QWidget* root) {
         found << overlaps(shown[i]);
     }
     return found;
+}
+
+// WCAG contrast ratio of two colours (1 … 21).
+double contrast(const QColor& a, const QColor& b) {
+    const auto luminance = [](const QColor& c) {
+        const auto lin = [](double v) {
+            return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+        };
+        return 0.2126 * lin(c.redF()) + 0.7152 * lin(c.greenF()) + 0.0722 * lin(c.blueF());
+    };
+    const double la = luminance(a), lb = luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+// The strongest contrast between the background and any pixel of `area` in a grab of `view` (the glyphs'
+// cores are drawn in the label colour itself).
+double labelContrast(QWidget* view, const QRectF& area) {
+    const QImage image = view->grab().toImage();
+    const QColor background = view->palette().color(QPalette::Base);
+    double best = 1.0;
+    const QRect r = area.toAlignedRect() & image.rect();
+    for (int y = r.top(); y <= r.bottom(); ++y)
+        for (int x = r.left(); x <= r.right(); ++x)
+            best = std::max(best, contrast(image.pixelColor(x, y), background));
+    return best;
 }
 
 } // namespace
@@ -124,6 +154,47 @@ private slots:
                      qPrintable(QStringLiteral("%1 scrolls sideways: the pages need%2").arg(which, needs)));
             const QStringList found = overlaps(window.page(page));
             QVERIFY2(found.isEmpty(), qPrintable(which + ": " + found.join(QStringLiteral("; "))));
+        }
+    }
+
+    void lineLabelsReadInBothThemes_data() {
+        QTest::addColumn<bool>("dark");
+        QTest::newRow("light") << false;
+        QTest::newRow("dark") << true;
+    }
+
+    void lineLabelsReadInBothThemes() {
+        QFETCH(bool, dark);
+        applyTheme(dark ? Theme::Dark : Theme::Light);
+        TranslatePage translate;
+        TextPage text;
+        for (WorkspacePage* page :
+             {static_cast<WorkspacePage*>(&translate), static_cast<WorkspacePage*>(&text)}) {
+            page->resize(1000, 700);
+            page->show();
+            WAIT_UNTIL(page->hasResult() && !page->isBusy());
+            auto* tabs = page->findChild<QTabWidget*>(QStringLiteral("views"));
+            QVERIFY(tabs);
+            for (int i = 0; i < tabs->count(); ++i)
+                if (tabs->tabText(i) == QStringLiteral("Lines")) tabs->setCurrentIndex(i);
+            QTest::qWait(50);
+            QWidget* view = page->findChild<AttentionLineCanvas*>();
+            if (!view) view = page->findChild<QWidget*>(QStringLiteral("lines")); // TextLinesView (no Q_OBJECT)
+            QVERIFY(view);
+            const auto geometry = [view] {
+                if (auto* canvas = qobject_cast<AttentionLineCanvas*>(view)) return canvas->lineGeometry();
+                return static_cast<TextLinesView*>(view)->lineGeometry();
+            };
+            QVERIFY2(!geometry().leftColumn.isEmpty(), page->metaObject()->className());
+            const AttentionLineGeometry g = geometry();
+            QVERIFY2(view->isVisible(), qPrintable(QStringLiteral("%1 tab %2 of %3").arg(page->metaObject()->className()).arg(tabs->currentIndex()).arg(tabs->count())));
+            QVERIFY(!g.leftColumn.isEmpty() && !g.rightColumn.isEmpty());
+            for (const QRectF& column : {g.leftColumn, g.rightColumn}) {
+                const double ratio = labelContrast(view, column);
+                QVERIFY2(ratio >= 4.5, qPrintable(QStringLiteral("%1: labels at contrast %2:1")
+                                                      .arg(page->metaObject()->className())
+                                                      .arg(ratio, 0, 'f', 2)));
+            }
         }
     }
 };

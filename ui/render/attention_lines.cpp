@@ -45,7 +45,7 @@ AttentionLineGeometry layoutAttentionLines(const AttentionLineScene& scene, int 
 }
 
 void paintAttentionLabels(QPainter& p, const AttentionLineScene& scene, const AttentionLineGeometry& g,
-                          AttentionLineFocus focus) {
+                          AttentionLineFocus focus, const QColor& text) {
     // Attention to / from the focus, summed over the enabled heads (shades the other column).
     std::vector<float> shadeRight(static_cast<size_t>(scene.right.size()), 0.0f);
     std::vector<float> shadeLeft(static_cast<size_t>(scene.left.size()), 0.0f);
@@ -62,7 +62,6 @@ void paintAttentionLabels(QPainter& p, const AttentionLineScene& scene, const At
                 shadeLeft[static_cast<size_t>(q)] += m(q, focus.right);
     }
     const float norm = enabled > 0 ? 1.0f / static_cast<float>(enabled) : 0.0f;
-    const QColor text(32, 33, 36);
     const QFont normal = p.font();
     QFont bold = normal;
     bold.setBold(true);

@@ -51,8 +51,10 @@ struct AttentionLineFocus {
     int left = -1;
     int right = -1;
 };
+// `text`: the labels' colour — a view passes its palette's Text colour (it paints on Base), so that the
+// labels read in the dark theme too; the default suits a white picture (exports).
 void paintAttentionLabels(QPainter& p, const AttentionLineScene& scene, const AttentionLineGeometry& g,
-                          AttentionLineFocus focus);
+                          AttentionLineFocus focus, const QColor& text = QColor(32, 33, 36));
 // Draws the lines of every enabled head (only those touching the focus when one is set).
 int paintAttentionLines(QPainter& p, const AttentionLineScene& scene, const AttentionLineGeometry& g,
                         AttentionLineFocus focus = {});

@@ -37,7 +37,7 @@ void TextLinesView::paintEvent(QPaintEvent*) {
     p.setRenderHint(QPainter::Antialiasing);
     const AttentionLineFocus focus{m_doc->focusToken(), -1};
     paintAttentionLines(p, m_scene, m_geometry, focus);
-    paintAttentionLabels(p, m_scene, m_geometry, focus);
+    paintAttentionLabels(p, m_scene, m_geometry, focus, palette().color(QPalette::Text));
 }
 
 void TextLinesView::resizeEvent(QResizeEvent*) {

@@ -16,6 +16,7 @@ class TextLinesView : public QWidget {
 public:
     TextLinesView(TextDocument* doc, QWidget* parent);
     void refresh(); // after the run, the step or the selection changed
+    const AttentionLineGeometry& lineGeometry() const { return m_geometry; } // where the labels are
 
 protected:
     void paintEvent(QPaintEvent*) override;

@@ -91,7 +91,7 @@ void AttentionLineCanvas::paintEvent(QPaintEvent*) {
     } else {
         p.drawPixmap(0, 0, m_cache);
     }
-    paintAttentionLabels(p, m_scene, m_geometry, f);
+    paintAttentionLabels(p, m_scene, m_geometry, f, palette().color(QPalette::Text));
 }
 
 void AttentionLineCanvas::mouseMoveEvent(QMouseEvent* event) {
