@@ -179,7 +179,8 @@ private slots:
                 if (tabs->tabText(i) == QStringLiteral("Lines")) tabs->setCurrentIndex(i);
             QTest::qWait(50);
             QWidget* view = page->findChild<AttentionLineCanvas*>();
-            if (!view) view = page->findChild<QWidget*>(QStringLiteral("lines")); // TextLinesView (no Q_OBJECT)
+            if (!view)
+                view = page->findChild<QWidget*>(QStringLiteral("lines")); // TextLinesView (no Q_OBJECT)
             QVERIFY(view);
             const auto geometry = [view] {
                 if (auto* canvas = qobject_cast<AttentionLineCanvas*>(view)) return canvas->lineGeometry();
@@ -187,7 +188,10 @@ private slots:
             };
             QVERIFY2(!geometry().leftColumn.isEmpty(), page->metaObject()->className());
             const AttentionLineGeometry g = geometry();
-            QVERIFY2(view->isVisible(), qPrintable(QStringLiteral("%1 tab %2 of %3").arg(page->metaObject()->className()).arg(tabs->currentIndex()).arg(tabs->count())));
+            QVERIFY2(view->isVisible(), qPrintable(QStringLiteral("%1 tab %2 of %3")
+                                                       .arg(page->metaObject()->className())
+                                                       .arg(tabs->currentIndex())
+                                                       .arg(tabs->count())));
             QVERIFY(!g.leftColumn.isEmpty() && !g.rightColumn.isEmpty());
             for (const QRectF& column : {g.leftColumn, g.rightColumn}) {
                 const double ratio = labelContrast(view, column);
