@@ -35,6 +35,19 @@ struct Command {
 
 std::map<std::string, Command>& registry();
 
+// `attnlens-cli SUB --help`: a line per option of the usage (and per positional argument) saying what it
+// does and its default, then examples (cli_help.cpp holds them all, next to nothing else).
+struct OptionHelp {
+    std::string flag; // as the usage writes it: "--beam N", "--key-side", "\"Satz\""
+    std::string text; // one line: what it does, "(default: …)" where it has one
+};
+struct CommandHelp {
+    std::vector<OptionHelp> options;
+    std::vector<std::string> examples; // whole command lines, "attnlens-cli SUB …"
+};
+// The help of a registered subcommand (empty for an unknown name).
+const CommandHelp& commandHelp(const std::string& name);
+
 struct Registration {
     Registration(std::string name, std::string usage, std::string summary, CommandFn run);
 };

@@ -15,6 +15,33 @@ void printUsage(std::ostream& out) {
         out << "  " << name << " " << cmd.usage << "\n      " << cmd.summary << "\n";
 }
 
+// `attnlens-cli SUB --help`: usage, summary, every option with its description, examples.
+void printCommandHelp(const std::string& name, const cli::Command& cmd) {
+    std::cout << "usage: attnlens-cli " << name << " " << cmd.usage << "\n\n" << cmd.summary << "\n";
+    const cli::CommandHelp& help = cli::commandHelp(name);
+    std::cout << "\noptions:\n";
+    const auto row = [](const std::string& flag, const std::string& text) {
+        constexpr size_t kColumn = 26;
+        size_t width = 0; // in characters: UTF-8 continuation bytes take no column ("…")
+        for (const unsigned char c : flag)
+            width += (c & 0xC0) != 0x80;
+        std::cout << "  " << flag;
+        if (width + 2 < kColumn)
+            std::cout << std::string(kColumn - width - 2, ' ');
+        else
+            std::cout << "\n" << std::string(kColumn, ' ');
+        std::cout << text << "\n";
+    };
+    for (const cli::OptionHelp& o : help.options)
+        row(o.flag, o.text);
+    row("-h, --help", "this help");
+    if (!help.examples.empty()) {
+        std::cout << "\nexamples:\n";
+        for (const std::string& e : help.examples)
+            std::cout << "  " << e << "\n";
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -41,8 +68,7 @@ int main(int argc, char** argv) {
     for (size_t i = 1; i < args.size(); ++i) {
         if (args[i] == "--") break;
         if (args[i] == "--help" || args[i] == "-h") { // every subcommand: its usage on stdout, exit 0
-            std::cout << "usage: attnlens-cli " << it->first << " " << it->second.usage << "\n\n"
-                      << it->second.summary << "\n";
+            printCommandHelp(it->first, it->second);
             return 0;
         }
     }

@@ -159,8 +159,36 @@ void TestCli::usage() {
     QVERIFY(help.out.contains("attention") && help.out.contains("inspect"));
 }
 
+// `SUB --help`: "options:" with a line "  --flag …  description" for every --flag of the usage line, and
+// "examples:" with at least one "attnlens-cli SUB …" line.
+static void checkOptionsDescribed(const QString& command, const QString& help) {
+    const QStringList lines = help.split('\n');
+    const QString usage = lines.value(0);
+    const int options = static_cast<int>(lines.indexOf("options:")),
+              examples = static_cast<int>(lines.indexOf("examples:"));
+    QVERIFY2(options > 0 && examples > options, qPrintable(help));
+    QStringList described;
+    for (int i = options + 1; i < examples; ++i)
+        if (lines[i].startsWith("  --")) {
+            const QString flag = lines[i].trimmed().section(' ', 0, 0);
+            // the description: the rest of this line, or the next line when the flag column overflowed
+            const QString rest =
+                lines[i].mid(2 + flag.size()).trimmed().size() > 0 ? lines[i] : lines.value(i + 1);
+            QVERIFY2(rest.trimmed().size() > flag.size() + 10, qPrintable(command + ": " + lines[i]));
+            described << flag;
+        }
+    static const QRegularExpression flagPattern(QStringLiteral("--[a-z][a-z0-9-]*"));
+    for (auto m = flagPattern.globalMatch(usage); m.hasNext();) {
+        const QString flag = m.next().captured();
+        QVERIFY2(described.contains(flag), qPrintable(command + ": " + flag + " is not described:\n" + help));
+    }
+    QVERIFY2(examples + 1 < lines.size() && lines[examples + 1].startsWith("  attnlens-cli " + command + " "),
+             qPrintable(help));
+}
+
 // Every subcommand the top-level help lists answers --help and -h with its own usage on stdout, exit 0,
-// even among other (possibly wrong) arguments; --version and -V exit 0.
+// even among other (possibly wrong) arguments; --version and -V exit 0. The help describes every option its
+// usage names, one line each (issue 38: it was the usage line alone), and gives examples of the command.
 void TestCli::everySubcommandHasHelp() {
     const Run help = runCli({"--help"});
     QCOMPARE(help.exitCode, 0);
@@ -176,6 +204,7 @@ void TestCli::everySubcommandHasHelp() {
             QVERIFY2(!r.crashed && r.exitCode == 0, qPrintable(args.join(' ') + ": " + r.err));
             QVERIFY2(r.out.startsWith("usage: attnlens-cli " + command + " "), qPrintable(r.out));
             QVERIFY2(r.err.isEmpty(), qPrintable(r.err));
+            checkOptionsDescribed(command, r.out);
         }
     for (const char* flag : {"--version", "-V"}) {
         const Run v = runCli({flag});
