@@ -1,7 +1,9 @@
 // attnlens-cli text [--model DIR] [--generate N] [--logits] [--json OUT] "text"
 // BERT- and GPT-2-style folders (core/models/text_folder.h). stdout: for a decoder-only model the text and
-// its greedy continuation; for an encoder with [MASK] the top 5 for each mask; otherwise the tokens, one per
-// line. OUT: {"model_type", "tokens", "ids", "attentions": [L][H][T][T] (the forward pass over "ids"),
+// its greedy continuation (--generate N), or without --generate the text and a line with the 5 most likely
+// next tokens and their probabilities; for an encoder with [MASK] the top 5 for each mask; otherwise the
+// tokens, one per line. OUT: {"model_type", "tokens", "ids", "attentions": [L][H][T][T] (the forward pass
+// over "ids"),
 //       "logits": [T][V] (--logits, LM-head models only), "generated_ids": [...] (--generate N,
 //       decoder-only)}.
 
@@ -18,6 +20,17 @@
 
 namespace {
 
+void printNextTokens(const attnlens::TextFolder& folder, const attnlens::TextForward& forward) {
+    const auto last = forward.logits.rows() - 1;
+    const auto top = attnlens::topCandidates(forward.logits.data() + last * forward.logits.cols(),
+                                             forward.logits.cols(), 5);
+    std::cout << "next token (top 5; --generate N continues the text):";
+    for (size_t i = 0; i < top.size(); ++i)
+        std::cout << (i ? ", \"" : " \"") << folder.tokenText(top[i].id) << "\" " << std::fixed
+                  << std::setprecision(3) << top[i].probability;
+    std::cout << "\n";
+}
+
 int runText(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--generate", "--json"}, {"--logits"});
     const std::string text = args.single("the text");
@@ -30,8 +43,11 @@ int runText(const std::vector<std::string>& argv) {
         throw cli::UsageError("--logits: '" + dir.string() + "' has no language-model head");
     const int generate = args.intValue("--generate", 0, 0, 100000);
     const auto encoding = cli::encodeText(folder, text, generate);
-    const attnlens::TextForward forward =
-        folder.forward(encoding.ids, args.has("--logits") || !folder.maskPositions(encoding.ids).empty());
+    // A decoder asked for nothing more than the text: its most likely next tokens say what the model makes of
+    // it.
+    const bool nextTokens = folder.decoderOnly() && !args.has("--generate") && folder.hasLmHead();
+    const attnlens::TextForward forward = folder.forward(
+        encoding.ids, args.has("--logits") || nextTokens || !folder.maskPositions(encoding.ids).empty());
 
     std::vector<int> generated;
     if (generate > 0) { // greedy through the KV cache; stops after the end-of-text token
@@ -47,6 +63,7 @@ int runText(const std::vector<std::string>& argv) {
         for (int id : generated)
             if (id != folder.endOfTextId()) std::cout << folder.tokenText(id);
         std::cout << "\n";
+        if (nextTokens) printNextTokens(folder, forward);
     } else if (const auto masks = folder.maskPositions(encoding.ids); !masks.empty() && folder.hasLmHead()) {
         for (int position : masks) {
             std::cout << "[MASK] at " << position << ":";
@@ -77,10 +94,10 @@ int runText(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{
-    "text", "[--model DIR] [--generate N] [--logits] [--json OUT] \"text\"",
-    "BERT / GPT-2 folders: tokens, [MASK] predictions or a greedy continuation; every head's "
-    "attention in the JSON (default model: the built-in gpt2-en-tiny)",
-    &runText};
+const cli::Registration reg{"text", "[--model DIR] [--generate N] [--logits] [--json OUT] \"text\"",
+                            "BERT / GPT-2 folders: tokens, [MASK] predictions, a decoder's next tokens or "
+                            "its greedy continuation; every head's "
+                            "attention in the JSON (default model: the built-in gpt2-en-tiny)",
+                            &runText};
 
 } // namespace

@@ -90,6 +90,18 @@ private slots:
                  (QStringList{"[CLS]", "Hello", ",", "world", "!", "[SEP]"}));
         const auto gen = clitest::run({"text", "--model", kData + "/gpt2", "--generate", "3", "The cat"});
         QVERIFY2(gen.exitCode == 0 && gen.out.startsWith("The cat"), qPrintable(gen.out + gen.err));
+        // A decoder without --generate printed the text back and nothing else (issue 38): now the text, then
+        // its 5 most likely next tokens — the first of them the one --generate 1 appends.
+        const auto next = clitest::run({"text", "--model", kData + "/gpt2", "The cat"});
+        const auto one = clitest::run({"text", "--model", kData + "/gpt2", "--generate", "1", "The cat"});
+        const QStringList lines = next.out.split('\n', Qt::SkipEmptyParts);
+        QVERIFY2(next.exitCode == 0 && lines.size() == 2 && lines[0] == "The cat",
+                 qPrintable(next.out + next.err));
+        const QString appended = one.out.split('\n').value(0).mid(7);
+        QVERIFY2(lines[1].startsWith("next token (top 5; --generate N continues the text): \"" + appended +
+                                     "\" 0."),
+                 qPrintable(lines[1] + " / " + one.out));
+        QCOMPARE(lines[1].count(" 0."), 5);
         QVERIFY(clitest::run({"text", "--help"}).exitCode == 0);
     }
 
