@@ -71,6 +71,7 @@ SchedulerConfig SchedulerConfig::fromJson(const JsonConfig& json) {
         return Error(where + ": " + key + " = " + found + " is not supported (supported: " + allowed + ")");
     };
     SchedulerConfig c;
+    c.className = json.value<std::string>("_class_name", "");
     c.numTrainTimesteps = json.value<int>("num_train_timesteps", 1000);
     if (c.numTrainTimesteps < 1 || c.numTrainTimesteps > 100000)
         throw Error(where + ": num_train_timesteps must be in 1..100000");

@@ -35,6 +35,7 @@ struct SchedulerConfig {
     TimestepSpacing spacing = TimestepSpacing::Leading;
     int stepsOffset = 0;
     bool setAlphaToOne = true; // DDIM only
+    std::string className;     // "_class_name": the scheduler the folder was saved with (empty: none named)
 
     // DDPMScheduler()'s defaults (what a bare UNet folder gets).
     static SchedulerConfig defaults();

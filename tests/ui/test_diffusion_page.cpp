@@ -583,8 +583,12 @@ void TestDiffusionPage::mainWindowSendsDiffusersFoldersHere() {
 void TestDiffusionPage::pipelineFolderOpensAndGenerates() {
     QSignalSpy loaded(m_page.get(), &DiffusionPage::modelLoaded);
     QSignalSpy finished(m_page.get(), &DiffusionPage::runFinished);
+    m_page->setSettings({SchedulerKind::Ddim, 20, 0, 1});
     m_page->openModel(unetFixture("cond-pipeline"));
     WAIT_UNTIL(loaded.count() > 0);
+    // Its scheduler_config.json names DDPMScheduler: the page takes it (it kept DDIM, issue 38).
+    QCOMPARE(m_page->settingsFromControls().scheduler, SchedulerKind::Ddpm);
+    QCOMPARE(m_page->settingsFromControls().steps, 20);
     QCOMPARE(doc()->classCount(), 3);
     QCOMPARE(m_page->findChild<QComboBox*>("class")->itemText(2), QStringLiteral("2 · cross"));
     QCOMPARE(doc()->imageWidth(), 8);

@@ -213,6 +213,7 @@ void DiffusionPage::openModel(const QString& dir) {
             setPlaying(false);
             m_doc->setModel(std::move(model), QFileInfo(QDir::cleanPath(dir)).fileName());
             m_requested.clear();
+            if (!restoreState()) useFolderScheduler();
         });
 }
 
@@ -233,6 +234,16 @@ QString DiffusionPage::modelDescription() const {
         .arg(c.sampleSize)
         .arg(m_doc->layers().size())
         .arg(c.numClassEmbeds > 0 ? tr(" · %1 classes").arg(c.numClassEmbeds) : QString());
+}
+
+// A pipeline's scheduler_config.json names the scheduler it was saved with: the page starts with that one
+// (a DDPMPipeline opened with DDIM selected surprised people); other or no names leave the choice as it is.
+void DiffusionPage::useFolderScheduler() {
+    const std::string& name = m_doc->model()->scheduler.className;
+    if (name != "DDPMScheduler" && name != "DDIMScheduler") return;
+    DiffusionSettings s = m_settings->settings();
+    s.scheduler = name == "DDPMScheduler" ? SchedulerKind::Ddpm : SchedulerKind::Ddim;
+    m_settings->setSettings(s);
 }
 
 DiffusionSettings DiffusionPage::settingsFromControls() const {

@@ -136,8 +136,9 @@ private:
     void attentionJobEnded();
     void applyRestoredView(); // the run is here: step and selection
     void syncControls();
-    void refreshStep(); // timeline and step images
-    void refreshMaps(); // views, then the attention still missing
+    void refreshStep();        // timeline and step images
+    void useFolderScheduler(); // after a load: the scheduler the folder names
+    void refreshMaps();        // views, then the attention still missing
     // While a run delivers frames, the maps are redrawn at most every kRunRefreshMs (the newest frame
     // shown, the timeline following every frame); otherwise at once.
     void refreshMapsSoon();
