@@ -13,6 +13,7 @@
 #include "ui/vision/sample_gallery.h"
 #include "ui/vision/vision_session.h"
 #include "ui/vision/vision_views.h"
+#include "ui/widgets/elided_label.h"
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/map_controls.h"
 #include "ui/widgets/map_difference_window.h"
@@ -115,8 +116,8 @@ QWidget* VisionPage::buildTopBar() {
     paste->setObjectName(QStringLiteral("pasteImage"));
     paste->setToolTip(tr("Paste an image from the clipboard (Ctrl+V)"));
     connect(paste, &QPushButton::clicked, this, &VisionPage::pasteImage);
-    m_imageLabel = new QLabel(tr("No image"), bar);
-    m_imageLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_imageLabel = new ElidedLabel(bar); // ends in "…" when narrow (it was cut mid-word: "forward 12.")
+    m_imageLabel->setText(tr("No image"));
     // A long file name or a large picture's description is clipped (full text in the tooltip) instead
     // of widening the bar and with it the window.
     m_imageLabel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
@@ -490,8 +491,9 @@ void VisionPage::refreshPredictions() {
         return;
     }
     const auto& grid = img->result.grid;
-    m_imageLabel->setText(tr("<b>%1</b> · %2×%3 px → %4×%5 input · %6×%7 patches · forward %8")
-                              .arg(img->source.toHtmlEscaped())
+    // What changes from picture to picture first: its name and the forward's time, then the sizes.
+    m_imageLabel->setText(tr("%1 · forward %8 · %2×%3 px → %4×%5 input · %6×%7 patches")
+                              .arg(img->source)
                               .arg(img->image.width)
                               .arg(img->image.height)
                               .arg(grid.inputWidth())
