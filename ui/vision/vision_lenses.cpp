@@ -84,25 +84,33 @@ QString VisionLenses::ablationSummary(const VisionImage& image) {
     const VisionImage* img = &image;
     if (img->ablated.empty()) return {};
     const int n = static_cast<int>(img->ablated.size());
-    QString text = n == 1 ? tr("<b>1 head switched off.</b>") : tr("<b>%1 heads switched off.</b>").arg(n);
+    // Short (it sits above the patch-grid map, which a longer note squeezed): the class the run with all
+    // heads chose, then and now; the top class when it changed. The details go to ablationDetails().
+    QString text = n == 1 ? tr("<b>1 head off:</b>") : tr("<b>%1 heads off:</b>").arg(n);
     if (!img->baselineTop.empty() && !img->top.empty()) {
         const Prediction& before = img->baselineTop.front();
         const float now = img->result.output.probabilities.at({before.index});
-        text += tr(" With all heads: <b>%1</b> %2 %; now %3 % (top: <b>%4</b> %5 %).")
+        text += tr(" %1 %2 % → %3 %")
                     .arg(QString::fromStdString(before.label).toHtmlEscaped())
                     .arg(100.0 * before.probability, 0, 'f', 1)
-                    .arg(100.0 * now, 0, 'f', 1)
-                    .arg(QString::fromStdString(img->top.front().label).toHtmlEscaped())
-                    .arg(100.0 * img->top.front().probability, 0, 'f', 1);
-        // The top 5 with all heads, beside the predictions above (which are of the run without the heads).
-        QStringList before5;
-        for (const Prediction& p : img->baselineTop)
-            before5 << QStringLiteral("%1 %2 %")
-                           .arg(QString::fromStdString(p.label).toHtmlEscaped())
-                           .arg(100.0 * p.probability, 0, 'f', 1);
-        text += tr("<br>Top 5 with all heads: %1.").arg(before5.join(QStringLiteral(", ")));
+                    .arg(100.0 * now, 0, 'f', 1);
+        if (img->top.front().index != before.index)
+            text += tr("; now <b>%1</b> %2 %")
+                        .arg(QString::fromStdString(img->top.front().label).toHtmlEscaped())
+                        .arg(100.0 * img->top.front().probability, 0, 'f', 1);
     }
     return text;
+}
+
+QString VisionLenses::ablationDetails(const VisionImage& image) {
+    if (image.ablated.empty() || image.baselineTop.empty()) return {};
+    // The top 5 with all heads, beside the predictions above (which are of the run without the heads).
+    QStringList before5;
+    for (const Prediction& p : image.baselineTop)
+        before5 << QStringLiteral("%1 %2 %")
+                       .arg(QString::fromStdString(p.label))
+                       .arg(100.0 * p.probability, 0, 'f', 1);
+    return tr("Top 5 with all heads: %1.").arg(before5.join(QStringLiteral(", ")));
 }
 
 void VisionLenses::rankHeads() {

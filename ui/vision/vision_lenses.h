@@ -52,6 +52,7 @@ public:
     // Under the predictions: which heads were off for `image` and what that did to the top class (empty when
     // none were).
     static QString ablationSummary(const VisionImage& image);
+    static QString ablationDetails(const VisionImage& image); // the top 5 with all heads (the note's tooltip)
 
 signals:
     void ablationChanged(); // the page runs the picture again

@@ -104,6 +104,7 @@ QWidget* VisionViews::buildImageSide(QWidget* parent) {
     m_rawMap->setValueDecimals(2);
     m_rawMap->setMaximumCellSize(48);
     m_rawMap->setPreferredCellSize(28);
+    m_rawMap->setMinimumHeight(150); // notes above it take their room from the column, not from the map
     connect(m_rawMap, &HeatmapView::cellClicked, this,
             [this](int r, int c) { m_doc->selectPatches({r * m_doc->gridCols() + c}); });
     sideLayout->addWidget(m_rawMap, 1);
@@ -173,7 +174,8 @@ void VisionViews::refreshPredictions(const QString& expectedClass, bool builtinM
     }
     const QString ablation = VisionLenses::ablationSummary(*img);
     m_ablationNote->setText(ablation);
-    m_ablationNote->setToolTip(tr("Head statistics… shows and changes which heads are off"));
+    m_ablationNote->setToolTip(VisionLenses::ablationDetails(*img) + QStringLiteral("\n") +
+                               tr("Head statistics… shows and changes which heads are off"));
     m_ablationNote->setVisible(!ablation.isEmpty());
 }
 
