@@ -12,6 +12,7 @@
 #include "ui/text/text_document.h"
 #include "ui/text/text_page.h"
 #include "ui/vision/map_grid_view.h"
+#include "ui/widgets/candidate_bars.h"
 #include "ui/widgets/heatmap_view.h"
 
 #include <QFile>
@@ -112,8 +113,13 @@ private slots:
         page.stepBack();
         QCOMPARE(page.document()->step(), 3);
         QCOMPARE(page.matrixView()->matrix().rows(), Eigen::Index(p + 3));
-        QCOMPARE(page.candidatesList()->count(), 10);
-        QVERIFY(page.candidatesList()->item(0)->font().bold()); // the candidate that was taken next
+        // The next token as probability bars (a plain list before, issue 38): ten, the one taken next marked.
+        const auto& bars = page.candidateBars()->candidates();
+        QCOMPARE(bars.size(), size_t(10));
+        QVERIFY(!page.candidateBars()->isHidden() && page.candidatesList()->isHidden());
+        QCOMPARE(page.candidateBars()->chosenId(), run.ids[size_t(p + 3)]);
+        QCOMPARE(bars.front().id, run.ids[size_t(p + 3)]); // greedy: the first
+        QVERIFY(bars.front().prob >= bars.back().prob && bars.front().prob > 0.0f);
         page.stepForward();
         page.stepForward();
         QCOMPARE(page.document()->step(), 5);

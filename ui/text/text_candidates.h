@@ -1,21 +1,31 @@
 #pragma once
-// TextCandidatesList: the Text page's right-hand list. GPT-2-style models: the ten most likely next tokens at
-// the step shown (the one taken next in bold); BERT-style: the top five predictions for each [MASK], or what
-// to type to get them. Object name "candidates".
+// TextCandidates: the Text page's right-hand panel. GPT-2-style models: the ten most likely next tokens at
+// the step shown as probability bars (CandidateBars, as Translate's step panel; the one taken next
+// highlighted); BERT-style: a list of the top five predictions for each [MASK], or what to type to get them.
+// Object names "candidateBars" and "candidates" (the list).
 
-#include <QListWidget>
+#include <QWidget>
+
+class QListWidget;
 
 namespace attnlens::ui {
 
+class CandidateBars;
 class TextDocument;
 
-class TextCandidatesList : public QListWidget {
+class TextCandidates : public QWidget {
 public:
-    TextCandidatesList(TextDocument* doc, QWidget* parent);
+    TextCandidates(TextDocument* doc, QWidget* parent);
     void refresh(); // after the run or the step changed
+    void clear();
+    QListWidget* list() const { return m_list; }
+    CandidateBars* bars() const { return m_bars; }
 
 private:
+    void refreshMasks();
     TextDocument* m_doc;
+    CandidateBars* m_bars;
+    QListWidget* m_list;
 };
 
 } // namespace attnlens::ui

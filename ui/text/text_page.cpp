@@ -247,7 +247,7 @@ QWidget* TextPage::buildViews() {
     auto* sideLayout = new QVBoxLayout(side);
     sideLayout->setContentsMargins(4, 0, 0, 0);
     m_candidatesTitle = caption(tr("Next token"), side);
-    m_candidates = new TextCandidatesList(m_doc, side);
+    m_candidates = new TextCandidates(m_doc, side);
     sideLayout->addWidget(m_candidatesTitle);
     sideLayout->addWidget(m_candidates, 1);
     split->addWidget(m_tabs);

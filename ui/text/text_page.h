@@ -31,6 +31,7 @@ class QTabWidget;
 
 namespace attnlens::ui {
 
+class CandidateBars;
 class HeadCombo;
 class HeatmapView;
 class MapGridView;
@@ -70,7 +71,8 @@ public:
     TextDocument* document() const { return m_doc; }
     HeatmapView* matrixView() const { return m_matrix; }
     MapGridView* modelGrid() const { return m_grid; }
-    QListWidget* candidatesList() const { return m_candidates; }
+    QListWidget* candidatesList() const { return m_candidates->list(); }  // [MASK] predictions
+    CandidateBars* candidateBars() const { return m_candidates->bars(); } // a decoder's next token
     TextLenses* lenses() const { return m_lenses; }
     QTabWidget* views() const { return m_tabs; }
     QString statusText() const;
@@ -120,7 +122,7 @@ private:
     HeatmapView* m_matrix = nullptr;
     MapGridView* m_grid = nullptr;
     TextLinesView* m_lines = nullptr;
-    TextCandidatesList* m_candidates = nullptr;
+    TextCandidates* m_candidates = nullptr;
     QLabel* m_candidatesTitle = nullptr;
     TextLenses* m_lenses = nullptr;
 };

@@ -4,6 +4,7 @@
 // was chosen from, with probability bars.
 
 #include "ui/translate/translation_document.h"
+#include "ui/widgets/candidate_bars.h"
 
 #include <QWidget>
 
@@ -12,23 +13,6 @@ class QLabel;
 namespace attnlens::ui {
 
 class HeatmapView;
-
-// Custom-painted probability bars: piece, bar, percentage; the chosen token highlighted.
-class CandidateBars : public QWidget {
-    Q_OBJECT
-public:
-    explicit CandidateBars(QWidget* parent = nullptr);
-    void setCandidates(std::vector<TokenCandidate> candidates, int chosenId);
-    const std::vector<TokenCandidate>& candidates() const { return m_candidates; }
-    QSize sizeHint() const override;
-
-protected:
-    void paintEvent(QPaintEvent* event) override;
-
-private:
-    std::vector<TokenCandidate> m_candidates;
-    int m_chosen = -1;
-};
 
 // "Shown: the best partial hypothesis at step t (of b beams)." and, once the search has finished, where the
 // final translation parts from the hypothesis shown (rich text, starts with a line break; empty for greedy).
