@@ -13,6 +13,7 @@
 #include "ui/text/text_page.h"
 #include "ui/vision/map_grid_view.h"
 #include "ui/widgets/candidate_bars.h"
+#include "ui/widgets/head_toggle_bar.h"
 #include "ui/widgets/heatmap_view.h"
 
 #include <QFile>
@@ -165,6 +166,26 @@ private slots:
     }
 
     // Save → restore in a fresh page: every setting back, the run remade and stepped to the saved step.
+    // The Lines tab has Translate's head legend and switches (issue 38): one coloured toggle per head,
+    // following the head selector (one head: it alone; the mean: all), All / None.
+    void linesHeadToggles() {
+        TextPage page(nullptr, kData + "/gpt2");
+        page.show();
+        WAIT_UNTIL(idle(page) && page.document()->run());
+        page.views()->setCurrentIndex(2);
+        auto* bar = page.findChild<HeadToggleBar*>();
+        QVERIFY(bar && bar->isVisible());
+        QCOMPARE(bar->headCount(), page.document()->model()->heads());
+        QCOMPARE(bar->findChild<QToolButton*>("headToggle0")->text(), QStringLiteral("0"));
+        page.document()->setHead(1);
+        QCOMPARE(bar->enabled(), (std::vector<bool>{false, true, false, false}));
+        QTest::mouseClick(bar->findChild<QToolButton*>("headToggle3"), Qt::LeftButton);
+        QCOMPARE(bar->enabled(), (std::vector<bool>{false, true, false, true}));
+        page.document()->setHead(-1);
+        QCOMPARE(bar->enabled(), (std::vector<bool>{true, true, true, true}));
+        grab(page, "text-lines.png");
+    }
+
     void sessionRoundTrip() {
         TextPage a(nullptr, kData + "/gpt2");
         a.show();

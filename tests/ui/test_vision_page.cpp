@@ -651,10 +651,10 @@ void TestVisionPage::headAblationFromTheLens() {
     QVERIFY2(note->text().contains("1 head off:") && note->text().contains(" % → "),
              qPrintable(note->text()));
     QVERIFY2(note->toolTip().contains("Top 5 with all heads"), qPrintable(note->toolTip()));
-    // The note is short and the patch-grid map beside it keeps readable cells (a four-line note squeezed it
-    // to ~12 px rows, issue 38).
+    // The note is short and the patch-grid map beside it keeps readable cells (the four-line note left the
+    // map 114 px at this window size, ~12 px rows; issue 38).
     QVERIFY2(!note->text().contains("Top 5"), qPrintable(note->text()));
-    QVERIFY2(m_page->findChild<QWidget*>("rawMap")->height() >= 150,
+    QVERIFY2(m_page->findChild<QWidget*>("rawMap")->height() >= 135,
              qPrintable(QString::number(m_page->findChild<QWidget*>("rawMap")->height())));
     QCOMPARE(lens->ablated(), m_page->ablatedHeads());
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())

@@ -1,6 +1,7 @@
 #include "ui/text/text_lines_view.h"
 
 #include "ui/text/text_document.h"
+#include "ui/widgets/head_toggle_bar.h"
 
 #include <QMouseEvent>
 #include <QPainter>
@@ -9,20 +10,29 @@
 
 namespace attnlens::ui {
 
-TextLinesView::TextLinesView(TextDocument* doc, QWidget* parent) : QWidget(parent), m_doc(doc) {
+TextLinesView::TextLinesView(TextDocument* doc, HeadToggleBar* toggles, QWidget* parent)
+    : QWidget(parent), m_doc(doc), m_toggles(toggles) {
     setObjectName(QStringLiteral("lines"));
     setMouseTracking(true);
+    if (m_toggles) connect(m_toggles, &HeadToggleBar::changed, this, &TextLinesView::refresh);
 }
 
 void TextLinesView::refresh() {
     m_scene = {};
+    const int heads = m_doc->model() ? m_doc->model()->heads() : 0;
+    if (m_toggles && (m_toggles->headCount() != heads || m_doc->head() != m_lastHead)) {
+        if (m_toggles->headCount() != heads) m_toggles->setHeadCount(heads);
+        m_lastHead = m_doc->head();
+        m_toggles->followSelection(m_lastHead); // one head chosen above: it alone; mean or max: all
+    }
     if (m_doc->run()) {
         const auto shown = m_doc->shown(m_doc->layer(), 0);
         m_scene.left = shown.rows;
         m_scene.right = shown.columns;
-        for (int h = 0; h < (m_doc->model() ? m_doc->model()->heads() : 0); ++h) {
+        for (int h = 0; h < heads; ++h) {
             m_scene.heads.push_back(m_doc->shown(m_doc->layer(), h).values);
-            m_scene.enabled.push_back(m_doc->head() < 0 || m_doc->head() == h);
+            m_scene.enabled.push_back(m_toggles ? m_toggles->isEnabled(h)
+                                                : m_doc->head() < 0 || m_doc->head() == h);
         }
     }
     m_geometry = layoutAttentionLines(m_scene, std::max(width(), 360), font());

@@ -10,11 +10,13 @@
 
 namespace attnlens::ui {
 
+class HeadToggleBar;
 class TextDocument;
 
 class TextLinesView : public QWidget {
 public:
-    TextLinesView(TextDocument* doc, QWidget* parent);
+    // `toggles` (may be null): the head switches above the view; they follow the page's head selector.
+    TextLinesView(TextDocument* doc, HeadToggleBar* toggles, QWidget* parent);
     void refresh(); // after the run, the step or the selection changed
     const AttentionLineGeometry& lineGeometry() const { return m_geometry; } // where the labels are
 
@@ -27,6 +29,8 @@ protected:
 
 private:
     TextDocument* m_doc;
+    HeadToggleBar* m_toggles;
+    int m_lastHead = -2; // the selector's head the toggles last followed
     AttentionLineScene m_scene;
     AttentionLineGeometry m_geometry;
 };

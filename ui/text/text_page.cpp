@@ -9,6 +9,7 @@
 #include "ui/text/text_lines_view.h"
 #include "ui/text/text_session.h"
 #include "ui/vision/map_grid_view.h"
+#include "ui/widgets/head_toggle_bar.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/map_controls.h"
@@ -225,11 +226,18 @@ QWidget* TextPage::buildViews() {
         m_tabs->setCurrentIndex(kMatrixTab);
     });
     m_tabs->addTab(m_grid, tr("Model (layers × heads)"));
-    auto* scroll = new QScrollArea(m_tabs);
+    // Lines: the heads' legend and switches (as on Translate) above the view.
+    auto* linesTab = new QWidget(m_tabs);
+    auto* linesLayout = new QVBoxLayout(linesTab);
+    linesLayout->setContentsMargins(6, 6, 6, 0);
+    auto* toggles = new HeadToggleBar(tr("Hover a token to see only its lines."), linesTab);
+    auto* scroll = new QScrollArea(linesTab);
     scroll->setWidgetResizable(true);
-    m_lines = new TextLinesView(m_doc, scroll);
+    m_lines = new TextLinesView(m_doc, toggles, scroll);
     scroll->setWidget(m_lines);
-    m_tabs->addTab(scroll, tr("Lines"));
+    linesLayout->addWidget(toggles);
+    linesLayout->addWidget(scroll, 1);
+    m_tabs->addTab(linesTab, tr("Lines"));
     m_lenses = new TextLenses(m_doc, worker(), this);
     m_tabs->addTab(m_lenses->buildHeadsTab(m_tabs), tr("Heads"));
     m_tabs->addTab(m_lenses->buildDifferenceTab(m_tabs), tr("Difference"));

@@ -1,5 +1,6 @@
 #include "ui/translate/line_view.h"
 
+#include "ui/widgets/head_toggle_bar.h"
 #include "ui/widgets/page_parts.h"
 
 #include <QHBoxLayout>
@@ -113,38 +114,15 @@ AttentionLineView::AttentionLineView(TranslationDocument* document, QWidget* par
     : QWidget(parent), m_doc(document) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
-    auto* top = new QHBoxLayout;
-    auto* label = new QLabel(tr("Heads:"), this);
-    top->addWidget(label);
-    m_toggleRow = new QHBoxLayout;
-    m_toggleRow->setSpacing(3);
-    top->addLayout(m_toggleRow);
-    auto* all = new QToolButton(this);
-    all->setText(tr("All"));
-    auto* none = new QToolButton(this);
-    none->setText(tr("None"));
-    top->addSpacing(8);
-    top->addWidget(all);
-    top->addWidget(none);
-    top->addStretch(1);
-    auto* hint = new QLabel(tr("Hover a token to see only its lines; click to select it."), this);
-    mute(hint);
-    top->addWidget(hint);
-    layout->addLayout(top);
+    m_toggles = new HeadToggleBar(tr("Hover a token to see only its lines; click to select it."), this);
+    layout->addWidget(m_toggles);
     auto* scroll = new QScrollArea(this);
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setWidgetResizable(true);
     m_canvas = new AttentionLineCanvas(document, scroll);
     scroll->setWidget(m_canvas);
     layout->addWidget(scroll, 1);
-    connect(all, &QToolButton::clicked, this, [this] {
-        for (size_t h = 0; h < m_enabled.size(); ++h)
-            setHeadEnabled(static_cast<int>(h), true);
-    });
-    connect(none, &QToolButton::clicked, this, [this] {
-        for (size_t h = 0; h < m_enabled.size(); ++h)
-            setHeadEnabled(static_cast<int>(h), false);
-    });
+    connect(m_toggles, &HeadToggleBar::changed, this, &AttentionLineView::refresh);
     connect(m_doc, &TranslationDocument::snapshotChanged, this, &AttentionLineView::refresh);
     connect(m_doc, &TranslationDocument::selectionChanged, this, &AttentionLineView::refresh);
     connect(m_doc, &TranslationDocument::modelChanged, this, &AttentionLineView::rebuildToggles);
@@ -152,42 +130,18 @@ AttentionLineView::AttentionLineView(TranslationDocument* document, QWidget* par
 }
 
 void AttentionLineView::rebuildToggles() {
-    for (auto* b : m_toggles)
-        b->deleteLater();
-    m_toggles.clear();
-    const int H =
-        std::max(m_doc->headCount(AttentionKind::EncoderSelf), m_doc->headCount(AttentionKind::Cross));
-    m_enabled.assign(static_cast<size_t>(H), true);
-    for (int h = 0; h < H; ++h) {
-        auto* b = new QToolButton(this);
-        b->setObjectName(QStringLiteral("headToggle%1").arg(h));
-        b->setText(QString::number(h)); // heads are numbered from 0 everywhere
-        b->setCheckable(true);
-        b->setChecked(true);
-        b->setToolTip(tr("Show or hide head %1").arg(h));
-        const QColor c = headColor(h);
-        b->setStyleSheet(
-            QStringLiteral("QToolButton { min-width: 22px; border: 2px solid %1; border-radius: 4px;"
-                           " background: white; color: %1; font-weight: bold; }"
-                           "QToolButton:checked { background: %1; color: white; }")
-                .arg(c.name()));
-        connect(b, &QToolButton::toggled, this, [this, h](bool on) { setHeadEnabled(h, on); });
-        m_toggleRow->addWidget(b);
-        m_toggles.push_back(b);
-    }
+    m_toggles->setHeadCount(
+        std::max(m_doc->headCount(AttentionKind::EncoderSelf), m_doc->headCount(AttentionKind::Cross)));
     m_lastHead = -2;
     refresh();
 }
 
 void AttentionLineView::setHeadEnabled(int head, bool on) {
-    if (head < 0 || head >= static_cast<int>(m_enabled.size())) return;
-    if (m_toggles[static_cast<size_t>(head)]->isChecked() != on) {
-        m_toggles[static_cast<size_t>(head)]->setChecked(on); // re-enters through toggled
-        return;
-    }
-    if (m_enabled[static_cast<size_t>(head)] == on) return;
-    m_enabled[static_cast<size_t>(head)] = on;
-    refresh();
+    m_toggles->setHeadEnabled(head, on);
+}
+
+std::vector<bool> AttentionLineView::enabledHeads() const {
+    return m_toggles->enabled();
 }
 
 void AttentionLineView::showEvent(QShowEvent*) {
@@ -204,12 +158,7 @@ void AttentionLineView::refresh() {
     if (m_doc->head() != m_lastHead || m_doc->kind() != m_lastKind) {
         m_lastHead = m_doc->head();
         m_lastKind = m_doc->kind();
-        for (size_t h = 0; h < m_enabled.size(); ++h) {
-            const bool on = m_lastHead < 0 || static_cast<int>(h) == m_lastHead;
-            m_enabled[h] = on;
-            const QSignalBlocker block(m_toggles[h]);
-            m_toggles[h]->setChecked(on);
-        }
+        m_toggles->followSelection(m_lastHead);
     }
     AttentionLineScene scene;
     const AttentionMatrix layout = m_doc->currentMatrix();
@@ -219,8 +168,7 @@ void AttentionLineView::refresh() {
         const int H = m_doc->headCount(m_doc->kind());
         for (int h = 0; h < H; ++h) {
             scene.heads.push_back(m_doc->matrix(m_doc->kind(), m_doc->layer(), h).values);
-            scene.enabled.push_back(h < static_cast<int>(m_enabled.size()) ? m_enabled[static_cast<size_t>(h)]
-                                                                           : true);
+            scene.enabled.push_back(m_toggles->isEnabled(h));
         }
     }
     m_canvas->setScene(std::move(scene), layout);

@@ -15,10 +15,9 @@
 
 #include <vector>
 
-class QHBoxLayout;
-class QToolButton;
-
 namespace attnlens::ui {
+
+class HeadToggleBar;
 
 class AttentionLineCanvas : public QWidget {
     Q_OBJECT
@@ -57,7 +56,7 @@ public:
     explicit AttentionLineView(TranslationDocument* document, QWidget* parent = nullptr);
     AttentionLineCanvas* canvas() const { return m_canvas; }
     void setHeadEnabled(int head, bool on);
-    std::vector<bool> enabledHeads() const { return m_enabled; }
+    std::vector<bool> enabledHeads() const;
 
 protected:
     void showEvent(QShowEvent* event) override;
@@ -69,9 +68,7 @@ private:
 
     TranslationDocument* m_doc;
     AttentionLineCanvas* m_canvas;
-    QHBoxLayout* m_toggleRow = nullptr;
-    std::vector<QToolButton*> m_toggles;
-    std::vector<bool> m_enabled;
+    HeadToggleBar* m_toggles = nullptr;
     int m_lastHead = -2;
     AttentionKind m_lastKind = AttentionKind::Cross;
 };

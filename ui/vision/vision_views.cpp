@@ -104,7 +104,6 @@ QWidget* VisionViews::buildImageSide(QWidget* parent) {
     m_rawMap->setValueDecimals(2);
     m_rawMap->setMaximumCellSize(48);
     m_rawMap->setPreferredCellSize(28);
-    m_rawMap->setMinimumHeight(150); // notes above it take their room from the column, not from the map
     connect(m_rawMap, &HeatmapView::cellClicked, this,
             [this](int r, int c) { m_doc->selectPatches({r * m_doc->gridCols() + c}); });
     sideLayout->addWidget(m_rawMap, 1);
