@@ -5,6 +5,7 @@
 // and bad folders.
 
 #include "core/io/json_file.h"
+#include "core/text/sentence_split.h"
 #include "core/text/text_tokenizers.h"
 #include "core/text/unicode_text.h"
 #include "core/util/error.h"
@@ -78,6 +79,45 @@ private slots:
         QCOMPARE(pieces("a  b\t\tc \n"), (std::vector<std::string>{"a", " ", " b", "\t", "\t", "c", " \n"}));
         QCOMPARE(pieces("x 42.5 €!"), (std::vector<std::string>{"x", " 42", ".", "5", " €!"}));
     }
+    // Paragraphs into sentences for the translator (issue 38): ICU's rules plus German ordinals, initials and
+    // abbreviations; spans exclude the white space around them.
+    void sentenceSplitting_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QStringList>("sentences");
+        QTest::newRow("three") << "Wie geht es dir? Mir geht es gut.  Danke!"
+                               << QStringList{"Wie geht es dir?", "Mir geht es gut.", "Danke!"};
+        QTest::newRow("abbreviation")
+            << "Das kostet ca. 5 Euro. Gut." << QStringList{"Das kostet ca. 5 Euro.", "Gut."};
+        QTest::newRow("ordinal") << "Am 3. Oktober ist Feiertag. Wir feiern."
+                                 << QStringList{"Am 3. Oktober ist Feiertag.", "Wir feiern."};
+        QTest::newRow("z. B.") << "Er sagte z. B. nichts. Dann ging er."
+                               << QStringList{"Er sagte z. B. nichts.", "Dann ging er."};
+        QTest::newRow("z.B.") << "Obst, z.B. Äpfel, ist gesund. Ja."
+                              << QStringList{"Obst, z.B. Äpfel, ist gesund.", "Ja."};
+        QTest::newRow("title") << "Dr. Müller kommt um 8 Uhr. Er ist pünktlich."
+                               << QStringList{"Dr. Müller kommt um 8 Uhr.", "Er ist pünktlich."};
+        QTest::newRow("decimal") << "Das ist 3.5 mal so groß." << QStringList{"Das ist 3.5 mal so groß."};
+        QTest::newRow("quotes") << "Er fragte: „Kommst du?“ Sie nickte."
+                                << QStringList{"Er fragte: „Kommst du?“", "Sie nickte."};
+        QTest::newRow("no full stop") << "  ein Satz ohne Punkt \n" << QStringList{"ein Satz ohne Punkt"};
+        QTest::newRow("lines") << "Erste Zeile.\nZweite Zeile."
+                               << QStringList{"Erste Zeile.", "Zweite Zeile."};
+        QTest::newRow("empty") << " \n\t" << QStringList{};
+    }
+
+    void sentenceSplitting() {
+        QFETCH(QString, text);
+        QFETCH(QStringList, sentences);
+        const std::string utf8 = text.toStdString();
+        QStringList got;
+        for (const SentenceSpan& s : splitSentences(utf8)) {
+            QVERIFY(s.begin < s.end && s.end <= utf8.size());
+            got << QString::fromStdString(utf8.substr(s.begin, s.end - s.begin));
+        }
+        QCOMPARE(got, sentences);
+        QVERIFY_THROWS_EXCEPTION(Error, splitSentences("ab\xff cd."));
+    }
+
     void badFolders() {
         const QTemporaryDir dir;
         const std::filesystem::path d = dir.path().toStdString();
