@@ -20,10 +20,12 @@
 #include "ui/render/heatmap_scene.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/translate/beam_view.h"
+#include "ui/translate/decode_settings.h"
 #include "ui/translate/embeddings_view.h"
 #include "ui/translate/line_view.h"
 #include "ui/translate/matrix_view.h"
 #include "ui/translate/model_grid_view.h"
+#include "ui/translate/sentence_bar.h"
 #include "ui/translate/step_panel.h"
 #include "ui/translate/token_chips.h"
 #include "ui/translate/translate_page.h"
@@ -36,8 +38,10 @@
 #include "ui/widgets/neuron_dialog.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProcess>
@@ -106,6 +110,59 @@ template <typename F> bool act(TranslatePage& page, F action) {
 class TestTranslatePage : public QObject {
     Q_OBJECT
 private slots:
+    // A paragraph is translated sentence by sentence (issue 38: given whole, the built-in model collapsed):
+    // the views show the sentence chosen, the bar the paragraph's translation — each sentence's own, in
+    // order; "Whole input" translates it as one.
+    void paragraphSentenceBySentence() {
+        TranslatePage page;
+        const QString paragraph = QStringLiteral("Wie geht es dir? Am 3. Oktober ist Feiertag. Danke!");
+        QVERIFY(loadAndTranslate(page, paragraph));
+        auto* bar = page.findChild<SentenceBar*>();
+        QVERIFY(bar && !bar->isHidden());
+        QCOMPARE(bar->sentences(),
+                 (QStringList{"Wie geht es dir?", "Am 3. Oktober ist Feiertag.", "Danke!"}));
+        QCOMPARE(page.document()->snapshot()->best->source, std::string("Wie geht es dir?"));
+        WAIT_UNTIL(!bar->paragraphTranslation().isEmpty());
+        QStringList alone; // each sentence translated by itself, greedy
+        const MarianFolder& model = page.document()->model();
+        for (const QString& s : bar->sentences()) {
+            DecodeOptions greedy;
+            greedy.numBeams = 1;
+            greedy.maxNewTokens = page.findChild<DecodeSettings*>()->maxNewTokens();
+            DecodeSession session(model.model, model.tokenizer, s.toStdString(), greedy);
+            session.run();
+            alone << QString::fromStdString(session.trace()->translation);
+        }
+        QCOMPARE(bar->paragraphTranslation(), alone.join(' '));
+        // Another sentence: every view follows it.
+        QVERIFY(act(page, [&] {
+            bar->setCurrent(1);
+            emit bar->sentenceChosen();
+        }));
+        QCOMPARE(page.document()->snapshot()->best->source, std::string("Am 3. Oktober ist Feiertag."));
+        QCOMPARE(QString::fromStdString(page.document()->snapshot()->best->translation), alone[1]);
+        // A session keeps the sentence shown: restored, the page shows sentence 1 again.
+        const QJsonObject saved = page.saveSession();
+        QCOMPARE(saved.value("sentence").toInt(), 1);
+        TranslatePage again;
+        again.openModel(modelDir());
+        WAIT_UNTIL(again.document()->hasModel() && !again.isBusy());
+        again.restoreSession(saved);
+        WAIT_UNTIL(!again.restoringSession() && !again.isBusy() && again.document()->snapshot());
+        QCOMPARE(again.document()->snapshot()->best->source, std::string("Am 3. Oktober ist Feiertag."));
+        QCOMPARE(again.findChild<SentenceBar*>()->current(), 1);
+        // Whole input: one translation of all of it; the bar stays to switch back.
+        QVERIFY(act(page, [&] { bar->findChild<QCheckBox*>("wholeInput")->setChecked(true); }));
+        QCOMPARE(page.document()->snapshot()->best->source, paragraph.toStdString());
+        QVERIFY(!bar->isHidden());
+        // One sentence: no bar.
+        QVERIFY(act(page, [&] {
+            page.setInput(QStringLiteral("Guten Morgen!"));
+            page.translate();
+        }));
+        QVERIFY(bar->isHidden());
+    }
+
     void translateStepAndBack() {
         TranslatePage page(nullptr, false);
         page.resize(1300, 850);

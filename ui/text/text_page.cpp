@@ -64,14 +64,8 @@ TextPage::TextPage(QWidget* parent, const QString& modelDir)
     layout->addWidget(m_output);
     layout->addWidget(buildSelectors());
     layout->addWidget(buildViews(), 1);
-    auto* statusRow = new QHBoxLayout;
-    m_status = new QLabel(this);
-    m_status->setObjectName(QStringLiteral("status"));
-    m_status->setWordWrap(
-        true); // a long message wraps instead of widening the page (and moving its controls)
-    statusRow->addWidget(m_status, 1);
-    statusRow->addWidget(new JobStatus(worker(), this, [this] { cancel(); }));
-    layout->addLayout(statusRow);
+    layout->addWidget(statusRow(
+        worker(), this, [this] { cancel(); }, m_status));
 
     m_playback->addShortcuts(this, tr("Next generated token"), tr("Previous generated token"));
 

@@ -6,6 +6,7 @@
 #include "core/util/error.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/translate/decode_settings.h"
+#include "ui/translate/sentence_bar.h"
 #include "ui/translate/step_panel.h"
 #include "ui/translate/token_chips.h"
 #include "ui/translate/translate_selectors.h"
@@ -66,12 +67,15 @@ TranslatePage::TranslatePage(QWidget* parent, bool loadBuiltin)
     QWidget* bar = buildTopBar();
     layout->addWidget(bar);
     messageLine()->setAnchor(bar); // floats over the page below the bar: showing it moves nothing
-
+    m_sentences = new SentenceBar(worker(), this); // a paragraph: the sentence shown, the whole translation
+    layout->addWidget(m_sentences);
+    connect(m_sentences, &SentenceBar::sentenceChosen, this, &TranslatePage::translate);
     layout->addWidget(buildTokenPanel(m_doc, this, m_sourceChips, m_targetChips, m_translation));
     layout->addWidget(buildSelectors());
 
     layout->addWidget(buildViews(), 1);
-    layout->addWidget(buildStatusBar());
+    layout->addWidget(statusRow(
+        worker(), this, [this] { cancel(); }, m_status, true));
 
     connectViews();
     addStepShortcuts();
@@ -214,20 +218,6 @@ QWidget* TranslatePage::buildSelectors() {
     return w;
 }
 
-QWidget* TranslatePage::buildStatusBar() {
-    auto* w = new QWidget(this);
-    auto* row = new QHBoxLayout(w);
-    row->setContentsMargins(2, 0, 2, 0);
-    m_status = new QLabel(w);
-    m_status->setObjectName(QStringLiteral("status"));
-    m_status->setWordWrap(true);
-    auto* jobStatus = new JobStatus(worker(), w, [this] { cancel(); });
-    jobStatus->setTextVisible(true);
-    row->addWidget(m_status, 1);
-    row->addWidget(jobStatus);
-    return w;
-}
-
 void TranslatePage::syncSelectors() {
     m_selectors->sync();
     m_modelLabel->setText(m_doc->modelDescription());
@@ -332,7 +322,9 @@ void TranslatePage::translate() {
     const int growth = ++m_growth;
     m_clock.start();
     showStatus(tr("Translating…"));
+    m_source = m_sentences->prepare(text).toStdString(); // the sentence shown (a paragraph's), or the input
     translateSlice(generation, growth, options);
+    m_sentences->translateParagraph(m_doc->model(), options);
 }
 
 // One slice of the translation, shown as it arrives: the first (`start`: a new session) is one step, so that
@@ -342,7 +334,7 @@ void TranslatePage::translateSlice(int generation, int growth, std::optional<Dec
     const MarianFolder model = m_doc->model();
     worker()->run<Snapshot>(
         tr("Translating"),
-        [model, slot = m_slot, start, text = m_input->text().trimmed().toStdString()](const Callbacks& cb) {
+        [model, slot = m_slot, start, text = m_source](const Callbacks& cb) {
             if (start)
                 slot->session = std::make_shared<DecodeSession>(model.model, model.tokenizer, text, *start);
             if (!slot->session) throw Error("nothing to continue: translate a sentence first");
@@ -504,6 +496,8 @@ void TranslatePage::exportData(const QString& path) {
 QJsonObject TranslatePage::saveSession() const {
     TranslateSession t = TranslateSession::capture(*m_doc);
     t.input = m_input->text();
+    t.sentence = m_sentences->current();
+    t.wholeInput = m_sentences->wholeInput();
     t.beamWidth = m_decode->beamWidth();
     t.maxNewTokens = m_decode->maxNewTokens();
     const auto snapshot = m_doc->snapshot();
@@ -539,6 +533,9 @@ bool TranslatePage::restoreInputs(const QJsonObject& state) {
     setPlaying(false);
     m_restoreStepAsked = false;
     m_input->setText(t.input);
+    m_sentences->prepare(t.input); // the paragraph's sentences, then the one the session showed
+    m_sentences->setWholeInput(t.wholeInput);
+    m_sentences->setCurrent(t.sentence);
     setBeamWidth(t.beamWidth);
     if (t.maxNewTokens > 0) setMaxNewTokens(t.maxNewTokens);
     if (t.pinned)

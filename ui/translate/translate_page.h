@@ -46,6 +46,7 @@ class PlaybackBar;
 class ModelGridView;
 class StepPanel;
 class TokenChips;
+class SentenceBar;
 class TranslateSelectors;
 struct TranslateSession;
 
@@ -153,7 +154,6 @@ private:
     void connectViews();
     void refreshTranslationLabel();
     void addStepShortcuts();
-    QWidget* buildStatusBar();
     void syncSelectors();
     void updateButtons();
     enum class StepAction { Forward, Back, Reset, To }; // To: to step `target`
@@ -173,7 +173,9 @@ private:
     TranslationDocument* m_doc;
     std::shared_ptr<SessionSlot> m_slot; // dereferenced on the worker thread only
     int m_generation = 0;                // results of older translations are dropped
-    int m_growth = 0;                    // a growing translation continues only while this is unchanged
+    std::string m_source;                // what is being translated: the input, or its sentence shown
+    SentenceBar* m_sentences = nullptr;
+    int m_growth = 0; // a growing translation continues only while this is unchanged
 
     QLineEdit* m_input = nullptr;
     QPushButton* m_translate = nullptr;

@@ -22,6 +22,8 @@ TranslateSession TranslateSession::parse(const QJsonObject& o, SessionReader& r,
     TranslateSession s;
     (void)r.string("model_dir");
     s.input = r.string("input");
+    s.sentence = r.integer("sentence", 0, 0, 100000);
+    s.wholeInput = r.boolean("whole_input", false);
     s.beamWidth = r.integer("beam_width", 1, 1, maxBeam);
     s.maxNewTokens = r.integer("max_new_tokens", 0, 1, maxLength);
     s.translated = r.boolean("translated", false);
@@ -94,6 +96,8 @@ TranslateSession TranslateSession::capture(const TranslationDocument& doc) {
 
 void TranslateSession::write(QJsonObject& s) const {
     s.insert("input", input);
+    s.insert("sentence", sentence);
+    s.insert("whole_input", wholeInput);
     s.insert("beam_width", beamWidth);
     s.insert("max_new_tokens", maxNewTokens);
     s.insert("translated", translated);

@@ -4,7 +4,7 @@
 // settings and heads off, the decoding goes to the saved step, then the selection, view options and tab are
 // set and the pinned matrix comes back. Keys: model_dir (absent: the built-in model), input, beam_width,
 // max_new_tokens, translated, step, view, kind, layer, head, fusion, through, word_level, hide_special,
-// beam_node, selected
+// beam_node, sentence and whole_input (a paragraph's sentence shown, SentenceBar), selected
 // ({side, index}), ablation ({encoder|decoder|cross: [[layer, head], …]}), pinned ({values, rows, columns,
 // description}).
 
@@ -25,6 +25,8 @@ struct TranslateSession {
     static const QStringList kViews; // the tabs' names, in tab order
 
     QString input;
+    int sentence = 0; // the paragraph's sentence the views show (from 0)
+    bool wholeInput = false;
     int beamWidth = 1, maxNewTokens = 0;
     bool translated = false;
     int step = -1;

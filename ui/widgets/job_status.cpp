@@ -3,6 +3,7 @@
 #include "ui/shell/inference_worker.h"
 
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
 
@@ -49,6 +50,21 @@ JobStatus::JobStatus(InferenceWorker* worker, QWidget* parent, std::function<voi
 
 void JobStatus::setTextVisible(bool visible) {
     m_progress->setTextVisible(visible);
+}
+
+QWidget* statusRow(InferenceWorker* worker, QWidget* parent, std::function<void()> onCancel, QLabel*& status,
+                   bool jobText) {
+    auto* w = new QWidget(parent);
+    auto* row = new QHBoxLayout(w);
+    row->setContentsMargins(2, 0, 2, 0);
+    status = new QLabel(w);
+    status->setObjectName(QStringLiteral("status"));
+    status->setWordWrap(true);
+    auto* job = new JobStatus(worker, w, std::move(onCancel));
+    job->setTextVisible(jobText);
+    row->addWidget(status, 1);
+    row->addWidget(job);
+    return w;
 }
 
 } // namespace attnlens::ui

@@ -13,12 +13,18 @@
 
 #include <functional>
 
+class QLabel;
 class QProgressBar;
 class QAbstractButton;
 
 namespace attnlens::ui {
 
 class InferenceWorker;
+
+// A page's bottom row: its status line (`status`, object name "status"; long text wraps instead of widening
+// the page) and a JobStatus cancelling with `onCancel`, its text shown when `jobText`.
+QWidget* statusRow(InferenceWorker* worker, QWidget* parent, std::function<void()> onCancel, QLabel*& status,
+                   bool jobText = false);
 
 class JobStatus : public QWidget {
     Q_OBJECT

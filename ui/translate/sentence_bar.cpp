@@ -1,0 +1,118 @@
+#include "ui/translate/sentence_bar.h"
+
+#include "core/text/sentence_split.h"
+#include "ui/shell/inference_worker.h"
+#include "ui/widgets/page_parts.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QVBoxLayout>
+
+namespace attnlens::ui {
+
+SentenceBar::SentenceBar(InferenceWorker* worker, QWidget* parent)
+    : QWidget(parent), m_worker(worker), m_sentence(new QComboBox(this)), m_whole(new QCheckBox(this)),
+      m_count(new QLabel(this)), m_paragraph(new QLabel(this)) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 0, 2, 0);
+    auto* row = new QHBoxLayout;
+    row->addWidget(new QLabel(tr("Sentence"), this));
+    m_sentence->setObjectName(QStringLiteral("sentence"));
+    m_sentence->setToolTip(tr("The sentence every view shows; the input is translated sentence by sentence"));
+    m_sentence->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_sentence->setMinimumContentsLength(28);
+    row->addWidget(m_sentence);
+    row->addWidget(m_count);
+    m_whole->setObjectName(QStringLiteral("wholeInput"));
+    m_whole->setText(tr("Whole input"));
+    m_whole->setToolTip(tr("Translate the input as one, not sentence by sentence (for models trained on long "
+                           "inputs; the built-in model was trained on single sentences)"));
+    row->addSpacing(8);
+    row->addWidget(m_whole);
+    row->addStretch(1);
+    layout->addLayout(row);
+    m_paragraph->setObjectName(QStringLiteral("paragraphTranslation"));
+    m_paragraph->setWordWrap(true);
+    m_paragraph->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_paragraph);
+    hide();
+    connect(m_sentence, &QComboBox::activated, this, &SentenceBar::sentenceChosen);
+    connect(m_whole, &QCheckBox::toggled, this, [this] {
+        m_sentence->setEnabled(!m_whole->isChecked());
+        emit sentenceChosen();
+    });
+}
+
+QString SentenceBar::prepare(const QString& input) {
+    QStringList sentences;
+    try {
+        for (const std::string& s : sentencesOf(input.toStdString()))
+            sentences << QString::fromStdString(s);
+    } catch (const std::exception&) { // not UTF-8: translated whole, the translation says why
+    }
+    if (sentences != m_sentences) {
+        m_sentences = sentences;
+        m_translation.clear();
+        m_paragraph->clear();
+        const QSignalBlocker quiet(m_sentence);
+        m_sentence->clear();
+        for (int i = 0; i < m_sentences.size(); ++i)
+            m_sentence->addItem(QStringLiteral("%1 · %2").arg(i).arg(m_sentences[i]));
+        m_count->setText(tr("of %1 (from 0)").arg(m_sentences.size()));
+    }
+    setVisible(m_sentences.size() > 1);
+    if (m_sentences.size() < 2 || m_whole->isChecked()) return input;
+    return m_sentences[current()];
+}
+
+void SentenceBar::translateParagraph(const MarianFolder& model, const DecodeOptions& options) {
+    const int generation = ++m_generation;
+    if (m_sentences.size() < 2 || m_whole->isChecked()) return;
+    std::vector<std::string> sentences;
+    for (const QString& s : m_sentences)
+        sentences.push_back(s.toStdString());
+    m_paragraph->setText(tr("Paragraph: translating %n sentence(s)…", nullptr, int(sentences.size())));
+    m_worker->run<std::vector<std::string>>(
+        tr("Translating the paragraph"),
+        [model, options, sentences](const Callbacks& cb) {
+            std::vector<std::string> out;
+            for (const std::string& s : sentences) {
+                DecodeSession session(model.model, model.tokenizer, s, options);
+                session.run(cb);
+                out.push_back(session.trace()->translation);
+            }
+            return out;
+        },
+        [this, generation](std::vector<std::string> out) {
+            if (generation != m_generation) return; // another input or setting took over
+            QStringList parts;
+            for (const std::string& s : out)
+                parts << QString::fromStdString(s);
+            m_translation = parts.join(QLatin1Char(' '));
+            m_paragraph->setText(tr("<b>Paragraph:</b> %1").arg(m_translation.toHtmlEscaped()));
+            emit paragraphTranslated();
+        });
+}
+
+int SentenceBar::current() const {
+    return std::max(0, m_sentence->currentIndex());
+}
+
+void SentenceBar::setCurrent(int index) {
+    if (index >= 0 && index < m_sentence->count()) m_sentence->setCurrentIndex(index);
+}
+
+bool SentenceBar::wholeInput() const {
+    return m_whole->isChecked();
+}
+
+void SentenceBar::setWholeInput(bool whole) {
+    const QSignalBlocker quiet(m_whole);
+    m_whole->setChecked(whole);
+    m_sentence->setEnabled(!whole);
+}
+
+} // namespace attnlens::ui
