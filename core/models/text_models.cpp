@@ -162,6 +162,24 @@ std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& di
     return m;
 }
 
+TextEmbeddingParts BertModel::embeddingParts(std::span<const int> ids) const {
+    const BertConfig& c = m_config;
+    const auto t = static_cast<int64_t>(ids.size());
+    if (t > c.maxPositions)
+        throw Error("the text is too long: " + std::to_string(t) + " tokens, the model has " +
+                    std::to_string(c.maxPositions) + " positions");
+    checkIds(ids, c.vocabSize, "BERT");
+    const auto words = m_words.matrix(), positions = m_positions.matrix(), types = m_types.matrix();
+    TextEmbeddingParts parts{RowMatrix(t, c.hiddenSize), RowMatrix(t, c.hiddenSize), {}};
+    for (int64_t i = 0; i < t; ++i) {
+        parts.tokens.row(i) = words.row(ids[static_cast<size_t>(i)]);
+        parts.positions.row(i) = positions.row(i) + types.row(0);
+    }
+    parts.input = parts.tokens + parts.positions;
+    layerNormInPlace(parts.input, m_embeddingNorm.weight, m_embeddingNorm.bias, c.layerNormEps);
+    return parts;
+}
+
 TextForward BertModel::forward(std::span<const int> ids, bool logits, const RunControls& run) const {
     const BertConfig& c = m_config;
     const auto t = static_cast<int64_t>(ids.size());
@@ -169,12 +187,7 @@ TextForward BertModel::forward(std::span<const int> ids, bool logits, const RunC
     if (t > c.maxPositions)
         throw Error("the text is too long: " + std::to_string(t) + " tokens, the model has " +
                     std::to_string(c.maxPositions) + " positions");
-    checkIds(ids, c.vocabSize, "BERT");
-    const auto words = m_words.matrix(), positions = m_positions.matrix(), types = m_types.matrix();
-    RowMatrix x(t, c.hiddenSize);
-    for (int64_t i = 0; i < t; ++i)
-        x.row(i) = words.row(ids[static_cast<size_t>(i)]) + positions.row(i) + types.row(0);
-    layerNormInPlace(x, m_embeddingNorm.weight, m_embeddingNorm.bias, c.layerNormEps);
+    RowMatrix x = std::move(embeddingParts(ids).input);
     TextForward out;
     if (run.captureAttention) out.attentions = Tensor({c.layers, c.heads, t, t});
     const auto off = headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(c.layers), c.heads));
@@ -319,6 +332,21 @@ TextForward Gpt2Model::extend(std::span<const int> ids, TextCache& cache, bool l
     }
     out.hidden = std::move(x);
     return out;
+}
+
+TextEmbeddingParts Gpt2Model::embeddingParts(std::span<const int> ids) const {
+    const Gpt2Config& c = m_config;
+    const auto n = static_cast<int64_t>(ids.size());
+    if (n > c.positions)
+        throw Error("the text is too long: " + std::to_string(n) + " tokens, the model has " +
+                    std::to_string(c.positions) + " positions");
+    checkIds(ids, c.vocabSize, "GPT-2");
+    const auto tokens = m_tokens.matrix(), positions = m_positions.matrix();
+    TextEmbeddingParts parts{RowMatrix(n, c.embd), positions.topRows(n), {}};
+    for (int64_t i = 0; i < n; ++i)
+        parts.tokens.row(i) = tokens.row(ids[static_cast<size_t>(i)]);
+    parts.input = parts.tokens + parts.positions;
+    return parts;
 }
 
 TextForward Gpt2Model::forward(std::span<const int> ids, bool logits, const RunControls& run) const {

@@ -47,6 +47,13 @@ struct TextForward {
     Tensor pooled;     // [D] BertModel's pooler (tanh(dense(CLS))); else empty
 };
 
+// What the first layer receives, in parts (the Text page's Embeddings tab): the token embeddings of the ids,
+// the learned position embeddings (BERT: plus token type 0's), and the input to layer 0 — their sum (BERT:
+// after the embedding LayerNorm). Each [n, D].
+struct TextEmbeddingParts {
+    RowMatrix tokens, positions, input;
+};
+
 // Keys and values of every layer for the tokens seen so far (decoder-only models).
 struct TextCache {
     std::vector<KvCache> layers;
@@ -64,6 +71,8 @@ public:
     virtual TextForward forward(std::span<const int> ids, bool logits = true,
                                 const RunControls& run = {}) const = 0;
     virtual bool decoderOnly() const = 0;
+    // The embeddings of `ids` at positions 0 … n-1 (throws as forward does for bad ids or too many).
+    virtual TextEmbeddingParts embeddingParts(std::span<const int> ids) const = 0;
     // Decoder-only: the new tokens after those in `cache` (which grows by them): their attention rows over
     // everything so far and, when asked for, their logits (lastOnly: the last token's only, [1, V]). Throws
     // past the model's positions; encoders throw ("only decoder-only models generate").
@@ -99,6 +108,7 @@ public:
                         const RunControls& run = {}) const override;
     const BertConfig& config() const { return m_config; }
     bool decoderOnly() const override { return false; }
+    TextEmbeddingParts embeddingParts(std::span<const int> ids) const override;
     int layers() const override { return m_config.layers; }
     int heads() const override { return m_config.heads; }
     int maxPositions() const override { return m_config.maxPositions; }
@@ -137,6 +147,7 @@ public:
                         const RunControls& run = {}) const override;
     const Gpt2Config& config() const { return m_config; }
     bool decoderOnly() const override { return true; }
+    TextEmbeddingParts embeddingParts(std::span<const int> ids) const override;
     int layers() const override { return m_config.layers; }
     int heads() const override { return m_config.heads; }
     int maxPositions() const override { return m_config.positions; }

@@ -157,6 +157,30 @@ private slots:
             QCOMPARE(generated, cases[i]["greedy"].get<std::vector<int>>());
         }
     }
+    // The Embeddings tab's parts (issue 38): GPT-2's token and position rows are the checkpoint's wte / wpe
+    // rows, the input their sum; BERT's input is what its forward runs on (its goldens cover that).
+    void embeddingParts() {
+        const auto dir = kData / "gpt2";
+        const auto gpt = Gpt2Model::load(dir);
+        const std::vector<int> ids = {5, 17, 5, 2};
+        const TextEmbeddingParts p = gpt->embeddingParts(ids);
+        const auto weights = TensorFile::open(dir / "model.safetensors");
+        const RowMatrix wte = weights.load("transformer.wte.weight").matrix(),
+                        wpe = weights.load("transformer.wpe.weight").matrix();
+        QCOMPARE(p.tokens.rows(), Eigen::Index(4));
+        for (Eigen::Index i = 0; i < 4; ++i) {
+            QVERIFY(p.tokens.row(i) == wte.row(ids[size_t(i)]));
+            QVERIFY(p.positions.row(i) == wpe.row(i));
+        }
+        QVERIFY(p.input == p.tokens + p.positions);
+        QVERIFY_THROWS_EXCEPTION(Error, gpt->embeddingParts(std::vector<int>{gpt->vocabSize()}));
+        const auto bert = BertModel::load(kData / "bert-mlm");
+        const TextEmbeddingParts b = bert->embeddingParts(ids);
+        QCOMPARE(b.input.rows(), Eigen::Index(4));
+        QVERIFY(b.tokens.row(0) == b.tokens.row(2)); // the same id
+        QVERIFY(b.positions.row(0) != b.positions.row(2));
+    }
+
     void badConfigsAndInputs() {
         QTemporaryDir tmp;
         auto refused = [](const std::function<void()>& load, const char* words) {

@@ -10,9 +10,11 @@
 #include "support/waits.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/text/text_document.h"
+#include "ui/text/text_embeddings_view.h"
 #include "ui/text/text_page.h"
 #include "ui/vision/map_grid_view.h"
 #include "ui/widgets/candidate_bars.h"
+#include "ui/widgets/embedding_maps.h"
 #include "ui/widgets/head_toggle_bar.h"
 #include "ui/widgets/heatmap_view.h"
 
@@ -184,6 +186,29 @@ private slots:
         page.document()->setHead(-1);
         QCOMPARE(bar->enabled(), (std::vector<bool>{true, true, true, true}));
         grab(page, "text-lines.png");
+    }
+
+    // The Embeddings tab (Translate had one, Text none; issue 38): token and position rows and what layer 0
+    // receives, for the tokens shown, equal to the model's own parts.
+    void embeddingsTab() {
+        TextPage page(nullptr, kData + "/gpt2");
+        page.show();
+        WAIT_UNTIL(idle(page) && page.document()->run());
+        page.views()->setCurrentIndex(5);
+        QCOMPARE(page.views()->tabText(5), QStringLiteral("Embeddings"));
+        auto* tab = page.findChild<TextEmbeddingsView*>("textEmbeddings");
+        QVERIFY(tab && tab->isVisible());
+        const auto& run = *page.document()->run();
+        const int n = page.document()->visibleTokens();
+        const std::vector<int> ids(run.ids.begin(), run.ids.begin() + n);
+        const TextEmbeddingParts parts = page.document()->model()->model->embeddingParts(ids);
+        QCOMPARE(tab->maps()->view(0)->matrix().rows(), Eigen::Index(n));
+        QVERIFY(tab->maps()->view(2)->matrix() == parts.input);
+        QVERIFY(tab->maps()->view(1)->matrix() == parts.positions);
+        // A step back: one row fewer.
+        page.stepBack();
+        QCOMPARE(tab->maps()->view(0)->matrix().rows(), Eigen::Index(page.document()->visibleTokens()));
+        grab(page, "text-embeddings.png");
     }
 
     void sessionRoundTrip() {

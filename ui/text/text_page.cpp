@@ -5,6 +5,7 @@
 #include "ui/render/heatmap_image.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/text/text_candidates.h"
+#include "ui/text/text_embeddings_view.h"
 #include "ui/text/text_lenses.h"
 #include "ui/text/text_lines_view.h"
 #include "ui/text/text_session.h"
@@ -235,6 +236,7 @@ QWidget* TextPage::buildViews() {
     m_lenses = new TextLenses(m_doc, worker(), this);
     m_tabs->addTab(m_lenses->buildHeadsTab(m_tabs), tr("Heads"));
     m_tabs->addTab(m_lenses->buildDifferenceTab(m_tabs), tr("Difference"));
+    m_tabs->addTab(new TextEmbeddingsView(m_doc, m_tabs), tr("Embeddings"));
     connect(m_lenses, &TextLenses::ablationChanged, this, [this] {
         if (m_doc->run()) runText();
     });

@@ -4,7 +4,7 @@
 
 namespace attnlens::ui {
 
-const QStringList TextSession::kViews{"matrix", "model", "lines", "heads", "difference"};
+const QStringList TextSession::kViews{"matrix", "model", "lines", "heads", "difference", "embeddings"};
 
 TextSession TextSession::parse(SessionReader& r, int maxNewTokens) {
     TextSession s;

@@ -1,7 +1,7 @@
 #pragma once
 // The Text page's saved session (ui/shell/session.h), read in one place: what checkSession() checks is what
 // the restore applies. Keys: model_dir (absent: the built-in model), input, new_tokens, ran, step, layer,
-// head, fusion ("mean" | "max"), view (matrix | model | lines | heads | difference), word_level,
+// head, fusion ("mean" | "max"), view (matrix | model | lines | heads | difference | embeddings), word_level,
 // hide_special, off_heads ([[layer, head], …]).
 
 #include "core/analysis/attention_maps.h"

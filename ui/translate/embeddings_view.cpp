@@ -1,12 +1,12 @@
 #include "ui/translate/embeddings_view.h"
 
+#include "ui/widgets/embedding_maps.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/page_parts.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QScrollArea>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -28,34 +28,9 @@ EmbeddingsView::EmbeddingsView(TranslationDocument* document, QWidget* parent)
     m_info->setWordWrap(true);
     top->addWidget(m_info, 1);
     layout->addLayout(top);
-    const std::array<QString, 3> titles = {tr("Token embedding × scale"), tr("Positional encoding"),
-                                           tr("Sum = input to layer 1")};
-    // The three maps one under the other, each tall enough for a label per token (the page scrolls
-    // for long sentences); titles above the maps, so that they are never clipped to a narrow grid.
-    auto* scroll = new QScrollArea(this);
-    scroll->setObjectName(QStringLiteral("embeddingScroll"));
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    auto* maps = new QWidget(scroll);
-    auto* mapsLayout = new QVBoxLayout(maps);
-    mapsLayout->setContentsMargins(0, 0, 0, 0);
-    // Colour ranges are symmetric per map (see refresh()).
-    for (int i = 0; i < 3; ++i) {
-        auto* title = caption(titles[static_cast<size_t>(i)], maps);
-        title->setObjectName(QStringLiteral("embeddingTitle%1").arg(i));
-        mapsLayout->addWidget(title);
-        auto* v = new HeatmapView(maps);
-        v->setObjectName(QStringLiteral("embedding%1").arg(i));
-        v->setColorMap(ColorMap::Magma);
-        v->setRangeMode(HeatmapView::RangeMode::Fixed);
-        v->setAnnotationsEnabled(false);
-        v->setAxisTitles(tr("token"), tr("dimension →"));
-        v->setMaximumCellSize(28);
-        m_views[static_cast<size_t>(i)] = v;
-        mapsLayout->addWidget(v, 1);
-    }
-    scroll->setWidget(maps);
-    layout->addWidget(scroll, 1);
+    m_maps = new EmbeddingMaps(
+        {tr("Token embedding × scale"), tr("Positional encoding"), tr("Sum = input to layer 1")}, this);
+    layout->addWidget(m_maps, 1);
     connect(m_side, &QComboBox::currentIndexChanged, this, &EmbeddingsView::refresh);
     connect(m_doc, &TranslationDocument::snapshotChanged, this, &EmbeddingsView::refresh);
     // Only the focus token matters here (its row is highlighted), not kind / layer / head.
@@ -66,6 +41,10 @@ EmbeddingsView::EmbeddingsView(TranslationDocument* document, QWidget* parent)
         if (m_doc->focusToken() != m_lastFocus) refresh();
     });
     refresh();
+}
+
+HeatmapView* EmbeddingsView::view(Part part) const {
+    return m_maps->view(part);
 }
 
 void EmbeddingsView::setSide(TokenSide side) {
@@ -85,39 +64,21 @@ void EmbeddingsView::refresh() {
     const auto snap = m_doc->snapshot();
     if (!snap) {
         m_info->setText(tr("Translate a sentence to see its embeddings."));
-        for (auto* v : m_views)
-            v->setMatrix(RowMatrix::Zero(1, 1));
+        m_maps->clear();
         return;
     }
     const bool source = m_side->currentIndex() == 0;
     const MarianEmbeddingParts& parts = source ? snap->sourceEmbedding : snap->targetEmbedding;
     const QStringList labels = source ? m_doc->tokens(TokenSide::Source) : snap->targetInputTokens;
     const RowMatrix sum = parts.tokens + parts.positions; // [n, D]
-    // A symmetric range per map (0 in the middle of the colour scale): the positional table lies in
-    // [-1, 1] while scaled token embeddings are several times larger, so a shared range would hide
-    // the positional pattern.
     auto limit = [](const RowMatrix& m) { return std::max(m.cwiseAbs().maxCoeff(), 1e-6f); };
-    const std::array<const RowMatrix*, 3> mats = {&parts.tokens, &parts.positions, &sum};
-    QStringList dims;
-    for (Eigen::Index d = 0; d < parts.tokens.cols(); ++d)
-        dims << QString::number(d);
     // Focus: the hovered/selected token's row on this side (target: decoder input index + 1).
     const TokenRef focus = m_doc->focusToken();
     m_lastFocus = focus;
     int row = -1;
     if (focus.isValid() && source && focus.side == TokenSide::Source) row = focus.index;
     if (focus.isValid() && !source && focus.side == TokenSide::Target) row = focus.index + 1;
-    for (size_t i = 0; i < 3; ++i) {
-        const float lim = limit(*mats[i]);
-        m_views[i]->setFixedRange(-lim, lim);
-        m_views[i]->setMatrix(*mats[i], labels, dims);
-        // A text line per token row (labels at every row), the dimension labels and the colour bar.
-        m_views[i]->setMinimumHeight(std::clamp(90 + 16 * static_cast<int>(mats[i]->rows()), 150, 1100));
-        if (row >= 0 && row < m_views[i]->rows())
-            m_views[i]->selectRow(row);
-        else
-            m_views[i]->clearSelection();
-    }
+    m_maps->setParts({&parts.tokens, &parts.positions, &sum}, labels, row);
     const float scale = m_doc->hasModel() ? m_doc->model().model->embedScale() : 1.0f;
     m_info->setText(
         tr("%1 tokens × d_model %2; embed scale %3 (token rows ±%4, positions ±%5). Each row of the "

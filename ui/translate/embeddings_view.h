@@ -15,6 +15,7 @@ class QLabel;
 
 namespace attnlens::ui {
 
+class EmbeddingMaps;
 class HeatmapView;
 
 class EmbeddingsView : public QWidget {
@@ -22,7 +23,7 @@ class EmbeddingsView : public QWidget {
 public:
     enum Part { Tokens = 0, Positions = 1, Sum = 2 };
     explicit EmbeddingsView(TranslationDocument* document, QWidget* parent = nullptr);
-    HeatmapView* view(Part part) const { return m_views[part]; }
+    HeatmapView* view(Part part) const;
     void setSide(TokenSide side);
 
 protected:
@@ -36,7 +37,7 @@ private:
     TranslationDocument* m_doc;
     QComboBox* m_side = nullptr;
     QLabel* m_info = nullptr;
-    std::array<HeatmapView*, 3> m_views{};
+    EmbeddingMaps* m_maps = nullptr;
 };
 
 } // namespace attnlens::ui
