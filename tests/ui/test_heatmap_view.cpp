@@ -5,6 +5,7 @@
 #include "support/waits.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/render/heatmap_scene.h"
+#include "ui/vision/map_grid_view.h"
 #include "ui/widgets/heatmap_view.h"
 
 #include <QDir>
@@ -525,6 +526,20 @@ private slots:
 
     // A 200×200 matrix is drawn from one cached image with one pixel per cell (no per-cell widgets or
     // items), so repaints cost one scaled blit. Its speed is a benchmark's business, not this test's.
+    // A picture-grid caption wider than its tile takes a second line instead of being cut to "step …" (issue
+    // 38: Diffusion's step strip lost its step numbers at 1024 px), in the view and in its PNG export.
+    void gridCaptionsWrapInsteadOfLosingTheirEnd() {
+        attnlens::ui::MapGridView grid;
+        QImage tile(28, 28, QImage::Format_RGB32);
+        tile.fill(Qt::gray);
+        const std::vector<QImage> tiles(3, tile);
+        grid.setTiles(tiles, {"0", "5", "11"});
+        const int oneLine = grid.renderImage(40).height();
+        grid.setTiles(tiles, {"step 0 · t=980", "step 5 · t=880", "step 11 · t=760"});
+        const int twoLines = grid.renderImage(40).height();
+        QCOMPARE(twoLines - oneLine, grid.fontMetrics().height());
+    }
+
     void largeMatrixUsesOneCachedImage() {
         std::mt19937 gen(3);
         std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
