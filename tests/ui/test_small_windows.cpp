@@ -128,6 +128,10 @@ private slots:
         applyTheme(dark ? Theme::Dark : Theme::Light);
         window.resize(size);
         window.show();
+        // The page switcher follows the theme (it stayed light under the dark palette).
+        auto* sidebar = window.findChild<QWidget*>(QStringLiteral("pageSwitcher"));
+        const QColor sidebarBackground = sidebar->grab().toImage().pixelColor(5, sidebar->height() - 5);
+        QVERIFY2(dark == (sidebarBackground.lightnessF() < 0.5), qPrintable(sidebarBackground.name()));
         for (int page = 0; page < window.pageCount(); ++page) {
             window.setCurrentPage(page); // a page runs its model once it is shown
             if (auto* p = qobject_cast<WorkspacePage*>(window.page(page))) {
