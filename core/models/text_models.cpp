@@ -63,6 +63,13 @@ void checkIds(std::span<const int> ids, int vocab, const std::string& what) {
                         std::to_string(vocab));
 }
 
+// "the text is too long" past the model's positions (the one message the Text page and the CLI show).
+void checkLength(int64_t tokens, int64_t positions) {
+    if (tokens > positions)
+        throw Error("the text is too long: " + std::to_string(tokens) + " tokens, the model has " +
+                    std::to_string(positions) + " positions");
+}
+
 } // namespace
 
 TextForward TextModel::extend(std::span<const int>, TextCache&, bool, bool, const RunControls&) const {
@@ -165,9 +172,7 @@ std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& di
 TextEmbeddingParts BertModel::embeddingParts(std::span<const int> ids) const {
     const BertConfig& c = m_config;
     const auto t = static_cast<int64_t>(ids.size());
-    if (t > c.maxPositions)
-        throw Error("the text is too long: " + std::to_string(t) + " tokens, the model has " +
-                    std::to_string(c.maxPositions) + " positions");
+    checkLength(t, c.maxPositions);
     checkIds(ids, c.vocabSize, "BERT");
     const auto words = m_words.matrix(), positions = m_positions.matrix(), types = m_types.matrix();
     TextEmbeddingParts parts{RowMatrix(t, c.hiddenSize), RowMatrix(t, c.hiddenSize), {}};
@@ -184,9 +189,7 @@ TextForward BertModel::forward(std::span<const int> ids, bool logits, const RunC
     const BertConfig& c = m_config;
     const auto t = static_cast<int64_t>(ids.size());
     if (t == 0) throw Error("nothing to run: no tokens");
-    if (t > c.maxPositions)
-        throw Error("the text is too long: " + std::to_string(t) + " tokens, the model has " +
-                    std::to_string(c.maxPositions) + " positions");
+    checkLength(t, c.maxPositions);
     RowMatrix x = std::move(embeddingParts(ids).input);
     TextForward out;
     if (run.captureAttention) out.attentions = Tensor({c.layers, c.heads, t, t});
@@ -310,9 +313,7 @@ TextForward Gpt2Model::extend(std::span<const int> ids, TextCache& cache, bool l
     const auto n = static_cast<int64_t>(ids.size());
     const int64_t past = cache.length();
     if (n == 0) throw Error("nothing to run: no tokens");
-    if (past + n > c.positions)
-        throw Error("the text is too long: " + std::to_string(past + n) + " tokens, the model has " +
-                    std::to_string(c.positions) + " positions");
+    checkLength(past + n, c.positions);
     if (cache.layers.size() != static_cast<size_t>(c.layers)) throw Error("GPT-2: a cache of another model");
     checkIds(ids, c.vocabSize, "GPT-2");
     const auto tokens = m_tokens.matrix(), positions = m_positions.matrix();
@@ -337,9 +338,7 @@ TextForward Gpt2Model::extend(std::span<const int> ids, TextCache& cache, bool l
 TextEmbeddingParts Gpt2Model::embeddingParts(std::span<const int> ids) const {
     const Gpt2Config& c = m_config;
     const auto n = static_cast<int64_t>(ids.size());
-    if (n > c.positions)
-        throw Error("the text is too long: " + std::to_string(n) + " tokens, the model has " +
-                    std::to_string(c.positions) + " positions");
+    checkLength(n, c.positions);
     checkIds(ids, c.vocabSize, "GPT-2");
     const auto tokens = m_tokens.matrix(), positions = m_positions.matrix();
     TextEmbeddingParts parts{RowMatrix(n, c.embd), positions.topRows(n), {}};
