@@ -1,15 +1,10 @@
 #include "ui/translate/line_view.h"
 
 #include "ui/widgets/head_toggle_bar.h"
-#include "ui/widgets/page_parts.h"
 
-#include <QHBoxLayout>
-#include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollArea>
-#include <QSignalBlocker>
-#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace attnlens::ui {

@@ -93,7 +93,6 @@ void SentenceBar::translateParagraph(const MarianFolder& model, const DecodeOpti
                 parts << QString::fromStdString(s);
             m_translation = parts.join(QLatin1Char(' '));
             m_paragraph->setText(tr("<b>Paragraph:</b> %1").arg(m_translation.toHtmlEscaped()));
-            emit paragraphTranslated();
         });
 }
 

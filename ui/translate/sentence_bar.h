@@ -44,8 +44,7 @@ public:
     QString paragraphTranslation() const { return m_translation; } // empty until translated
 
 signals:
-    void sentenceChosen();      // another sentence chosen, or whole input switched: translate again
-    void paragraphTranslated(); // paragraphTranslation() is ready
+    void sentenceChosen(); // another sentence chosen, or whole input switched: translate again
 
 private:
     InferenceWorker* m_worker;
