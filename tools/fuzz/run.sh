@@ -21,7 +21,10 @@ run() { # target
   if ! build/fuzz/tests/fuzz/$t "$work" tests/fuzz/corpus/$t -max_total_time="$seconds" -seed="$seed" -timeout=10 \
       -rss_limit_mb=2048 -malloc_limit_mb=1024 -artifact_prefix="$out/$t/" -print_final_stats=1 \
       > "$out/$t.log" 2>&1; then
-    echo "FAILED: $t (see $out/$t.log)"; return 1
+    # the log stays in build/; what the finding was goes to the output, so a CI log says it
+    echo "FAILED: $t (see $out/$t.log):"
+    grep -m8 -E '==ERROR|SUMMARY|ALARM|out-of-memory|Test unit written|deadly signal|leak' "$out/$t.log" | sed 's/^/  /'
+    return 1
   fi
   echo "$t: $(grep -m1 'stat::number_of_executed_units' "$out/$t.log" | awk '{print $2}') executions, no findings"
 }
