@@ -6,6 +6,13 @@ find_package(ZLIB REQUIRED) # IDX .gz files (Fashion-MNIST) in core/io/idx_file
 find_package(GIF 5 REQUIRED) # animated GIF export (core/export/gif_writer), Debian's giflib
 # Unicode for the BERT / GPT-2 tokenizers (core/text/unicode_text): categories, case mapping, NFC / NFD.
 find_package(ICU 60 REQUIRED COMPONENTS uc)
+# The split patterns of tokenizer.json files (core/text/hf_tokenizer: \p{L}, \p{N}, look-ahead), Debian's
+# libpcre2-dev.
+find_path(PCRE2_INCLUDE_DIR pcre2.h REQUIRED)
+find_library(PCRE2_LIBRARY NAMES pcre2-8 REQUIRED)
+add_library(attnlens::pcre2 UNKNOWN IMPORTED)
+set_target_properties(attnlens::pcre2 PROPERTIES IMPORTED_LOCATION "${PCRE2_LIBRARY}"
+                                                INTERFACE_INCLUDE_DIRECTORIES "${PCRE2_INCLUDE_DIR}")
 # The zip container of PyTorch checkpoints (core/io/torch_checkpoint), Debian's libminizip-dev (zlib's minizip).
 find_path(MINIZIP_INCLUDE_DIR minizip/unzip.h REQUIRED)
 find_library(MINIZIP_LIBRARY NAMES minizip REQUIRED)

@@ -172,4 +172,11 @@ std::u32string normalizeNfd(std::u32string_view text) {
     return normalize(text, nfd);
 }
 
+std::u32string normalizeNfkc(std::u32string_view text) {
+    UErrorCode status = U_ZERO_ERROR;
+    const UNormalizer2* nfkc = unorm2_getNFKCInstance(&status);
+    if (U_FAILURE(status)) throw Error("Unicode NFKC data is not available");
+    return normalize(text, nfkc);
+}
+
 } // namespace attnlens::unicode

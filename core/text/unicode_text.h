@@ -28,5 +28,6 @@ bool isPythonSpace(char32_t c);         // str.isspace(): White_Space and U+001C
 std::u32string toLower(char32_t c);
 std::u32string normalizeNfc(std::u32string_view text);
 std::u32string normalizeNfd(std::u32string_view text);
+std::u32string normalizeNfkc(std::u32string_view text);
 
 } // namespace attnlens::unicode

@@ -3,7 +3,7 @@
 
 ATTNLENS_PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  qt6-base-dev qt6-svg-dev libeigen3-dev nlohmann-json3-dev libsentencepiece-dev zlib1g-dev libminizip-dev libicu-dev libgif-dev
+  qt6-base-dev qt6-svg-dev libeigen3-dev nlohmann-json3-dev libsentencepiece-dev zlib1g-dev libminizip-dev libicu-dev libgif-dev libpcre2-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev libdnnl-dev
   fonts-dejavu-core
 )
