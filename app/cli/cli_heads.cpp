@@ -314,8 +314,8 @@ int runHeads(const std::vector<std::string>& argv) {
     const auto info = attnlens::inspectModelFolder(dir);
     if (info.kind != wanted)
         throw cli::UsageError("'" + dir.string() + "' is a '" + info.modelType + "' model; " +
-                              (images                         ? "pictures need a ViT model"
-                               : texts                        ? "--text needs a BERT or GPT-2 model"
+                              (images  ? "pictures need a ViT model"
+                               : texts ? "--text needs a text model (BERT, GPT-2, Llama-style)"
                                : info.kind == ModelKind::Text ? "give a text model's input with --text"
                                                               : "sentences need a Marian model"));
     cli::applyPrecision(args);

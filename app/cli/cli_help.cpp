@@ -37,7 +37,8 @@ CommandHelp benchHelp() {
             {"--new-tokens N", "--src: at most N new tokens, 1..100000 (default: 32); --text: N greedy ones, "
                                "decoder-only (default: 0)"},
             {"--beam N", "with --src: number of beams, 1..64 (default: 1, greedy)"},
-            {"--text TEXT", "time one BERT / GPT-2 forward over this text, every head captured"},
+            {"--text TEXT",
+             "time one text-model forward (BERT, GPT-2, Llama-style) over this text, every head captured"},
             {"--sample X.npy", "time one U-Net forward on this sample [1, C, H, W]; a diffusers --model "
                                "alone: seeded noise"},
             {"--timestep T", "with --sample: the timestep, 0..(the scheduler's timesteps − 1) (default: "
@@ -142,7 +143,7 @@ CommandHelp headsHelp() {
                                "cross statistics"},
             {"--src-file F",
              "a file of German sentences, one per line (blank lines skipped): statistics averaged"},
-            {"--text \"text\"", "a text for a BERT or GPT-2 model"},
+            {"--text \"text\"", "a text for a text model (BERT, GPT-2, Llama-style)"},
             {"--importance", "with --text/--text-file: each head's importance, the log-probability drop "
                              "with it alone off"},
             {"--text-file F", "texts, one per line (blank lines skipped): statistics averaged over them"},
@@ -201,7 +202,7 @@ CommandHelp neuronHelp() {
             {"--src \"Satz\"", "a German sentence for Marian: translated greedily, then a teacher-forced "
                                "pass over it"},
             {"--kind encoder|decoder|cross", "with --src: which attention (default: cross)"},
-            {"--text \"text\"", "a text for BERT or GPT-2"},
+            {"--text \"text\"", "a text for a text model (BERT, GPT-2, Llama-style)"},
             {"--image IMG", "a picture for a ViT: token 0 is CLS, patch (r, c) is 1 + r·cols + c"},
             {"--sample X.npy", "a U-Net sample [1, C, H, W]; tokens y·w + x of the layer's grid"},
             {"--timestep T", "with --sample: the timestep, 0..(the scheduler's timesteps − 1) (required)"},
@@ -222,7 +223,8 @@ CommandHelp neuronHelp() {
 CommandHelp textHelp() {
     return {
         {
-            {"--model DIR", "a BERT or GPT-2 folder (default: gpt2-en-tiny)"},
+            {"--model DIR", "a BERT, GPT-2 or Llama-style folder (llama, mistral, qwen2, qwen3, gemma3_text; "
+                            "default: gpt2-en-tiny)"},
             {"--generate N", "decoder-only: continue greedily by up to N tokens, 0..100000 (default: 0; "
                              "without it: top 5 next)"},
             {"--logits", "with --json: add the logits [token][vocabulary] (models with a language-model "
@@ -328,6 +330,21 @@ CommandHelp visionHelp() {
         }};
 }
 
+CommandHelp tokenizeHelp() {
+    return {{
+                {"--model DIR", "a folder with tokenizer files: tokenizer.json, vocab.txt (WordPiece) or "
+                                "vocab.json + merges.txt; weights not needed (required)"},
+                {"--plain", "without the tokens the tokenizer adds around a text (BOS, [CLS] … [SEP])"},
+                {"--json OUT", "write {\"ids\": [..], \"tokens\": [..]}"},
+                {"\"text\"", "the text; stdout: one token a line, as the vocabulary names it"},
+            },
+            {
+                "attnlens-cli tokenize --model Qwen2.5-0.5B \"Hello, world!\"",
+                "attnlens-cli tokenize --model gemma-3-270m --json ids.json \"Bonjour 😀\"",
+                "attnlens-cli tokenize --model resources/models/gpt2-en-tiny --plain \"The cat\"",
+            }};
+}
+
 CommandHelp visionEvalHelp() {
     return {
         {
@@ -357,6 +374,7 @@ const std::map<std::string, CommandHelp>& allHelp() {
         {"diffuse", diffuseHelp()},     {"heads", headsHelp()},   {"inspect", inspectHelp()},
         {"neuron", neuronHelp()},       {"text", textHelp()},     {"translate", translateHelp()},
         {"unet", unetHelp()},           {"vision", visionHelp()}, {"vision-eval", visionEvalHelp()},
+        {"tokenize", tokenizeHelp()},
     };
     return help;
 }

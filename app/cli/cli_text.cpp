@@ -61,7 +61,7 @@ int runText(const std::vector<std::string>& argv) {
     if (folder.decoderOnly()) {
         std::cout << text;
         for (int id : generated)
-            if (id != folder.endOfTextId()) std::cout << folder.tokenText(id);
+            if (!folder.isEndOfText(id)) std::cout << folder.tokenText(id);
         std::cout << "\n";
         if (nextTokens) printNextTokens(folder, forward);
     } else if (const auto masks = folder.maskPositions(encoding.ids); !masks.empty() && folder.hasLmHead()) {
@@ -94,10 +94,11 @@ int runText(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{"text", "[--model DIR] [--generate N] [--logits] [--json OUT] \"text\"",
-                            "BERT / GPT-2 folders: tokens, [MASK] predictions, a decoder's next tokens or "
-                            "its greedy continuation; every head's "
-                            "attention in the JSON (default model: the built-in gpt2-en-tiny)",
-                            &runText};
+const cli::Registration reg{
+    "text", "[--model DIR] [--generate N] [--logits] [--json OUT] \"text\"",
+    "BERT / GPT-2 / Llama-style folders: tokens, [MASK] predictions, a decoder's next tokens or "
+    "its greedy continuation; every head's "
+    "attention in the JSON (default model: the built-in gpt2-en-tiny)",
+    &runText};
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "core/analysis/neuron_view.h"
 
+#include "core/layers/transformer_block.h"
 #include "core/util/error.h"
 
 #include <algorithm>
@@ -39,6 +40,9 @@ ProjectedAttention projectAttention(const AttentionInputs& inputs) {
     p.kvHeads = mha->kvHeads();
     p.scale = mha->scaleFactor();
     p.causal = inputs.causal;
+    p.window = inputs.window;
+    if (inputs.queryNorm) inputs.queryNorm->applyPerHead(p.queries, p.heads);
+    if (inputs.keyNorm) inputs.keyNorm->applyPerHead(p.keys, p.kvHeads);
     if (inputs.rotary) { // the layer rotates queries and keys before their product
         inputs.rotary->apply(p.queries, p.heads, inputs.queryPosition);
         inputs.rotary->apply(p.keys, p.kvHeads, inputs.keyPosition);
@@ -62,7 +66,8 @@ void checkIndices(int heads, int64_t queries, int64_t keys, int head, int query,
 
 // The terms from one projected query row `q` [1, inner] at position `query` over every projected key.
 NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys, int heads, int kvHeads,
-                    double scale, bool causal, int head, int query, int key) {
+                    double scale, bool causal, int window, int head, int query, int key) {
+    auto hidden = [&](int64_t j) { return causal && (j > query || (window > 0 && j <= query - window)); };
     const int64_t hd = q.cols() / heads, m = keys.rows();
     const int64_t kc = static_cast<int64_t>(head / (heads / kvHeads)) * hd; // the key head's first column
     NeuronTerms t;
@@ -86,7 +91,7 @@ NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys,
     t.rowScores.resize(size_t(m));
     t.rowMax = -std::numeric_limits<double>::infinity();
     for (int64_t j = 0; j < m; ++j) {
-        if (causal && j > query) {
+        if (hidden(j)) {
             t.rowScores[size_t(j)] = -std::numeric_limits<double>::infinity();
             continue;
         }
@@ -96,7 +101,7 @@ NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys,
         t.rowScores[size_t(j)] = s * t.scale;
         t.rowMax = std::max(t.rowMax, t.rowScores[size_t(j)]);
     }
-    t.masked = causal && key > query;
+    t.masked = hidden(key);
     for (double s : t.rowScores)
         t.partition += std::exp(s - t.rowMax); // exp(-inf) = 0
     t.weight = t.masked ? 0.0 : std::exp(t.scaled - t.rowMax) / t.partition;
@@ -107,7 +112,8 @@ NeuronTerms termsOf(const Eigen::Ref<const RowMatrix>& q, const RowMatrix& keys,
 
 NeuronTerms neuronTerms(const ProjectedAttention& p, int head, int query, int key) {
     checkIndices(p.heads, p.queries.rows(), p.keys.rows(), head, query, key);
-    return termsOf(p.queries.row(query), p.keys, p.heads, p.kvHeads, p.scale, p.causal, head, query, key);
+    return termsOf(p.queries.row(query), p.keys, p.heads, p.kvHeads, p.scale, p.causal, p.window, head, query,
+                   key);
 }
 
 NeuronTerms neuronTerms(const AttentionInputs& inputs, int head, int query, int key) {
@@ -115,10 +121,12 @@ NeuronTerms neuronTerms(const AttentionInputs& inputs, int head, int query, int 
     checkIndices(inputs.attention->heads(), inputs.queryInput.rows(), inputs.keyInput.rows(), head, query,
                  key);
     // Only this query's row is projected.
-    AttentionInputs one{inputs.attention, inputs.queryInput.row(query), inputs.keyInput,   inputs.causal,
-                        inputs.rotary,    inputs.queryPosition + query, inputs.keyPosition};
+    AttentionInputs one = inputs;
+    one.queryInput = inputs.queryInput.row(query);
+    one.queryPosition = inputs.queryPosition + query;
     const ProjectedAttention p = projectAttention(one);
-    return termsOf(p.queries.row(0), p.keys, p.heads, p.kvHeads, p.scale, p.causal, head, query, key);
+    return termsOf(p.queries.row(0), p.keys, p.heads, p.kvHeads, p.scale, p.causal, p.window, head, query,
+                   key);
 }
 
 } // namespace attnlens

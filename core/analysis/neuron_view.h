@@ -45,6 +45,7 @@ struct ProjectedAttention {
     int heads = 1, kvHeads = 1; // query head h reads key head h / (heads / kvHeads)
     double scale = 0.0;         // the layer's score scale (0: head_dim^-0.5)
     bool causal = false;
+    int window = 0; // causal with a sliding window: keys j ≤ query − window hidden too
     int64_t headDim() const { return heads > 0 ? queries.cols() / heads : 0; }
 };
 ProjectedAttention projectAttention(const AttentionInputs& inputs);

@@ -12,12 +12,13 @@ namespace attnlens {
 
 namespace {
 
-const std::array<ModelFamily, 5> kFamilies = {{
+const std::array<ModelFamily, 6> kFamilies = {{
     {"Marian", {"marian"}, ModelKind::Marian},
     {"ViT", {"vit"}, ModelKind::Vit},
     {"diffusers UNet2DModel", {}, ModelKind::Diffusion},
     {"BERT", {"bert"}, ModelKind::Text},
     {"GPT-2", {"gpt2"}, ModelKind::Text},
+    {"Llama-style decoders", {"llama", "mistral", "qwen2", "qwen3", "gemma3_text"}, ModelKind::Text},
 }};
 
 struct KindRow {
@@ -60,13 +61,13 @@ std::string_view modelKindPurpose(ModelKind kind) {
 }
 
 std::string supportedFamilies() {
-    // Families of one kind next to each other are joined: "BERT and GPT-2 (text)".
+    // Families of one kind next to each other are joined: "BERT, GPT-2 and Llama-style decoders (text)".
     std::string out;
     for (size_t i = 0; i < kFamilies.size(); ++i) {
         const ModelFamily& f = kFamilies[i];
         const bool sameNext = i + 1 < kFamilies.size() && kFamilies[i + 1].kind == f.kind;
         const bool samePrevious = i > 0 && kFamilies[i - 1].kind == f.kind;
-        if (!out.empty()) out += samePrevious ? " and " : ", ";
+        if (!out.empty()) out += samePrevious && !sameNext ? " and " : ", ";
         out += f.name;
         if (!sameNext) out += " (" + std::string(modelKindPurpose(f.kind)) + ")";
     }
@@ -93,8 +94,11 @@ std::filesystem::path findWeightsFile(const std::filesystem::path& dir, const st
     std::error_code ec;
     const auto safetensors = dir / (stem + ".safetensors");
     if (std::filesystem::exists(safetensors, ec)) return safetensors;
+    if (const auto index = dir / (stem + ".safetensors.index.json"); std::filesystem::exists(index, ec))
+        return index;
     const std::string binName = (stem == "model" ? std::string("pytorch_model") : stem) + ".bin";
     if (std::filesystem::exists(dir / binName, ec)) return dir / binName;
+    if (const auto index = dir / (binName + ".index.json"); std::filesystem::exists(index, ec)) return index;
     throw Error("'" + dir.string() + "': " + stem + ".safetensors is missing (and so is " + binName + ")");
 }
 

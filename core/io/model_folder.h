@@ -11,7 +11,7 @@
 namespace attnlens {
 
 // Diffusion: a diffusers UNet2DModel or pipeline folder (core/diffusion/diffusion_model.h describes it).
-// Text: model_type "bert" or "gpt2" (core/models/text_folder.h).
+// Text: model_type "bert", "gpt2" or a Llama-style decoder (core/models/text_folder.h).
 enum class ModelKind { Marian, Vit, Diffusion, Text, Unknown };
 
 struct ModelFolderInfo {
@@ -46,12 +46,13 @@ std::string_view builtinModelName(ModelKind kind);
 // What a kind is for, in a few words: "translation", "vision", "diffusion", "text".
 std::string_view modelKindPurpose(ModelKind kind);
 
-// The families for messages: "Marian (translation), ViT (vision), diffusers UNet2DModel (diffusion), BERT and
-// GPT-2 (text)".
+// The families for messages: "Marian (translation), ViT (vision), diffusers UNet2DModel (diffusion), BERT,
+// GPT-2 and Llama-style decoders (text)".
 std::string supportedFamilies();
 
-// The checkpoint of a folder as transformers / diffusers choose it: `<stem>.safetensors` when it exists, else
-// `<stem>.bin` (a torch.save state dict). Throws attnlens::Error naming both when neither exists.
+// The checkpoint of a folder as transformers / diffusers choose it: `<stem>.safetensors`, its shards'
+// `<stem>.safetensors.index.json`, `<stem>.bin` (a torch.save state dict; "model" → pytorch_model.bin) or its
+// `.bin.index.json`, in that order (TensorFile::open reads each). Throws attnlens::Error when none exists.
 std::filesystem::path findWeightsFile(const std::filesystem::path& dir, const std::string& stem);
 
 // Checks that dir is a folder with config.json and a checkpoint (model.safetensors or pytorch_model.bin) and

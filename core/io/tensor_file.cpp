@@ -1,5 +1,6 @@
 #include "core/io/tensor_file.h"
 
+#include "core/io/json_file.h"
 #include "core/io/mapped_file.h"
 #include "core/io/safetensors.h"
 #include "core/io/torch_checkpoint.h"
@@ -7,6 +8,7 @@
 
 #include <cstring>
 #include <limits>
+#include <set>
 
 namespace attnlens {
 
@@ -119,6 +121,9 @@ bool TensorInfo::contiguous() const {
 }
 
 TensorFile TensorFile::open(const std::filesystem::path& path) {
+    if (const std::string name = path.filename().string();
+        name.size() > 11 && name.compare(name.size() - 11, 11, ".index.json") == 0)
+        return openSharded(path);
     auto mapping = MappedFile::map(path);
     if (startsWith(*mapping, "PK\x03\x04") || startsWith(*mapping, "PK\x05\x06"))
         return readTorchZip(path, std::move(mapping));
@@ -128,6 +133,49 @@ TensorFile TensorFile::open(const std::filesystem::path& path) {
                     ": a tar-format PyTorch checkpoint (PyTorch before 0.4) is not read; load it with "
                     "torch.load and save it again with torch.save");
     return readSafeTensors(path, std::move(mapping));
+}
+
+TensorFile TensorFile::openSharded(const std::filesystem::path& indexPath) {
+    const std::string where = quoted(indexPath);
+    const JsonConfig index(indexPath);
+    if (!index.has("weight_map") || !index.json()["weight_map"].is_object())
+        throw Error(where + ": not a sharded checkpoint's index (no weight_map object)");
+    std::map<std::string, std::set<std::string>> byShard; // shard file -> the tensors the index puts there
+    for (const auto& [name, shard] : index.json()["weight_map"].items()) {
+        if (!shard.is_string()) throw Error(where + ": weight_map['" + name + "'] is not a file name");
+        const std::string file = shard.get<std::string>();
+        if (file.empty() || file.find('/') != std::string::npos || file == "." || file == "..")
+            throw Error(where + ": weight_map['" + name + "'] names '" + file +
+                        "', not a file beside the index");
+        byShard[file].insert(name);
+    }
+    if (byShard.empty()) throw Error(where + ": the index names no tensors");
+    std::vector<Storage> storages;
+    std::vector<TensorInfo> tensors;
+    uint64_t bytes = 0;
+    Format format = Format::SafeTensors;
+    for (const auto& [file, names] : byShard) {
+        const auto path = indexPath.parent_path() / file;
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(path, ec))
+            throw Error(where + ": shard '" + file + "' is missing");
+        TensorFile shard = open(path);
+        format = shard.m_format;
+        bytes += shard.m_fileSize;
+        for (const std::string& name : names)
+            if (!shard.contains(name))
+                throw Error(where + ": the index puts '" + name + "' in '" + file +
+                            "', which does not hold it");
+        const size_t first = storages.size();
+        for (Storage& s : shard.m_storages)
+            storages.push_back(std::move(s));
+        for (TensorInfo& t : shard.m_tensors)
+            if (names.count(t.name)) { // a shard's extra tensors are not the checkpoint's
+                t.storage += first;
+                tensors.push_back(std::move(t));
+            }
+    }
+    return TensorFile(indexPath, format, bytes, std::move(storages), std::move(tensors));
 }
 
 TensorFile::TensorFile(std::filesystem::path path, Format format, uint64_t fileSize,

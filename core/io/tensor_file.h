@@ -48,9 +48,15 @@ public:
         std::shared_ptr<void> owner; // keeps `bytes` alive
     };
 
-    // Opens a safetensors file or a PyTorch checkpoint, told apart by their first bytes. Throws
+    // Opens a safetensors file or a PyTorch checkpoint, told apart by their first bytes (a file named
+    // *.index.json: the sharded checkpoint it indexes, as openSharded). Throws
     // attnlens::Error naming the file and the problem for anything else, or a file that is malformed.
     static TensorFile open(const std::filesystem::path& path);
+    // A checkpoint saved in shards (save_pretrained's `model.safetensors.index.json` or
+    // `pytorch_model.bin.index.json`): every shard the index's weight_map names, opened and seen as one file
+    // (tensors keep their shard's storage). Throws attnlens::Error naming the index and the problem: not an
+    // index, a missing shard, a tensor the index places in a shard that does not hold it, a name twice.
+    static TensorFile openSharded(const std::filesystem::path& indexPath);
 
     // For the format readers: validates every tensor against its storage (dtype, shape × strides inside the
     // storage, no overflow) and indexes them by name. Throws attnlens::Error naming `path` and the tensor.

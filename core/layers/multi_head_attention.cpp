@@ -145,11 +145,14 @@ RowMatrix MultiHeadAttention::forward(const RowMatrix& x, const RowMatrix& kv, c
     return attend(q, k, v, mask, probs, offHeads);
 }
 
-RowMatrix causalMask(int64_t n, int64_t offset) {
+RowMatrix causalMask(int64_t n, int64_t offset, int window) {
     RowMatrix mask = RowMatrix::Zero(n, offset + n); // [query, key]
-    for (int64_t i = 0; i < n; ++i)
+    for (int64_t i = 0; i < n; ++i) {
         for (int64_t j = offset + i + 1; j < offset + n; ++j)
             mask(i, j) = MultiHeadAttention::kMaskValue;
+        for (int64_t j = 0; window > 0 && j <= offset + i - window; ++j)
+            mask(i, j) = MultiHeadAttention::kMaskValue;
+    }
     return mask;
 }
 

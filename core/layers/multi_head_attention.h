@@ -111,6 +111,8 @@ private:
     QueryScale m_scaleAt = QueryScale::Query;
 };
 
+struct Norm; // core/layers/transformer_block.h
+
 // What one attention layer received, for inspecting single scores (analysis/neuron_view): the rows its
 // queries and keys are projected from, and the layer itself (which must outlive this; models are immutable).
 struct AttentionInputs {
@@ -122,10 +124,15 @@ struct AttentionInputs {
     // none), at the positions of their first rows.
     const RotaryEmbedding* rotary = nullptr;
     int64_t queryPosition = 0, keyPosition = 0;
+    // Per-head RMSNorm of the projected queries and keys before the rotation (Qwen3, Gemma 3), or nullptr.
+    const Norm* queryNorm = nullptr;
+    const Norm* keyNorm = nullptr;
+    int window = 0; // a sliding window (see causalMask), 0: none
 };
 
 // Causal additive mask for n queries at absolute positions [offset, offset + n) over offset + n keys:
-// key j > query position is kMaskValue, else 0.   -> [n, offset + n]
-RowMatrix causalMask(int64_t n, int64_t offset);
+// key j > query position p is kMaskValue, else 0; with a sliding window w > 0 also j ≤ p − w (a query sees
+// its w latest keys, itself included, as transformers' sliding_window).   -> [n, offset + n]
+RowMatrix causalMask(int64_t n, int64_t offset, int window = 0);
 
 } // namespace attnlens

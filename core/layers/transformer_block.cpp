@@ -3,6 +3,7 @@
 #include "core/util/error.h"
 
 #include <cmath>
+#include <map>
 
 namespace attnlens {
 
@@ -19,6 +20,16 @@ void Norm::apply(RowMatrix& x) const {
         else
             row.array() *= g.transpose().array();
     }
+}
+
+void Norm::applyPerHead(RowMatrix& x, int heads) const {
+    const int64_t d = x.cols() / heads;
+    if (d * heads != x.cols() || d != weight.numel())
+        throw Error("per-head norm: " + std::to_string(x.cols()) + " columns for " + std::to_string(heads) +
+                    " heads of " + std::to_string(weight.numel()));
+    RowMatrix rows = Eigen::Map<RowMatrix>(x.data(), x.rows() * heads, d);
+    apply(rows);
+    Eigen::Map<RowMatrix>(x.data(), x.rows() * heads, d) = rows;
 }
 
 RowMatrix Mlp::forward(const RowMatrix& x) const {
@@ -42,12 +53,20 @@ void Mlp::pack() {
 
 namespace {
 
-// One residual sub-layer: x = x + f(N(x)) (pre) or x = N(x + f(x)) (post).
-template <class F> void residual(RowMatrix& x, const Norm& norm, bool pre, F&& f) {
+// One residual sub-layer: x = x + f(N(x)) (pre; x + O(f(N(x))) with an output norm O) or x = N(x + f(x))
+// (post).
+template <class F>
+void residual(RowMatrix& x, const Norm& norm, bool pre, F&& f, const std::optional<Norm>& outNorm = {}) {
     if (pre) {
         RowMatrix normed = x;
         norm.apply(normed);
-        x += f(normed);
+        if (!outNorm) {
+            x += f(normed);
+            return;
+        }
+        RowMatrix y = f(normed);
+        outNorm->apply(y);
+        x += y;
     } else {
         x += f(x);
         norm.apply(x);
@@ -59,28 +78,43 @@ template <class F> void residual(RowMatrix& x, const Norm& norm, bool pre, F&& f
 void TransformerBlock::selfAttentionSublayer(RowMatrix& x, const BlockRun& run) const {
     const int64_t n = x.rows();
     const int64_t past = run.cache ? run.cache->length : 0;
-    residual(x, attentionNorm, placement == Placement::Pre, [&](const RowMatrix& input) {
-        if (run.probe)
-            *run.probe = {&attention, input, input, causal, rotary ? &*rotary : nullptr, past, past};
-        RowMatrix q, k, v;
-        attention.projectQuery(input, q);
-        attention.projectKeyValue(input, k, v);
-        if (rotary) {
-            rotary->apply(q, attention.heads(), past);
-            rotary->apply(k, attention.kvHeads(), past);
-        }
-        RowMatrix mask;
-        const RowMatrix* maskPtr = causal ? nullptr : run.mask; // one causal query sees every key before it
-        if (causal && n > 1) {
-            if (!run.mask) mask = causalMask(n, past);
-            maskPtr = run.mask ? run.mask : &mask;
-        }
-        if (!run.cache) return attention.attend(q, k, v, maskPtr, run.probs, run.offHeads);
-        run.cache->append(k, v);
-        const int64_t m = run.cache->length;
-        return attention.attend(q, run.cache->keys.topRows(m), run.cache->values.topRows(m), maskPtr,
-                                run.probs, run.offHeads);
-    });
+    residual(
+        x, attentionNorm, placement == Placement::Pre,
+        [&](const RowMatrix& input) {
+            if (run.probe)
+                *run.probe = {&attention,
+                              input,
+                              input,
+                              causal,
+                              rotary ? &*rotary : nullptr,
+                              past,
+                              past,
+                              queryNorm ? &*queryNorm : nullptr,
+                              keyNorm ? &*keyNorm : nullptr,
+                              window};
+            RowMatrix q, k, v;
+            attention.projectQuery(input, q);
+            attention.projectKeyValue(input, k, v);
+            if (queryNorm) queryNorm->applyPerHead(q, attention.heads());
+            if (keyNorm) keyNorm->applyPerHead(k, attention.kvHeads());
+            if (rotary) {
+                rotary->apply(q, attention.heads(), past);
+                rotary->apply(k, attention.kvHeads(), past);
+            }
+            RowMatrix mask;
+            // one causal query sees every key before it, unless a window hides the oldest
+            const RowMatrix* maskPtr = causal ? nullptr : run.mask;
+            if (causal && (n > 1 || (window > 0 && past + 1 > window))) {
+                if (!run.mask) mask = causalMask(n, past, window);
+                maskPtr = run.mask ? run.mask : &mask;
+            }
+            if (!run.cache) return attention.attend(q, k, v, maskPtr, run.probs, run.offHeads);
+            run.cache->append(k, v);
+            const int64_t m = run.cache->length;
+            return attention.attend(q, run.cache->keys.topRows(m), run.cache->values.topRows(m), maskPtr,
+                                    run.probs, run.offHeads);
+        },
+        attentionOutputNorm);
 }
 
 void TransformerBlock::crossSublayer(RowMatrix& x, const BlockRun& run) const {
@@ -96,8 +130,9 @@ void TransformerBlock::crossSublayer(RowMatrix& x, const BlockRun& run) const {
 }
 
 void TransformerBlock::mlpSublayer(RowMatrix& x) const {
-    residual(x, mlpNorm, placement == Placement::Pre,
-             [&](const RowMatrix& input) { return mlp.forward(input); });
+    residual(
+        x, mlpNorm, placement == Placement::Pre, [&](const RowMatrix& input) { return mlp.forward(input); },
+        mlpOutputNorm);
 }
 
 void TransformerBlock::forward(RowMatrix& x, const BlockRun& run) const {
@@ -109,7 +144,9 @@ void TransformerBlock::forward(RowMatrix& x, const BlockRun& run) const {
 void TransformerBlock::forwardBatch(RowMatrix& x, const std::vector<KvCache*>& caches,
                                     const std::vector<Tensor*>& selfProbs,
                                     const std::vector<Tensor*>& crossProbs, const BlockRun& shared) const {
-    if (rotary) throw Error("transformer: batched hypotheses through a rotary block are not supported");
+    if (rotary || queryNorm || window > 0 || attentionOutputNorm)
+        throw Error("transformer: batched hypotheses through a rotary, windowed or sandwich block are not "
+                    "supported");
     const Eigen::Index B = x.rows();
     if (static_cast<Eigen::Index>(caches.size()) != B || static_cast<Eigen::Index>(selfProbs.size()) != B ||
         (cross && static_cast<Eigen::Index>(crossProbs.size()) != B))
@@ -154,8 +191,7 @@ void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span
         throw Error("transformer: " + std::to_string(caches.size()) + " caches for " +
                     std::to_string(blocks.size()) + " layers");
     const int64_t past = caches.empty() ? 0 : caches.front().length;
-    RowMatrix mask; // one causal mask for every layer
-    if (x.rows() > 1 && !blocks.empty() && blocks.front().causal) mask = causalMask(x.rows(), past);
+    std::map<int, RowMatrix> masks; // one causal mask for every layer with the same window
     for (size_t l = 0; l < blocks.size(); ++l) {
         if (callbacks) callbacks->checkCancel();
         Tensor probs;
@@ -165,7 +201,13 @@ void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span
         run.probs = attentions.empty() ? nullptr : &probs;
         if (l < off.size()) run.offHeads = off[l];
         run.probe = probe && probeLayer == static_cast<int>(l) ? probe : nullptr;
-        run.mask = mask.size() ? &mask : nullptr;
+        const TransformerBlock& block = blocks[l];
+        if (block.causal && (x.rows() > 1 || (block.window > 0 && past + 1 > block.window))) {
+            auto it = masks.find(block.window);
+            if (it == masks.end())
+                it = masks.emplace(block.window, causalMask(x.rows(), past, block.window)).first;
+            run.mask = &it->second;
+        }
         blocks[l].forward(x, run);
     }
 }

@@ -6,6 +6,10 @@
 // (encoder–decoder models) between the self-attention and the MLP.
 //   pre:   x = x + Attn(N1(x));      [x = x + Cross(Nc(x), enc);]     x = x + Mlp(N2(x))   (GPT-2; Llama, …)
 //   post:  x = N1(x + Attn(x));      [x = Nc(x + Cross(x, enc));]     x = N2(x + Mlp(x))   (BERT; Marian)
+// A pre block may also normalise each sub-layer's output before the residual sum (Gemma's "sandwich":
+// x = x + O1(Attn(N1(x))), x = x + O2(Mlp(N2(x)))), normalise each head's query and key before the rotary
+// embedding (Qwen3, Gemma 3: q_norm / k_norm over head_dim) and attend within a sliding window (a query at
+// position p sees keys p − window < j ≤ p; Mistral, Gemma 3's local layers).
 // Families bind their weights into blocks and run them: BERT, GPT-2 (core/models/text_models), ViT and
 // Marian's encoder and decoder.
 //
@@ -32,6 +36,8 @@ struct Norm {
     float eps = 1e-5f;
     bool unitOffset = false;
     void apply(RowMatrix& x) const; // [n, D] in place
+    // x [n, heads · d] in place, each head's d values normalised on their own (q_norm / k_norm).
+    void applyPerHead(RowMatrix& x, int heads) const;
 };
 
 struct Mlp {
@@ -51,8 +57,8 @@ struct BlockRun {
     Tensor* probs = nullptr;  // [heads, n, m] capture (MultiHeadAttention's rules) or nullptr
     std::span<const int> offHeads = {}; // heads switched off (probabilities × 0)
     AttentionInputs* probe = nullptr;   // what the attention received (analysis/neuron_view)
-    // Additive [n, keys]: causal blocks: causalMask(n, past) made once for every layer, or nullptr (made
-    // here); bidirectional blocks: a padding mask, or nullptr.
+    // Additive [n, keys]: causal blocks: causalMask(n, past, window) made once for every layer with that
+    // window, or nullptr (made here); bidirectional blocks: a padding mask, or nullptr.
     const RowMatrix* mask = nullptr;
     // Cross-attention (blocks that have it): the other sequence's keys and values [S, D_kv] as this block's
     // cross-attention projected them (MultiHeadAttention::projectKeyValue, once per input), an additive mask
@@ -75,8 +81,11 @@ struct TransformerBlock {
     Norm attentionNorm, mlpNorm;
     MultiHeadAttention attention;
     std::optional<RotaryEmbedding> rotary;
+    std::optional<Norm> queryNorm, keyNorm;                 // per head, [head_dim] weights
+    std::optional<Norm> attentionOutputNorm, mlpOutputNorm; // pre blocks only (sandwich)
     Mlp mlp;
     bool causal = false;
+    int window = 0; // causal blocks: a sliding window of this many keys; 0: every key before
     std::optional<CrossAttention> cross;
 
     // x [n, D] in place: n tokens at positions (cache ? cache->length : 0) onwards.

@@ -1,6 +1,8 @@
 #include "core/models/text_folder.h"
 
 #include "core/io/json_file.h"
+#include "core/models/llama_model.h"
+#include "core/text/hf_tokenizer.h"
 #include "core/util/error.h"
 
 #include <algorithm>
@@ -23,13 +25,25 @@ void loadGpt2(TextFolder& f, const Callbacks& callbacks) {
     f.model = f.gpt2;
 }
 
+// Llama, Mistral, Qwen2/3, Gemma 3: the folder's tokenizer.json.
+void loadLlama(TextFolder& f, const Callbacks& callbacks) {
+    if (!HfTokenizer::present(f.dir))
+        throw Error(
+            "'" + f.dir.string() +
+            "': tokenizer.json is missing (a tokenizer.model alone — SentencePiece — is not read yet)");
+    f.tokenizer = HfTokenizer::load(f.dir);
+    f.model = LlamaModel::load(f.dir, callbacks);
+}
+
 // One row per text family: the model_type it reads and how its tokenizer and model load (the registry in
 // core/io/model_folder.h names the family for people).
 struct TextLoader {
     const char* modelType;
     void (*load)(TextFolder&, const Callbacks&);
 };
-constexpr TextLoader kLoaders[] = {{"bert", &loadBert}, {"gpt2", &loadGpt2}};
+constexpr TextLoader kLoaders[] = {{"bert", &loadBert},        {"gpt2", &loadGpt2},   {"llama", &loadLlama},
+                                   {"mistral", &loadLlama},    {"qwen2", &loadLlama}, {"qwen3", &loadLlama},
+                                   {"gemma3_text", &loadLlama}};
 
 std::string loaderTypes() {
     std::string out;
@@ -39,6 +53,21 @@ std::string loaderTypes() {
 }
 
 } // namespace
+
+std::shared_ptr<const TextTokenizer> loadTextTokenizer(const std::filesystem::path& dir) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) throw Error("'" + dir.string() + "': folder not found");
+    const std::string type = std::filesystem::exists(dir / "config.json", ec)
+                                 ? JsonConfig(dir / "config.json").value<std::string>("model_type", "")
+                                 : "";
+    if (type == "bert") return WordPieceTokenizer::load(dir);
+    if (type == "gpt2") return ByteBpeTokenizer::load(dir);
+    if (isLlamaModelType(type) || HfTokenizer::present(dir)) return HfTokenizer::load(dir);
+    if (std::filesystem::exists(dir / "vocab.txt", ec)) return WordPieceTokenizer::load(dir);
+    if (std::filesystem::exists(dir / "vocab.json", ec)) return ByteBpeTokenizer::load(dir);
+    throw Error("'" + dir.string() +
+                "': no tokenizer files (tokenizer.json, vocab.txt or vocab.json + merges.txt)");
+}
 
 bool isTextModelType(const std::string& modelType) {
     return std::any_of(std::begin(kLoaders), std::end(kLoaders),
@@ -110,6 +139,13 @@ int TextFolder::endOfTextId() const {
     if (!decoderOnly()) return -1;
     if (model->endOfTextId() >= 0) return model->endOfTextId();
     return tokenizer->endOfTextId();
+}
+
+bool TextFolder::isEndOfText(int id) const {
+    if (!decoderOnly() || id < 0) return false;
+    const std::vector<int> ids = model->endOfTextIds();
+    if (!ids.empty()) return std::find(ids.begin(), ids.end(), id) != ids.end();
+    return id == tokenizer->endOfTextId();
 }
 
 std::vector<TextCandidate> topCandidates(const float* logits, int64_t vocab, int k) {

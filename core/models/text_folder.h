@@ -1,7 +1,7 @@
 #pragma once
-// A text model folder (model_type "bert" or "gpt2") with its tokenizer, loaded together: what the Text page,
-// the CLI's `text` and `bench --text` run. BERT folders bring a WordPiece tokenizer, GPT-2 folders a
-// byte-level BPE one (core/text/text_tokenizers.h).
+// A text model folder (BERT, GPT-2, or a Llama-style decoder: core/models/llama_model.h) with its tokenizer,
+// loaded together: what the Text page, the CLI's `text` and `bench --text` run. BERT folders bring a
+// WordPiece tokenizer, GPT-2 folders a byte-level BPE one (core/text/text_tokenizers.h).
 //
 //   TextFolder f = loadTextFolder(dir);
 //   TextEncoding e = f.encode("The [MASK] sat.");     TextForward out = f.forward(e.ids);
@@ -19,7 +19,7 @@ namespace attnlens {
 
 struct TextFolder {
     std::filesystem::path dir;
-    std::string modelType; // "bert" or "gpt2"
+    std::string modelType; // "bert", "gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma3_text"
     std::shared_ptr<const TextModel>
         model; // the family's model behind the contract (core/models/text_models.h)
     std::shared_ptr<const BertModel> bert; // the same model as its family's class (its config), or nullptr
@@ -41,8 +41,13 @@ struct TextFolder {
     std::string tokenText(int id) const;
     // The ids of [MASK] in `ids` (BERT with a mask token; empty otherwise).
     std::vector<int> maskPositions(const std::vector<int>& ids) const;
-    int endOfTextId() const; // GPT-2's <|endoftext|> / eos_token_id; -1 when none
+    int endOfTextId() const;        // GPT-2's <|endoftext|> / eos_token_id; -1 when none
+    bool isEndOfText(int id) const; // any of the model's eos ids (or the tokenizer's end-of-text token)
 };
+
+// The tokenizer of a text folder without its weights (the CLI's `tokenize`): by config.json's model_type
+// when there is one, else by the files: tokenizer.json, vocab.txt (WordPiece), vocab.json + merges.txt.
+std::shared_ptr<const TextTokenizer> loadTextTokenizer(const std::filesystem::path& dir);
 
 // Throws attnlens::Error naming the folder: another model_type, missing tokenizer files, a bad checkpoint.
 TextFolder loadTextFolder(const std::filesystem::path& dir, const Callbacks& callbacks = {});

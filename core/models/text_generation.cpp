@@ -18,12 +18,11 @@ std::vector<int> greedyContinuation(const TextFolder& folder, RowMatrix logits, 
                                     const RunControls& run,
                                     const std::function<void(const TextStep&)>& onStep, StopAt stop) {
     std::vector<int> ids;
-    const int end = folder.endOfTextId();
     for (int i = 0; i < count && cache.length() < folder.maxPositions(); ++i) {
         TextStep step = greedyStep(folder, logits, cache, run);
         ids.push_back(step.id);
         if (onStep) onStep(step);
-        if (stop == StopAt::EndOfText && step.id == end) break;
+        if (stop == StopAt::EndOfText && folder.isEndOfText(step.id)) break;
         logits = std::move(step.forward.logits);
     }
     return ids;

@@ -1,9 +1,8 @@
 #include "core/models/text_models.h"
 
 #include "core/io/json_file.h"
-#include "core/io/model_folder.h"
-#include "core/io/tensor_file.h"
 #include "core/io/weight_binder.h"
+#include "core/models/text_model_util.h"
 #include "core/util/error.h"
 
 #include <cmath>
@@ -42,34 +41,6 @@ Tensor transposed(const Tensor& t) {
     return Tensor::fromMatrix(t.matrix().transpose());
 }
 
-// The checkpoint of a text folder and the prefix its tensors carry: `prefix` when it has prefix + probe, ""
-// when it has probe alone (a tensor every checkpoint of the family has); otherwise not this family's.
-std::pair<TensorFile, std::string> openCheckpoint(const std::filesystem::path& dir, const std::string& probe,
-                                                  const std::string& prefix, const std::string& family,
-                                                  const Callbacks& callbacks) {
-    callbacks.report(0.0, "reading the checkpoint");
-    TensorFile file = TensorFile::open(findWeightsFile(dir, "model"));
-    if (file.contains(prefix + probe)) return {std::move(file), prefix};
-    if (!file.contains(probe))
-        throw Error(quoted(file.path()) + ": not a " + family + " checkpoint (no " + probe +
-                    ", with or without '" + prefix + "')");
-    return {std::move(file), ""};
-}
-
-void checkIds(std::span<const int> ids, int vocab, const std::string& what) {
-    for (int id : ids)
-        if (id < 0 || id >= vocab)
-            throw Error(what + ": token id " + std::to_string(id) + " is outside the vocabulary of " +
-                        std::to_string(vocab));
-}
-
-// "the text is too long" past the model's positions (the one message the Text page and the CLI show).
-void checkLength(int64_t tokens, int64_t positions) {
-    if (tokens > positions)
-        throw Error("the text is too long: " + std::to_string(tokens) + " tokens, the model has " +
-                    std::to_string(positions) + " positions");
-}
-
 } // namespace
 
 TextForward TextModel::extend(std::span<const int>, TextCache&, bool, bool, const RunControls&) const {
@@ -106,7 +77,7 @@ std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& di
     m->m_dir = dir;
     m->m_config = c;
     const auto [file, p] =
-        openCheckpoint(dir, "embeddings.word_embeddings.weight", "bert.", "BERT", callbacks);
+        openTextCheckpoint(dir, "embeddings.word_embeddings.weight", "bert.", "BERT", callbacks);
     WeightBinder w(file);
     w.setCallbacks(&callbacks);
     const int64_t d = c.hiddenSize, inter = c.intermediateSize;
@@ -172,8 +143,8 @@ std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& di
 TextEmbeddingParts BertModel::embeddingParts(std::span<const int> ids) const {
     const BertConfig& c = m_config;
     const auto t = static_cast<int64_t>(ids.size());
-    checkLength(t, c.maxPositions);
-    checkIds(ids, c.vocabSize, "BERT");
+    checkTextLength(t, c.maxPositions);
+    checkTokenIds(ids, c.vocabSize, "BERT");
     const auto words = m_words.matrix(), positions = m_positions.matrix(), types = m_types.matrix();
     TextEmbeddingParts parts{RowMatrix(t, c.hiddenSize), RowMatrix(t, c.hiddenSize), {}};
     for (int64_t i = 0; i < t; ++i) {
@@ -189,7 +160,7 @@ TextForward BertModel::forward(std::span<const int> ids, bool logits, const RunC
     const BertConfig& c = m_config;
     const auto t = static_cast<int64_t>(ids.size());
     if (t == 0) throw Error("nothing to run: no tokens");
-    checkLength(t, c.maxPositions);
+    checkTextLength(t, c.maxPositions);
     RowMatrix x = std::move(embeddingParts(ids).input);
     TextForward out;
     if (run.captureAttention) out.attentions = Tensor({c.layers, c.heads, t, t});
@@ -240,7 +211,7 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& di
     auto m = std::make_shared<Gpt2Model>();
     m->m_dir = dir;
     m->m_config = c;
-    const auto [file, p] = openCheckpoint(dir, "wte.weight", "transformer.", "GPT-2", callbacks);
+    const auto [file, p] = openTextCheckpoint(dir, "wte.weight", "transformer.", "GPT-2", callbacks);
     WeightBinder w(file);
     w.setCallbacks(&callbacks);
     const int64_t d = c.embd, inner = c.inner;
@@ -313,9 +284,9 @@ TextForward Gpt2Model::extend(std::span<const int> ids, TextCache& cache, bool l
     const auto n = static_cast<int64_t>(ids.size());
     const int64_t past = cache.length();
     if (n == 0) throw Error("nothing to run: no tokens");
-    checkLength(past + n, c.positions);
+    checkTextLength(past + n, c.positions);
     if (cache.layers.size() != static_cast<size_t>(c.layers)) throw Error("GPT-2: a cache of another model");
-    checkIds(ids, c.vocabSize, "GPT-2");
+    checkTokenIds(ids, c.vocabSize, "GPT-2");
     const auto tokens = m_tokens.matrix(), positions = m_positions.matrix();
     RowMatrix x(n, c.embd);
     for (int64_t i = 0; i < n; ++i)
@@ -338,8 +309,8 @@ TextForward Gpt2Model::extend(std::span<const int> ids, TextCache& cache, bool l
 TextEmbeddingParts Gpt2Model::embeddingParts(std::span<const int> ids) const {
     const Gpt2Config& c = m_config;
     const auto n = static_cast<int64_t>(ids.size());
-    checkLength(n, c.positions);
-    checkIds(ids, c.vocabSize, "GPT-2");
+    checkTextLength(n, c.positions);
+    checkTokenIds(ids, c.vocabSize, "GPT-2");
     const auto tokens = m_tokens.matrix(), positions = m_positions.matrix();
     TextEmbeddingParts parts{RowMatrix(n, c.embd), positions.topRows(n), {}};
     for (int64_t i = 0; i < n; ++i)

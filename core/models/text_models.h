@@ -85,6 +85,10 @@ public:
     virtual int vocabSize() const = 0;
     virtual bool hasLmHead() const = 0;
     virtual int endOfTextId() const { return -1; } // from the config (eos_token_id); -1: none
+    // Every id that ends a generation (generation_config.json may list several; Llama 3 chat: two).
+    virtual std::vector<int> endOfTextIds() const {
+        return endOfTextId() >= 0 ? std::vector<int>{endOfTextId()} : std::vector<int>{};
+    }
     const std::filesystem::path& dir() const { return m_dir; }
 
 protected:

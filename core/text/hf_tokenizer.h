@@ -40,9 +40,9 @@ public:
     static std::shared_ptr<const HfTokenizer> load(const std::filesystem::path& dir);
     static bool present(const std::filesystem::path& dir); // the folder has a tokenizer.json
 
-    TextEncoding encode(std::string_view text) const override; // with the template's tokens (BOS, …)
-    TextEncoding encodePlain(std::string_view text) const;     // without them (add_special_tokens=False)
-    std::string decode(std::span<const int> ids) const;        // ids back to text (the decoder's rules)
+    TextEncoding encode(std::string_view text) const override;      // with the template's tokens (BOS, …)
+    TextEncoding encodePlain(std::string_view text) const override; // without them
+    std::string decode(std::span<const int> ids) const;             // ids back to text (the decoder's rules)
     // The model's vocabulary (added tokens past it, such as Gemma 3's image token, not counted).
     int vocabSize() const override { return m_modelVocab; }
     const std::string& token(int id) const override;

@@ -464,6 +464,17 @@ std::shared_ptr<const ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesy
     return tok;
 }
 
+TextEncoding TextTokenizer::encodePlain(std::string_view text) const {
+    TextEncoding e = encode(text);
+    size_t begin = 0, end = e.ids.size();
+    while (begin < end && framesText(e.ids[begin]))
+        ++begin;
+    while (end > begin && framesText(e.ids[end - 1]))
+        --end;
+    return {{e.tokens.begin() + std::ptrdiff_t(begin), e.tokens.begin() + std::ptrdiff_t(end)},
+            {e.ids.begin() + std::ptrdiff_t(begin), e.ids.begin() + std::ptrdiff_t(end)}};
+}
+
 const std::string& ByteBpeTokenizer::token(int id) const {
     static const std::string none;
     return id >= 0 && id < static_cast<int>(m_tokens.size()) ? m_tokens[static_cast<size_t>(id)] : none;

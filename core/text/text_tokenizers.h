@@ -44,6 +44,9 @@ public:
     // The text's tokens with the ones the family adds around it ([CLS] … [SEP]; a BOS where the family has
     // one).
     virtual TextEncoding encode(std::string_view text) const = 0;
+    // Without the tokens the family adds around a text (add_special_tokens=False): encode() less the leading
+    // and trailing ones framesText() names.
+    virtual TextEncoding encodePlain(std::string_view text) const;
     virtual int vocabSize() const = 0;
     virtual const std::string& token(int id) const = 0; // as the vocabulary names it; "" outside it
     // The text a token stands for, for display ("Ġworld" → " world"; WordPiece tokens as they are).

@@ -189,7 +189,7 @@ private slots:
         clitest::expectError(
             clitest::run(
                 {"heads", "--model", QStringLiteral(ATTNLENS_TEST_DATA "/marian/tiny-f32"), "--text", "x"}),
-            "--text needs a BERT or GPT-2 model");
+            "--text needs a text model (BERT, GPT-2, Llama-style)");
         clitest::expectError(clitest::run({"heads", "--src", "x", "--importance"}),
                              "--importance goes with --text");
     }

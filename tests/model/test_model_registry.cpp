@@ -29,7 +29,9 @@ private slots:
         QCOMPARE(familyOfModelType("bert")->name, std::string_view("BERT"));
         QCOMPARE(familyOfModelType("marian")->kind, ModelKind::Marian);
         QCOMPARE(familyOfModelType("vit")->kind, ModelKind::Vit);
-        QVERIFY(familyOfModelType("llama") == nullptr);
+        QCOMPARE(familyOfModelType("qwen3")->kind, ModelKind::Text);
+        QCOMPARE(familyOfModelType("gemma3_text"), familyOfModelType("llama"));
+        QVERIFY(familyOfModelType("mixtral") == nullptr);
         QVERIFY(familyOfModelType("") == nullptr);
         // Every model_type is read by one family only.
         std::set<std::string_view> seen;
@@ -38,8 +40,8 @@ private slots:
                 QVERIFY2(seen.insert(t).second, std::string(t).c_str());
         QCOMPARE(
             QString::fromStdString(supportedFamilies()),
-            QStringLiteral("Marian (translation), ViT (vision), diffusers UNet2DModel (diffusion), BERT and "
-                           "GPT-2 (text)"));
+            QStringLiteral("Marian (translation), ViT (vision), diffusers UNet2DModel (diffusion), BERT, "
+                           "GPT-2 and Llama-style decoders (text)"));
     }
 
     void builtinModels() {
@@ -60,10 +62,12 @@ private slots:
         QCOMPARE(detectModelKind(kData / "unet" / "cond-pipeline"), ModelKind::Diffusion);
         QTemporaryDir dir; // a model_type no family reads
         const std::filesystem::path d = dir.path().toStdString();
-        std::ofstream(d / "config.json") << R"({"model_type": "llama"})";
+        std::ofstream(d / "config.json") << R"({"model_type": "mixtral"})";
         std::ofstream(d / "model.safetensors") << "x";
         QCOMPARE(detectModelKind(d), ModelKind::Unknown);
-        QCOMPARE(inspectModelFolder(d).modelType, std::string("llama"));
+        QCOMPARE(inspectModelFolder(d).modelType, std::string("mixtral"));
+        QCOMPARE(detectModelKind(kData / "llm" / "qwen3-qknorm"), ModelKind::Text);
+        QCOMPARE(detectModelKind(kData / "llm" / "llama-sharded"), ModelKind::Text); // shards only
         QVERIFY_THROWS_EXCEPTION(Error, detectModelKind(d / "missing"));
     }
 };

@@ -62,7 +62,7 @@ std::shared_ptr<const TextRun> TextDocument::extendRun(const TextFolder& folder,
     if (!folder.decoderOnly()) throw Error("only decoder-only models generate");
     auto run = std::make_shared<TextRun>(previous);
     callbacks.checkCancel();
-    if (run->generated() > 0 && run->ids.back() == folder.endOfTextId()) return run; // the text has ended
+    if (run->generated() > 0 && folder.isEndOfText(run->ids.back())) return run; // the text has ended
     RunControls controls;
     controls.offHeads = previous.offHeads;
     controls.callbacks = &callbacks;

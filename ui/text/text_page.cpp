@@ -316,7 +316,8 @@ void TextPage::modelReady() {
 void TextPage::runText() {
     m_runWhenShown = false;
     if (!m_doc->hasModel()) {
-        showStatus(tr("No model loaded: open a BERT or GPT-2 folder with File → Open model…"), true);
+        showStatus(tr("No model loaded: open a BERT, GPT-2 or Llama-style folder with File → Open model…"),
+                   true);
         return;
     }
     const QString text = m_input->text();
@@ -513,7 +514,7 @@ void TextPage::exportTo(const QString& path) {
 }
 
 QString TextPage::viewTitle() const {
-    return tr("Text: attention inside BERT and GPT-2");
+    return tr("Text: attention inside BERT, GPT-2 and Llama-style LLMs");
 }
 
 QString TextPage::viewExplanation() const {

@@ -1,0 +1,90 @@
+#pragma once
+// LlamaModel: the decoder-only LLMs people download today, from untouched Hugging Face folders, with
+// transformers' semantics (modeling_llama / mistral / qwen2 / qwen3 / gemma3), every layer a
+// core/layers/TransformerBlock and every attention a MultiHeadAttention:
+//   model_type llama (Llama 2/3, TinyLlama, SmolLM), mistral, qwen2, qwen3, gemma3_text.
+//   - grouped-/multi-query attention (num_key_value_heads), an explicit head_dim (o_proj may be rectangular);
+//   - RoPE (rotate_half) with rope_theta and rope_scaling / rope_parameters of type default, linear or llama3
+//     (others refused by name); Gemma 3's local layers rotate with rope_local_base_freq;
+//   - RMSNorm (Gemma: · (1 + w)), SwiGLU / GeGLU, Qwen2's q/k/v bias (Llama's attention_bias, mlp_bias),
+//     Qwen3's and Gemma 3's per-head q_norm / k_norm, Gemma's √hidden embedding scale,
+//     query_pre_attn_scalar, its four norms per layer and final_logit_softcapping;
+//   - sliding windows: Mistral's sliding_window, Qwen2's use_sliding_window + max_window_layers, Gemma 3's
+//     layer_types / sliding_window_pattern (the window is part of the mask, so it shows in the maps);
+//   - tie_word_embeddings, eos ids from config.json and generation_config.json (a list allowed).
+// Weights from model.safetensors, its shards' index or pytorch_model.bin, F32/F16/BF16 (computed in float32).
+//
+//   auto m = LlamaModel::load(dir);   TextCache c = m->newCache();
+//   TextForward p = m->extend(promptIds, c, true, true, {});   // attention [L, H, n, n], H = query heads
+
+#include "core/models/text_models.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnlens {
+
+struct RopeSpec {
+    std::string type = "default"; // default, linear, llama3
+    float theta = 10000.0f;
+    float factor = 1.0f;
+    float lowFreqFactor = 1.0f, highFreqFactor = 4.0f; // llama3
+    int originalMaxPositions = 8192;                   // llama3
+};
+
+struct LlamaConfig {
+    std::string modelType;
+    int hiddenSize = 0, layers = 0, heads = 0, kvHeads = 0, headDim = 0, intermediateSize = 0,
+        maxPositions = 0, vocabSize = 0;
+    float rmsNormEps = 1e-6f;
+    Activation activation = Activation::Silu;
+    bool attentionBias = false, outputBias = false, mlpBias = false, qkNorm = false, tied = false;
+    bool gemma = false;        // (1 + w) norms, four norms per layer, √hidden embedding scale
+    float queryScale = 0.0f;   // what scores are multiplied by (head_dim^-0.5 unless the config says)
+    float finalSoftcap = 0.0f; // logits → c·tanh(logits / c); 0: none
+    std::vector<int> windows;  // per layer: the sliding window, 0: full attention
+    RopeSpec rope;             // full-attention layers
+    RopeSpec localRope;        // sliding layers (Gemma 3: rope_local_base_freq; others: = rope)
+    std::vector<int> eosIds;
+    int bosId = -1;
+};
+
+// Reads config.json (and generation_config.json's eos/bos when present). Throws attnlens::Error naming the
+// file and the field for what is not implemented (MoE, an unknown rope type, attention softcapping, …).
+LlamaConfig readLlamaConfig(const std::filesystem::path& dir);
+bool isLlamaModelType(const std::string& modelType);
+// θ of a rope (core/layers/rotary.h) for a head of rotaryDim dimensions.
+std::vector<float> ropeInverseFrequencies(const RopeSpec& rope, int rotaryDim);
+
+class LlamaModel : public TextModel {
+public:
+    static std::shared_ptr<const LlamaModel> load(const std::filesystem::path& dir,
+                                                  const Callbacks& callbacks = {});
+    TextForward extend(std::span<const int> ids, TextCache& cache, bool logits, bool lastOnly,
+                       const RunControls& run) const override;
+    TextForward forward(std::span<const int> ids, bool logits = true,
+                        const RunControls& run = {}) const override;
+    TextEmbeddingParts embeddingParts(std::span<const int> ids) const override;
+    const LlamaConfig& config() const { return m_config; }
+    bool decoderOnly() const override { return true; }
+    int layers() const override { return m_config.layers; }
+    int heads() const override { return m_config.heads; }
+    int kvHeads() const { return m_config.kvHeads; }
+    int maxPositions() const override { return m_config.maxPositions; }
+    int vocabSize() const override { return m_config.vocabSize; }
+    bool hasLmHead() const override { return true; }
+    int endOfTextId() const override { return m_config.eosIds.empty() ? -1 : m_config.eosIds.front(); }
+    std::vector<int> endOfTextIds() const override { return m_config.eosIds; }
+
+private:
+    LlamaConfig m_config;
+    Tensor m_tokens;
+    float m_embeddingScale = 1.0f;
+    std::vector<TransformerBlock> m_layers;
+    Norm m_finalNorm;
+    LinearWeights m_head;
+};
+
+} // namespace attnlens

@@ -1,0 +1,33 @@
+#include "core/models/text_model_util.h"
+
+#include "core/io/model_folder.h"
+#include "core/util/error.h"
+
+namespace attnlens {
+
+std::pair<TensorFile, std::string> openTextCheckpoint(const std::filesystem::path& dir,
+                                                      const std::string& probe, const std::string& prefix,
+                                                      const std::string& family, const Callbacks& callbacks) {
+    callbacks.report(0.0, "reading the checkpoint");
+    TensorFile file = TensorFile::open(findWeightsFile(dir, "model"));
+    if (file.contains(prefix + probe)) return {std::move(file), prefix};
+    if (!file.contains(probe))
+        throw Error("'" + file.path().string() + "': not a " + family + " checkpoint (no " + probe +
+                    ", with or without '" + prefix + "')");
+    return {std::move(file), ""};
+}
+
+void checkTokenIds(std::span<const int> ids, int vocab, const std::string& what) {
+    for (int id : ids)
+        if (id < 0 || id >= vocab)
+            throw Error(what + ": token id " + std::to_string(id) + " is outside the vocabulary of " +
+                        std::to_string(vocab));
+}
+
+void checkTextLength(int64_t tokens, int64_t positions) {
+    if (tokens > positions)
+        throw Error("the text is too long: " + std::to_string(tokens) + " tokens, the model has " +
+                    std::to_string(positions) + " positions");
+}
+
+} // namespace attnlens

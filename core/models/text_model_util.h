@@ -1,0 +1,29 @@
+#pragma once
+// What every text family's loader and forward share (core/models/text_models.cpp, llama_model.cpp): the
+// checkpoint with its name prefix, and the checks on ids and lengths that give the Text page and the CLI one
+// message each.
+
+#include "core/io/tensor_file.h"
+#include "core/util/callbacks.h"
+
+#include <filesystem>
+#include <span>
+#include <string>
+#include <utility>
+
+namespace attnlens {
+
+// The checkpoint of a text folder (single file or shards) and the prefix its tensors carry: `prefix` when it
+// has prefix + probe, "" when it has probe alone (a tensor every checkpoint of the family has); otherwise
+// not this family's (attnlens::Error naming the file, the family and the probe).
+std::pair<TensorFile, std::string> openTextCheckpoint(const std::filesystem::path& dir,
+                                                      const std::string& probe, const std::string& prefix,
+                                                      const std::string& family, const Callbacks& callbacks);
+
+// "<what>: token id N is outside the vocabulary of V".
+void checkTokenIds(std::span<const int> ids, int vocab, const std::string& what);
+
+// "the text is too long: N tokens, the model has P positions" past the model's positions.
+void checkTextLength(int64_t tokens, int64_t positions);
+
+} // namespace attnlens
