@@ -71,7 +71,10 @@ public:
     bool decoderOnly() const override { return true; }
     int layers() const override { return m_config.layers; }
     int heads() const override { return m_config.heads; }
-    int kvHeads() const { return m_config.kvHeads; }
+    int kvHeads() const override { return m_config.kvHeads; }
+    int slidingWindow(int layer) const override {
+        return layer >= 0 && layer < m_config.layers ? m_config.windows[size_t(layer)] : 0;
+    }
     int maxPositions() const override { return m_config.maxPositions; }
     int vocabSize() const override { return m_config.vocabSize; }
     bool hasLmHead() const override { return true; }

@@ -81,6 +81,13 @@ public:
     TextCache newCache() const { return TextCache{std::vector<KvCache>(static_cast<size_t>(layers()))}; }
     virtual int layers() const = 0;
     virtual int heads() const = 0;
+    // Key/value heads (grouped-query attention: query head h reads kv head h / (heads / kvHeads)).
+    virtual int kvHeads() const { return heads(); }
+    // Layer l's sliding window (a query sees its `window` latest keys), 0: every key before it.
+    virtual int slidingWindow(int layer) const {
+        (void)layer;
+        return 0;
+    }
     virtual int maxPositions() const = 0;
     virtual int vocabSize() const = 0;
     virtual bool hasLmHead() const = 0;

@@ -308,7 +308,39 @@ def worker(tag, names):
             print(f"  {name} {s}")
 
 
+# Folders that also get a tokenizer.json, so that they open as text folders (Text page, `attnlens-cli text`):
+# a byte-level BPE without merges whose 256 tokens are the bytes (id = byte value, GPT-2's printable
+# stand-ins), Split by Llama 3's pattern, no BOS template (the goldens' ids start with 1 themselves).
+TOKENIZED = ("llama-gqa", "gemma3")
+LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+                r"\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def write_byte_tokenizer(folder):
+    keep = [b for b in range(256) if 33 <= b <= 126 or 161 <= b <= 172 or 174 <= b <= 255]
+    stand_in, extra = {}, 0
+    for b in range(256):
+        stand_in[b] = chr(b) if b in keep else chr(256 + extra)
+        extra += b not in keep
+    tok = {"version": "1.0", "added_tokens": [], "normalizer": None,
+           "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+               {"type": "Split", "pattern": {"Regex": LLAMA3_SPLIT}, "behavior": "Isolated", "invert": False},
+               {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
+           "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
+           "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+           "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                     "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": True,
+                     "vocab": {stand_in[b]: b for b in range(256)}, "merges": []}}
+    with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(tok, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+
+
 def main(argv):
+    if argv[:1] == ["--tokenizers"]:  # only the tokenizer.json files
+        for n in TOKENIZED:
+            write_byte_tokenizer(os.path.join(OUT, n))
+        return
     if argv[:1] == ["--worker"]:
         return worker(argv[1], argv[2:])
     src = os.environ.get("TRANSFORMERS_SRC", "/tmp/llmgold")
@@ -332,6 +364,9 @@ def main(argv):
             todo = [n for n in names if FIXTURES[n][0] == tag]
             subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", tag] + todo, env=env,
                            check=True)
+        for n in TOKENIZED:
+            if n in names:
+                write_byte_tokenizer(os.path.join(OUT, n))
     finally:
         shutil.rmtree(stubs)
 

@@ -95,11 +95,33 @@ void TextDocument::setModel(std::shared_ptr<const TextFolder> folder) {
 
 QString TextDocument::modelDescription() const {
     if (!m_folder) return tr("no model");
-    return tr("%1 · %2 · %3 layers × %4 heads")
-        .arg(QFileInfo(QString::fromStdString(m_folder->dir.string())).fileName(),
-             QString::fromStdString(m_folder->modelType))
-        .arg(m_folder->layers())
-        .arg(m_folder->heads());
+    QString text = tr("%1 · %2 · %3 layers × %4 heads")
+                       .arg(QFileInfo(QString::fromStdString(m_folder->dir.string())).fileName(),
+                            QString::fromStdString(m_folder->modelType))
+                       .arg(m_folder->layers())
+                       .arg(m_folder->heads());
+    // Grouped-query attention: the key/value heads the query heads share.
+    if (const int kv = m_folder->model->kvHeads(); kv != m_folder->heads()) text += tr(" / %1 KV").arg(kv);
+    return text;
+}
+
+QString TextDocument::modelDetails() const {
+    if (!m_folder) return {};
+    QString text = modelDescription();
+    if (const int kv = m_folder->model->kvHeads(); kv != m_folder->heads())
+        text += "\n" + tr("Grouped-query attention: %1 key/value heads, each read by %2 query heads in order "
+                          "(query head h reads KV head h / %2)")
+                           .arg(kv)
+                           .arg(m_folder->heads() / kv);
+    int windowed = 0, window = 0;
+    for (int l = 0; l < m_folder->layers(); ++l)
+        if (const int w = m_folder->model->slidingWindow(l); w > 0) ++windowed, window = w;
+    if (windowed > 0)
+        text += "\n" + tr("Sliding window of %1 tokens in %2 of %3 layers (a query sees its %1 latest keys)")
+                           .arg(window)
+                           .arg(windowed)
+                           .arg(m_folder->layers());
+    return text;
 }
 
 void TextDocument::setRun(std::shared_ptr<const TextRun> run) {

@@ -50,7 +50,8 @@ public:
     void setModel(std::shared_ptr<const TextFolder> folder);
     const std::shared_ptr<const TextFolder>& model() const { return m_folder; }
     bool hasModel() const { return m_folder != nullptr; }
-    QString modelDescription() const;
+    QString modelDescription() const; // one line: folder, type, layers × heads (/ KV heads)
+    QString modelDetails() const;     // the tooltip: that and grouped-query attention, sliding windows
 
     void setRun(std::shared_ptr<const TextRun> run); // shows its last step
     const std::shared_ptr<const TextRun>& run() const { return m_run; }

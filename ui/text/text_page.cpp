@@ -419,6 +419,7 @@ void TextPage::syncControls() {
     m_playback->setVisible(decoder);
     m_run->setText(decoder ? tr("Generate") : tr("Run"));
     m_modelLabel->setText(m_doc->modelDescription());
+    m_modelLabel->setToolTip(m_doc->modelDetails());
     const QSignalBlocker b1(m_layer), b2(m_head);
     m_layer->setRange(0, folder ? folder->layers() - 1 : 0);
     m_layer->setValue(m_doc->layer());

@@ -1,0 +1,102 @@
+// attnlens-cli on Llama-style folders (tests/data/llm) and real tokenizer files: `text --json` carries the
+// engine's attention [L][H][T][T] (H = query heads) and logits, `--generate` the greedy ids; `tokenize`
+// prints one token a line and writes {"ids", "tokens"} equal to Hugging Face's Rust library (the Mistral
+// golden), from a folder that holds only tokenizer files; bad folders exit 2 with one "error:" line.
+
+#include "core/io/json_file.h"
+#include "core/models/llama_model.h"
+#include "core/models/text_folder.h"
+#include "support/cli_run.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace attnlens;
+
+namespace {
+
+const QString kLlm = QStringLiteral(ATTNLENS_TEST_DATA "/llm");
+
+} // namespace
+
+class TestCliLlm : public QObject {
+    Q_OBJECT
+private slots:
+    void textJsonIsTheEngines() {
+        QTemporaryDir tmp;
+        const QString out = tmp.filePath("run.json");
+        const auto r = clitest::run({"text", "--model", kLlm + "/llama-gqa", "--generate", "5", "--logits",
+                                     "--json", out, "Hi there"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const Json j = readJsonFile(out.toStdString());
+        QCOMPARE(j["model_type"].get<std::string>(), std::string("llama"));
+        const auto ids = j["ids"].get<std::vector<int>>();
+        const auto folder = loadTextFolder((kLlm + "/llama-gqa").toStdString());
+        QCOMPARE(ids, folder.encode("Hi there").ids);
+        const TextForward f = folder.forward(ids);
+        QCOMPARE(j["attentions"].size(), size_t(2));
+        QCOMPARE(j["attentions"][0].size(), size_t(8)); // query heads
+        QVERIFY(std::abs(j["attentions"][1][5][3][2].get<double>() - f.attentions.at({1, 5, 3, 2})) < 1e-6);
+        QVERIFY(std::abs(j["logits"][2][7].get<double>() - f.logits(2, 7)) < 1e-5);
+        // greedy through the cache == argmax of one pass over everything before
+        std::vector<int> all = ids;
+        for (int g : j["generated_ids"].get<std::vector<int>>()) {
+            const TextForward step = folder.forward(all);
+            Eigen::Index best = 0;
+            step.logits.row(step.logits.rows() - 1).maxCoeff(&best);
+            QCOMPARE(g, static_cast<int>(best));
+            all.push_back(g);
+        }
+        QCOMPARE(j["generated_ids"].size(), size_t(5)); // this model's eos ids (2, 3) do not come up here
+    }
+
+    void tokenizeRealFiles() {
+        QTemporaryDir tmp;
+        const QString out = tmp.filePath("ids.json");
+        const Json golden = readJsonFile(std::string(ATTNLENS_TEST_DATA) + "/tokenizers/mistral/golden.json");
+        const Json& c = golden["cases"][3];
+        const auto r =
+            clitest::run({"tokenize", "--model", QStringLiteral(ATTNLENS_TOKENIZERS_DIR "/mistral"), "--json",
+                          out, QString::fromStdString(c["text"].get<std::string>())});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const Json j = readJsonFile(out.toStdString());
+        QCOMPARE(j["ids"].get<std::vector<int>>(), c["ids"].get<std::vector<int>>());
+        QCOMPARE(r.out.trimmed().split('\n').size(), qsizetype(c["ids"].size()));
+        QCOMPARE(r.out.split('\n').front(), QString("<s>"));
+        const auto plain = clitest::run({"tokenize", "--plain", "--model",
+                                         QStringLiteral(ATTNLENS_TOKENIZERS_DIR "/mistral"), "--json", out,
+                                         QString::fromStdString(c["text"].get<std::string>())});
+        QCOMPARE(readJsonFile(out.toStdString())["ids"].get<std::vector<int>>(),
+                 c["ids_no_special"].get<std::vector<int>>());
+        QVERIFY(plain.exitCode == 0);
+    }
+
+    void badFolders() {
+        QTemporaryDir tmp;
+        const std::filesystem::path dir = tmp.path().toStdString();
+        for (const auto& e : std::filesystem::directory_iterator((kLlm + "/llama-gqa").toStdString()))
+            if (e.path().filename() != "tokenizer.json")
+                std::filesystem::copy(e.path(), dir / e.path().filename());
+        clitest::expectError(clitest::run({"text", "--model", tmp.path(), "x"}), "tokenizer.json is missing");
+        clitest::expectError(clitest::run({"tokenize", "--model", tmp.path() + "/none", "x"}),
+                             "folder not found");
+        clitest::expectError(clitest::run({"tokenize", "x"}), "--model DIR is required");
+        // A truncated shard: one message naming the file.
+        QTemporaryDir sharded;
+        const std::filesystem::path s = sharded.path().toStdString();
+        for (const auto& e : std::filesystem::directory_iterator((kLlm + "/llama-sharded").toStdString()))
+            std::filesystem::copy(e.path(), s / e.path().filename());
+        std::filesystem::copy((kLlm + "/llama-gqa/tokenizer.json").toStdString(), s / "tokenizer.json");
+        const Json index = readJsonFile(s / "model.safetensors.index.json");
+        const auto shard = s / index["weight_map"].begin().value().get<std::string>();
+        std::filesystem::resize_file(shard, std::filesystem::file_size(shard) / 2);
+        clitest::expectError(clitest::run({"text", "--model", sharded.path(), "x"}),
+                             QString::fromStdString(shard.filename().string()));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliLlm)
+#include "test_cli_llm.moc"

@@ -1,0 +1,82 @@
+// The Text page on Llama-layout folders (tests/data/llm: tiny checkpoints written by transformers'
+// save_pretrained, with a byte-level tokenizer.json): generation stepped through the KV cache with every head
+// captured equal to the engine's one pass, greedy ids equal the model's, grouped-query attention and sliding
+// windows named in the model line and its tooltip, the window visible in the matrix.
+#include "core/models/llama_model.h"
+#include "core/models/text_folder.h"
+#include "support/text_pages.h"
+#include "support/waits.h"
+#include "ui/text/text_document.h"
+#include "ui/text/text_page.h"
+#include "ui/widgets/heatmap_view.h"
+
+#include <QLabel>
+#include <QtTest>
+
+using namespace attnlens;
+using namespace attnlens::ui;
+using texttest::idle;
+
+namespace {
+
+const QString kLlm = QStringLiteral(ATTNLENS_TEST_DATA "/llm");
+
+int argmax(const RowMatrix& logits) {
+    Eigen::Index best = 0;
+    logits.row(logits.rows() - 1).maxCoeff(&best);
+    return static_cast<int>(best);
+}
+
+} // namespace
+
+class TestTextPageLlm : public QObject {
+    Q_OBJECT
+private slots:
+    void llamaGenerationSteps() {
+        TextPage page(nullptr, kLlm + "/llama-gqa");
+        WAIT_UNTIL(idle(page) && page.document()->hasModel());
+        QVERIFY(page.document()->modelDescription().endsWith("8 heads / 2 KV"));
+        QVERIFY(page.document()->modelDetails().contains("2 key/value heads, each read by 4 query heads"));
+        page.setText(QStringLiteral("The cat sat."));
+        page.setNewTokens(4);
+        page.runText();
+        WAIT_UNTIL(idle(page) && page.document()->run() && page.document()->run()->generated() == 4);
+        const auto& run = *page.document()->run();
+        const int p = run.promptLength;
+        QCOMPARE(page.matrixView()->matrix().rows(), Eigen::Index(p + 4));
+        // The rows the page captured step by step are those of one pass over all the ids.
+        const auto folder = loadTextFolder((kLlm + "/llama-gqa").toStdString());
+        const TextForward full = folder.forward(run.ids);
+        for (int head : {0, 5}) {
+            const RowMatrix mine = page.document()->tokenMatrix(1, head);
+            QVERIFY(((mine - RowMatrix(full.attentions.slice2d({1, head}))).array().abs().maxCoeff()) <
+                    5e-5f);
+        }
+        // Greedy: each generated id is the argmax of the pass over the ids before it.
+        for (int s = 0; s < 4; ++s) {
+            const std::vector<int> before(run.ids.begin(), run.ids.begin() + p + s);
+            QCOMPARE(run.ids[size_t(p + s)], argmax(folder.forward(before).logits));
+        }
+    }
+
+    void slidingWindowShown() {
+        TextPage page(nullptr, kLlm + "/gemma3");
+        WAIT_UNTIL(idle(page) && page.document()->hasModel());
+        QVERIFY(page.document()->modelDetails().contains("Sliding window of 4 tokens in 2 of 3 layers"));
+        page.setText(QStringLiteral("Hello there, world"));
+        page.setNewTokens(0);
+        page.runText();
+        WAIT_UNTIL(idle(page) && page.document()->run());
+        const RowMatrix local = page.document()->tokenMatrix(0, 1); // a sliding layer: a band of 4
+        const RowMatrix global = page.document()->tokenMatrix(2, 1);
+        QVERIFY(local.rows() > 8);
+        for (Eigen::Index i = 0; i < local.rows(); ++i)
+            for (Eigen::Index j = 0; j < local.cols(); ++j) {
+                QCOMPARE(local(i, j) > 0.0f, j <= i && j > i - 4);
+                QCOMPARE(global(i, j) > 0.0f, j <= i);
+            }
+    }
+};
+
+QTEST_MAIN(TestTextPageLlm)
+#include "test_text_page_llm.moc"
