@@ -6,6 +6,7 @@
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/io/safetensors.h"
+#include "core/models/llama_model.h"
 #include "core/registry/model_registry.h"
 
 #include <iomanip>
@@ -158,7 +159,10 @@ Json configSizes(const attnlens::JsonConfig& config) {
                                   "n_embd",
                                   "n_layer",
                                   "n_head",
-                                  "n_positions"};
+                                  "n_positions",
+                                  "num_key_value_heads",
+                                  "head_dim",
+                                  "sliding_window"};
     Json sizes = Json::object();
     for (const char* key : kKeys)
         if (config.has(key)) sizes[key] = config.json()[key];
@@ -167,13 +171,64 @@ Json configSizes(const attnlens::JsonConfig& config) {
     return sizes;
 }
 
+// A Llama-style decoder's attention as the engine reads its config: query and key/value heads, head_dim, the
+// rope, the sliding windows, tied embeddings, eos ids (null for other folders).
+Json llamaAttention(const std::filesystem::path& dir, const std::string& modelType) {
+    if (!attnlens::isLlamaModelType(modelType)) return nullptr;
+    attnlens::LlamaConfig c;
+    try {
+        c = attnlens::readLlamaConfig(dir);
+    } catch (const attnlens::Error& e) { // inspect describes what it cannot open too
+        return {{"not_supported", e.what()}};
+    }
+    std::vector<int> windowed;
+    int window = 0;
+    for (size_t l = 0; l < c.windows.size(); ++l)
+        if (c.windows[l] > 0) windowed.push_back(static_cast<int>(l)), window = c.windows[l];
+    Json rope = {{"type", c.rope.type}, {"theta", c.rope.theta}, {"factor", c.rope.factor}};
+    if (!windowed.empty() && c.localRope.theta != c.rope.theta) rope["local_theta"] = c.localRope.theta;
+    return {{"query_heads", c.heads},    {"kv_heads", c.kvHeads},
+            {"head_dim", c.headDim},     {"rope", rope},
+            {"sliding_window", window},  {"windowed_layers", windowed},
+            {"tied_embeddings", c.tied}, {"eos_ids", c.eosIds},
+            {"qk_norm", c.qkNorm},       {"score_scale", c.queryScale}};
+}
+
+void printLlamaAttention(const Json& a) {
+    if (a.contains("not_supported")) {
+        std::cout << "attention:    not opened: " << a["not_supported"].get<std::string>() << "\n";
+        return;
+    }
+    const int q = a["query_heads"], kv = a["kv_heads"];
+    std::cout << "attention:    " << q << " query heads, " << kv << " key/value head" << (kv == 1 ? "" : "s")
+              << (kv == q   ? " (multi-head)"
+                  : kv == 1 ? " (multi-query)"
+                            : " (grouped-query)")
+              << ", head_dim " << a["head_dim"].get<int>() << (a["qk_norm"].get<bool>() ? ", q/k norm" : "")
+              << "\n"
+              << "rope:         " << a["rope"]["type"].get<std::string>() << ", theta "
+              << a["rope"]["theta"].dump();
+    if (a["rope"].contains("local_theta"))
+        std::cout << " (sliding layers " << a["rope"]["local_theta"].dump() << ")";
+    if (a["rope"]["factor"].get<double>() != 1.0) std::cout << ", factor " << a["rope"]["factor"].dump();
+    std::cout << "\nwindow:       ";
+    if (a["windowed_layers"].empty())
+        std::cout << "none (every layer attends to all earlier tokens)";
+    else
+        std::cout << a["sliding_window"].get<int>() << " tokens in layers " << a["windowed_layers"].dump();
+    std::cout << "\nembeddings:   "
+              << (a["tied_embeddings"].get<bool>() ? "tied to the LM head" : "own LM head") << "; eos "
+              << a["eos_ids"].dump() << "\n";
+}
+
 // The files of a model folder that the loaders read (or a person looks for), those present.
 Json presentFiles(const std::filesystem::path& dir) {
     Json files = Json::array();
     for (const char* f :
          {"config.json", "generation_config.json", "preprocessor_config.json", "model.safetensors",
-          "pytorch_model.bin", "source.spm", "target.spm", "vocab.json", "vocab.txt", "merges.txt",
-          "tokenizer.json", "tokenizer_config.json", "README.md"}) {
+          "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json", "source.spm",
+          "target.spm", "vocab.json", "vocab.txt", "merges.txt", "tokenizer.json", "tokenizer_config.json",
+          "README.md"}) {
         std::error_code ec;
         if (std::filesystem::exists(dir / f, ec)) files.push_back(f);
     }
@@ -199,6 +254,7 @@ int runInspect(const std::vector<std::string>& argv) {
         architecture = config.json()["architectures"][0].get<std::string>();
     const Json sizes = configSizes(config);
     const Json files = presentFiles(folder.dir);
+    const Json attention = llamaAttention(folder.dir, folder.modelType);
 
     Json out = {{"model", folder.dir.string()},
                 {"model_type", folder.modelType},
@@ -212,6 +268,7 @@ int runInspect(const std::vector<std::string>& argv) {
                 {"weights_format", std::string(attnlens::TensorFile::formatName(weights.format()))},
                 {"sizes", sizes},
                 {"files", files},
+                {"attention", attention},
                 {"metadata", weights.metadata()},
                 {"config", config.json()}};
     if (const auto path = args.value("--json")) attnlens::writeJsonFile(*path, out, 1);
@@ -226,6 +283,7 @@ int runInspect(const std::vector<std::string>& argv) {
               << "parameters:   " << parameters << " (" << humanCount(parameters) << ")\n"
               << "dtype:        ";
     printWeights(dtypeCounts, weights);
+    if (!attention.is_null()) printLlamaAttention(attention);
     for (const auto& [key, value] : sizes.items())
         std::cout << "  " << std::left << std::setw(24) << key << value.dump() << "\n";
     std::cout << "files:        ";

@@ -74,6 +74,33 @@ private slots:
         QVERIFY(plain.exitCode == 0);
     }
 
+    // inspect says what the engine reads: GQA, head_dim, rope, windows, tied; a folder it cannot open is
+    // still described, with the reason.
+    void inspectAndBench() {
+        QTemporaryDir tmp;
+        const auto r =
+            clitest::run({"inspect", "--model", kLlm + "/gemma3", "--json", tmp.filePath("i.json")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY(r.out.contains("4 query heads, 1 key/value head (multi-query), head_dim 32, q/k norm"));
+        QVERIFY(r.out.contains("window:       4 tokens in layers [0,1]"));
+        const Json a = readJsonFile(tmp.filePath("i.json").toStdString())["attention"];
+        QCOMPARE(a["kv_heads"].get<int>(), 1);
+        QCOMPARE(a["rope"]["local_theta"].get<double>(), 10000.0);
+        QVERIFY(a["tied_embeddings"].get<bool>());
+        const auto sharded = clitest::run({"inspect", "--model", kLlm + "/llama-sharded"});
+        QVERIFY(sharded.out.contains("model.safetensors.index.json") &&
+                sharded.out.contains("(grouped-query)"));
+        const auto dynamic = clitest::run({"inspect", "--model", kLlm + "/llama-dynamic"});
+        QVERIFY(dynamic.exitCode == 0 && dynamic.out.contains("not opened:") &&
+                dynamic.out.contains("'dynamic'"));
+        const auto bench = clitest::run({"bench", "--model", kLlm + "/llama-gqa", "--text", "The cat sat",
+                                         "--new-tokens", "3", "--repeat", "2"});
+        QVERIFY2(bench.exitCode == 0, qPrintable(bench.err));
+        const Json b = Json::parse(bench.out.toStdString());
+        for (const char* key : {"median_ms", "per_token_ms", "prompt_ms"})
+            QVERIFY2(b[key].get<double>() > 0, key);
+    }
+
     void badFolders() {
         QTemporaryDir tmp;
         const std::filesystem::path dir = tmp.path().toStdString();
