@@ -67,6 +67,14 @@ private slots:
         page.setNewTokens(0);
         page.runText();
         WAIT_UNTIL(idle(page) && page.document()->run());
+        page.document()->setLayer(0);
+        page.document()->setHead(1);
+        if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty()) {
+            page.resize(1280, 760);
+            page.show();
+            QTest::qWait(300);
+            page.grab().save(QString::fromLocal8Bit(dir) + "/text-gemma3-window.png");
+        }
         const RowMatrix local = page.document()->tokenMatrix(0, 1); // a sliding layer: a band of 4
         const RowMatrix global = page.document()->tokenMatrix(2, 1);
         QVERIFY(local.rows() > 8);
