@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 namespace cli {
 
@@ -73,6 +74,20 @@ int Args::intValue(const std::string& flag, int fallback, int min, int max) cons
     const auto* end = v->data() + v->size();
     const auto [ptr, ec] = std::from_chars(v->data(), end, out);
     if (ec != std::errc() || ptr != end) throw UsageError(flag + ": expected an integer, got '" + *v + "'");
+    if (out < min || out > max)
+        throw UsageError(flag + ": " + *v + " is out of range [" + std::to_string(min) + ", " +
+                         std::to_string(max) + "]");
+    return out;
+}
+
+double Args::doubleValue(const std::string& flag, double fallback, double min, double max) const {
+    const auto v = value(flag);
+    if (!v) return fallback;
+    double out = 0;
+    const auto* end = v->data() + v->size();
+    const auto [ptr, ec] = std::from_chars(v->data(), end, out);
+    if (ec != std::errc() || ptr != end || !std::isfinite(out))
+        throw UsageError(flag + ": expected a number, got '" + *v + "'");
     if (out < min || out > max)
         throw UsageError(flag + ": " + *v + " is out of range [" + std::to_string(min) + ", " +
                          std::to_string(max) + "]");

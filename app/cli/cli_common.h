@@ -63,6 +63,7 @@ public:
     std::string value(const std::string& flag, const std::string& fallback) const;
     bool has(const std::string& flag) const;
     int intValue(const std::string& flag, int fallback, int min, int max) const;
+    double doubleValue(const std::string& flag, double fallback, double min, double max) const;
     const std::vector<std::string>& positionals() const { return m_positionals; }
     // Exactly one positional, named `what` in the error message.
     const std::string& single(const std::string& what) const;

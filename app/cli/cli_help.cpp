@@ -227,6 +227,12 @@ CommandHelp textHelp() {
                             "default: gpt2-en-tiny)"},
             {"--generate N", "decoder-only: continue greedily by up to N tokens, 0..100000 (default: 0; "
                              "without it: top 5 next)"},
+            {"--temperature T", "with --generate: sample, the logits divided by T, 0..100 (default: 0 = "
+                                "greedy)"},
+            {"--top-k K", "with --temperature: only the K most likely tokens (default: 0 = all)"},
+            {"--top-p P", "with --temperature: the smallest set reaching probability P, (0, 1] (default: 1)"},
+            {"--seed S",
+             "with --temperature: the generator's seed; the same seed, the same text (default: 0)"},
             {"--logits", "with --json: add the logits [token][vocabulary] (models with a language-model "
                          "head)"},
             {"--json OUT", "write tokens, ids, every head's attention [L][H][T][T] (and generated ids)"},
@@ -235,6 +241,7 @@ CommandHelp textHelp() {
         {
             "attnlens-cli text \"The cat sat on the mat.\"",
             "attnlens-cli text --generate 20 \"Once upon a time\"",
+            "attnlens-cli text --generate 20 --temperature 0.8 --top-p 0.9 --seed 7 \"Once upon a time\"",
             "attnlens-cli text --logits --json out.json \"The weather is nice today.\"",
             "attnlens-cli text --model bert-base-cased \"Paris is the [MASK] of France.\"",
         }};

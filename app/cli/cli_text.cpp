@@ -1,4 +1,6 @@
-// attnlens-cli text [--model DIR] [--generate N] [--logits] [--json OUT] "text"
+// attnlens-cli text [--model DIR] [--generate N [--temperature T] [--top-k K] [--top-p P] [--seed S]]
+// [--logits]
+//                   [--json OUT] "text"
 // BERT- and GPT-2-style folders (core/models/text_folder.h). stdout: for a decoder-only model the text and
 // its greedy continuation (--generate N), or without --generate the text and a line with the 5 most likely
 // next tokens and their probabilities; for an encoder with [MASK] the top 5 for each mask; otherwise the
@@ -32,7 +34,9 @@ void printNextTokens(const attnlens::TextFolder& folder, const attnlens::TextFor
 }
 
 int runText(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--generate", "--json"}, {"--logits"});
+    const cli::Args args(argv,
+                         {"--model", "--generate", "--json", "--temperature", "--top-k", "--top-p", "--seed"},
+                         {"--logits"});
     const std::string text = args.single("the text");
     const auto dir = cli::modelDir(args, attnlens::ModelKind::Text);
     const attnlens::TextFolder folder = attnlens::loadTextFolder(dir);
@@ -42,6 +46,14 @@ int runText(const std::vector<std::string>& argv) {
     if (args.has("--logits") && !folder.hasLmHead())
         throw cli::UsageError("--logits: '" + dir.string() + "' has no language-model head");
     const int generate = args.intValue("--generate", 0, 0, 100000);
+    attnlens::Sampling sampling;
+    sampling.temperature = static_cast<float>(args.doubleValue("--temperature", 0.0, 0.0, 100.0));
+    sampling.topK = args.intValue("--top-k", 0, 0, 1000000);
+    sampling.topP = static_cast<float>(args.doubleValue("--top-p", 1.0, 1e-6, 1.0));
+    sampling.seed = static_cast<uint64_t>(args.intValue("--seed", 0, 0, 2147483647));
+    for (const char* flag : {"--temperature", "--top-k", "--top-p", "--seed"})
+        if (args.has(flag) && !args.has("--generate"))
+            throw cli::UsageError(std::string(flag) + " needs --generate N");
     const auto encoding = cli::encodeText(folder, text, generate);
     // A decoder asked for nothing more than the text: its most likely next tokens say what the model makes of
     // it.
@@ -50,12 +62,12 @@ int runText(const std::vector<std::string>& argv) {
         encoding.ids, args.has("--logits") || nextTokens || !folder.maskPositions(encoding.ids).empty());
 
     std::vector<int> generated;
-    if (generate > 0) { // greedy through the KV cache; stops after the end-of-text token
+    if (generate > 0) { // greedy (or sampled) through the KV cache; stops after an end-of-text token
         attnlens::TextCache cache = folder.model->newCache();
         attnlens::RunControls run;
         run.captureAttention = false;
         const auto prompt = folder.model->extend(encoding.ids, cache, true, true, run);
-        generated = attnlens::greedyContinuation(folder, prompt.logits, cache, generate, run);
+        generated = attnlens::sampleContinuation(folder, prompt.logits, cache, generate, sampling, run);
     }
 
     if (folder.decoderOnly()) {
@@ -95,7 +107,10 @@ int runText(const std::vector<std::string>& argv) {
 }
 
 const cli::Registration reg{
-    "text", "[--model DIR] [--generate N] [--logits] [--json OUT] \"text\"",
+    "text",
+    "[--model DIR] [--generate N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--logits] [--json "
+    "OUT] "
+    "\"text\"",
     "BERT / GPT-2 / Llama-style folders: tokens, [MASK] predictions, a decoder's next tokens or "
     "its greedy continuation; every head's "
     "attention in the JSON (default model: the built-in gpt2-en-tiny)",

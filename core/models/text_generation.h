@@ -13,7 +13,9 @@
 #include "core/contract/run_controls.h"
 #include "core/models/text_folder.h"
 
+#include <cstdint>
 #include <functional>
+#include <random>
 #include <vector>
 
 namespace attnlens {
@@ -28,6 +30,22 @@ struct TextStep {
 TextStep greedyStep(const TextFolder& folder, const RowMatrix& logits, TextCache& cache,
                     const RunControls& run = {});
 
+// How the next token is chosen: greedy (temperature 0), or sampled as transformers' generate(do_sample=True)
+// warps the logits — divided by the temperature, then only the topK most likely (0: all), then the smallest
+// set whose probabilities reach topP (1: all; the most likely always stays) — from a generator seeded with
+// `seed`, so that the same seed gives the same text (not torch's numbers: its generator is not reproduced).
+struct Sampling {
+    float temperature = 0.0f;
+    int topK = 0;
+    float topP = 1.0f;
+    uint64_t seed = 0;
+    bool greedy() const { return temperature <= 0.0f; }
+};
+
+// The token chosen from one logits row [V] (Sampling's rules; `rng` advances once when sampling). Throws
+// attnlens::Error for a temperature, topK or topP out of range.
+int chooseToken(const float* logits, int64_t vocab, const Sampling& sampling, std::mt19937_64& rng);
+
 enum class StopAt {
     EndOfText,
     Count
@@ -39,6 +57,11 @@ enum class StopAt {
 // returned).
 std::vector<int> greedyContinuation(const TextFolder& folder, RowMatrix logits, TextCache& cache, int count,
                                     const RunControls& run = {},
+                                    const std::function<void(const TextStep&)>& onStep = {},
+                                    StopAt stop = StopAt::EndOfText);
+// The same loop with each token chosen by `sampling` (a generator seeded once with sampling.seed).
+std::vector<int> sampleContinuation(const TextFolder& folder, RowMatrix logits, TextCache& cache, int count,
+                                    const Sampling& sampling, const RunControls& run = {},
                                     const std::function<void(const TextStep&)>& onStep = {},
                                     StopAt stop = StopAt::EndOfText);
 

@@ -53,6 +53,30 @@ private slots:
         QCOMPARE(j["generated_ids"].size(), size_t(5)); // this model's eos ids (2, 3) do not come up here
     }
 
+    // Sampling: the same seed gives the same text; top-k 1 is greedy; the settings need --generate.
+    void sampling() {
+        auto ids = [&](const QStringList& extra) {
+            QTemporaryDir tmp;
+            const auto r = clitest::run(QStringList{"text", "--model", kLlm + "/llama-gqa", "--generate", "8",
+                                                    "--json", tmp.filePath("o.json")} +
+                                        extra + QStringList{"Hi there"});
+            if (r.exitCode != 0) qWarning("%s", qPrintable(r.err));
+            return readJsonFile(tmp.filePath("o.json").toStdString())["generated_ids"]
+                .get<std::vector<int>>();
+        };
+        const auto greedy = ids({});
+        const auto a = ids({"--temperature", "1.5", "--seed", "3"});
+        QCOMPARE(ids({"--temperature", "1.5", "--seed", "3"}), a);
+        QVERIFY(ids({"--temperature", "1.5", "--seed", "4"}) != a);
+        QVERIFY(a != greedy);
+        QCOMPARE(ids({"--temperature", "1.5", "--top-k", "1", "--seed", "9"}), greedy);
+        clitest::expectError(clitest::run({"text", "--model", kLlm + "/llama-gqa", "--seed", "3", "x"}),
+                             "--seed needs --generate N");
+        clitest::expectError(
+            clitest::run({"text", "--model", kLlm + "/llama-gqa", "--generate", "2", "--top-p", "1.5", "x"}),
+            "--top-p: 1.5 is out of range");
+    }
+
     void tokenizeRealFiles() {
         QTemporaryDir tmp;
         const QString out = tmp.filePath("ids.json");
