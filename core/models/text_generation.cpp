@@ -58,10 +58,12 @@ std::vector<int> continuation(const TextFolder& folder, RowMatrix logits, TextCa
                               const Sampling& sampling, const RunControls& run,
                               const std::function<void(const TextStep&)>& onStep, StopAt stop) {
     if (!folder.decoderOnly()) throw Error("only decoder-only models generate");
-    std::mt19937_64 rng(sampling.seed);
     std::vector<int> ids;
     for (int i = 0; i < count && cache.length() < folder.maxPositions(); ++i) {
         if (logits.rows() == 0) throw Error("generation: no logits to choose from");
+        // one generator per position: the token at a position is the same whether the text was generated in
+        // one call or step by step
+        std::mt19937_64 rng(sampling.seed ^ (0x9E3779B97F4A7C15ull * uint64_t(cache.length() + 1)));
         TextStep step;
         step.id =
             chooseToken(logits.data() + (logits.rows() - 1) * logits.cols(), logits.cols(), sampling, rng);

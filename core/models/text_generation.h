@@ -59,7 +59,8 @@ std::vector<int> greedyContinuation(const TextFolder& folder, RowMatrix logits, 
                                     const RunControls& run = {},
                                     const std::function<void(const TextStep&)>& onStep = {},
                                     StopAt stop = StopAt::EndOfText);
-// The same loop with each token chosen by `sampling` (a generator seeded once with sampling.seed).
+// The same loop with each token chosen by `sampling` (a generator per position, seeded from sampling.seed and
+// the position: the same text whether made in one call or several).
 std::vector<int> sampleContinuation(const TextFolder& folder, RowMatrix logits, TextCache& cache, int count,
                                     const Sampling& sampling, const RunControls& run = {},
                                     const std::function<void(const TextStep&)>& onStep = {},

@@ -6,8 +6,10 @@
 #include "core/models/text_folder.h"
 #include "support/text_pages.h"
 #include "support/waits.h"
+#include "ui/text/sampling_button.h"
 #include "ui/text/text_document.h"
 #include "ui/text/text_page.h"
+#include "ui/widgets/candidate_bars.h"
 #include "ui/widgets/heatmap_view.h"
 
 #include <QLabel>
@@ -57,6 +59,46 @@ private slots:
             const std::vector<int> before(run.ids.begin(), run.ids.begin() + p + s);
             QCOMPARE(run.ids[size_t(p + s)], argmax(folder.forward(before).logits));
         }
+    }
+
+    // Sampling with a seed: the same text on every run, and token by token (▶ at the end) the same as at
+    // once.
+    void samplingReproducible() {
+        TextPage page(nullptr, kLlm + "/llama-gqa");
+        WAIT_UNTIL(idle(page) && page.document()->hasModel());
+        auto* sampling = page.findChild<SamplingButton*>("sampling");
+        QVERIFY(sampling && sampling->text() == "Greedy");
+        sampling->setSampling(Sampling{1.5f, 0, 0.95f, 3});
+        QCOMPARE(sampling->text(), QString("Sample · T 1.5 · top-p 0.95 · seed 3"));
+        auto start = [&](int count) {
+            page.setText(QStringLiteral("Hi there"));
+            page.setNewTokens(count);
+            page.runText();
+        };
+        auto done = [&](int count) {
+            return idle(page) && page.document()->run() && page.document()->run()->generated() == count;
+        };
+        start(6);
+        WAIT_UNTIL(done(6));
+        const std::vector<int> once = page.document()->run()->ids;
+        start(6);
+        WAIT_UNTIL(done(6));
+        QCOMPARE(page.document()->run()->ids, once);
+        start(3);
+        WAIT_UNTIL(done(3));
+        for (int more = 4; more <= 6; ++more) {
+            page.stepForward(); // at the end: one more token through the cache
+            WAIT_UNTIL(done(more));
+        }
+        QCOMPARE(page.document()->run()->ids, once);
+        // the token taken is marked among the candidates, wherever it ranks
+        page.stepBack();
+        QCOMPARE(page.candidateBars()->chosenId(), once.back());
+        sampling->setSampling(Sampling{});
+        QCOMPARE(sampling->text(), QString("Greedy"));
+        start(6);
+        WAIT_UNTIL(done(6));
+        QVERIFY(page.document()->run()->ids != once);
     }
 
     void slidingWindowShown() {

@@ -21,8 +21,9 @@ TextDocument::TextDocument(QObject* parent) : QObject(parent) {}
 
 std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, const std::string& text,
                                                      TextCache* cache, const Callbacks& callbacks,
-                                                     const HeadList& offHeads) {
+                                                     const HeadList& offHeads, const Sampling& sampling) {
     auto run = std::make_shared<TextRun>();
+    run->sampling = sampling;
     const TextEncoding e = folder.encode(text);
     if (e.ids.empty()) throw Error("the text has no tokens");
     if (static_cast<int>(e.ids.size()) > folder.maxPositions())
@@ -67,18 +68,19 @@ std::shared_ptr<const TextRun> TextDocument::extendRun(const TextFolder& folder,
     controls.offHeads = previous.offHeads;
     controls.callbacks = &callbacks;
     int made = 0;
-    greedyContinuation(folder, previous.lastLogits, cache, count, controls, [&](const TextStep& step) {
-        run->ids.push_back(step.id);
-        run->tokens.push_back(folder.token(step.id));
-        run->texts.push_back(folder.tokenText(step.id));
-        run->stepAttention.push_back(step.forward.attentions);
-        run->candidates.push_back(
-            topCandidates(step.forward.logits.data(), step.forward.logits.cols(), kCandidates));
-        run->lastLogits = step.forward.logits;
-        ++made;
-        callbacks.report(double(made) / count,
-                         "token " + std::to_string(made) + " of " + std::to_string(count));
-    });
+    sampleContinuation(folder, previous.lastLogits, cache, count, previous.sampling, controls,
+                       [&](const TextStep& step) {
+                           run->ids.push_back(step.id);
+                           run->tokens.push_back(folder.token(step.id));
+                           run->texts.push_back(folder.tokenText(step.id));
+                           run->stepAttention.push_back(step.forward.attentions);
+                           run->candidates.push_back(topCandidates(step.forward.logits.data(),
+                                                                   step.forward.logits.cols(), kCandidates));
+                           run->lastLogits = step.forward.logits;
+                           ++made;
+                           callbacks.report(double(made) / count,
+                                            "token " + std::to_string(made) + " of " + std::to_string(count));
+                       });
     return run;
 }
 

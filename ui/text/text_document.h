@@ -6,6 +6,7 @@
 
 #include "core/analysis/attention_maps.h"
 #include "core/models/text_folder.h"
+#include "core/models/text_generation.h"
 
 #include <QObject>
 #include <QStringList>
@@ -28,6 +29,7 @@ struct TextRun {
     std::vector<std::pair<int, std::vector<TextCandidate>>> maskPredictions;
     HeadList offHeads;    // the heads switched off in this run (transformers' head_mask = 0); empty: none
     RowMatrix lastLogits; // GPT-2: [1, V] after the last token (where generation continues)
+    Sampling sampling; // how its tokens are chosen (greedy by default), kept for the tokens generated later
     int generated() const { return static_cast<int>(stepAttention.size()); }
 };
 
@@ -41,9 +43,10 @@ public:
     // offHeads: heads switched off for this run and the tokens it generates later.
     static std::shared_ptr<const TextRun> makeRun(const TextFolder& folder, const std::string& text,
                                                   TextCache* cache, const Callbacks& callbacks = {},
-                                                  const HeadList& offHeads = {});
-    // `run` with `count` more greedy tokens through `cache` (pure; on the worker). Stops after <|endoftext|>
-    // and at the model's last position.
+                                                  const HeadList& offHeads = {},
+                                                  const Sampling& sampling = {});
+    // `run` with `count` more tokens (chosen by run.sampling) through `cache` (pure; on the worker). Stops
+    // after <|endoftext|> and at the model's last position.
     static std::shared_ptr<const TextRun> extendRun(const TextFolder& folder, const TextRun& run, int count,
                                                     TextCache& cache, const Callbacks& callbacks = {});
 

@@ -4,6 +4,7 @@
 #include "core/util/error.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/shell/inference_worker.h"
+#include "ui/text/sampling_button.h"
 #include "ui/text/text_candidates.h"
 #include "ui/text/text_embeddings_view.h"
 #include "ui/text/text_lenses.h"
@@ -111,8 +112,8 @@ QWidget* TextPage::buildTopBar() {
     m_newTokens->setObjectName(QStringLiteral("newTokens"));
     m_newTokens->setRange(0, 512);
     m_newTokens->setValue(12);
-    m_newTokens->setPrefix(tr("generate "));
-    m_newTokens->setSuffix(tr(" tokens"));
+    m_newTokens->setPrefix(tr("generate ")), m_newTokens->setSuffix(tr(" tokens"));
+    m_sampling = new SamplingButton(bar);
     m_playback = new PlaybackBar({{},
                                   tr("One generated token back (Alt+Left)"),
                                   tr("Play the generated tokens one by one"),
@@ -131,7 +132,7 @@ QWidget* TextPage::buildTopBar() {
     row->addWidget(new QLabel(tr("Text"), bar));
     row->addWidget(m_input, 1);
     row->addWidget(m_run);
-    row->addWidget(m_newTokens);
+    row->addWidget(m_newTokens), row->addWidget(m_sampling);
     row->addWidget(m_playback);
     row->addWidget(m_modelLabel);
     row->addWidget(exportMenuButton(bar, {{tr("This view as PNG…"),
@@ -332,8 +333,9 @@ void TextPage::runText() {
     auto cache = m_cache;
     worker()->run<std::shared_ptr<const TextRun>>(
         folder->decoderOnly() ? tr("Generating") : tr("Running"),
-        [folder, cache, count, text = text.toStdString(), off = m_lenses->ablated()](const Callbacks& cb) {
-            auto run = TextDocument::makeRun(*folder, text, &cache->cache, cb, off);
+        [folder, cache, count, text = text.toStdString(), off = m_lenses->ablated(),
+         sampling = m_sampling->sampling()](const Callbacks& cb) {
+            auto run = TextDocument::makeRun(*folder, text, &cache->cache, cb, off, sampling);
             if (count > 0) run = TextDocument::extendRun(*folder, *run, count, cache->cache, cb);
             cache->run = run;
             return run;
@@ -415,7 +417,7 @@ void TextPage::cancel() {
 void TextPage::syncControls() {
     const auto& folder = m_doc->model();
     const bool decoder = folder && folder->decoderOnly();
-    m_newTokens->setVisible(decoder);
+    m_newTokens->setVisible(decoder), m_sampling->setVisible(decoder);
     m_playback->setVisible(decoder);
     m_run->setText(decoder ? tr("Generate") : tr("Run"));
     m_modelLabel->setText(m_doc->modelDescription());

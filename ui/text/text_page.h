@@ -32,6 +32,7 @@ class QTabWidget;
 namespace attnlens::ui {
 
 class CandidateBars;
+class SamplingButton;
 class HeadCombo;
 class HeatmapView;
 class MapGridView;
@@ -110,6 +111,7 @@ private:
     QLineEdit* m_input = nullptr;
     QPushButton* m_run = nullptr;
     QSpinBox* m_newTokens = nullptr;
+    SamplingButton* m_sampling = nullptr;
     PlaybackBar* m_playback = nullptr;
     QSpinBox* m_layer = nullptr;
     HeadCombo* m_head = nullptr;
