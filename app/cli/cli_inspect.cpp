@@ -186,7 +186,7 @@ Json llamaAttention(const std::filesystem::path& dir, const std::string& modelTy
     for (size_t l = 0; l < c.windows.size(); ++l)
         if (c.windows[l] > 0) windowed.push_back(static_cast<int>(l)), window = c.windows[l];
     Json rope = {{"type", c.rope.type}, {"theta", c.rope.theta}, {"factor", c.rope.factor}};
-    if (!windowed.empty() && c.localRope.theta != c.rope.theta) rope["local_theta"] = c.localRope.theta;
+    if (c.localRope.theta != c.rope.theta) rope["local_theta"] = c.localRope.theta;
     return {{"query_heads", c.heads},    {"kv_heads", c.kvHeads},
             {"head_dim", c.headDim},     {"rope", rope},
             {"sliding_window", window},  {"windowed_layers", windowed},

@@ -144,7 +144,8 @@ TensorFile TensorFile::openSharded(const std::filesystem::path& indexPath) {
     for (const auto& [name, shard] : index.json()["weight_map"].items()) {
         if (!shard.is_string()) throw Error(where + ": weight_map['" + name + "'] is not a file name");
         const std::string file = shard.get<std::string>();
-        if (file.empty() || file.find('/') != std::string::npos || file == "." || file == "..")
+        if (file.empty() || file.find('/') != std::string::npos || file == "." || file == ".." ||
+            (file.size() >= 11 && file.compare(file.size() - 11, 11, ".index.json") == 0))
             throw Error(where + ": weight_map['" + name + "'] names '" + file +
                         "', not a file beside the index");
         byShard[file].insert(name);

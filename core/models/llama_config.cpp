@@ -74,9 +74,13 @@ void readRopes(const JsonConfig& cfg, LlamaConfig& c) {
 // Per layer, its sliding window (0: full attention).
 void readWindows(const JsonConfig& cfg, LlamaConfig& c) {
     const std::string& type = c.modelType;
-    const int window = cfg.value<int>("sliding_window", 0);
+    // absent: the config class's default (4096); null: no window
+    const bool present = cfg.json().is_object() && cfg.json().contains("sliding_window");
+    const int window = present ? cfg.value<int>("sliding_window", 0) : 4096;
     c.windows.assign(static_cast<size_t>(c.layers), 0);
-    if (cfg.has("layer_types")) {
+    c.sliding.assign(static_cast<size_t>(c.layers), 0);
+    if (cfg.has("layer_types") &&
+        type != "mistral") { // Mistral windows every layer whatever layer_types says
         const auto types = cfg.get<std::vector<std::string>>("layer_types");
         if (types.size() != c.windows.size())
             throw Error(quoted(cfg.path()) + ": layer_types has " + std::to_string(types.size()) +
@@ -85,21 +89,21 @@ void readWindows(const JsonConfig& cfg, LlamaConfig& c) {
             if (types[l] != "full_attention" && types[l] != "sliding_attention")
                 throw Error(quoted(cfg.path()) + ": layer_types[" + std::to_string(l) + "] '" + types[l] +
                             "' is not supported (full_attention, sliding_attention)");
-            const bool sliding =
-                types[l] == "sliding_attention" && (type == "gemma3_text" || type == "mistral" ||
-                                                    cfg.value<bool>("use_sliding_window", type == "mistral"));
-            if (sliding) c.windows[l] = window;
+            c.sliding[l] = types[l] == "sliding_attention";
+            if (c.sliding[l] && (type == "gemma3_text" || cfg.value<bool>("use_sliding_window", false)))
+                c.windows[l] = window;
         }
     } else if (type == "mistral") {
         std::fill(c.windows.begin(), c.windows.end(), window);
     } else if ((type == "qwen2" || type == "qwen3") && cfg.value<bool>("use_sliding_window", false)) {
-        const int first = cfg.value<int>("max_window_layers", c.layers);
+        const int first = cfg.value<int>("max_window_layers", 28); // the config classes' default
         for (int l = std::max(first, 0); l < c.layers; ++l)
-            c.windows[size_t(l)] = window;
+            c.windows[size_t(l)] = window, c.sliding[size_t(l)] = 1;
     } else if (type == "gemma3_text") {
         const int pattern = cfg.value<int>("sliding_window_pattern", 6);
         for (int l = 0; l < c.layers; ++l)
-            if (pattern <= 0 || (l + 1) % pattern != 0) c.windows[size_t(l)] = window;
+            if (pattern <= 0 || (l + 1) % pattern != 0)
+                c.windows[size_t(l)] = window, c.sliding[size_t(l)] = 1;
     }
     for (int w : c.windows)
         if (w < 0) throw Error(quoted(cfg.path()) + ": sliding_window must not be negative");
@@ -165,8 +169,9 @@ LlamaConfig readLlamaConfig(const std::filesystem::path& dir) {
     c.rmsNormEps = cfg.value<float>("rms_norm_eps", 1e-6f);
     c.activation = parseActivation(c.gemma ? cfg.value<std::string>("hidden_activation", "gelu_pytorch_tanh")
                                            : cfg.value<std::string>("hidden_act", "silu"));
-    c.attentionBias = type == "qwen2" || cfg.value<bool>("attention_bias", false);
-    c.outputBias = type != "qwen2" && cfg.value<bool>("attention_bias", false);
+    const bool bias = type != "mistral" && cfg.value<bool>("attention_bias", false); // Mistral: never
+    c.attentionBias = type == "qwen2" || bias;
+    c.outputBias = type != "qwen2" && bias;
     c.mlpBias = type == "llama" && cfg.value<bool>("mlp_bias", false);
     c.qkNorm = type == "qwen3" || c.gemma;
     c.tied = cfg.value<bool>("tie_word_embeddings", c.gemma);

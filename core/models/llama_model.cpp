@@ -51,7 +51,7 @@ TransformerBlock bindLayer(WeightBinder& w, const LlamaConfig& c, const std::str
         layer.queryNorm = b.rms("self_attn.q_norm", hd);
         layer.keyNorm = b.rms("self_attn.k_norm", hd);
     }
-    const RopeSpec& rope = layer.window > 0 ? c.localRope : c.rope;
+    const RopeSpec& rope = c.sliding[size_t(l)] ? c.localRope : c.rope;
     layer.rotary = RotaryEmbedding{static_cast<int>(hd), static_cast<int>(hd), rope.theta,
                                    ropeInverseFrequencies(rope, static_cast<int>(hd))};
     layer.mlp = {Mlp::Kind::Gated, b.linear("mlp.gate_proj", f, d, c.mlpBias),

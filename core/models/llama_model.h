@@ -45,6 +45,7 @@ struct LlamaConfig {
     float queryScale = 0.0f;   // what scores are multiplied by (head_dim^-0.5 unless the config says)
     float finalSoftcap = 0.0f; // logits → c·tanh(logits / c); 0: none
     std::vector<int> windows;  // per layer: the sliding window, 0: full attention
+    std::vector<char> sliding; // per layer: a "sliding_attention" layer (Gemma 3: the local rope)
     RopeSpec rope;             // full-attention layers
     RopeSpec localRope;        // sliding layers (Gemma 3: rope_local_base_freq; others: = rope)
     std::vector<int> eosIds;

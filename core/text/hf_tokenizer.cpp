@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <utility>
 
 namespace attnlens {
 
@@ -21,8 +22,9 @@ public:
     explicit HfRegex(const std::string& pattern) {
         int error = 0;
         PCRE2_SIZE offset = 0;
+        // \C (one code unit in UTF mode) could split a character for the next step: never allowed
         m_code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                               PCRE2_UTF | PCRE2_UCP, &error, &offset, nullptr);
+                               PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C, &error, &offset, nullptr);
         if (!m_code) {
             PCRE2_UCHAR message[256];
             pcre2_get_error_message(error, message, sizeof message);
@@ -38,11 +40,18 @@ public:
     std::vector<std::pair<size_t, size_t>> matches(const std::string& text) const {
         std::vector<std::pair<size_t, size_t>> out;
         pcre2_match_data* data = pcre2_match_data_create_from_pattern(m_code, nullptr);
+        if (!data) throw std::bad_alloc();
         size_t at = 0;
         while (at <= text.size()) {
+            // the text is valid UTF-8 (encodePlain checks it) and the pieces are cut at characters
             const int rc = pcre2_match(m_code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), at,
                                        PCRE2_NO_UTF_CHECK, data, nullptr);
-            if (rc < 0) break;
+            if (rc == PCRE2_ERROR_NOMATCH) break;
+            if (rc < 0) {
+                pcre2_match_data_free(data);
+                throw Error("tokenizer: the split pattern failed on the text (PCRE2 error " +
+                            std::to_string(rc) + ")");
+            }
             const PCRE2_SIZE* v = pcre2_get_ovector_pointer(data);
             if (v[1] == v[0]) { // an empty match: step over one character
                 at = v[0] + 1;
@@ -123,16 +132,17 @@ std::vector<std::string> splitBy(const std::string& text, const std::vector<std:
     }
     if (at < text.size()) parts.emplace_back(text.substr(at), invert);
     std::vector<std::string> out;
-    bool glueNext = false;
+    bool glueNext = false, previousMatch = false;
     for (auto& [s, match] : parts) {
+        const bool wasMatch = std::exchange(previousMatch, match);
         if (!match || behavior == B::Isolated) {
             if (glueNext && !out.empty())
                 out.back() += s;
             else
                 out.push_back(s);
             glueNext = false;
-        } else if (behavior == B::MergedWithPrevious) {
-            if (out.empty() || glueNext)
+        } else if (behavior == B::MergedWithPrevious) { // as the Rust library: onto a piece that was no match
+            if (out.empty() || glueNext || wasMatch)
                 out.push_back(s);
             else
                 out.back() += s;
@@ -168,6 +178,8 @@ std::string HfTokenizer::normalize(std::string text) const {
         }
         case Normalizer::Kind::Replace:
             text = replaceAll(std::move(text), n.from, n.to);
+            if (text.size() > (size_t(1) << 26))
+                throw Error("tokenizer: the normalizers grow the text past 64 MB");
             break;
         case Normalizer::Kind::Prepend:
             if (!text.empty()) text = n.to + text;
@@ -195,7 +207,8 @@ std::vector<std::string> HfTokenizer::preTokenize(std::string text, bool atStart
                 }
                 parts = splitBy(s, hits, p.behavior, p.invert);
             } else if (p.kind == PreTokenizer::Kind::ByteLevel) {
-                if (p.addPrefixSpace && i == 0 && !s.empty() && s[0] != ' ') s = " " + s;
+                if (p.addPrefixSpace && !s.empty() && s[0] != ' ')
+                    s = " " + s; // every split, as the Rust library
                 parts = p.regex ? splitBy(s, p.regex->matches(s), PreTokenizer::Behavior::Isolated, false)
                                 : std::vector<std::string>{s};
                 for (std::string& part : parts) {
@@ -248,9 +261,7 @@ void HfTokenizer::bpe(const std::string& piece, std::vector<int>& out) const {
                 symbols.push_back(m_byteIds[b]);
         } else if (m_unk >= 0) {
             if (!(m_fuseUnk && !symbols.empty() && symbols.back() == m_unk)) symbols.push_back(m_unk);
-        } else {
-            throw Error("tokenizer: '" + one + "' is not in the vocabulary and there is no unknown token");
-        }
+        } // else: no unknown token — the character is dropped, as the Rust library does
     }
     // Merge by rank (ties: leftmost first) over a linked list, with a heap of candidate pairs.
     const auto n = static_cast<int>(symbols.size());
@@ -287,6 +298,7 @@ void HfTokenizer::bpe(const std::string& piece, std::vector<int>& out) const {
 
 TextEncoding HfTokenizer::encodePlain(std::string_view text) const {
     const std::string s(text);
+    if (!unicode::isValidUtf8(s)) throw Error("the text is not valid UTF-8");
     std::vector<int> ids;
     auto plain = [&](size_t begin, size_t end) {
         if (end <= begin) return;

@@ -75,8 +75,9 @@ public:
 
 private:
     static void readMerges(HfTokenizer& tok, const Json& model, const std::string& where);
-    static void readPostProcessor(HfTokenizer& tok, const Json& post, const std::string& where);
-    static void readDecoder(HfTokenizer& tok, const Json& decoder);
+    static void readPostProcessor(HfTokenizer& tok, const Json& post, const std::string& where,
+                                  int depth = 0);
+    static void readDecoder(HfTokenizer& tok, const Json& decoder, int depth = 0);
     static void readEos(HfTokenizer& tok, const std::filesystem::path& dir);
     std::vector<std::string> preTokenize(std::string text, bool atStart) const;
     void bpe(const std::string& piece, std::vector<int>& out) const;

@@ -2,6 +2,7 @@
 // (core/text/hf_tokenizer.h), refusing by name what it does not implement.
 #include "core/io/json_file.h"
 #include "core/text/hf_tokenizer.h"
+#include "core/text/unicode_text.h"
 #include "core/util/error.h"
 
 #include <algorithm>
@@ -33,14 +34,15 @@ struct Reader {
         return j[key].get<bool>();
     }
 
-    void normalizers(const Json& j, std::vector<Normalizer>& out) const {
+    void normalizers(const Json& j, std::vector<Normalizer>& out, int depth = 0) const {
         if (j.is_null()) return;
+        if (depth > 16) fail("normalizers nested deeper than 16");
         const std::string t = type(j, "normalizer");
         if (t == "Sequence") {
             if (!j.contains("normalizers") || !j["normalizers"].is_array())
                 fail("normalizer Sequence without a list");
             for (const Json& n : j["normalizers"])
-                normalizers(n, out);
+                normalizers(n, out, depth + 1);
         } else if (t == "NFC" || t == "NFKC" || t == "NFD" || t == "Lowercase") {
             out.push_back({t == "NFC"    ? Normalizer::Kind::Nfc
                            : t == "NFKC" ? Normalizer::Kind::Nfkc
@@ -59,15 +61,16 @@ struct Reader {
         }
     }
 
-    void preTokenizers(const Json& j, std::vector<PreTokenizer>& out) const {
+    void preTokenizers(const Json& j, std::vector<PreTokenizer>& out, int depth = 0) const {
         if (j.is_null()) return;
+        if (depth > 16) fail("pre-tokenizers nested deeper than 16");
         const std::string t = type(j, "pre_tokenizer");
         PreTokenizer p;
         if (t == "Sequence") {
             if (!j.contains("pretokenizers") || !j["pretokenizers"].is_array())
                 fail("pre_tokenizer Sequence without a list");
             for (const Json& n : j["pretokenizers"])
-                preTokenizers(n, out);
+                preTokenizers(n, out, depth + 1);
             return;
         }
         if (t == "Split") {
@@ -102,6 +105,8 @@ struct Reader {
         } else if (t == "Metaspace") {
             p.kind = PreTokenizer::Kind::Metaspace;
             p.replacement = string(j, "replacement", "\xE2\x96\x81");
+            if (unicode::decodeUtf8(p.replacement).size() != 1)
+                fail("Metaspace replacement must be one character");
             p.prependScheme = j.contains("prepend_scheme")
                                   ? string(j, "prepend_scheme", "always")
                                   : (flag(j, "add_prefix_space", true) ? "always" : "never");
@@ -234,15 +239,16 @@ void HfTokenizer::readMerges(HfTokenizer& tok, const Json& model, const std::str
     }
 }
 
-void HfTokenizer::readPostProcessor(HfTokenizer& tok, const Json& post, const std::string& where) {
+void HfTokenizer::readPostProcessor(HfTokenizer& tok, const Json& post, const std::string& where, int depth) {
     if (post.is_null()) return;
+    if (depth > 16) throw Error(where + ": post-processors nested deeper than 16");
     const std::string t = post.is_object() && post.contains("type") && post["type"].is_string()
                               ? post["type"].get<std::string>()
                               : "";
     if (t == "ByteLevel") return; // offsets only
     if (t == "Sequence" && post.contains("processors") && post["processors"].is_array()) {
         for (const Json& p : post["processors"])
-            readPostProcessor(tok, p, where);
+            readPostProcessor(tok, p, where, depth + 1);
         return;
     }
     if (t != "TemplateProcessing")
@@ -280,16 +286,20 @@ void HfTokenizer::readPostProcessor(HfTokenizer& tok, const Json& post, const st
     }
 }
 
-void HfTokenizer::readDecoder(HfTokenizer& tok, const Json& decoder) {
+void HfTokenizer::readDecoder(HfTokenizer& tok, const Json& decoder, int depth) {
+    if (depth > 16) return;
     if (!decoder.is_object() || !decoder.contains("type") || !decoder["type"].is_string()) return;
     const std::string t = decoder["type"].get<std::string>();
     if (t == "ByteLevel") tok.m_byteLevelDecode = true;
-    if (t == "Strip" && decoder.value("start", 0) > 0) tok.m_stripLeadingSpace = true;
-    if (t == "Metaspace" && decoder.value("prepend_scheme", std::string("always")) != "never")
+    if (t == "Strip" && decoder.contains("start") && decoder["start"].is_number_integer() &&
+        decoder["start"].get<int64_t>() > 0)
+        tok.m_stripLeadingSpace = true;
+    if (t == "Metaspace" && !(decoder.contains("prepend_scheme") && decoder["prepend_scheme"].is_string() &&
+                              decoder["prepend_scheme"].get<std::string>() == "never"))
         tok.m_stripLeadingSpace = true;
     if (t == "Sequence" && decoder.contains("decoders") && decoder["decoders"].is_array())
         for (const Json& d : decoder["decoders"])
-            readDecoder(tok, d);
+            readDecoder(tok, d, depth + 1);
 }
 
 void HfTokenizer::readEos(HfTokenizer& tok, const std::filesystem::path& dir) {

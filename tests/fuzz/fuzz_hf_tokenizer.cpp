@@ -2,8 +2,9 @@
 // The first input byte chooses: 0 — tokenizer.json (HfTokenizer) then a fixed text through it; 1 —
 // tokenizer_config.json beside the GPT-2 fixture's tokenizer.json; 2 — model.safetensors.index.json beside
 // one real shard (TensorFile::openSharded); 3 — config.json of a Llama-style model (readLlamaConfig, with a
-// generation_config.json of the same bytes); 4 — the rest as text (any bytes) through the fixture's
-// tokenizer.json. Any input must end in tokens or attnlens::Error.
+// generation_config.json of the same bytes); 4 — the rest as text (any bytes) through the GPT-2 fixture's
+// tokenizer.json and the Llama fixture's (PCRE2 split regex). Any input must end in tokens or
+// attnlens::Error.
 #include "core/io/tensor_file.h"
 #include "core/models/llama_model.h"
 #include "core/text/hf_tokenizer.h"
@@ -34,7 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
         const fuzz::TempDir dir("hf-tokenizer");
         if (which == 4) {
+            static const auto splitting = attnlens::HfTokenizer::load(fixtures / ".." / "llm" / "llama-gqa");
             exercise(*attnlens::HfTokenizer::load(fixtures / "gpt2-bare"), rest);
+            exercise(*splitting, rest); // Llama 3's split regex over any bytes
         } else if (which == 0) {
             dir.write("tokenizer.json", data + 1, size - 1);
             exercise(*attnlens::HfTokenizer::load(dir.path()), kText);

@@ -156,6 +156,16 @@ private slots:
         QVERIFY(readLlamaConfig(kLlm / "qwen2-bias").attentionBias);
         QVERIFY(readLlamaConfig(kLlm / "llama-mqa-tied-bf16").tied);
         QCOMPARE(readLlamaConfig(kLlm / "llama3-rope").rope.type, std::string("llama3"));
+        // Keys left out mean the config class's defaults; null means none (review of issue 39).
+        QTemporaryDir tmp;
+        const LlamaConfig gemma = readLlamaConfig(withConfig(tmp, "gemma3", "sliding_window", nullptr));
+        QCOMPARE(gemma.windows, (std::vector<int>{4096, 4096, 0}));
+        QCOMPARE(gemma.localRope.theta, 10000.0f);
+        QVERIFY(readLlamaConfig(withConfig(tmp, "mistral-window", "attention_bias", true)).attentionBias ==
+                false);
+        const auto noWindow =
+            withConfig(tmp, "mistral-window", "layer_types", Json::array({"full_attention"}));
+        QCOMPARE(readLlamaConfig(noWindow).windows, (std::vector<int>{4, 4})); // Mistral: every layer
     }
 
     void badInputRefused() {
