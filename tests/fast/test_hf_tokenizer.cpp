@@ -6,6 +6,7 @@
 #include "core/io/json_file.h"
 #include "core/text/hf_tokenizer.h"
 #include "core/util/error.h"
+#include "support/error_of.h"
 
 #include <QtTest>
 
@@ -25,15 +26,6 @@ QString ids(const std::vector<int>& v) {
     for (int i : v)
         s << QString::number(i);
     return s.join(',');
-}
-
-template <class F> QString refused(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return QString::fromStdString(e.what());
-    }
-    return "(not refused)";
 }
 
 } // namespace
@@ -92,25 +84,27 @@ private slots:
                              {"merges", Json::array({"a b"})}}}};
         write(base);
         QCOMPARE(HfTokenizer::load(dir)->encode("abab").ids, (std::vector<int>{2, 2}));
+        QVERIFY(errorOf([&] { HfTokenizer::load(dir)->encode("ab\xF0"); }).contains("not valid UTF-8"));
+        QVERIFY(errorOf([&] { HfTokenizer::load(dir)->encode("\xC0\x80"); }).contains("not valid UTF-8"));
         Json j = base;
         j["model"]["type"] = "Unigram";
         write(j);
-        QVERIFY(refused([&] { HfTokenizer::load(dir); }).contains("model type 'Unigram' is not supported"));
+        QVERIFY(errorOf([&] { HfTokenizer::load(dir); }).contains("model type 'Unigram' is not supported"));
         j = base;
         j["model"]["merges"] = Json::array({"a c"});
         write(j);
-        QVERIFY(refused([&] { HfTokenizer::load(dir); }).contains("merge 0 ('a', 'c')"));
+        QVERIFY(errorOf([&] { HfTokenizer::load(dir); }).contains("merge 0 ('a', 'c')"));
         j = base;
         j["pre_tokenizer"] = {
             {"type", "Split"}, {"pattern", {{"Regex", "(unclosed"}}}, {"behavior", "Isolated"}};
         write(j);
-        QVERIFY(refused([&] { HfTokenizer::load(dir); }).contains("does not compile"));
+        QVERIFY(errorOf([&] { HfTokenizer::load(dir); }).contains("does not compile"));
         j = base;
         j["pre_tokenizer"] = {{"type", "Whitespace"}};
         write(j);
-        QVERIFY(refused([&] { HfTokenizer::load(dir); }).contains("pre_tokenizer type 'Whitespace'"));
+        QVERIFY(errorOf([&] { HfTokenizer::load(dir); }).contains("pre_tokenizer type 'Whitespace'"));
         std::ofstream(dir / "tokenizer.json") << "{\"model\": ";
-        QVERIFY(refused([&] { HfTokenizer::load(dir); }).contains("tokenizer.json"));
+        QVERIFY(errorOf([&] { HfTokenizer::load(dir); }).contains("tokenizer.json"));
     }
 };
 

@@ -7,6 +7,7 @@
 #include "core/io/tensor_file.h"
 #include "core/models/llama_model.h"
 #include "core/util/error.h"
+#include "support/error_of.h"
 #include "support/text_fixtures.h"
 
 #include <QtTest>
@@ -23,34 +24,11 @@ const std::filesystem::path kLlm = std::filesystem::path(ATTNLENS_TEST_DATA) / "
 using texttest::kTol;
 using texttest::maxDiff;
 
-int argmax(const float* row, int64_t n) {
-    return static_cast<int>(std::max_element(row, row + n) - row);
-}
+using texttest::argmax;
 
-// A copy of fixture `model` with config.json's `key` set to `value` (null: removed).
 std::filesystem::path withConfig(const QTemporaryDir& tmp, const std::string& model, const std::string& key,
                                  const Json& value) {
-    const auto dir = std::filesystem::path(tmp.path().toStdString()) / (model + "-" + key);
-    std::filesystem::create_directories(dir);
-    for (const auto& e : std::filesystem::directory_iterator(kLlm / model))
-        std::filesystem::copy(e.path(), dir / e.path().filename(),
-                              std::filesystem::copy_options::overwrite_existing);
-    Json config = readJsonFile(dir / "config.json");
-    if (value.is_null())
-        config.erase(key);
-    else
-        config[key] = value;
-    std::ofstream(dir / "config.json") << config.dump(1);
-    return dir;
-}
-
-template <class F> QString refused(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return QString::fromStdString(e.what());
-    }
-    return "(not refused)";
+    return texttest::withConfig(tmp, kLlm / model, key, value);
 }
 
 } // namespace
@@ -170,29 +148,29 @@ private slots:
 
     void badInputRefused() {
         QTemporaryDir tmp;
-        QVERIFY(refused([&] {
+        QVERIFY(errorOf([&] {
                     LlamaModel::load(
                         withConfig(tmp, "llama-gqa", "rope_scaling", {{"rope_type", "yarn"}, {"factor", 4}}));
                 }).contains("rope_scaling of type 'yarn' is not supported"));
         // Dynamic NTK scaling re-rotates by the current length (cached keys keep their old rotation):
         // refused.
-        QVERIFY(refused([&] {
+        QVERIFY(errorOf([&] {
                     LlamaModel::load(kLlm / "llama-dynamic");
                 }).contains("rope_scaling of type 'dynamic' is not supported"));
-        QVERIFY(refused([&] {
+        QVERIFY(errorOf([&] {
                     LlamaModel::load(withConfig(tmp, "llama-gqa", "num_local_experts", 8));
                 }).contains("num_local_experts"));
-        QVERIFY(refused([&] {
+        QVERIFY(errorOf([&] {
                     LlamaModel::load(withConfig(tmp, "llama-gqa", "num_key_value_heads", 3));
                 }).contains("num_key_value_heads"));
-        QVERIFY(refused([&] {
+        QVERIFY(errorOf([&] {
                     LlamaModel::load(withConfig(tmp, "llama-gqa", "vocab_size", 300));
                 }).contains("the checkpoint does not match config.json"));
         const auto m = LlamaModel::load(kLlm / "llama-gqa");
-        QVERIFY(refused([&] {
+        QVERIFY(errorOf([&] {
                     m->forward(std::vector<int>(size_t(m->maxPositions()) + 1, 5));
                 }).contains("the text is too long"));
-        QVERIFY(refused([&] {
+        QVERIFY(errorOf([&] {
                     m->forward(std::vector<int>{1, m->vocabSize()});
                 }).contains("outside the vocabulary"));
     }
@@ -203,13 +181,13 @@ private slots:
         const Json index = readJsonFile(dir / "model.safetensors.index.json");
         const std::string shard = index["weight_map"].begin().value().get<std::string>();
         std::filesystem::remove(dir / shard);
-        QVERIFY(refused([&] {
+        QVERIFY(errorOf([&] {
                     LlamaModel::load(dir);
                 }).contains("shard '" + QString::fromStdString(shard) + "' is missing"));
         Json bad = index;
         bad["weight_map"]["model.norm.weight"] = "../x.safetensors";
         std::ofstream(dir / "model.safetensors.index.json") << bad.dump();
-        QVERIFY(refused([&] { LlamaModel::load(dir); }).contains("not a file beside the index"));
+        QVERIFY(errorOf([&] { LlamaModel::load(dir); }).contains("not a file beside the index"));
     }
 };
 

@@ -26,22 +26,12 @@ using texttest::kData;
 using texttest::kTol;
 using texttest::maxDiff;
 
-int argmax(const float* row, int64_t n) {
-    return static_cast<int>(std::max_element(row, row + n) - row);
-}
+using texttest::argmax;
 
-// A copy of `model` with config.json's `key` set to `value`.
+// A copy of fixture `model` with config.json's `key` set to `value`.
 std::filesystem::path withConfig(const QTemporaryDir& tmp, const std::string& model, const std::string& key,
                                  const Json& value) {
-    const std::filesystem::path dir = std::filesystem::path(tmp.path().toStdString()) / (model + "-" + key);
-    std::filesystem::create_directories(dir);
-    for (const auto& e : std::filesystem::directory_iterator(kData / model))
-        std::filesystem::copy(e.path(), dir / e.path().filename(),
-                              std::filesystem::copy_options::overwrite_existing);
-    Json config = readJsonFile(dir / "config.json");
-    config[key] = value;
-    std::ofstream(dir / "config.json") << config.dump(1);
-    return dir;
+    return texttest::withConfig(tmp, kData / model, key, value);
 }
 
 } // namespace

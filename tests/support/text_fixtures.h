@@ -4,10 +4,14 @@
 
 #include "core/io/json_file.h"
 
+#include <QTemporaryDir>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <string>
 #include <vector>
 
 namespace texttest {
@@ -20,6 +24,28 @@ inline double maxDiff(const float* a, const float* b, int64_t n) {
     for (int64_t i = 0; i < n; ++i)
         worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
     return worst;
+}
+
+inline int argmax(const float* row, int64_t n) {
+    return static_cast<int>(std::max_element(row, row + n) - row);
+}
+
+// A copy of the folder `source` in `tmp` with config.json's `key` set to `value` (null: removed).
+inline std::filesystem::path withConfig(const QTemporaryDir& tmp, const std::filesystem::path& source,
+                                        const std::string& key, const attnlens::Json& value) {
+    const auto dir =
+        std::filesystem::path(tmp.path().toStdString()) / (source.filename().string() + "-" + key);
+    std::filesystem::create_directories(dir);
+    for (const auto& e : std::filesystem::directory_iterator(source))
+        std::filesystem::copy(e.path(), dir / e.path().filename(),
+                              std::filesystem::copy_options::overwrite_existing);
+    attnlens::Json config = attnlens::readJsonFile(dir / "config.json");
+    if (value.is_null())
+        config.erase(key);
+    else
+        config[key] = value;
+    std::ofstream(dir / "config.json") << config.dump(1);
+    return dir;
 }
 
 // The ids of a fixture's first golden case.
