@@ -53,7 +53,7 @@ struct LlamaConfig {
 };
 
 // Reads config.json (and generation_config.json's eos/bos when present). Throws attnlens::Error naming the
-// file and the field for what is not implemented (MoE, an unknown rope type, attention softcapping, …).
+// file and the field for what this engine refuses (MoE, an unknown rope type, attention softcapping, …).
 LlamaConfig readLlamaConfig(const std::filesystem::path& dir);
 bool isLlamaModelType(const std::string& modelType);
 // θ of a rope (core/layers/rotary.h) for a head of rotaryDim dimensions.
