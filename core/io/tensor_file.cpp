@@ -90,6 +90,31 @@ void validate(TensorInfo& info, const std::vector<TensorFile::Storage>& storages
                     " runs past its storage of " + std::to_string(storageSize) + " bytes (truncated file?)");
 }
 
+// Calls f(i, offset) for element i (row-major) at `offset` elements from the tensor's first one: the
+// multi-index walked in row-major order, carrying the offset along (strided views as well as contiguous).
+template <class F> void forEachOffset(const TensorInfo& info, F&& f) {
+    const int64_t n = shapeNumel(info.shape);
+    if (info.contiguous()) {
+        for (int64_t i = 0; i < n; ++i)
+            f(i, i);
+        return;
+    }
+    const size_t dims = info.shape.size();
+    std::vector<int64_t> index(dims, 0);
+    int64_t offset = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        f(i, offset);
+        for (size_t d = dims; d-- > 0;) {
+            if (++index[d] < info.shape[d]) {
+                offset += info.strides[d];
+                break;
+            }
+            offset -= (info.shape[d] - 1) * info.strides[d];
+            index[d] = 0;
+        }
+    }
+}
+
 float readElement(const unsigned char* p, DType dtype) {
     switch (dtype) {
     case DType::F32: {
@@ -222,8 +247,7 @@ Tensor TensorFile::load(const TensorInfo& info) const {
     const Storage& storage = m_storages.at(info.storage);
     const unsigned char* src = storage.bytes + info.begin;
     const int64_t n = shapeNumel(info.shape);
-    const bool contiguous = info.contiguous();
-    if (info.dtype == DType::F32 && contiguous && n > 0 &&
+    if (info.dtype == DType::F32 && info.contiguous() && n > 0 &&
         reinterpret_cast<uintptr_t>(src) % alignof(float) == 0)
         return Tensor::view(info.shape, const_cast<float*>(reinterpret_cast<const float*>(src)),
                             storage.owner);
@@ -231,27 +255,24 @@ Tensor TensorFile::load(const TensorInfo& info) const {
     if (n == 0) return t;
     float* dst = t.data();
     const int64_t size = dtypeSize(info.dtype);
-    if (contiguous) {
-        for (int64_t i = 0; i < n; ++i)
-            dst[i] = readElement(src + i * size, info.dtype);
-        return t;
-    }
-    // A strided view: walk the multi-index in row-major order, carrying the element offset along.
-    const size_t dims = info.shape.size();
-    std::vector<int64_t> index(dims, 0);
-    int64_t offset = 0;
-    for (int64_t i = 0; i < n; ++i) {
-        dst[i] = readElement(src + offset * size, info.dtype);
-        for (size_t d = dims; d-- > 0;) {
-            if (++index[d] < info.shape[d]) {
-                offset += info.strides[d];
-                break;
-            }
-            offset -= (info.shape[d] - 1) * info.strides[d];
-            index[d] = 0;
-        }
-    }
+    forEachOffset(info,
+                  [&](int64_t i, int64_t offset) { dst[i] = readElement(src + offset * size, info.dtype); });
     return t;
+}
+
+HalfMatrix TensorFile::loadHalf(const TensorInfo& info) const {
+    if ((info.dtype != DType::F16 && info.dtype != DType::BF16) || info.shape.empty())
+        throw Error(quoted(m_path) + ": tensor '" + info.name + "' is no F16 / BF16 matrix");
+    const auto format = info.dtype == DType::BF16 ? HalfMatrix::Format::BF16 : HalfMatrix::Format::F16;
+    const int64_t n = shapeNumel(info.shape), cols = info.shape.back(), rows = cols ? n / cols : 0;
+    const Storage& storage = m_storages.at(info.storage);
+    const unsigned char* src = storage.bytes + info.begin;
+    if (info.contiguous() && n > 0 && reinterpret_cast<uintptr_t>(src) % alignof(uint16_t) == 0)
+        return {format, rows, cols, reinterpret_cast<const uint16_t*>(src), storage.owner};
+    auto copy = std::make_shared<std::vector<uint16_t>>(static_cast<size_t>(std::max<int64_t>(n, 1)));
+    uint16_t* dst = copy->data();
+    forEachOffset(info, [&](int64_t i, int64_t offset) { std::memcpy(dst + i, src + offset * 2, 2); });
+    return {format, rows, cols, dst, std::shared_ptr<const void>(copy, dst)};
 }
 
 } // namespace attnlens

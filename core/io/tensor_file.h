@@ -13,6 +13,7 @@
 // Tensors returned by load() may view the mapping (contiguous F32, aligned) and keep it alive.
 
 #include "core/io/dtype.h"
+#include "core/tensor/half_matrix.h"
 #include "core/tensor/tensor.h"
 
 #include <cstdint>
@@ -77,6 +78,10 @@ public:
     // F32/F16/BF16.
     Tensor load(std::string_view name) const;
     Tensor load(const TensorInfo& info) const;
+    // An F16 / BF16 tensor as stored, as a [numel / last axis, last axis] matrix: a view on the mapping when
+    // it is contiguous (and 2-byte aligned), else a contiguous copy in 16 bits. Throws attnlens::Error for
+    // another dtype or a rank-0 tensor.
+    HalfMatrix loadHalf(const TensorInfo& info) const;
 
 private:
     std::filesystem::path m_path;

@@ -4,7 +4,7 @@
 
 namespace attnlens {
 
-Tensor WeightBinder::loadChecked(const TensorInfo& info, const Shape& shape) {
+bool WeightBinder::checkShapeAndType(const TensorInfo& info, const Shape& shape) {
     // Accept a shape that differs only by leading 1s (e.g. final_logits_bias [1, V] vs [V]).
     Shape a = info.shape, b = shape;
     while (!a.empty() && a.front() == 1 && a.size() > b.size())
@@ -14,14 +14,19 @@ Tensor WeightBinder::loadChecked(const TensorInfo& info, const Shape& shape) {
     if (a != b) {
         m_problems.push_back("'" + info.name + "' has shape " + shapeToString(info.shape) + ", expected " +
                              shapeToString(shape));
-        return {};
+        return false;
     }
     if (info.dtype != DType::F32 && info.dtype != DType::F16 && info.dtype != DType::BF16) {
         m_problems.push_back("'" + info.name + "' has dtype " + std::string(dtypeName(info.dtype)) +
                              ", expected F32, F16 or BF16");
-        return {};
+        return false;
     }
     if (m_callbacks) m_callbacks->checkCancel();
+    return true;
+}
+
+Tensor WeightBinder::loadChecked(const TensorInfo& info, const Shape& shape) {
+    if (!checkShapeAndType(info, shape)) return {};
     try {
         return m_file.load(info).reshaped(shape);
     } catch (const Error& e) {
@@ -43,6 +48,18 @@ Tensor WeightBinder::optional(const std::string& name, const Shape& shape) {
     const TensorInfo* info = m_file.find(name);
     if (!info) return {};
     return loadChecked(*info, shape);
+}
+
+WeightBinder::Stored WeightBinder::requireStored(const std::string& name, const Shape& shape) {
+    const TensorInfo* info = m_file.find(name);
+    if (!info || info->dtype == DType::F32 || shape.size() != 2) return {require(name, shape), {}};
+    if (!checkShapeAndType(*info, shape)) return {};
+    try {
+        return {{}, m_file.loadHalf(*info)};
+    } catch (const Error& e) {
+        m_problems.push_back(e.what());
+        return {};
+    }
 }
 
 void WeightBinder::finish(const std::string& context) const {

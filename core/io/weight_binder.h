@@ -28,6 +28,13 @@ public:
     Tensor require(const std::string& name, const Shape& shape);
     // Like require() but absence is not a problem (returns an empty Tensor).
     Tensor optional(const std::string& name, const Shape& shape);
+    // A matrix (a linear layer's weight, an embedding table) as require() checks it, kept in its stored
+    // format: F16 / BF16 as a HalfMatrix (no float32 copy), F32 as a Tensor; the other member empty.
+    struct Stored {
+        Tensor f32;
+        HalfMatrix half;
+    };
+    Stored requireStored(const std::string& name, const Shape& shape);
     bool has(std::string_view name) const { return m_file.contains(name); }
     // Records a problem found by the caller (a tensor that contradicts the config, say).
     void problem(std::string text) { m_problems.push_back(std::move(text)); }
@@ -40,6 +47,7 @@ public:
 
 private:
     Tensor loadChecked(const TensorInfo& info, const Shape& shape);
+    bool checkShapeAndType(const TensorInfo& info, const Shape& shape);
 
     const TensorFile& m_file;
     const Callbacks* m_callbacks = nullptr;

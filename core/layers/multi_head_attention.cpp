@@ -44,7 +44,7 @@ MultiHeadAttention::MultiHeadAttention(LinearWeights q, LinearWeights k, LinearW
                                        int kvHeads)
     : m_q(std::move(q)), m_k(std::move(k)), m_v(std::move(v)), m_out(std::move(out)), m_heads(heads),
       m_kvHeads(kvHeads > 0 ? kvHeads : heads), m_scaleAt(scale) {
-    m_dim = m_q.weight.empty() ? 0 : m_q.weight.dim(0);
+    m_dim = m_q.outFeatures();
     if (heads <= 0 || m_dim % heads != 0)
         throw Error("attention: d_model " + std::to_string(m_dim) + " is not divisible by " +
                     std::to_string(heads) + " heads");
@@ -52,8 +52,8 @@ MultiHeadAttention::MultiHeadAttention(LinearWeights q, LinearWeights k, LinearW
         throw Error("attention: " + std::to_string(heads) + " query heads cannot share " +
                     std::to_string(m_kvHeads) + " key/value heads (not a divisor)");
     const int64_t kvDim = m_kvHeads * (m_dim / heads);
-    if (!m_k.weight.empty() && m_k.weight.dim(0) != kvDim)
-        throw Error("attention: k_proj has " + std::to_string(m_k.weight.dim(0)) + " outputs, expected " +
+    if (!m_k.empty() && m_k.outFeatures() != kvDim)
+        throw Error("attention: k_proj has " + std::to_string(m_k.outFeatures()) + " outputs, expected " +
                     std::to_string(kvDim) + " (" + std::to_string(m_kvHeads) + " key/value heads)");
     m_scale = scaleFactor ? *scaleFactor : 1.0f / std::sqrt(static_cast<float>(m_dim / heads));
 }

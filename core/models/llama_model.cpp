@@ -10,14 +10,20 @@ namespace attnlens {
 
 namespace {
 
+// A weight [out, in] in its stored format: bf16 / f16 stay 16-bit (ops/half_linear.h), float32 a view.
+LinearWeights stored(WeightBinder& w, const std::string& name, int64_t out, int64_t in, Tensor bias) {
+    auto s = w.requireStored(name, {out, in});
+    return {std::move(s.f32), std::move(bias), {}, std::move(s.half)};
+}
+
 struct LayerBinder {
     WeightBinder& w;
     const LlamaConfig& c;
     std::string prefix; // "model.layers.N."
 
     LinearWeights linear(const std::string& name, int64_t out, int64_t in, bool bias) const {
-        return {w.require(prefix + name + ".weight", {out, in}),
-                bias ? w.require(prefix + name + ".bias", {out}) : Tensor{}};
+        return stored(w, prefix + name + ".weight", out, in,
+                      bias ? w.require(prefix + name + ".bias", {out}) : Tensor{});
     }
     Norm rms(const std::string& name, int64_t d) const {
         return {Norm::Kind::RmsNorm, w.require(prefix + name + ".weight", {d}), {}, c.rmsNormEps, c.gemma};
@@ -76,7 +82,7 @@ std::shared_ptr<const LlamaModel> LlamaModel::load(const std::filesystem::path& 
     WeightBinder w(file);
     w.setCallbacks(&callbacks);
     const int64_t d = c.hiddenSize;
-    m->m_tokens = w.require(p + "embed_tokens.weight", {c.vocabSize, d});
+    m->m_tokens = stored(w, p + "embed_tokens.weight", c.vocabSize, d, {});
     // Gemma scales the embeddings by √hidden (a float32 constant in a float32 computation).
     m->m_embeddingScale = c.gemma ? static_cast<float>(std::sqrt(static_cast<double>(d))) : 1.0f;
     for (int l = 0; l < c.layers; ++l) {
@@ -89,9 +95,9 @@ std::shared_ptr<const LlamaModel> LlamaModel::load(const std::filesystem::path& 
         w.problem("the checkpoint has more than num_hidden_layers = " + std::to_string(c.layers) + " layers");
     // Tied: the LM head is the token embeddings (a file may still carry lm_head.weight; transformers ties
     // it).
-    if (!c.tied) m->m_head = {w.require("lm_head.weight", {c.vocabSize, d}), {}};
+    if (!c.tied) m->m_head = stored(w, "lm_head.weight", c.vocabSize, d, {});
     w.finish("'" + dir.string() + "': the checkpoint does not match config.json");
-    if (c.tied) m->m_head = {m->m_tokens, {}};
+    if (c.tied) m->m_head = m->m_tokens;
     m->m_head.pack();
     callbacks.report(1.0, "loaded");
     return m;
@@ -107,10 +113,7 @@ TextForward LlamaModel::extend(std::span<const int> ids, TextCache& cache, bool 
     if (cache.layers.size() != static_cast<size_t>(c.layers))
         throw Error(c.modelType + ": a cache of another model");
     checkTokenIds(ids, c.vocabSize, c.modelType);
-    const auto tokens = m_tokens.matrix();
-    RowMatrix x(n, c.hiddenSize);
-    for (int64_t i = 0; i < n; ++i)
-        x.row(i) = tokens.row(ids[static_cast<size_t>(i)]) * m_embeddingScale;
+    RowMatrix x = embed(ids) * m_embeddingScale;
     TextForward out;
     if (run.captureAttention) out.attentions = Tensor({c.layers, c.heads, n, past + n});
     const auto off = headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(c.layers), c.heads));
@@ -128,6 +131,13 @@ TextForward LlamaModel::extend(std::span<const int> ids, TextCache& cache, bool 
     return out;
 }
 
+RowMatrix LlamaModel::embed(std::span<const int> ids) const {
+    RowMatrix x(static_cast<Eigen::Index>(ids.size()), m_config.hiddenSize);
+    for (size_t i = 0; i < ids.size(); ++i)
+        m_tokens.rowInto(ids[i], x.row(static_cast<Eigen::Index>(i)).data());
+    return x;
+}
+
 TextForward LlamaModel::forward(std::span<const int> ids, bool logits, const RunControls& run) const {
     TextCache cache = newCache();
     return extend(ids, cache, logits, false, run);
@@ -137,11 +147,8 @@ TextEmbeddingParts LlamaModel::embeddingParts(std::span<const int> ids) const {
     const auto n = static_cast<int64_t>(ids.size());
     checkTextLength(n, m_config.maxPositions);
     checkTokenIds(ids, m_config.vocabSize, m_config.modelType);
-    const auto tokens = m_tokens.matrix();
     // Positions enter through the rotation of queries and keys, not the embeddings: that part is zero.
-    TextEmbeddingParts parts{RowMatrix(n, m_config.hiddenSize), RowMatrix::Zero(n, m_config.hiddenSize), {}};
-    for (int64_t i = 0; i < n; ++i)
-        parts.tokens.row(i) = tokens.row(ids[static_cast<size_t>(i)]);
+    TextEmbeddingParts parts{embed(ids), RowMatrix::Zero(n, m_config.hiddenSize), {}};
     parts.input = parts.tokens * m_embeddingScale;
     return parts;
 }

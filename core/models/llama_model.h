@@ -83,8 +83,10 @@ public:
     std::vector<int> endOfTextIds() const override { return m_config.eosIds; }
 
 private:
+    RowMatrix embed(std::span<const int> ids) const; // the token embeddings' rows (checked ids)
+
     LlamaConfig m_config;
-    Tensor m_tokens;
+    LinearWeights m_tokens; // [vocab, hidden]: the embedding table, and the tied LM head
     float m_embeddingScale = 1.0f;
     std::vector<TransformerBlock> m_layers;
     Norm m_finalNorm;

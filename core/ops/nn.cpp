@@ -1,10 +1,12 @@
 #include "core/ops/nn.h"
 
 #include "core/ops/gemm.h"
+#include "core/ops/half_linear.h"
 #include "core/util/error.h"
 
 #include <unsupported/Eigen/SpecialFunctions>
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnlens {
@@ -49,8 +51,16 @@ void linearInto(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, cons
     if (!bias.empty()) out.rowwise() += ConstVectorMap(bias.data(), bias.numel()).transpose();
 }
 
+void LinearWeights::rowInto(int64_t r, float* out) const {
+    if (r < 0 || r >= outFeatures()) throw Error("linear: row " + std::to_string(r) + " out of range");
+    if (!half.empty())
+        half.rowsToFloat(r, 1, out);
+    else
+        std::copy_n(weight.data() + r * weight.dim(1), weight.dim(1), out);
+}
+
 void LinearWeights::pack() {
-    if (weight.rank() == 2 && !weight.empty())
+    if (half.empty() && weight.rank() == 2 && !weight.empty())
         packed = PackedLinear(weight.data(), weight.dim(0), weight.dim(1));
 }
 
@@ -69,6 +79,16 @@ bool usePacked(const LinearWeights& layer, Eigen::Index rows, Eigen::Index cols)
 } // namespace
 
 void linearInto(const Eigen::Ref<const RowMatrix>& x, const LinearWeights& layer, RowMatrix& out) {
+    if (!layer.half.empty()) {
+        if (x.cols() != layer.half.cols())
+            throw Error("linear: input has " + std::to_string(x.cols()) + " features, weight expects " +
+                        std::to_string(layer.half.cols()));
+        out.resize(x.rows(), layer.half.rows());
+        halfLinear(x.data(), x.outerStride(), x.rows(), layer.half, out.data(), out.outerStride());
+        if (!layer.bias.empty())
+            out.rowwise() += ConstVectorMap(layer.bias.data(), layer.bias.numel()).transpose();
+        return;
+    }
     if (!usePacked(layer, x.rows(), x.cols())) {
         linearInto(x, layer.weight, layer.bias, out);
         return;

@@ -3,6 +3,7 @@
 // All work on row-major [tokens, features] matrices; "in place" variants avoid allocations on hot paths.
 
 #include "core/ops/gemm.h"
+#include "core/tensor/half_matrix.h"
 #include "core/tensor/tensor.h"
 
 #include <string>
@@ -16,11 +17,19 @@ void linearInto(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, cons
 
 // A linear layer's parameters; pack() prepares the weight once for many-row inputs (a ViT's 197 tokens)
 // at the cost of a second copy of it in memory. Few-row inputs (decoder steps, ≤ 8) use the plain weight.
+// A weight stored in 16 bits may be kept that way (`half`, `weight` then empty: ops/half_linear.h computes
+// with it in float32); pack() leaves such a weight as it is.
 struct LinearWeights {
     Tensor weight;         // [out, in]
     Tensor bias;           // [out] (may be empty)
     PackedLinear packed{}; // empty until pack()
+    HalfMatrix half{};     // [out, in] in 16 bits, or empty
     void pack();
+    bool empty() const { return weight.empty() && half.empty(); }
+    int64_t outFeatures() const { return half.empty() ? (weight.empty() ? 0 : weight.dim(0)) : half.rows(); }
+    int64_t inFeatures() const { return half.empty() ? (weight.empty() ? 0 : weight.dim(1)) : half.cols(); }
+    // Weight row r ([in] values, float32) into out: an embedding table's row.
+    void rowInto(int64_t r, float* out) const;
 };
 // y = x · Wᵀ + b through the packed weight when it is valid for the active kernel, else as above.
 void linearInto(const Eigen::Ref<const RowMatrix>& x, const LinearWeights& layer, RowMatrix& out);

@@ -1,0 +1,129 @@
+#include "core/ops/half_linear.h"
+
+#include "core/ops/gemm.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <bit>
+#include <vector>
+
+namespace attnlens {
+
+namespace {
+
+constexpr int64_t kFewRows = 8;
+constexpr int64_t kBlockFloats =
+    256 * 1024; // 1 MB of widened rows per GEMM call: it and its packed copy stay in L2
+constexpr int64_t kPrefetchBytes = 4096;
+
+template <bool Bf16> inline __m256 widen8(const uint16_t* p) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    if constexpr (Bf16)
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    else
+        return _mm256_cvtph_ps(h);
+}
+
+template <bool Bf16> inline float widen1(uint16_t v) {
+    if constexpr (Bf16) {
+        return std::bit_cast<float>(static_cast<uint32_t>(v) << 16);
+    } else {
+        return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(v)));
+    }
+}
+
+inline float horizontalSum(__m256 v) {
+    const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+
+// out[i · ldo + r] = x_i · w_r for N input rows and every weight row r; each weight row is read once.
+// U vectors of 8 columns per step and input keep U · N independent accumulators (one row: 4 chains).
+template <int N, bool Bf16>
+void streamRows(const float* x, int64_t ldx, const HalfMatrix& w, float* out, int64_t ldo) {
+    constexpr int U = N == 1 ? 4 : N == 2 ? 2 : 1;
+    constexpr int64_t step = 8 * U;
+    const int64_t k = w.cols();
+    for (int64_t r = 0; r < w.rows(); ++r) {
+        const uint16_t* wr = w.row(r);
+        __m256 acc[N][U];
+        for (auto& a : acc)
+            for (auto& v : a)
+                v = _mm256_setzero_ps();
+        int64_t j = 0;
+        for (; j + step <= k; j += step) {
+            // The weights are a file mapping (4 KB pages): the hardware prefetchers stop at each page's end,
+            // so the stream is fetched a page ahead here. Measured on a Qwen2.5-0.5B-sized model (988 MB of
+            // bf16 per token): 130 -> 91 ms per token, 10.9 GB/s against 12.4 for a plain read of the mapping
+            // on this machine's one core; distances of 1-16 KB measured the same.
+            _mm_prefetch(reinterpret_cast<const char*>(wr + j) + kPrefetchBytes, _MM_HINT_T0);
+            for (int u = 0; u < U; ++u) {
+                const __m256 wv = widen8<Bf16>(wr + j + 8 * u);
+                for (int i = 0; i < N; ++i)
+                    acc[i][u] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + i * ldx + j + 8 * u), acc[i][u]);
+            }
+        }
+        for (; j + 8 <= k; j += 8) {
+            const __m256 wv = widen8<Bf16>(wr + j);
+            for (int i = 0; i < N; ++i)
+                acc[i][0] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + i * ldx + j), acc[i][0]);
+        }
+        for (int i = 0; i < N; ++i) {
+            __m256 s = acc[i][0];
+            for (int u = 1; u < U; ++u)
+                s = _mm256_add_ps(s, acc[i][u]);
+            float total = horizontalSum(s);
+            for (int64_t t = j; t < k; ++t)
+                total += widen1<Bf16>(wr[t]) * x[i * ldx + t];
+            out[i * ldo + r] = total;
+        }
+    }
+}
+
+template <bool Bf16>
+void streamFew(const float* x, int64_t ldx, int64_t n, const HalfMatrix& w, float* out, int64_t ldo) {
+    for (int64_t i = 0; i < n; i += 4) { // groups of up to four input rows
+        const float* xi = x + i * ldx;
+        float* oi = out + i * ldo;
+        switch (std::min<int64_t>(4, n - i)) {
+        case 1:
+            streamRows<1, Bf16>(xi, ldx, w, oi, ldo);
+            break;
+        case 2:
+            streamRows<2, Bf16>(xi, ldx, w, oi, ldo);
+            break;
+        case 3:
+            streamRows<3, Bf16>(xi, ldx, w, oi, ldo);
+            break;
+        default:
+            streamRows<4, Bf16>(xi, ldx, w, oi, ldo);
+            break;
+        }
+    }
+}
+
+} // namespace
+
+void halfLinear(const float* x, int64_t ldx, int64_t n, const HalfMatrix& w, float* out, int64_t ldo) {
+    if (n <= 0 || w.rows() == 0) return;
+    if (n <= kFewRows) {
+        if (w.format() == HalfMatrix::Format::BF16)
+            streamFew<true>(x, ldx, n, w, out, ldo);
+        else
+            streamFew<false>(x, ldx, n, w, out, ldo);
+        return;
+    }
+    const int64_t k = w.cols();
+    const int64_t block = std::clamp<int64_t>(kBlockFloats / std::max<int64_t>(k, 1) / 16 * 16, 16, w.rows());
+    thread_local std::vector<float> widened;
+    widened.resize(static_cast<size_t>(block * k));
+    for (int64_t r0 = 0; r0 < w.rows(); r0 += block) {
+        const int64_t rows = std::min(block, w.rows() - r0);
+        w.rowsToFloat(r0, rows, widened.data());
+        gemm(GemmArgs{x, ldx, widened.data(), k, out + r0, ldo, n, rows, k, /*transB=*/true, false});
+    }
+}
+
+} // namespace attnlens
