@@ -39,6 +39,11 @@ void KvCache::copyFrom(const KvCache& other) {
     length = n;
 }
 
+int keyValueHeadOf(int head, int heads, int kvHeads) {
+    if (kvHeads <= 0 || kvHeads >= heads || heads % kvHeads != 0) return -1;
+    return head / (heads / kvHeads);
+}
+
 MultiHeadAttention::MultiHeadAttention(LinearWeights q, LinearWeights k, LinearWeights v, LinearWeights out,
                                        int heads, QueryScale scale, std::optional<float> scaleFactor,
                                        int kvHeads)

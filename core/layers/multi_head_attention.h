@@ -111,6 +111,10 @@ private:
     QueryScale m_scaleAt = QueryScale::Query;
 };
 
+// Grouped-query attention: the key/value head that query head `head` reads (h / (heads / kvHeads), as
+// transformers' repeat_kv), or -1 when every head has its own (kvHeads ≤ 0 or = heads, or not a divisor).
+int keyValueHeadOf(int head, int heads, int kvHeads);
+
 struct Norm; // core/layers/transformer_block.h
 
 // What one attention layer received, for inspecting single scores (analysis/neuron_view): the rows its

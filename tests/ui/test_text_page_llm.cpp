@@ -9,10 +9,13 @@
 #include "ui/text/sampling_button.h"
 #include "ui/text/text_document.h"
 #include "ui/text/text_page.h"
+#include "ui/vision/map_grid_view.h"
 #include "ui/widgets/candidate_bars.h"
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/map_controls.h"
 
 #include <QLabel>
+#include <QTabWidget>
 #include <QtTest>
 
 using namespace attnlens;
@@ -99,6 +102,37 @@ private slots:
         start(6);
         WAIT_UNTIL(done(6));
         QVERIFY(page.document()->run()->ids != once);
+    }
+
+    // Grouped-query attention in the head selector and the layers × heads grid: 8 query heads, 2 KV heads.
+    void gqaGroupingShown() {
+        TextPage page(nullptr, kLlm + "/llama-gqa");
+        WAIT_UNTIL(idle(page) && page.document()->hasModel());
+        auto* heads = page.findChild<HeadCombo*>();
+        QVERIFY(heads);
+        QCOMPARE(heads->itemText(heads->findData(5)), QString("Head 5 · KV 1"));
+        QCOMPARE(heads->itemData(heads->findData(2), Qt::ToolTipRole).toString().left(38),
+                 QString("Query heads 0–3 share key/value head 0"));
+        page.setText(QStringLiteral("Hi there"));
+        page.setNewTokens(0);
+        page.runText();
+        WAIT_UNTIL(idle(page) && page.document()->run());
+        page.views()->setCurrentWidget(page.modelGrid());
+        WAIT_UNTIL(page.modelGrid()->count() == 16);
+        QCOMPARE(page.modelGrid()->title(8 + 3), QString("L1 H3 · KV0"));
+        QCOMPARE(page.modelGrid()->title(8 + 4), QString("L1 H4 · KV1"));
+        if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty()) {
+            page.resize(1280, 760);
+            page.show();
+            QTest::qWait(300);
+            page.grab().save(QString::fromLocal8Bit(dir) + "/text-llama-gqa-grid.png");
+        }
+        // heads with their own keys and values (GPT-2) keep plain labels
+        TextPage gpt2(nullptr, QStringLiteral(ATTNLENS_TEST_DATA "/text/gpt2"));
+        WAIT_UNTIL(idle(gpt2) && gpt2.document()->hasModel());
+        auto* plain = gpt2.findChild<HeadCombo*>();
+        QCOMPARE(plain->itemText(plain->findData(1)), QString("Head 1"));
+        QVERIFY(plain->itemData(plain->findData(1), Qt::ToolTipRole).isNull());
     }
 
     void slidingWindowShown() {

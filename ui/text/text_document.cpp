@@ -107,6 +107,11 @@ QString TextDocument::modelDescription() const {
     return text;
 }
 
+QString TextDocument::headTitle(int layer, int head) const {
+    const int kv = m_folder ? keyValueHeadOf(head, m_folder->heads(), m_folder->model->kvHeads()) : -1;
+    return kv < 0 ? tr("L%1 H%2").arg(layer).arg(head) : tr("L%1 H%2 · KV%3").arg(layer).arg(head).arg(kv);
+}
+
 QString TextDocument::modelDetails() const {
     if (!m_folder) return {};
     QString text = modelDescription();

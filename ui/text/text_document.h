@@ -55,6 +55,7 @@ public:
     bool hasModel() const { return m_folder != nullptr; }
     QString modelDescription() const; // one line: folder, type, layers × heads (/ KV heads)
     QString modelDetails() const;     // the tooltip: that and grouped-query attention, sliding windows
+    QString headTitle(int layer, int head) const; // "L1 H5", with grouped KV heads "L1 H5 · KV1"
 
     void setRun(std::shared_ptr<const TextRun> run); // shows its last step
     const std::shared_ptr<const TextRun>& run() const { return m_run; }

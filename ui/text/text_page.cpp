@@ -425,7 +425,7 @@ void TextPage::syncControls() {
     const QSignalBlocker b1(m_layer), b2(m_head);
     m_layer->setRange(0, folder ? folder->layers() - 1 : 0);
     m_layer->setValue(m_doc->layer());
-    m_head->setHeadCount(folder ? folder->heads() : 0);
+    m_head->setHeadCount(folder ? folder->heads() : 0, false, folder ? folder->model->kvHeads() : 0);
     m_head->setSelection({m_doc->head(), m_doc->fusion()});
     // Run stays available while a job runs: a new run supersedes the one in progress (its result is dropped).
     const bool busy = worker()->isBusy();
@@ -463,7 +463,7 @@ void TextPage::refresh() {
             for (int h = 0; h < heads; ++h) {
                 tiles.push_back(heatmapImage(m_doc->shown(l, h).values, ColorMap::Viridis)
                                     .scaled(96, 96, Qt::IgnoreAspectRatio, Qt::FastTransformation));
-                titles << tr("L%1 H%2").arg(l).arg(h);
+                titles << m_doc->headTitle(l, h);
             }
         m_grid->setMaxColumns(heads);
         m_grid->setTiles(std::move(tiles), titles);

@@ -1,5 +1,6 @@
 #include "ui/widgets/map_controls.h"
 
+#include "core/layers/multi_head_attention.h"
 #include "ui/render/heatmap_image.h"
 
 #include <QFormLayout>
@@ -27,8 +28,8 @@ HeadCombo::HeadCombo(QWidget* parent) : QComboBox(parent) {
     });
 }
 
-void HeadCombo::setHeadCount(int heads, bool throughChoices) {
-    if (heads == m_heads && throughChoices == m_through) return;
+void HeadCombo::setHeadCount(int heads, bool throughChoices, int kvHeads) {
+    if (heads == m_heads && throughChoices == m_through && kvHeads == m_kvHeads) return;
     const QSignalBlocker block(this);
     const HeadSelection keep = selection();
     const Through keepThrough = throughChoices ? through() : Through::Layer;
@@ -46,9 +47,20 @@ void HeadCombo::setHeadCount(int heads, bool throughChoices) {
                        "averaged, the residual added; computed on the worker, rollout above ≈ 3 s"),
                     Qt::ToolTipRole);
     }
-    for (int h = 0; h < heads; ++h)
-        addItem(tr("Head %1").arg(h), h);
+    for (int h = 0; h < heads; ++h) {
+        const int kv = keyValueHeadOf(h, heads, kvHeads);
+        addItem(kv < 0 ? tr("Head %1").arg(h) : tr("Head %1 · KV %2").arg(h).arg(kv), h);
+        if (const int group = kv < 0 ? 0 : heads / kvHeads; group > 0)
+            setItemData(count() - 1,
+                        tr("Query heads %1–%2 share key/value head %3 (grouped-query attention): their keys "
+                           "and values are the same, only the queries differ")
+                            .arg(kv * group)
+                            .arg(kv * group + group - 1)
+                            .arg(kv),
+                        Qt::ToolTipRole);
+    }
     m_heads = heads;
+    m_kvHeads = kvHeads;
     m_through = throughChoices;
     setSelection(keep.head < heads ? keep : HeadSelection{-1, keep.fusion}, keepThrough);
 }

@@ -27,8 +27,10 @@ public:
     // Layer: the layer's heads; Rollout / Flow: through layers 0…L, the heads fused with the mean.
     enum class Through { Layer, Rollout, Flow };
     explicit HeadCombo(QWidget* parent = nullptr);
-    // Rebuilds the list when the count or the choices change, keeping the selection if it fits.
-    void setHeadCount(int heads, bool throughChoices = false);
+    // Rebuilds the list when the count or the choices change, keeping the selection if it fits. kvHeads
+    // (grouped-query attention, 0 < kvHeads < heads): each head's item names the key/value head it reads,
+    // "Head 5 · KV 1", its tooltip the query heads that share it.
+    void setHeadCount(int heads, bool throughChoices = false, int kvHeads = 0);
     int headCount() const { return m_heads; }
     void setSelection(const HeadSelection& heads, Through through = Through::Layer);
     HeadSelection selection() const;
@@ -38,7 +40,7 @@ signals:
     void selectionChanged(attnlens::HeadSelection heads); // a user's choice; through() says where
 
 private:
-    int m_heads = 0;
+    int m_heads = 0, m_kvHeads = 0;
     bool m_through = false;
 };
 
