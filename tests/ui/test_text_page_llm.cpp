@@ -14,6 +14,7 @@
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/map_controls.h"
 
+#include <QJsonObject>
 #include <QLabel>
 #include <QTabWidget>
 #include <QtTest>
@@ -102,6 +103,27 @@ private slots:
         start(6);
         WAIT_UNTIL(done(6));
         QVERIFY(page.document()->run()->ids != once);
+    }
+
+    // A session keeps how tokens were chosen: restored, the sampled run is the same text.
+    void samplingInSession() {
+        TextPage a(nullptr, kLlm + "/llama-gqa");
+        WAIT_UNTIL(idle(a) && a.document()->hasModel());
+        a.findChild<SamplingButton*>("sampling")->setSampling(Sampling{0.9f, 20, 0.9f, 42});
+        a.setText(QStringLiteral("Once"));
+        a.setNewTokens(5);
+        a.runText();
+        WAIT_UNTIL(idle(a) && a.document()->run() && a.document()->run()->generated() == 5);
+        const QJsonObject saved = a.saveSession();
+        QCOMPARE(saved.value("seed").toInt(), 42);
+        TextPage b(nullptr, kLlm + "/gemma3"); // another model: the session's loads first
+        WAIT_UNTIL(idle(b) && b.document()->hasModel());
+        b.restoreSession(saved);
+        WAIT_UNTIL(idle(b) && !b.restoringSession() && b.document()->run());
+        QCOMPARE(b.findChild<SamplingButton*>("sampling")->text(),
+                 QString("Sample · T 0.9 · top-k 20 · top-p 0.90 · seed 42"));
+        QCOMPARE(b.document()->run()->ids, a.document()->run()->ids);
+        QCOMPARE(b.saveSession(), saved);
     }
 
     // Grouped-query attention in the head selector and the layers × heads grid: 8 query heads, 2 KV heads.

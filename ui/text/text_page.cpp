@@ -544,8 +544,8 @@ QJsonObject TextPage::saveSession() const {
     t.newTokens = m_newTokens->value();
     t.ran = m_doc->run() != nullptr;
     t.step = m_doc->step();
-    t.layer = m_doc->layer();
-    t.head = m_doc->head();
+    t.layer = m_doc->layer(), t.head = m_doc->head();
+    t.sampling = m_sampling->sampling();
     t.fusion = m_doc->fusion() == HeadFusion::Max ? HeadFusion::Max : HeadFusion::Mean;
     t.view = TextSession::kViews.value(m_tabs->currentIndex());
     t.wordLevel = m_doc->wordLevel();
@@ -569,8 +569,8 @@ bool TextPage::restoreInputs(const QJsonObject& state) {
     setPlaying(false);
     m_input->setText(t.input);
     m_newTokens->setValue(state.contains("new_tokens") ? t.newTokens : m_newTokens->value());
-    m_doc->setWordLevel(t.wordLevel);
-    m_doc->setHideSpecial(t.hideSpecial);
+    m_sampling->setSampling(t.sampling);
+    m_doc->setWordLevel(t.wordLevel), m_doc->setHideSpecial(t.hideSpecial);
     m_tabs->setCurrentIndex(std::max(0, static_cast<int>(TextSession::kViews.indexOf(t.view))));
     return true;
 }

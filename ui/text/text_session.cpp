@@ -21,6 +21,10 @@ TextSession TextSession::parse(SessionReader& r, int maxNewTokens) {
     s.wordLevel = r.boolean("word_level", false);
     s.hideSpecial = r.boolean("hide_special", false);
     s.offHeads = readHeadPairs(r, "off_heads");
+    s.sampling.temperature = static_cast<float>(r.number("temperature", 0.0, 0.0, 5.0));
+    s.sampling.topK = r.integer("top_k", 0, 0, 100000);
+    s.sampling.topP = static_cast<float>(r.number("top_p", 1.0, 0.01, 1.0));
+    s.sampling.seed = static_cast<uint64_t>(r.integer("seed", 0, 0, 2147483647));
     return s;
 }
 
@@ -36,6 +40,12 @@ void TextSession::write(QJsonObject& s) const {
     s.insert("word_level", wordLevel);
     s.insert("hide_special", hideSpecial);
     if (!offHeads.empty()) s.insert("off_heads", headPairsToJson(offHeads));
+    if (!sampling.greedy()) {
+        s.insert("temperature", double(sampling.temperature));
+        s.insert("top_k", sampling.topK);
+        s.insert("top_p", double(sampling.topP));
+        s.insert("seed", static_cast<qint64>(sampling.seed));
+    }
 }
 
 } // namespace attnlens::ui

@@ -2,9 +2,11 @@
 // The Text page's saved session (ui/shell/session.h), read in one place: what checkSession() checks is what
 // the restore applies. Keys: model_dir (absent: the built-in model), input, new_tokens, ran, step, layer,
 // head, fusion ("mean" | "max"), view (matrix | model | lines | heads | difference | embeddings), word_level,
-// hide_special, off_heads ([[layer, head], …]).
+// hide_special, off_heads ([[layer, head], …]), and how generated tokens are chosen: temperature (0: greedy),
+// top_k, top_p, seed (absent: greedy).
 
 #include "core/analysis/attention_maps.h"
+#include "core/models/text_generation.h"
 
 #include <QJsonObject>
 #include <QString>
@@ -28,6 +30,7 @@ struct TextSession {
     QString view = QStringLiteral("matrix");
     bool wordLevel = false, hideSpecial = false;
     std::vector<std::pair<int, int>> offHeads;
+    Sampling sampling;
 
     // The first problem is kept in `reader` (defaults returned for the rest).
     static TextSession parse(SessionReader& reader, int maxNewTokens);
