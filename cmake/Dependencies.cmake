@@ -56,3 +56,21 @@ elseif(ATTNLENS_BUILD_UI OR ATTNLENS_BUILD_TESTS)
 else()
   find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Svg)
 endif()
+
+# llama.cpp's Jinja engine (MIT) for the chat templates of tokenizer_config.json (core/text/chat_template):
+# no Debian package has a C++ Jinja, so tools/setup/fetch-jinja.sh fetches its sources (pinned) into
+# third_party/llama-jinja, compiled here as they are, without our warnings.
+set(ATTNLENS_JINJA_DIR ${PROJECT_SOURCE_DIR}/third_party/llama-jinja)
+if(NOT EXISTS ${ATTNLENS_JINJA_DIR}/jinja/runtime.h)
+  message(FATAL_ERROR "llama.cpp's Jinja engine is missing: run tools/setup/fetch-jinja.sh "
+                      "(tools/setup/run-app.sh and run-tests.sh do)")
+endif()
+file(GLOB _jinja_sources ${ATTNLENS_JINJA_DIR}/jinja/*.cpp)
+add_library(attnlens_jinja STATIC ${_jinja_sources} ${ATTNLENS_JINJA_DIR}/json.cpp ${ATTNLENS_JINJA_DIR}/unicode.cpp)
+add_library(attnlens::jinja ALIAS attnlens_jinja)
+target_include_directories(attnlens_jinja SYSTEM PUBLIC ${ATTNLENS_JINJA_DIR})
+# Its assert() checks throw instead of being compiled out (cmake/jinja-shim/cassert says why).
+target_include_directories(attnlens_jinja BEFORE PRIVATE ${PROJECT_SOURCE_DIR}/cmake/jinja-shim)
+target_link_libraries(attnlens_jinja PRIVATE nlohmann_json::nlohmann_json)
+target_compile_options(attnlens_jinja PRIVATE -w)
+set_target_properties(attnlens_jinja PROPERTIES POSITION_INDEPENDENT_CODE ON)

@@ -233,6 +233,8 @@ CommandHelp textHelp() {
             {"--top-p P", "with --temperature: the smallest set reaching probability P, (0, 1] (default: 1)"},
             {"--seed S",
              "with --temperature: the generator's seed; the same seed, the same text (default: 0)"},
+            {"--chat", "the text as a user turn of the folder's chat template (tokenizer_config.json), the "
+                       "assistant's turn opened (instruct models)"},
             {"--logits", "with --json: add the logits [token][vocabulary] (models with a language-model "
                          "head)"},
             {"--json OUT", "write tokens, ids, every head's attention [L][H][T][T] (and generated ids)"},
@@ -244,6 +246,7 @@ CommandHelp textHelp() {
             "attnlens-cli text --generate 20 --temperature 0.8 --top-p 0.9 --seed 7 \"Once upon a time\"",
             "attnlens-cli text --logits --json out.json \"The weather is nice today.\"",
             "attnlens-cli text --model bert-base-cased \"Paris is the [MASK] of France.\"",
+            "attnlens-cli text --model Qwen2.5-0.5B-Instruct --chat --generate 40 \"What is attention?\"",
         }};
 }
 
@@ -342,6 +345,8 @@ CommandHelp tokenizeHelp() {
                 {"--model DIR", "a folder with tokenizer files: tokenizer.json, vocab.txt (WordPiece) or "
                                 "vocab.json + merges.txt; weights not needed (required)"},
                 {"--plain", "without the tokens the tokenizer adds around a text (BOS, [CLS] … [SEP])"},
+                {"--chat", "the text as a user turn of the chat template (tokenizer_config.json or "
+                           "chat_template.jinja), tokenized as transformers' apply_chat_template"},
                 {"--json OUT", "write {\"ids\": [..], \"tokens\": [..]}"},
                 {"\"text\"", "the text; stdout: one token a line, as the vocabulary names it"},
             },

@@ -36,7 +36,7 @@ void printNextTokens(const attnlens::TextFolder& folder, const attnlens::TextFor
 int runText(const std::vector<std::string>& argv) {
     const cli::Args args(argv,
                          {"--model", "--generate", "--json", "--temperature", "--top-k", "--top-p", "--seed"},
-                         {"--logits"});
+                         {"--logits", "--chat"});
     const std::string text = args.single("the text");
     const auto dir = cli::modelDir(args, attnlens::ModelKind::Text);
     const attnlens::TextFolder folder = attnlens::loadTextFolder(dir);
@@ -54,7 +54,7 @@ int runText(const std::vector<std::string>& argv) {
     for (const char* flag : {"--temperature", "--top-k", "--top-p", "--seed"})
         if (args.has(flag) && !args.has("--generate"))
             throw cli::UsageError(std::string(flag) + " needs --generate N");
-    const auto encoding = cli::encodeText(folder, text, generate);
+    const auto encoding = cli::encodeText(folder, text, generate, args.has("--chat"));
     // A decoder asked for nothing more than the text: its most likely next tokens say what the model makes of
     // it.
     const bool nextTokens = folder.decoderOnly() && !args.has("--generate") && folder.hasLmHead();
@@ -71,7 +71,7 @@ int runText(const std::vector<std::string>& argv) {
     }
 
     if (folder.decoderOnly()) {
-        std::cout << text;
+        std::cout << (args.has("--chat") ? folder.chat->render(text) : text); // the prompt the model saw
         for (int id : generated)
             if (!folder.isEndOfText(id)) std::cout << folder.tokenText(id);
         std::cout << "\n";
@@ -108,9 +108,8 @@ int runText(const std::vector<std::string>& argv) {
 
 const cli::Registration reg{
     "text",
-    "[--model DIR] [--generate N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--logits] [--json "
-    "OUT] "
-    "\"text\"",
+    "[--model DIR] [--chat] [--generate N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--logits] "
+    "[--json OUT] \"text\"",
     "BERT / GPT-2 / Llama-style folders: tokens, [MASK] predictions, a decoder's next tokens or "
     "its greedy continuation; every head's "
     "attention in the JSON (default model: the built-in gpt2-en-tiny)",

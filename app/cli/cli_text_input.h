@@ -12,7 +12,8 @@
 namespace cli {
 
 // `text` encoded; usage errors for a text without tokens or longer than the model's positions (`extra`:
-// tokens still to come, e.g. --generate N).
-attnlens::TextEncoding encodeText(const attnlens::TextFolder& folder, const std::string& text, int extra = 0);
+// tokens still to come, e.g. --generate N; `chat`: as a user turn of the chat template, TextFolder::encode).
+attnlens::TextEncoding encodeText(const attnlens::TextFolder& folder, const std::string& text, int extra = 0,
+                                  bool chat = false);
 
 } // namespace cli

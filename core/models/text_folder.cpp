@@ -32,6 +32,11 @@ void loadLlama(TextFolder& f, const Callbacks& callbacks) {
             "'" + f.dir.string() +
             "': tokenizer.json is missing (a tokenizer.model alone — SentencePiece — is not read yet)");
     f.tokenizer = HfTokenizer::load(f.dir);
+    try {
+        f.chat = ChatTemplate::load(f.dir);
+    } catch (const Error& e) {
+        f.chatProblem = e.what();
+    }
     f.model = LlamaModel::load(f.dir, callbacks);
 }
 
@@ -110,8 +115,12 @@ int TextFolder::vocabSize() const {
     return model->vocabSize();
 }
 
-TextEncoding TextFolder::encode(const std::string& text) const {
-    return tokenizer->encode(text);
+TextEncoding TextFolder::encode(const std::string& text, bool asChat) const {
+    if (!asChat) return tokenizer->encode(text);
+    if (!chat)
+        throw Error(chatProblem.empty() ? "this model has no chat template (tokenizer_config.json)"
+                                        : chatProblem);
+    return tokenizer->encodePlain(chat->render(text));
 }
 
 TextForward TextFolder::forward(const std::vector<int>& ids, bool logits, const RunControls& run) const {

@@ -7,11 +7,13 @@
 //   TextEncoding e = f.encode("The [MASK] sat.");     TextForward out = f.forward(e.ids);
 
 #include "core/models/text_models.h"
+#include "core/text/chat_template.h"
 #include "core/text/text_tokenizers.h"
 #include "core/util/callbacks.h"
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,10 @@ struct TextFolder {
     std::shared_ptr<const BertModel> bert; // the same model as its family's class (its config), or nullptr
     std::shared_ptr<const Gpt2Model> gpt2;
     std::shared_ptr<const TextTokenizer> tokenizer; // the family's (core/text/text_tokenizers.h)
+    // Llama-style folders: the chat template (core/text/chat_template.h), or nullopt with chatProblem saying
+    // why when the folder's does not parse (the model still opens; only chat is unavailable).
+    std::optional<ChatTemplate> chat;
+    std::string chatProblem;
 
     bool decoderOnly() const { return model && model->decoderOnly(); }
     bool piecesCarrySpaces() const { return tokenizer->piecesCarrySpaces(); }
@@ -34,7 +40,9 @@ struct TextFolder {
     int maxPositions() const;
     int vocabSize() const;          // the model's
     int tokenizerVocabSize() const; // the tokenizer's (≤ the model's)
-    TextEncoding encode(const std::string& text) const;
+    // The text's tokens; `asChat`: the text as one user turn of the chat template, tokenized without the
+    // post-processor's tokens (as transformers' apply_chat_template) — attnlens::Error when there is none.
+    TextEncoding encode(const std::string& text, bool asChat = false) const;
     TextForward forward(const std::vector<int>& ids, bool logits = true, const RunControls& run = {}) const;
     const std::string& token(int id) const;
     // The text a token stands for, for display ("Ġworld" → " world"; WordPiece tokens as they are).

@@ -98,6 +98,27 @@ private slots:
         QVERIFY(plain.exitCode == 0);
     }
 
+    // --chat: the text as a user turn of the chat template (Qwen3's real one), tokenized without BOS; the
+    // generated text follows the rendered prompt; folders without a template say so (exit 2).
+    void chat() {
+        const auto r = clitest::run(
+            {"tokenize", "--chat", "--model", QStringLiteral(ATTNLENS_TOKENIZERS_DIR "/qwen3"), "Hi there"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(r.out.split('\n').mid(0, 4), QStringList({"<|im_start|>", "user", "Ċ", "Hi"}));
+        QVERIFY(r.out.trimmed().endsWith("assistant\nĊ"));
+        const auto text =
+            clitest::run({"text", "--chat", "--generate", "2", "--model", kLlm + "/llama-gqa", "Hi"});
+        QVERIFY2(text.exitCode == 0, qPrintable(text.err));
+        QVERIFY(text.out.startsWith("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
+        clitest::expectError(clitest::run({"tokenize", "--chat", "--model",
+                                           QStringLiteral(ATTNLENS_TOKENIZERS_DIR "/mistral"), "x"}),
+                             "has no chat template");
+        clitest::expectError(clitest::run({"text", "--chat", "--model", kLlm + "/gemma3", "x"}),
+                             "no chat template");
+        clitest::expectError(
+            clitest::run({"tokenize", "--chat", "--plain", "--model", kLlm + "/gemma3", "x"}), "not both");
+    }
+
     // inspect says what the engine reads: GQA, head_dim, rope, windows, tied; a folder it cannot open is
     // still described, with the reason.
     void inspectAndBench() {

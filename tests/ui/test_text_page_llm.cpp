@@ -6,6 +6,7 @@
 #include "core/models/text_folder.h"
 #include "support/text_pages.h"
 #include "support/waits.h"
+#include "ui/text/chat_toggle.h"
 #include "ui/text/sampling_button.h"
 #include "ui/text/text_document.h"
 #include "ui/text/text_page.h"
@@ -124,6 +125,29 @@ private slots:
                  QString("Sample · T 0.9 · top-k 20 · top-p 0.90 · seed 42"));
         QCOMPARE(b.document()->run()->ids, a.document()->run()->ids);
         QCOMPARE(b.saveSession(), saved);
+    }
+
+    // Chat: the text goes in as a user turn of the folder's chat template (llama-gqa has a ChatML one); a
+    // folder without one offers no chat.
+    void chatToggle() {
+        TextPage page(nullptr, kLlm + "/llama-gqa");
+        WAIT_UNTIL(idle(page) && page.document()->hasModel());
+        auto* chat = page.findChild<ChatToggle*>("chat");
+        QVERIFY(chat && chat->isEnabled() && !chat->isChecked());
+        chat->setChecked(true);
+        page.setText(QStringLiteral("Hi"));
+        page.setNewTokens(2);
+        page.runText();
+        WAIT_UNTIL(idle(page) && page.document()->run() && page.document()->run()->generated() == 2);
+        const auto& run = *page.document()->run();
+        const auto folder = loadTextFolder((kLlm + "/llama-gqa").toStdString());
+        const auto want =
+            folder.tokenizer->encodePlain("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n").ids;
+        QCOMPARE(std::vector<int>(run.ids.begin(), run.ids.begin() + run.promptLength), want);
+        QCOMPARE(page.saveSession().value("chat").toBool(), true);
+        page.openModel(kLlm + "/gemma3");
+        WAIT_UNTIL(idle(page) && page.document()->model()->modelType == "gemma3_text");
+        QVERIFY(chat->isHidden() && !chat->isEnabled() && !chat->isChecked()); // gemma3's folder has none
     }
 
     // Grouped-query attention in the head selector and the layers × heads grid: 8 query heads, 2 KV heads.

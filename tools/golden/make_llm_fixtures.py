@@ -312,6 +312,10 @@ def worker(tag, names):
 # a byte-level BPE without merges whose 256 tokens are the bytes (id = byte value, GPT-2's printable
 # stand-ins), Split by Llama 3's pattern, no BOS template (the goldens' ids start with 1 themselves).
 TOKENIZED = ("llama-gqa", "gemma3")
+CHAT = ("llama-gqa",)
+CHAT_TEMPLATE = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+                 "'<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
+                 "{% endif %}")
 LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
                 r"\s*[\r\n]+|\s+(?!\S)|\s+")
 
@@ -334,6 +338,10 @@ def write_byte_tokenizer(folder):
     with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
         json.dump(tok, f, ensure_ascii=False, indent=1)
         f.write("\n")
+    if os.path.basename(folder) in CHAT:  # a ChatML template (as Qwen's), so that the Chat toggle has one
+        with open(os.path.join(folder, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+            json.dump({"chat_template": CHAT_TEMPLATE, "bos_token": None}, f, indent=1)
+            f.write("\n")
 
 
 def main(argv):

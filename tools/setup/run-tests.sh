@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/setup/common.sh
 attnlens_install_packages "${ATTNLENS_PACKAGES[@]}" "${ATTNLENS_TEST_PACKAGES[@]}"
+tools/setup/fetch-jinja.sh
 export QT_QPA_PLATFORM=offscreen QTEST_DISABLE_STACK_DUMP=1
 jobs=$(nproc)
 

@@ -21,10 +21,11 @@ TextDocument::TextDocument(QObject* parent) : QObject(parent) {}
 
 std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, const std::string& text,
                                                      TextCache* cache, const Callbacks& callbacks,
-                                                     const HeadList& offHeads, const Sampling& sampling) {
+                                                     const HeadList& offHeads, const Sampling& sampling,
+                                                     bool chat) {
     auto run = std::make_shared<TextRun>();
     run->sampling = sampling;
-    const TextEncoding e = folder.encode(text);
+    const TextEncoding e = folder.encode(text, chat);
     if (e.ids.empty()) throw Error("the text has no tokens");
     if (static_cast<int>(e.ids.size()) > folder.maxPositions())
         throw Error("the text is too long: " + std::to_string(e.ids.size()) + " tokens, the model has " +

@@ -40,11 +40,12 @@ public:
 
     // The run over `text` (pure; on the worker): every head captured; for GPT-2 the prompt through a fresh KV
     // cache in `cache` (kept for extendRun), for BERT the [MASK] predictions.
-    // offHeads: heads switched off for this run and the tokens it generates later.
+    // offHeads: heads switched off for this run and the tokens it generates later. chat: the text as one user
+    // turn of the folder's chat template (TextFolder::encode).
     static std::shared_ptr<const TextRun> makeRun(const TextFolder& folder, const std::string& text,
                                                   TextCache* cache, const Callbacks& callbacks = {},
                                                   const HeadList& offHeads = {},
-                                                  const Sampling& sampling = {});
+                                                  const Sampling& sampling = {}, bool chat = false);
     // `run` with `count` more tokens (chosen by run.sampling) through `cache` (pure; on the worker). Stops
     // after <|endoftext|> and at the model's last position.
     static std::shared_ptr<const TextRun> extendRun(const TextFolder& folder, const TextRun& run, int count,

@@ -4,6 +4,7 @@
 #include "core/util/error.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/shell/inference_worker.h"
+#include "ui/text/chat_toggle.h"
 #include "ui/text/sampling_button.h"
 #include "ui/text/text_candidates.h"
 #include "ui/text/text_embeddings_view.h"
@@ -11,6 +12,7 @@
 #include "ui/text/text_lines_view.h"
 #include "ui/text/text_session.h"
 #include "ui/vision/map_grid_view.h"
+#include "ui/widgets/elided_label.h"
 #include "ui/widgets/head_toggle_bar.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_status.h"
@@ -113,7 +115,7 @@ QWidget* TextPage::buildTopBar() {
     m_newTokens->setRange(0, 512);
     m_newTokens->setValue(12);
     m_newTokens->setPrefix(tr("generate ")), m_newTokens->setSuffix(tr(" tokens"));
-    m_sampling = new SamplingButton(bar);
+    m_sampling = new SamplingButton(bar), m_chat = new ChatToggle(bar);
     m_playback = new PlaybackBar({{},
                                   tr("One generated token back (Alt+Left)"),
                                   tr("Play the generated tokens one by one"),
@@ -127,14 +129,13 @@ QWidget* TextPage::buildTopBar() {
         if (!m_doc->run() || m_doc->step() >= m_doc->run()->generated()) return setPlaying(false);
         m_doc->setStep(m_doc->step() + 1);
     });
-    m_modelLabel = new QLabel(bar);
-    mute(m_modelLabel);
+    mute(m_modelLabel = new ElidedLabel(bar)); // ends in "…" on narrow windows
     row->addWidget(new QLabel(tr("Text"), bar));
     row->addWidget(m_input, 1);
     row->addWidget(m_run);
-    row->addWidget(m_newTokens), row->addWidget(m_sampling);
+    row->addWidget(m_chat), row->addWidget(m_newTokens), row->addWidget(m_sampling);
     row->addWidget(m_playback);
-    row->addWidget(m_modelLabel);
+    row->addWidget(m_modelLabel, 1);
     row->addWidget(exportMenuButton(bar, {{tr("This view as PNG…"),
                                            [this] {
                                                const QString path = QFileDialog::getSaveFileName(
@@ -334,8 +335,8 @@ void TextPage::runText() {
     worker()->run<std::shared_ptr<const TextRun>>(
         folder->decoderOnly() ? tr("Generating") : tr("Running"),
         [folder, cache, count, text = text.toStdString(), off = m_lenses->ablated(),
-         sampling = m_sampling->sampling()](const Callbacks& cb) {
-            auto run = TextDocument::makeRun(*folder, text, &cache->cache, cb, off, sampling);
+         sampling = m_sampling->sampling(), chat = m_chat->chatOn()](const Callbacks& cb) {
+            auto run = TextDocument::makeRun(*folder, text, &cache->cache, cb, off, sampling, chat);
             if (count > 0) run = TextDocument::extendRun(*folder, *run, count, cache->cache, cb);
             cache->run = run;
             return run;
@@ -417,7 +418,7 @@ void TextPage::cancel() {
 void TextPage::syncControls() {
     const auto& folder = m_doc->model();
     const bool decoder = folder && folder->decoderOnly();
-    m_newTokens->setVisible(decoder), m_sampling->setVisible(decoder);
+    m_newTokens->setVisible(decoder), m_sampling->setVisible(decoder), m_chat->setFolder(folder.get());
     m_playback->setVisible(decoder);
     m_run->setText(decoder ? tr("Generate") : tr("Run"));
     m_modelLabel->setText(m_doc->modelDescription());
@@ -525,11 +526,11 @@ QString TextPage::viewExplanation() const {
         "<p>Each row of the <b>Matrix</b> is one token asking \"which tokens matter for me?\"; its cells are "
         "the attention weights over the tokens it can see, and they add up to 1. In GPT-2 a token sees only "
         "the tokens before it (the causal mask): the upper triangle is empty. BERT sees the whole text.</p>"
-        "<p><b>Generate</b> adds GPT-2's most likely next token again and again, reusing the keys and values "
-        "of the "
-        "tokens before (the KV cache). Step back and forth to watch each new token's row appear, and the "
-        "list "
-        "on the right shows the ten tokens the model considered next.</p>"
+        "<p><b>Generate</b> adds the decoder's next token again and again, reusing the keys and values of "
+        "the "
+        "tokens before (the KV cache). Step back and forth to watch each new token's row appear; the list on "
+        "the right shows the ten tokens the model considered next. <i>Chat</i> wraps the text in an instruct "
+        "model's chat template first.</p>"
         "<p>[CLS], [SEP] and <|endoftext|> often collect much of the attention (\"attention sinks\"): tick "
         "<i>Hide special tokens</i> to see how the rest is shared. <i>Words</i> merges sub-word pieces.</p>"
         "<p>With BERT, type [MASK] for a missing word: the predictions for it appear on the right.</p>");
@@ -545,7 +546,7 @@ QJsonObject TextPage::saveSession() const {
     t.ran = m_doc->run() != nullptr;
     t.step = m_doc->step();
     t.layer = m_doc->layer(), t.head = m_doc->head();
-    t.sampling = m_sampling->sampling();
+    t.sampling = m_sampling->sampling(), t.chat = m_chat->isChecked();
     t.fusion = m_doc->fusion() == HeadFusion::Max ? HeadFusion::Max : HeadFusion::Mean;
     t.view = TextSession::kViews.value(m_tabs->currentIndex());
     t.wordLevel = m_doc->wordLevel();
@@ -569,7 +570,7 @@ bool TextPage::restoreInputs(const QJsonObject& state) {
     setPlaying(false);
     m_input->setText(t.input);
     m_newTokens->setValue(state.contains("new_tokens") ? t.newTokens : m_newTokens->value());
-    m_sampling->setSampling(t.sampling);
+    m_sampling->setSampling(t.sampling), m_chat->setChecked(t.chat);
     m_doc->setWordLevel(t.wordLevel), m_doc->setHideSpecial(t.hideSpecial);
     m_tabs->setCurrentIndex(std::max(0, static_cast<int>(TextSession::kViews.indexOf(t.view))));
     return true;

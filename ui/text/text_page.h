@@ -32,6 +32,7 @@ class QTabWidget;
 namespace attnlens::ui {
 
 class CandidateBars;
+class ChatToggle;
 class SamplingButton;
 class HeadCombo;
 class HeatmapView;
@@ -112,6 +113,7 @@ private:
     QPushButton* m_run = nullptr;
     QSpinBox* m_newTokens = nullptr;
     SamplingButton* m_sampling = nullptr;
+    ChatToggle* m_chat = nullptr;
     PlaybackBar* m_playback = nullptr;
     QSpinBox* m_layer = nullptr;
     HeadCombo* m_head = nullptr;

@@ -25,6 +25,7 @@ TextSession TextSession::parse(SessionReader& r, int maxNewTokens) {
     s.sampling.topK = r.integer("top_k", 0, 0, 100000);
     s.sampling.topP = static_cast<float>(r.number("top_p", 1.0, 0.01, 1.0));
     s.sampling.seed = static_cast<uint64_t>(r.integer("seed", 0, 0, 2147483647));
+    s.chat = r.boolean("chat", false);
     return s;
 }
 
@@ -40,6 +41,7 @@ void TextSession::write(QJsonObject& s) const {
     s.insert("word_level", wordLevel);
     s.insert("hide_special", hideSpecial);
     if (!offHeads.empty()) s.insert("off_heads", headPairsToJson(offHeads));
+    if (chat) s.insert("chat", true);
     if (!sampling.greedy()) {
         s.insert("temperature", double(sampling.temperature));
         s.insert("top_k", sampling.topK);

@@ -3,7 +3,7 @@
 // the restore applies. Keys: model_dir (absent: the built-in model), input, new_tokens, ran, step, layer,
 // head, fusion ("mean" | "max"), view (matrix | model | lines | heads | difference | embeddings), word_level,
 // hide_special, off_heads ([[layer, head], …]), and how generated tokens are chosen: temperature (0: greedy),
-// top_k, top_p, seed (absent: greedy).
+// top_k, top_p, seed (absent: greedy); chat (the text as a user turn of the chat template).
 
 #include "core/analysis/attention_maps.h"
 #include "core/models/text_generation.h"
@@ -31,6 +31,7 @@ struct TextSession {
     bool wordLevel = false, hideSpecial = false;
     std::vector<std::pair<int, int>> offHeads;
     Sampling sampling;
+    bool chat = false;
 
     // The first problem is kept in `reader` (defaults returned for the rest).
     static TextSession parse(SessionReader& reader, int maxNewTokens);

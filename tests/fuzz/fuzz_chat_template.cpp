@@ -1,0 +1,19 @@
+// libFuzzer target: a chat template as a user's folder brings it (tokenizer_config.json's chat_template or
+// chat_template.jinja: Jinja source run by llama.cpp's engine, core/text/chat_template). The input is the
+// template's source; it is parsed and rendered for a fixed user turn. Any input must end in text or
+// attnlens::Error.
+#include "core/text/chat_template.h"
+#include "core/util/error.h"
+
+#include <string>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    const std::string source(reinterpret_cast<const char*>(data), size);
+    try {
+        const auto chat =
+            attnlens::ChatTemplate::parse(source, {{"bos_token", "<s>"}, {"eos_token", "</s>"}}, "fuzz");
+        (void)chat.render("Hi 😀 {{ x }} <|im_end|>", 0);
+    } catch (const attnlens::Error&) {
+    }
+    return 0;
+}
