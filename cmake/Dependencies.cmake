@@ -73,4 +73,12 @@ target_include_directories(attnlens_jinja SYSTEM PUBLIC ${ATTNLENS_JINJA_DIR})
 target_include_directories(attnlens_jinja BEFORE PRIVATE ${PROJECT_SOURCE_DIR}/cmake/jinja-shim)
 target_link_libraries(attnlens_jinja PRIVATE nlohmann_json::nlohmann_json)
 target_compile_options(attnlens_jinja PRIVATE -w)
+# Template arithmetic is the engine's own: `x % 0` casts fmod's NaN to int64, `9223372036854775807 + 1`
+# overflows (tests/fuzz/fuzz_chat_template found both). Signed overflow wraps here (-fwrapv) and, with clang,
+# out-of-range float-to-int casts saturate (-fno-strict-float-cast-overflow; GCC's x86 code gives INT64_MIN): a
+# garbage number in a template's output, never undefined behaviour the sanitizers should stop on.
+target_compile_options(attnlens_jinja PRIVATE -fwrapv $<$<CXX_COMPILER_ID:Clang>:-fno-strict-float-cast-overflow>)
+if(ATTNLENS_SANITIZE OR ATTNLENS_FUZZ)
+  target_compile_options(attnlens_jinja PRIVATE -fno-sanitize=signed-integer-overflow,float-cast-overflow)
+endif()
 set_target_properties(attnlens_jinja PROPERTIES POSITION_INDEPENDENT_CODE ON)
