@@ -2,6 +2,7 @@
 
 #include "core/io/json_file.h"
 #include "core/util/error.h"
+#include "core/util/isolated.h"
 
 #include <jinja/lexer.h>
 #include <jinja/parser.h>
@@ -15,11 +16,44 @@ namespace attnlens {
 
 struct ChatTemplate::Program {
     std::string source, where;
-    jinja::program program;
     std::map<std::string, std::string> tokens;
 };
 
 namespace {
+
+// The engine runs in a child process (core/util/isolated.h): it recurses without limit on nested syntax,
+// recursive macros and nested values, so a hostile template could otherwise overflow the stack; a child that
+// dies or runs past this many milliseconds is an error message. Forking costs about a millisecond.
+constexpr int kTimeoutMs = 10000;
+
+jinja::program parseProgram(const std::string& source, std::string* lexedSource = nullptr) {
+    jinja::lexer lexer;
+    auto lexed = lexer.tokenize(source);
+    if (lexedSource) *lexedSource = lexed.source;
+    return jinja::parse_from_tokens(lexed);
+}
+
+std::string renderProgram(const std::string& source, const std::map<std::string, std::string>& tokens,
+                          std::string_view userText, std::optional<std::time_t> now) {
+    std::string lexedSource;
+    const jinja::program program = parseProgram(source, &lexedSource);
+    common_json input = common_json::object();
+    common_json message = common_json::object();
+    message["role"] = "user";
+    message["content"] = std::string(userText);
+    common_json messages = common_json::array();
+    messages.push_back(message);
+    input["messages"] = messages;
+    input["add_generation_prompt"] = true;
+    for (const auto& [name, value] : tokens)
+        input[name] = value;
+    jinja::context context(lexedSource);
+    if (now) context.current_time = *now;
+    jinja::global_from_json(context, input, /*mark_input=*/false);
+    jinja::runtime runtime(context);
+    const jinja::value result = runtime.execute(program);
+    return jinja::runtime::gather_string_parts(result)->as_string().str();
+}
 
 // tokenizer_config.json's special tokens: a string, or an AddedToken object {"content": …}.
 std::map<std::string, std::string> specialTokens(const Json& config) {
@@ -75,14 +109,13 @@ ChatTemplate ChatTemplate::parse(const std::string& source, std::map<std::string
     auto p = std::make_shared<Program>();
     p->where = where;
     p->tokens = std::move(tokens);
-    try {
-        jinja::lexer lexer;
-        auto lexed = lexer.tokenize(source);
-        p->program = jinja::parse_from_tokens(lexed);
-        p->source = lexed.source;
-    } catch (const std::exception& e) {
-        throw Error(where + ": the chat template does not parse: " + e.what());
-    }
+    p->source = source;
+    (void)runIsolated(
+        [&] {
+            (void)parseProgram(source);
+            return std::string();
+        },
+        kTimeoutMs, where + ": the chat template (parsing)");
     ChatTemplate t;
     t.m_program = std::move(p);
     return t;
@@ -94,26 +127,8 @@ const std::string& ChatTemplate::source() const {
 
 std::string ChatTemplate::render(std::string_view userText, std::optional<std::time_t> now) const {
     const Program& p = *m_program;
-    try {
-        common_json input = common_json::object();
-        common_json message = common_json::object();
-        message["role"] = "user";
-        message["content"] = std::string(userText);
-        common_json messages = common_json::array();
-        messages.push_back(message);
-        input["messages"] = messages;
-        input["add_generation_prompt"] = true;
-        for (const auto& [name, value] : p.tokens)
-            input[name] = value;
-        jinja::context context(p.source);
-        if (now) context.current_time = *now;
-        jinja::global_from_json(context, input, /*mark_input=*/false);
-        jinja::runtime runtime(context);
-        const jinja::value result = runtime.execute(p.program);
-        return jinja::runtime::gather_string_parts(result)->as_string().str();
-    } catch (const std::exception& e) {
-        throw Error(p.where + ": the chat template failed: " + e.what());
-    }
+    return runIsolated([&] { return renderProgram(p.source, p.tokens, userText, now); }, kTimeoutMs,
+                       p.where + ": the chat template");
 }
 
 } // namespace attnlens

@@ -72,7 +72,7 @@ void TestChatTemplate::badTemplates() {
         write(dir / "tokenizer_config.json", config);
         return errorOf([&] { ChatTemplate::load(dir)->render("hi"); });
     };
-    QVERIFY(errorWith(R"({"chat_template": "{% for x in %}"})").contains("does not parse"));
+    QVERIFY(errorWith(R"({"chat_template": "{% for x in %}"})").contains("(parsing) failed"));
     QVERIFY(errorWith(R"({"chat_template": "{{ raise_exception('Only user and assistant roles') }}"})")
                 .contains("Only user and assistant roles"));
     QVERIFY(errorWith(R"({"chat_template": 5})").contains("neither a string nor a list"));
@@ -83,6 +83,15 @@ void TestChatTemplate::badTemplates() {
     // a keyword argument whose name is no identifier: the engine's assert (fuzz_chat_template's finding)
     // throws
     QVERIFY(errorWith(R"({"chat_template": "{{ f(1=2) }}"})").contains("malformed template"));
+    // the engine recurses without limit: a hostile template overflows the stack of its renderer process, not
+    // ours
+    QVERIFY(errorWith(R"({"chat_template": "{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}"})")
+                .contains("crashed its renderer"));
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    QVERIFY(errorWith(R"({"chat_template": "{{ )" + deep + R"( }}"})").contains("crashed its renderer"));
+    QVERIFY(errorWith(R"({"chat_template": "{% set ns = namespace(x=1) %}{% for i in range(100000) %})"
+                      R"({% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}"})")
+                .contains("crashed its renderer"));
 }
 
 QTEST_APPLESS_MAIN(TestChatTemplate)

@@ -1,7 +1,8 @@
 // libFuzzer target: a chat template as a user's folder brings it (tokenizer_config.json's chat_template or
 // chat_template.jinja: Jinja source run by llama.cpp's engine, core/text/chat_template). The input is the
 // template's source; it is parsed and rendered for a fixed user turn. Any input must end in text or
-// attnlens::Error.
+// attnlens::Error. The engine runs in child processes (core/util/isolated.h), so what this target proves is
+// that no template takes the caller down; the engine's own faults end as messages.
 #include "core/text/chat_template.h"
 #include "core/util/error.h"
 

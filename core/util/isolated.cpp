@@ -1,0 +1,101 @@
+#include "core/util/isolated.h"
+
+#include "core/util/error.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <exception>
+
+namespace attnlens {
+
+namespace {
+
+void writeAll(int fd, const std::string& bytes) {
+    size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        done += static_cast<size_t>(n);
+    }
+}
+
+[[noreturn]] void child(int fd, const std::function<std::string()>& f) {
+    // Die plainly on a fault: no inherited crash handler (the test framework's stack dump, a sanitizer's
+    // report) runs in here.
+    for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL})
+        ::signal(sig, SIG_DFL);
+    std::string reply;
+    try {
+        reply = "O" + f();
+    } catch (const std::exception& e) {
+        reply = std::string("E") + e.what();
+    } catch (...) {
+        reply = "Eunknown exception";
+    }
+    writeAll(fd, reply);
+    ::_exit(0); // no atexit handlers, no flushing of the parent's buffers
+}
+
+// Everything the child writes until it closes the pipe, or until the deadline (timedOut set).
+std::string readUntilClosed(int fd, int timeoutMs, bool& timedOut) {
+    std::string out;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+    char buffer[65536];
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            timedOut = true;
+            return out;
+        }
+        pollfd p{fd, POLLIN, 0};
+        const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) continue; // the deadline check above ends it
+        const ssize_t n = ::read(fd, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return out;
+        out.append(buffer, static_cast<size_t>(n));
+    }
+}
+
+} // namespace
+
+std::string runIsolated(const std::function<std::string()>& f, int timeoutMs, const std::string& what) {
+    int fds[2];
+    if (::pipe(fds) != 0) throw Error(what + ": no pipe for its renderer: " + std::strerror(errno));
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        ::close(fds[0]), ::close(fds[1]);
+        throw Error(what + ": its renderer did not start: " + std::strerror(errno));
+    }
+    if (pid == 0) {
+        ::close(fds[0]);
+        child(fds[1], f);
+    }
+    ::close(fds[1]);
+    bool timedOut = false;
+    const std::string reply = readUntilClosed(fds[0], timeoutMs, timedOut);
+    ::close(fds[0]);
+    if (timedOut) ::kill(pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (timedOut)
+        throw Error(what + " took longer than " + std::to_string(timeoutMs / 1000) + " s (stopped)");
+    if (!reply.empty() && reply[0] == 'O') return reply.substr(1);
+    if (!reply.empty() && reply[0] == 'E') throw Error(what + " failed: " + reply.substr(1));
+    const std::string how = WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                                : "exit status " + std::to_string(WEXITSTATUS(status));
+    throw Error(what + " crashed its renderer (" + how +
+                "): it nests or recurses too deeply, or asks for too much memory");
+}
+
+} // namespace attnlens
