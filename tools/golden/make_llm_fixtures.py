@@ -344,7 +344,79 @@ def write_byte_tokenizer(folder):
             f.write("\n")
 
 
+BUILTIN_TAG = "v4.43.4"
+BUILTIN_PROMPTS = ["The weather is nice today and", "I would like to", "Don't worry, we'll see."]
+
+
+def builtin_worker(folder, out_dir):
+    """Goldens of a shipped Llama-layout model (resources/models/llama-en-tiny): transformers' own
+    LlamaForCausalLM on its stored (bfloat16) weights run in float32; the ids from text_reference's independent
+    byte-level BPE over the folder's tokenizer.json vocabulary and merges."""
+    sys.path.insert(0, os.path.join(HERE, "..", "train"))
+    import fast_blas  # noqa: F401
+    install_shims(BUILTIN_TAG)
+    import numpy as np
+    import torch
+    import transformers
+    import text_reference as ref
+    with open(os.path.join(folder, "tokenizer.json"), encoding="utf-8") as f:
+        tj = json.load(f)
+    tmp = tempfile.mkdtemp(prefix="builtin-bpe-")
+    with open(os.path.join(tmp, "vocab.json"), "w", encoding="utf-8") as f:
+        json.dump(tj["model"]["vocab"], f, ensure_ascii=False)
+    with open(os.path.join(tmp, "merges.txt"), "w", encoding="utf-8") as f:
+        f.write("#version: 0.2\n" + "".join(m + "\n" for m in tj["model"]["merges"]))
+    tok = ref.ByteBpe(os.path.join(tmp, "vocab.json"), os.path.join(tmp, "merges.txt"))
+    shutil.rmtree(tmp)
+    model = transformers.LlamaForCausalLM.from_pretrained(folder, torch_dtype=torch.float32,
+                                                          attn_implementation="eager").eval()
+
+    def r7(x):
+        a = np.asarray(x, dtype=np.float64)
+        return float(f"{float(a):.7g}") if a.ndim == 0 else [r7(v) for v in a]
+    name = os.path.basename(os.path.normpath(folder))
+    for n, text in enumerate(BUILTIN_PROMPTS, 1):
+        tokens, ids = tok.encode(text)
+        with torch.no_grad():
+            out = model(torch.tensor([ids]), output_attentions=True, use_cache=False)
+            seq = list(ids)
+            for _ in range(8):  # greedy, a full pass per token (eos not special here)
+                seq.append(int(model(torch.tensor([seq]), use_cache=False).logits[0, -1].argmax()))
+        golden = {"model": "resources/models/" + name, "reference": f"transformers {BUILTIN_TAG} LlamaForCausalLM "
+                  "(eager, float32 from the stored bfloat16)", "text": text, "tokens": tokens, "ids": ids,
+                  "attentions": r7(torch.stack([a[0] for a in out.attentions]).numpy()),
+                  "last_logits": r7(out.logits[0, -1].numpy()), "greedy_ids": seq[len(ids):]}
+        path = os.path.join(out_dir, f"llama_{n}.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(golden, f, ensure_ascii=False, separators=(",", ":"))
+            f.write("\n")
+        print(f"{path}: {os.path.getsize(path) / 1e6:.2f} MB")
+
+
+def run_worker(src, tag, args):
+    hubs = sorted(d for d in os.listdir(src) if d.startswith("hub-"))
+    if not hubs:
+        sys.exit(f"no hub-<version>/src/huggingface_hub under {src} (see the docstring)")
+    tf = os.path.join(src, f"tf-{tag}", "src")
+    if not os.path.isdir(os.path.join(tf, "transformers")):
+        sys.exit(f"missing {tf}/transformers (see the docstring)")
+    stubs = tempfile.mkdtemp(prefix="llm-stubs-")
+    try:
+        write_stubs(stubs, hubs[-1][4:])
+        path = [stubs, os.path.join(src, hubs[-1], "src"), tf, HERE]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), TRANSFORMERS_VERBOSITY="error",
+                   HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+        subprocess.run([sys.executable, os.path.abspath(__file__)] + args, env=env, check=True)
+    finally:
+        shutil.rmtree(stubs)
+
+
 def main(argv):
+    if argv[:1] == ["--builtin-worker"]:
+        return builtin_worker(argv[1], argv[2])
+    if argv[:1] == ["--builtin"]:  # --builtin FOLDER OUT_DIR: the shipped model's goldens (tools/train/README.md)
+        src = os.environ.get("TRANSFORMERS_SRC", "/tmp/llmgold")
+        return run_worker(src, BUILTIN_TAG, ["--builtin-worker", os.path.abspath(argv[1]), os.path.abspath(argv[2])])
     if argv[:1] == ["--tokenizers"]:  # only the tokenizer.json files
         for n in TOKENIZED:
             write_byte_tokenizer(os.path.join(OUT, n))
