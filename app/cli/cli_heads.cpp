@@ -11,7 +11,7 @@
 // the encoder self-attention, the masked decoder self-attention and the cross-attention. Distance in tokens;
 // sinks:
 // </s> for the encoder and cross-attention, the start token for the decoder.
-// Texts (BERT / GPT-2, default the built-in gpt2-en-tiny; --text-file: one text per line): kind "encoder"
+// Texts (BERT / GPT-2, default the built-in llama-en-tiny; --text-file: one text per line): kind "encoder"
 // (BERT) or "decoder" (GPT-2); distance in tokens; sinks: [CLS] and [SEP] for BERT, the first token for
 // GPT-2.
 // --importance (texts): also "importance" [L][H], the drop of the output's log-probability with each head

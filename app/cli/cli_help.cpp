@@ -29,7 +29,7 @@ CommandHelp attentionHelp() {
 CommandHelp benchHelp() {
     return {
         {
-            {"--model DIR", "the model (default: marian-de-en-tiny, vit-fashion-mnist, gpt2-en-tiny, "
+            {"--model DIR", "the model (default: marian-de-en-tiny, vit-fashion-mnist, llama-en-tiny, "
                             "ddpm-fashion-tiny by task)"},
             {"--image IMG", "time one ViT run on this picture: decode, preprocess, forward with every "
                             "head, top-5"},
@@ -137,7 +137,7 @@ CommandHelp diffuseHelp() {
 CommandHelp headsHelp() {
     return {
         {
-            {"--model DIR", "the model (default: marian-de-en-tiny, gpt2-en-tiny, vit-fashion-mnist, "
+            {"--model DIR", "the model (default: marian-de-en-tiny, llama-en-tiny, vit-fashion-mnist, "
                             "ddpm-fashion-tiny by input)"},
             {"--src \"Satz\"", "a German sentence for Marian, translated greedily: encoder, decoder and "
                                "cross statistics"},
@@ -187,7 +187,7 @@ CommandHelp inspectHelp() {
 CommandHelp neuronHelp() {
     return {
         {
-            {"--model DIR", "the model (default: marian-de-en-tiny, gpt2-en-tiny, vit-fashion-mnist, "
+            {"--model DIR", "the model (default: marian-de-en-tiny, llama-en-tiny, vit-fashion-mnist, "
                             "ddpm-fashion-tiny by input)"},
             {"--layer L", "layer from 0; --sample: attention layer in execution order (required)"},
             {"--head H", "head from 0 (required)"},
@@ -224,7 +224,7 @@ CommandHelp textHelp() {
     return {
         {
             {"--model DIR", "a BERT, GPT-2 or Llama-style folder (llama, mistral, qwen2, qwen3, gemma3_text; "
-                            "default: gpt2-en-tiny)"},
+                            "default: llama-en-tiny)"},
             {"--generate N", "decoder-only: continue greedily by up to N tokens, 0..100000 (default: 0; "
                              "without it: top 5 next)"},
             {"--temperature T", "with --generate: sample, the logits divided by T, 0..100 (default: 0 = "

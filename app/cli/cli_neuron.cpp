@@ -7,7 +7,7 @@
 //
 // Text (Marian, default the built-in marian-de-en-tiny): the sentence is translated greedily and the kind's
 // layer sees a teacher-forced pass over that translation; Q and K index the rows / columns of the kind's
-// matrix as `translate --heatmap` labels them. --text (BERT / GPT-2, default the built-in gpt2-en-tiny): the
+// matrix as `translate --heatmap` labels them. --text (BERT / GPT-2, default the built-in llama-en-tiny): the
 // text's tokens from 0, kind "encoder" (BERT) or "decoder" (GPT-2, causal: keys after the query are masked).
 // Images (ViT, default the built-in vit-fashion-mnist): token 0
 // is CLS, patch (r, c) is 1 + r·cols + c; Q and K may also be "ROW,COL" patches. Diffusion (--sample; default

@@ -112,7 +112,7 @@ const cli::Registration reg{
     "[--json OUT] \"text\"",
     "BERT / GPT-2 / Llama-style folders: tokens, [MASK] predictions, a decoder's next tokens or "
     "its greedy continuation; every head's "
-    "attention in the JSON (default model: the built-in gpt2-en-tiny)",
+    "attention in the JSON (default model: the built-in llama-en-tiny)",
     &runText};
 
 } // namespace

@@ -1,6 +1,6 @@
 #pragma once
 // The options `text`, `heads` and `neuron` share for BERT- and GPT-2-style folders: --model (default the
-// built-in gpt2-en-tiny) and a text encoded by the folder's own tokenizer, checked against the model's
+// built-in llama-en-tiny) and a text encoded by the folder's own tokenizer, checked against the model's
 // positions.
 
 #include "cli_common.h"

@@ -29,7 +29,7 @@ const std::array<KindRow, 4> kKinds = {{
     {ModelKind::Marian, "marian-de-en-tiny", "translation"},
     {ModelKind::Vit, "vit-fashion-mnist", "vision"},
     {ModelKind::Diffusion, "ddpm-fashion-tiny", "diffusion"},
-    {ModelKind::Text, "gpt2-en-tiny", "text"},
+    {ModelKind::Text, "llama-en-tiny", "text"},
 }};
 
 const KindRow* rowOf(ModelKind kind) {

@@ -42,6 +42,7 @@ private slots:
     void marian();
     void unet();
     void gpt2();
+    void llama();
 };
 
 // The Text page's built-in GPT-2 against the reference on its shipped weights: ids, every head, the last
@@ -65,6 +66,36 @@ void TestBuiltinParity::gpt2() {
         for (int i = 0; i < 8; ++i) {
             greedy.push_back(topCandidates(step.logits.data(), vocab, 1).front().id);
             step = folder.gpt2->extend(std::vector<int>{greedy.back()}, cache, true, true, false);
+        }
+        QCOMPARE(greedy, g["greedy_ids"].get<std::vector<int>>());
+    }
+}
+
+// The built-in Llama-architecture model (bf16 weights kept as stored) against transformers' own
+// LlamaForCausalLM run in float32 on the same stored values (tools/golden/make_llm_fixtures.py --builtin):
+// ids from an independent BPE, every head, the last logits, the greedy continuation through the KV cache.
+void TestBuiltinParity::llama() {
+    const auto files = goldenFiles("llama_");
+    QVERIFY(files.size() >= 3);
+    const auto folder = loadTextFolder(builtinModelDir("llama-en-tiny"));
+    QCOMPARE(folder.modelType, std::string("llama"));
+    for (const auto& file : files) {
+        const Json g = readJsonFile(file);
+        const auto e = folder.encode(g["text"].get<std::string>());
+        QCOMPARE(e.ids, g["ids"].get<std::vector<int>>());
+        const TextForward f = folder.forward(e.ids);
+        QVERIFY2(maxDiff(f.attentions, g["attentions"]) < 1e-4, file.c_str());
+        const int64_t vocab = f.logits.cols();
+        const Tensor last = Tensor::fromMatrix(f.logits.bottomRows(1)).reshaped({vocab});
+        QVERIFY2(maxDiff(last, g["last_logits"]) < 1e-4, file.c_str());
+        TextCache cache = folder.model->newCache();
+        RunControls quiet;
+        quiet.captureAttention = false;
+        auto step = folder.model->extend(e.ids, cache, true, true, quiet);
+        std::vector<int> greedy;
+        for (int i = 0; i < 8; ++i) {
+            greedy.push_back(topCandidates(step.logits.data(), vocab, 1).front().id);
+            step = folder.model->extend(std::vector<int>{greedy.back()}, cache, true, true, quiet);
         }
         QCOMPARE(greedy, g["greedy_ids"].get<std::vector<int>>());
     }

@@ -50,7 +50,9 @@ private slots:
             QCOMPARE(detectModelKind(builtinModelDir(kind)), kind); // the built-in model is of its kind
         }
         QVERIFY(builtinModelName(ModelKind::Unknown).empty());
-        QCOMPARE(builtinModelDir(ModelKind::Text).filename().string(), std::string("gpt2-en-tiny"));
+        // the Text page opens on the built-in Llama-architecture model; gpt2-en-tiny stays beside it
+        QCOMPARE(builtinModelDir(ModelKind::Text).filename().string(), std::string("llama-en-tiny"));
+        QCOMPARE(detectModelKind(builtinModelDir("gpt2-en-tiny")), ModelKind::Text);
     }
 
     void folderKinds() {

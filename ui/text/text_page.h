@@ -44,7 +44,7 @@ class TextLinesView;
 class TextPage : public WorkspacePage {
     Q_OBJECT
 public:
-    // modelDir empty: the built-in gpt2-en-tiny.
+    // modelDir empty: the built-in llama-en-tiny.
     explicit TextPage(QWidget* parent = nullptr, const QString& modelDir = {});
     ~TextPage() override;
 
