@@ -45,40 +45,12 @@ private slots:
     void llama();
 };
 
-// The Text page's built-in GPT-2 against the reference on its shipped weights: ids, every head, the last
-// logits, the greedy continuation (through the KV cache here, a full pass per token there).
-void TestBuiltinParity::gpt2() {
-    const auto files = goldenFiles("gpt2_");
+// A built-in text model against its goldens: ids, every head, the last logits, the greedy continuation of 8
+// tokens (through the KV cache here, a full pass per token there).
+static void checkTextGoldens(const char* prefix, const std::string& model) {
+    const auto files = goldenFiles(prefix);
     QVERIFY(files.size() >= 3);
-    const auto folder = loadTextFolder(builtinModelDir("gpt2-en-tiny"));
-    for (const auto& file : files) {
-        const Json g = readJsonFile(file);
-        const auto e = folder.encode(g["text"].get<std::string>());
-        QCOMPARE(e.ids, g["ids"].get<std::vector<int>>());
-        const TextForward f = folder.forward(e.ids);
-        QVERIFY2(maxDiff(f.attentions, g["attentions"]) < 1e-4, file.c_str());
-        const int64_t vocab = f.logits.cols();
-        const Tensor last = Tensor::fromMatrix(f.logits.bottomRows(1)).reshaped({vocab});
-        QVERIFY2(maxDiff(last, g["last_logits"]) < 1e-4, file.c_str());
-        TextCache cache = folder.gpt2->newCache();
-        auto step = folder.gpt2->extend(e.ids, cache, true, true, false);
-        std::vector<int> greedy;
-        for (int i = 0; i < 8; ++i) {
-            greedy.push_back(topCandidates(step.logits.data(), vocab, 1).front().id);
-            step = folder.gpt2->extend(std::vector<int>{greedy.back()}, cache, true, true, false);
-        }
-        QCOMPARE(greedy, g["greedy_ids"].get<std::vector<int>>());
-    }
-}
-
-// The built-in Llama-architecture model (bf16 weights kept as stored) against transformers' own
-// LlamaForCausalLM run in float32 on the same stored values (tools/golden/make_llm_fixtures.py --builtin):
-// ids from an independent BPE, every head, the last logits, the greedy continuation through the KV cache.
-void TestBuiltinParity::llama() {
-    const auto files = goldenFiles("llama_");
-    QVERIFY(files.size() >= 3);
-    const auto folder = loadTextFolder(builtinModelDir("llama-en-tiny"));
-    QCOMPARE(folder.modelType, std::string("llama"));
+    const auto folder = loadTextFolder(builtinModelDir(model));
     for (const auto& file : files) {
         const Json g = readJsonFile(file);
         const auto e = folder.encode(g["text"].get<std::string>());
@@ -99,6 +71,19 @@ void TestBuiltinParity::llama() {
         }
         QCOMPARE(greedy, g["greedy_ids"].get<std::vector<int>>());
     }
+}
+
+// The built-in GPT-2 against tools/golden/text_reference.py on its shipped weights.
+void TestBuiltinParity::gpt2() {
+    checkTextGoldens("gpt2_", "gpt2-en-tiny");
+}
+
+// The built-in Llama-architecture model (bf16 weights kept as stored) against transformers' own
+// LlamaForCausalLM run in float32 on the same stored values (tools/golden/make_llm_fixtures.py --builtin),
+// its ids from an independent BPE.
+void TestBuiltinParity::llama() {
+    QCOMPARE(loadTextFolder(builtinModelDir("llama-en-tiny")).modelType, std::string("llama"));
+    checkTextGoldens("llama_", "llama-en-tiny");
 }
 
 void TestBuiltinParity::vit() {

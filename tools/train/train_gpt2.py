@@ -17,7 +17,6 @@ import math
 import os
 import random
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -29,6 +28,7 @@ import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "golden"))
 import prepare_data  # noqa: E402
+import lm_loop  # noqa: E402
 from safetensors_io import save_file  # noqa: E402
 from text_reference import ByteBpe, learn_bpe  # noqa: E402
 
@@ -132,18 +132,6 @@ def stream(tok, texts):
     return torch.tensor(ids, dtype=torch.long)
 
 
-def evaluate(model, ids, context, batches=40):
-    model.eval()
-    losses = []
-    with torch.no_grad():
-        for i in range(min(batches, (len(ids) - 1) // context)):
-            x = ids[i * context: (i + 1) * context].unsqueeze(0)
-            y = ids[i * context + 1: (i + 1) * context + 1].unsqueeze(0)
-            losses.append(F.cross_entropy(model(x).view(-1, model.wte.shape[0]), y.view(-1)).item())
-    model.train()
-    return sum(losses) / max(1, len(losses))
-
-
 def greedy(model, tok, prompt, n=16):
     ids = tok.encode(prompt)[1]
     eos = tok.vocab["<|endoftext|>"]
@@ -206,9 +194,9 @@ the training sentences), {params / 1e6:.2f} M parameters, float32.
 
 ## Training
 AdamW (lr {args.lr}, betas 0.9/0.95, weight decay 0.1, warm-up then cosine), batch {args.batch} × {args.context}
-tokens, one CPU thread (niced, beside CI and C++ builds). The weights are those of step {step} (its last checkpoint):
-the validation loss had stopped improving while the training loss kept falling — the data is small for
-{params / 1e6:.1f} M parameters. Validation loss (held-out sentences): {valid_loss:.3f} (perplexity
+tokens, one CPU thread (niced, beside CI and C++ builds). The weights are those of step {step}, the lowest
+validation loss of the run (tools/train/lm_loop.py; the training loss kept falling after it — the data is small for
+{params / 1e6:.1f} M parameters). Validation loss (held-out sentences): {valid_loss:.3f} (perplexity
 {math.exp(valid_loss):.1f}).
 
 | step | minutes | train loss | valid loss |
@@ -246,56 +234,9 @@ def main():
     data = prepare(args)
     tok = ByteBpe(os.path.join(args.work, "vocab.json"), os.path.join(args.work, "merges.txt"))
     model = Gpt2(len(tok.vocab), args.d, args.layers, args.heads, args.positions)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1)
-    ckpt = os.path.join(args.work, "checkpoint.pt")
-    step, log = 0, []
-    if (args.resume or args.export_only) and os.path.exists(ckpt):
-        state = torch.load(ckpt)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        step, log = state["step"], state["log"]
-        print(f"resumed at step {step}", flush=True)
-    ids_path = os.path.join(args.work, "ids.pt")
-    if os.path.exists(ids_path):
-        train_ids, valid_ids = torch.load(ids_path)
-    else:
-        train_ids, valid_ids = stream(tok, data["train"]), stream(tok, data["valid"])
-        torch.save((train_ids, valid_ids), ids_path)
-    print(f"{len(train_ids)} training tokens, {len(valid_ids)} validation tokens", flush=True)
-    elapsed0 = log[-1]["minutes"] if log else 0.0
-    start, last_save = time.time(), time.time()
-    rng = torch.Generator().manual_seed(SEED + step)
-    warmup = 300
-
-    def save():
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, "log": log}, ckpt + ".tmp")
-        os.replace(ckpt + ".tmp", ckpt)
-
-    while not args.export_only and (time.time() - start) / 60 < args.minutes:
-        lr = args.lr * min(1.0, (step + 1) / warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, step / args.total_steps))))
-        for g in opt.param_groups:
-            g["lr"] = lr
-        starts = torch.randint(0, len(train_ids) - args.context - 1, (args.batch,), generator=rng)
-        x = torch.stack([train_ids[s: s + args.context] for s in starts])
-        y = torch.stack([train_ids[s + 1: s + args.context + 1] for s in starts])
-        loss = F.cross_entropy(model(x).view(-1, model.wte.shape[0]), y.view(-1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        step += 1
-        if step % 100 == 0:
-            entry = {"step": step, "minutes": elapsed0 + (time.time() - start) / 60, "loss": loss.item()}
-            if step % 500 == 0:
-                entry["valid"] = evaluate(model, valid_ids, args.context)
-            log.append(entry)
-            print(json.dumps(entry), flush=True)
-        if time.time() - last_save > 300:
-            save()
-            last_save = time.time()
-    if not args.export_only:
-        save()
-    valid = evaluate(model, valid_ids, args.context, batches=200)
+    train_ids, valid_ids = lm_loop.token_streams(args.work, tok, data, stream)
+    step, log = lm_loop.train(model, args, train_ids, valid_ids, SEED, warmup=300)
+    valid = lm_loop.evaluate(model, valid_ids, args.context, batches=200)
     print(f"step {step}: valid loss {valid:.3f}", flush=True)
     if args.export:
         export(model, args, log, tok, valid, step)

@@ -22,7 +22,6 @@ import json
 import math
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -32,6 +31,7 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
+import lm_loop  # noqa: E402  (the training loop the built-in language models share)
 import train_gpt2 as gpt2  # noqa: E402  (data, BPE, token streams, sampling prompts)
 from safetensors_io import save_file  # noqa: E402
 from text_reference import ByteBpe  # noqa: E402
@@ -121,19 +121,6 @@ class Llama(nn.Module):
             for name in ("gate_proj", "up_proj", "down_proj"):
                 out[p + "mlp." + name + ".weight"] = getattr(layer, name).weight
         return {k: v.detach().clone().float() for k, v in out.items()}
-
-
-def evaluate(model, ids, context, batches=40):
-    model.eval()
-    losses = []
-    with torch.no_grad():
-        for i in range(min(batches, (len(ids) - 1) // context)):
-            x = ids[i * context: (i + 1) * context].unsqueeze(0)
-            y = ids[i * context + 1: (i + 1) * context + 1].unsqueeze(0)
-            logits = model(x)
-            losses.append(F.cross_entropy(logits.view(-1, logits.shape[-1]), y.view(-1)).item())
-    model.train()
-    return sum(losses) / max(1, len(losses))
 
 
 def tokenizer_json(tok, eos_token):
@@ -242,73 +229,14 @@ def main():
     tok = ByteBpe(os.path.join(args.work, "vocab.json"), os.path.join(args.work, "merges.txt"))
     tok.merges_path = os.path.join(args.work, "merges.txt")
     model = Llama(len(tok.vocab), args.d, args.layers, args.heads, args.kv_heads, args.inter, args.positions)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1)
-    ckpt = os.path.join(args.work, "checkpoint.pt")
-    step, log = 0, []
-    best = {"valid": math.inf, "step": 0, "model": None}  # the weights with the lowest validation loss (exported)
-    if (args.resume or args.export_only) and os.path.exists(ckpt):
-        state = torch.load(ckpt)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        step, log = state["step"], state["log"]
-        if state.get("best"):
-            best.update(state["best"])
-        print(f"resumed at step {step}", flush=True)
-    ids_path = os.path.join(args.work, "ids.pt")
-    if os.path.exists(ids_path):
-        train_ids, valid_ids = torch.load(ids_path)
-    else:
-        train_ids, valid_ids = gpt2.stream(tok, data["train"]), gpt2.stream(tok, data["valid"])
-        torch.save((train_ids, valid_ids), ids_path)
-    print(f"{len(train_ids)} training tokens, {len(valid_ids)} validation tokens", flush=True)
-    elapsed0 = log[-1]["minutes"] if log else 0.0
-    start, last_save = time.time(), time.time()
-    rng = torch.Generator().manual_seed(SEED + step)
-    warmup = 200
-
-    def save():
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, "log": log,
-                    "best": best}, ckpt + ".tmp")
-        os.replace(ckpt + ".tmp", ckpt)
-
-    while not args.export_only and (time.time() - start) / 60 < args.minutes:
-        progress = min(1.0, step / args.total_steps)
-        lr = args.lr * min(1.0, (step + 1) / warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
-        for g in opt.param_groups:
-            g["lr"] = lr
-        starts = torch.randint(0, len(train_ids) - args.context - 1, (args.batch,), generator=rng)
-        x = torch.stack([train_ids[s: s + args.context] for s in starts])
-        y = torch.stack([train_ids[s + 1: s + args.context + 1] for s in starts])
-        logits = model(x)
-        loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), y.view(-1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        step += 1
-        if step % 100 == 0:
-            entry = {"step": step, "minutes": elapsed0 + (time.time() - start) / 60, "loss": loss.item()}
-            if step % 500 == 0:
-                entry["valid"] = evaluate(model, valid_ids, args.context)
-                if entry["valid"] < best["valid"]:
-                    best.update(valid=entry["valid"], step=step,
-                                model={k: v.detach().clone() for k, v in model.state_dict().items()})
-            log.append(entry)
-            print(json.dumps(entry), flush=True)
-        if time.time() - last_save > 300:
-            save()
-            last_save = time.time()
-    if not args.export_only:
-        save()
-    if best["model"] is not None:  # export the best weights seen, not the last
-        model.load_state_dict(best["model"])
-        step = best["step"]
-    valid = evaluate(model, valid_ids, args.context, batches=200)
+    train_ids, valid_ids = lm_loop.token_streams(args.work, tok, data, gpt2.stream)
+    step, log = lm_loop.train(model, args, train_ids, valid_ids, SEED, warmup=200)
+    valid = lm_loop.evaluate(model, valid_ids, args.context, batches=200)
     print(f"step {step}: valid loss {valid:.3f}", flush=True)
     if args.export:
         rounded = Llama(len(tok.vocab), args.d, args.layers, args.heads, args.kv_heads, args.inter, args.positions)
         rounded.load_state_dict({k: v.to(torch.bfloat16).float() for k, v in model.state_dict().items()})
-        valid_bf16 = evaluate(rounded, valid_ids, args.context, batches=200)
+        valid_bf16 = lm_loop.evaluate(rounded, valid_ids, args.context, batches=200)
         export(model, args, log, tok, valid, valid_bf16, step)
 
 
