@@ -13,6 +13,35 @@ import torch
 import torch.nn.functional as F
 
 
+def add_arguments(ap, work, minutes, heads, positions, total_steps):
+    """The options both trainers take (data, schedule, the shared sizes); the defaults that differ are given."""
+    ap.add_argument("--work", default=work)
+    ap.add_argument("--dict", default="/usr/share/trans/de-en")
+    ap.add_argument("--export", default="")
+    ap.add_argument("--minutes", type=float, default=minutes)
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--export-only", action="store_true")
+    ap.add_argument("--vocab", type=int, default=4096)
+    ap.add_argument("--d", type=int, default=192)
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--heads", type=int, default=heads)
+    ap.add_argument("--positions", type=int, default=positions)
+    ap.add_argument("--context", type=int, default=128)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--total-steps", type=int, default=total_steps)
+
+
+def write_card(folder, card, log):
+    """README.md: `card` (markdown) with {log_table} replaced by the table of every logged step."""
+    rows = [f"| {r['step']} | {r['minutes']:.1f} | {r['loss']:.3f} | "
+            f"{format(r['valid'], '.3f') if 'valid' in r else '—'} |" for r in log]
+    table = "\n".join(["| step | minutes | train loss | valid loss |", "|---|---|---|---|"] + rows)
+    with open(os.path.join(folder, "README.md"), "w", encoding="utf-8") as f:
+        f.write(card.replace("{log_table}", table))
+    print("exported", folder, flush=True)
+
+
 def evaluate(model, ids, context, batches=40):
     """Mean next-token loss over the first `batches` windows of `ids`."""
     model.eval()

@@ -175,8 +175,6 @@ def export(model, args, log, tok, valid_loss, step):
     save_file(model.hf_state(), os.path.join(args.export, "model.safetensors"), metadata={"format": "pt"})
     samples = "\n".join(f"- `{p}` → `{greedy(model, tok, p)}`" for p in PROMPTS)
     params = sum(p.numel() for p in model.parameters())
-    rows = "\n".join(f"| {r['step']} | {r['minutes']:.1f} | {r['loss']:.3f} | "
-                     f"{format(r['valid'], '.3f') if 'valid' in r else '—'} |" for r in log)
     card = f"""# gpt2-en-tiny — the Text page's built-in model
 
 A GPT-2-layout language model (`GPT2LMHeadModel`: pre-LN, causal, tied LM head, `gelu_new`) trained by
@@ -199,35 +197,17 @@ validation loss of the run (tools/train/lm_loop.py; the training loss kept falli
 {params / 1e6:.1f} M parameters). Validation loss (held-out sentences): {valid_loss:.3f} (perplexity
 {math.exp(valid_loss):.1f}).
 
-| step | minutes | train loss | valid loss |
-|---|---|---|---|
-{rows}
+{{log_table}}
 
 ## Greedy samples
 {samples}
 """
-    with open(os.path.join(args.export, "README.md"), "w", encoding="utf-8") as f:
-        f.write(card)
-    print("exported", args.export, flush=True)
+    lm_loop.write_card(args.export, card, log)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--work", default="build/train-work/gpt2")
-    ap.add_argument("--dict", default="/usr/share/trans/de-en")
-    ap.add_argument("--export", default="")
-    ap.add_argument("--minutes", type=float, default=60)
-    ap.add_argument("--resume", action="store_true")
-    ap.add_argument("--vocab", type=int, default=4096)
-    ap.add_argument("--d", type=int, default=192)
-    ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--positions", type=int, default=128)
-    ap.add_argument("--context", type=int, default=128)
-    ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--total-steps", type=int, default=12000)
-    ap.add_argument("--export-only", action="store_true")
+    lm_loop.add_arguments(ap, "build/train-work/gpt2", 60, heads=4, positions=128, total_steps=12000)
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(SEED)

@@ -163,8 +163,6 @@ def export(model, args, log, tok, valid_f32, valid_bf16, step):
     save_file(state, os.path.join(args.export, "model.safetensors"), metadata={"format": "pt"})
     samples = "\n".join(f"- `{p}` → `{gpt2.greedy(model, tok, p)}`" for p in gpt2.PROMPTS)
     params = sum(p.numel() for p in model.parameters())
-    rows = "\n".join(f"| {r['step']} | {r['minutes']:.1f} | {r['loss']:.3f} | "
-                     f"{format(r['valid'], '.3f') if 'valid' in r else '—'} |" for r in log)
     card = f"""# llama-en-tiny — the Text page's built-in modern decoder
 
 A Llama-architecture language model (`LlamaForCausalLM`: RMSNorm, rotary position embeddings, grouped-query
@@ -191,37 +189,19 @@ run (evaluated every 500 steps; the training loss keeps falling after it — the
 to bfloat16 at export. Validation loss (held-out sentences): {valid_f32:.3f} in float32, {valid_bf16:.3f} with the bfloat16 weights
 (perplexity {math.exp(valid_bf16):.1f}).
 
-| step | minutes | train loss | valid loss |
-|---|---|---|---|
-{rows}
+{{log_table}}
 
 ## Greedy samples (float32 weights)
 {samples}
 """
-    with open(os.path.join(args.export, "README.md"), "w", encoding="utf-8") as f:
-        f.write(card)
-    print("exported", args.export, flush=True)
+    lm_loop.write_card(args.export, card, log)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--work", default="build/train-work/llama")
-    ap.add_argument("--dict", default="/usr/share/trans/de-en")
-    ap.add_argument("--export", default="")
-    ap.add_argument("--minutes", type=float, default=40)
-    ap.add_argument("--resume", action="store_true")
-    ap.add_argument("--vocab", type=int, default=4096)
-    ap.add_argument("--d", type=int, default=192)
-    ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--heads", type=int, default=6)
+    lm_loop.add_arguments(ap, "build/train-work/llama", 40, heads=6, positions=256, total_steps=3000)
     ap.add_argument("--kv-heads", type=int, default=2)
     ap.add_argument("--inter", type=int, default=512)
-    ap.add_argument("--positions", type=int, default=256)
-    ap.add_argument("--context", type=int, default=128)
-    ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--total-steps", type=int, default=3000)
-    ap.add_argument("--export-only", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(SEED)
