@@ -17,14 +17,15 @@ namespace attnlens {
 struct ChatTemplate::Program {
     std::string source, where;
     std::map<std::string, std::string> tokens;
+    int timeoutMs = ChatTemplate::kDefaultTimeoutMs;
 };
 
 namespace {
 
 // The engine runs in a child process (core/util/isolated.h): it recurses without limit on nested syntax,
 // recursive macros and nested values, so a hostile template could otherwise overflow the stack; a child that
-// dies or runs past this many milliseconds is an error message. Forking costs about a millisecond.
-constexpr int kTimeoutMs = 10000;
+// dies or runs past its deadline (ChatTemplate::kDefaultTimeoutMs) is an error message. Forking costs about a
+// millisecond.
 
 jinja::program parseProgram(const std::string& source, std::string* lexedSource = nullptr) {
     jinja::lexer lexer;
@@ -105,9 +106,10 @@ std::optional<ChatTemplate> ChatTemplate::load(const std::filesystem::path& dir)
 }
 
 ChatTemplate ChatTemplate::parse(const std::string& source, std::map<std::string, std::string> tokens,
-                                 const std::string& where) {
+                                 const std::string& where, int timeoutMs) {
     auto p = std::make_shared<Program>();
     p->where = where;
+    p->timeoutMs = timeoutMs;
     p->tokens = std::move(tokens);
     p->source = source;
     (void)runIsolated(
@@ -115,7 +117,7 @@ ChatTemplate ChatTemplate::parse(const std::string& source, std::map<std::string
             (void)parseProgram(source);
             return std::string();
         },
-        kTimeoutMs, where + ": the chat template (parsing)");
+        timeoutMs, where + ": the chat template (parsing)");
     ChatTemplate t;
     t.m_program = std::move(p);
     return t;
@@ -127,7 +129,7 @@ const std::string& ChatTemplate::source() const {
 
 std::string ChatTemplate::render(std::string_view userText, std::optional<std::time_t> now) const {
     const Program& p = *m_program;
-    return runIsolated([&] { return renderProgram(p.source, p.tokens, userText, now); }, kTimeoutMs,
+    return runIsolated([&] { return renderProgram(p.source, p.tokens, userText, now); }, p.timeoutMs,
                        p.where + ": the chat template");
 }
 

@@ -27,8 +27,10 @@ public:
     static std::optional<ChatTemplate> load(const std::filesystem::path& dir);
     // A template from its source; `tokens`: bos_token, eos_token, … as the template sees them. `where` names
     // it in messages.
+    // timeoutMs bounds parsing and each render (a fuzz target sets it short).
+    static constexpr int kDefaultTimeoutMs = 10000;
     static ChatTemplate parse(const std::string& source, std::map<std::string, std::string> tokens,
-                              const std::string& where);
+                              const std::string& where, int timeoutMs = kDefaultTimeoutMs);
 
     // The text of one user turn, the assistant's turn opened. `now` is what strftime_now formats (default:
     // the current time). Throws attnlens::Error with the template's message (raise_exception) or the
