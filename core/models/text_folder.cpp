@@ -3,6 +3,7 @@
 #include "core/io/json_file.h"
 #include "core/models/llama_model.h"
 #include "core/text/hf_tokenizer.h"
+#include "core/text/sentencepiece_tokenizer.h"
 #include "core/util/error.h"
 
 #include <algorithm>
@@ -25,13 +26,15 @@ void loadGpt2(TextFolder& f, const Callbacks& callbacks) {
     f.model = f.gpt2;
 }
 
-// Llama, Mistral, Qwen2/3, Gemma 3: the folder's tokenizer.json.
+// Llama, Mistral, Qwen2/3, Gemma 3: the folder's tokenizer.json, else its tokenizer.model (SentencePiece).
+std::shared_ptr<const TextTokenizer> loadLlamaTokenizer(const std::filesystem::path& dir) {
+    if (HfTokenizer::present(dir)) return HfTokenizer::load(dir);
+    if (SentencePieceTokenizer::present(dir)) return SentencePieceTokenizer::load(dir);
+    throw Error("'" + dir.string() + "': no tokenizer files (tokenizer.json or tokenizer.model)");
+}
+
 void loadLlama(TextFolder& f, const Callbacks& callbacks) {
-    if (!HfTokenizer::present(f.dir))
-        throw Error(
-            "'" + f.dir.string() +
-            "': tokenizer.json is missing (a tokenizer.model alone — SentencePiece — is not read yet)");
-    f.tokenizer = HfTokenizer::load(f.dir);
+    f.tokenizer = loadLlamaTokenizer(f.dir);
     try {
         f.chat = ChatTemplate::load(f.dir);
     } catch (const Error& e) {
@@ -67,11 +70,13 @@ std::shared_ptr<const TextTokenizer> loadTextTokenizer(const std::filesystem::pa
                                  : "";
     if (type == "bert") return WordPieceTokenizer::load(dir);
     if (type == "gpt2") return ByteBpeTokenizer::load(dir);
-    if (isLlamaModelType(type) || HfTokenizer::present(dir)) return HfTokenizer::load(dir);
+    if (isLlamaModelType(type) || HfTokenizer::present(dir) || SentencePieceTokenizer::present(dir))
+        return loadLlamaTokenizer(dir);
     if (std::filesystem::exists(dir / "vocab.txt", ec)) return WordPieceTokenizer::load(dir);
     if (std::filesystem::exists(dir / "vocab.json", ec)) return ByteBpeTokenizer::load(dir);
-    throw Error("'" + dir.string() +
-                "': no tokenizer files (tokenizer.json, vocab.txt or vocab.json + merges.txt)");
+    throw Error(
+        "'" + dir.string() +
+        "': no tokenizer files (tokenizer.json, tokenizer.model, vocab.txt or vocab.json + merges.txt)");
 }
 
 bool isTextModelType(const std::string& modelType) {

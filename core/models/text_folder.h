@@ -54,7 +54,8 @@ struct TextFolder {
 };
 
 // The tokenizer of a text folder without its weights (the CLI's `tokenize`): by config.json's model_type
-// when there is one, else by the files: tokenizer.json, vocab.txt (WordPiece), vocab.json + merges.txt.
+// when there is one, else by the files: tokenizer.json, tokenizer.model (SentencePiece), vocab.txt
+// (WordPiece), vocab.json + merges.txt.
 std::shared_ptr<const TextTokenizer> loadTextTokenizer(const std::filesystem::path& dir);
 
 // Throws attnlens::Error naming the folder: another model_type, missing tokenizer files, a bad checkpoint.

@@ -305,24 +305,7 @@ TextEncoding HfTokenizer::encodePlain(std::string_view text) const {
         for (const std::string& piece : preTokenize(normalize(s.substr(begin, end - begin)), begin == 0))
             bpe(piece, ids);
     };
-    size_t start = 0;
-    for (size_t i = 0; i < s.size();) {
-        const Added* hit = nullptr;
-        for (const Added& a : m_addedByFirstByte[static_cast<unsigned char>(s[i])])
-            if (s.compare(i, a.content.size(), a.content) == 0) {
-                hit = &a; // longest first
-                break;
-            }
-        if (!hit) {
-            ++i;
-            continue;
-        }
-        plain(start, i);
-        ids.push_back(hit->id);
-        i += hit->content.size();
-        start = i;
-    }
-    plain(start, s.size());
+    m_added.split(s, plain, [&](const AddedToken& t) { ids.push_back(t.id); });
     TextEncoding e;
     e.ids = std::move(ids);
     for (int id : e.ids)

@@ -4,7 +4,8 @@
 // Gemma: SentencePiece-style BPE over "▁" with byte fallback). Ids equal Hugging Face's Rust `tokenizers`
 // (tests/data/tokenizers goldens, tools/golden/make_tokenizer_goldens.mjs) on the real files:
 //   1. added tokens (special or not) are found in the raw text first, longest at the leftmost place, and
-//      kept whole;
+//      kept whole (core/text/added_tokens.h: lstrip, rstrip, single_word; `normalized` is not read: such
+//      tokens are matched in the raw text too);
 //   2. each stretch between them is normalised (NFC, NFKC, NFD, Lowercase, Replace, Prepend, Sequence);
 //   3. pre-tokenised (Split by a regex — PCRE2 with Unicode properties — or a string, with its behaviour;
 //      ByteLevel, optionally with GPT-2's regex; Metaspace; Sequence);
@@ -16,6 +17,7 @@
 //
 //   auto tok = HfTokenizer::load(dir);        TextEncoding e = tok->encode("Hello");   // <bos> Hello
 
+#include "core/text/added_tokens.h"
 #include "core/text/text_tokenizers.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -92,14 +94,9 @@ private:
     std::array<int, 256> m_byteIds{}; // <0xXX> tokens (byte_fallback), -1 when absent
     std::vector<Normalizer> m_normalizers;
     std::vector<PreTokenizer> m_preTokenizers;
-    struct Added {
-        std::string content;
-        int id = 0;
-        bool special = false;
-    };
-    std::vector<std::vector<Added>> m_addedByFirstByte; // [256], longest first
-    std::vector<bool> m_special;                        // per id
-    std::vector<int> m_prefix, m_suffix;                // the template around one sequence
+    AddedTokens m_added;
+    std::vector<bool> m_special;         // per id
+    std::vector<int> m_prefix, m_suffix; // the template around one sequence
 };
 
 } // namespace attnlens

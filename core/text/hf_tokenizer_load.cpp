@@ -160,7 +160,7 @@ std::shared_ptr<const HfTokenizer> HfTokenizer::load(const std::filesystem::path
         maxId = std::max(maxId, id.get<int>());
     }
     const int modelVocab = maxId + 1;
-    std::vector<std::tuple<std::string, int, bool>> added;
+    std::vector<AddedToken> added;
     if (j.contains("added_tokens") && j["added_tokens"].is_array())
         for (const Json& a : j["added_tokens"]) {
             if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() ||
@@ -168,7 +168,9 @@ std::shared_ptr<const HfTokenizer> HfTokenizer::load(const std::filesystem::path
                 r.fail("an added token without a valid id");
             const std::string content = r.string(a, "content", "");
             if (content.empty()) r.fail("an added token without content");
-            added.emplace_back(content, a["id"].get<int>(), r.flag(a, "special", false));
+            added.push_back({content, a["id"].get<int>(), r.flag(a, "special", false),
+                             r.flag(a, "lstrip", false), r.flag(a, "rstrip", false),
+                             r.flag(a, "single_word", false)});
             maxId = std::max(maxId, a["id"].get<int>());
             tok->m_vocab.emplace(content, a["id"].get<int>());
         }
@@ -176,15 +178,11 @@ std::shared_ptr<const HfTokenizer> HfTokenizer::load(const std::filesystem::path
     for (const auto& [t, id] : tok->m_vocab)
         tok->m_tokens[size_t(id)] = t;
     tok->m_special.assign(tok->m_tokens.size(), false);
-    tok->m_addedByFirstByte.assign(256, {});
-    for (const auto& [content, id, special] : added) {
-        tok->m_tokens[size_t(id)] = content;
-        tok->m_special[size_t(id)] = special;
-        tok->m_addedByFirstByte[static_cast<unsigned char>(content[0])].push_back({content, id, special});
+    for (const AddedToken& a : added) {
+        tok->m_tokens[size_t(a.id)] = a.content;
+        tok->m_special[size_t(a.id)] = a.special;
     }
-    for (auto& list : tok->m_addedByFirstByte)
-        std::stable_sort(list.begin(), list.end(),
-                         [](const Added& a, const Added& b) { return a.content.size() > b.content.size(); });
+    tok->m_added = AddedTokens(std::move(added));
     tok->m_modelVocab = modelVocab;
     readMerges(*tok, model, r.where);
     tok->m_byteFallback = r.flag(model, "byte_fallback", false);

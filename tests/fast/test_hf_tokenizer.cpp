@@ -106,6 +106,37 @@ private slots:
         std::ofstream(dir / "tokenizer.json") << "{\"model\": ";
         QVERIFY(errorOf([&] { HfTokenizer::load(dir); }).contains("tokenizer.json"));
     }
+
+    // Added tokens as the library's AddedVocabulary treats them: lstrip / rstrip take the white space beside
+    // the match with it, single_word matches only a token that no letter touches.
+    void addedTokensStripAndSingleWord() {
+        QTemporaryDir tmp;
+        const std::filesystem::path dir = tmp.path().toStdString();
+        auto load = [&](const Json& added) {
+            const Json j = {{"model",
+                             {{"type", "BPE"},
+                              {"vocab", {{"a", 0}, {"b", 1}, {"ab", 2}, {" ", 3}, {"\u00a0", 6}}},
+                              {"merges", Json::array({"a b"})}}},
+                            {"added_tokens", added}};
+            std::ofstream(dir / "tokenizer.json") << j.dump();
+            return HfTokenizer::load(dir);
+        };
+        auto token = [](const char* content, int id, bool lstrip, bool rstrip, bool singleWord) {
+            return Json{{"id", id},         {"content", content}, {"special", true},
+                        {"lstrip", lstrip}, {"rstrip", rstrip},   {"single_word", singleWord}};
+        };
+        using Ids = std::vector<int>;
+        QCOMPARE(load(Json::array({token("<m>", 4, false, false, false)}))->encode("a <m> b").ids,
+                 (Ids{0, 3, 4, 3, 1}));
+        QCOMPARE(load(Json::array({token("<m>", 4, true, false, false)}))->encode("a  <m> b").ids,
+                 (Ids{0, 4, 3, 1}));
+        QCOMPARE(load(Json::array({token("<m>", 4, false, true, false)}))->encode("a <m> \u00a0b").ids,
+                 (Ids{0, 3, 4, 1})); // U+00A0 is white space too
+        QCOMPARE(load(Json::array({token("ba", 5, false, false, false)}))->encode("aba").ids, (Ids{0, 5}));
+        const auto single = load(Json::array({token("ba", 5, false, false, true)}));
+        QCOMPARE(single->encode("aba").ids, (Ids{2, 0}));
+        QCOMPARE(single->encode("a ba").ids, (Ids{0, 3, 5}));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestHfTokenizer)

@@ -1,0 +1,193 @@
+#include "core/text/sentencepiece_tokenizer.h"
+
+#include "core/io/json_file.h"
+#include "core/text/unicode_text.h"
+#include "core/util/error.h"
+
+#include <sentencepiece_processor.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace attnlens {
+
+namespace {
+
+constexpr std::uintmax_t kMaxModelBytes = 256u << 20;
+
+std::string quoted(const std::filesystem::path& p) {
+    return "'" + p.string() + "'";
+}
+
+std::string readModelFile(const std::filesystem::path& path) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec) throw Error(quoted(path) + ": cannot be read");
+    if (size > kMaxModelBytes) throw Error(quoted(path) + ": too large for a SentencePiece model");
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    if (!in) throw Error(quoted(path) + ": cannot be read");
+    return bytes.str();
+}
+
+// The same model with normalizer_spec.add_dummy_prefix = false: a ModelProto may carry its field 3
+// (normalizer_spec) again, and protobuf merges the later occurrence into the first, so appending
+// {field 3: {field 3 (add_dummy_prefix): false}} switches the prefix off and keeps every other setting.
+std::string withoutDummyPrefix(std::string serialized) {
+    serialized += std::string("\x1A\x02\x18\x00", 4);
+    return serialized;
+}
+
+void loadProcessor(sentencepiece::SentencePieceProcessor& sp, const std::string& bytes,
+                   const std::filesystem::path& path) {
+    const auto status = sp.LoadFromSerializedProto(bytes);
+    if (!status.ok()) throw Error(quoted(path) + ": not a SentencePiece model (" + status.ToString() + ")");
+}
+
+// tokenizer_config.json's special-token fields are a string or {"content": …}.
+std::string tokenContent(const Json& config, const char* key) {
+    if (!config.contains(key)) return "";
+    const Json& v = config[key];
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_object() && v.contains("content") && v["content"].is_string())
+        return v["content"].get<std::string>();
+    return "";
+}
+
+bool flag(const Json& object, const char* key, bool fallback, const std::string& where) {
+    if (!object.is_object() || !object.contains(key) || object[key].is_null()) return fallback;
+    if (!object[key].is_boolean()) throw Error(where + ": '" + key + "' is not true or false");
+    return object[key].get<bool>();
+}
+
+} // namespace
+
+SentencePieceTokenizer::SentencePieceTokenizer()
+    : m_sp(std::make_unique<sentencepiece::SentencePieceProcessor>()),
+      m_spNoPrefix(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
+
+SentencePieceTokenizer::~SentencePieceTokenizer() = default;
+
+bool SentencePieceTokenizer::present(const std::filesystem::path& dir) {
+    std::error_code ec;
+    return std::filesystem::exists(dir / "tokenizer.model", ec);
+}
+
+std::shared_ptr<const SentencePieceTokenizer> SentencePieceTokenizer::load(const std::filesystem::path& dir) {
+    const auto path = dir / "tokenizer.model";
+    if (!present(dir)) throw Error(quoted(dir) + ": tokenizer.model is missing");
+    std::shared_ptr<SentencePieceTokenizer> tok(new SentencePieceTokenizer());
+    const std::string bytes = readModelFile(path);
+    loadProcessor(*tok->m_sp, bytes, path);
+    loadProcessor(*tok->m_spNoPrefix, withoutDummyPrefix(bytes), path);
+    const int n = tok->m_sp->GetPieceSize();
+    if (n <= 0) throw Error(quoted(path) + ": the model has no pieces");
+    tok->m_special.assign(size_t(n), false);
+    for (int id = 0; id < n; ++id)
+        tok->m_tokens.push_back(tok->m_sp->IdToPiece(id));
+
+    Json config = Json::object();
+    std::error_code ec;
+    const auto configPath = dir / "tokenizer_config.json";
+    const std::string where = quoted(configPath);
+    if (std::filesystem::exists(configPath, ec)) config = readJsonFile(configPath);
+    if (!config.is_object()) throw Error(where + ": not a JSON object");
+    tok->m_legacy = flag(config, "legacy", true, where);
+    tok->m_addBos = flag(config, "add_bos_token", true, where);
+    tok->m_addEos = flag(config, "add_eos_token", false, where);
+
+    std::vector<AddedToken> added;
+    if (config.contains("added_tokens_decoder") && config["added_tokens_decoder"].is_object()) {
+        for (const auto& [key, a] : config["added_tokens_decoder"].items()) {
+            int id = -1;
+            if (std::sscanf(key.c_str(), "%d", &id) != 1 || id < 0 || id >= n || !a.is_object() ||
+                !a.contains("content") || !a["content"].is_string())
+                throw Error(where + ": added token '" + key + "' has no id in the model's " +
+                            std::to_string(n) + " pieces or no content");
+            added.push_back({a["content"].get<std::string>(), id, flag(a, "special", false, where),
+                             flag(a, "lstrip", false, where), flag(a, "rstrip", false, where),
+                             flag(a, "single_word", false, where)});
+        }
+    } else {
+        for (int id = 0; id < n; ++id)
+            if (tok->m_sp->IsControl(id) || tok->m_sp->IsUnknown(id))
+                added.push_back({tok->m_tokens[size_t(id)], id, true});
+    }
+    for (const AddedToken& a : added)
+        tok->m_special[size_t(a.id)] = a.special;
+    tok->m_added = AddedTokens(std::move(added));
+
+    auto idOf = [&](const std::string& content, int fallback) {
+        const int id = content.empty() ? -1 : tok->m_sp->PieceToId(content);
+        return id >= 0 && id < n && tok->m_tokens[size_t(id)] == content ? id : fallback;
+    };
+    tok->m_bos = idOf(tokenContent(config, "bos_token"), tok->m_sp->bos_id());
+    tok->m_eos = idOf(tokenContent(config, "eos_token"), tok->m_sp->eos_id());
+    return tok;
+}
+
+void SentencePieceTokenizer::encodeStretch(std::string_view text, bool opensText,
+                                           std::vector<int>& ids) const {
+    const auto& sp = m_legacy || opensText ? *m_sp : *m_spNoPrefix;
+    std::vector<int> out;
+    const auto status = sp.Encode(std::string(text), &out);
+    if (!status.ok()) throw Error("tokenizer.model: cannot encode the text (" + status.ToString() + ")");
+    ids.insert(ids.end(), out.begin(), out.end());
+}
+
+TextEncoding SentencePieceTokenizer::encodePlain(std::string_view text) const {
+    if (!unicode::isValidUtf8(text)) throw Error("the text is not valid UTF-8");
+    std::vector<int> ids;
+    m_added.split(
+        text,
+        [&](size_t begin, size_t end) { encodeStretch(text.substr(begin, end - begin), begin == 0, ids); },
+        [&](const AddedToken& t) { ids.push_back(t.id); });
+    TextEncoding e;
+    e.ids = std::move(ids);
+    for (int id : e.ids)
+        e.tokens.push_back(token(id));
+    return e;
+}
+
+TextEncoding SentencePieceTokenizer::encode(std::string_view text) const {
+    TextEncoding plain = encodePlain(text);
+    TextEncoding e;
+    if (m_addBos && m_bos >= 0) e.ids.push_back(m_bos);
+    e.ids.insert(e.ids.end(), plain.ids.begin(), plain.ids.end());
+    if (m_addEos && m_eos >= 0) e.ids.push_back(m_eos);
+    for (int id : e.ids)
+        e.tokens.push_back(token(id));
+    return e;
+}
+
+const std::string& SentencePieceTokenizer::token(int id) const {
+    static const std::string none;
+    return id >= 0 && id < vocabSize() ? m_tokens[size_t(id)] : none;
+}
+
+bool SentencePieceTokenizer::framesText(int id) const {
+    return (m_addBos && id == m_bos) || (m_addEos && id == m_eos);
+}
+
+std::string SentencePieceTokenizer::tokenText(int id) const {
+    const std::string& t = token(id);
+    if (id >= 0 && id < vocabSize() && m_special[size_t(id)]) return t;
+    unsigned int byte = 0;
+    if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' &&
+        std::sscanf(t.c_str() + 3, "%2X", &byte) == 1)
+        return std::string(1, static_cast<char>(byte));
+    std::string out;
+    for (size_t i = 0; i < t.size();) {
+        if (t.compare(i, 3, "\xE2\x96\x81") == 0) {
+            out += ' ';
+            i += 3;
+        } else {
+            out += t[i++];
+        }
+    }
+    return out;
+}
+
+} // namespace attnlens
