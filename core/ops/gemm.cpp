@@ -144,6 +144,14 @@ void gemm(const GemmArgs& args) {
     opsFor(activeGemmKernel()).gemm(args);
 }
 
+void linearGemm(const GemmArgs& args) {
+    if (args.m == 0 || args.n == 0) return;
+#ifdef ATTNLENS_HAVE_ONEDNN
+    if (activeGemmKernel() == GemmKernel::Onednn) return onednn::sgemm(args);
+#endif
+    gemm(args);
+}
+
 namespace {
 
 // 64-byte aligned memory for `floats` floats, freed with std::free.

@@ -56,6 +56,9 @@ struct GemmArgs {
     bool accumulate = false;
 };
 void gemm(const GemmArgs& args);
+// The same product where B is a block of a linear layer's weight met once (ops/half_linear: widened 16-bit
+// rows): on oneDNN's sgemm when GemmKernel::Onednn is active, else as gemm().
+void linearGemm(const GemmArgs& args);
 
 // Contiguous C = A · B (A [m, k], B [k, n], C [m, n]).
 inline void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k) {
@@ -126,6 +129,7 @@ bool bf16Available();
 std::shared_ptr<const OnednnLinear> packLinear(const float* w, int64_t outFeatures, int64_t inFeatures,
                                                bool bf16);
 void linear(const OnednnLinear& pack, const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo);
+void sgemm(const GemmArgs& args); // oneDNN's own sgemm (its JIT kernel for the CPU)
 } // namespace onednn
 
 } // namespace attnlens

@@ -152,6 +152,14 @@ std::shared_ptr<const OnednnLinear> packLinear(const float* w, int64_t outFeatur
     }
 }
 
+void sgemm(const GemmArgs& a) {
+    (void)threadState(); // one OpenMP thread
+    const dnnl_status_t status = dnnl_sgemm('N', a.transB ? 'T' : 'N', a.m, a.n, a.k, 1.0f, a.a, a.lda, a.b,
+                                            a.ldb, a.accumulate ? 1.0f : 0.0f, a.c, a.ldc);
+    if (status != dnnl_success)
+        throw Error("oneDNN's sgemm failed (status " + std::to_string(int(status)) + ")");
+}
+
 void linear(const OnednnLinear& pack, const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo) {
     try {
         ThreadState& state = threadState();

@@ -5,7 +5,8 @@
 //   ≤ 8 input rows (decoding steps): a streaming kernel reads each weight row once, widens it in registers
 //     and feeds every input row (memory-bound: half the bytes of a float32 weight).
 //   more rows (a prompt): blocks of weight rows are widened into a small float32 buffer (a few MB, reused)
-//     and multiplied on the active float32 GEMM kernel (ops/gemm.h); the widening is 1/rows of the work.
+//     and multiplied on the active float32 GEMM kernel (ops/gemm.h: linearGemm, oneDNN's sgemm where it is
+//     the kernel); the widening is 1/rows of the work.
 
 #include "core/tensor/half_matrix.h"
 

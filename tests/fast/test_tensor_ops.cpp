@@ -26,6 +26,7 @@ private slots:
     void linearMatchesDefinition();
     void packedLinearMatchesPlain();
     void bf16PackedLinear();
+    void linearGemmMatchesGemm();
 };
 
 void TestTensorOps::shapesAndViews() {
@@ -170,6 +171,43 @@ void TestTensorOps::packedLinearMatchesPlain() {
     }
     setGemmKernel(before);
     if (!onednnAvailable()) QVERIFY_THROWS_EXCEPTION(Error, setGemmKernel(GemmKernel::Onednn));
+}
+
+// linearGemm (oneDNN's sgemm under GemmKernel::Onednn, gemm() otherwise) computes what gemm() does, with
+// strides, Bᵀ or B, overwriting or accumulating.
+void TestTensorOps::linearGemmMatchesGemm() {
+    const GemmKernel before = activeGemmKernel();
+    for (const GemmKernel kernel : {GemmKernel::Avx2, GemmKernel::Onednn}) {
+        if (kernel == GemmKernel::Onednn && !onednnAvailable()) continue;
+        setGemmKernel(kernel);
+        for (const bool transB : {false, true})
+            for (const bool accumulate : {false, true}) {
+                const int64_t m = 37, n = 29, k = 53, lda = k + 2, ldb = (transB ? k : n) + 3, ldc = n + 1;
+                std::vector<float> a(size_t(m * lda)), b(size_t((transB ? n : k) * ldb)),
+                    c(size_t(m * ldc), 0.5f);
+                for (size_t i = 0; i < a.size(); ++i)
+                    a[i] = std::sin(0.37f * float(i));
+                for (size_t i = 0; i < b.size(); ++i)
+                    b[i] = std::cos(0.11f * float(i));
+                std::vector<float> expected = c;
+                for (int64_t i = 0; i < m; ++i)
+                    for (int64_t j = 0; j < n; ++j) {
+                        double s = accumulate ? expected[size_t(i * ldc + j)] : 0.0;
+                        for (int64_t t = 0; t < k; ++t)
+                            s += double(a[size_t(i * lda + t)]) *
+                                 double(transB ? b[size_t(j * ldb + t)] : b[size_t(t * ldb + j)]);
+                        expected[size_t(i * ldc + j)] = float(s);
+                    }
+                linearGemm(
+                    GemmArgs{a.data(), lda, b.data(), ldb, c.data(), ldc, m, n, k, transB, accumulate});
+                for (int64_t i = 0; i < m; ++i)
+                    for (int64_t j = 0; j < n; ++j)
+                        QVERIFY2(std::abs(c[size_t(i * ldc + j)] - expected[size_t(i * ldc + j)]) < 1e-4f,
+                                 gemmKernelName(kernel));
+                QCOMPARE(c[size_t(ldc - 1)], 0.5f); // the padding column is not written
+            }
+    }
+    setGemmKernel(before);
 }
 
 // bfloat16 by round-to-nearest-even, as oneDNN converts.
