@@ -136,9 +136,11 @@ def peer(folder, ids, new_tokens, repeat, dtype):
         env.pop("OPENBLAS_CORETYPE", None)
         env.pop("OPENBLAS_L2_SIZE", None)
         arg = json.dumps({"folder": folder, "ids": ids, "new_tokens": new_tokens, "repeat": repeat, "dtype": dtype})
-        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--peer-worker", arg], env=env, check=True,
-                             capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+        run = subprocess.run([sys.executable, os.path.abspath(__file__), "--peer-worker", arg], env=env,
+                             capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"the peer ({dtype}) failed:\n{run.stderr[-3000:]}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 def peer_worker(arg):
