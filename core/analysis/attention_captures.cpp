@@ -1,7 +1,9 @@
 #include "core/analysis/attention_captures.h"
 
 #include "core/analysis/text_lenses.h"
+#include "core/text/unicode_text.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <utility>
@@ -23,7 +25,33 @@ void addGridCells(AttentionAxis& axis, int rows, int cols, double cellHeight, do
         }
 }
 
+// The positions of `labels` that are delimiters, the sinks left out.
+std::vector<int> delimiterPositions(const std::vector<std::string>& labels, const std::vector<int>& sinks) {
+    std::vector<int> out;
+    for (size_t i = 0; i < labels.size(); ++i)
+        if (isDelimiterToken(labels[i]) && std::find(sinks.begin(), sinks.end(), int(i)) == sinks.end())
+            out.push_back(static_cast<int>(i));
+    return out;
+}
+
 } // namespace
+
+bool isDelimiterToken(std::string_view label) {
+    if (!unicode::isValidUtf8(label)) return false;
+    bool punctuation = false, lineBreak = false;
+    for (const char32_t c : unicode::decodeUtf8(label)) {
+        if (c == U'\n' || c == U'\r' || c == U'\t') {
+            lineBreak = true;
+        } else if (c == U'\u2581' || unicode::isWhiteSpace(c)) {
+            continue;
+        } else if (unicode::isPunctuationCategory(c)) {
+            punctuation = true;
+        } else {
+            return false;
+        }
+    }
+    return punctuation || lineBreak;
+}
 
 AttentionCapture textCapture(const TextFolder& folder, const std::vector<int>& ids,
                              const Tensor& attentions) {
@@ -34,6 +62,7 @@ AttentionCapture textCapture(const TextFolder& folder, const std::vector<int>& i
             tokens.sinks.push_back(static_cast<int>(i));
     }
     if (tokens.sinks.empty()) tokens.sinks = {0};
+    tokens.delimiters = delimiterPositions(tokens.labels, tokens.sinks);
     AttentionCapture c;
     const int axis = c.addAxis(std::move(tokens));
     c.addLayers(attentions, textAttentionKind(folder), axis, axis, "layer.");
@@ -54,10 +83,16 @@ AttentionCapture vitCapture(const VitResult& result, int patch) {
 AttentionCapture translationCapture(const TranslationTrace& trace, const std::string& decoderStartPiece) {
     AttentionCapture c;
     const int sourceEnd = std::max(0, static_cast<int>(trace.sourceTokens.size()) - 1);
-    const int source = c.addAxis({"source pieces", trace.sourceTokens, {}, {sourceEnd}, true});
+    const int source = c.addAxis({"source pieces",
+                                  trace.sourceTokens,
+                                  {},
+                                  {sourceEnd},
+                                  true,
+                                  delimiterPositions(trace.sourceTokens, {sourceEnd})});
     AttentionAxis inputs{"decoder inputs", {decoderStartPiece}, {}, {0}, true};
     for (size_t t = 0; t + 1 < trace.targetTokens.size(); ++t)
         inputs.labels.push_back(trace.targetTokens[t]);
+    inputs.delimiters = delimiterPositions(inputs.labels, inputs.sinks);
     const int decoder = c.addAxis(std::move(inputs));
     c.addLayers(trace.encoderAttention, AttentionKind::EncoderSelf, source, source, "encoder.layers.");
     c.addLayers(trace.decoderAttention, AttentionKind::DecoderSelf, decoder, decoder, "decoder.layers.");

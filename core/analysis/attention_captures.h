@@ -13,12 +13,19 @@
 #include "core/models/vit_model.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attnlens {
 
+// A token that is a delimiter for the head statistics (labels as shown: " world", "▁,", "\n"): once spaces
+// and SentencePiece's "▁" are set aside, nothing but punctuation (Unicode P*) is left, or nothing but a line
+// break or tab was there.
+bool isDelimiterToken(std::string_view label);
+
 // Text (BERT, GPT-2, …): one axis of tokens; sinks [CLS] and [SEP] where the tokenizer frames the text,
-// else the first token. attentions [L, H, n, n] over ids (n = ids.size()).
+// else the first token; delimiters the other tokens isDelimiterToken names. attentions [L, H, n, n] over ids
+// (n = ids.size()).
 AttentionCapture textCapture(const TextFolder& folder, const std::vector<int>& ids, const Tensor& attentions);
 
 // ViT: CLS (no position, the sink) then the grid's patches, row-major, at their centres in pixels of the

@@ -37,6 +37,10 @@ std::string_view headStatisticId(HeadStatistic statistic) {
         return "distance";
     case HeadStatistic::Sink:
         return "sink";
+    case HeadStatistic::Delimiter:
+        return "delimiter";
+    case HeadStatistic::Local:
+        return "local";
     case HeadStatistic::Diagonal:
         return "diagonal";
     case HeadStatistic::Previous:
@@ -61,6 +65,10 @@ const RowMatrix& HeadStats::get(HeadStatistic statistic) const {
         return distance;
     case HeadStatistic::Sink:
         return sink;
+    case HeadStatistic::Delimiter:
+        return delimiter;
+    case HeadStatistic::Local:
+        return local;
     case HeadStatistic::Diagonal:
         return diagonal;
     case HeadStatistic::Previous:
@@ -95,6 +103,7 @@ HeadStats captureHeadStats(const AttentionCapture& capture, AttentionKind kind,
         o.queryPositions = q.points;
         o.keyPositions = k.points;
         o.sinkKeys = k.sinks;
+        o.delimiterKeys = k.delimiters;
         o.hasSinks = k.hasSinks;
         o.selfAttention = b.selfAttention();
         if (!o.selfAttention) o.alignment = alignment;
@@ -113,8 +122,9 @@ namespace {
 // The rows measured, the sink keys and the query–key distances (NaN where either has no position), after the
 // options are checked against a [Q, K] attention.
 struct HeadStatsPlan {
-    std::vector<int> rows, sinks;
+    std::vector<int> rows, sinks, delimiters;
     RowMatrix dist;
+    bool local = false; // the local share applies (self-attention over the index)
 };
 
 HeadStatsPlan planHeadStats(int64_t Q, int64_t K, const HeadStatsOptions& o) {
@@ -134,6 +144,12 @@ HeadStatsPlan planHeadStats(int64_t Q, int64_t K, const HeadStatsOptions& o) {
         if (k < 0 || k >= K)
             throw Error("head statistics: sink key " + std::to_string(k) + " out of 0.." +
                         std::to_string(K - 1));
+    plan.delimiters = o.hasSinks ? o.delimiterKeys : std::vector<int>{};
+    for (int k : plan.delimiters)
+        if (k < 0 || k >= K)
+            throw Error("head statistics: delimiter key " + std::to_string(k) + " out of 0.." +
+                        std::to_string(K - 1));
+    plan.local = o.selfAttention && o.queryPositions.empty() && o.localWindow >= 0;
     for (const auto& keys : o.alignment)
         for (int k : keys)
             if (k < 0 || k >= K)
@@ -161,7 +177,8 @@ HeadStatsPlan planHeadStats(int64_t Q, int64_t K, const HeadStatsOptions& o) {
 // One head's [Q, K] weights → its statistics at (l, h) of `s`.
 void measureHead(const ConstMatrixMap& a, const HeadStatsPlan& plan, const HeadStatsOptions& o, HeadStats& s,
                  int64_t l, int64_t h) {
-    double entropy = 0, distance = 0, sink = 0, diagonal = 0, previous = 0, aligned = 0;
+    double entropy = 0, distance = 0, sink = 0, delimiter = 0, local = 0, diagonal = 0, previous = 0,
+           aligned = 0;
     int distanceRows = 0, previousRows = 0;
     for (int q : plan.rows) {
         const auto row = a.row(q);
@@ -185,6 +202,12 @@ void measureHead(const ConstMatrixMap& a, const HeadStatsPlan& plan, const HeadS
         }
         for (int k : plan.sinks)
             sink += row(k);
+        for (int k : plan.delimiters)
+            delimiter += row(k);
+        if (plan.local)
+            for (int64_t k = std::max<int64_t>(0, q - o.localWindow);
+                 k <= std::min<int64_t>(a.cols() - 1, q + o.localWindow); ++k)
+                local += row(k);
         if (o.selfAttention) {
             diagonal += row(q);
             if (q >= 1) {
@@ -201,7 +224,11 @@ void measureHead(const ConstMatrixMap& a, const HeadStatsPlan& plan, const HeadS
     }
     const double n = static_cast<double>(plan.rows.size());
     s.entropy(l, h) = static_cast<float>(entropy / n);
-    if (o.hasSinks) s.sink(l, h) = static_cast<float>(sink / n);
+    if (o.hasSinks) {
+        s.sink(l, h) = static_cast<float>(sink / n);
+        s.delimiter(l, h) = static_cast<float>(delimiter / n);
+    }
+    if (plan.local) s.local(l, h) = static_cast<float>(local / n);
     if (distanceRows > 0) s.distance(l, h) = static_cast<float>(distance / distanceRows);
     if (o.selfAttention) {
         s.diagonal(l, h) = static_cast<float>(diagonal / n);

@@ -9,6 +9,11 @@
 //   keys
 //              that have a position (text: token index; images: patch centres in pixels, CLS has none).
 //   sink       mean over query rows of  Σ_{k ∈ sink keys} a  (</s>, the start token, CLS, …).
+//   delimiter  mean over query rows of  Σ_{k ∈ delimiter keys} a  (punctuation and line-break tokens, the
+//              axis's `delimiters`; 0 when it has none; NaN where no token is special, as sink).
+//   local      mean over query rows of  Σ_{|q − k| ≤ localWindow} a  — the share within the window of
+//              positions around the query (self-attention over an index axis only: NaN for images and
+//              cross-attention).
 //   diagonal   mean over query rows of  a(q, q)              — self-attention only (NaN otherwise).
 //   previous   mean over query rows q ≥ 1 of  a(q, q − 1)    — self-attention only (NaN otherwise).
 //   alignment  share of the query rows with a known alignment whose argmax key is one of the aligned keys
@@ -30,11 +35,12 @@
 
 namespace attnlens {
 
-enum class HeadStatistic { Entropy, Distance, Sink, Diagonal, Previous, Alignment };
-inline constexpr std::array<HeadStatistic, 6> kAllHeadStatistics = {
-    HeadStatistic::Entropy,  HeadStatistic::Distance, HeadStatistic::Sink,
-    HeadStatistic::Diagonal, HeadStatistic::Previous, HeadStatistic::Alignment};
-// "entropy", "distance", "sink", "diagonal", "previous", "alignment" (the CLI's and the JSON's names).
+enum class HeadStatistic { Entropy, Distance, Sink, Delimiter, Local, Diagonal, Previous, Alignment };
+inline constexpr std::array<HeadStatistic, 8> kAllHeadStatistics = {
+    HeadStatistic::Entropy, HeadStatistic::Distance, HeadStatistic::Sink,     HeadStatistic::Delimiter,
+    HeadStatistic::Local,   HeadStatistic::Diagonal, HeadStatistic::Previous, HeadStatistic::Alignment};
+// "entropy", "distance", "sink", "delimiter", "local", "diagonal", "previous", "alignment" (the CLI's and the
+// JSON's names).
 std::string_view headStatisticId(HeadStatistic statistic);
 std::optional<HeadStatistic> parseHeadStatistic(std::string_view name);
 
@@ -42,17 +48,19 @@ struct HeadStatsOptions {
     // One point per query row / key column for the distance; a NaN x marks "no position" (CLS). Empty: the
     // index (queries and keys on one axis, as in self-attention).
     std::vector<std::array<float, 2>> queryPositions, keyPositions;
-    std::vector<int> sinkKeys;  // key columns counted as sinks; empty: column 0
-    bool hasSinks = true;       // false: no token is special (U-Net pixels); sink is NaN
-    bool selfAttention = true;  // query i and key i are the same token (diagonal / previous exist)
-    std::vector<int> queryRows; // the rows to average (e.g. without padding); empty: all
+    std::vector<int> sinkKeys;      // key columns counted as sinks; empty: column 0
+    std::vector<int> delimiterKeys; // key columns that are punctuation or line breaks
+    bool hasSinks = true;           // false: no token is special (U-Net pixels); sink and delimiter are NaN
+    int localWindow = 4;            // local: keys at most this many positions from the query
+    bool selfAttention = true;      // query i and key i are the same token (diagonal / previous exist)
+    std::vector<int> queryRows;     // the rows to average (e.g. without padding); empty: all
     // Cross-attention: per query row, the key columns aligned with it (an empty entry: unknown, skipped).
     std::vector<std::vector<int>> alignment;
 };
 
 struct HeadStats {
     // [layers, heads] each; NaN where a statistic does not apply.
-    RowMatrix entropy, distance, sink, diagonal, previous, alignment;
+    RowMatrix entropy, distance, sink, delimiter, local, diagonal, previous, alignment;
     int rows = 0;        // query rows averaged (per input)
     int alignedRows = 0; // rows with a known alignment
     int layers() const { return static_cast<int>(entropy.rows()); }
@@ -82,7 +90,7 @@ public:
 
 private:
     int m_inputs = 0;
-    std::array<RowMatrix, 6> m_sum, m_weight;
+    std::array<RowMatrix, kAllHeadStatistics.size()> m_sum, m_weight;
     int m_rows = 0, m_alignedRows = 0;
 };
 

@@ -27,8 +27,9 @@ struct AttentionAxis {
     std::vector<std::string> labels; // one per position
     // One point per position for distances; empty: the index. A NaN x marks "no position" (CLS).
     std::vector<std::array<float, 2>> points;
-    std::vector<int> sinks; // positions counted as attention sinks; empty with hasSinks: position 0
-    bool hasSinks = true;   // false: no position is special (U-Net pixels)
+    std::vector<int> sinks;      // positions counted as attention sinks; empty with hasSinks: position 0
+    bool hasSinks = true;        // false: no position is special (U-Net pixels)
+    std::vector<int> delimiters; // positions whose token is punctuation or a line break (text axes)
 
     int size() const { return static_cast<int>(labels.size()); }
 };

@@ -7,6 +7,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace attnlens;
@@ -130,6 +131,41 @@ private slots:
         QVERIFY(near(m.entropy(0, 0), 0.25));
         QVERIFY(near(m.diagonal(0, 0), 1.0)); // the cross input has none: only the first counts
         QVERIFY_THROWS_EXCEPTION(Error, batch.add(computeHeadStats(Tensor({2, 1, 1, 1}, {1, 1}))));
+    }
+
+    // Where a long text parks attention besides the first token: on delimiters, and near the query.
+    void delimiterAndLocalShares() {
+        // 6 causal tokens; head 0 keeps .6 on key 0 and .4 on itself (row 0: all on key 0); head 1 puts
+        // everything on the previous token (row 0 on itself).
+        std::vector<float> v(2 * 36, 0.0f);
+        for (int q = 0; q < 6; ++q) {
+            v[size_t(q * 6)] += q == 0 ? 1.0f : 0.6f;
+            if (q > 0) v[size_t(q * 6 + q)] += 0.4f;
+            v[size_t(36 + q * 6 + std::max(0, q - 1))] = 1.0f;
+        }
+        const Tensor a({1, 2, 6, 6}, v);
+        HeadStatsOptions o;
+        o.delimiterKeys = {2, 4};
+        o.localWindow = 2;
+        const HeadStats s = computeHeadStats(a, o);
+        // Delimiters 2 and 4: head 0 only rows 2 and 4 on themselves → (.4 + .4) / 6; head 1 rows 3 and 5
+        // → 2 / 6.
+        QVERIFY(near(s.delimiter(0, 0), 0.8 / 6.0));
+        QVERIFY(near(s.delimiter(0, 1), 2.0 / 6.0));
+        // Local (|q − k| ≤ 2): head 0: rows 0–2 keep all (key 0 within 2), rows 3–5 only their .4 → (3 +
+        // 1.2) / 6; head 1: always 1.
+        QVERIFY(near(s.local(0, 0), 4.2 / 6.0));
+        QVERIFY(near(s.local(0, 1), 1.0));
+        // Image positions have no local share; without special tokens there is no delimiter share.
+        o.queryPositions = o.keyPositions = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {4, 0}, {5, 0}};
+        QVERIFY(std::isnan(computeHeadStats(a, o).local(0, 0)));
+        o = {};
+        o.hasSinks = false;
+        o.delimiterKeys = {2};
+        QVERIFY(std::isnan(computeHeadStats(a, o).delimiter(0, 0)));
+        o = {};
+        o.delimiterKeys = {6};
+        QVERIFY_THROWS_EXCEPTION(Error, computeHeadStats(a, o));
     }
 
     void namesRoundTrip() {

@@ -42,13 +42,19 @@ class TestAttentionCaptures : public QObject {
 private slots:
     void textMatchesHandOptions() {
         const TextFolder bert = loadTextFolder(texttest::kData / "bert-mlm");
-        const TextEncoding e = bert.encode("the cat sat on the mat");
+        const TextEncoding e = bert.encode("the cat, sat on the mat.");
         const Tensor a = bert.forward(e.ids).attentions;
         const AttentionCapture c = textCapture(bert, e.ids, a);
+        QCOMPARE(c.axes[0].delimiters, (std::vector<int>{3, 8})); // [CLS] the cat , sat on the mat . [SEP]
+        for (const char* d : {",", " .", "\u2581?", "\n", " \n\n", "\t", "\u2026", ")\u3002", "\u00bf"})
+            QVERIFY2(isDelimiterToken(d), d);
+        for (const char* w : {" world", "a.", "1", " ", "", "\u2581", "\xF0"})
+            QVERIFY2(!isDelimiterToken(w), w);
         QCOMPARE(c.blocks.size(), size_t(bert.layers()));
         QCOMPARE(c.blocks[1].weights.data(), a.sub({1}).data()); // a view, not a copy
         HeadStatsOptions o;
         o.sinkKeys = {0, static_cast<int>(e.ids.size()) - 1}; // [CLS] … [SEP]
+        o.delimiterKeys = {3, 8};
         QVERIFY(sameStats(captureHeadStats(c, AttentionKind::EncoderSelf), computeHeadStats(a, o)));
         QVERIFY_THROWS_EXCEPTION(Error, captureHeadStats(c, AttentionKind::Cross));
     }
@@ -86,8 +92,18 @@ private slots:
         QVERIFY(!cross.front()->selfAttention());
         QCOMPARE(c.axes[size_t(cross.front()->queryAxis)].labels.front(), decoderStartPiece(folder));
         const int sourceEnd = static_cast<int>(trace->sourceTokens.size()) - 1;
+        // "?" is the source piece before </s>; the decoder inputs hold it where the translation has one.
+        const std::vector<int> sourceDelimiters{sourceEnd - 1};
+        QCOMPARE(c.axes[size_t(cross.front()->keyAxis)].delimiters, sourceDelimiters);
+        std::vector<int> decoderDelimiters;
+        const auto& inputs = c.axes[size_t(cross.front()->queryAxis)].labels;
+        for (size_t i = 1; i < inputs.size(); ++i)
+            if (inputs[i] == "?" || inputs[i] == "\u2581?" || inputs[i] == "." || inputs[i] == "\u2581.")
+                decoderDelimiters.push_back(static_cast<int>(i));
         HeadStatsOptions encoder, decoder, x;
         encoder.sinkKeys = {sourceEnd};
+        encoder.delimiterKeys = x.delimiterKeys = sourceDelimiters;
+        decoder.delimiterKeys = decoderDelimiters;
         decoder.sinkKeys = {0};
         x.sinkKeys = {sourceEnd};
         x.selfAttention = false;

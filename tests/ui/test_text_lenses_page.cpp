@@ -84,6 +84,11 @@ private slots:
                                             .arg(a)
                                             .arg(b)));
                 }
+        if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty()) {
+            lens->setStatistic(HeadStatistic::Local);
+            page.resize(1280, 800);
+            page.grab().save(QString::fromLocal8Bit(dir) + "/text-heads-local-" + model + ".png");
+        }
         // A step back: the statistics follow the visible tokens.
         if (doc.model()->decoderOnly()) {
             page.stepBack();

@@ -28,6 +28,10 @@ QString statisticTitle(HeadStatistic s) {
         return QObject::tr("Mean attention distance");
     case HeadStatistic::Sink:
         return QObject::tr("Share on sink tokens");
+    case HeadStatistic::Delimiter:
+        return QObject::tr("Share on punctuation and line breaks");
+    case HeadStatistic::Local:
+        return QObject::tr("Share on the local window (±4)");
     case HeadStatistic::Diagonal:
         return QObject::tr("Share on itself (diagonal)");
     case HeadStatistic::Previous:
@@ -57,6 +61,15 @@ QString HeadsLensView::describe(HeadStatistic s, const QString& unit) {
         return tr("The share of attention parked on special tokens (</s>, the start token, CLS): a head with "
                   "nothing "
                   "to do often looks there.");
+    case HeadStatistic::Delimiter:
+        return tr(
+            "The share of attention on punctuation and line breaks (\".\", \",\", \"\\n\"): the second place "
+            "heads park attention in long texts.");
+    case HeadStatistic::Local:
+        return tr("The share on the 4 %1 either side of the query and itself (text self-attention only): "
+                  "local "
+                  "heads score near 1.")
+            .arg(unit);
     case HeadStatistic::Diagonal:
         return tr("The share each token gives itself (self-attention only).");
     case HeadStatistic::Previous:
