@@ -70,21 +70,46 @@ std::vector<ColorMap> allColorMaps() {
     return maps;
 }
 
-RgbImage renderHeatmap(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo, float hi,
-                       int cell) {
+namespace {
+
+float logLow(float lo, float hi) {
+    return lo > 0.0f ? lo : std::max(hi, 1e-30f) * 1e-4f;
+}
+
+} // namespace
+
+float scalePosition(float v, float lo, float hi, ColorScale scale) {
+    if (scale == ColorScale::Log) {
+        lo = logLow(lo, hi);
+        if (!(hi > lo)) return 0.0f;
+        if (std::isnan(v)) return v;
+        return v <= lo ? 0.0f : (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo));
+    }
+    return (v - lo) / (hi > lo ? hi - lo : 1.0f);
+}
+
+float scaleValueAt(float t, float lo, float hi, ColorScale scale) {
+    if (scale == ColorScale::Log) {
+        lo = logLow(lo, hi);
+        return hi > lo ? lo * std::pow(hi / lo, t) : lo;
+    }
+    return lo + t * (hi - lo);
+}
+
+RgbImage renderHeatmap(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo, float hi, int cell,
+                       ColorScale scale) {
     if (cell < 1) throw Error("renderHeatmap: cell size must be at least 1");
     if (hi <= lo && values.size() > 0) {
         lo = values.minCoeff();
         hi = values.maxCoeff();
     }
-    const float range = hi > lo ? hi - lo : 1.0f;
     RgbImage image;
     image.width = static_cast<int>(values.cols()) * cell;
     image.height = static_cast<int>(values.rows()) * cell;
     image.pixels.resize(static_cast<size_t>(image.width) * image.height * 3);
     for (Eigen::Index r = 0; r < values.rows(); ++r) {
         for (Eigen::Index c = 0; c < values.cols(); ++c) {
-            const Rgb rgb = colorAt(map, (values(r, c) - lo) / range);
+            const Rgb rgb = colorAt(map, scalePosition(values(r, c), lo, hi, scale));
             for (int dy = 0; dy < cell; ++dy) {
                 auto* p = &image.pixels[((static_cast<size_t>(r) * cell + dy) * image.width + c * cell) * 3];
                 for (int dx = 0; dx < cell; ++dx, p += 3) {

@@ -46,9 +46,17 @@ struct RgbImage {
     }
 };
 
-// values [rows, cols] → image of cols·cell × rows·cell pixels; value v maps to (v - lo) / (hi - lo).
+// How a value finds its place on the colour bar: Linear (v − lo) / (hi − lo); Log (log v − log lo) /
+// (log hi − log lo), for weights that span decades (an attention sink beside everything else): values at or
+// below lo (and 0) take the low end, lo must be > 0 (a lo ≤ 0 is taken as hi · 1e-4).
+enum class ColorScale { Linear, Log };
+float scalePosition(float v, float lo, float hi, ColorScale scale);
+// The value at position t ∈ [0, 1] of the bar (the inverse: the bar's tick labels).
+float scaleValueAt(float t, float lo, float hi, ColorScale scale);
+
+// values [rows, cols] → image of cols·cell × rows·cell pixels; value v maps to scalePosition(v, lo, hi).
 // hi <= lo means "use the matrix's own min and max" (a constant matrix maps to 0).
 RgbImage renderHeatmap(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo = 0.0f,
-                       float hi = 1.0f, int cell = 1);
+                       float hi = 1.0f, int cell = 1, ColorScale scale = ColorScale::Linear);
 
 } // namespace attnlens

@@ -2,6 +2,8 @@
 // save_pretrained, with a byte-level tokenizer.json): generation stepped through the KV cache with every head
 // captured equal to the engine's one pass, greedy ids equal the model's, grouped-query attention and sliding
 // windows named in the model line and its tooltip, the window visible in the matrix.
+#include "core/analysis/map_scale.h"
+#include "core/io/model_folder.h"
 #include "core/models/llama_model.h"
 #include "core/models/text_folder.h"
 #include "support/text_pages.h"
@@ -15,6 +17,8 @@
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/map_controls.h"
 
+#include <QCheckBox>
+#include <QComboBox>
 #include <QJsonObject>
 #include <QLabel>
 #include <QTabWidget>
@@ -179,6 +183,53 @@ private slots:
         auto* plain = gpt2.findChild<HeadCombo*>();
         QCOMPARE(plain->itemText(plain->findData(1)), QString("Head 1"));
         QVERIFY(plain->itemData(plain->findData(1), Qt::ToolTipRole).isNull());
+    }
+
+    // Sink-aware scales (issue 40) on the built-in Llama model: the Log scale colours by log weight between
+    // the smallest and largest weight shown, "Ignore first token" masks the first column and shares each row
+    // over the rest, Clip ends the bar at the 99th percentile; the thumbnails follow.
+    void sinkAwareScales() {
+        TextPage page(nullptr, QString::fromStdString(builtinModelDir(ModelKind::Text).string()));
+        WAIT_UNTIL(idle(page) && page.document()->hasModel());
+        page.setText(
+            QStringLiteral("The old lighthouse keeper climbed the stairs. Ships passed far out at sea, "
+                           "and he wrote their names in a book."));
+        page.setNewTokens(0);
+        page.runText();
+        WAIT_UNTIL(idle(page) && page.document()->run());
+        page.document()->setLayer(3);
+        page.document()->setHead(0);
+        HeatmapView* view = page.matrixView();
+        const RowMatrix weights = view->matrix();
+        QVERIFY(view->colorScale() == ColorScale::Linear &&
+                view->displayRange() == std::make_pair(0.0f, 1.0f));
+        auto* kind = page.findChild<QComboBox*>(QStringLiteral("mapScale"));
+        kind->setCurrentIndex(kind->findData(static_cast<int>(MapScaleKind::Log)));
+        emit kind->activated(kind->currentIndex());
+        QVERIFY(view->colorScale() == ColorScale::Log);
+        float smallest = 1.0f;
+        for (Eigen::Index i = 0; i < weights.size(); ++i)
+            if (weights.data()[i] > 0.0f) smallest = std::min(smallest, weights.data()[i]);
+        QCOMPARE(view->displayRange().first, std::max(smallest, weights.maxCoeff() * 1e-6f));
+        QCOMPARE(view->displayRange().second, weights.maxCoeff());
+        page.findChild<QCheckBox*>(QStringLiteral("ignoreFirstToken"))->click();
+        const RowMatrix rest = view->matrix();
+        QVERIFY(view->isMasked(3, 0) && !view->isMasked(3, 1));
+        for (Eigen::Index r = 1; r < rest.rows(); ++r) {
+            const float others = weights.row(r).tail(weights.cols() - 1).sum();
+            QVERIFY(std::abs(rest(r, 2) - weights(r, 2) / others) < 1e-5f);
+            QVERIFY(std::abs(rest.row(r).sum() - 1.0f) < 1e-5f);
+        }
+        if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty()) {
+            page.resize(1280, 800);
+            page.show();
+            QTest::qWait(300);
+            page.grab().save(QString::fromLocal8Bit(dir) + "/text-llama-log-ignore-first.png");
+        }
+        kind->setCurrentIndex(kind->findData(static_cast<int>(MapScaleKind::Clip)));
+        emit kind->activated(kind->currentIndex());
+        QVERIFY(view->colorScale() == ColorScale::Linear && view->displayRange().first == 0.0f);
+        QVERIFY(view->displayRange().second < 1.0f);
     }
 
     void slidingWindowShown() {

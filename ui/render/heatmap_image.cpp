@@ -4,8 +4,9 @@
 
 namespace attnlens::ui {
 
-QImage heatmapImage(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo, float hi, int cell) {
-    const RgbImage rgb = renderHeatmap(values, map, lo, hi, cell);
+QImage heatmapImage(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo, float hi, int cell,
+                    ColorScale scale) {
+    const RgbImage rgb = renderHeatmap(values, map, lo, hi, cell, scale);
     if (rgb.width == 0 || rgb.height == 0) return {};
     // RgbImage rows are tightly packed (3·width bytes); wrap, then convert (deep copy) to RGB32,
     // the format QPainter draws fastest.

@@ -16,10 +16,10 @@
 namespace attnlens::ui {
 
 // values [rows, cols] → image of cols·cell × rows·cell pixels (Format_RGB32), pixel-identical to
-// attnlens::renderHeatmap: value v maps to colorAt(map, (v - lo) / (hi - lo)); hi <= lo selects the
-// matrix's own min and max. Throws attnlens::Error when cell < 1.
+// attnlens::renderHeatmap: value v maps to colorAt(map, scalePosition(v, lo, hi, scale)); hi <= lo selects
+// the matrix's own min and max. Throws attnlens::Error when cell < 1.
 QImage heatmapImage(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo = 0.0f, float hi = 1.0f,
-                    int cell = 1);
+                    int cell = 1, ColorScale scale = ColorScale::Linear);
 
 // A colour bar of `length` × `thickness` pixels (Qt::Vertical: thickness wide, length high, the top row
 // is t = 1; Qt::Horizontal: the left column is t = 0). Pixel i along the bar is t = i / (length - 1).

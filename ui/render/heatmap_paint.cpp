@@ -221,7 +221,7 @@ void paintColorBar(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, c
             p.drawText(r, align | Qt::AlignTop, formatHeatmapTick(v));
         };
         // Ends always; the middle value only where it clears both end labels.
-        const float mid = 0.5f * (s.lo + s.hi);
+        const float mid = s.middleValue();
         const int wLo = fm.horizontalAdvance(formatHeatmapTick(s.lo));
         const int wHi = fm.horizontalAdvance(formatHeatmapTick(s.hi));
         const int wMid = fm.horizontalAdvance(formatHeatmapTick(mid));
@@ -248,7 +248,7 @@ void paintColorBar(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, c
         };
         tick(l.bar.top(), s.hi);
         tick(l.bar.bottom(), s.lo);
-        if (l.bar.height() >= 3 * fm.height()) tick(l.bar.center().y(), 0.5f * (s.lo + s.hi));
+        if (l.bar.height() >= 3 * fm.height()) tick(l.bar.center().y(), s.middleValue());
     }
 }
 

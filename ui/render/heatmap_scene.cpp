@@ -61,7 +61,7 @@ void HeatmapScene::updateImage() {
         image = QImage();
         return;
     }
-    image = heatmapImage(values, colorMap, lo, hi, 1);
+    image = heatmapImage(values, colorMap, lo, hi, 1, scale);
     if (!hasMask()) return;
     const QRgb masked = heatmapMaskedColor().rgb();
     for (int r = 0; r < rows(); ++r) {
@@ -77,10 +77,11 @@ std::pair<float, float> HeatmapScene::autoRange() const {
         for (int c = 0; c < columns(); ++c) {
             const float v = values(r, c);
             if (!std::isfinite(v) || isMasked(r, c)) continue;
-            a = std::min(a, v);
+            if (scale != ColorScale::Log || v > 0.0f) a = std::min(a, v);
             b = std::max(b, v);
         }
     if (!std::isfinite(a)) return {0.0f, 1.0f};
+    if (scale == ColorScale::Log) return {std::max(a, b * 1e-6f), b > a ? b : a * 10.0f};
     return {a, b > a ? b : a + 1.0f}; // a constant matrix maps to the low end, as renderHeatmap does
 }
 
@@ -176,7 +177,7 @@ Margins marginsOf(const HeatmapScene& scene, const HeatmapMetrics& metrics, cons
     }
     if (scene.colorBar && !scene.empty()) {
         int tickW = 0;
-        for (float v : {scene.lo, scene.hi, 0.5f * (scene.lo + scene.hi)})
+        for (float v : {scene.lo, scene.hi, scene.middleValue()})
             tickW = std::max(tickW, fm.horizontalAdvance(formatHeatmapTick(v)));
         m.barRight = kBarGap + kBarWidth + 4 + tickW + 2;
         m.barBottom = 8 + kBarWidth - 2 + 3 + lineH;

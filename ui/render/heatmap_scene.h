@@ -40,9 +40,10 @@ struct HeatmapScene {
     QString rowTitle, columnTitle;       // axis titles; empty = none
     QString maskedText = QStringLiteral("\u2212\u221e");
     ColorMap colorMap = ColorMap::Viridis;
-    float lo = 0.0f, hi = 1.0f; // the colour range
-    int decimals = 2;           // of value annotations
-    bool annotate = true;       // annotations where the cells are large enough
+    float lo = 0.0f, hi = 1.0f;            // the colour range
+    ColorScale scale = ColorScale::Linear; // how values find their colour between lo and hi
+    int decimals = 2;                      // of value annotations
+    bool annotate = true;                  // annotations where the cells are large enough
     bool colorBar = true;
     bool labels = true;
     bool dimUnselected = false; // veil over the cells outside the selected row/column
@@ -63,8 +64,11 @@ struct HeatmapScene {
     QString formatValue(int row, int col) const;
     // Recomputes `image` from values, mask, colour map and range.
     void updateImage();
-    // [lo, hi] of the finite unmasked cells; a constant matrix gets hi = lo + 1, an empty one [0, 1].
+    // [lo, hi] of the finite unmasked cells; a constant matrix gets hi = lo + 1, an empty one [0, 1]. Log
+    // scale: lo is the smallest positive cell (at least hi · 1e-6: zeros and underflow stay at the low end).
     std::pair<float, float> autoRange() const;
+    // The value in the middle of the colour bar (the geometric mean of lo and hi on a log scale).
+    float middleValue() const { return scaleValueAt(0.5f, lo, hi, scale); }
 };
 
 QColor heatmapMaskedColor();

@@ -17,6 +17,7 @@
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_status.h"
 #include "ui/widgets/map_controls.h"
+#include "ui/widgets/map_scale_box.h"
 #include "ui/widgets/page_message.h"
 #include "ui/widgets/page_parts.h"
 #include "ui/widgets/playback_bar.h"
@@ -189,6 +190,9 @@ QWidget* TextPage::buildSelectors() {
     row->addWidget(m_head);
     row->addWidget(m_wordLevel);
     row->addWidget(m_hideSpecial);
+    m_scale = new MapScaleBox(w);
+    connect(m_scale, &MapScaleBox::changed, this, &TextPage::refresh);
+    row->addWidget(m_scale);
     auto* neuron = new QPushButton(tr("Neuron view…"), w);
     neuron->setObjectName(QStringLiteral("neuronButton"));
     neuron->setToolTip(
@@ -207,6 +211,7 @@ QWidget* TextPage::buildViews() {
     m_matrix = new HeatmapView(m_tabs);
     m_matrix->setObjectName(QStringLiteral("matrix"));
     m_matrix->setAxisTitles(tr("query (attends)"), tr("key (attended to)"));
+    m_matrix->setMaskedText(tr("off")); // the first token's column under "Ignore first token"
     connect(m_matrix, &HeatmapView::rowSelected, m_doc, &TextDocument::setSelectedToken);
     // Hover linking: the row under the pointer in the matrix or the Lines view is the token both views and
     // the text line highlight.
@@ -451,7 +456,14 @@ void TextPage::refresh() {
     }
     refreshOutput();
     const TextDocument::Shown shown = m_doc->shown();
-    m_matrix->setMatrix(shown.values, shown.rows, shown.columns);
+    const ScaledMap scaled = scaleMap(shown.values, m_scale->scale());
+    m_matrix->setMatrix(scaled.values, shown.rows, shown.columns);
+    if (scaled.keep.size() > 0)
+        m_matrix->setMask(scaled.keep);
+    else
+        m_matrix->clearMask();
+    m_matrix->setColorScale(scaled.colorScale);
+    m_matrix->setFixedRange(scaled.lo, scaled.hi);
     if (m_doc->selectedToken() >= 0 && m_doc->selectedToken() < shown.values.rows())
         m_matrix->selectRow(m_doc->selectedToken());
     else if (m_doc->model()->decoderOnly() && m_doc->step() > 0)
@@ -462,8 +474,10 @@ void TextPage::refresh() {
         const int layers = m_doc->model()->layers(), heads = m_doc->model()->heads();
         for (int l = 0; l < layers; ++l)
             for (int h = 0; h < heads; ++h) {
-                tiles.push_back(heatmapImage(m_doc->shown(l, h).values, ColorMap::Viridis)
-                                    .scaled(96, 96, Qt::IgnoreAspectRatio, Qt::FastTransformation));
+                const ScaledMap tile = scaleMap(m_doc->shown(l, h).values, m_scale->scale());
+                tiles.push_back(
+                    heatmapImage(tile.values, ColorMap::Viridis, tile.lo, tile.hi, 1, tile.colorScale)
+                        .scaled(96, 96, Qt::IgnoreAspectRatio, Qt::FastTransformation));
                 titles << m_doc->headTitle(l, h);
             }
         m_grid->setMaxColumns(heads);

@@ -37,6 +37,7 @@ class SamplingButton;
 class HeadCombo;
 class HeatmapView;
 class MapGridView;
+class MapScaleBox;
 class PlaybackBar;
 class TextLenses;
 class TextLinesView;
@@ -119,6 +120,7 @@ private:
     HeadCombo* m_head = nullptr;
     QCheckBox* m_wordLevel = nullptr;
     QCheckBox* m_hideSpecial = nullptr;
+    MapScaleBox* m_scale = nullptr;
     QLabel* m_modelLabel = nullptr;
     QLabel* m_output = nullptr;
     QLabel* m_status = nullptr;

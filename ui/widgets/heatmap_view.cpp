@@ -134,6 +134,12 @@ void HeatmapView::setRangeMode(RangeMode mode) {
     dataChanged(false);
 }
 
+void HeatmapView::setColorScale(ColorScale scale) {
+    if (scale == m_scene.scale) return;
+    m_scene.scale = scale;
+    dataChanged(false);
+}
+
 void HeatmapView::setFixedRange(float lo, float hi) {
     m_fixedLo = lo;
     m_fixedHi = hi > lo ? hi : lo + 1.0f;

@@ -89,6 +89,10 @@ public:
     void setRangeMode(RangeMode mode);
     RangeMode rangeMode() const { return m_rangeMode; }
     void setFixedRange(float lo, float hi);
+    // Linear (default) or Log: colours and the bar's middle tick by log value (core/export/colormap.h); the
+    // cells keep their values (annotations, hover, export).
+    void setColorScale(ColorScale scale);
+    ColorScale colorScale() const { return m_scene.scale; }
     // The [lo, hi] the colours currently use.
     std::pair<float, float> displayRange() const { return {m_scene.lo, m_scene.hi}; }
 

@@ -1,0 +1,45 @@
+#pragma once
+// Sink-aware ways of showing one attention map (issue 40). Modern LLMs park most of every row on the first
+// token (the attention sink), so on a linear colour bar one column is bright and the rest is dark; people
+// take logarithms or clip the bar by hand. These are the scales the Text page and the CLI offer:
+//   Linear   colours over [0, 1], the weights as they are;
+//   Log      colours by log weight between the smallest positive weight shown (at least max · 1e-6) and the
+//            largest: decades apart become steps apart;
+//   Clip     linear up to the given percentile of the positive weights shown; everything above it saturates.
+// Independently, `ignoredKeys` leaves the first N key columns out (the sink) and renormalises each row over
+// the keys that remain, so the map shows how the rest of the attention is shared; those columns are masked.
+//
+//   ScaledMap m = scaleMap(weights, {MapScaleKind::Log, 99.0f, 1});
+//   renderHeatmap(m.values, ColorMap::Viridis, m.lo, m.hi, 8, m.colorScale);   // mask: m.keep
+
+#include "core/export/colormap.h"
+#include "core/tensor/tensor.h"
+
+#include <optional>
+#include <string_view>
+
+namespace attnlens {
+
+enum class MapScaleKind { Linear, Log, Clip };
+
+struct MapScale {
+    MapScaleKind kind = MapScaleKind::Linear;
+    float percentile = 99.0f; // Clip: the colour bar ends at this percentile (0 < p ≤ 100)
+    int ignoredKeys = 0;      // the first N key columns left out, rows renormalised over the rest
+};
+
+std::string_view mapScaleId(MapScaleKind kind); // "linear", "log", "clip"
+std::optional<MapScaleKind> parseMapScale(std::string_view name);
+
+struct ScaledMap {
+    RowMatrix values;           // [n, m]: the weights, renormalised when keys are ignored (ignored columns 0)
+    RowMatrix keep;             // [n, m] 0 at the ignored columns; empty when none are
+    float lo = 0.0f, hi = 1.0f; // the colour range
+    ColorScale colorScale = ColorScale::Linear;
+};
+
+// weights [n, m], rows of probabilities. Throws attnlens::Error for a percentile outside (0, 100] or a
+// negative ignoredKeys.
+ScaledMap scaleMap(const Eigen::Ref<const RowMatrix>& weights, const MapScale& scale);
+
+} // namespace attnlens
