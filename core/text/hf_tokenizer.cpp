@@ -306,22 +306,11 @@ TextEncoding HfTokenizer::encodePlain(std::string_view text) const {
             bpe(piece, ids);
     };
     m_added.split(s, plain, [&](const AddedToken& t) { ids.push_back(t.id); });
-    TextEncoding e;
-    e.ids = std::move(ids);
-    for (int id : e.ids)
-        e.tokens.push_back(token(id));
-    return e;
+    return framed({}, ids);
 }
 
 TextEncoding HfTokenizer::encode(std::string_view text) const {
-    TextEncoding plain = encodePlain(text);
-    TextEncoding e;
-    e.ids = m_prefix;
-    e.ids.insert(e.ids.end(), plain.ids.begin(), plain.ids.end());
-    e.ids.insert(e.ids.end(), m_suffix.begin(), m_suffix.end());
-    for (int id : e.ids)
-        e.tokens.push_back(token(id));
-    return e;
+    return framed(m_prefix, encodePlain(text).ids, m_suffix);
 }
 
 const std::string& HfTokenizer::token(int id) const {

@@ -144,22 +144,14 @@ TextEncoding SentencePieceTokenizer::encodePlain(std::string_view text) const {
         text,
         [&](size_t begin, size_t end) { encodeStretch(text.substr(begin, end - begin), begin == 0, ids); },
         [&](const AddedToken& t) { ids.push_back(t.id); });
-    TextEncoding e;
-    e.ids = std::move(ids);
-    for (int id : e.ids)
-        e.tokens.push_back(token(id));
-    return e;
+    return framed({}, ids);
 }
 
 TextEncoding SentencePieceTokenizer::encode(std::string_view text) const {
-    TextEncoding plain = encodePlain(text);
-    TextEncoding e;
-    if (m_addBos && m_bos >= 0) e.ids.push_back(m_bos);
-    e.ids.insert(e.ids.end(), plain.ids.begin(), plain.ids.end());
-    if (m_addEos && m_eos >= 0) e.ids.push_back(m_eos);
-    for (int id : e.ids)
-        e.tokens.push_back(token(id));
-    return e;
+    std::vector<int> prefix, suffix;
+    if (m_addBos && m_bos >= 0) prefix.push_back(m_bos);
+    if (m_addEos && m_eos >= 0) suffix.push_back(m_eos);
+    return framed(prefix, encodePlain(text).ids, suffix);
 }
 
 const std::string& SentencePieceTokenizer::token(int id) const {

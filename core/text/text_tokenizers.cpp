@@ -464,6 +464,17 @@ std::shared_ptr<const ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesy
     return tok;
 }
 
+TextEncoding TextTokenizer::framed(const std::vector<int>& prefix, const std::vector<int>& ids,
+                                   const std::vector<int>& suffix) const {
+    TextEncoding e;
+    e.ids = prefix;
+    e.ids.insert(e.ids.end(), ids.begin(), ids.end());
+    e.ids.insert(e.ids.end(), suffix.begin(), suffix.end());
+    for (int id : e.ids)
+        e.tokens.push_back(token(id));
+    return e;
+}
+
 TextEncoding TextTokenizer::encodePlain(std::string_view text) const {
     TextEncoding e = encode(text);
     size_t begin = 0, end = e.ids.size();

@@ -61,6 +61,11 @@ public:
         (void)id;
         return false;
     }
+
+protected:
+    // prefix + ids + suffix, each with its token().
+    TextEncoding framed(const std::vector<int>& prefix, const std::vector<int>& ids,
+                        const std::vector<int>& suffix = {}) const;
 };
 
 class WordPieceTokenizer final : public TextTokenizer {
