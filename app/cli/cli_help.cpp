@@ -238,6 +238,18 @@ CommandHelp textHelp() {
             {"--logits", "with --json: add the logits [token][vocabulary] (models with a language-model "
                          "head)"},
             {"--json OUT", "write tokens, ids, every head's attention [L][H][T][T] (and generated ids)"},
+            {"--heatmap OUT.png|svg", "draw one labelled attention matrix of the text, as PNG or SVG"},
+            {"--layer L", "with --heatmap: layer from 0 (default: the last)"},
+            {"--head H|mean|max|min", "with --heatmap: head from 0, or mean|max|min over the heads (default: "
+                                      "mean)"},
+            {"--scale linear|log|clip",
+             "with --heatmap: colours over [0, 1], by log weight, or clipped at the "
+             "99th percentile (default: linear)"},
+            {"--ignore-first", "with --heatmap: leave the first token (the attention sink) out, each row "
+                               "renormalised over the rest"},
+            {"--colormap NAME",
+             "with --heatmap: viridis|magma|inferno|plasma|cividis|grey (default: viridis)"},
+            {"--cell PX", "with --heatmap: pixels per cell, 1..128 (default: from the size)"},
             {"\"text\"", "the text (English for the built-in model); a BERT model's top 5 for each [MASK]"},
         },
         {
@@ -247,6 +259,8 @@ CommandHelp textHelp() {
             "attnlens-cli text --logits --json out.json \"The weather is nice today.\"",
             "attnlens-cli text --model bert-base-cased \"Paris is the [MASK] of France.\"",
             "attnlens-cli text --model Qwen2.5-0.5B-Instruct --chat --generate 40 \"What is attention?\"",
+            "attnlens-cli text --heatmap map.png --layer 3 --head 0 --scale log --ignore-first \"The cat "
+            "sat.\"",
         }};
 }
 

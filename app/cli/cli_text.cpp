@@ -1,6 +1,6 @@
 // attnlens-cli text [--model DIR] [--generate N [--temperature T] [--top-k K] [--top-p P] [--seed S]]
 // [--logits]
-//                   [--json OUT] "text"
+//                   [--json OUT] [--heatmap OUT.png|svg … (cli_text_heatmap.h)] "text"
 // BERT- and GPT-2-style folders (core/models/text_folder.h). stdout: for a decoder-only model the text and
 // its greedy continuation (--generate N), or without --generate the text and a line with the 5 most likely
 // next tokens and their probabilities; for an encoder with [MASK] the top 5 for each mask; otherwise the
@@ -10,6 +10,7 @@
 //       decoder-only)}.
 
 #include "cli_common.h"
+#include "cli_text_heatmap.h"
 #include "cli_text_input.h"
 #include "core/export/tensor_json.h"
 #include "core/io/json_file.h"
@@ -35,8 +36,9 @@ void printNextTokens(const attnlens::TextFolder& folder, const attnlens::TextFor
 
 int runText(const std::vector<std::string>& argv) {
     const cli::Args args(argv,
-                         {"--model", "--generate", "--json", "--temperature", "--top-k", "--top-p", "--seed"},
-                         {"--logits", "--chat"});
+                         {"--model", "--generate", "--json", "--temperature", "--top-k", "--top-p", "--seed",
+                          "--heatmap", "--layer", "--head", "--scale", "--colormap", "--cell"},
+                         {"--logits", "--chat", "--ignore-first"});
     const std::string text = args.single("the text");
     const auto dir = cli::modelDir(args, attnlens::ModelKind::Text);
     const attnlens::TextFolder folder = attnlens::loadTextFolder(dir);
@@ -54,6 +56,7 @@ int runText(const std::vector<std::string>& argv) {
     for (const char* flag : {"--temperature", "--top-k", "--top-p", "--seed"})
         if (args.has(flag) && !args.has("--generate"))
             throw cli::UsageError(std::string(flag) + " needs --generate N");
+    const auto heatmap = cli::parseTextHeatmap(args, folder);
     const auto encoding = cli::encodeText(folder, text, generate, args.has("--chat"));
     // A decoder asked for nothing more than the text: its most likely next tokens say what the model makes of
     // it.
@@ -103,13 +106,15 @@ int runText(const std::vector<std::string>& argv) {
         if (args.has("--generate")) run.generated = &generated;
         attnlens::writeText(*out, attnlens::textRunJson(run));
     }
+    if (heatmap) cli::writeTextHeatmap(*heatmap, folder, encoding.ids, forward.attentions);
     return 0;
 }
 
 const cli::Registration reg{
     "text",
     "[--model DIR] [--chat] [--generate N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--logits] "
-    "[--json OUT] \"text\"",
+    "[--json OUT] [--heatmap OUT.png|svg [--layer L] [--head H|mean|max|min] [--scale linear|log|clip] "
+    "[--ignore-first] [--colormap NAME] [--cell PX]] \"text\"",
     "BERT / GPT-2 / Llama-style folders: tokens, [MASK] predictions, a decoder's next tokens or "
     "its greedy continuation; every head's "
     "attention in the JSON (default model: the built-in llama-en-tiny)",

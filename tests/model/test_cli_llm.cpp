@@ -8,6 +8,8 @@
 #include "core/models/text_folder.h"
 #include "support/cli_run.h"
 
+#include <QFileInfo>
+#include <QImage>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -75,6 +77,37 @@ private slots:
         clitest::expectError(
             clitest::run({"text", "--model", kLlm + "/llama-gqa", "--generate", "2", "--top-p", "1.5", "x"}),
             "--top-p: 1.5 is out of range");
+    }
+
+    // text --heatmap draws the Text page's scales: the log scale and the ignored first column change the
+    // picture; the options need --heatmap; a bad scale is one error.
+    void textHeatmapScales() {
+        QTemporaryDir tmp;
+        const QString text = QStringLiteral("The cat sat on the mat. The dog sat too.");
+        auto draw = [&](const QString& name,
+                        const QStringList& extra) { // the image, null when the run failed
+            const QString path = tmp.filePath(name);
+            const auto r =
+                clitest::run(QStringList{"text", "--heatmap", path, "--layer", "1", "--head", "0"} + extra +
+                             QStringList{text});
+            if (r.exitCode != 0 || r.crashed) qWarning("%s", qPrintable(r.err));
+            return r.exitCode == 0 && !r.crashed ? QImage(path) : QImage();
+        };
+        const QImage linear = draw("linear.png", {});
+        const QImage log = draw("log.png", {"--scale", "log"});
+        const QImage ignored = draw("ignored.png", {"--scale", "log", "--ignore-first"});
+        QVERIFY(!linear.isNull() && !log.isNull() && !ignored.isNull() && linear.width() > 100);
+        QVERIFY(linear != log);
+        QVERIFY(log != ignored);
+        const QString svg = tmp.filePath("clip.svg");
+        QCOMPARE(clitest::run({"text", "--heatmap", svg, "--scale", "clip", text}).exitCode, 0);
+        QVERIFY(QFileInfo(svg).size() > 1000);
+        clitest::expectError(
+            clitest::run({"text", "--heatmap", tmp.filePath("x.png"), "--scale", "cubic", text}),
+            "--scale: expected linear, log or clip");
+        clitest::expectError(clitest::run({"text", "--ignore-first", text}), "only applies with --heatmap");
+        clitest::expectError(clitest::run({"text", "--heatmap", tmp.filePath("x.png"), "--layer", "9", text}),
+                             "--layer");
     }
 
     void tokenizeRealFiles() {

@@ -1,0 +1,35 @@
+#pragma once
+// `attnlens-cli text --heatmap OUT.png|svg`: one labelled attention matrix of the text, drawn by the Text
+// page's own heatmap code with the page's sink-aware scales (core/analysis/map_scale.h): --layer L,
+// --head H|mean|max|min, --scale linear|log|clip (clip: at the 99th percentile), --ignore-first (the first
+// token's column masked, rows renormalised over the rest), --colormap NAME, --cell PX.
+
+#include "cli_common.h"
+#include "core/analysis/attention_maps.h"
+#include "core/analysis/map_scale.h"
+#include "core/export/colormap.h"
+#include "core/models/text_folder.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cli {
+
+struct TextHeatmapRequest {
+    std::string path;
+    int layer = 0;
+    attnlens::HeadSelection heads;
+    attnlens::MapScale scale;
+    attnlens::ColorMap colorMap = attnlens::ColorMap::Viridis;
+    int cell = 0;
+};
+
+// The options above, checked before the model runs; nullopt without --heatmap (its options alone are a
+// UsageError).
+std::optional<TextHeatmapRequest> parseTextHeatmap(const Args& args, const attnlens::TextFolder& folder);
+// Draws layer / heads of attentions [L, H, T, T] over `ids` into request.path.
+void writeTextHeatmap(const TextHeatmapRequest& request, const attnlens::TextFolder& folder,
+                      const std::vector<int>& ids, const attnlens::Tensor& attentions);
+
+} // namespace cli
