@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdio>
 #include <utility>
 
 namespace attnlens {
@@ -337,11 +336,7 @@ std::string HfTokenizer::tokenText(int id) const {
     const std::string& t = token(id);
     if (isSpecial(id)) return t;
     if (m_byteLevelDecode) return fromStandIns(t);
-    unsigned int byte = 0;
-    if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' &&
-        std::sscanf(t.c_str() + 3, "%2X", &byte) == 1)
-        return std::string(1, static_cast<char>(byte));
-    return replaceAll(t, "\xE2\x96\x81", " ");
+    return sentencePieceText(t);
 }
 
 std::string HfTokenizer::decode(std::span<const int> ids) const {

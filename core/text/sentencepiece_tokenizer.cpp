@@ -166,20 +166,7 @@ bool SentencePieceTokenizer::framesText(int id) const {
 std::string SentencePieceTokenizer::tokenText(int id) const {
     const std::string& t = token(id);
     if (id >= 0 && id < vocabSize() && m_special[size_t(id)]) return t;
-    unsigned int byte = 0;
-    if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' &&
-        std::sscanf(t.c_str() + 3, "%2X", &byte) == 1)
-        return std::string(1, static_cast<char>(byte));
-    std::string out;
-    for (size_t i = 0; i < t.size();) {
-        if (t.compare(i, 3, "\xE2\x96\x81") == 0) {
-            out += ' ';
-            i += 3;
-        } else {
-            out += t[i++];
-        }
-    }
-    return out;
+    return sentencePieceText(t);
 }
 
 } // namespace attnlens

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -462,6 +463,23 @@ std::shared_ptr<const ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesy
         tok->m_unicodeToByte[c] = static_cast<unsigned char>(b);
     }
     return tok;
+}
+
+std::string sentencePieceText(const std::string& piece) {
+    unsigned int byte = 0;
+    if (piece.size() == 6 && piece.compare(0, 3, "<0x") == 0 && piece[5] == '>' &&
+        std::sscanf(piece.c_str() + 3, "%2X", &byte) == 1)
+        return std::string(1, static_cast<char>(byte));
+    std::string out;
+    for (size_t i = 0; i < piece.size();) {
+        if (piece.compare(i, 3, "\xE2\x96\x81") == 0) {
+            out += ' ';
+            i += 3;
+        } else {
+            out += piece[i++];
+        }
+    }
+    return out;
 }
 
 TextEncoding TextTokenizer::framed(const std::vector<int>& prefix, const std::vector<int>& ids,

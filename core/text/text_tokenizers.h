@@ -37,6 +37,9 @@ struct TextEncoding {
     std::vector<int> ids;
 };
 
+// The text a SentencePiece-style piece stands for: "▁world" → " world", a byte-fallback "<0x0A>" → "\n".
+std::string sentencePieceText(const std::string& piece);
+
 // The tokenizer contract of the text families.
 class TextTokenizer {
 public:
