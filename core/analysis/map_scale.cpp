@@ -71,7 +71,7 @@ ScaledMap scaleMap(const Eigen::Ref<const RowMatrix>& weights, const MapScale& s
         return out;
     }
     out.hi = *std::max_element(positive.begin(), positive.end());
-    out.lo = std::max(*std::min_element(positive.begin(), positive.end()), out.hi * 1e-6f);
+    out.lo = logRangeLow(*std::min_element(positive.begin(), positive.end()), out.hi);
     if (!(out.hi > out.lo)) out.lo = out.hi * 0.1f;
     out.colorScale = ColorScale::Log;
     return out;

@@ -51,6 +51,11 @@ struct RgbImage {
 // below lo (and 0) take the low end, lo must be > 0 (a lo ≤ 0 is taken as hi · 1e-4).
 enum class ColorScale { Linear, Log };
 float scalePosition(float v, float lo, float hi, ColorScale scale);
+// The low end of a log range over weights whose smallest positive one is `smallest` and largest `hi`: at most
+// six decades below hi (underflowing softmax tails would stretch the bar to 1e-30).
+inline float logRangeLow(float smallest, float hi) {
+    return smallest > hi * 1e-6f ? smallest : hi * 1e-6f;
+}
 // The value at position t ∈ [0, 1] of the bar (the inverse: the bar's tick labels).
 float scaleValueAt(float t, float lo, float hi, ColorScale scale);
 

@@ -81,7 +81,7 @@ std::pair<float, float> HeatmapScene::autoRange() const {
             b = std::max(b, v);
         }
     if (!std::isfinite(a)) return {0.0f, 1.0f};
-    if (scale == ColorScale::Log) return {std::max(a, b * 1e-6f), b > a ? b : a * 10.0f};
+    if (scale == ColorScale::Log) return {logRangeLow(a, b), b > a ? b : a * 10.0f};
     return {a, b > a ? b : a + 1.0f}; // a constant matrix maps to the low end, as renderHeatmap does
 }
 
