@@ -55,7 +55,7 @@ bool isDelimiterToken(std::string_view label) {
 
 AttentionCapture textCapture(const TextFolder& folder, const std::vector<int>& ids,
                              const Tensor& attentions) {
-    AttentionAxis tokens{"tokens", {}, {}, {}, true};
+    AttentionAxis tokens{"tokens", {}, {}, {}, true, {}};
     for (size_t i = 0; i < ids.size(); ++i) {
         tokens.labels.push_back(folder.tokenText(ids[i]));
         if (!folder.decoderOnly() && folder.tokenizer->framesText(ids[i]))
@@ -71,7 +71,7 @@ AttentionCapture textCapture(const TextFolder& folder, const std::vector<int>& i
 }
 
 AttentionCapture vitCapture(const VitResult& result, int patch) {
-    AttentionAxis patches{"patches", {"CLS"}, {{kNaN, kNaN}}, {0}, true};
+    AttentionAxis patches{"patches", {"CLS"}, {{kNaN, kNaN}}, {0}, true, {}};
     addGridCells(patches, result.grid.rows(), result.grid.cols(), patch, patch, "patch");
     AttentionCapture c;
     const int axis = c.addAxis(std::move(patches));
@@ -89,7 +89,7 @@ AttentionCapture translationCapture(const TranslationTrace& trace, const std::st
                                   {sourceEnd},
                                   true,
                                   delimiterPositions(trace.sourceTokens, {sourceEnd})});
-    AttentionAxis inputs{"decoder inputs", {decoderStartPiece}, {}, {0}, true};
+    AttentionAxis inputs{"decoder inputs", {decoderStartPiece}, {}, {0}, true, {}};
     for (size_t t = 0; t + 1 < trace.targetTokens.size(); ++t)
         inputs.labels.push_back(trace.targetTokens[t]);
     inputs.delimiters = delimiterPositions(inputs.labels, inputs.sinks);
@@ -112,7 +112,8 @@ AttentionCapture unetCapture(const std::vector<UNetAttentionMap>& layers, int im
                                  {},
                                  {},
                                  {},
-                                 false};
+                                 false,
+                                 {}};
             addGridCells(pixels, info.height, info.width, double(imageHeight) / info.height,
                          double(imageWidth) / info.width, "pixel");
             axisOfLevel[size] = c.addAxis(std::move(pixels));

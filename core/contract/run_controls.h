@@ -9,6 +9,7 @@
 //
 // Head numbering: (layer, head) from 0 in the model's execution order of its attention layers of one kind.
 
+#include "core/contract/attention_store.h"
 #include "core/layers/multi_head_attention.h"
 #include "core/util/callbacks.h"
 
@@ -41,7 +42,10 @@ std::vector<std::vector<int>> headsOffByLayer(const HeadList& heads, std::span<c
 // What every forward pass of the contract takes.
 struct RunControls {
     bool captureAttention = true; // false: no attention tensor is kept (generation, importance passes)
-    HeadList offHeads;            // transformers' head_mask = 0: the head's probabilities (and output) are 0
+    // Captured attention above this many bytes (capturedAttentionBytes) is kept on demand instead
+    // (AttentionStore; families that support it: the text models).
+    int64_t captureBudget = kDefaultCaptureBudget;
+    HeadList offHeads; // transformers' head_mask = 0: the head's probabilities (and output) are 0
     AttentionInputs* probe = nullptr; // when set, layer probeLayer's attention inputs are copied here
     int probeLayer = -1;
     const Callbacks* callbacks = nullptr; // cancel between layers (attnlens::Cancelled); may be nullptr

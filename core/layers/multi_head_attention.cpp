@@ -128,12 +128,7 @@ RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q,
             context.middleCols(h * hd, hd).setZero();
             continue;
         }
-        gemm(GemmArgs{q.data() + h * hd, q.outerStride(), keys.data() + kv, keys.outerStride(), scores.data(),
-                      m, n, m, hd,
-                      /*transB=*/true, /*accumulate=*/false}); // scores [n, m] = q_h · k_hᵀ
-        if (m_scaleAt == QueryScale::Scores) scores *= m_scale;
-        if (mask) scores += *mask;
-        softmaxRowsInPlace(scores);
+        headProbabilities(q, keys, h, mask, scores.data());
         if (probs) std::memcpy(probs + h * n * m, scores.data(), sizeof(float) * static_cast<size_t>(n * m));
         gemm(GemmArgs{scores.data(), m, values.data() + kv, values.outerStride(), context.data() + h * hd,
                       m_dim, n, hd, m,
@@ -142,12 +137,58 @@ RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q,
     return context;
 }
 
+void MultiHeadAttention::headScores(const Eigen::Ref<const RowMatrix>& q,
+                                    const Eigen::Ref<const RowMatrix>& keys, int head, float* out) const {
+    const int64_t n = q.rows(), m = keys.rows(), hd = headDim();
+    const int64_t kv = static_cast<int64_t>(head / (m_heads / m_kvHeads)) * hd; // the kv head's columns
+    gemm(GemmArgs{q.data() + head * hd, q.outerStride(), keys.data() + kv, keys.outerStride(), out, m, n, m,
+                  hd,
+                  /*transB=*/true, /*accumulate=*/false}); // scores [n, m] = q_h · k_hᵀ
+    if (m_scaleAt == QueryScale::Scores) MatrixMap(out, n, m) *= m_scale;
+}
+
+void MultiHeadAttention::headProbabilities(const Eigen::Ref<const RowMatrix>& q,
+                                           const Eigen::Ref<const RowMatrix>& keys, int head,
+                                           const RowMatrix* mask, float* out) const {
+    headScores(q, keys, head, out);
+    MatrixMap scores(out, q.rows(), keys.rows());
+    if (mask) scores += *mask;
+    softmaxRowsInPlace(scores);
+}
+
+void MultiHeadAttention::headProbabilitiesCausal(const Eigen::Ref<const RowMatrix>& q,
+                                                 const Eigen::Ref<const RowMatrix>& keys, int head,
+                                                 int64_t past, int window, float* out) const {
+    headScores(q, keys, head, out);
+    const int64_t n = q.rows(), m = keys.rows();
+    MatrixMap scores(out, n, m);
+    for (int64_t i = 0; i < n; ++i) { // causalMask's rule, row by row
+        for (int64_t j = past + i + 1; j < m; ++j)
+            scores(i, j) += kMaskValue;
+        for (int64_t j = 0; window > 0 && j <= past + i - window; ++j)
+            scores(i, j) += kMaskValue;
+    }
+    softmaxRowsInPlace(scores);
+}
+
 RowMatrix MultiHeadAttention::forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask,
                                       Tensor* probs, std::span<const int> offHeads) const {
     RowMatrix q, k, v;
     projectQuery(x, q);
     projectKeyValue(kv, k, v);
     return attend(q, k, v, mask, probs, offHeads);
+}
+
+void LayerRecall::headInto(int head, float* out) const {
+    const int64_t n = queries.rows(), m = keys.rows();
+    if (std::find(offHeads.begin(), offHeads.end(), head) != offHeads.end()) {
+        std::fill(out, out + n * m, 0.0f);
+        return;
+    }
+    if (causal)
+        attention->headProbabilitiesCausal(queries, keys, head, past, window, out);
+    else
+        attention->headProbabilities(queries, keys, head, mask.size() ? &mask : nullptr, out);
 }
 
 RowMatrix causalMask(int64_t n, int64_t offset, int window) {

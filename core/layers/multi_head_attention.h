@@ -96,11 +96,26 @@ public:
                           std::span<const int> offHeads = {}) const;
     RowMatrix outProject(const RowMatrix& context) const; // [n, D] -> [n, D]
 
+    // One head's probabilities [n, m] into `out` (row stride m), by the same kernels in the same order as
+    // attendHeads() — so a map recomputed later from kept queries and keys equals the captured one bit for
+    // bit. q [n, D] and keys [m, kvHeads · head_dim] as attendHeads() receives them; mask: additive [n, m] or
+    // nullptr.
+    void headProbabilities(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys,
+                           int head, const RowMatrix* mask, float* out) const;
+    // The same under causalMask(n, past, window)'s rule without building the mask (x + 0 = x, and a masked
+    // score + kMaskValue underflows to exactly 0 after the softmax either way).
+    void headProbabilitiesCausal(const Eigen::Ref<const RowMatrix>& q,
+                                 const Eigen::Ref<const RowMatrix>& keys, int head, int64_t past, int window,
+                                 float* out) const;
+
     // Convenience: full attention of x over kv (self-attention when kv is x) without a cache.
     RowMatrix forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask, Tensor* probs,
                       std::span<const int> offHeads = {}) const;
 
 private:
+    // Head h's scores [n, m] (row stride m) before any mask.
+    void headScores(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys, int head,
+                    float* out) const;
     // The capture's memory for [heads, n, m] (see the header comment), or nullptr.
     float* captureTarget(Tensor* probs, int64_t n, int64_t m) const;
 
@@ -132,6 +147,23 @@ struct AttentionInputs {
     const Norm* queryNorm = nullptr;
     const Norm* keyNorm = nullptr;
     int window = 0; // a sliding window (see causalMask), 0: none
+};
+
+// What recomputing one self-attention layer's maps needs (core/contract/attention_store.h's on-demand mode):
+// the queries and keys exactly as the layer attended with them (projected, per-head normed, rotated, scaled
+// where it scales queries) and the mask's rule. headInto() then equals the captured map bit for bit.
+struct LayerRecall {
+    const MultiHeadAttention* attention = nullptr; // the model's (immutable; must outlive this)
+    RowMatrix queries;                             // [n, D]
+    RowMatrix keys;                                // [m, kvHeads · head_dim]: the cache's rows too
+    bool causal = false;                           // causalMask(n, past, window)'s rule
+    int64_t past = 0;
+    int window = 0;
+    RowMatrix mask;            // bidirectional layers: the additive [n, m] mask they had, empty: none
+    std::vector<int> offHeads; // heads switched off: their maps are 0
+    // Head `head`'s probabilities [n, m] into out (contiguous).
+    void headInto(int head, float* out) const;
+    int64_t bytes() const { return (queries.size() + keys.size() + mask.size()) * int64_t(sizeof(float)); }
 };
 
 // Causal additive mask for n queries at absolute positions [offset, offset + n) over offset + n keys:

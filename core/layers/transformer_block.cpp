@@ -108,8 +108,20 @@ void TransformerBlock::selfAttentionSublayer(RowMatrix& x, const BlockRun& run) 
                 if (!run.mask) mask = causalMask(n, past, window);
                 maskPtr = run.mask ? run.mask : &mask;
             }
+            if (run.cache) run.cache->append(k, v);
+            if (run.recall) {
+                LayerRecall& r = *run.recall;
+                r = {&attention,
+                     q,
+                     run.cache ? run.cache->keys.topRows(run.cache->length) : k,
+                     causal,
+                     past,
+                     window,
+                     RowMatrix(),
+                     std::vector<int>(run.offHeads.begin(), run.offHeads.end())};
+                if (!causal && maskPtr) r.mask = *maskPtr;
+            }
             if (!run.cache) return attention.attend(q, k, v, maskPtr, run.probs, run.offHeads);
-            run.cache->append(k, v);
             const int64_t m = run.cache->length;
             return attention.attend(q, run.cache->keys.topRows(m), run.cache->values.topRows(m), maskPtr,
                                     run.probs, run.offHeads);
@@ -186,12 +198,13 @@ void TransformerBlock::forwardBatch(RowMatrix& x, const std::vector<KvCache*>& c
 
 void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span<KvCache> caches,
                Tensor& attentions, const std::vector<std::vector<int>>& off, AttentionInputs* probe,
-               int probeLayer, const Callbacks* callbacks) {
+               int probeLayer, const Callbacks* callbacks, std::vector<LayerRecall>* recall) {
     if (!caches.empty() && caches.size() != blocks.size())
         throw Error("transformer: " + std::to_string(caches.size()) + " caches for " +
                     std::to_string(blocks.size()) + " layers");
     const int64_t past = caches.empty() ? 0 : caches.front().length;
     std::map<int, RowMatrix> masks; // one causal mask for every layer with the same window
+    if (recall) recall->assign(blocks.size(), LayerRecall());
     for (size_t l = 0; l < blocks.size(); ++l) {
         if (callbacks) callbacks->checkCancel();
         Tensor probs;
@@ -201,6 +214,7 @@ void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span
         run.probs = attentions.empty() ? nullptr : &probs;
         if (l < off.size()) run.offHeads = off[l];
         run.probe = probe && probeLayer == static_cast<int>(l) ? probe : nullptr;
+        run.recall = recall ? &(*recall)[l] : nullptr;
         const TransformerBlock& block = blocks[l];
         if (block.causal && (x.rows() > 1 || (block.window > 0 && past + 1 > block.window))) {
             auto it = masks.find(block.window);

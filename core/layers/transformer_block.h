@@ -57,6 +57,7 @@ struct BlockRun {
     Tensor* probs = nullptr;  // [heads, n, m] capture (MultiHeadAttention's rules) or nullptr
     std::span<const int> offHeads = {}; // heads switched off (probabilities × 0)
     AttentionInputs* probe = nullptr;   // what the attention received (analysis/neuron_view)
+    LayerRecall* recall = nullptr;      // filled with what recomputing this layer's maps needs (on demand)
     // Additive [n, keys]: causal blocks: causalMask(n, past, window) made once for every layer with that
     // window, or nullptr (made here); bidirectional blocks: a padding mask, or nullptr.
     const RowMatrix* mask = nullptr;
@@ -114,8 +115,10 @@ private:
 //   off          per block, its heads switched off (shorter: none for the rest)
 //   probe        filled with block probeLayer's attention inputs when set
 //   callbacks    polled for cancel before each block (attnlens::Cancelled); may be nullptr
+//   recall       when set (and attentions empty): resized to one LayerRecall per block and filled — the
+//                attention on demand (core/contract/attention_store.h)
 void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span<KvCache> caches,
                Tensor& attentions, const std::vector<std::vector<int>>& off, AttentionInputs* probe,
-               int probeLayer, const Callbacks* callbacks);
+               int probeLayer, const Callbacks* callbacks, std::vector<LayerRecall>* recall = nullptr);
 
 } // namespace attnlens

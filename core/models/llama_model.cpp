@@ -115,9 +115,11 @@ TextForward LlamaModel::extend(std::span<const int> ids, TextCache& cache, bool 
     checkTokenIds(ids, c.vocabSize, c.modelType);
     RowMatrix x = embed(ids) * m_embeddingScale;
     TextForward out;
-    if (run.captureAttention) out.attentions = Tensor({c.layers, c.heads, n, past + n});
+    std::vector<LayerRecall> recall;
+    auto* keep = prepareCapture(run, n, past + n, out, recall);
     const auto off = headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(c.layers), c.heads));
-    runBlocks(m_layers, x, cache.layers, out.attentions, off, run.probe, run.probeLayer, run.callbacks);
+    runBlocks(m_layers, x, cache.layers, out.attentions, off, run.probe, run.probeLayer, run.callbacks, keep);
+    keepOnDemand(recall, out);
     m_finalNorm.apply(x);
     if (logits) {
         if (lastOnly)

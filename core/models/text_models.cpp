@@ -47,6 +47,27 @@ TextForward TextModel::extend(std::span<const int>, TextCache&, bool, bool, cons
     throw Error("only decoder-only models generate");
 }
 
+std::shared_ptr<const AttentionStore> TextForward::attentionStore() const {
+    if (onDemand) return onDemand;
+    if (attentions.empty()) return nullptr;
+    return std::make_shared<const AttentionStore>(attentions);
+}
+
+std::vector<LayerRecall>* TextModel::prepareCapture(const RunControls& run, int64_t n, int64_t m,
+                                                    TextForward& out,
+                                                    std::vector<LayerRecall>& recall) const {
+    if (!run.captureAttention) return nullptr;
+    if (capturedAttentionBytes(layers(), heads(), n, m) > run.captureBudget) return &recall;
+    out.attentions = Tensor({layers(), heads(), n, m});
+    return nullptr;
+}
+
+void TextModel::keepOnDemand(std::vector<LayerRecall>& recall, TextForward& out) const {
+    if (recall.empty()) return;
+    out.onDemand =
+        std::make_shared<const AttentionStore>(std::move(recall), heads(), weak_from_this().lock());
+}
+
 // --- BERT
 // ----------------------------------------------------------------------------------------------------
 
@@ -163,9 +184,11 @@ TextForward BertModel::forward(std::span<const int> ids, bool logits, const RunC
     checkTextLength(t, c.maxPositions);
     RowMatrix x = std::move(embeddingParts(ids).input);
     TextForward out;
-    if (run.captureAttention) out.attentions = Tensor({c.layers, c.heads, t, t});
+    std::vector<LayerRecall> recall;
+    auto* keep = prepareCapture(run, t, t, out, recall);
     const auto off = headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(c.layers), c.heads));
-    runBlocks(m_layers, x, {}, out.attentions, off, run.probe, run.probeLayer, run.callbacks);
+    runBlocks(m_layers, x, {}, out.attentions, off, run.probe, run.probeLayer, run.callbacks, keep);
+    keepOnDemand(recall, out);
     RowMatrix h;
     if (!m_pooler.weight.empty()) {
         RowMatrix pooled;
@@ -280,7 +303,6 @@ TextForward Gpt2Model::extend(std::span<const int> ids, TextCache& cache, bool l
 TextForward Gpt2Model::extend(std::span<const int> ids, TextCache& cache, bool logits, bool lastOnly,
                               const RunControls& run) const {
     const Gpt2Config& c = m_config;
-    const bool captureAttention = run.captureAttention;
     const auto n = static_cast<int64_t>(ids.size());
     const int64_t past = cache.length();
     if (n == 0) throw Error("nothing to run: no tokens");
@@ -292,9 +314,11 @@ TextForward Gpt2Model::extend(std::span<const int> ids, TextCache& cache, bool l
     for (int64_t i = 0; i < n; ++i)
         x.row(i) = tokens.row(ids[static_cast<size_t>(i)]) + positions.row(past + i);
     TextForward out;
-    if (captureAttention) out.attentions = Tensor({c.layers, c.heads, n, past + n});
+    std::vector<LayerRecall> recall;
+    auto* keep = prepareCapture(run, n, past + n, out, recall);
     const auto off = headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(c.layers), c.heads));
-    runBlocks(m_layers, x, cache.layers, out.attentions, off, run.probe, run.probeLayer, run.callbacks);
+    runBlocks(m_layers, x, cache.layers, out.attentions, off, run.probe, run.probeLayer, run.callbacks, keep);
+    keepOnDemand(recall, out);
     layerNormInPlace(x, m_finalNorm.weight, m_finalNorm.bias, c.layerNormEps);
     if (logits) {
         if (lastOnly)

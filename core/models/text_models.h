@@ -41,10 +41,15 @@
 namespace attnlens {
 
 struct TextForward {
-    Tensor attentions; // [L, H, n, m]: n new tokens over m = all tokens so far
-    RowMatrix hidden;  // [n, D] the last layer's output (after GPT-2's ln_f)
-    RowMatrix logits;  // [n, V] with an LM head (and when asked for); else empty
-    Tensor pooled;     // [D] BertModel's pooler (tanh(dense(CLS))); else empty
+    Tensor attentions; // [L, H, n, m]: n new tokens over m = all tokens so far; empty when kept on demand
+    // The attention kept on demand (core/contract/attention_store.h) when capturing it would exceed the
+    // run's captureBudget; else null.
+    std::shared_ptr<const AttentionStore> onDemand;
+    // Either way: the captured tensor wrapped, or onDemand; null when nothing was captured.
+    std::shared_ptr<const AttentionStore> attentionStore() const;
+    RowMatrix hidden; // [n, D] the last layer's output (after GPT-2's ln_f)
+    RowMatrix logits; // [n, V] with an LM head (and when asked for); else empty
+    Tensor pooled;    // [D] BertModel's pooler (tanh(dense(CLS))); else empty
 };
 
 // What the first layer receives, in parts (the Text page's Embeddings tab): the token embeddings of the ids,
@@ -64,7 +69,7 @@ struct TextCache {
 // for decoder-only models, the same through a KV cache. TextFolder, the lenses (analysis/text_lenses), the
 // generation loop (text_generation), the Text page and the CLI use only this, so a new family (a Llama-style
 // decoder) is a class deriving from it, a row in text_folder.cpp's table and one in the registry.
-class TextModel {
+class TextModel : public std::enable_shared_from_this<TextModel> {
 public:
     virtual ~TextModel() = default;
     // ids as the family's tokenizer gives them; at most maxPositions(). logits only with an LM head.
@@ -99,6 +104,13 @@ public:
     const std::filesystem::path& dir() const { return m_dir; }
 
 protected:
+    // How a pass of n new tokens over m keys keeps its attention: with run.captureAttention, a tensor
+    // [L, H, n, m] in out.attentions when it fits run.captureBudget (returns nullptr), else on demand — the
+    // returned recall is for runBlocks, and keepOnDemand() then hands it to out.onDemand.
+    std::vector<LayerRecall>* prepareCapture(const RunControls& run, int64_t n, int64_t m, TextForward& out,
+                                             std::vector<LayerRecall>& recall) const;
+    void keepOnDemand(std::vector<LayerRecall>& recall, TextForward& out) const;
+
     std::filesystem::path m_dir;
 };
 

@@ -134,7 +134,7 @@ private slots:
 
     void misfitBlocksAreRefused() {
         AttentionCapture c;
-        const int axis = c.addAxis({"tokens", {"a", "b"}, {}, {}, true});
+        const int axis = c.addAxis({"tokens", {"a", "b"}, {}, {}, true, {}});
         c.blocks.push_back({"layer.0", AttentionKind::EncoderSelf, 0, Tensor({1, 2, 3}, 0.5f), axis, axis});
         try {
             c.check();

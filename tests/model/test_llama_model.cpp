@@ -8,6 +8,7 @@
 #include "core/models/llama_model.h"
 #include "core/util/error.h"
 #include "support/error_of.h"
+#include "support/on_demand_check.h"
 #include "support/text_fixtures.h"
 
 #include <QtTest>
@@ -80,6 +81,21 @@ private slots:
     }
 
     // Token by token through the cache gives the rows of one pass (windows and rotations at the right place).
+    // Above the capture budget the attention is kept on demand; its maps equal the captured ones bit for bit
+    // (sliding windows, q/k norms, Gemma 3's local rope, grouped heads; heads switched off).
+    void onDemandEqualsCaptured_data() { matchesTransformers_data(); }
+    void onDemandEqualsCaptured() {
+        QFETCH(QString, model);
+        const auto dir = kLlm / model.toStdString();
+        const auto m = LlamaModel::load(dir);
+        const auto ids = readJsonFile(dir / "golden.json")["cases"][1]["ids"].get<std::vector<int>>();
+        texttest::checkOnDemand(*m, ids, {{0, 1}, {m->layers() - 1, 0}});
+        RunControls overBudget;
+        overBudget.captureBudget = 0;
+        const TextForward f = m->forward(ids, false, overBudget);
+        QVERIFY(f.onDemand && f.onDemand->bytes() > 0 && f.attentions.empty());
+    }
+
     void stepsEqualOnePass_data() {
         QTest::addColumn<QString>("model");
         QTest::newRow("mistral-window") << "mistral-window";

@@ -10,6 +10,7 @@
 #include "core/models/text_models.h"
 #include "core/text/text_tokenizers.h"
 #include "core/util/error.h"
+#include "support/on_demand_check.h"
 #include "support/text_fixtures.h"
 
 #include <QtTest>
@@ -100,6 +101,21 @@ private slots:
         const TextFolder bert = loadTextFolder(kData / "bert-mlm");
         TextCache none;
         QVERIFY_THROWS_EXCEPTION(Error, greedyStep(bert, full.logits, none));
+    }
+
+    void onDemandEqualsCaptured_data() {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("BERT") << "bert-mlm";
+        QTest::newRow("GPT-2") << "gpt2";
+        QTest::newRow("GPT-2, unscaled") << "gpt2-bare";
+    }
+    void onDemandEqualsCaptured() {
+        QFETCH(QString, model);
+        const auto dir = kData / model.toStdString();
+        const auto m = model.startsWith("bert") ? std::shared_ptr<const TextModel>(BertModel::load(dir))
+                                                : std::shared_ptr<const TextModel>(Gpt2Model::load(dir));
+        const auto ids = readJsonFile(dir / "golden.json")["cases"][0]["ids"].get<std::vector<int>>();
+        texttest::checkOnDemand(*m, ids, {{1, 0}});
     }
 
     void gpt2MatchesReference_data() {
