@@ -237,11 +237,13 @@ CommandHelp textHelp() {
                        "assistant's turn opened (instruct models)"},
             {"--logits", "with --json: add the logits [token][vocabulary] (models with a language-model "
                          "head)"},
-            {"--json OUT", "write tokens, ids, every head's attention [L][H][T][T] (and generated ids)"},
+            {"--json OUT", "write tokens, ids, every head's attention [L][H][T][T] (and generated ids); "
+                           "refused above --capture-budget"},
             {"--heatmap OUT.png|svg", "draw one labelled attention matrix of the text, as PNG or SVG"},
-            {"--layer L", "with --heatmap: layer from 0 (default: the last)"},
-            {"--head H|mean|max|min", "with --heatmap: head from 0, or mean|max|min over the heads (default: "
-                                      "mean)"},
+            {"--npy OUT.npy", "write that matrix [T][T] as float32 NPY (with --heatmap or alone)"},
+            {"--layer L", "with --heatmap / --npy: layer from 0 (default: the last)"},
+            {"--head H|mean|max|min", "with --heatmap / --npy: head from 0, or mean|max|min over the heads "
+                                      "(default: mean)"},
             {"--scale linear|log|clip",
              "with --heatmap: colours over [0, 1], by log weight, or clipped at the "
              "99th percentile (default: linear)"},
@@ -250,6 +252,8 @@ CommandHelp textHelp() {
             {"--colormap NAME",
              "with --heatmap: viridis|magma|inferno|plasma|cividis|grey (default: viridis)"},
             {"--cell PX", "with --heatmap: pixels per cell, 1..128 (default: from the size)"},
+            {"--capture-budget MB", "every head is kept while it fits in MB (default: 1024); above, a long "
+                                    "text's heads are made on demand, only those drawn"},
             {"\"text\"", "the text (English for the built-in model); a BERT model's top 5 for each [MASK]"},
         },
         {
@@ -261,6 +265,7 @@ CommandHelp textHelp() {
             "attnlens-cli text --model Qwen2.5-0.5B-Instruct --chat --generate 40 \"What is attention?\"",
             "attnlens-cli text --heatmap map.png --layer 3 --head 0 --scale log --ignore-first \"The cat "
             "sat.\"",
+            "attnlens-cli text --model Qwen2.5-0.5B --npy head.npy --layer 12 --head 3 \"$(cat long.txt)\"",
         }};
 }
 

@@ -37,7 +37,8 @@ void printNextTokens(const attnlens::TextFolder& folder, const attnlens::TextFor
 int runText(const std::vector<std::string>& argv) {
     const cli::Args args(argv,
                          {"--model", "--generate", "--json", "--temperature", "--top-k", "--top-p", "--seed",
-                          "--heatmap", "--layer", "--head", "--scale", "--colormap", "--cell"},
+                          "--heatmap", "--npy", "--layer", "--head", "--scale", "--colormap", "--cell",
+                          "--capture-budget"},
                          {"--logits", "--chat", "--ignore-first"});
     const std::string text = args.single("the text");
     const auto dir = cli::modelDir(args, attnlens::ModelKind::Text);
@@ -61,8 +62,20 @@ int runText(const std::vector<std::string>& argv) {
     // A decoder asked for nothing more than the text: its most likely next tokens say what the model makes of
     // it.
     const bool nextTokens = folder.decoderOnly() && !args.has("--generate") && folder.hasLmHead();
+    attnlens::RunControls controls; // a long text's attention above the budget is kept on demand
+    controls.captureBudget = int64_t(args.intValue("--capture-budget", 1024, 0, 1 << 20)) << 20;
     const attnlens::TextForward forward = folder.forward(
-        encoding.ids, args.has("--logits") || nextTokens || !folder.maskPositions(encoding.ids).empty());
+        encoding.ids, args.has("--logits") || nextTokens || !folder.maskPositions(encoding.ids).empty(),
+        controls);
+    if (args.has("--json") && forward.onDemand)
+        throw attnlens::Error(
+            "--json: every head of " + std::to_string(encoding.ids.size()) + " tokens takes " +
+            std::to_string(attnlens::capturedAttentionBytes(folder.layers(), folder.heads(),
+                                                            int64_t(encoding.ids.size()),
+                                                            int64_t(encoding.ids.size())) >>
+                           20) +
+            " MB, over --capture-budget; write one head with --npy OUT.npy --layer L --head H "
+            "(or raise --capture-budget MB)");
 
     std::vector<int> generated;
     if (generate > 0) { // greedy (or sampled) through the KV cache; stops after an end-of-text token
@@ -106,15 +119,15 @@ int runText(const std::vector<std::string>& argv) {
         if (args.has("--generate")) run.generated = &generated;
         attnlens::writeText(*out, attnlens::textRunJson(run));
     }
-    if (heatmap) cli::writeTextHeatmap(*heatmap, folder, encoding.ids, forward.attentions);
+    if (heatmap) cli::writeTextHeatmap(*heatmap, folder, encoding.ids, *forward.attentionStore());
     return 0;
 }
 
 const cli::Registration reg{
     "text",
     "[--model DIR] [--chat] [--generate N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--logits] "
-    "[--json OUT] [--heatmap OUT.png|svg [--layer L] [--head H|mean|max|min] [--scale linear|log|clip] "
-    "[--ignore-first] [--colormap NAME] [--cell PX]] \"text\"",
+    "[--json OUT] [--heatmap OUT.png|svg] [--npy OUT.npy] [--layer L] [--head H|mean|max|min] "
+    "[--scale linear|log|clip] [--ignore-first] [--colormap NAME] [--cell PX] [--capture-budget MB] \"text\"",
     "BERT / GPT-2 / Llama-style folders: tokens, [MASK] predictions, a decoder's next tokens or "
     "its greedy continuation; every head's "
     "attention in the JSON (default model: the built-in llama-en-tiny)",

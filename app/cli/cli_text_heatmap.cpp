@@ -2,20 +2,35 @@
 
 #include "cli_heatmap.h"
 #include "cli_overlay.h"
+#include "core/export/npy.h"
+
+#include <algorithm>
+#include <cctype>
 
 namespace cli {
 
 std::optional<TextHeatmapRequest> parseTextHeatmap(const Args& args, const attnlens::TextFolder& folder) {
     const auto path = args.value("--heatmap");
-    if (!path) {
+    const auto npy = args.value("--npy");
+    if (!path && !npy) {
         for (const char* flag : {"--layer", "--head", "--scale", "--ignore-first", "--colormap", "--cell"})
             if (args.has(flag))
-                throw UsageError(std::string(flag) + " only applies with --heatmap OUT.png|svg");
+                throw UsageError(std::string(flag) +
+                                 " only applies with --heatmap OUT.png|svg or --npy OUT.npy");
         return std::nullopt;
     }
-    checkHeatmapPath("--heatmap", *path);
+    if (!path)
+        for (const char* flag : {"--scale", "--ignore-first", "--colormap", "--cell"})
+            if (args.has(flag))
+                throw UsageError(std::string(flag) + " only applies with --heatmap OUT.png|svg");
+    if (path) checkHeatmapPath("--heatmap", *path);
+    if (npy && (npy->size() < 4 || !std::equal(npy->end() - 4, npy->end(), ".npy", [](char a, char b) {
+                    return std::tolower(static_cast<unsigned char>(a)) == b;
+                })))
+        throw UsageError("--npy: expected a .npy path, got '" + *npy + "'");
     TextHeatmapRequest r;
-    r.path = *path;
+    r.path = path.value_or("");
+    r.npy = npy.value_or("");
     r.layer = args.intValue("--layer", folder.layers() - 1, 0, folder.layers() - 1);
     r.heads = parseHead(args.value("--head", "mean"), folder.heads());
     const std::string scale = args.value("--scale", "linear");
@@ -29,9 +44,11 @@ std::optional<TextHeatmapRequest> parseTextHeatmap(const Args& args, const attnl
 }
 
 void writeTextHeatmap(const TextHeatmapRequest& request, const attnlens::TextFolder& folder,
-                      const std::vector<int>& ids, const attnlens::Tensor& attentions) {
-    const attnlens::ScaledMap scaled =
-        attnlens::scaleMap(attnlens::layerAttention(attentions, request.layer, request.heads), request.scale);
+                      const std::vector<int>& ids, const attnlens::AttentionStore& attention) {
+    const attnlens::RowMatrix map = attnlens::layerAttention(attention, request.layer, request.heads);
+    if (!request.npy.empty()) attnlens::writeNpy(request.npy, map.data(), {map.rows(), map.cols()});
+    if (request.path.empty()) return;
+    const attnlens::ScaledMap scaled = attnlens::scaleMap(map, request.scale);
     attnlens::ui::HeatmapScene scene;
     scene.values = scaled.values;
     scene.mask = scaled.keep;

@@ -2,7 +2,9 @@
 // `attnlens-cli text --heatmap OUT.png|svg`: one labelled attention matrix of the text, drawn by the Text
 // page's own heatmap code with the page's sink-aware scales (core/analysis/map_scale.h): --layer L,
 // --head H|mean|max|min, --scale linear|log|clip (clip: at the 99th percentile), --ignore-first (the first
-// token's column masked, rows renormalised over the rest), --colormap NAME, --cell PX.
+// token's column masked, rows renormalised over the rest), --colormap NAME, --cell PX. `--npy OUT.npy` writes
+// the same layer / head selection's map [T, T] (float32, before any scale) — with --heatmap or alone. A long
+// text's attention is kept on demand (core/contract/attention_store.h): only the heads drawn are made.
 
 #include "cli_common.h"
 #include "core/analysis/attention_maps.h"
@@ -17,7 +19,8 @@
 namespace cli {
 
 struct TextHeatmapRequest {
-    std::string path;
+    std::string path; // --heatmap, or empty
+    std::string npy;  // --npy, or empty
     int layer = 0;
     attnlens::HeadSelection heads;
     attnlens::MapScale scale;
@@ -25,11 +28,12 @@ struct TextHeatmapRequest {
     int cell = 0;
 };
 
-// The options above, checked before the model runs; nullopt without --heatmap (its options alone are a
-// UsageError).
+// The options above, checked before the model runs; nullopt without --heatmap or --npy (their options alone
+// are a UsageError).
 std::optional<TextHeatmapRequest> parseTextHeatmap(const Args& args, const attnlens::TextFolder& folder);
-// Draws layer / heads of attentions [L, H, T, T] over `ids` into request.path.
+// Draws layer / heads of the run's attention [L, H, T, T] over `ids` into request.path and/or writes the map
+// to request.npy.
 void writeTextHeatmap(const TextHeatmapRequest& request, const attnlens::TextFolder& folder,
-                      const std::vector<int>& ids, const attnlens::Tensor& attentions);
+                      const std::vector<int>& ids, const attnlens::AttentionStore& attention);
 
 } // namespace cli

@@ -53,8 +53,9 @@ bool isDelimiterToken(std::string_view label) {
     return punctuation || lineBreak;
 }
 
-AttentionCapture textCapture(const TextFolder& folder, const std::vector<int>& ids,
-                             const Tensor& attentions) {
+namespace {
+
+AttentionAxis textAxis(const TextFolder& folder, const std::vector<int>& ids) {
     AttentionAxis tokens{"tokens", {}, {}, {}, true, {}};
     for (size_t i = 0; i < ids.size(); ++i) {
         tokens.labels.push_back(folder.tokenText(ids[i]));
@@ -63,9 +64,26 @@ AttentionCapture textCapture(const TextFolder& folder, const std::vector<int>& i
     }
     if (tokens.sinks.empty()) tokens.sinks = {0};
     tokens.delimiters = delimiterPositions(tokens.labels, tokens.sinks);
+    return tokens;
+}
+
+} // namespace
+
+AttentionCapture textCapture(const TextFolder& folder, const std::vector<int>& ids,
+                             const Tensor& attentions) {
     AttentionCapture c;
-    const int axis = c.addAxis(std::move(tokens));
+    const int axis = c.addAxis(textAxis(folder, ids));
     c.addLayers(attentions, textAttentionKind(folder), axis, axis, "layer.");
+    c.check();
+    return c;
+}
+
+AttentionCapture textCapture(const TextFolder& folder, const std::vector<int>& ids, TextHeadMaker makeHead) {
+    AttentionCapture c;
+    const int axis = c.addAxis(textAxis(folder, ids));
+    for (int l = 0; l < folder.layers(); ++l)
+        c.blocks.push_back({"layer." + std::to_string(l), textAttentionKind(folder), l, Tensor(), axis, axis,
+                            [makeHead, l](int h, float* out) { makeHead(l, h, out); }, folder.heads()});
     c.check();
     return c;
 }
@@ -119,8 +137,14 @@ AttentionCapture unetCapture(const std::vector<UNetAttentionMap>& layers, int im
             axisOfLevel[size] = c.addAxis(std::move(pixels));
         }
         const int axis = axisOfLevel[size];
-        c.blocks.push_back(
-            {info.name, AttentionKind::EncoderSelf, static_cast<int>(l), layers[l].weights, axis, axis});
+        c.blocks.push_back({info.name,
+                            AttentionKind::EncoderSelf,
+                            static_cast<int>(l),
+                            layers[l].weights,
+                            axis,
+                            axis,
+                            {},
+                            0});
     }
     c.check();
     return c;

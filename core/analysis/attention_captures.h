@@ -27,6 +27,10 @@ bool isDelimiterToken(std::string_view label);
 // else the first token; delimiters the other tokens isDelimiterToken names. attentions [L, H, n, n] over ids
 // (n = ids.size()).
 AttentionCapture textCapture(const TextFolder& folder, const std::vector<int>& ids, const Tensor& attentions);
+// The same with every block made on demand (issue 40): makeHead(layer, head, out) writes that head's [n, n]
+// map; the folder's layers × heads. Nothing is materialised until a lens asks for a head.
+using TextHeadMaker = std::function<void(int layer, int head, float* out)>;
+AttentionCapture textCapture(const TextFolder& folder, const std::vector<int>& ids, TextHeadMaker makeHead);
 
 // ViT: CLS (no position, the sink) then the grid's patches, row-major, at their centres in pixels of the
 // model input (patch px per patch).

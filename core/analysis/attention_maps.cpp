@@ -105,6 +105,34 @@ RowMatrix layerAttention(const Tensor& attentions, int layer, const HeadSelectio
     return fuseHeads(attentions.sub({layer}), heads.fusion);
 }
 
+RowMatrix layerAttention(const AttentionStore& store, int layer, const HeadSelection& heads) {
+    if (!store.onDemand()) return layerAttention(store.captured(), layer, heads);
+    if (layer < 0 || layer >= store.layers())
+        throw Error("layer " + std::to_string(layer) + " out of range (the model has " +
+                    std::to_string(store.layers()) + " layers, numbered from 0)");
+    if (heads.head >= store.heads())
+        throw Error("head " + std::to_string(heads.head) + " out of range (the model has " +
+                    std::to_string(store.heads()) + " heads, numbered from 0)");
+    if (heads.head >= 0) return store.head(layer, heads.head);
+    RowMatrix out = store.head(layer, 0), next(store.rows(), store.cols());
+    for (int h = 1; h < store.heads(); ++h) {
+        store.headInto(layer, h, next.data());
+        switch (heads.fusion) {
+        case HeadFusion::Mean:
+            out += next;
+            break;
+        case HeadFusion::Max:
+            out = out.cwiseMax(next);
+            break;
+        case HeadFusion::Min:
+            out = out.cwiseMin(next);
+            break;
+        }
+    }
+    if (heads.fusion == HeadFusion::Mean) out /= static_cast<float>(store.heads());
+    return out;
+}
+
 RowMatrix attentionRollout(const Tensor& attentions, const RolloutOptions& options) {
     if (attentions.rank() != 4 || attentions.dim(0) < 1 || attentions.dim(2) != attentions.dim(3))
         throw Error("attention rollout: expected non-empty [layer, head, T, T], got " +

@@ -10,6 +10,7 @@
 //
 // Thread-safety: pure functions.
 
+#include "core/contract/attention_store.h"
 #include "core/tensor/tensor.h"
 
 #include <optional>
@@ -53,6 +54,9 @@ HeadSelection parseHeadSelection(std::string_view text, int heads = -1);
 
 // attentions [L, H, Q, K] → the [Q, K] matrix of `layer` for the selection. Throws on bad indices.
 RowMatrix layerAttention(const Tensor& attentions, int layer, const HeadSelection& heads);
+// The same from a store (captured or on demand: a fusion makes its heads one at a time, in fuseHeads' order,
+// so the result equals it bit for bit).
+RowMatrix layerAttention(const AttentionStore& store, int layer, const HeadSelection& heads);
 
 struct RolloutOptions {
     HeadFusion fusion = HeadFusion::Mean;

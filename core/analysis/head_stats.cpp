@@ -83,14 +83,21 @@ RowMatrix& HeadStats::get(HeadStatistic statistic) {
     return const_cast<RowMatrix&>(static_cast<const HeadStats*>(this)->get(statistic));
 }
 
+namespace {
+HeadStats measureOnDemand(const AttentionBlock& b, int64_t Q, int64_t K, const HeadStatsOptions& o,
+                          const std::function<void(int)>& done);
+} // namespace
+
 HeadStats captureHeadStats(const AttentionCapture& capture, AttentionKind kind,
-                           const std::vector<std::vector<int>>& alignment) {
+                           const std::vector<std::vector<int>>& alignment, const Callbacks* callbacks) {
     const std::vector<const AttentionBlock*> blocks = capture.blocksOf(kind);
     if (blocks.empty())
         throw Error("the run kept no " + std::string(attentionKindId(kind)) + " attention to measure");
-    int64_t heads = 0;
-    for (const AttentionBlock* b : blocks)
-        heads = std::max(heads, b->weights.dim(0));
+    int64_t heads = 0, total = 0, measured = 0;
+    for (const AttentionBlock* b : blocks) {
+        heads = std::max(heads, b->heads());
+        total += b->heads();
+    }
     HeadStats out;
     const auto L = static_cast<Eigen::Index>(blocks.size());
     for (HeadStatistic st : kAllHeadStatistics)
@@ -107,10 +114,22 @@ HeadStats captureHeadStats(const AttentionCapture& capture, AttentionKind kind,
         o.hasSinks = k.hasSinks;
         o.selfAttention = b.selfAttention();
         if (!o.selfAttention) o.alignment = alignment;
-        const Tensor& w = b.weights;
-        const HeadStats s = computeHeadStats(w.reshaped({1, w.dim(0), w.dim(1), w.dim(2)}), o);
+        HeadStats s;
+        if (b.onDemand()) {
+            s = measureOnDemand(b, q.size(), k.size(), o, [&](int) {
+                if (!callbacks) return;
+                callbacks->checkCancel();
+                ++measured;
+                callbacks->report(double(measured) / double(total),
+                                  "measuring heads: " + std::to_string(measured) + " of " +
+                                      std::to_string(total));
+            });
+        } else {
+            const Tensor& w = b.weights;
+            s = computeHeadStats(w.reshaped({1, w.dim(0), w.dim(1), w.dim(2)}), o);
+        }
         for (HeadStatistic st : kAllHeadStatistics)
-            out.get(st).row(l).head(w.dim(0)) = s.get(st).row(0);
+            out.get(st).row(l).head(b.heads()) = s.get(st).row(0);
         out.rows = std::max(out.rows, s.rows);
         out.alignedRows = std::max(out.alignedRows, s.alignedRows);
     }
@@ -235,6 +254,29 @@ void measureHead(const ConstMatrixMap& a, const HeadStatsPlan& plan, const HeadS
         if (previousRows > 0) s.previous(l, h) = static_cast<float>(previous / previousRows);
     }
     if (s.alignedRows > 0) s.alignment(l, h) = static_cast<float>(aligned / s.alignedRows);
+}
+
+} // namespace
+
+namespace {
+
+// One block's statistics [1, H], its maps made one at a time into one scratch matrix.
+HeadStats measureOnDemand(const AttentionBlock& b, int64_t Q, int64_t K, const HeadStatsOptions& o,
+                          const std::function<void(int)>& done) {
+    const HeadStatsPlan plan = planHeadStats(Q, K, o);
+    HeadStats s;
+    for (HeadStatistic st : kAllHeadStatistics)
+        s.get(st) = RowMatrix::Constant(1, b.heads(), kNaN);
+    s.rows = static_cast<int>(plan.rows.size());
+    for (int q : plan.rows)
+        if (!o.alignment.empty() && !o.alignment[static_cast<size_t>(q)].empty()) ++s.alignedRows;
+    RowMatrix map(Q, K);
+    for (int h = 0; h < b.heads(); ++h) {
+        done(h);
+        b.headInto(h, map.data());
+        measureHead(ConstMatrixMap(map.data(), Q, K), plan, o, s, 0, h);
+    }
+    return s;
 }
 
 } // namespace

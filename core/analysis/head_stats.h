@@ -77,8 +77,11 @@ HeadStats computeHeadStats(const Tensor& attentions, const HeadStatsOptions& opt
 // the distances, sinks and self-attention its axes say; layers × the most heads of a block (NaN where a layer
 // has fewer). `alignment` (cross-attention): per query position, the aligned key positions. Throws
 // attnlens::Error when the capture has no block of that kind.
+// Blocks made on demand are measured one head at a time (one [n, m] map in memory), reporting progress and
+// polling cancel through `callbacks` (may be nullptr).
 HeadStats captureHeadStats(const AttentionCapture& capture, AttentionKind kind,
-                           const std::vector<std::vector<int>>& alignment = {});
+                           const std::vector<std::vector<int>>& alignment = {},
+                           const Callbacks* callbacks = nullptr);
 
 // The mean of several inputs' statistics (same layers × heads): each cell weighted by the rows it was
 // averaged over (alignment: by the aligned rows); NaN cells of one input do not count.

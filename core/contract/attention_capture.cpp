@@ -18,8 +18,14 @@ void AttentionCapture::addLayers(const Tensor& layers, AttentionKind kind, int q
         throw Error("attention of " + prefix + " is " + shapeToString(layers.shape()) +
                     ", expected [L, H, n, m]");
     for (int64_t l = 0; l < layers.dim(0); ++l)
-        blocks.push_back(
-            {prefix + std::to_string(l), kind, static_cast<int>(l), layers.sub({l}), queryAxis, keyAxis});
+        blocks.push_back({prefix + std::to_string(l),
+                          kind,
+                          static_cast<int>(l),
+                          layers.sub({l}),
+                          queryAxis,
+                          keyAxis,
+                          {},
+                          0});
 }
 
 std::vector<AttentionKind> AttentionCapture::kinds() const {
@@ -38,6 +44,15 @@ std::vector<const AttentionBlock*> AttentionCapture::blocksOf(AttentionKind kind
     return out;
 }
 
+void AttentionBlock::headInto(int head, float* out) const {
+    if (head < 0 || head >= heads())
+        throw Error("attention block " + name + " has no head " + std::to_string(head) +
+                    " (numbered from 0)");
+    if (onDemand()) return makeHead(head, out);
+    const Tensor map = weights.sub({head});
+    std::copy(map.data(), map.data() + map.numel(), out);
+}
+
 void AttentionCapture::check() const {
     for (const AttentionBlock& b : blocks) {
         const auto axisSize = [&](int axis) -> int64_t {
@@ -47,7 +62,9 @@ void AttentionCapture::check() const {
             return axes[size_t(axis)].size();
         };
         const int64_t n = axisSize(b.queryAxis), m = axisSize(b.keyAxis);
-        if (b.weights.rank() != 3 || b.weights.dim(1) != n || b.weights.dim(2) != m)
+        if (b.onDemand()) {
+            if (b.onDemandHeads <= 0) throw Error("attention block " + b.name + " makes no heads");
+        } else if (b.weights.rank() != 3 || b.weights.dim(1) != n || b.weights.dim(2) != m)
             throw Error("attention block " + b.name + " is " + shapeToString(b.weights.shape()) +
                         ", expected [H, " + std::to_string(n) + ", " + std::to_string(m) + "]");
         const AttentionAxis& q = axes[size_t(b.queryAxis)];

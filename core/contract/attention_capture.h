@@ -17,6 +17,7 @@
 #include "core/tensor/tensor.h"
 
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,10 +39,19 @@ struct AttentionBlock {
     std::string name; // the layer's name in the model ("encoder.0", "h.3", "down_blocks.1.attentions.0")
     AttentionKind kind = AttentionKind::EncoderSelf;
     int layer = 0;     // among the blocks of its kind, from 0
-    Tensor weights;    // [H, n, m], rows are probabilities
+    Tensor weights;    // [H, n, m], rows are probabilities; empty when the block's maps are made on demand
     int queryAxis = 0; // index into AttentionCapture::axes
     int keyAxis = 0;   // the same axis as queryAxis for self-attention
     bool selfAttention() const { return queryAxis == keyAxis; }
+    bool onDemand() const { return weights.empty() && makeHead; }
+    int64_t heads() const { return onDemand() ? onDemandHeads : weights.empty() ? 0 : weights.dim(0); }
+    // Head h's map [n, m] into out (contiguous), from the weights or made on demand.
+    void headInto(int head, float* out) const;
+
+    // On demand (issue 40; a long text's attention, core/contract/attention_store.h): head h's [n, m] map
+    // into `out` (contiguous), for onDemandHeads heads. Unset when weights hold them.
+    std::function<void(int head, float* out)> makeHead;
+    int64_t onDemandHeads = 0;
 };
 
 struct AttentionCapture {

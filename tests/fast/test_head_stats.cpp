@@ -168,6 +168,37 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, computeHeadStats(a, o));
     }
 
+    // A block made on demand (issue 40: a long text) is measured one head map at a time, reporting each, with
+    // the same numbers as its captured tensor; cancel stops it between heads.
+    void onDemandBlocksMeasuredHeadByHead() {
+        const Tensor a = identityAndUniform();
+        AttentionCapture captured, onDemand;
+        for (AttentionCapture* c : {&captured, &onDemand})
+            c->addAxis({"tokens", {"a", ",", "c"}, {}, {}, true, {1}});
+        captured.addLayers(a, AttentionKind::DecoderSelf, 0, 0, "layer.");
+        int made = 0;
+        onDemand.blocks.push_back({"layer.0", AttentionKind::DecoderSelf, 0, Tensor(), 0, 0,
+                                   [&](int h, float* out) {
+                                       ++made;
+                                       std::copy_n(a.sub({0, h}).data(), 9, out);
+                                   },
+                                   2});
+        onDemand.check();
+        std::vector<std::string> stages;
+        Callbacks cb;
+        cb.progress = [&](double, const std::string& stage) { stages.push_back(stage); };
+        const HeadStats s = captureHeadStats(captured, AttentionKind::DecoderSelf);
+        const HeadStats t = captureHeadStats(onDemand, AttentionKind::DecoderSelf, {}, &cb);
+        QCOMPARE(made, 2);
+        QCOMPARE(stages.back(), std::string("measuring heads: 2 of 2"));
+        for (HeadStatistic st : kAllHeadStatistics)
+            for (int h = 0; h < 2; ++h)
+                QVERIFY((std::isnan(s.get(st)(0, h)) && std::isnan(t.get(st)(0, h))) ||
+                        s.get(st)(0, h) == t.get(st)(0, h));
+        cb.cancelled = [] { return true; };
+        QVERIFY_THROWS_EXCEPTION(Cancelled, captureHeadStats(onDemand, AttentionKind::DecoderSelf, {}, &cb));
+    }
+
     void namesRoundTrip() {
         for (HeadStatistic s : kAllHeadStatistics)
             QCOMPARE(parseHeadStatistic(headStatisticId(s)), s);

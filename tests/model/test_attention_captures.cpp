@@ -135,7 +135,8 @@ private slots:
     void misfitBlocksAreRefused() {
         AttentionCapture c;
         const int axis = c.addAxis({"tokens", {"a", "b"}, {}, {}, true, {}});
-        c.blocks.push_back({"layer.0", AttentionKind::EncoderSelf, 0, Tensor({1, 2, 3}, 0.5f), axis, axis});
+        c.blocks.push_back(
+            {"layer.0", AttentionKind::EncoderSelf, 0, Tensor({1, 2, 3}, 0.5f), axis, axis, {}, 0});
         try {
             c.check();
             QFAIL("a [1, 2, 3] block over a 2-token axis was accepted");

@@ -4,6 +4,7 @@
 // golden), from a folder that holds only tokenizer files; bad folders exit 2 with one "error:" line.
 
 #include "core/io/json_file.h"
+#include "core/io/npy_reader.h"
 #include "core/models/llama_model.h"
 #include "core/models/text_folder.h"
 #include "support/cli_run.h"
@@ -108,6 +109,37 @@ private slots:
         clitest::expectError(clitest::run({"text", "--ignore-first", text}), "only applies with --heatmap");
         clitest::expectError(clitest::run({"text", "--heatmap", tmp.filePath("x.png"), "--layer", "9", text}),
                              "--layer");
+    }
+
+    // One head of a text, written as NPY, is the same map whether every head was captured or the text's
+    // attention was kept on demand (--capture-budget 0: nothing fits); the JSON of every head is refused
+    // then.
+    void oneHeadOnDemand() {
+        QTemporaryDir tmp;
+        const QString text = QStringLiteral("The cat sat on the mat. The dog sat too.");
+        const QString model = QStringLiteral(ATTNLENS_TEST_DATA "/llm/llama-gqa");
+        auto head = [&](const QString& name, const QStringList& extra) {
+            const QString path = tmp.filePath(name);
+            const auto r = clitest::run(QStringList{"text", "--model", model, "--npy", path, "--layer", "1"} +
+                                        extra + QStringList{text});
+            if (r.exitCode != 0 || r.crashed) qWarning("%s", qPrintable(r.err));
+            return readNpy(path.toStdString()).toVector();
+        };
+        const auto captured = head("a.npy", {"--head", "3"});
+        const auto onDemand = head("b.npy", {"--head", "3", "--capture-budget", "0"});
+        QVERIFY(captured.size() > 100 && captured == onDemand);
+        QVERIFY(head("c.npy", {"--head", "max"}) ==
+                head("d.npy", {"--head", "max", "--capture-budget", "0"}));
+        const auto folder = loadTextFolder(model.toStdString());
+        const auto ids = folder.encode(text.toStdString(), false).ids;
+        const RowMatrix direct = folder.forward(ids).attentions.slice2d({1, 3});
+        QVERIFY(std::equal(captured.begin(), captured.end(), direct.data()));
+        clitest::expectError(clitest::run({"text", "--model", model, "--json", tmp.filePath("x.json"),
+                                           "--capture-budget", "0", text}),
+                             "--json: every head of");
+        clitest::expectError(clitest::run({"text", "--npy", tmp.filePath("x.png"), text}), "expected a .npy");
+        clitest::expectError(clitest::run({"text", "--npy", tmp.filePath("x.npy"), "--scale", "log", text}),
+                             "only applies with --heatmap");
     }
 
     void tokenizeRealFiles() {

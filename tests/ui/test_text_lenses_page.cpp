@@ -198,7 +198,7 @@ private slots:
         WAIT_UNTIL(dialog->terms().has_value());
         QCOMPARE(dialog->layer(), 1);
         QCOMPARE(dialog->head(), 2);
-        const Tensor& a = page.document()->run()->promptAttention;
+        const Tensor& a = page.document()->run()->prompt->captured();
         QVERIFY(std::abs(dialog->terms()->weight - a.at({1, 2, dialog->query(), dialog->key()})) < 1e-5);
         QCOMPARE(dialog->query(), page.document()->visibleTokens() - 1);
         if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())

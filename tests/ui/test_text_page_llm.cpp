@@ -6,14 +6,17 @@
 #include "core/io/model_folder.h"
 #include "core/models/llama_model.h"
 #include "core/models/text_folder.h"
+#include "support/error_of.h"
 #include "support/text_pages.h"
 #include "support/waits.h"
 #include "ui/text/chat_toggle.h"
 #include "ui/text/sampling_button.h"
 #include "ui/text/text_document.h"
+#include "ui/text/text_lenses.h"
 #include "ui/text/text_page.h"
 #include "ui/vision/map_grid_view.h"
 #include "ui/widgets/candidate_bars.h"
+#include "ui/widgets/heads_lens.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/map_controls.h"
 
@@ -230,6 +233,54 @@ private slots:
         emit kind->activated(kind->currentIndex());
         QVERIFY(view->colorScale() == ColorScale::Linear && view->displayRange().first == 0.0f);
         QVERIFY(view->displayRange().second < 1.0f);
+    }
+
+    // Above the capture budget the page keeps the prompt's attention on demand (issue 40): every view shows
+    // the same maps as a captured run — the matrix bit for bit, the Model grid's tiles streamed from the
+    // worker, the Heads lens measured there one map at a time — and nothing materialises every head.
+    void longTextOnDemand() {
+        const QString text = QStringLiteral("One, two: three. Four five six, seven.");
+        TextPage captured(nullptr, kLlm + "/gemma3"), onDemand(nullptr, kLlm + "/gemma3");
+        onDemand.document()->setCaptureBudget(1024);
+        for (TextPage* page : {&captured, &onDemand}) {
+            WAIT_UNTIL(idle(*page) && page->document()->hasModel());
+            page->setText(text);
+            page->setNewTokens(2);
+            page->runText();
+            WAIT_UNTIL(idle(*page) && page->document()->run() && page->document()->run()->generated() == 2);
+        }
+        QVERIFY(!captured.document()->onDemand() && onDemand.document()->onDemand());
+        QVERIFY(errorOf([&] { onDemand.document()->visibleAttention(); }).contains("on demand"));
+        const int layers = captured.document()->model()->layers(),
+                  heads = captured.document()->model()->heads();
+        for (int step : {2, 0})
+            for (TextPage* page : {&captured, &onDemand})
+                page->document()->setStep(step);
+        for (int l = 0; l < layers; ++l)
+            for (int h = 0; h < heads; ++h)
+                QVERIFY(captured.document()->tokenMatrix(l, h) == onDemand.document()->tokenMatrix(l, h));
+        captured.document()->setHead(-1);
+        onDemand.document()->setHead(-1);
+        QVERIFY((captured.document()->tokenMatrix(1, -1) - onDemand.document()->tokenMatrix(1, -1))
+                    .cwiseAbs()
+                    .maxCoeff() < 1e-6f);
+        // The Model tab: tiles arrive from the worker, equal to the captured page's.
+        for (TextPage* page : {&captured, &onDemand})
+            page->views()->setCurrentIndex(1);
+        WAIT_UNTIL(idle(onDemand) && onDemand.modelGrid()->count() == layers * heads);
+        for (int i = 0; i < layers * heads; ++i)
+            QVERIFY(captured.modelGrid()->tile(i) == onDemand.modelGrid()->tile(i));
+        // The Heads lens: measured on the worker, the same numbers.
+        for (TextPage* page : {&captured, &onDemand})
+            page->views()->setCurrentIndex(3);
+        WAIT_UNTIL(idle(onDemand) && onDemand.lenses()->headsLens()->stats().layers() == layers);
+        for (HeadStatistic st : kAllHeadStatistics) {
+            const RowMatrix& a = captured.lenses()->headsLens()->stats().get(st);
+            const RowMatrix& b = onDemand.lenses()->headsLens()->stats().get(st);
+            for (Eigen::Index i = 0; i < a.size(); ++i)
+                QVERIFY((std::isnan(a.data()[i]) && std::isnan(b.data()[i])) ||
+                        std::abs(a.data()[i] - b.data()[i]) < 1e-6f);
+        }
     }
 
     void slidingWindowShown() {

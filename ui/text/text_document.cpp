@@ -22,7 +22,7 @@ TextDocument::TextDocument(QObject* parent) : QObject(parent) {}
 std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, const std::string& text,
                                                      TextCache* cache, const Callbacks& callbacks,
                                                      const HeadList& offHeads, const Sampling& sampling,
-                                                     bool chat) {
+                                                     bool chat, int64_t captureBudget) {
     auto run = std::make_shared<TextRun>();
     run->sampling = sampling;
     const TextEncoding e = folder.encode(text, chat);
@@ -40,15 +40,16 @@ std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, c
     RunControls controls;
     controls.offHeads = offHeads;
     controls.callbacks = &callbacks;
+    controls.captureBudget = captureBudget;
     if (folder.decoderOnly()) {
         *cache = folder.model->newCache();
         const TextForward f = folder.model->extend(e.ids, *cache, true, true, controls);
-        run->promptAttention = f.attentions;
+        run->prompt = f.attentionStore();
         run->candidates.push_back(topCandidates(f.logits.data(), f.logits.cols(), kCandidates));
         run->lastLogits = f.logits;
     } else {
         const TextForward f = folder.forward(e.ids, folder.hasLmHead(), controls);
-        run->promptAttention = f.attentions;
+        run->prompt = f.attentionStore();
         if (folder.hasLmHead())
             for (int position : folder.maskPositions(e.ids))
                 run->maskPredictions.emplace_back(
@@ -88,6 +89,7 @@ std::shared_ptr<const TextRun> TextDocument::extendRun(const TextFolder& folder,
 void TextDocument::setModel(std::shared_ptr<const TextFolder> folder) {
     m_folder = std::move(folder);
     m_run.reset();
+    m_maps.clear();
     m_step = 0;
     m_selection.layer = std::max(0, m_folder ? m_folder->layers() - 1 : 0);
     m_selection.heads.head = -1;
@@ -134,6 +136,7 @@ QString TextDocument::modelDetails() const {
 
 void TextDocument::setRun(std::shared_ptr<const TextRun> run) {
     m_run = std::move(run);
+    m_maps.clear();
     m_step = m_run ? m_run->generated() : 0;
     if (m_selected >= visibleTokens()) m_selected = -1;
     emit runChanged();
@@ -189,16 +192,58 @@ void TextDocument::setHideSpecial(bool on) {
     emit selectionChanged();
 }
 
+RowMatrix TextDocument::visibleHead(const TextRun& run, int visible, int layer, int head) {
+    const int p = run.promptLength;
+    RowMatrix out = RowMatrix::Zero(visible, visible);
+    if (visible == p)
+        run.prompt->headInto(layer, head, out.data());
+    else
+        out.topLeftCorner(p, p) = run.prompt->head(layer, head);
+    for (int s = 0; p + s < visible; ++s)
+        out.block(p + s, 0, 1, p + s + 1) = run.stepAttention[static_cast<size_t>(s)].slice2d({layer, head});
+    return out;
+}
+
+const RowMatrix& TextDocument::cachedHead(int layer, int head) const {
+    const int visible = visibleTokens();
+    for (const CachedMap& c : m_maps)
+        if (c.layer == layer && c.head == head && c.visible == visible) return c.map;
+    constexpr size_t kKept = 4; // a few maps of a long text (64 MB each at 4 096 tokens)
+    if (m_maps.size() >= kKept) m_maps.erase(m_maps.begin());
+    m_maps.push_back({layer, head, visible, visibleHead(*m_run, visible, layer, head)});
+    return m_maps.back().map;
+}
+
 RowMatrix TextDocument::tokenMatrix(int layer, int head) const {
     if (!m_run || !m_folder) return {};
     const int n = visibleTokens(), p = m_run->promptLength;
+    if (onDemand()) {
+        if (head >= 0) return cachedHead(layer, head);
+        RowMatrix out = visibleHead(*m_run, n, layer, 0); // fused one head at a time
+        for (int h = 1; h < m_folder->heads(); ++h) {
+            const RowMatrix next = visibleHead(*m_run, n, layer, h);
+            switch (m_selection.heads.fusion) {
+            case HeadFusion::Mean:
+                out += next;
+                break;
+            case HeadFusion::Max:
+                out = out.cwiseMax(next);
+                break;
+            case HeadFusion::Min:
+                out = out.cwiseMin(next);
+                break;
+            }
+        }
+        if (m_selection.heads.fusion == HeadFusion::Mean) out /= static_cast<float>(m_folder->heads());
+        return out;
+    }
     RowMatrix out = RowMatrix::Zero(n, n);
     auto pick = [&](const Tensor& attention) -> RowMatrix {
         const Tensor layerAtt = attention.sub({layer}); // [H, rows, cols]
         if (head >= 0) return RowMatrix(layerAtt.slice2d({head}));
         return fuseHeads(layerAtt, m_selection.heads.fusion);
     };
-    out.topLeftCorner(p, p) = pick(m_run->promptAttention);
+    out.topLeftCorner(p, p) = pick(m_run->prompt->captured());
     for (int s = 0; s < m_step; ++s) {
         const RowMatrix row = pick(m_run->stepAttention[static_cast<size_t>(s)]); // [1, p + s + 1]
         out.block(p + s, 0, 1, p + s + 1) = row;
@@ -208,18 +253,25 @@ RowMatrix TextDocument::tokenMatrix(int layer, int head) const {
 
 Tensor TextDocument::visibleAttention() const {
     if (!m_run || !m_folder) return {};
-    const int64_t layers = m_folder->layers(), heads = m_folder->heads(), n = visibleTokens(),
-                  p = m_run->promptLength;
+    const int64_t layers = m_folder->layers(), heads = m_folder->heads(), n = visibleTokens();
+    if (onDemand())
+        throw Error("every head of " + std::to_string(n) + " tokens would take " +
+                    std::to_string(capturedAttentionBytes(layers, heads, n, n) >> 20) +
+                    " MB: this run keeps its attention on demand (export one head at a time)");
     Tensor out({layers, heads, n, n});
     for (int64_t l = 0; l < layers; ++l)
-        for (int64_t h = 0; h < heads; ++h) {
-            auto m = out.slice2d({l, h});
-            m.topLeftCorner(p, p) = m_run->promptAttention.slice2d({l, h});
-            for (int64_t s = 0; s < m_step; ++s)
-                m.block(p + s, 0, 1, p + s + 1) =
-                    m_run->stepAttention[static_cast<size_t>(s)].slice2d({l, h});
-        }
+        for (int64_t h = 0; h < heads; ++h)
+            out.slice2d({l, h}) = visibleHead(*m_run, int(n), int(l), int(h));
     return out;
+}
+
+AttentionCapture TextDocument::visibleCapture() const {
+    if (!m_run || !m_folder) return {};
+    const std::vector<int> ids(m_run->ids.begin(), m_run->ids.begin() + visibleTokens());
+    if (!onDemand()) return textCapture(*m_folder, ids, visibleAttention());
+    return textCapture(*m_folder, ids, [run = m_run, visible = visibleTokens()](int l, int h, float* out) {
+        Eigen::Map<RowMatrix>(out, visible, visible) = visibleHead(*run, visible, l, h);
+    });
 }
 
 QStringList TextDocument::visibleTokenLabels() const {

@@ -4,6 +4,7 @@
 // every step), the step looked at, the layer / head, and the display options. No inference here: runs are
 // made on the page's worker (makeRun / extendRun are pure) and handed over with setRun().
 
+#include "core/analysis/attention_captures.h"
 #include "core/analysis/attention_maps.h"
 #include "core/models/text_folder.h"
 #include "core/models/text_generation.h"
@@ -21,7 +22,8 @@ struct TextRun {
     std::vector<std::string> texts;  // what each token stands for ("Ġworld" → " world")
     std::vector<int> ids;
     int promptLength = 0;
-    Tensor promptAttention;            // [L, H, P, P]
+    // [L, H, P, P]: captured, or above the capture budget made on demand one head at a time (issue 40)
+    std::shared_ptr<const AttentionStore> prompt;
     std::vector<Tensor> stepAttention; // generated token s: [L, H, 1, P + s + 1]
     // candidates[s]: the ten most likely tokens after the first P + s tokens (s = 0 … generated); GPT-2 only.
     std::vector<std::vector<TextCandidate>> candidates;
@@ -42,10 +44,12 @@ public:
     // cache in `cache` (kept for extendRun), for BERT the [MASK] predictions.
     // offHeads: heads switched off for this run and the tokens it generates later. chat: the text as one user
     // turn of the folder's chat template (TextFolder::encode).
+    // captureBudget: above it (L · H · P · P floats) the prompt's attention is kept on demand.
     static std::shared_ptr<const TextRun> makeRun(const TextFolder& folder, const std::string& text,
                                                   TextCache* cache, const Callbacks& callbacks = {},
                                                   const HeadList& offHeads = {},
-                                                  const Sampling& sampling = {}, bool chat = false);
+                                                  const Sampling& sampling = {}, bool chat = false,
+                                                  int64_t captureBudget = kDefaultCaptureBudget);
     // `run` with `count` more tokens (chosen by run.sampling) through `cache` (pure; on the worker). Stops
     // after <|endoftext|> and at the model's last position.
     static std::shared_ptr<const TextRun> extendRun(const TextFolder& folder, const TextRun& run, int count,
@@ -60,6 +64,11 @@ public:
 
     void setRun(std::shared_ptr<const TextRun> run); // shows its last step
     const std::shared_ptr<const TextRun>& run() const { return m_run; }
+    // The run keeps its prompt's attention on demand (a long text; every view still shows every head).
+    bool onDemand() const { return m_run && m_run->prompt && m_run->prompt->onDemand(); }
+    // What runs are made with (RunControls::captureBudget; a setting, default kDefaultCaptureBudget).
+    int64_t captureBudget() const { return m_captureBudget; }
+    void setCaptureBudget(int64_t bytes) { m_captureBudget = bytes; }
 
     // --- what is looked at ---------------------------------------------------------------------------------
     int step() const { return m_step; } // generated tokens shown (0: the prompt only)
@@ -88,8 +97,15 @@ public:
     // row i is token i's attention when it was added; above the diagonal 0), before word merging / hiding.
     RowMatrix tokenMatrix(int layer, int head) const;
     // Every layer and head over the visible tokens, [L, H, visible, visible] (GPT-2: each generated token's
-    // row as it was added, zeros above the diagonal) — what the Heads lens measures.
+    // row as it was added, zeros above the diagonal). Materialises every head: attnlens::Error naming the
+    // size when the run is on demand (use visibleCapture()).
     Tensor visibleAttention() const;
+    // Head (layer, head) of `run` over its first `visible` tokens, [visible, visible], as visibleAttention()
+    // has it. Pure: any thread (an on-demand run makes the map here).
+    static RowMatrix visibleHead(const TextRun& run, int visible, int layer, int head);
+    // What the lenses measure: visibleAttention() as a capture, or on demand its heads made one at a time
+    // (the capture holds the run, not this document: safe on the worker).
+    AttentionCapture visibleCapture() const;
     // As shown: words merged and special tokens hidden as chosen (rows renormalised over the kept keys).
     struct Shown {
         RowMatrix values;
@@ -114,6 +130,14 @@ private:
     int m_step = 0, m_selected = -1, m_hovered = -1;
     AttentionSelection m_selection; // layer, head, fusion (clampLayer / clampHead)
     bool m_wordLevel = false, m_hideSpecial = false;
+    int64_t m_captureBudget = kDefaultCaptureBudget;
+    // On-demand runs: the latest head maps made (layer, head, visible tokens), newest last; a few only.
+    struct CachedMap {
+        int layer, head, visible;
+        RowMatrix map;
+    };
+    mutable std::vector<CachedMap> m_maps;
+    const RowMatrix& cachedHead(int layer, int head) const;
 };
 
 } // namespace attnlens::ui

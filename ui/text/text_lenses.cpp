@@ -14,6 +14,7 @@
 #include <QFileInfo>
 
 #include <algorithm>
+#include <mutex>
 
 namespace attnlens::ui {
 
@@ -66,14 +67,38 @@ void TextLenses::refreshHeads() {
         m_heads->clear(tr("Run a text: the statistics of every head over its tokens appear here."));
         return;
     }
-    const std::vector<int> ids(run->ids.begin(), run->ids.begin() + m_doc->visibleTokens());
     const AttentionKind kind = textAttentionKind(*m_doc->model());
-    const HeadStats stats =
-        captureHeadStats(textCapture(*m_doc->model(), ids, m_doc->visibleAttention()), kind);
+    if (!m_doc->onDemand()) return showStats(captureHeadStats(m_doc->visibleCapture(), kind));
+    // A long text: every head's map is made on the worker, one at a time, and measured (once per run and
+    // step; the tab shows the previous numbers meanwhile).
+    if (m_statsRun.lock() == run && m_statsVisible == m_doc->visibleTokens()) {
+        if (m_stats) showStats(*m_stats);
+        return;
+    }
+    m_statsRun = run;
+    m_statsVisible = m_doc->visibleTokens();
+    m_stats.reset();
+    m_heads->clear(tr("Measuring every head over %1 tokens, one map at a time…").arg(m_statsVisible));
+    m_worker->run<std::shared_ptr<const HeadStats>>(
+        tr("Measuring every head"),
+        [capture = m_doc->visibleCapture(), kind](const Callbacks& cb) {
+            return std::make_shared<const HeadStats>(captureHeadStats(capture, kind, {}, &cb));
+        },
+        [this, key = std::weak_ptr<const void>(run),
+         visible = m_statsVisible](std::shared_ptr<const HeadStats> stats) {
+            if (key.lock() != m_statsRun.lock() || !key.lock() || visible != m_statsVisible) return;
+            m_stats = std::move(stats);
+            showStats(*m_stats);
+        });
+}
+
+void TextLenses::showStats(const HeadStats& stats) {
+    const auto& run = m_doc->run();
+    const int tokens = m_doc->visibleTokens();
     const bool decoder = m_doc->model()->decoderOnly();
     m_heads->setStats(stats,
                       tr("%1 tokens, %2; sinks: %3")
-                          .arg(ids.size())
+                          .arg(tokens)
                           .arg(decoder ? tr("causal self-attention") : tr("self-attention"))
                           .arg(decoder ? tr("the first token") : tr("[CLS] and [SEP]")),
                       tr("tokens"));
@@ -165,14 +190,32 @@ void TextLenses::showNeuronView() {
     const int visible = m_doc->visibleTokens();
     const std::vector<int> ids(run->ids.begin(), run->ids.begin() + visible);
     QStringList labels = m_doc->visibleTokenLabels();
-    const Tensor attention = m_doc->visibleAttention();
     NeuronSource source;
     source.title = tr("Text — %1").arg(QString::fromStdString(folder->modelType));
     source.layers = folder->layers();
     source.heads = [heads = folder->heads()](int) { return heads; };
     source.queryLabels = [labels](int) { return labels; };
     source.keyLabels = source.queryLabels;
-    source.captured = [attention](int l, int h, int q, int k) { return attention.at({l, h, q, k}); };
+    if (!m_doc->onDemand()) {
+        source.captured = [attention = m_doc->visibleAttention()](int l, int h, int q, int k) {
+            return attention.at({l, h, q, k});
+        };
+    } else { // a long text: the head's map made once, when first asked for
+        struct Memo {
+            std::mutex mutex;
+            int layer = -1, head = -1;
+            RowMatrix map;
+        };
+        source.captured = [run, visible, memo = std::make_shared<Memo>()](int l, int h, int q, int k) {
+            const std::lock_guard lock(memo->mutex);
+            if (memo->layer != l || memo->head != h) {
+                memo->map = TextDocument::visibleHead(*run, visible, l, h);
+                memo->layer = l;
+                memo->head = h;
+            }
+            return memo->map(q, k);
+        };
+    }
     source.inputs = [folder, ids, off = run->offHeads](int l, const Callbacks&) {
         return textAttentionInputs(*folder, ids, l, off);
     };

@@ -13,6 +13,7 @@
 // "unpinDifference".
 
 #include "core/analysis/attention_diff.h"
+#include "core/analysis/head_stats.h"
 #include "core/contract/run_controls.h"
 
 #include <QObject>
@@ -70,6 +71,11 @@ private:
     DifferenceView* m_difference = nullptr;
     NeuronDialog* m_neuron = nullptr;
     HeadList m_ablated;
+    // A long text's head statistics (made on the worker, one head map at a time): for which run and step.
+    std::weak_ptr<const void> m_statsRun;
+    int m_statsVisible = -1;
+    std::shared_ptr<const HeadStats> m_stats;
+    void showStats(const HeadStats& stats);
     struct Pinned {
         LabelledMatrix matrix;
         QString description;

@@ -340,8 +340,9 @@ void TextPage::runText() {
     worker()->run<std::shared_ptr<const TextRun>>(
         folder->decoderOnly() ? tr("Generating") : tr("Running"),
         [folder, cache, count, text = text.toStdString(), off = m_lenses->ablated(),
-         sampling = m_sampling->sampling(), chat = m_chat->chatOn()](const Callbacks& cb) {
-            auto run = TextDocument::makeRun(*folder, text, &cache->cache, cb, off, sampling, chat);
+         sampling = m_sampling->sampling(), chat = m_chat->chatOn(),
+         budget = m_doc->captureBudget()](const Callbacks& cb) {
+            auto run = TextDocument::makeRun(*folder, text, &cache->cache, cb, off, sampling, chat, budget);
             if (count > 0) run = TextDocument::extendRun(*folder, *run, count, cache->cache, cb);
             cache->run = run;
             return run;
@@ -468,24 +469,61 @@ void TextPage::refresh() {
         m_matrix->selectRow(m_doc->selectedToken());
     else if (m_doc->model()->decoderOnly() && m_doc->step() > 0)
         m_matrix->selectRow(static_cast<int>(shown.values.rows()) - 1);
-    if (m_tabs->currentIndex() == kModelTab) {
-        std::vector<QImage> tiles;
-        QStringList titles;
-        const int layers = m_doc->model()->layers(), heads = m_doc->model()->heads();
-        for (int l = 0; l < layers; ++l)
-            for (int h = 0; h < heads; ++h) {
-                const ScaledMap tile = scaleMap(m_doc->shown(l, h).values, m_scale->scale());
-                tiles.push_back(
-                    heatmapImage(tile.values, ColorMap::Viridis, tile.lo, tile.hi, 1, tile.colorScale)
-                        .scaled(96, 96, Qt::IgnoreAspectRatio, Qt::FastTransformation));
-                titles << m_doc->headTitle(l, h);
-            }
-        m_grid->setMaxColumns(heads);
-        m_grid->setTiles(std::move(tiles), titles);
-        if (m_doc->head() >= 0) m_grid->setSelected(m_doc->layer() * heads + m_doc->head());
-    }
+    if (m_tabs->currentIndex() == kModelTab) refreshModelGrid();
     if (m_tabs->currentIndex() == kLinesTab) m_lines->refresh();
     m_candidates->refresh();
+}
+
+namespace {
+
+QImage thumbnail(const RowMatrix& map, const MapScale& scale) {
+    const ScaledMap tile = scaleMap(map, scale);
+    return heatmapImage(tile.values, ColorMap::Viridis, tile.lo, tile.hi, 1, tile.colorScale)
+        .scaled(96, 96, Qt::IgnoreAspectRatio, Qt::FastTransformation);
+}
+
+} // namespace
+
+// Every layer × head as a thumbnail. A long text's maps are made on demand: on the worker, each tile
+// appearing as its map is made (once per run, step and scale; the token-level maps, not merged words).
+void TextPage::refreshModelGrid() {
+    QStringList titles;
+    const int layers = m_doc->model()->layers(), heads = m_doc->model()->heads();
+    for (int l = 0; l < layers; ++l)
+        for (int h = 0; h < heads; ++h)
+            titles << m_doc->headTitle(l, h);
+    m_grid->setMaxColumns(heads);
+    const MapScale scale = m_scale->scale();
+    if (!m_doc->onDemand()) {
+        std::vector<QImage> tiles;
+        for (int l = 0; l < layers; ++l)
+            for (int h = 0; h < heads; ++h)
+                tiles.push_back(thumbnail(m_doc->shown(l, h).values, scale));
+        m_grid->setTiles(std::move(tiles), titles);
+    } else if (const GridKey key{m_doc->run(), m_doc->visibleTokens(), scale}; !(key == m_gridKey)) {
+        m_gridKey = key;
+        QImage blank(96, 96, QImage::Format_RGB32);
+        blank.fill(palette().window().color());
+        m_grid->setTiles(std::vector<QImage>(size_t(layers * heads), blank), titles);
+        worker()->stream<std::pair<int, QImage>, bool>(
+            tr("Drawing every head"),
+            [run = m_doc->run(), visible = key.visible, scale, layers,
+             heads](const Callbacks& cb, const std::function<void(std::pair<int, QImage>)>& post) {
+                for (int i = 0; i < layers * heads; ++i) {
+                    cb.checkCancel();
+                    cb.report(double(i) / (layers * heads),
+                              "head " + std::to_string(i + 1) + " of " + std::to_string(layers * heads));
+                    post({i,
+                          thumbnail(TextDocument::visibleHead(*run, visible, i / heads, i % heads), scale)});
+                }
+                return true;
+            },
+            [this, key](std::pair<int, QImage> tile) {
+                if (key == m_gridKey) m_grid->setTile(tile.first, std::move(tile.second));
+            },
+            [](bool) {});
+    }
+    if (m_doc->head() >= 0) m_grid->setSelected(m_doc->layer() * heads + m_doc->head());
 }
 
 // The text so far: the prompt, then the generated tokens up to the step (the newest underlined); the token

@@ -14,6 +14,7 @@
 // "wordLevel", "hideSpecial", "neuronButton", "views", "matrix", "modelGrid", "lines", "candidates",
 // "status", "message" (and TextLenses' names).
 
+#include "core/analysis/map_scale.h"
 #include "ui/shell/workspace_page.h"
 #include "ui/text/text_candidates.h"
 #include "ui/text/text_document.h"
@@ -127,6 +128,19 @@ private:
     QTabWidget* m_tabs = nullptr;
     HeatmapView* m_matrix = nullptr;
     MapGridView* m_grid = nullptr;
+    // What the grid's streamed tiles were made for (long texts, whose maps are made on demand).
+    struct GridKey {
+        std::weak_ptr<const TextRun> run;
+        int visible = -1;
+        MapScale scale;
+        bool operator==(const GridKey& o) const {
+            return !run.owner_before(o.run) && !o.run.owner_before(run) && !run.expired() &&
+                   visible == o.visible && scale.kind == o.scale.kind &&
+                   scale.percentile == o.scale.percentile && scale.ignoredKeys == o.scale.ignoredKeys;
+        }
+    };
+    GridKey m_gridKey;
+    void refreshModelGrid();
     TextLinesView* m_lines = nullptr;
     TextCandidates* m_candidates = nullptr;
     QLabel* m_candidatesTitle = nullptr;

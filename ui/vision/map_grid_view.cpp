@@ -27,6 +27,12 @@ void MapGridView::setTiles(std::vector<QImage> tiles, QStringList titles) {
     update();
 }
 
+void MapGridView::setTile(int index, QImage tile) {
+    if (index < 0 || index >= count()) return;
+    m_tiles[static_cast<size_t>(index)] = std::move(tile);
+    update(tileRect(index));
+}
+
 void MapGridView::clear() {
     setTiles({}, {});
 }

@@ -23,6 +23,8 @@ public:
     // All tiles must have the same size. Clears the selection when the count changes.
     void setTiles(std::vector<QImage> tiles, QStringList titles);
     void clear();
+    // Replaces one tile (same size as the others): tiles arriving one by one. Ignored outside the grid.
+    void setTile(int index, QImage tile);
     int count() const { return static_cast<int>(m_tiles.size()); }
     const QImage& tile(int index) const { return m_tiles.at(static_cast<size_t>(index)); }
     QString title(int index) const { return m_titles.value(index); }
