@@ -207,11 +207,15 @@ BenchRun benchText(const cli::Args& args, const BenchSettings& settings) {
                               " tokens, the model has " + std::to_string(folder.maxPositions()) +
                               " positions");
     BenchRun run;
-    std::vector<double> promptMs, perTokenMs;
+    std::vector<double> promptMs, perTokenMs, headMs;
+    std::shared_ptr<const attnlens::AttentionStore> attention;
     for (int i = 0; i < settings.warmup + settings.repeat; ++i) {
         const auto start = Clock::now();
-        if (newTokens == 0) {
-            (void)folder.forward(ids);
+        if (newTokens == 0 && !folder.decoderOnly()) {
+            attention = folder.forward(ids).attentionStore();
+        } else if (newTokens == 0) { // as the Text page runs a prompt: the last token's logits only
+            attnlens::TextCache cache = folder.model->newCache();
+            attention = folder.model->extend(ids, cache, true, true, {}).attentionStore();
         } else {
             attnlens::TextCache cache = folder.model->newCache();
             const auto prompt = folder.model->extend(ids, cache, true, true, {});
@@ -230,6 +234,17 @@ BenchRun benchText(const cli::Args& args, const BenchSettings& settings) {
                  {"tokens", ids.size()},
                  {"layers", folder.layers()},
                  {"heads", folder.heads()}};
+    if (attention) { // what the kept attention holds, and (on demand) what one head's map costs to make
+        run.extra["attention_mb"] = double(attention->bytes()) / (1 << 20);
+        run.extra["attention_on_demand"] = attention->onDemand();
+        attnlens::RowMatrix map(attention->rows(), attention->cols());
+        for (int k = 0; attention->onDemand() && k < 8; ++k) {
+            const auto start = Clock::now();
+            attention->headInto(k * 7 % folder.layers(), k * 5 % folder.heads(), map.data());
+            headMs.push_back(msSince(start));
+        }
+        if (!headMs.empty()) run.extra["head_map_ms"] = median(headMs);
+    }
     if (newTokens > 0)
         run.extra.update(Json{{"prompt_ms", median(promptMs)},
                               {"per_token_ms", median(perTokenMs)},

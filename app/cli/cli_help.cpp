@@ -38,7 +38,8 @@ CommandHelp benchHelp() {
                                "decoder-only (default: 0)"},
             {"--beam N", "with --src: number of beams, 1..64 (default: 1, greedy)"},
             {"--text TEXT",
-             "time one text-model forward (BERT, GPT-2, Llama-style) over this text, every head captured"},
+             "time one text-model forward (BERT, GPT-2, Llama-style) over this text, every head kept "
+             "(captured, or above 1 GiB on demand: attention_mb, head_map_ms for one head's map)"},
             {"--sample X.npy", "time one U-Net forward on this sample [1, C, H, W]; a diffusers --model "
                                "alone: seeded noise"},
             {"--timestep T", "with --sample: the timestep, 0..(the scheduler's timesteps − 1) (default: "
