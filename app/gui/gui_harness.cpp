@@ -23,14 +23,15 @@ using namespace attnlens::ui;
 namespace {
 
 // Calls `go` once, the first time `ready` holds when one of the watched signals fires (or after
-// 60 s, with a warning, so a screenshot never hangs).
+// `seconds` (--wait), with a warning, so a screenshot never hangs).
 class ReadyGate : public QObject {
 public:
-    ReadyGate(QObject* parent, std::function<bool()> ready, std::function<void()> go)
+    ReadyGate(QObject* parent, std::function<bool()> ready, std::function<void()> go, int seconds)
         : QObject(parent), m_ready(std::move(ready)), m_go(std::move(go)) {
-        QTimer::singleShot(60000, this, [this] {
+        QTimer::singleShot(seconds * 1000, this, [this, seconds] {
             if (m_done) return;
-            std::fprintf(stderr, "warning: the page did not become ready in 60 s (grabbing it as it is)\n");
+            std::fprintf(stderr, "warning: the page did not become ready in %d s (grabbing it as it is)\n",
+                         seconds);
             fire();
         });
     }
@@ -68,6 +69,30 @@ void grabLater(MainWindow& window, const GuiOptions& o) {
     });
 }
 
+// --layer / --head on the Text page, once its run is on screen; a problem with them, or empty.
+QString applyTextView(TextPage* page, const GuiOptions& o) {
+    TextDocument* doc = page->document();
+    if (!o.layer.isEmpty()) {
+        bool ok = false;
+        const int layer = o.layer.toInt(&ok);
+        if (!ok || layer < 0 || layer >= doc->model()->layers())
+            return QStringLiteral("--layer %1: expected a layer from 0 to %2")
+                .arg(o.layer)
+                .arg(doc->model()->layers() - 1);
+        doc->setLayer(layer);
+    }
+    if (o.head.isEmpty()) return {};
+    try {
+        const attnlens::HeadSelection heads =
+            attnlens::parseHeadSelection(o.head.toStdString(), doc->model()->heads());
+        doc->setHead(heads.head);
+        if (heads.head < 0) doc->setFusion(heads.fusion);
+    } catch (const std::exception& e) {
+        return QStringLiteral("--head: %1").arg(QString::fromUtf8(e.what()));
+    }
+    return {};
+}
+
 void screenshotTranslate(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
     runTranslateScript(pages.translate, o.translate, [&window, o](bool scripted, const QString& message) {
         if (!scripted)
@@ -89,7 +114,7 @@ void screenshotPage(MainWindow& window, WorkspacePage* page, const GuiOptions& o
             return !page->isBusy() && !page->restoringSession() &&
                    ((*applied && page->hasResult()) || *failed);
         },
-        [&window, o] { grabLater(window, o); });
+        [&window, o] { grabLater(window, o); }, o.waitSeconds);
     QObject::connect(page, &WorkspacePage::failed, gate, [failed] { *failed = true; });
     const auto run = [](const std::function<QString()>& script) {
         if (const QString problem = script ? script() : QString(); !problem.isEmpty()) fail(problem);
@@ -203,7 +228,7 @@ int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
     if (shot && o.page == GuiPage::Translate) screenshotTranslate(window, pages, o);
     if (shot && o.page == GuiPage::Text) {
         if (!o.translate.input.isEmpty()) pages.text->setText(o.translate.input);
-        screenshotPage(window, pages.text, o, {}, {});
+        screenshotPage(window, pages.text, o, {}, [pages, o] { return applyTextView(pages.text, o); });
     }
     return QApplication::exec();
 }

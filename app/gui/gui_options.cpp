@@ -21,6 +21,8 @@ QList<QCommandLineOption> guiOptionList() {
         option("precision", "Linear layers in fp32 or bf16 (Compute menu; not remembered).", "P"),
         option("screenshot", "Write a PNG of the window once the page is ready, and exit.", "OUT.png"),
         option("grab", "With --screenshot: grab only this child widget.", "OBJECT-NAME"),
+        option("wait", "With --screenshot: wait at most this long for the page's run (default 60).",
+               "SECONDS"),
         option("bench-ui", "Time the Translate page (offscreen) and exit."),
         option("repeats", "--bench-ui: translations to time.", "N"),
         option("input", "Translate: the German sentence. Text: the text.", "TEXT"),
@@ -33,8 +35,8 @@ QList<QCommandLineOption> guiOptionList() {
         option("words", "Translate: merge pieces into words."),
         option("hide-special", "Translate: hide special tokens."),
         option("beam-node", "Translate: show this beam tree node.", "N"),
-        option("layer", "The layer shown, from 0.", "L"),
-        option("head", "The head shown, from 0, or mean / max.", "H"),
+        option("layer", "Translate, Vision, Text: the layer shown, from 0.", "L"),
+        option("head", "Translate, Vision, Text: the head shown, from 0, or mean / max.", "H"),
         option("query", "Vision: cls or ROW,COL[;ROW,COL…]. Diffusion: ROW,COL or ROW,COL:ROW,COL.", "QUERY"),
         option("key-side", "Vision, Diffusion: show who attends to the query."),
         option("image", "Vision: image to open.", "PATH"),
@@ -73,6 +75,13 @@ QString parseShellOptions(const Parsed& a, GuiOptions& o) {
         return QStringLiteral("--precision %1: expected fp32 or bf16").arg(o.precision);
     o.screenshot = a.v("screenshot");
     o.grab = a.v("grab");
+    o.layer = a.v("layer");
+    o.head = a.v("head");
+    if (a.set("wait")) {
+        o.waitSeconds = a.v("wait").toInt(&ok);
+        if (!ok || o.waitSeconds < 1)
+            return QStringLiteral("--wait %1: expected seconds, 1 or more").arg(a.v("wait"));
+    }
     o.benchUi = a.set("bench-ui");
     if (a.set("repeats")) o.repeats = std::max(1, a.v("repeats").toInt());
     return {};

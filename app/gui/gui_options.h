@@ -35,6 +35,9 @@ struct GuiOptions {
     QString precision;  // "fp32" / "bf16" (Compute menu); empty: the remembered choice
     QString screenshot; // write a PNG of the window (or of --grab) and exit
     QString grab;
+    int waitSeconds = 60; // --screenshot: the longest wait for the page's run
+    QString layer,
+        head; // --layer, --head as typed (the Text page reads them; the others' scripts parse them)
     bool benchUi = false;
     int repeats = 10;
     TranslateScript translate;

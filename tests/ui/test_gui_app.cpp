@@ -44,6 +44,7 @@ private slots:
             {"--page", "2", "--query", "3,4", "--layer", "1", "--head", "max"},
             {"--page", "3", "--class", "Sneaker", "--seed", "2", "--steps", "20", "--step", "10", "--query",
              "4,4:9,12", "--layer", "2", "--key-side", "--dark"},
+            {"--page", "4", "--input", "The cat sat.", "--layer", "1", "--head", "2", "--wait", "120"},
         };
         for (const QStringList& c : cases) {
             const QString out = tmp.filePath(QStringLiteral("page%1.png").arg(c[1]));
@@ -83,6 +84,9 @@ private slots:
             {{"--page", "3", "--steps", "5", "--class", "Unicorn", "--screenshot", out}, "--class"},
             {{"--page", "3", "--steps", "5", "--layer", "9", "--screenshot", out}, "--layer"},
             {{"--page", "0", "--grab", "noSuchWidget", "--screenshot", out}, "--grab"},
+            {{"--page", "4", "--input", "Hi.", "--layer", "9", "--screenshot", out}, "--layer"},
+            {{"--page", "4", "--input", "Hi.", "--head", "99", "--screenshot", out}, "--head"},
+            {{"--page", "4", "--wait", "0", "--screenshot", out}, "--wait"},
         };
         for (const auto& [args, fragment] : cases) {
             const Run r = runGui(args);

@@ -210,33 +210,37 @@ const RowMatrix& TextDocument::cachedHead(int layer, int head) const {
         if (c.layer == layer && c.head == head && c.visible == visible) return c.map;
     constexpr size_t kKept = 4; // a few maps of a long text (64 MB each at 4 096 tokens)
     if (m_maps.size() >= kKept) m_maps.erase(m_maps.begin());
-    m_maps.push_back({layer, head, visible, visibleHead(*m_run, visible, layer, head)});
+    RowMatrix map;
+    if (head >= 0) {
+        map = visibleHead(*m_run, visible, layer, head);
+    } else { // fused one head at a time (head = −1 − the fusion)
+        const auto fusion = static_cast<HeadFusion>(-1 - head);
+        map = visibleHead(*m_run, visible, layer, 0);
+        for (int h = 1; h < m_folder->heads(); ++h) {
+            const RowMatrix next = visibleHead(*m_run, visible, layer, h);
+            switch (fusion) {
+            case HeadFusion::Mean:
+                map += next;
+                break;
+            case HeadFusion::Max:
+                map = map.cwiseMax(next);
+                break;
+            case HeadFusion::Min:
+                map = map.cwiseMin(next);
+                break;
+            }
+        }
+        if (fusion == HeadFusion::Mean) map /= static_cast<float>(m_folder->heads());
+    }
+    m_maps.push_back({layer, head, visible, std::move(map)});
     return m_maps.back().map;
 }
 
 RowMatrix TextDocument::tokenMatrix(int layer, int head) const {
     if (!m_run || !m_folder) return {};
     const int n = visibleTokens(), p = m_run->promptLength;
-    if (onDemand()) {
-        if (head >= 0) return cachedHead(layer, head);
-        RowMatrix out = visibleHead(*m_run, n, layer, 0); // fused one head at a time
-        for (int h = 1; h < m_folder->heads(); ++h) {
-            const RowMatrix next = visibleHead(*m_run, n, layer, h);
-            switch (m_selection.heads.fusion) {
-            case HeadFusion::Mean:
-                out += next;
-                break;
-            case HeadFusion::Max:
-                out = out.cwiseMax(next);
-                break;
-            case HeadFusion::Min:
-                out = out.cwiseMin(next);
-                break;
-            }
-        }
-        if (m_selection.heads.fusion == HeadFusion::Mean) out /= static_cast<float>(m_folder->heads());
-        return out;
-    }
+    if (onDemand())
+        return cachedHead(layer, head >= 0 ? head : -1 - static_cast<int>(m_selection.heads.fusion));
     RowMatrix out = RowMatrix::Zero(n, n);
     auto pick = [&](const Tensor& attention) -> RowMatrix {
         const Tensor layerAtt = attention.sub({layer}); // [H, rows, cols]

@@ -131,7 +131,8 @@ private:
     AttentionSelection m_selection; // layer, head, fusion (clampLayer / clampHead)
     bool m_wordLevel = false, m_hideSpecial = false;
     int64_t m_captureBudget = kDefaultCaptureBudget;
-    // On-demand runs: the latest head maps made (layer, head, visible tokens), newest last; a few only.
+    // On-demand runs: the latest head maps made (layer, head or −1 − fusion, visible tokens), newest last; a
+    // few only.
     struct CachedMap {
         int layer, head, visible;
         RowMatrix map;

@@ -31,6 +31,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
@@ -49,6 +50,23 @@ struct TextPage::CacheSlot {
 namespace {
 
 constexpr const char* kDefaultText = "The weather is nice today and we are going to";
+// The generated text's area: as tall as its text, at most six lines (then it scrolls).
+class OutputScroll : public QScrollArea {
+public:
+    using QScrollArea::QScrollArea;
+    void fit() {
+        const int lines = fontMetrics().lineSpacing() * 6 + 4;
+        const int h = widget() ? widget()->heightForWidth(std::max(1, width())) : 0;
+        setFixedHeight(std::clamp(h, 0, lines));
+    }
+
+protected:
+    void resizeEvent(QResizeEvent* event) override {
+        QScrollArea::resizeEvent(event);
+        if (event->oldSize().width() != event->size().width()) fit();
+    }
+};
+
 enum Tab { kMatrixTab, kModelTab, kLinesTab, kHeadsTab, kDifferenceTab };
 
 } // namespace
@@ -66,7 +84,15 @@ TextPage::TextPage(QWidget* parent, const QString& modelDir)
     m_output->setObjectName(QStringLiteral("output"));
     m_output->setWordWrap(true);
     m_output->setTextFormat(Qt::RichText);
-    layout->addWidget(m_output);
+    m_output->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    // A long text scrolls in at most six lines: the views keep the page.
+    auto* outputScroll = new OutputScroll(this);
+    outputScroll->setObjectName(QStringLiteral("outputScroll"));
+    outputScroll->setWidget(m_output);
+    outputScroll->setWidgetResizable(true);
+    outputScroll->setFrameShape(QFrame::NoFrame);
+    outputScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    layout->addWidget(outputScroll);
     layout->addWidget(buildSelectors());
     layout->addWidget(buildViews(), 1);
     layout->addWidget(statusRow(
@@ -549,6 +575,7 @@ void TextPage::refreshOutput() {
         out += t;
     }
     m_output->setText(out);
+    if (auto* scroll = static_cast<OutputScroll*>(m_output->parentWidget()->parentWidget())) scroll->fit();
 }
 
 void TextPage::exportTo(const QString& path) {
