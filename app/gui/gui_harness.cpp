@@ -1,6 +1,7 @@
 #include "gui_harness.h"
 
 #include "core/registry/model_registry.h"
+#include "text_bench.h"
 #include "ui/diffusion/diffusion_page.h"
 #include "ui/playground/playground_page.h"
 #include "ui/shell/inference_worker.h"
@@ -179,6 +180,11 @@ int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
                         !modelFor(o, attnlens::ModelKind::Diffusion).isEmpty() ||
                         !modelFor(o, attnlens::ModelKind::Text).isEmpty();
     if (!o.model.isEmpty() && !opened && !window.openModel(o.model)) return 2;
+    if (o.benchUi && o.page == GuiPage::Text) {
+        if (!o.size.isEmpty()) window.resize(o.size);
+        runTextUiBench(window, pages, o.translate.input, [](int status) { QApplication::exit(status); });
+        return QApplication::exec();
+    }
     if (o.benchUi) {
         window.setCurrentPage(static_cast<int>(GuiPage::Translate));
         window.show();

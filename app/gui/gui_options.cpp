@@ -23,7 +23,7 @@ QList<QCommandLineOption> guiOptionList() {
         option("grab", "With --screenshot: grab only this child widget.", "OBJECT-NAME"),
         option("wait", "With --screenshot: wait at most this long for the page's run (default 60).",
                "SECONDS"),
-        option("bench-ui", "Time the Translate page (offscreen) and exit."),
+        option("bench-ui", "Time the pages (offscreen) and exit; with --page 4 the Text page on --input."),
         option("repeats", "--bench-ui: translations to time.", "N"),
         option("input", "Translate: the German sentence. Text: the text.", "TEXT"),
         option("beam", "Translate: beam width (1 = greedy).", "N"),

@@ -3,6 +3,7 @@
 #include "core/util/error.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace attnlens {
@@ -107,9 +108,23 @@ RgbImage renderHeatmap(const Eigen::Ref<const RowMatrix>& values, ColorMap map, 
     image.width = static_cast<int>(values.cols()) * cell;
     image.height = static_cast<int>(values.rows()) * cell;
     image.pixels.resize(static_cast<size_t>(image.width) * image.height * 3);
+    std::array<Rgb, 256> palette; // colorAt's 256 colours, looked up per cell (a 4 096² map: 16.7 M cells)
+    for (int i = 0; i < 256; ++i)
+        palette[size_t(i)] = colorAt(map, static_cast<float>(i) / 255.0f);
+    // scalePosition with the log scale's logarithms of lo and hi taken once (the same arithmetic)
+    const float logLo = scale == ColorScale::Log ? logLow(lo, hi) : lo;
+    const float lnLo = std::log(logLo), lnSpan = std::log(hi) - lnLo;
+    const auto position = [&](float v) {
+        if (scale != ColorScale::Log) return scalePosition(v, lo, hi, scale);
+        if (!(hi > logLo)) return 0.0f;
+        if (std::isnan(v)) return v;
+        return v <= logLo ? 0.0f : (std::log(v) - lnLo) / lnSpan;
+    };
     for (Eigen::Index r = 0; r < values.rows(); ++r) {
         for (Eigen::Index c = 0; c < values.cols(); ++c) {
-            const Rgb rgb = colorAt(map, scalePosition(values(r, c), lo, hi, scale));
+            float t = position(values(r, c));
+            if (std::isnan(t)) t = 0.0f;
+            const Rgb rgb = palette[size_t(roundNonNegative(std::clamp(t, 0.0f, 1.0f) * 255.0f))];
             for (int dy = 0; dy < cell; ++dy) {
                 auto* p = &image.pixels[((static_cast<size_t>(r) * cell + dy) * image.width + c * cell) * 3];
                 for (int dx = 0; dx < cell; ++dx, p += 3) {

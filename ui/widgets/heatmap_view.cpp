@@ -46,7 +46,7 @@ HeatmapView::~HeatmapView() = default;
 void HeatmapView::dataChanged(bool reshaped) {
     m_metrics.reset();
     updateRange();
-    m_scene.updateImage();
+    invalidateImage();
     if (reshaped) {
         updateGeometry();
         updateScrollBars();
@@ -125,7 +125,7 @@ void HeatmapView::setMaskedText(const QString& text) {
 void HeatmapView::setColorMap(ColorMap map) {
     if (map == m_scene.colorMap) return;
     m_scene.colorMap = map;
-    m_scene.updateImage();
+    invalidateImage();
     viewport()->update();
 }
 
@@ -144,7 +144,7 @@ void HeatmapView::setFixedRange(float lo, float hi) {
     m_fixedLo = lo;
     m_fixedHi = hi > lo ? hi : lo + 1.0f;
     updateRange();
-    m_scene.updateImage();
+    invalidateImage();
     viewport()->update();
 }
 
@@ -457,7 +457,14 @@ QString HeatmapView::toolTipText(int row, int col) const {
 
 // --- painting --------------------------------------------------------------------------------
 
+void HeatmapView::ensureImage() const {
+    if (!m_imageStale) return;
+    m_imageStale = false;
+    const_cast<HeatmapScene&>(m_scene).updateImage(); // the scene's cache of its colours
+}
+
 void HeatmapView::paintEvent(QPaintEvent*) {
+    ensureImage();
     QPainter p(viewport());
     const HeatmapLayout l = currentLayout();
     const HeatmapStyle s = style();
@@ -636,6 +643,7 @@ void HeatmapView::changeEvent(QEvent* event) {
 // --- export ----------------------------------------------------------------------------------
 
 HeatmapScene HeatmapView::exportScene() const {
+    ensureImage();
     HeatmapScene scene = m_scene;
     scene.hovered = {};
     return scene;

@@ -60,7 +60,10 @@ public:
     int columns() const { return m_scene.columns(); }
     float value(int row, int col) const { return m_scene.values(row, col); }
     // Everything drawn: data, labels, colours, selection (for the free functions of heatmap_scene.h).
-    const HeatmapScene& scene() const { return m_scene; }
+    const HeatmapScene& scene() const {
+        ensureImage();
+        return m_scene;
+    }
     // The widget's palette and font as the painting uses them.
     HeatmapStyle style() const;
 
@@ -166,7 +169,10 @@ public:
 
     // --- export -----------------------------------------------------------------------------
     // The cached image: one pixel per cell, masked cells in maskedColor().
-    const QImage& image() const { return m_scene.image; }
+    const QImage& image() const {
+        ensureImage();
+        return m_scene.image;
+    }
     // The whole heatmap with labels and colour bar, not just the visible part (renderHeatmap of the
     // scene without the hover outline); cellSize 0 = current.
     QImage renderImage(int cellSize = 0) const;
@@ -214,7 +220,13 @@ private:
     void setHovered(HeatmapCell cell);
     void panFromOverview(QPoint pos);
 
+    // The scene's image is made once before it is painted or read, not by each setter (a 4 096² map costs
+    // ~100 ms to colour: a page setting values, mask, scale and range must not pay it four times).
+    void invalidateImage() { m_imageStale = true; }
+    void ensureImage() const;
+
     HeatmapScene m_scene;
+    mutable bool m_imageStale = false;
     mutable std::optional<HeatmapMetrics> m_metrics; // measured on demand: layouts run on every mouse move
     RangeMode m_rangeMode = RangeMode::Fixed;
     float m_fixedLo = 0.0f, m_fixedHi = 1.0f;

@@ -1,0 +1,101 @@
+#include "text_bench.h"
+
+#include "gui_harness.h"
+#include "stall_meter.h"
+#include "ui/shell/main_window.h"
+#include "ui/text/text_document.h"
+#include "ui/text/text_page.h"
+#include "ui/widgets/heatmap_view.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QScrollBar>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+namespace {
+
+void report(const char* what, std::vector<double> v) {
+    if (v.empty()) return;
+    std::sort(v.begin(), v.end());
+    std::printf("%-44s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, v[v.size() / 2], v.front(),
+                v.back(), v.size());
+}
+
+// The synchronous part: every step ends with the matrix repainted, as a user sees it.
+void benchShownRun(attnlens::ui::TextPage* page) {
+    attnlens::ui::TextDocument* doc = page->document();
+    attnlens::ui::HeatmapView* view = page->matrixView();
+    const int layers = doc->model()->layers(), heads = doc->model()->heads();
+    QElapsedTimer t;
+    std::vector<double> switches, zoom, pan, hover;
+    for (int k = 1; k <= 10; ++k) { // another head, then another layer, …: a map not made before each time
+        t.start();
+        if (k % 2)
+            doc->setHead((std::max(0, doc->head()) + 5) % heads);
+        else
+            doc->setLayer((doc->layer() + 7) % layers);
+        view->viewport()->repaint();
+        switches.push_back(t.nsecsElapsed() / 1e6);
+    }
+    for (int cell : {1, 2, 4, 8, 16, 8, 4, 2, 1}) {
+        t.start();
+        view->setCellSize(cell);
+        view->viewport()->repaint();
+        zoom.push_back(t.nsecsElapsed() / 1e6);
+    }
+    view->setCellSize(8);
+    for (int i = 0; i < 40; ++i) {
+        t.start();
+        view->horizontalScrollBar()->setValue(view->horizontalScrollBar()->maximum() * i / 39);
+        view->verticalScrollBar()->setValue(view->verticalScrollBar()->maximum() * i / 39);
+        view->viewport()->repaint();
+        pan.push_back(t.nsecsElapsed() / 1e6);
+    }
+    const int rows = doc->visibleTokens();
+    for (int i = 0; i < 40; ++i) {
+        t.start();
+        doc->setHoveredToken(rows * i / 40);
+        view->viewport()->repaint();
+        hover.push_back(t.nsecsElapsed() / 1e6);
+    }
+    std::printf("Text: %d tokens, %d layers x %d heads, attention %s\n", rows, layers, heads,
+                doc->onDemand() ? "kept on demand" : "captured");
+    report("Text: switch (layer, head) -> repainted", switches);
+    report("Text: zoom step -> repainted", zoom);
+    report("Text: pan step (8 px cells) -> repainted", pan);
+    report("Text: hover a row -> repainted", hover);
+}
+
+} // namespace
+
+void runTextUiBench(attnlens::ui::MainWindow& window, const GuiPages& pages, const QString& input,
+                    std::function<void(int)> done) {
+    auto* meter = new StallMeter(&window);
+    meter->setPhase(QStringLiteral("loading + running the text (Text)"));
+    attnlens::ui::TextPage* page = pages.text;
+    page->setNewTokens(0);
+    if (!input.isEmpty()) page->setText(input);
+    auto clock = std::make_shared<QElapsedTimer>();
+    QObject::connect(
+        page, &attnlens::ui::WorkspacePage::resultReady, meter,
+        [page, meter, clock, done] {
+            std::printf("%-44s %8.2f ms\n", "Text: load + run -> matrix shown", clock->nsecsElapsed() / 1e6);
+            meter->pause();
+            benchShownRun(page);
+            meter->resume();
+            meter->report();
+            done(0);
+        },
+        Qt::SingleShotConnection);
+    QObject::connect(page, &attnlens::ui::WorkspacePage::failed, meter, [done](const QString& m) {
+        std::fprintf(stderr, "error: %s\n", qPrintable(m));
+        done(2);
+    });
+    clock->start();
+    window.setCurrentPage(static_cast<int>(GuiPage::Text)); // showing the page starts its first run
+    window.show();
+}

@@ -1,0 +1,18 @@
+#pragma once
+// `attnlens --bench-ui --page 4 [--model DIR] [--input TEXT]`: the Text page driven like a user on a long
+// text (issue 40: 4 096 tokens of a Qwen2.5-0.5B-shaped folder), timed — the run until its matrix is on
+// screen, then switching to other (layer, head) maps (each made on demand when the run keeps its attention
+// that way), zoom and pan steps and hovering rows of the matrix, each followed by a synchronous repaint; a
+// StallMeter reports the longest time the window stopped answering while the run was on the worker.
+
+#include <QString>
+
+#include <functional>
+
+struct GuiPages;
+namespace attnlens::ui {
+class MainWindow;
+}
+
+void runTextUiBench(attnlens::ui::MainWindow& window, const GuiPages& pages, const QString& input,
+                    std::function<void(int)> done);
