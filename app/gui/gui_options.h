@@ -5,7 +5,8 @@
 // Diffusion: ROW,COL or ROW,COL:ROW,COL pixels).
 //
 //   attnlens [SESSION.attnlens] [--page N] [--size WxH] [--dark] [--model DIR] [--precision fp32|bf16]
-//            [--screenshot OUT.png [--grab OBJECT-NAME]] [--bench-ui [--repeats N]]
+//            [--screenshot OUT.png [--grab OBJECT-NAME] [--wait S]] [--bench-ui [--repeats N]]
+//            Text:       [--input TEXT] [--layer L] [--head H]   (--bench-ui --page 4: the Text page timed)
 //            Translate:  [--input TEXT] [--beam N] [--max-tokens N] [--steps K] [--view NAME] [--kind K]
 //                        [--layer L] [--head H] [--token sN|tN] [--words] [--hide-special] [--beam-node N]
 //            Vision:     [--image PATH] [--query cls|ROW,COL[;…]] [--layer L] [--head H] [--key-side]
