@@ -72,9 +72,15 @@ std::string_view headFusionName(HeadFusion fusion) {
 RowMatrix fuseHeads(const Tensor& layerAttention, HeadFusion fusion) {
     if (layerAttention.rank() != 3 || layerAttention.dim(0) < 1)
         throw Error("fuseHeads: expected [heads, query, key], got " + shapeToString(layerAttention.shape()));
-    RowMatrix out = layerAttention.slice2d({0}); // [Q, K]
-    for (int64_t h = 1; h < layerAttention.dim(0); ++h) {
-        const auto a = layerAttention.slice2d({h});
+    return fuseHeads(static_cast<int>(layerAttention.dim(0)), fusion,
+                     [&](int h) { return RowMatrix(layerAttention.slice2d({h})); });
+}
+
+RowMatrix fuseHeads(int heads, HeadFusion fusion, const std::function<RowMatrix(int head)>& headMap) {
+    if (heads < 1) throw Error("fuseHeads: no heads");
+    RowMatrix out = headMap(0); // [Q, K]
+    for (int h = 1; h < heads; ++h) {
+        const RowMatrix a = headMap(h);
         switch (fusion) {
         case HeadFusion::Mean:
             out += a;
@@ -87,7 +93,7 @@ RowMatrix fuseHeads(const Tensor& layerAttention, HeadFusion fusion) {
             break;
         }
     }
-    if (fusion == HeadFusion::Mean) out /= static_cast<float>(layerAttention.dim(0));
+    if (fusion == HeadFusion::Mean) out /= static_cast<float>(heads);
     return out;
 }
 
@@ -114,23 +120,8 @@ RowMatrix layerAttention(const AttentionStore& store, int layer, const HeadSelec
         throw Error("head " + std::to_string(heads.head) + " out of range (the model has " +
                     std::to_string(store.heads()) + " heads, numbered from 0)");
     if (heads.head >= 0) return store.head(layer, heads.head);
-    RowMatrix out = store.head(layer, 0), next(store.rows(), store.cols());
-    for (int h = 1; h < store.heads(); ++h) {
-        store.headInto(layer, h, next.data());
-        switch (heads.fusion) {
-        case HeadFusion::Mean:
-            out += next;
-            break;
-        case HeadFusion::Max:
-            out = out.cwiseMax(next);
-            break;
-        case HeadFusion::Min:
-            out = out.cwiseMin(next);
-            break;
-        }
-    }
-    if (heads.fusion == HeadFusion::Mean) out /= static_cast<float>(store.heads());
-    return out;
+    return fuseHeads(static_cast<int>(store.heads()), heads.fusion,
+                     [&](int h) { return store.head(layer, h); });
 }
 
 RowMatrix attentionRollout(const Tensor& attentions, const RolloutOptions& options) {

@@ -13,6 +13,7 @@
 #include "core/contract/attention_store.h"
 #include "core/tensor/tensor.h"
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -25,6 +26,8 @@ std::string_view headFusionName(HeadFusion fusion);
 
 // One layer's attention [H, Q, K] fused over heads → [Q, K].
 RowMatrix fuseHeads(const Tensor& layerAttention, HeadFusion fusion);
+// The same over `heads` maps made one at a time by headMap(h) (attention on demand), in the same order.
+RowMatrix fuseHeads(int heads, HeadFusion fusion, const std::function<RowMatrix(int head)>& headMap);
 
 // Which heads a map is drawn from: one head (head >= 0) or all heads fused.
 struct HeadSelection {

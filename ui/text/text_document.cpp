@@ -214,23 +214,8 @@ const RowMatrix& TextDocument::cachedHead(int layer, int head) const {
     if (head >= 0) {
         map = visibleHead(*m_run, visible, layer, head);
     } else { // fused one head at a time (head = −1 − the fusion)
-        const auto fusion = static_cast<HeadFusion>(-1 - head);
-        map = visibleHead(*m_run, visible, layer, 0);
-        for (int h = 1; h < m_folder->heads(); ++h) {
-            const RowMatrix next = visibleHead(*m_run, visible, layer, h);
-            switch (fusion) {
-            case HeadFusion::Mean:
-                map += next;
-                break;
-            case HeadFusion::Max:
-                map = map.cwiseMax(next);
-                break;
-            case HeadFusion::Min:
-                map = map.cwiseMin(next);
-                break;
-            }
-        }
-        if (fusion == HeadFusion::Mean) map /= static_cast<float>(m_folder->heads());
+        map = fuseHeads(m_folder->heads(), static_cast<HeadFusion>(-1 - head),
+                        [&](int h) { return visibleHead(*m_run, visible, layer, h); });
     }
     m_maps.push_back({layer, head, visible, std::move(map)});
     return m_maps.back().map;
