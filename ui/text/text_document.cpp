@@ -204,40 +204,28 @@ RowMatrix TextDocument::visibleHead(const TextRun& run, int visible, int layer, 
     return out;
 }
 
+RowMatrix TextDocument::makeMap(int layer, int head) const {
+    const int visible = visibleTokens();
+    if (head >= 0) return visibleHead(*m_run, visible, layer, head);
+    // fused one head at a time (head = −1 − the fusion)
+    return fuseHeads(m_folder->heads(), static_cast<HeadFusion>(-1 - head),
+                     [&](int h) { return visibleHead(*m_run, visible, layer, h); });
+}
+
 const RowMatrix& TextDocument::cachedHead(int layer, int head) const {
     const int visible = visibleTokens();
     for (const CachedMap& c : m_maps)
         if (c.layer == layer && c.head == head && c.visible == visible) return c.map;
     constexpr size_t kKept = 4; // a few maps of a long text (64 MB each at 4 096 tokens)
     if (m_maps.size() >= kKept) m_maps.erase(m_maps.begin());
-    RowMatrix map;
-    if (head >= 0) {
-        map = visibleHead(*m_run, visible, layer, head);
-    } else { // fused one head at a time (head = −1 − the fusion)
-        map = fuseHeads(m_folder->heads(), static_cast<HeadFusion>(-1 - head),
-                        [&](int h) { return visibleHead(*m_run, visible, layer, h); });
-    }
-    m_maps.push_back({layer, head, visible, std::move(map)});
+    m_maps.push_back({layer, head, visible, makeMap(layer, head)});
     return m_maps.back().map;
 }
 
 RowMatrix TextDocument::tokenMatrix(int layer, int head) const {
     if (!m_run || !m_folder) return {};
-    const int n = visibleTokens(), p = m_run->promptLength;
-    if (onDemand())
-        return cachedHead(layer, head >= 0 ? head : -1 - static_cast<int>(m_selection.heads.fusion));
-    RowMatrix out = RowMatrix::Zero(n, n);
-    auto pick = [&](const Tensor& attention) -> RowMatrix {
-        const Tensor layerAtt = attention.sub({layer}); // [H, rows, cols]
-        if (head >= 0) return RowMatrix(layerAtt.slice2d({head}));
-        return fuseHeads(layerAtt, m_selection.heads.fusion);
-    };
-    out.topLeftCorner(p, p) = pick(m_run->prompt->captured());
-    for (int s = 0; s < m_step; ++s) {
-        const RowMatrix row = pick(m_run->stepAttention[static_cast<size_t>(s)]); // [1, p + s + 1]
-        out.block(p + s, 0, 1, p + s + 1) = row;
-    }
-    return out;
+    const int key = head >= 0 ? head : -1 - static_cast<int>(m_selection.heads.fusion);
+    return onDemand() ? cachedHead(layer, key) : makeMap(layer, key);
 }
 
 Tensor TextDocument::visibleAttention() const {

@@ -138,6 +138,8 @@ private:
         RowMatrix map;
     };
     mutable std::vector<CachedMap> m_maps;
+    // Head `head` (≥ 0) or −1 − a fusion of `layer` over the visible tokens; cachedHead() keeps the latest.
+    RowMatrix makeMap(int layer, int head) const;
     const RowMatrix& cachedHead(int layer, int head) const;
 };
 
