@@ -270,10 +270,20 @@ private slots:
         WAIT_UNTIL(idle(onDemand) && onDemand.modelGrid()->count() == layers * heads);
         for (int i = 0; i < layers * heads; ++i)
             QVERIFY(captured.modelGrid()->tile(i) == onDemand.modelGrid()->tile(i));
+        const QByteArray shots = qgetenv("ATTNLENS_SCREENSHOT_DIR");
+        auto grab = [&](const QString& name) {
+            if (shots.isEmpty()) return;
+            onDemand.resize(1280, 760);
+            onDemand.show();
+            QTest::qWait(300);
+            onDemand.grab().save(QString::fromLocal8Bit(shots) + "/" + name);
+        };
+        grab("text-on-demand-grid.png");
         // The Heads lens: measured on the worker, the same numbers.
         for (TextPage* page : {&captured, &onDemand})
             page->views()->setCurrentIndex(3);
         WAIT_UNTIL(idle(onDemand) && onDemand.lenses()->headsLens()->stats().layers() == layers);
+        grab("text-on-demand-heads.png");
         for (HeadStatistic st : kAllHeadStatistics) {
             const RowMatrix& a = captured.lenses()->headsLens()->stats().get(st);
             const RowMatrix& b = onDemand.lenses()->headsLens()->stats().get(st);
