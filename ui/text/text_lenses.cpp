@@ -35,6 +35,13 @@ TextLenses::TextLenses(TextDocument* doc, InferenceWorker* worker, QWidget* page
         m_ablated.clear();
         if (m_heads) m_heads->setAblated(m_ablated);
     });
+    // Statistics that were not finished are measured again the next time the tab is shown.
+    const auto unfinished = [this](int id) {
+        if (id == m_statsJob) m_statsRun.reset();
+    };
+    connect(m_worker, &InferenceWorker::cancelled, this, unfinished);
+    connect(m_worker, &InferenceWorker::failed, this,
+            [unfinished](int id, const QString&) { unfinished(id); });
 }
 
 QWidget* TextLenses::buildHeadsTab(QWidget* parent) {
@@ -79,7 +86,7 @@ void TextLenses::refreshHeads() {
     m_statsVisible = m_doc->visibleTokens();
     m_stats.reset();
     m_heads->clear(tr("Measuring every head over %1 tokens, one map at a time…").arg(m_statsVisible));
-    m_worker->run<std::shared_ptr<const HeadStats>>(
+    m_statsJob = m_worker->run<std::shared_ptr<const HeadStats>>(
         tr("Measuring every head"),
         [capture = m_doc->visibleCapture(), kind](const Callbacks& cb) {
             return std::make_shared<const HeadStats>(captureHeadStats(capture, kind, {}, &cb));

@@ -74,6 +74,7 @@ private:
     // A long text's head statistics (made on the worker, one head map at a time): for which run and step.
     std::weak_ptr<const void> m_statsRun;
     int m_statsVisible = -1;
+    int m_statsJob = 0;
     std::shared_ptr<const HeadStats> m_stats;
     void showStats(const HeadStats& stats);
     struct Pinned {

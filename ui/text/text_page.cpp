@@ -108,6 +108,13 @@ TextPage::TextPage(QWidget* parent, const QString& modelDir)
         m_lines->update();
     });
     connect(worker(), &InferenceWorker::busyChanged, this, [this](bool) { syncControls(); });
+    // Streamed thumbnails that did not all arrive are made again the next time the grid is shown.
+    const auto unfinished = [this](int id) {
+        if (id == m_gridJob) m_gridKey = {};
+    };
+    connect(worker(), &InferenceWorker::cancelled, this, unfinished);
+    connect(worker(), &InferenceWorker::failed, this,
+            [unfinished](int id, const QString&) { unfinished(id); });
     m_input->setText(QString::fromLatin1(kDefaultText));
     syncControls();
     openFirstModel(modelDir);
@@ -531,7 +538,7 @@ void TextPage::refreshModelGrid() {
         QImage blank(96, 96, QImage::Format_RGB32);
         blank.fill(palette().window().color());
         m_grid->setTiles(std::vector<QImage>(size_t(layers * heads), blank), titles);
-        worker()->stream<std::pair<int, QImage>, bool>(
+        m_gridJob = worker()->stream<std::pair<int, QImage>, bool>(
             tr("Drawing every head"),
             [run = m_doc->run(), visible = key.visible, scale, layers,
              heads](const Callbacks& cb, const std::function<void(std::pair<int, QImage>)>& post) {

@@ -140,6 +140,7 @@ private:
         }
     };
     GridKey m_gridKey;
+    int m_gridJob = 0; // the worker job streaming them
     void refreshModelGrid();
     TextLinesView* m_lines = nullptr;
     TextCandidates* m_candidates = nullptr;
