@@ -106,10 +106,34 @@ RowMatrix MultiHeadAttention::outProject(const RowMatrix& context) const {
     return out;
 }
 
+namespace {
+
+constexpr int64_t kCausalRows =
+    256; // rows per block of a causal head: a block scores the keys its last row sees
+
+} // namespace
+
 RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q,
                                           const Eigen::Ref<const RowMatrix>& keys,
                                           const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask,
                                           Tensor* capture, std::span<const int> offHeads) const {
+    return attendEach(q, keys, values, mask, nullptr, capture, offHeads);
+}
+
+RowMatrix MultiHeadAttention::attendHeadsCausal(const Eigen::Ref<const RowMatrix>& q,
+                                                const Eigen::Ref<const RowMatrix>& keys,
+                                                const Eigen::Ref<const RowMatrix>& values, int64_t past,
+                                                int window, Tensor* capture,
+                                                std::span<const int> offHeads) const {
+    const CausalRule rule{past, window};
+    return attendEach(q, keys, values, nullptr, &rule, capture, offHeads);
+}
+
+RowMatrix MultiHeadAttention::attendEach(const Eigen::Ref<const RowMatrix>& q,
+                                         const Eigen::Ref<const RowMatrix>& keys,
+                                         const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask,
+                                         const CausalRule* causal, Tensor* capture,
+                                         std::span<const int> offHeads) const {
     const int64_t n = q.rows();
     const int64_t m = keys.rows();
     const int64_t hd = headDim();
@@ -128,13 +152,31 @@ RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q,
             context.middleCols(h * hd, hd).setZero();
             continue;
         }
-        headProbabilities(q, keys, h, mask, scores.data());
+        if (causal)
+            headProbabilitiesCausal(q, keys, h, causal->past, causal->window, scores.data());
+        else
+            headProbabilities(q, keys, h, mask, scores.data());
         if (probs) std::memcpy(probs + h * n * m, scores.data(), sizeof(float) * static_cast<size_t>(n * m));
-        gemm(GemmArgs{scores.data(), m, values.data() + kv, values.outerStride(), context.data() + h * hd,
-                      m_dim, n, hd, m,
-                      /*transB=*/false, /*accumulate=*/false}); // context_h [n, hd] = scores · v_h
+        // context_h [n, hd] = scores · v_h; causal: block by block over the keys the block's rows see
+        for (int64_t i0 = 0; i0 < n; i0 += causal ? kCausalRows : n) {
+            const int64_t rows = causal ? std::min(kCausalRows, n - i0) : n;
+            const int64_t cols = causal ? std::min(m, causal->past + i0 + rows) : m;
+            gemm(GemmArgs{scores.data() + i0 * m, m, values.data() + kv, values.outerStride(),
+                          context.data() + i0 * m_dim + h * hd, m_dim, rows, hd, cols,
+                          /*transB=*/false, /*accumulate=*/false});
+        }
     }
     return context;
+}
+
+void MultiHeadAttention::scoreBlock(const Eigen::Ref<const RowMatrix>& q,
+                                    const Eigen::Ref<const RowMatrix>& keys, int head, int64_t row,
+                                    int64_t rows, int64_t cols, float* out, int64_t ld) const {
+    const int64_t hd = headDim();
+    const int64_t kv = static_cast<int64_t>(head / (m_heads / m_kvHeads)) * hd; // the kv head's columns
+    gemm(GemmArgs{q.data() + row * q.outerStride() + head * hd, q.outerStride(), keys.data() + kv,
+                  keys.outerStride(), out, ld, rows, cols, hd,
+                  /*transB=*/true, /*accumulate=*/false}); // scores = q_h · k_hᵀ
 }
 
 void MultiHeadAttention::headScores(const Eigen::Ref<const RowMatrix>& q,
@@ -159,16 +201,21 @@ void MultiHeadAttention::headProbabilities(const Eigen::Ref<const RowMatrix>& q,
 void MultiHeadAttention::headProbabilitiesCausal(const Eigen::Ref<const RowMatrix>& q,
                                                  const Eigen::Ref<const RowMatrix>& keys, int head,
                                                  int64_t past, int window, float* out) const {
-    headScores(q, keys, head, out);
     const int64_t n = q.rows(), m = keys.rows();
-    MatrixMap scores(out, n, m);
-    for (int64_t i = 0; i < n; ++i) { // causalMask's rule, row by row
-        for (int64_t j = past + i + 1; j < m; ++j)
-            scores(i, j) += kMaskValue;
-        for (int64_t j = 0; window > 0 && j <= past + i - window; ++j)
-            scores(i, j) += kMaskValue;
+    for (int64_t i0 = 0; i0 < n; i0 += kCausalRows) {
+        const int64_t rows = std::min(kCausalRows, n - i0), cols = std::min(m, past + i0 + rows);
+        scoreBlock(q, keys, head, i0, rows, cols, out + i0 * m, m);
+        for (int64_t i = i0; i < i0 + rows; ++i) { // causalMask's rule: keys [lo, hi) are seen
+            float* row = out + i * m;
+            const int64_t hi = std::min(m, past + i + 1);
+            const int64_t lo = window > 0 ? std::clamp<int64_t>(past + i - window + 1, 0, hi - 1) : 0;
+            std::fill(row, row + lo, 0.0f);
+            std::fill(row + hi, row + m, 0.0f);
+            MatrixMap seen(row + lo, 1, hi - lo);
+            if (m_scaleAt == QueryScale::Scores) seen *= m_scale;
+            softmaxRowsInPlace(seen);
+        }
     }
-    softmaxRowsInPlace(scores);
 }
 
 RowMatrix MultiHeadAttention::forward(const RowMatrix& x, const RowMatrix& kv, const RowMatrix* mask,

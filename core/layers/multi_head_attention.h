@@ -95,6 +95,12 @@ public:
                           const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask, Tensor* probs,
                           std::span<const int> offHeads = {}) const;
     RowMatrix outProject(const RowMatrix& context) const; // [n, D] -> [n, D]
+    // attendHeads() under causalMask(n, past, window)'s rule without the mask: keys a query cannot see are
+    // never scored (the scores and the context are made in blocks of rows, each over the keys its last row
+    // sees: about half the work of a long prompt). Its probabilities are headProbabilitiesCausal()'s.
+    RowMatrix attendHeadsCausal(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys,
+                                const Eigen::Ref<const RowMatrix>& values, int64_t past, int window,
+                                Tensor* probs, std::span<const int> offHeads = {}) const;
 
     // One head's probabilities [n, m] into `out` (row stride m), by the same kernels in the same order as
     // attendHeads() — so a map recomputed later from kept queries and keys equals the captured one bit for
@@ -102,8 +108,9 @@ public:
     // nullptr.
     void headProbabilities(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys,
                            int head, const RowMatrix* mask, float* out) const;
-    // The same under causalMask(n, past, window)'s rule without building the mask (x + 0 = x, and a masked
-    // score + kMaskValue underflows to exactly 0 after the softmax either way).
+    // The same under causalMask(n, past, window)'s rule without building the mask, as attendHeadsCausal()
+    // makes them: only the keys a query sees are scored and softmaxed; the others are exactly 0 (as a masked
+    // score + kMaskValue is after the softmax).
     void headProbabilitiesCausal(const Eigen::Ref<const RowMatrix>& q,
                                  const Eigen::Ref<const RowMatrix>& keys, int head, int64_t past, int window,
                                  float* out) const;
@@ -113,6 +120,18 @@ public:
                       std::span<const int> offHeads = {}) const;
 
 private:
+    // Rows [row, row + rows) of head h's scores over keys [0, cols) into out (row stride ld), before any
+    // mask.
+    void scoreBlock(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys, int head,
+                    int64_t row, int64_t rows, int64_t cols, float* out, int64_t ld) const;
+    // The contexts of every head [n, D] from `probabilities(h, out)`; causal: the rows' visible key range.
+    struct CausalRule {
+        int64_t past = 0;
+        int window = 0;
+    };
+    RowMatrix attendEach(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys,
+                         const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask,
+                         const CausalRule* causal, Tensor* capture, std::span<const int> offHeads) const;
     // Head h's scores [n, m] (row stride m) before any mask.
     void headScores(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys, int head,
                     float* out) const;

@@ -3,7 +3,6 @@
 #include "core/util/error.h"
 
 #include <cmath>
-#include <map>
 
 namespace attnlens {
 
@@ -76,7 +75,6 @@ void residual(RowMatrix& x, const Norm& norm, bool pre, F&& f, const std::option
 } // namespace
 
 void TransformerBlock::selfAttentionSublayer(RowMatrix& x, const BlockRun& run) const {
-    const int64_t n = x.rows();
     const int64_t past = run.cache ? run.cache->length : 0;
     residual(
         x, attentionNorm, placement == Placement::Pre,
@@ -101,13 +99,8 @@ void TransformerBlock::selfAttentionSublayer(RowMatrix& x, const BlockRun& run) 
                 rotary->apply(q, attention.heads(), past);
                 rotary->apply(k, attention.kvHeads(), past);
             }
-            RowMatrix mask;
-            // one causal query sees every key before it, unless a window hides the oldest
+            // one causal query sees every key before it, unless a window hides the oldest (attendHeadsCausal)
             const RowMatrix* maskPtr = causal ? nullptr : run.mask;
-            if (causal && (n > 1 || (window > 0 && past + 1 > window))) {
-                if (!run.mask) mask = causalMask(n, past, window);
-                maskPtr = run.mask ? run.mask : &mask;
-            }
             if (run.cache) run.cache->append(k, v);
             if (run.recall) {
                 LayerRecall& r = *run.recall;
@@ -121,10 +114,13 @@ void TransformerBlock::selfAttentionSublayer(RowMatrix& x, const BlockRun& run) 
                      std::vector<int>(run.offHeads.begin(), run.offHeads.end())};
                 if (!causal && maskPtr) r.mask = *maskPtr;
             }
-            if (!run.cache) return attention.attend(q, k, v, maskPtr, run.probs, run.offHeads);
-            const int64_t m = run.cache->length;
-            return attention.attend(q, run.cache->keys.topRows(m), run.cache->values.topRows(m), maskPtr,
-                                    run.probs, run.offHeads);
+            const int64_t m = run.cache ? run.cache->length : k.rows();
+            const auto keys = run.cache ? run.cache->keys.topRows(m) : k.topRows(m);
+            const auto values = run.cache ? run.cache->values.topRows(m) : v.topRows(m);
+            if (causal) // the keys a query cannot see are skipped, not masked
+                return attention.outProject(
+                    attention.attendHeadsCausal(q, keys, values, past, window, run.probs, run.offHeads));
+            return attention.attend(q, keys, values, maskPtr, run.probs, run.offHeads);
         },
         attentionOutputNorm);
 }
@@ -202,8 +198,6 @@ void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span
     if (!caches.empty() && caches.size() != blocks.size())
         throw Error("transformer: " + std::to_string(caches.size()) + " caches for " +
                     std::to_string(blocks.size()) + " layers");
-    const int64_t past = caches.empty() ? 0 : caches.front().length;
-    std::map<int, RowMatrix> masks; // one causal mask for every layer with the same window
     if (recall) recall->assign(blocks.size(), LayerRecall());
     for (size_t l = 0; l < blocks.size(); ++l) {
         if (callbacks) callbacks->checkCancel();
@@ -215,13 +209,6 @@ void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span
         if (l < off.size()) run.offHeads = off[l];
         run.probe = probe && probeLayer == static_cast<int>(l) ? probe : nullptr;
         run.recall = recall ? &(*recall)[l] : nullptr;
-        const TransformerBlock& block = blocks[l];
-        if (block.causal && (x.rows() > 1 || (block.window > 0 && past + 1 > block.window))) {
-            auto it = masks.find(block.window);
-            if (it == masks.end())
-                it = masks.emplace(block.window, causalMask(x.rows(), past, block.window)).first;
-            run.mask = &it->second;
-        }
         blocks[l].forward(x, run);
     }
 }

@@ -58,8 +58,8 @@ struct BlockRun {
     std::span<const int> offHeads = {}; // heads switched off (probabilities × 0)
     AttentionInputs* probe = nullptr;   // what the attention received (analysis/neuron_view)
     LayerRecall* recall = nullptr;      // filled with what recomputing this layer's maps needs (on demand)
-    // Additive [n, keys]: causal blocks: causalMask(n, past, window) made once for every layer with that
-    // window, or nullptr (made here); bidirectional blocks: a padding mask, or nullptr.
+    // Bidirectional blocks: an additive padding mask [n, keys], or nullptr. Causal blocks take none: the keys
+    // a query cannot see (causalMask's rule) are skipped (MultiHeadAttention::attendHeadsCausal).
     const RowMatrix* mask = nullptr;
     // Cross-attention (blocks that have it): the other sequence's keys and values [S, D_kv] as this block's
     // cross-attention projected them (MultiHeadAttention::projectKeyValue, once per input), an additive mask
