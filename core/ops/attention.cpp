@@ -17,11 +17,15 @@ void softmaxRowsInPlace(MatrixMap m) {
         auto row = m.row(r);
         if (row.size() == 0) continue;
         const float maxValue = row.maxCoeff();
-        // Eigen's vectorised exp clamps its argument at about -88.38 and so returns ~4e-39, never 0: masked
-        // keys (the mask adds float32's lowest) must weigh exactly 0, as in PyTorch, and so must every weight
-        // below float32's normal range.
-        const auto shifted = row.array() - maxValue;
-        row = (shifted < kExpUnderflow).select(0.0f, shifted.exp());
+        // Eigen's vectorised exp (8 lanes; a scalar expf per weight was most of a long prompt's softmax)
+        // clamps its argument at kExpUnderflow and so returns ~4e-39 there, never 0: masked keys (the mask
+        // adds float32's lowest) must weigh exactly 0, as in PyTorch, and so must every weight below
+        // float32's normal range — exactly those that come out at or below the clamp's value.
+        row.array() = (row.array() - maxValue).exp();
+        static const float floor = Eigen::Array<float, 8, 1>::Constant(kExpUnderflow).exp()(0);
+        float* p = row.data();
+        for (Eigen::Index i = 0; i < row.size(); ++i)
+            p[i] = p[i] <= floor ? 0.0f : p[i];
         row /= row.sum();
     }
 }
