@@ -47,15 +47,15 @@ float percentileOf(std::vector<float> values, float p) {
 
 } // namespace
 
-ScaledMap scaleMap(const Eigen::Ref<const RowMatrix>& weights, const MapScale& scale) {
+ScaledMap scaleMap(RowMatrix weights, const MapScale& scale) {
     if (!(scale.percentile > 0.0f && scale.percentile <= 100.0f))
         throw Error("the clip percentile must be in (0, 100], got " + std::to_string(scale.percentile));
     if (scale.ignoredKeys < 0) throw Error("the number of ignored keys cannot be negative");
     ScaledMap out;
-    out.values = weights;
-    const Eigen::Index ignored = std::min<Eigen::Index>(scale.ignoredKeys, weights.cols());
+    out.values = std::move(weights);
+    const Eigen::Index ignored = std::min<Eigen::Index>(scale.ignoredKeys, out.values.cols());
     if (ignored > 0) {
-        out.keep = RowMatrix::Ones(weights.rows(), weights.cols());
+        out.keep = RowMatrix::Ones(out.values.rows(), out.values.cols());
         out.keep.leftCols(ignored).setZero();
         out.values.leftCols(ignored).setZero();
         for (Eigen::Index r = 0; r < out.values.rows(); ++r) {

@@ -40,6 +40,7 @@ struct ScaledMap {
 
 // weights [n, m], rows of probabilities. Throws attnlens::Error for a percentile outside (0, 100] or a
 // negative ignoredKeys.
-ScaledMap scaleMap(const Eigen::Ref<const RowMatrix>& weights, const MapScale& scale);
+// Taken by value: a map moved in is scaled in place (a linear scale keeps it as it is).
+ScaledMap scaleMap(RowMatrix weights, const MapScale& scale);
 
 } // namespace attnlens

@@ -194,38 +194,52 @@ void TextDocument::setHideSpecial(bool on) {
 
 RowMatrix TextDocument::visibleHead(const TextRun& run, int visible, int layer, int head) {
     const int p = run.promptLength;
-    RowMatrix out = RowMatrix::Zero(visible, visible);
-    if (visible == p)
+    RowMatrix out(visible, visible);
+    if (visible == p) { // headInto writes every cell
         run.prompt->headInto(layer, head, out.data());
-    else
-        out.topLeftCorner(p, p) = run.prompt->head(layer, head);
+        return out;
+    }
+    out.setZero();
+    out.topLeftCorner(p, p) = run.prompt->head(layer, head);
     for (int s = 0; p + s < visible; ++s)
         out.block(p + s, 0, 1, p + s + 1) = run.stepAttention[static_cast<size_t>(s)].slice2d({layer, head});
     return out;
 }
 
-RowMatrix TextDocument::makeMap(int layer, int head) const {
+RowMatrix TextDocument::makeMap(const TextRun& run, int heads, int visible, int layer, int key) {
+    if (key >= 0) return visibleHead(run, visible, layer, key);
+    // fused one head at a time (key = −1 − the fusion)
+    return fuseHeads(heads, static_cast<HeadFusion>(-1 - key),
+                     [&](int h) { return visibleHead(run, visible, layer, h); });
+}
+
+bool TextDocument::hasMap(int layer, int key) const {
     const int visible = visibleTokens();
-    if (head >= 0) return visibleHead(*m_run, visible, layer, head);
-    // fused one head at a time (head = −1 − the fusion)
-    return fuseHeads(m_folder->heads(), static_cast<HeadFusion>(-1 - head),
-                     [&](int h) { return visibleHead(*m_run, visible, layer, h); });
+    return std::any_of(m_maps.begin(), m_maps.end(), [&](const CachedMap& c) {
+        return c.layer == layer && c.head == key && c.visible == visible;
+    });
+}
+
+void TextDocument::adoptMap(int layer, int key, int visible, RowMatrix map) const {
+    if (!onDemand() || visible != visibleTokens() || hasMap(layer, key)) return;
+    constexpr size_t kKept = 4; // a few maps of a long text (64 MB each at 4 096 tokens)
+    if (m_maps.size() >= kKept) m_maps.erase(m_maps.begin());
+    m_maps.push_back({layer, key, visible, std::move(map)});
 }
 
 const RowMatrix& TextDocument::cachedHead(int layer, int head) const {
     const int visible = visibleTokens();
     for (const CachedMap& c : m_maps)
         if (c.layer == layer && c.head == head && c.visible == visible) return c.map;
-    constexpr size_t kKept = 4; // a few maps of a long text (64 MB each at 4 096 tokens)
-    if (m_maps.size() >= kKept) m_maps.erase(m_maps.begin());
-    m_maps.push_back({layer, head, visible, makeMap(layer, head)});
+    adoptMap(layer, head, visible, makeMap(*m_run, m_folder->heads(), visible, layer, head));
     return m_maps.back().map;
 }
 
 RowMatrix TextDocument::tokenMatrix(int layer, int head) const {
     if (!m_run || !m_folder) return {};
     const int key = head >= 0 ? head : -1 - static_cast<int>(m_selection.heads.fusion);
-    return onDemand() ? cachedHead(layer, key) : makeMap(layer, key);
+    return onDemand() ? cachedHead(layer, key)
+                      : makeMap(*m_run, m_folder->heads(), visibleTokens(), layer, key);
 }
 
 Tensor TextDocument::visibleAttention() const {
@@ -252,27 +266,35 @@ AttentionCapture TextDocument::visibleCapture() const {
 }
 
 QStringList TextDocument::visibleTokenLabels() const {
+    return m_run ? tokenLabels(*m_run, *m_folder, visibleTokens()) : QStringList();
+}
+
+QStringList TextDocument::tokenLabels(const TextRun& run, const TextFolder& folder, int visible) {
     QStringList labels;
-    if (!m_run) return labels;
-    for (int i = 0; i < visibleTokens(); ++i) {
-        const std::string& t = m_run->tokens[static_cast<size_t>(i)];
-        labels << (isSpecialPiece(t) || !m_folder->piecesCarrySpaces()
-                       ? QString::fromStdString(t)
-                       : QString::fromStdString(m_run->texts[static_cast<size_t>(i)])
-                             .replace(' ', QChar(0x2423)));
+    for (int i = 0; i < visible; ++i) {
+        const std::string& t = run.tokens[static_cast<size_t>(i)];
+        labels
+            << (isSpecialPiece(t) || !folder.piecesCarrySpaces()
+                    ? QString::fromStdString(t)
+                    : QString::fromStdString(run.texts[static_cast<size_t>(i)]).replace(' ', QChar(0x2423)));
     }
     return labels;
 }
 
 TextDocument::Shown TextDocument::shown(int layer, int head) const {
+    if (!m_run || !m_folder) return {};
+    return shape(tokenMatrix(layer, head), *m_run, *m_folder, showOptions());
+}
+
+TextDocument::Shown TextDocument::shape(RowMatrix m, const TextRun& run, const TextFolder& folder,
+                                        const ShowOptions& o) {
     Shown s;
-    RowMatrix m = tokenMatrix(layer, head);
     if (m.size() == 0) return s;
-    const int n = visibleTokens();
-    std::vector<std::string> tokens(m_run->tokens.begin(), m_run->tokens.begin() + n);
-    std::vector<std::string> texts(m_run->texts.begin(), m_run->texts.begin() + n);
-    QStringList labels = visibleTokenLabels();
-    if (m_hideSpecial) {
+    const int n = o.visible;
+    std::vector<std::string> tokens(run.tokens.begin(), run.tokens.begin() + n);
+    std::vector<std::string> texts(run.texts.begin(), run.texts.begin() + n);
+    QStringList labels = tokenLabels(run, folder, n);
+    if (o.hideSpecial) {
         std::vector<char> keep(static_cast<size_t>(n));
         // The attention sinks ([CLS], [SEP], [PAD], <|endoftext|>); [MASK] and [UNK] stand for words and
         // stay.
@@ -291,9 +313,9 @@ TextDocument::Shown TextDocument::shown(int layer, int head) const {
             tokens = std::move(t2), texts = std::move(x2), labels = std::move(l2);
         }
     }
-    if (m_wordLevel) {
+    if (o.wordLevel) {
         const WordGroups g =
-            m_folder->piecesCarrySpaces() ? groupByteBpe(tokens, texts) : groupWordPieces(tokens);
+            folder.piecesCarrySpaces() ? groupByteBpe(tokens, texts) : groupWordPieces(tokens);
         m = mergeToWords(m, g, g);
         labels = toQStringList(g.words);
     }

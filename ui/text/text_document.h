@@ -114,6 +114,26 @@ public:
     Shown shown(int layer, int head) const;
     Shown shown() const { return shown(m_selection.layer, m_selection.heads.head); }
     QStringList visibleTokenLabels() const;
+    // What shown() does, pure (any thread): `tokens` [visible, visible] of `run` as shown.
+    struct ShowOptions {
+        int visible = 0;
+        bool hideSpecial = false, wordLevel = false;
+    };
+    static Shown shape(RowMatrix tokens, const TextRun& run, const TextFolder& folder, const ShowOptions& o);
+    static QStringList tokenLabels(const TextRun& run, const TextFolder& folder, int visible);
+    ShowOptions showOptions() const { return {visibleTokens(), m_hideSpecial, m_wordLevel}; }
+
+    // --- long texts (attention on demand): maps made off the GUI thread
+    // -------------------------------------- Which map tokenMatrix(layer(), head()) reads: head ≥ 0, or −1 −
+    // the fusion.
+    int mapKey() const { return m_selection.heads.head >= 0 ? m_selection.heads.head : -1 - int(fusion()); }
+    // That map of an on-demand run is kept (tokenMatrix() would not have to make it).
+    bool hasMap(int layer, int key) const;
+    // Head `key` (≥ 0) or −1 − a fusion of `layer` of `run` over its first `visible` tokens. Pure: any
+    // thread.
+    static RowMatrix makeMap(const TextRun& run, int heads, int visible, int layer, int key);
+    // A map made elsewhere for this run and step: kept as tokenMatrix() would have kept it.
+    void adoptMap(int layer, int key, int visible, RowMatrix map) const;
     // The ten most likely next tokens after the visible ones (GPT-2; the next step takes the first). Empty
     // for BERT.
     std::vector<TextCandidate> stepCandidates() const;
@@ -138,9 +158,7 @@ private:
         RowMatrix map;
     };
     mutable std::vector<CachedMap> m_maps;
-    // Head `head` (≥ 0) or −1 − a fusion of `layer` over the visible tokens; cachedHead() keeps the latest.
-    RowMatrix makeMap(int layer, int head) const;
-    const RowMatrix& cachedHead(int layer, int head) const;
+    const RowMatrix& cachedHead(int layer, int head) const; // makes it if not kept
 };
 
 } // namespace attnlens::ui

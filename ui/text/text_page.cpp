@@ -73,7 +73,7 @@ enum Tab { kMatrixTab, kModelTab, kLinesTab, kHeadsTab, kDifferenceTab };
 
 TextPage::TextPage(QWidget* parent, const QString& modelDir)
     : WorkspacePage(ModelKind::Text, parent), m_doc(new TextDocument(this)),
-      m_cache(std::make_shared<CacheSlot>()) {
+      m_cache(std::make_shared<CacheSlot>()), m_mapLane(new MapLane(this)) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 6, 8, 4);
     layout->setSpacing(6);
@@ -481,6 +481,8 @@ void TextPage::refresh() {
     if (m_tabs->currentIndex() == kDifferenceTab) m_lenses->refreshDifference();
     const auto& run = m_doc->run();
     if (!run) {
+        m_matrixKey = {};
+        m_mapLane->cancel();
         m_matrix->setMatrix(RowMatrix());
         m_grid->clear();
         m_lines->refresh();
@@ -489,22 +491,59 @@ void TextPage::refresh() {
         return;
     }
     refreshOutput();
-    const TextDocument::Shown shown = m_doc->shown();
-    const ScaledMap scaled = scaleMap(shown.values, m_scale->scale());
-    m_matrix->setMatrix(scaled.values, shown.rows, shown.columns);
+    refreshMatrix();
+    if (m_tabs->currentIndex() == kModelTab) refreshModelGrid();
+    if (m_tabs->currentIndex() == kLinesTab) m_lines->refresh();
+    m_candidates->refresh();
+}
+
+bool TextPage::matrixPending() const {
+    return m_mapLane->pending();
+}
+
+// The matrix: a captured run's map made here; a long text's on the map lane, the view keeping the previous
+// map until it arrives. Nothing is remade while what is shown stays the same.
+void TextPage::refreshMatrix() {
+    const MatrixKey key{m_doc->run(), m_doc->showOptions(), m_doc->layer(), m_doc->mapKey(),
+                        m_scale->scale()};
+    if (!(key == m_matrixKey)) {
+        m_matrixKey = key;
+        if (!m_doc->onDemand()) {
+            TextDocument::Shown shown = m_doc->shown();
+            showMatrix(scaleMap(std::move(shown.values), key.scale), shown.rows, shown.columns);
+        } else {
+            m_mapLane->request({m_doc->run(), m_doc->model(), key.show, key.layer, key.key, key.scale},
+                               [this](MapLane::Result r) {
+                                   if (!r.error.empty()) {
+                                       m_matrixKey = {};
+                                       showStatus(QString::fromStdString(r.error), true);
+                                       return;
+                                   }
+                                   m_doc->adoptMap(r.request.layer, r.request.key, r.request.show.visible,
+                                                   std::move(r.tokens));
+                                   showMatrix(std::move(r.scaled), r.rows, r.columns);
+                                   selectMatrixRow();
+                               });
+        }
+    }
+    selectMatrixRow();
+}
+
+void TextPage::showMatrix(ScaledMap scaled, const QStringList& rows, const QStringList& columns) {
+    m_matrix->setMatrix(std::move(scaled.values), rows, columns);
     if (scaled.keep.size() > 0)
         m_matrix->setMask(scaled.keep);
     else
         m_matrix->clearMask();
     m_matrix->setColorScale(scaled.colorScale);
     m_matrix->setFixedRange(scaled.lo, scaled.hi);
-    if (m_doc->selectedToken() >= 0 && m_doc->selectedToken() < shown.values.rows())
+}
+
+void TextPage::selectMatrixRow() {
+    if (m_doc->selectedToken() >= 0 && m_doc->selectedToken() < m_matrix->rows())
         m_matrix->selectRow(m_doc->selectedToken());
     else if (m_doc->model()->decoderOnly() && m_doc->step() > 0)
-        m_matrix->selectRow(static_cast<int>(shown.values.rows()) - 1);
-    if (m_tabs->currentIndex() == kModelTab) refreshModelGrid();
-    if (m_tabs->currentIndex() == kLinesTab) m_lines->refresh();
-    m_candidates->refresh();
+        m_matrix->selectRow(m_matrix->rows() - 1);
 }
 
 namespace {

@@ -16,6 +16,7 @@
 
 #include "core/analysis/map_scale.h"
 #include "ui/shell/workspace_page.h"
+#include "ui/text/map_lane.h"
 #include "ui/text/text_candidates.h"
 #include "ui/text/text_document.h"
 
@@ -74,6 +75,8 @@ public:
 
     TextDocument* document() const { return m_doc; }
     HeatmapView* matrixView() const { return m_matrix; }
+    // A long text's matrix is being made (MapLane); the view shows the previous one meanwhile.
+    bool matrixPending() const;
     MapGridView* modelGrid() const { return m_grid; }
     QListWidget* candidatesList() const { return m_candidates->list(); }  // [MASK] predictions
     CandidateBars* candidateBars() const { return m_candidates->bars(); } // a decoder's next token
@@ -142,6 +145,25 @@ private:
     GridKey m_gridKey;
     int m_gridJob = 0; // the worker job streaming them
     void refreshModelGrid();
+    // What the matrix shows (or, while m_mapLane makes it, will show).
+    struct MatrixKey {
+        std::weak_ptr<const TextRun> run;
+        TextDocument::ShowOptions show;
+        int layer = 0, key = 0;
+        MapScale scale;
+        bool operator==(const MatrixKey& o) const {
+            return !run.owner_before(o.run) && !o.run.owner_before(run) && !run.expired() &&
+                   show.visible == o.show.visible && show.hideSpecial == o.show.hideSpecial &&
+                   show.wordLevel == o.show.wordLevel && layer == o.layer && key == o.key &&
+                   scale.kind == o.scale.kind && scale.percentile == o.scale.percentile &&
+                   scale.ignoredKeys == o.scale.ignoredKeys;
+        }
+    };
+    MatrixKey m_matrixKey;
+    MapLane* m_mapLane = nullptr;
+    void refreshMatrix();
+    void showMatrix(ScaledMap scaled, const QStringList& rows, const QStringList& columns);
+    void selectMatrixRow();
     TextLinesView* m_lines = nullptr;
     TextCandidates* m_candidates = nullptr;
     QLabel* m_candidatesTitle = nullptr;

@@ -60,10 +60,10 @@ void HeatmapView::labelsChanged() {
     viewport()->update();
 }
 
-void HeatmapView::setMatrix(const RowMatrix& values) {
+void HeatmapView::setMatrix(RowMatrix&& values) {
     HeatmapScene& s = m_scene;
     const bool reshaped = values.rows() != s.values.rows() || values.cols() != s.values.cols();
-    s.values = values;
+    s.values = std::move(values);
     if (s.rowLabels.size() != rows()) s.rowLabels.clear();
     if (s.columnLabels.size() != columns()) s.columnLabels.clear();
     if (s.hasMask() && (s.mask.rows() != s.values.rows() || s.mask.cols() != s.values.cols()))
@@ -75,11 +75,10 @@ void HeatmapView::setMatrix(const RowMatrix& values) {
     dataChanged(reshaped);
 }
 
-void HeatmapView::setMatrix(const RowMatrix& values, const QStringList& rowLabels,
-                            const QStringList& columnLabels) {
+void HeatmapView::setMatrix(RowMatrix values, const QStringList& rowLabels, const QStringList& columnLabels) {
     m_scene.rowLabels = rowLabels;
     m_scene.columnLabels = columnLabels;
-    setMatrix(values);
+    setMatrix(std::move(values));
 }
 
 void HeatmapView::setRowLabels(const QStringList& labels) {

@@ -1,0 +1,60 @@
+#pragma once
+// MapLane: the Text page's matrix of a long text (its attention kept on demand, issue 40) made off the GUI
+// thread, on a lane of its own so that the worker's long jobs (every head's statistics, the grid's tiles)
+// never hold up a head switch: the head's map (TextDocument::makeMap), the shown form (words merged,
+// special tokens hidden: TextDocument::shape) and the sink-aware scale (scaleMap). The view keeps showing
+// the previous map meanwhile.
+//
+// The latest request wins: one map is made at a time, a newer request replaces one still waiting, and a
+// result reaches `done` (on the GUI thread) only if nothing was requested after it.
+//
+//   lane->request({run, folder, doc->showOptions(), layer, key, scale}, [this](MapLane::Result r) { … });
+//
+// Threading: request() and done on the GUI thread; the destructor waits for the map being made.
+
+#include "core/analysis/map_scale.h"
+#include "ui/text/text_document.h"
+
+#include <QObject>
+#include <QThreadPool>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace attnlens::ui {
+
+class MapLane : public QObject {
+    Q_OBJECT
+public:
+    struct Request {
+        std::shared_ptr<const TextRun> run;
+        std::shared_ptr<const TextFolder> folder;
+        TextDocument::ShowOptions show;
+        int layer = 0, key = 0; // key: a head ≥ 0 or −1 − a fusion (TextDocument::mapKey)
+        MapScale scale;
+    };
+    struct Result {
+        Request request;
+        RowMatrix tokens;          // the token-level map (for TextDocument::adoptMap)
+        QStringList rows, columns; // the shown labels
+        ScaledMap scaled;          // the shown values, scaled
+        std::string error;         // not empty: what went wrong (nothing else is set)
+    };
+
+    explicit MapLane(QObject* parent = nullptr);
+    ~MapLane() override;
+
+    void request(Request request, std::function<void(Result)> done);
+    // A request not answered yet (the view shows an older map).
+    bool pending() const { return m_pending; }
+    // Drops whatever was asked: no result arrives for it.
+    void cancel();
+
+private:
+    QThreadPool m_pool; // one thread
+    int m_generation = 0;
+    bool m_pending = false;
+};
+
+} // namespace attnlens::ui
