@@ -2,6 +2,7 @@
 // window from the pages in ui/, and runs it — for a user, or driven for a README screenshot or the UI
 // benchmark (gui_harness.h).
 
+#include "core/util/huge_pages.h"
 #include "gui_harness.h"
 #include "gui_options.h"
 #include "ui/render/heatmap_image.h"
@@ -35,6 +36,7 @@ QIcon appIcon() {
 } // namespace
 
 int main(int argc, char** argv) {
+    attnlens::useHugePages(argv); // 64 MB maps without 16 k page faults each (core/util/huge_pages.h)
     QApplication app(argc, argv);
     QApplication::setApplicationName("Attention Lens");
     QApplication::setOrganizationName("AttentionLens");

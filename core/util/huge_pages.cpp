@@ -1,0 +1,35 @@
+#include "core/util/huge_pages.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#if defined(__linux__) && defined(__GLIBC__)
+#include <unistd.h>
+#endif
+
+namespace attnlens {
+
+void useHugePages(char** argv) {
+#if defined(__linux__) && defined(__GLIBC__)
+    if (std::getenv("ATTNLENS_NO_HUGE_PAGES")) return;
+    const char* set = std::getenv("GLIBC_TUNABLES");
+    std::string tunables = set ? set : "";
+    if (tunables.find("glibc.malloc.hugetlb") != std::string::npos) return;
+    std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string modes;
+    if (!std::getline(thp, modes) || modes.find("[never]") != std::string::npos) return;
+    tunables += std::string(tunables.empty() ? "" : ":") + "glibc.malloc.hugetlb=1";
+    if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
+    execv("/proc/self/exe", argv);
+    // still here: the program goes on as it was started
+    if (set)
+        setenv("GLIBC_TUNABLES", set, 1);
+    else
+        unsetenv("GLIBC_TUNABLES");
+#else
+    (void)argv;
+#endif
+}
+
+} // namespace attnlens
