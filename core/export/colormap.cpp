@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <vector>
 
 namespace attnlens {
 
@@ -97,6 +98,70 @@ float scaleValueAt(float t, float lo, float hi, ColorScale scale) {
     return lo + t * (hi - lo);
 }
 
+namespace {
+
+// colorAt's 256 colours, looked up per cell (a 4 096² map: 16.7 M cells)
+std::array<Rgb, 256> paletteOf(ColorMap map) {
+    std::array<Rgb, 256> palette;
+    for (int i = 0; i < 256; ++i)
+        palette[size_t(i)] = colorAt(map, static_cast<float>(i) / 255.0f);
+    return palette;
+}
+
+// Each value's palette index: colorAt's rounding of scalePosition clamped to [0, 1] (NaN: 0), with the log
+// scale's logarithms of lo and hi taken once (the same arithmetic). The linear rule is a plain loop the
+// compiler vectorises.
+class PaletteIndex {
+public:
+    PaletteIndex(float lo, float hi, ColorScale scale)
+        : m_lo(lo), m_hi(hi), m_log(scale == ColorScale::Log), m_span(hi > lo ? hi - lo : 1.0f) {
+        m_logLo = m_log ? logLow(lo, hi) : lo;
+        m_lnLo = std::log(m_logLo);
+        m_lnSpan = std::log(hi) - m_lnLo;
+    }
+    void row(const float* v, int64_t n, int32_t* out) const {
+        if (!m_log) {
+            for (int64_t i = 0; i < n; ++i) {
+                const float t = (v[i] - m_lo) / m_span;
+                const float x = (t > 0.0f ? (t < 1.0f ? t : 1.0f) : 0.0f) * 255.0f; // NaN → 0
+                const auto whole = static_cast<int32_t>(x);                         // roundNonNegative
+                out[i] = whole + (x - static_cast<float>(whole) >= 0.5f ? 1 : 0);
+            }
+            return;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+            float t = !(m_hi > m_logLo) ? 0.0f
+                      : v[i] <= m_logLo ? 0.0f
+                                        : (std::log(v[i]) - m_lnLo) / m_lnSpan;
+            if (std::isnan(t)) t = 0.0f;
+            out[i] = roundNonNegative(std::clamp(t, 0.0f, 1.0f) * 255.0f);
+        }
+    }
+
+private:
+    float m_lo, m_hi;
+    bool m_log;
+    float m_span, m_logLo, m_lnLo, m_lnSpan;
+};
+
+} // namespace
+
+void renderHeatmapArgb(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo, float hi,
+                       ColorScale scale, uint32_t* pixels, int64_t stride) {
+    std::array<uint32_t, 256> argb;
+    const std::array<Rgb, 256> palette = paletteOf(map);
+    for (size_t i = 0; i < 256; ++i)
+        argb[i] = 0xff000000u | uint32_t(palette[i].r) << 16 | uint32_t(palette[i].g) << 8 | palette[i].b;
+    const PaletteIndex index(lo, hi, scale);
+    std::vector<int32_t> indices(static_cast<size_t>(values.cols()));
+    for (Eigen::Index r = 0; values.cols() > 0 && r < values.rows(); ++r) {
+        index.row(values.data() + r * values.outerStride(), values.cols(), indices.data());
+        uint32_t* line = pixels + r * stride;
+        for (Eigen::Index c = 0; c < values.cols(); ++c)
+            line[c] = argb[size_t(indices[size_t(c)])];
+    }
+}
+
 RgbImage renderHeatmap(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo, float hi, int cell,
                        ColorScale scale) {
     if (cell < 1) throw Error("renderHeatmap: cell size must be at least 1");
@@ -108,23 +173,13 @@ RgbImage renderHeatmap(const Eigen::Ref<const RowMatrix>& values, ColorMap map, 
     image.width = static_cast<int>(values.cols()) * cell;
     image.height = static_cast<int>(values.rows()) * cell;
     image.pixels.resize(static_cast<size_t>(image.width) * image.height * 3);
-    std::array<Rgb, 256> palette; // colorAt's 256 colours, looked up per cell (a 4 096² map: 16.7 M cells)
-    for (int i = 0; i < 256; ++i)
-        palette[size_t(i)] = colorAt(map, static_cast<float>(i) / 255.0f);
-    // scalePosition with the log scale's logarithms of lo and hi taken once (the same arithmetic)
-    const float logLo = scale == ColorScale::Log ? logLow(lo, hi) : lo;
-    const float lnLo = std::log(logLo), lnSpan = std::log(hi) - lnLo;
-    const auto position = [&](float v) {
-        if (scale != ColorScale::Log) return scalePosition(v, lo, hi, scale);
-        if (!(hi > logLo)) return 0.0f;
-        if (std::isnan(v)) return v;
-        return v <= logLo ? 0.0f : (std::log(v) - lnLo) / lnSpan;
-    };
-    for (Eigen::Index r = 0; r < values.rows(); ++r) {
+    const std::array<Rgb, 256> palette = paletteOf(map);
+    const PaletteIndex index(lo, hi, scale);
+    std::vector<int32_t> indices(static_cast<size_t>(values.cols()));
+    for (Eigen::Index r = 0; values.cols() > 0 && r < values.rows(); ++r) {
+        index.row(values.data() + r * values.outerStride(), values.cols(), indices.data());
         for (Eigen::Index c = 0; c < values.cols(); ++c) {
-            float t = position(values(r, c));
-            if (std::isnan(t)) t = 0.0f;
-            const Rgb rgb = palette[size_t(roundNonNegative(std::clamp(t, 0.0f, 1.0f) * 255.0f))];
+            const Rgb rgb = palette[size_t(indices[size_t(c)])];
             for (int dy = 0; dy < cell; ++dy) {
                 auto* p = &image.pixels[((static_cast<size_t>(r) * cell + dy) * image.width + c * cell) * 3];
                 for (int dx = 0; dx < cell; ++dx, p += 3) {

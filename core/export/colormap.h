@@ -63,5 +63,9 @@ float scaleValueAt(float t, float lo, float hi, ColorScale scale);
 // hi <= lo means "use the matrix's own min and max" (a constant matrix maps to 0).
 RgbImage renderHeatmap(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo = 0.0f,
                        float hi = 1.0f, int cell = 1, ColorScale scale = ColorScale::Linear);
+// The same colours, one pixel per cell, as 0xffRRGGBB words into `pixels` (rows `stride` words apart; what
+// Qt calls Format_RGB32), for a view that colours a 4 096² map on every head switch. lo < hi.
+void renderHeatmapArgb(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo, float hi,
+                       ColorScale scale, uint32_t* pixels, int64_t stride);
 
 } // namespace attnlens

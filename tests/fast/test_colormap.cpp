@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 using attnlens::ColorMap;
 using attnlens::Rgb;
@@ -141,6 +142,27 @@ private slots:
         const RowMatrix constant = RowMatrix::Constant(2, 2, 4.0f);
         const auto flat = attnlens::renderHeatmap(constant, ColorMap::Viridis, 1.0f, -1.0f, 1);
         QCOMPARE(flat.pixel(1, 1), (Rgb{68, 1, 84}));
+    }
+
+    // The view's 0xffRRGGBB colouring equals the exporters' RGB, linear and log, with NaN, ±∞ and values
+    // outside the range.
+    void argbEqualsRgb() {
+        RowMatrix v = RowMatrix::Random(37, 300).cwiseAbs();
+        v(0, 0) = std::numeric_limits<float>::quiet_NaN();
+        v(1, 1) = std::numeric_limits<float>::infinity();
+        v(2, 2) = -std::numeric_limits<float>::infinity();
+        v(3, 3) = 7.0f, v(4, 4) = -3.0f, v(5, 5) = 0.0f;
+        for (attnlens::ColorScale scale : {attnlens::ColorScale::Linear, attnlens::ColorScale::Log}) {
+            const attnlens::RgbImage rgb = attnlens::renderHeatmap(v, ColorMap::Magma, 0.01f, 0.9f, 1, scale);
+            std::vector<uint32_t> argb(size_t(v.size() + 5 * v.rows()));
+            attnlens::renderHeatmapArgb(v, ColorMap::Magma, 0.01f, 0.9f, scale, argb.data(), v.cols() + 5);
+            for (int r = 0; r < v.rows(); ++r)
+                for (int c = 0; c < v.cols(); ++c) {
+                    const attnlens::Rgb p = rgb.pixel(c, r);
+                    QCOMPARE(argb[size_t(r * (v.cols() + 5) + c)],
+                             0xff000000u | uint32_t(p.r) << 16 | uint32_t(p.g) << 8 | p.b);
+                }
+        }
     }
 
     void renderRejectsBadCell() {

@@ -84,6 +84,50 @@ int checkEveryLabelReachable(HeatmapView& view) {
 class TestHeatmapView : public QObject {
     Q_OBJECT
 private slots:
+    // Above 512 cells a side the scene keeps an overview of at most 256 px a side whose pixels take the
+    // largest unmasked value of their block: one hot cell of a 1 100 × 700 map stays visible in it.
+    void overviewKeepsBlockMaxima() {
+        attnlens::ui::HeatmapScene s;
+        s.values = RowMatrix::Constant(1100, 700, 0.1f);
+        s.values(1000, 333) = 1.0f;
+        s.mask = RowMatrix::Ones(1100, 700);
+        s.mask.block(0, 0, 5, 5).setZero(); // a whole block masked: the masked colour
+        s.values.block(0, 0, 5, 5).setConstant(1.0f);
+        s.updateImage();
+        QCOMPARE(s.overview.size(), QSize(140, 220)); // blocks of 5 × 5 (1 100 / 256 rounded up)
+        const QRgb hot = attnlens::ui::colorFor(ColorMap::Viridis, 1.0f).rgb();
+        const QRgb cold = attnlens::ui::colorFor(ColorMap::Viridis, 0.1f).rgb();
+        QCOMPARE(s.overview.pixel(333 / 5, 1000 / 5), hot);
+        QCOMPARE(s.overview.pixel(10, 10), cold);
+        QCOMPARE(s.overview.pixel(0, 0), attnlens::ui::heatmapMaskedColor().rgb());
+        QCOMPARE(s.image.pixel(333, 1000), hot);
+        s.values.resize(500, 500);
+        s.values.setZero();
+        s.mask.resize(0, 0);
+        s.updateImage();
+        QVERIFY(s.overview.isNull()); // small matrices draw their image
+    }
+
+    // A matrix coloured on a worker is shown as it came (its image not recoloured), with its range and
+    // labels.
+    void colouredMatrixTakenAsItCame() {
+        attnlens::ui::HeatmapScene s;
+        s.values = RowMatrix::Random(6, 6).cwiseAbs();
+        s.rowLabels = s.columnLabels = QStringList{"a", "b", "c", "d", "e", "f"};
+        s.lo = 0.2f, s.hi = 0.8f;
+        s.updateImage();
+        s.image.setPixel(0, 0, qRgb(1, 2, 3)); // a mark: recolouring would remove it
+        HeatmapView view;
+        view.setColouredMatrix(s);
+        QCOMPARE(view.scene().image.pixel(0, 0), qRgb(1, 2, 3));
+        QCOMPARE(view.displayRange(), std::make_pair(0.2f, 0.8f));
+        QCOMPARE(view.rowLabel(2), QStringLiteral("c"));
+        QVERIFY(view.matrix() == s.values);
+        s.colorMap = ColorMap::Magma; // another colour map than the view's: recoloured
+        view.setColouredMatrix(s);
+        QVERIFY(view.scene().image.pixel(0, 0) != qRgb(1, 2, 3));
+    }
+
     void heatmapImageMatchesCoreRenderer() {
         RowMatrix values(3, 4);           // [rows, cols]
         values << 0.0f, 0.1f, 0.5f, 1.0f, //

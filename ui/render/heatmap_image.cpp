@@ -6,6 +6,13 @@ namespace attnlens::ui {
 
 QImage heatmapImage(const Eigen::Ref<const RowMatrix>& values, ColorMap map, float lo, float hi, int cell,
                     ColorScale scale) {
+    if (cell == 1 && hi > lo) { // straight into the format QPainter draws fastest
+        QImage image(static_cast<int>(values.cols()), static_cast<int>(values.rows()), QImage::Format_RGB32);
+        if (image.isNull()) return {};
+        renderHeatmapArgb(values, map, lo, hi, scale, reinterpret_cast<uint32_t*>(image.bits()),
+                          image.bytesPerLine() / 4);
+        return image;
+    }
     const RgbImage rgb = renderHeatmap(values, map, lo, hi, cell, scale);
     if (rgb.width == 0 || rgb.height == 0) return {};
     // RgbImage rows are tightly packed (3·width bytes); wrap, then convert (deep copy) to RGB32,

@@ -283,7 +283,7 @@ void paintHeatmapOverview(QPainter& p, const HeatmapScene& s, const HeatmapLayou
     p.save();
     p.setRenderHint(QPainter::SmoothPixmapTransform, true);
     p.fillRect(where.adjusted(-3, -3, 3, 3), style.background);
-    p.drawImage(where, s.image);
+    p.drawImage(where, s.overview.isNull() ? s.image : s.overview);
     // The visible part, in matrix coordinates scaled to the overview.
     const double sx = where.width() / static_cast<double>(s.columns() * l.cw);
     const double sy = where.height() / static_cast<double>(s.rows() * l.ch);

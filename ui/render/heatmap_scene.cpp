@@ -56,19 +56,72 @@ QString HeatmapScene::formatValue(int row, int col) const {
     return withMinusSign(text);
 }
 
-void HeatmapScene::updateImage() {
-    if (empty()) {
-        image = QImage();
+namespace {
+
+constexpr int kOverviewAbove = 512, kOverviewSide = 256;
+
+// Block maxima of the unmasked values (−∞ where a whole block is masked), at most kOverviewSide a side.
+RowMatrix blockMaxima(const HeatmapScene& s) {
+    const int by = (s.rows() + kOverviewSide - 1) / kOverviewSide;
+    const int bx = (s.columns() + kOverviewSide - 1) / kOverviewSide;
+    const int side = std::max(by, bx); // square blocks: the overview keeps the matrix's aspect
+    RowMatrix out = RowMatrix::Constant((s.rows() + side - 1) / side, (s.columns() + side - 1) / side,
+                                        -std::numeric_limits<float>::infinity());
+    const float lowest = -std::numeric_limits<float>::infinity();
+    for (int r = 0; r < s.rows(); ++r) {
+        const auto v = s.values.row(r).array();
+        for (int b = 0, c = 0; c < s.columns(); ++b, c += side) {
+            const int w = std::min(side, s.columns() - c);
+            const float m =
+                s.hasMask()
+                    ? (s.mask.row(r).segment(c, w).array() != 0.0f).select(v.segment(c, w), lowest).maxCoeff()
+                    : v.segment(c, w).maxCoeff();
+            out(r / side, b) = std::max(out(r / side, b), m);
+        }
+    }
+    return out;
+}
+
+void paintMasked(QImage& image, const RowMatrix& keep) {
+    const QRgb masked = heatmapMaskedColor().rgb();
+    for (int r = 0; r < image.height(); ++r) {
+        auto* line = reinterpret_cast<QRgb*>(image.scanLine(r));
+        for (int c = 0; c < image.width(); ++c)
+            if (keep(r, c) == 0.0f) line[c] = masked;
+    }
+}
+
+// values into `image` (reused when it has their shape), one pixel per cell.
+void colour(QImage& image, const RowMatrix& values, ColorMap map, float lo, float hi, ColorScale scale) {
+    if (!(hi > lo)) { // the matrix's own range (renderHeatmap's rule)
+        image = heatmapImage(values, map, lo, hi, 1, scale);
         return;
     }
-    image = heatmapImage(values, colorMap, lo, hi, 1, scale);
-    if (!hasMask()) return;
-    const QRgb masked = heatmapMaskedColor().rgb();
-    for (int r = 0; r < rows(); ++r) {
-        auto* line = reinterpret_cast<QRgb*>(image.scanLine(r));
-        for (int c = 0; c < columns(); ++c)
-            if (isMasked(r, c)) line[c] = masked;
+    const QSize size(static_cast<int>(values.cols()), static_cast<int>(values.rows()));
+    if (image.size() != size || image.format() != QImage::Format_RGB32)
+        image = QImage(size, QImage::Format_RGB32);
+    renderHeatmapArgb(values, map, lo, hi, scale, reinterpret_cast<uint32_t*>(image.bits()),
+                      image.bytesPerLine() / 4);
+}
+
+} // namespace
+
+void HeatmapScene::updateImage() {
+    if (empty()) {
+        image = overview = QImage();
+        return;
     }
+    colour(image, values, colorMap, lo, hi, scale);
+    if (hasMask()) paintMasked(image, mask);
+    if (rows() <= kOverviewAbove && columns() <= kOverviewAbove) {
+        overview = QImage();
+        return;
+    }
+    RowMatrix maxima = blockMaxima(*this);
+    const RowMatrix keep = maxima.unaryExpr([](float v) { return std::isinf(v) && v < 0 ? 0.0f : 1.0f; });
+    maxima = (keep.array() == 0.0f).select(RowMatrix::Constant(maxima.rows(), maxima.cols(), lo), maxima);
+    colour(overview, maxima, colorMap, lo, hi, scale);
+    if ((keep.array() == 0.0f).any()) paintMasked(overview, keep);
 }
 
 std::pair<float, float> HeatmapScene::autoRange() const {
@@ -122,18 +175,23 @@ HeatmapMetrics measureHeatmap(const HeatmapScene& scene, const QFont& font) {
         m.rowLabelWidth = std::max(m.rowLabelWidth, fm.horizontalAdvance(scene.rowLabel(r)));
     for (int c = 0; c < scene.columns(); ++c)
         m.columnLabelWidth = std::max(m.columnLabelWidth, fm.horizontalAdvance(scene.columnLabel(c)));
-    // With fixed decimals the widest text comes from the most negative or the largest value.
-    m.annotationSamples = {scene.maskedText};
-    float lo = 0.0f, hi = 0.0f;
-    for (Eigen::Index i = 0; i < scene.values.size(); ++i) {
-        const float v = scene.values.data()[i];
-        if (!std::isfinite(v) || std::abs(v) >= 1e4f) continue;
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
-    }
-    for (float v : {lo, hi})
-        m.annotationSamples.append(withMinusSign(QString::number(v, 'f', scene.decimals)));
+    m.annotationSamples = heatmapAnnotationSamples(scene);
     return m;
+}
+
+QStringList heatmapAnnotationSamples(const HeatmapScene& scene) {
+    // With fixed decimals the widest text comes from the most negative or the largest value.
+    QStringList samples = {scene.maskedText};
+    float lo = 0.0f, hi = 0.0f;
+    const float* v = scene.values.data();
+    for (Eigen::Index i = 0; i < scene.values.size(); ++i) {
+        const float x = std::abs(v[i]) < 1e4f ? v[i] : 0.0f; // NaN and ±∞ fail the test
+        lo = std::min(lo, x);
+        hi = std::max(hi, x);
+    }
+    for (float x : {lo, hi})
+        samples.append(withMinusSign(QString::number(x, 'f', scene.decimals)));
+    return samples;
 }
 
 // --- layout ----------------------------------------------------------------------------------

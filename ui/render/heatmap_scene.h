@@ -51,6 +51,9 @@ struct HeatmapScene {
     HeatmapCell marked;  // outlined cell
     HeatmapCell hovered; // thin outline, screen only
     QImage image;        // one pixel per cell, masked cells in heatmapMaskedColor(); see updateImage()
+    // Above 512 cells a side: the whole matrix at most 256 px a side, each pixel the colour of the largest
+    // unmasked value of its block (a sink column or a diagonal stays visible); else null (use `image`).
+    QImage overview;
 
     int rows() const { return static_cast<int>(values.rows()); }
     int columns() const { return static_cast<int>(values.cols()); }
@@ -62,7 +65,8 @@ struct HeatmapScene {
     QString columnLabel(int col) const;
     // Fixed decimals, a real minus sign, "-0.00" as "0.00", maskedText for masked cells.
     QString formatValue(int row, int col) const;
-    // Recomputes `image` from values, mask, colour map and range.
+    // Recomputes `image` (in place when the shape is unchanged) and `overview` from values, mask, colour map
+    // and range.
     void updateImage();
     // [lo, hi] of the finite unmasked cells; a constant matrix gets hi = lo + 1, an empty one [0, 1]. Log
     // scale: lo is the smallest positive cell (at least hi · 1e-6: zeros and underflow stay at the low end).
@@ -91,6 +95,8 @@ struct HeatmapMetrics {
     QStringList annotationSamples;               // the widest texts an annotation can have
 };
 HeatmapMetrics measureHeatmap(const HeatmapScene& scene, const QFont& font);
+// measureHeatmap's annotation samples alone (a view whose labels did not change keeps their widths).
+QStringList heatmapAnnotationSamples(const HeatmapScene& scene);
 
 struct HeatmapFrame {
     QSize area;          // the space to lay out in

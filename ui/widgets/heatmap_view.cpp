@@ -81,6 +81,22 @@ void HeatmapView::setMatrix(RowMatrix values, const QStringList& rowLabels, cons
     setMatrix(std::move(values));
 }
 
+void HeatmapView::setColouredMatrix(HeatmapScene coloured) {
+    const bool recolour =
+        coloured.colorMap != m_scene.colorMap || coloured.image.isNull() || !(coloured.hi > coloured.lo);
+    m_scene.rowLabels = std::move(coloured.rowLabels);
+    m_scene.columnLabels = std::move(coloured.columnLabels);
+    m_scene.mask = std::move(coloured.mask);
+    m_scene.scale = coloured.scale;
+    m_scene.image = std::move(coloured.image);
+    m_scene.overview = std::move(coloured.overview);
+    m_rangeMode = RangeMode::Fixed;
+    m_fixedLo = coloured.lo;
+    m_fixedHi = coloured.hi;
+    setMatrix(std::move(coloured.values)); // labels, mask and range kept, the image marked stale
+    m_imageStale = recolour;
+}
+
 void HeatmapView::setRowLabels(const QStringList& labels) {
     m_scene.rowLabels = labels.size() == rows() ? labels : QStringList();
     labelsChanged();
@@ -159,7 +175,16 @@ HeatmapStyle HeatmapView::style() const {
 }
 
 const HeatmapMetrics& HeatmapView::metrics() const {
-    if (!m_metrics) m_metrics = measureHeatmap(m_scene, font());
+    if (m_metrics) return *m_metrics;
+    MeasuredLabels& l = m_measured;
+    if (l.rowCount == rows() && l.columnCount == columns() && l.font == font() &&
+        l.rows == m_scene.rowLabels && l.columns == m_scene.columnLabels) {
+        m_metrics = HeatmapMetrics{l.rowWidth, l.columnWidth, heatmapAnnotationSamples(m_scene)};
+        return *m_metrics;
+    }
+    m_metrics = measureHeatmap(m_scene, font());
+    l = {m_scene.rowLabels,        m_scene.columnLabels,       rows(), columns(), font(),
+         m_metrics->rowLabelWidth, m_metrics->columnLabelWidth};
     return *m_metrics;
 }
 

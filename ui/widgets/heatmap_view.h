@@ -56,6 +56,11 @@ public:
     void setMatrix(const RowMatrix& values) { setMatrix(RowMatrix(values)); }
     void setMatrix(RowMatrix&& values); // moved in: no copy (a 4 096² map is 64 MB)
     void setMatrix(RowMatrix values, const QStringList& rowLabels, const QStringList& columnLabels);
+    // A matrix coloured elsewhere (a worker: a 4 096² map takes tens of ms to colour): `coloured`'s values,
+    // labels, mask, fixed range [lo, hi], scale, image and overview (HeatmapScene::updateImage, done) are
+    // taken as they are; the range mode becomes Fixed. Its image is recoloured here only if its colour map is
+    // not this view's.
+    void setColouredMatrix(HeatmapScene coloured);
     const RowMatrix& matrix() const { return m_scene.values; }
     int rows() const { return m_scene.rows(); }
     int columns() const { return m_scene.columns(); }
@@ -229,6 +234,15 @@ private:
     HeatmapScene m_scene;
     mutable bool m_imageStale = false;
     mutable std::optional<HeatmapMetrics> m_metrics; // measured on demand: layouts run on every mouse move
+    // The labels (and font) the label widths were measured for: a new matrix under the same labels (another
+    // head of 4 096 tokens) measures its values only.
+    struct MeasuredLabels {
+        QStringList rows, columns;
+        int rowCount = -1, columnCount = -1;
+        QFont font;
+        int rowWidth = 0, columnWidth = 0;
+    };
+    mutable MeasuredLabels m_measured;
     RangeMode m_rangeMode = RangeMode::Fixed;
     float m_fixedLo = 0.0f, m_fixedHi = 1.0f;
     int m_maxCell = 64;
