@@ -12,6 +12,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <tuple>
 
 using namespace attnlens;
 
@@ -67,6 +68,30 @@ private slots:
                                  MultiHeadAttention(q, k, v, o, heads, QueryScale::Scores, std::nullopt, 3));
         QVERIFY_THROWS_EXCEPTION(Error,
                                  MultiHeadAttention(q, k, v, o, heads, QueryScale::Scores, std::nullopt, 4));
+    }
+
+    // The causal path scores only the keys a query sees, in blocks of 256 rows: it equals the masked
+    // attention (causalMask: after a cached prefix, with a sliding window, grouped heads) over more than one
+    // block.
+    void causalBlocksEqualMaskedAttention() {
+        const int heads = 4, kvHeads = 2, hd = 8, d = heads * hd;
+        const MultiHeadAttention a(linear(d, d), linear(kvHeads * hd, d), linear(kvHeads * hd, d),
+                                   linear(d, d), heads, QueryScale::Scores, std::nullopt, kvHeads);
+        for (auto [n, past, window] : {std::tuple{600, 0, 0}, {300, 213, 0}, {530, 40, 97}, {1, 700, 0}}) {
+            RowMatrix q, k, v;
+            const RowMatrix x = RowMatrix::Random(past + n, d);
+            a.projectQuery(x.bottomRows(n), q);
+            a.projectKeyValue(x, k, v);
+            const RowMatrix mask = causalMask(n, past, window);
+            Tensor pc, pm;
+            const RowMatrix yc = a.attendHeadsCausal(q, k, v, past, window, &pc);
+            const RowMatrix ym = a.attendHeads(q, k, v, &mask, &pm);
+            QVERIFY(maxDiff(yc, ym) < 1e-6);
+            QVERIFY((pc.matrix() - pm.matrix()).cwiseAbs().maxCoeff() < 1e-6);
+            for (int64_t i = 0; i < n; ++i) // what a query cannot see weighs exactly 0
+                for (int64_t j = 0; j < past + n; ++j)
+                    if (mask(i, j) != 0.0f) QCOMPARE(pc.data()[(1 * n + i) * (past + n) + j], 0.0f);
+        }
     }
 
     void rotaryRotatesPairs() {

@@ -11,7 +11,7 @@ namespace texttest {
 inline const QString kPageData = QStringLiteral(ATTNLENS_TEST_DATA "/text");
 
 inline bool idle(const attnlens::ui::TextPage& page) {
-    return page.worker()->pendingJobs() == 0;
+    return page.worker()->pendingJobs() == 0 && !page.matrixPending();
 }
 
 } // namespace texttest

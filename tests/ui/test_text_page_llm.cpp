@@ -259,6 +259,20 @@ private slots:
         for (int l = 0; l < layers; ++l)
             for (int h = 0; h < heads; ++h)
                 QVERIFY(captured.document()->tokenMatrix(l, h) == onDemand.document()->tokenMatrix(l, h));
+        // The matrix view: the on-demand page's comes from its map lane, equal to the captured page's.
+        for (auto [l, h] : {std::pair{1, 2}, {0, -1}, {2, 0}}) {
+            for (TextPage* page : {&captured, &onDemand}) {
+                page->document()->setLayer(l);
+                page->document()->setHead(h);
+            }
+            QVERIFY(onDemand.matrixPending());
+            WAIT_UNTIL(!onDemand.matrixPending());
+            QVERIFY(onDemand.matrixView()->matrix().rows() == captured.document()->visibleTokens());
+            QVERIFY(
+                (captured.matrixView()->matrix() - onDemand.matrixView()->matrix()).cwiseAbs().maxCoeff() <
+                1e-6f);
+            QVERIFY(captured.matrixView()->scene().image == onDemand.matrixView()->scene().image);
+        }
         captured.document()->setHead(-1);
         onDemand.document()->setHead(-1);
         QVERIFY((captured.document()->tokenMatrix(1, -1) - onDemand.document()->tokenMatrix(1, -1))

@@ -12,13 +12,22 @@ MapLane::Result make(const MapLane::Request& r) {
     MapLane::Result out;
     out.request = r;
     try {
-        out.tokens = TextDocument::makeMap(*r.run, r.folder->heads(), r.show.visible, r.layer, r.key);
-        TextDocument::Shown shown = TextDocument::shape(out.tokens, *r.run, *r.folder, r.show);
-        out.rows = std::move(shown.rows);
-        out.columns = std::move(shown.columns);
-        out.scaled = scaleMap(std::move(shown.values), r.scale);
+        TextDocument::Shown shown = TextDocument::shape(
+            TextDocument::makeMap(*r.run, r.folder->heads(), r.show.visible, r.layer, r.key), *r.run,
+            *r.folder, r.show);
+        ScaledMap scaled = scaleMap(std::move(shown.values), r.scale);
+        HeatmapScene& s = out.scene;
+        s.values = std::move(scaled.values);
+        s.mask = std::move(scaled.keep);
+        s.rowLabels = std::move(shown.rows);
+        s.columnLabels = std::move(shown.columns);
+        s.lo = scaled.lo;
+        s.hi = scaled.hi;
+        s.scale = scaled.colorScale;
+        s.colorMap = r.colorMap;
+        s.updateImage();
     } catch (const std::exception& e) {
-        out = MapLane::Result{r, {}, {}, {}, {}, e.what()};
+        out = MapLane::Result{r, {}, e.what()};
     }
     return out;
 }

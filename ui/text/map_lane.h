@@ -2,17 +2,20 @@
 // MapLane: the Text page's matrix of a long text (its attention kept on demand, issue 40) made off the GUI
 // thread, on a lane of its own so that the worker's long jobs (every head's statistics, the grid's tiles)
 // never hold up a head switch: the head's map (TextDocument::makeMap), the shown form (words merged,
-// special tokens hidden: TextDocument::shape) and the sink-aware scale (scaleMap). The view keeps showing
-// the previous map meanwhile.
+// special tokens hidden: TextDocument::shape), the sink-aware scale (scaleMap) and the colours
+// (HeatmapScene::updateImage), ready for HeatmapView::setColouredMatrix. The view keeps showing the previous
+// map meanwhile.
 //
 // The latest request wins: one map is made at a time, a newer request replaces one still waiting, and a
 // result reaches `done` (on the GUI thread) only if nothing was requested after it.
 //
-//   lane->request({run, folder, doc->showOptions(), layer, key, scale}, [this](MapLane::Result r) { … });
+//   lane->request({run, folder, doc->showOptions(), layer, key, scale, view->colorMap()},
+//                 [this](MapLane::Result r) { view->setColouredMatrix(std::move(r.scene)); });
 //
 // Threading: request() and done on the GUI thread; the destructor waits for the map being made.
 
 #include "core/analysis/map_scale.h"
+#include "ui/render/heatmap_scene.h"
 #include "ui/text/text_document.h"
 
 #include <QObject>
@@ -33,13 +36,12 @@ public:
         TextDocument::ShowOptions show;
         int layer = 0, key = 0; // key: a head ≥ 0 or −1 − a fusion (TextDocument::mapKey)
         MapScale scale;
+        ColorMap colorMap = ColorMap::Viridis;
     };
     struct Result {
         Request request;
-        RowMatrix tokens;          // the token-level map (for TextDocument::adoptMap)
-        QStringList rows, columns; // the shown labels
-        ScaledMap scaled;          // the shown values, scaled
-        std::string error;         // not empty: what went wrong (nothing else is set)
+        HeatmapScene scene; // values as shown, labels, mask, range, scale, image and overview
+        std::string error;  // not empty: what went wrong (nothing else is set)
     };
 
     explicit MapLane(QObject* parent = nullptr);

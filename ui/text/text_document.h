@@ -127,13 +127,10 @@ public:
     // -------------------------------------- Which map tokenMatrix(layer(), head()) reads: head ≥ 0, or −1 −
     // the fusion.
     int mapKey() const { return m_selection.heads.head >= 0 ? m_selection.heads.head : -1 - int(fusion()); }
-    // That map of an on-demand run is kept (tokenMatrix() would not have to make it).
-    bool hasMap(int layer, int key) const;
     // Head `key` (≥ 0) or −1 − a fusion of `layer` of `run` over its first `visible` tokens. Pure: any
     // thread.
     static RowMatrix makeMap(const TextRun& run, int heads, int visible, int layer, int key);
-    // A map made elsewhere for this run and step: kept as tokenMatrix() would have kept it.
-    void adoptMap(int layer, int key, int visible, RowMatrix map) const;
+
     // The ten most likely next tokens after the visible ones (GPT-2; the next step takes the first). Empty
     // for BERT.
     std::vector<TextCandidate> stepCandidates() const;
@@ -159,6 +156,8 @@ private:
     };
     mutable std::vector<CachedMap> m_maps;
     const RowMatrix& cachedHead(int layer, int head) const; // makes it if not kept
+    bool hasMap(int layer, int key) const;
+    void adoptMap(int layer, int key, int visible, RowMatrix map) const;
 };
 
 } // namespace attnlens::ui

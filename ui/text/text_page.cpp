@@ -512,18 +512,17 @@ void TextPage::refreshMatrix() {
             TextDocument::Shown shown = m_doc->shown();
             showMatrix(scaleMap(std::move(shown.values), key.scale), shown.rows, shown.columns);
         } else {
-            m_mapLane->request({m_doc->run(), m_doc->model(), key.show, key.layer, key.key, key.scale},
-                               [this](MapLane::Result r) {
-                                   if (!r.error.empty()) {
-                                       m_matrixKey = {};
-                                       showStatus(QString::fromStdString(r.error), true);
-                                       return;
-                                   }
-                                   m_doc->adoptMap(r.request.layer, r.request.key, r.request.show.visible,
-                                                   std::move(r.tokens));
-                                   showMatrix(std::move(r.scaled), r.rows, r.columns);
-                                   selectMatrixRow();
-                               });
+            m_mapLane->request(
+                {m_doc->run(), m_doc->model(), key.show, key.layer, key.key, key.scale, m_matrix->colorMap()},
+                [this](MapLane::Result r) {
+                    if (!r.error.empty()) {
+                        m_matrixKey = {};
+                        showStatus(QString::fromStdString(r.error), true);
+                        return;
+                    }
+                    m_matrix->setColouredMatrix(std::move(r.scene));
+                    selectMatrixRow();
+                });
         }
     }
     selectMatrixRow();
