@@ -54,6 +54,41 @@ void grab(QWidget& w, const char* name) {
 class TestTextPage : public QObject {
     Q_OBJECT
 private slots:
+    // The text line lays out its tokens once per text and width, wraps at token boundaries and after a line
+    // break, and marks the hovered token.
+    void tokenTextViewWraps() {
+        TokenTextView view;
+        const QFontMetrics fm(view.font());
+        const QStringList texts{"Hello", " world", ",\n", "next", " line", " again"};
+        view.setTokens(texts, 4, true, QStringLiteral("tokens:"));
+        QFont bold = view.font();
+        bold.setBold(true);
+        view.resize(QFontMetrics(bold).horizontalAdvance("tokens: ") + fm.horizontalAdvance("Hello world, ") +
+                        2,
+                    100);
+        QCOMPARE(view.plainText(), QStringLiteral("tokens: Hello world,\nnext line again"));
+        QCOMPARE(view.tokenRect(0).top(), 0);
+        QCOMPARE(view.tokenRect(2).top(), 0);                // fits on the first line
+        QCOMPARE(view.tokenRect(3).top(), fm.lineSpacing()); // after the line break
+        QVERIFY(view.tokenRect(1).left() == view.tokenRect(0).right() + 1);
+        const int narrow = fm.horizontalAdvance("next line") + 2; // " again" wraps
+        QCOMPARE(view.heightForWidth(narrow) > view.heightForWidth(view.width()), true);
+        view.resize(narrow, 100);
+        for (int i = 0; i < texts.size(); ++i) { // within the width, line after line
+            QVERIFY(view.tokenRect(i).right() < narrow || view.tokenRect(i).left() == 0);
+            if (i > 0) QVERIFY(view.tokenRect(i).top() >= view.tokenRect(i - 1).top());
+        }
+        QCOMPARE(view.tokenRect(5).left(), 0); // " again" no longer fits after "next line"
+        QCOMPARE(view.tokenRect(4).top(), view.tokenRect(3).top());
+        view.setHovered(4);
+        QCOMPARE(view.hovered(), 4);
+        view.setHovered(99);
+        QCOMPARE(view.hovered(), -1);
+        QVERIFY(view.tokenRect(6).isEmpty());
+        view.clear();
+        QCOMPARE(view.heightForWidth(200), 0);
+    }
+
     void bertRunAndMaskPredictions() {
         TextPage page(nullptr, kData + "/bert-mlm");
         WAIT_UNTIL(idle(page) && page.document()->hasModel());
@@ -133,10 +168,12 @@ private slots:
         // line.
         emit page.matrixView()->cellHovered(2, 0);
         QCOMPARE(page.document()->focusToken(), 2);
-        QVERIFY(page.findChild<QLabel*>("output")->text().contains("background:"));
+        auto* line = page.findChild<TokenTextView*>("output");
+        QCOMPARE(line->hovered(), 2);
+        QCOMPARE(line->tokens().size(), page.document()->visibleTokens());
         emit page.matrixView()->cellHovered(-1, -1);
         QCOMPARE(page.document()->hoveredToken(), -1);
-        QVERIFY(!page.findChild<QLabel*>("output")->text().contains("background:"));
+        QCOMPARE(line->hovered(), -1);
         // Words: pieces without a leading space join the word before.
         page.document()->setWordLevel(true);
         QVERIFY(page.document()->shown().values.rows() < p + 6);
@@ -266,14 +303,14 @@ private slots:
         QCOMPARE(page.message(), QString());
         // Too long for the model's 64 positions: one message, nothing else changes — not even where the
         // page's controls are (the banner floats; it used to push everything below it down).
-        const QRect output = page.findChild<QLabel*>("output")->geometry();
+        const QRect output = page.findChild<QWidget*>("output")->geometry();
         page.setText(QString("word ").repeated(80));
         page.setNewTokens(0);
         page.runText();
         WAIT_UNTIL(idle(page) && failed.count() == 2);
         QVERIFY2(page.message().contains("too long"), qPrintable(page.message()));
         QTest::qWait(50);
-        QCOMPARE(page.findChild<QLabel*>("output")->geometry(), output);
+        QCOMPARE(page.findChild<QWidget*>("output")->geometry(), output);
         // The next run that succeeds clears it (it stayed for ever).
         page.setText(QStringLiteral("The cat"));
         page.runText();

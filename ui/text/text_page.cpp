@@ -80,11 +80,8 @@ TextPage::TextPage(QWidget* parent, const QString& modelDir)
     QWidget* bar = buildTopBar();
     layout->addWidget(bar);
     messageLine()->setAnchor(bar); // floats over the page below the bar: showing it moves nothing
-    m_output = new QLabel(this);
+    m_output = new TokenTextView(this);
     m_output->setObjectName(QStringLiteral("output"));
-    m_output->setWordWrap(true);
-    m_output->setTextFormat(Qt::RichText);
-    m_output->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     // A long text scrolls in at most six lines: the views keep the page.
     auto* outputScroll = new OutputScroll(this);
     outputScroll->setObjectName(QStringLiteral("outputScroll"));
@@ -104,7 +101,7 @@ TextPage::TextPage(QWidget* parent, const QString& modelDir)
     connect(m_doc, &TextDocument::selectionChanged, this, &TextPage::refresh);
     connect(m_doc, &TextDocument::modelChanged, this, &TextPage::syncControls);
     connect(m_doc, &TextDocument::hoverChanged, this, [this] {
-        refreshOutput();
+        m_output->setHovered(hoveredInOutput());
         m_lines->update();
     });
     connect(worker(), &InferenceWorker::busyChanged, this, [this](bool) { syncControls(); });
@@ -600,26 +597,21 @@ void TextPage::refreshModelGrid() {
 // The text so far: the prompt, then the generated tokens up to the step (the newest underlined); the token
 // under the pointer in a view is highlighted (token rows only: with words merged or tokens hidden the rows
 // are not tokens).
+// The token the text line marks: the hovered row when rows are tokens (not merged words, none hidden).
+int TextPage::hoveredInOutput() const {
+    return m_doc->wordLevel() || m_doc->hideSpecial() ? -1 : m_doc->hoveredToken();
+}
+
 void TextPage::refreshOutput() {
     const auto& run = m_doc->run();
     if (!run) return m_output->clear();
-    const int hovered = m_doc->wordLevel() || m_doc->hideSpecial() ? -1 : m_doc->hoveredToken();
-    QString out = m_doc->model()->decoderOnly() ? QString() : QStringLiteral("<b>tokens:</b> ");
-    for (int i = 0; i < m_doc->visibleTokens(); ++i) {
-        QString t =
-            (m_doc->model()->piecesCarrySpaces() ? QString::fromStdString(run->texts[size_t(i)])
-                                                 : QString::fromStdString(run->tokens[size_t(i)]) + " ")
-                .toHtmlEscaped();
-        if (i >= run->promptLength)
-            t = QStringLiteral("<span style='color:%1'>%2</span>")
-                    .arg(palette().highlight().color().name(), t);
-        if (i == m_doc->visibleTokens() - 1 && i >= run->promptLength) t = "<u>" + t + "</u>";
-        if (i == hovered)
-            t = QStringLiteral("<span style='background:%1'>%2</span>")
-                    .arg(mixColors(palette().base().color(), palette().highlight().color(), 0.35).name(), t);
-        out += t;
-    }
-    m_output->setText(out);
+    QStringList texts;
+    for (int i = 0; i < m_doc->visibleTokens(); ++i)
+        texts << (m_doc->model()->piecesCarrySpaces() ? QString::fromStdString(run->texts[size_t(i)])
+                                                      : QString::fromStdString(run->tokens[size_t(i)]) + " ");
+    m_output->setTokens(texts, run->promptLength, true,
+                        m_doc->model()->decoderOnly() ? QString() : tr("tokens:"));
+    m_output->setHovered(hoveredInOutput());
     if (auto* scroll = static_cast<OutputScroll*>(m_output->parentWidget()->parentWidget())) scroll->fit();
 }
 

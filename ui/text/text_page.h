@@ -19,6 +19,7 @@
 #include "ui/text/map_lane.h"
 #include "ui/text/text_candidates.h"
 #include "ui/text/text_document.h"
+#include "ui/text/token_text_view.h"
 
 #include <QWidget>
 
@@ -105,6 +106,7 @@ private:
     QWidget* buildViews();
     void refresh();
     void refreshOutput();
+    int hoveredInOutput() const;
     void syncControls();
     void showStatus(const QString& text, bool error = false);
     void generateMore(int count);
@@ -126,7 +128,7 @@ private:
     QCheckBox* m_hideSpecial = nullptr;
     MapScaleBox* m_scale = nullptr;
     QLabel* m_modelLabel = nullptr;
-    QLabel* m_output = nullptr;
+    TokenTextView* m_output = nullptr; // the tokens, one line that wraps
     QLabel* m_status = nullptr;
     QTabWidget* m_tabs = nullptr;
     HeatmapView* m_matrix = nullptr;
