@@ -5,6 +5,7 @@
 #include "core/io/model_folder.h"
 #include "core/util/huge_pages.h"
 
+#include <algorithm>
 #include <exception>
 #include <iostream>
 
@@ -46,8 +47,14 @@ void printCommandHelp(const std::string& name, const cli::Command& cmd) {
 } // namespace
 
 int main(int argc, char** argv) {
-    attnlens::useHugePages(argv); // 64 MB maps without 16 k page faults each (core/util/huge_pages.h)
     std::vector<std::string> args(argv + 1, argv + argc);
+    // 64 MB maps without 16 k page faults each (core/util/huge_pages.h); not for help and version (the
+    // re-execution costs a second start, ~0.1-0.3 s here)
+    const bool help = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+        return a == "--help" || a == "-h" || a == "help" || a == "--version" || a == "-V";
+    });
+    if (!args.empty() && !help) attnlens::useHugePages(argv);
+    attnlens::keepLargeBuffers();
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
         printUsage(args.empty() ? std::cerr : std::cout);
         return args.empty() ? 2 : 0;

@@ -37,6 +37,7 @@ QIcon appIcon() {
 
 int main(int argc, char** argv) {
     attnlens::useHugePages(argv); // 64 MB maps without 16 k page faults each (core/util/huge_pages.h)
+    attnlens::keepLargeBuffers();
     QApplication app(argc, argv);
     QApplication::setApplicationName("Attention Lens");
     QApplication::setOrganizationName("AttentionLens");

@@ -5,6 +5,7 @@
 #include <string>
 
 #if defined(__linux__) && defined(__GLIBC__)
+#include <malloc.h>
 #include <unistd.h>
 #endif
 
@@ -29,6 +30,14 @@ void useHugePages(char** argv) {
         unsetenv("GLIBC_TUNABLES");
 #else
     (void)argv;
+#endif
+}
+
+void keepLargeBuffers() {
+#if defined(__linux__) && defined(__GLIBC__)
+    mallopt(M_ARENA_MAX, 1);
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
 #endif
 }
 
