@@ -10,7 +10,6 @@ namespace {
 
 MapLane::Result make(const MapLane::Request& r) {
     MapLane::Result out;
-    out.request = r;
     try {
         TextDocument::Shown shown = TextDocument::shape(
             TextDocument::makeMap(*r.run, r.folder->heads(), r.show.visible, r.layer, r.key), *r.run,
@@ -27,7 +26,7 @@ MapLane::Result make(const MapLane::Request& r) {
         s.colorMap = r.colorMap;
         s.updateImage();
     } catch (const std::exception& e) {
-        out = MapLane::Result{r, {}, e.what()};
+        out = MapLane::Result{{}, e.what()};
     }
     return out;
 }

@@ -39,7 +39,6 @@ public:
         ColorMap colorMap = ColorMap::Viridis;
     };
     struct Result {
-        Request request;
         HeatmapScene scene; // values as shown, labels, mask, range, scale, image and overview
         std::string error;  // not empty: what went wrong (nothing else is set)
     };

@@ -213,25 +213,13 @@ RowMatrix TextDocument::makeMap(const TextRun& run, int heads, int visible, int 
                      [&](int h) { return visibleHead(run, visible, layer, h); });
 }
 
-bool TextDocument::hasMap(int layer, int key) const {
-    const int visible = visibleTokens();
-    return std::any_of(m_maps.begin(), m_maps.end(), [&](const CachedMap& c) {
-        return c.layer == layer && c.head == key && c.visible == visible;
-    });
-}
-
-void TextDocument::adoptMap(int layer, int key, int visible, RowMatrix map) const {
-    if (!onDemand() || visible != visibleTokens() || hasMap(layer, key)) return;
-    constexpr size_t kKept = 4; // a few maps of a long text (64 MB each at 4 096 tokens)
-    if (m_maps.size() >= kKept) m_maps.erase(m_maps.begin());
-    m_maps.push_back({layer, key, visible, std::move(map)});
-}
-
 const RowMatrix& TextDocument::cachedHead(int layer, int head) const {
     const int visible = visibleTokens();
     for (const CachedMap& c : m_maps)
         if (c.layer == layer && c.head == head && c.visible == visible) return c.map;
-    adoptMap(layer, head, visible, makeMap(*m_run, m_folder->heads(), visible, layer, head));
+    constexpr size_t kKept = 4; // a few maps of a long text (64 MB each at 4 096 tokens)
+    if (m_maps.size() >= kKept) m_maps.erase(m_maps.begin());
+    m_maps.push_back({layer, head, visible, makeMap(*m_run, m_folder->heads(), visible, layer, head)});
     return m_maps.back().map;
 }
 

@@ -156,8 +156,6 @@ private:
     };
     mutable std::vector<CachedMap> m_maps;
     const RowMatrix& cachedHead(int layer, int head) const; // makes it if not kept
-    bool hasMap(int layer, int key) const;
-    void adoptMap(int layer, int key, int visible, RowMatrix map) const;
 };
 
 } // namespace attnlens::ui
