@@ -10,11 +10,14 @@
 #include "ui/translate/translate_page.h"
 #include "ui/vision/vision_document.h"
 #include "ui/vision/vision_page.h"
+#include "ui/widgets/heatmap_find.h"
+#include "ui/widgets/heatmap_view.h"
 #include "ui_bench.h"
 
 #include <QApplication>
 #include <QTimer>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -58,9 +61,29 @@ void fail(const QString& message) {
     QApplication::exit(2);
 }
 
-// Grabs the window (or the --grab widget) after the layouts settle and every view painted once.
-void grabLater(MainWindow& window, const GuiOptions& o) {
-    QTimer::singleShot(300, &window, [&window, o] {
+// The Text page computes its matrix on a lane after the run: whether it is still on its way.
+bool textMapPending(const MainWindow& window) {
+    const auto pages = window.findChildren<TextPage*>();
+    return std::any_of(pages.begin(), pages.end(), [](const TextPage* p) { return p->matrixPending(); });
+}
+
+// --find: the Text page's matrix has its find bar opened on the text, once. True when it was opened now.
+bool findOnce(const MainWindow& window, const GuiOptions& o) {
+    auto* page = o.page == GuiPage::Text ? window.findChild<TextPage*>() : nullptr;
+    auto* matrix = page ? page->findChild<HeatmapView*>(QStringLiteral("matrix")) : nullptr;
+    if (o.find.isEmpty() || matrix == nullptr || matrix->findBar()->isVisible()) return false;
+    matrix->findBar()->open();
+    if (!matrix->findBar()->find(o.find))
+        std::fprintf(stderr, "warning: --find %s: no token matches\n", qPrintable(o.find));
+    return true;
+}
+
+// Grabs the window (or the --grab widget) after the layouts settle, every view painted once, the Text page's
+// matrix arrived (at most --wait more) and --find was shown.
+void grabLater(MainWindow& window, const GuiOptions& o, int waited = 0) {
+    QTimer::singleShot(300, &window, [&window, o, waited] {
+        if (waited < o.waitSeconds * 1000 && (textMapPending(window) || findOnce(window, o)))
+            return grabLater(window, o, waited + 300);
         QWidget* target =
             o.grab.isEmpty() ? static_cast<QWidget*>(&window) : window.findChild<QWidget*>(o.grab);
         if (target == nullptr) return fail(QStringLiteral("--grab %1: no such widget").arg(o.grab));

@@ -37,6 +37,7 @@ QList<QCommandLineOption> guiOptionList() {
         option("beam-node", "Translate: show this beam tree node.", "N"),
         option("layer", "Translate, Vision, Text: the layer shown, from 0.", "L"),
         option("head", "Translate, Vision, Text: the head shown, from 0, or mean / max.", "H"),
+        option("find", "Text: find this token in the matrix (Ctrl+F) and show its first match.", "TEXT"),
         option("query", "Vision: cls or ROW,COL[;ROW,COL…]. Diffusion: ROW,COL or ROW,COL:ROW,COL.", "QUERY"),
         option("key-side", "Vision, Diffusion: show who attends to the query."),
         option("image", "Vision: image to open.", "PATH"),
@@ -77,6 +78,7 @@ QString parseShellOptions(const Parsed& a, GuiOptions& o) {
     o.grab = a.v("grab");
     o.layer = a.v("layer");
     o.head = a.v("head");
+    o.find = a.v("find");
     if (a.set("wait")) {
         o.waitSeconds = a.v("wait").toInt(&ok);
         if (!ok || o.waitSeconds < 1)

@@ -38,7 +38,8 @@ struct GuiOptions {
     QString grab;
     int waitSeconds = 60; // --screenshot: the longest wait for the page's run
     QString layer,
-        head; // --layer, --head as typed (the Text page reads them; the others' scripts parse them)
+        head;     // --layer, --head as typed (the Text page reads them; the others' scripts parse them)
+    QString find; // Text: the matrix's find bar opened on this text, its first match shown
     bool benchUi = false;
     int repeats = 10;
     TranslateScript translate;

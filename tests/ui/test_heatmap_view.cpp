@@ -6,11 +6,14 @@
 #include "ui/render/heatmap_image.h"
 #include "ui/render/heatmap_scene.h"
 #include "ui/vision/map_grid_view.h"
+#include "ui/widgets/heatmap_find.h"
 #include "ui/widgets/heatmap_view.h"
 
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QLabel>
+#include <QLineEdit>
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -106,6 +109,70 @@ private slots:
         s.mask.resize(0, 0);
         s.updateImage();
         QVERIFY(s.overview.isNull()); // small matrices draw their image
+    }
+
+    // Finding a token: case and word markers ignored; rows first, then columns only where they differ.
+    void findLabelsMatches() {
+        using attnlens::ui::HeatmapHit;
+        attnlens::ui::HeatmapScene s;
+        s.values = RowMatrix::Zero(4, 4);
+        s.rowLabels = s.columnLabels =
+            QStringList{"<s>", QString::fromUtf8("\u2581Cat"), "sat", QString::fromUtf8("\u0120cat")};
+        s.values = RowMatrix::Zero(5, 5);
+        s.rowLabels << QString::fromUtf8("\u2423cats"), s.columnLabels = s.rowLabels;
+        const std::vector<HeatmapHit> cat{{true, 1}, {true, 3}, {true, 4}};
+        QCOMPARE(attnlens::ui::heatmapFindLabels(s, "cat"), cat);
+        QCOMPARE(attnlens::ui::heatmapFindLabels(s, " CAT "), cat);
+        QVERIFY(attnlens::ui::heatmapFindLabels(s, "dog").empty());
+        QVERIFY(attnlens::ui::heatmapFindLabels(s, "  ").empty());
+        s.values = RowMatrix::Zero(2, 5); // Translate: target rows, source columns
+        s.rowLabels = QStringList{"die", "Katze"};
+        const std::vector<HeatmapHit> both{{true, 1}, {false, 1}, {false, 2}, {false, 3}, {false, 4}};
+        QCOMPARE(attnlens::ui::heatmapFindLabels(s, "at"), both);
+        s.rowLabels.clear(), s.columnLabels.clear(); // indices when there are no labels
+        QCOMPARE(attnlens::ui::heatmapFindLabels(s, "3"), (std::vector<HeatmapHit>{{false, 3}}));
+    }
+
+    // Ctrl+F on a fitted 4 096-token matrix (cells far below a pixel): Enter zooms until labels are legible,
+    // centres the hit on the diagonal and selects its row as a click on the label would.
+    void findBarRevealsToken() {
+        const int n = 4096;
+        attnlens::ui::HeatmapView view;
+        QStringList labels;
+        for (int i = 0; i < n; ++i)
+            labels << QStringLiteral("t%1").arg(i);
+        labels[3000] = QStringLiteral("needle"), labels[100] = QStringLiteral("Needles");
+        view.setMatrix(RowMatrix::Zero(n, n), labels, labels);
+        view.resize(700, 500);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(view.cellSize() < 1 || view.zoomMode() == attnlens::ui::HeatmapView::ZoomMode::Fit);
+        QSignalSpy selected(&view, &attnlens::ui::HeatmapView::rowSelected);
+        view.setFocus();
+        QTest::keyClick(&view, Qt::Key_F, Qt::ControlModifier);
+        auto* find = view.findBar();
+        QVERIFY(find->isVisible());
+        auto* text = find->findChild<QLineEdit*>("findText");
+        QTRY_VERIFY(text->hasFocus());
+        QTest::keyClicks(text, "NEEDLE");
+        QCOMPARE(find->findChild<QLabel*>("findCount")->text(), QStringLiteral("2 matches"));
+        QTest::keyClick(text, Qt::Key_Return);
+        QCOMPARE(view.selectedRow(), 100);
+        QCOMPARE(selected.count(), 1);
+        QCOMPARE(selected.last().at(0).toInt(), 100);
+        QVERIFY(view.cellSize() >= view.fontMetrics().height());
+        QVERIFY(view.viewport()->rect().intersects(view.cellRect(100, 100)));
+        QVERIFY(view.rowLabelDrawn(100));
+        QTest::keyClick(text, Qt::Key_Return);
+        QCOMPARE(view.selectedRow(), 3000);
+        QVERIFY(view.viewport()->rect().intersects(view.cellRect(3000, 3000)));
+        QCOMPARE(find->findChild<QLabel*>("findCount")->text(), QStringLiteral("2 of 2"));
+        QTest::keyClick(text, Qt::Key_Return, Qt::ShiftModifier); // back to the first
+        QCOMPARE(view.selectedRow(), 100);
+        QTest::keyClick(text, Qt::Key_Escape);
+        QVERIFY(!find->isVisible());
+        QTest::keyClicks(text, "x"); // hidden: typing elsewhere finds nothing new
+        QCOMPARE(selected.count(), 3);
     }
 
     // A matrix coloured on a worker is shown as it came (its image not recoloured), with its range and

@@ -1,5 +1,7 @@
 #include "ui/widgets/heatmap_view.h"
 
+#include "ui/widgets/heatmap_find.h"
+
 #include <QApplication>
 #include <QClipboard>
 #include <QContextMenuEvent>
@@ -9,6 +11,7 @@
 #include <QKeyEvent>
 #include <QMenu>
 #include <QPainter>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QToolTip>
 #include <QWheelEvent>
@@ -455,6 +458,46 @@ void HeatmapView::centreOn(double fx, double fy) {
     verticalScrollBar()->setValue(static_cast<int>(std::lround(fy * contentH - l.gridArea.height() / 2.0)));
 }
 
+void HeatmapView::reveal(bool row, int index) {
+    if (index < 0 || index >= (row ? rows() : columns())) return;
+    if (const int legible = fontMetrics().height(); cellSize() < legible) setCellSize(legible);
+    const HeatmapLayout l = currentLayout();
+    const double contentW = std::max(1, columns() * l.cw), contentH = std::max(1, rows() * l.ch);
+    double fx = (horizontalScrollBar()->value() + l.gridArea.width() / 2.0) / contentW;
+    double fy = (verticalScrollBar()->value() + l.gridArea.height() / 2.0) / contentH;
+    const bool square = rows() == columns();
+    if (row) {
+        fy = (index + 0.5) / rows();
+        if (square) fx = fy;
+    } else {
+        fx = (index + 0.5) / columns();
+        if (square) fy = fx;
+    }
+    centreOn(fx, fy);
+    // A page that scrolls around this view (a small window) scrolls too, so that the hit is on screen.
+    const int cellRow = std::clamp(static_cast<int>(fy * rows()), 0, rows() - 1);
+    const int cellCol = std::clamp(static_cast<int>(fx * columns()), 0, columns() - 1);
+    const QRect cell = cellRect(cellRow, cellCol);
+    for (QWidget* w = parentWidget(); w != nullptr; w = w->parentWidget())
+        if (auto* area = qobject_cast<QScrollArea*>(w);
+            area != nullptr && area->widget() != nullptr && area->widget()->isAncestorOf(this)) {
+            const QPoint p = viewport()->mapTo(area->widget(), cell.center());
+            area->ensureVisible(p.x(), p.y(), 3 * cell.width() + 60, 6 * cell.height());
+        }
+    if (row) {
+        selectRow(index);
+        emit rowSelected(index);
+    } else {
+        selectColumn(index);
+        emit columnSelected(index);
+    }
+}
+
+HeatmapFind* HeatmapView::findBar() {
+    if (!m_find) m_find = new HeatmapFind(this);
+    return m_find;
+}
+
 void HeatmapView::panFromOverview(QPoint pos) {
     const QRect o = overviewRect();
     if (o.isEmpty()) return;
@@ -501,6 +544,7 @@ void HeatmapView::paintEvent(QPaintEvent*) {
 void HeatmapView::resizeEvent(QResizeEvent* event) {
     QAbstractScrollArea::resizeEvent(event);
     updateScrollBars();
+    if (m_find && m_find->isVisible()) m_find->place();
 }
 
 void HeatmapView::scrollContentsBy(int, int) {
@@ -612,6 +656,11 @@ void HeatmapView::wheelEvent(QWheelEvent* event) {
 }
 
 void HeatmapView::keyPressEvent(QKeyEvent* event) {
+    if (event->matches(QKeySequence::Find)) {
+        findBar()->open();
+        event->accept();
+        return;
+    }
     switch (event->key()) {
     case Qt::Key_Plus:
     case Qt::Key_Equal:
@@ -640,6 +689,7 @@ void HeatmapView::contextMenuEvent(QContextMenuEvent* event) {
     auto* fit = menu.addAction(tr("&Fit to view"), QKeySequence(Qt::Key_0), this, &HeatmapView::fitToView);
     fit->setCheckable(true);
     fit->setChecked(m_zoomMode == ZoomMode::Fit);
+    menu.addAction(tr("Fin&d token…"), QKeySequence::Find, this, [this] { findBar()->open(); });
     menu.addSeparator();
     menu.addAction(tr("&Copy image"), this, [this] { QApplication::clipboard()->setImage(renderImage()); });
     menu.addAction(tr("Save as &PNG…"), this, [this] {

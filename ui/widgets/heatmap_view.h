@@ -40,6 +40,10 @@
 class QMenu;
 
 namespace attnlens::ui {
+class HeatmapFind;
+}
+
+namespace attnlens::ui {
 
 class HeatmapView : public QAbstractScrollArea {
     Q_OBJECT
@@ -166,6 +170,11 @@ public:
     QRect overviewRect() const;
     // Scrolls so that the matrix point at (fx, fy) ∈ [0, 1]² is in the middle of the grid area.
     void centreOn(double fx, double fy);
+    // Shows a row (or column) as a click on its label would: zoomed until labels are legible, centred (on the
+    // diagonal of a square matrix), selected, rowSelected / columnSelected emitted.
+    void reveal(bool row, int index);
+    // The find bar (ui/widgets/heatmap_find.h), opened by Ctrl+F and the menu; made on first use.
+    HeatmapFind* findBar();
 
     // Pages add their own entries to the right-click menu (e.g. "Inside this score…"): called with the menu
     // and the cell under the pointer (invalid when the pointer is not on a cell) before the menu opens.
@@ -254,6 +263,7 @@ private:
     enum class Drag { None, Pending, Pan, Overview };
     Drag m_drag = Drag::None;
     std::function<void(QMenu&, HeatmapCell)> m_menuHook;
+    HeatmapFind* m_find = nullptr;
     QPoint m_pressPos, m_pressScroll;
 };
 
