@@ -64,6 +64,7 @@ void writeTextHeatmap(const TextHeatmapRequest& request, const attnlens::TextFol
     scene.lo = scaled.lo;
     scene.hi = scaled.hi;
     scene.scale = scaled.colorScale;
+    scene.sinks = scaled.sinks;
     scene.updateImage();
     writeHeatmap(request.path, scene, request.cell);
 }

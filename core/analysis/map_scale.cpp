@@ -47,11 +47,28 @@ float percentileOf(std::vector<float> values, float p) {
 
 } // namespace
 
+std::vector<KeyShare> sinkColumns(const RowMatrix& weights, float minShare, int most) {
+    std::vector<KeyShare> out;
+    if (weights.size() == 0) return out;
+    // float sums (a 4 096² map in a few ms); a NaN anywhere leaves no sinks rather than wrong ones.
+    const Eigen::VectorXf columns = weights.colwise().sum().transpose();
+    const double total = columns.cast<double>().sum();
+    if (!(total > 0.0) || !std::isfinite(total)) return out;
+    for (Eigen::Index c = 0; c < columns.size(); ++c)
+        if (const double share = columns(c) / total; share >= minShare)
+            out.push_back({static_cast<int>(c), static_cast<float>(share)});
+    std::stable_sort(out.begin(), out.end(),
+                     [](const KeyShare& a, const KeyShare& b) { return a.share > b.share; });
+    if (most >= 0 && out.size() > static_cast<size_t>(most)) out.resize(static_cast<size_t>(most));
+    return out;
+}
+
 ScaledMap scaleMap(RowMatrix weights, const MapScale& scale) {
     if (!(scale.percentile > 0.0f && scale.percentile <= 100.0f))
         throw Error("the clip percentile must be in (0, 100], got " + std::to_string(scale.percentile));
     if (scale.ignoredKeys < 0) throw Error("the number of ignored keys cannot be negative");
     ScaledMap out;
+    out.sinks = sinkColumns(weights);
     out.values = std::move(weights);
     const Eigen::Index ignored = std::min<Eigen::Index>(scale.ignoredKeys, out.values.cols());
     if (ignored > 0) {

@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <limits>
 
 using namespace attnlens;
 
@@ -64,6 +65,29 @@ private slots:
         QVERIFY(near(scaleMap(sinkMap(), {MapScaleKind::Clip, 99.0f, 0}).hi, 1.0));
         // Without the sink column: .25 .75 1 → 50 % is .75.
         QVERIFY(near(scaleMap(sinkMap(), {MapScaleKind::Clip, 50.0f, 1}).hi, 0.75));
+    }
+
+    // Shares by hand: the column sums 2.7, .25, .05 of 3 → .9, .0833, .0167.
+    void sinkColumnsByHand() {
+        const std::vector<KeyShare> sinks = sinkColumns(sinkMap());
+        QCOMPARE(sinks.size(), size_t(1));
+        QCOMPARE(sinks[0].column, 0);
+        QVERIFY(near(sinks[0].share, 0.9, 1e-6));
+        const std::vector<KeyShare> two = sinkColumns(sinkMap(), 0.05f);
+        QCOMPARE(two.size(), size_t(2));
+        QCOMPARE(two[1].column, 1);
+        QVERIFY(near(two[1].share, 0.25 / 3, 1e-6));
+        QCOMPARE(sinkColumns(sinkMap(), 0.0f, 1).size(), size_t(1)); // the most kept, largest first
+        QCOMPARE(sinkColumns(sinkMap(), 0.0f).size(), size_t(3));
+        // Named on the weights as they came, also when the sink is left out of the colours.
+        const ScaledMap ignored = scaleMap(sinkMap(), {MapScaleKind::Log, 99.0f, 1});
+        QCOMPARE(ignored.sinks.size(), size_t(1));
+        QVERIFY(near(ignored.sinks[0].share, 0.9, 1e-6));
+        RowMatrix uniform = RowMatrix::Constant(8, 8, 0.125f); // no key above 20 %
+        QVERIFY(sinkColumns(uniform).empty());
+        uniform(3, 3) = std::numeric_limits<float>::quiet_NaN(); // never a wrong sink
+        QVERIFY(sinkColumns(uniform, 0.0f).empty());
+        QVERIFY(sinkColumns(RowMatrix()).empty());
     }
 
     void namesAndBadInput() {

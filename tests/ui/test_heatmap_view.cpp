@@ -301,6 +301,27 @@ private slots:
         }
     }
 
+    // A sink column gets an orange triangle at the top of its column and its share in the tooltip.
+    void sinkColumnMarked() {
+        HeatmapView view;
+        view.resize(400, 300);
+        view.setAnnotationsEnabled(false);
+        view.setMatrix(RowMatrix::Zero(6, 6));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const QRect cell = view.cellRect(0, 2);
+        const QPoint top(cell.center().x(), cell.top() + 2);
+        const QColor before = view.viewport()->grab().toImage().pixel(top);
+        view.setSinkColumns({{2, 0.625f}});
+        const QColor after = view.viewport()->grab().toImage().pixel(top);
+        QVERIFY(after != before);
+        QVERIFY(after.red() > 200 && after.green() > 100 && after.blue() < 60); // orange
+        QVERIFY(view.toolTipText(4, 2).contains("62.5 %"));
+        QVERIFY(!view.toolTipText(4, 1).contains("sink"));
+        view.setSinkColumns({{9, 0.5f}}); // outside the matrix: nothing, no crash
+        QCOMPARE(QColor(view.viewport()->grab().toImage().pixel(top)), before);
+    }
+
     void rowAndColumnSelection() {
         HeatmapView view;
         view.resize(420, 320);

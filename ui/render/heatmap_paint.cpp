@@ -9,6 +9,7 @@
 
 #include <QCoreApplication>
 #include <QPainter>
+#include <QPolygonF>
 #include <QSvgGenerator>
 
 #include <algorithm>
@@ -106,6 +107,25 @@ void paintOutlines(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, c
         p.setPen(QPen(QColor(255, 255, 255, 220), 1));
         p.drawRect(rectOf(s.hovered.row, s.hovered.col).adjusted(0, 0, -1, -1));
     }
+}
+
+// Sink columns: an orange triangle at the top of each one's column (within the grid, so it scrolls with
+// it), visible at any zoom, also where the column is one pixel wide.
+void paintSinkMarks(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l) {
+    if (s.sinks.empty()) return;
+    p.setRenderHint(QPainter::Antialiasing, true);
+    const double top = std::max(l.gridArea.top(), l.origin.y());
+    const double half = std::clamp(l.cw / 2.0, 5.0, 9.0);
+    for (const KeyShare& k : s.sinks) {
+        if (k.column < 0 || k.column >= s.columns()) continue;
+        const double x = l.origin.x() + (k.column + 0.5) * l.cw;
+        const QPolygonF triangle{QPointF(x - half, top), QPointF(x + half, top),
+                                 QPointF(x, top + 1.6 * half)};
+        p.setPen(QPen(QColor(0, 0, 0, 200), 1));
+        p.setBrush(QColor(255, 140, 0));
+        p.drawPolygon(triangle);
+    }
+    p.setRenderHint(QPainter::Antialiasing, false);
 }
 
 // Labels are at least a text line tall, centred on their row/column. When cells are smaller than that
@@ -318,6 +338,7 @@ void paintHeatmap(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, co
     paintCells(p, s, l, v, style);
     if (l.annotate) paintAnnotations(p, s, l, v, style);
     paintOutlines(p, s, l, style);
+    paintSinkMarks(p, s, l);
     p.restore();
     if (s.labels) paintLabels(p, s, l, v, style);
     if (!l.bar.isNull()) paintColorBar(p, s, l, style);

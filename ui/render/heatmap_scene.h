@@ -12,6 +12,7 @@
 //
 // Needs a QGuiApplication (fonts); no widgets. Coordinates are in the painter's pixels.
 
+#include "core/analysis/map_scale.h"
 #include "core/export/colormap.h"
 #include "core/tensor/tensor.h"
 
@@ -54,6 +55,8 @@ struct HeatmapScene {
     // Above 512 cells a side: the whole matrix at most 256 px a side, each pixel the colour of the largest
     // unmasked value of its block (a sink column or a diagonal stays visible); else null (use `image`).
     QImage overview;
+    // Key columns marked as attention sinks (ScaledMap::sinks), a triangle above each; empty = none.
+    std::vector<KeyShare> sinks;
 
     int rows() const { return static_cast<int>(values.rows()); }
     int columns() const { return static_cast<int>(values.cols()); }

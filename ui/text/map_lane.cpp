@@ -23,6 +23,7 @@ MapLane::Result make(const MapLane::Request& r) {
         s.lo = scaled.lo;
         s.hi = scaled.hi;
         s.scale = scaled.colorScale;
+        s.sinks = std::move(scaled.sinks);
         s.colorMap = r.colorMap;
         s.updateImage();
     } catch (const std::exception& e) {

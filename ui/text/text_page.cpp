@@ -533,6 +533,7 @@ void TextPage::showMatrix(ScaledMap scaled, const QStringList& rows, const QStri
         m_matrix->clearMask();
     m_matrix->setColorScale(scaled.colorScale);
     m_matrix->setFixedRange(scaled.lo, scaled.hi);
+    m_matrix->setSinkColumns(std::move(scaled.sinks));
 }
 
 void TextPage::selectMatrixRow() {

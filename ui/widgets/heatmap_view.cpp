@@ -93,6 +93,7 @@ void HeatmapView::setColouredMatrix(HeatmapScene coloured) {
     m_scene.scale = coloured.scale;
     m_scene.image = std::move(coloured.image);
     m_scene.overview = std::move(coloured.overview);
+    m_scene.sinks = std::move(coloured.sinks);
     m_rangeMode = RangeMode::Fixed;
     m_fixedLo = coloured.lo;
     m_fixedHi = coloured.hi;
@@ -361,6 +362,11 @@ void HeatmapView::setMarkedCell(HeatmapCell cell) {
     viewport()->update();
 }
 
+void HeatmapView::setSinkColumns(std::vector<KeyShare> sinks) {
+    m_scene.sinks = std::move(sinks);
+    viewport()->update();
+}
+
 // --- layout ----------------------------------------------------------------------------------
 
 HeatmapLayout HeatmapView::currentLayout() const {
@@ -519,6 +525,11 @@ QString HeatmapView::toolTipText(int row, int col) const {
     if (isMasked(row, col))
         text +=
             QStringLiteral("<br><i>") + tr("masked (%1)").arg(m_scene.maskedText) + QStringLiteral("</i>");
+    for (const KeyShare& sink : m_scene.sinks)
+        if (sink.column == col)
+            text += QStringLiteral("<br>") +
+                    tr("attention sink: this key takes %1 % of all the attention in the map")
+                        .arg(static_cast<double>(sink.share) * 100.0, 0, 'f', 1);
     return text;
 }
 

@@ -61,9 +61,9 @@ public:
     void setMatrix(RowMatrix&& values); // moved in: no copy (a 4 096² map is 64 MB)
     void setMatrix(RowMatrix values, const QStringList& rowLabels, const QStringList& columnLabels);
     // A matrix coloured elsewhere (a worker: a 4 096² map takes tens of ms to colour): `coloured`'s values,
-    // labels, mask, fixed range [lo, hi], scale, image and overview (HeatmapScene::updateImage, done) are
-    // taken as they are; the range mode becomes Fixed. Its image is recoloured here only if its colour map is
-    // not this view's.
+    // labels, mask, fixed range [lo, hi], scale, sinks, image and overview (HeatmapScene::updateImage, done)
+    // are taken as they are; the range mode becomes Fixed. Its image is recoloured here only if its colour
+    // map is not this view's.
     void setColouredMatrix(HeatmapScene coloured);
     const RowMatrix& matrix() const { return m_scene.values; }
     int rows() const { return m_scene.rows(); }
@@ -153,6 +153,9 @@ public:
     int selectedColumn() const { return m_scene.selectedColumn; }
     // A single outlined cell (e.g. "the cell explained below"); invalid = none.
     void setMarkedCell(HeatmapCell cell);
+    // Key columns marked as attention sinks (a triangle above each, their share in the tooltip); {} = none.
+    void setSinkColumns(std::vector<KeyShare> sinks);
+    const std::vector<KeyShare>& sinkColumns() const { return m_scene.sinks; }
     HeatmapCell markedCell() const { return m_scene.marked; }
     // Cells and labels dim except those of the selected row/column.
     void setDimUnselected(bool dim);
