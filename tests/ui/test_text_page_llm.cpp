@@ -140,7 +140,9 @@ private slots:
         TextPage page(nullptr, kLlm + "/llama-gqa");
         WAIT_UNTIL(idle(page) && page.document()->hasModel());
         auto* chat = page.findChild<ChatToggle*>("chat");
-        QVERIFY(chat && chat->isEnabled() && !chat->isChecked());
+        QVERIFY(chat);
+        // Failed once in CI under heavy load (session 25): the tooltip says why chat was unavailable.
+        QVERIFY2(chat->isEnabled() && !chat->isChecked(), qPrintable(chat->toolTip()));
         chat->setChecked(true);
         page.setText(QStringLiteral("Hi"));
         page.setNewTokens(2);
