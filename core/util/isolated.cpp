@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
-#include <thread>
 
 // Sanitizer runtimes (and libFuzzer through them) run a callback when a report ends the process; present only
 // in such builds.
@@ -101,12 +100,7 @@ struct ChildOutcome {
 ChildOutcome runChild(const std::function<std::string()>& f, int timeoutMs, const std::string& what) {
     int fds[2];
     if (::pipe(fds) != 0) throw Error(what + ": no pipe for its renderer: " + std::strerror(errno));
-    pid_t pid = ::fork();
-    // A fork refused for a moment (EAGAIN: the process limit or memory, on a loaded machine) is tried again.
-    for (int retry = 0; pid < 0 && errno == EAGAIN && retry < 3; ++retry) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50 << retry));
-        pid = ::fork();
-    }
+    const pid_t pid = ::fork();
     if (pid < 0) {
         ::close(fds[0]), ::close(fds[1]);
         throw Error(what + ": its renderer did not start: " + std::strerror(errno));
