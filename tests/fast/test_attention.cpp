@@ -6,7 +6,7 @@
 #include "core/ops/attention.h"
 #include "core/util/error.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 

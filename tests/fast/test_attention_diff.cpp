@@ -6,7 +6,7 @@
 #include "core/export/colormap.h"
 #include "core/util/error.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 #include "core/analysis/attention_flow.h"
 #include "core/util/error.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 

@@ -4,7 +4,7 @@
 #include "core/analysis/attention_maps.h"
 #include "core/util/error.h"
 
-#include <QtTest>
+#include <QTest>
 
 using namespace attnlens;
 

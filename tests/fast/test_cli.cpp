@@ -6,7 +6,8 @@
 #include "core/io/safetensors.h"
 #include "support/cli_run.h"
 
-#include <QtTest>
+#include <QFloat16> // qCompare overloads: nlohmann::json conversions need qfloat16 complete
+#include <QTest>
 
 using namespace attnlens;
 

@@ -13,8 +13,9 @@
 #include "support/json_compare.h"
 #include "support/unet_fixtures.h"
 
+#include <QFloat16> // qCompare overloads: nlohmann::json conversions need qfloat16 complete
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <fstream>
 

@@ -10,7 +10,7 @@
 #include "core/ops/nn.h"
 #include "core/util/error.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 #include <random>

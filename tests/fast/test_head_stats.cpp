@@ -5,7 +5,7 @@
 #include "core/decode/trace_attention.h"
 #include "core/util/error.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <algorithm>
 #include <cmath>

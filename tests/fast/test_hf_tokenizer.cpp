@@ -8,7 +8,7 @@
 #include "core/util/error.h"
 #include "support/error_of.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <chrono>
 #include <filesystem>

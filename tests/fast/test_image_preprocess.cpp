@@ -7,7 +7,7 @@
 #include "support/vit_fixtures.h"
 
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <fstream>
 #include <map>

@@ -5,7 +5,7 @@
 #include "core/analysis/map_scale.h"
 #include "core/util/error.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 #include <limits>

@@ -6,7 +6,7 @@
 #include "core/vision/image_io.h"
 
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <fstream>
 

@@ -6,7 +6,7 @@
 #include "core/io/safetensors.h"
 #include "core/util/error.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <bit>
 #include <cmath>

@@ -4,7 +4,7 @@
 #include "core/models/text_generation.h"
 #include "core/util/error.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 #include <map>

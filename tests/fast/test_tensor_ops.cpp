@@ -4,7 +4,7 @@
 #include "core/tensor/tensor.h"
 #include "core/util/error.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <algorithm>
 #include <array>

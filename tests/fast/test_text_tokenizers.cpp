@@ -10,7 +10,7 @@
 #include "core/text/unicode_text.h"
 #include "core/util/error.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <filesystem>
 #include <fstream>

@@ -7,7 +7,7 @@
 #include "core/io/tensor_file.h"
 #include "core/util/error.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <filesystem>
 #include <fstream>

@@ -9,7 +9,7 @@
 #include "core/layers/transformer_block.h"
 #include "core/util/error.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 #include <tuple>

@@ -19,7 +19,7 @@
 #include "support/unet_fixtures.h"
 
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <fstream>
 

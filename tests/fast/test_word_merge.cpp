@@ -5,7 +5,7 @@
 #include "core/analysis/word_merge.h"
 #include "core/util/error.h"
 
-#include <QtTest>
+#include <QTest>
 
 using namespace attnlens;
 

@@ -6,7 +6,7 @@
 #include "core/io/safetensors.h"
 #include "core/tensor/tensor.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 #include <filesystem>

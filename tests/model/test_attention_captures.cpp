@@ -13,7 +13,7 @@
 #include "core/vision/image_io.h"
 #include "support/text_fixtures.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 #include <limits>

@@ -12,7 +12,7 @@
 #include "core/vision/image_io.h"
 #include "support/json_compare.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 

@@ -7,9 +7,10 @@
 #include "core/io/model_folder.h"
 #include "support/cli_run.h"
 
+#include <QFloat16> // qCompare overloads: nlohmann::json conversions need qfloat16 complete
 #include <QImage>
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 

@@ -10,7 +10,7 @@
 #include "support/cli_run.h"
 
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 #include <fstream>

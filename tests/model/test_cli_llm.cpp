@@ -12,7 +12,7 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <filesystem>
 #include <fstream>

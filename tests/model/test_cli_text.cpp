@@ -8,7 +8,7 @@
 #include "support/cli_run.h"
 
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <filesystem>
 

@@ -6,9 +6,10 @@
 #include "support/cli_run.h"
 #include "support/vit_fixtures.h"
 
+#include <QFloat16> // qCompare overloads: nlohmann::json conversions need qfloat16 complete
 #include <QProcess>
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <fstream>
 

@@ -7,11 +7,12 @@
 #include "support/waits.h"
 
 #include <QDir>
+#include <QFloat16> // qCompare overloads: nlohmann::json conversions need qfloat16 complete
 #include <QImage>
 #include <QProcess>
 #include <QSvgRenderer>
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 

@@ -8,7 +8,7 @@
 #include "core/util/error.h"
 #include "marian_test_util.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 

@@ -7,7 +7,7 @@
 #include "core/util/error.h"
 
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <filesystem>
 #include <fstream>

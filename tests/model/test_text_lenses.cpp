@@ -14,7 +14,7 @@
 #include "core/util/error.h"
 #include "support/text_fixtures.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 #include <filesystem>

@@ -13,7 +13,7 @@
 #include "support/on_demand_check.h"
 #include "support/text_fixtures.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <algorithm>
 #include <filesystem>

@@ -15,7 +15,7 @@
 #include "support/unet_fixtures.h"
 #include "support/vit_fixtures.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <filesystem>
 

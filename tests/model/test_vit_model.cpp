@@ -13,7 +13,7 @@
 #include "support/vit_fixtures.h"
 
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 using namespace attnlens;
 

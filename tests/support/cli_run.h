@@ -6,7 +6,7 @@
 
 #include <QProcess>
 #include <QStringList>
-#include <QtTest>
+#include <QTest>
 
 namespace clitest {
 

@@ -6,7 +6,7 @@
 
 #include "core/models/text_models.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <cstring>
 #include <span>

@@ -5,7 +5,7 @@
 #include "core/io/safetensors.h"
 #include "core/tensor/tensor.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <algorithm>
 #include <cmath>

@@ -6,8 +6,9 @@
 // bounds. It stays below ctest's TIMEOUT for a suite, so that a hang names its condition instead of being
 // killed silently.
 
+#include <QSignalSpy>
 #include <QString>
-#include <QtTest>
+#include <QTest>
 
 namespace attnlens::test {
 

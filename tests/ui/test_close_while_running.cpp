@@ -28,7 +28,7 @@
 
 #include <QPointer>
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <chrono>
 #include <functional>

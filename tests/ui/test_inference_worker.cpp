@@ -6,7 +6,8 @@
 #include "support/waits.h"
 #include "ui/shell/inference_worker.h"
 
-#include <QtTest>
+#include <QSignalSpy>
+#include <QTest>
 
 #include <atomic>
 #include <chrono>

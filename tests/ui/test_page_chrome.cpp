@@ -35,9 +35,9 @@
 #include <QSignalSpy>
 #include <QSplitter>
 #include <QTemporaryDir>
+#include <QTest>
 #include <QTextBrowser>
 #include <QUrl>
-#include <QtTest>
 
 #include <atomic>
 #include <chrono>

@@ -27,7 +27,7 @@
 #include <QSplitterHandle>
 #include <QTabBar>
 #include <QTabWidget>
-#include <QtTest>
+#include <QTest>
 
 using namespace attnlens::ui;
 

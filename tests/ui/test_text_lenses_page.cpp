@@ -23,7 +23,7 @@
 #include <QPushButton>
 #include <QTabWidget>
 #include <QTableWidget>
-#include <QtTest>
+#include <QTest>
 
 using namespace attnlens;
 using namespace attnlens::ui;

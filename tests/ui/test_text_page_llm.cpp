@@ -25,7 +25,7 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QTabWidget>
-#include <QtTest>
+#include <QTest>
 
 using namespace attnlens;
 using namespace attnlens::ui;

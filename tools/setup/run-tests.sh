@@ -9,16 +9,19 @@ attnlens_install_packages "${ATTNLENS_PACKAGES[@]}" "${ATTNLENS_TEST_PACKAGES[@]
 tools/setup/fetch-jinja.sh
 export QT_QPA_PLATFORM=offscreen QTEST_DISABLE_STACK_DUMP=1
 jobs=$(nproc)
+stage() { echo "== [$((SECONDS / 60)) min $((SECONDS % 60)) s] $* =="; } # elapsed time per stage, for the CI budget
 
-echo "== ASan + UBSan build: core, CLI and GUI suites (labels fast, ui) =="
+stage "ASan + UBSan build: core, CLI and GUI suites (labels fast, ui)"
 cmake --preset asan
 cmake --build --preset asan -j "$jobs"
+stage "ASan + UBSan suites"
 ctest --preset asan -j "$jobs"
 
-echo "== Fuzz targets: every parser of a user's file, 20 s each (tools/fuzz/run.sh) =="
+stage "Fuzz targets: every parser of a user's file, 20 s each (tools/fuzz/run.sh)"
 tools/fuzz/run.sh 20
 
-echo "== Release build: every suite =="
+stage "Release build: every suite"
 cmake --preset release
 cmake --build --preset release -j "$jobs"
+stage "Release suites"
 ctest --preset release -j "$jobs"
