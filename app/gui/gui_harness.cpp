@@ -15,6 +15,7 @@
 #include "ui_bench.h"
 
 #include <QApplication>
+#include <QTabWidget>
 #include <QTimer>
 
 #include <algorithm>
@@ -61,10 +62,12 @@ void fail(const QString& message) {
     QApplication::exit(2);
 }
 
-// The Text page computes its matrix on a lane after the run: whether it is still on its way.
+// The Text page computes its matrix (and a long text's lines) on a lane after the run: whether they are
+// still on their way.
 bool textMapPending(const MainWindow& window) {
     const auto pages = window.findChildren<TextPage*>();
-    return std::any_of(pages.begin(), pages.end(), [](const TextPage* p) { return p->matrixPending(); });
+    return std::any_of(pages.begin(), pages.end(),
+                       [](const TextPage* p) { return p->matrixPending() || p->linesPending(); });
 }
 
 // --find: the Text page's matrix has its find bar opened on the text, once. True when it was opened now.
@@ -93,9 +96,10 @@ void grabLater(MainWindow& window, const GuiOptions& o, int waited = 0) {
     });
 }
 
-// --layer / --head on the Text page, once its run is on screen; a problem with them, or empty.
+// --view, --layer / --head on the Text page, once its run is on screen; a problem with them, or empty.
 QString applyTextView(TextPage* page, const GuiOptions& o) {
     TextDocument* doc = page->document();
+    if (o.textView >= 0) page->views()->setCurrentIndex(o.textView);
     if (!o.layer.isEmpty()) {
         bool ok = false;
         const int layer = o.layer.toInt(&ok);

@@ -29,7 +29,10 @@ QList<QCommandLineOption> guiOptionList() {
         option("beam", "Translate: beam width (1 = greedy).", "N"),
         option("max-tokens", "Translate: most target tokens.", "N"),
         option("steps", "Translate: reset, then step forward K times. Diffusion: denoising steps.", "K"),
-        option("view", "Translate: matrix, model, lines, embeddings, beam or heads.", "NAME"),
+        option("view",
+               "Translate: matrix, model, lines, embeddings, beam, heads or difference. Text: matrix, "
+               "model, lines, heads, difference or embeddings.",
+               "NAME"),
         option("kind", "Translate: encoder, decoder or cross.", "KIND"),
         option("token", "Translate: select source piece sN or target piece tN.", "TOKEN"),
         option("words", "Translate: merge pieces into words."),
@@ -95,7 +98,7 @@ QString parseTranslateScript(const Parsed& a, bool onPage, TranslateScript& t) {
     t.beam = a.v("beam").toInt();
     t.maxTokens = a.v("max-tokens").toInt();
     t.steps = onPage && a.set("steps") ? a.v("steps").toInt() : -1;
-    t.view = a.v("view");
+    t.view = onPage ? a.v("view") : QString();
     t.kind = a.v("kind");
     t.layer = onPage && a.set("layer") ? a.v("layer").toInt(&ok) : -1;
     if (!ok || (onPage && a.set("layer") && t.layer < 0))
@@ -133,6 +136,13 @@ void parseDiffusionScript(const Parsed& a, bool onPage, DiffusionScript& d) {
 
 } // namespace
 
+const QStringList& textViewNames() {
+    static const QStringList names{QStringLiteral("matrix"),     QStringLiteral("model"),
+                                   QStringLiteral("lines"),      QStringLiteral("heads"),
+                                   QStringLiteral("difference"), QStringLiteral("embeddings")};
+    return names;
+}
+
 QString parseGuiOptions(const QApplication& app, GuiOptions& o) {
     QCommandLineParser p;
     p.setApplicationDescription(QApplication::translate("main", "See attention inside transformer models."));
@@ -154,6 +164,12 @@ QString parseGuiOptions(const QApplication& app, GuiOptions& o) {
     if (QString problem = parseTranslateScript(a, o.page == GuiPage::Translate, o.translate);
         !problem.isEmpty())
         return problem;
+    if (o.page == GuiPage::Text && a.set("view")) {
+        o.textView = static_cast<int>(textViewNames().indexOf(a.v("view")));
+        if (o.textView < 0)
+            return QStringLiteral("--view %1: expected %2")
+                .arg(a.v("view"), textViewNames().join(QStringLiteral(", ")));
+    }
     parseVisionScript(a, o.page == GuiPage::Vision, o.vision);
     parseDiffusionScript(a, o.page == GuiPage::Diffusion, o.diffusion);
     return {};

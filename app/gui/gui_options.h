@@ -6,7 +6,8 @@
 //
 //   attnlens [SESSION.attnlens] [--page N] [--size WxH] [--dark] [--model DIR] [--precision fp32|bf16]
 //            [--screenshot OUT.png [--grab OBJECT-NAME] [--wait S]] [--bench-ui [--repeats N]]
-//            Text:       [--input TEXT] [--layer L] [--head H]   (--bench-ui --page 4: the Text page timed)
+//            Text:       [--input TEXT] [--view NAME] [--layer L] [--head H] [--find TEXT]
+//                        (--bench-ui --page 4: the Text page timed)
 //            Translate:  [--input TEXT] [--beam N] [--max-tokens N] [--steps K] [--view NAME] [--kind K]
 //                        [--layer L] [--head H] [--token sN|tN] [--words] [--hide-special] [--beam-node N]
 //            Vision:     [--image PATH] [--query cls|ROW,COL[;…]] [--layer L] [--head H] [--key-side]
@@ -21,6 +22,7 @@
 
 #include <QSize>
 #include <QString>
+#include <QStringList>
 
 class QApplication;
 
@@ -38,8 +40,9 @@ struct GuiOptions {
     QString grab;
     int waitSeconds = 60; // --screenshot: the longest wait for the page's run
     QString layer,
-        head;     // --layer, --head as typed (the Text page reads them; the others' scripts parse them)
-    QString find; // Text: the matrix's find bar opened on this text, its first match shown
+        head;          // --layer, --head as typed (the Text page reads them; the others' scripts parse them)
+    QString find;      // Text: the matrix's find bar opened on this text, its first match shown
+    int textView = -1; // Text: --view as the index of the page's tab (textViewNames), -1 keep
     bool benchUi = false;
     int repeats = 10;
     TranslateScript translate;
@@ -50,3 +53,5 @@ struct GuiOptions {
 // Parses the application's arguments (--help and --version print and exit). Returns an error message
 // ("--page 7: expected 0..3") or an empty string.
 QString parseGuiOptions(const QApplication& app, GuiOptions& options);
+// The Text page's tabs as --view names them, in the page's order.
+const QStringList& textViewNames();

@@ -62,7 +62,9 @@ QString validateScript(const TranslateScript& s) {
     if (!s.kind.isEmpty() && !attnlens::parseAttentionKind(s.kind.toStdString()))
         return QStringLiteral("--kind %1: expected encoder, decoder or cross").arg(s.kind);
     if (!s.view.isEmpty() && !attnlens::ui::parseTranslateView(s.view))
-        return QStringLiteral("--view %1: expected matrix, model, lines, embeddings or beam").arg(s.view);
+        return QStringLiteral(
+                   "--view %1: expected matrix, model, lines, embeddings, beam, heads or difference")
+            .arg(s.view);
     if (!s.token.isEmpty() && !parseToken(s.token))
         return QStringLiteral("--token %1: expected s<N> or t<N>").arg(s.token);
     if (!s.head.isEmpty()) {

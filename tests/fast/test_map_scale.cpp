@@ -3,6 +3,7 @@
 // colour positions of core/export/colormap's log scale.
 
 #include "core/analysis/map_scale.h"
+#include "core/analysis/top_links.h"
 #include "core/util/error.h"
 
 #include <QTest>
@@ -88,6 +89,27 @@ private slots:
         uniform(3, 3) = std::numeric_limits<float>::quiet_NaN(); // never a wrong sink
         QVERIFY(sinkColumns(uniform, 0.0f).empty());
         QVERIFY(sinkColumns(RowMatrix()).empty());
+    }
+
+    // The Lines views' links (core/analysis/top_links), by hand: per query the weights ≥ the threshold,
+    // strongest first, ties by key, cut at `most`.
+    void topLinksByHand() {
+        RowMatrix m(3, 4);
+        m << 0.1f, 0.6f, 0.2f, 0.1f,    //
+            0.25f, 0.25f, 0.25f, 0.25f, //
+            0.01f, std::numeric_limits<float>::quiet_NaN(), 0.005f, 0.015f;
+        const AttentionLinks all = topLinks(m, 0, 0.1f);
+        QCOMPARE(all.queries(), 3);
+        QCOMPARE(all.start, (std::vector<int>{0, 4, 8, 8})); // the last row: nothing ≥ .1, NaN never
+        QCOMPARE(all.key, (std::vector<int>{1, 2, 0, 3, 0, 1, 2, 3}));
+        QCOMPARE(all.weight, (std::vector<float>{0.6f, 0.2f, 0.1f, 0.1f, 0.25f, 0.25f, 0.25f, 0.25f}));
+        QCOMPARE(all.end(0, 2), 2);
+        QCOMPARE(all.end(0, 0), 4);
+        QCOMPARE(all.end(2, 3), 8);
+        const AttentionLinks two = topLinks(m, 2, 0.15f);
+        QCOMPARE(two.start, (std::vector<int>{0, 2, 4, 4}));
+        QCOMPARE(two.key, (std::vector<int>{1, 2, 0, 1}));
+        QCOMPARE(topLinks(RowMatrix(), 3, 0.0f).queries(), 0);
     }
 
     void namesAndBadInput() {

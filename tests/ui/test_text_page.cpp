@@ -11,6 +11,7 @@
 #include "ui/shell/inference_worker.h"
 #include "ui/text/text_document.h"
 #include "ui/text/text_embeddings_view.h"
+#include "ui/text/text_lines_view.h"
 #include "ui/text/text_page.h"
 #include "ui/vision/map_grid_view.h"
 #include "ui/widgets/candidate_bars.h"
@@ -25,8 +26,10 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QPainter>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSlider>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -224,6 +227,29 @@ private slots:
         page.document()->setHead(-1);
         QCOMPARE(bar->enabled(), (std::vector<bool>{true, true, true, true}));
         grab(page, "text-lines.png");
+        // "Lines: top N" (issue 40): at top 1, one line per query and head whose largest weight reaches the
+        // threshold, counted here on the maps as shown.
+        auto* lines = static_cast<TextLinesView*>(page.findChild<QWidget*>("lines"));
+        const auto drawn = [&] {
+            QImage image(lines->lineGeometry().size, QImage::Format_ARGB32);
+            QPainter p(&image);
+            return paintAttentionLines(p, lines->scene(), lines->lineGeometry());
+        };
+        const int all = drawn();
+        QCOMPARE(bar->linksPerQuery(), 0);
+        bar->setLinksPerQuery(1);
+        QCOMPARE(lines->scene().linksPerQuery, 1);
+        int expected = 0;
+        for (int h = 0; h < bar->headCount(); ++h) {
+            const RowMatrix m = page.document()->shown(page.document()->layer(), h).values;
+            for (Eigen::Index q = 0; q < m.rows(); ++q)
+                expected += m.row(q).maxCoeff() >= kLineThreshold;
+        }
+        QCOMPARE(drawn(), expected);
+        QVERIFY(expected > 0 && expected < all);
+        QCOMPARE(bar->findChild<QSlider*>("linksPerQuery")->value(), 1);
+        bar->setLinksPerQuery(0);
+        QCOMPARE(drawn(), all);
     }
 
     // The Embeddings tab (Translate had one, Text none; issue 38): token and position rows and what layer 0

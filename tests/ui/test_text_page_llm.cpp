@@ -13,6 +13,7 @@
 #include "ui/text/sampling_button.h"
 #include "ui/text/text_document.h"
 #include "ui/text/text_lenses.h"
+#include "ui/text/text_lines_view.h"
 #include "ui/text/text_page.h"
 #include "ui/vision/map_grid_view.h"
 #include "ui/widgets/candidate_bars.h"
@@ -307,6 +308,25 @@ private slots:
                 QVERIFY((std::isnan(a.data()[i]) && std::isnan(b.data()[i])) ||
                         std::abs(a.data()[i] - b.data()[i]) < 1e-6f);
         }
+        // The Lines tab: the on-demand page's lines made on their own lane, the same as the captured page's.
+        const auto lines = [](TextPage& p) {
+            return static_cast<TextLinesView*>(p.findChild<QWidget*>("lines"));
+        };
+        onDemand.document()->setLayer(2);
+        captured.document()->setLayer(2);
+        for (TextPage* page : {&captured, &onDemand})
+            page->views()->setCurrentIndex(2);
+        QVERIFY(!lines(captured)->pending() && lines(onDemand)->pending());
+        WAIT_UNTIL(!lines(onDemand)->pending());
+        const AttentionLineScene &a = lines(captured)->scene(), &b = lines(onDemand)->scene();
+        QCOMPARE(b.left, a.left);
+        QCOMPARE(b.heads.size(), size_t(heads));
+        for (int h = 0; h < heads; ++h) {
+            QCOMPARE(b.heads[size_t(h)].start, a.heads[size_t(h)].start);
+            QCOMPARE(b.heads[size_t(h)].key, a.heads[size_t(h)].key);
+            QCOMPARE(b.heads[size_t(h)].weight, a.heads[size_t(h)].weight);
+        }
+        QVERIFY(a.heads[0].key.size() > 0);
     }
 
     void slidingWindowShown() {

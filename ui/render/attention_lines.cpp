@@ -44,33 +44,65 @@ AttentionLineGeometry layoutAttentionLines(const AttentionLineScene& scene, int 
     return g;
 }
 
-void paintAttentionLabels(QPainter& p, const AttentionLineScene& scene, const AttentionLineGeometry& g,
-                          AttentionLineFocus focus, const QColor& text) {
-    // Attention to / from the focus, summed over the enabled heads (shades the other column).
-    std::vector<float> shadeRight(static_cast<size_t>(scene.right.size()), 0.0f);
-    std::vector<float> shadeLeft(static_cast<size_t>(scene.left.size()), 0.0f);
+namespace {
+
+// The rows [first, last] within `visible` widened by `margin` screens (all rows for a null rectangle).
+std::pair<int, int> rowsIn(const AttentionLineGeometry& g, const QRectF& visible, int count, double margin) {
+    if (visible.isNull()) return {0, count - 1};
+    const double pad = margin * visible.height();
+    const int first = static_cast<int>(std::floor((visible.top() - pad - g.top) / g.rowHeight));
+    const int last = static_cast<int>(std::floor((visible.bottom() + pad - g.top) / g.rowHeight));
+    return {std::max(first, 0), std::min(last, count - 1)};
+}
+
+// Attention to / from the focus in the drawn lines, averaged over the enabled heads: [right] for a query
+// focus, [left] for a key focus.
+std::vector<float> focusShade(const AttentionLineScene& scene, AttentionLineFocus focus, bool right) {
+    std::vector<float> shade(static_cast<size_t>(right ? scene.right.size() : scene.left.size()), 0.0f);
     int enabled = 0;
     for (size_t h = 0; h < scene.heads.size(); ++h) {
         if (h < scene.enabled.size() && !scene.enabled[h]) continue;
         ++enabled;
-        const RowMatrix& m = scene.heads[h];
-        if (focus.left >= 0 && focus.left < m.rows())
-            for (Eigen::Index k = 0; k < m.cols() && k < Eigen::Index(shadeRight.size()); ++k)
-                shadeRight[static_cast<size_t>(k)] += m(focus.left, k);
-        if (focus.right >= 0 && focus.right < m.cols())
-            for (Eigen::Index q = 0; q < m.rows() && q < Eigen::Index(shadeLeft.size()); ++q)
-                shadeLeft[static_cast<size_t>(q)] += m(q, focus.right);
+        const AttentionLinks& l = scene.heads[h];
+        for (int q = 0; q < l.queries(); ++q) {
+            if (right && q != focus.left) continue;
+            for (int i = l.start[static_cast<size_t>(q)]; i < l.end(q, scene.linksPerQuery); ++i) {
+                const auto k = static_cast<size_t>(l.key[static_cast<size_t>(i)]);
+                const float w = l.weight[static_cast<size_t>(i)];
+                if (right && k < shade.size()) shade[k] += w;
+                if (!right && static_cast<int>(k) == focus.right && size_t(q) < shade.size())
+                    shade[static_cast<size_t>(q)] += w;
+            }
+        }
     }
-    const float norm = enabled > 0 ? 1.0f / static_cast<float>(enabled) : 0.0f;
+    if (enabled > 0)
+        for (float& s : shade)
+            s /= static_cast<float>(enabled);
+    return shade;
+}
+
+} // namespace
+
+AttentionLinks lineLinks(const RowMatrix& weights) {
+    return topLinks(weights, 0, kLineThreshold);
+}
+
+void paintAttentionLabels(QPainter& p, const AttentionLineScene& scene, const AttentionLineGeometry& g,
+                          AttentionLineFocus focus, const QColor& text, const QRectF& visible) {
+    const std::vector<float> shadeRight =
+        focus.left >= 0 ? focusShade(scene, focus, true) : std::vector<float>(size_t(scene.right.size()));
+    const std::vector<float> shadeLeft =
+        focus.right >= 0 ? focusShade(scene, focus, false) : std::vector<float>(size_t(scene.left.size()));
     const QFont normal = p.font();
     QFont bold = normal;
     bold.setBold(true);
     auto column = [&](const QStringList& labels, const QRectF& box, const std::vector<float>& shade,
                       int focused, Qt::Alignment align) {
         const QFontMetrics fm(normal);
-        for (int i = 0; i < labels.size(); ++i) {
+        const auto [first, last] = rowsIn(g, visible, static_cast<int>(labels.size()), 0.0);
+        for (int i = first; i <= last; ++i) {
             const QRectF r(box.left(), g.top + i * g.rowHeight + 1, box.width(), g.rowHeight - 2);
-            const float s = std::clamp(shade[static_cast<size_t>(i)] * norm, 0.0f, 1.0f);
+            const float s = std::clamp(shade[static_cast<size_t>(i)], 0.0f, 1.0f);
             if (i == focused) {
                 p.setPen(Qt::NoPen);
                 p.setBrush(QColor(66, 133, 244, 60));
@@ -94,25 +126,28 @@ void paintAttentionLabels(QPainter& p, const AttentionLineScene& scene, const At
 }
 
 int paintAttentionLines(QPainter& p, const AttentionLineScene& scene, const AttentionLineGeometry& g,
-                        AttentionLineFocus focus) {
+                        AttentionLineFocus focus, const QRectF& visible) {
     p.save();
     p.setRenderHint(QPainter::Antialiasing, true);
     const double x0 = g.leftColumn.right() + 4, x1 = g.rightColumn.left() - 4;
+    // A focused key's lines come from anywhere; otherwise the queries within a screen of the visible part.
+    const auto [first, last] = focus.right >= 0
+                                   ? std::pair{0, int(scene.left.size()) - 1}
+                                   : rowsIn(g, visible, static_cast<int>(scene.left.size()), 1.0);
     int drawn = 0;
     for (size_t h = 0; h < scene.heads.size(); ++h) {
         if (h < scene.enabled.size() && !scene.enabled[h]) continue;
-        const RowMatrix& m = scene.heads[h];
+        const AttentionLinks& l = scene.heads[h];
         QColor c = headColor(static_cast<int>(h));
-        for (Eigen::Index q = 0; q < m.rows(); ++q) {
+        for (int q = std::max(first, 0); q <= last && q < l.queries(); ++q) {
             if (focus.left >= 0 && q != focus.left) continue;
-            for (Eigen::Index k = 0; k < m.cols(); ++k) {
+            for (int i = l.start[static_cast<size_t>(q)]; i < l.end(q, scene.linksPerQuery); ++i) {
+                const int k = l.key[static_cast<size_t>(i)];
                 if (focus.right >= 0 && k != focus.right) continue;
-                const float w = m(q, k);
-                if (!(w >= scene.threshold)) continue;
+                const float w = l.weight[static_cast<size_t>(i)];
                 c.setAlphaF(std::clamp(0.15f + 0.85f * w, 0.0f, 1.0f));
                 p.setPen(QPen(c, 0.8 + 3.0 * w, Qt::SolidLine, Qt::RoundCap));
-                p.drawLine(QPointF(x0, g.leftY(static_cast<int>(q))),
-                           QPointF(x1, g.leftY(static_cast<int>(k))));
+                p.drawLine(QPointF(x0, g.leftY(q)), QPointF(x1, g.leftY(k)));
                 ++drawn;
             }
         }

@@ -3,15 +3,18 @@
 // head) whose opacity and width follow the attention weight, one colour per head. Free functions so
 // the widget, exports and tests draw the same picture.
 //
-//   AttentionLineScene scene{left, right, perHead, colours, enabled};
+//   AttentionLineScene scene{left, right, {lineLinks(head0), lineLinks(head1)}, enabled};
 //   AttentionLineGeometry g = layoutAttentionLines(scene, QSize(w, h), font);
 //   paintAttentionLabels(p, scene, g, focus);
 //   paintAttentionLines(p, scene, g);           // returns the number of lines drawn
 //
-// Smooth for long inputs: lines below `threshold` are skipped (most of a softmax row is near 0), and
-// the widget caches the full picture, redrawing only the focused token's lines on hover.
+// Long inputs (issue 40): a head is kept as its links, not its map — the weights of at least
+// kLineThreshold (most of a softmax row is near 0; at most 50 per query), strongest first — and
+// `linksPerQuery` draws only each query's strongest few. Given the visible part of the picture, the
+// functions draw the labels there and the lines of the queries there and one screen above and below,
+// so that a 4 096-token picture (90 000 px tall) paints what is on screen, not the whole.
 
-#include "core/tensor/tensor.h"
+#include "core/analysis/top_links.h"
 
 #include <QColor>
 #include <QFont>
@@ -27,11 +30,15 @@ namespace attnlens::ui {
 // A qualitative palette (Tableau-like) for heads; wraps after 12.
 QColor headColor(int head);
 
+inline constexpr float kLineThreshold = 0.02f; // weights below are not drawn
+// A head's lines: the weights of `weights` [left, right] of at least kLineThreshold, strongest first.
+AttentionLinks lineLinks(const RowMatrix& weights);
+
 struct AttentionLineScene {
-    QStringList left, right;      // query tokens, key tokens
-    std::vector<RowMatrix> heads; // each [left, right]
-    std::vector<bool> enabled;    // per head
-    float threshold = 0.02f;      // weights below are not drawn
+    QStringList left, right;           // query tokens, key tokens
+    std::vector<AttentionLinks> heads; // each over [left, right] (lineLinks)
+    std::vector<bool> enabled;         // per head
+    int linksPerQuery = 0;             // each query's strongest N lines per head; 0: all
 };
 
 struct AttentionLineGeometry {
@@ -46,17 +53,20 @@ struct AttentionLineGeometry {
 AttentionLineGeometry layoutAttentionLines(const AttentionLineScene& scene, int width, const QFont& font);
 
 // Focus: a left (query) index or a right (key) index, -1 for none; the focused token's label is
-// emphasised and the other column shaded by `weights` (the summed attention to/from the focus).
+// emphasised and the other column shaded by the drawn lines' weights to / from the focus.
 struct AttentionLineFocus {
     int left = -1;
     int right = -1;
 };
 // `text`: the labels' colour — a view passes its palette's Text colour (it paints on Base), so that the
 // labels read in the dark theme too; the default suits a white picture (exports).
+// `visible`: the part of the picture on screen (null: all of it).
 void paintAttentionLabels(QPainter& p, const AttentionLineScene& scene, const AttentionLineGeometry& g,
-                          AttentionLineFocus focus, const QColor& text = QColor(32, 33, 36));
-// Draws the lines of every enabled head (only those touching the focus when one is set).
+                          AttentionLineFocus focus, const QColor& text = QColor(32, 33, 36),
+                          const QRectF& visible = {});
+// Draws the lines of every enabled head (only those touching the focus when one is set); with `visible`,
+// only the queries within a screen of it.
 int paintAttentionLines(QPainter& p, const AttentionLineScene& scene, const AttentionLineGeometry& g,
-                        AttentionLineFocus focus = {});
+                        AttentionLineFocus focus = {}, const QRectF& visible = {});
 
 } // namespace attnlens::ui

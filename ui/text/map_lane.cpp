@@ -1,7 +1,5 @@
 #include "ui/text/map_lane.h"
 
-#include <QMetaObject>
-
 #include <exception>
 
 namespace attnlens::ui {
@@ -34,36 +32,8 @@ MapLane::Result make(const MapLane::Request& r) {
 
 } // namespace
 
-MapLane::MapLane(QObject* parent) : QObject(parent) {
-    m_pool.setMaxThreadCount(1);
-}
-
-MapLane::~MapLane() {
-    m_pool.clear();
-    m_pool.waitForDone();
-}
-
 void MapLane::request(Request request, std::function<void(Result)> done) {
-    const int generation = ++m_generation;
-    m_pending = true;
-    m_pool.clear(); // a request still waiting is replaced
-    m_pool.start([this, generation, request = std::move(request), done = std::move(done)] {
-        auto result = std::make_shared<Result>(make(request));
-        QMetaObject::invokeMethod(
-            this,
-            [this, generation, result, done] {
-                if (generation != m_generation) return; // something newer was asked
-                m_pending = false;
-                done(std::move(*result));
-            },
-            Qt::QueuedConnection);
-    });
-}
-
-void MapLane::cancel() {
-    ++m_generation;
-    m_pending = false;
-    m_pool.clear();
+    m_lane.request<Result>([request = std::move(request)] { return make(request); }, std::move(done));
 }
 
 } // namespace attnlens::ui

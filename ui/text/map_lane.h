@@ -6,8 +6,8 @@
 // (HeatmapScene::updateImage), ready for HeatmapView::setColouredMatrix. The view keeps showing the previous
 // map meanwhile.
 //
-// The latest request wins: one map is made at a time, a newer request replaces one still waiting, and a
-// result reaches `done` (on the GUI thread) only if nothing was requested after it.
+// The latest request wins (a LatestLane): one map is made at a time, a newer request replaces one still
+// waiting, and a result reaches `done` (on the GUI thread) only if nothing was requested after it.
 //
 //   lane->request({run, folder, doc->showOptions(), layer, key, scale, view->colorMap()},
 //                 [this](MapLane::Result r) { view->setColouredMatrix(std::move(r.scene)); });
@@ -17,9 +17,9 @@
 #include "core/analysis/map_scale.h"
 #include "ui/render/heatmap_scene.h"
 #include "ui/text/text_document.h"
+#include "ui/widgets/latest_lane.h"
 
 #include <QObject>
-#include <QThreadPool>
 
 #include <functional>
 #include <memory>
@@ -43,19 +43,16 @@ public:
         std::string error;  // not empty: what went wrong (nothing else is set)
     };
 
-    explicit MapLane(QObject* parent = nullptr);
-    ~MapLane() override;
+    explicit MapLane(QObject* parent = nullptr) : QObject(parent) {}
 
     void request(Request request, std::function<void(Result)> done);
     // A request not answered yet (the view shows an older map).
-    bool pending() const { return m_pending; }
+    bool pending() const { return m_lane.pending(); }
     // Drops whatever was asked: no result arrives for it.
-    void cancel();
+    void cancel() { m_lane.cancel(); }
 
 private:
-    QThreadPool m_pool; // one thread
-    int m_generation = 0;
-    bool m_pending = false;
+    LatestLane m_lane;
 };
 
 } // namespace attnlens::ui

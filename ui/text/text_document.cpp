@@ -278,6 +278,18 @@ TextDocument::Shown TextDocument::shape(RowMatrix m, const TextRun& run, const T
                                         const ShowOptions& o) {
     Shown s;
     if (m.size() == 0) return s;
+    s.rows = s.columns = shapeTokens(&m, run, folder, o);
+    s.values = std::move(m);
+    return s;
+}
+
+QStringList TextDocument::shownLabels(const TextRun& run, const TextFolder& folder, const ShowOptions& o) {
+    return shapeTokens(nullptr, run, folder, o);
+}
+
+// The labels as shown; `m` (may be null), [visible, visible], made to match them.
+QStringList TextDocument::shapeTokens(RowMatrix* m, const TextRun& run, const TextFolder& folder,
+                                      const ShowOptions& o) {
     const int n = o.visible;
     std::vector<std::string> tokens(run.tokens.begin(), run.tokens.begin() + n);
     std::vector<std::string> texts(run.texts.begin(), run.texts.begin() + n);
@@ -291,7 +303,7 @@ TextDocument::Shown TextDocument::shape(RowMatrix m, const TextRun& run, const T
             keep[static_cast<size_t>(i)] = !(isSpecialPiece(t) && t != "[MASK]" && t != "[UNK]");
         }
         if (std::count(keep.begin(), keep.end(), 1) > 0) {
-            m = dropTokens(m, keep, keep, true);
+            if (m) *m = dropTokens(*m, keep, keep, true);
             std::vector<std::string> t2, x2;
             QStringList l2;
             for (int i = 0; i < n; ++i)
@@ -304,13 +316,10 @@ TextDocument::Shown TextDocument::shape(RowMatrix m, const TextRun& run, const T
     if (o.wordLevel) {
         const WordGroups g =
             folder.piecesCarrySpaces() ? groupByteBpe(tokens, texts) : groupWordPieces(tokens);
-        m = mergeToWords(m, g, g);
+        if (m) *m = mergeToWords(*m, g, g);
         labels = toQStringList(g.words);
     }
-    s.values = std::move(m);
-    s.rows = labels;
-    s.columns = labels;
-    return s;
+    return labels;
 }
 
 std::vector<TextCandidate> TextDocument::stepCandidates() const {

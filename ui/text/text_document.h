@@ -120,6 +120,8 @@ public:
         bool hideSpecial = false, wordLevel = false;
     };
     static Shown shape(RowMatrix tokens, const TextRun& run, const TextFolder& folder, const ShowOptions& o);
+    // shape()'s labels alone (no map made).
+    static QStringList shownLabels(const TextRun& run, const TextFolder& folder, const ShowOptions& o);
     static QStringList tokenLabels(const TextRun& run, const TextFolder& folder, int visible);
     ShowOptions showOptions() const { return {visibleTokens(), m_hideSpecial, m_wordLevel}; }
 
@@ -142,6 +144,8 @@ signals:
     void hoverChanged();
 
 private:
+    static QStringList shapeTokens(RowMatrix* m, const TextRun& run, const TextFolder& folder,
+                                   const ShowOptions& o);
     std::shared_ptr<const TextFolder> m_folder;
     std::shared_ptr<const TextRun> m_run;
     int m_step = 0, m_selected = -1, m_hovered = -1;

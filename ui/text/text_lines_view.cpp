@@ -1,9 +1,9 @@
 #include "ui/text/text_lines_view.h"
 
-#include "ui/text/text_document.h"
 #include "ui/widgets/head_toggle_bar.h"
 
 #include <QMouseEvent>
+#include <QPaintEvent>
 #include <QPainter>
 
 #include <algorithm>
@@ -17,37 +17,77 @@ TextLinesView::TextLinesView(TextDocument* doc, HeadToggleBar* toggles, QWidget*
     if (m_toggles) connect(m_toggles, &HeadToggleBar::changed, this, &TextLinesView::refresh);
 }
 
+std::vector<AttentionLinks> TextLinesView::makeLinks(const TextRun& run, const TextFolder& folder,
+                                                     const TextDocument::ShowOptions& show, int layer) {
+    std::vector<AttentionLinks> heads;
+    for (int h = 0; h < folder.heads(); ++h)
+        heads.push_back(
+            lineLinks(TextDocument::shape(TextDocument::makeMap(run, folder.heads(), show.visible, layer, h),
+                                          run, folder, show)
+                          .values));
+    return heads;
+}
+
+void TextLinesView::refreshLinks() {
+    const auto& run = m_doc->run();
+    const TextDocument::ShowOptions show = m_doc->showOptions();
+    const LinksKey key{run, show.visible, m_doc->layer(), show.hideSpecial, show.wordLevel};
+    if (key == m_linksKey) return;
+    m_linksKey = key;
+    m_scene.heads.clear();
+    if (!run) {
+        m_lane.cancel();
+        m_scene.left = m_scene.right = {};
+        return;
+    }
+    m_scene.left = m_scene.right = TextDocument::shownLabels(*run, *m_doc->model(), show); // at once
+    if (!m_doc->onDemand() && show.visible <= kSyncTokens) {
+        m_lane.cancel();
+        m_scene.heads = makeLinks(*run, *m_doc->model(), show, key.layer);
+        return;
+    }
+    m_lane.request<std::vector<AttentionLinks>>(
+        [run, folder = m_doc->model(), show, layer = key.layer] {
+            return makeLinks(*run, *folder, show, layer);
+        },
+        [this](std::vector<AttentionLinks> heads) {
+            m_scene.heads = std::move(heads);
+            update();
+        });
+}
+
 void TextLinesView::refresh() {
-    m_scene = {};
     const int heads = m_doc->model() ? m_doc->model()->heads() : 0;
     if (m_toggles && (m_toggles->headCount() != heads || m_doc->head() != m_lastHead)) {
         if (m_toggles->headCount() != heads) m_toggles->setHeadCount(heads);
         m_lastHead = m_doc->head();
         m_toggles->followSelection(m_lastHead); // one head chosen above: it alone; mean or max: all
     }
-    if (m_doc->run()) {
-        const auto shown = m_doc->shown(m_doc->layer(), 0);
-        m_scene.left = shown.rows;
-        m_scene.right = shown.columns;
-        for (int h = 0; h < heads; ++h) {
-            m_scene.heads.push_back(m_doc->shown(m_doc->layer(), h).values);
-            m_scene.enabled.push_back(m_toggles ? m_toggles->isEnabled(h)
-                                                : m_doc->head() < 0 || m_doc->head() == h);
-        }
-    }
+    refreshLinks();
+    m_scene.enabled.clear();
+    for (int h = 0; h < heads; ++h)
+        m_scene.enabled.push_back(m_toggles ? m_toggles->isEnabled(h)
+                                            : m_doc->head() < 0 || m_doc->head() == h);
+    m_scene.linksPerQuery = m_toggles ? m_toggles->linksPerQuery() : 0;
     m_geometry = layoutAttentionLines(m_scene, std::max(width(), 360), font());
     setMinimumHeight(m_geometry.size.height());
     update();
 }
 
-void TextLinesView::paintEvent(QPaintEvent*) {
+void TextLinesView::paintEvent(QPaintEvent* e) {
     QPainter p(this);
-    p.fillRect(rect(), palette().base());
+    p.fillRect(e->rect(), palette().base());
     if (m_scene.left.isEmpty()) return;
     p.setRenderHint(QPainter::Antialiasing);
     const AttentionLineFocus focus{m_doc->focusToken(), -1};
-    paintAttentionLines(p, m_scene, m_geometry, focus);
-    paintAttentionLabels(p, m_scene, m_geometry, focus, palette().color(QPalette::Text));
+    const QRectF exposed(e->rect());
+    if (m_lane.pending()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(QRectF(0, exposed.top() + 4, width(), 20), Qt::AlignHCenter | Qt::AlignVCenter,
+                   tr("Drawing the lines of %1 tokens…").arg(m_scene.left.size()));
+    }
+    paintAttentionLines(p, m_scene, m_geometry, focus, exposed);
+    paintAttentionLabels(p, m_scene, m_geometry, focus, palette().color(QPalette::Text), exposed);
 }
 
 void TextLinesView::resizeEvent(QResizeEvent*) {

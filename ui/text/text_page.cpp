@@ -498,6 +498,10 @@ bool TextPage::matrixPending() const {
     return m_mapLane->pending();
 }
 
+bool TextPage::linesPending() const {
+    return m_lines->pending();
+}
+
 // The matrix: a captured run's map made here; a long text's on the map lane, the view keeping the previous
 // map until it arrives. Nothing is remade while what is shown stays the same.
 void TextPage::refreshMatrix() {

@@ -78,6 +78,8 @@ public:
     HeatmapView* matrixView() const { return m_matrix; }
     // A long text's matrix is being made (MapLane); the view shows the previous one meanwhile.
     bool matrixPending() const;
+    // A long text's Lines tab is making its lines (the labels show meanwhile).
+    bool linesPending() const;
     MapGridView* modelGrid() const { return m_grid; }
     QListWidget* candidatesList() const { return m_candidates->list(); }  // [MASK] predictions
     CandidateBars* candidateBars() const { return m_candidates->bars(); } // a decoder's next token

@@ -53,7 +53,7 @@ TokenRef AttentionLineCanvas::tokenAt(QPoint pos) const {
     return {};
 }
 
-void AttentionLineCanvas::paintEvent(QPaintEvent*) {
+void AttentionLineCanvas::paintEvent(QPaintEvent* event) {
     QPainter p(this);
     p.fillRect(rect(), palette().color(QPalette::Base));
     if (m_scene.left.isEmpty()) {
@@ -62,8 +62,12 @@ void AttentionLineCanvas::paintEvent(QPaintEvent*) {
                    tr("Nothing to show yet: translate a sentence (and step forward for decoder attention)."));
         return;
     }
+    // A long paragraph's picture is too tall to cache (1 300 tokens: 29 000 px): drawn where it is exposed.
+    constexpr int kMostCachedHeight = 4000;
+    const bool cached = m_geometry.size.height() <= kMostCachedHeight;
+    const QRectF exposed = cached ? QRectF() : QRectF(event->rect());
     const qreal dpr = devicePixelRatioF();
-    if (!m_cacheValid || m_cache.size() != m_geometry.size * dpr) {
+    if (cached && (!m_cacheValid || m_cache.size() != m_geometry.size * dpr)) {
         m_cache = QPixmap(m_geometry.size * dpr);
         m_cache.setDevicePixelRatio(dpr);
         m_cache.fill(Qt::transparent);
@@ -73,21 +77,23 @@ void AttentionLineCanvas::paintEvent(QPaintEvent*) {
     }
     const AttentionLineFocus f = focus();
     const bool focused = f.left >= 0 || f.right >= 0;
+    if (!cached) m_cache = QPixmap();
     p.setPen(palette().color(QPalette::PlaceholderText));
     p.drawText(QRectF(0, 4, m_geometry.leftColumn.right() - 6, 20), Qt::AlignRight | Qt::AlignVCenter,
                m_matrix.rowSide == TokenSide::Source ? tr("source (query)") : tr("target (query)"));
     p.drawText(QRectF(m_geometry.rightColumn.left(), 4, m_geometry.rightColumn.width() + 40, 20),
                Qt::AlignLeft | Qt::AlignVCenter,
                m_matrix.columnSide == TokenSide::Source ? tr("source (key)") : tr("decoder input (key)"));
-    if (focused) {
-        p.setOpacity(0.12);
+    if (focused) p.setOpacity(0.12);
+    if (cached) {
         p.drawPixmap(0, 0, m_cache);
-        p.setOpacity(1.0);
-        paintAttentionLines(p, m_scene, m_geometry, f);
     } else {
-        p.drawPixmap(0, 0, m_cache);
+        const int drawn = paintAttentionLines(p, m_scene, m_geometry, {}, exposed);
+        if (!focused) m_linesDrawn = drawn;
     }
-    paintAttentionLabels(p, m_scene, m_geometry, f, palette().color(QPalette::Text));
+    p.setOpacity(1.0);
+    if (focused) paintAttentionLines(p, m_scene, m_geometry, f, exposed);
+    paintAttentionLabels(p, m_scene, m_geometry, f, palette().color(QPalette::Text), exposed);
 }
 
 void AttentionLineCanvas::mouseMoveEvent(QMouseEvent* event) {
@@ -162,10 +168,11 @@ void AttentionLineView::refresh() {
         scene.right = layout.columnLabels;
         const int H = m_doc->headCount(m_doc->kind());
         for (int h = 0; h < H; ++h) {
-            scene.heads.push_back(m_doc->matrix(m_doc->kind(), m_doc->layer(), h).values);
+            scene.heads.push_back(lineLinks(m_doc->matrix(m_doc->kind(), m_doc->layer(), h).values));
             scene.enabled.push_back(m_toggles->isEnabled(h));
         }
     }
+    scene.linksPerQuery = m_toggles->linksPerQuery();
     m_canvas->setScene(std::move(scene), layout);
 }
 

@@ -3,9 +3,10 @@
 // one line per pair and head (colour = head, opacity and width = weight); heads are toggled with the
 // coloured buttons. Hovering a token shows only its lines; clicking selects it in the document.
 //
-// Smoothness: lines under the threshold are skipped and the full picture is cached in a pixmap that
-// is rebuilt only when the data, the toggles or the size change; hover repaints the cached picture
-// faded plus the focused token's few lines.
+// Smoothness: lines under the threshold are skipped, the slider above draws only each query's strongest
+// few, and the full picture is cached in a pixmap that is rebuilt only when the data, the toggles or the
+// size change; hover repaints the cached picture faded plus the focused token's few lines. A picture too
+// tall to cache (a long paragraph) is drawn where it is exposed, the lines of the queries near it.
 
 #include "ui/render/attention_lines.h"
 #include "ui/translate/translation_document.h"
@@ -26,7 +27,7 @@ public:
     void setScene(AttentionLineScene scene, AttentionMatrix layout);
     const AttentionLineScene& scene() const { return m_scene; }
     const AttentionLineGeometry& lineGeometry() const { return m_geometry; }
-    int linesDrawn() const { return m_linesDrawn; } // in the cached full picture
+    int linesDrawn() const { return m_linesDrawn; } // in the full picture (when too tall: the last painted)
     QSize sizeHint() const override;
 
 protected:

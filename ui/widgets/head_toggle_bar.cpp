@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSignalBlocker>
+#include <QSlider>
 #include <QToolButton>
 
 namespace attnlens::ui {
@@ -23,6 +24,8 @@ HeadToggleBar::HeadToggleBar(const QString& hint, QWidget* parent) : QWidget(par
     top->addSpacing(8);
     top->addWidget(all);
     top->addWidget(none);
+    top->addSpacing(12);
+    addLinksSlider(top);
     top->addStretch(1);
     auto* note = new QLabel(hint, this);
     note->setWordWrap(true);
@@ -30,6 +33,40 @@ HeadToggleBar::HeadToggleBar(const QString& hint, QWidget* parent) : QWidget(par
     top->addWidget(note, 2);
     connect(all, &QToolButton::clicked, this, [this] { setAll(true); });
     connect(none, &QToolButton::clicked, this, [this] { setAll(false); });
+}
+
+// "Lines: top N": each query's strongest N lines per head, 1–10, or all of them (the slider's last step).
+void HeadToggleBar::addLinksSlider(QHBoxLayout* row) {
+    constexpr int kAll = kMostLinksPerQuery + 1;
+    m_links = new QSlider(Qt::Horizontal, this);
+    m_links->setObjectName(QStringLiteral("linksPerQuery"));
+    m_links->setRange(1, kAll);
+    m_links->setValue(kAll);
+    m_links->setFixedWidth(90);
+    m_links->setToolTip(tr("How many lines each token draws per head: its strongest few, or all of at least "
+                           "%1 %")
+                            .arg(static_cast<double>(kLineThreshold) * 100.0));
+    auto* value = new QLabel(this);
+    value->setMinimumWidth(value->fontMetrics().horizontalAdvance(tr("top %1").arg(88)));
+    const auto show = [this, value] {
+        value->setText(linksPerQuery() == 0 ? tr("all") : tr("top %1").arg(linksPerQuery()));
+    };
+    show();
+    connect(m_links, &QSlider::valueChanged, this, [this, show] {
+        show();
+        emit changed();
+    });
+    row->addWidget(new QLabel(tr("Lines:"), this));
+    row->addWidget(m_links);
+    row->addWidget(value);
+}
+
+int HeadToggleBar::linksPerQuery() const {
+    return m_links->value() > kMostLinksPerQuery ? 0 : m_links->value();
+}
+
+void HeadToggleBar::setLinksPerQuery(int most) {
+    m_links->setValue(most <= 0 || most > kMostLinksPerQuery ? kMostLinksPerQuery + 1 : most);
 }
 
 void HeadToggleBar::setHeadCount(int heads) {
