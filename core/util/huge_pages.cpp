@@ -41,4 +41,12 @@ void keepLargeBuffers() {
 #endif
 }
 
+void reserveHeap(std::size_t bytes) {
+    auto* block = static_cast<volatile char*>(std::malloc(bytes));
+    if (block == nullptr) return;
+    for (std::size_t i = 0; i < bytes; i += 4096)
+        block[i] = 0; // volatile: every page is touched, not optimised away
+    std::free(const_cast<char*>(block));
+}
+
 } // namespace attnlens

@@ -1,5 +1,7 @@
 #include "ui/text/map_lane.h"
 
+#include "core/util/huge_pages.h"
+
 #include <exception>
 
 namespace attnlens::ui {
@@ -33,7 +35,18 @@ MapLane::Result make(const MapLane::Request& r) {
 } // namespace
 
 void MapLane::request(Request request, std::function<void(Result)> done) {
-    m_lane.request<Result>([request = std::move(request)] { return make(request); }, std::move(done));
+    // A long text's first map: the heap for the next few is mapped while the user looks at it (reserveHeap),
+    // so that the first switch does not pay for it.
+    const auto bytes =
+        static_cast<std::size_t>(request.show.visible) * request.show.visible * sizeof(float) * 3;
+    const bool reserve = bytes > m_reserved;
+    m_lane.request<Result>([request = std::move(request)] { return make(request); },
+                           [this, bytes, reserve, done = std::move(done)](Result r) {
+                               done(std::move(r));
+                               if (!reserve || bytes <= m_reserved) return;
+                               m_reserved = bytes;
+                               m_lane.whenIdle([bytes] { reserveHeap(bytes); });
+                           });
 }
 
 } // namespace attnlens::ui

@@ -53,6 +53,7 @@ public:
 
 private:
     LatestLane m_lane;
+    std::size_t m_reserved = 0; // the heap reserved for maps so far (reserveHeap), bytes
 };
 
 } // namespace attnlens::ui

@@ -42,6 +42,9 @@ public:
                 Qt::QueuedConnection);
         });
     }
+    // Work for a quiet moment (no result, not pending): it runs after what was asked, and a request made
+    // before it started replaces it.
+    void whenIdle(std::function<void()> work) { m_pool.start(std::move(work)); }
     // A request not answered yet.
     bool pending() const { return m_pending; }
     // Drops whatever was asked: no result arrives for it.
