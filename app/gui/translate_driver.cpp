@@ -6,6 +6,7 @@
 #include "stall_meter.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/translate/matrix_view.h"
+#include "ui/translate/sentence_bar.h"
 #include "ui/translate/translate_page.h"
 #include "ui/widgets/heatmap_view.h"
 
@@ -163,15 +164,20 @@ void benchSwitchesAndReport(TranslatePage* page, const std::vector<double>& tran
     std::fflush(stdout);
 }
 
-// A German text of exactly `pieces` source pieces (</s> included): sentences repeated, then cut to length.
-QString longInput(const attnlens::MarianTokenizer& tok, int pieces) {
-    const QStringList sentences = {
+const QStringList& germanSentences() {
+    static const QStringList sentences = {
         QStringLiteral(
             "Als wir gestern Abend nach der langen Arbeit endlich nach Hause kamen, wartete unsere "
             "kleine Tochter schon an der Tür."),
         QStringLiteral("Sie wollte uns unbedingt das Bild zeigen, das sie in der Schule für ihre Großmutter "
                        "gemalt hatte."),
         QStringLiteral("Wir haben uns sehr gefreut und das Bild an die Wand gehängt.")};
+    return sentences;
+}
+
+// A German text of exactly `pieces` source pieces (</s> included): sentences repeated, then cut to length.
+QString longInput(const attnlens::MarianTokenizer& tok, int pieces) {
+    const QStringList& sentences = germanSentences();
     QStringList words;
     for (int i = 0;
          static_cast<int>(tok.encode(words.join(QLatin1Char(' ')).toStdString()).pieces.size()) < pieces; ++i)
@@ -190,6 +196,7 @@ void benchLongInput(TranslatePage* page, std::function<void()> after) {
     const QString text = longInput(*doc->model().tokenizer, 512);
     page->setMaxNewTokens(8);
     page->setBeamWidth(1);
+    page->sentenceBar()->setWholeInput(true); // the text as one input, not sentence by sentence
     page->setInput(text);
     QObject::connect(
         page, &TranslatePage::resultReady, page,
@@ -235,9 +242,80 @@ void benchLongInput(TranslatePage* page, std::function<void()> after) {
             report("512 tokens: pan step -> repainted", pan);
             std::fflush(stdout);
             heatmap->fitToView();
+            page->sentenceBar()->setWholeInput(false);
             after();
         },
         Qt::SingleShotConnection);
+    page->translate();
+}
+
+// A 1 000-word German paragraph as the page takes it, sentence by sentence (issue 40): Translate until the
+// first sentence's heatmap is repainted and until the paragraph's translation is shown, the meter measuring
+// the GUI stall meanwhile (its phase); then five other sentences chosen, each until its heatmap is repainted.
+void benchParagraph(TranslatePage* page, StallMeter* meter, std::function<void()> after) {
+    QStringList words;
+    for (int i = 0; words.size() < 1000; ++i)
+        words << germanSentences()[i % germanSentences().size()].split(QLatin1Char(' '));
+    struct State {
+        QElapsedTimer clock;
+        double first = 0;
+        std::vector<double> choose;
+        QTimer poll;
+    };
+    auto st = std::make_shared<State>();
+    auto* heatmap = page->matrixView()->heatmap();
+    auto report = [page, st, words, after] {
+        std::printf("paragraph: %lld words, %lld sentences, translated one by one\n",
+                    static_cast<long long>(words.size()),
+                    static_cast<long long>(page->sentenceBar()->sentences().size()));
+        std::printf("%-40s %8.2f ms\n", "paragraph: Translate -> sentence 0 shown", st->first);
+        std::printf("%-40s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n",
+                    "paragraph: sentence chosen -> repainted", median(st->choose),
+                    *std::min_element(st->choose.begin(), st->choose.end()),
+                    *std::max_element(st->choose.begin(), st->choose.end()), st->choose.size());
+        std::fflush(stdout);
+        after();
+    };
+    // Then sentences 7, 14, …: each translated and shown, timed until its heatmap is repainted.
+    auto choose = std::make_shared<std::function<void()>>();
+    *choose = [page, st, heatmap, choose, report] {
+        if (st->choose.size() == 5) return report();
+        QObject::connect(
+            page, &TranslatePage::resultReady, page,
+            [st, heatmap, choose] {
+                heatmap->viewport()->repaint();
+                st->choose.push_back(st->clock.nsecsElapsed() / 1e6);
+                QTimer::singleShot(0, *choose);
+            },
+            Qt::SingleShotConnection);
+        st->clock.start();
+        page->sentenceBar()->setCurrent(7 * static_cast<int>(st->choose.size() + 1));
+        page->translate();
+    };
+    QObject::connect(
+        page, &TranslatePage::resultReady, page,
+        [st, heatmap] {
+            heatmap->viewport()->repaint();
+            st->first = st->clock.nsecsElapsed() / 1e6;
+        },
+        Qt::SingleShotConnection);
+    st->poll.setInterval(5); // the paragraph's translation arrives from the worker
+    QObject::connect(&st->poll, &QTimer::timeout, page, [page, st, meter, choose] {
+        if (page->sentenceBar()->paragraphTranslation().isEmpty() || page->isBusy()) return;
+        st->poll.stop();
+        std::printf("%-40s %8.2f ms\n", "paragraph: Translate -> all translated",
+                    st->clock.nsecsElapsed() / 1e6);
+        if (meter) meter->pause();
+        (*choose)();
+    });
+    if (meter) {
+        meter->setPhase(QStringLiteral("translating a 1 000-word paragraph"));
+        meter->resume();
+    }
+    page->setMaxNewTokens(64);
+    page->setInput(words.join(QLatin1Char(' ')));
+    st->clock.start();
+    st->poll.start();
     page->translate();
 }
 
@@ -292,9 +370,11 @@ void runTranslateBench(TranslatePage* page, const QString& input, int repeats, S
             [page, meter, done](const std::vector<double>& first, const std::vector<double>& all) {
                 if (meter) meter->pause();
                 benchSwitchesAndReport(page, first, all);
-                benchLongInput(page, [meter, done] {
-                    if (meter) meter->resume();
-                    done(0);
+                benchLongInput(page, [page, meter, done] {
+                    benchParagraph(page, meter, [meter, done] {
+                        if (meter) meter->resume();
+                        done(0);
+                    });
                 });
             });
     };

@@ -134,11 +134,16 @@ private slots:
             alone << QString::fromStdString(session.trace()->translation);
         }
         QCOMPARE(bar->paragraphTranslation(), alone.join(' '));
-        // Another sentence: every view follows it.
+        // Another sentence: every view follows it; the paragraph, translated already, is not translated
+        // again.
+        const auto* label = bar->findChild<QLabel*>("paragraphTranslation");
+        QString paragraphShown;
         QVERIFY(act(page, [&] {
             bar->setCurrent(1);
             emit bar->sentenceChosen();
+            paragraphShown = label->text();
         }));
+        QCOMPARE(paragraphShown, QStringLiteral("<b>Paragraph:</b> ") + alone.join(' ').toHtmlEscaped());
         QCOMPARE(page.document()->snapshot()->best->source, std::string("Am 3. Oktober ist Feiertag."));
         QCOMPARE(QString::fromStdString(page.document()->snapshot()->best->translation), alone[1]);
         // A session keeps the sentence shown: restored, the page shows sentence 1 again.

@@ -40,6 +40,11 @@ SentenceBar::SentenceBar(InferenceWorker* worker, QWidget* parent)
     layout->addWidget(m_paragraph);
     hide();
     connect(m_sentence, &QComboBox::activated, this, &SentenceBar::sentenceChosen);
+    const auto lost = [this](int id) { // cancelled or failed: the next Translate does it again
+        if (id == m_job) m_key = {};
+    };
+    connect(m_worker, &InferenceWorker::cancelled, this, lost);
+    connect(m_worker, &InferenceWorker::failed, this, lost);
     connect(m_whole, &QCheckBox::toggled, this, [this] {
         m_sentence->setEnabled(!m_whole->isChecked());
         emit sentenceChosen();
@@ -69,13 +74,22 @@ QString SentenceBar::prepare(const QString& input) {
 }
 
 void SentenceBar::translateParagraph(const MarianFolder& model, const DecodeOptions& options) {
+    const Key key{m_sentences,
+                  options.numBeams,
+                  options.maxNewTokens,
+                  options.ablation.encoder,
+                  options.ablation.decoder,
+                  options.ablation.cross};
+    if (m_sentences.size() >= 2 && !m_whole->isChecked() && key == m_key) return; // done or on its way
     const int generation = ++m_generation;
+    m_key = {};
     if (m_sentences.size() < 2 || m_whole->isChecked()) return;
+    m_key = key;
     std::vector<std::string> sentences;
     for (const QString& s : m_sentences)
         sentences.push_back(s.toStdString());
     m_paragraph->setText(tr("Paragraph: translating %n sentence(s)…", nullptr, int(sentences.size())));
-    m_worker->run<std::vector<std::string>>(
+    m_job = m_worker->run<std::vector<std::string>>(
         tr("Translating the paragraph"),
         [model, options, sentences](const Callbacks& cb) {
             std::vector<std::string> out;

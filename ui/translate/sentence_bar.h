@@ -33,7 +33,8 @@ public:
     // are the same as before.
     QString prepare(const QString& input);
     // Translates every sentence on the worker (as `options` says), then shows the paragraph's translation.
-    // Nothing for a single sentence or with whole input on.
+    // Nothing for a single sentence or with whole input on, nor when the same sentences with the same options
+    // are translated already or on their way (choosing another sentence does not translate them all again).
     void translateParagraph(const MarianFolder& model, const DecodeOptions& options);
 
     QStringList sentences() const { return m_sentences; }
@@ -55,6 +56,15 @@ private:
     QStringList m_sentences;
     QString m_translation;
     int m_generation = 0; // the paragraph job whose result is still wanted
+    // What the paragraph's translation (done or on its way in job m_job) is of; empty: none.
+    struct Key {
+        QStringList sentences;
+        std::optional<int> beams, maxTokens;
+        std::vector<std::vector<int>> encoderOff, decoderOff, crossOff;
+        bool operator==(const Key&) const = default;
+    };
+    Key m_key;
+    int m_job = -1;
 };
 
 } // namespace attnlens::ui

@@ -95,6 +95,7 @@ public:
     View currentView() const;
     TranslateViews* views() const { return m_views; }
     AttentionMatrixView* matrixView() const { return m_views->matrixView(); }
+    SentenceBar* sentenceBar() const { return m_sentences; } // a paragraph's sentences
     ModelGridView* modelView() const { return m_views->modelView(); }
     AttentionLineView* lineView() const { return m_views->lineView(); }
     EmbeddingsView* embeddingsView() const { return m_views->embeddingsView(); }
