@@ -252,7 +252,10 @@ CommandHelp textHelp() {
                                "renormalised over the rest"},
             {"--colormap NAME",
              "with --heatmap: viridis|magma|inferno|plasma|cividis|grey (default: viridis)"},
-            {"--cell PX", "with --heatmap: pixels per cell, 1..128 (default: from the size)"},
+            {"--cell PX",
+             "with --heatmap: pixels per cell, 1..128 (default: from the size; above 1 024 tokens "
+             "the map as 512 cells a side, each the largest weight of its block; pictures past "
+             "8 192 px and SVG past 512 x 512 cells are drawn from blocks too)"},
             {"--capture-budget MB", "every head is kept while it fits in MB (default: 1024); above, a long "
                                     "text's heads are made on demand, only those drawn"},
             {"\"text\"", "the text (English for the built-in model); a BERT model's top 5 for each [MASK]"},

@@ -2,7 +2,8 @@
 // `attnlens-cli text --heatmap OUT.png|svg`: one labelled attention matrix of the text, drawn by the Text
 // page's own heatmap code with the page's sink-aware scales (core/analysis/map_scale.h): --layer L,
 // --head H|mean|max|min, --scale linear|log|clip (clip: at the 99th percentile), --ignore-first (the first
-// token's column masked, rows renormalised over the rest), --colormap NAME, --cell PX. `--npy OUT.npy` writes
+// token's column masked, rows renormalised over the rest), --colormap NAME, --cell PX (a long map is drawn as
+// its blocks' maxima: ui/render/heatmap_scene.h blockMaximaScene). `--npy OUT.npy` writes
 // the same layer / head selection's map [T, T] (float32, before any scale) — with --heatmap or alone. A long
 // text's attention is kept on demand (core/contract/attention_store.h): only the heads drawn are made.
 

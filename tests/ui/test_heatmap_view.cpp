@@ -111,6 +111,43 @@ private slots:
         QVERIFY(s.overview.isNull()); // small matrices draw their image
     }
 
+    // Exports of a long map (issue 40: one head at 4 096 tokens) draw its blocks' maxima: by hand on a
+    // 2 100 × 1 300 map (blocks of 5: 420 × 260 cells), and the exported pictures' sizes stay bounded.
+    void longMapExportsBlocks() {
+        attnlens::ui::HeatmapScene s;
+        s.values = RowMatrix::Constant(2100, 1300, 0.1f);
+        s.values(2000, 1234) = 0.9f;
+        s.mask = RowMatrix::Ones(2100, 1300);
+        s.mask.block(0, 0, 5, 5).setZero();
+        s.values.block(0, 0, 5, 5).setConstant(1.0f); // masked: not a maximum
+        for (int i = 0; i < 2100; ++i)
+            s.rowLabels << QStringLiteral("q%1").arg(i);
+        s.rowTitle = QStringLiteral("query");
+        s.sinks = {{1234, 0.3f}};
+        s.updateImage();
+        const attnlens::ui::HeatmapScene b = attnlens::ui::blockMaximaScene(s, 512);
+        QCOMPARE(b.rows(), 420);
+        QCOMPARE(b.columns(), 260);
+        QCOMPARE(b.values(400, 246), 0.9f);
+        QCOMPARE(b.values(1, 1), 0.1f);
+        QVERIFY(b.isMasked(0, 0) && !b.isMasked(0, 1));
+        QCOMPARE(b.rowLabels.size(), 420);
+        QCOMPARE(b.rowLabels[400], QStringLiteral("q2000"));
+        QVERIFY(b.columnLabels.isEmpty() || b.columnLabels.size() == 260);
+        QCOMPARE(b.columnLabel(246), QStringLiteral("1230"));
+        QCOMPARE(b.sinks.front().column, 246);
+        QVERIFY(b.rowTitle.startsWith(QStringLiteral("query")) &&
+                b.rowTitle.contains(QStringLiteral("5 × 5")));
+        QCOMPARE(b.image.pixel(246, 400), attnlens::ui::colorFor(ColorMap::Viridis, 0.9f).rgb());
+        const attnlens::ui::HeatmapStyle style;
+        const QImage automatic = attnlens::ui::renderHeatmap(s, style); // above 1 024 a side: the blocks
+        QCOMPARE(automatic.size(), attnlens::ui::renderHeatmap(b, style).size());
+        QVERIFY(automatic.width() < 4000 && automatic.height() < 4000);
+        const QImage big = attnlens::ui::renderHeatmap(s, style, 8); // 16 800 px of cells: blocks of 3
+        QVERIFY(big.height() <= attnlens::ui::kExportLargestSide + 400 && big.height() >= 700 * 8);
+        QCOMPARE(attnlens::ui::renderHeatmap(s, style, 1).height() > 2100, true); // every cell fits at 1 px
+    }
+
     // Finding a token: case and word markers ignored; rows first, then columns only where they differ.
     void findLabelsMatches() {
         using attnlens::ui::HeatmapHit;

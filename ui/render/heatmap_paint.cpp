@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace attnlens::ui {
 
@@ -351,7 +352,24 @@ int defaultExportCell(const HeatmapScene& scene) {
     return std::clamp(640 / longest, 6, 36);
 }
 
+namespace {
+
+// A long map's blocks (blockMaximaScene) where the export would otherwise be drawn cell by cell past the
+// limits (heatmap_scene.h); null where the scene is drawn as it is.
+std::optional<HeatmapScene> exportBlocks(const HeatmapScene& scene, int cell, bool svg) {
+    const int longest = std::max(scene.rows(), scene.columns());
+    if (cell <= 0 && longest > kExportEveryCell) return blockMaximaScene(scene, kExportBlocks);
+    if (cell > 0 && static_cast<long long>(cell) * longest > kExportLargestSide)
+        return blockMaximaScene(scene, kExportLargestSide / cell);
+    if (svg && static_cast<long long>(scene.rows()) * scene.columns() > kExportBlocks * kExportBlocks)
+        return blockMaximaScene(scene, kExportBlocks);
+    return std::nullopt;
+}
+
+} // namespace
+
 QImage renderHeatmap(const HeatmapScene& scene, const HeatmapStyle& style, int cell) {
+    if (const auto blocks = exportBlocks(scene, cell, false)) return renderHeatmap(*blocks, style, cell);
     if (cell <= 0) cell = defaultExportCell(scene);
     const HeatmapLayout l = layoutWholeHeatmap(scene, measureHeatmap(scene, style.font), style.font, cell);
     QImage image(l.natural, QImage::Format_ARGB32_Premultiplied);
@@ -370,6 +388,8 @@ bool saveHeatmapPng(const HeatmapScene& scene, const HeatmapStyle& style, const 
 
 bool saveHeatmapSvg(const HeatmapScene& scene, const HeatmapStyle& style, const QString& path, int cell,
                     const QString& title) {
+    if (const auto blocks = exportBlocks(scene, cell, true))
+        return saveHeatmapSvg(*blocks, style, path, cell, title);
     if (cell <= 0) cell = defaultExportCell(scene);
     const HeatmapLayout l = layoutWholeHeatmap(scene, measureHeatmap(scene, style.font), style.font, cell);
     QSvgGenerator generator;

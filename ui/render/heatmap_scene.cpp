@@ -6,6 +6,7 @@
 #include "ui/render/heatmap_image.h"
 #include "ui/render/heatmap_scene_p.h"
 
+#include <QCoreApplication>
 #include <QFontMetrics>
 #include <QGuiApplication>
 #include <QPalette>
@@ -60,11 +61,13 @@ namespace {
 
 constexpr int kOverviewAbove = 512, kOverviewSide = 256;
 
-// Block maxima of the unmasked values (−∞ where a whole block is masked), at most kOverviewSide a side.
-RowMatrix blockMaxima(const HeatmapScene& s) {
-    const int by = (s.rows() + kOverviewSide - 1) / kOverviewSide;
-    const int bx = (s.columns() + kOverviewSide - 1) / kOverviewSide;
-    const int side = std::max(by, bx); // square blocks: the overview keeps the matrix's aspect
+// The edge of the square blocks that fit the matrix in at most `most` cells a side (its aspect kept).
+int blockEdge(const HeatmapScene& s, int most) {
+    return std::max((s.rows() + most - 1) / most, (s.columns() + most - 1) / most);
+}
+
+// Block maxima of the unmasked values (−∞ where a whole block is masked), blocks `side` cells a side.
+RowMatrix blockMaxima(const HeatmapScene& s, int side) {
     RowMatrix out = RowMatrix::Constant((s.rows() + side - 1) / side, (s.columns() + side - 1) / side,
                                         -std::numeric_limits<float>::infinity());
     const float lowest = -std::numeric_limits<float>::infinity();
@@ -117,11 +120,48 @@ void HeatmapScene::updateImage() {
         overview = QImage();
         return;
     }
-    RowMatrix maxima = blockMaxima(*this);
+    RowMatrix maxima = blockMaxima(*this, blockEdge(*this, kOverviewSide));
     const RowMatrix keep = maxima.unaryExpr([](float v) { return std::isinf(v) && v < 0 ? 0.0f : 1.0f; });
     maxima = (keep.array() == 0.0f).select(RowMatrix::Constant(maxima.rows(), maxima.cols(), lo), maxima);
     colour(overview, maxima, colorMap, lo, hi, scale);
     if ((keep.array() == 0.0f).any()) paintMasked(overview, keep);
+}
+
+HeatmapScene blockMaximaScene(const HeatmapScene& s, int most) {
+    const int side = blockEdge(s, std::max(1, most));
+    HeatmapScene out;
+    out.values = blockMaxima(s, side);
+    out.mask = out.values.unaryExpr([](float v) { return std::isinf(v) && v < 0 ? 0.0f : 1.0f; });
+    if ((out.mask.array() != 0.0f).all()) out.mask = RowMatrix();
+    const auto firsts = [side](const QStringList& labels, int count, const auto& label) {
+        QStringList out;
+        for (int i = 0; i < count; i += side)
+            out << label(i);
+        return labels.isEmpty() && side == 1 ? QStringList() : out;
+    };
+    out.rowLabels = firsts(s.rowLabels, s.rows(), [&s](int i) { return s.rowLabel(i); });
+    out.columnLabels = firsts(s.columnLabels, s.columns(), [&s](int i) { return s.columnLabel(i); });
+    const QString per = side > 1 ? QCoreApplication::translate("attnlens::ui::HeatmapView",
+                                                               " · %1 × %1 per cell, the largest")
+                                       .arg(side)
+                                 : QString();
+    out.rowTitle = s.rowTitle.isEmpty() ? s.rowTitle : s.rowTitle + per;
+    out.columnTitle = s.columnTitle;
+    out.maskedText = s.maskedText;
+    out.colorMap = s.colorMap;
+    out.lo = s.lo;
+    out.hi = s.hi;
+    out.scale = s.scale;
+    out.decimals = s.decimals;
+    out.annotate = s.annotate && side == 1;
+    out.colorBar = s.colorBar;
+    out.labels = s.labels;
+    for (KeyShare sink : s.sinks) {
+        sink.column /= side;
+        out.sinks.push_back(sink);
+    }
+    out.updateImage();
+    return out;
 }
 
 std::pair<float, float> HeatmapScene::autoRange() const {

@@ -157,11 +157,19 @@ void paintHeatmap(QPainter& p, const HeatmapScene& scene, const HeatmapLayout& l
 bool heatmapRowLabelDrawn(const HeatmapScene& scene, const HeatmapLayout& l, int row);
 bool heatmapColumnLabelDrawn(const HeatmapScene& scene, const HeatmapLayout& l, int col);
 
+// The whole matrix in at most `most` cells a side: each cell the largest unmasked value of a square block
+// (masked where the whole block is), labelled by the block's first row / column, the row title saying the
+// block size, sinks moved to their block. What exports draw of a long map.
+HeatmapScene blockMaximaScene(const HeatmapScene& scene, int most);
+
 // A small picture of the whole matrix with the visible part outlined (the view's overview while zoomed).
 void paintHeatmapOverview(QPainter& p, const HeatmapScene& scene, const HeatmapLayout& l, const QRect& where,
                           const HeatmapStyle& style);
 
 // Exports of the whole heatmap (labels and colour bar included); cell 0 = a size chosen from the shape.
+// Long maps are drawn as blockMaximaScene: above kExportEveryCell cells a side with cell 0, when the
+// picture would pass kExportLargestSide px, and in SVG above 512 × 512 cells (one rectangle per cell).
+inline constexpr int kExportEveryCell = 1024, kExportBlocks = 512, kExportLargestSide = 8192;
 int defaultExportCell(const HeatmapScene& scene);
 QImage renderHeatmap(const HeatmapScene& scene, const HeatmapStyle& style, int cell = 0);
 bool saveHeatmapPng(const HeatmapScene& scene, const HeatmapStyle& style, const QString& path, int cell = 0);
