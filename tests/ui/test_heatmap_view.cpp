@@ -131,6 +131,7 @@ private slots:
         QCOMPARE(b.values(400, 246), 0.9f);
         QCOMPARE(b.values(1, 1), 0.1f);
         QVERIFY(b.isMasked(0, 0) && !b.isMasked(0, 1));
+        QCOMPARE(b.values(0, 0), s.lo); // not −∞
         QCOMPARE(b.rowLabels.size(), 420);
         QCOMPARE(b.rowLabels[400], QStringLiteral("q2000"));
         QVERIFY(b.columnLabels.isEmpty() || b.columnLabels.size() == 260);

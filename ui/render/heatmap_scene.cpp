@@ -132,12 +132,17 @@ HeatmapScene blockMaximaScene(const HeatmapScene& s, int most) {
     HeatmapScene out;
     out.values = blockMaxima(s, side);
     out.mask = out.values.unaryExpr([](float v) { return std::isinf(v) && v < 0 ? 0.0f : 1.0f; });
-    if ((out.mask.array() != 0.0f).all()) out.mask = RowMatrix();
+    if ((out.mask.array() != 0.0f).all()) {
+        out.mask = RowMatrix();
+    } else { // a wholly masked block: −∞ there, lo instead (its colour is the masked one)
+        out.values = (out.mask.array() == 0.0f)
+                         .select(RowMatrix::Constant(out.rows(), out.columns(), s.lo), out.values);
+    }
     const auto firsts = [side](const QStringList& labels, int count, const auto& label) {
-        QStringList out;
+        QStringList first;
         for (int i = 0; i < count; i += side)
-            out << label(i);
-        return labels.isEmpty() && side == 1 ? QStringList() : out;
+            first << label(i);
+        return labels.isEmpty() && side == 1 ? QStringList() : first;
     };
     out.rowLabels = firsts(s.rowLabels, s.rows(), [&s](int i) { return s.rowLabel(i); });
     out.columnLabels = firsts(s.columnLabels, s.columns(), [&s](int i) { return s.columnLabel(i); });
