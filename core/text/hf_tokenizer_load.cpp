@@ -47,7 +47,9 @@ struct Reader {
             out.push_back({t == "NFC"    ? Normalizer::Kind::Nfc
                            : t == "NFKC" ? Normalizer::Kind::Nfkc
                            : t == "NFD"  ? Normalizer::Kind::Nfd
-                                         : Normalizer::Kind::Lowercase});
+                                         : Normalizer::Kind::Lowercase,
+                           {},
+                           {}});
         } else if (t == "Replace") {
             if (!j.contains("pattern") || !j["pattern"].is_object() || !j["pattern"].contains("String"))
                 fail("normalizer Replace by a regex is not supported (only a string pattern)");
