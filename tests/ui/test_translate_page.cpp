@@ -116,8 +116,14 @@ private slots:
     void paragraphSentenceBySentence() {
         TranslatePage page;
         const QString paragraph = QStringLiteral("Wie geht es dir? Am 3. Oktober ist Feiertag. Danke!");
-        QVERIFY(loadAndTranslate(page, paragraph));
         auto* bar = page.findChild<SentenceBar*>();
+        int paragraphAtSentence = -1; // the other sentences wait until the one shown is translated
+        QObject::connect(
+            &page, &TranslatePage::resultReady, &page,
+            [&] { paragraphAtSentence = int(bar->paragraphTranslation().isEmpty()); },
+            Qt::SingleShotConnection);
+        QVERIFY(loadAndTranslate(page, paragraph));
+        QCOMPARE(paragraphAtSentence, 1);
         QVERIFY(bar && !bar->isHidden());
         QCOMPARE(bar->sentences(),
                  (QStringList{"Wie geht es dir?", "Am 3. Oktober ist Feiertag.", "Danke!"}));

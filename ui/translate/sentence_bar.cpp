@@ -59,6 +59,8 @@ QString SentenceBar::prepare(const QString& input) {
     } catch (const std::exception&) { // not UTF-8: translated whole, the translation says why
     }
     if (sentences != m_sentences) {
+        ++m_generation; // a paragraph job for the old sentences is no longer wanted
+        m_key = {};
         m_sentences = sentences;
         m_translation.clear();
         m_paragraph->clear();

@@ -323,8 +323,8 @@ void TranslatePage::translate() {
     m_clock.start();
     showStatus(tr("Translating…"));
     m_source = m_sentences->prepare(text).toStdString(); // the sentence shown (a paragraph's), or the input
+    m_paragraphOptions = options;
     translateSlice(generation, growth, options);
-    m_sentences->translateParagraph(m_doc->model(), options);
 }
 
 // One slice of the translation, shown as it arrives: the first (`start`: a new session) is one step, so that
@@ -358,6 +358,7 @@ void TranslatePage::showTranslationSlice(const std::shared_ptr<const Translation
         return;
     }
     m_lastTranslateMs = m_clock.elapsed();
+    m_sentences->translateParagraph(m_doc->model(), m_paragraphOptions); // the rest of a paragraph, after
     if (m_lenses->ablation().any()) m_lenses->compareWithAllHeads();
     if (restoreState()) { // a session being restored: its step, then its view
         restoreStep();

@@ -193,7 +193,9 @@ private:
     TranslateViews* m_views = nullptr;
     QElapsedTimer m_clock;
     qint64 m_lastTranslateMs = -1;
-    PrecisionNote m_precisionNote; // bf16 loads: the measured difference from fp32
+    DecodeOptions m_paragraphOptions; // a paragraph's other sentences are translated with these once the one
+                                      // shown is done (so that they never hold it up on the worker)
+    PrecisionNote m_precisionNote;    // bf16 loads: the measured difference from fp32
 };
 
 } // namespace attnlens::ui
