@@ -113,6 +113,25 @@ private slots:
     // A paragraph is translated sentence by sentence (issue 38: given whole, the built-in model collapsed):
     // the views show the sentence chosen, the bar the paragraph's translation — each sentence's own, in
     // order; "Whole input" translates it as one.
+    // A long paragraph (issue 40): its sentences are translated one job each, so a sentence chosen meanwhile
+    // is shown long before the paragraph is done (it waited for the whole paragraph when it was one job).
+    void sentenceChosenDuringParagraph() {
+        TranslatePage page;
+        QStringList sentences;
+        for (int i = 0; i < 40; ++i)
+            sentences << QStringLiteral("Das Haus ist sehr groß und alt.");
+        QVERIFY(loadAndTranslate(page, sentences.join(' ')));
+        auto* bar = page.findChild<SentenceBar*>();
+        QCOMPARE(bar->sentences().size(), 40);
+        QVERIFY(act(page, [&] {
+            bar->setCurrent(7);
+            emit bar->sentenceChosen();
+        }));
+        QVERIFY(bar->paragraphTranslation().isEmpty()); // still on its way
+        WAIT_UNTIL(!bar->paragraphTranslation().isEmpty());
+        QCOMPARE(bar->paragraphTranslation().split(QStringLiteral(". ")).size(), 40);
+    }
+
     void paragraphSentenceBySentence() {
         TranslatePage page;
         const QString paragraph = QStringLiteral("Wie geht es dir? Am 3. Oktober ist Feiertag. Danke!");

@@ -41,7 +41,9 @@ SentenceBar::SentenceBar(InferenceWorker* worker, QWidget* parent)
     hide();
     connect(m_sentence, &QComboBox::activated, this, &SentenceBar::sentenceChosen);
     const auto lost = [this](int id) { // cancelled or failed: the next Translate does it again
-        if (id == m_job) m_key = {};
+        if (id != m_job) return;
+        m_key = {};
+        m_paragraph->clear();
     };
     connect(m_worker, &InferenceWorker::cancelled, this, lost);
     connect(m_worker, &InferenceWorker::failed, this, lost);
@@ -87,28 +89,31 @@ void SentenceBar::translateParagraph(const MarianFolder& model, const DecodeOpti
     m_key = {};
     if (m_sentences.size() < 2 || m_whole->isChecked()) return;
     m_key = key;
-    std::vector<std::string> sentences;
-    for (const QString& s : m_sentences)
-        sentences.push_back(s.toStdString());
-    m_paragraph->setText(tr("Paragraph: translating %n sentence(s)…", nullptr, int(sentences.size())));
-    m_job = m_worker->run<std::vector<std::string>>(
+    m_parts.clear();
+    translateNext(model, options, generation);
+}
+
+// One sentence per job, the next submitted when it is done: a sentence the user chooses meanwhile is queued
+// behind one sentence, not behind the whole paragraph.
+void SentenceBar::translateNext(const MarianFolder& model, const DecodeOptions& options, int generation) {
+    const auto n = static_cast<int>(m_sentences.size());
+    if (static_cast<int>(m_parts.size()) == n) {
+        m_translation = m_parts.join(QLatin1Char(' '));
+        m_paragraph->setText(tr("<b>Paragraph:</b> %1").arg(m_translation.toHtmlEscaped()));
+        return;
+    }
+    m_paragraph->setText(tr("Paragraph: translating sentence %1 of %2 (from 0)…").arg(m_parts.size()).arg(n));
+    m_job = m_worker->run<std::string>(
         tr("Translating the paragraph"),
-        [model, options, sentences](const Callbacks& cb) {
-            std::vector<std::string> out;
-            for (const std::string& s : sentences) {
-                DecodeSession session(model.model, model.tokenizer, s, options);
-                session.run(cb);
-                out.push_back(session.trace()->translation);
-            }
-            return out;
+        [model, options, sentence = m_sentences[m_parts.size()].toStdString()](const Callbacks& cb) {
+            DecodeSession session(model.model, model.tokenizer, sentence, options);
+            session.run(cb);
+            return session.trace()->translation;
         },
-        [this, generation](std::vector<std::string> out) {
+        [this, model, options, generation](std::string out) {
             if (generation != m_generation) return; // another input or setting took over
-            QStringList parts;
-            for (const std::string& s : out)
-                parts << QString::fromStdString(s);
-            m_translation = parts.join(QLatin1Char(' '));
-            m_paragraph->setText(tr("<b>Paragraph:</b> %1").arg(m_translation.toHtmlEscaped()));
+            m_parts << QString::fromStdString(out);
+            translateNext(model, options, generation);
         });
 }
 

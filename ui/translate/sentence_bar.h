@@ -64,7 +64,9 @@ private:
         bool operator==(const Key&) const = default;
     };
     Key m_key;
-    int m_job = -1;
+    int m_job = -1;      // the paragraph's job on the worker now (one sentence)
+    QStringList m_parts; // the paragraph's sentences translated so far
+    void translateNext(const MarianFolder& model, const DecodeOptions& options, int generation);
 };
 
 } // namespace attnlens::ui
