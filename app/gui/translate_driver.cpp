@@ -57,6 +57,13 @@ double median(std::vector<double> v) {
     return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+// One timed row of the report: median, min, max and count of `v` (milliseconds).
+void report(const char* what, const std::vector<double>& v) {
+    if (v.empty()) return;
+    std::printf("%-40s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, median(v),
+                *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()), v.size());
+}
+
 } // namespace
 
 QString validateScript(const TranslateScript& s) {
@@ -153,10 +160,6 @@ void benchSwitchesAndReport(TranslatePage* page, const std::vector<double>& tran
     std::printf("model: %s\n", qPrintable(doc->modelDescription()));
     std::printf("input: %zu source pieces, %zu target pieces\n", trace->sourceTokens.size(),
                 trace->targetTokens.size());
-    auto report = [](const char* what, const std::vector<double>& v) {
-        std::printf("%-40s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, median(v),
-                    *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()), v.size());
-    };
     report("Translate -> first rendered heatmap", translateTimes);
     report("Translate -> whole translation shown", completeTimes);
     report("head switch -> repainted heatmap", head);
@@ -231,11 +234,6 @@ void benchLongInput(TranslatePage* page, std::function<void()> after) {
             std::printf("long input: %zu source pieces, matrix %d x %d in a %d x %d pane\n",
                         doc->trace()->sourceTokens.size(), heatmap->rows(), heatmap->columns(),
                         heatmap->viewport()->width(), heatmap->viewport()->height());
-            auto report = [](const char* what, const std::vector<double>& v) {
-                std::printf("%-40s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, median(v),
-                            *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()),
-                            v.size());
-            };
             report("512 tokens: head switch -> repainted", head);
             report("512 tokens: layer switch -> repainted", layer);
             report("512 tokens: zoom step -> repainted", zoom);
@@ -264,22 +262,19 @@ void benchParagraph(TranslatePage* page, StallMeter* meter, std::function<void()
     };
     auto st = std::make_shared<State>();
     auto* heatmap = page->matrixView()->heatmap();
-    auto report = [page, st, words, after] {
+    auto finish = [page, st, words, after] {
         std::printf("paragraph: %lld words, %lld sentences, translated one by one\n",
                     static_cast<long long>(words.size()),
                     static_cast<long long>(page->sentenceBar()->sentences().size()));
         std::printf("%-40s %8.2f ms\n", "paragraph: Translate -> sentence 0 shown", st->first);
-        std::printf("%-40s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n",
-                    "paragraph: sentence chosen -> repainted", median(st->choose),
-                    *std::min_element(st->choose.begin(), st->choose.end()),
-                    *std::max_element(st->choose.begin(), st->choose.end()), st->choose.size());
+        report("paragraph: sentence chosen -> repainted", st->choose);
         std::fflush(stdout);
         after();
     };
     // Then sentences 7, 14, …: each translated and shown, timed until its heatmap is repainted.
     auto choose = std::make_shared<std::function<void()>>();
-    *choose = [page, st, heatmap, choose, report] {
-        if (st->choose.size() == 5) return report();
+    *choose = [page, st, heatmap, choose, finish] {
+        if (st->choose.size() == 5) return finish();
         QObject::connect(
             page, &TranslatePage::resultReady, page,
             [st, heatmap, choose] {

@@ -39,11 +39,10 @@ void MapLane::request(Request request, std::function<void(Result)> done) {
     // so that the first switch does not pay for it.
     const auto bytes =
         static_cast<std::size_t>(request.show.visible) * request.show.visible * sizeof(float) * 3;
-    const bool reserve = bytes > m_reserved;
     m_lane.request<Result>([request = std::move(request)] { return make(request); },
-                           [this, bytes, reserve, done = std::move(done)](Result r) {
+                           [this, bytes, done = std::move(done)](Result r) {
                                done(std::move(r));
-                               if (!reserve || bytes <= m_reserved) return;
+                               if (bytes <= m_reserved) return;
                                m_reserved = bytes;
                                m_lane.whenIdle([bytes] { reserveHeap(bytes); });
                            });
