@@ -66,9 +66,12 @@ void benchShownRun(attnlens::ui::TextPage* page) {
         switches.push_back(t.nsecsElapsed() / 1e6);
         busy.push_back(std::max(longest, piece.nsecsElapsed() / 1e6));
     }
-    for (int cell : {1, 2, 4, 8, 16, 8, 4, 2, 1}) {
+    for (int cell : {-8, -4, -2, 1, 2, 4, 8, 16, 8, 4, 2, 1, -2, -4, -8}) { // −n: n cells per pixel
         t.start();
-        view->setCellSize(cell);
+        if (cell < 0)
+            view->setCellsPerPixel(-cell);
+        else
+            view->setCellSize(cell);
         view->viewport()->repaint();
         zoom.push_back(t.nsecsElapsed() / 1e6);
     }

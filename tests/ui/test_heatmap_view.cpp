@@ -12,8 +12,6 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
-#include <QLabel>
-#include <QLineEdit>
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -87,68 +85,6 @@ int checkEveryLabelReachable(HeatmapView& view) {
 class TestHeatmapView : public QObject {
     Q_OBJECT
 private slots:
-    // Above 512 cells a side the scene keeps an overview of at most 256 px a side whose pixels take the
-    // largest unmasked value of their block: one hot cell of a 1 100 × 700 map stays visible in it.
-    void overviewKeepsBlockMaxima() {
-        attnlens::ui::HeatmapScene s;
-        s.values = RowMatrix::Constant(1100, 700, 0.1f);
-        s.values(1000, 333) = 1.0f;
-        s.mask = RowMatrix::Ones(1100, 700);
-        s.mask.block(0, 0, 5, 5).setZero(); // a whole block masked: the masked colour
-        s.values.block(0, 0, 5, 5).setConstant(1.0f);
-        s.updateImage();
-        QCOMPARE(s.overview.size(), QSize(140, 220)); // blocks of 5 × 5 (1 100 / 256 rounded up)
-        const QRgb hot = attnlens::ui::colorFor(ColorMap::Viridis, 1.0f).rgb();
-        const QRgb cold = attnlens::ui::colorFor(ColorMap::Viridis, 0.1f).rgb();
-        QCOMPARE(s.overview.pixel(333 / 5, 1000 / 5), hot);
-        QCOMPARE(s.overview.pixel(10, 10), cold);
-        QCOMPARE(s.overview.pixel(0, 0), attnlens::ui::heatmapMaskedColor().rgb());
-        QCOMPARE(s.image.pixel(333, 1000), hot);
-        s.values.resize(500, 500);
-        s.values.setZero();
-        s.mask.resize(0, 0);
-        s.updateImage();
-        QVERIFY(s.overview.isNull()); // small matrices draw their image
-    }
-
-    // Exports of a long map (issue 40: one head at 4 096 tokens) draw its blocks' maxima: by hand on a
-    // 2 100 × 1 300 map (blocks of 5: 420 × 260 cells), and the exported pictures' sizes stay bounded.
-    void longMapExportsBlocks() {
-        attnlens::ui::HeatmapScene s;
-        s.values = RowMatrix::Constant(2100, 1300, 0.1f);
-        s.values(2000, 1234) = 0.9f;
-        s.mask = RowMatrix::Ones(2100, 1300);
-        s.mask.block(0, 0, 5, 5).setZero();
-        s.values.block(0, 0, 5, 5).setConstant(1.0f); // masked: not a maximum
-        for (int i = 0; i < 2100; ++i)
-            s.rowLabels << QStringLiteral("q%1").arg(i);
-        s.rowTitle = QStringLiteral("query");
-        s.sinks = {{1234, 0.3f}};
-        s.updateImage();
-        const attnlens::ui::HeatmapScene b = attnlens::ui::blockMaximaScene(s, 512);
-        QCOMPARE(b.rows(), 420);
-        QCOMPARE(b.columns(), 260);
-        QCOMPARE(b.values(400, 246), 0.9f);
-        QCOMPARE(b.values(1, 1), 0.1f);
-        QVERIFY(b.isMasked(0, 0) && !b.isMasked(0, 1));
-        QCOMPARE(b.values(0, 0), s.lo); // not −∞
-        QCOMPARE(b.rowLabels.size(), 420);
-        QCOMPARE(b.rowLabels[400], QStringLiteral("q2000"));
-        QVERIFY(b.columnLabels.isEmpty() || b.columnLabels.size() == 260);
-        QCOMPARE(b.columnLabel(246), QStringLiteral("1230"));
-        QCOMPARE(b.sinks.front().column, 246);
-        QVERIFY(b.rowTitle.startsWith(QStringLiteral("query")) &&
-                b.rowTitle.contains(QStringLiteral("5 × 5")));
-        QCOMPARE(b.image.pixel(246, 400), attnlens::ui::colorFor(ColorMap::Viridis, 0.9f).rgb());
-        const attnlens::ui::HeatmapStyle style;
-        const QImage automatic = attnlens::ui::renderHeatmap(s, style); // above 1 024 a side: the blocks
-        QCOMPARE(automatic.size(), attnlens::ui::renderHeatmap(b, style).size());
-        QVERIFY(automatic.width() < 4000 && automatic.height() < 4000);
-        const QImage big = attnlens::ui::renderHeatmap(s, style, 8); // 16 800 px of cells: blocks of 3
-        QVERIFY(big.height() <= attnlens::ui::kExportLargestSide + 400 && big.height() >= 700 * 8);
-        QCOMPARE(attnlens::ui::renderHeatmap(s, style, 1).height() > 2100, true); // every cell fits at 1 px
-    }
-
     // Finding a token: case and word markers ignored; rows first, then columns only where they differ.
     void findLabelsMatches() {
         using attnlens::ui::HeatmapHit;
@@ -169,48 +105,6 @@ private slots:
         QCOMPARE(attnlens::ui::heatmapFindLabels(s, "at"), both);
         s.rowLabels.clear(), s.columnLabels.clear(); // indices when there are no labels
         QCOMPARE(attnlens::ui::heatmapFindLabels(s, "3"), (std::vector<HeatmapHit>{{false, 3}}));
-    }
-
-    // Ctrl+F on a fitted 4 096-token matrix (cells far below a pixel): Enter zooms until labels are legible,
-    // centres the hit on the diagonal and selects its row as a click on the label would.
-    void findBarRevealsToken() {
-        const int n = 4096;
-        attnlens::ui::HeatmapView view;
-        QStringList labels;
-        for (int i = 0; i < n; ++i)
-            labels << QStringLiteral("t%1").arg(i);
-        labels[3000] = QStringLiteral("needle"), labels[100] = QStringLiteral("Needles");
-        view.setMatrix(RowMatrix::Zero(n, n), labels, labels);
-        view.resize(700, 500);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
-        QVERIFY(view.cellSize() < 1 || view.zoomMode() == attnlens::ui::HeatmapView::ZoomMode::Fit);
-        QSignalSpy selected(&view, &attnlens::ui::HeatmapView::rowSelected);
-        view.setFocus();
-        QTest::keyClick(&view, Qt::Key_F, Qt::ControlModifier);
-        auto* find = view.findBar();
-        QVERIFY(find->isVisible());
-        auto* text = find->findChild<QLineEdit*>("findText");
-        QTRY_VERIFY(text->hasFocus());
-        QTest::keyClicks(text, "NEEDLE");
-        QCOMPARE(find->findChild<QLabel*>("findCount")->text(), QStringLiteral("2 matches"));
-        QTest::keyClick(text, Qt::Key_Return);
-        QCOMPARE(view.selectedRow(), 100);
-        QCOMPARE(selected.count(), 1);
-        QCOMPARE(selected.last().at(0).toInt(), 100);
-        QVERIFY(view.cellSize() >= view.fontMetrics().height());
-        QVERIFY(view.viewport()->rect().intersects(view.cellRect(100, 100)));
-        QVERIFY(view.rowLabelDrawn(100));
-        QTest::keyClick(text, Qt::Key_Return);
-        QCOMPARE(view.selectedRow(), 3000);
-        QVERIFY(view.viewport()->rect().intersects(view.cellRect(3000, 3000)));
-        QCOMPARE(find->findChild<QLabel*>("findCount")->text(), QStringLiteral("2 of 2"));
-        QTest::keyClick(text, Qt::Key_Return, Qt::ShiftModifier); // back to the first
-        QCOMPARE(view.selectedRow(), 100);
-        QTest::keyClick(text, Qt::Key_Escape);
-        QVERIFY(!find->isVisible());
-        QTest::keyClicks(text, "x"); // hidden: typing elsewhere finds nothing new
-        QCOMPARE(selected.count(), 3);
     }
 
     // A matrix coloured on a worker is shown as it came (its image not recoloured), with its range and

@@ -10,6 +10,7 @@
 #include <QCoreApplication>
 #include <QPainter>
 #include <QPolygonF>
+#include <QRegion>
 #include <QSvgGenerator>
 
 #include <algorithm>
@@ -40,6 +41,15 @@ void paintCells(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, cons
         for (int r = r0; r <= r1; ++r)
             for (int c = c0; c <= c1; ++c)
                 p.fillRect(rectOf(r, c), QColor(s.image.pixel(c, r)));
+    } else if (l.per > 1) { // a pixel per block: its largest value (`image` sampled where none are made)
+        p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+        const int per = l.per;
+        const QRect blocks(c0 / per, r0 / per, c1 / per - c0 / per + 1, r1 / per - r0 / per + 1);
+        const QRect target(rectOf(r0, c0).topLeft(), blocks.size());
+        if (s.blocksPer == per && !s.blocks.isNull())
+            p.drawImage(target, s.blocks, blocks);
+        else
+            p.drawImage(target, s.image, QRect(c0, r0, c1 - c0 + 1, r1 - r0 + 1));
     } else {
         p.setRenderHint(QPainter::SmoothPixmapTransform, false);
         const QRect source(c0, r0, c1 - c0 + 1, r1 - r0 + 1);
@@ -62,9 +72,11 @@ void paintCells(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, cons
     if (s.dimUnselected && selecting) {
         QColor veil = style.background; // fades the cells towards the background, light or dark
         veil.setAlpha(150);
-        for (int r = r0; r <= r1; ++r)
-            for (int c = c0; c <= c1; ++c)
-                if (r != s.selectedRow && c != s.selectedColumn) p.fillRect(rectOf(r, c), veil);
+        QRegion veiled(g);
+        if (s.selectedRow >= 0) veiled -= QRect(g.left(), l.rowY(s.selectedRow), g.width(), ch);
+        if (s.selectedColumn >= 0) veiled -= QRect(l.columnX(s.selectedColumn), g.top(), cw, g.height());
+        for (const QRect& rect : veiled)
+            p.fillRect(rect, veil);
     }
 }
 
@@ -97,11 +109,11 @@ void paintOutlines(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, c
         p.drawRect(QRectF(rect).adjusted(1, 1, -1, -1));
     };
     p.setRenderHint(QPainter::Antialiasing, false);
+    const QSize content = l.content(s.rows(), s.columns());
     if (s.selectedRow >= 0)
-        outline(QRect(l.origin.x(), l.origin.y() + s.selectedRow * l.ch, s.columns() * l.cw, l.ch),
-                cell >= 8 ? 1.5 : 1.0);
+        outline(QRect(l.origin.x(), l.rowY(s.selectedRow), content.width(), l.ch), cell >= 8 ? 1.5 : 1.0);
     if (s.selectedColumn >= 0)
-        outline(QRect(l.origin.x() + s.selectedColumn * l.cw, l.origin.y(), l.cw, s.rows() * l.ch),
+        outline(QRect(l.columnX(s.selectedColumn), l.origin.y(), l.cw, content.height()),
                 cell >= 8 ? 1.5 : 1.0);
     if (s.marked.isValid()) outline(rectOf(s.marked.row, s.marked.col), cell >= 8 ? 2.5 : 1.0);
     if (s.hovered.isValid() && !style.vector && cell >= 4) {
@@ -119,7 +131,7 @@ void paintSinkMarks(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l) 
     const double half = std::clamp(l.cw / 2.0, 5.0, 9.0);
     for (const KeyShare& k : s.sinks) {
         if (k.column < 0 || k.column >= s.columns()) continue;
-        const double x = l.origin.x() + (k.column + 0.5) * l.cw;
+        const double x = l.columnX(k.column) + 0.5 * l.cw;
         const QPolygonF triangle{QPointF(x - half, top), QPointF(x + half, top),
                                  QPointF(x, top + 1.6 * half)};
         p.setPen(QPen(QColor(0, 0, 0, 200), 1));
@@ -144,7 +156,7 @@ void paintLabels(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, con
     p.save();
     p.setClipRect(QRect(0, g.top() - lineH / 2, l.rowLabels.right() + 4, g.height() + lineH));
     for (int r = r0; r <= r1; ++r) {
-        const int cy = l.origin.y() + r * l.ch + l.ch / 2;
+        const int cy = l.rowY(r) + l.ch / 2;
         if (!heatmapRowLabelDrawn(s, l, r)) {
             if (l.ch >= 3) {
                 p.setPen(dimText);
@@ -171,7 +183,7 @@ void paintLabels(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, con
     p.save();
     p.setClipRect(QRect(g.left() - lineH / 2, 0, g.width() + lineH, l.colLabels.bottom() + 2));
     for (int c = c0; c <= c1; ++c) {
-        const int cx = l.origin.x() + c * l.cw + l.cw / 2;
+        const int cx = l.columnX(c) + l.cw / 2;
         if (!heatmapColumnLabelDrawn(s, l, c)) {
             if (l.cw >= 3) {
                 p.setPen(dimText);
@@ -275,7 +287,7 @@ void paintColorBar(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, c
 
 // Whether label i (of n, every `step`-th, `edge` px apart) is drawn, given the labels that are always
 // drawn (selected, hovered): those win, and regular labels closer than a text line to them are left out.
-bool labelDrawn(int i, int step, int edge, int lineH, std::initializer_list<int> forced) {
+bool labelDrawn(int i, int step, double edge, int lineH, std::initializer_list<int> forced) {
     for (int f : forced)
         if (f == i) return true;
     if (i % step != 0) return false;
@@ -288,14 +300,14 @@ bool labelDrawn(int i, int step, int edge, int lineH, std::initializer_list<int>
 
 bool heatmapRowLabelDrawn(const HeatmapScene& s, const HeatmapLayout& l, int row) {
     if (!s.labels || row < 0 || row >= s.rows()) return false;
-    return labelDrawn(row, l.rowStep, l.ch, l.lineH, {s.selectedRow, s.hovered.row});
+    return labelDrawn(row, l.rowStep, l.pixelsPerRow(), l.lineH, {s.selectedRow, s.hovered.row});
 }
 
 bool heatmapColumnLabelDrawn(const HeatmapScene& s, const HeatmapLayout& l, int col) {
     if (!s.labels || col < 0 || col >= s.columns()) return false;
     // Horizontal labels are as wide as their cells: every one fits.
     if (!l.rotated) return true;
-    return labelDrawn(col, l.colStep, l.cw, l.lineH, {s.selectedColumn, s.hovered.col});
+    return labelDrawn(col, l.colStep, l.pixelsPerColumn(), l.lineH, {s.selectedColumn, s.hovered.col});
 }
 
 void paintHeatmapOverview(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, const QRect& where,
@@ -306,8 +318,9 @@ void paintHeatmapOverview(QPainter& p, const HeatmapScene& s, const HeatmapLayou
     p.fillRect(where.adjusted(-3, -3, 3, 3), style.background);
     p.drawImage(where, s.overview.isNull() ? s.image : s.overview);
     // The visible part, in matrix coordinates scaled to the overview.
-    const double sx = where.width() / static_cast<double>(s.columns() * l.cw);
-    const double sy = where.height() / static_cast<double>(s.rows() * l.ch);
+    const QSize content = l.content(s.rows(), s.columns());
+    const double sx = where.width() / static_cast<double>(content.width());
+    const double sy = where.height() / static_cast<double>(content.height());
     const QRectF visible((l.gridArea.left() - l.origin.x()) * sx + where.left(),
                          (l.gridArea.top() - l.origin.y()) * sy + where.top(), l.gridArea.width() * sx,
                          l.gridArea.height() * sy);
@@ -330,10 +343,10 @@ void paintHeatmap(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, co
     const QRect& g = l.gridArea;
     if (g.isEmpty()) return;
     CellRange v;
-    v.c0 = std::max(0, (g.left() - l.origin.x()) / l.cw);
-    v.c1 = std::min(s.columns() - 1, (g.right() - l.origin.x()) / l.cw);
-    v.r0 = std::max(0, (g.top() - l.origin.y()) / l.ch);
-    v.r1 = std::min(s.rows() - 1, (g.bottom() - l.origin.y()) / l.ch);
+    v.c0 = std::max(0, l.columnAt(g.left()));
+    v.c1 = std::min(s.columns() - 1, l.columnAt(g.right()) + l.per - 1);
+    v.r0 = std::max(0, l.rowAt(g.top()));
+    v.r1 = std::min(s.rows() - 1, l.rowAt(g.bottom()) + l.per - 1);
     p.save();
     p.setClipRect(g);
     paintCells(p, s, l, v, style);

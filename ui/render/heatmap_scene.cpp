@@ -66,21 +66,25 @@ int blockEdge(const HeatmapScene& s, int most) {
     return std::max((s.rows() + most - 1) / most, (s.columns() + most - 1) / most);
 }
 
-// Block maxima of the unmasked values (−∞ where a whole block is masked), blocks `side` cells a side.
+// Block maxima of the unmasked values (−∞ where a whole block is masked), blocks `side` cells a side. Each
+// block row's rows are folded into one row first (whole rows at a time: a 4 096² map in a few ms), then
+// its columns.
 RowMatrix blockMaxima(const HeatmapScene& s, int side) {
-    RowMatrix out = RowMatrix::Constant((s.rows() + side - 1) / side, (s.columns() + side - 1) / side,
-                                        -std::numeric_limits<float>::infinity());
+    const int nr = s.rows(), nc = s.columns();
+    RowMatrix out((nr + side - 1) / side, (nc + side - 1) / side);
     const float lowest = -std::numeric_limits<float>::infinity();
-    for (int r = 0; r < s.rows(); ++r) {
-        const auto v = s.values.row(r).array();
-        for (int b = 0, c = 0; c < s.columns(); ++b, c += side) {
-            const int w = std::min(side, s.columns() - c);
-            const float m =
-                s.hasMask()
-                    ? (s.mask.row(r).segment(c, w).array() != 0.0f).select(v.segment(c, w), lowest).maxCoeff()
-                    : v.segment(c, w).maxCoeff();
-            out(r / side, b) = std::max(out(r / side, b), m);
+    Eigen::ArrayXf fold(nc);
+    for (int b = 0; b < out.rows(); ++b) {
+        fold.setConstant(lowest);
+        for (int r = b * side; r < std::min(nr, (b + 1) * side); ++r) {
+            const auto v = s.values.row(r).transpose().array();
+            if (s.hasMask())
+                fold = fold.max((s.mask.row(r).transpose().array() != 0.0f).select(v, lowest));
+            else
+                fold = fold.max(v);
         }
+        for (int k = 0, c = 0; c < nc; ++k, c += side)
+            out(b, k) = fold.segment(c, std::min(side, nc - c)).maxCoeff();
     }
     return out;
 }
@@ -107,9 +111,20 @@ void colour(QImage& image, const RowMatrix& values, ColorMap map, float lo, floa
                       image.bytesPerLine() / 4);
 }
 
+// The colours of blockMaxima(s, side): wholly masked blocks in the masked colour.
+void colourMaxima(QImage& image, const HeatmapScene& s, int side) {
+    RowMatrix maxima = blockMaxima(s, side);
+    const RowMatrix keep = maxima.unaryExpr([](float v) { return std::isinf(v) && v < 0 ? 0.0f : 1.0f; });
+    maxima = (keep.array() == 0.0f).select(RowMatrix::Constant(maxima.rows(), maxima.cols(), s.lo), maxima);
+    colour(image, maxima, s.colorMap, s.lo, s.hi, s.scale);
+    if ((keep.array() == 0.0f).any()) paintMasked(image, keep);
+}
+
 } // namespace
 
 void HeatmapScene::updateImage() {
+    blocks = QImage();
+    blocksPer = 0;
     if (empty()) {
         image = overview = QImage();
         return;
@@ -120,11 +135,17 @@ void HeatmapScene::updateImage() {
         overview = QImage();
         return;
     }
-    RowMatrix maxima = blockMaxima(*this, blockEdge(*this, kOverviewSide));
-    const RowMatrix keep = maxima.unaryExpr([](float v) { return std::isinf(v) && v < 0 ? 0.0f : 1.0f; });
-    maxima = (keep.array() == 0.0f).select(RowMatrix::Constant(maxima.rows(), maxima.cols(), lo), maxima);
-    colour(overview, maxima, colorMap, lo, hi, scale);
-    if ((keep.array() == 0.0f).any()) paintMasked(overview, keep);
+    colourMaxima(overview, *this, blockEdge(*this, kOverviewSide));
+}
+
+void HeatmapScene::updateBlocks(int per) {
+    if (empty() || per <= 1) {
+        blocks = QImage();
+        blocksPer = 0;
+    } else if (per != blocksPer || blocks.isNull()) {
+        colourMaxima(blocks, *this, per);
+        blocksPer = per;
+    }
 }
 
 HeatmapScene blockMaximaScene(const HeatmapScene& s, int most) {
@@ -167,6 +188,39 @@ HeatmapScene blockMaximaScene(const HeatmapScene& s, int most) {
     }
     out.updateImage();
     return out;
+}
+
+QString heatmapToolTip(const HeatmapScene& s, int row, int col, int per) {
+    if (row < 0 || row >= s.rows() || col < 0 || col >= s.columns()) return {};
+    const auto tr = [](const char* text) {
+        return QCoreApplication::translate("attnlens::ui::HeatmapView", text);
+    };
+    const QString rowTitle = s.rowTitle.isEmpty() ? tr("row") : s.rowTitle;
+    const QString colTitle = s.columnTitle.isEmpty() ? tr("column") : s.columnTitle;
+    QString text = QStringLiteral("%1 <b>%2</b> (%3) \u2192 %4 <b>%5</b> (%6)<br>")
+                       .arg(rowTitle.toHtmlEscaped(), s.rowLabel(row).toHtmlEscaped())
+                       .arg(row)
+                       .arg(colTitle.toHtmlEscaped(), s.columnLabel(col).toHtmlEscaped())
+                       .arg(col);
+    text += tr("value: <b>%1</b>")
+                .arg(withMinusSign(QString::number(static_cast<double>(s.values(row, col)), 'g', 8)));
+    if (s.isMasked(row, col))
+        text += QStringLiteral("<br><i>") + tr("masked (%1)").arg(s.maskedText) + QStringLiteral("</i>");
+    if (per > 1) {
+        const int r0 = row / per * per, c0 = col / per * per;
+        text +=
+            QStringLiteral("<br>") + tr("the largest of rows %1–%2 × columns %3–%4 (one pixel at this zoom)")
+                                         .arg(r0)
+                                         .arg(std::min(s.rows(), r0 + per) - 1)
+                                         .arg(c0)
+                                         .arg(std::min(s.columns(), c0 + per) - 1);
+    }
+    for (const KeyShare& sink : s.sinks)
+        if (sink.column == col)
+            text += QStringLiteral("<br>") +
+                    tr("attention sink: this key takes %1 % of all the attention in the map")
+                        .arg(static_cast<double>(sink.share) * 100.0, 0, 'f', 1);
+    return text;
 }
 
 std::pair<float, float> HeatmapScene::autoRange() const {
@@ -241,10 +295,20 @@ QStringList heatmapAnnotationSamples(const HeatmapScene& scene) {
 
 // --- layout ----------------------------------------------------------------------------------
 
+int HeatmapLayout::columnAt(int x) const {
+    const int d = x - origin.x();
+    return per > 1 ? d * per : (d >= 0 ? d / cw : -1 - (-d - 1) / cw);
+}
+
+int HeatmapLayout::rowAt(int y) const {
+    const int d = y - origin.y();
+    return per > 1 ? d * per : (d >= 0 ? d / ch : -1 - (-d - 1) / ch);
+}
+
 HeatmapCell HeatmapLayout::cellAt(QPoint pos, int rows, int cols) const {
     if (!gridArea.contains(pos)) return {};
-    const int c = (pos.x() - origin.x()) / cw;
-    const int r = (pos.y() - origin.y()) / ch;
+    const int c = columnAt(pos.x());
+    const int r = rowAt(pos.y());
     if (r < 0 || r >= rows || c < 0 || c >= cols) return {};
     return {r, c};
 }
@@ -340,6 +404,16 @@ void chooseCell(HeatmapLayout& l, const HeatmapScene& scene, const Margins& m, c
     }
 }
 
+// Cells per pixel: the frame's when zoomed out that far, in fit mode what shows a map that overflows the
+// area at a pixel per cell whole (square blocks, the aspect kept), else 1.
+int cellsPerPixel(const HeatmapScene& scene, const HeatmapLayout& l, const HeatmapFrame& f) {
+    if (f.fixedCell == 1) return std::max(1, f.fixedPer);
+    if (f.fixedCell > 0 || scene.empty()) return 1;
+    const int w = std::max(1, l.available.width()), h = std::max(1, l.available.height());
+    if (!(l.cw == 1 && scene.columns() > w) && !(l.ch == 1 && scene.rows() > h)) return 1;
+    return std::max((scene.columns() + w - 1) / w, (scene.rows() + h - 1) / h);
+}
+
 } // namespace
 
 HeatmapLayout layoutHeatmap(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font,
@@ -350,11 +424,18 @@ HeatmapLayout layoutHeatmap(const HeatmapScene& scene, const HeatmapMetrics& met
     const Margins m = marginsOf(scene, metrics, fm);
     int top = 0;
     chooseCell(l, scene, m, f, lineH, top);
-    l.annotate = annotationsFit(scene, metrics, font, l.cw, l.ch);
-
-    const int contentW = scene.columns() * l.cw, contentH = scene.rows() * l.ch;
     l.available = QSize(std::max(0, f.area.width() - m.left - l.barSpace - kPad),
                         std::max(0, f.area.height() - top - l.barBelowSpace - kPad));
+    l.per = cellsPerPixel(scene, l, f);
+    if (l.per > 1) {
+        l.cw = l.ch = l.cell = 1;
+        l.rowStep = l.colStep = lineH * l.per; // a label every text line, on a block's first row
+        if (!l.rotated) l.colStep = 1;
+    }
+    l.annotate = l.per == 1 && annotationsFit(scene, metrics, font, l.cw, l.ch);
+
+    const QSize content = l.content(scene.rows(), scene.columns());
+    const int contentW = content.width(), contentH = content.height();
     const int gridW = std::min(contentW, l.available.width());
     const int gridH = std::min(contentH, l.available.height());
     const int shift = f.centre ? std::max(0, (l.available.width() - gridW) / 2) : 0;
@@ -382,10 +463,11 @@ HeatmapLayout layoutHeatmap(const HeatmapScene& scene, const HeatmapMetrics& met
 }
 
 HeatmapLayout layoutWholeHeatmap(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font,
-                                 int cell, HeatmapFrame::Bar bar) {
+                                 int cell, HeatmapFrame::Bar bar, int per) {
     HeatmapFrame frame;
     frame.area = QSize(1 << 20, 1 << 20);
     frame.fixedCell = cell;
+    frame.fixedPer = per;
     frame.bar = bar;
     frame.area = layoutHeatmap(scene, metrics, font, frame).natural;
     return layoutHeatmap(scene, metrics, font, frame);

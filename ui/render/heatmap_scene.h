@@ -55,6 +55,11 @@ struct HeatmapScene {
     // Above 512 cells a side: the whole matrix at most 256 px a side, each pixel the colour of the largest
     // unmasked value of its block (a sink column or a diagonal stays visible); else null (use `image`).
     QImage overview;
+    // Zoomed out below a pixel per cell (HeatmapLayout::per > 1): one pixel per block of blocksPer ×
+    // blocksPer cells, the colour of its largest unmasked value, made by updateBlocks(); cleared by
+    // updateImage(). paintHeatmap samples `image` instead where blocksPer is not the layout's.
+    QImage blocks;
+    int blocksPer = 0;
     // Key columns marked as attention sinks (ScaledMap::sinks), a triangle above each; empty = none.
     std::vector<KeyShare> sinks;
 
@@ -71,6 +76,8 @@ struct HeatmapScene {
     // Recomputes `image` (in place when the shape is unchanged) and `overview` from values, mask, colour map
     // and range.
     void updateImage();
+    // Recomputes `blocks` for blocks of `per` × `per` cells (nothing when they are already for `per`).
+    void updateBlocks(int per);
     // [lo, hi] of the finite unmasked cells; a constant matrix gets hi = lo + 1, an empty one [0, 1]. Log
     // scale: lo is the smallest positive cell (at least hi · 1e-6: zeros and underflow stay at the low end).
     std::pair<float, float> autoRange() const;
@@ -79,6 +86,9 @@ struct HeatmapScene {
 };
 
 QColor heatmapMaskedColor();
+// The hover text of a cell (HTML): row and column with their titles and labels, the value, masked, the block
+// it stands for when `per` cells a side share a pixel, its sink share.
+QString heatmapToolTip(const HeatmapScene& scene, int row, int col, int per = 1);
 // '-' → U+2212, the minus sign typography uses.
 QString withMinusSign(QString text);
 QString formatHeatmapTick(float v);
@@ -104,6 +114,7 @@ QStringList heatmapAnnotationSamples(const HeatmapScene& scene);
 struct HeatmapFrame {
     QSize area;          // the space to lay out in
     int fixedCell = 0;   // 0 = fit the cells to the area
+    int fixedPer = 1;    // with fixedCell 1: cells per pixel (zoomed out below a pixel per cell)
     int maxCell = 64;    // largest cell edge when fitting
     QPoint scroll;       // offset of the grid when it is larger than the area
     bool centre = false; // centre the composition horizontally
@@ -134,9 +145,22 @@ struct HeatmapLayout {
     int barBelowSpace = 0;        // height below the grid taken by the bar when it sits there
     bool barBelow = false;        // the bar sits under the grid (chosen when that gives larger cells)
     QSize natural;                // size needed to show everything at this cell size
-    QRect cellRect(int row, int col) const {
-        return QRect(origin.x() + col * cw, origin.y() + row * ch, cw, ch);
+    // Cells per pixel along each axis when the grid is zoomed out below a pixel per cell (cw = ch = 1, each
+    // pixel a block of per × per cells drawn as its largest value; the fit mode picks it for long maps).
+    int per = 1;
+    int columnX(int col) const { return origin.x() + (per > 1 ? col / per : col * cw); }
+    int rowY(int row) const { return origin.y() + (per > 1 ? row / per : row * ch); }
+    // Pixels per cell (a fraction when per > 1).
+    double pixelsPerColumn() const { return per > 1 ? 1.0 / per : cw; }
+    double pixelsPerRow() const { return per > 1 ? 1.0 / per : ch; }
+    // The size of the whole grid of rows × cols cells.
+    QSize content(int rows, int cols) const {
+        return per > 1 ? QSize((cols + per - 1) / per, (rows + per - 1) / per) : QSize(cols * cw, rows * ch);
     }
+    // The cell drawn at a pixel (per > 1: its block's first cell), unclamped, for any x / y.
+    int columnAt(int x) const;
+    int rowAt(int y) const;
+    QRect cellRect(int row, int col) const { return QRect(columnX(col), rowY(row), cw, ch); }
     HeatmapCell cellAt(QPoint pos, int rows, int cols) const;
 };
 
@@ -145,9 +169,10 @@ inline constexpr int kHeatmapMaxLabelWidth = 120; // px; longer labels are elide
 
 HeatmapLayout layoutHeatmap(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font,
                             const HeatmapFrame& frame);
-// The whole picture at `cell` px per cell, unscrolled, at its natural size (bar beside unless told).
+// The whole picture at `cell` px per cell (with cell 1: `per` cells per pixel), unscrolled, at its natural
+// size (bar beside unless told).
 HeatmapLayout layoutWholeHeatmap(const HeatmapScene& scene, const HeatmapMetrics& metrics, const QFont& font,
-                                 int cell, HeatmapFrame::Bar bar = HeatmapFrame::Bar::Auto);
+                                 int cell, HeatmapFrame::Bar bar = HeatmapFrame::Bar::Auto, int per = 1);
 
 void paintHeatmap(QPainter& p, const HeatmapScene& scene, const HeatmapLayout& l, const HeatmapStyle& style);
 

@@ -19,16 +19,22 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 namespace attnlens::ui {
 
 namespace {
 
-constexpr int kMaxZoomCell = 128;
-// Zoom steps (cell edge in px) for zoomIn/zoomOut and Ctrl+wheel.
-constexpr std::array<int, 20> kZoomSteps = {1,  2,  3,  4,  5,  6,  8,  10, 12, 14,
-                                            16, 20, 24, 28, 32, 40, 48, 64, 96, 128};
+constexpr int kMaxZoomCell = 128, kMaxPer = 64;
+// Zoom steps for zoomIn/zoomOut and Ctrl+wheel: a cell edge in px, or −n for n cells per pixel (below a
+// pixel per cell, each pixel the largest value of its n × n block).
+constexpr std::array<int, 30> kZoomSteps = {-64, -48, -32, -24, -16, -12, -8, -6, -4, -3, -2, 1,  2,  3,  4,
+                                            5,   6,   8,   10,  12,  14,  16, 20, 24, 28, 32, 40, 48, 64, 96};
+// The zoom step of a layout (see kZoomSteps).
+int zoomKey(const HeatmapLayout& l) {
+    return l.per > 1 ? -l.per : l.cell;
+}
 
 } // namespace
 
@@ -258,7 +264,11 @@ void HeatmapView::setDimUnselected(bool dim) {
 
 void HeatmapView::setZoomMode(ZoomMode mode) {
     if (mode == m_zoomMode) return;
-    if (mode == ZoomMode::Fixed) m_fixedCell = cellSize();
+    if (mode == ZoomMode::Fixed) {
+        const HeatmapLayout l = currentLayout();
+        m_fixedCell = l.cell;
+        m_fixedPer = l.per;
+    }
     m_zoomMode = mode;
     updateScrollBars();
     viewport()->update();
@@ -267,6 +277,7 @@ void HeatmapView::setZoomMode(ZoomMode mode) {
 
 void HeatmapView::setCellSize(int px) {
     m_fixedCell = std::clamp(px, kHeatmapMinCell, kMaxZoomCell);
+    m_fixedPer = 1;
     m_zoomMode = ZoomMode::Fixed;
     updateScrollBars();
     viewport()->update();
@@ -277,48 +288,68 @@ int HeatmapView::cellSize() const {
     return currentLayout().cell;
 }
 
+void HeatmapView::setCellsPerPixel(int per) {
+    m_fixedCell = 1;
+    m_fixedPer = std::clamp(per, 1, kMaxPer);
+    m_zoomMode = ZoomMode::Fixed;
+    updateScrollBars();
+    viewport()->update();
+    emit zoomChanged(1);
+}
+
+int HeatmapView::cellsPerPixel() const {
+    return currentLayout().per;
+}
+
 void HeatmapView::zoomIn() {
-    zoomAround(-1, viewport()->rect().center());
+    zoomAround(true, viewport()->rect().center());
 }
 void HeatmapView::zoomOut() {
-    zoomAround(-2, viewport()->rect().center());
+    zoomAround(false, viewport()->rect().center());
 }
 
 void HeatmapView::fitToView() {
     setZoomMode(ZoomMode::Fit);
 }
 
-// newCell: a cell size, or -1 / -2 for the next zoom step up / down from the current size.
-void HeatmapView::zoomAround(int newCell, QPoint anchor) {
+// in: whether to take the next zoom step in (larger cells) or out. Zooming out stops once the whole matrix
+// is on screen below a pixel per cell (smaller would only shrink the picture).
+void HeatmapView::zoomAround(bool in, QPoint anchor) {
     const HeatmapLayout before = currentLayout();
-    if (newCell == -1) {
-        const auto it = std::upper_bound(kZoomSteps.begin(), kZoomSteps.end(), before.cell);
-        newCell = it == kZoomSteps.end() ? kZoomSteps.back() : *it;
-    } else if (newCell == -2) {
-        auto it = std::lower_bound(kZoomSteps.begin(), kZoomSteps.end(), before.cell);
-        newCell = it == kZoomSteps.begin() ? kZoomSteps.front() : *std::prev(it);
+    const int key = zoomKey(before);
+    int next = key;
+    if (in) {
+        const auto it = std::upper_bound(kZoomSteps.begin(), kZoomSteps.end(), key);
+        next = it == kZoomSteps.end() ? kZoomSteps.back() : *it;
+    } else {
+        const auto it = std::lower_bound(kZoomSteps.begin(), kZoomSteps.end(), key);
+        const QSize content = before.content(rows(), columns());
+        const bool whole =
+            content.width() <= before.available.width() && content.height() <= before.available.height();
+        if (it != kZoomSteps.begin() && !(whole && *std::prev(it) < 1)) next = *std::prev(it);
     }
-    if (newCell == before.cell && m_zoomMode == ZoomMode::Fixed) return;
+    if (next == key && m_zoomMode == ZoomMode::Fixed) return;
     // Keep the matrix point under `anchor` in place.
-    const double fx = (anchor.x() - before.origin.x()) / static_cast<double>(before.cw);
-    const double fy = (anchor.y() - before.origin.y()) / static_cast<double>(before.ch);
+    const double fx = (anchor.x() - before.origin.x()) / before.pixelsPerColumn();
+    const double fy = (anchor.y() - before.origin.y()) / before.pixelsPerRow();
     m_zoomMode = ZoomMode::Fixed;
-    m_fixedCell = std::clamp(newCell, kHeatmapMinCell, kMaxZoomCell);
+    m_fixedCell = next < 1 ? 1 : std::min(next, kMaxZoomCell);
+    m_fixedPer = next < 1 ? -next : 1;
     updateScrollBars();
-    const HeatmapLayout after = layoutFor(viewport()->size(), m_fixedCell, QPoint());
+    const HeatmapLayout after = layoutFor(viewport()->size(), m_fixedCell, m_fixedPer, QPoint());
     horizontalScrollBar()->setValue(
-        static_cast<int>(std::lround(after.origin.x() + fx * m_fixedCell - anchor.x())));
+        static_cast<int>(std::lround(after.origin.x() + fx * after.pixelsPerColumn() - anchor.x())));
     verticalScrollBar()->setValue(
-        static_cast<int>(std::lround(after.origin.y() + fy * m_fixedCell - anchor.y())));
+        static_cast<int>(std::lround(after.origin.y() + fy * after.pixelsPerRow() - anchor.y())));
     viewport()->update();
     emit zoomChanged(m_fixedCell);
 }
 
 void HeatmapView::updateScrollBars() {
-    // Fit mode scrolls too when even 1 px cells overflow the pane (over ~500 rows).
     const HeatmapLayout l =
-        layoutFor(viewport()->size(), m_zoomMode == ZoomMode::Fixed ? m_fixedCell : 0, QPoint());
-    const int contentW = columns() * l.cw, contentH = rows() * l.ch;
+        layoutFor(viewport()->size(), m_zoomMode == ZoomMode::Fixed ? m_fixedCell : 0, m_fixedPer, QPoint());
+    const QSize content = l.content(rows(), columns());
+    const int contentW = content.width(), contentH = content.height();
     const bool overflow = contentW > l.available.width() || contentH > l.available.height();
     if (m_scene.empty() || (m_zoomMode == ZoomMode::Fit && !overflow)) {
         setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
@@ -370,14 +401,15 @@ void HeatmapView::setSinkColumns(std::vector<KeyShare> sinks) {
 // --- layout ----------------------------------------------------------------------------------
 
 HeatmapLayout HeatmapView::currentLayout() const {
-    return layoutFor(viewport()->size(), m_zoomMode == ZoomMode::Fixed ? m_fixedCell : 0,
+    return layoutFor(viewport()->size(), m_zoomMode == ZoomMode::Fixed ? m_fixedCell : 0, m_fixedPer,
                      QPoint(horizontalScrollBar()->value(), verticalScrollBar()->value()));
 }
 
-HeatmapLayout HeatmapView::layoutFor(QSize area, int fixedCell, QPoint scroll) const {
+HeatmapLayout HeatmapView::layoutFor(QSize area, int fixedCell, int fixedPer, QPoint scroll) const {
     return layoutHeatmap(m_scene, metrics(), font(),
                          {.area = area,
                           .fixedCell = fixedCell,
+                          .fixedPer = fixedPer,
                           .maxCell = m_maxCell,
                           .scroll = scroll,
                           .centre = true,
@@ -387,9 +419,14 @@ HeatmapLayout HeatmapView::layoutFor(QSize area, int fixedCell, QPoint scroll) c
 
 QSize HeatmapView::sizeHint() const {
     if (m_scene.empty()) return {200, 160};
-    const int longest = std::max(rows(), columns());
-    const int cell = std::clamp(560 / std::max(1, longest), 4, m_preferredCell);
-    const HeatmapLayout l = layoutWholeHeatmap(m_scene, metrics(), font(), cell);
+    // About 560 px of cells; 4 px cells at least up to 140 a side, then down to blocks below a pixel (a
+    // 4 096-token map asked for 16 000 px, which a page's heightForWidth layout passed on to the window).
+    const int longest = std::max({1, rows(), columns()});
+    const int cell =
+        longest <= 140 ? std::clamp(560 / longest, 4, m_preferredCell) : std::max(1, 560 / longest);
+    const int per = cell > 1 ? 1 : (longest + 559) / 560;
+    const HeatmapLayout l =
+        layoutWholeHeatmap(m_scene, metrics(), font(), cell, HeatmapFrame::Bar::Auto, per);
     return l.natural + QSize(2 * frameWidth(), 2 * frameWidth());
 }
 
@@ -409,7 +446,19 @@ QSize HeatmapView::minimumSizeHint() const {
 
 HeatmapCell HeatmapView::cellAt(const QPoint& pos) const {
     if (m_scene.empty()) return {};
-    return currentLayout().cellAt(pos, rows(), columns());
+    const HeatmapLayout l = currentLayout();
+    const HeatmapCell first = l.cellAt(pos, rows(), columns());
+    if (l.per == 1 || !first.isValid()) return first;
+    // A pixel of many cells: the one whose colour it shows (its largest unmasked value).
+    HeatmapCell best = first;
+    float most = -std::numeric_limits<float>::infinity();
+    for (int r = first.row; r < std::min(rows(), first.row + l.per); ++r)
+        for (int c = first.col; c < std::min(columns(), first.col + l.per); ++c)
+            if (!isMasked(r, c) && value(r, c) > most) {
+                most = value(r, c);
+                best = {r, c};
+            }
+    return best;
 }
 
 int HeatmapView::rowLabelAt(const QPoint& pos) const {
@@ -417,7 +466,7 @@ int HeatmapView::rowLabelAt(const QPoint& pos) const {
     const HeatmapLayout l = currentLayout();
     if (pos.x() < l.rowLabels.left() || pos.x() > l.rowLabels.right() + 6) return -1;
     if (pos.y() < l.gridArea.top() || pos.y() > l.gridArea.bottom()) return -1;
-    const int r = (pos.y() - l.origin.y()) / l.ch;
+    const int r = l.rowAt(pos.y());
     return r >= 0 && r < rows() ? r : -1;
 }
 
@@ -426,7 +475,7 @@ int HeatmapView::columnLabelAt(const QPoint& pos) const {
     const HeatmapLayout l = currentLayout();
     if (pos.y() < l.colLabels.top() || pos.y() > l.colLabels.bottom() + 3) return -1;
     if (pos.x() < l.gridArea.left() || pos.x() > l.gridArea.right()) return -1;
-    const int c = (pos.x() - l.origin.x()) / l.cw;
+    const int c = l.columnAt(pos.x());
     return c >= 0 && c < columns() ? c : -1;
 }
 
@@ -445,8 +494,8 @@ bool HeatmapView::columnLabelDrawn(int col) const {
 QRect HeatmapView::overviewRect() const {
     if (m_scene.empty()) return {};
     const HeatmapLayout l = currentLayout();
-    const int contentW = columns() * l.cw, contentH = rows() * l.ch;
-    if (contentW <= l.gridArea.width() && contentH <= l.gridArea.height()) return {};
+    const QSize content = l.content(rows(), columns());
+    if (content.width() <= l.gridArea.width() && content.height() <= l.gridArea.height()) return {};
     // At most 140 px and a third of the grid area, with the matrix's aspect ratio.
     const double limit = std::min({140.0, l.gridArea.width() / 3.0, l.gridArea.height() / 3.0});
     if (limit < 24) return {};
@@ -459,7 +508,8 @@ QRect HeatmapView::overviewRect() const {
 
 void HeatmapView::centreOn(double fx, double fy) {
     const HeatmapLayout l = currentLayout();
-    const int contentW = columns() * l.cw, contentH = rows() * l.ch;
+    const QSize content = l.content(rows(), columns());
+    const int contentW = content.width(), contentH = content.height();
     horizontalScrollBar()->setValue(static_cast<int>(std::lround(fx * contentW - l.gridArea.width() / 2.0)));
     verticalScrollBar()->setValue(static_cast<int>(std::lround(fy * contentH - l.gridArea.height() / 2.0)));
 }
@@ -468,7 +518,8 @@ void HeatmapView::reveal(bool row, int index) {
     if (index < 0 || index >= (row ? rows() : columns())) return;
     if (const int legible = fontMetrics().height(); cellSize() < legible) setCellSize(legible);
     const HeatmapLayout l = currentLayout();
-    const double contentW = std::max(1, columns() * l.cw), contentH = std::max(1, rows() * l.ch);
+    const QSize content = l.content(rows(), columns());
+    const double contentW = std::max(1, content.width()), contentH = std::max(1, content.height());
     double fx = (horizontalScrollBar()->value() + l.gridArea.width() / 2.0) / contentW;
     double fy = (verticalScrollBar()->value() + l.gridArea.height() / 2.0) / contentH;
     const bool square = rows() == columns();
@@ -512,25 +563,7 @@ void HeatmapView::panFromOverview(QPoint pos) {
 }
 
 QString HeatmapView::toolTipText(int row, int col) const {
-    if (row < 0 || row >= rows() || col < 0 || col >= columns()) return {};
-    const QString rowTitle = m_scene.rowTitle.isEmpty() ? tr("row") : m_scene.rowTitle;
-    const QString colTitle = m_scene.columnTitle.isEmpty() ? tr("column") : m_scene.columnTitle;
-    QString text = QStringLiteral("%1 <b>%2</b> (%3) \u2192 %4 <b>%5</b> (%6)<br>")
-                       .arg(rowTitle.toHtmlEscaped(), rowLabel(row).toHtmlEscaped())
-                       .arg(row)
-                       .arg(colTitle.toHtmlEscaped(), columnLabel(col).toHtmlEscaped())
-                       .arg(col);
-    text += tr("value: <b>%1</b>")
-                .arg(withMinusSign(QString::number(static_cast<double>(value(row, col)), 'g', 8)));
-    if (isMasked(row, col))
-        text +=
-            QStringLiteral("<br><i>") + tr("masked (%1)").arg(m_scene.maskedText) + QStringLiteral("</i>");
-    for (const KeyShare& sink : m_scene.sinks)
-        if (sink.column == col)
-            text += QStringLiteral("<br>") +
-                    tr("attention sink: this key takes %1 % of all the attention in the map")
-                        .arg(static_cast<double>(sink.share) * 100.0, 0, 'f', 1);
-    return text;
+    return heatmapToolTip(m_scene, row, col, cellsPerPixel());
 }
 
 // --- painting --------------------------------------------------------------------------------
@@ -545,6 +578,7 @@ void HeatmapView::paintEvent(QPaintEvent*) {
     ensureImage();
     QPainter p(viewport());
     const HeatmapLayout l = currentLayout();
+    if (l.per > 1) m_scene.updateBlocks(l.per); // made once per map and zoom
     const HeatmapStyle s = style();
     paintHeatmap(p, m_scene, l, s);
     if (const QRect o = overviewRect(); !o.isEmpty()) paintHeatmapOverview(p, m_scene, l, o, s);
@@ -654,7 +688,7 @@ void HeatmapView::mouseReleaseEvent(QMouseEvent* event) {
 void HeatmapView::wheelEvent(QWheelEvent* event) {
     if (event->modifiers() & Qt::ControlModifier) {
         const int steps = event->angleDelta().y();
-        if (steps != 0) zoomAround(steps > 0 ? -1 : -2, event->position().toPoint());
+        if (steps != 0) zoomAround(steps > 0, event->position().toPoint());
         event->accept();
         return;
     }
@@ -735,7 +769,9 @@ HeatmapScene HeatmapView::exportScene() const {
 }
 
 QImage HeatmapView::renderImage(int cellSize) const {
-    return renderHeatmap(exportScene(), style(), cellSize > 0 ? cellSize : this->cellSize());
+    // Zoomed out below a pixel per cell: the export's own choice (block maxima for a long map).
+    const int cell = cellSize > 0 ? cellSize : (cellsPerPixel() > 1 ? 0 : this->cellSize());
+    return renderHeatmap(exportScene(), style(), cell);
 }
 
 bool HeatmapView::savePng(const QString& path, int cellSize) const {

@@ -20,6 +20,7 @@
 // hovered row's and column's labels even where only every n-th label fits; clicking a row/column label
 // selects it (rowSelected / columnSelected); clicking a cell emits cellClicked. Ctrl+wheel, +/- zoom
 // around the cursor; 0 (or fitToView) returns to the fit mode, where the cells follow the widget size.
+// Below a pixel per cell (a long map fitted, or zoomed out) each pixel shows its block's largest value.
 // While zoomed, dragging the grid pans, and an overview in the corner shows the whole matrix with the
 // visible part outlined (click or drag in it to move there). The context menu exports PNG or SVG.
 //
@@ -138,8 +139,13 @@ public:
     ZoomMode zoomMode() const { return m_zoomMode; }
     // Switches to ZoomMode::Fixed with the given cell edge (clamped to [1, 128]).
     void setCellSize(int px);
-    // The cell edge currently drawn (px), in either mode.
+    // The cell edge currently drawn (px), in either mode; 1 when zoomed out below a pixel per cell.
     int cellSize() const;
+    // Zoomed out below a pixel per cell: `per` × `per` cells per pixel, each pixel the colour of its block's
+    // largest value (a sink column or a diagonal stays visible); hover names that cell. Fit mode picks it for
+    // a map that overflows the pane at 1 px per cell; zoomOut steps to it down to where the map fits.
+    void setCellsPerPixel(int per);
+    int cellsPerPixel() const; // 1 unless zoomed out below a pixel per cell
     void zoomIn();
     void zoomOut();
     void fitToView();
@@ -226,7 +232,7 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
-    HeatmapLayout layoutFor(QSize area, int fixedCell, QPoint scroll) const;
+    HeatmapLayout layoutFor(QSize area, int fixedCell, int fixedPer, QPoint scroll) const;
     HeatmapLayout currentLayout() const;
     const HeatmapMetrics& metrics() const;
     HeatmapScene exportScene() const;
@@ -234,7 +240,7 @@ private:
     void labelsChanged();
     void updateRange();
     void updateScrollBars();
-    void zoomAround(int newCell, QPoint anchor);
+    void zoomAround(bool in, QPoint anchor);
     void setHovered(HeatmapCell cell);
     void panFromOverview(QPoint pos);
 
@@ -261,6 +267,7 @@ private:
     int m_preferredCell = 36;
     ZoomMode m_zoomMode = ZoomMode::Fit;
     int m_fixedCell = 16;
+    int m_fixedPer = 1; // cells per pixel with m_fixedCell 1
     double m_maxAspect = 3.0;
     HeatmapFrame::Bar m_barPlacement = HeatmapFrame::Bar::Auto;
     enum class Drag { None, Pending, Pan, Overview };
