@@ -224,8 +224,10 @@ CommandHelp neuronHelp() {
 CommandHelp textHelp() {
     return {
         {
-            {"--model DIR", "a BERT, GPT-2 or Llama-style folder (llama, mistral, qwen2, qwen3, gemma3_text; "
-                            "default: llama-en-tiny)"},
+            {"--model DIR",
+             "a BERT, GPT-2 or Llama-style folder (llama, mistral, qwen2, qwen3, gemma3_text; "
+             "default: llama-en-tiny), or a pipeline's text_encoder/ (CLIP: the text padded to "
+             "77 as the pipeline feeds it, the tokenizer/ beside it)"},
             {"--generate N", "decoder-only: continue greedily by up to N tokens, 0..100000 (default: 0; "
                              "without it: top 5 next)"},
             {"--temperature T", "with --generate: sample, the logits divided by T, 0..100 (default: 0 = "
@@ -238,8 +240,9 @@ CommandHelp textHelp() {
                        "assistant's turn opened (instruct models)"},
             {"--logits", "with --json: add the logits [token][vocabulary] (models with a language-model "
                          "head)"},
-            {"--json OUT", "write tokens, ids, every head's attention [L][H][T][T] (and generated ids); "
-                           "refused above --capture-budget"},
+            {"--json OUT",
+             "write tokens, ids, every head's attention [L][H][T][T] (and generated ids; a CLIP "
+             "text encoder's last_hidden_state [T][D]); refused above --capture-budget"},
             {"--heatmap OUT.png|svg", "draw one labelled attention matrix of the text, as PNG or SVG"},
             {"--npy OUT.npy", "write that matrix [T][T] as float32 NPY (with --heatmap or alone)"},
             {"--layer L", "with --heatmap / --npy: layer from 0 (default: the last)"},
@@ -366,7 +369,9 @@ CommandHelp visionHelp() {
 CommandHelp tokenizeHelp() {
     return {{
                 {"--model DIR", "a folder with tokenizer files: tokenizer.json, vocab.txt (WordPiece) or "
-                                "vocab.json + merges.txt; weights not needed (required)"},
+                                "vocab.json + merges.txt (GPT-2's BPE, or CLIP's where tokenizer_config.json "
+                                "names CLIPTokenizer: a Stable Diffusion pipeline's tokenizer/); weights not "
+                                "needed (required)"},
                 {"--plain", "without the tokens the tokenizer adds around a text (BOS, [CLS] … [SEP])"},
                 {"--chat", "the text as a user turn of the chat template (tokenizer_config.json or "
                            "chat_template.jinja), tokenized as transformers' apply_chat_template"},
@@ -377,6 +382,7 @@ CommandHelp tokenizeHelp() {
                 "attnlens-cli tokenize --model Qwen2.5-0.5B \"Hello, world!\"",
                 "attnlens-cli tokenize --model gemma-3-270m --json ids.json \"Bonjour 😀\"",
                 "attnlens-cli tokenize --model resources/models/gpt2-en-tiny --plain \"The cat\"",
+                "attnlens-cli tokenize --model stable-diffusion-v1-5/tokenizer \"a photo of a cat\"",
             }};
 }
 

@@ -1,13 +1,13 @@
 // attnlens-cli text [--model DIR] [--generate N [--temperature T] [--top-k K] [--top-p P] [--seed S]]
 // [--logits]
 //                   [--json OUT] [--heatmap OUT.png|svg … (cli_text_heatmap.h)] "text"
-// BERT- and GPT-2-style folders (core/models/text_folder.h). stdout: for a decoder-only model the text and
-// its greedy continuation (--generate N), or without --generate the text and a line with the 5 most likely
-// next tokens and their probabilities; for an encoder with [MASK] the top 5 for each mask; otherwise the
-// tokens, one per line. OUT: {"model_type", "tokens", "ids", "attentions": [L][H][T][T] (the forward pass
-// over "ids"),
+// BERT-, GPT-2-, Llama-style and CLIP text folders (core/models/text_folder.h). stdout: for a decoder-only
+// model the text and its greedy continuation (--generate N), or without --generate the text and a line with
+// the 5 most likely next tokens and their probabilities; for an encoder with [MASK] the top 5 for each mask;
+// otherwise the tokens, one per line. OUT: {"model_type", "tokens", "ids", "attentions": [L][H][T][T] (the
+// forward pass over "ids"),
 //       "logits": [T][V] (--logits, LM-head models only), "generated_ids": [...] (--generate N,
-//       decoder-only)}.
+//       decoder-only), "last_hidden_state": [T][D] (CLIP text encoders, whose T is always 77)}.
 
 #include "cli_common.h"
 #include "cli_text_heatmap.h"
@@ -123,6 +123,10 @@ int runText(const std::vector<std::string>& argv) {
             run.logitsShape = {forward.logits.rows(), forward.logits.cols()};
         }
         if (args.has("--generate")) run.generated = &generated;
+        if (folder.padTo > 0) { // a pipeline's text encoder: what the U-Net's cross-attention reads
+            run.hidden = forward.hidden.data();
+            run.hiddenShape = {forward.hidden.rows(), forward.hidden.cols()};
+        }
         attnlens::writeText(*out, attnlens::textRunJson(run));
     }
     if (heatmap) cli::writeTextHeatmap(*heatmap, folder, encoding.ids, *forward.attentionStore());
@@ -134,9 +138,9 @@ const cli::Registration reg{
     "[--model DIR] [--chat] [--generate N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--logits] "
     "[--json OUT] [--heatmap OUT.png|svg] [--npy OUT.npy] [--layer L] [--head H|mean|max|min] "
     "[--scale linear|log|clip] [--ignore-first] [--colormap NAME] [--cell PX] [--capture-budget MB] \"text\"",
-    "BERT / GPT-2 / Llama-style folders: tokens, [MASK] predictions, a decoder's next tokens or "
-    "its greedy continuation; every head's "
-    "attention in the JSON (default model: the built-in llama-en-tiny)",
+    "BERT / GPT-2 / Llama-style / CLIP text folders: tokens, [MASK] predictions, a decoder's next tokens or "
+    "its greedy continuation; every head's attention in the JSON (a CLIP text encoder's: the 77 ids the "
+    "pipeline feeds it and its last_hidden_state; default model: the built-in llama-en-tiny)",
     &runText};
 
 } // namespace

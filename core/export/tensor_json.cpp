@@ -54,6 +54,10 @@ std::string textRunJson(const TextRunJson& run) {
         appendNested(json, run.logits, run.logitsShape);
     }
     if (run.generated) json += ", \"generated_ids\": " + Json(*run.generated).dump();
+    if (run.hidden) {
+        json += ", \"last_hidden_state\": ";
+        appendNested(json, run.hidden, run.hiddenShape);
+    }
     json += "}\n";
     return json;
 }

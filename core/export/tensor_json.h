@@ -26,6 +26,8 @@ struct TextRunJson {
     const float* logits = nullptr;      // row-major, logitsShape [T, V]; or absent
     Shape logitsShape = {};
     const std::vector<int>* generated = nullptr;
+    const float* hidden = nullptr; // "last_hidden_state", row-major, hiddenShape [T, D]; or absent
+    Shape hiddenShape = {};
 };
 std::string textRunJson(const TextRunJson& run);
 

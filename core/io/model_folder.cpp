@@ -12,13 +12,14 @@ namespace attnlens {
 
 namespace {
 
-const std::array<ModelFamily, 6> kFamilies = {{
+const std::array<ModelFamily, 7> kFamilies = {{
     {"Marian", {"marian"}, ModelKind::Marian},
     {"ViT", {"vit"}, ModelKind::Vit},
     {"diffusers UNet2DModel", {}, ModelKind::Diffusion},
     {"BERT", {"bert"}, ModelKind::Text},
     {"GPT-2", {"gpt2"}, ModelKind::Text},
     {"Llama-style decoders", {"llama", "mistral", "qwen2", "qwen3", "gemma3_text"}, ModelKind::Text},
+    {"CLIP text encoder", {"clip_text_model"}, ModelKind::Text},
 }};
 
 struct KindRow {

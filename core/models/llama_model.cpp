@@ -10,20 +10,14 @@ namespace attnlens {
 
 namespace {
 
-// A weight [out, in] in its stored format: bf16 / f16 stay 16-bit (ops/half_linear.h), float32 a view.
-LinearWeights stored(WeightBinder& w, const std::string& name, int64_t out, int64_t in, Tensor bias) {
-    auto s = w.requireStored(name, {out, in});
-    return {std::move(s.f32), std::move(bias), {}, std::move(s.half)};
-}
-
 struct LayerBinder {
     WeightBinder& w;
     const LlamaConfig& c;
     std::string prefix; // "model.layers.N."
 
     LinearWeights linear(const std::string& name, int64_t out, int64_t in, bool bias) const {
-        return stored(w, prefix + name + ".weight", out, in,
-                      bias ? w.require(prefix + name + ".bias", {out}) : Tensor{});
+        return storedLinear(w, prefix + name + ".weight", out, in,
+                            bias ? w.require(prefix + name + ".bias", {out}) : Tensor{});
     }
     Norm rms(const std::string& name, int64_t d) const {
         return {Norm::Kind::RmsNorm, w.require(prefix + name + ".weight", {d}), {}, c.rmsNormEps, c.gemma};
@@ -82,7 +76,7 @@ std::shared_ptr<const LlamaModel> LlamaModel::load(const std::filesystem::path& 
     WeightBinder w(file);
     w.setCallbacks(&callbacks);
     const int64_t d = c.hiddenSize;
-    m->m_tokens = stored(w, p + "embed_tokens.weight", c.vocabSize, d, {});
+    m->m_tokens = storedLinear(w, p + "embed_tokens.weight", c.vocabSize, d, {});
     // Gemma scales the embeddings by √hidden (a float32 constant in a float32 computation).
     m->m_embeddingScale = c.gemma ? static_cast<float>(std::sqrt(static_cast<double>(d))) : 1.0f;
     for (int l = 0; l < c.layers; ++l) {
@@ -95,7 +89,7 @@ std::shared_ptr<const LlamaModel> LlamaModel::load(const std::filesystem::path& 
         w.problem("the checkpoint has more than num_hidden_layers = " + std::to_string(c.layers) + " layers");
     // Tied: the LM head is the token embeddings (a file may still carry lm_head.weight; transformers ties
     // it).
-    if (!c.tied) m->m_head = stored(w, "lm_head.weight", c.vocabSize, d, {});
+    if (!c.tied) m->m_head = storedLinear(w, "lm_head.weight", c.vocabSize, d, {});
     w.finish("'" + dir.string() + "': the checkpoint does not match config.json");
     if (c.tied) m->m_head = m->m_tokens;
     m->m_head.pack();

@@ -1,7 +1,9 @@
 #include "core/models/text_folder.h"
 
 #include "core/io/json_file.h"
+#include "core/models/clip_text_model.h"
 #include "core/models/llama_model.h"
+#include "core/text/clip_tokenizer.h"
 #include "core/text/hf_tokenizer.h"
 #include "core/text/sentencepiece_tokenizer.h"
 #include "core/util/error.h"
@@ -43,15 +45,25 @@ void loadLlama(TextFolder& f, const Callbacks& callbacks) {
     f.model = LlamaModel::load(f.dir, callbacks);
 }
 
+// A pipeline's text_encoder/ reads the tokenizer/ beside it (or its own files); every text is padded to the
+// model's positions (77), as the pipeline feeds it.
+void loadClipText(TextFolder& f, const Callbacks& callbacks) {
+    const auto sibling = f.dir.parent_path() / "tokenizer";
+    f.tokenizer = ClipTokenizer::load(ClipTokenizer::present(f.dir) ? f.dir : sibling);
+    f.model = ClipTextModel::load(f.dir, callbacks);
+    f.padTo = f.model->maxPositions();
+}
+
 // One row per text family: the model_type it reads and how its tokenizer and model load (the registry in
 // core/io/model_folder.h names the family for people).
 struct TextLoader {
     const char* modelType;
     void (*load)(TextFolder&, const Callbacks&);
 };
-constexpr TextLoader kLoaders[] = {{"bert", &loadBert},        {"gpt2", &loadGpt2},   {"llama", &loadLlama},
-                                   {"mistral", &loadLlama},    {"qwen2", &loadLlama}, {"qwen3", &loadLlama},
-                                   {"gemma3_text", &loadLlama}};
+constexpr TextLoader kLoaders[] = {{"bert", &loadBert},         {"gpt2", &loadGpt2},
+                                   {"llama", &loadLlama},       {"mistral", &loadLlama},
+                                   {"qwen2", &loadLlama},       {"qwen3", &loadLlama},
+                                   {"gemma3_text", &loadLlama}, {"clip_text_model", &loadClipText}};
 
 std::string loaderTypes() {
     std::string out;
@@ -70,6 +82,9 @@ std::shared_ptr<const TextTokenizer> loadTextTokenizer(const std::filesystem::pa
                                  : "";
     if (type == "bert") return WordPieceTokenizer::load(dir);
     if (type == "gpt2") return ByteBpeTokenizer::load(dir);
+    if (ClipTokenizer::present(dir)) return ClipTokenizer::load(dir);
+    if (type == "clip_text_model" && ClipTokenizer::present(dir.parent_path() / "tokenizer"))
+        return ClipTokenizer::load(dir.parent_path() / "tokenizer");
     if (isLlamaModelType(type) || HfTokenizer::present(dir) || SentencePieceTokenizer::present(dir))
         return loadLlamaTokenizer(dir);
     if (std::filesystem::exists(dir / "vocab.txt", ec)) return WordPieceTokenizer::load(dir);
@@ -121,6 +136,9 @@ int TextFolder::vocabSize() const {
 }
 
 TextEncoding TextFolder::encode(const std::string& text, bool asChat) const {
+    if (padTo > 0 && !asChat)
+        if (const auto* clip = dynamic_cast<const ClipTokenizer*>(tokenizer.get()))
+            return clip->encodePadded(text, padTo);
     if (!asChat) return tokenizer->encode(text);
     if (!chat)
         throw Error(chatProblem.empty() ? "this model has no chat template (tokenizer_config.json)"

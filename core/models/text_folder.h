@@ -21,7 +21,8 @@ namespace attnlens {
 
 struct TextFolder {
     std::filesystem::path dir;
-    std::string modelType; // "bert", "gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma3_text"
+    std::string
+        modelType; // "bert", "gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma3_text", "clip_text_model"
     std::shared_ptr<const TextModel>
         model; // the family's model behind the contract (core/models/text_models.h)
     std::shared_ptr<const BertModel> bert; // the same model as its family's class (its config), or nullptr
@@ -31,6 +32,9 @@ struct TextFolder {
     // why when the folder's does not parse (the model still opens; only chat is unavailable).
     std::optional<ChatTemplate> chat;
     std::string chatProblem;
+    // CLIP text encoders: the length every text is padded (and truncated) to, as the pipeline feeds it; 0 =
+    // none.
+    int padTo = 0;
 
     bool decoderOnly() const { return model && model->decoderOnly(); }
     bool piecesCarrySpaces() const { return tokenizer->piecesCarrySpaces(); }

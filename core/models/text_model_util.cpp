@@ -17,6 +17,11 @@ std::pair<TensorFile, std::string> openTextCheckpoint(const std::filesystem::pat
     return {std::move(file), ""};
 }
 
+LinearWeights storedLinear(WeightBinder& w, const std::string& name, int64_t out, int64_t in, Tensor bias) {
+    auto s = w.requireStored(name, {out, in});
+    return {std::move(s.f32), std::move(bias), {}, std::move(s.half)};
+}
+
 void checkTokenIds(std::span<const int> ids, int vocab, const std::string& what) {
     for (int id : ids)
         if (id < 0 || id >= vocab)

@@ -4,6 +4,8 @@
 // message each.
 
 #include "core/io/tensor_file.h"
+#include "core/io/weight_binder.h"
+#include "core/ops/nn.h"
 #include "core/util/callbacks.h"
 
 #include <filesystem>
@@ -19,6 +21,9 @@ namespace attnlens {
 std::pair<TensorFile, std::string> openTextCheckpoint(const std::filesystem::path& dir,
                                                       const std::string& probe, const std::string& prefix,
                                                       const std::string& family, const Callbacks& callbacks);
+
+// A weight [out, in] in its stored format: bf16 / f16 stay 16-bit (ops/half_linear.h), float32 a view.
+LinearWeights storedLinear(WeightBinder& w, const std::string& name, int64_t out, int64_t in, Tensor bias);
 
 // "<what>: token id N is outside the vocabulary of V".
 void checkTokenIds(std::span<const int> ids, int vocab, const std::string& what);

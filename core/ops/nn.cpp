@@ -124,8 +124,9 @@ Activation parseActivation(const std::string& name) {
     if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::GeluTanh;
     if (name == "relu") return Activation::Relu;
     if (name == "silu" || name == "swish") return Activation::Silu;
+    if (name == "quick_gelu") return Activation::QuickGelu;
     throw Error("unsupported activation function '" + name +
-                "' (expected gelu, gelu_new, relu, silu or swish)");
+                "' (expected gelu, gelu_new, relu, silu, swish or quick_gelu)");
 }
 
 void applyActivationInPlace(RowMatrix& x, Activation act) {
@@ -146,6 +147,11 @@ void applyActivationInPlace(RowMatrix& x, Activation act) {
     case Activation::Silu: { // x · sigmoid(x), vectorised
         auto a = x.array();
         a = a / (1.0f + (-a).exp());
+        break;
+    }
+    case Activation::QuickGelu: { // x · sigmoid(1.702 x), as transformers' QuickGELUActivation
+        auto a = x.array();
+        a = a / (1.0f + (-1.702f * a).exp());
         break;
     }
     }

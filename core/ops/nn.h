@@ -49,9 +49,10 @@ public:
 // LayerNorm over the last axis with biased variance (divide by D), in place. weight/bias [D].
 void layerNormInPlace(RowMatrix& x, const Tensor& weight, const Tensor& bias, float eps);
 
-enum class Activation { Gelu, GeluTanh, Relu, Silu };
+enum class Activation { Gelu, GeluTanh, Relu, Silu, QuickGelu };
 // Parses HF activation names: "gelu" (exact erf), "gelu_new"/"gelu_pytorch_tanh" (tanh approx.),
-// "relu", "silu"/"swish". Throws attnlens::Error naming the unknown value.
+// "relu", "silu"/"swish", "quick_gelu" (x · sigmoid(1.702 x), CLIP's). Throws attnlens::Error naming the
+// unknown value.
 Activation parseActivation(const std::string& name);
 void applyActivationInPlace(RowMatrix& x, Activation act);
 

@@ -1,6 +1,7 @@
 #include "core/text/text_tokenizers.h"
 
 #include "core/io/json_file.h"
+#include "core/text/tokenizer_util.h"
 #include "core/text/unicode_text.h"
 #include "core/util/error.h"
 
@@ -16,49 +17,12 @@ namespace {
 
 using unicode::decodeUtf8;
 using unicode::encodeUtf8;
-
-std::string quoted(const std::filesystem::path& p) {
-    return "'" + p.string() + "'";
-}
-
-std::string readText(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(quoted(path) + ": cannot read");
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-bool fileExists(const std::filesystem::path& p) {
-    std::error_code ec;
-    return std::filesystem::exists(p, ec);
-}
+using namespace tokenizer_util;
 
 bool isBertPunctuation(char32_t c) {
     if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126))
         return true;
     return unicode::isPunctuationCategory(c);
-}
-
-bool isCjk(char32_t c) {
-    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
-           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) ||
-           (c >= 0x2B820 && c <= 0x2CEAF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
-}
-
-// Python's str.split(): runs of str.isspace() characters separate words.
-std::vector<std::u32string> splitPythonSpace(std::u32string_view text) {
-    std::vector<std::u32string> out;
-    std::u32string current;
-    for (char32_t c : text) {
-        if (unicode::isPythonSpace(c)) {
-            if (!current.empty()) out.push_back(std::move(current)), current.clear();
-        } else {
-            current.push_back(c);
-        }
-    }
-    if (!current.empty()) out.push_back(std::move(current));
-    return out;
 }
 
 std::u32string_view stripPythonSpace(std::u32string_view s, bool left, bool right) {
@@ -92,28 +56,6 @@ std::vector<std::pair<std::u32string, bool>> splitOnSpecials(const std::u32strin
     return out;
 }
 
-const Json* member(const Json& j, const char* key) {
-    if (!j.is_object()) return nullptr;
-    const auto it = j.find(key);
-    return it == j.end() || it->is_null() ? nullptr : &*it;
-}
-
-// vocab (token -> id) and the id-ordered token list; ids must be unique and in [0, size).
-void indexVocabulary(const std::unordered_map<std::string, int>& vocab, std::vector<std::string>& tokens,
-                     const std::string& where) {
-    int maxId = -1;
-    for (const auto& [t, id] : vocab) {
-        if (id < 0) throw Error(where + ": token '" + t + "' has a negative id");
-        maxId = std::max(maxId, id);
-    }
-    if (static_cast<size_t>(maxId) + 1 > vocab.size() * 4 + 1024)
-        throw Error(where + ": ids reach " + std::to_string(maxId) + " for " + std::to_string(vocab.size()) +
-                    " tokens");
-    tokens.assign(static_cast<size_t>(maxId + 1), std::string());
-    for (const auto& [t, id] : vocab)
-        tokens[static_cast<size_t>(id)] = t;
-}
-
 } // namespace
 
 // --- WordPiece
@@ -139,13 +81,7 @@ std::shared_ptr<const WordPieceTokenizer> WordPieceTokenizer::load(const std::fi
         const Json* model = member(j, "model");
         const Json* vocab = model ? member(*model, "vocab") : nullptr;
         if (!vocab || !vocab->is_object()) throw Error(where + ": no WordPiece vocabulary (model.vocab)");
-        for (auto it = vocab->begin(); it != vocab->end(); ++it) {
-            if (!it.value().is_number_integer())
-                throw Error(where + ": the id of '" + it.key() + "' is not an integer");
-            const auto id = it.value().get<long long>();
-            if (id < 0 || id > INT_MAX) throw Error(where + ": the id of '" + it.key() + "' is out of range");
-            tok->m_vocab[it.key()] = static_cast<int>(id);
-        }
+        tok->m_vocab = readVocabObject(*vocab, where);
         if (const Json* n = member(j, "normalizer")) {
             if (const Json* lower = member(*n, "lowercase"); lower && lower->is_boolean())
                 tok->m_lower = lower->get<bool>();
@@ -191,24 +127,7 @@ std::optional<int> WordPieceTokenizer::id(const std::string& token) const {
 }
 
 std::vector<std::string> WordPieceTokenizer::basicTokens(std::u32string_view text) const {
-    std::u32string clean;
-    for (char32_t c : text) {
-        if (c == 0 || c == 0xFFFD ||
-            (c != U'\t' && c != U'\n' && c != U'\r' && unicode::isControlOrFormat(c)))
-            continue;
-        const bool space =
-            c == U' ' || c == U'\t' || c == U'\n' || c == U'\r' || unicode::isSpaceSeparator(c);
-        if (space) {
-            clean.push_back(U' ');
-        } else if (m_chinese && isCjk(c)) {
-            clean.push_back(U' ');
-            clean.push_back(c);
-            clean.push_back(U' ');
-        } else {
-            clean.push_back(c);
-        }
-    }
-    const std::u32string nfc = unicode::normalizeNfc(clean);
+    const std::u32string nfc = basicClean(text, m_chinese);
     std::vector<std::string> out;
     const bool strip = m_lower ? m_stripAccents.value_or(true) : m_stripAccents.value_or(false);
     for (std::u32string word : splitPythonSpace(nfc)) {
@@ -359,14 +278,7 @@ struct ByteBpeFiles {
 };
 
 void readBpeVocab(const Json& vocab, ByteBpeFiles& f) {
-    if (!vocab.is_object()) throw Error(f.where + ": the vocabulary must be an object of token -> id");
-    for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-        if (!it.value().is_number_integer())
-            throw Error(f.where + ": the id of '" + it.key() + "' is not an integer");
-        const auto id = it.value().get<long long>();
-        if (id < 0 || id > INT_MAX) throw Error(f.where + ": the id of '" + it.key() + "' is out of range");
-        f.vocab[it.key()] = static_cast<int>(id);
-    }
+    f.vocab = readVocabObject(vocab, f.where);
 }
 
 // vocab.json, merges.txt and added_tokens.json, as GPT2Tokenizer reads them.
@@ -441,27 +353,15 @@ std::shared_ptr<const ByteBpeTokenizer> ByteBpeTokenizer::load(const std::filesy
     tok->m_added = std::move(files.added);
     indexVocabulary(tok->m_vocab, tok->m_tokens, files.where);
     const auto& merges = files.merges;
-    for (size_t r = 0; r < merges.size(); ++r) {
-        if (merges[r].first.empty()) continue;
-        const auto a = static_cast<uint64_t>(tok->intern(merges[r].first));
-        const auto b = static_cast<uint64_t>(tok->intern(merges[r].second));
-        const int result = tok->intern(merges[r].first + merges[r].second);
-        // A repeated pair: the last rank, as GPT2Tokenizer's dict keeps it.
-        tok->m_merges[(a << 32) | b] = MergeRule{static_cast<int>(r), result};
-    }
+    for (size_t r = 0; r < merges.size(); ++r)
+        if (!merges[r].first.empty())
+            tok->m_merges.add(merges[r].first, merges[r].second, static_cast<int>(r));
     if (tok->m_vocab.count("<|endoftext|>") &&
         std::find(tok->m_added.begin(), tok->m_added.end(), "<|endoftext|>") == tok->m_added.end())
         tok->m_added.emplace_back("<|endoftext|>");
     std::sort(tok->m_added.begin(), tok->m_added.end(),
               [](const auto& a, const auto& b) { return a.size() > b.size(); });
-    // GPT-2's byte stand-ins: printable Latin-1 bytes are themselves, the others 256, 257, … in byte order.
-    int extra = 0;
-    for (int b = 0; b < 256; ++b) {
-        const bool keep = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-        const char32_t c = keep ? static_cast<char32_t>(b) : static_cast<char32_t>(256 + extra++);
-        tok->m_byteToUnicode[b] = encodeUtf8(std::u32string(1, c));
-        tok->m_unicodeToByte[c] = static_cast<unsigned char>(b);
-    }
+    byteStandIns(tok->m_byteToUnicode, tok->m_unicodeToByte);
     return tok;
 }
 
@@ -519,58 +419,11 @@ int ByteBpeTokenizer::endOfTextId() const {
     return id("<|endoftext|>").value_or(-1);
 }
 
-int ByteBpeTokenizer::intern(const std::string& symbol) {
-    const auto [it, added] = m_symbols.emplace(symbol, static_cast<int>(m_symbolText.size()));
-    if (added) m_symbolText.push_back(symbol);
-    return it->second;
-}
-
 std::vector<std::string> ByteBpeTokenizer::bpe(const std::string& word) const {
-    // Symbols the merges know are ids >= 0; any other character is -1 - k, its text in `other[k]` (it never
-    // merges).
-    std::vector<int> parts;
-    std::vector<std::string> other;
-    for (char32_t c : decodeUtf8(word)) {
-        const std::string text = encodeUtf8(std::u32string(1, c));
-        const auto it = m_symbols.find(text);
-        if (it != m_symbols.end()) {
-            parts.push_back(it->second);
-        } else {
-            parts.push_back(-1 - static_cast<int>(other.size()));
-            other.push_back(text);
-        }
-    }
-    auto rule = [this](int a, int b) -> const MergeRule* {
-        if (a < 0 || b < 0) return nullptr;
-        const auto it = m_merges.find((static_cast<uint64_t>(a) << 32) | static_cast<uint64_t>(b));
-        return it == m_merges.end() ? nullptr : &it->second;
-    };
-    while (parts.size() > 1) {
-        const MergeRule* best = nullptr;
-        size_t at = 0;
-        for (size_t i = 0; i + 1 < parts.size(); ++i)
-            if (const MergeRule* r = rule(parts[i], parts[i + 1]); r && (!best || r->rank < best->rank))
-                best = r, at = i;
-        if (!best) break;
-        const int a = parts[at], b = parts[at + 1];
-        std::vector<int> merged;
-        merged.reserve(parts.size());
-        for (size_t i = 0; i < parts.size();) {
-            if (i + 1 < parts.size() && parts[i] == a && parts[i + 1] == b) {
-                merged.push_back(best->result);
-                i += 2;
-            } else {
-                merged.push_back(parts[i]);
-                ++i;
-            }
-        }
-        parts = std::move(merged);
-    }
-    std::vector<std::string> out;
-    out.reserve(parts.size());
-    for (int id : parts)
-        out.push_back(id >= 0 ? m_symbolText[static_cast<size_t>(id)] : other[static_cast<size_t>(-1 - id)]);
-    return out;
+    std::vector<std::string> symbols;
+    for (char32_t c : decodeUtf8(word))
+        symbols.push_back(encodeUtf8(std::u32string(1, c)));
+    return m_merges.apply(symbols);
 }
 
 std::vector<std::string> ByteBpeTokenizer::tokenize(std::string_view text) const {

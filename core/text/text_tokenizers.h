@@ -21,6 +21,8 @@
 //
 // Thread-safety: immutable after load(); encode()/decode() may be called from any thread.
 
+#include "core/text/bpe_merges.h"
+
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -125,16 +127,7 @@ private:
 
     std::unordered_map<std::string, int> m_vocab;
     std::vector<std::string> m_tokens;
-    // Merges over interned symbols: (left << 32 | right) -> rank and the merged symbol, so that a merge step
-    // looks up integers only (a word of n bytes costs O(n²) lookups at worst, without allocations).
-    struct MergeRule {
-        int rank = 0;
-        int result = 0;
-    };
-    int intern(const std::string& symbol);
-    std::unordered_map<std::string, int> m_symbols;
-    std::vector<std::string> m_symbolText;
-    std::unordered_map<uint64_t, MergeRule> m_merges;
+    BpeMerges m_merges;
     std::vector<std::string> m_added; // added tokens, longest first
     std::string m_byteToUnicode[256]; // UTF-8 of each byte's stand-in
     std::unordered_map<char32_t, unsigned char> m_unicodeToByte;

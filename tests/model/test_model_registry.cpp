@@ -31,6 +31,7 @@ private slots:
         QCOMPARE(familyOfModelType("vit")->kind, ModelKind::Vit);
         QCOMPARE(familyOfModelType("qwen3")->kind, ModelKind::Text);
         QCOMPARE(familyOfModelType("gemma3_text"), familyOfModelType("llama"));
+        QCOMPARE(familyOfModelType("clip_text_model")->kind, ModelKind::Text);
         QVERIFY(familyOfModelType("mixtral") == nullptr);
         QVERIFY(familyOfModelType("") == nullptr);
         // Every model_type is read by one family only.
@@ -41,7 +42,7 @@ private slots:
         QCOMPARE(
             QString::fromStdString(supportedFamilies()),
             QStringLiteral("Marian (translation), ViT (vision), diffusers UNet2DModel (diffusion), BERT, "
-                           "GPT-2 and Llama-style decoders (text)"));
+                           "GPT-2, Llama-style decoders and CLIP text encoder (text)"));
     }
 
     void builtinModels() {

@@ -1,0 +1,126 @@
+#include "core/models/clip_text_model.h"
+
+#include "core/io/json_file.h"
+#include "core/io/weight_binder.h"
+#include "core/models/text_model_util.h"
+#include "core/util/error.h"
+
+#include <cmath>
+
+namespace attnlens {
+
+namespace {
+
+std::string quoted(const std::filesystem::path& p) {
+    return "'" + p.string() + "'";
+}
+
+ClipTextConfig readClipTextConfig(const std::filesystem::path& dir) {
+    std::error_code ec;
+    if (!std::filesystem::exists(dir / "config.json", ec))
+        throw Error(quoted(dir) + ": config.json is missing");
+    const JsonConfig cfg(dir / "config.json");
+    if (const auto type = cfg.value<std::string>("model_type", ""); type != "clip_text_model")
+        throw Error(quoted(cfg.path()) + ": model_type is '" + type + "', expected 'clip_text_model'");
+    ClipTextConfig c;
+    c.hiddenSize = cfg.positive("hidden_size");
+    c.layers = cfg.positive("num_hidden_layers");
+    c.heads = cfg.positive("num_attention_heads");
+    c.intermediateSize = cfg.positive("intermediate_size");
+    c.maxPositions = cfg.value<int>("max_position_embeddings", 77);
+    cfg.checkPositive(c.maxPositions, "max_position_embeddings");
+    c.vocabSize = cfg.positive("vocab_size");
+    c.layerNormEps = cfg.value<float>("layer_norm_eps", 1e-5f);
+    c.activation = parseActivation(cfg.value<std::string>("hidden_act", "quick_gelu"));
+    c.eosTokenId = cfg.value<int>("eos_token_id", -1);
+    if (c.hiddenSize % c.heads != 0)
+        throw Error(quoted(cfg.path()) + ": hidden_size " + std::to_string(c.hiddenSize) +
+                    " is not divisible by " + std::to_string(c.heads) + " heads");
+    return c;
+}
+
+TransformerBlock bindLayer(WeightBinder& w, const ClipTextConfig& c, const std::string& prefix) {
+    const int64_t d = c.hiddenSize, f = c.intermediateSize;
+    auto linear = [&](const std::string& name, int64_t out, int64_t in) {
+        return storedLinear(w, prefix + name + ".weight", out, in, w.require(prefix + name + ".bias", {out}));
+    };
+    auto norm = [&](const std::string& name) {
+        return Norm{Norm::Kind::LayerNorm, w.require(prefix + name + ".weight", {d}),
+                    w.require(prefix + name + ".bias", {d}), c.layerNormEps};
+    };
+    TransformerBlock layer;
+    layer.placement = TransformerBlock::Placement::Pre;
+    layer.causal = true;
+    layer.attentionNorm = norm("layer_norm1");
+    layer.mlpNorm = norm("layer_norm2");
+    LinearWeights q = linear("self_attn.q_proj", d, d), k = linear("self_attn.k_proj", d, d),
+                  v = linear("self_attn.v_proj", d, d), o = linear("self_attn.out_proj", d, d);
+    if (!q.empty() && !k.empty() && !v.empty() && !o.empty()) // CLIPAttention: q_proj(x) · head_dim^−½
+        layer.attention = MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(o), c.heads,
+                                             QueryScale::Query);
+    layer.mlp = {Mlp::Kind::Plain, linear("mlp.fc1", f, d), {}, linear("mlp.fc2", d, f), c.activation};
+    if (w.problems().empty()) {
+        layer.attention.packWeights();
+        layer.mlp.pack();
+    }
+    return layer;
+}
+
+} // namespace
+
+std::shared_ptr<const ClipTextModel> ClipTextModel::load(const std::filesystem::path& dir,
+                                                         const Callbacks& callbacks) {
+    const ClipTextConfig c = readClipTextConfig(dir);
+    auto m = std::make_shared<ClipTextModel>();
+    m->m_dir = dir;
+    m->m_config = c;
+    const auto [file, p] =
+        openTextCheckpoint(dir, "embeddings.token_embedding.weight", "text_model.", "CLIP text", callbacks);
+    WeightBinder w(file);
+    w.setCallbacks(&callbacks);
+    const int64_t d = c.hiddenSize;
+    m->m_tokens = storedLinear(w, p + "embeddings.token_embedding.weight", c.vocabSize, d, {});
+    m->m_positions = w.require(p + "embeddings.position_embedding.weight", {c.maxPositions, d});
+    for (int l = 0; l < c.layers; ++l) {
+        callbacks.report(0.05 + 0.9 * l / c.layers,
+                         "layer " + std::to_string(l) + " of " + std::to_string(c.layers));
+        m->m_layers.push_back(bindLayer(w, c, p + "encoder.layers." + std::to_string(l) + "."));
+    }
+    m->m_finalNorm = {Norm::Kind::LayerNorm, w.require(p + "final_layer_norm.weight", {d}),
+                      w.require(p + "final_layer_norm.bias", {d}), c.layerNormEps};
+    if (file.contains(p + "encoder.layers." + std::to_string(c.layers) + ".layer_norm1.weight"))
+        w.problem("the checkpoint has more than num_hidden_layers = " + std::to_string(c.layers) + " layers");
+    w.finish(quoted(dir) + ": the checkpoint does not match config.json");
+    callbacks.report(1.0, "loaded");
+    return m;
+}
+
+TextEmbeddingParts ClipTextModel::embeddingParts(std::span<const int> ids) const {
+    const auto n = static_cast<int64_t>(ids.size());
+    checkTextLength(n, m_config.maxPositions);
+    checkTokenIds(ids, m_config.vocabSize, "CLIP text");
+    TextEmbeddingParts parts{RowMatrix(n, m_config.hiddenSize), m_positions.matrix().topRows(n), {}};
+    for (int64_t i = 0; i < n; ++i)
+        m_tokens.rowInto(ids[static_cast<size_t>(i)], parts.tokens.row(i).data());
+    parts.input = parts.tokens + parts.positions;
+    return parts;
+}
+
+TextForward ClipTextModel::forward(std::span<const int> ids, bool, const RunControls& run) const {
+    if (ids.empty()) throw Error("nothing to run: no tokens");
+    RowMatrix x = embeddingParts(ids).input;
+    const auto n = static_cast<int64_t>(ids.size());
+    TextForward out;
+    std::vector<LayerRecall> recall;
+    auto* keep = prepareCapture(run, n, n, out, recall);
+    const auto off =
+        headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(m_config.layers), m_config.heads));
+    TextCache cache = newCache();
+    runBlocks(m_layers, x, cache.layers, out.attentions, off, run.probe, run.probeLayer, run.callbacks, keep);
+    keepOnDemand(recall, out);
+    m_finalNorm.apply(x);
+    out.hidden = std::move(x);
+    return out;
+}
+
+} // namespace attnlens
