@@ -165,11 +165,6 @@ const std::string& ClipTokenizer::token(int id) const {
     return id >= 0 && id < static_cast<int>(m_tokens.size()) ? m_tokens[static_cast<size_t>(id)] : none;
 }
 
-int ClipTokenizer::idOf(const std::string& token) const {
-    const auto it = m_vocab.find(token);
-    return it == m_vocab.end() ? m_unk : it->second;
-}
-
 std::vector<std::string> ClipTokenizer::bpe(const std::string& piece) const {
     if (piece == kStart || piece == kEnd) return {piece};
     std::vector<std::string> symbols;
@@ -200,19 +195,23 @@ std::vector<std::string> ClipTokenizer::tokenize(std::string_view text) const {
     return out;
 }
 
-TextEncoding ClipTokenizer::encode(std::string_view text) const {
+std::vector<int> ClipTokenizer::pieceIds(std::string_view text) const {
     std::vector<int> ids;
-    for (const std::string& t : tokenize(text))
-        ids.push_back(idOf(t));
-    return framed({m_bos}, ids, {m_eos});
+    for (const std::string& t : tokenize(text)) {
+        const auto it = m_vocab.find(t);
+        ids.push_back(it == m_vocab.end() ? m_unk : it->second);
+    }
+    return ids;
+}
+
+TextEncoding ClipTokenizer::encode(std::string_view text) const {
+    return framed({m_bos}, pieceIds(text), {m_eos});
 }
 
 TextEncoding ClipTokenizer::encodePadded(std::string_view text, int length) const {
     if (length < 2)
         throw Error("a CLIP text needs room for BOS and EOS (length " + std::to_string(length) + ")");
-    std::vector<int> ids;
-    for (const std::string& t : tokenize(text))
-        ids.push_back(idOf(t));
+    std::vector<int> ids = pieceIds(text);
     ids.resize(std::min(ids.size(), static_cast<size_t>(length - 2)));
     ids.push_back(m_eos);
     ids.resize(static_cast<size_t>(length - 1), m_pad);

@@ -54,7 +54,8 @@ public:
     int padId() const { return m_pad; }
 
 private:
-    int idOf(const std::string& token) const; // unk when absent
+    std::vector<int>
+    pieceIds(std::string_view text) const; // tokenize()'s ids, unk for tokens not in the vocabulary
     std::vector<std::string> bpe(const std::string& piece) const;
 
     std::unordered_map<std::string, int> m_vocab;

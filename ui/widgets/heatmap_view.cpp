@@ -29,8 +29,9 @@ namespace {
 constexpr int kMaxZoomCell = 128, kMaxPer = 64;
 // Zoom steps for zoomIn/zoomOut and Ctrl+wheel: a cell edge in px, or −n for n cells per pixel (below a
 // pixel per cell, each pixel the largest value of its n × n block).
-constexpr std::array<int, 30> kZoomSteps = {-64, -48, -32, -24, -16, -12, -8, -6, -4, -3, -2, 1,  2,  3,  4,
-                                            5,   6,   8,   10,  12,  14,  16, 20, 24, 28, 32, 40, 48, 64, 96};
+constexpr std::array<int, 31> kZoomSteps = {-64, -48, -32, -24, -16, -12, -8, -6, -4, -3, -2,
+                                            1,   2,   3,   4,   5,   6,   8,  10, 12, 14, 16,
+                                            20,  24,  28,  32,  40,  48,  64, 96, 128};
 // The zoom step of a layout (see kZoomSteps).
 int zoomKey(const HeatmapLayout& l) {
     return l.per > 1 ? -l.per : l.cell;
