@@ -168,16 +168,19 @@ BenchRun benchUnet(const cli::Args& args, const BenchSettings& settings) {
     }
     model.unet->checkSample(sample.shape());
     const int timestep = args.intValue("--timestep", 500, 0, model.scheduler.numTrainTimesteps - 1);
-    std::optional<int> cls;
+    attnlens::UNetConditioning conditioning;
     if (model.unet->config().numClassEmbeds > 0)
-        cls = args.intValue("--class", 0, 0, model.unet->config().numClassEmbeds - 1);
+        conditioning.classLabel = args.intValue("--class", 0, 0, model.unet->config().numClassEmbeds - 1);
     else if (args.has("--class"))
         throw cli::UsageError("--class: this model is unconditional");
+    if (model.unet->textConditioned()) // seeded states as wide as a prompt of 77 CLIP tokens
+        conditioning.encoderHiddenStates =
+            attnlens::NormalRng(1).tensor({77, model.unet->config().crossAttentionDim});
     BenchRun run;
     size_t layers = 0;
     for (int i = 0; i < settings.warmup + settings.repeat; ++i) {
         const auto start = Clock::now();
-        const auto out = model.unet->forward(sample, static_cast<float>(timestep), cls);
+        const auto out = model.unet->forward(sample, static_cast<float>(timestep), conditioning);
         const double total = msSince(start);
         layers = out.attentions.size();
         if (i >= settings.warmup) run.totalMs.push_back(total);

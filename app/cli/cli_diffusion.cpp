@@ -45,7 +45,8 @@ namespace {
 using namespace attnlens;
 
 int runUnet(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--sample", "--timestep", "--class", "--json", "--ablate"});
+    const cli::Args args(
+        argv, {"--model", "--sample", "--timestep", "--class", "--encoder-states", "--json", "--ablate"});
     if (!args.positionals().empty())
         throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     if (!args.has("--sample")) throw cli::UsageError("--sample X.npy is required");
@@ -54,10 +55,12 @@ int runUnet(const std::vector<std::string>& argv) {
     const cli::UnetInput in = cli::readUnetInput(args, model);
     const int timestep = in.timestep;
     const auto& cls = in.classLabel;
+    const UNetConditioning conditioning = in.conditioning();
+    const int textTokens = in.encoderStates.empty() ? 77 : static_cast<int>(in.encoderStates.dim(0));
     UNetRunOptions run;
     if (const auto list = args.value("--ablate")) {
         const auto layers = model.unet->attentionLayers(static_cast<int>(in.sample.dim(1)),
-                                                        static_cast<int>(in.sample.dim(2)));
+                                                        static_cast<int>(in.sample.dim(2)), textTokens);
         int maxHeads = 0;
         for (const auto& l : layers)
             maxHeads = std::max(maxHeads, l.heads);
@@ -69,14 +72,14 @@ int runUnet(const std::vector<std::string>& argv) {
                                       layers[size_t(l)].name + " has " +
                                       std::to_string(layers[size_t(l)].heads) + " heads, numbered from 0)");
     }
-    const UNetOutput out = model.unet->forward(in.sample, static_cast<float>(timestep), cls, run);
+    const UNetOutput out = model.unet->forward(in.sample, static_cast<float>(timestep), conditioning, run);
     Json ablation;
     if (!run.offHeads.empty()) {
         // What the ablation changed: the noise prediction against the plain pass.
         UNetRunOptions plainRun;
         plainRun.captureAttention = false;
         const Tensor plain =
-            model.unet->forward(in.sample, static_cast<float>(timestep), cls, plainRun).noisePred;
+            model.unet->forward(in.sample, static_cast<float>(timestep), conditioning, plainRun).noisePred;
         double diff2 = 0, norm2 = 0, maxAbs = 0;
         for (int64_t i = 0; i < plain.numel(); ++i) {
             const double d = double(out.noisePred.data()[i]) - double(plain.data()[i]);
@@ -99,7 +102,9 @@ int runUnet(const std::vector<std::string>& argv) {
               << " attention layers\n";
     for (const auto& a : out.attentions)
         std::cout << "  " << a.info.name << "  " << unetPathName(a.info.path) << "  " << a.info.height << "x"
-                  << a.info.width << "  " << a.info.heads << (a.info.heads == 1 ? " head\n" : " heads\n");
+                  << a.info.width
+                  << (a.info.cross ? " -> " + std::to_string(a.info.textTokens) + " text tokens" : "") << "  "
+                  << a.info.heads << (a.info.heads == 1 ? " head\n" : " heads\n");
     if (const auto path = args.value("--json")) {
         Json top = {{"timestep", timestep}, {"class", cls ? Json(*cls) : Json()}};
         if (!ablation.is_null()) top.update(ablation); // the run below is the ablated one
@@ -110,11 +115,13 @@ int runUnet(const std::vector<std::string>& argv) {
         text += ",\"attentions\":[";
         for (size_t i = 0; i < out.attentions.size(); ++i) {
             const auto& a = out.attentions[i];
-            std::string head = Json{{"name", a.info.name},
-                                    {"path", unetPathName(a.info.path)},
-                                    {"heads", a.info.heads},
-                                    {"spatial", {a.info.height, a.info.width}}}
-                                   .dump();
+            std::string head = Json{
+                {"name", a.info.name},
+                {"path", unetPathName(a.info.path)},
+                {"heads", a.info.heads},
+                {"spatial", {a.info.height, a.info.width}},
+                {"cross",
+                 a.info.cross}}.dump();
             head.pop_back();
             text += (i ? "," : "") + head + ",\"weights\":";
             attnlens::appendNested(text, a.weights.data(), a.weights.shape());
@@ -283,6 +290,7 @@ int runDiffuse(const std::vector<std::string>& argv) {
     }
     const auto views = parseView(args);
     const DiffusionModel model = cli::loadDiffusion(args);
+    cli::refuseTextConditioned(model, "diffuse");
     options.classLabel = cli::parseClass(args, model);
     if (const auto path = args.value("--init-noise")) options.initNoise = cli::readSample(*path);
     if (const auto dir = args.value("--noise-dir")) {
@@ -334,8 +342,11 @@ int runDiffuse(const std::vector<std::string>& argv) {
 }
 
 const cli::Registration regUnet{
-    "unet", "[--model DIR] --sample X.npy --timestep T [--class C] [--ablate L:H[,L:H…]] [--json OUT]",
-    "one U-Net forward (diffusers UNet2DModel): noise prediction and every attention layer; "
+    "unet",
+    "[--model DIR] --sample X.npy --timestep T [--class C] [--encoder-states E.npy] [--ablate L:H[,L:H…]] "
+    "[--json OUT]",
+    "one U-Net forward (diffusers UNet2DModel / UNet2DConditionModel): noise prediction and every attention "
+    "layer (self and cross); "
     "--ablate switches heads off (attention layer in execution order : head, from 0)",
     &runUnet};
 const cli::Registration regDiffuse{

@@ -187,6 +187,7 @@ Json statsJson(const HeadStats& s) {
 // --sample: one U-Net forward, every attention layer (rows of the table in execution order).
 int unetHeads(const cli::Args& args, HeadStatistic stat) {
     const attnlens::DiffusionModel model = cli::loadDiffusion(args);
+    cli::refuseTextConditioned(model, "heads");
     const cli::UnetInput in = cli::readUnetInput(args, model);
     const attnlens::UNetOutput out =
         model.unet->forward(in.sample, static_cast<float>(in.timestep), in.classLabel);

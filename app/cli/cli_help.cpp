@@ -315,20 +315,28 @@ CommandHelp translateHelp() {
 CommandHelp unetHelp() {
     return {
         {
-            {"--model DIR", "diffusers UNet2DModel or pipeline folder (default: ddpm-fashion-tiny)"},
+            {"--model DIR", "diffusers UNet2DModel or pipeline folder, or a UNet2DConditionModel folder (a "
+                            "Stable Diffusion pipeline's unet/) (default: ddpm-fashion-tiny)"},
             {"--sample X.npy", "the U-Net's input, float32 [1, C, H, W] or [C, H, W] (required)"},
             {"--timestep T", "the timestep, 0..(the scheduler's timesteps − 1), 0..999 built in (required)"},
             {"--class C", "class number from 0 or id2label name; class-conditional models (the built-in) "
                           "need it"},
+            {"--encoder-states E.npy",
+             "text-conditioned U-Nets: the text encoder's last hidden state, float32 "
+             "[1, 77, cross_attention_dim] (required for them)"},
             {"--ablate L:H[,L:H…]", "switch heads off: attention layer in execution order : head, from 0; "
                                     "stderr: the change"},
-            {"--json OUT", "write the noise prediction and every attention layer's weights "
-                           "[heads][tokens][tokens]"},
+            {"--json OUT",
+             "write the noise prediction and every attention layer's weights [heads][pixels][keys]: "
+             "keys = pixels (self-attention, attn1) or text tokens (cross-attention, attn2; "
+             "\"cross\": true)"},
         },
         {
             "attnlens-cli unet --sample x.npy --timestep 500 --class 3",
             "attnlens-cli unet --sample x.npy --timestep 999 --class Sneaker --json out.json",
             "attnlens-cli unet --sample x.npy --timestep 250 --class 0 --ablate 0:1,3:0 --json out.json",
+            "attnlens-cli unet --model sd/unet --sample latents.npy --timestep 981 --encoder-states text.npy "
+            "--json out.json",
         }};
 }
 

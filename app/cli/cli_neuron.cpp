@@ -156,6 +156,7 @@ Subject imageSubject(const cli::Args& args, int layer) {
 
 Subject unetSubject(const cli::Args& args, int layer) {
     const DiffusionModel model = cli::loadDiffusion(args);
+    cli::refuseTextConditioned(model, "neuron");
     const cli::UnetInput in = cli::readUnetInput(args, model);
     const auto layers =
         model.unet->attentionLayers(static_cast<int>(in.sample.dim(1)), static_cast<int>(in.sample.dim(2)));

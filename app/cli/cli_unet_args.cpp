@@ -49,6 +49,13 @@ Tensor readSample(const std::string& path) {
     return t;
 }
 
+void refuseTextConditioned(const DiffusionModel& model, const std::string& command) {
+    if (model.unet->textConditioned())
+        throw UsageError(command + ": '" + model.folder.dir.string() +
+                         "' holds a text-conditioned U-Net (UNet2DConditionModel); " + command +
+                         " runs UNet2DModel folders (`unet --encoder-states` runs this one)");
+}
+
 UnetInput readUnetInput(const Args& args, const DiffusionModel& model) {
     if (!args.has("--sample")) throw UsageError("--sample X.npy is required");
     if (!args.has("--timestep")) throw UsageError("--timestep T is required");
@@ -66,7 +73,32 @@ UnetInput readUnetInput(const Args& args, const DiffusionModel& model) {
                          std::to_string(model.scheduler.numTrainTimesteps - 1) + ")");
     in.sample = readSample(*args.value("--sample"));
     model.unet->checkSample(in.sample.shape());
+    const auto& config = model.unet->config();
+    const auto states = args.value("--encoder-states");
+    if (config.textConditioned && !states)
+        throw UsageError(
+            "--encoder-states E.npy is required: this U-Net is text-conditioned (the text encoder's "
+            "last hidden state, [1, 77, " +
+            std::to_string(config.crossAttentionDim) + "])");
+    if (!config.textConditioned && states)
+        throw UsageError("--encoder-states: this U-Net is not text-conditioned (no cross-attention)");
+    if (states) {
+        in.encoderStates = readNpy(*states);
+        if (in.encoderStates.rank() == 3 && in.encoderStates.dim(0) == 1)
+            in.encoderStates = in.encoderStates.reshaped({in.encoderStates.dim(1), in.encoderStates.dim(2)});
+        try {
+            model.unet->checkText(in.conditioning());
+        } catch (const Error& e) {
+            throw Error("'" + *states + "': " + e.what());
+        }
+    }
     return in;
+}
+
+attnlens::UNetConditioning UnetInput::conditioning() const {
+    UNetConditioning c(classLabel);
+    c.encoderHiddenStates = encoderStates;
+    return c;
 }
 
 } // namespace cli

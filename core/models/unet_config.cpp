@@ -70,10 +70,13 @@ void checkConsistency(const JsonConfig& json, const UNet2DConfig& c) {
 UNet2DConfig UNet2DConfig::fromJson(const JsonConfig& json) {
     UNet2DConfig c;
     const auto cls = json.value<std::string>("_class_name", "UNet2DModel");
+    if (cls == "UNet2DConditionModel") {
+        parseConditionConfig(json, c);
+        return c;
+    }
     if (cls != "UNet2DModel")
         throw Error(json.path().string() + ": _class_name is \"" + cls +
-                    "\"; Attention Lens loads diffusers UNet2DModel folders (UNet2DConditionModel and others "
-                    "are not supported)");
+                    "\"; Attention Lens loads diffusers UNet2DModel and UNet2DConditionModel folders");
     if (json.has("sample_size")) {
         if (json.json()["sample_size"].is_array()) {
             const auto s = json.get<std::vector<int>>("sample_size");

@@ -72,8 +72,52 @@ public:
         return {m_bind.require(prefix + ".weight", {channels}), m_bind.require(prefix + ".bias", {channels}),
                 groups, m_config.normEps};
     }
-    LinearWeights linear(const std::string& prefix, int64_t out, int64_t in) {
-        return {m_bind.require(prefix + ".weight", {out, in}), m_bind.require(prefix + ".bias", {out})};
+    LinearWeights linear(const std::string& prefix, int64_t out, int64_t in, bool bias = true) {
+        return {m_bind.require(prefix + ".weight", {out, in}),
+                bias ? m_bind.require(prefix + ".bias", {out}) : Tensor()};
+    }
+    // A Linear, or a 1×1 conv bound as its [out, in] matrix (Transformer2DModel's proj_in / proj_out).
+    LinearWeights projection(const std::string& prefix, int64_t out, int64_t in) {
+        if (m_config.useLinearProjection) return linear(prefix, out, in);
+        LinearWeights w{m_bind.require(prefix + ".weight", {out, in, 1, 1}),
+                        m_bind.require(prefix + ".bias", {out})};
+        if (!w.weight.empty()) w.weight = w.weight.reshaped({out, in});
+        return w;
+    }
+    LayerNormWeights layerNorm(const std::string& p, int64_t dim) {
+        return {m_bind.require(p + ".weight", {dim}), m_bind.require(p + ".bias", {dim})};
+    }
+    MultiHeadAttention crossOrSelf(const std::string& p, int64_t dim, int64_t keyDim, int heads) {
+        auto q = linear(p + ".to_q", dim, dim, false), k = linear(p + ".to_k", dim, keyDim, false),
+             v = linear(p + ".to_v", dim, keyDim, false), o = linear(p + ".to_out.0", dim, dim);
+        if (q.weight.empty() || k.weight.empty() || v.weight.empty() || o.weight.empty()) return {};
+        return MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(o), heads,
+                                  QueryScale::Scores);
+    }
+    // Transformer2DModel over `channels` channels with `heads` heads of channels / heads.
+    UNet2DModel::Transformer transformer(const std::string& p, int64_t channels, int heads, int layers,
+                                         UNetPath path, int level) {
+        UNet2DModel::Transformer t;
+        t.norm = norm(p + ".norm", channels, m_config.normNumGroups);
+        t.norm.eps = 1e-6f; // Transformer2DModel's GroupNorm, whatever norm_eps says
+        t.projIn = projection(p + ".proj_in", channels, channels);
+        t.projOut = projection(p + ".proj_out", channels, channels);
+        for (int j = 0; j < layers; ++j) {
+            const std::string b = p + ".transformer_blocks." + std::to_string(j);
+            UNet2DModel::TransformerLayer l;
+            l.norm1 = layerNorm(b + ".norm1", channels);
+            l.norm2 = layerNorm(b + ".norm2", channels);
+            l.norm3 = layerNorm(b + ".norm3", channels);
+            l.self = crossOrSelf(b + ".attn1", channels, channels, heads);
+            l.cross = crossOrSelf(b + ".attn2", channels, m_config.crossAttentionDim, heads);
+            l.selfInfo = {b + ".attn1", path, level, heads};
+            l.crossInfo = {b + ".attn2", path, level, heads};
+            l.crossInfo.cross = true;
+            l.geglu = linear(b + ".ff.net.0.proj", 8 * channels, channels);
+            l.ffOut = linear(b + ".ff.net.2", channels, 4 * channels);
+            t.layers.push_back(std::move(l));
+        }
+        return t;
     }
     UNet2DModel::Resnet resnet(const std::string& p, int64_t in, int64_t out, float outputScale, int level) {
         UNet2DModel::Resnet r;
@@ -114,14 +158,23 @@ public:
     // down_blocks.i at level i: layers_per_block ResNets (+ attention), then a stride-2 conv unless last.
     UNet2DModel::Block downBlock(int i, int64_t in, int64_t out) {
         const std::string p = "down_blocks." + std::to_string(i);
-        const bool attn = m_config.downBlockTypes[static_cast<size_t>(i)] == "AttnDownBlock2D";
+        const auto& type = m_config.downBlockTypes[static_cast<size_t>(i)];
+        const bool attn = type == "AttnDownBlock2D", cross = type == "CrossAttnDownBlock2D";
+        const size_t level = static_cast<size_t>(i);
+        const int layers =
+            m_config.textConditioned ? m_config.layersPerLevel[level] : m_config.layersPerBlock;
         UNet2DModel::Block block;
-        for (int j = 0; j < m_config.layersPerBlock; ++j) {
+        for (int j = 0; j < layers; ++j) {
             block.resnets.push_back(
                 resnet(p + ".resnets." + std::to_string(j), j == 0 ? in : out, out, 1.0f, i));
+            const std::string a = p + ".attentions." + std::to_string(j);
             if (attn)
-                block.attentions.push_back(attention(p + ".attentions." + std::to_string(j), out,
-                                                     m_config.normNumGroups, 1.0f, UNetPath::Contracting, i));
+                block.attentions.push_back(
+                    attention(a, out, m_config.normNumGroups, 1.0f, UNetPath::Contracting, i));
+            if (cross)
+                block.transformers.push_back(transformer(a, out, m_config.headsPerLevel[level],
+                                                         m_config.transformerLayers[level],
+                                                         UNetPath::Contracting, i));
         }
         if (i < m_config.levels() - 1) block.resample = conv(p + ".downsamplers.0.conv", out, out, 3);
         return block;
@@ -130,18 +183,26 @@ public:
     // conv unless last. in = the channels of the skip the last ResNet takes; prev = the block below's.
     UNet2DModel::Block upBlock(int i, int64_t prev, int64_t in, int64_t out) {
         const std::string p = "up_blocks." + std::to_string(i);
-        const bool attn = m_config.upBlockTypes[static_cast<size_t>(i)] == "AttnUpBlock2D";
-        const int layers = m_config.layersPerBlock + 1, level = m_config.levels() - 1 - i;
+        const auto& type = m_config.upBlockTypes[static_cast<size_t>(i)];
+        const bool attn = type == "AttnUpBlock2D", cross = type == "CrossAttnUpBlock2D";
+        const int level = m_config.levels() - 1 - i;
+        const size_t mirror = static_cast<size_t>(level); // the down block at the same level
+        const int layers =
+            (m_config.textConditioned ? m_config.layersPerLevel[mirror] : m_config.layersPerBlock) + 1;
         UNet2DModel::Block block;
         for (int j = 0; j < layers; ++j) {
             const int64_t skip = j == layers - 1 ? in : out;
             const int64_t rin = j == 0 ? prev : out;
             block.resnets.push_back(
                 resnet(p + ".resnets." + std::to_string(j), rin + skip, out, 1.0f, level));
+            const std::string a = p + ".attentions." + std::to_string(j);
             if (attn)
-                block.attentions.push_back(attention(p + ".attentions." + std::to_string(j), out,
-                                                     m_config.normNumGroups, 1.0f, UNetPath::Expansive,
-                                                     level));
+                block.attentions.push_back(
+                    attention(a, out, m_config.normNumGroups, 1.0f, UNetPath::Expansive, level));
+            if (cross)
+                block.transformers.push_back(transformer(a, out, m_config.headsPerLevel[mirror],
+                                                         m_config.transformerLayers[mirror],
+                                                         UNetPath::Expansive, level));
         }
         if (i < m_config.levels() - 1)
             block.resample = conv(p + ".upsamplers.0.conv", out, out, 3, level - 1);
@@ -196,12 +257,18 @@ std::shared_ptr<const UNet2DModel> UNet2DModel::load(const std::filesystem::path
         m->m_down.push_back(b.downBlock(i, in, out));
     }
     const int64_t mid = c.blockOutChannels.back();
-    m->m_midResnet0 = b.resnet("mid_block.resnets.0", mid, mid, c.midBlockScaleFactor, levels - 1);
-    if (c.addAttention)
-        m->m_midAttention = b.attention("mid_block.attentions.0", mid,
-                                        c.attnNormNumGroups.value_or(c.scaleShift ? 0 : c.normNumGroups),
-                                        c.midBlockScaleFactor, UNetPath::Bottleneck, levels - 1);
-    m->m_midResnet1 = b.resnet("mid_block.resnets.1", mid, mid, c.midBlockScaleFactor, levels - 1);
+    m->m_hasMid = !c.textConditioned || !c.midBlockType.empty();
+    if (m->m_hasMid) {
+        m->m_midResnet0 = b.resnet("mid_block.resnets.0", mid, mid, c.midBlockScaleFactor, levels - 1);
+        if (c.addAttention)
+            m->m_midAttention = b.attention("mid_block.attentions.0", mid,
+                                            c.attnNormNumGroups.value_or(c.scaleShift ? 0 : c.normNumGroups),
+                                            c.midBlockScaleFactor, UNetPath::Bottleneck, levels - 1);
+        if (c.textConditioned)
+            m->m_midTransformer = b.transformer("mid_block.attentions.0", mid, c.headsPerLevel.back(),
+                                                c.transformerLayers.back(), UNetPath::Bottleneck, levels - 1);
+        m->m_midResnet1 = b.resnet("mid_block.resnets.1", mid, mid, c.midBlockScaleFactor, levels - 1);
+    }
 
     out = mid;
     for (int i = 0; i < levels; ++i) {
@@ -218,21 +285,32 @@ std::shared_ptr<const UNet2DModel> UNet2DModel::load(const std::filesystem::path
     return m;
 }
 
-std::vector<UNetAttentionInfo> UNet2DModel::attentionLayers(int height, int width) const {
+std::vector<UNetAttentionInfo> UNet2DModel::attentionLayers(int height, int width, int textTokens) const {
     std::vector<UNetAttentionInfo> out;
-    const auto add = [&](const Attention& a) {
-        UNetAttentionInfo info = a.info;
+    const auto add = [&](UNetAttentionInfo info) {
         info.height = height >> info.level;
         info.width = width >> info.level;
-        out.push_back(info);
+        if (info.cross) info.textTokens = textTokens;
+        out.push_back(std::move(info));
+    };
+    const auto addTransformer = [&](const Transformer& t) {
+        for (const auto& l : t.layers) {
+            add(l.selfInfo);
+            add(l.crossInfo);
+        }
+    };
+    const auto addBlock = [&](const Block& block) {
+        for (size_t j = 0; j < block.resnets.size(); ++j) {
+            if (j < block.attentions.size()) add(block.attentions[j].info);
+            if (j < block.transformers.size()) addTransformer(block.transformers[j]);
+        }
     };
     for (const auto& block : m_down)
-        for (const auto& a : block.attentions)
-            add(a);
-    if (m_midAttention) add(*m_midAttention);
+        addBlock(block);
+    if (m_midAttention) add(m_midAttention->info);
+    if (m_midTransformer) addTransformer(*m_midTransformer);
     for (const auto& block : m_up)
-        for (const auto& a : block.attentions)
-            add(a);
+        addBlock(block);
     return out;
 }
 
@@ -271,7 +349,9 @@ RowMatrix UNet2DModel::timeEmbedding(float timestep, const UNetConditioning& con
                         std::to_string(c.numClassEmbeds - 1));
         emb += m_classEmbedding.matrix().row(*classLabel);
     } else if (classLabel) {
-        throw Error("this U-Net is unconditional (no class embedding): no class can be given");
+        throw Error(c.textConditioned
+                        ? "this U-Net has no class embedding: no class can be given"
+                        : "this U-Net is unconditional (no class embedding): no class can be given");
     }
     return emb;
 }
@@ -318,35 +398,42 @@ struct UNet2DModel::AttentionRun {
     int next = 0; // index of the next attention layer in execution order
 };
 
-FeatureMap UNet2DModel::runAttention(const Attention& a, const FeatureMap& x, AttentionRun& run) const {
+RowMatrix UNet2DModel::runAttentionLayer(const MultiHeadAttention& mha, const UNetAttentionInfo& layer,
+                                         const RowMatrix& queries, const RowMatrix& keys, int height,
+                                         int width, AttentionRun& run) const {
     const int index = run.next++;
+    if (run.probe && index == run.probeLayer) *run.probe = {&mha, queries, keys, false};
+    const std::span<const int> off = index < static_cast<int>(run.off.size())
+                                         ? std::span<const int>(run.off[size_t(index)])
+                                         : std::span<const int>();
+    Tensor probs;
+    RowMatrix attended = mha.forward(queries, keys, nullptr, run.capture ? &probs : nullptr, off);
+    if (run.capture) {
+        UNetAttentionInfo info = layer;
+        info.height = height;
+        info.width = width;
+        if (info.cross) info.textTokens = static_cast<int>(keys.rows());
+        run.capture->push_back({std::move(info), std::move(probs)});
+    }
+    return attended; // [queries, channels]
+}
+
+FeatureMap UNet2DModel::runAttention(const Attention& a, const FeatureMap& x, AttentionRun& run) const {
     const RowMatrix tokens =
         a.norm.weight.empty()
             ? RowMatrix(x.data.transpose())
             : RowMatrix(groupNorm(x, a.norm.groups, a.norm.weight, a.norm.bias, a.norm.eps).data.transpose());
     // tokens [tokens, channels], token = y·w + x
-    if (run.probe && index == run.probeLayer) *run.probe = {&a.mha, tokens, tokens, false};
-    const std::span<const int> off = index < static_cast<int>(run.off.size())
-                                         ? std::span<const int>(run.off[size_t(index)])
-                                         : std::span<const int>();
-    Tensor probs;
-    const RowMatrix attended =
-        a.mha.forward(tokens, tokens, nullptr, run.capture ? &probs : nullptr, off); // [tokens, channels]
+    const RowMatrix attended = runAttentionLayer(a.mha, a.info, tokens, tokens, x.height, x.width, run);
     FeatureMap out{x.data + attended.transpose(), x.height, x.width};
     if (a.rescale != 1.0f) out.data /= a.rescale;
-    if (run.capture) {
-        UNetAttentionInfo info = a.info;
-        info.height = x.height;
-        info.width = x.width;
-        run.capture->push_back({std::move(info), std::move(probs)});
-    }
     return out;
 }
 
-int64_t UNet2DModel::captureBytes(int height, int width) const {
+int64_t UNet2DModel::captureBytes(int height, int width, int textTokens) const {
     int64_t bytes = 0;
-    for (const auto& l : attentionLayers(height, width))
-        bytes += int64_t{sizeof(float)} * l.heads * l.tokens() * l.tokens();
+    for (const auto& l : attentionLayers(height, width, textTokens))
+        bytes += int64_t{sizeof(float)} * l.heads * l.tokens() * l.keys();
     return bytes;
 }
 
@@ -354,8 +441,10 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, const UNet
                                 const UNetRunOptions& options, const Callbacks* callbacks) const {
     checkSample(sample.shape());
     const int height = static_cast<int>(sample.dim(1)), width = static_cast<int>(sample.dim(2));
+    const RowMatrix text = textStates(conditioning);
+    const int textTokens = static_cast<int>(text.rows());
     if (options.captureAttention) {
-        const int64_t bytes = captureBytes(height, width);
+        const int64_t bytes = captureBytes(height, width, textTokens);
         if (bytes > options.maxCaptureBytes)
             throw Error("capturing every attention layer of a " + std::to_string(height) + "x" +
                         std::to_string(width) + " sample needs " + std::to_string(bytes >> 20) +
@@ -373,7 +462,7 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, const UNet
     run.probeLayer = options.probeLayer;
     if (!options.offHeads.empty()) {
         std::vector<int> headsPerLayer;
-        for (const UNetAttentionInfo& info : attentionLayers(height, width))
+        for (const UNetAttentionInfo& info : attentionLayers(height, width, textTokens))
             headsPerLayer.push_back(info.heads);
         run.off = headsOffByLayer(options.offHeads, headsPerLayer, "attention layers");
     }
@@ -389,8 +478,7 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, const UNet
     for (const auto& block : m_down) {
         poll();
         for (size_t j = 0; j < block.resnets.size(); ++j) {
-            h = runResnet(block.resnets[j], h, temb);
-            if (!block.attentions.empty()) h = runAttention(block.attentions[j], h, run);
+            h = attendBlock(block, j, runResnet(block.resnets[j], h, temb), text, run);
             skips.push_back(h);
         }
         if (!block.resample.weight.empty()) {
@@ -401,15 +489,18 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, const UNet
         }
     }
     poll();
-    h = runResnet(m_midResnet0, h, temb);
-    if (m_midAttention) h = runAttention(*m_midAttention, h, run);
-    h = runResnet(m_midResnet1, h, temb);
+    if (m_hasMid) {
+        h = runResnet(m_midResnet0, h, temb);
+        if (m_midAttention) h = runAttention(*m_midAttention, h, run);
+        if (m_midTransformer) h = runTransformer(*m_midTransformer, h, text, run);
+        h = runResnet(m_midResnet1, h, temb);
+    }
     for (const auto& block : m_up) {
         poll();
         for (size_t j = 0; j < block.resnets.size(); ++j) {
             h = runResnet(block.resnets[j], concatChannels(h, skips.back()), temb);
             skips.pop_back();
-            if (!block.attentions.empty()) h = runAttention(block.attentions[j], h, run);
+            h = attendBlock(block, j, std::move(h), text, run);
         }
         if (!block.resample.weight.empty()) h = conv3x3(block.resample, upsampleNearest2x(h));
     }

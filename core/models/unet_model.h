@@ -1,6 +1,9 @@
 #pragma once
-// UNet2DModel: diffusers' UNet2DModel (v0.25 semantics; docs/diffusion.md) on CPU, float32, with the
-// attention weights of every spatial attention layer captured on request.
+// UNet2DModel: diffusers' UNet2DModel and UNet2DConditionModel (v0.25 semantics; docs/diffusion.md) on CPU,
+// float32, with the attention weights of every attention layer captured on request. A text-conditioned
+// U-Net (Stable Diffusion's) runs a Transformer2DModel where UNet2DModel has a spatial attention: each of
+// its BasicTransformerBlocks holds a self-attention over the pixels (attn1) and a cross-attention from the
+// pixels to the text encoder's states (attn2), both attention layers here, in execution order.
 //
 // Basic usage:
 //   auto unet = UNet2DModel::load(dir);                 // a bare UNet folder or a pipeline's unet/
@@ -8,6 +11,8 @@
 //   UNetOutput out = unet->forward(x, 500, std::nullopt, {.captureAttention = true});
 //   out.noisePred                                       // [C_out, H, W]
 //   out.attentions[i].name, .weights                    // "mid_block.attentions.0", [heads, N, N]
+//   UNetConditioning text; text.encoderHiddenStates = e; // [77, cross_attention_dim] for
+//   UNet2DConditionModel
 //
 // Activations are channel-major FeatureMaps ([channels, h·w], ops/conv.h); a token of an attention
 // layer is a pixel of its level, token = y·w + x. Every spatial attention runs through
@@ -35,18 +40,22 @@ const char* unetPathName(UNetPath path); // "contracting", "bottleneck", "expans
 
 // One attention layer as it runs on an input of a given size (no weights).
 struct UNetAttentionInfo {
-    std::string name; // diffusers module path, e.g. "down_blocks.1.attentions.0"
+    std::string name; // diffusers module path, e.g. "down_blocks.1.attentions.0" or, in a text-conditioned
+                      // U-Net, "down_blocks.0.attentions.0.transformer_blocks.0.attn2"
     UNetPath path = UNetPath::Contracting;
     int level = 0; // resolution level: 0 = full size, each contracting block below halves it
     int heads = 1;
     int height = 0, width = 0; // the level's spatial size; tokens = height · width
+    bool cross = false;        // cross-attention: the keys are the text encoder's states, not the pixels
+    int textTokens = 0;        // cross-attention's keys (77 for Stable Diffusion pipelines)
 
     int64_t tokens() const { return static_cast<int64_t>(height) * width; }
+    int64_t keys() const { return cross ? textTokens : tokens(); }
 };
 
 struct UNetAttentionMap {
     UNetAttentionInfo info;
-    Tensor weights; // [heads, tokens, tokens], rows are post-softmax probabilities
+    Tensor weights; // [heads, tokens, keys()], rows are post-softmax probabilities
 };
 
 // The contract's run controls (capture; heads off as for ViT and Marian — (attention layer in execution
@@ -60,10 +69,11 @@ struct UNetRunOptions : RunControls {
 };
 
 // What a U-Net is conditioned on besides the timestep: the class (class-conditional models; required iff the
-// model has a class embedding). The place text conditioning (encoder hidden states for cross-attention) goes
-// next.
+// model has a class embedding) or the text encoder's hidden states (UNet2DConditionModel; required iff the
+// model is text-conditioned).
 struct UNetConditioning {
     std::optional<int> classLabel;
+    Tensor encoderHiddenStates; // [text tokens, cross_attention_dim]
     UNetConditioning() = default;
     UNetConditioning(std::nullopt_t) {}
     UNetConditioning(std::optional<int> label) : classLabel(label) {}
@@ -84,12 +94,17 @@ public:
     const UNet2DConfig& config() const { return m_config; }
     int64_t parameterCount() const { return m_parameters; }
 
-    // The attention layers, in execution order, for an input of height × width.
-    std::vector<UNetAttentionInfo> attentionLayers(int height, int width) const;
+    // The attention layers, in execution order, for an input of height × width (cross-attention layers over
+    // textTokens keys).
+    std::vector<UNetAttentionInfo> attentionLayers(int height, int width, int textTokens = 77) const;
     // Bytes every attention layer's captured weights take for an input of height × width.
-    int64_t captureBytes(int height, int width) const;
+    int64_t captureBytes(int height, int width, int textTokens = 77) const;
+    bool textConditioned() const { return m_config.textConditioned; }
     // Throws attnlens::Error if a [channels, height, width] sample cannot be run (channels, size).
     void checkSample(const Shape& shape) const;
+    // Throws attnlens::Error if the encoder states cannot condition this U-Net (shape, width, values, or
+    // states given to a U-Net without cross-attention).
+    void checkText(const UNetConditioning& conditioning) const { (void)textStates(conditioning); }
 
     // One forward pass. sample [in_channels, H, W], H and W divisible by config().sizeMultiple(). Cancel is
     // polled between blocks.
@@ -121,10 +136,22 @@ public:
         MultiHeadAttention mha;
         float rescale = 1.0f;
     };
+    struct TransformerLayer { // BasicTransformerBlock: pre-LN self-attention, cross-attention, GEGLU
+        LayerNormWeights norm1, norm2, norm3;
+        MultiHeadAttention self, cross;
+        UNetAttentionInfo selfInfo, crossInfo;
+        LinearWeights geglu, ffOut; // ff.net.0.proj [2·inner, C], ff.net.2 [C, inner]
+    };
+    struct Transformer { // Transformer2DModel: GroupNorm, proj_in, layers, proj_out, + residual
+        Norm norm;
+        LinearWeights projIn, projOut; // 1×1 convolutions bound as [out, in] matrices
+        std::vector<TransformerLayer> layers;
+    };
     struct Block {
         std::vector<Resnet> resnets;
-        std::vector<Attention> attentions; // empty, or one per resnet
-        Conv resample;                     // downsampler / upsampler conv (weight empty when none)
+        std::vector<Attention> attentions;     // empty, or one per resnet
+        std::vector<Transformer> transformers; // text-conditioned U-Nets: empty, or one per resnet
+        Conv resample;                         // downsampler / upsampler conv (weight empty when none)
     };
 
 private:
@@ -136,6 +163,17 @@ private:
     FeatureMap runResnet(const Resnet& r, const FeatureMap& x, const RowMatrix& temb) const;
     struct AttentionRun; // per-forward state of the attention layers (capture, ablation, probe, index)
     FeatureMap runAttention(const Attention& a, const FeatureMap& x, AttentionRun& run) const;
+    // unet_transformer.cpp
+    FeatureMap runTransformer(const Transformer& t, const FeatureMap& x, const RowMatrix& text,
+                              AttentionRun& run) const;
+    RowMatrix runAttentionLayer(const MultiHeadAttention& mha, const UNetAttentionInfo& info,
+                                const RowMatrix& queries, const RowMatrix& keys, int height, int width,
+                                AttentionRun& run) const;
+    // The attention after resnet j of a block (spatial or transformer), or h itself when it has none.
+    FeatureMap attendBlock(const Block& block, size_t j, FeatureMap h, const RowMatrix& text,
+                           AttentionRun& run) const;
+    // The encoder states as a [tokens, cross_attention_dim] matrix; throws when they do not fit the model.
+    RowMatrix textStates(const UNetConditioning& conditioning) const;
     RowMatrix timeEmbedding(float timestep, const UNetConditioning& conditioning) const;
 
     UNet2DConfig m_config;
@@ -146,6 +184,8 @@ private:
     std::vector<Block> m_down, m_up;
     Resnet m_midResnet0, m_midResnet1;
     std::optional<Attention> m_midAttention;
+    std::optional<Transformer> m_midTransformer;
+    bool m_hasMid = true; // UNet2DConditionModel's mid_block_type may be null
     int64_t m_parameters = 0;
 };
 

@@ -70,6 +70,45 @@ private slots:
         QCOMPARE(readJsonFile(byName.toStdString())["noise_pred"], j["noise_pred"]);
     }
 
+    // A Stable-Diffusion-layout U-Net: --encoder-states feeds its cross-attention; the JSON holds every self-
+    // and cross-attention layer as diffusers' own UNet2DConditionModel computes them (make_t2i_fixtures.py).
+    void unetRunsATextConditionedUNet() {
+        QTemporaryDir tmp;
+        const auto dir = std::filesystem::path(ATTNLENS_TEST_DATA) / "t2i" / "tiny-pipe" / "unet";
+        const QString model = QString::fromStdString(dir.string());
+        const QString sample = model + "/sample_t500.npy", states = model + "/encoder_hidden_states.npy";
+        const QString out = tmp.filePath("t.json");
+        const auto r = run({"unet", "--model", model, "--sample", sample, "--timestep", "500",
+                            "--encoder-states", states, "--json", out});
+        QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(r.err));
+        QVERIFY(r.out.contains("attn2  contracting  8x8 -> 77 text tokens"));
+        const Json j = readJsonFile(out.toStdString());
+        const auto g = unettest::golden(dir / "golden.safetensors");
+        QVERIFY(maxDiff(g.file.load("t500.noise_pred"), j["noise_pred"]) < 1e-4);
+        QCOMPARE(j["attentions"].size(), size_t(22));
+        for (const auto& a : j["attentions"]) {
+            const std::string name = a["name"].get<std::string>();
+            QCOMPARE(a["cross"].get<bool>(), name.ends_with("attn2"));
+            QCOMPARE(a["weights"][0][0].size(),
+                     size_t(a["cross"].get<bool>()
+                                ? 77
+                                : a["spatial"][0].get<int>() * a["spatial"][1].get<int>()));
+            QVERIFY2(maxDiff(g.file.load("t500.attn." + name), a["weights"]) < 1e-4, name.c_str());
+        }
+        expectError({"unet", "--model", model, "--sample", sample, "--timestep", "500"}, "--encoder-states");
+        const QString narrow = QString::fromStdString((std::filesystem::path(ATTNLENS_TEST_DATA) / "t2i" /
+                                                       "unet-linear-fp16" / "encoder_hidden_states.npy")
+                                                          .string());
+        expectError(
+            {"unet", "--model", model, "--sample", sample, "--timestep", "500", "--encoder-states", narrow},
+            "cross_attention_dim is 32");
+        expectError({"unet", "--model", fx("bare-head8"), "--sample", sampleOf("bare-head8"), "--timestep",
+                     "5", "--encoder-states", states},
+                    "not text-conditioned");
+        expectError({"diffuse", "--model", model, "--scheduler", "ddim", "--steps", "2"}, "text-conditioned");
+        expectError({"heads", "--model", model, "--sample", sample, "--timestep", "5"}, "text-conditioned");
+    }
+
     // --ablate: the JSON is the ablated run (the reference's head-masked golden) and says how far the noise
     // moved; neuron: one score of a U-Net head rebuilt, equal to the captured weight; bad heads and tokens
     // are errors.
@@ -267,10 +306,16 @@ private slots:
     void badInputEndsInOneErrorLine() {
         QTemporaryDir tmp;
         const QString wrongClass =
-            editedCopy(tmp, "wrongclass", [](Json& c) { c["_class_name"] = "UNet2DConditionModel"; });
+            editedCopy(tmp, "wrongclass", [](Json& c) { c["_class_name"] = "UNet3DConditionModel"; });
         expectError(QStringList({"unet", "--model", wrongClass, "--sample", sampleOf("bare-head8"),
                                  "--timestep", "1"}),
-                    "UNet2DConditionModel");
+                    "UNet3DConditionModel");
+        // a UNet2DModel's blocks under the text-conditioned class name
+        const QString asText =
+            editedCopy(tmp, "astext", [](Json& c) { c["_class_name"] = "UNet2DConditionModel"; });
+        expectError(
+            QStringList({"unet", "--model", asText, "--sample", sampleOf("bare-head8"), "--timestep", "1"}),
+            "AttnDownBlock2D");
         const QString block =
             editedCopy(tmp, "block", [](Json& c) { c["up_block_types"][0] = "CrossAttnUpBlock2D"; });
         expectError(

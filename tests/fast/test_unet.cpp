@@ -525,8 +525,8 @@ private slots:
     void badFoldersAndInputsGiveClearErrors() {
         QTemporaryDir tmp;
         const auto wrongClass =
-            editedCopy(tmp, "cond", [](Json& c) { c["_class_name"] = "UNet2DConditionModel"; });
-        QVERIFY(errorOf([&] { loadDiffusionModel(wrongClass); }).contains("UNet2DConditionModel"));
+            editedCopy(tmp, "cond", [](Json& c) { c["_class_name"] = "UNet3DConditionModel"; });
+        QVERIFY(errorOf([&] { loadDiffusionModel(wrongClass); }).contains("UNet3DConditionModel"));
         const auto block =
             editedCopy(tmp, "block", [](Json& c) { c["down_block_types"][1] = "CrossAttnDownBlock2D"; });
         QVERIFY(errorOf([&] { loadDiffusionModel(block); }).contains("down_block_types"));

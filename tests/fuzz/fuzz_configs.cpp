@@ -1,6 +1,6 @@
 // libFuzzer target: config.json / preprocessor_config.json / scheduler_config.json as a user's folder holds
-// them — parsed as JSON, then read as a ViT, a UNet2DModel, an image processor and a diffusers scheduler
-// config. Bad input: attnlens::Error only.
+// them — parsed as JSON, then read as a ViT, a UNet2DModel / UNet2DConditionModel, an image processor and a
+// diffusers scheduler config. Bad input: attnlens::Error only.
 #include "core/diffusion/scheduler.h"
 #include "core/io/json_file.h"
 #include "core/models/unet_config.h"

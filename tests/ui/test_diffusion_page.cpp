@@ -544,6 +544,15 @@ void TestDiffusionPage::badFolderKeepsTheModel() {
         QCOMPARE(doc()->model(), before);
         QCOMPARE(doc()->completedSteps(), steps);
     }
+    { // a Stable Diffusion U-Net: loads, but this page cannot run it — said, nothing lost
+        QSignalSpy error(m_page.get(), &DiffusionPage::failed);
+        m_page->openModel(QStringLiteral(ATTNLENS_TEST_DATA) + "/t2i/tiny-pipe/unet");
+        WAIT_UNTIL(error.count() > 0);
+        WAIT_UNTIL(!m_page->isBusy());
+        QVERIFY2(m_page->message().contains("text-conditioned"), qPrintable(m_page->message()));
+        QCOMPARE(doc()->model(), before);
+        QCOMPARE(doc()->completedSteps(), steps);
+    }
     // the steps offered end at the timesteps the model was trained with
     QCOMPARE(m_page->findChild<QSpinBox*>("steps")->maximum(), 1000);
 }

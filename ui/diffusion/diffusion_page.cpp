@@ -207,7 +207,13 @@ void DiffusionPage::openModel(const QString& dir) {
     loadModel<std::shared_ptr<const DiffusionModel>>(
         dir,
         [path = dir.toStdString()](const Callbacks&) {
-            return std::make_shared<const DiffusionModel>(loadDiffusionModel(path));
+            auto model = std::make_shared<const DiffusionModel>(loadDiffusionModel(path));
+            if (model->unet->textConditioned())
+                throw Error(
+                    "'" + path +
+                    "' holds a text-conditioned U-Net (UNet2DConditionModel, Stable Diffusion's): this "
+                    "page runs UNet2DModel folders; `attnlens-cli unet --encoder-states` runs this one");
+            return model;
         },
         [this, dir](std::shared_ptr<const DiffusionModel> model) {
             setPlaying(false);

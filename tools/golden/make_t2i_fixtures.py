@@ -1,0 +1,173 @@
+"""Tiny Stable-Diffusion-layout U-Nets (issue 41) with goldens from diffusers' OWN UNet2DConditionModel (v0.25.0 on
+Debian's torch 1.13), for the C++ text-to-image tests.
+
+    DIFFUSERS_SRC=/tmp/llmgold /usr/bin/python3 tools/golden/make_t2i_fixtures.py
+    # rewrites tests/data/t2i/tiny-pipe/unet and tests/data/t2i/unet-linear-fp16
+
+No PyPI here: diffusers comes from the `fetch` tool (github:huggingface/diffusers), huggingface_hub likewise (v0.20.3:
+diffusers 0.25 imports its cached_download, gone from later hubs), unpacked with git archive:
+    G=<fetched diffusers git dir>; mkdir -p /tmp/llmgold/diffusers-v0.25.0
+    git --git-dir=$G archive v0.25.0 src/diffusers | tar -x -C /tmp/llmgold/diffusers-v0.25.0
+    H=<fetched hub git dir>; mkdir -p /tmp/llmgold/hub-0.20.3
+    git --git-dir=$H archive v0.20.3 src/huggingface_hub | tar -x -C /tmp/llmgold/hub-0.20.3
+(tf-v4.33.3 as make_llm_fixtures.py says: diffusers imports transformers when present). The compiled safetensors and
+tokenizers packages are replaced by make_llm_fixtures.py's stand-ins; the fetched code is never edited.
+
+U-Nets (seeded random weights: Linear / conv ~ randn / sqrt(fan_in), to_q / to_k x QK_GAIN so rows are peaked, norms
+1 + 0.1 randn, biases 0.1 randn), written by UNet2DConditionModel.save_pretrained(safe_serialization=True):
+  tiny-pipe/unet      SD 1.x layout: 4 -> 4 channels, 8x8, block_out_channels [16, 32, 32], CrossAttnDownBlock2D x2 +
+                      DownBlock2D, UpBlock2D + CrossAttnUpBlock2D x2, layers_per_block 2, attention_head_dim [2, 4, 4]
+                      (= heads, as diffusers reads it), norm_num_groups 8, cross_attention_dim 32 (the tiny-pipe
+                      text encoder's width), proj_in / proj_out 1x1 convs, float32
+  unet-linear-fp16    SD 2.x traits: use_linear_projection, upcast_attention, transformer_layers_per_block 2,
+                      layers_per_block [1, 2], attention_head_dim [2, 4], cross_attention_dim 24, mid_block_type
+                      null, flip_sin_to_cos false, freq_shift 1, norm_eps 1e-6, stored float16 (the goldens use the
+                      rounded weights in float32)
+Goldens (golden.safetensors in each folder; __metadata__["golden"] JSON {"timesteps", "attentions": [{"name",
+"heads", "spatial": [h, w], "cross"}, ...]}): "encoder_hidden_states" [77, D] (0.5 randn), per T in 1, 500, 981:
+"t{T}.sample" [4, 8, 8] (randn), "t{T}.noise_pred" [4, 8, 8] and "t{T}.attn.{name}" [heads, q, k] for every
+attention module in execution order (name: the diffusers module path, ...transformer_blocks.0.attn1 / attn2;
+probabilities as diffusers' Attention.get_attention_scores returns them). sample_t500.npy [1, 4, 8, 8] and
+encoder_hidden_states.npy [1, 77, D] for the CLI tests.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+OUT = os.path.join(ROOT, "tests", "data", "t2i")
+DIFFUSERS = "v0.25.0"
+HUB = "hub-0.20.3"
+TAG = "v4.33.3"
+TIMESTEPS = [1, 500, 981]
+QK_GAIN = 1.5  # to_q / to_k scale: peaked rows, yet float32 rounding stays far below the tests' 1e-4
+MAX_ROUNDING = 3e-5  # diffusers' own float32 vs float64 on the same weights, checked per golden
+
+UNETS = {  # folder: (config, stored dtype, seed)
+    "tiny-pipe/unet": (dict(sample_size=8, in_channels=4, out_channels=4, block_out_channels=[16, 32, 32],
+                            down_block_types=["CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"],
+                            up_block_types=["UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"],
+                            layers_per_block=2, attention_head_dim=[2, 4, 4], norm_num_groups=8,
+                            cross_attention_dim=32), "float32", 51),
+    "unet-linear-fp16": (dict(sample_size=8, in_channels=4, out_channels=4, block_out_channels=[16, 32],
+                              down_block_types=["CrossAttnDownBlock2D", "DownBlock2D"],
+                              up_block_types=["UpBlock2D", "CrossAttnUpBlock2D"], layers_per_block=[1, 2],
+                              attention_head_dim=[2, 4], transformer_layers_per_block=2, norm_num_groups=8,
+                              cross_attention_dim=24, use_linear_projection=True, upcast_attention=True,
+                              mid_block_type=None, flip_sin_to_cos=False, freq_shift=1, norm_eps=1e-6),
+                         "float16", 52),
+}
+
+
+def randomize(torch, model, seed):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in sorted(model.named_parameters(), key=lambda kv: kv[0]):
+            r = torch.randn(p.shape, generator=g)
+            if p.dim() == 1 and "norm" in name and name.endswith("weight"):
+                p.copy_(1.0 + 0.1 * r)
+            elif p.dim() == 1:
+                p.copy_(0.1 * r)
+            else:
+                fan_in = p[0].numel()
+                scale = QK_GAIN if (".to_q." in name or ".to_k." in name) else 1.0
+                p.copy_(scale * r / fan_in ** 0.5)
+
+
+def capture_attention(model):
+    """Records every Attention module's probabilities, named by module path, in execution order."""
+    from diffusers.models.attention_processor import Attention
+    record = []
+    for name, module in model.named_modules():
+        if isinstance(module, Attention):
+            orig = module.get_attention_scores
+
+            def scores(query, key, attention_mask=None, _orig=orig, _name=name, _heads=module.heads):
+                probs = _orig(query, key, attention_mask)
+                record.append((_name, probs.reshape(-1, _heads, probs.shape[1], probs.shape[2])[0]))
+                return probs
+            module.get_attention_scores = scores
+    return record
+
+
+def write_unet(torch, diffusers, folder, config, dtype, seed):
+    import numpy as np
+    from safetensors_io import save_file
+    model = diffusers.UNet2DConditionModel(**config).eval()
+    randomize(torch, model, seed)
+    model.to(getattr(torch, dtype))
+    path = os.path.join(OUT, folder)
+    shutil.rmtree(path, ignore_errors=True)
+    model.save_pretrained(path, safe_serialization=True)
+    m = diffusers.UNet2DConditionModel.from_pretrained(path).float().eval()
+    record = capture_attention(m)
+    g = torch.Generator().manual_seed(seed + 1000)
+    enc = 0.5 * torch.randn(1, 77, config["cross_attention_dim"], generator=g)
+    m64 = diffusers.UNet2DConditionModel.from_pretrained(path).double().eval()
+    tensors, layers, rounding = {"encoder_hidden_states": enc[0].contiguous()}, [], 0.0
+    for t in TIMESTEPS:
+        x = torch.randn(1, 4, 8, 8, generator=g)
+        with torch.no_grad():
+            exact = m64(x.double(), torch.tensor([t]), enc.double()).sample
+        record.clear()
+        with torch.no_grad():
+            out = m(x, torch.tensor([t]), enc).sample
+        rounding = max(rounding, (out.double() - exact).abs().max().item())
+        tensors[f"t{t}.sample"] = x[0].contiguous()
+        tensors[f"t{t}.noise_pred"] = out[0].contiguous()
+        layers = []
+        for name, probs in record:
+            tensors[f"t{t}.attn.{name}"] = probs.contiguous()
+            q, k = probs.shape[1], probs.shape[2]
+            side = int(round(q ** 0.5))
+            layers.append({"name": name, "heads": probs.shape[0], "spatial": [side, side], "cross": name.endswith("attn2")})
+        if t == 500:
+            np.save(os.path.join(path, "sample_t500.npy"), x.numpy().astype(np.float32))
+    np.save(os.path.join(path, "encoder_hidden_states.npy"), enc.numpy().astype(np.float32))
+    meta = {"reference": f"diffusers {DIFFUSERS} UNet2DConditionModel (torch {torch.__version__.split('+')[0]})",
+            "stored_dtype": dtype, "timesteps": TIMESTEPS, "attentions": layers}
+    save_file(tensors, os.path.join(path, "golden.safetensors"), {"golden": json.dumps(meta)})
+    size = sum(os.path.getsize(os.path.join(path, fn)) for fn in os.listdir(path))
+    print(f"{folder}: {len(layers)} attention layers, {size / 1000:.1f} kB, float32 rounding {rounding:.1e}")
+    if rounding > MAX_ROUNDING:
+        sys.exit(f"{folder}: diffusers' float32 is {rounding:.1e} from its float64: too ill-conditioned a golden")
+
+
+def worker():
+    sys.path.insert(0, os.path.join(HERE, "..", "train"))
+    import fast_blas  # noqa: F401
+    import torch
+    torch.set_num_threads(1)
+    import safetensors.torch  # noqa: F401  (diffusers reaches it as an attribute of the package)
+    import diffusers
+    for folder, (config, dtype, seed) in UNETS.items():
+        write_unet(torch, diffusers, folder, config, dtype, seed)
+
+
+def main(argv):
+    if argv[:1] == ["--worker"]:
+        return worker()
+    import make_llm_fixtures
+    src = os.environ.get("DIFFUSERS_SRC", "/tmp/llmgold")
+    for need in [f"diffusers-{DIFFUSERS}", HUB, f"tf-{TAG}"]:
+        if not os.path.isdir(os.path.join(src, need, "src")):
+            sys.exit(f"no {need}/src under {src} (see this script's docstring)")
+    stubs = tempfile.mkdtemp(prefix="t2i-stubs-")
+    try:
+        make_llm_fixtures.write_stubs(stubs, HUB[4:])
+        path = [stubs, os.path.join(src, f"diffusers-{DIFFUSERS}", "src"), os.path.join(src, HUB, "src"),
+                os.path.join(src, f"tf-{TAG}", "src"), HERE]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), TRANSFORMERS_VERBOSITY="error",
+                   HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", DIFFUSERS_VERBOSITY="error")
+        subprocess.run([sys.executable, os.path.abspath(__file__), "--worker"], env=env, check=True)
+    finally:
+        shutil.rmtree(stubs)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, HERE)
+    main(sys.argv[1:])
