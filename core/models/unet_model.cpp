@@ -61,11 +61,7 @@ public:
     UNet2DModel::Conv conv(const std::string& prefix, int64_t out, int64_t in, int64_t k, int level = -1) {
         UNet2DModel::Conv c{
             m_bind.require(prefix + ".weight", {out, in, k, k}), m_bind.require(prefix + ".bias", {out}), {}};
-        if (c.weight.empty()) return c;
-        if (k == 3 && level >= 0 && level < m_winogradLevels)
-            c.packed = packWinogradWeights(winogradWeights(c.weight));
-        else
-            c.packed.emplace_back(c.weight.data(), out, in * k * k);
+        if (!c.weight.empty()) packConvLayer(c, k == 3 && level >= 0 && level < m_winogradLevels);
         return c;
     }
     UNet2DModel::Norm norm(const std::string& prefix, int64_t channels, int groups) {
@@ -354,15 +350,6 @@ RowMatrix UNet2DModel::timeEmbedding(float timestep, const UNetConditioning& con
                         : "this U-Net is unconditional (no class embedding): no class can be given");
     }
     return emb;
-}
-
-FeatureMap UNet2DModel::conv(const Conv& c, const FeatureMap& x, const ConvGeometry& geometry) {
-    if (!c.packed.empty() && c.packed.front().valid()) {
-        if (c.packed.size() == 16)
-            return conv3x3Winograd(x, c.packed, c.bias); // stride 1, padding 1 by construction
-        return conv2d(x, c.packed.front(), static_cast<int>(c.weight.dim(2)), c.bias, geometry);
-    }
-    return conv2d(x, c.weight, c.bias, geometry);
 }
 
 FeatureMap UNet2DModel::runResnet(const Resnet& r, const FeatureMap& x, const RowMatrix& siluTemb) const {

@@ -112,13 +112,7 @@ public:
                        const UNetRunOptions& options = {}, const Callbacks* callbacks = nullptr) const;
 
     // Implementation types (public so that the .cpp's free helpers can use them).
-    struct Conv {
-        Tensor weight, bias;
-        // The weights packed for the GEMM kernel at load: the 16 Winograd U_ξ (ops/conv.h) for 3×3
-        // convolutions at large levels, else one [out, in·k·k] matrix. Used while valid(); after a
-        // kernel switch the plain im2col path on `weight` runs instead.
-        std::vector<PackedWeights> packed;
-    };
+    using Conv = ConvLayer; // packed at load: Winograd for 3×3 convolutions at large levels
     struct Norm {
         Tensor weight, bias;
         int groups = 1;
@@ -156,7 +150,9 @@ public:
 
 private:
     UNet2DModel() = default;
-    static FeatureMap conv(const Conv& c, const FeatureMap& x, const ConvGeometry& geometry);
+    static FeatureMap conv(const Conv& c, const FeatureMap& x, const ConvGeometry& geometry) {
+        return applyConv(c, x, geometry);
+    }
     static FeatureMap conv3x3(const Conv& c, const FeatureMap& x) {
         return conv(c, x, ConvGeometry::same(3));
     }

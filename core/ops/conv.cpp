@@ -363,4 +363,23 @@ FeatureMap concatChannels(const FeatureMap& a, const FeatureMap& b) {
     return out;
 }
 
+void packConvLayer(ConvLayer& layer, bool winograd) {
+    const Tensor& w = layer.weight;
+    if (winograd && w.dim(2) == 3 && w.dim(3) == 3)
+        layer.packed = packWinogradWeights(winogradWeights(w));
+    else {
+        layer.packed.clear();
+        layer.packed.emplace_back(w.data(), w.dim(0), w.dim(1) * w.dim(2) * w.dim(3));
+    }
+}
+
+FeatureMap applyConv(const ConvLayer& c, const FeatureMap& x, const ConvGeometry& geometry) {
+    if (!c.packed.empty() && c.packed.front().valid()) {
+        if (c.packed.size() == 16)
+            return conv3x3Winograd(x, c.packed, c.bias); // stride 1, padding 1 by construction
+        return conv2d(x, c.packed.front(), static_cast<int>(c.weight.dim(2)), c.bias, geometry);
+    }
+    return conv2d(x, c.weight, c.bias, geometry);
+}
+
 } // namespace attnlens

@@ -71,4 +71,17 @@ FeatureMap upsampleNearest2x(const FeatureMap& x);
 // Channel concatenation [a; b] (torch.cat(dim=1)); both of the same spatial size.
 FeatureMap concatChannels(const FeatureMap& a, const FeatureMap& b);
 
+// A convolution layer's weights as a model keeps them: the plain weight [out, in, k, k] and bias, and the
+// weights packed for the GEMM kernel at load (the 16 Winograd U_ξ for 3×3 convolutions at large sizes, else
+// one [out, in·k·k] matrix). While the packing is valid() it is used; after a kernel switch the plain im2col
+// path on `weight` runs instead.
+struct ConvLayer {
+    Tensor weight, bias;
+    std::vector<PackedWeights> packed;
+};
+// Packs `layer` (weight non-empty) for the active kernel; winograd: 3×3 weights as Winograd U_ξ (then the
+// layer must run with ConvGeometry::same(3)).
+void packConvLayer(ConvLayer& layer, bool winograd);
+FeatureMap applyConv(const ConvLayer& layer, const FeatureMap& x, const ConvGeometry& geometry);
+
 } // namespace attnlens

@@ -137,6 +137,94 @@ def write_unet(torch, diffusers, folder, config, dtype, seed):
         sys.exit(f"{folder}: diffusers' float32 is {rounding:.1e} from its float64: too ill-conditioned a golden")
 
 
+def write_vae(torch, diffusers, folder, seed):
+    from safetensors_io import save_file
+    model = diffusers.AutoencoderKL(in_channels=3, out_channels=3, latent_channels=4, block_out_channels=[8, 16],
+                                    down_block_types=["DownEncoderBlock2D"] * 2, up_block_types=["UpDecoderBlock2D"] * 2,
+                                    layers_per_block=1, norm_num_groups=4, sample_size=16).eval()
+    randomize(torch, model, seed)
+    path = os.path.join(OUT, folder)
+    shutil.rmtree(path, ignore_errors=True)
+    model.save_pretrained(path, safe_serialization=True)
+    m = diffusers.AutoencoderKL.from_pretrained(path).eval()
+    m64 = diffusers.AutoencoderKL.from_pretrained(path).double().eval()
+    g = torch.Generator().manual_seed(seed + 1000)
+    tensors, rounding = {}, 0.0
+    for i in range(2):
+        z = torch.randn(1, 4, 8, 8 + 4 * i, generator=g)
+        with torch.no_grad():
+            out = m.decode(z).sample
+            rounding = max(rounding, (out.double() - m64.decode(z.double()).sample).abs().max().item())
+        tensors[f"case{i}.latents"] = z[0].contiguous()
+        tensors[f"case{i}.decoded"] = out[0].contiguous()
+    meta = {"reference": f"diffusers {DIFFUSERS} AutoencoderKL.decode (torch {torch.__version__.split('+')[0]})"}
+    save_file(tensors, os.path.join(path, "golden.safetensors"), {"golden": json.dumps(meta)})
+    print(f"{folder}: float32 rounding {rounding:.1e}")
+    if rounding > MAX_ROUNDING:
+        sys.exit(f"{folder}: too ill-conditioned a golden")
+
+
+SD15_SCHEDULER = {"_class_name": "PNDMScheduler", "_diffusers_version": "0.6.0", "beta_end": 0.012,
+                  "beta_schedule": "scaled_linear", "beta_start": 0.00085, "num_train_timesteps": 1000,
+                  "set_alpha_to_one": False, "skip_prk_steps": True, "steps_offset": 1, "trained_betas": None,
+                  "clip_sample": False}
+SD2_SCHEDULER = {"_class_name": "DDIMScheduler", "_diffusers_version": "0.8.0", "beta_end": 0.012,
+                 "beta_schedule": "scaled_linear", "beta_start": 0.00085, "clip_sample": False,
+                 "num_train_timesteps": 1000, "prediction_type": "v_prediction", "set_alpha_to_one": False,
+                 "skip_prk_steps": True, "steps_offset": 1, "trained_betas": None}
+SCHEDULER_CASES = [  # (name, config, class, steps, extra config for the class)
+    ("sd15-pndm10", SD15_SCHEDULER, "PNDMScheduler", 10, {}),
+    ("sd15-pndm25", SD15_SCHEDULER, "PNDMScheduler", 25, {}),
+    ("sd15-ddim10", SD15_SCHEDULER, "DDIMScheduler", 10, {}),
+    ("sd15-euler10", SD15_SCHEDULER, "EulerDiscreteScheduler", 10, {}),
+    ("sd15-euler-leading7", SD15_SCHEDULER, "EulerDiscreteScheduler", 7, {"timestep_spacing": "leading"}),
+    ("sd15-dpm10", SD15_SCHEDULER, "DPMSolverMultistepScheduler", 10, {}),
+    ("sd15-dpm20", SD15_SCHEDULER, "DPMSolverMultistepScheduler", 20, {}),
+    ("sd15-dpm-heun-trailing12", SD15_SCHEDULER, "DPMSolverMultistepScheduler", 12,
+     {"solver_type": "heun", "timestep_spacing": "trailing"}),
+    ("sd15-dpm1-leading9", SD15_SCHEDULER, "DPMSolverMultistepScheduler", 9,
+     {"algorithm_type": "dpmsolver", "solver_order": 1, "timestep_spacing": "leading"}),
+    ("sd2v-ddim10", SD2_SCHEDULER, "DDIMScheduler", 10, {}),
+    ("sd2v-pndm10", SD2_SCHEDULER, "PNDMScheduler", 10, {}),
+    ("sd2v-euler10", SD2_SCHEDULER, "EulerDiscreteScheduler", 10, {}),
+    ("sd2v-dpm10", SD2_SCHEDULER, "DPMSolverMultistepScheduler", 10, {}),
+    ("sd2v-euler-trailing6", SD2_SCHEDULER, "EulerDiscreteScheduler", 6, {"timestep_spacing": "trailing"}),
+]
+
+
+def write_schedulers(torch, diffusers):
+    """Trajectories of each scheduler driven by a stand-in model: out_i = 0.3 * scale_model_input(x) + 0.7 * n_i."""
+    from safetensors_io import save_file
+    path = os.path.join(OUT, "schedulers")
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    for name, config, _, _, _ in SCHEDULER_CASES:
+        with open(os.path.join(path, config["_class_name"] + ("-v" if "v_prediction" in json.dumps(config) else "") +
+                               ".json"), "w") as f:
+            json.dump(config, f, indent=2, sort_keys=True)
+    g = torch.Generator().manual_seed(71)
+    noise = torch.randn(30, 4, 4, 4, generator=g)
+    x0 = torch.randn(4, 4, 4, generator=g)
+    tensors, cases = {"noise": noise, "x0": x0}, []
+    for name, config, cls, steps, extra in SCHEDULER_CASES:
+        s = getattr(diffusers, cls).from_config(dict(config, **extra))
+        s.set_timesteps(steps)
+        x = x0[None] * s.init_noise_sigma
+        xs = [x[0].clone()]
+        for i, t in enumerate(s.timesteps):
+            out = 0.3 * s.scale_model_input(x, t) + 0.7 * noise[i][None]
+            x = s.step(out, t, x).prev_sample
+            xs.append(x[0].clone())
+        tensors[f"{name}.samples"] = torch.stack(xs).float().contiguous()
+        cases.append({"name": name, "config": config["_class_name"] + ("-v" if "v_prediction" in json.dumps(config)
+                                                                          else "") + ".json",
+                      "class": cls, "extra": extra, "steps": steps, "timesteps": [float(t) for t in s.timesteps],
+                      "init_noise_sigma": float(s.init_noise_sigma)})
+    meta = {"reference": f"diffusers {DIFFUSERS} schedulers (torch {torch.__version__.split('+')[0]})", "cases": cases}
+    save_file(tensors, os.path.join(path, "golden.safetensors"), {"golden": json.dumps(meta)})
+    print(f"schedulers: {len(cases)} trajectories")
+
+
 def worker():
     sys.path.insert(0, os.path.join(HERE, "..", "train"))
     import fast_blas  # noqa: F401
@@ -146,6 +234,8 @@ def worker():
     import diffusers
     for folder, (config, dtype, seed) in UNETS.items():
         write_unet(torch, diffusers, folder, config, dtype, seed)
+    write_vae(torch, diffusers, "tiny-pipe/vae", 61)
+    write_schedulers(torch, diffusers)
 
 
 def main(argv):
