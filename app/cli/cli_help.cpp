@@ -340,6 +340,43 @@ CommandHelp unetHelp() {
         }};
 }
 
+CommandHelp t2iHelp() {
+    return {
+        {
+            {"--model PIPE",
+             "a Stable Diffusion pipeline folder (model_index.json, tokenizer/, text_encoder/, unet/, "
+             "vae/, scheduler/), as diffusers saves it (required)"},
+            {"--prompt P",
+             "what to draw (required); CLIP reads 77 tokens, longer prompts are truncated (said)"},
+            {"--negative N", "the negative prompt: the unconditional half of guidance (default: \"\")"},
+            {"--steps S", "inference steps, 1..1000 (default: 50; PNDM runs S + 1 U-Net calls)"},
+            {"--guidance G", "classifier-free guidance scale; 1 or less: no guidance, one U-Net call a step "
+                             "(default: 7.5)"},
+            {"--seed S", "the initial latents' seed (default: 0)"},
+            {"--scheduler pndm|ddim|euler|dpm",
+             "built from the folder's scheduler config (default: the folder's)"},
+            {"--init-latents X.npy",
+             "initial latents [1, 4, H/8, W/8] (before init_noise_sigma) instead of seeded "
+             "noise; they set the size"},
+            {"--size HxW",
+             "image size, divisible by the pipeline's multiple (default: the model's, 512 for SD 1.x)"},
+            {"--out IMG.png", "write the image"},
+            {"--json OUT",
+             "timesteps, tokens, final latents, the image [H][W][3] and per step every cross-attention "
+             "layer's maps [1][pixels][77] (cond, and uncond when guided); large for big models"},
+            {"--maps OUT.npy",
+             "DAAM's aggregate [77][H][W]: each token's maps averaged over steps and layers, "
+             "bicubic-upsampled to the image"},
+            {"--all-heads", "with --json: every head's map [heads][pixels][77] instead of the mean"},
+        },
+        {
+            "attnlens-cli t2i --model sd-pipe --prompt \"a sneaker above a bag\" --steps 25 --out img.png",
+            "attnlens-cli t2i --model sd-pipe --prompt \"a cat\" --scheduler euler --steps 20 --maps "
+            "words.npy",
+            "attnlens-cli t2i --model sd-pipe --prompt \"a cat\" --init-latents z.npy --json run.json",
+        }};
+}
+
 CommandHelp visionHelp() {
     return {
         {
@@ -423,7 +460,7 @@ const std::map<std::string, CommandHelp>& allHelp() {
         {"diffuse", diffuseHelp()},     {"heads", headsHelp()},   {"inspect", inspectHelp()},
         {"neuron", neuronHelp()},       {"text", textHelp()},     {"translate", translateHelp()},
         {"unet", unetHelp()},           {"vision", visionHelp()}, {"vision-eval", visionEvalHelp()},
-        {"tokenize", tokenizeHelp()},
+        {"tokenize", tokenizeHelp()},   {"t2i", t2iHelp()},
     };
     return help;
 }

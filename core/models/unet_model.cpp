@@ -379,6 +379,7 @@ FeatureMap UNet2DModel::runResnet(const Resnet& r, const FeatureMap& x, const Ro
 
 struct UNet2DModel::AttentionRun {
     std::vector<UNetAttentionMap>* capture = nullptr;
+    bool captureSelf = true;
     std::vector<std::vector<int>> off; // [attention layer] → heads switched off
     AttentionInputs* probe = nullptr;
     int probeLayer = -1;
@@ -394,8 +395,9 @@ RowMatrix UNet2DModel::runAttentionLayer(const MultiHeadAttention& mha, const UN
                                          ? std::span<const int>(run.off[size_t(index)])
                                          : std::span<const int>();
     Tensor probs;
-    RowMatrix attended = mha.forward(queries, keys, nullptr, run.capture ? &probs : nullptr, off);
-    if (run.capture) {
+    const bool capture = run.capture && (layer.cross || run.captureSelf);
+    RowMatrix attended = mha.forward(queries, keys, nullptr, capture ? &probs : nullptr, off);
+    if (capture) {
         UNetAttentionInfo info = layer;
         info.height = height;
         info.width = width;
@@ -417,10 +419,10 @@ FeatureMap UNet2DModel::runAttention(const Attention& a, const FeatureMap& x, At
     return out;
 }
 
-int64_t UNet2DModel::captureBytes(int height, int width, int textTokens) const {
+int64_t UNet2DModel::captureBytes(int height, int width, int textTokens, bool withSelf) const {
     int64_t bytes = 0;
     for (const auto& l : attentionLayers(height, width, textTokens))
-        bytes += int64_t{sizeof(float)} * l.heads * l.tokens() * l.keys();
+        if (l.cross || withSelf) bytes += int64_t{sizeof(float)} * l.heads * l.tokens() * l.keys();
     return bytes;
 }
 
@@ -431,7 +433,7 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, const UNet
     const RowMatrix text = textStates(conditioning);
     const int textTokens = static_cast<int>(text.rows());
     if (options.captureAttention) {
-        const int64_t bytes = captureBytes(height, width, textTokens);
+        const int64_t bytes = captureBytes(height, width, textTokens, options.captureSelf);
         if (bytes > options.maxCaptureBytes)
             throw Error("capturing every attention layer of a " + std::to_string(height) + "x" +
                         std::to_string(width) + " sample needs " + std::to_string(bytes >> 20) +
@@ -445,6 +447,7 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, const UNet
     UNetOutput result;
     AttentionRun run;
     run.capture = options.captureAttention ? &result.attentions : nullptr;
+    run.captureSelf = options.captureSelf;
     run.probe = options.probe;
     run.probeLayer = options.probeLayer;
     if (!options.offHeads.empty()) {

@@ -66,6 +66,9 @@ struct UNetRunOptions : RunControls {
     // Refuse a run whose captured attention would exceed this many bytes (a 64×64 attention level
     // alone is 4096² floats per head = 64 MiB).
     int64_t maxCaptureBytes = int64_t{4} << 30;
+    // With captureAttention: whether self-attention layers are captured too (false: cross-attention only,
+    // what a text-to-image run keeps per step; at 512×512 one self-attention layer of SD 1.5 is 512 MiB).
+    bool captureSelf = true;
 };
 
 // What a U-Net is conditioned on besides the timestep: the class (class-conditional models; required iff the
@@ -98,7 +101,7 @@ public:
     // textTokens keys).
     std::vector<UNetAttentionInfo> attentionLayers(int height, int width, int textTokens = 77) const;
     // Bytes every attention layer's captured weights take for an input of height × width.
-    int64_t captureBytes(int height, int width, int textTokens = 77) const;
+    int64_t captureBytes(int height, int width, int textTokens = 77, bool withSelf = true) const;
     bool textConditioned() const { return m_config.textConditioned; }
     // Throws attnlens::Error if a [channels, height, width] sample cannot be run (channels, size).
     void checkSample(const Shape& shape) const;

@@ -109,6 +109,73 @@ private slots:
         expectError({"heads", "--model", model, "--sample", sample, "--timestep", "5"}, "text-conditioned");
     }
 
+    // t2i on the tiny pipeline: the JSON's latents and image are diffusers' StableDiffusionPipeline's
+    // (injected initial latents), per step every cross-attention layer of both guidance halves; --maps,
+    // --out; bad input.
+    void t2iRunsAStableDiffusionPipeline() {
+        QTemporaryDir tmp;
+        const auto pipeDir = std::filesystem::path(ATTNLENS_TEST_DATA) / "t2i" / "tiny-pipe";
+        const QString pipe = QString::fromStdString(pipeDir.string());
+        const auto g = unettest::golden(pipeDir / "golden" / "golden.safetensors");
+        const Json& c = g.meta["cases"][1]; // euler4-wide: guided, 16x24, a negative prompt
+        QCOMPARE(c["name"].get<std::string>(), std::string("euler4-wide"));
+        const QString json = tmp.filePath("run.json"), png = tmp.filePath("img.png"),
+                      npy = tmp.filePath("maps.npy");
+        const auto r = run({"t2i",
+                            "--model",
+                            pipe,
+                            "--prompt",
+                            QString::fromStdString(c["prompt"].get<std::string>()),
+                            "--negative",
+                            "blurry",
+                            "--steps",
+                            "4",
+                            "--guidance",
+                            "3",
+                            "--scheduler",
+                            "euler",
+                            "--init-latents",
+                            pipe + "/golden/euler4-wide.init_latents.npy",
+                            "--json",
+                            json,
+                            "--out",
+                            png,
+                            "--maps",
+                            npy});
+        QVERIFY2(r.exitCode == 0 && !r.crashed, qPrintable(r.err));
+        QVERIFY2(r.out.contains("euler, 4 U-Net calls x 2 (guided): 16x24 image"), qPrintable(r.out));
+        const Json j = readJsonFile(json.toStdString());
+        QCOMPARE(j["timesteps"].get<std::vector<float>>(), c["timesteps"].get<std::vector<float>>());
+        const Tensor latents = g.file.load("euler4-wide.latents");
+        Tensor last({4, 8, 12});
+        std::copy_n(latents.data() + 3 * last.numel(), last.numel(), last.data());
+        QVERIFY(maxDiff(last, j["final_latents"]) < 1e-3);
+        QVERIFY(maxDiff(g.file.load("euler4-wide.image"), j["image"]) < 1e-3);
+        QCOMPARE(j["per_step"].size(), size_t(4));
+        const Json& layer = j["per_step"][0]["cross_attention"][0];
+        QCOMPARE(layer["name"].get<std::string>(),
+                 std::string("down_blocks.0.attentions.0.transformer_blocks.0.attn2"));
+        QCOMPARE(layer["cond"][0].size(), size_t(8 * 12));
+        QCOMPARE(layer["cond"][0][0].size(), size_t(77));
+        QVERIFY(layer.contains("uncond"));
+        QCOMPARE(j["tokens"][0].get<std::string>(), std::string("<|startoftext|>"));
+        QCOMPARE(readNpy(npy.toStdString()).shape(), (Shape{77, 16, 24}));
+        QCOMPARE(loadImage(png.toStdString()).width, 24);
+        // the long prompt: truncated at 77 and said so
+        const auto longRun = run({"t2i", "--model", pipe, "--prompt",
+                                  QString::fromStdString(g.meta["cases"][3]["prompt"].get<std::string>()),
+                                  "--steps", "1", "--size", "16x16"});
+        QVERIFY2(longRun.exitCode == 0, qPrintable(longRun.err));
+        QVERIFY2(longRun.err.contains("truncated"), qPrintable(longRun.err));
+        // bad input: one error line, exit 2
+        expectError({"t2i", "--model", pipe, "--steps", "2"}, "--prompt");
+        expectError({"t2i", "--model", pipe, "--prompt", "a cat", "--scheduler", "lms"}, "--scheduler");
+        expectError({"t2i", "--model", pipe, "--prompt", "a cat", "--size", "12x16"}, "divisible by 8");
+        expectError({"t2i", "--model", pipe + "/unet", "--prompt", "a cat"}, "model_index.json");
+        expectError({"t2i", "--model", pipe, "--prompt", "a cat", "--init-latents", sampleOf("bare-head8")},
+                    "initial latents");
+    }
+
     // --ablate: the JSON is the ablated run (the reference's head-masked golden) and says how far the noise
     // moved; neuron: one score of a U-Net head rebuilt, equal to the captured weight; bad heads and tokens
     // are errors.

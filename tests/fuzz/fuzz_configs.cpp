@@ -1,9 +1,13 @@
 // libFuzzer target: config.json / preprocessor_config.json / scheduler_config.json as a user's folder holds
-// them — parsed as JSON, then read as a ViT, a UNet2DModel / UNet2DConditionModel, an image processor and a
-// diffusers scheduler config. Bad input: attnlens::Error only.
+// them — parsed as JSON, then read as a ViT, a UNet2DModel / UNet2DConditionModel, an image processor, a
+// diffusers scheduler config (and each text-to-image scheduler built from it), an AutoencoderKL config and a
+// pipeline's model_index.json. Bad input: attnlens::Error only.
+#include "core/diffusion/sampler.h"
 #include "core/diffusion/scheduler.h"
+#include "core/diffusion/t2i_pipeline.h"
 #include "core/io/json_file.h"
 #include "core/models/unet_config.h"
+#include "core/models/vae_decoder.h"
 #include "core/models/vit_model.h"
 #include "core/util/error.h"
 #include "core/vision/preprocess.h"
@@ -29,6 +33,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     try {
         (void)attnlens::SchedulerConfig::fromJson(config);
+    } catch (const attnlens::Error&) {
+    }
+    for (auto kind : {attnlens::SamplerKind::Pndm, attnlens::SamplerKind::Ddim, attnlens::SamplerKind::Euler,
+                      attnlens::SamplerKind::DpmSolver}) {
+        try {
+            attnlens::Sampler sampler(kind, config);
+            sampler.setTimesteps(7);
+            (void)sampler.initNoiseSigma();
+        } catch (const attnlens::Error&) {
+        }
+    }
+    try {
+        (void)attnlens::VaeConfig::fromJson(config);
+    } catch (const attnlens::Error&) {
+    }
+    try {
+        attnlens::checkTextToImageIndex(config);
     } catch (const attnlens::Error&) {
     }
     return 0;

@@ -103,7 +103,8 @@ def write_tokenizers(transformers, tmp):
         f.write("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
     made = {}
     for name, kw in [("tokenizer", {}), ("tokenizer-pad-bang", {"pad_token": "!"})]:
-        tok = CLIPTokenizer(os.path.join(tmp, "vocab.json"), os.path.join(tmp, "merges.txt"), **kw)
+        tok = CLIPTokenizer(os.path.join(tmp, "vocab.json"), os.path.join(tmp, "merges.txt"), model_max_length=77,
+                            **kw)  # as the hub's CLIP tokenizers (the pipeline pads to it)
         folder = os.path.join(OUT, name)
         shutil.rmtree(folder, ignore_errors=True)
         tok.save_pretrained(folder)

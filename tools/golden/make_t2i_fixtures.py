@@ -80,6 +80,7 @@ def randomize(torch, model, seed):
 
 def capture_attention(model):
     """Records every Attention module's probabilities, named by module path, in execution order."""
+    import torch
     from diffusers.models.attention_processor import Attention
     record = []
     for name, module in model.named_modules():
@@ -87,11 +88,28 @@ def capture_attention(model):
             orig = module.get_attention_scores
 
             def scores(query, key, attention_mask=None, _orig=orig, _name=name, _heads=module.heads):
+                # Without a mask, get_attention_scores hands torch.empty(...) to baddbmm with beta 0, and on this
+                # torch that uninitialised memory's NaNs sometimes reach the scores (seen: one timestep's maps
+                # all NaN). A zero mask takes the beta = 1 path: the same scores + 0.
+                if attention_mask is None:
+                    attention_mask = torch.zeros(query.shape[0], query.shape[1], key.shape[1], dtype=query.dtype)
                 probs = _orig(query, key, attention_mask)
-                record.append((_name, probs.reshape(-1, _heads, probs.shape[1], probs.shape[2])[0]))
+                record.append((_name, probs.reshape(-1, _heads, probs.shape[1], probs.shape[2])))  # [batch, ...]
                 return probs
             module.get_attention_scores = scores
     return record
+
+
+def finite(x):
+    if x != x or x in (float("inf"), float("-inf")):
+        sys.exit(f"a float64 reference is not finite ({x})")
+    return x
+
+
+def check_finite(tensors, what):
+    for k, v in tensors.items():
+        if not bool(v.isfinite().all()):
+            sys.exit(f"{what}: {k} holds non-finite values")
 
 
 def write_unet(torch, diffusers, folder, config, dtype, seed):
@@ -116,11 +134,12 @@ def write_unet(torch, diffusers, folder, config, dtype, seed):
         record.clear()
         with torch.no_grad():
             out = m(x, torch.tensor([t]), enc).sample
-        rounding = max(rounding, (out.double() - exact).abs().max().item())
+        rounding = max(rounding, finite((out.double() - exact).abs().max().item()))
         tensors[f"t{t}.sample"] = x[0].contiguous()
         tensors[f"t{t}.noise_pred"] = out[0].contiguous()
         layers = []
         for name, probs in record:
+            probs = probs[0]
             tensors[f"t{t}.attn.{name}"] = probs.contiguous()
             q, k = probs.shape[1], probs.shape[2]
             side = int(round(q ** 0.5))
@@ -128,6 +147,7 @@ def write_unet(torch, diffusers, folder, config, dtype, seed):
         if t == 500:
             np.save(os.path.join(path, "sample_t500.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(path, "encoder_hidden_states.npy"), enc.numpy().astype(np.float32))
+    check_finite(tensors, folder)
     meta = {"reference": f"diffusers {DIFFUSERS} UNet2DConditionModel (torch {torch.__version__.split('+')[0]})",
             "stored_dtype": dtype, "timesteps": TIMESTEPS, "attentions": layers}
     save_file(tensors, os.path.join(path, "golden.safetensors"), {"golden": json.dumps(meta)})
@@ -154,7 +174,7 @@ def write_vae(torch, diffusers, folder, seed):
         z = torch.randn(1, 4, 8, 8 + 4 * i, generator=g)
         with torch.no_grad():
             out = m.decode(z).sample
-            rounding = max(rounding, (out.double() - m64.decode(z.double()).sample).abs().max().item())
+            rounding = max(rounding, finite((out.double() - m64.decode(z.double()).sample).abs().max().item()))
         tensors[f"case{i}.latents"] = z[0].contiguous()
         tensors[f"case{i}.decoded"] = out[0].contiguous()
     meta = {"reference": f"diffusers {DIFFUSERS} AutoencoderKL.decode (torch {torch.__version__.split('+')[0]})"}
@@ -225,6 +245,82 @@ def write_schedulers(torch, diffusers):
     print(f"schedulers: {len(cases)} trajectories")
 
 
+PIPELINE_CASES = [  # (name, scheduler class or None = the folder's, steps, guidance, prompt, negative, h, w)
+    ("pndm5", None, 5, 7.5, "a sneaker above a bag, a dress on the right.", "", 16, 16),
+    ("euler4-wide", "EulerDiscreteScheduler", 4, 3.0, "A photo of a cat sitting on a red chair", "blurry", 16, 24),
+    ("dpm6-unguided", "DPMSolverMultistepScheduler", 6, 1.0, "an oil painting of a lighthouse at night", "", 16, 16),
+    ("ddim3-long", "DDIMScheduler", 3, 5.0,
+     " ".join(["portrait of an astronaut riding a horse on the moon"] * 9), "low quality", 16, 16),
+]
+
+
+def write_pipeline(torch, diffusers, transformers):
+    """model_index.json + scheduler/ for tiny-pipe (its components written above and by make_clip_fixtures.py),
+    and guided trajectories from StableDiffusionPipeline.__call__ with injected initial latents."""
+    import numpy as np
+    from safetensors_io import save_file
+    path = os.path.join(OUT, "tiny-pipe")
+    tok = transformers.CLIPTokenizer.from_pretrained(os.path.join(path, "tokenizer"))
+    text = transformers.CLIPTextModel.from_pretrained(os.path.join(path, "text_encoder")).eval()
+    unet = diffusers.UNet2DConditionModel.from_pretrained(os.path.join(path, "unet")).eval()
+    vae = diffusers.AutoencoderKL.from_pretrained(os.path.join(path, "vae")).eval()
+    scheduler = diffusers.PNDMScheduler.from_config(SD15_SCHEDULER)
+    pipe = diffusers.StableDiffusionPipeline(vae=vae, text_encoder=text, tokenizer=tok, unet=unet,
+                                             scheduler=scheduler, safety_checker=None, feature_extractor=None,
+                                             requires_safety_checker=False)
+    pipe.set_progress_bar_config(disable=True)
+    tmp = tempfile.mkdtemp(prefix="t2i-pipe-")
+    try:
+        pipe.save_pretrained(tmp, safe_serialization=True)
+        shutil.copy(os.path.join(tmp, "model_index.json"), os.path.join(path, "model_index.json"))
+    finally:
+        shutil.rmtree(tmp)
+    # scheduler/ as the hub's SD 1.5 has it (written by diffusers 0.6: no timestep_spacing, so another scheduler
+    # built from it takes its own default), and the pipeline loaded back as a user loads it
+    os.makedirs(os.path.join(path, "scheduler"), exist_ok=True)
+    with open(os.path.join(path, "scheduler", "scheduler_config.json"), "w") as f:
+        json.dump(SD15_SCHEDULER, f, indent=2, sort_keys=True)
+        f.write("\n")
+    pipe = diffusers.StableDiffusionPipeline.from_pretrained(path)
+    pipe.set_progress_bar_config(disable=True)
+    folder_scheduler = pipe.scheduler
+    record = capture_attention(pipe.unet)
+    gdir = os.path.join(path, "golden")
+    shutil.rmtree(gdir, ignore_errors=True)
+    os.makedirs(gdir)
+    g = torch.Generator().manual_seed(81)
+    tensors, cases = {}, []
+    for name, cls, steps, guidance, prompt, negative, h, w in PIPELINE_CASES:
+        pipe.scheduler = getattr(diffusers, cls).from_config(folder_scheduler.config) if cls else folder_scheduler
+        latents = torch.randn(1, 4, h // 2, w // 2, generator=g)
+        np.save(os.path.join(gdir, f"{name}.init_latents.npy"), latents.numpy().astype(np.float32))
+        steps_latents, step_maps = [], []
+
+        def on_step(p, i, t, kw):
+            steps_latents.append(kw["latents"][0].clone())
+            return kw
+        record.clear()
+        with torch.no_grad():
+            out = pipe(prompt, negative_prompt=negative if guidance > 1 else None, num_inference_steps=steps,
+                       guidance_scale=guidance, latents=latents.clone(), height=h, width=w, output_type="np",
+                       callback_on_step_end=on_step)
+        cross = [(n, p) for n, p in record if n.endswith("attn2")]
+        layers = len(cross) // len(steps_latents)
+        tensors[f"{name}.latents"] = torch.stack(steps_latents).float().contiguous()  # [calls, 4, h/2, w/2]
+        tensors[f"{name}.image"] = torch.from_numpy(out.images[0]).float().contiguous()  # [H, W, 3]
+        for n, p in cross[-layers:]:  # the last call's: [uncond, cond] when guided, else [cond]; [2|1, heads, q, 77]
+            tensors[f"{name}.last.{n}"] = p.contiguous()
+        ids = tok(prompt, padding="max_length", max_length=77, truncation=True).input_ids
+        cases.append({"name": name, "scheduler": cls or "PNDMScheduler", "steps": steps, "guidance": guidance,
+                      "prompt": prompt, "negative": negative, "height": h, "width": w, "ids": ids,
+                      "timesteps": [float(t) for t in pipe.scheduler.timesteps], "cross_layers": layers})
+    check_finite(tensors, "tiny-pipe/golden")
+    meta = {"reference": f"diffusers {DIFFUSERS} StableDiffusionPipeline (torch {torch.__version__.split('+')[0]})",
+            "cases": cases}
+    save_file(tensors, os.path.join(gdir, "golden.safetensors"), {"golden": json.dumps(meta)})
+    print(f"tiny-pipe: {len(cases)} pipeline trajectories")
+
+
 def worker():
     sys.path.insert(0, os.path.join(HERE, "..", "train"))
     import fast_blas  # noqa: F401
@@ -236,6 +332,10 @@ def worker():
         write_unet(torch, diffusers, folder, config, dtype, seed)
     write_vae(torch, diffusers, "tiny-pipe/vae", 61)
     write_schedulers(torch, diffusers)
+    import transformers
+    from transformers import tokenization_utils_base as base
+    base.AddedToken.__str__ = lambda self: self.content  # as make_clip_fixtures.py (no compiled tokenizers)
+    write_pipeline(torch, diffusers, transformers)
 
 
 def main(argv):
@@ -249,6 +349,10 @@ def main(argv):
     stubs = tempfile.mkdtemp(prefix="t2i-stubs-")
     try:
         make_llm_fixtures.write_stubs(stubs, HUB[4:])
+        info = os.path.join(stubs, f"transformers-{TAG[1:]}.dist-info")  # diffusers looks transformers up by its
+        os.makedirs(info)                                                 # metadata before using its pipelines
+        with open(os.path.join(info, "METADATA"), "w") as f:
+            f.write(f"Metadata-Version: 2.1\nName: transformers\nVersion: {TAG[1:]}\n")
         path = [stubs, os.path.join(src, f"diffusers-{DIFFUSERS}", "src"), os.path.join(src, HUB, "src"),
                 os.path.join(src, f"tf-{TAG}", "src"), HERE]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), TRANSFORMERS_VERBOSITY="error",

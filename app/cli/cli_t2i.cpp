@@ -1,0 +1,189 @@
+// attnlens-cli t2i: a Stable Diffusion pipeline folder run as StableDiffusionPipeline.__call__ runs it
+// (core/diffusion/t2i_pipeline.h), the cross-attention of every step kept:
+//   t2i --model PIPE --prompt P [--negative N] [--steps S] [--guidance G] [--seed S]
+//       [--scheduler pndm|ddim|euler|dpm] [--init-latents X.npy] [--size HxW] [--out IMG.png] [--json OUT]
+//       [--maps OUT.npy] [--all-heads]
+
+#include "cli_common.h"
+#include "cli_unet_args.h"
+#include "core/diffusion/t2i_pipeline.h"
+#include "core/export/npy.h"
+#include "core/export/overlay.h"
+#include "core/export/tensor_json.h"
+#include "core/io/json_file.h"
+#include "core/io/npy_reader.h"
+#include "core/util/error.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <iostream>
+
+namespace {
+
+using namespace attnlens;
+
+uint64_t parseSeed(const cli::Args& args) {
+    const auto v = args.value("--seed");
+    if (!v) return 0;
+    uint64_t seed = 0;
+    const auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), seed);
+    if (ec != std::errc() || ptr != v->data() + v->size())
+        throw cli::UsageError("--seed: expected a non-negative integer, got '" + *v + "'");
+    return seed;
+}
+
+T2iRequest readRequest(const cli::Args& args) {
+    T2iRequest r;
+    if (!args.has("--prompt")) throw cli::UsageError("--prompt P is required");
+    r.prompt = *args.value("--prompt");
+    r.negative = args.value("--negative", "");
+    r.steps = args.intValue("--steps", 50, 1, 1000);
+    r.guidance = static_cast<float>(args.doubleValue("--guidance", 7.5, 0.0, 100.0));
+    r.seed = parseSeed(args);
+    if (const auto s = args.value("--scheduler")) {
+        r.sampler = parseSamplerName(*s);
+        if (!r.sampler)
+            throw cli::UsageError("--scheduler: expected pndm, ddim, euler or dpm, got '" + *s + "'");
+    }
+    if (const auto size = args.value("--size")) {
+        const auto hw = cli::parseIntPair(*size, 'x');
+        if (!hw || hw->first < 8 || hw->second < 8 || hw->first > 2048 || hw->second > 2048)
+            throw cli::UsageError("--size: expected HxW in 8..2048, got '" + *size + "'");
+        r.height = hw->first;
+        r.width = hw->second;
+    }
+    if (const auto path = args.value("--init-latents")) {
+        r.initLatents = readNpy(*path);
+        if (r.initLatents.rank() == 4 && r.initLatents.dim(0) == 1)
+            r.initLatents =
+                r.initLatents.reshaped({r.initLatents.dim(1), r.initLatents.dim(2), r.initLatents.dim(3)});
+        for (float v : r.initLatents.values())
+            if (!std::isfinite(v)) throw Error("'" + *path + "': holds a value that is not finite");
+        if (r.initLatents.rank() != 3)
+            throw Error("'" + *path + "': shape " + shapeToString(r.initLatents.shape()) +
+                        ", expected [1, channels, height / 8, width / 8]");
+        if (!args.has("--size")) { // the latents set the size
+            r.height = 0;
+            r.width = 0;
+        }
+    }
+    r.allHeads = args.has("--all-heads");
+    return r;
+}
+
+ImageU8 toImage(const Tensor& image) { // [3, H, W] in 0..1 → 8-bit RGB, as the pipeline's numpy_to_pil
+    ImageU8 out;
+    out.width = static_cast<int>(image.dim(2));
+    out.height = static_cast<int>(image.dim(1));
+    out.channels = 3;
+    out.pixels.resize(static_cast<size_t>(out.width) * out.height * 3);
+    const int64_t plane = image.dim(1) * image.dim(2);
+    for (int64_t p = 0; p < plane; ++p)
+        for (int c = 0; c < 3; ++c)
+            out.pixels[static_cast<size_t>(p * 3 + c)] =
+                static_cast<uint8_t>(std::nearbyint(image.data()[c * plane + p] * 255.0f));
+    return out;
+}
+
+void writeJson(const std::string& path, const T2iResult& r, const T2iRequest& request) {
+    Json top = {{"scheduler", samplerName(r.sampler)},
+                {"steps", request.steps},
+                {"guidance", request.guidance},
+                {"timesteps", r.timesteps},
+                {"ids", r.ids},
+                {"tokens", r.tokens},
+                {"prompt_tokens", r.promptTokens},
+                {"truncated", r.truncated}};
+    std::string text = top.dump();
+    text.pop_back();
+    text += ",\"final_latents\":";
+    appendNested(text, r.finalLatents.data(), r.finalLatents.shape());
+    if (!r.image.empty()) { // [H][W][3] as the pipeline's output_type="np"
+        Tensor hwc({r.image.dim(1), r.image.dim(2), 3});
+        const int64_t plane = r.image.dim(1) * r.image.dim(2);
+        for (int64_t p = 0; p < plane; ++p)
+            for (int c = 0; c < 3; ++c)
+                hwc.data()[p * 3 + c] = r.image.data()[c * plane + p];
+        text += ",\"image\":";
+        appendNested(text, hwc.data(), hwc.shape());
+    }
+    text += ",\"per_step\":[";
+    for (size_t i = 0; i < r.steps.size(); ++i) {
+        const T2iStep& s = r.steps[i];
+        text += (i ? ",{" : "{") + std::string("\"timestep\":") + Json(s.timestep).dump() +
+                ",\"cross_attention\":[";
+        for (size_t m = 0; m < s.maps.size(); ++m) {
+            const T2iCrossMap& c = s.maps[m];
+            std::string head = Json{
+                {"name", c.layer.name},
+                {"spatial", {c.layer.height, c.layer.width}},
+                {"heads",
+                 c.layer.heads}}.dump();
+            head.pop_back();
+            text += (m ? "," : "") + head + ",\"cond\":";
+            appendNested(text, c.cond.data(), c.cond.shape());
+            if (!c.uncond.empty()) {
+                text += ",\"uncond\":";
+                appendNested(text, c.uncond.data(), c.uncond.shape());
+            }
+            text += '}';
+        }
+        text += "]}";
+    }
+    text += "]}\n";
+    writeText(path, text);
+}
+
+int runT2i(const std::vector<std::string>& argv) {
+    const cli::Args args(argv,
+                         {"--model", "--prompt", "--negative", "--steps", "--guidance", "--seed",
+                          "--scheduler", "--init-latents", "--size", "--out", "--json", "--maps"},
+                         {"--all-heads"});
+    if (!args.positionals().empty())
+        throw cli::UsageError("unexpected argument '" + args.positionals()[0] +
+                              "' (the prompt goes after --prompt)");
+    if (!args.has("--model"))
+        throw cli::UsageError("--model PIPE is required (a Stable Diffusion pipeline folder)");
+    T2iRequest request = readRequest(args);
+    const auto pipe = TextToImagePipeline::load(*args.value("--model"));
+    if (!request.initLatents.empty() && request.height == 0) {
+        const int f = pipe->vae().config().scaleFactor();
+        request.height = static_cast<int>(request.initLatents.dim(1)) * f;
+        request.width = static_cast<int>(request.initLatents.dim(2)) * f;
+    }
+    request.captureMaps = args.has("--json") || args.has("--maps");
+    Callbacks callbacks;
+    const bool terminal = isatty(STDERR_FILENO) != 0;
+    if (terminal)
+        callbacks.progress = [](double fraction, const std::string& stage) {
+            std::cerr << "\r" << stage << " (" << static_cast<int>(fraction * 100) << " %)      "
+                      << std::flush;
+        };
+    const T2iResult r = runTextToImage(*pipe, request, &callbacks);
+    if (terminal) std::cerr << "\r" << std::string(40, ' ') << "\r";
+    if (r.truncated)
+        std::cerr << "note: the prompt is " << r.promptTokens
+                  << " CLIP tokens; the text encoder reads 77: truncated after the first 75 pieces\n";
+    std::cout << pipe->className() << ", " << samplerName(r.sampler) << ", " << r.timesteps.size()
+              << " U-Net calls" << (request.guidance > 1.0f ? " x 2 (guided)" : "") << ": " << r.image.dim(1)
+              << "x" << r.image.dim(2) << " image"
+              << (args.value("--out") ? " -> " + *args.value("--out") : std::string()) << "\n";
+    if (const auto out = args.value("--out")) writePng(*out, toImage(r.image));
+    if (const auto path = args.value("--maps"))
+        writeNpy(*path,
+                 aggregateWordMaps(r, static_cast<int>(r.image.dim(1)), static_cast<int>(r.image.dim(2))));
+    if (const auto path = args.value("--json")) writeJson(*path, r, request);
+    return 0;
+}
+
+const cli::Registration regT2i{
+    "t2i",
+    "--model PIPE --prompt P [--negative N] [--steps S] [--guidance G] [--seed S] "
+    "[--scheduler pndm|ddim|euler|dpm] [--init-latents X.npy] [--size HxW] [--out IMG.png] [--json OUT] "
+    "[--maps OUT.npy] [--all-heads]",
+    "text to image with a Stable Diffusion pipeline folder (StableDiffusionPipeline semantics); the "
+    "cross-attention of every step: which word lands where",
+    &runT2i};
+
+} // namespace
