@@ -148,7 +148,8 @@ BenchRun benchVision(const cli::Args& args, const BenchSettings& settings) {
     return run;
 }
 
-// One iteration = one U-Net forward with every attention layer captured. The sample is --sample X.npy,
+// One iteration = one U-Net forward with every attention layer captured (a text-conditioned U-Net: one guided
+// step, below). The sample is --sample X.npy,
 // or seeded noise of the model's sample_size when only --model names a diffusers folder.
 BenchRun benchUnet(const cli::Args& args, const BenchSettings& settings) {
     const auto dir = cli::modelDir(args, attnlens::ModelKind::Diffusion);
@@ -173,23 +174,31 @@ BenchRun benchUnet(const cli::Args& args, const BenchSettings& settings) {
         conditioning.classLabel = args.intValue("--class", 0, 0, model.unet->config().numClassEmbeds - 1);
     else if (args.has("--class"))
         throw cli::UsageError("--class: this model is unconditional");
-    if (model.unet->textConditioned()) // seeded states as wide as a prompt of 77 CLIP tokens
-        conditioning.encoderHiddenStates =
-            attnlens::NormalRng(1).tensor({77, model.unet->config().crossAttentionDim});
+    // A text-conditioned U-Net: one iteration = one guided text-to-image step as t2i runs it (the
+    // unconditional and the conditional half, cross-attention captured, self-attention not), on seeded states
+    // of 77 tokens.
+    const bool guided = model.unet->textConditioned();
+    attnlens::UNetConditioning unconditional;
+    attnlens::UNetRunOptions options;
+    if (guided) {
+        const int width = model.unet->config().crossAttentionDim;
+        conditioning.encoderHiddenStates = attnlens::NormalRng(1).tensor({77, width});
+        unconditional.encoderHiddenStates = attnlens::NormalRng(2).tensor({77, width});
+        options.captureSelf = false;
+    }
     BenchRun run;
     size_t layers = 0;
     for (int i = 0; i < settings.warmup + settings.repeat; ++i) {
         const auto start = Clock::now();
-        const auto out = model.unet->forward(sample, static_cast<float>(timestep), conditioning);
+        if (guided) (void)model.unet->forward(sample, static_cast<float>(timestep), unconditional, options);
+        const auto out = model.unet->forward(sample, static_cast<float>(timestep), conditioning, options);
         const double total = msSince(start);
         layers = out.attentions.size();
         if (i >= settings.warmup) run.totalMs.push_back(total);
     }
-    run.extra = {{"load_ms", loadMs},
-                 {"parameters", model.unet->parameterCount()},
-                 {"attention_layers", layers},
-                 {"sample", sample.shape()},
-                 {"timestep", timestep}};
+    run.extra = {{"load_ms", loadMs},          {"parameters", model.unet->parameterCount()},
+                 {"attention_layers", layers}, {"guided_step", guided},
+                 {"sample", sample.shape()},   {"timestep", timestep}};
     return run;
 }
 

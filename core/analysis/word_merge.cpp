@@ -11,7 +11,7 @@ constexpr std::string_view kWordStart = "\xE2\x96\x81"; // U+2581 "▁"
 bool isSpecialPiece(std::string_view piece) {
     if (piece == "</s>" || piece == "<s>" || piece == "<pad>" || piece == "<unk>") return true;
     if (piece == "[CLS]" || piece == "[SEP]" || piece == "[PAD]" || piece == "[MASK]" || piece == "[UNK]" ||
-        piece == "<|endoftext|>")
+        piece == "<|endoftext|>" || piece == "<|startoftext|>")
         return true;
     return piece.size() > 4 && piece.starts_with(">>") && piece.ends_with("<<");
 }
@@ -69,6 +69,25 @@ WordGroups groupByteBpe(std::span<const std::string> tokens, std::span<const std
         g.words.back() += i < texts.size() ? texts[i] : t;
         g.wordOf.push_back(g.count() - 1);
         previousSpecial = special;
+    }
+    return g;
+}
+
+WordGroups groupEndOfWord(std::span<const std::string> tokens) {
+    WordGroups g;
+    bool open = false; // the last word still takes pieces
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        std::string_view t = tokens[i];
+        const bool special = isSpecialPiece(t);
+        if (special || !open) {
+            g.firstPiece.push_back(static_cast<int>(i));
+            g.words.emplace_back();
+        }
+        const bool ends = special || t.ends_with("</w>");
+        if (!special && ends) t.remove_suffix(4);
+        g.words.back() += t;
+        g.wordOf.push_back(g.count() - 1);
+        open = !ends;
     }
     return g;
 }

@@ -19,9 +19,8 @@
 
 namespace attnlens {
 
-// </s>, <s>, <pad>, <unk>, Marian language codes (">>de<<"), BERT's [CLS] [SEP] [PAD] [MASK] [UNK] and
-// GPT-2's
-// <|endoftext|>.
+// </s>, <s>, <pad>, <unk>, Marian language codes (">>de<<"), BERT's [CLS] [SEP] [PAD] [MASK] [UNK], GPT-2's
+// <|endoftext|> and CLIP's <|startoftext|>.
 bool isSpecialPiece(std::string_view piece);
 
 struct WordGroups {
@@ -40,6 +39,9 @@ WordGroups groupPieces(std::span<const std::string> pieces);
 // ("Ġ", a space, starts a word; the display text is the decoded text of the word's tokens: `texts`).
 WordGroups groupWordPieces(std::span<const std::string> tokens);
 WordGroups groupByteBpe(std::span<const std::string> tokens, std::span<const std::string> texts);
+// CLIP's BPE: a piece ending in "</w>" ends its word (shown without it), the others continue into the next;
+// special pieces are words of their own.
+WordGroups groupEndOfWord(std::span<const std::string> tokens);
 
 // attention [Q, K] → [queryGroups.count(), keyGroups.count()]: out(w, v) = mean over the query pieces
 // q of word w of sum over the key pieces k of word v of a(q, k). Throws attnlens::Error when the

@@ -91,14 +91,14 @@ std::shared_ptr<const TextToImagePipeline> TextToImagePipeline::load(const std::
     callbacks.report(0.0, "tokenizer");
     p->m_tokenizer = ClipTokenizer::load(dir / "tokenizer");
     callbacks.report(0.1, "text encoder");
-    p->m_text = ClipTextModel::load(dir / "text_encoder", callbacks);
+    p->m_textConfig = ClipTextModel::load(dir / "text_encoder", callbacks)->config(); // checked, then let go
     callbacks.report(0.3, "U-Net");
     const UNet2DConfig unetConfig = UNet2DConfig::fromJson(JsonConfig(dir / "unet" / "config.json"));
-    if (unetConfig.textConditioned && unetConfig.crossAttentionDim != p->m_text->config().hiddenSize)
+    if (unetConfig.textConditioned && unetConfig.crossAttentionDim != p->m_textConfig.hiddenSize)
         throw Error("'" + dir.string() + "': the U-Net's cross_attention_dim (" +
                     std::to_string(unetConfig.crossAttentionDim) +
                     ") differs from the text encoder's hidden_size (" +
-                    std::to_string(p->m_text->config().hiddenSize) + ")");
+                    std::to_string(p->m_textConfig.hiddenSize) + ")");
     p->m_unet = UNet2DModel::load(dir / "unet");
     callbacks.report(0.8, "VAE");
     p->m_vae = AutoencoderKLDecoder::load(dir / "vae");
@@ -122,12 +122,17 @@ int TextToImagePipeline::sizeMultiple() const {
     return m_unet->config().sizeMultiple() * m_vae->config().scaleFactor();
 }
 
-Tensor TextToImagePipeline::encodePrompt(std::string_view prompt, std::vector<int>* ids) const {
+std::shared_ptr<const ClipTextModel> TextToImagePipeline::loadTextEncoder() const {
+    return ClipTextModel::load(m_dir / "text_encoder");
+}
+
+Tensor TextToImagePipeline::encodePrompt(const ClipTextModel& text, std::string_view prompt,
+                                         std::vector<int>* ids) const {
     const TextEncoding e = m_tokenizer->encodePadded(prompt, 77);
-    if (static_cast<int>(e.ids.size()) > m_text->maxPositions())
-        throw Error("the text encoder reads " + std::to_string(m_text->maxPositions()) +
+    if (static_cast<int>(e.ids.size()) > text.maxPositions())
+        throw Error("the text encoder reads " + std::to_string(text.maxPositions()) +
                     " positions, fewer than 77");
-    const TextForward f = m_text->forward(e.ids);
+    const TextForward f = text.forward(e.ids);
     if (ids) *ids = e.ids;
     Tensor out({f.hidden.rows(), f.hidden.cols()});
     MatrixMap(out.data(), f.hidden.rows(), f.hidden.cols()) = f.hidden;
@@ -194,8 +199,11 @@ T2iResult runTextToImage(const TextToImagePipeline& pipe, const T2iRequest& r, c
 
     const bool guided = r.guidance > 1.0f;
     UNetConditioning cond, uncond;
-    cond.encoderHiddenStates = pipe.encodePrompt(r.prompt, &result.ids);
-    if (guided) uncond.encoderHiddenStates = pipe.encodePrompt(r.negative);
+    {
+        const auto text = pipe.loadTextEncoder(); // released before the loop
+        cond.encoderHiddenStates = pipe.encodePrompt(*text, r.prompt, &result.ids);
+        if (guided) uncond.encoderHiddenStates = pipe.encodePrompt(*text, r.negative);
+    }
     result.promptTokens = static_cast<int>(pipe.tokenizer().encode(r.prompt).ids.size());
     result.truncated = result.promptTokens > 77;
     for (int id : result.ids)

@@ -47,7 +47,10 @@ public:
     const std::filesystem::path& dir() const { return m_dir; }
     const std::string& className() const { return m_className; }
     const ClipTokenizer& tokenizer() const { return *m_tokenizer; }
-    const ClipTextModel& textEncoder() const { return *m_text; }
+    const ClipTextConfig& textEncoderConfig() const { return m_textConfig; }
+    // The text encoder, read from text_encoder/ for each run: it is needed only to encode the prompts, and
+    // kept it would hold its weights (0.5 GB for SD 1.x) through the whole denoising loop.
+    std::shared_ptr<const ClipTextModel> loadTextEncoder() const;
     const UNet2DModel& unet() const { return *m_unet; }
     const AutoencoderKLDecoder& vae() const { return *m_vae; }
     const JsonConfig& schedulerConfig() const { return m_scheduler; }
@@ -61,14 +64,15 @@ public:
 
     // What the text encoder gives the U-Net for `prompt`: the last hidden state [77, D] of the prompt
     // padded (and truncated) to 77 tokens; ids: those 77 ids.
-    Tensor encodePrompt(std::string_view prompt, std::vector<int>* ids = nullptr) const;
+    Tensor encodePrompt(const ClipTextModel& text, std::string_view prompt,
+                        std::vector<int>* ids = nullptr) const;
 
 private:
     TextToImagePipeline() = default;
     std::filesystem::path m_dir;
     std::string m_className, m_schedulerClass;
     std::shared_ptr<const ClipTokenizer> m_tokenizer;
-    std::shared_ptr<const ClipTextModel> m_text;
+    ClipTextConfig m_textConfig;
     std::shared_ptr<const UNet2DModel> m_unet;
     std::shared_ptr<const AutoencoderKLDecoder> m_vae;
     JsonConfig m_scheduler;

@@ -6,6 +6,9 @@
 #include "core/io/torch_checkpoint.h"
 #include "core/util/error.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <limits>
 #include <set>
@@ -258,6 +261,18 @@ Tensor TensorFile::load(const TensorInfo& info) const {
     forEachOffset(info,
                   [&](int64_t i, int64_t offset) { dst[i] = readElement(src + offset * size, info.dtype); });
     return t;
+}
+
+void TensorFile::releasePages(const void* data, size_t bytes) const {
+    const auto begin = reinterpret_cast<uintptr_t>(data), end = begin + bytes;
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    for (const Storage& s : m_storages) {
+        const auto sb = reinterpret_cast<uintptr_t>(s.bytes);
+        if (begin < sb || end > sb + s.size) continue;
+        const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+        if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+        return;
+    }
 }
 
 HalfMatrix TensorFile::loadHalf(const TensorInfo& info) const {

@@ -82,6 +82,11 @@ public:
     // it is contiguous (and 2-byte aligned), else a contiguous copy in 16 bits. Throws attnlens::Error for
     // another dtype or a rank-0 tensor.
     HalfMatrix loadHalf(const TensorInfo& info) const;
+    // Drops the resident pages of the file's mapping that lie wholly inside [data, data + bytes) (madvise
+    // MADV_DONTNEED): for a weight the model has copied into another layout (packed convolutions), so that
+    // the copy is not held twice. The pages come back from the file if the memory is read again. Does
+    // nothing for memory outside the file's storages (a weight converted to float32 on the heap).
+    void releasePages(const void* data, size_t bytes) const;
 
 private:
     std::filesystem::path m_path;

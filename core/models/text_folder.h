@@ -38,6 +38,7 @@ struct TextFolder {
 
     bool decoderOnly() const { return model && model->decoderOnly(); }
     bool piecesCarrySpaces() const { return tokenizer->piecesCarrySpaces(); }
+    bool piecesEndWords() const { return tokenizer->piecesEndWords(); }
     bool hasLmHead() const { return model && model->hasLmHead(); }
     int layers() const;
     int heads() const;

@@ -48,20 +48,25 @@ namespace {
 // Binds the U-Net's tensors by their diffusers names; the shapes follow from the config.
 class UNetBinder {
 public:
-    UNetBinder(const TensorFile& file, const UNet2DConfig& c) : m_bind(file), m_config(c) {
-        // Winograd pays where a level has enough pixels to amortise its transforms (with the weights
-        // packed at load, from 8×8 on: ddpm-cifar10-32 70 ms vs 75 ms from 16×16); below, reading
-        // the 16/9 larger transformed weights costs more than the multiplications it saves.
-        const int size = c.sampleSize ? c.sampleSize : 32;
-        for (int level = 0; level < c.levels(); ++level)
-            if ((size >> level) >= kWinogradMinSize) m_winogradLevels = level + 1;
+    UNetBinder(const TensorFile& file, const UNet2DConfig& c) : m_file(file), m_bind(file), m_config(c) {}
+    // Winograd pays where a level has enough pixels to amortise its transforms (with the weights packed at
+    // load, from 8×8 on: ddpm-cifar10-32 70 ms vs 75 ms from 16×16); below, reading the 16/9 larger
+    // transformed weights costs more than the multiplications it saves. At 8×8 only up to 512 channels: SD
+    // 1.5's 8×8 level holds 250 M convolution weights of 1280 channels (1.0 GB as Winograd's 16/9 copy, 0.8
+    // GB more than plain) where the products are weight-bound anyway.
+    bool winograd(int level, int64_t out) const {
+        const int size = (m_config.sampleSize ? m_config.sampleSize : 32) >> level;
+        return level >= 0 && (size >= 16 || (size >= 8 && out <= 512));
     }
-    static constexpr int kWinogradMinSize = 8;
 
     UNet2DModel::Conv conv(const std::string& prefix, int64_t out, int64_t in, int64_t k, int level = -1) {
         UNet2DModel::Conv c{
             m_bind.require(prefix + ".weight", {out, in, k, k}), m_bind.require(prefix + ".bias", {out}), {}};
-        if (!c.weight.empty()) packConvLayer(c, k == 3 && level >= 0 && level < m_winogradLevels);
+        if (c.weight.empty()) return c;
+        packConvLayer(c, k == 3 && winograd(level, out));
+        // the packed copy is what runs: the file's pages of the plain weight need not stay resident (SD 1.5's
+        // convolutions are 2 GB of float32)
+        m_file.releasePages(c.weight.data(), static_cast<size_t>(c.weight.numel()) * sizeof(float));
         return c;
     }
     UNet2DModel::Norm norm(const std::string& prefix, int64_t channels, int groups) {
@@ -207,9 +212,9 @@ public:
     WeightBinder& raw() { return m_bind; }
 
 private:
+    const TensorFile& m_file;
     WeightBinder m_bind;
     const UNet2DConfig& m_config;
-    int m_winogradLevels = 0; // levels [0, m_winogradLevels) get Winograd weights
 };
 
 RowMatrix linearRow(const RowMatrix& x, const LinearWeights& w) {

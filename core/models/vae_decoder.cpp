@@ -69,10 +69,13 @@ namespace {
 
 class VaeBinder {
 public:
-    VaeBinder(const TensorFile& file, int groups) : m_bind(file), m_groups(groups) {}
+    VaeBinder(const TensorFile& file, int groups) : m_file(file), m_bind(file), m_groups(groups) {}
     ConvLayer conv(const std::string& p, int64_t out, int64_t in, int64_t k) {
         ConvLayer c{m_bind.require(p + ".weight", {out, in, k, k}), m_bind.require(p + ".bias", {out}), {}};
-        if (!c.weight.empty() && !c.bias.empty()) packConvLayer(c, k == 3);
+        if (c.weight.empty() || c.bias.empty()) return c;
+        packConvLayer(c, k == 3);
+        m_file.releasePages(c.weight.data(),
+                            static_cast<size_t>(c.weight.numel()) * sizeof(float)); // see UNet's
         return c;
     }
     AutoencoderKLDecoder::Norm norm(const std::string& p, int64_t channels) {
@@ -105,6 +108,7 @@ public:
     WeightBinder& raw() { return m_bind; }
 
 private:
+    const TensorFile& m_file;
     WeightBinder m_bind;
     int m_groups;
 };

@@ -4,6 +4,7 @@
 #include "core/util/error.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -60,12 +61,14 @@ using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
 // V[ξ][channel][tile] with ξ = 4·row + column of the 4×4 transform. Vectorised across a row of tiles:
 // each zero-padded input row is split into even and odd columns, its horizontal transform (d B) is
 // computed once and shared by the two tile rows that read it, then the vertical one (Bᵀ ·).
-void winogradTransformInput(const FeatureMap& x, float* V, int th, int tw) {
+// Tile rows [ty0, ty1) only: V holds (ty1 − ty0)·tw tiles.
+void winogradTransformInput(const FeatureMap& x, float* V, int ty0, int ty1, int tw) {
     const int64_t cin = x.channels();
     const int h = x.height, w = x.width;
+    const int th = ty1 - ty0;
     const int64_t tiles = int64_t{th} * tw;
     const int64_t vStride = cin * tiles;
-    const int rows = 2 * th + 2; // padded rows: input row y is padded row y + 1
+    const int rows = 2 * th + 2; // the band's padded rows: input row y is padded row y + 1 − 2·ty0
     thread_local std::vector<float> evenOdd, hbuf;
     evenOdd.assign(static_cast<size_t>(2 * (tw + 1)), 0.0f);
     hbuf.resize(static_cast<size_t>(rows) * 4 * tw);
@@ -74,7 +77,7 @@ void winogradTransformInput(const FeatureMap& x, float* V, int th, int tw) {
     for (int64_t c = 0; c < cin; ++c) {
         const float* plane = x.data.row(c).data();
         for (int r = 0; r < rows; ++r) {
-            const int y = r - 1;
+            const int y = r - 1 + 2 * ty0;
             float* H = hbuf.data() + static_cast<size_t>(r) * 4 * tw;
             if (y < 0 || y >= h) {
                 std::fill(H, H + 4 * tw, 0.0f);
@@ -112,11 +115,11 @@ void winogradTransformInput(const FeatureMap& x, float* V, int th, int tw) {
 }
 
 // Y = Aᵀ m A per output channel and tile, Aᵀ = [[1,1,1,0],[0,1,−1,−1]], plus the bias; vectorised
-// across a row of tiles like the input transform.
-void winogradTransformOutput(const float* M, int64_t cout, int th, int tw, const Tensor& bias,
+// across a row of tiles like the input transform. M holds tile rows [ty0, ty1).
+void winogradTransformOutput(const float* M, int64_t cout, int ty0, int ty1, int tw, const Tensor& bias,
                              FeatureMap& out) {
     const int h = out.height, w = out.width;
-    const int64_t tiles = int64_t{th} * tw;
+    const int64_t tiles = int64_t{ty1 - ty0} * tw;
     const int64_t mStride = cout * tiles;
     thread_local std::vector<float> sbuf, rowbuf;
     sbuf.resize(static_cast<size_t>(8) * tw);
@@ -124,8 +127,8 @@ void winogradTransformOutput(const float* M, int64_t cout, int th, int tw, const
     for (int64_t o = 0; o < cout; ++o) {
         const float b = bias.empty() ? 0.0f : bias.data()[o];
         float* dst = out.data.row(o).data();
-        for (int ty = 0; ty < th; ++ty) {
-            const float* m = M + o * tiles + int64_t{ty} * tw;
+        for (int ty = ty0; ty < ty1; ++ty) {
+            const float* m = M + o * tiles + int64_t{ty - ty0} * tw;
             float* S = sbuf.data(); // S[a][j] = (Aᵀ m)[a][j], a = 0, 1
             for (int j = 0; j < 4; ++j) {
                 const ConstArrayMap m0(m + j * mStride, tw), m1(m + (4 + j) * mStride, tw),
@@ -180,6 +183,8 @@ Tensor winogradWeights(const Tensor& weight) {
 
 namespace {
 
+std::atomic<int64_t> winogradBandFloats{int64_t{8} << 20};
+
 // The Winograd convolution around its 16 products M_ξ = U_ξ · V_ξ (product(ξ, V_ξ, M_ξ, tiles)).
 template <typename Product>
 FeatureMap winogradWith(const FeatureMap& x, int64_t cout, const Tensor& bias, Product&& product) {
@@ -189,15 +194,30 @@ FeatureMap winogradWith(const FeatureMap& x, int64_t cout, const Tensor& bias, P
                     std::to_string(cout));
     const int h = x.height, w = x.width;
     const int th = (h + 1) / 2, tw = (w + 1) / 2;
-    const int64_t tiles = int64_t{th} * tw;
+    // In bands of tile rows whose transformed input and products stay within kBandFloats: a 512×512 map of
+    // 256 channels would otherwise take 16·256·65 536 floats (1 GiB) for V and as much for M (the VAE's last
+    // blocks); each output tile depends on its own tile only, so the result is the same.
+    const int64_t kBandFloats = winogradBandFloats;
+    const int band =
+        static_cast<int>(std::clamp<int64_t>(kBandFloats / (16 * (cin + cout) * int64_t{tw}), 1, th));
+    const int64_t bandTiles = int64_t{band} * tw;
     thread_local std::vector<float> vbuf, mbuf;
-    vbuf.resize(static_cast<size_t>(16 * cin * tiles));
-    mbuf.resize(static_cast<size_t>(16 * cout * tiles));
-    winogradTransformInput(x, vbuf.data(), th, tw);
-    for (int xi = 0; xi < 16; ++xi)
-        product(xi, vbuf.data() + xi * cin * tiles, mbuf.data() + xi * cout * tiles, tiles);
+    vbuf.resize(static_cast<size_t>(16 * cin * bandTiles));
+    mbuf.resize(static_cast<size_t>(16 * cout * bandTiles));
     FeatureMap out{RowMatrix(cout, int64_t{h} * w), h, w};
-    winogradTransformOutput(mbuf.data(), cout, th, tw, bias, out);
+    for (int ty0 = 0; ty0 < th; ty0 += band) {
+        const int ty1 = std::min(th, ty0 + band);
+        const int64_t tiles = int64_t{ty1 - ty0} * tw;
+        winogradTransformInput(x, vbuf.data(), ty0, ty1, tw);
+        for (int xi = 0; xi < 16; ++xi)
+            product(xi, vbuf.data() + xi * cin * tiles, mbuf.data() + xi * cout * tiles, tiles);
+        winogradTransformOutput(mbuf.data(), cout, ty0, ty1, tw, bias, out);
+    }
+    if (vbuf.size() + mbuf.size() >
+        static_cast<size_t>(kBandFloats) * 2) { // a band of one wide row: not kept
+        std::vector<float>().swap(vbuf);
+        std::vector<float>().swap(mbuf);
+    }
     return out;
 }
 
@@ -254,6 +274,10 @@ FeatureMap conv3x3Winograd(const FeatureMap& x, const std::vector<PackedWeights>
     return winogradWith(x, u[0].rows(), bias, [&](int xi, const float* v, float* m, int64_t tiles) {
         u[static_cast<size_t>(xi)].multiply(v, tiles, tiles, m, tiles);
     });
+}
+
+int64_t setWinogradBandFloats(int64_t floats) {
+    return winogradBandFloats.exchange(std::max<int64_t>(floats, 1));
 }
 
 std::vector<PackedWeights> packWinogradWeights(const Tensor& u) {

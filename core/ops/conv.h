@@ -56,6 +56,9 @@ FeatureMap conv3x3Winograd(const FeatureMap& x, const Tensor& u, const Tensor& b
 // The same with the 16 U_ξ packed once (packWinogradWeights); requires every one valid().
 FeatureMap conv3x3Winograd(const FeatureMap& x, const std::vector<PackedWeights>& u, const Tensor& bias);
 std::vector<PackedWeights> packWinogradWeights(const Tensor& u);
+// The Winograd convolutions run in bands of tile rows whose transformed input and products take at most this
+// many floats (default 8 Mi: 32 MiB, whatever the map's size). Returns the previous limit; tests lower it.
+int64_t setWinogradBandFloats(int64_t floats);
 
 // GroupNorm (torch.nn.GroupNorm, affine): channels split into `groups` consecutive groups, each
 // normalised over its channels × pixels with the biased variance. weight/bias [channels].

@@ -47,6 +47,7 @@ public:
     const std::string& token(int id) const override;
     std::string tokenText(int id) const override; // "cat</w>" → "cat ", special tokens as they are
     bool piecesCarrySpaces() const override { return false; }
+    bool piecesEndWords() const override { return true; }
     int endOfTextId() const override { return m_eos; }
     bool framesText(int id) const override { return id == m_bos || id == m_eos; }
     int bosId() const { return m_bos; }

@@ -59,6 +59,8 @@ public:
     // How words are marked: pieces carry their leading space (byte-level BPE "Ġ", SentencePiece "▁") or
     // continue a word with "##" (WordPiece).
     virtual bool piecesCarrySpaces() const = 0;
+    // Whether a word's last piece is marked instead ("cat</w>": CLIP): labels drop the mark, words end there.
+    virtual bool piecesEndWords() const { return false; }
     virtual int maskId() const { return -1; }      // the [MASK] token; -1 when there is none
     virtual int endOfTextId() const { return -1; } // the end-of-text token the vocabulary has; -1 when none
     // A token the family adds around every text ([CLS], [SEP]): not a word of the user's.

@@ -45,6 +45,15 @@ private slots:
         QCOMPARE(g.words[0], std::string("Hello"));
         QCOMPARE(g.words[1], std::string(" world!"));
         QVERIFY(isSpecialPiece("[CLS]") && isSpecialPiece("<|endoftext|>") && !isSpecialPiece("##s"));
+        // CLIP: "</w>" ends a word (and is not shown); <|startoftext|> and the padding stand alone.
+        const std::vector<std::string> clip = {"<|startoftext|>", "sne",           "aker</w>",     "a</w>",
+                                               "bag</w>",         "<|endoftext|>", "<|endoftext|>"};
+        const WordGroups c = groupEndOfWord(clip);
+        QCOMPARE(c.wordOf, (std::vector<int>{0, 1, 1, 2, 3, 4, 5}));
+        QCOMPARE(c.words[1], std::string("sneaker"));
+        QCOMPARE(c.words[3], std::string("bag"));
+        QCOMPARE(c.firstPiece, (std::vector<int>{0, 1, 3, 4, 5, 6}));
+        QVERIFY(isSpecialPiece("<|startoftext|>"));
     }
 
     void groups() {

@@ -261,10 +261,13 @@ QStringList TextDocument::tokenLabels(const TextRun& run, const TextFolder& fold
     QStringList labels;
     for (int i = 0; i < visible; ++i) {
         const std::string& t = run.tokens[static_cast<size_t>(i)];
-        labels
-            << (isSpecialPiece(t) || !folder.piecesCarrySpaces()
-                    ? QString::fromStdString(t)
-                    : QString::fromStdString(run.texts[static_cast<size_t>(i)]).replace(' ', QChar(0x2423)));
+        if (folder.piecesEndWords() && !isSpecialPiece(t) && t.ends_with("</w>"))
+            labels << QString::fromStdString(t.substr(0, t.size() - 4)); // CLIP: "cat</w>" → cat
+        else
+            labels << (isSpecialPiece(t) || !folder.piecesCarrySpaces()
+                           ? QString::fromStdString(t)
+                           : QString::fromStdString(run.texts[static_cast<size_t>(i)])
+                                 .replace(' ', QChar(0x2423)));
     }
     return labels;
 }
@@ -314,8 +317,9 @@ QStringList TextDocument::shapeTokens(RowMatrix* m, const TextRun& run, const Te
         }
     }
     if (o.wordLevel) {
-        const WordGroups g =
-            folder.piecesCarrySpaces() ? groupByteBpe(tokens, texts) : groupWordPieces(tokens);
+        const WordGroups g = folder.piecesCarrySpaces() ? groupByteBpe(tokens, texts)
+                             : folder.piecesEndWords()  ? groupEndOfWord(tokens)
+                                                        : groupWordPieces(tokens);
         if (m) *m = mergeToWords(*m, g, g);
         labels = toQStringList(g.words);
     }

@@ -470,6 +470,10 @@ void TextPage::syncControls() {
     const auto& run = m_doc->run();
     m_playback->setAvailable(run && m_doc->step() > 0, run != nullptr && !busy, true);
     m_candidatesTitle->setText(decoder ? tr("Next token (top 10)") : tr("[MASK] predictions (top 5)"));
+    // an encoder without an LM head (BertModel, a pipeline's CLIP text encoder) predicts nothing: no panel
+    const bool predicts = folder && folder->hasLmHead();
+    m_candidatesTitle->setVisible(predicts);
+    m_candidates->setVisible(predicts);
 }
 
 void TextPage::refresh() {
@@ -612,8 +616,9 @@ void TextPage::refreshOutput() {
     if (!run) return m_output->clear();
     QStringList texts;
     for (int i = 0; i < m_doc->visibleTokens(); ++i)
-        texts << (m_doc->model()->piecesCarrySpaces() ? QString::fromStdString(run->texts[size_t(i)])
-                                                      : QString::fromStdString(run->tokens[size_t(i)]) + " ");
+        texts << (m_doc->model()->piecesCarrySpaces() || m_doc->model()->piecesEndWords()
+                      ? QString::fromStdString(run->texts[size_t(i)]) // CLIP's "cat</w>" reads "cat "
+                      : QString::fromStdString(run->tokens[size_t(i)]) + " ");
     m_output->setTokens(texts, run->promptLength, true,
                         m_doc->model()->decoderOnly() ? QString() : tr("tokens:"));
     m_output->setHovered(hoveredInOutput());
