@@ -143,16 +143,6 @@ float parseEta(const cli::Args& args) {
     return eta;
 }
 
-uint64_t parseSeed(const cli::Args& args) {
-    const auto v = args.value("--seed");
-    if (!v) return 0;
-    uint64_t seed = 0;
-    const auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), seed);
-    if (ec != std::errc() || ptr != v->data() + v->size())
-        throw cli::UsageError("--seed: expected a non-negative integer, got '" + *v + "'");
-    return seed;
-}
-
 // --overlay / --gif: one layer's map for an image region, drawn by unet_maps.h's renderUNetView.
 struct ViewRequest {
     std::optional<std::string> png, gif;
@@ -277,7 +267,7 @@ int runDiffuse(const std::vector<std::string>& argv) {
     options.eta = parseEta(args);
     if (options.scheduler == SchedulerKind::Ddpm && args.has("--eta"))
         throw cli::UsageError("--eta applies to --scheduler ddim only");
-    options.seed = parseSeed(args);
+    options.seed = cli::parseSeed(args);
     if (const auto size = args.value("--size")) {
         int h = 0, w = 0;
         if (std::sscanf(size->c_str(), "%d,%d", &h, &w) == 2 || std::sscanf(size->c_str(), "%d", &h) == 1) {

@@ -16,22 +16,11 @@
 
 #include <unistd.h>
 
-#include <charconv>
 #include <iostream>
 
 namespace {
 
 using namespace attnlens;
-
-uint64_t parseSeed(const cli::Args& args) {
-    const auto v = args.value("--seed");
-    if (!v) return 0;
-    uint64_t seed = 0;
-    const auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), seed);
-    if (ec != std::errc() || ptr != v->data() + v->size())
-        throw cli::UsageError("--seed: expected a non-negative integer, got '" + *v + "'");
-    return seed;
-}
 
 T2iRequest readRequest(const cli::Args& args) {
     T2iRequest r;
@@ -40,7 +29,7 @@ T2iRequest readRequest(const cli::Args& args) {
     r.negative = args.value("--negative", "");
     r.steps = args.intValue("--steps", 50, 1, 1000);
     r.guidance = static_cast<float>(args.doubleValue("--guidance", 7.5, 0.0, 100.0));
-    r.seed = parseSeed(args);
+    r.seed = cli::parseSeed(args);
     if (const auto s = args.value("--scheduler")) {
         r.sampler = parseSamplerName(*s);
         if (!r.sampler)

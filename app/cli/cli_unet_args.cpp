@@ -49,6 +49,16 @@ Tensor readSample(const std::string& path) {
     return t;
 }
 
+uint64_t parseSeed(const Args& args) {
+    const auto v = args.value("--seed");
+    if (!v) return 0;
+    uint64_t seed = 0;
+    const auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), seed);
+    if (ec != std::errc() || ptr != v->data() + v->size())
+        throw UsageError("--seed: expected a non-negative integer, got '" + *v + "'");
+    return seed;
+}
+
 void refuseTextConditioned(const DiffusionModel& model, const std::string& command) {
     if (model.unet->textConditioned())
         throw UsageError(command + ": '" + model.folder.dir.string() +

@@ -17,6 +17,8 @@ attnlens::DiffusionModel loadDiffusion(const Args& args);
 void refuseTextConditioned(const attnlens::DiffusionModel& model, const std::string& command);
 // --class: an index (from 0) or a class name from the config's id2label; nullopt when not given.
 std::optional<int> parseClass(const Args& args, const attnlens::DiffusionModel& model);
+// --seed S: a non-negative integer (default 0).
+uint64_t parseSeed(const Args& args);
 // A .npy sample [1, C, H, W] or [C, H, W] → [C, H, W]; non-finite values are errors.
 attnlens::Tensor readSample(const std::string& path);
 

@@ -248,6 +248,7 @@ T2iResult runTextToImage(const TextToImagePipeline& pipe, const T2iRequest& r, c
     }
     result.finalLatents = x;
     if (r.decode) {
+        pipe.unet().releaseFilePages(); // the decode is where a run's memory peaks
         if (callbacks) callbacks->report(1.0, "decoding");
         const float scale = pipe.vae().config().scalingFactor;
         Tensor z(shape);

@@ -275,6 +275,11 @@ void TensorFile::releasePages(const void* data, size_t bytes) const {
     }
 }
 
+void TensorFile::releasePages() const {
+    for (const Storage& s : m_storages)
+        releasePages(s.bytes, s.size);
+}
+
 HalfMatrix TensorFile::loadHalf(const TensorInfo& info) const {
     if ((info.dtype != DType::F16 && info.dtype != DType::BF16) || info.shape.empty())
         throw Error(quoted(m_path) + ": tensor '" + info.name + "' is no F16 / BF16 matrix");

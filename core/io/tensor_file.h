@@ -87,6 +87,8 @@ public:
     // the copy is not held twice. The pages come back from the file if the memory is read again. Does
     // nothing for memory outside the file's storages (a weight converted to float32 on the heap).
     void releasePages(const void* data, size_t bytes) const;
+    // The same for every storage of the file, whole.
+    void releasePages() const;
 
 private:
     std::filesystem::path m_path;

@@ -283,6 +283,7 @@ std::shared_ptr<const UNet2DModel> UNet2DModel::load(const std::filesystem::path
     b.raw().finish("'" + weightsPath.string() + "'");
     for (const auto& t : file.tensors())
         m->m_parameters += shapeNumel(t.shape);
+    m->m_file = file;
     return m;
 }
 

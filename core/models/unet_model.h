@@ -20,6 +20,7 @@
 // A loaded model is immutable: forward() is const and may run on several threads at once.
 
 #include "core/contract/run_controls.h"
+#include "core/io/tensor_file.h"
 #include "core/layers/multi_head_attention.h"
 #include "core/models/unet_config.h"
 #include "core/ops/conv.h"
@@ -103,6 +104,10 @@ public:
     // Bytes every attention layer's captured weights take for an input of height × width.
     int64_t captureBytes(int height, int width, int textTokens = 77, bool withSelf = true) const;
     bool textConditioned() const { return m_config.textConditioned; }
+    // Gives back the resident pages of the weight file's mapping (the float32 weights used as they are
+    // stored: SD 1.5's 1.1 GB of linear layers); the next forward reads them from the page cache again. A
+    // text-to-image run calls it before the VAE decodes, where its memory peaks.
+    void releaseFilePages() const { m_file.releasePages(); }
     // Throws attnlens::Error if a [channels, height, width] sample cannot be run (channels, size).
     void checkSample(const Shape& shape) const;
     // Throws attnlens::Error if the encoder states cannot condition this U-Net (shape, width, values, or
@@ -176,6 +181,7 @@ private:
     RowMatrix timeEmbedding(float timestep, const UNetConditioning& conditioning) const;
 
     UNet2DConfig m_config;
+    TensorFile m_file; // the weights' file (views into its mapping)
     Conv m_convIn, m_convOut;
     Norm m_normOut;
     LinearWeights m_time1, m_time2;

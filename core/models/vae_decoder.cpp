@@ -198,8 +198,11 @@ Tensor AutoencoderKLDecoder::decode(const Tensor& z, const Callbacks* callbacks)
         poll();
         for (const Resnet& r : block.resnets)
             h = runResnet(r, h);
-        if (!block.upsample.weight.empty())
-            h = applyConv(block.upsample, upsampleNearest2x(h), ConvGeometry::same(3));
+        if (!block.upsample.weight.empty()) {
+            FeatureMap up = upsampleNearest2x(h);
+            h = FeatureMap(); // not kept through the convolution
+            h = applyConv(block.upsample, up, ConvGeometry::same(3));
+        }
     }
     groupNormInPlace(h, m_normOut.groups, m_normOut.weight, m_normOut.bias, kEps, true);
     h = applyConv(m_convOut, h, ConvGeometry::same(3));

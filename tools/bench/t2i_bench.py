@@ -19,11 +19,9 @@ and prints one JSON line {"task": "t2i-step", "shape", "size", "params", "diffus
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -35,14 +33,9 @@ BK_SDM_TINY = dict(sample_size=64, in_channels=4, out_channels=4, block_out_chan
 
 
 def timed(fn, repeat, warmup):
-    for _ in range(warmup):
-        fn()
-    ms = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        ms.append((time.perf_counter() - start) * 1000)
-    return statistics.median(ms)
+    sys.path.insert(0, HERE)
+    import unet_bench
+    return unet_bench.timed(fn, warmup, repeat)["median_ms"]
 
 
 def worker(args):
