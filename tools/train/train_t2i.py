@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Train the built-in text-to-image model (issue 41): a tiny Stable-Diffusion-layout pipeline on captioned 2×2
+compositions of Fashion-MNIST items (tools/train/t2i_data.py), with diffusers' and transformers' OWN classes
+(AutoencoderKL, UNet2DConditionModel, CLIPTextModel; fetched as tools/golden/make_t2i_fixtures.py says, never
+committed) so that the exported folder is what StableDiffusionPipeline loads.
+
+Two stages, each resumable from its checkpoint in the work directory (run the same command again to go on):
+  vae    AutoencoderKL, 3 → 4 latent channels, 56×56 → 28×28 (block_out_channels [16, 32]), L1 + 1e-6·KL on
+         compositions drawn as RGB; then the latents' scaling_factor (1 / their std, as SD's 0.18215 was found)
+  unet   the text encoder (CLIP layout: 64 wide, 2 layers, 4 heads, 77 positions, the caption vocabulary) and
+         a UNet2DConditionModel on the 28×28 latents (block_out_channels [32, 64, 64], cross-attention at 28², 14²
+         and in the mid block at 7², 2 heads) trained jointly on the noise (SD's scaled_linear betas, 1000 steps),
+         captions dropped to "" one time in ten (classifier-free guidance); EMA of both exported
+
+    DIFFUSERS_SRC=/tmp/llmgold /usr/bin/python3 tools/train/train_t2i.py --stage vae --work /tmp/t2i-work --minutes 30
+    DIFFUSERS_SRC=/tmp/llmgold /usr/bin/python3 tools/train/train_t2i.py --stage unet --work /tmp/t2i-work --minutes 170 \\
+        --export resources/models/sd-fashion-tiny
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+# Sized for one CPU thread (a step of batch 32 at [32, 64] VAE / [64, 128, 128] U-Net channels took ~10 s here).
+VAE_CONFIG = dict(in_channels=3, out_channels=3, latent_channels=4, block_out_channels=[16, 32],
+                  down_block_types=["DownEncoderBlock2D"] * 2, up_block_types=["UpDecoderBlock2D"] * 2,
+                  layers_per_block=1, norm_num_groups=8, sample_size=56)
+UNET_CONFIG = dict(sample_size=28, in_channels=4, out_channels=4, block_out_channels=[32, 64, 64],
+                   down_block_types=["CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"],
+                   up_block_types=["UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"], layers_per_block=1,
+                   attention_head_dim=2, norm_num_groups=8, cross_attention_dim=64)
+TEXT_CONFIG = dict(hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+                   max_position_embeddings=77, hidden_act="quick_gelu", projection_dim=64)
+SCHEDULER = {"_class_name": "PNDMScheduler", "beta_end": 0.012, "beta_schedule": "scaled_linear",
+             "beta_start": 0.00085, "num_train_timesteps": 1000, "set_alpha_to_one": False, "skip_prk_steps": True,
+             "steps_offset": 1, "trained_betas": None, "clip_sample": False}
+
+
+def to_rgb(images_u8, torch):
+    """[n, 56, 56] uint8 → [n, 3, 56, 56] in [-1, 1] (the pipeline's image space)."""
+    x = torch.from_numpy(images_u8).float().div(127.5).sub(1.0)
+    return x[:, None].expand(-1, 3, -1, -1).contiguous()
+
+
+class Run:
+    """Checkpoint / resume / time budget shared by both stages."""
+
+    def __init__(self, work, name, minutes, checkpoint_minutes):
+        self.path = os.path.join(work, f"{name}.pt")
+        self.minutes, self.every = minutes, checkpoint_minutes * 60
+        self.start = self.last = time.time()
+        self.record = {"step": 0, "seconds": 0.0, "log": []}
+
+    def resume(self, torch, modules, opt):
+        if not os.path.exists(self.path):
+            return False
+        ck = torch.load(self.path)
+        for name, m in modules.items():
+            m.load_state_dict(ck[name])
+        opt.load_state_dict(ck["opt"])
+        self.record = ck["record"]
+        torch.set_rng_state(ck["torch_rng"])
+        print(f"resumed {os.path.basename(self.path)} at step {self.record['step']}", flush=True)
+        return True
+
+    def going(self):
+        return time.time() - self.start < self.minutes * 60
+
+    def save(self, torch, modules, opt, force=False):
+        if not force and time.time() - self.last < self.every:
+            return False
+        record = dict(self.record, seconds=self.record["seconds"] + time.time() - self.start)
+        state = {name: m.state_dict() for name, m in modules.items()}
+        state.update(opt=opt.state_dict(), record=record, torch_rng=torch.get_rng_state())
+        torch.save(state, self.path + ".tmp")
+        os.replace(self.path + ".tmp", self.path)
+        self.last = time.time()
+        return True
+
+    def log(self, losses, **extra):
+        row = {"step": self.record["step"], "minutes": (self.record["seconds"] + time.time() - self.start) / 60,
+               "loss": float(sum(losses) / len(losses)), **extra}
+        self.record["log"].append(row)
+        print(json.dumps(row), flush=True)
+
+
+def train_vae(args, torch, diffusers, data):
+    vae = diffusers.AutoencoderKL(**VAE_CONFIG)
+    opt = torch.optim.AdamW(vae.parameters(), lr=args.lr or 1e-3)
+    run = Run(args.work, "vae", args.minutes, args.checkpoint_minutes)
+    run.resume(torch, {"vae": vae}, opt)
+    losses = []
+    vae.train()
+    while run.going():
+        x = to_rgb(data.batch(args.batch)[0], torch)
+        posterior = vae.encode(x).latent_dist
+        recon = vae.decode(posterior.sample()).sample
+        loss = (recon - x).abs().mean() + 1e-6 * posterior.kl().mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        run.record["step"] += 1
+        losses.append(loss.item())
+        if run.record["step"] % 100 == 0:
+            run.log(losses[-100:])
+        run.save(torch, {"vae": vae}, opt)
+    with torch.no_grad():  # the latents' spread: scaling_factor = 1 / std, as SD's was set
+        vae.eval()
+        z = torch.cat([vae.encode(to_rgb(data.batch(64)[0], torch)).latent_dist.mean for _ in range(8)])
+        run.record["scaling_factor"] = float(1.0 / z.std())
+    run.save(torch, {"vae": vae}, opt, force=True)
+    print(f"vae: step {run.record['step']}, scaling_factor {run.record['scaling_factor']:.4f}", flush=True)
+
+
+def train_unet(args, torch, diffusers, transformers, data, t2i_data):
+    ck = torch.load(os.path.join(args.work, "vae.pt"))
+    vae = diffusers.AutoencoderKL(**VAE_CONFIG)
+    vae.load_state_dict(ck["vae"])
+    vae.eval().requires_grad_(False)
+    scale = ck["record"]["scaling_factor"]
+    vocab = t2i_data.clip_vocabulary()[0]
+    text_cfg = transformers.CLIPTextConfig(vocab_size=len(vocab), bos_token_id=vocab["<|startoftext|>"],
+                                           eos_token_id=vocab["<|endoftext|>"], pad_token_id=vocab["<|endoftext|>"],
+                                           **TEXT_CONFIG)
+    text, unet = transformers.CLIPTextModel(text_cfg), diffusers.UNet2DConditionModel(**UNET_CONFIG)
+    ema_text, ema_unet = transformers.CLIPTextModel(text_cfg), diffusers.UNet2DConditionModel(**UNET_CONFIG)
+    ema_text.load_state_dict(text.state_dict())
+    ema_unet.load_state_dict(unet.state_dict())
+    params = list(text.parameters()) + list(unet.parameters())
+    opt = torch.optim.AdamW(params, lr=args.lr or 3e-4)
+    modules = {"text": text, "unet": unet, "ema_text": ema_text, "ema_unet": ema_unet}
+    run = Run(args.work, "unet", args.minutes, args.checkpoint_minutes)
+    run.resume(torch, modules, opt)
+    run.record["scaling_factor"] = scale
+    abar = torch.cumprod(1 - torch.linspace(0.00085 ** 0.5, 0.012 ** 0.5, 1000) ** 2, 0)
+    losses = []
+    while run.going():
+        images, captions, _ = data.batch(args.batch)
+        captions = ["" if torch.rand(()) < 0.1 else c for c in captions]
+        ids = torch.from_numpy(t2i_data.encode(captions, vocab))
+        with torch.no_grad():
+            z = vae.encode(to_rgb(images, torch)).latent_dist.sample() * scale
+        t = torch.randint(0, 1000, (len(images),))
+        noise = torch.randn_like(z)
+        a = abar[t][:, None, None, None]
+        zt = a.sqrt() * z + (1 - a).sqrt() * noise
+        loss = torch.nn.functional.mse_loss(unet(zt, t, text(ids).last_hidden_state).sample, noise)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        with torch.no_grad():
+            d = min(0.999, (1 + run.record["step"]) / (10 + run.record["step"]))
+            for src, dst in ((text, ema_text), (unet, ema_unet)):
+                for pe, pm in zip(dst.parameters(), src.parameters()):
+                    pe.mul_(d).add_(pm.detach(), alpha=1 - d)
+        run.record["step"] += 1
+        losses.append(loss.item())
+        if run.record["step"] % 100 == 0:
+            run.log(losses[-100:])
+        run.save(torch, modules, opt)
+    run.save(torch, modules, opt, force=True)
+    if args.export:
+        export(args.export, vae, scale, ema_text, ema_unet, diffusers, t2i_data, run.record)
+
+
+def export(folder, vae, scale, text, unet, diffusers, t2i_data, record):
+    import shutil
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    vae.register_to_config(scaling_factor=scale)
+    vae.save_pretrained(os.path.join(folder, "vae"), safe_serialization=True)
+    unet.save_pretrained(os.path.join(folder, "unet"), safe_serialization=True)
+    text.save_pretrained(os.path.join(folder, "text_encoder"), safe_serialization=True)
+    t2i_data.write_tokenizer(os.path.join(folder, "tokenizer"))
+    os.makedirs(os.path.join(folder, "scheduler"))
+    with open(os.path.join(folder, "scheduler", "scheduler_config.json"), "w") as f:
+        json.dump(dict(SCHEDULER, _diffusers_version=diffusers.__version__), f, indent=2, sort_keys=True)
+    index = {"_class_name": "StableDiffusionPipeline", "_diffusers_version": diffusers.__version__,
+             "feature_extractor": [None, None], "requires_safety_checker": False, "safety_checker": [None, None],
+             "scheduler": ["diffusers", "PNDMScheduler"], "text_encoder": ["transformers", "CLIPTextModel"],
+             "tokenizer": ["transformers", "CLIPTokenizer"], "unet": ["diffusers", "UNet2DConditionModel"],
+             "vae": ["diffusers", "AutoencoderKL"]}
+    with open(os.path.join(folder, "model_index.json"), "w") as f:
+        json.dump(index, f, indent=2, sort_keys=True)
+    with open(os.path.join(folder, "training.json"), "w") as f:
+        json.dump(record, f, indent=1)
+    print(f"exported {folder} (step {record['step']})", flush=True)
+
+
+def worker(args):
+    sys.path.insert(0, HERE)
+    import fast_blas  # noqa: F401
+    import torch
+    import safetensors.torch  # noqa: F401
+    import diffusers
+    import transformers
+    import t2i_data
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    os.makedirs(args.work, exist_ok=True)
+    data = t2i_data.Compositions("train", seed=args.seed + int(time.time()))
+    if args.stage == "vae":
+        train_vae(args, torch, diffusers, data)
+    else:
+        train_unet(args, torch, diffusers, transformers, data, t2i_data)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--stage", choices=["vae", "unet"], required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--minutes", type=float, default=30.0)
+    ap.add_argument("--checkpoint-minutes", type=float, default=10.0)
+    ap.add_argument("--export", help="unet stage: write the pipeline folder here at the end")
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--lr", type=float)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--worker", action="store_true")
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+    sys.path.insert(0, os.path.join(ROOT, "tools", "golden"))
+    import make_llm_fixtures
+    import make_t2i_fixtures as t2i
+    src = os.environ.get("DIFFUSERS_SRC", "/tmp/llmgold")
+    stubs = tempfile.mkdtemp(prefix="t2i-train-stubs-")
+    try:
+        make_llm_fixtures.write_stubs(stubs, t2i.HUB[4:])
+        info = os.path.join(stubs, f"transformers-{t2i.TAG[1:]}.dist-info")
+        os.makedirs(info)
+        with open(os.path.join(info, "METADATA"), "w") as f:
+            f.write(f"Metadata-Version: 2.1\nName: transformers\nVersion: {t2i.TAG[1:]}\n")
+        path = [stubs, os.path.join(src, f"diffusers-{t2i.DIFFUSERS}", "src"), os.path.join(src, t2i.HUB, "src"),
+                os.path.join(src, f"tf-{t2i.TAG}", "src"), os.path.join(ROOT, "tools", "golden")]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), DIFFUSERS_VERBOSITY="error",
+                   TRANSFORMERS_VERBOSITY="error")
+        subprocess.run([sys.executable, os.path.abspath(__file__), "--worker"] + sys.argv[1:], env=env, check=True)
+    finally:
+        shutil_rmtree(stubs)
+
+
+def shutil_rmtree(path):
+    import shutil
+    shutil.rmtree(path, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
