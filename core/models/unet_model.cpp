@@ -55,8 +55,9 @@ public:
     // 1.5's 8×8 level holds 250 M convolution weights of 1280 channels (1.0 GB as Winograd's 16/9 copy, 0.8
     // GB more than plain) where the products are weight-bound anyway.
     bool winograd(int level, int64_t out) const {
+        if (level < 0) return false; // a convolution not tied to a level (downsamplers)
         const int size = (m_config.sampleSize ? m_config.sampleSize : 32) >> level;
-        return level >= 0 && (size >= 16 || (size >= 8 && out <= 512));
+        return size >= 16 || (size >= 8 && out <= 512);
     }
 
     UNet2DModel::Conv conv(const std::string& prefix, int64_t out, int64_t in, int64_t k, int level = -1) {
