@@ -16,6 +16,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 
 namespace {
@@ -69,9 +71,13 @@ ImageU8 toImage(const Tensor& image) { // [3, H, W] in 0..1 → 8-bit RGB, as th
     out.pixels.resize(static_cast<size_t>(out.width) * out.height * 3);
     const int64_t plane = image.dim(1) * image.dim(2);
     for (int64_t p = 0; p < plane; ++p)
-        for (int c = 0; c < 3; ++c)
+        for (int c = 0; c < 3; ++c) {
+            const int64_t src = std::min<int64_t>(c, image.dim(0) - 1); // a one-channel VAE: grey
+            const float v = image.data()[src * plane + p]; // 0..1, or NaN where a model overflowed: black
             out.pixels[static_cast<size_t>(p * 3 + c)] =
-                static_cast<uint8_t>(std::nearbyint(image.data()[c * plane + p] * 255.0f));
+                std::isfinite(v) ? static_cast<uint8_t>(std::nearbyint(std::clamp(v, 0.0f, 1.0f) * 255.0f))
+                                 : 0;
+        }
     return out;
 }
 
@@ -88,12 +94,12 @@ void writeJson(const std::string& path, const T2iResult& r, const T2iRequest& re
     text.pop_back();
     text += ",\"final_latents\":";
     appendNested(text, r.finalLatents.data(), r.finalLatents.shape());
-    if (!r.image.empty()) { // [H][W][3] as the pipeline's output_type="np"
-        Tensor hwc({r.image.dim(1), r.image.dim(2), 3});
-        const int64_t plane = r.image.dim(1) * r.image.dim(2);
+    if (!r.image.empty()) { // [H][W][C] as the pipeline's output_type="np"
+        const int64_t channels = r.image.dim(0), plane = r.image.dim(1) * r.image.dim(2);
+        Tensor hwc({r.image.dim(1), r.image.dim(2), channels});
         for (int64_t p = 0; p < plane; ++p)
-            for (int c = 0; c < 3; ++c)
-                hwc.data()[p * 3 + c] = r.image.data()[c * plane + p];
+            for (int64_t c = 0; c < channels; ++c)
+                hwc.data()[p * channels + c] = r.image.data()[c * plane + p];
         text += ",\"image\":";
         appendNested(text, hwc.data(), hwc.shape());
     }
