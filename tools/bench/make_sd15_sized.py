@@ -14,9 +14,7 @@ vocabulary). Then, e.g.:
 import json
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -62,24 +60,8 @@ def main(argv):
     if "--worker" in argv:
         return worker(out, "--fp16" in argv)
     sys.path.insert(0, os.path.join(ROOT, "tools", "golden"))
-    import make_llm_fixtures
-    import make_t2i_fixtures as t2i
-    src = os.environ.get("DIFFUSERS_SRC", "/tmp/llmgold")
-    stubs = tempfile.mkdtemp(prefix="sd15-stubs-")
-    try:
-        make_llm_fixtures.write_stubs(stubs, t2i.HUB[4:])
-        info = os.path.join(stubs, f"transformers-{t2i.TAG[1:]}.dist-info")
-        os.makedirs(info)
-        with open(os.path.join(info, "METADATA"), "w") as f:
-            f.write(f"Metadata-Version: 2.1\nName: transformers\nVersion: {t2i.TAG[1:]}\n")
-        path = [stubs, os.path.join(src, f"diffusers-{t2i.DIFFUSERS}", "src"), os.path.join(src, t2i.HUB, "src"),
-                os.path.join(src, f"tf-{t2i.TAG}", "src")]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), DIFFUSERS_VERBOSITY="error",
-                   TRANSFORMERS_VERBOSITY="error")
-        subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", out] + [a for a in argv if a == "--fp16"],
-                       env=env, check=True)
-    finally:
-        shutil.rmtree(stubs)
+    import make_t2i_fixtures
+    make_t2i_fixtures.run_with_diffusers(__file__, ["--worker", out] + [a for a in argv if a == "--fp16"])
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -99,17 +98,10 @@ def main():
         print(json.dumps(worker(args)))
         return
     sys.path.insert(0, os.path.join(ROOT, "tools", "golden"))
-    import make_llm_fixtures
-    import make_t2i_fixtures as t2i
-    src = os.environ.get("DIFFUSERS_SRC", "/tmp/llmgold")
-    stubs = tempfile.mkdtemp(prefix="t2i-bench-stubs-")
-    make_llm_fixtures.write_stubs(stubs, t2i.HUB[4:])
-    path = [stubs, os.path.join(src, f"diffusers-{t2i.DIFFUSERS}", "src"), os.path.join(src, t2i.HUB, "src"),
-            os.path.join(ROOT, "tools", "golden")]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), DIFFUSERS_VERBOSITY="error")
-    peer = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", "--out", args.out, "--size",
-                           str(args.size), "--repeat", str(args.repeat), "--warmup", str(args.warmup)],
-                          env=env, check=True, capture_output=True, text=True)
+    import make_t2i_fixtures
+    peer = make_t2i_fixtures.run_with_diffusers(__file__, ["--worker", "--out", args.out, "--size", str(args.size),
+                                                           "--repeat", str(args.repeat), "--warmup", str(args.warmup)],
+                                                capture=True)
     result = json.loads(peer.stdout.strip().splitlines()[-1])
     ours = subprocess.run([args.cli, "bench", "--model", os.path.join(args.out, "unet"), "--sample",
                            os.path.join(args.out, "latents.npy"), "--repeat", str(args.repeat), "--warmup",

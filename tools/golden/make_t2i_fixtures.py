@@ -141,7 +141,7 @@ def write_unet(torch, diffusers, folder, config, dtype, seed):
         for name, probs in record:
             probs = probs[0]
             tensors[f"t{t}.attn.{name}"] = probs.contiguous()
-            q, k = probs.shape[1], probs.shape[2]
+            q = probs.shape[1]
             side = int(round(q ** 0.5))
             layers.append({"name": name, "heads": probs.shape[0], "spatial": [side, side], "cross": name.endswith("attn2")})
         if t == 500:
@@ -294,7 +294,7 @@ def write_pipeline(torch, diffusers, transformers):
         pipe.scheduler = getattr(diffusers, cls).from_config(folder_scheduler.config) if cls else folder_scheduler
         latents = torch.randn(1, 4, h // 2, w // 2, generator=g)
         np.save(os.path.join(gdir, f"{name}.init_latents.npy"), latents.numpy().astype(np.float32))
-        steps_latents, step_maps = [], []
+        steps_latents = []
 
         def on_step(p, i, t, kw):
             steps_latents.append(kw["latents"][0].clone())
@@ -338,14 +338,16 @@ def worker():
     write_pipeline(torch, diffusers, transformers)
 
 
-def main(argv):
-    if argv[:1] == ["--worker"]:
-        return worker()
+def run_with_diffusers(script, args, capture=False):
+    """Runs `python3 script args` with diffusers, huggingface_hub and transformers importable from the fetched
+    sources under DIFFUSERS_SRC (default /tmp/llmgold; this docstring's layout) and make_llm_fixtures.py's
+    stand-ins for the compiled packages; tools/golden on the path. Shared by this script, tools/bench and
+    tools/train."""
     import make_llm_fixtures
     src = os.environ.get("DIFFUSERS_SRC", "/tmp/llmgold")
     for need in [f"diffusers-{DIFFUSERS}", HUB, f"tf-{TAG}"]:
         if not os.path.isdir(os.path.join(src, need, "src")):
-            sys.exit(f"no {need}/src under {src} (see this script's docstring)")
+            sys.exit(f"no {need}/src under {src} (see tools/golden/make_t2i_fixtures.py's docstring)")
     stubs = tempfile.mkdtemp(prefix="t2i-stubs-")
     try:
         make_llm_fixtures.write_stubs(stubs, HUB[4:])
@@ -357,9 +359,16 @@ def main(argv):
                 os.path.join(src, f"tf-{TAG}", "src"), HERE]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), TRANSFORMERS_VERBOSITY="error",
                    HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", DIFFUSERS_VERBOSITY="error")
-        subprocess.run([sys.executable, os.path.abspath(__file__), "--worker"], env=env, check=True)
+        return subprocess.run([sys.executable, os.path.abspath(script)] + list(args), env=env, check=True,
+                              capture_output=capture, text=True)
     finally:
         shutil.rmtree(stubs)
+
+
+def main(argv):
+    if argv[:1] == ["--worker"]:
+        return worker()
+    run_with_diffusers(__file__, ["--worker"])
 
 
 if __name__ == "__main__":

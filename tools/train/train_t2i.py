@@ -19,9 +19,7 @@ Two stages, each resumable from its checkpoint in the work directory (run the sa
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
@@ -230,28 +228,8 @@ def main():
     if args.worker:
         return worker(args)
     sys.path.insert(0, os.path.join(ROOT, "tools", "golden"))
-    import make_llm_fixtures
-    import make_t2i_fixtures as t2i
-    src = os.environ.get("DIFFUSERS_SRC", "/tmp/llmgold")
-    stubs = tempfile.mkdtemp(prefix="t2i-train-stubs-")
-    try:
-        make_llm_fixtures.write_stubs(stubs, t2i.HUB[4:])
-        info = os.path.join(stubs, f"transformers-{t2i.TAG[1:]}.dist-info")
-        os.makedirs(info)
-        with open(os.path.join(info, "METADATA"), "w") as f:
-            f.write(f"Metadata-Version: 2.1\nName: transformers\nVersion: {t2i.TAG[1:]}\n")
-        path = [stubs, os.path.join(src, f"diffusers-{t2i.DIFFUSERS}", "src"), os.path.join(src, t2i.HUB, "src"),
-                os.path.join(src, f"tf-{t2i.TAG}", "src"), os.path.join(ROOT, "tools", "golden")]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), DIFFUSERS_VERBOSITY="error",
-                   TRANSFORMERS_VERBOSITY="error")
-        subprocess.run([sys.executable, os.path.abspath(__file__), "--worker"] + sys.argv[1:], env=env, check=True)
-    finally:
-        shutil_rmtree(stubs)
-
-
-def shutil_rmtree(path):
-    import shutil
-    shutil.rmtree(path, ignore_errors=True)
+    import make_t2i_fixtures
+    make_t2i_fixtures.run_with_diffusers(__file__, ["--worker"] + sys.argv[1:])
 
 
 if __name__ == "__main__":
