@@ -304,8 +304,6 @@ Tensor Sampler::stepEuler(const Tensor& out, size_t call, const Tensor& sample) 
 Tensor Sampler::stepDpm(const Tensor& out, size_t call, const Tensor& sample) {
     const size_t count = m_timesteps.size();
     const bool lowerFinal = call == count - 1 && (m_eulerAtFinal || (m_lowerOrderFinal && count < 15));
-    const bool lowerSecond = call == count - 2 && m_lowerOrderFinal && count < 15;
-    (void)lowerSecond; // the third order is refused at load: order 2 needs no special second-to-last step
     const auto alphaSigma = [](float s) {
         const float alpha = 1.0f / std::sqrt(s * s + 1.0f);
         return std::pair<float, float>{alpha, s * alpha};

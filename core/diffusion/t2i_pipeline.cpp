@@ -59,16 +59,6 @@ void checkComponents(const std::filesystem::path& dir, const JsonConfig& index) 
 
 } // namespace
 
-bool isTextToImageFolder(const std::filesystem::path& dir) {
-    if (!present(dir / "model_index.json")) return false;
-    try {
-        const JsonConfig index(dir / "model_index.json");
-        return index.has("text_encoder") && (index.has("unet") || index.has("transformer"));
-    } catch (const Error&) {
-        return false;
-    }
-}
-
 std::shared_ptr<const TextToImagePipeline> TextToImagePipeline::load(const std::filesystem::path& dir,
                                                                      const Callbacks& callbacks) {
     std::error_code ec;

@@ -30,9 +30,6 @@
 
 namespace attnlens {
 
-// Whether dir holds a text-to-image pipeline (model_index.json naming a text_encoder and a unet). Never
-// throws.
-bool isTextToImageFolder(const std::filesystem::path& dir);
 // Throws attnlens::Error when a model_index.json names components this build does not run (a second text
 // encoder, a transformer denoiser, another U-Net / text encoder / tokenizer / VAE class, a missing one).
 void checkTextToImageIndex(const JsonConfig& index);
