@@ -241,7 +241,8 @@ int runInspect(const std::vector<std::string>& argv) {
         throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     const auto model = args.value("--model");
     if (!model) throw cli::UsageError("--model DIR is required");
-    if (attnlens::detectModelKind(*model) == attnlens::ModelKind::Diffusion)
+    if (const auto kind = attnlens::detectModelKind(*model);
+        kind == attnlens::ModelKind::Diffusion || kind == attnlens::ModelKind::TextToImage)
         return inspectDiffusion(*model, args.value("--json"));
     const auto folder = attnlens::inspectModelFolder(*model);
     const attnlens::JsonConfig config(folder.dir / "config.json");

@@ -6,7 +6,8 @@
 
 #include "cli_common.h"
 #include "cli_unet_args.h"
-#include "core/diffusion/t2i_pipeline.h"
+#include "core/diffusion/t2i_json.h"
+#include "core/diffusion/t2i_maps.h"
 #include "core/export/npy.h"
 #include "core/export/overlay.h"
 #include "core/export/tensor_json.h"
@@ -63,73 +64,6 @@ T2iRequest readRequest(const cli::Args& args) {
     return r;
 }
 
-ImageU8 toImage(const Tensor& image) { // [3, H, W] in 0..1 → 8-bit RGB, as the pipeline's numpy_to_pil
-    ImageU8 out;
-    out.width = static_cast<int>(image.dim(2));
-    out.height = static_cast<int>(image.dim(1));
-    out.channels = 3;
-    out.pixels.resize(static_cast<size_t>(out.width) * out.height * 3);
-    const int64_t plane = image.dim(1) * image.dim(2);
-    for (int64_t p = 0; p < plane; ++p)
-        for (int c = 0; c < 3; ++c) {
-            const int64_t src = std::min<int64_t>(c, image.dim(0) - 1); // a one-channel VAE: grey
-            const float v = image.data()[src * plane + p]; // 0..1, or NaN where a model overflowed: black
-            out.pixels[static_cast<size_t>(p * 3 + c)] =
-                std::isfinite(v) ? static_cast<uint8_t>(std::nearbyint(std::clamp(v, 0.0f, 1.0f) * 255.0f))
-                                 : 0;
-        }
-    return out;
-}
-
-void writeJson(const std::string& path, const T2iResult& r, const T2iRequest& request) {
-    Json top = {{"scheduler", samplerName(r.sampler)},
-                {"steps", request.steps},
-                {"guidance", request.guidance},
-                {"timesteps", r.timesteps},
-                {"ids", r.ids},
-                {"tokens", r.tokens},
-                {"prompt_tokens", r.promptTokens},
-                {"truncated", r.truncated}};
-    std::string text = top.dump();
-    text.pop_back();
-    text += ",\"final_latents\":";
-    appendNested(text, r.finalLatents.data(), r.finalLatents.shape());
-    if (!r.image.empty()) { // [H][W][C] as the pipeline's output_type="np"
-        const int64_t channels = r.image.dim(0), plane = r.image.dim(1) * r.image.dim(2);
-        Tensor hwc({r.image.dim(1), r.image.dim(2), channels});
-        for (int64_t p = 0; p < plane; ++p)
-            for (int64_t c = 0; c < channels; ++c)
-                hwc.data()[p * channels + c] = r.image.data()[c * plane + p];
-        text += ",\"image\":";
-        appendNested(text, hwc.data(), hwc.shape());
-    }
-    text += ",\"per_step\":[";
-    for (size_t i = 0; i < r.steps.size(); ++i) {
-        const T2iStep& s = r.steps[i];
-        text += (i ? ",{" : "{") + std::string("\"timestep\":") + Json(s.timestep).dump() +
-                ",\"cross_attention\":[";
-        for (size_t m = 0; m < s.maps.size(); ++m) {
-            const T2iCrossMap& c = s.maps[m];
-            std::string head = Json{
-                {"name", c.layer.name},
-                {"spatial", {c.layer.height, c.layer.width}},
-                {"heads",
-                 c.layer.heads}}.dump();
-            head.pop_back();
-            text += (m ? "," : "") + head + ",\"cond\":";
-            appendNested(text, c.cond.data(), c.cond.shape());
-            if (!c.uncond.empty()) {
-                text += ",\"uncond\":";
-                appendNested(text, c.uncond.data(), c.uncond.shape());
-            }
-            text += '}';
-        }
-        text += "]}";
-    }
-    text += "]}\n";
-    writeText(path, text);
-}
-
 int runT2i(const std::vector<std::string>& argv) {
     const cli::Args args(argv,
                          {"--model", "--prompt", "--negative", "--steps", "--guidance", "--seed",
@@ -164,11 +98,11 @@ int runT2i(const std::vector<std::string>& argv) {
               << " U-Net calls" << (request.guidance > 1.0f ? " x 2 (guided)" : "") << ": " << r.image.dim(1)
               << "x" << r.image.dim(2) << " image"
               << (args.value("--out") ? " -> " + *args.value("--out") : std::string()) << "\n";
-    if (const auto out = args.value("--out")) writePng(*out, toImage(r.image));
+    if (const auto out = args.value("--out")) writePng(*out, t2iImageU8(r.image));
     if (const auto path = args.value("--maps"))
         writeNpy(*path,
                  aggregateWordMaps(r, static_cast<int>(r.image.dim(1)), static_cast<int>(r.image.dim(2))));
-    if (const auto path = args.value("--json")) writeJson(*path, r, request);
+    if (const auto path = args.value("--json")) writeT2iRunJson(*path, r, request);
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "ui/playground/playground_page.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/shell/main_window.h"
+#include "ui/t2i/t2i_page.h"
 #include "ui/text/text_page.h"
 #include "ui/translate/translate_page.h"
 #include "ui/vision/vision_document.h"
@@ -191,12 +192,14 @@ GuiPages addPages(MainWindow& window, const GuiOptions& o) {
     pages.vision = new VisionPage(nullptr, modelFor(o, attnlens::ModelKind::Vit));
     pages.diffusion = new DiffusionPage(nullptr, modelFor(o, attnlens::ModelKind::Diffusion));
     pages.text = new TextPage(nullptr, modelFor(o, attnlens::ModelKind::Text));
+    pages.t2i = new TextToImagePage(nullptr, modelFor(o, attnlens::ModelKind::TextToImage));
     if (!o.vision.image.isEmpty()) pages.vision->setStartImage(o.vision.image);
     window.addPage(QApplication::translate("main", "Attention"), pages.playground);
     window.addPage(QApplication::translate("main", "Translate"), pages.translate);
     window.addPage(QApplication::translate("main", "Vision"), pages.vision);
     window.addPage(QApplication::translate("main", "Diffusion"), pages.diffusion);
     window.addPage(QApplication::translate("main", "Text"), pages.text);
+    window.addPage(QApplication::translate("main", "Text to image"), pages.t2i);
     return pages;
 }
 
@@ -205,7 +208,8 @@ int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
     // model….
     const bool opened = !modelFor(o, attnlens::ModelKind::Vit).isEmpty() ||
                         !modelFor(o, attnlens::ModelKind::Diffusion).isEmpty() ||
-                        !modelFor(o, attnlens::ModelKind::Text).isEmpty();
+                        !modelFor(o, attnlens::ModelKind::Text).isEmpty() ||
+                        !modelFor(o, attnlens::ModelKind::TextToImage).isEmpty();
     if (!o.model.isEmpty() && !opened && !window.openModel(o.model)) return 2;
     if (o.benchUi && o.page == GuiPage::Text) {
         if (!o.size.isEmpty()) window.resize(o.size);
@@ -256,6 +260,17 @@ int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
             window, pages.diffusion, o,
             [pages, o] { return applyDiffusionSettings(pages.diffusion, o.diffusion); },
             [pages, o] { return applyDiffusionView(pages.diffusion, o.diffusion); });
+    if (shot && o.page == GuiPage::TextToImage)
+        screenshotPage(window, pages.t2i, o,
+                       [pages, o] {
+                           if (!o.translate.input.isEmpty()) {
+                               T2iSettings s = pages.t2i->settingsFromControls();
+                               s.prompt = o.translate.input;
+                               pages.t2i->setSettings(s);
+                           }
+                           return QString();
+                       },
+                       {});
     window.show();
     if (shot && o.page == GuiPage::Playground) grabLater(window, o);
     if (shot && o.page == GuiPage::Translate) screenshotTranslate(window, pages, o);

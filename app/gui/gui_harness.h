@@ -9,6 +9,7 @@
 namespace attnlens::ui {
 class DiffusionPage;
 class TextPage;
+class TextToImagePage;
 class MainWindow;
 class PlaygroundPage;
 class TranslatePage;
@@ -21,9 +22,10 @@ struct GuiPages {
     attnlens::ui::VisionPage* vision = nullptr;
     attnlens::ui::DiffusionPage* diffusion = nullptr;
     attnlens::ui::TextPage* text = nullptr;
+    attnlens::ui::TextToImagePage* t2i = nullptr;
 };
 
-// Adds the five pages in GuiPage order.
+// Adds the six pages in GuiPage order.
 GuiPages addPages(attnlens::ui::MainWindow& window, const GuiOptions& options);
 // Opens --model, shows the window and runs the event loop (with the screenshot or benchmark driver when
 // asked). Returns the exit status: 0, or 2 for a bad start or a failed screenshot.

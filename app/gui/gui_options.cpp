@@ -14,7 +14,9 @@ QCommandLineOption option(const char* name, const char* help, const char* value 
 
 QList<QCommandLineOption> guiOptionList() {
     return {
-        option("page", "Page to open: 0 Attention, 1 Translate, 2 Vision, 3 Diffusion, 4 Text.", "N"),
+        option("page",
+               "Page to open: 0 Attention, 1 Translate, 2 Vision, 3 Diffusion, 4 Text, 5 Text to image.",
+               "N"),
         option("size", "Window size.", "WxH"),
         option("dark", "Use the dark palette this once (View → Theme sets and remembers a theme)."),
         option("model", "Open this model folder at start (File → Open model…).", "DIR"),
@@ -25,7 +27,7 @@ QList<QCommandLineOption> guiOptionList() {
                "SECONDS"),
         option("bench-ui", "Time the pages (offscreen) and exit; with --page 4 the Text page on --input."),
         option("repeats", "--bench-ui: translations to time.", "N"),
-        option("input", "Translate: the German sentence. Text: the text.", "TEXT"),
+        option("input", "Translate: the German sentence. Text: the text. Text to image: the prompt.", "TEXT"),
         option("beam", "Translate: beam width (1 = greedy).", "N"),
         option("max-tokens", "Translate: most target tokens.", "N"),
         option("steps", "Translate: reset, then step forward K times. Diffusion: denoising steps.", "K"),

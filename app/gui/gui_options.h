@@ -26,8 +26,8 @@
 
 class QApplication;
 
-enum class GuiPage { Playground = 0, Translate = 1, Vision = 2, Diffusion = 3, Text = 4 };
-constexpr int kGuiPages = 5;
+enum class GuiPage { Playground = 0, Translate = 1, Vision = 2, Diffusion = 3, Text = 4, TextToImage = 5 };
+constexpr int kGuiPages = 6;
 
 struct GuiOptions {
     GuiPage page = GuiPage::Playground;

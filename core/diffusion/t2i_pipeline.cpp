@@ -27,6 +27,17 @@ std::string componentClass(const JsonConfig& index, const std::string& name) {
 
 } // namespace
 
+bool isTextToImageFolder(const std::filesystem::path& dir) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(dir / "model_index.json", ec)) return false;
+    try {
+        const Json j = readJsonFile(dir / "model_index.json");
+        return j.is_object() && j.contains("text_encoder");
+    } catch (const Error&) {
+        return false;
+    }
+}
+
 void checkTextToImageIndex(const JsonConfig& index) {
     const std::string where = "'" + index.path().parent_path().string() + "': ";
     const std::string cls = index.value<std::string>("_class_name", "pipeline");
@@ -172,6 +183,16 @@ void checkRequest(const TextToImagePipeline& pipe, const T2iRequest& r, int heig
 
 } // namespace
 
+T2iPrompt t2iPrompt(const TextToImagePipeline& pipe, std::string_view prompt) {
+    T2iPrompt out;
+    out.ids = pipe.tokenizer().encodePadded(prompt, 77).ids;
+    out.promptTokens = static_cast<int>(pipe.tokenizer().encode(prompt).ids.size());
+    out.truncated = out.promptTokens > 77;
+    for (int id : out.ids)
+        out.tokens.push_back(pipe.tokenizer().token(id));
+    return out;
+}
+
 T2iResult runTextToImage(const TextToImagePipeline& pipe, const T2iRequest& r, const Callbacks* callbacks,
                          const std::function<void(const T2iStep&)>& onStep) {
     const int height = r.height ? r.height : pipe.defaultSize(),
@@ -191,13 +212,10 @@ T2iResult runTextToImage(const TextToImagePipeline& pipe, const T2iRequest& r, c
     UNetConditioning cond, uncond;
     {
         const auto text = pipe.loadTextEncoder(); // released before the loop
-        cond.encoderHiddenStates = pipe.encodePrompt(*text, r.prompt, &result.ids);
+        cond.encoderHiddenStates = pipe.encodePrompt(*text, r.prompt);
         if (guided) uncond.encoderHiddenStates = pipe.encodePrompt(*text, r.negative);
     }
-    result.promptTokens = static_cast<int>(pipe.tokenizer().encode(r.prompt).ids.size());
-    result.truncated = result.promptTokens > 77;
-    for (int id : result.ids)
-        result.tokens.push_back(pipe.tokenizer().token(id));
+    static_cast<T2iPrompt&>(result) = t2iPrompt(pipe, r.prompt);
 
     const int channels = pipe.unet().config().inChannels, f = pipe.vae().config().scaleFactor();
     const Shape shape{channels, height / f, width / f};
@@ -221,6 +239,7 @@ T2iResult runTextToImage(const TextToImagePipeline& pipe, const T2iRequest& r, c
         T2iStep step;
         step.index = static_cast<int>(i);
         step.timestep = t;
+        step.input = in.clone(); // a step owns its tensors: onStep's caller may keep or change them
         UNetOutput c = pipe.unet().forward(in, t, cond, run, callbacks);
         step.maps = crossMaps(std::move(c.attentions), r.allHeads);
         Tensor noise = std::move(c.noisePred);
@@ -232,7 +251,7 @@ T2iResult runTextToImage(const TextToImagePipeline& pipe, const T2iRequest& r, c
             noise = combine(u.noisePred, noise, r.guidance);
         }
         x = sampler.step(noise, i, x);
-        step.latents = x;
+        step.latents = x.clone();
         if (onStep) onStep(step);
         result.steps.push_back(std::move(step));
     }

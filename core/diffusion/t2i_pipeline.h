@@ -30,6 +30,10 @@
 
 namespace attnlens {
 
+// Whether `dir` holds a diffusers pipeline with a text encoder (its model_index.json names "text_encoder"):
+// Stable Diffusion's layout, and the others this build refuses by name (SDXL, SD3). Never throws.
+bool isTextToImageFolder(const std::filesystem::path& dir);
+
 // Throws attnlens::Error when a model_index.json names components this build does not run (a second text
 // encoder, a transformer denoiser, another U-Net / text encoder / tokenizer / VAE class, a missing one).
 void checkTextToImageIndex(const JsonConfig& index);
@@ -98,20 +102,26 @@ struct T2iCrossMap {
 struct T2iStep {
     int index = 0;      // 0-based step
     float timestep = 0; // the U-Net's timestep at this step
+    Tensor input;       // [C, h, w] the U-Net's input at this step (scaled as the scheduler scales it)
     Tensor latents;     // [C, h, w] after the step
     std::vector<T2iCrossMap> maps;
 };
 
-struct T2iResult {
-    SamplerKind sampler = SamplerKind::Pndm;
-    std::vector<float> timesteps;    // one per U-Net call (PLMS: steps + 1)
+// The prompt as the pipeline feeds it: 77 ids, padded and truncated.
+struct T2iPrompt {
     std::vector<int> ids;            // the prompt's 77 padded ids
     std::vector<std::string> tokens; // their tokens
     int promptTokens = 0;            // BOS + pieces + EOS before padding / truncation
     bool truncated = false;          // the prompt had more than 75 pieces
-    std::vector<T2iStep> steps;      // one per U-Net call
-    Tensor finalLatents;             // [C, h, w]
-    Tensor image;                    // [3, H, W] in 0..1; empty when not decoded
+};
+T2iPrompt t2iPrompt(const TextToImagePipeline& pipe, std::string_view prompt);
+
+struct T2iResult : T2iPrompt {
+    SamplerKind sampler = SamplerKind::Pndm;
+    std::vector<float> timesteps; // one per U-Net call (PLMS: steps + 1)
+    std::vector<T2iStep> steps;   // one per U-Net call
+    Tensor finalLatents;          // [C, h, w]
+    Tensor image;                 // [3, H, W] in 0..1; empty when not decoded
 };
 
 // Runs the pipeline; onStep (may be empty) sees each step as it is made. Cancel is polled between U-Net

@@ -12,10 +12,11 @@ namespace attnlens {
 
 namespace {
 
-const std::array<ModelFamily, 7> kFamilies = {{
+const std::array<ModelFamily, 8> kFamilies = {{
     {"Marian", {"marian"}, ModelKind::Marian},
     {"ViT", {"vit"}, ModelKind::Vit},
     {"diffusers UNet2DModel", {}, ModelKind::Diffusion},
+    {"Stable Diffusion pipelines", {}, ModelKind::TextToImage},
     {"BERT", {"bert"}, ModelKind::Text},
     {"GPT-2", {"gpt2"}, ModelKind::Text},
     {"Llama-style decoders", {"llama", "mistral", "qwen2", "qwen3", "gemma3_text"}, ModelKind::Text},
@@ -26,11 +27,12 @@ struct KindRow {
     ModelKind kind;
     std::string_view builtin, purpose;
 };
-const std::array<KindRow, 4> kKinds = {{
+const std::array<KindRow, 5> kKinds = {{
     {ModelKind::Marian, "marian-de-en-tiny", "translation"},
     {ModelKind::Vit, "vit-fashion-mnist", "vision"},
     {ModelKind::Diffusion, "ddpm-fashion-tiny", "diffusion"},
     {ModelKind::Text, "llama-en-tiny", "text"},
+    {ModelKind::TextToImage, "sd-fashion-tiny", "text-to-image"},
 }};
 
 const KindRow* rowOf(ModelKind kind) {

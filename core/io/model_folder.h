@@ -12,7 +12,7 @@ namespace attnlens {
 
 // Diffusion: a diffusers UNet2DModel or pipeline folder (core/diffusion/diffusion_model.h describes it).
 // Text: model_type "bert", "gpt2" or a Llama-style decoder (core/models/text_folder.h).
-enum class ModelKind { Marian, Vit, Diffusion, Text, Unknown };
+enum class ModelKind { Marian, Vit, Diffusion, Text, TextToImage, Unknown };
 
 struct ModelFolderInfo {
     std::filesystem::path dir;

@@ -387,6 +387,7 @@ FeatureMap UNet2DModel::runResnet(const Resnet& r, const FeatureMap& x, const Ro
 struct UNet2DModel::AttentionRun {
     std::vector<UNetAttentionMap>* capture = nullptr;
     bool captureSelf = true;
+    int captureLayer = -1;
     std::vector<std::vector<int>> off; // [attention layer] → heads switched off
     AttentionInputs* probe = nullptr;
     int probeLayer = -1;
@@ -402,7 +403,8 @@ RowMatrix UNet2DModel::runAttentionLayer(const MultiHeadAttention& mha, const UN
                                          ? std::span<const int>(run.off[size_t(index)])
                                          : std::span<const int>();
     Tensor probs;
-    const bool capture = run.capture && (layer.cross || run.captureSelf);
+    const bool capture =
+        run.capture && (run.captureLayer >= 0 ? index == run.captureLayer : layer.cross || run.captureSelf);
     RowMatrix attended = mha.forward(queries, keys, nullptr, capture ? &probs : nullptr, off);
     if (capture) {
         UNetAttentionInfo info = layer;
@@ -426,10 +428,11 @@ FeatureMap UNet2DModel::runAttention(const Attention& a, const FeatureMap& x, At
     return out;
 }
 
-int64_t UNet2DModel::captureBytes(int height, int width, int textTokens, bool withSelf) const {
-    int64_t bytes = 0;
+int64_t UNet2DModel::captureBytes(int height, int width, int textTokens, bool withSelf, int onlyLayer) const {
+    int64_t bytes = 0, index = 0;
     for (const auto& l : attentionLayers(height, width, textTokens))
-        if (l.cross || withSelf) bytes += int64_t{sizeof(float)} * l.heads * l.tokens() * l.keys();
+        if (onlyLayer >= 0 ? index++ == onlyLayer : l.cross || withSelf)
+            bytes += int64_t{sizeof(float)} * l.heads * l.tokens() * l.keys();
     return bytes;
 }
 
@@ -440,7 +443,8 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, const UNet
     const RowMatrix text = textStates(conditioning);
     const int textTokens = static_cast<int>(text.rows());
     if (options.captureAttention) {
-        const int64_t bytes = captureBytes(height, width, textTokens, options.captureSelf);
+        const int64_t bytes =
+            captureBytes(height, width, textTokens, options.captureSelf, options.captureLayer);
         if (bytes > options.maxCaptureBytes)
             throw Error("capturing every attention layer of a " + std::to_string(height) + "x" +
                         std::to_string(width) + " sample needs " + std::to_string(bytes >> 20) +
@@ -455,6 +459,7 @@ UNetOutput UNet2DModel::forward(const Tensor& sample, float timestep, const UNet
     AttentionRun run;
     run.capture = options.captureAttention ? &result.attentions : nullptr;
     run.captureSelf = options.captureSelf;
+    run.captureLayer = options.captureLayer;
     run.probe = options.probe;
     run.probeLayer = options.probeLayer;
     if (!options.offHeads.empty()) {

@@ -70,6 +70,9 @@ struct UNetRunOptions : RunControls {
     // With captureAttention: whether self-attention layers are captured too (false: cross-attention only,
     // what a text-to-image run keeps per step; at 512×512 one self-attention layer of SD 1.5 is 512 MiB).
     bool captureSelf = true;
+    // >= 0: only this attention layer (execution order) is captured, self or cross (a self-attention map
+    // asked for on demand).
+    int captureLayer = -1;
 };
 
 // What a U-Net is conditioned on besides the timestep: the class (class-conditional models; required iff the
@@ -102,7 +105,8 @@ public:
     // textTokens keys).
     std::vector<UNetAttentionInfo> attentionLayers(int height, int width, int textTokens = 77) const;
     // Bytes every attention layer's captured weights take for an input of height × width.
-    int64_t captureBytes(int height, int width, int textTokens = 77, bool withSelf = true) const;
+    int64_t captureBytes(int height, int width, int textTokens = 77, bool withSelf = true,
+                         int onlyLayer = -1) const;
     bool textConditioned() const { return m_config.textConditioned; }
     // Gives back the resident pages of the weight file's mapping (the float32 weights used as they are
     // stored: SD 1.5's 1.1 GB of linear layers); the next forward reads them from the page cache again. A

@@ -11,9 +11,10 @@
 
 namespace attnlens {
 
-// A diffusers folder (model_index.json, unet/, or a diffusers config) is Diffusion; otherwise the kind of the
-// family reading its model_type (Unknown when none does). Throws attnlens::Error as inspectModelFolder does
-// (no folder, no config.json, no checkpoint).
+// A diffusers pipeline with a text encoder (model_index.json naming one: Stable Diffusion's layout) is
+// TextToImage, another diffusers folder (model_index.json, unet/, or a diffusers config) is Diffusion;
+// otherwise the kind of the family reading its model_type (Unknown when none does). Throws attnlens::Error as
+// inspectModelFolder does (no folder, no config.json, no checkpoint).
 ModelKind detectModelKind(const std::filesystem::path& dir);
 
 } // namespace attnlens

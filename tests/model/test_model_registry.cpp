@@ -41,8 +41,9 @@ private slots:
                 QVERIFY2(seen.insert(t).second, std::string(t).c_str());
         QCOMPARE(
             QString::fromStdString(supportedFamilies()),
-            QStringLiteral("Marian (translation), ViT (vision), diffusers UNet2DModel (diffusion), BERT, "
-                           "GPT-2, Llama-style decoders and CLIP text encoder (text)"));
+            QStringLiteral("Marian (translation), ViT (vision), diffusers UNet2DModel (diffusion), Stable "
+                           "Diffusion pipelines (text-to-image), BERT, GPT-2, Llama-style decoders and CLIP "
+                           "text encoder (text)"));
     }
 
     void builtinModels() {
@@ -51,6 +52,8 @@ private slots:
             QCOMPARE(detectModelKind(builtinModelDir(kind)), kind); // the built-in model is of its kind
         }
         QVERIFY(builtinModelName(ModelKind::Unknown).empty());
+        // the Text-to-image page's built-in model (tools/train/train_t2i.py; its training spans sessions)
+        QCOMPARE(builtinModelName(ModelKind::TextToImage), std::string_view("sd-fashion-tiny"));
         // the Text page opens on the built-in Llama-architecture model; gpt2-en-tiny stays beside it
         QCOMPARE(builtinModelDir(ModelKind::Text).filename().string(), std::string("llama-en-tiny"));
         QCOMPARE(detectModelKind(builtinModelDir("gpt2-en-tiny")), ModelKind::Text);
@@ -63,6 +66,7 @@ private slots:
         QCOMPARE(detectModelKind(kData / "vit" / "rgb"), ModelKind::Vit);
         QCOMPARE(detectModelKind(kData / "unet" / "bare-head8"), ModelKind::Diffusion);
         QCOMPARE(detectModelKind(kData / "unet" / "cond-pipeline"), ModelKind::Diffusion);
+        QCOMPARE(detectModelKind(kData / "t2i" / "tiny-pipe"), ModelKind::TextToImage); // a text encoder
         QTemporaryDir dir; // a model_type no family reads
         const std::filesystem::path d = dir.path().toStdString();
         std::ofstream(d / "config.json") << R"({"model_type": "mixtral"})";

@@ -45,6 +45,8 @@ private slots:
             {"--page", "3", "--class", "Sneaker", "--seed", "2", "--steps", "20", "--step", "10", "--query",
              "4,4:9,12", "--layer", "2", "--key-side", "--dark"},
             {"--page", "4", "--input", "The cat sat.", "--layer", "1", "--head", "2", "--wait", "120"},
+            {"--page", "5", "--model", QStringLiteral(ATTNLENS_TEST_DATA "/t2i/tiny-pipe"), "--input",
+             "a sneaker above a bag"},
         };
         for (const QStringList& c : cases) {
             const QString out = tmp.filePath(QStringLiteral("page%1.png").arg(c[1]));
@@ -74,7 +76,7 @@ private slots:
         QTemporaryDir tmp;
         const QString out = tmp.filePath("x.png");
         const QList<QPair<QStringList, QString>> cases{
-            {{"--page", "5"}, "--page"},
+            {{"--page", "6"}, "--page"},
             {{"--size", "big"}, "--size"},
             {{"--page", "1", "--head", "middle"}, "head"},
             {{"--page", "1", "--kind", "sideways"}, "--kind"},
