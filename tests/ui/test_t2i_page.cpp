@@ -68,6 +68,7 @@ private slots:
     void oneHeadNeedsEveryHeadKept();
     void halvesOfGuidance();
     void cancelKeepsTheStepsMade();
+    void largerImagesShowTheLatentsUntilDecoded();
     void exports();
     void sessionRoundTrip();
     void longPromptIsSaidTruncated();
@@ -236,6 +237,25 @@ void TestT2iPage::cancelKeepsTheStepsMade() {
     QVERIFY(!doc->running());
     QVERIFY(m_page->message().contains("Stopped"));
     QVERIFY(!m_page->view()->picture().isNull());
+    generate(5);
+}
+
+void TestT2iPage::largerImagesShowTheLatentsUntilDecoded() {
+    T2iDocument* doc = m_page->document();
+    T2iSettings s = m_page->settingsFromControls();
+    s.steps = 2;
+    s.size = 80; // 40×40 latents: decoding each step would cost more than the step
+    m_page->generate(s);
+    WAIT_UNTIL(!doc->running() && !m_page->isBusy());
+    QCOMPARE(doc->imageHeight(), 80);
+    QVERIFY(!doc->stepDecoded(0));
+    QVERIFY(doc->stepDecoded(doc->completedSteps() - 1)); // the final image
+    doc->setShownStep(0);
+    QCOMPARE(doc->picture().width, 80); // the latents, enlarged to the image's size
+    QVERIFY(m_page->findChild<QLabel*>("stepLabel")->text().contains("latent preview"));
+    m_page->findChild<QPushButton*>("decodeStep")->click();
+    WAIT_UNTIL(doc->stepDecoded(0) && !m_page->isBusy());
+    QCOMPARE(m_page->view()->picture().width(), 80);
     generate(5);
 }
 

@@ -168,14 +168,14 @@ def train_unet(args, torch, diffusers, transformers, data, t2i_data):
         run.save(torch, modules, opt)
     run.save(torch, modules, opt, force=True)
     if args.export:
-        export(args.export, vae, scale, ema_text, ema_unet, diffusers, t2i_data, run.record)
+        export(args.export, vae, ck["record"], ema_text, ema_unet, diffusers, t2i_data, run.record)
 
 
-def export(folder, vae, scale, text, unet, diffusers, t2i_data, record):
+def export(folder, vae, vae_record, text, unet, diffusers, t2i_data, record):
     import shutil
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
-    vae.register_to_config(scaling_factor=scale)
+    vae.register_to_config(scaling_factor=vae_record["scaling_factor"])
     vae.save_pretrained(os.path.join(folder, "vae"), safe_serialization=True)
     unet.save_pretrained(os.path.join(folder, "unet"), safe_serialization=True)
     text.save_pretrained(os.path.join(folder, "text_encoder"), safe_serialization=True)
@@ -192,6 +192,12 @@ def export(folder, vae, scale, text, unet, diffusers, t2i_data, record):
         json.dump(index, f, indent=2, sort_keys=True)
     with open(os.path.join(folder, "training.json"), "w") as f:
         json.dump(record, f, indent=1)
+    import t2i_card
+    counts = {name: sum(p.numel() for p in m.parameters()) for name, m in
+              (("vae", vae), ("text", text), ("unet", unet))}
+    with open(os.path.join(folder, "README.md"), "w", encoding="utf-8") as f:
+        f.write(t2i_card.model_card(os.path.basename(os.path.normpath(folder)), vae_record, record, counts,
+                                    (VAE_CONFIG, UNET_CONFIG, TEXT_CONFIG)))
     print(f"exported {folder} (step {record['step']})", flush=True)
 
 

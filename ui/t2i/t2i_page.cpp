@@ -112,7 +112,7 @@ QWidget* TextToImagePage::buildPromptBox(QWidget* panel) {
     m_prompt = new QLineEdit(defaults.prompt, box);
     m_prompt->setObjectName(QStringLiteral("prompt"));
     m_prompt->setPlaceholderText(tr("what to draw"));
-    connect(m_prompt, &QLineEdit::returnPressed, this, &TextToImagePage::generate);
+    connect(m_prompt, &QLineEdit::returnPressed, this, [this] { generate(); });
     connect(m_prompt, &QLineEdit::textChanged, this, &TextToImagePage::updatePromptNote);
     form->addRow(m_prompt);
     m_promptNote = new QLabel(box);
@@ -156,7 +156,7 @@ QWidget* TextToImagePage::buildPromptBox(QWidget* panel) {
     m_generate = new QPushButton(tr("Generate"), box);
     m_generate->setObjectName(QStringLiteral("generate"));
     m_generate->setDefault(true);
-    connect(m_generate, &QPushButton::clicked, this, &TextToImagePage::generate);
+    connect(m_generate, &QPushButton::clicked, this, [this] { generate(); });
     form->addRow(m_generate);
     return box;
 }
@@ -410,14 +410,13 @@ T2iFrame makeFrame(const TextToImagePipeline& pipe, const T2iStep& step) {
 
 } // namespace
 
-void TextToImagePage::generate() {
+void TextToImagePage::generate(const T2iSettings& s) {
     const auto pipe = m_doc->pipeline();
     if (!pipe) {
         m_generateWhenLoaded = true;
         return;
     }
     if (isBusy()) worker()->cancel();
-    const T2iSettings s = settingsFromControls();
     T2iRequest r;
     r.prompt = s.prompt.toStdString();
     r.negative = s.negative.toStdString();

@@ -58,7 +58,8 @@ public:
     void openModel(const QString& dir) override;
     QString modelDescription() const override;
 
-    void generate(); // with the controls' settings; a running job is cancelled first
+    void generate() { generate(settingsFromControls()); } // a running job is cancelled first
+    void generate(const T2iSettings& settings);           // any size the model can make
     void setSettings(const T2iSettings& settings);
     T2iSettings settingsFromControls() const;
     void decodeShownStep(); // the VAE on the shown step's latents (a preview otherwise)

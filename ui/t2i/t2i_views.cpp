@@ -58,8 +58,12 @@ void TextToImagePage::syncModelControls() {
     if (!pipe) return;
     const int own = pipe->defaultSize(), mult = pipe->sizeMultiple();
     m_size->addItem(tr("%1×%1 (the model's)").arg(own), 0);
+    // 256 and 512 where the model can make them: self-attention over at most 64×64 latents (SD 1.x at 512;
+    // 4096² weights per head), and not far beyond the size it was trained at
+    const int factor = pipe->vae().config().scaleFactor();
     for (int s : {256, 512})
-        if (s != own && s % mult == 0) m_size->addItem(tr("%1×%1").arg(s), s);
+        if (s != own && s % mult == 0 && s / factor <= 64 && s <= 4 * own)
+            m_size->addItem(tr("%1×%1").arg(s), s);
     m_size->setCurrentIndex(std::max(0, m_size->findData(current)));
     const QString folder = QString::fromStdString(pipe->schedulerClass());
     m_scheduler->addItem(pipe->folderSampler() ? tr("the folder's (%1)").arg(folder)
