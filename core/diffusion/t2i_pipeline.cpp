@@ -259,15 +259,20 @@ T2iResult runTextToImage(const TextToImagePipeline& pipe, const T2iRequest& r, c
     if (r.decode) {
         pipe.unet().releaseFilePages(); // the decode is where a run's memory peaks
         if (callbacks) callbacks->report(1.0, "decoding");
-        const float scale = pipe.vae().config().scalingFactor;
-        Tensor z(shape);
-        for (int64_t i = 0; i < z.numel(); ++i)
-            z.data()[i] = x.data()[i] / scale;
-        result.image = pipe.vae().decode(z, callbacks);
-        for (int64_t i = 0; i < result.image.numel(); ++i)
-            result.image.data()[i] = std::clamp(result.image.data()[i] / 2.0f + 0.5f, 0.0f, 1.0f);
+        result.image = decodeLatents(pipe, x, callbacks);
     }
     return result;
+}
+
+Tensor decodeLatents(const TextToImagePipeline& pipe, const Tensor& latents, const Callbacks* callbacks) {
+    const float scale = pipe.vae().config().scalingFactor;
+    Tensor z(latents.shape());
+    for (int64_t i = 0; i < z.numel(); ++i)
+        z.data()[i] = latents.data()[i] / scale;
+    Tensor image = pipe.vae().decode(z, callbacks);
+    for (int64_t i = 0; i < image.numel(); ++i)
+        image.data()[i] = std::clamp(image.data()[i] / 2.0f + 0.5f, 0.0f, 1.0f);
+    return image;
 }
 
 Tensor aggregateWordMaps(const T2iResult& result, int height, int width) {

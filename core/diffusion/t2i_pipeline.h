@@ -129,6 +129,11 @@ struct T2iResult : T2iPrompt {
 T2iResult runTextToImage(const TextToImagePipeline& pipe, const T2iRequest& request,
                          const Callbacks* callbacks, const std::function<void(const T2iStep&)>& onStep = {});
 
+// The picture of latents [C, h, w] (a step's or the final ones): decode(latents / scaling_factor) / 2 + 0.5,
+// clamped to 0..1 — as the pipeline makes its image.  -> [out channels, H, W]
+Tensor decodeLatents(const TextToImagePipeline& pipe, const Tensor& latents,
+                     const Callbacks* callbacks = nullptr);
+
 // DAAM's aggregate: for each of the 77 tokens, the mean over steps and cross-attention layers of the
 // conditional maps (mean over heads), each bicubic-upsampled to height × width.   -> [77, height, width]
 Tensor aggregateWordMaps(const T2iResult& result, int height, int width);

@@ -396,14 +396,7 @@ T2iFrame makeFrame(const TextToImagePipeline& pipe, const T2iStep& step) {
         f.picture = latentPreview(step.latents);
         return f;
     }
-    Tensor z = step.latents.clone();
-    const float scale = pipe.vae().config().scalingFactor;
-    for (int64_t i = 0; i < z.numel(); ++i)
-        z.data()[i] /= scale;
-    Tensor image = pipe.vae().decode(z);
-    for (int64_t i = 0; i < image.numel(); ++i)
-        image.data()[i] = std::clamp(image.data()[i] / 2.0f + 0.5f, 0.0f, 1.0f);
-    f.picture = t2iImageU8(image);
+    f.picture = t2iImageU8(decodeLatents(pipe, step.latents));
     f.decoded = true;
     return f;
 }
@@ -465,15 +458,7 @@ void TextToImagePage::decodeShownStep() {
     const Tensor latents = m_doc->run().steps[size_t(step)].latents;
     m_decodeJob = worker()->run<ImageU8>(
         tr("Decoding step %1").arg(step),
-        [pipe, latents](const Callbacks& cb) {
-            Tensor z = latents.clone();
-            for (int64_t i = 0; i < z.numel(); ++i)
-                z.data()[i] /= pipe->vae().config().scalingFactor;
-            Tensor image = pipe->vae().decode(z, &cb);
-            for (int64_t i = 0; i < image.numel(); ++i)
-                image.data()[i] = std::clamp(image.data()[i] / 2.0f + 0.5f, 0.0f, 1.0f);
-            return t2iImageU8(image);
-        },
+        [pipe, latents](const Callbacks& cb) { return t2iImageU8(decodeLatents(*pipe, latents, &cb)); },
         [this, step](ImageU8 picture) { m_doc->setStepPicture(step, std::move(picture)); });
 }
 
