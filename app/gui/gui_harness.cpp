@@ -261,16 +261,9 @@ int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
             [pages, o] { return applyDiffusionSettings(pages.diffusion, o.diffusion); },
             [pages, o] { return applyDiffusionView(pages.diffusion, o.diffusion); });
     if (shot && o.page == GuiPage::TextToImage)
-        screenshotPage(window, pages.t2i, o,
-                       [pages, o] {
-                           if (!o.translate.input.isEmpty()) {
-                               T2iSettings s = pages.t2i->settingsFromControls();
-                               s.prompt = o.translate.input;
-                               pages.t2i->setSettings(s);
-                           }
-                           return QString();
-                       },
-                       {});
+        screenshotPage(
+            window, pages.t2i, o, [pages, o] { return applyT2iSettings(pages.t2i, o.t2i); },
+            [pages, o] { return applyT2iView(pages.t2i, o.t2i); });
     window.show();
     if (shot && o.page == GuiPage::Playground) grabLater(window, o);
     if (shot && o.page == GuiPage::Translate) screenshotTranslate(window, pages, o);

@@ -33,7 +33,7 @@ QList<QCommandLineOption> guiOptionList() {
         option("steps", "Translate: reset, then step forward K times. Diffusion: denoising steps.", "K"),
         option("view",
                "Translate: matrix, model, lines, embeddings, beam, heads or difference. Text: matrix, "
-               "model, lines, heads, difference or embeddings.",
+               "model, lines, heads, difference or embeddings. Text to image: words, steps or u.",
                "NAME"),
         option("kind", "Translate: encoder, decoder or cross.", "KIND"),
         option("token", "Translate: select source piece sN or target piece tN.", "TOKEN"),
@@ -51,6 +51,8 @@ QList<QCommandLineOption> guiOptionList() {
         option("scheduler", "Diffusion: ddim or ddpm.", "NAME"),
         option("step", "Diffusion: the denoising step shown (from 0).", "S"),
         option("on", "Diffusion: draw the map over x0 or xt.", "IMAGE"),
+        option("word", "Text to image: the word whose map is shown (a word of the prompt or its index).",
+               "WORD"),
     };
 }
 
@@ -174,5 +176,11 @@ QString parseGuiOptions(const QApplication& app, GuiOptions& o) {
     }
     parseVisionScript(a, o.page == GuiPage::Vision, o.vision);
     parseDiffusionScript(a, o.page == GuiPage::Diffusion, o.diffusion);
+    if (o.page == GuiPage::TextToImage) { // the Diffusion page's options, and its own
+        parseDiffusionScript(a, true, o.t2i.d);
+        o.t2i.prompt = a.v("input");
+        o.t2i.word = a.v("word");
+        o.t2i.view = a.v("view");
+    }
     return {};
 }

@@ -17,6 +17,7 @@
 // --layer/--head/--query/--key-side apply to the page opened (--page).
 
 #include "diffusion_driver.h"
+#include "t2i_driver.h"
 #include "translate_driver.h"
 #include "vision_driver.h"
 
@@ -48,6 +49,7 @@ struct GuiOptions {
     TranslateScript translate;
     VisionScript vision;
     DiffusionScript diffusion;
+    T2iScript t2i;
 };
 
 // Parses the application's arguments (--help and --version print and exit). Returns an error message

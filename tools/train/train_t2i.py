@@ -119,12 +119,38 @@ def train_vae(args, torch, diffusers, data):
     print(f"vae: step {run.record['step']}, scaling_factor {run.record['scaling_factor']:.4f}", flush=True)
 
 
-def train_unet(args, torch, diffusers, transformers, data, t2i_data):
-    ck = torch.load(os.path.join(args.work, "vae.pt"))
+def load_vae(args, torch, diffusers):
+    """The trained VAE and its record: from the work directory's vae.pt, else from --init-from's export."""
     vae = diffusers.AutoencoderKL(**VAE_CONFIG)
-    vae.load_state_dict(ck["vae"])
-    vae.eval().requires_grad_(False)
-    scale = ck["record"]["scaling_factor"]
+    path = os.path.join(args.work, "vae.pt")
+    if os.path.exists(path):
+        ck = torch.load(path)
+        vae.load_state_dict(ck["vae"])
+        record = ck["record"]
+    elif args.init_from:
+        vae.load_state_dict(diffusers.AutoencoderKL.from_pretrained(os.path.join(args.init_from, "vae")).state_dict())
+        with open(os.path.join(args.init_from, "training.json")) as f:
+            record = json.load(f)["vae"]
+    else:
+        sys.exit(f"no vae.pt in {args.work}: run --stage vae first (or give --init-from an exported folder)")
+    return vae.eval().requires_grad_(False), record
+
+
+def init_from_export(args, torch, diffusers, transformers, modules, run):
+    """No checkpoint: start from an exported folder's (EMA) weights and its training record, the optimiser
+    afresh — a later session goes on from the committed model when the work directory is gone."""
+    unet = diffusers.UNet2DConditionModel.from_pretrained(os.path.join(args.init_from, "unet"))
+    text = transformers.CLIPTextModel.from_pretrained(os.path.join(args.init_from, "text_encoder"))
+    for name, src in (("unet", unet), ("ema_unet", unet), ("text", text), ("ema_text", text)):
+        modules[name].load_state_dict({k: v.float() for k, v in src.state_dict().items()})
+    with open(os.path.join(args.init_from, "training.json")) as f:
+        run.record = json.load(f)["unet"]
+    print(f"initialised from {args.init_from} at step {run.record['step']}", flush=True)
+
+
+def train_unet(args, torch, diffusers, transformers, data, t2i_data):
+    vae, vae_record = load_vae(args, torch, diffusers)
+    scale = vae_record["scaling_factor"]
     vocab = t2i_data.clip_vocabulary()[0]
     text_cfg = transformers.CLIPTextConfig(vocab_size=len(vocab), bos_token_id=vocab["<|startoftext|>"],
                                            eos_token_id=vocab["<|endoftext|>"], pad_token_id=vocab["<|endoftext|>"],
@@ -137,7 +163,8 @@ def train_unet(args, torch, diffusers, transformers, data, t2i_data):
     opt = torch.optim.AdamW(params, lr=args.lr or 3e-4)
     modules = {"text": text, "unet": unet, "ema_text": ema_text, "ema_unet": ema_unet}
     run = Run(args.work, "unet", args.minutes, args.checkpoint_minutes)
-    run.resume(torch, modules, opt)
+    if not run.resume(torch, modules, opt) and args.init_from:
+        init_from_export(args, torch, diffusers, transformers, modules, run)
     run.record["scaling_factor"] = scale
     abar = torch.cumprod(1 - torch.linspace(0.00085 ** 0.5, 0.012 ** 0.5, 1000) ** 2, 0)
     losses = []
@@ -168,7 +195,7 @@ def train_unet(args, torch, diffusers, transformers, data, t2i_data):
         run.save(torch, modules, opt)
     run.save(torch, modules, opt, force=True)
     if args.export:
-        export(args.export, vae, ck["record"], ema_text, ema_unet, diffusers, t2i_data, run.record)
+        export(args.export, vae, vae_record, ema_text, ema_unet, diffusers, t2i_data, run.record)
 
 
 def export(folder, vae, vae_record, text, unet, diffusers, t2i_data, record):
@@ -176,9 +203,12 @@ def export(folder, vae, vae_record, text, unet, diffusers, t2i_data, record):
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
     vae.register_to_config(scaling_factor=vae_record["scaling_factor"])
+    import copy
     vae.save_pretrained(os.path.join(folder, "vae"), safe_serialization=True)
-    unet.save_pretrained(os.path.join(folder, "unet"), safe_serialization=True)
-    text.save_pretrained(os.path.join(folder, "text_encoder"), safe_serialization=True)
+    # The U-Net and the text encoder stored in float16 (half the bytes in the repository); diffusers and
+    # transformers load them into float32 models, Attention Lens keeps them in 16 bits where it can.
+    copy.deepcopy(unet).half().save_pretrained(os.path.join(folder, "unet"), safe_serialization=True)
+    copy.deepcopy(text).half().save_pretrained(os.path.join(folder, "text_encoder"), safe_serialization=True)
     t2i_data.write_tokenizer(os.path.join(folder, "tokenizer"))
     os.makedirs(os.path.join(folder, "scheduler"))
     with open(os.path.join(folder, "scheduler", "scheduler_config.json"), "w") as f:
@@ -191,7 +221,7 @@ def export(folder, vae, vae_record, text, unet, diffusers, t2i_data, record):
     with open(os.path.join(folder, "model_index.json"), "w") as f:
         json.dump(index, f, indent=2, sort_keys=True)
     with open(os.path.join(folder, "training.json"), "w") as f:
-        json.dump(record, f, indent=1)
+        json.dump({"vae": vae_record, "unet": record}, f, indent=1)
     import t2i_card
     counts = {name: sum(p.numel() for p in m.parameters()) for name, m in
               (("vae", vae), ("text", text), ("unet", unet))}
@@ -226,6 +256,8 @@ def main():
     ap.add_argument("--minutes", type=float, default=30.0)
     ap.add_argument("--checkpoint-minutes", type=float, default=10.0)
     ap.add_argument("--export", help="unet stage: write the pipeline folder here at the end")
+    ap.add_argument("--init-from", help="unet stage without a checkpoint in --work: start from this exported "
+                                        "folder (its weights and training.json), e.g. the committed model")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float)
     ap.add_argument("--threads", type=int, default=1)
