@@ -219,7 +219,23 @@ void TestT2iPage::halvesOfGuidance() {
     doc->setHalf(T2iHalf::Difference);
     const RowMatrix diff = doc->wordMap(doc->word());
     QVERIFY(((cond - uncond) - diff).cwiseAbs().maxCoeff() < 1e-5f);
-    doc->setHalf(T2iHalf::Cond);
+    // a run without guidance has no unconditional half, a run of head means no single head: the choices
+    // go back to what the new run can show instead of an error on every map
+    generate(3, true);
+    doc->setHeads({1, HeadFusion::Mean});
+    T2iSettings s = m_page->settingsFromControls();
+    s.guidance = 1.0;
+    s.allHeads = false;
+    m_page->setSettings(s);
+    m_page->generate();
+    WAIT_UNTIL(!doc->running() && !m_page->isBusy());
+    QCOMPARE(doc->half(), T2iHalf::Cond);
+    QCOMPARE(doc->heads().head, -1);
+    QVERIFY(!doc->guided());
+    QVERIFY(!m_page->view()->picture().isNull());
+    s.guidance = 7.5;
+    m_page->setSettings(s);
+    generate(5);
 }
 
 void TestT2iPage::cancelKeepsTheStepsMade() {
@@ -313,6 +329,14 @@ void TestT2iPage::sessionRoundTrip() {
     QJsonObject bad = state;
     bad.insert("half", "sideways");
     QVERIFY(m_page->checkSession(bad).contains("half"));
+    // a pixel outside the picture (a session of a larger image) is no pixel, not a crash
+    QJsonObject far = state;
+    far.insert("pixel", QJsonArray{4000, 4000});
+    other.restoreSession(far);
+    WAIT_UNTIL(!other.restoringSession() && !other.isBusy());
+    QVERIFY(!back->pixel().has_value());
+    back->setPixel(std::pair{16, 3});
+    QVERIFY(!back->pixel().has_value());
     doc->setHalf(T2iHalf::Cond);
     doc->setAllSteps(true);
     doc->setLayer(-1);

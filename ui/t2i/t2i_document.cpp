@@ -12,6 +12,7 @@ T2iDocument::T2iDocument(QObject* parent) : QObject(parent) {}
 void T2iDocument::setPipeline(std::shared_ptr<const TextToImagePipeline> pipe, const QString& name) {
     m_pipe = std::move(pipe);
     m_name = name;
+    ++m_runId;
     m_run = {};
     m_pictures.clear();
     m_decoded.clear();
@@ -37,7 +38,9 @@ std::vector<UNetAttentionInfo> T2iDocument::unetLayers() const {
 
 void T2iDocument::beginRun(const T2iSettings& settings, const T2iPrompt& prompt, int height, int width,
                            int calls) {
+    ++m_runId;
     const bool samePrompt = m_run.ids == prompt.ids && m_height == height && m_width == width;
+    if (height != m_height || width != m_width) m_pixel.reset();    // a pixel of another picture
     if (settings.prompt != m_runSettings.prompt) m_condStates = {}; // the encoder states of the prompt
     m_run = {};
     static_cast<T2iPrompt&>(m_run) = prompt;
@@ -63,7 +66,14 @@ void T2iDocument::beginRun(const T2iSettings& settings, const T2iPrompt& prompt,
     }
     if (m_word >= static_cast<int>(m_words.size())) m_word = -1;
     std::erase_if(m_compared, [this](int w) { return w >= static_cast<int>(m_words.size()); });
+    // Choices the new run cannot show go back to what it can: the unconditional half needs guidance, one
+    // head (or their max / min) every head kept and a head the model has.
+    if (settings.guidance <= 1.0) m_half = T2iHalf::Cond;
     const auto layers = unetLayers();
+    int maxHeads = 0;
+    for (const auto& l : layers)
+        if (l.cross) maxHeads = std::max(maxHeads, l.heads);
+    if (!settings.allHeads || m_heads.head >= maxHeads) m_heads = {};
     if (m_selfLayer >= static_cast<int>(layers.size()) ||
         (m_selfLayer >= 0 && layers[size_t(m_selfLayer)].cross))
         m_selfLayer = -1;
@@ -85,8 +95,11 @@ void T2iDocument::addFrame(T2iFrame frame) {
     m_run.steps.push_back(std::move(frame.step));
     m_mapCache.clear();
     if (followLast) m_step = completedSteps() - 1;
-    if (m_layer >= static_cast<int>(crossLayers().size())) m_layer = -1;
     emit runChanged();
+    if (m_layer >= static_cast<int>(crossLayers().size())) {
+        m_layer = -1;
+        emit selectionChanged();
+    }
 }
 
 void T2iDocument::finishRun(T2iResult* final) {
@@ -251,6 +264,7 @@ std::vector<int> T2iDocument::visibleWords() const {
 // --- the query pixel ---------------------------------------------------------------------------------
 
 void T2iDocument::setPixel(std::optional<std::pair<int, int>> pixel) {
+    if (pixel && !insideImage(pixel->first, pixel->second)) pixel.reset();
     if (pixel == m_pixel) return;
     m_pixel = pixel;
     selectionEdited();

@@ -58,7 +58,14 @@ public:
     void finishRun(T2iResult* final); // nullptr: stopped (cancelled or failed) with the steps made
     void setStepPicture(int step, ImageU8 picture); // a step decoded on request
     bool hasRun() const { return !m_run.steps.empty(); }
+    // Counts runs and pipelines: a job's late result for an earlier run (or model) is ignored by comparing
+    // it.
+    int runId() const { return m_runId; }
     bool running() const { return m_running; }
+    // Whether (row, col) lies in the run's image.
+    bool insideImage(int row, int col) const {
+        return row >= 0 && col >= 0 && row < m_height && col < m_width;
+    }
     const T2iResult& run() const { return m_run; }
     const T2iSettings& runSettings() const { return m_runSettings; }
     int completedSteps() const { return static_cast<int>(m_run.steps.size()); }
@@ -112,7 +119,7 @@ public:
 
     // --- the query pixel
     std::optional<std::pair<int, int>> pixel() const { return m_pixel; } // (row, col) in image pixels
-    void setPixel(std::optional<std::pair<int, int>> pixel);
+    void setPixel(std::optional<std::pair<int, int>> pixel);             // outside the image: none
     std::vector<float> pixelWords() const;        // per word (t2iPixelWords), empty without a pixel
     int selfLayer() const { return m_selfLayer; } // index among unetLayers(), -1 none
     void setSelfLayer(int layer);
@@ -139,7 +146,7 @@ private:
     std::vector<bool> m_decoded;
     std::vector<T2iWord> m_words;
     bool m_running = false;
-    int m_planned = 0, m_height = 0, m_width = 0;
+    int m_planned = 0, m_height = 0, m_width = 0, m_runId = 0;
     int m_word = -1, m_step = 0, m_layer = -1, m_selfLayer = -1;
     std::set<int> m_compared;
     bool m_allSteps = true, m_showSpecial = false;

@@ -370,7 +370,8 @@ T2iSettings TextToImagePage::settingsFromControls() const {
     s.steps = m_steps->value();
     s.guidance = m_guidance->value();
     s.size = m_size->currentData().toInt();
-    if (const int k = m_scheduler->currentData().toInt(); k >= 0) s.sampler = static_cast<SamplerKind>(k);
+    if (const QVariant k = m_scheduler->currentData(); k.isValid() && k.toInt() >= 0) // not the folder's
+        s.sampler = static_cast<SamplerKind>(k.toInt());
     s.allHeads = m_allHeadsBox->isChecked();
     return s;
 }
@@ -430,9 +431,11 @@ void TextToImagePage::generate(const T2iSettings& s) {
         m_doc->beginRun(s, t2iPrompt(*pipe, r.prompt), r.height, r.width, calls);
     } catch (const std::exception& e) {
         showError(QString::fromUtf8(e.what()));
+        if (restoreState()) endRestore(); // the session's run cannot start: the restore ends here
         return;
     }
     updatePromptNote();
+    const int id = m_doc->runId(); // results of an earlier run arriving late are dropped
     m_runJob = worker()->stream<T2iFrame, std::shared_ptr<T2iResult>>(
         tr("Generating"),
         [pipe, r](const Callbacks& cb, const std::function<void(T2iFrame)>& post) {
@@ -441,8 +444,11 @@ void TextToImagePage::generate(const T2iSettings& s) {
             result->steps.clear(); // the frames brought them
             return result;
         },
-        [this](T2iFrame frame) { m_doc->addFrame(std::move(frame)); },
-        [this](std::shared_ptr<T2iResult> result) {
+        [this, id](T2iFrame frame) {
+            if (id == m_doc->runId()) m_doc->addFrame(std::move(frame));
+        },
+        [this, id](std::shared_ptr<T2iResult> result) {
+            if (id != m_doc->runId()) return;
             m_doc->finishRun(result.get());
             if (restoreState()) applyRestoredView();
             requestSelfAttention();
@@ -459,7 +465,9 @@ void TextToImagePage::decodeShownStep() {
     m_decodeJob = worker()->run<ImageU8>(
         tr("Decoding step %1").arg(step),
         [pipe, latents](const Callbacks& cb) { return t2iImageU8(decodeLatents(*pipe, latents, &cb)); },
-        [this, step](ImageU8 picture) { m_doc->setStepPicture(step, std::move(picture)); });
+        [this, step, id = m_doc->runId()](ImageU8 picture) {
+            if (id == m_doc->runId()) m_doc->setStepPicture(step, std::move(picture));
+        });
 }
 
 void TextToImagePage::requestSelfAttention() {
@@ -485,8 +493,9 @@ void TextToImagePage::requestSelfAttention() {
             out->second = t2iSelfAttention(*pipe, out->first, replay, layer, &cb);
             return out;
         },
-        [this, step, layer](std::shared_ptr<Out> out) {
+        [this, step, layer, id = m_doc->runId()](std::shared_ptr<Out> out) {
             m_selfJob = 0;
+            if (id != m_doc->runId()) return requestSelfAttention(); // another run's: ask again for this one
             m_doc->setCondStates(std::move(out->first));
             m_doc->setSelfAttention(step, layer, std::move(out->second));
             emit selfComputed();

@@ -113,16 +113,17 @@ void TextToImagePage::syncRunControls() {
     setItemEnabled(m_half, 1, m_doc->guided());
     setItemEnabled(m_half, 2, m_doc->guided());
     const auto unet = m_doc->unetLayers();
-    if (m_selfLayer->count() == 0 ||
-        m_selfLayer->property("layers").toInt() != static_cast<int>(unet.size())) {
+    QStringList selfNames, selfShown;
+    for (const auto& l : unet)
+        if (!l.cross) selfNames << tr("%1 · %2×%3").arg(shortName(l)).arg(l.height).arg(l.width);
+    for (int i = 0; i < m_selfLayer->count(); ++i)
+        selfShown << m_selfLayer->itemText(i);
+    if (selfShown != selfNames) { // other layers, or the same at another size
         const QSignalBlocker b(m_selfLayer);
         m_selfLayer->clear();
+        int i = 0;
         for (size_t l = 0; l < unet.size(); ++l)
-            if (!unet[l].cross)
-                m_selfLayer->addItem(
-                    tr("%1 · %2×%3").arg(shortName(unet[l])).arg(unet[l].height).arg(unet[l].width),
-                    static_cast<int>(l));
-        m_selfLayer->setProperty("layers", static_cast<int>(unet.size()));
+            if (!unet[l].cross) m_selfLayer->addItem(selfNames[i++], static_cast<int>(l));
     }
 }
 
@@ -132,7 +133,7 @@ void TextToImagePage::syncControls() {
     m_allSteps->setChecked(m_doc->allSteps());
     m_layer->setCurrentIndex(std::clamp(m_doc->layer() + 1, 0, std::max(0, m_layer->count() - 1)));
     const HeadSelection& h = m_doc->heads();
-    m_head->setCurrentIndex(h.head >= 0                   ? 3 + h.head
+    m_head->setCurrentIndex(h.head >= 0                   ? std::min(3 + h.head, m_head->count() - 1)
                             : h.fusion == HeadFusion::Max ? 1
                             : h.fusion == HeadFusion::Min ? 2
                                                           : 0);
@@ -306,13 +307,18 @@ void TextToImagePage::refreshPixelPanel() {
     }
     HeadSelection heads = m_doc->heads();
     if (heads.head >= self->info.heads) heads = {};
-    const RowMatrix map = unetQueryMap(*self, row, col, m_doc->imageHeight(), m_doc->imageWidth(), heads);
-    OverlayOptions o = m_doc->overlayOptions();
-    o.smooth = false;
-    const int w = m_doc->imageWidth(), h = m_doc->imageHeight();
-    const PatchGrid grid(w, h, w, h, std::max(1, w / self->info.width));
-    m_selfView->setPicture(toQImage(renderOverlay(m_doc->picture(), map, o)), grid);
-    m_selfView->setSelection({row / grid.patch() * grid.cols() + col / grid.patch()}, false);
+    try {
+        const RowMatrix map = unetQueryMap(*self, row, col, m_doc->imageHeight(), m_doc->imageWidth(), heads);
+        OverlayOptions o = m_doc->overlayOptions();
+        o.smooth = false;
+        const int w = m_doc->imageWidth(), h = m_doc->imageHeight();
+        const PatchGrid grid(w, h, w, h, std::max(1, w / self->info.width));
+        m_selfView->setPicture(toQImage(renderOverlay(m_doc->picture(), map, o)), grid);
+        m_selfView->setSelection({row / grid.patch() * grid.cols() + col / grid.patch()}, false);
+    } catch (const Error& e) {
+        m_selfView->clear();
+        showError(QString::fromUtf8(e.what()));
+    }
 }
 
 // --- exports ----------------------------------------------------------------------------------------------
