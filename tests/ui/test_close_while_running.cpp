@@ -19,6 +19,8 @@
 #include "ui/diffusion/diffusion_page.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/shell/main_window.h"
+#include "ui/t2i/t2i_document.h"
+#include "ui/t2i/t2i_page.h"
 #include "ui/text/text_document.h"
 #include "ui/text/text_page.h"
 #include "ui/translate/translate_page.h"
@@ -72,6 +74,7 @@ private slots:
     void translatePage();
     void visionPage();
     void textPage();
+    void textToImagePage();
     void mainWindow();
 };
 
@@ -160,6 +163,36 @@ void TestCloseWhileRunning::textPage() {
     }
     qInfo("%d of %d rounds closed the page mid-run", midRun, kRepetitions);
     QVERIFY2(midRun >= kRepetitions / 2, qPrintable(QString::number(midRun)));
+}
+
+// The Text to image page streams each step (its maps, its decoded picture) from the worker: closed as the
+// run starts, after a few steps, or while a self-attention replay or a step's decode runs.
+void TestCloseWhileRunning::textToImagePage() {
+    int midRun = 0;
+    const int rounds = 20; // its runs are slower to start than the others' (a load each round)
+    for (int i = 0; i < rounds; ++i) {
+        auto* page = new TextToImagePage(nullptr, QStringLiteral(ATTNLENS_TEST_DATA "/t2i/tiny-pipe"));
+        page->resize(900, 700);
+        WAIT_UNTIL(page->document()->pipeline() != nullptr);
+        T2iSettings s = page->settingsFromControls();
+        const bool after = i % 10 == 9; // after a short run: a pixel's self-attention replay, a step's decode
+        s.steps = after ? 3 : 300;
+        s.size = i % 2 && !after ? 80 : 0; // odd rounds: latent previews instead of a decode per step
+        page->generate(s);
+        const int steps = i % 5;
+        if (after) {
+            WAIT_UNTIL(!page->document()->running() && !page->isBusy());
+            page->document()->setPixel(std::pair{4, 4});
+            page->decodeShownStep();
+            midRun += closeWhen(page, jitter(i), [] { return true; });
+            continue;
+        }
+        midRun += closeWhen(page, jitter(i), [page, steps] {
+            return page->document()->running() && page->document()->completedSteps() >= steps;
+        });
+    }
+    qInfo("%d of %d rounds closed the page mid-run", midRun, rounds);
+    QVERIFY2(midRun >= rounds / 2, qPrintable(QString::number(midRun)));
 }
 
 // The whole window, as `attnlens --page 3 …` closes it on a bad option: every page starts its model at once.

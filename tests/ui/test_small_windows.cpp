@@ -11,6 +11,7 @@
 #include "ui/playground/playground_page.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/theme.h"
+#include "ui/t2i/t2i_page.h"
 #include "ui/text/text_document.h"
 #include "ui/text/text_lines_view.h"
 #include "ui/text/text_page.h"
@@ -125,6 +126,8 @@ private slots:
         window.addPage(QStringLiteral("Vision"), vision);
         window.addPage(QStringLiteral("Diffusion"), diffusion);
         window.addPage(QStringLiteral("Text"), text);
+        window.addPage(QStringLiteral("Text to image"),
+                       new TextToImagePage(nullptr, QStringLiteral(ATTNLENS_TEST_DATA "/t2i/tiny-pipe")));
         applyTheme(dark ? Theme::Dark : Theme::Light);
         window.resize(size);
         window.show();
