@@ -368,12 +368,26 @@ CommandHelp t2iHelp() {
              "DAAM's aggregate [77][H][W]: each token's maps averaged over steps and layers, "
              "bicubic-upsampled to the image"},
             {"--all-heads", "with --json: every head's map [heads][pixels][77] instead of the mean"},
+            {"--overlay OUT.png", "a word's map over the image, as the Text to image page draws it"},
+            {"--word WORD", "with --overlay: a word of the prompt (CLIP pieces merged at </w>, as the page's "
+                            "chips show them; <start>, <end>, padding) or its index from 0"},
+            {"--step S", "with --overlay: the step from 0 (default: the mean over every step, DAAM's)"},
+            {"--layer L", "with --overlay: a cross-attention layer from 0 (default: the mean over them)"},
+            {"--head H|mean|max|min", "with --overlay: one head or the heads fused (default: mean)"},
+            {"--half cond|uncond|cond-uncond",
+             "with --overlay: the prompt's half of guidance, the negative prompt's, or their difference "
+             "(default: cond)"},
+            {"--colormap NAME", "with --overlay: viridis|magma|inferno|plasma|cividis|grey|diverging "
+                                "(default: inferno; cond-uncond: diverging)"},
+            {"--opacity A", "with --overlay: opacity of the map, 0..1 (default: 0.6)"},
         },
         {
             "attnlens-cli t2i --model sd-pipe --prompt \"a sneaker above a bag\" --steps 25 --out img.png",
             "attnlens-cli t2i --model sd-pipe --prompt \"a cat\" --scheduler euler --steps 20 --maps "
             "words.npy",
             "attnlens-cli t2i --model sd-pipe --prompt \"a cat\" --init-latents z.npy --json run.json",
+            "attnlens-cli t2i --model sd-pipe --prompt \"a sneaker above a bag\" --overlay bag.png --word "
+            "bag",
         }};
 }
 

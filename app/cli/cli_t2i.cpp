@@ -5,6 +5,7 @@
 //       [--maps OUT.npy] [--all-heads]
 
 #include "cli_common.h"
+#include "cli_overlay.h"
 #include "cli_unet_args.h"
 #include "core/diffusion/t2i_json.h"
 #include "core/diffusion/t2i_maps.h"
@@ -64,10 +65,49 @@ T2iRequest readRequest(const cli::Args& args) {
     return r;
 }
 
+// --word: the index of a word of the prompt (as t2iWords, the page's chips, give them), checked before the
+// run.
+int overlayWord(const cli::Args& args, const TextToImagePipeline& pipe, const std::string& prompt) {
+    const auto word = args.value("--word");
+    if (!word)
+        throw cli::UsageError("--overlay needs --word WORD (a word of the prompt, or its index from 0)");
+    T2iResult header;
+    static_cast<T2iPrompt&>(header) = t2iPrompt(pipe, prompt);
+    const auto words = t2iWords(header);
+    int w = -1;
+    for (size_t i = 0; i < words.size() && w < 0; ++i)
+        if (words[i].text == *word) w = static_cast<int>(i);
+    if (w < 0 && !word->empty() && word->size() < 6 && std::all_of(word->begin(), word->end(), ::isdigit))
+        w = std::stoi(*word);
+    if (w < 0 || w >= static_cast<int>(words.size()))
+        throw cli::UsageError("--word: '" + *word + "' is not a word of the prompt");
+    return w;
+}
+
+// --overlay: a word's map over the image, drawn as the Text to image page draws it (t2i_maps.h).
+RgbImage wordOverlay(const cli::Args& args, const T2iResult& r, int word) {
+    T2iMapQuery q;
+    q.tokens = t2iWords(r)[size_t(word)].tokens;
+    q.step = args.intValue("--step", -1, -1, static_cast<int>(r.steps.size()) - 1);
+    q.layer = args.intValue("--layer", -1, -1, static_cast<int>(t2iCrossLayers(r).size()) - 1);
+    if (const auto head = args.value("--head")) q.heads = parseHeadSelection(*head);
+    const std::string half = args.value("--half", "cond");
+    if (half == "uncond")
+        q.half = T2iHalf::Uncond;
+    else if (half == "cond-uncond")
+        q.half = T2iHalf::Difference;
+    else if (half != "cond")
+        throw cli::UsageError("--half: expected cond, uncond or cond-uncond, got '" + half + "'");
+    const OverlayOptions o = cli::parseOverlayOptions(args);
+    const ImageU8 image = t2iImageU8(r.image);
+    return renderT2iOverlay(image, t2iWordMap(r, q, image.height, image.width), o, q.half);
+}
+
 int runT2i(const std::vector<std::string>& argv) {
-    const cli::Args args(argv,
-                         {"--model", "--prompt", "--negative", "--steps", "--guidance", "--seed",
-                          "--scheduler", "--init-latents", "--size", "--out", "--json", "--maps"},
+    const cli::Args args(argv, {"--model", "--prompt",    "--negative",     "--steps",    "--guidance",
+                                "--seed",  "--scheduler", "--init-latents", "--size",     "--out",
+                                "--json",  "--maps",      "--overlay",      "--word",     "--step",
+                                "--layer", "--head",      "--half",         "--colormap", "--opacity"},
                          {"--all-heads"});
     if (!args.positionals().empty())
         throw cli::UsageError("unexpected argument '" + args.positionals()[0] +
@@ -81,7 +121,10 @@ int runT2i(const std::vector<std::string>& argv) {
         request.height = static_cast<int>(request.initLatents.dim(1)) * f;
         request.width = static_cast<int>(request.initLatents.dim(2)) * f;
     }
-    request.captureMaps = args.has("--json") || args.has("--maps");
+    request.captureMaps = args.has("--json") || args.has("--maps") || args.has("--overlay");
+    const int word = args.has("--overlay") ? overlayWord(args, *pipe, request.prompt) : -1;
+    const std::string head = args.value("--head", "mean");
+    if (args.has("--overlay") && head != "mean") request.allHeads = true; // one head, max or min: every head
     Callbacks callbacks;
     const bool terminal = isatty(STDERR_FILENO) != 0;
     if (terminal)
@@ -103,6 +146,7 @@ int runT2i(const std::vector<std::string>& argv) {
         writeNpy(*path,
                  aggregateWordMaps(r, static_cast<int>(r.image.dim(1)), static_cast<int>(r.image.dim(2))));
     if (const auto path = args.value("--json")) writeT2iRunJson(*path, r, request);
+    if (const auto path = args.value("--overlay")) writePng(*path, wordOverlay(args, r, word));
     return 0;
 }
 
@@ -110,7 +154,8 @@ const cli::Registration regT2i{
     "t2i",
     "--model PIPE --prompt P [--negative N] [--steps S] [--guidance G] [--seed S] "
     "[--scheduler pndm|ddim|euler|dpm] [--init-latents X.npy] [--size HxW] [--out IMG.png] [--json OUT] "
-    "[--maps OUT.npy] [--all-heads]",
+    "[--maps OUT.npy] [--all-heads] [--overlay OUT.png --word WORD [--step S] [--layer L] "
+    "[--head H|mean|max|min] [--half cond|uncond|cond-uncond] [--colormap NAME] [--opacity A]]",
     "text to image with a Stable Diffusion pipeline folder (StableDiffusionPipeline semantics); the "
     "cross-attention of every step: which word lands where",
     &runT2i};

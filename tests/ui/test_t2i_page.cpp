@@ -298,6 +298,19 @@ void TestT2iPage::exports() {
     const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
     QCOMPARE(o.value("per_step").toArray().size(), doc->completedSteps());
     QCOMPARE(o.value("tokens").toArray().size(), 77);
+    // the view equals `t2i --overlay` of the same run and word, pixel for pixel (one drawing, t2i_maps.h)
+    doc->setWord(5);
+    doc->setAllSteps(true);
+    doc->setLayer(-1);
+    QVERIFY(m_page->exportView(view));
+    const QString cli = m_tmp.filePath("cli-overlay.png");
+    const auto r = clitest::run({"t2i", "--model", kPipe, "--prompt", kPrompt, "--steps", "5", "--seed", "3",
+                                 "--overlay", cli, "--word", "bag"});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY(loadImage(cli.toStdString()).pixels == loadImage(view.toStdString()).pixels);
+    clitest::expectError(
+        clitest::run({"t2i", "--model", kPipe, "--prompt", kPrompt, "--overlay", cli, "--word", "cat"}),
+        "not a word of the prompt");
 }
 
 void TestT2iPage::sessionRoundTrip() {
