@@ -1,5 +1,6 @@
 #include "cli_common.h"
 
+#include "core/io/hf_cache.h"
 #include "core/ops/gemm.h"
 
 #include <algorithm>
@@ -17,6 +18,24 @@ Registration::Registration(std::string name, std::string usage, std::string summ
     auto key = name;
     registry()[key] = Command{std::move(name), std::move(usage), std::move(summary), std::move(run)};
 }
+
+namespace {
+
+// --model ORG/NAME (no such folder here): the snapshot in the Hugging Face cache, offline; a name that is not
+// cached either is said with where the cache was looked for.
+void resolveModelName(std::string& model) {
+    std::error_code ec;
+    if (std::filesystem::exists(model, ec) || !attnlens::isHfModelName(model)) return;
+    if (const auto dir = attnlens::resolveHfModel(model)) {
+        model = dir->string();
+        return;
+    }
+    throw UsageError("--model '" + model + "': not a model folder (directory not found), and not in the " +
+                     "Hugging Face cache at " + attnlens::hfHubCache().string() +
+                     " (nothing is downloaded: `huggingface-cli download " + model + "` first)");
+}
+
+} // namespace
 
 Args::Args(const std::vector<std::string>& args, std::vector<std::string> valueFlags,
            std::vector<std::string> switchFlags) {
@@ -51,6 +70,7 @@ Args::Args(const std::vector<std::string>& args, std::vector<std::string> valueF
             m_positionals.push_back(a);
         }
     }
+    if (const auto it = m_values.find("--model"); it != m_values.end()) resolveModelName(it->second);
 }
 
 std::optional<std::string> Args::value(const std::string& flag) const {

@@ -74,7 +74,10 @@ private:
     std::vector<std::string> m_positionals;
 };
 
-// --model DIR, or the built-in model of `kind` (the registry's, core/io/model_folder.h).
+// --model DIR, or the built-in model of `kind` (the registry's, core/io/model_folder.h). Every subcommand's
+// --model also takes ORG/NAME[@REVISION][/SUB/FOLDER] of a model in the Hugging Face cache
+// (core/io/hf_cache.h), resolved to its snapshot folder when Args reads it (offline; an uncached name is exit
+// 2, saying where the cache was looked for).
 std::filesystem::path modelDir(const Args& args, attnlens::ModelKind kind);
 
 // "L:H[,L:H…]" (layers and heads numbered from 0) → (layer, head) pairs, each checked against the model's

@@ -1,7 +1,10 @@
 #include "gui_options.h"
 
+#include "core/io/hf_cache.h"
+
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFileInfo>
 #include <QRegularExpression>
 
 namespace {
@@ -19,7 +22,10 @@ QList<QCommandLineOption> guiOptionList() {
                "N"),
         option("size", "Window size.", "WxH"),
         option("dark", "Use the dark palette this once (View → Theme sets and remembers a theme)."),
-        option("model", "Open this model folder at start (File → Open model…).", "DIR"),
+        option("model",
+               "Open this model folder at start (File → Open model…), or ORG/NAME of a model in the Hugging "
+               "Face cache.",
+               "DIR"),
         option("precision", "Linear layers in fp32 or bf16 (Compute menu; not remembered).", "P"),
         option("screenshot", "Write a PNG of the window once the page is ready, and exit.", "OUT.png"),
         option("grab", "With --screenshot: grab only this child widget.", "OBJECT-NAME"),
@@ -77,6 +83,9 @@ QString parseShellOptions(const Parsed& a, GuiOptions& o) {
     }
     o.dark = a.set("dark");
     o.model = a.v("model");
+    if (!o.model.isEmpty() && !QFileInfo::exists(o.model)) // ORG/NAME of a model in the Hugging Face cache
+        if (const auto dir = attnlens::resolveHfModel(o.model.toStdString()))
+            o.model = QString::fromStdString(dir->string());
     o.precision = a.v("precision");
     if (!o.precision.isEmpty() && o.precision != QLatin1String("fp32") &&
         o.precision != QLatin1String("bf16"))
