@@ -2,6 +2,7 @@
 
 #include "core/registry/model_registry.h"
 #include "ui/shell/help_dialogs.h"
+#include "ui/shell/hf_cache_dialog.h"
 #include "ui/shell/model_page.h"
 #include "ui/shell/theme.h"
 #include "ui/shell/workspace_page.h"
@@ -78,6 +79,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildComputeMenu();
     auto* open = m_fileMenu->addAction(tr("&Open model…"), this, &MainWindow::chooseModel);
     open->setShortcut(QKeySequence::Open);
+    m_fileMenu->addAction(tr("Open from &Hugging Face cache…"), this, [this] {
+        HfCacheDialog dialog(this);
+        if (dialog.exec() == QDialog::Accepted && !dialog.chosenFolder().isEmpty())
+            openModel(dialog.chosenFolder());
+    });
     m_recentMenu = m_fileMenu->addMenu(tr("Open &recent model"));
     rebuildRecentMenu();
     m_sessions = new SessionFiles(this, m_pages, m_message, [this](int i) { setCurrentPage(i); });
