@@ -23,6 +23,9 @@ def model_card(name, vae_record, unet_record, counts, configs):
         "Open it on the Text to image page, or `attnlens-cli t2i --model resources/models/" + name +
         " --prompt \"a sneaker above a bag\"`.",
         "",
+        "Training goes on over sessions (`--init-from` this folder when the work directory is gone); the Quality",
+        "section below measures this checkpoint.",
+        "",
         "## Data",
         "Fashion-MNIST (Debian's `dataset-fashion-mnist`, MIT licence, Zalando Research), items drawn onto a",
         "56×56 canvas of 2×2 cells of 28×28, one to three items per picture, captioned in five forms: \"a sneaker",

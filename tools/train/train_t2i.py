@@ -57,6 +57,7 @@ class Run:
         self.minutes, self.every = minutes, checkpoint_minutes * 60
         self.start = self.last = time.time()
         self.record = {"step": 0, "seconds": 0.0, "log": []}
+        self.base = 0.0  # seconds trained before this process
 
     def resume(self, torch, modules, opt):
         if not os.path.exists(self.path):
@@ -66,6 +67,7 @@ class Run:
             m.load_state_dict(ck[name])
         opt.load_state_dict(ck["opt"])
         self.record = ck["record"]
+        self.base = self.record["seconds"]
         torch.set_rng_state(ck["torch_rng"])
         print(f"resumed {os.path.basename(self.path)} at step {self.record['step']}", flush=True)
         return True
@@ -76,7 +78,8 @@ class Run:
     def save(self, torch, modules, opt, force=False):
         if not force and time.time() - self.last < self.every:
             return False
-        record = dict(self.record, seconds=self.record["seconds"] + time.time() - self.start)
+        self.record["seconds"] = self.base + time.time() - self.start  # the export's card reads it
+        record = dict(self.record)
         state = {name: m.state_dict() for name, m in modules.items()}
         state.update(opt=opt.state_dict(), record=record, torch_rng=torch.get_rng_state())
         torch.save(state, self.path + ".tmp")
@@ -145,6 +148,7 @@ def init_from_export(args, torch, diffusers, transformers, modules, run):
         modules[name].load_state_dict({k: v.float() for k, v in src.state_dict().items()})
     with open(os.path.join(args.init_from, "training.json")) as f:
         run.record = json.load(f)["unet"]
+    run.base = run.record["seconds"]
     print(f"initialised from {args.init_from} at step {run.record['step']}", flush=True)
 
 

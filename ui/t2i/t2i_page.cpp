@@ -290,6 +290,9 @@ QWidget* TextToImagePage::buildCentre() {
     m_uView->setObjectName(QStringLiteral("uView"));
     connect(m_uView, &UShapeView::layerClicked, this,
             [this](int l) { m_doc->setLayer(m_doc->layer() == l ? -1 : l); });
+    for (QWidget* strip : {static_cast<QWidget*>(m_wordStrip), static_cast<QWidget*>(m_stepStrip),
+                           static_cast<QWidget*>(m_uView)})
+        strip->setMinimumSize(160, 120); // tiles shrink to fit: 26 steps must not make the page scroll
     m_tabs->addTab(m_wordStrip, tr("Every word"));
     m_tabs->addTab(m_stepStrip, tr("The word through the steps"));
     m_tabs->addTab(m_uView, tr("U view (cross-attention layers)"));
@@ -298,6 +301,9 @@ QWidget* TextToImagePage::buildCentre() {
     split->addWidget(m_tabs);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    split->setChildrenCollapsible(false);
+    split->setSizes({520, 300}); // the strips stay in sight under the image instead of below the fold
+    m_tabs->setMinimumHeight(220);
     layout->addWidget(split, 1);
     return centre;
 }
