@@ -248,7 +248,7 @@ QWidget* TextToImagePage::buildCentre() {
     timeline->addWidget(m_decodeStep);
     layout->addLayout(timeline);
     m_chips = new T2iWordChips(m_doc, centre);
-    layout->addWidget(m_chips);
+    layout->addWidget(m_chips->inScrollArea(3));
 
     auto* split = new QSplitter(Qt::Vertical, centre);
     auto* top = new QSplitter(Qt::Horizontal, split);

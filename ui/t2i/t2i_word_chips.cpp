@@ -4,6 +4,8 @@
 #include "ui/widgets/flow_layout.h"
 
 #include <QApplication>
+#include <QResizeEvent>
+#include <QScrollArea>
 #include <QToolButton>
 
 namespace attnlens::ui {
@@ -56,6 +58,33 @@ void T2iWordChips::rebuild() {
         m_chips[size_t(w)] = b;
     }
     sync();
+    reportHeight();
+}
+
+QWidget* T2iWordChips::inScrollArea(int lines) {
+    auto* scroll = new QScrollArea(parentWidget());
+    scroll->setObjectName(QStringLiteral("wordChipsScroll"));
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setWidget(this);
+    const int cap = lines * (fontMetrics().height() + 16);
+    connect(this, &T2iWordChips::heightChanged, scroll,
+            [scroll, cap](int h) { scroll->setFixedHeight(std::min(h, cap)); });
+    scroll->setFixedHeight(std::min(std::max(heightForWidth(400), 1), cap));
+    return scroll;
+}
+
+void T2iWordChips::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    reportHeight();
+}
+
+void T2iWordChips::reportHeight() {
+    const int h = std::max(heightForWidth(width()), 1);
+    if (h == m_lastHeight) return;
+    m_lastHeight = h;
+    emit heightChanged(h);
 }
 
 void T2iWordChips::sync() {

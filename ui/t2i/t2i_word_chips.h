@@ -20,6 +20,15 @@ class T2iWordChips : public QWidget {
 public:
     T2iWordChips(T2iDocument* document, QWidget* parent = nullptr);
     QToolButton* chip(int word) const; // nullptr when that word is not shown
+    // In a scroll area of at most `lines` lines of chips (a long prompt scrolls; the image keeps its room,
+    // and the chips' height-for-width does not reach the page, which a window then had to scroll).
+    QWidget* inScrollArea(int lines);
+
+signals:
+    void heightChanged(int height); // the chips wrapped onto more or fewer lines
+
+protected:
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void rebuild(); // the words changed
@@ -29,6 +38,8 @@ private:
     std::vector<QToolButton*> m_chips; // [word] or nullptr
     std::vector<std::string> m_shown;  // the words the chips were made for
     bool m_special = false;
+    int m_lastHeight = -1;
+    void reportHeight();
 };
 
 } // namespace attnlens::ui
