@@ -32,10 +32,6 @@ from eval_unet import font, run, update_card, QUALITY  # noqa: E402
 from PIL import Image, ImageDraw  # noqa: E402
 
 
-def load_npy(path):
-    return np.load(path)
-
-
 def cell_of(word_map):
     """The 2×2 cell (2·row + column) with the largest mean of a [H, W] map."""
     h, w = word_map.shape
@@ -86,7 +82,7 @@ def evaluate(args, vocab, tmp):
         png, maps = os.path.join(tmp, f"p{i}.png"), os.path.join(tmp, f"p{i}.npy")
         run([args.cli, "t2i", "--model", args.model, "--prompt", prompt, "--seed", str(args.seed), "--steps",
              str(args.steps), "--guidance", str(args.guidance), "--out", png, "--maps", maps])
-        image, word_maps = np.array(Image.open(png).convert("RGB")), load_npy(maps)
+        image, word_maps = np.array(Image.open(png).convert("RGB")), np.load(maps)
         ids = list(t2i_data.encode([prompt], vocab)[0])
         items, ok, first_map = [], True, None
         for cls, cell in pair:
