@@ -65,7 +65,7 @@ T2iRequest readRequest(const cli::Args& args) {
     return r;
 }
 
-// --word: the index of a word of the prompt (as t2iWords, the page's chips, give them), checked before the
+// --word: a word of the prompt or its index (as t2iWords, the page's chips, give them), checked before the
 // run.
 int overlayWord(const cli::Args& args, const TextToImagePipeline& pipe, const std::string& prompt) {
     const auto word = args.value("--word");
@@ -74,13 +74,8 @@ int overlayWord(const cli::Args& args, const TextToImagePipeline& pipe, const st
     T2iResult header;
     static_cast<T2iPrompt&>(header) = t2iPrompt(pipe, prompt);
     const auto words = t2iWords(header);
-    int w = -1;
-    for (size_t i = 0; i < words.size() && w < 0; ++i)
-        if (words[i].text == *word) w = static_cast<int>(i);
-    if (w < 0 && !word->empty() && word->size() < 6 && std::all_of(word->begin(), word->end(), ::isdigit))
-        w = std::stoi(*word);
-    if (w < 0 || w >= static_cast<int>(words.size()))
-        throw cli::UsageError("--word: '" + *word + "' is not a word of the prompt");
+    const int w = t2iFindWord(words, *word);
+    if (w < 0) throw cli::UsageError("--word: '" + *word + "' is not a word of the prompt");
     return w;
 }
 

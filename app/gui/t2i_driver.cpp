@@ -17,13 +17,8 @@ bool toInt(const QString& text, int& value) {
 
 QString applyWord(attnlens::ui::T2iDocument* doc, const QString& word) {
     const auto& words = doc->words();
-    int w = -1;
-    if (!toInt(word, w)) w = -1;
-    if (w < 0)
-        for (size_t i = 0; i < words.size() && w < 0; ++i)
-            if (QString::fromStdString(words[i].text) == word) w = static_cast<int>(i);
-    if (w < 0 || w >= static_cast<int>(words.size()))
-        return QStringLiteral("--word %1: not a word of the prompt").arg(word);
+    const int w = attnlens::t2iFindWord(words, word.toStdString());
+    if (w < 0) return QStringLiteral("--word %1: not a word of the prompt").arg(word);
     if (words[size_t(w)].special()) doc->setShowSpecial(true);
     doc->setWord(w);
     return {};

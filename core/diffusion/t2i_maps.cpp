@@ -5,6 +5,7 @@
 #include "core/util/error.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -30,6 +31,15 @@ std::vector<T2iWord> t2iWords(const T2iResult& result) {
         words.push_back(std::move(pad));
     }
     return words;
+}
+
+int t2iFindWord(const std::vector<T2iWord>& words, std::string_view name) {
+    const int count = static_cast<int>(words.size());
+    for (int i = 0; i < count; ++i)
+        if (words[size_t(i)].text == name) return i;
+    if (name.empty() || name.size() > 5 || !std::all_of(name.begin(), name.end(), ::isdigit)) return -1;
+    const int index = std::stoi(std::string(name));
+    return index < count ? index : -1;
 }
 
 std::string_view t2iHalfName(T2iHalf half) {

@@ -17,6 +17,7 @@
 #include "core/vision/image_io.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attnlens {
@@ -32,6 +33,9 @@ struct T2iWord {
 
 // The prompt's words in order, between <start> and <end>, then one chip for all padding (if any).
 std::vector<T2iWord> t2iWords(const T2iResult& result);
+// The chip a user names (`--word`): the first whose text is `name`, else `name` read as an index from 0;
+// -1 when it is neither.
+int t2iFindWord(const std::vector<T2iWord>& words, std::string_view name);
 
 enum class T2iHalf { Cond, Uncond, Difference };
 std::string_view t2iHalfName(T2iHalf half); // "cond", "uncond", "cond-uncond"

@@ -74,6 +74,22 @@ private slots:
         QCOMPARE(w2[2].text, std::string("<end>"));
     }
 
+    void aWordIsFoundByItsTextFirstThenItsIndex() {
+        std::vector<T2iWord> words{
+            {"<start>", {0}, T2iWord::Kind::Start}, {"a", {1}}, {"2", {2}}, {"bags", {3}}, {"a", {4}},
+            {"<end>", {5}, T2iWord::Kind::End}};
+        QCOMPARE(t2iFindWord(words, "a"), 1); // the first of two
+        QCOMPARE(t2iFindWord(words, "bags"), 3);
+        QCOMPARE(t2iFindWord(words, "2"), 2); // a word that reads as a number is the word
+        QCOMPARE(t2iFindWord(words, "4"), 4); // else an index
+        QCOMPARE(t2iFindWord(words, "<end>"), 5);
+        QCOMPARE(t2iFindWord(words, "6"), -1); // past the end
+        QCOMPARE(t2iFindWord(words, "shoe"), -1);
+        QCOMPARE(t2iFindWord(words, ""), -1);
+        QCOMPARE(t2iFindWord(words, "-1"), -1);
+        QCOMPARE(t2iFindWord(words, "99999999999"), -1); // no overflow
+    }
+
     void wordMapIsDaamsAggregateAndTheLayersOwnGrid() {
         const T2iResult r = runTiny("a sneaker above a bag", 7.5f, false);
         const Tensor daam = aggregateWordMaps(r, 16, 24);
