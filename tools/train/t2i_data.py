@@ -8,6 +8,9 @@ it is, in one of these forms (chosen at random):
     stacked     "a sneaker above a bag" (same column), optionally "... on the left"
     side by side "a dress left of a coat" (same row), optionally "... at the bottom"
     one side    "a dress on the right" (one item, its row unsaid)
+    place first "in the top left a sneaker and in the bottom right a bag", "on the right a dress": the absolute and
+                one-side forms half the time with the place before the item — a causal (CLIP) text encoder lets a
+                word see only the words before it, so here the item's own token knows where it goes
     mixed       "a sneaker above a bag, a dress on the right" (a stacked pair and a third item by its side)
 HELD_OUT: 50 pairs ((class, cell), (class, cell)) never shown together in training: the evaluation prompts
 "a A in the CELL_A and a B in the CELL_B" are compositions the model has not seen.
@@ -44,8 +47,10 @@ def held_out_pairs(count=50, seed=20261206):
 HELD_OUT = held_out_pairs()
 
 
-def eval_prompt(pair):
+def eval_prompt(pair, place_first=False):
     (a, ca), (b, cb) = pair
+    if place_first:
+        return f"in the {CELLS[ca]} a {NAMES[a]} and in the {CELLS[cb]} a {NAMES[b]}"
     return f"a {NAMES[a]} in the {CELLS[ca]} and a {NAMES[b]} in the {CELLS[cb]}"
 
 
@@ -64,10 +69,12 @@ def caption(layout, rng):
     stacked = [(c, c + 2) for c in (0, 1) if c in by_cell and c + 2 in by_cell]
     side = [(r, r + 1) for r in (0, 2) if r in by_cell and r + 1 in by_cell]
     form = rng.integers(0, 4)
+    place_first = bool(rng.integers(0, 2))
     if n == 1 and form < 2:
         cls, cell = layout[0]
         word = ["left", "right"][cell % 2] if rng.integers(0, 2) else ["top", "bottom"][cell // 2]
-        return f"a {NAMES[cls]} on the {word}" if word in ("left", "right") else f"a {NAMES[cls]} at the {word}"
+        where = f"on the {word}" if word in ("left", "right") else f"at the {word}"
+        return f"{where} a {NAMES[cls]}" if place_first else f"a {NAMES[cls]} {where}"
     if n == 2 and form == 1 and stacked:
         top, bottom = stacked[0]
         tail = f" on the {['left', 'right'][top % 2]}" if rng.integers(0, 2) else ""
@@ -82,7 +89,8 @@ def caption(layout, rng):
         return (f"a {NAMES[by_cell[top]]} above a {NAMES[by_cell[bottom]]}, "
                 f"a {NAMES[by_cell[third]]} on the {['left', 'right'][third % 2]}")
     order = rng.permutation(n)
-    parts = [f"a {NAMES[layout[i][0]]} in the {CELLS[layout[i][1]]}" for i in order]
+    parts = [f"in the {CELLS[layout[i][1]]} a {NAMES[layout[i][0]]}" if place_first else
+             f"a {NAMES[layout[i][0]]} in the {CELLS[layout[i][1]]}" for i in order]
     return ", ".join(parts[:-1]) + (" and " if n > 1 else "") + parts[-1]
 
 
