@@ -221,6 +221,31 @@ CommandHelp neuronHelp() {
         }};
 }
 
+CommandHelp lensHelp() {
+    return {
+        {
+            {"--model DIR", "a text folder with a language-model head (default: the built-in llama-en-tiny)"},
+            {"--logit-lens",
+             "each layer's residual stream through the model's final norm and head: top tokens "
+             "and the target's rank per layer"},
+            {"--contrib", "the target's logit split over the embeddings, every head, o_proj's bias and every "
+                          "MLP (direct logit attribution; pre-norm models)"},
+            {"--position P|all", "the token from 0; all: every position (--logit-lens) (default: the last)"},
+            {"--target TEXT", "the token to follow, as one token of the tokenizer (\" Paris\") (default: the "
+                              "model's own top token there)"},
+            {"--target-id N", "the token to follow by its id"},
+            {"--top K", "with --logit-lens: the top tokens kept per layer, 1..100 (default: 5)"},
+            {"--chat", "the text as one user turn of the folder's chat template"},
+            {"--json OUT", "write the lens as JSON (fields in the header of app/cli/cli_lens.cpp)"},
+            {"\"text\"", "the text, encoded by the folder's tokenizer"},
+        },
+        {
+            "attnlens-cli lens --logit-lens \"The cat sat on the\"",
+            "attnlens-cli lens --logit-lens --position all --json lens.json \"Once upon a time\"",
+            "attnlens-cli lens --contrib --target \" mat\" \"The cat sat on the\"",
+        }};
+}
+
 CommandHelp textHelp() {
     return {
         {
@@ -470,11 +495,21 @@ CommandHelp visionEvalHelp() {
 // Every registered subcommand's help, by name (alphabetical, as the top-level usage lists them).
 const std::map<std::string, CommandHelp>& allHelp() {
     static const std::map<std::string, CommandHelp> help = {
-        {"attention", attentionHelp()}, {"bench", benchHelp()},   {"diff", diffHelp()},
-        {"diffuse", diffuseHelp()},     {"heads", headsHelp()},   {"inspect", inspectHelp()},
-        {"neuron", neuronHelp()},       {"text", textHelp()},     {"translate", translateHelp()},
-        {"unet", unetHelp()},           {"vision", visionHelp()}, {"vision-eval", visionEvalHelp()},
-        {"tokenize", tokenizeHelp()},   {"t2i", t2iHelp()},
+        {"attention", attentionHelp()},
+        {"bench", benchHelp()},
+        {"diff", diffHelp()},
+        {"diffuse", diffuseHelp()},
+        {"heads", headsHelp()},
+        {"inspect", inspectHelp()},
+        {"lens", lensHelp()},
+        {"neuron", neuronHelp()},
+        {"text", textHelp()},
+        {"translate", translateHelp()},
+        {"unet", unetHelp()},
+        {"vision", visionHelp()},
+        {"vision-eval", visionEvalHelp()},
+        {"tokenize", tokenizeHelp()},
+        {"t2i", t2iHelp()},
     };
     return help;
 }

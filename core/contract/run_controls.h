@@ -10,6 +10,7 @@
 // Head numbering: (layer, head) from 0 in the model's execution order of its attention layers of one kind.
 
 #include "core/contract/attention_store.h"
+#include "core/contract/residual_trace.h"
 #include "core/layers/multi_head_attention.h"
 #include "core/util/callbacks.h"
 
@@ -49,6 +50,9 @@ struct RunControls {
     AttentionInputs* probe = nullptr; // when set, layer probeLayer's attention inputs are copied here
     int probeLayer = -1;
     const Callbacks* callbacks = nullptr; // cancel between layers (attnlens::Cancelled); may be nullptr
+    // When set, the residual stream's rows trace->rows are kept layer by layer
+    // (core/contract/residual_trace.h; families built on TransformerBlock).
+    ResidualTrace* trace = nullptr;
 };
 
 } // namespace attnlens

@@ -71,6 +71,8 @@ public:
     // What the scores q·k are multiplied by (head_dim^-0.5 unless the config asks otherwise), wherever
     // applied.
     float scaleFactor() const { return m_scale; }
+    // out_proj's weight [D, heads · head_dim] and bias (the lenses split it per head).
+    const LinearWeights& outWeights() const { return m_out; }
 
     // q = (x·Wqᵀ + bq) · head_dim^-0.5      x [n, D] -> q [n, D]
     void projectQuery(const Eigen::Ref<const RowMatrix>& x, RowMatrix& q) const;

@@ -2,7 +2,9 @@
 
 #include "core/util/error.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace attnlens {
 
@@ -31,6 +33,37 @@ void Norm::applyPerHead(RowMatrix& x, int heads) const {
     Eigen::Map<RowMatrix>(x.data(), x.rows() * heads, d) = rows;
 }
 
+std::vector<float> Norm::frozenTranspose(std::span<const float> direction, std::span<const float> y0,
+                                         float& constant) const {
+    const size_t d = y0.size();
+    if (direction.size() != d || static_cast<size_t>(weight.numel()) != d)
+        throw Error("norm: a row of " + std::to_string(d) + " for a norm of " +
+                    std::to_string(weight.numel()));
+    double mean = 0.0, square = 0.0;
+    for (float v : y0) {
+        mean += v;
+        square += double(v) * v;
+    }
+    mean /= double(d);
+    const bool layer = kind == Kind::LayerNorm;
+    const double spread = layer ? square / double(d) - mean * mean : square / double(d);
+    const double inverse = 1.0 / std::sqrt(std::max(spread, 0.0) + double(eps));
+    const float* g = weight.data();
+    std::vector<float> out(d);
+    double outMean = 0.0, shift = 0.0;
+    for (size_t i = 0; i < d; ++i) {
+        const double gain = unitOffset ? 1.0 + g[i] : g[i];
+        out[i] = static_cast<float>(direction[i] * gain * inverse);
+        outMean += out[i];
+        if (layer && !bias.empty()) shift += double(direction[i]) * bias.data()[i];
+    }
+    constant += static_cast<float>(shift);
+    if (layer)
+        for (float& v : out)
+            v = static_cast<float>(v - outMean / double(d));
+    return out;
+}
+
 RowMatrix Mlp::forward(const RowMatrix& x) const {
     RowMatrix h, result;
     linearInto(x, in, h);
@@ -52,18 +85,31 @@ void Mlp::pack() {
 
 namespace {
 
+const std::vector<int>& rowsOf(const BlockRun& run) {
+    static const std::vector<int> all;
+    return run.traceRows ? *run.traceRows : all;
+}
+
 // One residual sub-layer: x = x + f(N(x)) (pre; x + O(f(N(x))) with an output norm O) or x = N(x + f(x))
-// (post).
+// (post). added: when set, a pre sub-layer keeps there the rows of f's output (before an output norm).
 template <class F>
-void residual(RowMatrix& x, const Norm& norm, bool pre, F&& f, const std::optional<Norm>& outNorm = {}) {
+void residual(RowMatrix& x, const Norm& norm, bool pre, F&& f, const std::optional<Norm>& outNorm = {},
+              RowMatrix* added = nullptr, const std::vector<int>& rows = {}) {
     if (pre) {
         RowMatrix normed = x;
         norm.apply(normed);
         if (!outNorm) {
-            x += f(normed);
+            if (!added) {
+                x += f(normed);
+                return;
+            }
+            RowMatrix y = f(normed);
+            *added = traceRows(y, rows);
+            x += y;
             return;
         }
         RowMatrix y = f(normed);
+        if (added) *added = traceRows(y, rows); // before the output norm (the lenses freeze its scale)
         outNorm->apply(y);
         x += y;
     } else {
@@ -76,6 +122,12 @@ void residual(RowMatrix& x, const Norm& norm, bool pre, F&& f, const std::option
 
 void TransformerBlock::selfAttentionSublayer(RowMatrix& x, const BlockRun& run) const {
     const int64_t past = run.cache ? run.cache->length : 0;
+    if (run.trace) run.trace->input = traceRows(x, rowsOf(run));
+    // the heads' contexts before o_proj, kept for a trace
+    const auto project = [&](RowMatrix context) {
+        if (run.trace) run.trace->context = traceRows(context, rowsOf(run));
+        return attention.outProject(context);
+    };
     residual(
         x, attentionNorm, placement == Placement::Pre,
         [&](const RowMatrix& input) {
@@ -118,35 +170,38 @@ void TransformerBlock::selfAttentionSublayer(RowMatrix& x, const BlockRun& run) 
             const auto keys = run.cache ? run.cache->keys.topRows(m) : k.topRows(m);
             const auto values = run.cache ? run.cache->values.topRows(m) : v.topRows(m);
             if (causal) // the keys a query cannot see are skipped, not masked
-                return attention.outProject(
+                return project(
                     attention.attendHeadsCausal(q, keys, values, past, window, run.probs, run.offHeads));
-            return attention.attend(q, keys, values, maskPtr, run.probs, run.offHeads);
+            return project(attention.attendHeads(q, keys, values, maskPtr, run.probs, run.offHeads));
         },
-        attentionOutputNorm);
+        attentionOutputNorm, run.trace ? &run.trace->attention : nullptr, rowsOf(run));
 }
 
 void TransformerBlock::crossSublayer(RowMatrix& x, const BlockRun& run) const {
     if (!run.crossKeys || !run.crossValues)
         throw Error(
             "transformer: a block with cross-attention ran without the other sequence's keys and values");
-    residual(x, cross->norm, placement == Placement::Pre, [&](const RowMatrix& input) {
-        RowMatrix q;
-        cross->attention.projectQuery(input, q);
-        return cross->attention.attend(q, *run.crossKeys, *run.crossValues, run.crossMask, run.crossProbs,
-                                       run.crossOffHeads);
-    });
+    residual(
+        x, cross->norm, placement == Placement::Pre,
+        [&](const RowMatrix& input) {
+            RowMatrix q;
+            cross->attention.projectQuery(input, q);
+            return cross->attention.attend(q, *run.crossKeys, *run.crossValues, run.crossMask, run.crossProbs,
+                                           run.crossOffHeads);
+        },
+        {}, run.trace ? &run.trace->cross : nullptr, rowsOf(run));
 }
 
-void TransformerBlock::mlpSublayer(RowMatrix& x) const {
+void TransformerBlock::mlpSublayer(RowMatrix& x, const BlockRun& run) const {
     residual(
         x, mlpNorm, placement == Placement::Pre, [&](const RowMatrix& input) { return mlp.forward(input); },
-        mlpOutputNorm);
+        mlpOutputNorm, run.trace ? &run.trace->mlp : nullptr, rowsOf(run));
 }
 
 void TransformerBlock::forward(RowMatrix& x, const BlockRun& run) const {
     selfAttentionSublayer(x, run);
     if (cross) crossSublayer(x, run);
-    mlpSublayer(x);
+    mlpSublayer(x, run);
 }
 
 void TransformerBlock::forwardBatch(RowMatrix& x, const std::vector<KvCache*>& caches,
@@ -189,16 +244,18 @@ void TransformerBlock::forwardBatch(RowMatrix& x, const std::vector<KvCache*>& c
             return cross->attention.outProject(context);
         });
     }
-    mlpSublayer(x);
+    mlpSublayer(x, shared);
 }
 
 void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span<KvCache> caches,
                Tensor& attentions, const std::vector<std::vector<int>>& off, AttentionInputs* probe,
-               int probeLayer, const Callbacks* callbacks, std::vector<LayerRecall>* recall) {
+               int probeLayer, const Callbacks* callbacks, std::vector<LayerRecall>* recall,
+               ResidualTrace* trace) {
     if (!caches.empty() && caches.size() != blocks.size())
         throw Error("transformer: " + std::to_string(caches.size()) + " caches for " +
                     std::to_string(blocks.size()) + " layers");
     if (recall) recall->assign(blocks.size(), LayerRecall());
+    if (trace) trace->layers.assign(blocks.size(), LayerTrace());
     for (size_t l = 0; l < blocks.size(); ++l) {
         if (callbacks) callbacks->checkCancel();
         Tensor probs;
@@ -209,8 +266,11 @@ void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span
         if (l < off.size()) run.offHeads = off[l];
         run.probe = probe && probeLayer == static_cast<int>(l) ? probe : nullptr;
         run.recall = recall ? &(*recall)[l] : nullptr;
+        run.trace = trace ? &trace->layers[l] : nullptr;
+        run.traceRows = trace ? &trace->rows : nullptr;
         blocks[l].forward(x, run);
     }
+    if (trace) trace->final = traceRows(x, trace->rows);
 }
 
 } // namespace attnlens

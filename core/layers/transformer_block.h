@@ -16,6 +16,7 @@
 //   BlockRun run;  run.cache = &layerCache;  run.probs = &probs;  run.offHeads = off;
 //   block.forward(x, run);         // x [n, D] in place; n new tokens at positions cache.length …
 
+#include "core/contract/residual_trace.h"
 #include "core/layers/multi_head_attention.h"
 #include "core/layers/rotary.h"
 #include "core/ops/nn.h"
@@ -38,6 +39,10 @@ struct Norm {
     void apply(RowMatrix& x) const; // [n, D] in place
     // x [n, heads · d] in place, each head's d values normalised on their own (q_norm / k_norm).
     void applyPerHead(RowMatrix& x, int heads) const;
+    // direction · apply(y) as direction' · y + c, the scale (1/σ, 1/rms) frozen at the row y0 (direct logit
+    // attribution): returns direction' (LayerNorm: centred) and adds c = direction · bias to `constant`.
+    std::vector<float> frozenTranspose(std::span<const float> direction, std::span<const float> y0,
+                                       float& constant) const;
 };
 
 struct Mlp {
@@ -69,6 +74,9 @@ struct BlockRun {
     const RowMatrix* crossMask = nullptr;
     Tensor* crossProbs = nullptr;
     std::span<const int> crossOffHeads = {};
+    // The residual stream's rows (core/contract/residual_trace.h) kept here, or nullptr.
+    LayerTrace* trace = nullptr;
+    const std::vector<int>* traceRows = nullptr; // which rows (nullptr or empty: all)
 };
 
 struct CrossAttention {
@@ -106,7 +114,7 @@ struct TransformerBlock {
 
 private:
     void crossSublayer(RowMatrix& x, const BlockRun& run) const;
-    void mlpSublayer(RowMatrix& x) const;
+    void mlpSublayer(RowMatrix& x, const BlockRun& run) const;
 };
 
 // Every block in order over x, as a model's forward runs them:
@@ -117,8 +125,10 @@ private:
 //   callbacks    polled for cancel before each block (attnlens::Cancelled); may be nullptr
 //   recall       when set (and attentions empty): resized to one LayerRecall per block and filled — the
 //                attention on demand (core/contract/attention_store.h)
+//   trace        when set: one LayerTrace per block and the final stream, its rows only
 void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span<KvCache> caches,
                Tensor& attentions, const std::vector<std::vector<int>>& off, AttentionInputs* probe,
-               int probeLayer, const Callbacks* callbacks, std::vector<LayerRecall>* recall = nullptr);
+               int probeLayer, const Callbacks* callbacks, std::vector<LayerRecall>* recall = nullptr,
+               ResidualTrace* trace = nullptr);
 
 } // namespace attnlens

@@ -112,7 +112,8 @@ TextForward LlamaModel::extend(std::span<const int> ids, TextCache& cache, bool 
     std::vector<LayerRecall> recall;
     auto* keep = prepareCapture(run, n, past + n, out, recall);
     const auto off = headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(c.layers), c.heads));
-    runBlocks(m_layers, x, cache.layers, out.attentions, off, run.probe, run.probeLayer, run.callbacks, keep);
+    runBlocks(m_layers, x, cache.layers, out.attentions, off, run.probe, run.probeLayer, run.callbacks, keep,
+              run.trace);
     keepOnDemand(recall, out);
     m_finalNorm.apply(x);
     if (logits) {
@@ -125,6 +126,21 @@ TextForward LlamaModel::extend(std::span<const int> ids, TextCache& cache, bool 
     }
     out.hidden = std::move(x);
     return out;
+}
+
+RowMatrix LlamaModel::readout(const RowMatrix& stream) const {
+    RowMatrix x = stream, logits;
+    m_finalNorm.apply(x);
+    linearInto(x, m_head, logits);
+    if (m_config.finalSoftcap > 0)
+        logits = ((logits.array() / m_config.finalSoftcap).tanh() * m_config.finalSoftcap).matrix();
+    return logits;
+}
+
+std::optional<LogitDirection> LlamaModel::logitDirection(std::span<const float> finalRow, int token) const {
+    LogitDirection d = normLogitDirection(finalRow, m_finalNorm, m_head, token);
+    d.softcap = m_config.finalSoftcap;
+    return d;
 }
 
 RowMatrix LlamaModel::embed(std::span<const int> ids) const {

@@ -81,6 +81,9 @@ public:
     bool hasLmHead() const override { return true; }
     int endOfTextId() const override { return m_config.eosIds.empty() ? -1 : m_config.eosIds.front(); }
     std::vector<int> endOfTextIds() const override { return m_config.eosIds; }
+    RowMatrix readout(const RowMatrix& stream) const override;
+    std::optional<LogitDirection> logitDirection(std::span<const float> finalRow, int token) const override;
+    std::span<const TransformerBlock> blocks() const override { return m_layers; }
 
 private:
     RowMatrix embed(std::span<const int> ids) const; // the token embeddings' rows (checked ids)

@@ -5,6 +5,7 @@
 
 #include "core/io/tensor_file.h"
 #include "core/io/weight_binder.h"
+#include "core/models/text_models.h"
 #include "core/ops/nn.h"
 #include "core/util/callbacks.h"
 
@@ -27,6 +28,11 @@ LinearWeights storedLinear(WeightBinder& w, const std::string& name, int64_t out
 
 // "<what>: token id N is outside the vocabulary of V".
 void checkTokenIds(std::span<const int> ids, int vocab, const std::string& what);
+
+// `token`'s LogitDirection (core/models/text_models.h) through a final norm and an LM head, the norm's scale
+// frozen at finalRow [D]. Throws (attnlens::Error) for a token outside the head.
+LogitDirection normLogitDirection(std::span<const float> finalRow, const Norm& norm,
+                                  const LinearWeights& head, int token);
 
 // "the text is too long: N tokens, the model has P positions" past the model's positions.
 void checkTextLength(int64_t tokens, int64_t positions);

@@ -47,6 +47,14 @@ TextForward TextModel::extend(std::span<const int>, TextCache&, bool, bool, cons
     throw Error("only decoder-only models generate");
 }
 
+RowMatrix TextModel::readout(const RowMatrix&) const {
+    throw Error("this model has no language-model head: nothing to read the stream out to");
+}
+
+std::optional<LogitDirection> TextModel::logitDirection(std::span<const float>, int) const {
+    return std::nullopt;
+}
+
 std::shared_ptr<const AttentionStore> TextForward::attentionStore() const {
     if (onDemand) return onDemand;
     if (attentions.empty()) return nullptr;
@@ -187,7 +195,8 @@ TextForward BertModel::forward(std::span<const int> ids, bool logits, const RunC
     std::vector<LayerRecall> recall;
     auto* keep = prepareCapture(run, t, t, out, recall);
     const auto off = headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(c.layers), c.heads));
-    runBlocks(m_layers, x, {}, out.attentions, off, run.probe, run.probeLayer, run.callbacks, keep);
+    runBlocks(m_layers, x, {}, out.attentions, off, run.probe, run.probeLayer, run.callbacks, keep,
+              run.trace);
     keepOnDemand(recall, out);
     RowMatrix h;
     if (!m_pooler.weight.empty()) {
@@ -195,14 +204,19 @@ TextForward BertModel::forward(std::span<const int> ids, bool logits, const RunC
         linearInto(x.topRows(1), m_pooler, pooled);
         out.pooled = Tensor::fromMatrix(pooled.array().tanh().matrix()).reshaped({c.hiddenSize});
     }
-    if (logits && hasLmHead()) {
-        linearInto(x, m_transform, h);
-        applyActivationInPlace(h, c.activation);
-        layerNormInPlace(h, m_transformNorm.weight, m_transformNorm.bias, c.layerNormEps);
-        linearInto(h, m_decoder, out.logits);
-    }
+    if (logits && hasLmHead()) out.logits = readout(x);
     out.hidden = std::move(x);
     return out;
+}
+
+RowMatrix BertModel::readout(const RowMatrix& stream) const {
+    if (!hasLmHead()) return TextModel::readout(stream);
+    RowMatrix h, logits;
+    linearInto(stream, m_transform, h);
+    applyActivationInPlace(h, m_config.activation);
+    layerNormInPlace(h, m_transformNorm.weight, m_transformNorm.bias, m_config.layerNormEps);
+    linearInto(h, m_decoder, logits);
+    return logits;
 }
 
 // --- GPT-2
@@ -317,7 +331,8 @@ TextForward Gpt2Model::extend(std::span<const int> ids, TextCache& cache, bool l
     std::vector<LayerRecall> recall;
     auto* keep = prepareCapture(run, n, past + n, out, recall);
     const auto off = headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(c.layers), c.heads));
-    runBlocks(m_layers, x, cache.layers, out.attentions, off, run.probe, run.probeLayer, run.callbacks, keep);
+    runBlocks(m_layers, x, cache.layers, out.attentions, off, run.probe, run.probeLayer, run.callbacks, keep,
+              run.trace);
     keepOnDemand(recall, out);
     layerNormInPlace(x, m_finalNorm.weight, m_finalNorm.bias, c.layerNormEps);
     if (logits) {
@@ -328,6 +343,18 @@ TextForward Gpt2Model::extend(std::span<const int> ids, TextCache& cache, bool l
     }
     out.hidden = std::move(x);
     return out;
+}
+
+RowMatrix Gpt2Model::readout(const RowMatrix& stream) const {
+    RowMatrix x = stream, logits;
+    layerNormInPlace(x, m_finalNorm.weight, m_finalNorm.bias, m_config.layerNormEps);
+    linearInto(x, m_head, logits);
+    return logits;
+}
+
+std::optional<LogitDirection> Gpt2Model::logitDirection(std::span<const float> finalRow, int token) const {
+    const Norm norm{Norm::Kind::LayerNorm, m_finalNorm.weight, m_finalNorm.bias, m_config.layerNormEps};
+    return normLogitDirection(finalRow, norm, m_head, token);
 }
 
 TextEmbeddingParts Gpt2Model::embeddingParts(std::span<const int> ids) const {

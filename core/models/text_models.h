@@ -34,6 +34,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -57,6 +58,19 @@ struct TextForward {
 // after the embedding LayerNorm). Each [n, D].
 struct TextEmbeddingParts {
     RowMatrix tokens, positions, input;
+};
+
+// One token's logit as a linear function of the stream x entering the final norm, the norm's scale frozen at
+// one final row (direct logit attribution, issue 42):   logit = direction · x + constant
+//   LayerNorm  direction = centred(u ⊙ γ) / σ,  constant = u · β + b     (σ = √(var(final) + eps))
+//   RMSNorm    direction = u ⊙ w / rms,         constant = b             (w: 1 + w where stored so, Gemma)
+// with u the token's unembedding row and b its head bias. Centring is folded into the direction
+// ((u⊙γ − mean(u⊙γ)) · x = (u⊙γ) · (x − mean(x))), so every part written into the stream contributes
+// direction · part, and the parts of the final row sum to the logit (before a soft-cap, which is not linear).
+struct LogitDirection {
+    std::vector<float> direction; // [D]
+    float constant = 0.0f;
+    float softcap = 0.0f; // c where the model's logits are c·tanh(logit / c); 0: none
 };
 
 // Keys and values of every layer for the tokens seen so far (decoder-only models).
@@ -103,6 +117,17 @@ public:
     }
     const std::filesystem::path& dir() const { return m_dir; }
 
+    // The lenses' readout (issue 42): what the model does to its last layer's output to make logits — the
+    // final norm and the LM head (BERT: the MLM head; Gemma: the soft-cap too) — applied to residual-stream
+    // rows [r, D] → logits [r, V]. The last layer's stream gives the model's own logits, bit for bit.
+    // Throws (attnlens::Error) without an LM head.
+    virtual RowMatrix readout(const RowMatrix& stream) const;
+    // `token`'s LogitDirection at a final stream row [D] (before the final norm); nullopt where the readout
+    // is not one norm and a linear map (BERT's MLM transform).
+    virtual std::optional<LogitDirection> logitDirection(std::span<const float> finalRow, int token) const;
+    // The blocks in execution order (the lenses read their weights); empty for a family without them.
+    virtual std::span<const TransformerBlock> blocks() const { return {}; }
+
 protected:
     // How a pass of n new tokens over m keys keeps its attention: with run.captureAttention, a tensor
     // [L, H, n, m] in out.attentions when it fits run.captureBudget (returns nullptr), else on demand — the
@@ -137,6 +162,8 @@ public:
     int maxPositions() const override { return m_config.maxPositions; }
     int vocabSize() const override { return m_config.vocabSize; }
     bool hasLmHead() const override { return !m_transform.weight.empty(); }
+    RowMatrix readout(const RowMatrix& stream) const override;
+    std::span<const TransformerBlock> blocks() const override { return m_layers; }
 
 private:
     BertConfig m_config;
@@ -177,6 +204,9 @@ public:
     int vocabSize() const override { return m_config.vocabSize; }
     bool hasLmHead() const override { return true; } // tied to the token embeddings
     int endOfTextId() const override { return m_config.eosTokenId; }
+    RowMatrix readout(const RowMatrix& stream) const override;
+    std::optional<LogitDirection> logitDirection(std::span<const float> finalRow, int token) const override;
+    std::span<const TransformerBlock> blocks() const override { return m_layers; }
 
 private:
     Gpt2Config m_config;

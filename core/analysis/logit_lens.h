@@ -1,0 +1,75 @@
+#pragma once
+// Lenses that look past the attention weights (issue 42), written once against the text model contract
+// (TextModel::readout / logitDirection / blocks and RunControls::trace):
+//
+// Logit lens (nostalgebraist, 2020): the residual stream after each layer read out through the model's own
+// final norm and LM head — what the model would say if it stopped there. Row L is the model's output itself.
+//
+//   auto lens = logitLens(model, ids, {n - 1}, {}, 5);    // the last position; target: the model's top token
+//   lens[0].layers[l].top[0].id, lens[0].layers[l].targetRank
+//
+// Direct logit attribution: the target token's logit split into what each part of the model wrote into the
+// stream — the embeddings, each head through its slice of o_proj, o_proj's bias, each MLP — read through the
+// final norm with its scale frozen at the final stream (LogitDirection in core/models/text_models.h); a
+// sub-layer's own output norm (Gemma's sandwich) is frozen the same way at that sub-layer's output, so its
+// heads still split. The parts sum to the logit (before a soft-cap). A layer whose sub-layers the trace does
+// not keep (post-norm blocks) keeps its net effect whole instead.
+//
+//   LogitContributions c = logitContributions(model, ids, n - 1, -1);   // c.heads [L, H], c.mlp [L]
+//
+// Thread-safety: pure functions on an immutable model; cancellable between layers through `callbacks`.
+
+#include "core/models/text_models.h"
+#include "core/util/callbacks.h"
+
+#include <span>
+#include <vector>
+
+namespace attnlens {
+
+struct LensToken {
+    int id = 0;
+    float prob = 0.0f;
+};
+
+struct LogitLensLayer {
+    std::vector<LensToken> top; // the most probable tokens, most probable first
+    int targetRank = 0;         // the target's rank among all tokens (0: the most probable)
+    float targetProb = 0.0f, targetLogit = 0.0f;
+};
+
+struct LogitLens {
+    int position = 0;
+    int target = 0; // the model's own top token at `position` unless one was asked for
+    // layers + 1 rows: 0 the embeddings, l the stream after layer l − 1, the last the model's output
+    std::vector<LogitLensLayer> layers;
+};
+
+// One LogitLens per position (rows of `ids`, from 0). targets: empty, or one per position (-1: the model's
+// top token there). Throws attnlens::Error for a position outside the text, a target outside the vocabulary
+// or a model without an LM head.
+std::vector<LogitLens> logitLens(const TextModel& model, std::span<const int> ids,
+                                 std::span<const int> positions, std::span<const int> targets, int topK,
+                                 const Callbacks* callbacks = nullptr);
+
+struct LogitContributions {
+    int position = 0, target = 0;
+    float logit = 0.0f;   // the model's own logit of target at position (after a soft-cap, if any)
+    float softcap = 0.0f; // c where the model's logits are c·tanh(z / c) (then logit = c·tanh(total() / c))
+    float constant = 0.0f; // u · β + b: the final norm's bias and the head's
+    float embeddings = 0.0f;
+    RowMatrix heads;               // [L, H] each head's write
+    std::vector<float> outputBias; // [L] o_proj's bias (0 without one)
+    std::vector<float> cross;      // [L] the cross-attention sub-layer (0 without one)
+    std::vector<float> mlp;        // [L] the MLP sub-layer
+    std::vector<char> split;       // [L] 1: the parts above; 0: the layer's net effect is in `whole`
+    std::vector<float> whole;      // [L] direction · (stream after − stream before) where not split
+    float total() const;           // everything summed: the logit up to float rounding
+};
+
+// Throws attnlens::Error where the readout is not one norm and a linear map (BERT: "direct logit attribution
+// needs a final norm and a linear LM head"), or for a bad position or target.
+LogitContributions logitContributions(const TextModel& model, std::span<const int> ids, int position,
+                                      int target, const Callbacks* callbacks = nullptr);
+
+} // namespace attnlens

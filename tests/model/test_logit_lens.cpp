@@ -1,0 +1,228 @@
+// Lenses past the attention weights (issue 42, core/analysis/logit_lens.h) on the text fixtures written by
+// transformers' own save_pretrained (tests/data/text, tests/data/llm) and the built-in models:
+// - the logit lens's last row is the model's own output and its first the readout of the embeddings,
+//   computed apart (embeddingParts), at every position;
+// - the residual trace adds up: the stream entering layer l + 1 is the one entering l plus what its
+//   sub-layers wrote (through a sandwich norm where the block has one);
+// - direct logit attribution: the embeddings, every head, o_proj's bias, every MLP and the constant sum to
+//   the logit within 1e-4, for the model's top token and for another, for GPT-2 (o_proj bias), Llama (GQA),
+//   Qwen2 (q/k/v bias), Qwen3 (q/k norm), Mistral (window) and Gemma 3 (sandwich norms, √D embeddings);
+// - a head switched off writes nothing; bad positions, targets and a BERT head are one clear error;
+// - `attnlens-cli lens` prints and writes the same numbers, and exits 2 on bad usage.
+
+#include "core/analysis/logit_lens.h"
+#include "core/io/json_file.h"
+#include "core/models/llama_model.h"
+#include "core/models/text_folder.h"
+#include "core/util/error.h"
+#include "support/cli_run.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <filesystem>
+
+using namespace attnlens;
+
+namespace {
+
+const std::filesystem::path kData = ATTNLENS_TEST_DATA;
+
+// The fixture's model (tests/data/llm folders carry no tokenizer: the model alone).
+std::shared_ptr<const TextModel> load(const QString& folder) {
+    const auto dir = kData / folder.toStdString();
+    if (folder.startsWith("llm/")) return LlamaModel::load(dir);
+    return loadTextFolder(dir).model;
+}
+
+std::vector<int> sampleIds(const TextModel& m, int n) {
+    std::vector<int> ids;
+    for (int i = 0; i < n; ++i)
+        ids.push_back((7 + 37 * i) % m.vocabSize());
+    return ids;
+}
+
+double maxDiff(const RowMatrix& a, const RowMatrix& b) {
+    return (a - b).cwiseAbs().maxCoeff();
+}
+
+} // namespace
+
+class TestLogitLens : public QObject {
+    Q_OBJECT
+private slots:
+    void folders_data() {
+        QTest::addColumn<QString>("folder");
+        QTest::addColumn<bool>("attribution");
+        QTest::newRow("GPT-2") << "text/gpt2" << true;
+        QTest::newRow("BERT, MLM head") << "text/bert-mlm" << false;
+        QTest::newRow("Llama, GQA") << "llm/llama-gqa" << true;
+        QTest::newRow("Llama, tied bf16") << "llm/llama-mqa-tied-bf16" << true;
+        QTest::newRow("Qwen2, bias") << "llm/qwen2-bias" << true;
+        QTest::newRow("Qwen3, q/k norm") << "llm/qwen3-qknorm" << true;
+        QTest::newRow("Mistral, window") << "llm/mistral-window" << true;
+        QTest::newRow("Gemma 3, sandwich") << "llm/gemma3" << true;
+    }
+
+    void lensEndsAtTheOutputAndStartsAtTheEmbeddings_data() { folders_data(); }
+    void lensEndsAtTheOutputAndStartsAtTheEmbeddings() {
+        QFETCH(QString, folder);
+        const auto m = load(folder);
+        const auto ids = sampleIds(*m, 9);
+        const TextForward out = m->forward(ids);
+        const RowMatrix first = m->readout(m->embeddingParts(ids).input);
+        std::vector<int> positions{0, 4, 8};
+        const auto lenses = logitLens(*m, ids, positions, {}, 3);
+        QCOMPARE(lenses.size(), positions.size());
+        for (size_t i = 0; i < lenses.size(); ++i) {
+            const int p = positions[i];
+            QCOMPARE(lenses[i].layers.size(), size_t(m->layers() + 1));
+            const auto& last = lenses[i].layers.back();
+            Eigen::Index best = 0;
+            out.logits.row(p).maxCoeff(&best);
+            QCOMPARE(lenses[i].target, int(best));
+            QCOMPARE(last.top.front().id, int(best));
+            QCOMPARE(last.targetRank, 0);
+            QVERIFY(std::abs(last.targetLogit - out.logits(p, best)) < 1e-4);
+            const auto& zero = lenses[i].layers.front();
+            const int target = lenses[i].target;
+            QVERIFY(std::abs(zero.targetLogit - first(p, target)) < 1e-4);
+            QCOMPARE(zero.targetRank, int((first.row(p).array() > first(p, target)).count()));
+            // probabilities: a softmax's, best first
+            double sum = 0;
+            for (Eigen::Index v = 0; v < out.logits.cols(); ++v)
+                sum += std::exp(double(out.logits(p, v)) - out.logits(p, best));
+            QVERIFY(std::abs(last.top.front().prob - 1.0 / sum) < 1e-5);
+            QVERIFY(last.top[0].prob >= last.top[1].prob && last.top[1].prob >= last.top[2].prob);
+        }
+    }
+
+    void traceAddsUp_data() { folders_data(); }
+    void traceAddsUp() {
+        QFETCH(QString, folder);
+        QFETCH(bool, attribution);
+        if (!attribution) QSKIP("post-norm blocks: the trace keeps their input and context only");
+        const auto model = load(folder);
+        const auto ids = sampleIds(*model, 7);
+        ResidualTrace trace;
+        trace.rows = {2, 6};
+        RunControls run;
+        run.trace = &trace;
+        const TextForward out = model->forward(ids, false, run);
+        QVERIFY(!out.attentions.empty()); // the trace does not take the attention away
+        const auto blocks = model->blocks();
+        QCOMPARE(trace.layers.size(), blocks.size());
+        QVERIFY(maxDiff(trace.layers[0].input, traceRows(model->embeddingParts(ids).input, trace.rows)) <
+                1e-6);
+        for (size_t l = 0; l < blocks.size(); ++l) {
+            const LayerTrace& t = trace.layers[l];
+            RowMatrix a = t.attention, m = t.mlp;
+            if (blocks[l].attentionOutputNorm) blocks[l].attentionOutputNorm->apply(a);
+            if (blocks[l].mlpOutputNorm) blocks[l].mlpOutputNorm->apply(m);
+            const RowMatrix& next = l + 1 < blocks.size() ? trace.layers[l + 1].input : trace.final;
+            QVERIFY2(maxDiff(t.input + a + m, next) < 1e-4, qPrintable(QString("layer %1").arg(l)));
+            QCOMPARE(t.context.cols(), blocks[l].attention.dim());
+        }
+    }
+
+    void contributionsSumToTheLogit_data() { folders_data(); }
+    void contributionsSumToTheLogit() {
+        QFETCH(QString, folder);
+        QFETCH(bool, attribution);
+        const auto m = load(folder);
+        const auto ids = sampleIds(*m, 8);
+        if (!attribution) {
+            QVERIFY_THROWS_EXCEPTION(Error, logitContributions(*m, ids, 3, -1));
+            return;
+        }
+        const TextForward out = m->forward(ids);
+        for (int position : {7, 3})
+            for (int target : {-1, 5}) {
+                const LogitContributions c = logitContributions(*m, ids, position, target);
+                const int t = target < 0 ? c.target : target;
+                QVERIFY(std::abs(c.logit - out.logits(position, t)) < 1e-4);
+                QCOMPARE(c.heads.rows(), Eigen::Index(m->layers()));
+                QCOMPARE(c.heads.cols(), Eigen::Index(m->heads()));
+                QVERIFY(std::all_of(c.split.begin(), c.split.end(), [](char s) { return s == 1; }));
+                const double z = c.softcap > 0 ? c.softcap * std::tanh(c.total() / c.softcap) : c.total();
+                QVERIFY2(
+                    std::abs(z - c.logit) < 1e-4,
+                    qPrintable(
+                        QString("%1 at %2: parts %3, logit %4").arg(t).arg(position).arg(z).arg(c.logit)));
+                QVERIFY(c.heads.cwiseAbs().maxCoeff() > 0);
+            }
+    }
+
+    // GPT-2's o_proj (c_proj) has a bias: its share is apart from the heads'.
+    void outputBiasIsItsOwnPart() {
+        const auto gpt2 = load("text/gpt2");
+        const auto c = logitContributions(*gpt2, sampleIds(*gpt2, 6), 5, -1);
+        QVERIFY(std::any_of(c.outputBias.begin(), c.outputBias.end(), [](float v) { return v != 0.0f; }));
+        const auto llama = load("llm/llama-gqa");
+        const auto d = logitContributions(*llama, sampleIds(*llama, 6), 5, -1);
+        QVERIFY(std::all_of(d.outputBias.begin(), d.outputBias.end(), [](float v) { return v == 0.0f; }));
+    }
+
+    void badRequestsAreOneError() {
+        const auto m = load("llm/llama-gqa");
+        const auto ids = sampleIds(*m, 4);
+        const std::vector<int> outside{4}, negative{-1}, one{1};
+        const std::vector<int> tooBig{m->vocabSize()};
+        QVERIFY_THROWS_EXCEPTION(Error, logitLens(*m, ids, outside, {}, 3));
+        QVERIFY_THROWS_EXCEPTION(Error, logitLens(*m, ids, negative, {}, 3));
+        QVERIFY_THROWS_EXCEPTION(Error, logitLens(*m, ids, one, tooBig, 3));
+        QVERIFY_THROWS_EXCEPTION(Error, logitLens(*m, ids, one, std::vector<int>{1, 2}, 3));
+        QVERIFY_THROWS_EXCEPTION(Error, logitContributions(*m, ids, 4, -1));
+        QVERIFY_THROWS_EXCEPTION(Error, logitContributions(*m, ids, 0, m->vocabSize()));
+        const auto bert = load("text/bert-cased"); // no LM head
+        QVERIFY_THROWS_EXCEPTION(Error, logitLens(*bert, sampleIds(*bert, 4), one, {}, 3));
+    }
+
+    void cliPrintsAndWritesTheLens() {
+        QTemporaryDir tmp;
+        const QString out = tmp.filePath("lens.json");
+        auto r =
+            clitest::run({"lens", "--logit-lens", "--position", "all", "--json", out, "Once upon a time"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const Json j = readJsonFile(out.toStdString());
+        const auto ids = j["ids"].get<std::vector<int>>();
+        QCOMPARE(j["lens"].size(), ids.size());
+        const TextFolder f = loadTextFolder(kData / "../../resources/models/llama-en-tiny");
+        const auto lenses = logitLens(*f.model, ids, std::vector<int>{int(ids.size()) - 1}, {}, 5);
+        const Json& last = j["lens"].back();
+        QCOMPARE(last["target"].get<int>(), lenses[0].target);
+        QCOMPARE(last["layers"].size(), size_t(f.layers() + 1));
+        QVERIFY(std::abs(last["layers"][1]["target_prob"].get<double>() - lenses[0].layers[1].targetProb) <
+                1e-6);
+        QVERIFY(r.out.contains("top-1 token per layer"));
+
+        const QString contrib = tmp.filePath("contrib.json");
+        r = clitest::run({"lens", "--contrib", "--target", " time", "--position", "2", "--json", contrib,
+                          "Once upon a time"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const Json c = readJsonFile(contrib.toStdString());
+        QCOMPARE(c["position"].get<int>(), 2);
+        QCOMPARE(c["target_token"].get<std::string>(), std::string(" time"));
+        QVERIFY(std::abs(c["total"].get<double>() - c["logit"].get<double>()) < 1e-4);
+        QCOMPARE(c["heads"].size(), size_t(f.layers()));
+        QVERIFY(r.out.contains("heads that move it most"));
+    }
+
+    void cliBadUsageExitsTwo() {
+        const QStringList text{"Once upon a time"};
+        for (const QStringList& a :
+             {QStringList{"lens"} + text, QStringList{"lens", "--logit-lens", "--contrib"} + text,
+              QStringList{"lens", "--logit-lens", "--position", "99"} + text,
+              QStringList{"lens", "--contrib", "--position", "all"} + text,
+              QStringList{"lens", "--contrib", "--target", " once upon"} + text,
+              QStringList{"lens", "--contrib", "--target-id", "99999999"} + text,
+              QStringList{"lens", "--contrib", "--model", QString(ATTNLENS_TEST_DATA "/text/bert-mlm")} +
+                  text}) {
+            clitest::expectError(clitest::run(a), "");
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLogitLens)
+#include "test_logit_lens.moc"
