@@ -7,6 +7,7 @@
 #include "ui/shell/inference_worker.h"
 #include "ui/shell/main_window.h"
 #include "ui/t2i/t2i_page.h"
+#include "ui/text/text_logit_lens.h"
 #include "ui/text/text_page.h"
 #include "ui/translate/translate_page.h"
 #include "ui/vision/vision_document.h"
@@ -67,8 +68,9 @@ void fail(const QString& message) {
 // still on their way.
 bool textMapPending(const MainWindow& window) {
     const auto pages = window.findChildren<TextPage*>();
-    return std::any_of(pages.begin(), pages.end(),
-                       [](const TextPage* p) { return p->matrixPending() || p->linesPending(); });
+    return std::any_of(pages.begin(), pages.end(), [](const TextPage* p) {
+        return p->matrixPending() || p->linesPending() || p->logitLens()->pending();
+    });
 }
 
 // --find: the Text page's matrix has its find bar opened on the text, once. True when it was opened now.
@@ -100,7 +102,10 @@ void grabLater(MainWindow& window, const GuiOptions& o, int waited = 0) {
 // --view, --layer / --head on the Text page, once its run is on screen; a problem with them, or empty.
 QString applyTextView(TextPage* page, const GuiOptions& o) {
     TextDocument* doc = page->document();
-    if (o.textView >= 0) page->views()->setCurrentIndex(o.textView);
+    // "contrib" is the Logit lens tab in its Contributions mode
+    const int lensTab = static_cast<int>(textViewNames().indexOf(QStringLiteral("lens")));
+    if (o.textView > lensTab) page->logitLens()->setMode(TextLogitLens::Mode::Contributions);
+    if (o.textView >= 0) page->views()->setCurrentIndex(std::min(o.textView, lensTab));
     if (!o.layer.isEmpty()) {
         bool ok = false;
         const int layer = o.layer.toInt(&ok);

@@ -39,7 +39,9 @@ QList<QCommandLineOption> guiOptionList() {
         option("steps", "Translate: reset, then step forward K times. Diffusion: denoising steps.", "K"),
         option("view",
                "Translate: matrix, model, lines, embeddings, beam, heads or difference. Text: matrix, "
-               "model, lines, heads, difference or embeddings. Text to image: words, steps or u.",
+               "model, lines, heads, difference, embeddings, lens or contrib (the Logit lens tab). Text to "
+               "image: "
+               "words, steps or u.",
                "NAME"),
         option("kind", "Translate: encoder, decoder or cross.", "KIND"),
         option("token", "Translate: select source piece sN or target piece tN.", "TOKEN"),
@@ -152,7 +154,8 @@ void parseDiffusionScript(const Parsed& a, bool onPage, DiffusionScript& d) {
 const QStringList& textViewNames() {
     static const QStringList names{QStringLiteral("matrix"),     QStringLiteral("model"),
                                    QStringLiteral("lines"),      QStringLiteral("heads"),
-                                   QStringLiteral("difference"), QStringLiteral("embeddings")};
+                                   QStringLiteral("difference"), QStringLiteral("embeddings"),
+                                   QStringLiteral("lens"),       QStringLiteral("contrib")};
     return names;
 }
 

@@ -8,6 +8,7 @@
 #include "ui/render/heatmap_scene_p.h"
 
 #include <QCoreApplication>
+#include <QFontMetrics>
 #include <QPainter>
 #include <QPolygonF>
 #include <QRegion>
@@ -86,6 +87,8 @@ void paintAnnotations(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l
     auto rectOf = [&](int r, int c) { return l.cellRect(r, c); };
     const bool selecting = s.selecting();
     p.setFont(heatmapAnnotationFont(style.font, l.cell));
+    const QFontMetrics fm(p.font());
+    const bool texts = s.cellTexts.size() == s.rows() * s.columns();
     for (int r = r0; r <= r1; ++r)
         for (int c = c0; c <= c1; ++c) {
             QColor bg = s.isMasked(r, c) ? heatmapMaskedColor() : QColor(s.image.pixel(c, r));
@@ -93,7 +96,10 @@ void paintAnnotations(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l
             if (s.dimUnselected && selecting && r != s.selectedRow && c != s.selectedColumn) fg.setAlpha(110);
             if (s.isMasked(r, c)) fg = QColor(70, 70, 70);
             p.setPen(fg);
-            p.drawText(rectOf(r, c), Qt::AlignCenter, s.formatValue(r, c));
+            const QRect rect = rectOf(r, c);
+            p.drawText(rect, Qt::AlignCenter,
+                       texts ? fm.elidedText(s.formatValue(r, c), Qt::ElideRight, rect.width() - 4)
+                             : s.formatValue(r, c));
         }
 }
 

@@ -48,6 +48,7 @@ QString HeatmapScene::columnLabel(int col) const {
 
 QString HeatmapScene::formatValue(int row, int col) const {
     if (isMasked(row, col)) return maskedText;
+    if (cellTexts.size() == rows() * columns()) return cellTexts[row * columns() + col];
     const float v = values(row, col);
     if (std::isnan(v)) return QStringLiteral("NaN");
     if (std::abs(v) >= 1e4f) return withMinusSign(QString::number(v, 'g', 2));
@@ -202,6 +203,8 @@ QString heatmapToolTip(const HeatmapScene& s, int row, int col, int per) {
                        .arg(row)
                        .arg(colTitle.toHtmlEscaped(), s.columnLabel(col).toHtmlEscaped())
                        .arg(col);
+    if (s.cellTexts.size() == s.rows() * s.columns())
+        text += QStringLiteral("<b>%1</b>, ").arg(s.cellTexts[row * s.columns() + col].toHtmlEscaped());
     text += tr("value: <b>%1</b>")
                 .arg(withMinusSign(QString::number(static_cast<double>(s.values(row, col)), 'g', 8)));
     if (s.isMasked(row, col))
@@ -281,6 +284,8 @@ HeatmapMetrics measureHeatmap(const HeatmapScene& scene, const QFont& font) {
 QStringList heatmapAnnotationSamples(const HeatmapScene& scene) {
     // With fixed decimals the widest text comes from the most negative or the largest value.
     QStringList samples = {scene.maskedText};
+    // cell texts are elided to their cells: they need room for a few letters
+    if (scene.cellTexts.size() == scene.rows() * scene.columns()) return {QStringLiteral("Mmm")};
     float lo = 0.0f, hi = 0.0f;
     const float* v = scene.values.data();
     for (Eigen::Index i = 0; i < scene.values.size(); ++i) {

@@ -44,7 +44,10 @@ struct HeatmapScene {
     float lo = 0.0f, hi = 1.0f;            // the colour range
     ColorScale scale = ColorScale::Linear; // how values find their colour between lo and hi
     int decimals = 2;                      // of value annotations
-    bool annotate = true;                  // annotations where the cells are large enough
+    // [rows · cols] row-major: the text a cell shows instead of its value (the logit lens's tokens); empty:
+    // the values. The tooltip gives both.
+    QStringList cellTexts;
+    bool annotate = true; // annotations where the cells are large enough
     bool colorBar = true;
     bool labels = true;
     bool dimUnselected = false; // veil over the cells outside the selected row/column
@@ -71,7 +74,8 @@ struct HeatmapScene {
     bool selecting() const { return selectedRow >= 0 || selectedColumn >= 0; }
     QString rowLabel(int row) const; // the label, or the index when there are no labels
     QString columnLabel(int col) const;
-    // Fixed decimals, a real minus sign, "-0.00" as "0.00", maskedText for masked cells.
+    // Fixed decimals, a real minus sign, "-0.00" as "0.00", maskedText for masked cells; the cell's text
+    // where cellTexts has one.
     QString formatValue(int row, int col) const;
     // Recomputes `image` (in place when the shape is unchanged) and `overview` from values, mask, colour map
     // and range.

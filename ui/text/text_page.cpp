@@ -10,6 +10,7 @@
 #include "ui/text/text_embeddings_view.h"
 #include "ui/text/text_lenses.h"
 #include "ui/text/text_lines_view.h"
+#include "ui/text/text_logit_lens.h"
 #include "ui/text/text_session.h"
 #include "ui/vision/map_grid_view.h"
 #include "ui/widgets/elided_label.h"
@@ -67,7 +68,7 @@ protected:
     }
 };
 
-enum Tab { kMatrixTab, kModelTab, kLinesTab, kHeadsTab, kDifferenceTab };
+enum Tab { kMatrixTab, kModelTab, kLinesTab, kHeadsTab, kDifferenceTab, kEmbeddingsTab, kLogitLensTab };
 
 } // namespace
 
@@ -274,6 +275,14 @@ QWidget* TextPage::buildViews() {
     m_tabs->addTab(m_lenses->buildHeadsTab(m_tabs), tr("Heads"));
     m_tabs->addTab(m_lenses->buildDifferenceTab(m_tabs), tr("Difference"));
     m_tabs->addTab(new TextEmbeddingsView(m_doc, m_tabs), tr("Embeddings"));
+    m_logitLens = new TextLogitLens(m_doc, worker(), m_tabs);
+    m_tabs->addTab(m_logitLens, tr("Logit lens"));
+    connect(m_logitLens, &TextLogitLens::headActivated, this, [this](int layer, int head) {
+        m_doc->setLayer(layer);
+        m_doc->setHead(head);
+        m_tabs->setCurrentIndex(kMatrixTab);
+    });
+    connect(m_logitLens, &TextLogitLens::notice, this, &TextPage::showStatus);
     connect(m_lenses, &TextLenses::ablationChanged, this, [this] {
         if (m_doc->run()) runText();
     });
@@ -480,6 +489,7 @@ void TextPage::refresh() {
     syncControls();
     if (m_tabs->currentIndex() == kHeadsTab) m_lenses->refreshHeads();
     if (m_tabs->currentIndex() == kDifferenceTab) m_lenses->refreshDifference();
+    if (m_tabs->currentIndex() == kLogitLensTab) m_logitLens->refresh();
     const auto& run = m_doc->run();
     if (!run) {
         m_matrixKey = {};

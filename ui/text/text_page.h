@@ -43,6 +43,7 @@ class MapGridView;
 class MapScaleBox;
 class PlaybackBar;
 class TextLenses;
+class TextLogitLens;
 class TextLinesView;
 
 class TextPage : public WorkspacePage {
@@ -84,6 +85,7 @@ public:
     QListWidget* candidatesList() const { return m_candidates->list(); }  // [MASK] predictions
     CandidateBars* candidateBars() const { return m_candidates->bars(); } // a decoder's next token
     TextLenses* lenses() const { return m_lenses; }
+    TextLogitLens* logitLens() const { return m_logitLens; }
     QTabWidget* views() const { return m_tabs; }
     QString statusText() const;
     // Export: .png the shown view; .json the visible tokens' model_type, tokens, ids and attentions
@@ -172,6 +174,7 @@ private:
     TextCandidates* m_candidates = nullptr;
     QLabel* m_candidatesTitle = nullptr;
     TextLenses* m_lenses = nullptr;
+    TextLogitLens* m_logitLens = nullptr;
 };
 
 } // namespace attnlens::ui

@@ -214,6 +214,12 @@ void HeatmapView::setValueDecimals(int decimals) {
     viewport()->update();
 }
 
+void HeatmapView::setCellTexts(QStringList texts) {
+    m_scene.cellTexts = std::move(texts);
+    m_metrics.reset();
+    viewport()->update();
+}
+
 void HeatmapView::setColorBarVisible(bool visible) {
     m_scene.colorBar = visible;
     updateGeometry();

@@ -117,6 +117,9 @@ public:
     bool annotationsVisible() const;
     void setValueDecimals(int decimals);
     int valueDecimals() const { return m_scene.decimals; }
+    // [rows · cols] row-major texts shown in the cells instead of their values (HeatmapScene::cellTexts);
+    // set after setMatrix (a matrix of another shape drops them). Empty: the values.
+    void setCellTexts(QStringList texts);
     // The text of a value as annotated: fixed decimals, a real minus sign, maskedText() if masked.
     QString formatValue(int row, int col) const { return m_scene.formatValue(row, col); }
     void setColorBarVisible(bool visible);
