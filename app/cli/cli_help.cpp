@@ -265,6 +265,9 @@ CommandHelp textHelp() {
                        "assistant's turn opened (instruct models)"},
             {"--logits", "with --json: add the logits [token][vocabulary] (models with a language-model "
                          "head)"},
+            {"--value-weighted",
+             "with --json: add \"value_weighted\" [L][H][T][T], each weight times the "
+             "length of what its key sends through the head (‖v·W_Oᵀ‖), rows renormalised"},
             {"--json OUT",
              "write tokens, ids, every head's attention [L][H][T][T] (and generated ids; a CLIP "
              "text encoder's last_hidden_state [T][D]); refused above --capture-budget"},

@@ -7,11 +7,13 @@
 // otherwise the tokens, one per line. OUT: {"model_type", "tokens", "ids", "attentions": [L][H][T][T] (the
 // forward pass over "ids"),
 //       "logits": [T][V] (--logits, LM-head models only), "generated_ids": [...] (--generate N,
-//       decoder-only), "last_hidden_state": [T][D] (CLIP text encoders, whose T is always 77)}.
+//       decoder-only), "last_hidden_state": [T][D] (CLIP text encoders, whose T is always 77),
+//       "value_weighted": [L][H][T][T] (--value-weighted: α_ij·‖v_j·W_O,hᵀ‖ renormalised per row)}.
 
 #include "cli_common.h"
 #include "cli_text_heatmap.h"
 #include "cli_text_input.h"
+#include "core/analysis/value_weighting.h"
 #include "core/export/tensor_json.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
@@ -39,7 +41,7 @@ int runText(const std::vector<std::string>& argv) {
                          {"--model", "--generate", "--json", "--temperature", "--top-k", "--top-p", "--seed",
                           "--heatmap", "--npy", "--layer", "--head", "--scale", "--colormap", "--cell",
                           "--capture-budget"},
-                         {"--logits", "--chat", "--ignore-first"});
+                         {"--logits", "--chat", "--ignore-first", "--value-weighted"});
     const std::string text = args.single("the text");
     const auto dir = cli::modelDir(args, attnlens::ModelKind::Text);
     const attnlens::TextFolder folder = attnlens::loadTextFolder(dir);
@@ -113,11 +115,18 @@ int runText(const std::vector<std::string>& argv) {
             std::cout << t << "\n";
     }
 
+    attnlens::Tensor weighted; // --value-weighted: α·‖v·W_O‖ renormalised, beside the plain attention
+    if (args.has("--value-weighted")) {
+        if (!args.has("--json")) throw cli::UsageError("--value-weighted: with --json OUT");
+        weighted = forward.attentions.clone();
+        attnlens::valueWeightAttentions(weighted, attnlens::textValueNorms(*folder.model, encoding.ids));
+    }
     if (const auto out = args.value("--json")) {
         attnlens::TextRunJson run{.modelType = folder.modelType,
                                   .tokens = encoding.tokens,
                                   .ids = encoding.ids,
-                                  .attentions = &forward.attentions};
+                                  .attentions = &forward.attentions,
+                                  .valueWeighted = weighted.empty() ? nullptr : &weighted};
         if (args.has("--logits")) {
             run.logits = forward.logits.data();
             run.logitsShape = {forward.logits.rows(), forward.logits.cols()};
@@ -136,7 +145,8 @@ int runText(const std::vector<std::string>& argv) {
 const cli::Registration reg{
     "text",
     "[--model DIR] [--chat] [--generate N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--logits] "
-    "[--json OUT] [--heatmap OUT.png|svg] [--npy OUT.npy] [--layer L] [--head H|mean|max|min] "
+    "[--value-weighted] [--json OUT] [--heatmap OUT.png|svg] [--npy OUT.npy] [--layer L] [--head "
+    "H|mean|max|min] "
     "[--scale linear|log|clip] [--ignore-first] [--colormap NAME] [--cell PX] [--capture-budget MB] \"text\"",
     "BERT / GPT-2 / Llama-style / CLIP text folders: tokens, [MASK] predictions, a decoder's next tokens or "
     "its greedy continuation; every head's attention in the JSON (a CLIP text encoder's: the 77 ids the "

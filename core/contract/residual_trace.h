@@ -28,10 +28,14 @@ struct LayerTrace {
     RowMatrix attention; // [r, D] the self-attention sub-layer's output (pre blocks; before an output norm)
     RowMatrix cross;     // [r, D] the cross-attention sub-layer's output (pre blocks with one)
     RowMatrix mlp;       // [r, D] the MLP sub-layer's output (pre blocks; before an output norm)
+    // With ResidualTrace::values: [heads, m] the length of what each key sends through each head,
+    // ‖v_j · W_O,hᵀ‖ (MultiHeadAttention::valueNorms; value-weighted attention), over every key attended.
+    RowMatrix valueNorms;
 };
 
 struct ResidualTrace {
     std::vector<int> rows;          // the pass's rows (its new tokens, from 0) to keep; empty: every row
+    bool values = false;            // also each layer's valueNorms
     std::vector<LayerTrace> layers; // one per block, filled by the pass
     RowMatrix final;                // [r, D] the stream after the last block (before any final norm)
 };

@@ -49,6 +49,10 @@ std::string textRunJson(const TextRunJson& run) {
                        ", \"tokens\": " + Json(run.tokens).dump() + ", \"ids\": " + Json(run.ids).dump() +
                        ", \"attentions\": ";
     appendNested(json, run.attentions->data(), run.attentions->shape());
+    if (run.valueWeighted) {
+        json += ", \"value_weighted\": ";
+        appendNested(json, run.valueWeighted->data(), run.valueWeighted->shape());
+    }
     if (run.logits) {
         json += ", \"logits\": ";
         appendNested(json, run.logits, run.logitsShape);

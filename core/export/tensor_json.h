@@ -22,8 +22,9 @@ struct TextRunJson {
     std::string modelType;
     std::vector<std::string> tokens;
     std::vector<int> ids;
-    const Tensor* attentions = nullptr; // [L, H, T, T]
-    const float* logits = nullptr;      // row-major, logitsShape [T, V]; or absent
+    const Tensor* attentions = nullptr;    // [L, H, T, T]
+    const Tensor* valueWeighted = nullptr; // "value_weighted" [L, H, T, T]; or absent
+    const float* logits = nullptr;         // row-major, logitsShape [T, V]; or absent
     Shape logitsShape = {};
     const std::vector<int>* generated = nullptr;
     const float* hidden = nullptr; // "last_hidden_state", row-major, hiddenShape [T, D]; or absent

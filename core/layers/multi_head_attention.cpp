@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace attnlens {
 
@@ -98,6 +99,35 @@ float* MultiHeadAttention::captureTarget(Tensor* probs, int64_t n, int64_t m) co
         throw Error("attention capture is " + shapeToString(probs->shape()) + ", the layer produces " +
                     shapeToString(expected));
     return probs->data();
+}
+
+RowMatrix MultiHeadAttention::valueNorms(const Eigen::Ref<const RowMatrix>& values) const {
+    const int heads = m_heads, kvHeads = m_kvHeads;
+    const int64_t d = headDim();
+    const LinearWeights& out = m_out;
+    if (values.cols() != kvHeads * d || out.inFeatures() != heads * d)
+        throw Error("value norms: values of " + std::to_string(values.cols()) + " columns for " +
+                    std::to_string(kvHeads) + " key/value heads of " + std::to_string(d));
+    // G_h = W_O,hᵀ W_O,h, accumulated row by row of o_proj (its stored format: 16-bit rows are widened one at
+    // a time)
+    std::vector<Eigen::MatrixXd> gram(static_cast<size_t>(heads), Eigen::MatrixXd::Zero(d, d));
+    Eigen::VectorXf row(heads * d);
+    for (int64_t r = 0; r < out.outFeatures(); ++r) {
+        out.rowInto(r, row.data());
+        for (int h = 0; h < heads; ++h) {
+            const Eigen::VectorXd w = row.segment(h * d, d).cast<double>();
+            gram[size_t(h)].noalias() += w * w.transpose();
+        }
+    }
+    RowMatrix norms(heads, values.rows());
+    for (int h = 0; h < heads; ++h) {
+        const int kv = keyValueHeadOf(h, heads, kvHeads);
+        const int64_t column = (kv < 0 ? h : kv) * d;
+        const Eigen::MatrixXd v = values.middleCols(column, d).cast<double>(); // [m, d]
+        const Eigen::VectorXd squares = ((v * gram[size_t(h)]).array() * v.array()).rowwise().sum();
+        norms.row(h) = squares.cwiseMax(0.0).cwiseSqrt().cast<float>().transpose();
+    }
+    return norms;
 }
 
 RowMatrix MultiHeadAttention::outProject(const RowMatrix& context) const {

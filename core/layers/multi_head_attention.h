@@ -73,6 +73,10 @@ public:
     float scaleFactor() const { return m_scale; }
     // out_proj's weight [D, heads · head_dim] and bias (the lenses split it per head).
     const LinearWeights& outWeights() const { return m_out; }
+    // ‖v_{j,kv(h)} · W_O,hᵀ‖ for every key j of `values` [m, kvHeads · head_dim] (as attended over) and query
+    // head h: [heads, m] — the length of what key j sends through head h (analysis/value_weighting.h). Made
+    // as vᵀ G_h v with G_h = W_O,hᵀ W_O,h, so no [m, D] product per head.
+    RowMatrix valueNorms(const Eigen::Ref<const RowMatrix>& values) const;
 
     // q = (x·Wqᵀ + bq) · head_dim^-0.5      x [n, D] -> q [n, D]
     void projectQuery(const Eigen::Ref<const RowMatrix>& x, RowMatrix& q) const;

@@ -169,6 +169,7 @@ void TransformerBlock::selfAttentionSublayer(RowMatrix& x, const BlockRun& run) 
             const int64_t m = run.cache ? run.cache->length : k.rows();
             const auto keys = run.cache ? run.cache->keys.topRows(m) : k.topRows(m);
             const auto values = run.cache ? run.cache->values.topRows(m) : v.topRows(m);
+            if (run.trace && run.traceValues) run.trace->valueNorms = attention.valueNorms(values);
             if (causal) // the keys a query cannot see are skipped, not masked
                 return project(
                     attention.attendHeadsCausal(q, keys, values, past, window, run.probs, run.offHeads));
@@ -268,6 +269,7 @@ void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span
         run.recall = recall ? &(*recall)[l] : nullptr;
         run.trace = trace ? &trace->layers[l] : nullptr;
         run.traceRows = trace ? &trace->rows : nullptr;
+        run.traceValues = trace && trace->values;
         blocks[l].forward(x, run);
     }
     if (trace) trace->final = traceRows(x, trace->rows);

@@ -77,6 +77,7 @@ struct BlockRun {
     // The residual stream's rows (core/contract/residual_trace.h) kept here, or nullptr.
     LayerTrace* trace = nullptr;
     const std::vector<int>* traceRows = nullptr; // which rows (nullptr or empty: all)
+    bool traceValues = false;                    // the trace keeps the layer's valueNorms too
 };
 
 struct CrossAttention {
