@@ -25,13 +25,14 @@ void checkTarget(int target, const TextModel& model) {
 
 // One forward pass keeping the stream at `rows` (no attention, no logits).
 ResidualTrace traceRun(const TextModel& model, std::span<const int> ids, std::vector<int> rows,
-                       const Callbacks* callbacks) {
+                       const Callbacks* callbacks, const HeadList& offHeads) {
     ResidualTrace trace;
     trace.rows = std::move(rows);
     RunControls run;
     run.captureAttention = false;
     run.trace = &trace;
     run.callbacks = callbacks;
+    run.offHeads = offHeads;
     model.forward(ids, false, run);
     if (trace.layers.empty() || trace.final.rows() != static_cast<Eigen::Index>(trace.rows.size()))
         throw Error("this model family does not trace its residual stream");
@@ -79,8 +80,9 @@ float dot(const std::vector<float>& direction, const float* row) {
 
 std::vector<LogitLens> logitLens(const TextModel& model, std::span<const int> ids,
                                  std::span<const int> positions, std::span<const int> targets, int topK,
-                                 const Callbacks* callbacks) {
+                                 const Callbacks* callbacks, const HeadList& offHeads) {
     if (!model.hasLmHead()) throw Error("the logit lens needs a model with a language-model head");
+    if (positions.empty()) throw Error("logit lens: no position asked for");
     if (!targets.empty() && targets.size() != positions.size())
         throw Error("logit lens: " + std::to_string(targets.size()) + " targets for " +
                     std::to_string(positions.size()) + " positions");
@@ -88,24 +90,49 @@ std::vector<LogitLens> logitLens(const TextModel& model, std::span<const int> id
         checkPosition(p, ids.size());
     for (int t : targets)
         checkTarget(t, model);
-    const ResidualTrace trace = traceRun(model, ids, {positions.begin(), positions.end()}, callbacks);
-    const RowMatrix output = model.readout(trace.final);
-    const int64_t v = output.cols();
+    const ResidualTrace trace =
+        traceRun(model, ids, {positions.begin(), positions.end()}, callbacks, offHeads);
     std::vector<LogitLens> lenses(positions.size());
-    for (size_t i = 0; i < lenses.size(); ++i) {
-        lenses[i].position = positions[i];
-        const int asked = targets.empty() ? -1 : targets[i];
-        lenses[i].target = asked >= 0 ? asked : argmax(output.row(Eigen::Index(i)).data(), v);
-    }
     const size_t layers = trace.layers.size();
-    for (size_t l = 0; l <= layers; ++l) {
-        if (callbacks) callbacks->checkCancel();
-        const RowMatrix logits = l < layers ? model.readout(trace.layers[l].input) : output;
-        for (size_t i = 0; i < lenses.size(); ++i)
-            lenses[i].layers.push_back(
-                summarize(logits.row(Eigen::Index(i)).data(), v, lenses[i].target, topK));
+    // a few rows at a time: [rows, V] logits per readout (V = 152 k for Qwen: 0.6 MB a row)
+    constexpr Eigen::Index kChunk = 32;
+    for (Eigen::Index c0 = 0; c0 < Eigen::Index(lenses.size()); c0 += kChunk) {
+        const Eigen::Index rows = std::min<Eigen::Index>(kChunk, Eigen::Index(lenses.size()) - c0);
+        const RowMatrix output = model.readout(trace.final.middleRows(c0, rows));
+        const int64_t v = output.cols();
+        for (Eigen::Index i = 0; i < rows; ++i) {
+            LogitLens& lens = lenses[size_t(c0 + i)];
+            lens.position = positions[size_t(c0 + i)];
+            const int asked = targets.empty() ? -1 : targets[size_t(c0 + i)];
+            lens.target = asked >= 0 ? asked : argmax(output.row(i).data(), v);
+            lens.layers.resize(layers + 1);
+            lens.layers[layers] = summarize(output.row(i).data(), v, lens.target, topK);
+        }
+        for (size_t l = 0; l < layers; ++l) {
+            if (callbacks) callbacks->checkCancel();
+            const RowMatrix logits = model.readout(trace.layers[l].input.middleRows(c0, rows));
+            for (Eigen::Index i = 0; i < rows; ++i) {
+                LogitLens& lens = lenses[size_t(c0 + i)];
+                lens.layers[l] = summarize(logits.row(i).data(), v, lens.target, topK);
+            }
+        }
     }
     return lenses;
+}
+
+RowMatrix headWrites(const MultiHeadAttention& attention, const LayerTrace& trace, int row) {
+    const int heads = attention.heads();
+    const int64_t hd = attention.headDim();
+    if (row < 0 || row >= trace.context.rows() || trace.context.cols() != heads * hd)
+        throw Error("head writes: row " + std::to_string(row) + " of a trace of " +
+                    std::to_string(trace.context.rows()));
+    RowMatrix one = RowMatrix::Zero(heads, trace.context.cols()), writes;
+    for (int h = 0; h < heads; ++h)
+        one.row(h).segment(h * hd, hd) = trace.context.row(row).segment(h * hd, hd);
+    linearInto(one, attention.outWeights(), writes); // [H, D], each with o_proj's bias
+    if (const Tensor& bias = attention.outWeights().bias; !bias.empty())
+        writes.rowwise() -= Eigen::Map<const Eigen::RowVectorXf>(bias.data(), writes.cols());
+    return writes;
 }
 
 float LogitContributions::total() const {
@@ -119,10 +146,12 @@ float LogitContributions::total() const {
 }
 
 LogitContributions logitContributions(const TextModel& model, std::span<const int> ids, int position,
-                                      int target, const Callbacks* callbacks) {
+                                      int target, const Callbacks* callbacks, const HeadList& offHeads) {
     checkPosition(position, ids.size());
     checkTarget(target, model);
-    const ResidualTrace trace = traceRun(model, ids, {position}, callbacks);
+    // float32 throughout (a model packed in bf16 too): the parts are read with the plain weights
+    const Fp32ReferenceScope fp32;
+    const ResidualTrace trace = traceRun(model, ids, {position}, callbacks, offHeads);
     const RowMatrix output = model.readout(trace.final);
     LogitContributions c;
     c.position = position;
@@ -164,14 +193,9 @@ LogitContributions logitContributions(const TextModel& model, std::span<const in
         const std::vector<float> dm =
             block.mlpOutputNorm ? block.mlpOutputNorm->frozenTranspose(d->direction, rowOf(t.mlp), mlpShift)
                                 : d->direction;
-        const int64_t hd = attention.headDim();
-        RowMatrix one = RowMatrix::Zero(heads, t.context.cols()), writes;
-        for (int h = 0; h < heads; ++h)
-            one.row(h).segment(h * hd, hd) = t.context.row(0).segment(h * hd, hd);
-        linearInto(one, attention.outWeights(), writes); // [H, D], each with o_proj's bias
+        const RowMatrix writes = headWrites(attention, t, 0);
         const Tensor& bias = attention.outWeights().bias;
         if (!bias.empty()) {
-            writes.rowwise() -= Eigen::Map<const Eigen::RowVectorXf>(bias.data(), writes.cols());
             c.outputBias[l] = dot(da, bias.data());
         }
         c.outputBias[l] += attentionShift;

@@ -19,6 +19,7 @@
 //
 // Thread-safety: pure functions on an immutable model; cancellable between layers through `callbacks`.
 
+#include "core/contract/run_controls.h"
 #include "core/models/text_models.h"
 #include "core/util/callbacks.h"
 
@@ -46,11 +47,18 @@ struct LogitLens {
 };
 
 // One LogitLens per position (rows of `ids`, from 0). targets: empty, or one per position (-1: the model's
-// top token there). Throws attnlens::Error for a position outside the text, a target outside the vocabulary
-// or a model without an LM head.
+// top token there). offHeads: heads switched off for the pass (as the run on screen). Throws attnlens::Error
+// for no position, a position outside the text, a target outside the vocabulary or a model without an LM
+// head. The readouts go a few positions at a time: every position of a long text costs [32, V] floats at
+// once.
 std::vector<LogitLens> logitLens(const TextModel& model, std::span<const int> ids,
                                  std::span<const int> positions, std::span<const int> targets, int topK,
-                                 const Callbacks* callbacks = nullptr);
+                                 const Callbacks* callbacks = nullptr, const HeadList& offHeads = {});
+
+// What each head of one traced layer wrote into the stream at trace row `row`: [heads, D], the head's slice
+// of the context through its slice of o_proj (o_proj's bias apart). They sum, with the bias, to the layer's
+// LayerTrace::attention row.
+RowMatrix headWrites(const MultiHeadAttention& attention, const LayerTrace& trace, int row);
 
 struct LogitContributions {
     int position = 0, target = 0;
@@ -68,8 +76,10 @@ struct LogitContributions {
 };
 
 // Throws attnlens::Error where the readout is not one norm and a linear map (BERT: "direct logit attribution
-// needs a final norm and a linear LM head"), or for a bad position or target.
+// needs a final norm and a linear LM head"), or for a bad position or target. Always float32 (a model packed
+// in bf16 is read with its plain weights, Fp32ReferenceScope), so the parts sum to its float32 logit.
 LogitContributions logitContributions(const TextModel& model, std::span<const int> ids, int position,
-                                      int target, const Callbacks* callbacks = nullptr);
+                                      int target, const Callbacks* callbacks = nullptr,
+                                      const HeadList& offHeads = {});
 
 } // namespace attnlens

@@ -154,6 +154,54 @@ private slots:
             }
     }
 
+    // Each head's write is its own: with head (l, h) switched off, layer l's attention output (its input
+    // unchanged) drops by exactly that head's write, and the head's contribution is 0.
+    void aHeadOffTakesItsWriteAway_data() {
+        QTest::addColumn<QString>("folder");
+        QTest::addColumn<int>("layer");
+        QTest::addColumn<int>("head");
+        QTest::newRow("GPT-2 1:2") << "text/gpt2" << 1 << 2;
+        QTest::newRow("Llama GQA 1:5") << "llm/llama-gqa" << 1 << 5;
+        QTest::newRow("Qwen3 0:3") << "llm/qwen3-qknorm" << 0 << 3;
+    }
+    void aHeadOffTakesItsWriteAway() {
+        QFETCH(QString, folder);
+        QFETCH(int, layer);
+        QFETCH(int, head);
+        const auto m = load(folder);
+        const auto ids = sampleIds(*m, 6);
+        const auto traced = [&](const HeadList& off) {
+            ResidualTrace trace;
+            trace.rows = {5};
+            RunControls run;
+            run.trace = &trace;
+            run.captureAttention = false;
+            run.offHeads = off;
+            m->forward(ids, false, run);
+            return trace;
+        };
+        const ResidualTrace on = traced({}), off = traced({{layer, head}});
+        const MultiHeadAttention& a = m->blocks()[size_t(layer)].attention;
+        const RowMatrix writes = headWrites(a, on.layers[size_t(layer)], 0);
+        RowMatrix sum = writes.colwise().sum();
+        if (!a.outWeights().bias.empty())
+            sum += Eigen::Map<const Eigen::RowVectorXf>(a.outWeights().bias.data(), sum.cols());
+        QVERIFY(maxDiff(sum, on.layers[size_t(layer)].attention) < 1e-5);
+        QVERIFY(maxDiff(off.layers[size_t(layer)].input, on.layers[size_t(layer)].input) == 0);
+        const RowMatrix dropped = on.layers[size_t(layer)].attention - writes.row(head);
+        QVERIFY(maxDiff(off.layers[size_t(layer)].attention, dropped) < 1e-5);
+        for (int other = 0; other < a.heads(); ++other) // another head's write differs: the slice is its own
+            if (other != head) QVERIFY(maxDiff(writes.row(other), writes.row(head)) > 1e-4);
+        const auto c = logitContributions(*m, ids, 5, -1, nullptr, {{layer, head}});
+        QCOMPARE(c.heads(layer, head), 0.0f);
+        QVERIFY(std::abs(c.total() - c.logit) < 1e-4);
+        const auto lens = logitLens(*m, ids, std::vector<int>{5}, {}, 3, nullptr, {{layer, head}});
+        RunControls offRun;
+        offRun.offHeads = {{layer, head}};
+        const TextForward f = m->forward(ids, true, offRun);
+        QVERIFY(std::abs(lens[0].layers.back().targetLogit - f.logits(5, lens[0].target)) < 1e-4);
+    }
+
     // GPT-2's o_proj (c_proj) has a bias: its share is apart from the heads'.
     void outputBiasIsItsOwnPart() {
         const auto gpt2 = load("text/gpt2");
@@ -173,6 +221,7 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, logitLens(*m, ids, negative, {}, 3));
         QVERIFY_THROWS_EXCEPTION(Error, logitLens(*m, ids, one, tooBig, 3));
         QVERIFY_THROWS_EXCEPTION(Error, logitLens(*m, ids, one, std::vector<int>{1, 2}, 3));
+        QVERIFY_THROWS_EXCEPTION(Error, logitLens(*m, ids, std::vector<int>{}, {}, 3));
         QVERIFY_THROWS_EXCEPTION(Error, logitContributions(*m, ids, 4, -1));
         QVERIFY_THROWS_EXCEPTION(Error, logitContributions(*m, ids, 0, m->vocabSize()));
         const auto bert = load("text/bert-cased"); // no LM head

@@ -80,7 +80,8 @@ private slots:
             logitLens(*doc.model()->model, visibleIds(doc), std::vector<int>{int(visibleIds(doc).size()) - 1},
                       std::vector<int>{id}, 5);
         QVERIFY(lens->summary().contains(QStringLiteral("“ the”")));
-        QVERIFY(lens->summary().contains(QString::number(expected[0].layers.back().targetRank)));
+        QVERIFY(lens->summary().contains(
+            QStringLiteral("<td align=right>%1</td></tr>").arg(expected[0].layers.back().targetRank)));
         const RowMatrix before = lens->map()->matrix();
         lens->setTarget(QStringLiteral(" the cat"));
         QVERIFY(page.statusText().contains(QStringLiteral("not one")));
@@ -109,6 +110,19 @@ private slots:
         QCOMPARE(page.views()->currentIndex(), 0); // the Matrix tab
         QCOMPARE(doc.layer(), 1);
         QCOMPARE(doc.head(), 0);
+    }
+
+    // BERT has no linear readout for Contributions: one message, and the tab is not left waiting
+    void aFailedJobLeavesTheTabFree() {
+        TextPage page(nullptr, kData + "/bert-mlm");
+        openLens(page, QStringLiteral("the cat sat on the [MASK]"), 0);
+        TextLogitLens* lens = page.logitLens();
+        lens->setMode(TextLogitLens::Mode::Contributions);
+        WAIT_UNTIL(lensIdle(page));
+        QVERIFY(page.statusText().contains(QStringLiteral("direct logit attribution")));
+        lens->setMode(TextLogitLens::Mode::Lens);
+        WAIT_UNTIL(lensIdle(page));
+        QCOMPARE(lens->map()->rows(), page.document()->model()->layers() + 1);
     }
 
     void followsTheStep() {

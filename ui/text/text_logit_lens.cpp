@@ -71,6 +71,10 @@ TextLogitLens::TextLogitLens(TextDocument* doc, InferenceWorker* worker, QWidget
     connect(m_mode, &QComboBox::currentIndexChanged, this, &TextLogitLens::refresh);
     connect(m_position, &QSpinBox::valueChanged, this, &TextLogitLens::refresh);
     connect(m_target, &QLineEdit::editingFinished, this, &TextLogitLens::refresh);
+    // a job's end, however it ends (done, failed, cancelled): the next settings may go
+    connect(m_worker, &InferenceWorker::finished, this, &TextLogitLens::jobEnded);
+    connect(m_worker, &InferenceWorker::failed, this, [this](int id) { jobEnded(id); });
+    connect(m_worker, &InferenceWorker::cancelled, this, &TextLogitLens::jobEnded);
     connect(m_map, &HeatmapView::cellClicked, this, [this](int r, int c) {
         if (!m_shown) return;
         if (m_shown->mode == Mode::Contributions && c < m_heads) emit headActivated(r, c);
@@ -147,38 +151,54 @@ void TextLogitLens::refresh() {
         }
         return;
     }
-    if (m_shown == r || m_asked == r) return;
-    m_asked = r;
-    m_pending = true;
+    if (m_shown == r) return;
+    if (m_job >= 0) { // one job at a time: the settings of the moment once it ends
+        m_again = true;
+        return;
+    }
+    start(*r);
+}
+
+// Whether `r` still describes what the page shows (the run and its step).
+bool TextLogitLens::current(const Request& r) const {
+    return r.run == m_doc->run() && r.visible == m_doc->visibleTokens() && m_doc->model();
+}
+
+void TextLogitLens::jobEnded(int id) {
+    if (id != m_job) return;
+    m_job = -1;
+    if (std::exchange(m_again, false)) refresh();
+}
+
+void TextLogitLens::start(const Request& r) {
     const auto folder = m_doc->model();
-    const std::vector<int> ids(r->run->ids.begin(), r->run->ids.begin() + r->visible);
-    const auto finished = [this, r] {
-        if (m_asked != r) return false; // a newer request is on its way
-        m_pending = false;
-        m_shown = r;
-        return true;
-    };
-    if (r->mode == Mode::Lens) {
+    const std::vector<int> ids(r.run->ids.begin(), r.run->ids.begin() + r.visible);
+    const HeadList off = r.run->offHeads; // as the run on screen: its heads switched off stay off
+    if (r.mode == Mode::Lens) {
         std::vector<int> positions;
-        for (int p = std::max(0, r->position - kLensColumns + 1); p <= r->position; ++p)
+        for (int p = std::max(0, r.position - kLensColumns + 1); p <= r.position; ++p)
             positions.push_back(p);
-        m_worker->run<LensResult>(
+        m_job = m_worker->run<LensResult>(
             tr("Logit lens"),
-            [folder, ids, positions, target = r->target](const Callbacks& cb) {
+            [folder, ids, positions, target = r.target, off](const Callbacks& cb) {
                 const std::vector<int> targets(target >= 0 ? positions.size() : 0, target);
-                return LensResult{logitLens(*folder->model, ids, positions, targets, 5, &cb)};
+                return LensResult{logitLens(*folder->model, ids, positions, targets, 5, &cb, off)};
             },
-            [this, r = *r, finished](LensResult result) {
-                if (finished()) showLens(r, result);
+            [this, r](LensResult result) {
+                if (!current(r)) return;
+                m_shown = r;
+                showLens(r, result);
             });
     } else {
-        m_worker->run<LogitContributions>(
+        m_job = m_worker->run<LogitContributions>(
             tr("Head contributions"),
-            [folder, ids, position = r->position, target = r->target](const Callbacks& cb) {
-                return logitContributions(*folder->model, ids, position, target, &cb);
+            [folder, ids, position = r.position, target = r.target, off](const Callbacks& cb) {
+                return logitContributions(*folder->model, ids, position, target, &cb, off);
             },
-            [this, r = *r, finished](LogitContributions c) {
-                if (finished()) showContributions(r, c);
+            [this, r](LogitContributions c) {
+                if (!current(r)) return;
+                m_shown = r;
+                showContributions(r, c);
             });
     }
 }
@@ -204,7 +224,6 @@ void TextLogitLens::showLens(const Request& r, const LensResult& result) {
     m_map->setRangeMode(HeatmapView::RangeMode::Fixed);
     m_map->setFixedRange(0.0f, 1.0f);
     m_map->setCellTexts(texts);
-    m_map->setValueDecimals(2);
     const LogitLens& last = lenses.back();
     QString html =
         tr("Target <b>“%1”</b> at position %2 (“%3”)%4 — its rank (0 = top) and probability, layer "
@@ -257,7 +276,6 @@ void TextLogitLens::showContributions(const Request& r, const LogitContributions
     m_map->setRangeMode(HeatmapView::RangeMode::Fixed);
     m_map->setFixedRange(-span, span);
     m_map->setCellTexts({});
-    m_map->setValueDecimals(3);
     std::vector<std::pair<float, QString>> ranked;
     for (int l = 0; l < layers; ++l)
         for (int h = 0; h < m_heads; ++h)

@@ -46,7 +46,7 @@ public:
     Mode mode() const;
     void setPosition(int position); // a token from 0; -1: the last visible one
     void setTarget(const QString& text);
-    bool pending() const { return m_pending; }
+    bool pending() const { return m_job >= 0 || m_again; }
     HeatmapView* map() const { return m_map; }
     QString summary() const;
 
@@ -65,6 +65,9 @@ private:
         std::vector<LogitLens> lenses; // one per column, the chosen position last
     };
     std::optional<Request> request();
+    void start(const Request& r);
+    bool current(const Request& r) const;
+    void jobEnded(int id);
     void showLens(const Request& r, const LensResult& result);
     void showContributions(const Request& r, const LogitContributions& c);
     QString tokenText(int id) const;
@@ -76,8 +79,9 @@ private:
     QLineEdit* m_target = nullptr;
     HeatmapView* m_map = nullptr;
     QLabel* m_summary = nullptr;
-    std::optional<Request> m_shown, m_asked;
-    bool m_pending = false;
+    std::optional<Request> m_shown;
+    int m_job = -1;         // the worker job in flight, or -1
+    bool m_again = false;   // the settings changed while it ran
     bool m_refused = false; // request() turned the settings down (said through notice)
     int m_heads = 0;        // contributions: the map's head columns (the MLP's after them)
 };
