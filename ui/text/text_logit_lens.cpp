@@ -104,6 +104,13 @@ QString TextLogitLens::summary() const {
     return m_summary->text();
 }
 
+QString TextLogitLens::where(const Request& r, int target, int position) const {
+    return tr("<b>“%1”</b> at position %2 (“%3”)")
+        .arg(tokenText(target).toHtmlEscaped())
+        .arg(position)
+        .arg(QString::fromStdString(r.run->texts[size_t(position)]).toHtmlEscaped());
+}
+
 QString TextLogitLens::tokenText(int id) const {
     QString t = QString::fromStdString(m_doc->model()->tokenText(id));
     t.replace(QLatin1Char('\n'), QStringLiteral("\u21b5"));
@@ -225,13 +232,9 @@ void TextLogitLens::showLens(const Request& r, const LensResult& result) {
     m_map->setFixedRange(0.0f, 1.0f);
     m_map->setCellTexts(texts);
     const LogitLens& last = lenses.back();
-    QString html =
-        tr("Target <b>“%1”</b> at position %2 (“%3”)%4 — its rank (0 = top) and probability, layer "
-           "by layer:")
-            .arg(tokenText(last.target).toHtmlEscaped())
-            .arg(last.position)
-            .arg(QString::fromStdString(r.run->texts[size_t(last.position)]).toHtmlEscaped())
-            .arg(r.target < 0 ? tr(", the model's own top token") : QString());
+    QString html = tr("Target %1%2 — its rank (0 = top) and probability, layer by layer:")
+                       .arg(where(r, last.target, last.position))
+                       .arg(r.target < 0 ? tr(", the model's own top token") : QString());
     html += QStringLiteral("<table cellspacing=6><tr><td></td>");
     for (const QString& label : rowLabels)
         html += QStringLiteral("<td align=right>%1</td>").arg(label.toHtmlEscaped());
@@ -286,11 +289,9 @@ void TextLogitLens::showContributions(const Request& r, const LogitContributions
     for (size_t i = 0; i < std::min<size_t>(ranked.size(), 6); ++i)
         top += QStringLiteral(" %1 %2").arg(ranked[i].second, signedNumber(ranked[i].first));
     QString html =
-        tr("Logit of <b>“%1”</b> at position %2 (“%3”): <b>%4</b>%5 = embeddings %6 + heads %7 + "
-           "MLPs %8 + o_proj biases %9 + constant %10 (sum %11).")
-            .arg(tokenText(c.target).toHtmlEscaped())
-            .arg(c.position)
-            .arg(QString::fromStdString(r.run->texts[size_t(c.position)]).toHtmlEscaped())
+        tr("Logit of %1: <b>%2</b>%3 = embeddings %4 + heads %5 + MLPs %6 + o_proj biases %7 + "
+           "constant %8 (sum %9).")
+            .arg(where(r, c.target, c.position))
             .arg(c.logit, 0, 'f', 3)
             .arg(c.softcap > 0 ? tr(" (soft-capped; the parts sum to it before the cap)") : QString())
             .arg(signedNumber(c.embeddings), signedNumber(heads), signedNumber(mlps), signedNumber(biases),

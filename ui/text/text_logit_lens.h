@@ -71,6 +71,7 @@ private:
     void showLens(const Request& r, const LensResult& result);
     void showContributions(const Request& r, const LogitContributions& c);
     QString tokenText(int id) const;
+    QString where(const Request& r, int target, int position) const; // "“token” at position N (“text”)"
 
     TextDocument* m_doc;
     InferenceWorker* m_worker;
