@@ -236,6 +236,7 @@ CommandHelp lensHelp() {
             {"--target-id N", "the token to follow by its id"},
             {"--top K", "with --logit-lens: the top tokens kept per layer, 1..100 (default: 5)"},
             {"--chat", "the text as one user turn of the folder's chat template"},
+            {"--timing", "also time it: the lens, and a plain forward pass apart, on stderr"},
             {"--json OUT", "write the lens as JSON (fields in the header of app/cli/cli_lens.cpp)"},
             {"\"text\"", "the text, encoded by the folder's tokenizer"},
         },

@@ -1,6 +1,5 @@
-// attnlens-cli lens [--model DIR] (--logit-lens | --contrib) [--position P|all] [--target TEXT | --target-id
-// N]
-//                   [--top K] [--chat] [--json OUT] "text"
+// attnlens-cli lens [--model DIR] (--logit-lens | --contrib) [--position P|all]
+//                   [--target TEXT | --target-id N] [--top K] [--chat] [--timing] [--json OUT] "text"
 // Lenses past the attention weights (core/analysis/logit_lens.h) on a text folder with an LM head:
 //   --logit-lens  each layer's residual stream through the model's final norm and head. stdout: per layer
 //                 (0 = the embeddings, the last = the model's output) the top tokens with their probabilities
@@ -26,6 +25,7 @@
 #include "core/models/text_folder.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -152,7 +152,7 @@ Json contributionsJson(const TextFolder& folder, const attnlens::LogitContributi
 
 int runLens(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--position", "--target", "--target-id", "--top", "--json"},
-                         {"--logit-lens", "--contrib", "--chat"});
+                         {"--logit-lens", "--contrib", "--chat", "--timing"});
     const std::string text = args.single("the text");
     if (args.has("--logit-lens") == args.has("--contrib"))
         throw cli::UsageError("say which lens: --logit-lens or --contrib");
@@ -165,6 +165,16 @@ int runLens(const std::vector<std::string>& argv) {
     const std::vector<int> positions = positionsOf(args, tokens);
     const int target = targetOf(args, folder);
     Json out = {{"model_type", folder.modelType}, {"tokens", encoding.tokens}, {"ids", encoding.ids}};
+    // --timing: the plain forward pass (no attention kept) timed apart, to tell the lens's own cost from it
+    double forwardMs = 0.0;
+    if (args.has("--timing")) {
+        attnlens::RunControls plain;
+        plain.captureAttention = false;
+        const auto t0 = std::chrono::steady_clock::now();
+        folder.model->forward(encoding.ids, false, plain);
+        forwardMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
+    const auto start = std::chrono::steady_clock::now();
     if (args.has("--logit-lens")) {
         const std::vector<int> targets(target >= 0 ? positions.size() : 0, target);
         const auto lenses = attnlens::logitLens(*folder.model, encoding.ids, positions, targets,
@@ -180,6 +190,12 @@ int runLens(const std::vector<std::string>& argv) {
         printContributions(folder, c);
         out.update(contributionsJson(folder, c));
     }
+    if (args.has("--timing"))
+        std::fprintf(
+            stderr,
+            "timing: the lens %.0f ms (its traced forward pass included), a plain forward pass %.0f ms\n",
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+            forwardMs);
     // a byte-level piece may be part of a character: its text carries U+FFFD there (the ids are exact)
     if (const auto path = args.value("--json"))
         attnlens::writeText(*path, out.dump(-1, ' ', false, Json::error_handler_t::replace));
@@ -189,7 +205,7 @@ int runLens(const std::vector<std::string>& argv) {
 const cli::Registration reg{
     "lens",
     "[--model DIR] (--logit-lens | --contrib) [--position P|all] [--target TEXT | --target-id N] [--top K] "
-    "[--chat] [--json OUT] \"text\"",
+    "[--chat] [--timing] [--json OUT] \"text\"",
     "past the attention weights: each layer read out through the model's head (logit lens), or the target "
     "token's logit split over the heads and MLPs that wrote it (direct logit attribution); default model: "
     "the "

@@ -256,6 +256,8 @@ private slots:
         QVERIFY(std::abs(c["total"].get<double>() - c["logit"].get<double>()) < 1e-4);
         QCOMPARE(c["heads"].size(), size_t(f.layers()));
         QVERIFY(r.out.contains("heads that move it most"));
+        r = clitest::run({"lens", "--contrib", "--timing", "Once upon a time"});
+        QVERIFY2(r.exitCode == 0 && r.err.startsWith("timing: the lens "), qPrintable(r.err));
     }
 
     void cliBadUsageExitsTwo() {
