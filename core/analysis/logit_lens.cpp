@@ -23,22 +23,6 @@ void checkTarget(int target, const TextModel& model) {
                     std::to_string(model.vocabSize()));
 }
 
-// One forward pass keeping the stream at `rows` (no attention, no logits).
-ResidualTrace traceRun(const TextModel& model, std::span<const int> ids, std::vector<int> rows,
-                       const Callbacks* callbacks, const HeadList& offHeads) {
-    ResidualTrace trace;
-    trace.rows = std::move(rows);
-    RunControls run;
-    run.captureAttention = false;
-    run.trace = &trace;
-    run.callbacks = callbacks;
-    run.offHeads = offHeads;
-    model.forward(ids, false, run);
-    if (trace.layers.empty() || trace.final.rows() != static_cast<Eigen::Index>(trace.rows.size()))
-        throw Error("this model family does not trace its residual stream");
-    return trace;
-}
-
 int argmax(const float* row, int64_t v) {
     return static_cast<int>(std::max_element(row, row + v) - row);
 }
@@ -78,6 +62,22 @@ float dot(const std::vector<float>& direction, const float* row) {
 
 } // namespace
 
+ResidualTrace traceForward(const TextModel& model, std::span<const int> ids, std::vector<int> rows,
+                           bool values, const Callbacks* callbacks, const HeadList& offHeads) {
+    ResidualTrace trace;
+    trace.rows = std::move(rows);
+    trace.values = values;
+    RunControls run;
+    run.captureAttention = false;
+    run.trace = &trace;
+    run.callbacks = callbacks;
+    run.offHeads = offHeads;
+    model.forward(ids, false, run);
+    if (trace.layers.empty() || trace.final.rows() != static_cast<Eigen::Index>(trace.rows.size()))
+        throw Error("this model family does not trace its residual stream");
+    return trace;
+}
+
 std::vector<LogitLens> logitLens(const TextModel& model, std::span<const int> ids,
                                  std::span<const int> positions, std::span<const int> targets, int topK,
                                  const Callbacks* callbacks, const HeadList& offHeads) {
@@ -91,7 +91,7 @@ std::vector<LogitLens> logitLens(const TextModel& model, std::span<const int> id
     for (int t : targets)
         checkTarget(t, model);
     const ResidualTrace trace =
-        traceRun(model, ids, {positions.begin(), positions.end()}, callbacks, offHeads);
+        traceForward(model, ids, {positions.begin(), positions.end()}, false, callbacks, offHeads);
     std::vector<LogitLens> lenses(positions.size());
     const size_t layers = trace.layers.size();
     // The readouts stacked, 64 rows per product: the head's weight (Qwen: 152 k × 896) is read once per 64
@@ -167,7 +167,7 @@ LogitContributions logitContributions(const TextModel& model, std::span<const in
     checkTarget(target, model);
     // float32 throughout (a model packed in bf16 too): the parts are read with the plain weights
     const Fp32ReferenceScope fp32;
-    const ResidualTrace trace = traceRun(model, ids, {position}, callbacks, offHeads);
+    const ResidualTrace trace = traceForward(model, ids, {position}, false, callbacks, offHeads);
     const RowMatrix output = model.readout(trace.final);
     LogitContributions c;
     c.position = position;

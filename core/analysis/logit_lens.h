@@ -28,6 +28,12 @@
 
 namespace attnlens {
 
+// One forward pass (no attention kept, no logits) keeping the residual stream at `rows` of `ids` (and, with
+// `values`, each layer's value norms). Throws attnlens::Error for a family that does not trace its stream.
+ResidualTrace traceForward(const TextModel& model, std::span<const int> ids, std::vector<int> rows,
+                           bool values = false, const Callbacks* callbacks = nullptr,
+                           const HeadList& offHeads = {});
+
 struct LensToken {
     int id = 0;
     float prob = 0.0f;

@@ -1,5 +1,6 @@
 #include "core/analysis/value_weighting.h"
 
+#include "core/analysis/logit_lens.h"
 #include "core/util/error.h"
 
 #include <string>
@@ -20,15 +21,7 @@ void valueWeightRows(Eigen::Ref<RowMatrix> map, const Eigen::Ref<const Eigen::Ro
 
 std::vector<RowMatrix> textValueNorms(const TextModel& model, std::span<const int> ids,
                                       const Callbacks* callbacks) {
-    ResidualTrace trace;
-    trace.rows = {0};
-    trace.values = true;
-    RunControls run;
-    run.captureAttention = false;
-    run.trace = &trace;
-    run.callbacks = callbacks;
-    model.forward(ids, false, run);
-    if (trace.layers.empty()) throw Error("this model family does not trace its residual stream");
+    ResidualTrace trace = traceForward(model, ids, {0}, true, callbacks);
     std::vector<RowMatrix> norms;
     for (LayerTrace& layer : trace.layers)
         norms.push_back(std::move(layer.valueNorms));
