@@ -224,19 +224,34 @@ CommandHelp neuronHelp() {
 CommandHelp lensHelp() {
     return {
         {
-            {"--model DIR", "a text folder with a language-model head (default: the built-in llama-en-tiny)"},
+            {"--model DIR", "a text folder with a language-model head (default: the built-in llama-en-tiny); "
+                            "with --logit-lens also a Marian folder (its decoder over the greedy translation "
+                            "of \"text\") or a ViT classifier (\"text\" is then the image's path)"},
             {"--logit-lens",
              "each layer's residual stream through the model's final norm and head: top tokens "
              "and the target's rank per layer"},
             {"--contrib", "the target's logit split over the embeddings, every head, o_proj's bias and every "
                           "MLP (direct logit attribution; pre-norm models)"},
-            {"--position P|all", "the token from 0; all: every position (--logit-lens) (default: the last)"},
+            {"--kv-policy POLICY",
+             "a KV-cache what-if: the prompt's greedy continuation again with the cache POLICY keeps — full, "
+             "streaming:SINKS,WINDOW (StreamingLLM), h2o:BUDGET,RECENT (heavy hitters), snapkv:BUDGET,WINDOW "
+             "or "
+             "keep:0,2-5 (positions from 0); per step the tokens, log p of the baseline's next token, KL, "
+             "the "
+             "entries kept and their memory"},
+            {"--generate N", "with --kv-policy: the continuation's length, 1..4096 (default: 32)"},
+            {"--free",
+             "with --kv-policy: the policy writes its own text (default: it is fed the baseline's)"},
+            {"--position P|all",
+             "the token from 0; all: every position (--logit-lens) (default: the last; a translator's "
+             "decoder: all)"},
             {"--target TEXT", "the token to follow, as one token of the tokenizer (\" Paris\") (default: the "
                               "model's own top token there)"},
-            {"--target-id N", "the token to follow by its id"},
+            {"--target-id N", "the token to follow by its id (a ViT: the class, from 0)"},
             {"--top K", "with --logit-lens: the top tokens kept per layer, 1..100 (default: 5)"},
             {"--chat", "the text as one user turn of the folder's chat template"},
-            {"--timing", "also time it: the lens, and a plain forward pass apart, on stderr"},
+            {"--timing", "also time it, on stderr: the lens and a plain forward pass apart; --kv-policy: the "
+                         "baseline, the same steps as a plain generation, the re-run"},
             {"--json OUT", "write the lens as JSON (fields in the header of app/cli/cli_lens.cpp)"},
             {"\"text\"", "the text, encoded by the folder's tokenizer"},
         },
@@ -244,6 +259,9 @@ CommandHelp lensHelp() {
             "attnlens-cli lens --logit-lens \"The cat sat on the\"",
             "attnlens-cli lens --logit-lens --position all --json lens.json \"Once upon a time\"",
             "attnlens-cli lens --contrib --target \" mat\" \"The cat sat on the\"",
+            "attnlens-cli lens --kv-policy streaming:4,16 --generate 24 \"Once upon a time\"",
+            "attnlens-cli lens --logit-lens --model resources/models/marian-de-en-tiny \"Der Hund läuft.\"",
+            "attnlens-cli lens --logit-lens --model resources/models/vit-fashion-mnist sneaker.png",
         }};
 }
 

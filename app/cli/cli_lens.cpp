@@ -9,6 +9,9 @@
 //   scale
 //                 frozen): stdout the logit, the heads that push it most either way, each layer's MLP, the
 //                 embeddings, the constant and their sum.
+//   --kv-policy   a KV-cache what-if (app/cli/cli_lens_kv.cpp).
+// A translator's or a ViT's folder: the logit lens of Marian's decoder or ViT's CLS token
+// (app/cli/cli_lens_models.cpp).
 // The target is the model's own top token at the position unless --target / --target-id name one.
 // OUT (--logit-lens): {"model_type", "tokens", "ids", "lens": [{"position", "target", "target_token",
 //        "layers": [{"top": [{"id", "token", "prob"}], "target_rank", "target_prob", "target_logit"}]}]}
@@ -17,12 +20,15 @@
 //        "split": [L], "whole": [L], "total"}
 
 #include "cli_common.h"
+#include "cli_lens_kv.h"
+#include "cli_lens_models.h"
 #include "cli_text_input.h"
 #include "core/analysis/logit_lens.h"
 #include "core/export/tensor_json.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/text_folder.h"
+#include "core/registry/model_registry.h"
 
 #include <algorithm>
 #include <chrono>
@@ -151,16 +157,27 @@ Json contributionsJson(const TextFolder& folder, const attnlens::LogitContributi
 }
 
 int runLens(const std::vector<std::string>& argv) {
-    const cli::Args args(argv, {"--model", "--position", "--target", "--target-id", "--top", "--json"},
-                         {"--logit-lens", "--contrib", "--chat", "--timing"});
+    const cli::Args args(
+        argv,
+        {"--model", "--position", "--target", "--target-id", "--top", "--json", "--kv-policy", "--generate"},
+        {"--logit-lens", "--contrib", "--chat", "--timing", "--free"});
     const std::string text = args.single("the text");
-    if (args.has("--logit-lens") == args.has("--contrib"))
-        throw cli::UsageError("say which lens: --logit-lens or --contrib");
+    if (int(args.has("--logit-lens")) + int(args.has("--contrib")) + int(args.has("--kv-policy")) != 1)
+        throw cli::UsageError("say which lens: --logit-lens, --contrib or --kv-policy POLICY");
+    for (const char* flag : {"--generate", "--free"})
+        if (args.has(flag) && !args.has("--kv-policy"))
+            throw cli::UsageError(std::string(flag) + ": with --kv-policy only");
     const auto dir = cli::modelDir(args, attnlens::ModelKind::Text);
+    if (const auto kind = attnlens::detectModelKind(dir);
+        kind == attnlens::ModelKind::Marian || kind == attnlens::ModelKind::Vit)
+        return cli::runModelLens(args, dir, kind);
     const TextFolder folder = attnlens::loadTextFolder(dir);
     if (!folder.hasLmHead())
         throw cli::UsageError("'" + dir.string() + "' has no language-model head: nothing to read out to");
-    const auto encoding = cli::encodeText(folder, text, 0, args.has("--chat"));
+    const auto encoding =
+        cli::encodeText(folder, text, args.has("--kv-policy") ? args.intValue("--generate", 32, 1, 4096) : 0,
+                        args.has("--chat"));
+    if (args.has("--kv-policy")) return cli::runKvWhatIf(args, folder, encoding);
     const int tokens = static_cast<int>(encoding.ids.size());
     const std::vector<int> positions = positionsOf(args, tokens);
     const int target = targetOf(args, folder);
@@ -204,12 +221,12 @@ int runLens(const std::vector<std::string>& argv) {
 
 const cli::Registration reg{
     "lens",
-    "[--model DIR] (--logit-lens | --contrib) [--position P|all] [--target TEXT | --target-id N] [--top K] "
-    "[--chat] [--timing] [--json OUT] \"text\"",
-    "past the attention weights: each layer read out through the model's head (logit lens), or the target "
-    "token's logit split over the heads and MLPs that wrote it (direct logit attribution); default model: "
-    "the "
-    "built-in llama-en-tiny",
+    "[--model DIR] (--logit-lens | --contrib | --kv-policy POLICY [--generate N] [--free]) [--position "
+    "P|all] "
+    "[--target TEXT | --target-id N] [--top K] [--chat] [--timing] [--json OUT] \"text\"",
+    "past the attention weights: each layer read out through the model's head (logit lens), the target "
+    "token's logit split over the heads and MLPs that wrote it (direct logit attribution), or a KV-cache "
+    "eviction policy's what-if on a greedy continuation; default model: the built-in llama-en-tiny",
     &runLens};
 
 } // namespace

@@ -7,6 +7,7 @@
 #include "ui/shell/inference_worker.h"
 #include "ui/shell/main_window.h"
 #include "ui/t2i/t2i_page.h"
+#include "ui/text/text_kv_whatif.h"
 #include "ui/text/text_logit_lens.h"
 #include "ui/text/text_page.h"
 #include "ui/translate/translate_page.h"
@@ -17,6 +18,7 @@
 #include "ui_bench.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QTabWidget>
 #include <QTimer>
 
@@ -69,7 +71,8 @@ void fail(const QString& message) {
 bool textMapPending(const MainWindow& window) {
     const auto pages = window.findChildren<TextPage*>();
     return std::any_of(pages.begin(), pages.end(), [](const TextPage* p) {
-        return p->matrixPending() || p->linesPending() || p->logitLens()->pending();
+        return p->matrixPending() || p->linesPending() || p->logitLens()->pending() ||
+               p->kvWhatIf()->pending();
     });
 }
 
@@ -102,10 +105,13 @@ void grabLater(MainWindow& window, const GuiOptions& o, int waited = 0) {
 // --view, --layer / --head on the Text page, once its run is on screen; a problem with them, or empty.
 QString applyTextView(TextPage* page, const GuiOptions& o) {
     TextDocument* doc = page->document();
-    // "contrib" is the Logit lens tab in its Contributions mode
+    // "contrib" is the Logit lens tab in its Contributions mode; "kv" the tab after it
     const int lensTab = static_cast<int>(textViewNames().indexOf(QStringLiteral("lens")));
-    if (o.textView > lensTab) page->logitLens()->setMode(TextLogitLens::Mode::Contributions);
-    if (o.textView >= 0) page->views()->setCurrentIndex(std::min(o.textView, lensTab));
+    const int contribView = lensTab + 1;
+    if (o.textView == contribView) page->logitLens()->setMode(TextLogitLens::Mode::Contributions);
+    if (!o.kvPolicy.isEmpty()) page->kvWhatIf()->setPolicy(o.kvPolicy);
+    if (o.textView >= 0) page->views()->setCurrentIndex(o.textView > lensTab ? o.textView - 1 : o.textView);
+    if (o.valueWeighted) page->findChild<QCheckBox*>(QStringLiteral("valueWeighted"))->setChecked(true);
     if (!o.layer.isEmpty()) {
         bool ok = false;
         const int layer = o.layer.toInt(&ok);

@@ -39,7 +39,8 @@ QList<QCommandLineOption> guiOptionList() {
         option("steps", "Translate: reset, then step forward K times. Diffusion: denoising steps.", "K"),
         option("view",
                "Translate: matrix, model, lines, embeddings, beam, heads or difference. Text: matrix, "
-               "model, lines, heads, difference, embeddings, lens or contrib (the Logit lens tab). Text to "
+               "model, lines, heads, difference, embeddings, lens or contrib (the Logit lens tab), kv (the "
+               "KV cache tab). Text to "
                "image: "
                "words, steps or u.",
                "NAME"),
@@ -51,6 +52,10 @@ QList<QCommandLineOption> guiOptionList() {
         option("layer", "Translate, Vision, Text: the layer shown, from 0.", "L"),
         option("head", "Translate, Vision, Text: the head shown, from 0, or mean / max.", "H"),
         option("find", "Text: find this token in the matrix (Ctrl+F) and show its first match.", "TEXT"),
+        option("value-weighted", "Text: value-weighted maps (each weight times its value's norm)."),
+        option("kv-policy",
+               "Text: the KV cache tab's policy (streaming:4,16, h2o:32,8, snapkv:32,8, keep:0-3).",
+               "POLICY"),
         option("query", "Vision: cls or ROW,COL[;ROW,COL…]. Diffusion: ROW,COL or ROW,COL:ROW,COL.", "QUERY"),
         option("key-side", "Vision, Diffusion: show who attends to the query."),
         option("image", "Vision: image to open.", "PATH"),
@@ -97,6 +102,8 @@ QString parseShellOptions(const Parsed& a, GuiOptions& o) {
     o.layer = a.v("layer");
     o.head = a.v("head");
     o.find = a.v("find");
+    o.valueWeighted = a.set("value-weighted");
+    o.kvPolicy = a.v("kv-policy");
     if (a.set("wait")) {
         o.waitSeconds = a.v("wait").toInt(&ok);
         if (!ok || o.waitSeconds < 1)
@@ -152,10 +159,10 @@ void parseDiffusionScript(const Parsed& a, bool onPage, DiffusionScript& d) {
 } // namespace
 
 const QStringList& textViewNames() {
-    static const QStringList names{QStringLiteral("matrix"),     QStringLiteral("model"),
-                                   QStringLiteral("lines"),      QStringLiteral("heads"),
-                                   QStringLiteral("difference"), QStringLiteral("embeddings"),
-                                   QStringLiteral("lens"),       QStringLiteral("contrib")};
+    static const QStringList names{
+        QStringLiteral("matrix"), QStringLiteral("model"),      QStringLiteral("lines"),
+        QStringLiteral("heads"),  QStringLiteral("difference"), QStringLiteral("embeddings"),
+        QStringLiteral("lens"),   QStringLiteral("contrib"),    QStringLiteral("kv")};
     return names;
 }
 

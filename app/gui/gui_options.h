@@ -7,6 +7,7 @@
 //   attnlens [SESSION.attnlens] [--page N] [--size WxH] [--dark] [--model DIR] [--precision fp32|bf16]
 //            [--screenshot OUT.png [--grab OBJECT-NAME] [--wait S]] [--bench-ui [--repeats N]]
 //            Text:       [--input TEXT] [--view NAME] [--layer L] [--head H] [--find TEXT]
+//                        [--value-weighted] [--kv-policy POLICY]
 //                        (--bench-ui --page 4: the Text page timed)
 //            Translate:  [--input TEXT] [--beam N] [--max-tokens N] [--steps K] [--view NAME] [--kind K]
 //                        [--layer L] [--head H] [--token sN|tN] [--words] [--hide-special] [--beam-node N]
@@ -44,6 +45,8 @@ struct GuiOptions {
         head;          // --layer, --head as typed (the Text page reads them; the others' scripts parse them)
     QString find;      // Text: the matrix's find bar opened on this text, its first match shown
     int textView = -1; // Text: --view as the index of the page's tab (textViewNames), -1 keep
+    bool valueWeighted = false; // Text: value-weighted maps
+    QString kvPolicy;           // Text: the KV cache tab's policy; empty: its default
     bool benchUi = false;
     int repeats = 10;
     TranslateScript translate;

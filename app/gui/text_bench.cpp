@@ -4,12 +4,15 @@
 #include "stall_meter.h"
 #include "ui/shell/main_window.h"
 #include "ui/text/text_document.h"
+#include "ui/text/text_kv_whatif.h"
+#include "ui/text/text_logit_lens.h"
 #include "ui/text/text_page.h"
 #include "ui/widgets/heatmap_view.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QScrollBar>
+#include <QTabWidget>
 #include <QThread>
 
 #include <algorithm>
@@ -99,6 +102,49 @@ void benchShownRun(attnlens::ui::TextPage* page) {
     report("Text: hover a row -> repainted", hover);
 }
 
+// Waits (the events running) until `pending` is false; the milliseconds it took.
+template <typename Pending> double waitFor(Pending pending) {
+    QElapsedTimer t;
+    t.start();
+    do {
+        QCoreApplication::processEvents();
+        QThread::usleep(200);
+    } while (pending());
+    return t.nsecsElapsed() / 1e6;
+}
+
+// The lenses past the weights (issue 42) on the run shown: the Logit lens tab (its map: the last 24
+// positions), Contributions at the last position, then the KV cache tab — its baseline (64 greedy steps after
+// the prompt) with a first policy, then another policy (the re-run alone).
+void benchLenses(attnlens::ui::TextPage* page) {
+    using namespace attnlens::ui;
+    if (!page->document()->model()->decoderOnly()) return;
+    TextLogitLens* lens = page->logitLens();
+    page->views()->setCurrentWidget(lens);
+    std::printf("%-44s %8.2f ms\n", "Lens tab shown -> the last position's lens",
+                waitFor([&] { return lens->map()->rows() == 0; }));
+    std::printf("%-44s %8.2f ms\n", "  then the 24 positions' lens",
+                waitFor([&] { return lens->pending(); }));
+    lens->setMode(TextLogitLens::Mode::Contributions);
+    std::printf("%-44s %8.2f ms\n", "Contributions at the last position",
+                waitFor([&] { return lens->pending(); }));
+    TextKvWhatIf* kv = page->kvWhatIf();
+    kv->setSteps(64);
+    kv->setPolicy(QStringLiteral("streaming:4,64"));
+    page->views()->setCurrentWidget(kv);
+    std::printf("%-44s %8.2f ms\n", "KV tab: baseline 64 steps + streaming:4,64",
+                waitFor([&] { return kv->pending(); }));
+    if (const attnlens::KvRerun* r = kv->shown())
+        std::printf("%-44s %8.2f ms (%zu steps)\n", "  of which the re-run", r->seconds * 1e3,
+                    r->steps.size());
+    kv->setPolicy(QStringLiteral("h2o:256,32"));
+    std::printf("%-44s %8.2f ms\n", "KV tab: h2o:256,32 (re-run only)",
+                waitFor([&] { return kv->pending(); }));
+    if (const attnlens::KvRerun* r = kv->shown())
+        std::printf("%-44s %8.2f ms (%d of %zu steps changed)\n", "  of which the re-run", r->seconds * 1e3,
+                    r->changed(), r->steps.size());
+}
+
 } // namespace
 
 void runTextUiBench(attnlens::ui::MainWindow& window, const GuiPages& pages, const QString& input,
@@ -115,6 +161,7 @@ void runTextUiBench(attnlens::ui::MainWindow& window, const GuiPages& pages, con
             std::printf("%-44s %8.2f ms\n", "Text: load + run -> result", clock->nsecsElapsed() / 1e6);
             meter->pause();
             benchShownRun(page);
+            benchLenses(page);
             meter->resume();
             meter->report();
             done(0);

@@ -37,17 +37,6 @@ std::pair<int, int> pair(std::string_view args, std::string_view policy, const c
     return {number(parts[0], policy), number(parts[1], policy)};
 }
 
-// Σ over layers and heads of query row q's attention to keys [0, keys) of a tensor [L, H, n, m].
-void addRow(const Tensor& t, int64_t q, std::vector<double>& into) {
-    const int64_t layers = t.dim(0), heads = t.dim(1), n = t.dim(2), m = t.dim(3);
-    for (int64_t l = 0; l < layers; ++l)
-        for (int64_t h = 0; h < heads; ++h) {
-            const float* row = t.data() + ((l * heads + h) * n + q) * m;
-            for (int64_t j = 0; j < m && j < int64_t(into.size()); ++j)
-                into[size_t(j)] += row[j];
-        }
-}
-
 void checkShapes(const Tensor& prompt, const std::vector<Tensor>& steps) {
     if (prompt.rank() != 4 || prompt.dim(2) != prompt.dim(3))
         throw Error("KV policy: the prompt's attention is not [L, H, P, P]");
@@ -57,55 +46,6 @@ void checkShapes(const Tensor& prompt, const std::vector<Tensor>& steps) {
             steps[s].dim(0) != prompt.dim(0) || steps[s].dim(1) != prompt.dim(1))
             throw Error("KV policy: step " + std::to_string(s) + "'s attention is not [L, H, 1, " +
                         std::to_string(p + int64_t(s) + 1) + "]");
-}
-
-// H2O: a budget, the recent always, the rest by accumulated attention; evicted never return.
-void heavyHitters(const KvPolicy& policy, const Tensor& prompt, const std::vector<Tensor>& steps,
-                  KvKeptMap& map) {
-    const int p = map.promptLength;
-    std::vector<double> received(size_t(p + map.steps), 0.0);
-    for (int q = 0; q < p; ++q)
-        addRow(prompt, q, received);
-    std::vector<char> alive(size_t(p + map.steps), 0);
-    std::fill(alive.begin(), alive.begin() + p, 1);
-    for (int s = 0; s < map.steps; ++s) {
-        const int current = p + s;
-        alive[size_t(current)] = 1;
-        int count = static_cast<int>(std::count(alive.begin(), alive.begin() + current + 1, 1));
-        while (count > std::max(policy.budget, 1)) {
-            int victim = -1;
-            for (int j = 0; j <= current - std::max(policy.recent, 1);
-                 ++j) // the recent stay (the current too)
-                if (alive[size_t(j)] && (victim < 0 || received[size_t(j)] < received[size_t(victim)]))
-                    victim = j;
-            if (victim < 0) break; // all that is left is recent
-            alive[size_t(victim)] = 0;
-            --count;
-        }
-        map.rows[size_t(s)].assign(alive.begin(), alive.begin() + current + 1);
-        addRow(steps[size_t(s)], 0, received);
-    }
-}
-
-// SnapKV: the last `window` prompt queries vote once for the prompt entries before them.
-void snapKv(const KvPolicy& policy, const Tensor& prompt, KvKeptMap& map) {
-    const int p = map.promptLength, window = std::min(policy.window, p);
-    std::vector<double> votes(size_t(p), 0.0);
-    for (int q = p - window; q < p; ++q)
-        addRow(prompt, q, votes);
-    std::vector<int> earlier(size_t(p - window));
-    std::iota(earlier.begin(), earlier.end(), 0);
-    const int chosen = std::clamp(policy.budget - window, 0, p - window);
-    std::stable_sort(earlier.begin(), earlier.end(),
-                     [&](int a, int b) { return votes[size_t(a)] > votes[size_t(b)]; });
-    std::vector<char> prefix(size_t(p), 0);
-    for (int i = 0; i < chosen; ++i)
-        prefix[size_t(earlier[size_t(i)])] = 1;
-    std::fill(prefix.begin() + (p - window), prefix.end(), 1);
-    for (int s = 0; s < map.steps; ++s) {
-        map.rows[size_t(s)] = prefix;
-        map.rows[size_t(s)].resize(size_t(p + s + 1), 1); // generated tokens stay
-    }
 }
 
 } // namespace
@@ -176,37 +116,127 @@ int KvKeptMap::keptCount(int step) const {
     return static_cast<int>(std::count(row.begin(), row.end(), 1));
 }
 
-KvKeptMap kvKeptMap(const KvPolicy& policy, const Tensor& prompt, const std::vector<Tensor>& steps) {
-    checkShapes(prompt, steps);
-    KvKeptMap map;
-    map.promptLength = static_cast<int>(prompt.dim(2));
-    map.steps = static_cast<int>(steps.size());
-    map.rows.resize(steps.size());
-    const int p = map.promptLength;
-    for (int s = 0; s < map.steps; ++s)
-        map.rows[size_t(s)].assign(size_t(p + s + 1), 1);
-    switch (policy.kind) {
+RowMatrix summedAttention(const AttentionStore& prompt) {
+    if (prompt.rows() != prompt.cols()) throw Error("KV policy: the prompt's attention is not [L, H, P, P]");
+    RowMatrix sum = RowMatrix::Zero(prompt.rows(), prompt.cols());
+    RowMatrix head(prompt.rows(), prompt.cols());
+    for (int l = 0; l < int(prompt.layers()); ++l)
+        for (int h = 0; h < int(prompt.heads()); ++h) {
+            prompt.headInto(l, h, head.data());
+            sum += head;
+        }
+    return sum;
+}
+
+std::vector<float> summedStepAttention(const Tensor& step) {
+    if (step.rank() != 4 || step.dim(2) != 1)
+        throw Error("KV policy: a step's attention is not [L, H, 1, m]");
+    const int64_t m = step.dim(3), rows = step.dim(0) * step.dim(1);
+    std::vector<float> sum(size_t(m), 0.0f);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < m; ++j)
+            sum[size_t(j)] += step.data()[r * m + j];
+    return sum;
+}
+
+KvPolicyTracker::KvPolicyTracker(KvPolicy policy, RowMatrix summedPrompt) : m_policy(std::move(policy)) {
+    if (summedPrompt.rows() != summedPrompt.cols())
+        throw Error("KV policy: the prompt's summed attention is not [P, P]");
+    m_prompt = int(summedPrompt.rows());
+    const int p = m_prompt;
+    if (m_policy.kind == KvPolicy::Kind::HeavyHitters) { // every prompt query's attention, received
+        m_received.assign(size_t(p), 0.0);
+        for (int j = 0; j < p; ++j)
+            m_received[size_t(j)] = summedPrompt.col(j).cast<double>().sum();
+        m_alive.assign(size_t(p), 1);
+    } else if (m_policy.kind == KvPolicy::Kind::SnapKv) { // the last `window` queries vote once
+        const int window = std::min(m_policy.window, p);
+        std::vector<double> votes(size_t(p), 0.0);
+        for (int j = 0; j < p; ++j)
+            votes[size_t(j)] = summedPrompt.col(j).tail(window).cast<double>().sum();
+        std::vector<int> earlier(size_t(p - window));
+        std::iota(earlier.begin(), earlier.end(), 0);
+        std::stable_sort(earlier.begin(), earlier.end(),
+                         [&](int a, int b) { return votes[size_t(a)] > votes[size_t(b)]; });
+        m_alive.assign(size_t(p), 0);
+        const int chosen = std::clamp(m_policy.budget - window, 0, p - window);
+        for (int i = 0; i < chosen; ++i)
+            m_alive[size_t(earlier[size_t(i)])] = 1;
+        std::fill(m_alive.begin() + (p - window), m_alive.end(), 1);
+    }
+    decide();
+}
+
+void KvPolicyTracker::decide() {
+    const int p = m_prompt, current = p + m_step;
+    m_kept.assign(size_t(current + 1), 1);
+    switch (m_policy.kind) {
     case KvPolicy::Kind::Full:
         break;
     case KvPolicy::Kind::Streaming:
-        for (int s = 0; s < map.steps; ++s)
-            for (int j = 0; j <= p + s; ++j)
-                map.rows[size_t(s)][size_t(j)] = j < policy.sinks || j > p + s - policy.window;
+        for (int j = 0; j <= current; ++j)
+            m_kept[size_t(j)] = j < m_policy.sinks || j > current - m_policy.window;
         break;
     case KvPolicy::Kind::Keep:
-        for (int s = 0; s < map.steps; ++s)
-            for (int j = 0; j < p; ++j)
-                map.rows[size_t(s)][size_t(j)] =
-                    std::find(policy.keep.begin(), policy.keep.end(), j) != policy.keep.end();
-        break;
-    case KvPolicy::Kind::HeavyHitters:
-        heavyHitters(policy, prompt, steps, map);
+        for (int j = 0; j < p; ++j)
+            m_kept[size_t(j)] =
+                std::find(m_policy.keep.begin(), m_policy.keep.end(), j) != m_policy.keep.end();
         break;
     case KvPolicy::Kind::SnapKv:
-        snapKv(policy, prompt, map);
+        std::copy(m_alive.begin(), m_alive.end(), m_kept.begin()); // the generated tokens stay
+        break;
+    case KvPolicy::Kind::HeavyHitters: {
+        m_alive.resize(size_t(current + 1), 1);
+        m_received.resize(size_t(current + 1), 0.0);
+        int count = static_cast<int>(std::count(m_alive.begin(), m_alive.end(), 1));
+        while (count > std::max(m_policy.budget, 1)) {
+            int victim = -1; // the lightest outside the recent (the current is always recent)
+            for (int j = 0; j <= current - std::max(m_policy.recent, 1); ++j)
+                if (m_alive[size_t(j)] && (victim < 0 || m_received[size_t(j)] < m_received[size_t(victim)]))
+                    victim = j;
+            if (victim < 0) break; // all that is left is recent
+            m_alive[size_t(victim)] = 0;
+            --count;
+        }
+        m_kept = m_alive;
         break;
     }
+    }
+}
+
+void KvPolicyTracker::advance(std::span<const float> summed) {
+    const size_t m = size_t(m_prompt + m_step + 1);
+    if (!summed.empty() && summed.size() != m)
+        throw Error("KV policy: step " + std::to_string(m_step) + " gave " + std::to_string(summed.size()) +
+                    " keys attention, it sees " + std::to_string(m));
+    if (m_policy.kind == KvPolicy::Kind::HeavyHitters && summed.empty())
+        throw Error("KV policy: H2O reads the attention every step gave");
+    if (m_policy.kind == KvPolicy::Kind::HeavyHitters)
+        for (size_t j = 0; j < m; ++j)
+            m_received[j] += summed[j];
+    ++m_step;
+    decide();
+}
+
+KvKeptMap kvKeptMap(const KvPolicy& policy, const RowMatrix& summedPrompt,
+                    const std::vector<std::vector<float>>& summedSteps) {
+    KvPolicyTracker tracker(policy, summedPrompt);
+    KvKeptMap map;
+    map.promptLength = tracker.promptLength();
+    map.steps = static_cast<int>(summedSteps.size());
+    for (const auto& step : summedSteps) {
+        map.rows.push_back(tracker.kept());
+        tracker.advance(step);
+    }
     return map;
+}
+
+KvKeptMap kvKeptMap(const KvPolicy& policy, const Tensor& prompt, const std::vector<Tensor>& steps) {
+    checkShapes(prompt, steps);
+    std::vector<std::vector<float>> summed;
+    for (const Tensor& step : steps)
+        summed.push_back(summedStepAttention(step));
+    return kvKeptMap(policy, summedAttention(AttentionStore(prompt)), summed);
 }
 
 } // namespace attnlens

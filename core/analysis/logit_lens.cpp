@@ -1,5 +1,6 @@
 #include "core/analysis/logit_lens.h"
 
+#include "core/models/text_generation.h"
 #include "core/util/error.h"
 
 #include <algorithm>
@@ -63,7 +64,8 @@ float dot(const std::vector<float>& direction, const float* row) {
 } // namespace
 
 ResidualTrace traceForward(const TextModel& model, std::span<const int> ids, std::vector<int> rows,
-                           bool values, const Callbacks* callbacks, const HeadList& offHeads) {
+                           bool values, const Callbacks* callbacks, const HeadList& offHeads,
+                           const TextCache* past) {
     ResidualTrace trace;
     trace.rows = std::move(rows);
     trace.values = values;
@@ -72,7 +74,21 @@ ResidualTrace traceForward(const TextModel& model, std::span<const int> ids, std
     run.trace = &trace;
     run.callbacks = callbacks;
     run.offHeads = offHeads;
-    model.forward(ids, false, run);
+    const bool any = !trace.rows.empty();
+    const int from = any ? *std::min_element(trace.rows.begin(), trace.rows.end()) : 0;
+    const int to = any ? *std::max_element(trace.rows.begin(), trace.rows.end()) : 0;
+    if (past && !values && model.decoderOnly() && any && from >= 0 && to < int(ids.size()) &&
+        past->length() >= from) {
+        // from the first row on, over the cache's entries before it; the trace's rows counted from there
+        const std::vector<int> absolute = trace.rows;
+        for (int& r : trace.rows)
+            r -= from;
+        TextCache cache = cachePrefix(*past, from);
+        model.extend(ids.subspan(size_t(from), size_t(to - from + 1)), cache, false, false, run);
+        trace.rows = absolute;
+    } else {
+        model.forward(ids, false, run);
+    }
     if (trace.layers.empty() || trace.final.rows() != static_cast<Eigen::Index>(trace.rows.size()))
         throw Error("this model family does not trace its residual stream");
     return trace;
@@ -80,7 +96,8 @@ ResidualTrace traceForward(const TextModel& model, std::span<const int> ids, std
 
 std::vector<LogitLens> logitLens(const TextModel& model, std::span<const int> ids,
                                  std::span<const int> positions, std::span<const int> targets, int topK,
-                                 const Callbacks* callbacks, const HeadList& offHeads) {
+                                 const Callbacks* callbacks, const HeadList& offHeads,
+                                 const TextCache* past) {
     if (!model.hasLmHead()) throw Error("the logit lens needs a model with a language-model head");
     if (positions.empty()) throw Error("logit lens: no position asked for");
     if (!targets.empty() && targets.size() != positions.size())
@@ -91,8 +108,18 @@ std::vector<LogitLens> logitLens(const TextModel& model, std::span<const int> id
     for (int t : targets)
         checkTarget(t, model);
     const ResidualTrace trace =
-        traceForward(model, ids, {positions.begin(), positions.end()}, false, callbacks, offHeads);
-    std::vector<LogitLens> lenses(positions.size());
+        traceForward(model, ids, {positions.begin(), positions.end()}, false, callbacks, offHeads, past);
+    return lensOfTrace(
+        trace, targets, topK, [&](const RowMatrix& stream) { return model.readout(stream); }, callbacks);
+}
+
+std::vector<LogitLens> lensOfTrace(const ResidualTrace& trace, std::span<const int> targets, int topK,
+                                   const Readout& readout, const Callbacks* callbacks) {
+    const size_t n = trace.rows.size();
+    if (!targets.empty() && targets.size() != n)
+        throw Error("logit lens: " + std::to_string(targets.size()) + " targets for " + std::to_string(n) +
+                    " positions");
+    std::vector<LogitLens> lenses(n);
     const size_t layers = trace.layers.size();
     // The readouts stacked, 64 rows per product: the head's weight (Qwen: 152 k × 896) is read once per 64
     // rows instead of once per layer, and the logits held are [64, V]. The output rows go first (their
@@ -102,13 +129,13 @@ std::vector<LogitLens> logitLens(const TextModel& model, std::span<const int> id
         size_t lens, layer; // layer == layers: the output
     };
     std::vector<Item> items;
-    for (size_t i = 0; i < lenses.size(); ++i)
+    for (size_t i = 0; i < n; ++i)
         items.push_back({i, layers});
     for (size_t l = 0; l < layers; ++l)
-        for (size_t i = 0; i < lenses.size(); ++i)
+        for (size_t i = 0; i < n; ++i)
             items.push_back({i, l});
-    for (size_t i = 0; i < lenses.size(); ++i) {
-        lenses[i].position = positions[i];
+    for (size_t i = 0; i < n; ++i) {
+        lenses[i].position = trace.rows[i];
         lenses[i].layers.resize(layers + 1);
     }
     RowMatrix stacked(Eigen::Index(std::min(kRows, items.size())), trace.final.cols());
@@ -120,7 +147,7 @@ std::vector<LogitLens> logitLens(const TextModel& model, std::span<const int> id
             const RowMatrix& from = it.layer == layers ? trace.final : trace.layers[it.layer].input;
             stacked.row(Eigen::Index(k)) = from.row(Eigen::Index(it.lens));
         }
-        const RowMatrix logits = model.readout(stacked.topRows(Eigen::Index(rows)));
+        const RowMatrix logits = readout(stacked.topRows(Eigen::Index(rows)));
         const int64_t v = logits.cols();
         for (size_t k = 0; k < rows; ++k) {
             const Item& it = items[c0 + k];
@@ -128,6 +155,9 @@ std::vector<LogitLens> logitLens(const TextModel& model, std::span<const int> id
             const float* row = logits.row(Eigen::Index(k)).data();
             if (it.layer == layers) {
                 const int asked = targets.empty() ? -1 : targets[it.lens];
+                if (asked >= v)
+                    throw Error("token id " + std::to_string(asked) + " is outside the " + std::to_string(v) +
+                                " the readout gives");
                 lens.target = asked >= 0 ? asked : argmax(row, v);
             }
             lens.layers[it.layer] = summarize(row, v, lens.target, topK);
@@ -162,12 +192,13 @@ float LogitContributions::total() const {
 }
 
 LogitContributions logitContributions(const TextModel& model, std::span<const int> ids, int position,
-                                      int target, const Callbacks* callbacks, const HeadList& offHeads) {
+                                      int target, const Callbacks* callbacks, const HeadList& offHeads,
+                                      const TextCache* past) {
     checkPosition(position, ids.size());
     checkTarget(target, model);
     // float32 throughout (a model packed in bf16 too): the parts are read with the plain weights
     const Fp32ReferenceScope fp32;
-    const ResidualTrace trace = traceForward(model, ids, {position}, false, callbacks, offHeads);
+    const ResidualTrace trace = traceForward(model, ids, {position}, false, callbacks, offHeads, past);
     const RowMatrix output = model.readout(trace.final);
     LogitContributions c;
     c.position = position;

@@ -23,6 +23,7 @@
 #include "core/models/text_models.h"
 #include "core/util/callbacks.h"
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -30,9 +31,12 @@ namespace attnlens {
 
 // One forward pass (no attention kept, no logits) keeping the residual stream at `rows` of `ids` (and, with
 // `values`, each layer's value norms). Throws attnlens::Error for a family that does not trace its stream.
+// past (decoders, without `values`): a cache of these ids (run with these offHeads) holding at least the
+// entries before the first row — the pass then runs from that row to the last only, over a copy of the
+// cache's prefix (the same numbers up to float rounding: a few rows instead of the whole text).
 ResidualTrace traceForward(const TextModel& model, std::span<const int> ids, std::vector<int> rows,
                            bool values = false, const Callbacks* callbacks = nullptr,
-                           const HeadList& offHeads = {});
+                           const HeadList& offHeads = {}, const TextCache* past = nullptr);
 
 struct LensToken {
     int id = 0;
@@ -57,9 +61,19 @@ struct LogitLens {
 // for no position, a position outside the text, a target outside the vocabulary or a model without an LM
 // head. The readouts go a few positions at a time: every position of a long text costs [32, V] floats at
 // once.
+// past: as traceForward's.
 std::vector<LogitLens> logitLens(const TextModel& model, std::span<const int> ids,
                                  std::span<const int> positions, std::span<const int> targets, int topK,
-                                 const Callbacks* callbacks = nullptr, const HeadList& offHeads = {});
+                                 const Callbacks* callbacks = nullptr, const HeadList& offHeads = {},
+                                 const TextCache* past = nullptr);
+
+// The lens of a traced pass, for any model with a readout (core/analysis/model_lenses.h: Marian's decoder,
+// ViT's classifier): trace row i of every layer's input and of the final stream through `readout` ([r, D] →
+// [r, V]), stacked 64 rows per product; LogitLens::position is trace.rows[i]. targets: empty or one per row
+// (-1: the top token of the final stream's readout).
+using Readout = std::function<RowMatrix(const RowMatrix&)>;
+std::vector<LogitLens> lensOfTrace(const ResidualTrace& trace, std::span<const int> targets, int topK,
+                                   const Readout& readout, const Callbacks* callbacks = nullptr);
 
 // What each head of one traced layer wrote into the stream at trace row `row`: [heads, D], the head's slice
 // of the context through its slice of o_proj (o_proj's bias apart). They sum, with the bias, to the layer's
@@ -84,8 +98,9 @@ struct LogitContributions {
 // Throws attnlens::Error where the readout is not one norm and a linear map (BERT: "direct logit attribution
 // needs a final norm and a linear LM head"), or for a bad position or target. Always float32 (a model packed
 // in bf16 is read with its plain weights, Fp32ReferenceScope), so the parts sum to its float32 logit.
+// past: as traceForward's (its entries as the model computed them, in its packed precision).
 LogitContributions logitContributions(const TextModel& model, std::span<const int> ids, int position,
                                       int target, const Callbacks* callbacks = nullptr,
-                                      const HeadList& offHeads = {});
+                                      const HeadList& offHeads = {}, const TextCache* past = nullptr);
 
 } // namespace attnlens

@@ -28,6 +28,16 @@ std::vector<RowMatrix> textValueNorms(const TextModel& model, std::span<const in
     return norms;
 }
 
+std::vector<RowMatrix> cacheValueNorms(const TextModel& model, const TextCache& cache) {
+    const auto blocks = model.blocks();
+    if (blocks.size() != cache.layers.size()) return {};
+    std::vector<RowMatrix> norms;
+    for (size_t l = 0; l < blocks.size(); ++l)
+        norms.push_back(
+            blocks[l].attention.valueNorms(cache.layers[l].values.topRows(cache.layers[l].length)));
+    return norms;
+}
+
 void valueWeightAttentions(Tensor& attentions, const std::vector<RowMatrix>& norms) {
     if (attentions.rank() != 4 || attentions.dim(0) != static_cast<int64_t>(norms.size()))
         throw Error("value weighting: " + std::to_string(norms.size()) +

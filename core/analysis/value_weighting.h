@@ -30,6 +30,10 @@ void valueWeightRows(Eigen::Ref<RowMatrix> map, const Eigen::Ref<const Eigen::Ro
 std::vector<RowMatrix> textValueNorms(const TextModel& model, std::span<const int> ids,
                                       const Callbacks* callbacks = nullptr);
 
+// The same from a decoder's KV cache, no pass at all: each layer's norms over the cache's entries [heads,
+// length]. Empty for a family without TransformerBlock blocks (TextModel::blocks()).
+std::vector<RowMatrix> cacheValueNorms(const TextModel& model, const TextCache& cache);
+
 // attentions [L, H, n, m] in place, every head's rows value-weighted with norms[l].row(h).
 void valueWeightAttentions(Tensor& attentions, const std::vector<RowMatrix>& norms);
 

@@ -53,6 +53,9 @@ struct RunControls {
     // When set, the residual stream's rows trace->rows are kept layer by layer
     // (core/contract/residual_trace.h; families built on TransformerBlock).
     ResidualTrace* trace = nullptr;
+    // Decoder steps of one token (a KV-cache what-if, core/analysis/kv_rerun.h): the cache entries it attends
+    // (keptKeys[j] = 0: entry j evicted, in every layer); nullptr: all. Families built on TransformerBlock.
+    const std::vector<char>* keptKeys = nullptr;
 };
 
 } // namespace attnlens

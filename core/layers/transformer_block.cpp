@@ -170,12 +170,44 @@ void TransformerBlock::selfAttentionSublayer(RowMatrix& x, const BlockRun& run) 
             const auto keys = run.cache ? run.cache->keys.topRows(m) : k.topRows(m);
             const auto values = run.cache ? run.cache->values.topRows(m) : v.topRows(m);
             if (run.trace && run.traceValues) run.trace->valueNorms = attention.valueNorms(values);
+            if (causal && run.keptKeys) return project(attendKept(q, keys, values, past, run));
             if (causal) // the keys a query cannot see are skipped, not masked
                 return project(
                     attention.attendHeadsCausal(q, keys, values, past, window, run.probs, run.offHeads));
             return project(attention.attendHeads(q, keys, values, maskPtr, run.probs, run.offHeads));
         },
         attentionOutputNorm, run.trace ? &run.trace->attention : nullptr, rowsOf(run));
+}
+
+RowMatrix TransformerBlock::attendKept(const RowMatrix& q, const Eigen::Ref<const RowMatrix>& keys,
+                                       const Eigen::Ref<const RowMatrix>& values, int64_t past,
+                                       const BlockRun& run) const {
+    const std::vector<char>& kept = *run.keptKeys;
+    const int64_t m = keys.rows();
+    if (q.rows() != 1 || m != past + 1)
+        throw Error("KV what-if: kept keys apply to one new token at a time after a cache");
+    if (run.recall) throw Error("KV what-if: kept keys with attention kept on demand");
+    std::vector<Eigen::Index> index; // the keys attended: kept, inside the window, and the token's own
+    for (int64_t j = 0; j < past; ++j)
+        if (j < int64_t(kept.size()) && kept[size_t(j)] && (window <= 0 || j > past - window))
+            index.push_back(j);
+    index.push_back(past);
+    if (int64_t(index.size()) == m) // nothing evicted: the plain pass, bit for bit
+        return attention.attendHeadsCausal(q, keys, values, past, window, run.probs, run.offHeads);
+    const RowMatrix k = keys(index, Eigen::all), v = values(index, Eigen::all);
+    Tensor compact;
+    RowMatrix context = attention.attendHeadsCausal(q, k, v, int64_t(index.size()) - 1, 0,
+                                                    run.probs ? &compact : nullptr, run.offHeads);
+    if (run.probs) { // back to every key's place, the evicted 0
+        const int heads = attention.heads();
+        if (run.probs->empty()) *run.probs = Tensor({heads, 1, m});
+        float* out = run.probs->data();
+        std::fill(out, out + heads * m, 0.0f);
+        for (int h = 0; h < heads; ++h)
+            for (size_t i = 0; i < index.size(); ++i)
+                out[h * m + index[i]] = compact.data()[h * int64_t(index.size()) + int64_t(i)];
+    }
+    return context;
 }
 
 void TransformerBlock::crossSublayer(RowMatrix& x, const BlockRun& run) const {
@@ -249,9 +281,8 @@ void TransformerBlock::forwardBatch(RowMatrix& x, const std::vector<KvCache*>& c
 }
 
 void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span<KvCache> caches,
-               Tensor& attentions, const std::vector<std::vector<int>>& off, AttentionInputs* probe,
-               int probeLayer, const Callbacks* callbacks, std::vector<LayerRecall>* recall,
-               ResidualTrace* trace) {
+               Tensor& attentions, const std::vector<std::vector<int>>& off, const BlocksRun& controls) {
+    const auto [probe, probeLayer, callbacks, recall, trace, keptKeys] = controls;
     if (!caches.empty() && caches.size() != blocks.size())
         throw Error("transformer: " + std::to_string(caches.size()) + " caches for " +
                     std::to_string(blocks.size()) + " layers");
@@ -270,6 +301,7 @@ void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span
         run.trace = trace ? &trace->layers[l] : nullptr;
         run.traceRows = trace ? &trace->rows : nullptr;
         run.traceValues = trace && trace->values;
+        run.keptKeys = keptKeys;
         blocks[l].forward(x, run);
     }
     if (trace) trace->final = traceRows(x, trace->rows);

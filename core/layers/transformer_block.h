@@ -78,6 +78,10 @@ struct BlockRun {
     LayerTrace* trace = nullptr;
     const std::vector<int>* traceRows = nullptr; // which rows (nullptr or empty: all)
     bool traceValues = false;                    // the trace keeps the layer's valueNorms too
+    // Causal blocks, one new token (a KV-cache what-if, core/analysis/kv_rerun.h): keptKeys[j] = 0 evicts
+    // cache entry j (j < the cache's length) — the token attends the others at their own positions, its own
+    // key always (capture: evicted keys 0). nullptr: every key.
+    const std::vector<char>* keptKeys = nullptr;
 };
 
 struct CrossAttention {
@@ -116,6 +120,9 @@ struct TransformerBlock {
 private:
     void crossSublayer(RowMatrix& x, const BlockRun& run) const;
     void mlpSublayer(RowMatrix& x, const BlockRun& run) const;
+    // The self-attention of one new token over the cache's kept keys (BlockRun::keptKeys).
+    RowMatrix attendKept(const RowMatrix& q, const Eigen::Ref<const RowMatrix>& keys,
+                         const Eigen::Ref<const RowMatrix>& values, int64_t past, const BlockRun& run) const;
 };
 
 // Every block in order over x, as a model's forward runs them:
@@ -127,9 +134,16 @@ private:
 //   recall       when set (and attentions empty): resized to one LayerRecall per block and filled — the
 //                attention on demand (core/contract/attention_store.h)
 //   trace        when set: one LayerTrace per block and the final stream, its rows only
+//   keptKeys     when set: BlockRun::keptKeys for every block
+struct BlocksRun {
+    AttentionInputs* probe = nullptr;
+    int probeLayer = -1;
+    const Callbacks* callbacks = nullptr;
+    std::vector<LayerRecall>* recall = nullptr;
+    ResidualTrace* trace = nullptr;
+    const std::vector<char>* keptKeys = nullptr;
+};
 void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span<KvCache> caches,
-               Tensor& attentions, const std::vector<std::vector<int>>& off, AttentionInputs* probe,
-               int probeLayer, const Callbacks* callbacks, std::vector<LayerRecall>* recall = nullptr,
-               ResidualTrace* trace = nullptr);
+               Tensor& attentions, const std::vector<std::vector<int>>& off, const BlocksRun& controls);
 
 } // namespace attnlens

@@ -116,8 +116,8 @@ TextForward ClipTextModel::forward(std::span<const int> ids, bool, const RunCont
     const auto off =
         headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(m_config.layers), m_config.heads));
     TextCache cache = newCache();
-    runBlocks(m_layers, x, cache.layers, out.attentions, off, run.probe, run.probeLayer, run.callbacks, keep,
-              run.trace);
+    runBlocks(m_layers, x, cache.layers, out.attentions, off,
+              {run.probe, run.probeLayer, run.callbacks, keep, run.trace});
     keepOnDemand(recall, out);
     m_finalNorm.apply(x);
     out.hidden = std::move(x);

@@ -112,8 +112,8 @@ TextForward LlamaModel::extend(std::span<const int> ids, TextCache& cache, bool 
     std::vector<LayerRecall> recall;
     auto* keep = prepareCapture(run, n, past + n, out, recall);
     const auto off = headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(c.layers), c.heads));
-    runBlocks(m_layers, x, cache.layers, out.attentions, off, run.probe, run.probeLayer, run.callbacks, keep,
-              run.trace);
+    runBlocks(m_layers, x, cache.layers, out.attentions, off,
+              {run.probe, run.probeLayer, run.callbacks, keep, run.trace, run.keptKeys});
     keepOnDemand(recall, out);
     m_finalNorm.apply(x);
     if (logits) {

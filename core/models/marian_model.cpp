@@ -506,9 +506,15 @@ std::vector<int> MarianModel::forcedDecoderInput(std::span<const int> target) co
     return input;
 }
 
+RowMatrix MarianModel::readout(const RowMatrix& stream) const {
+    RowMatrix logits;
+    linearInto(stream, m_outputProjection, logits);
+    return logits;
+}
+
 MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput,
                                              const MarianEncoderOutput& encoder,
-                                             const MarianAblation* ablation) const {
+                                             const MarianAblation* ablation, ResidualTrace* trace) const {
     const int64_t T = static_cast<int64_t>(decoderInput.size());
     if (T == 0) throw Error("decoder: no input tokens");
     checkDecoderPosition(T - 1);
@@ -519,11 +525,19 @@ MarianForcedOutput MarianModel::decodeForced(std::span<const int> decoderInput,
     out.crossAttention = Tensor({L, H, T, S});
     MarianDecoderCache cache = newCache();
     RowMatrix x = embed(decoderInput, m_decoderEmbed, 0, m_config.decoderVocabSize, "decoder"); // [T, D]
+    if (trace) trace->layers.assign(size_t(L), LayerTrace());
     for (int l = 0; l < L; ++l) {
         Tensor self = out.selfAttention.sub({l});   // [H, T, T] view
         Tensor cross = out.crossAttention.sub({l}); // [H, T, S] view
-        m_decoderLayers[l].forward(x, decoderRun(l, cache.layers[l], encoder, &self, &cross, ablation));
+        BlockRun run = decoderRun(l, cache.layers[l], encoder, &self, &cross, ablation);
+        if (trace) {
+            run.trace = &trace->layers[size_t(l)];
+            run.traceRows = &trace->rows;
+            run.traceValues = trace->values;
+        }
+        m_decoderLayers[l].forward(x, run);
     }
+    if (trace) trace->final = traceRows(x, trace->rows);
     RowMatrix logits;
     linearInto(x, m_outputProjection, logits); // [T, V_dec]
     out.logits = Tensor::fromMatrix(logits);

@@ -180,9 +180,14 @@ public:
     // token decoding begins with (generation config), then every target id but the last. The input of
     // teacher-forced passes that must see the decoding's own rows.
     std::vector<int> forcedDecoderInput(std::span<const int> target) const;
-    // Teacher-forced pass over decoderInput (start token first) in one go, with a causal mask.
+    // Teacher-forced pass over decoderInput (start token first) in one go, with a causal mask. trace: the
+    // decoder's residual stream at trace->rows kept layer by layer (core/contract/residual_trace.h).
     MarianForcedOutput decodeForced(std::span<const int> decoderInput, const MarianEncoderOutput& encoder,
-                                    const MarianAblation* ablation = nullptr) const;
+                                    const MarianAblation* ablation = nullptr,
+                                    ResidualTrace* trace = nullptr) const;
+    // What the decoder does to its last layer's output to make logits: the LM head and final_logits_bias
+    // (post-norm layers: no final norm), on stream rows [r, D] → [r, V_dec] (the logit lens's readout).
+    RowMatrix readout(const RowMatrix& stream) const;
 
     // What one attention layer receives (analysis/neuron_view), from a plain teacher-forced pass: kind 0
     // encoder self-attention (queries = keys = the layer's input over `source`), 1 decoder self-attention

@@ -8,6 +8,20 @@
 
 namespace attnlens {
 
+TextCache cachePrefix(const TextCache& cache, int64_t n) {
+    if (n < 0 || n > cache.length())
+        throw Error("a cache prefix of " + std::to_string(n) + " entries from " +
+                    std::to_string(cache.length()));
+    TextCache out;
+    out.layers.resize(cache.layers.size());
+    for (size_t l = 0; l < cache.layers.size(); ++l) {
+        out.layers[l].keys = cache.layers[l].keys.topRows(n);
+        out.layers[l].values = cache.layers[l].values.topRows(n);
+        out.layers[l].length = n;
+    }
+    return out;
+}
+
 TextStep greedyStep(const TextFolder& folder, const RowMatrix& logits, TextCache& cache,
                     const RunControls& run) {
     if (!folder.decoderOnly()) throw Error("only decoder-only models generate");

@@ -51,6 +51,10 @@ enum class StopAt {
     Count
 }; // after the end-of-text token (and at the last position), or never early
 
+// The first n entries of `cache` (n ≤ its length; attnlens::Error otherwise), copied: a pass from position n
+// on over the same tokens.
+TextCache cachePrefix(const TextCache& cache, int64_t n);
+
 // Up to `count` tokens after `logits`, each through greedyStep; onStep (optional) sees every step as it is
 // made (its progress and cancel stay the caller's: run.callbacks is polled between layers). Stops at the
 // model's last position; with StopAt::EndOfText also after emitting the end-of-text token (which is

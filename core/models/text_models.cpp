@@ -195,8 +195,8 @@ TextForward BertModel::forward(std::span<const int> ids, bool logits, const RunC
     std::vector<LayerRecall> recall;
     auto* keep = prepareCapture(run, t, t, out, recall);
     const auto off = headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(c.layers), c.heads));
-    runBlocks(m_layers, x, {}, out.attentions, off, run.probe, run.probeLayer, run.callbacks, keep,
-              run.trace);
+    runBlocks(m_layers, x, {}, out.attentions, off,
+              {run.probe, run.probeLayer, run.callbacks, keep, run.trace});
     keepOnDemand(recall, out);
     RowMatrix h;
     if (!m_pooler.weight.empty()) {
@@ -331,8 +331,8 @@ TextForward Gpt2Model::extend(std::span<const int> ids, TextCache& cache, bool l
     std::vector<LayerRecall> recall;
     auto* keep = prepareCapture(run, n, past + n, out, recall);
     const auto off = headsOffByLayer(run.offHeads, std::vector<int>(static_cast<size_t>(c.layers), c.heads));
-    runBlocks(m_layers, x, cache.layers, out.attentions, off, run.probe, run.probeLayer, run.callbacks, keep,
-              run.trace);
+    runBlocks(m_layers, x, cache.layers, out.attentions, off,
+              {run.probe, run.probeLayer, run.callbacks, keep, run.trace, run.keptKeys});
     keepOnDemand(recall, out);
     layerNormInPlace(x, m_finalNorm.weight, m_finalNorm.bias, c.layerNormEps);
     if (logits) {

@@ -296,6 +296,8 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
 
     const std::vector<int> headsPerLayer(static_cast<size_t>(c.numLayers), c.numHeads);
     const std::vector<std::vector<int>> off = headsOffByLayer(options.offHeads, headsPerLayer);
+    ResidualTrace* trace = options.trace; // the stream at trace->rows, layer by layer
+    if (trace) trace->layers.assign(size_t(c.numLayers), LayerTrace());
     for (int layer = 0; layer < c.numLayers; ++layer) {
         callbacks.checkCancel();
         if (options.callbacks) options.callbacks->checkCancel();
@@ -307,8 +309,14 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
         run.probs = options.captureAttention ? &probs : nullptr;
         run.offHeads = off[static_cast<size_t>(layer)]; // head_mask semantics: probabilities × 0
         run.probe = options.probe && layer == options.probeLayer ? options.probe : nullptr;
+        if (trace) {
+            run.trace = &trace->layers[size_t(layer)];
+            run.traceRows = &trace->rows;
+            run.traceValues = trace->values;
+        }
         m_layers[static_cast<size_t>(layer)].forward(x, run);
     }
+    if (trace) trace->final = traceRows(x, trace->rows);
     layerNormInPlace(x, m_finalLnW, m_finalLnB, c.layerNormEps);
     out.lastHidden = Tensor::fromMatrix(x);
     if (hasPooler()) {
@@ -325,6 +333,13 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
     }
     callbacks.report(1.0, "done");
     return out;
+}
+
+RowMatrix VitModel::classify(const RowMatrix& stream) const {
+    if (!hasClassifier()) throw Error("this ViT has no classifier");
+    RowMatrix x = stream;
+    layerNormInPlace(x, m_finalLnW, m_finalLnB, m_config.layerNormEps);
+    return linear(x, m_classifierW, m_classifierB);
 }
 
 VitResult VitModel::run(const ImageU8& image, const VitRunOptions& options,

@@ -118,6 +118,10 @@ public:
     // preprocess (with this model's processor config and channel count) + forward + patch grid.
     VitResult run(const ImageU8& image, const VitRunOptions& options = {},
                   const Callbacks& callbacks = {}) const;
+    // What the model does to its last layer's output to classify: the final layernorm and the classifier, on
+    // stream rows [r, D] → logits [r, labels] (the logit lens's readout). attnlens::Error without a
+    // classifier.
+    RowMatrix classify(const RowMatrix& stream) const;
     // The k most probable classes, most probable first (ties: lower index first).
     std::vector<Prediction> topK(const VitOutput& output, int k) const;
 

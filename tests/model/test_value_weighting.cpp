@@ -126,6 +126,24 @@ private slots:
         }
     }
 
+    // A decoder's cache gives the same norms with no pass at all
+    void theCacheGivesTheSameNorms_data() { normsAreTheFullProduct_data(); }
+    void theCacheGivesTheSameNorms() {
+        QFETCH(QString, folder);
+        const auto m = load(folder.toStdString());
+        if (!m->decoderOnly()) QSKIP("encoders keep no cache");
+        std::vector<int> ids;
+        for (int i = 0; i < 9; ++i)
+            ids.push_back((5 + 29 * i) % m->vocabSize());
+        TextCache cache = m->newCache();
+        m->extend(ids, cache, false, true, {});
+        const auto expected = textValueNorms(*m, ids);
+        const auto norms = cacheValueNorms(*m, cache);
+        QCOMPARE(norms.size(), expected.size());
+        for (size_t l = 0; l < norms.size(); ++l)
+            QVERIFY((norms[l] - expected[l]).cwiseAbs().maxCoeff() < 1e-5);
+    }
+
     void cliWritesBothMaps() {
         QTemporaryDir tmp;
         const QString out = tmp.filePath("run.json");

@@ -11,9 +11,10 @@ namespace {
 MapLane::Result make(const MapLane::Request& r) {
     MapLane::Result out;
     try {
-        TextDocument::Shown shown = TextDocument::shape(
-            TextDocument::makeMap(*r.run, r.folder->heads(), r.show.visible, r.layer, r.key), *r.run,
-            *r.folder, r.show);
+        TextDocument::Shown shown =
+            TextDocument::shape(TextDocument::makeMap(*r.run, r.folder->heads(), r.show.visible, r.layer,
+                                                      r.key, r.show.valueWeighted),
+                                *r.run, *r.folder, r.show);
         ScaledMap scaled = scaleMap(std::move(shown.values), r.scale);
         HeatmapScene& s = out.scene;
         s.values = std::move(scaled.values);

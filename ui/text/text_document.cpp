@@ -1,5 +1,6 @@
 #include "ui/text/text_document.h"
 
+#include "core/analysis/value_weighting.h"
 #include "core/analysis/word_merge.h"
 #include "core/models/text_generation.h"
 #include "core/util/error.h"
@@ -47,8 +48,15 @@ std::shared_ptr<const TextRun> TextDocument::makeRun(const TextFolder& folder, c
         run->prompt = f.attentionStore();
         run->candidates.push_back(topCandidates(f.logits.data(), f.logits.cols(), kCandidates));
         run->lastLogits = f.logits;
+        run->valueNorms = cacheValueNorms(*folder.model, *cache);
     } else {
+        ResidualTrace trace; // one row kept; each layer's value norms over every key
+        trace.rows = {0};
+        trace.values = true;
+        controls.trace = &trace;
         const TextForward f = folder.forward(e.ids, folder.hasLmHead(), controls);
+        for (LayerTrace& layer : trace.layers)
+            run->valueNorms.push_back(std::move(layer.valueNorms));
         run->prompt = f.attentionStore();
         if (folder.hasLmHead())
             for (int position : folder.maskPositions(e.ids))
@@ -83,6 +91,7 @@ std::shared_ptr<const TextRun> TextDocument::extendRun(const TextFolder& folder,
                            callbacks.report(double(made) / count,
                                             "token " + std::to_string(made) + " of " + std::to_string(count));
                        });
+    run->valueNorms = cacheValueNorms(*folder.model, cache);
     return run;
 }
 
@@ -185,6 +194,12 @@ void TextDocument::setWordLevel(bool on) {
     emit selectionChanged();
 }
 
+void TextDocument::setValueWeighted(bool on) {
+    if (on == m_valueWeighted) return;
+    m_valueWeighted = on;
+    emit selectionChanged();
+}
+
 void TextDocument::setHideSpecial(bool on) {
     if (on == m_hideSpecial) return;
     m_hideSpecial = on;
@@ -192,34 +207,41 @@ void TextDocument::setHideSpecial(bool on) {
     emit selectionChanged();
 }
 
-RowMatrix TextDocument::visibleHead(const TextRun& run, int visible, int layer, int head) {
+RowMatrix TextDocument::visibleHead(const TextRun& run, int visible, int layer, int head, bool weighted) {
     const int p = run.promptLength;
     RowMatrix out(visible, visible);
     if (visible == p) { // headInto writes every cell
         run.prompt->headInto(layer, head, out.data());
-        return out;
+    } else {
+        out.setZero();
+        out.topLeftCorner(p, p) = run.prompt->head(layer, head);
+        for (int s = 0; p + s < visible; ++s)
+            out.block(p + s, 0, 1, p + s + 1) =
+                run.stepAttention[static_cast<size_t>(s)].slice2d({layer, head});
     }
-    out.setZero();
-    out.topLeftCorner(p, p) = run.prompt->head(layer, head);
-    for (int s = 0; p + s < visible; ++s)
-        out.block(p + s, 0, 1, p + s + 1) = run.stepAttention[static_cast<size_t>(s)].slice2d({layer, head});
+    if (weighted && size_t(layer) < run.valueNorms.size())
+        valueWeightRows(out, run.valueNorms[size_t(layer)].row(head).leftCols(visible));
     return out;
 }
 
-RowMatrix TextDocument::makeMap(const TextRun& run, int heads, int visible, int layer, int key) {
-    if (key >= 0) return visibleHead(run, visible, layer, key);
-    // fused one head at a time (key = −1 − the fusion)
+RowMatrix TextDocument::makeMap(const TextRun& run, int heads, int visible, int layer, int key,
+                                bool weighted) {
+    if (key >= 0) return visibleHead(run, visible, layer, key, weighted);
+    // fused one head at a time (key = −1 − the fusion), each weighted first
     return fuseHeads(heads, static_cast<HeadFusion>(-1 - key),
-                     [&](int h) { return visibleHead(run, visible, layer, h); });
+                     [&](int h) { return visibleHead(run, visible, layer, h, weighted); });
 }
 
 const RowMatrix& TextDocument::cachedHead(int layer, int head) const {
     const int visible = visibleTokens();
+    const bool weighted = valueWeighted();
     for (const CachedMap& c : m_maps)
-        if (c.layer == layer && c.head == head && c.visible == visible) return c.map;
+        if (c.layer == layer && c.head == head && c.visible == visible && c.weighted == weighted)
+            return c.map;
     constexpr size_t kKept = 4; // a few maps of a long text (64 MB each at 4 096 tokens)
     if (m_maps.size() >= kKept) m_maps.erase(m_maps.begin());
-    m_maps.push_back({layer, head, visible, makeMap(*m_run, m_folder->heads(), visible, layer, head)});
+    m_maps.push_back(
+        {layer, head, visible, weighted, makeMap(*m_run, m_folder->heads(), visible, layer, head, weighted)});
     return m_maps.back().map;
 }
 
@@ -227,7 +249,7 @@ RowMatrix TextDocument::tokenMatrix(int layer, int head) const {
     if (!m_run || !m_folder) return {};
     const int key = head >= 0 ? head : -1 - static_cast<int>(m_selection.heads.fusion);
     return onDemand() ? cachedHead(layer, key)
-                      : makeMap(*m_run, m_folder->heads(), visibleTokens(), layer, key);
+                      : makeMap(*m_run, m_folder->heads(), visibleTokens(), layer, key, valueWeighted());
 }
 
 Tensor TextDocument::visibleAttention() const {

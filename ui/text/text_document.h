@@ -12,6 +12,7 @@
 #include <QObject>
 #include <QStringList>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -29,11 +30,19 @@ struct TextRun {
     std::vector<std::vector<TextCandidate>> candidates;
     // BERT with an LM head: the top 5 at each [MASK] (position, candidates).
     std::vector<std::pair<int, std::vector<TextCandidate>>> maskPredictions;
-    HeadList offHeads;    // the heads switched off in this run (transformers' head_mask = 0); empty: none
+    HeadList offHeads; // the heads switched off in this run (transformers' head_mask = 0); empty: none
+    // Per layer [H, tokens]: ‖v_j·W_O,hᵀ‖, what key j sends through head h (value-weighted maps,
+    // core/analysis/value_weighting.h); empty where the family keeps none.
+    std::vector<RowMatrix> valueNorms;
     RowMatrix lastLogits; // GPT-2: [1, V] after the last token (where generation continues)
     Sampling sampling; // how its tokens are chosen (greedy by default), kept for the tokens generated later
     int generated() const { return static_cast<int>(stepAttention.size()); }
 };
+
+// What a job on the page's worker may read of the page's KV cache: the cache of `run`, or nullptr when the
+// cache holds another run (or none). Called on the worker only, where the cache lives (jobs run one at a
+// time).
+using CacheSource = std::function<const TextCache*(const std::shared_ptr<const TextRun>&)>;
 
 class TextDocument : public QObject {
     Q_OBJECT
@@ -91,6 +100,12 @@ public:
     bool wordLevel() const { return m_wordLevel; }
     void setWordLevel(bool on);
     bool hideSpecial() const { return m_hideSpecial; }
+    // Value-weighted maps (Kobayashi et al., 2020): every head's weights times ‖v_j·W_O,hᵀ‖, rows
+    // renormalised, before the heads are fused or special tokens hidden. Only where the run has its norms
+    // (canValueWeight).
+    void setValueWeighted(bool on);
+    bool valueWeighted() const { return m_valueWeighted && canValueWeight(); }
+    bool canValueWeight() const { return m_run && !m_run->valueNorms.empty(); }
     void setHideSpecial(bool on);
 
     // The attention of `layer` / `head` (or the fusion) over the visible tokens, [visible, visible] (GPT-2:
@@ -101,8 +116,8 @@ public:
     // size when the run is on demand (use visibleCapture()).
     Tensor visibleAttention() const;
     // Head (layer, head) of `run` over its first `visible` tokens, [visible, visible], as visibleAttention()
-    // has it. Pure: any thread (an on-demand run makes the map here).
-    static RowMatrix visibleHead(const TextRun& run, int visible, int layer, int head);
+    // has it (weighted: value-weighted). Pure: any thread (an on-demand run makes the map here).
+    static RowMatrix visibleHead(const TextRun& run, int visible, int layer, int head, bool weighted = false);
     // What the lenses measure: visibleAttention() as a capture, or on demand its heads made one at a time
     // (the capture holds the run, not this document: safe on the worker).
     AttentionCapture visibleCapture() const;
@@ -118,12 +133,14 @@ public:
     struct ShowOptions {
         int visible = 0;
         bool hideSpecial = false, wordLevel = false;
+        bool valueWeighted = false;
+        bool operator==(const ShowOptions&) const = default;
     };
     static Shown shape(RowMatrix tokens, const TextRun& run, const TextFolder& folder, const ShowOptions& o);
     // shape()'s labels alone (no map made).
     static QStringList shownLabels(const TextRun& run, const TextFolder& folder, const ShowOptions& o);
     static QStringList tokenLabels(const TextRun& run, const TextFolder& folder, int visible);
-    ShowOptions showOptions() const { return {visibleTokens(), m_hideSpecial, m_wordLevel}; }
+    ShowOptions showOptions() const { return {visibleTokens(), m_hideSpecial, m_wordLevel, valueWeighted()}; }
 
     // --- long texts (attention on demand): maps made off the GUI thread
     // -------------------------------------- Which map tokenMatrix(layer(), head()) reads: head ≥ 0, or −1 −
@@ -131,7 +148,8 @@ public:
     int mapKey() const { return m_selection.heads.head >= 0 ? m_selection.heads.head : -1 - int(fusion()); }
     // Head `key` (≥ 0) or −1 − a fusion of `layer` of `run` over its first `visible` tokens. Pure: any
     // thread.
-    static RowMatrix makeMap(const TextRun& run, int heads, int visible, int layer, int key);
+    static RowMatrix makeMap(const TextRun& run, int heads, int visible, int layer, int key,
+                             bool weighted = false);
 
     // The ten most likely next tokens after the visible ones (GPT-2; the next step takes the first). Empty
     // for BERT.
@@ -150,12 +168,13 @@ private:
     std::shared_ptr<const TextRun> m_run;
     int m_step = 0, m_selected = -1, m_hovered = -1;
     AttentionSelection m_selection; // layer, head, fusion (clampLayer / clampHead)
-    bool m_wordLevel = false, m_hideSpecial = false;
+    bool m_wordLevel = false, m_hideSpecial = false, m_valueWeighted = false;
     int64_t m_captureBudget = kDefaultCaptureBudget;
     // On-demand runs: the latest head maps made (layer, head or −1 − fusion, visible tokens), newest last; a
     // few only.
     struct CachedMap {
         int layer, head, visible;
+        bool weighted;
         RowMatrix map;
     };
     mutable std::vector<CachedMap> m_maps;

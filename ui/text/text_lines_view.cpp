@@ -21,17 +21,18 @@ std::vector<AttentionLinks> TextLinesView::makeLinks(const TextRun& run, const T
                                                      const TextDocument::ShowOptions& show, int layer) {
     std::vector<AttentionLinks> heads;
     for (int h = 0; h < folder.heads(); ++h)
-        heads.push_back(
-            lineLinks(TextDocument::shape(TextDocument::makeMap(run, folder.heads(), show.visible, layer, h),
-                                          run, folder, show)
-                          .values));
+        heads.push_back(lineLinks(TextDocument::shape(TextDocument::makeMap(run, folder.heads(), show.visible,
+                                                                            layer, h, show.valueWeighted),
+                                                      run, folder, show)
+                                      .values));
     return heads;
 }
 
 void TextLinesView::refreshLinks() {
     const auto& run = m_doc->run();
     const TextDocument::ShowOptions show = m_doc->showOptions();
-    const LinksKey key{run, show.visible, m_doc->layer(), show.hideSpecial, show.wordLevel};
+    const LinksKey key{
+        run, show.visible, m_doc->layer(), show.hideSpecial, show.wordLevel, show.valueWeighted};
     if (key == m_linksKey) return;
     m_linksKey = key;
     m_scene.heads.clear();

@@ -45,7 +45,7 @@ private:
     struct LinksKey {
         std::shared_ptr<const TextRun> run; // held, so that a new run never takes an old one's address
         int visible = 0, layer = 0;
-        bool hideSpecial = false, wordLevel = false;
+        bool hideSpecial = false, wordLevel = false, valueWeighted = false;
         bool operator==(const LinksKey&) const = default;
     };
 

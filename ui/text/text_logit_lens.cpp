@@ -20,6 +20,8 @@ namespace attnlens::ui {
 namespace {
 
 constexpr int kLensColumns = 24; // positions the lens map shows, ending at the chosen one
+// Vocabulary × layers × positions above which the chosen position is read out and shown first
+constexpr double kQuickReadout = 3e7;
 
 QString signedNumber(double v) {
     return (v < 0 ? QStringLiteral("\u2212") : QStringLiteral("+")) + QString::number(std::abs(v), 'f', 3);
@@ -185,12 +187,24 @@ void TextLogitLens::start(const Request& r) {
         std::vector<int> positions;
         for (int p = std::max(0, r.position - kLensColumns + 1); p <= r.position; ++p)
             positions.push_back(p);
-        m_job = m_worker->run<LensResult>(
-            tr("Logit lens"),
-            [folder, ids, positions, target = r.target, off](const Callbacks& cb) {
-                const std::vector<int> targets(target >= 0 ? positions.size() : 0, target);
-                return LensResult{logitLens(*folder->model, ids, positions, targets, 5, &cb, off)};
-            },
+        const auto job = [folder, ids, target = r.target, off, source = m_cacheSource,
+                          run = r.run](const std::vector<int>& positions, const Callbacks& cb) {
+            const std::vector<int> targets(target >= 0 ? positions.size() : 0, target);
+            const TextCache* past = source ? source(run) : nullptr;
+            return LensResult{logitLens(*folder->model, ids, positions, targets, 5, &cb, off, past)};
+        };
+        // a large readout (Qwen's 152k tokens × 25 layers × 24 positions: ~2 s): the chosen position first
+        const double readout =
+            double(folder->vocabSize()) * (folder->layers() + 1) * double(positions.size());
+        auto full = std::make_shared<int>(-1); // the job with every position
+        if (positions.size() > 1 && readout > kQuickReadout)
+            m_worker->run<LensResult>(
+                tr("Logit lens"), [job, p = r.position](const Callbacks& cb) { return job({p}, cb); },
+                [this, r, full](LensResult result) {
+                    if (current(r) && m_job == *full) showLens(r, result); // the rest is on its way
+                });
+        *full = m_job = m_worker->run<LensResult>(
+            tr("Logit lens"), [job, positions](const Callbacks& cb) { return job(positions, cb); },
             [this, r](LensResult result) {
                 if (!current(r)) return;
                 m_shown = r;
@@ -199,8 +213,10 @@ void TextLogitLens::start(const Request& r) {
     } else {
         m_job = m_worker->run<LogitContributions>(
             tr("Head contributions"),
-            [folder, ids, position = r.position, target = r.target, off](const Callbacks& cb) {
-                return logitContributions(*folder->model, ids, position, target, &cb, off);
+            [folder, ids, position = r.position, target = r.target, off, source = m_cacheSource,
+             run = r.run](const Callbacks& cb) {
+                const TextCache* past = source ? source(run) : nullptr;
+                return logitContributions(*folder->model, ids, position, target, &cb, off, past);
             },
             [this, r](LogitContributions c) {
                 if (!current(r)) return;

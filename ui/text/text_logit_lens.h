@@ -10,11 +10,13 @@
 //                  norm's scale frozen). Click a head: its attention in the Matrix tab. Below: the parts'
 //                  sum beside the logit, the heads that move it most.
 // The target is the model's own top token at the position unless one is typed (one token of the tokenizer).
-// Runs on the page's worker when the tab is shown and when the run, the step or the settings change.
+// Runs on the page's worker when the tab is shown and when the run, the step or the settings change; a large
+// readout (a big vocabulary) shows the chosen position first, then the rest.
 //
 // Object names: "logitLensMode", "logitLensPosition", "logitLensTarget", "logitLensMap", "logitLensSummary".
 
 #include "core/analysis/logit_lens.h"
+#include "ui/text/text_document.h"
 
 #include <QString>
 #include <QWidget>
@@ -42,6 +44,9 @@ public:
 
     // Recomputes when what it shows is stale (the page calls it when the tab is shown or the run changes).
     void refresh();
+    // Where its jobs find the page's cache (the lens then runs only the rows it reads; the KV baseline does
+    // not run the prompt again); unset: each job runs its own pass.
+    void setCacheSource(CacheSource source) { m_cacheSource = std::move(source); }
     void setMode(Mode mode);
     Mode mode() const;
     void setPosition(int position); // a token from 0; -1: the last visible one
@@ -74,6 +79,7 @@ private:
     QString where(const Request& r, int target, int position) const; // "“token” at position N (“text”)"
 
     TextDocument* m_doc;
+    CacheSource m_cacheSource;
     InferenceWorker* m_worker;
     QComboBox* m_mode = nullptr;
     QSpinBox* m_position = nullptr;

@@ -8,12 +8,14 @@
 #include "ui/text/sampling_button.h"
 #include "ui/text/text_candidates.h"
 #include "ui/text/text_embeddings_view.h"
+#include "ui/text/text_kv_whatif.h"
 #include "ui/text/text_lenses.h"
 #include "ui/text/text_lines_view.h"
 #include "ui/text/text_logit_lens.h"
 #include "ui/text/text_session.h"
 #include "ui/vision/map_grid_view.h"
 #include "ui/widgets/elided_label.h"
+#include "ui/widgets/flow_layout.h"
 #include "ui/widgets/head_toggle_bar.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_status.h"
@@ -68,7 +70,16 @@ protected:
     }
 };
 
-enum Tab { kMatrixTab, kModelTab, kLinesTab, kHeadsTab, kDifferenceTab, kEmbeddingsTab, kLogitLensTab };
+enum Tab {
+    kMatrixTab,
+    kModelTab,
+    kLinesTab,
+    kHeadsTab,
+    kDifferenceTab,
+    kEmbeddingsTab,
+    kLogitLensTab,
+    kKvTab
+};
 
 } // namespace
 
@@ -192,7 +203,7 @@ QWidget* TextPage::buildTopBar() {
 
 QWidget* TextPage::buildSelectors() {
     auto* w = new QWidget(this);
-    auto* row = new QHBoxLayout(w);
+    auto* row = new FlowLayout(w); // wraps in a narrow window
     row->setContentsMargins(0, 0, 0, 0);
     m_layer = new QSpinBox(w);
     m_layer->setObjectName(QStringLiteral("layer"));
@@ -216,11 +227,19 @@ QWidget* TextPage::buildSelectors() {
         tr("Hide [CLS], [SEP] and <|endoftext|> — the attention sinks — and renormalise each row over "
            "the tokens left ([MASK] stays)"));
     connect(m_hideSpecial, &QCheckBox::toggled, m_doc, &TextDocument::setHideSpecial);
+    m_valueWeighted = new QCheckBox(tr("Value-weighted"), w);
+    m_valueWeighted->setObjectName(QStringLiteral("valueWeighted"));
+    m_valueWeighted->setToolTip(
+        tr("Each weight times the length of what its key sends through the head, ‖v·W_O‖, each row "
+           "renormalised (Kobayashi et al., 2020): where the head's output comes from, not only where it "
+           "looks. Per head, before heads are fused or tokens hidden."));
+    connect(m_valueWeighted, &QCheckBox::toggled, m_doc, &TextDocument::setValueWeighted);
     row->addWidget(new QLabel(tr("Show"), w));
     row->addWidget(m_layer);
     row->addWidget(m_head);
     row->addWidget(m_wordLevel);
     row->addWidget(m_hideSpecial);
+    row->addWidget(m_valueWeighted);
     m_scale = new MapScaleBox(w);
     connect(m_scale, &MapScaleBox::changed, this, &TextPage::refresh);
     row->addWidget(m_scale);
@@ -230,7 +249,6 @@ QWidget* TextPage::buildSelectors() {
         tr("One attention score of the shown layer and head taken apart: q, k, q·k, ÷√d, softmax"));
     connect(neuron, &QPushButton::clicked, this, [this] { m_lenses->showNeuronView(); });
     row->addWidget(neuron);
-    row->addStretch(1);
     return w;
 }
 
@@ -283,6 +301,14 @@ QWidget* TextPage::buildViews() {
         m_tabs->setCurrentIndex(kMatrixTab);
     });
     connect(m_logitLens, &TextLogitLens::notice, this, &TextPage::showStatus);
+    m_kvWhatIf = new TextKvWhatIf(m_doc, worker(), m_tabs);
+    m_tabs->addTab(m_kvWhatIf, tr("KV cache"));
+    connect(m_kvWhatIf, &TextKvWhatIf::notice, this, &TextPage::showStatus);
+    const CacheSource source = [cache = m_cache](const std::shared_ptr<const TextRun>& run) {
+        return cache->run == run ? &cache->cache : nullptr;
+    };
+    m_logitLens->setCacheSource(source);
+    m_kvWhatIf->setCacheSource(source);
     connect(m_lenses, &TextLenses::ablationChanged, this, [this] {
         if (m_doc->run()) runText();
     });
@@ -381,6 +407,7 @@ void TextPage::runText() {
         [folder, cache, count, text = text.toStdString(), off = m_lenses->ablated(),
          sampling = m_sampling->sampling(), chat = m_chat->chatOn(),
          budget = m_doc->captureBudget()](const Callbacks& cb) {
+            cache->run = nullptr; // from here the cache holds the new run's entries, whatever becomes of it
             auto run = TextDocument::makeRun(*folder, text, &cache->cache, cb, off, sampling, chat, budget);
             if (count > 0) run = TextDocument::extendRun(*folder, *run, count, cache->cache, cb);
             cache->run = run;
@@ -478,6 +505,7 @@ void TextPage::syncControls() {
     m_run->setEnabled(folder != nullptr);
     const auto& run = m_doc->run();
     m_playback->setAvailable(run && m_doc->step() > 0, run != nullptr && !busy, true);
+    m_valueWeighted->setEnabled(!run || m_doc->canValueWeight()); // a family whose values are not kept: off
     m_candidatesTitle->setText(decoder ? tr("Next token (top 10)") : tr("[MASK] predictions (top 5)"));
     // an encoder without an LM head (BertModel, a pipeline's CLIP text encoder) predicts nothing: no panel
     const bool predicts = folder && folder->hasLmHead();
@@ -490,6 +518,7 @@ void TextPage::refresh() {
     if (m_tabs->currentIndex() == kHeadsTab) m_lenses->refreshHeads();
     if (m_tabs->currentIndex() == kDifferenceTab) m_lenses->refreshDifference();
     if (m_tabs->currentIndex() == kLogitLensTab) m_logitLens->refresh();
+    if (m_tabs->currentIndex() == kKvTab) m_kvWhatIf->refresh();
     const auto& run = m_doc->run();
     if (!run) {
         m_matrixKey = {};
@@ -587,21 +616,23 @@ void TextPage::refreshModelGrid() {
             for (int h = 0; h < heads; ++h)
                 tiles.push_back(thumbnail(m_doc->shown(l, h).values, scale));
         m_grid->setTiles(std::move(tiles), titles);
-    } else if (const GridKey key{m_doc->run(), m_doc->visibleTokens(), scale}; !(key == m_gridKey)) {
+    } else if (const GridKey key{m_doc->run(), m_doc->visibleTokens(), scale, m_doc->valueWeighted()};
+               !(key == m_gridKey)) {
         m_gridKey = key;
         QImage blank(96, 96, QImage::Format_RGB32);
         blank.fill(palette().window().color());
         m_grid->setTiles(std::vector<QImage>(size_t(layers * heads), blank), titles);
         m_gridJob = worker()->stream<std::pair<int, QImage>, bool>(
             tr("Drawing every head"),
-            [run = m_doc->run(), visible = key.visible, scale, layers,
-             heads](const Callbacks& cb, const std::function<void(std::pair<int, QImage>)>& post) {
+            [run = m_doc->run(), visible = key.visible, scale, layers, heads, weighted = key.weighted](
+                const Callbacks& cb, const std::function<void(std::pair<int, QImage>)>& post) {
                 for (int i = 0; i < layers * heads; ++i) {
                     cb.checkCancel();
                     cb.report(double(i) / (layers * heads),
                               "head " + std::to_string(i + 1) + " of " + std::to_string(layers * heads));
                     post({i,
-                          thumbnail(TextDocument::visibleHead(*run, visible, i / heads, i % heads), scale)});
+                          thumbnail(TextDocument::visibleHead(*run, visible, i / heads, i % heads, weighted),
+                                    scale)});
                 }
                 return true;
             },
@@ -686,6 +717,7 @@ QJsonObject TextPage::saveSession() const {
     t.fusion = m_doc->fusion() == HeadFusion::Max ? HeadFusion::Max : HeadFusion::Mean;
     t.view = TextSession::kViews.value(m_tabs->currentIndex());
     t.wordLevel = m_doc->wordLevel();
+    t.valueWeighted = m_valueWeighted->isChecked();
     t.hideSpecial = m_doc->hideSpecial();
     t.offHeads = m_lenses->ablated();
     QJsonObject s = modelSessionState();
@@ -708,6 +740,7 @@ bool TextPage::restoreInputs(const QJsonObject& state) {
     m_newTokens->setValue(state.contains("new_tokens") ? t.newTokens : m_newTokens->value());
     m_sampling->setSampling(t.sampling), m_chat->setChecked(t.chat);
     m_doc->setWordLevel(t.wordLevel), m_doc->setHideSpecial(t.hideSpecial);
+    m_valueWeighted->setChecked(t.valueWeighted);
     m_tabs->setCurrentIndex(std::max(0, static_cast<int>(TextSession::kViews.indexOf(t.view))));
     return true;
 }

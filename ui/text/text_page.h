@@ -11,8 +11,8 @@
 // previous model in place.
 //
 // Object names: "textInput", "runButton", "newTokens", "stepBack", "stepForward", "play", "layer", "head",
-// "wordLevel", "hideSpecial", "neuronButton", "views", "matrix", "modelGrid", "lines", "candidates",
-// "status", "message" (and TextLenses' names).
+// "wordLevel", "hideSpecial", "valueWeighted", "neuronButton", "views", "matrix", "modelGrid", "lines",
+// "candidates", "status", "message" (and TextLenses' names).
 
 #include "core/analysis/map_scale.h"
 #include "ui/shell/workspace_page.h"
@@ -43,6 +43,7 @@ class MapGridView;
 class MapScaleBox;
 class PlaybackBar;
 class TextLenses;
+class TextKvWhatIf;
 class TextLogitLens;
 class TextLinesView;
 
@@ -86,6 +87,7 @@ public:
     CandidateBars* candidateBars() const { return m_candidates->bars(); } // a decoder's next token
     TextLenses* lenses() const { return m_lenses; }
     TextLogitLens* logitLens() const { return m_logitLens; }
+    TextKvWhatIf* kvWhatIf() const { return m_kvWhatIf; }
     QTabWidget* views() const { return m_tabs; }
     QString statusText() const;
     // Export: .png the shown view; .json the visible tokens' model_type, tokens, ids and attentions
@@ -130,6 +132,7 @@ private:
     HeadCombo* m_head = nullptr;
     QCheckBox* m_wordLevel = nullptr;
     QCheckBox* m_hideSpecial = nullptr;
+    QCheckBox* m_valueWeighted = nullptr;
     MapScaleBox* m_scale = nullptr;
     QLabel* m_modelLabel = nullptr;
     TokenTextView* m_output = nullptr; // the tokens, one line that wraps
@@ -142,9 +145,10 @@ private:
         std::weak_ptr<const TextRun> run;
         int visible = -1;
         MapScale scale;
+        bool weighted = false;
         bool operator==(const GridKey& o) const {
             return !run.owner_before(o.run) && !o.run.owner_before(run) && !run.expired() &&
-                   visible == o.visible && scale.kind == o.scale.kind &&
+                   visible == o.visible && weighted == o.weighted && scale.kind == o.scale.kind &&
                    scale.percentile == o.scale.percentile && scale.ignoredKeys == o.scale.ignoredKeys;
         }
     };
@@ -158,11 +162,9 @@ private:
         int layer = 0, key = 0;
         MapScale scale;
         bool operator==(const MatrixKey& o) const {
-            return !run.owner_before(o.run) && !o.run.owner_before(run) && !run.expired() &&
-                   show.visible == o.show.visible && show.hideSpecial == o.show.hideSpecial &&
-                   show.wordLevel == o.show.wordLevel && layer == o.layer && key == o.key &&
-                   scale.kind == o.scale.kind && scale.percentile == o.scale.percentile &&
-                   scale.ignoredKeys == o.scale.ignoredKeys;
+            return !run.owner_before(o.run) && !o.run.owner_before(run) && !run.expired() && show == o.show &&
+                   layer == o.layer && key == o.key && scale.kind == o.scale.kind &&
+                   scale.percentile == o.scale.percentile && scale.ignoredKeys == o.scale.ignoredKeys;
         }
     };
     MatrixKey m_matrixKey;
@@ -175,6 +177,7 @@ private:
     QLabel* m_candidatesTitle = nullptr;
     TextLenses* m_lenses = nullptr;
     TextLogitLens* m_logitLens = nullptr;
+    TextKvWhatIf* m_kvWhatIf = nullptr;
 };
 
 } // namespace attnlens::ui

@@ -4,7 +4,8 @@
 
 namespace attnlens::ui {
 
-const QStringList TextSession::kViews{"matrix", "model", "lines", "heads", "difference", "embeddings"};
+const QStringList TextSession::kViews{"matrix",     "model",      "lines", "heads",
+                                      "difference", "embeddings", "lens",  "kv"};
 
 TextSession TextSession::parse(SessionReader& r, int maxNewTokens) {
     TextSession s;
@@ -20,6 +21,7 @@ TextSession TextSession::parse(SessionReader& r, int maxNewTokens) {
     s.view = r.choice("view", "matrix", kViews);
     s.wordLevel = r.boolean("word_level", false);
     s.hideSpecial = r.boolean("hide_special", false);
+    s.valueWeighted = r.boolean("value_weighted", false);
     s.offHeads = readHeadPairs(r, "off_heads");
     s.sampling.temperature = static_cast<float>(r.number("temperature", 0.0, 0.0, 5.0));
     s.sampling.topK = r.integer("top_k", 0, 0, 100000);
@@ -39,6 +41,7 @@ void TextSession::write(QJsonObject& s) const {
     s.insert("fusion", fusion == HeadFusion::Max ? "max" : "mean");
     s.insert("view", view);
     s.insert("word_level", wordLevel);
+    s.insert("value_weighted", valueWeighted);
     s.insert("hide_special", hideSpecial);
     if (!offHeads.empty()) s.insert("off_heads", headPairsToJson(offHeads));
     if (chat) s.insert("chat", true);

@@ -28,6 +28,7 @@ struct TextSession {
     int step = 0, layer = 0, head = -1;
     HeadFusion fusion = HeadFusion::Mean;
     QString view = QStringLiteral("matrix");
+    bool valueWeighted = false;
     bool wordLevel = false, hideSpecial = false;
     std::vector<std::pair<int, int>> offHeads;
     Sampling sampling;
