@@ -239,7 +239,7 @@ CommandHelp lensHelp() {
              "keep:0,2-5 (positions from 0); per step the tokens, log p of the baseline's next token, KL, "
              "the "
              "entries kept and their memory"},
-            {"--generate N", "with --kv-policy: the continuation's length, 1..4096 (default: 32)"},
+            {"--generate N", "with --kv-policy: the continuation's length, 1..256 (default: 32)"},
             {"--free",
              "with --kv-policy: the policy writes its own text (default: it is fed the baseline's)"},
             {"--position P|all",

@@ -23,6 +23,7 @@
 #include "cli_lens_kv.h"
 #include "cli_lens_models.h"
 #include "cli_text_input.h"
+#include "core/analysis/kv_rerun.h"
 #include "core/analysis/logit_lens.h"
 #include "core/export/tensor_json.h"
 #include "core/io/json_file.h"
@@ -174,9 +175,9 @@ int runLens(const std::vector<std::string>& argv) {
     const TextFolder folder = attnlens::loadTextFolder(dir);
     if (!folder.hasLmHead())
         throw cli::UsageError("'" + dir.string() + "' has no language-model head: nothing to read out to");
-    const auto encoding =
-        cli::encodeText(folder, text, args.has("--kv-policy") ? args.intValue("--generate", 32, 1, 4096) : 0,
-                        args.has("--chat"));
+    const auto encoding = cli::encodeText(
+        folder, text, args.has("--kv-policy") ? args.intValue("--generate", 32, 1, attnlens::kMaxKvSteps) : 0,
+        args.has("--chat"));
     if (args.has("--kv-policy")) return cli::runKvWhatIf(args, folder, encoding);
     const int tokens = static_cast<int>(encoding.ids.size());
     const std::vector<int> positions = positionsOf(args, tokens);

@@ -135,7 +135,7 @@ int runKvWhatIf(const Args& args, const attnlens::TextFolder& folder, const attn
     } catch (const attnlens::Error& e) {
         throw UsageError(e.what());
     }
-    const int steps = args.intValue("--generate", 32, 1, 4096);
+    const int steps = args.intValue("--generate", 32, 1, attnlens::kMaxKvSteps);
     const auto mode = args.has("--free") ? attnlens::KvRerunMode::Free : attnlens::KvRerunMode::Forced;
     const attnlens::KvBaseline base = attnlens::kvBaseline(*folder.model, prompt.ids, {.steps = steps});
     const KvRerun r = attnlens::kvRerun(*folder.model, base, policy, mode);

@@ -38,7 +38,7 @@ QList<QCommandLineOption> guiOptionList() {
         option("max-tokens", "Translate: most target tokens.", "N"),
         option("steps", "Translate: reset, then step forward K times. Diffusion: denoising steps.", "K"),
         option("view",
-               "Translate: matrix, model, lines, embeddings, beam, heads or difference. Text: matrix, "
+               "Translate: matrix, model, lines, embeddings, beam, heads, difference or lens. Text: matrix, "
                "model, lines, heads, difference, embeddings, lens or contrib (the Logit lens tab), kv (the "
                "KV cache tab). Text to "
                "image: "

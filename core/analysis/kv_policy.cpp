@@ -149,6 +149,10 @@ KvPolicyTracker::KvPolicyTracker(KvPolicy policy, RowMatrix summedPrompt) : m_po
         for (int j = 0; j < p; ++j)
             m_received[size_t(j)] = summedPrompt.col(j).cast<double>().sum();
         m_alive.assign(size_t(p), 1);
+    } else if (m_policy.kind == KvPolicy::Kind::Keep) { // the prompt positions asked for
+        m_alive.assign(size_t(p), 0);
+        for (int j : m_policy.keep)
+            if (j >= 0 && j < p) m_alive[size_t(j)] = 1;
     } else if (m_policy.kind == KvPolicy::Kind::SnapKv) { // the last `window` queries vote once
         const int window = std::min(m_policy.window, p);
         std::vector<double> votes(size_t(p), 0.0);
@@ -178,10 +182,6 @@ void KvPolicyTracker::decide() {
             m_kept[size_t(j)] = j < m_policy.sinks || j > current - m_policy.window;
         break;
     case KvPolicy::Kind::Keep:
-        for (int j = 0; j < p; ++j)
-            m_kept[size_t(j)] =
-                std::find(m_policy.keep.begin(), m_policy.keep.end(), j) != m_policy.keep.end();
-        break;
     case KvPolicy::Kind::SnapKv:
         std::copy(m_alive.begin(), m_alive.end(), m_kept.begin()); // the generated tokens stay
         break;

@@ -58,7 +58,7 @@ void checkDecoder(const TextModel& model) {
 
 int KvRerun::changed() const {
     return int(std::count_if(steps.begin(), steps.end(),
-                             [](const KvRerunStep& s) { return s.chosen != s.original; }));
+                             [](const KvRerunStep& s) { return s.samePrefix && s.chosen != s.original; }));
 }
 
 namespace {
@@ -99,6 +99,9 @@ KvBaseline kvBaseline(const TextModel& model, std::span<const int> prompt, const
                       const Callbacks& callbacks) {
     checkDecoder(model);
     if (prompt.empty()) throw Error("KV what-if: an empty prompt");
+    if (options.steps > kMaxKvSteps)
+        throw Error("KV what-if: " + std::to_string(options.steps) + " steps, at most " +
+                    std::to_string(kMaxKvSteps));
     KvBaseline base;
     base.prompt.assign(prompt.begin(), prompt.end());
     base.offHeads = options.offHeads;
@@ -159,6 +162,7 @@ KvRerun kvRerun(const TextModel& model, const KvBaseline& base, const KvPolicy& 
         step.original = base.tokens[size_t(s) + 1];
         step.chosen = argmax(logprobs);
         step.baseLogprob = base.logprobs[size_t(s)][size_t(step.original)];
+        step.samePrefix = same;
         step.logprob = same ? logprobs[size_t(step.original)] : nan;
         step.kl = same ? kl(base.logprobs[size_t(s)], logprobs) : nan;
         step.kept = int(std::count(kept.begin(), kept.end(), 1));

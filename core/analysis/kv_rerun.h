@@ -31,6 +31,10 @@
 
 namespace attnlens {
 
+// The longest continuation a what-if runs: the baseline keeps every step's distribution ([V] floats: 256
+// steps of Qwen's 152 k tokens are 155 MB).
+inline constexpr int kMaxKvSteps = 256;
+
 struct KvBaseline {
     std::vector<int> prompt;
     HeadList offHeads;       // heads switched off in every pass (the re-runs' too)
@@ -50,7 +54,7 @@ struct KvOptions {
     StopAt stop = StopAt::EndOfText; // EndOfText: none fed after an end-of-text token
     HeadList offHeads;               // heads switched off (as the run on screen)
     // The prompt already run (a page's run, with these offHeads): its attention [L, H, P, P] and a cache of
-    // at least its P entries — not run again. Both or neither.
+    // at least its P entries — not run again. Both or neither. steps: at most kMaxKvSteps (attnlens::Error).
     const AttentionStore* promptAttention = nullptr;
     const TextCache* promptCache = nullptr;
 };
@@ -73,6 +77,7 @@ struct KvRerunStep {
     float kl = 0;           // KL(baseline ‖ policy) in nats (NaN as logprob)
     int kept = 0;           // cache entries attended, its own included
     int64_t cacheBytes = 0; // what they hold (KvBaseline::entryBytes each)
+    bool samePrefix = true; // fed the baseline's text so far (Free mode: false once it wrote something else)
 };
 
 struct KvRerun {
@@ -82,7 +87,7 @@ struct KvRerun {
     std::vector<KvRerunStep> steps;
     int firstChange = -1; // the first step whose choice differs from the baseline's, -1: none
     double seconds = 0.0;
-    int changed() const; // steps whose choice differs
+    int changed() const; // steps whose choice differs from the baseline's after the same text
 };
 
 // The baseline's steps again under `policy` (the same count). attnlens::Cancelled from callbacks.

@@ -11,6 +11,7 @@
 #include "ui/text/text_page.h"
 #include "ui/widgets/heatmap_view.h"
 
+#include <QComboBox>
 #include <QLineEdit>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -99,6 +100,26 @@ private slots:
         emit keep->editingFinished();
         QVERIFY(page.statusText().contains(QStringLiteral("runs backwards")));
         QCOMPARE(kvPolicyName(kv->shown()->policy), std::string("keep:0,1"));
+    }
+
+    // Picking a policy in the combo gives it numbers it accepts (H2O's recent and SnapKV's window ≤ the
+    // budget)
+    void everyPolicyRunsAsPicked() {
+        TextPage page(nullptr, kData + "/gpt2");
+        openKv(page, QStringLiteral("the cat sat on the mat and the dog"));
+        TextKvWhatIf* kv = page.kvWhatIf();
+        auto* combo = kv->findChild<QComboBox*>(QStringLiteral("kvPolicy"));
+        for (const auto kind : {KvPolicy::Kind::HeavyHitters, KvPolicy::Kind::SnapKv, KvPolicy::Kind::Full,
+                                KvPolicy::Kind::Keep, KvPolicy::Kind::Streaming}) {
+            const QString id = kind == KvPolicy::Kind::HeavyHitters ? "h2o"
+                               : kind == KvPolicy::Kind::SnapKv     ? "snapkv"
+                               : kind == KvPolicy::Kind::Full       ? "full"
+                               : kind == KvPolicy::Kind::Keep       ? "keep"
+                                                                    : "streaming";
+            combo->setCurrentIndex(combo->findData(id));
+            WAIT_UNTIL(kvIdle(page) && kv->shown()->policy.kind == kind);
+        }
+        QVERIFY(!page.statusText().contains(QStringLiteral("KV policy")));
     }
 
     void letItWrite() {

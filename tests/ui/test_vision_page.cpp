@@ -7,6 +7,7 @@
 #include "core/analysis/attention_flow.h"
 #include "core/analysis/attention_maps.h"
 #include "core/analysis/head_stats.h"
+#include "core/analysis/model_lenses.h"
 #include "core/export/overlay.h"
 #include "core/io/model_folder.h"
 #include "support/waits.h"
@@ -33,6 +34,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -142,6 +144,24 @@ void TestVisionPage::showsSampleWithPredictionsAndGrids() {
     QCOMPARE(m_page->layersStrip()->count(), layers);
     QCOMPARE(m_page->rawMapView()->rows(), 7);
     QCOMPARE(m_page->rawMapView()->columns(), 7);
+    // Class by layer (issue 42, the logit lens of the CLS token): the top classes × the embeddings and every
+    // layer, its last column the prediction itself, the same as a separate lens of the picture
+    auto* tabs = m_page->findChild<QTabWidget*>("predictionTabs");
+    auto* byLayer = m_page->findChild<HeatmapView*>("classByLayer");
+    QVERIFY(tabs->isTabEnabled(1));
+    tabs->setCurrentIndex(1);
+    QCOMPARE(byLayer->rows(), int(top.size()));
+    QCOMPARE(byLayer->columns(), layers + 1);
+    const LogitLens lens = vitLogitLens(*doc()->model(), img->result.input.pixels, -1, 10);
+    for (int r = 0; r < byLayer->rows(); ++r) {
+        QVERIFY(std::abs(byLayer->value(r, layers) - top[size_t(r)].probability) < 1e-5);
+        for (int l = 0; l <= layers; ++l)
+            for (const LensToken& t : lens.layers[size_t(l)].top)
+                if (t.id == top[size_t(r)].index) QVERIFY(std::abs(byLayer->value(r, l) - t.prob) < 1e-5);
+    }
+    if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
+        m_page->window()->grab().save(QString::fromLocal8Bit(dir) + "/vision-class-by-layer.png");
+    tabs->setCurrentIndex(0);
 }
 
 void TestVisionPage::clickingAPatchSelectsItAsTheQuery() {

@@ -73,7 +73,7 @@ TextKvWhatIf::TextKvWhatIf(TextDocument* doc, InferenceWorker* worker, QWidget* 
     m_keep->setToolTip(tr("Prompt positions from 0 to keep: 0,2,5-9 (every generated token stays)"));
     m_steps = new QSpinBox(this);
     m_steps->setObjectName(QStringLiteral("kvSteps"));
-    m_steps->setRange(1, 4096);
+    m_steps->setRange(1, kMaxKvSteps);
     m_steps->setValue(16);
     m_steps->setToolTip(tr("How many tokens the continuation runs"));
     m_free = new QCheckBox(tr("Let it write"), this);
@@ -127,15 +127,20 @@ void TextKvWhatIf::syncFields() {
     for (QWidget* w : std::initializer_list<QWidget*>{m_firstLabel, m_first, m_secondLabel, m_second})
         w->setVisible(numbers);
     m_keep->setVisible(id == QLatin1String("keep"));
+    // each policy's own defaults (H2O's recent and SnapKV's window may not exceed the budget)
+    const QSignalBlocker blockFirst(m_first), blockSecond(m_second);
     if (id == QLatin1String("streaming")) {
         m_firstLabel->setText(tr("sinks"));
         m_secondLabel->setText(tr("window"));
+        m_first->setValue(4), m_second->setValue(16);
     } else if (id == QLatin1String("h2o")) {
         m_firstLabel->setText(tr("budget"));
         m_secondLabel->setText(tr("recent"));
+        m_first->setValue(32), m_second->setValue(8);
     } else if (id == QLatin1String("snapkv")) {
         m_firstLabel->setText(tr("budget"));
         m_secondLabel->setText(tr("window"));
+        m_first->setValue(32), m_second->setValue(8);
     }
 }
 

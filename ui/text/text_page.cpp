@@ -445,6 +445,7 @@ void TextPage::generateMore(int count) {
         tr("Generating"),
         [folder, cache, shown, count](const Callbacks& cb) {
             if (cache->run != shown) throw Error("the run changed; press Run again");
+            cache->run = nullptr; // the cache runs past the shown run until the new one is made
             auto run = TextDocument::extendRun(*folder, *shown, count, cache->cache, cb);
             cache->run = run;
             return run;

@@ -49,6 +49,8 @@ QString translateHelpTitle(TranslateView view) {
         return QObject::tr("Translate — what every head does");
     case TranslateView::Difference:
         return QObject::tr("Translate — difference maps");
+    case TranslateView::Lens:
+        return QObject::tr("Translate — the decoder read out layer by layer");
     }
     return QObject::tr("Translate");
 }
@@ -139,6 +141,14 @@ QString translateHelpText(TranslateView view, AttentionKind kind) {
             "maps. The Jensen–Shannon divergence compares each matched row as a distribution: 0 = the same, "
             "1 bit = nothing in common. <code>attnlens-cli diff A.json B.json</code> does the same with "
             "exports.</p>");
+    case TranslateView::Lens:
+        return QObject::tr(
+            "<p>The logit lens: the decoder's stream at every target position, read out after each layer "
+            "through the model's own LM head and final_logits_bias (Marian's layers normalise after each "
+            "sub-layer, so there is no final norm to apply). Each cell is the piece the decoder would say if "
+            "it stopped there, coloured by its probability; the last row is the translation itself. Click a "
+            "column: the chosen piece's rank and probability layer by layer. <code>attnlens-cli lens "
+            "--logit-lens --model DIR \"sentence\"</code> prints the same.</p>");
     }
     return {};
 }

@@ -9,6 +9,7 @@
 #include "ui/translate/sentence_bar.h"
 #include "ui/translate/step_panel.h"
 #include "ui/translate/token_chips.h"
+#include "ui/translate/translate_logit_lens.h"
 #include "ui/translate/translate_selectors.h"
 #include "ui/translate/translate_session.h"
 #include "ui/translate/translate_views.h"
@@ -32,6 +33,7 @@
 #include <QScrollArea>
 #include <QShortcut>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -94,6 +96,11 @@ QWidget* TranslatePage::buildViews() {
     m_lenses = new TranslateLenses(m_doc, worker(), m_views->tabs(), this);
     QWidget* heads = m_lenses->buildHeadsTab();
     m_views->addLensTabs(heads, m_lenses->buildDifferenceTab(), m_lenses->differenceView());
+    m_logitLens = new TranslateLogitLens(
+        m_doc, worker(), [this] { return m_lenses->ablation(); }, m_views->tabs());
+    m_views->addLogitLensTab(m_logitLens);
+    connect(m_views->tabs(), &QTabWidget::currentChanged, m_logitLens, &TranslateLogitLens::refresh);
+    connect(m_doc, &TranslationDocument::snapshotChanged, m_logitLens, &TranslateLogitLens::refresh);
     connect(m_views, &TranslateViews::neuronRequested, m_lenses, &TranslateLenses::showNeuronView);
     return m_views;
 }

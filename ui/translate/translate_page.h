@@ -37,6 +37,7 @@ namespace attnlens::ui {
 class AttentionLineView;
 class AttentionMatrixView;
 class NeuronDialog;
+class TranslateLogitLens;
 class DifferenceView;
 class BeamView;
 class DecodeSettings;
@@ -104,6 +105,7 @@ public:
     // every translation from now on — translated again at once, forgotten when another model loads), the
     // Difference tab (the matrix on screen pinned as A) and the neuron view.
     TranslateLenses* lenses() const { return m_lenses; }
+    TranslateLogitLens* logitLens() const { return m_logitLens; }
     HeadsLensView* headsView() const { return m_lenses->headsView(); }
     void setAblation(MarianAblation ablation) { m_lenses->setAblation(std::move(ablation)); }
     const MarianAblation& ablation() const { return m_lenses->ablation(); }
@@ -188,6 +190,7 @@ private:
     QLabel* m_status = nullptr;
     QString m_loadingStatus, m_statusBeforeLoad; // a failed load puts the status line back
     TranslateLenses* m_lenses = nullptr;
+    TranslateLogitLens* m_logitLens = nullptr;
     TokenChips* m_sourceChips = nullptr;
     TokenChips* m_targetChips = nullptr;
     TranslateViews* m_views = nullptr;

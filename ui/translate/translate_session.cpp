@@ -15,8 +15,8 @@ constexpr int kMaxLayers = 256;
 
 } // namespace
 
-const QStringList TranslateSession::kViews{"matrix", "model", "lines",     "embeddings",
-                                           "beam",   "heads", "difference"};
+const QStringList TranslateSession::kViews{"matrix", "model", "lines",      "embeddings",
+                                           "beam",   "heads", "difference", "lens"};
 
 TranslateSession TranslateSession::parse(const QJsonObject& o, SessionReader& r, int maxBeam, int maxLength) {
     TranslateSession s;

@@ -56,6 +56,10 @@ void TranslateViews::addLensTabs(QWidget* heads, QWidget* differenceTab, QWidget
     m_differenceView = differenceView;
 }
 
+void TranslateViews::addLogitLensTab(QWidget* lens) {
+    m_tabs->addTab(lens, tr("Logit lens"));
+}
+
 void TranslateViews::showView(TranslateView view) {
     m_tabs->setCurrentIndex(static_cast<int>(view));
 }
@@ -97,6 +101,7 @@ std::optional<TranslateView> parseTranslateView(const QString& name) {
     if (n == QLatin1String("beam")) return TranslateView::Beam;
     if (n == QLatin1String("heads")) return TranslateView::Heads;
     if (n == QLatin1String("difference") || n == QLatin1String("diff")) return TranslateView::Difference;
+    if (n == QLatin1String("lens")) return TranslateView::Lens;
     return std::nullopt;
 }
 

@@ -32,7 +32,8 @@ enum class TranslateView {
     Embeddings = 3,
     Beam = 4,
     Heads = 5,
-    Difference = 6
+    Difference = 6,
+    Lens = 7
 };
 QString translateHelpTitle(TranslateView view);
 QString translateHelpText(TranslateView view, AttentionKind kind);
@@ -44,6 +45,7 @@ public:
     QTabWidget* tabs() const { return m_tabs; }
     // The lenses' tabs; `differenceView` is what the Difference tab exports (its tab holds buttons too).
     void addLensTabs(QWidget* heads, QWidget* differenceTab, QWidget* differenceView);
+    void addLogitLensTab(QWidget* lens); // after the Difference tab
 
     void showView(TranslateView view);
     TranslateView currentView() const;
@@ -72,7 +74,8 @@ private:
     QWidget* m_differenceView = nullptr;
 };
 
-// "matrix", "model", "lines", "embeddings", "beam", "heads", "difference" (any case; "line", "diff" too).
+// "matrix", "model", "lines", "embeddings", "beam", "heads", "difference", "lens" (any case; "line", "diff"
+// too).
 std::optional<TranslateView> parseTranslateView(const QString& name);
 
 } // namespace attnlens::ui

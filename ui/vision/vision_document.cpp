@@ -43,7 +43,15 @@ std::shared_ptr<const VisionImage> VisionDocument::analyse(const VitModel& model
     // Any picture size is accepted: the processor resizes to the model's input size, so positions
     // never need interpolating here.
     options.offHeads = ablated;
+    ResidualTrace trace; // the CLS token's stream, for the class-by-layer lens
+    trace.rows = {0};
+    if (model.hasClassifier()) options.trace = &trace;
     out->result = model.run(image, options, callbacks);
+    if (model.hasClassifier())
+        out->classLens =
+            lensOfTrace(trace, {}, std::min(model.numLabels(), 1000), [&](const RowMatrix& stream) {
+                return model.classify(stream);
+            }).front();
     out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out->top = model.topK(out->result.output, 5);
     out->ablated = ablated;

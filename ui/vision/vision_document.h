@@ -15,6 +15,7 @@
 // Threading: the QObject lives on the GUI thread; analyse() is a pure function for the worker.
 
 #include "core/analysis/attention_maps.h"
+#include "core/analysis/logit_lens.h"
 #include "core/export/overlay.h"
 #include "core/models/vit_model.h"
 
@@ -37,6 +38,10 @@ struct VisionImage {
     ImageU8 thumbnail; // the same for the heads grid / layers strip (about kThumbnailSize px)
     VitResult result;  // input, patch grid, logits, attentions [L, H, N+1, N+1]
     std::vector<Prediction> top; // top-5 (empty for a checkpoint without classifier)
+    // The logit lens of the CLS token (issue 42): its stream entering each layer and leaving the last through
+    // the final layernorm and the classifier, every class's probability per layer (from the same forward
+    // pass; layers empty without a classifier).
+    LogitLens classLens;
     // Heads switched off for this run ((layer, head), transformers' head_mask = 0) and, when any are, the
     // top-5 of the plain run for comparison.
     std::vector<std::pair<int, int>> ablated;

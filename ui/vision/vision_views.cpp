@@ -14,6 +14,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 namespace attnlens::ui {
@@ -79,10 +80,27 @@ QWidget* VisionViews::buildImageSide(QWidget* parent) {
     auto* side = new QWidget(parent);
     auto* sideLayout = new QVBoxLayout(side);
     sideLayout->setContentsMargins(6, 0, 0, 0);
-    sideLayout->addWidget(caption(tr("Prediction"), side));
-    m_predictions = new PredictionsView(side);
+    // the prediction, and beside it in a tab how it forms layer by layer (the logit lens)
+    auto* tabs = new QTabWidget(side);
+    tabs->setObjectName(QStringLiteral("predictionTabs"));
+    tabs->setDocumentMode(true);
+    m_predictions = new PredictionsView(tabs);
     m_predictions->setObjectName(QStringLiteral("predictions"));
-    sideLayout->addWidget(m_predictions);
+    tabs->addTab(m_predictions, tr("Prediction"));
+    m_classLens = new HeatmapView(tabs);
+    m_classLens->setObjectName(QStringLiteral("classByLayer"));
+    m_classLens->setToolTip(tr("The logit lens: the CLS token read out through the final layernorm and the "
+                               "classifier as it enters each layer and leaves the last — when the prediction "
+                               "takes shape"));
+    m_classLens->setRangeMode(HeatmapView::RangeMode::Fixed);
+    m_classLens->setFixedRange(0.0f, 1.0f);
+    m_classLens->setValueDecimals(2);
+    m_classLens->setMaximumCellSize(30);
+    m_classLens->setPreferredCellSize(22);
+    m_classLens->setColorBarVisible(false);
+    m_classTab = tabs->addTab(m_classLens, tr("By layer"));
+    m_predictionTabs = tabs;
+    sideLayout->addWidget(tabs);
     // Lines under the predictions, hidden until they have something to say.
     auto note = [side, sideLayout](const char* name) {
         auto* label = new QLabel(side);
@@ -95,7 +113,7 @@ QWidget* VisionViews::buildImageSide(QWidget* parent) {
     };
     m_domainNote = note("domainNote");     // the picture is unlike the training data
     m_ablationNote = note("ablationNote"); // heads switched off
-    sideLayout->addSpacing(8);
+    sideLayout->addSpacing(2);
     sideLayout->addWidget(caption(tr("Patch-grid map"), side));
     m_rawMap = new HeatmapView(side);
     m_rawMap->setObjectName(QStringLiteral("rawMap"));
@@ -140,10 +158,32 @@ QWidget* VisionViews::buildGrids(QWidget* parent) {
     return bottomWidget;
 }
 
+// The top classes (rows) × the layers (columns: the embeddings, after each layer; the last is the
+// prediction).
+void VisionViews::refreshClassLens(const VisionImage& img) {
+    const auto& layers = img.classLens.layers;
+    m_predictionTabs->setTabEnabled(m_classTab, !layers.empty());
+    if (layers.empty()) return;
+    const int cols = int(layers.size()), rows = int(img.top.size());
+    RowMatrix probs = RowMatrix::Zero(rows, cols);
+    QStringList rowLabels, columnLabels;
+    for (int r = 0; r < rows; ++r) {
+        rowLabels << QString::fromStdString(img.top[size_t(r)].label);
+        for (int l = 0; l < cols; ++l)
+            for (const LensToken& t : layers[size_t(l)].top)
+                if (t.id == img.top[size_t(r)].index) probs(r, l) = t.prob;
+    }
+    for (int l = 0; l < cols; ++l)
+        columnLabels << (l == 0 ? tr("emb") : l == cols - 1 ? tr("out") : QString::number(l - 1));
+    m_classLens->setAxisTitles(QString(), tr("after layer"));
+    m_classLens->setMatrix(std::move(probs), rowLabels, columnLabels);
+}
+
 void VisionViews::refreshPredictions(const QString& expectedClass, bool builtinModel) {
     const auto& img = m_doc->image();
     if (!img) {
         m_predictions->setMessage(tr("No image yet."));
+        m_predictionTabs->setTabEnabled(m_classTab, false);
         m_domainNote->hide();
         m_ablationNote->hide();
         return;
@@ -152,6 +192,7 @@ void VisionViews::refreshPredictions(const QString& expectedClass, bool builtinM
         m_predictions->setMessage(tr("This checkpoint has no classifier head."));
     else
         m_predictions->setPredictions(img->top, expectedClass);
+    refreshClassLens(*img);
     // The built-in classifier knows ten kinds of clothing on black: say when a picture is not one.
     const DomainCheck check = builtinModel && !img->top.empty()
                                   ? checkFashionMnistLikeness(img->image, img->top.front().probability)

@@ -5,11 +5,13 @@
 // the same head through every layer (click a tile to show it). Reads and sets the page's VisionDocument.
 //
 // Object names: "mapTitle", "imageView", "predictions", "domainNote", "ablationNote", "rawMap", "headsGrid",
-// "layersStrip"; the splitters "visionTopSplitter" and "visionSplitter" (sizes remembered by the window).
+// "layersStrip", "predictionTabs", "classByLayer"; the splitters "visionTopSplitter" and "visionSplitter"
+// (sizes remembered by the window).
 
 #include <QWidget>
 
 class QLabel;
+class QTabWidget;
 
 namespace attnlens::ui {
 
@@ -18,6 +20,7 @@ class MapGridView;
 class PatchImageView;
 class PredictionsView;
 class VisionDocument;
+struct VisionImage;
 
 class VisionViews : public QWidget {
     Q_OBJECT
@@ -35,11 +38,13 @@ public:
     MapGridView* headsGrid() const { return m_headsGrid; }
     MapGridView* layersStrip() const { return m_layersStrip; }
     PredictionsView* predictionsView() const { return m_predictions; }
+    HeatmapView* classLensView() const { return m_classLens; }
 
 private:
     void connectImageView();
     QWidget* buildImageSide(QWidget* parent);
     QWidget* buildGrids(QWidget* parent);
+    void refreshClassLens(const VisionImage& img);
 
     VisionDocument* m_doc;
     QLabel* m_mapTitle = nullptr;
@@ -47,6 +52,9 @@ private:
     PredictionsView* m_predictions = nullptr;
     QLabel* m_domainNote = nullptr;   // "this picture does not look like Fashion-MNIST" (built-in model only)
     QLabel* m_ablationNote = nullptr; // "3 heads off: Bag 56.6 % → 40.1 %"
+    QTabWidget* m_predictionTabs = nullptr; // Prediction | By layer
+    int m_classTab = -1;
+    HeatmapView* m_classLens = nullptr; // the top classes' probabilities layer by layer (logit lens)
     HeatmapView* m_rawMap = nullptr;
     QLabel* m_headsTitle = nullptr;
     MapGridView* m_headsGrid = nullptr;
