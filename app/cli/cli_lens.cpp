@@ -67,23 +67,6 @@ std::vector<int> positionsOf(const cli::Args& args, int tokens) {
     return {args.intValue("--position", tokens - 1, 0, tokens - 1)};
 }
 
-Json lensJson(const TextFolder& folder, const attnlens::LogitLens& lens) {
-    Json layers = Json::array();
-    for (const auto& layer : lens.layers) {
-        Json top = Json::array();
-        for (const auto& t : layer.top)
-            top.push_back({{"id", t.id}, {"token", folder.tokenText(t.id)}, {"prob", t.prob}});
-        layers.push_back({{"top", top},
-                          {"target_rank", layer.targetRank},
-                          {"target_prob", layer.targetProb},
-                          {"target_logit", layer.targetLogit}});
-    }
-    return {{"position", lens.position},
-            {"target", lens.target},
-            {"target_token", folder.tokenText(lens.target)},
-            {"layers", layers}};
-}
-
 std::string quoted(const TextFolder& folder, int id) {
     return "\"" + folder.tokenText(id) + "\"";
 }
@@ -200,7 +183,7 @@ int runLens(const std::vector<std::string>& argv) {
         printLens(folder, lenses);
         Json all = Json::array();
         for (const auto& lens : lenses)
-            all.push_back(lensJson(folder, lens));
+            all.push_back(cli::lensJson(lens, [&](int id) { return folder.tokenText(id); }));
         out["lens"] = all;
     } else {
         if (args.has("--top")) throw cli::UsageError("--top: with --logit-lens only");

@@ -59,7 +59,7 @@ Json rerunJson(const attnlens::TextFolder& folder, const attnlens::KvBaseline& b
     Json steps = Json::array(), kept = Json::array();
     std::vector<int> policyText{base.tokens.front()}; // Free: t_0, then each step's choice
     const std::vector<int>& baseText = base.tokens;
-    double logprob = 0, baseLogprob = 0;
+    const KvRerun::Totals totals = r.totals();
     for (const auto& st : r.steps) {
         steps.push_back({{"fed", st.fed},
                          {"original", st.original},
@@ -70,9 +70,6 @@ Json rerunJson(const attnlens::TextFolder& folder, const attnlens::KvBaseline& b
                          {"kept", st.kept},
                          {"cache_bytes", st.cacheBytes}});
         policyText.push_back(st.chosen);
-        if (!std::isfinite(st.logprob)) continue;
-        logprob += st.logprob;
-        baseLogprob += st.baseLogprob;
     }
     for (const auto& row : r.kept.rows)
         kept.push_back(std::vector<int>(row.begin(), row.end()));
@@ -85,22 +82,14 @@ Json rerunJson(const attnlens::TextFolder& folder, const attnlens::KvBaseline& b
              r.mode == attnlens::KvRerunMode::Free ? Json(joined(folder, policyText)) : Json(nullptr)},
             {"changed", r.changed()},
             {"first_change", r.firstChange},
-            {"logprob_sum", number(float(logprob))},
-            {"base_logprob_sum", baseLogprob},
+            {"logprob_sum", totals.logprob},
+            {"base_logprob_sum", totals.baseLogprob},
             {"steps", steps},
             {"kept", kept}};
 }
 
 void printSummary(const attnlens::KvBaseline& base, const KvRerun& r) {
-    double logprob = 0, baseLogprob = 0, kl = 0;
-    int compared = 0; // Free mode: the steps before the texts part
-    for (const auto& st : r.steps) {
-        if (!std::isfinite(st.logprob)) continue;
-        logprob += st.logprob;
-        baseLogprob += st.baseLogprob;
-        kl += st.kl;
-        ++compared;
-    }
+    const KvRerun::Totals t = r.totals(); // Free mode: the steps before the texts part
     const auto last = r.steps.empty() ? attnlens::KvRerunStep{} : r.steps.back();
     const std::string first = r.firstChange < 0 ? "none" : "first at step " + std::to_string(r.firstChange);
     const int all = base.promptLength() + int(r.steps.size());
@@ -109,7 +98,7 @@ void printSummary(const attnlens::KvBaseline& base, const KvRerun& r) {
                 "%.1f KiB (all %d: %.1f KiB)\n",
                 attnlens::kvPolicyName(r.policy).c_str(),
                 r.mode == attnlens::KvRerunMode::Free ? "free" : "forced", r.changed(), r.steps.size(),
-                first.c_str(), logprob, baseLogprob, compared, compared ? kl / compared : 0.0, last.kept,
+                first.c_str(), t.logprob, t.baseLogprob, t.compared, t.meanKl(), last.kept,
                 double(last.cacheBytes) / 1024.0, all, double(base.entryBytes) * all / 1024.0);
 }
 

@@ -25,13 +25,11 @@
 
 namespace cli {
 
-namespace {
-
 using attnlens::Json;
 using attnlens::LogitLens;
 using Name = std::function<std::string(int)>;
 
-Json lensJson(const LogitLens& lens, const Name& name) {
+Json lensJson(const LogitLens& lens, const std::function<std::string(int)>& name) {
     Json layers = Json::array();
     for (const auto& layer : lens.layers) {
         Json top = Json::array();
@@ -47,6 +45,8 @@ Json lensJson(const LogitLens& lens, const Name& name) {
             {"target_token", name(lens.target)},
             {"layers", layers}};
 }
+
+namespace {
 
 void printOne(const LogitLens& lens, const Name& name, const char* what) {
     std::printf("%s, target \"%s\" (id %d); layer 0 = the embeddings, %zu = the output\n", what,

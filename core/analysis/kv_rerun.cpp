@@ -95,6 +95,18 @@ void runPrompt(const TextModel& model, const KvOptions& options, const Callbacks
 
 } // namespace
 
+KvRerun::Totals KvRerun::totals() const {
+    Totals t;
+    for (const KvRerunStep& st : steps) {
+        if (!std::isfinite(st.logprob)) continue;
+        t.logprob += st.logprob;
+        t.baseLogprob += st.baseLogprob;
+        t.kl += st.kl;
+        ++t.compared;
+    }
+    return t;
+}
+
 KvBaseline kvBaseline(const TextModel& model, std::span<const int> prompt, const KvOptions& options,
                       const Callbacks& callbacks) {
     checkDecoder(model);

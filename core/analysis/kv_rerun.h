@@ -88,6 +88,14 @@ struct KvRerun {
     int firstChange = -1; // the first step whose choice differs from the baseline's, -1: none
     double seconds = 0.0;
     int changed() const; // steps whose choice differs from the baseline's after the same text
+    // Over the steps compared (Free mode: until the texts part): Σ log p of the baseline's tokens under the
+    // policy and under the baseline, Σ KL.
+    struct Totals {
+        double logprob = 0, baseLogprob = 0, kl = 0;
+        int compared = 0;
+        double meanKl() const { return compared ? kl / compared : 0.0; }
+    };
+    Totals totals() const;
 };
 
 // The baseline's steps again under `policy` (the same count). attnlens::Cancelled from callbacks.

@@ -345,15 +345,7 @@ void TextKvWhatIf::showTable(const KvRerun& r) {
 }
 
 void TextKvWhatIf::showSummary(const KvRerun& r) {
-    double logprob = 0, baseLogprob = 0, kl = 0;
-    int compared = 0;
-    for (const auto& st : r.steps) {
-        if (!std::isfinite(st.logprob)) continue;
-        logprob += st.logprob;
-        baseLogprob += st.baseLogprob;
-        kl += st.kl;
-        ++compared;
-    }
+    const KvRerun::Totals t = r.totals(); // Free mode: the steps before the texts part
     const KvRerunStep last = r.steps.empty() ? KvRerunStep{} : r.steps.back();
     const int all = r.kept.promptLength + int(r.steps.size());
     const double allKiB = double(m_baseline->entryBytes) * all / 1024.0;
@@ -364,10 +356,10 @@ void TextKvWhatIf::showSummary(const KvRerun& r) {
     if (r.firstChange >= 0) html += tr(" (first at step %1)").arg(r.firstChange);
     html += tr(". Log p of the baseline's continuation %1 (baseline %2) over %3 step(s); mean KL %4 nats. "
                "Cache at the last step: %5 entries, %6 KiB (the whole cache: %7, %8 KiB). Re-run in %9 ms.")
-                .arg(logprob, 0, 'f', 3)
-                .arg(baseLogprob, 0, 'f', 3)
-                .arg(compared)
-                .arg(compared ? kl / compared : 0.0, 0, 'f', 4)
+                .arg(t.logprob, 0, 'f', 3)
+                .arg(t.baseLogprob, 0, 'f', 3)
+                .arg(t.compared)
+                .arg(t.meanKl(), 0, 'f', 4)
                 .arg(last.kept)
                 .arg(double(last.cacheBytes) / 1024.0, 0, 'f', 1)
                 .arg(all)
