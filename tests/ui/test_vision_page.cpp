@@ -8,6 +8,7 @@
 #include "core/analysis/attention_maps.h"
 #include "core/analysis/head_stats.h"
 #include "core/analysis/model_lenses.h"
+#include "core/analysis/value_weighting.h"
 #include "core/export/overlay.h"
 #include "core/io/model_folder.h"
 #include "support/waits.h"
@@ -162,6 +163,32 @@ void TestVisionPage::showsSampleWithPredictionsAndGrids() {
     if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
         m_page->window()->grab().save(QString::fromLocal8Bit(dir) + "/vision-class-by-layer.png");
     tabs->setCurrentIndex(0);
+    // Value-weighted (issue 42): the CLS row of a head times the norms of a traced pass, renormalised; the
+    // mean of heads is the mean of the weighted heads
+    VitRunOptions traced;
+    ResidualTrace trace;
+    trace.rows = {0};
+    trace.values = true;
+    traced.trace = &trace;
+    doc()->model()->forward(img->result.input.pixels, traced);
+    const RowMatrix raw = doc()->currentMap();
+    m_page->findChild<QCheckBox*>("valueWeighted")->setChecked(true);
+    QVERIFY(doc()->valueWeighted());
+    const int layer = doc()->layer();
+    RowMatrix mean = RowMatrix::Zero(1, 50);
+    for (int h = 0; h < heads; ++h) {
+        RowMatrix row = img->result.output.attentions.slice2d({layer, h}).topRows(1);
+        valueWeightRows(row, trace.layers[size_t(layer)].valueNorms.row(h));
+        mean += row / float(heads);
+    }
+    const RowMatrix map = doc()->currentMap(); // CLS → the 7 × 7 patches
+    QVERIFY(!(map == raw));
+    if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty())
+        m_page->window()->grab().save(QString::fromLocal8Bit(dir) + "/vision-value-weighted.png");
+    for (int p = 0; p < 49; ++p)
+        QVERIFY(std::abs(map(p / 7, p % 7) - mean(0, p + 1)) < 1e-5);
+    m_page->findChild<QCheckBox*>("valueWeighted")->setChecked(false);
+    QVERIFY(doc()->currentMap() == raw);
 }
 
 void TestVisionPage::clickingAPatchSelectsItAsTheQuery() {

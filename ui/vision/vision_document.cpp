@@ -1,5 +1,6 @@
 #include "ui/vision/vision_document.h"
 
+#include "core/analysis/value_weighting.h"
 #include "core/util/error.h"
 
 #include <algorithm>
@@ -43,15 +44,18 @@ std::shared_ptr<const VisionImage> VisionDocument::analyse(const VitModel& model
     // Any picture size is accepted: the processor resizes to the model's input size, so positions
     // never need interpolating here.
     options.offHeads = ablated;
-    ResidualTrace trace; // the CLS token's stream, for the class-by-layer lens
+    ResidualTrace trace; // the CLS token's stream (the class-by-layer lens) and the value norms
     trace.rows = {0};
-    if (model.hasClassifier()) options.trace = &trace;
+    trace.values = true;
+    options.trace = &trace;
     out->result = model.run(image, options, callbacks);
     if (model.hasClassifier())
         out->classLens =
             lensOfTrace(trace, {}, std::min(model.numLabels(), 1000), [&](const RowMatrix& stream) {
                 return model.classify(stream);
             }).front();
+    for (LayerTrace& layer : trace.layers)
+        out->valueNorms.push_back(std::move(layer.valueNorms));
     out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out->top = model.topK(out->result.output, 5);
     out->ablated = ablated;
@@ -175,6 +179,12 @@ void VisionDocument::setFusion(HeadFusion fusion) {
     if (m_selection.setFusion(fusion)) emit viewChanged();
 }
 
+void VisionDocument::setValueWeighted(bool on) {
+    if (on == m_valueWeighted) return;
+    m_valueWeighted = on;
+    emit viewChanged();
+}
+
 void VisionDocument::setRollout(bool rollout) {
     if (rollout == m_rollout) return;
     m_rollout = rollout;
@@ -242,8 +252,16 @@ const RowMatrix& VisionDocument::rolloutMatrix(int layer, HeadFusion fusion) con
 
 RowMatrix VisionDocument::attentionMatrix(int layer, const HeadSelection& heads, bool rollout) const {
     if (!m_image) return {};
-    if (rollout) return rolloutMatrix(layer, heads.fusion);                 // [T, T]
-    return layerAttention(m_image->result.output.attentions, layer, heads); // [T, T]
+    if (rollout) return rolloutMatrix(layer, heads.fusion); // [T, T]
+    const Tensor& all = m_image->result.output.attentions;
+    if (!m_valueWeighted || size_t(layer) >= m_image->valueNorms.size())
+        return layerAttention(all, layer, heads); // [T, T]
+    const auto weighted = [&](int h) {            // each head weighted before the fusion
+        RowMatrix map = all.slice2d({layer, h});
+        valueWeightRows(map, m_image->valueNorms[size_t(layer)].row(h));
+        return map;
+    };
+    return heads.head >= 0 ? weighted(heads.head) : fuseHeads(numHeads(), heads.fusion, weighted);
 }
 
 RowMatrix VisionDocument::mapFor(int layer, const HeadSelection& heads, bool rollout) const {

@@ -42,6 +42,8 @@ struct VisionImage {
     // the final layernorm and the classifier, every class's probability per layer (from the same forward
     // pass; layers empty without a classifier).
     LogitLens classLens;
+    // Per layer [H, tokens]: ‖v_j·W_O,hᵀ‖, what token j sends through head h (value-weighted maps).
+    std::vector<RowMatrix> valueNorms;
     // Heads switched off for this run ((layer, head), transformers' head_mask = 0) and, when any are, the
     // top-5 of the plain run for comparison.
     std::vector<std::pair<int, int>> ablated;
@@ -106,6 +108,10 @@ public:
     void setHead(int head);
     HeadFusion fusion() const { return m_selection.heads.fusion; }
     void setFusion(HeadFusion fusion);
+    // Value-weighted layer maps (Kobayashi et al., 2020): each head's weights times ‖v_j·W_O,hᵀ‖, rows
+    // renormalised, before the heads are fused (rollout and flow stay on the weights).
+    bool valueWeighted() const { return m_valueWeighted; }
+    void setValueWeighted(bool on);
     bool rollout() const { return m_rollout; } // rollout through layers 0..layer, heads fused
     void setRollout(bool rollout);             // turns flow off
     // Attention flow (core/analysis/attention_flow.h) of the query tokens through layers 0..layer, heads
@@ -170,6 +176,7 @@ private:
     bool m_keySide = false;
     AttentionSelection m_selection; // layer, head, fusion (clampLayer / clampHead)
     bool m_rollout = false;
+    bool m_valueWeighted = false;
     bool m_flow = false;
     FlowKey m_flowKey;   // the key m_flowMap was computed for
     RowMatrix m_flowMap; // [rows, cols]
