@@ -52,7 +52,7 @@ struct KvBaseline {
 struct KvOptions {
     int steps = 32;                  // greedy steps after the prompt
     StopAt stop = StopAt::EndOfText; // EndOfText: none fed after an end-of-text token
-    HeadList offHeads;               // heads switched off (as the run on screen)
+    HeadList offHeads = {};          // heads switched off (as the run on screen)
     // The prompt already run (a page's run, with these offHeads): its attention [L, H, P, P] and a cache of
     // at least its P entries — not run again. Both or neither. steps: at most kMaxKvSteps (attnlens::Error).
     const AttentionStore* promptAttention = nullptr;

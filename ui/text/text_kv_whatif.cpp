@@ -2,6 +2,7 @@
 
 #include "core/util/error.h"
 #include "ui/shell/inference_worker.h"
+#include "ui/shell/job_slot.h"
 #include "ui/text/text_document.h"
 #include "ui/widgets/flow_layout.h"
 #include "ui/widgets/heatmap_view.h"
@@ -53,6 +54,8 @@ QSpinBox* countBox(const char* name, int value, QWidget* parent) {
 
 TextKvWhatIf::TextKvWhatIf(TextDocument* doc, InferenceWorker* worker, QWidget* parent)
     : QWidget(parent), m_doc(doc), m_worker(worker) {
+    m_jobs = new JobSlot(
+        worker, [this] { refresh(); }, this);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
     auto* bar = new QWidget(this);
@@ -115,9 +118,6 @@ TextKvWhatIf::TextKvWhatIf(TextDocument* doc, InferenceWorker* worker, QWidget* 
         connect(box, &QSpinBox::valueChanged, this, &TextKvWhatIf::refresh);
     connect(m_keep, &QLineEdit::editingFinished, this, &TextKvWhatIf::refresh);
     connect(m_free, &QCheckBox::toggled, this, &TextKvWhatIf::refresh);
-    connect(m_worker, &InferenceWorker::finished, this, &TextKvWhatIf::jobEnded);
-    connect(m_worker, &InferenceWorker::failed, this, [this](int id) { jobEnded(id); });
-    connect(m_worker, &InferenceWorker::cancelled, this, &TextKvWhatIf::jobEnded);
 }
 
 void TextKvWhatIf::syncFields() {
@@ -231,17 +231,8 @@ void TextKvWhatIf::refresh() {
         return;
     }
     if (m_shown == r) return;
-    if (m_job >= 0) { // one job at a time: the settings of the moment once it ends
-        m_again = true;
-        return;
-    }
+    if (!m_jobs->claim()) return; // one job at a time: the settings of the moment once it ends
     start(*r);
-}
-
-void TextKvWhatIf::jobEnded(int id) {
-    if (id != m_job) return;
-    m_job = -1;
-    if (std::exchange(m_again, false)) refresh();
 }
 
 void TextKvWhatIf::start(const Request& r) {
@@ -250,7 +241,7 @@ void TextKvWhatIf::start(const Request& r) {
     const std::shared_ptr<const KvBaseline> baseline =
         m_baselineRun == r.run && m_baselineSteps == r.steps ? m_baseline : nullptr;
     const std::vector<int> prompt(r.run->ids.begin(), r.run->ids.begin() + r.run->promptLength);
-    m_job = m_worker->run<Result>(
+    m_jobs->hold(m_worker->run<Result>(
         tr("KV-cache what-if"),
         [folder, prompt, baseline, r, source = m_cacheSource](const Callbacks& cb) {
             Result out{baseline, {}};
@@ -272,7 +263,7 @@ void TextKvWhatIf::start(const Request& r) {
         [this, r](Result result) {
             if (r.run != m_doc->run() || !m_doc->model()) return;
             show(r, std::move(result));
-        });
+        }));
 }
 
 void TextKvWhatIf::show(const Request& r, Result result) {

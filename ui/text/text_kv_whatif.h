@@ -16,6 +16,7 @@
 // "kvSummary".
 
 #include "core/analysis/kv_rerun.h"
+#include "ui/shell/job_slot.h"
 #include "ui/text/text_document.h"
 
 #include <QWidget>
@@ -51,7 +52,7 @@ public:
     void setPolicy(const QString& text);
     void setSteps(int steps);
     void setFree(bool free);
-    bool pending() const { return m_job >= 0 || m_again; }
+    bool pending() const { return m_jobs->pending(); }
     HeatmapView* map() const { return m_map; }
     QString summary() const;
     const KvRerun* shown() const { return m_result ? &*m_result : nullptr; }
@@ -73,7 +74,6 @@ private:
     };
     std::optional<Request> request();
     void start(const Request& r);
-    void jobEnded(int id);
     void show(const Request& r, Result result);
     void showMap(const KvRerun& r);
     void showTable(const KvRerun& r);
@@ -100,8 +100,7 @@ private:
     std::shared_ptr<const KvBaseline> m_baseline; // the last baseline, reused while the run and length hold
     std::shared_ptr<const TextRun> m_baselineRun;
     int m_baselineSteps = 0;
-    int m_job = -1;
-    bool m_again = false;
+    JobSlot* m_jobs = nullptr; // one worker job at a time
     bool m_refused = false;
 };
 

@@ -1,6 +1,7 @@
 #include "ui/text/text_logit_lens.h"
 
 #include "ui/shell/inference_worker.h"
+#include "ui/shell/job_slot.h"
 #include "ui/text/text_document.h"
 #include "ui/widgets/heatmap_view.h"
 
@@ -31,6 +32,8 @@ QString signedNumber(double v) {
 
 TextLogitLens::TextLogitLens(TextDocument* doc, InferenceWorker* worker, QWidget* parent)
     : QWidget(parent), m_doc(doc), m_worker(worker) {
+    m_jobs = new JobSlot(
+        worker, [this] { refresh(); }, this);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
     auto* row = new QHBoxLayout;
@@ -73,10 +76,6 @@ TextLogitLens::TextLogitLens(TextDocument* doc, InferenceWorker* worker, QWidget
     connect(m_mode, &QComboBox::currentIndexChanged, this, &TextLogitLens::refresh);
     connect(m_position, &QSpinBox::valueChanged, this, &TextLogitLens::refresh);
     connect(m_target, &QLineEdit::editingFinished, this, &TextLogitLens::refresh);
-    // a job's end, however it ends (done, failed, cancelled): the next settings may go
-    connect(m_worker, &InferenceWorker::finished, this, &TextLogitLens::jobEnded);
-    connect(m_worker, &InferenceWorker::failed, this, [this](int id) { jobEnded(id); });
-    connect(m_worker, &InferenceWorker::cancelled, this, &TextLogitLens::jobEnded);
     connect(m_map, &HeatmapView::cellClicked, this, [this](int r, int c) {
         if (!m_shown) return;
         if (m_shown->mode == Mode::Contributions && c < m_heads) emit headActivated(r, c);
@@ -161,22 +160,13 @@ void TextLogitLens::refresh() {
         return;
     }
     if (m_shown == r) return;
-    if (m_job >= 0) { // one job at a time: the settings of the moment once it ends
-        m_again = true;
-        return;
-    }
+    if (!m_jobs->claim()) return; // one job at a time: the settings of the moment once it ends
     start(*r);
 }
 
 // Whether `r` still describes what the page shows (the run and its step).
 bool TextLogitLens::current(const Request& r) const {
     return r.run == m_doc->run() && r.visible == m_doc->visibleTokens() && m_doc->model();
-}
-
-void TextLogitLens::jobEnded(int id) {
-    if (id != m_job) return;
-    m_job = -1;
-    if (std::exchange(m_again, false)) refresh();
 }
 
 void TextLogitLens::start(const Request& r) {
@@ -188,10 +178,10 @@ void TextLogitLens::start(const Request& r) {
         for (int p = std::max(0, r.position - kLensColumns + 1); p <= r.position; ++p)
             positions.push_back(p);
         const auto job = [folder, ids, target = r.target, off, source = m_cacheSource,
-                          run = r.run](const std::vector<int>& positions, const Callbacks& cb) {
-            const std::vector<int> targets(target >= 0 ? positions.size() : 0, target);
+                          run = r.run](const std::vector<int>& columns, const Callbacks& cb) {
+            const std::vector<int> targets(target >= 0 ? columns.size() : 0, target);
             const TextCache* past = source ? source(run) : nullptr;
-            return LensResult{logitLens(*folder->model, ids, positions, targets, 5, &cb, off, past)};
+            return LensResult{logitLens(*folder->model, ids, columns, targets, 5, &cb, off, past)};
         };
         // a large readout (Qwen's 152k tokens × 25 layers × 24 positions: ~2 s): the chosen position first
         const double readout =
@@ -201,17 +191,18 @@ void TextLogitLens::start(const Request& r) {
             m_worker->run<LensResult>(
                 tr("Logit lens"), [job, p = r.position](const Callbacks& cb) { return job({p}, cb); },
                 [this, r, full](LensResult result) {
-                    if (current(r) && m_job == *full) showLens(r, result); // the rest is on its way
+                    if (current(r) && m_jobs->job() == *full) showLens(r, result); // the rest is on its way
                 });
-        *full = m_job = m_worker->run<LensResult>(
+        m_jobs->hold(m_worker->run<LensResult>(
             tr("Logit lens"), [job, positions](const Callbacks& cb) { return job(positions, cb); },
             [this, r](LensResult result) {
                 if (!current(r)) return;
                 m_shown = r;
                 showLens(r, result);
-            });
+            }));
+        *full = m_jobs->job();
     } else {
-        m_job = m_worker->run<LogitContributions>(
+        m_jobs->hold(m_worker->run<LogitContributions>(
             tr("Head contributions"),
             [folder, ids, position = r.position, target = r.target, off, source = m_cacheSource,
              run = r.run](const Callbacks& cb) {
@@ -222,7 +213,7 @@ void TextLogitLens::start(const Request& r) {
                 if (!current(r)) return;
                 m_shown = r;
                 showContributions(r, c);
-            });
+            }));
     }
 }
 

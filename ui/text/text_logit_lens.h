@@ -16,6 +16,7 @@
 // Object names: "logitLensMode", "logitLensPosition", "logitLensTarget", "logitLensMap", "logitLensSummary".
 
 #include "core/analysis/logit_lens.h"
+#include "ui/shell/job_slot.h"
 #include "ui/text/text_document.h"
 
 #include <QString>
@@ -51,7 +52,7 @@ public:
     Mode mode() const;
     void setPosition(int position); // a token from 0; -1: the last visible one
     void setTarget(const QString& text);
-    bool pending() const { return m_job >= 0 || m_again; }
+    bool pending() const { return m_jobs->pending(); }
     HeatmapView* map() const { return m_map; }
     QString summary() const;
 
@@ -72,7 +73,6 @@ private:
     std::optional<Request> request();
     void start(const Request& r);
     bool current(const Request& r) const;
-    void jobEnded(int id);
     void showLens(const Request& r, const LensResult& result);
     void showContributions(const Request& r, const LogitContributions& c);
     QString tokenText(int id) const;
@@ -87,10 +87,9 @@ private:
     HeatmapView* m_map = nullptr;
     QLabel* m_summary = nullptr;
     std::optional<Request> m_shown;
-    int m_job = -1;         // the worker job in flight, or -1
-    bool m_again = false;   // the settings changed while it ran
-    bool m_refused = false; // request() turned the settings down (said through notice)
-    int m_heads = 0;        // contributions: the map's head columns (the MLP's after them)
+    JobSlot* m_jobs = nullptr; // one worker job at a time
+    bool m_refused = false;    // request() turned the settings down (said through notice)
+    int m_heads = 0;           // contributions: the map's head columns (the MLP's after them)
 };
 
 } // namespace attnlens::ui

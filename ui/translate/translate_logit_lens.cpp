@@ -2,6 +2,7 @@
 
 #include "core/analysis/model_lenses.h"
 #include "ui/shell/inference_worker.h"
+#include "ui/shell/job_slot.h"
 #include "ui/translate/translation_document.h"
 #include "ui/widgets/heatmap_view.h"
 
@@ -16,6 +17,8 @@ namespace attnlens::ui {
 TranslateLogitLens::TranslateLogitLens(TranslationDocument* doc, InferenceWorker* worker,
                                        std::function<MarianAblation()> ablation, QWidget* parent)
     : QWidget(parent), m_doc(doc), m_worker(worker), m_ablation(std::move(ablation)) {
+    m_jobs = new JobSlot(
+        worker, [this] { refresh(); }, this);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
     m_map = new HeatmapView(this);
@@ -27,9 +30,6 @@ TranslateLogitLens::TranslateLogitLens(TranslationDocument* doc, InferenceWorker
     m_summary->setTextFormat(Qt::RichText);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_summary);
-    connect(m_worker, &InferenceWorker::finished, this, &TranslateLogitLens::jobEnded);
-    connect(m_worker, &InferenceWorker::failed, this, [this](int id) { jobEnded(id); });
-    connect(m_worker, &InferenceWorker::cancelled, this, &TranslateLogitLens::jobEnded);
     connect(m_map, &HeatmapView::cellClicked, this, [this](int, int column) { setPosition(column); });
 }
 
@@ -54,22 +54,13 @@ void TranslateLogitLens::refresh() {
         return;
     }
     if (trace == m_shown) return;
-    if (m_job >= 0) { // one job at a time: the translation of the moment once it ends
-        m_again = true;
-        return;
-    }
+    if (!m_jobs->claim()) return; // one job at a time: the settings of the moment once it ends
     start(trace);
-}
-
-void TranslateLogitLens::jobEnded(int id) {
-    if (id != m_job) return;
-    m_job = -1;
-    if (std::exchange(m_again, false)) refresh();
 }
 
 void TranslateLogitLens::start(std::shared_ptr<const TranslationTrace> trace) {
     const auto model = m_doc->model().model;
-    m_job = m_worker->run<std::vector<LogitLens>>(
+    m_jobs->hold(m_worker->run<std::vector<LogitLens>>(
         tr("Logit lens"),
         [model, trace, ablation = m_ablation ? m_ablation() : MarianAblation()](const Callbacks&) {
             const MarianAblation* off = ablation.any() ? &ablation : nullptr;
@@ -84,7 +75,7 @@ void TranslateLogitLens::start(std::shared_ptr<const TranslationTrace> trace) {
             if (trace != m_doc->trace()) return;
             m_shown = trace;
             show(lenses);
-        });
+        }));
 }
 
 void TranslateLogitLens::show(const std::vector<LogitLens>& lenses) {

@@ -12,6 +12,7 @@
 
 #include "core/analysis/logit_lens.h"
 #include "core/models/marian_model.h"
+#include "ui/shell/job_slot.h"
 
 #include <QWidget>
 
@@ -41,14 +42,13 @@ public:
     void
     refresh(); // recomputes when stale (the page calls it when the tab is shown or the translation changes)
     void setPosition(int position); // a target position from 0 (the summary's)
-    bool pending() const { return m_job >= 0 || m_again; }
+    bool pending() const { return m_jobs->pending(); }
     HeatmapView* map() const { return m_map; }
     QString summary() const;
     const std::vector<LogitLens>& lenses() const { return m_lenses; }
 
 private:
     void start(std::shared_ptr<const TranslationTrace> trace);
-    void jobEnded(int id);
     void show(const std::vector<LogitLens>& lenses);
     void showSummary();
 
@@ -59,9 +59,8 @@ private:
     QLabel* m_summary = nullptr;
     std::shared_ptr<const TranslationTrace> m_shown; // the translation the map is of
     std::vector<LogitLens> m_lenses;
-    int m_position = -1; // the summary's target position, -1: the last
-    int m_job = -1;
-    bool m_again = false;
+    int m_position = -1;       // the summary's target position, -1: the last
+    JobSlot* m_jobs = nullptr; // one worker job at a time
 };
 
 } // namespace attnlens::ui
