@@ -17,6 +17,7 @@
 #include "core/models/text_generation.h"
 #include "core/util/error.h"
 #include "support/cli_run.h"
+#include "support/lens_models.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -29,20 +30,8 @@ using namespace attnlens;
 namespace {
 
 const std::filesystem::path kData = ATTNLENS_TEST_DATA;
-const std::filesystem::path kBuiltin = kData / "../../resources/models/llama-en-tiny";
-
-std::shared_ptr<const TextModel> load(const QString& folder) {
-    const auto dir = kData / folder.toStdString();
-    if (folder.startsWith("llm/")) return LlamaModel::load(dir);
-    return loadTextFolder(dir).model;
-}
-
-std::vector<int> sampleIds(const TextModel& m, int n) {
-    std::vector<int> ids;
-    for (int i = 0; i < n; ++i)
-        ids.push_back((7 + 37 * i) % m.vocabSize());
-    return ids;
-}
+using lenstest::load;
+using lenstest::sampleIds;
 
 } // namespace
 

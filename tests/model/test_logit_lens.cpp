@@ -17,6 +17,7 @@
 #include "core/models/text_generation.h"
 #include "core/util/error.h"
 #include "support/cli_run.h"
+#include "support/lens_models.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -30,19 +31,8 @@ namespace {
 
 const std::filesystem::path kData = ATTNLENS_TEST_DATA;
 
-// The fixture's model (tests/data/llm folders carry no tokenizer: the model alone).
-std::shared_ptr<const TextModel> load(const QString& folder) {
-    const auto dir = kData / folder.toStdString();
-    if (folder.startsWith("llm/")) return LlamaModel::load(dir);
-    return loadTextFolder(dir).model;
-}
-
-std::vector<int> sampleIds(const TextModel& m, int n) {
-    std::vector<int> ids;
-    for (int i = 0; i < n; ++i)
-        ids.push_back((7 + 37 * i) % m.vocabSize());
-    return ids;
-}
+using lenstest::load;
+using lenstest::sampleIds;
 
 double maxDiff(const RowMatrix& a, const RowMatrix& b) {
     return (a - b).cwiseAbs().maxCoeff();

@@ -31,12 +31,7 @@ bool kvIdle(TextPage& page) {
 }
 
 void openKv(TextPage& page, const QString& text) {
-    page.show();
-    WAIT_UNTIL(idle(page) && page.document()->hasModel());
-    page.setText(text);
-    page.setNewTokens(0);
-    page.runText();
-    WAIT_UNTIL(idle(page) && page.document()->run());
+    texttest::runAndWait(page, text, 0);
     page.views()->setCurrentWidget(page.kvWhatIf());
     WAIT_UNTIL(kvIdle(page) && page.kvWhatIf()->shown());
 }

@@ -34,20 +34,8 @@ namespace {
 
 const QString kData = texttest::kPageData;
 
-std::vector<int> visibleIds(const TextDocument& doc) {
-    return {doc.run()->ids.begin(), doc.run()->ids.begin() + doc.visibleTokens()};
-}
-
-// The page with a run of `text` (GPT-2: and `tokens` generated) on screen.
-void runText(TextPage& page, const QString& text, int tokens) {
-    page.show();
-    WAIT_UNTIL(idle(page) && page.document()->hasModel());
-    page.setText(text);
-    page.setNewTokens(tokens);
-    page.runText();
-    WAIT_UNTIL(idle(page) && page.document()->run() &&
-               page.document()->run()->generated() == (page.document()->model()->decoderOnly() ? tokens : 0));
-}
+using texttest::visibleIds;
+const auto runText = texttest::runAndWait;
 
 } // namespace
 

@@ -30,19 +30,12 @@ bool lensIdle(TextPage& page) {
 }
 
 void openLens(TextPage& page, const QString& text, int tokens) {
-    page.show();
-    WAIT_UNTIL(idle(page) && page.document()->hasModel());
-    page.setText(text);
-    page.setNewTokens(tokens);
-    page.runText();
-    WAIT_UNTIL(idle(page) && page.document()->run() && page.document()->run()->generated() == tokens);
+    texttest::runAndWait(page, text, tokens);
     page.views()->setCurrentWidget(page.logitLens());
     WAIT_UNTIL(lensIdle(page) && page.logitLens()->map()->rows() > 0);
 }
 
-std::vector<int> visibleIds(const TextDocument& doc) {
-    return {doc.run()->ids.begin(), doc.run()->ids.begin() + doc.visibleTokens()};
-}
+using texttest::visibleIds;
 
 } // namespace
 

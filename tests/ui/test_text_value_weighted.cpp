@@ -23,18 +23,8 @@ namespace {
 
 const QString kData = texttest::kPageData;
 
-void openRun(TextPage& page, const QString& text, int tokens) {
-    page.show();
-    WAIT_UNTIL(idle(page) && page.document()->hasModel());
-    page.setText(text);
-    page.setNewTokens(tokens);
-    page.runText();
-    WAIT_UNTIL(idle(page) && page.document()->run() && page.document()->run()->generated() == tokens);
-}
-
-std::vector<int> visibleIds(const TextDocument& doc) {
-    return {doc.run()->ids.begin(), doc.run()->ids.begin() + doc.visibleTokens()};
-}
+const auto openRun = texttest::runAndWait;
+using texttest::visibleIds;
 
 // Head (layer, head)'s raw map weighted by hand with the norms of a traced pass.
 RowMatrix expected(const TextDocument& doc, int layer, int head) {
