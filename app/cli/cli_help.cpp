@@ -348,6 +348,8 @@ CommandHelp translateHelp() {
              "with --json: the encoder's rollout and attention flow through layers 0..L (from 0) into it"},
             {"--precision fp32|bf16", "format of the linear layers; bf16 needs oneDNN and AVX-512, stderr "
                                       "compares it (default: fp32)"},
+            {"--value-weighted", "with --json: add \"value_weighted\" {encoder, decoder, cross}, each weight "
+                                 "times its key's ‖v·W_O‖, rows renormalised; with --heatmap: draw that"},
             {"\"Satz\"", "the German sentence to translate"},
         },
         {

@@ -1,10 +1,13 @@
-// attnlens-cli translate [--model DIR] [--beam N] [--max-new-tokens N] [--json OUT]
+// attnlens-cli translate [--model DIR] [--beam N] [--max-new-tokens N] [--json OUT] [--value-weighted]
 //                        [--heatmap OUT.png|svg [--kind K] [--layer L] [--head H] [--colormap NAME] [--cell
 //                        PX]] "Satz"
 // stdout: the translation. OUT: source, tokens, ids, translation and every attention head
 // (encoder [L][H][S][S], decoder [L][H][T][T], cross [L][H][T][S]; decoder row t is the step that
 // produced target_ids[t], i.e. decoder input = [start] + target_ids[:-1]). --heatmap: one labelled
-// matrix drawn by the Translate page's own heatmap code (ui/render/heatmap_scene.h).
+// matrix drawn by the Translate page's own heatmap code (ui/render/heatmap_scene.h). --value-weighted: OUT
+// gets "value_weighted" {encoder, decoder, cross} beside the weights (α_ij·‖v_j·W_O,hᵀ‖ renormalised per
+// row), and
+// --heatmap draws the value-weighted matrix.
 
 #include "cli_common.h"
 #include "cli_heatmap.h"
@@ -187,10 +190,28 @@ Json traceJson(const attnlens::TranslationTrace& trace) {
               {"cross", nested4(trace.crossAttention)}}}};
 }
 
+Json valueWeightedJson(const attnlens::TranslationTrace& trace) {
+    using attnlens::AttentionKind;
+    return {{"encoder", nested4(attnlens::traceValueWeighted(trace, AttentionKind::EncoderSelf))},
+            {"decoder", nested4(attnlens::traceValueWeighted(trace, AttentionKind::DecoderSelf))},
+            {"cross", nested4(attnlens::traceValueWeighted(trace, AttentionKind::Cross))}};
+}
+
+// The trace with its three attentions value-weighted (what --heatmap draws with --value-weighted).
+attnlens::TranslationTrace withValueWeighted(const attnlens::TranslationTrace& trace) {
+    using attnlens::AttentionKind;
+    attnlens::TranslationTrace t = trace;
+    t.encoderAttention = attnlens::traceValueWeighted(trace, AttentionKind::EncoderSelf);
+    t.decoderAttention = attnlens::traceValueWeighted(trace, AttentionKind::DecoderSelf);
+    t.crossAttention = attnlens::traceValueWeighted(trace, AttentionKind::Cross);
+    return t;
+}
+
 int runTranslate(const std::vector<std::string>& argv) {
     const cli::Args args(argv,
                          {"--model", "--beam", "--max-new-tokens", "--json", "--heatmap", "--kind", "--layer",
-                          "--head", "--colormap", "--cell", "--precision", "--ablate", "--through"});
+                          "--head", "--colormap", "--cell", "--precision", "--ablate", "--through"},
+                         {"--value-weighted"});
     const std::string& text = args.single("the sentence to translate");
     const auto dir = cli::modelDir(args, attnlens::ModelKind::Marian);
     attnlens::DecodeOptions options;
@@ -213,6 +234,9 @@ int runTranslate(const std::vector<std::string>& argv) {
                             : -1;
     if (through >= 0 && !args.has("--json"))
         throw cli::UsageError("--through writes to the --json file; give one");
+    const bool valueWeighted = args.has("--value-weighted");
+    if (valueWeighted && !args.has("--json") && !heatmap)
+        throw cli::UsageError("--value-weighted: with --json OUT or --heatmap OUT");
     attnlens::DecodeSession session(folder.model, folder.tokenizer, text, options);
     session.run();
     const auto trace = session.trace();
@@ -224,6 +248,7 @@ int runTranslate(const std::vector<std::string>& argv) {
     if (const auto out = args.value("--json")) {
         Json j = traceJson(*trace);
         if (through >= 0) writeThrough(trace->encoderAttention, through, j);
+        if (valueWeighted) j["value_weighted"] = valueWeightedJson(*trace);
         if (!ablated.empty()) {
             j["ablated"] = ablated; // the run above is the ablated one
             j["baseline_translation"] = baseline;
@@ -232,7 +257,9 @@ int runTranslate(const std::vector<std::string>& argv) {
         attnlens::writeJsonFile(*out, j);
     }
     if (heatmap) {
-        auto scene = attnlens::ui::traceHeatmapScene(*trace, heatmap->kind, heatmap->layer, heatmap->heads,
+        attnlens::TranslationTrace shown = *trace;
+        if (valueWeighted) shown = withValueWeighted(*trace);
+        auto scene = attnlens::ui::traceHeatmapScene(shown, heatmap->kind, heatmap->layer, heatmap->heads,
                                                      attnlens::decoderStartPiece(folder));
         scene.colorMap = heatmap->colorMap;
         scene.updateImage();
@@ -247,7 +274,7 @@ const cli::Registration reg{
     "encoder|decoder|cross] "
     "[--layer L] [--head H|mean|max|min] [--colormap NAME] [--cell PX]] [--ablate KIND:L:H[,…]] [--through "
     "L] "
-    "[--precision fp32|bf16] "
+    "[--precision fp32|bf16] [--value-weighted] "
     "\"Satz\"",
     "translate German to English with a Marian model; every attention head to JSON; one labelled attention "
     "matrix "

@@ -31,6 +31,7 @@ struct LayerTrace {
     // With ResidualTrace::values: [heads, m] the length of what each key sends through each head,
     // ‖v_j · W_O,hᵀ‖ (MultiHeadAttention::valueNorms; value-weighted attention), over every key attended.
     RowMatrix valueNorms;
+    RowMatrix crossValueNorms; // [heads, S] the same for the cross-attention's keys (blocks with one)
 };
 
 struct ResidualTrace {

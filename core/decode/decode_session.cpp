@@ -122,6 +122,7 @@ DecodeSession::Expansion DecodeSession::finishExpansion(int node, MarianStepOutp
     if (m_nodeKv[node].empty()) m_nodeKv[node] = m_model->cacheRow(cache, cache.length() - 1);
     e.selfAttention = std::move(out.selfAttention);
     e.crossAttention = std::move(out.crossAttention);
+    e.selfValueNorms = std::move(out.selfValueNorms);
     e.logits = std::move(out.logits);
     // MarianMTModel.adjust_logits_during_generation: beam search (not greedy) sets the pad logit to
     // -inf BEFORE the log-softmax, so the other tokens' log-probabilities are renormalised without it.
@@ -159,6 +160,7 @@ int DecodeSession::addNode(int parent, int token, float logprob, float score, co
     n.finished = token == m_eos;
     n.selfAttention = e.selfAttention;
     n.crossAttention = e.crossAttention;
+    n.selfValueNorms = e.selfValueNorms;
     n.candidates = e.candidates;
     m_nodes.push_back(std::move(n));
     m_nodeKv.emplace_back();
@@ -424,6 +426,37 @@ std::vector<int> DecodeSession::finishedHypotheses() const {
     return ids;
 }
 
+void fillHypothesis(TranslationTrace& t, const std::vector<BeamNode>& nodes, std::span<const int> path,
+                    const MarianTokenizer* tokenizer) {
+    const int64_t T = static_cast<int64_t>(path.size());
+    const bool attention = T > 0 && !nodes[size_t(path.back())].crossAttention.empty();
+    const bool norms = T > 0 && !nodes[size_t(path.back())].selfValueNorms.empty();
+    int64_t L = 0, H = 0, S = 0;
+    if (attention) {
+        const Tensor& last = nodes[size_t(path.back())].crossAttention; // [L, H, S]
+        L = last.dim(0), H = last.dim(1), S = last.dim(2);
+        t.decoderAttention = Tensor({L, H, T, T}); // causal zeros stay 0
+        t.crossAttention = Tensor({L, H, T, S});
+        if (norms) t.decoderValueNorms = Tensor({L, H, T});
+    }
+    for (int64_t q = 0; q < T; ++q) {
+        const BeamNode& n = nodes[size_t(path[size_t(q)])];
+        t.targetIds.push_back(n.token);
+        t.targetTokens.push_back(tokenizer ? tokenizer->idToPiece(n.token) : std::string());
+        t.tokenLogprobs.push_back(n.logprob);
+        t.candidates.push_back(n.candidates);
+        if (!attention) continue;
+        for (int64_t l = 0; l < L; ++l)
+            for (int64_t h = 0; h < H; ++h) {
+                const float* self = n.selfAttention.data() + (l * H + h) * (q + 1); // [depth = q + 1]
+                std::copy(self, self + q + 1, &t.decoderAttention.slice2d({l, h})(q, 0));
+                const float* cross = n.crossAttention.data() + (l * H + h) * S; // [S]
+                std::copy(cross, cross + S, &t.crossAttention.slice2d({l, h})(q, 0));
+                if (norms) t.decoderValueNorms.slice2d({l})(h, q) = n.selfValueNorms.data()[l * H + h];
+            }
+    }
+}
+
 std::shared_ptr<const TranslationTrace> DecodeSession::trace(std::optional<int> node) const {
     const int last = node.value_or(bestNode());
     const std::vector<int> path = pathTo(last);
@@ -436,29 +469,13 @@ std::shared_ptr<const TranslationTrace> DecodeSession::trace(std::optional<int> 
                                                                      : m_nodes[last].score)
                         : 0.0f;
     t->encoderAttention = m_encoder.selfAttention;
-    const int64_t T = static_cast<int64_t>(path.size());
-    const int64_t S = m_encoder.length;
-    const int L = m_model->config().decoderLayers, H = m_model->config().decoderHeads;
-    if (m_options.captureAttention) {
-        t->decoderAttention = Tensor({L, H, T, T});
-        t->crossAttention = Tensor({L, H, T, S});
-    }
-    for (int64_t q = 0; q < T; ++q) {
-        const BeamNode& n = m_nodes[path[q]];
-        t->targetIds.push_back(n.token);
-        t->targetTokens.push_back(m_tokenizer ? m_tokenizer->idToPiece(n.token) : std::string());
-        t->tokenLogprobs.push_back(n.logprob);
-        t->candidates.push_back(n.candidates);
-        if (!m_options.captureAttention) continue;
-        for (int l = 0; l < L; ++l)
-            for (int h = 0; h < H; ++h) {
-                const float* selfRow = n.selfAttention.data() + (static_cast<int64_t>(l) * H + h) * (q + 1);
-                std::copy(selfRow, selfRow + q + 1,
-                          t->decoderAttention.data() + ((static_cast<int64_t>(l) * H + h) * T + q) * T);
-                const float* crossRow = n.crossAttention.data() + (static_cast<int64_t>(l) * H + h) * S;
-                std::copy(crossRow, crossRow + S,
-                          t->crossAttention.data() + ((static_cast<int64_t>(l) * H + h) * T + q) * S);
-            }
+    t->encoderValueNorms = m_encoder.selfValueNorms;
+    t->crossValueNorms = m_encoder.crossValueNorms;
+    fillHypothesis(*t, m_nodes, path, m_tokenizer.get());
+    if (m_options.captureAttention && path.empty()) { // before the first step: no rows yet
+        const int L = m_model->config().decoderLayers, H = m_model->config().decoderHeads;
+        t->decoderAttention = Tensor({L, H, 0, 0});
+        t->crossAttention = Tensor({L, H, 0, m_encoder.length});
     }
     if (m_tokenizer) t->translation = m_tokenizer->decode(t->targetIds);
     return t;

@@ -30,19 +30,20 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace attnlens {
 
 struct DecodeOptions {
-    std::optional<int> numBeams;        // default: generation config (1 = greedy)
-    std::optional<int> maxNewTokens;    // default: generation config max_new_tokens, else max_length - 1
-    std::optional<float> lengthPenalty; // default: generation config
-    std::optional<EarlyStopping> earlyStopping;
+    std::optional<int> numBeams = {};        // default: generation config (1 = greedy)
+    std::optional<int> maxNewTokens = {};    // default: generation config max_new_tokens, else max_length - 1
+    std::optional<float> lengthPenalty = {}; // default: generation config
+    std::optional<EarlyStopping> earlyStopping = {};
     int topK = 10;                // candidates recorded per step
     bool captureAttention = true; // every head of every layer
-    MarianAblation ablation;      // heads switched off (none: the plain model)
+    MarianAblation ablation = {}; // heads switched off (none: the plain model)
 };
 
 struct TokenCandidate {
@@ -59,14 +60,15 @@ struct BeamNode {
     int id = 0;
     int parent = -1;
     int token = 0;
-    int depth = 0;                          // generated tokens up to and including this one (root: 0)
-    int step = -1;                          // the step() that created it (depth - 1)
-    float logprob = 0.0f;                   // of this token given the parent
-    float score = 0.0f;                     // cumulative sum of logprob (HF beam score)
-    bool finished = false;                  // this token is </s> (a finished hypothesis)
-    float finalScore = 0.0f;                // finished: score / depth^length_penalty as ranked by the search
-    Tensor selfAttention;                   // [L_dec, H, depth]
-    Tensor crossAttention;                  // [L_dec, H, S]
+    int depth = 0;           // generated tokens up to and including this one (root: 0)
+    int step = -1;           // the step() that created it (depth - 1)
+    float logprob = 0.0f;    // of this token given the parent
+    float score = 0.0f;      // cumulative sum of logprob (HF beam score)
+    bool finished = false;   // this token is </s> (a finished hypothesis)
+    float finalScore = 0.0f; // finished: score / depth^length_penalty as ranked by the search
+    Tensor selfAttention;    // [L_dec, H, depth]
+    Tensor crossAttention;   // [L_dec, H, S]
+    Tensor selfValueNorms; // [L_dec, H] ‖v · W_O,hᵀ‖ of the key that step appended (decoder input depth - 1)
     std::vector<TokenCandidate> candidates; // top-k of the distribution this token was chosen from
 };
 
@@ -85,7 +87,17 @@ struct TranslationTrace {
     Tensor encoderAttention; // [L_enc, H, S, S]
     Tensor decoderAttention; // [L_dec, H, T, T]; row t = step producing targetIds[t]; causal zeros
     Tensor crossAttention;   // [L_dec, H, T, S]
+    // ‖v_j · W_O,hᵀ‖ of every key of each kind (value-weighted maps, core/analysis/value_weighting.h), empty
+    // when the attention is not captured: the encoder's [L_enc, H, S], the decoder's [L_dec, H, T] (key j is
+    // decoder input j: the start token, then targetIds[j - 1]), the cross-attention's [L_dec, H, S].
+    Tensor encoderValueNorms, decoderValueNorms, crossValueNorms;
 };
+
+// Fills t's target side from the search tree: the ids, pieces (when `tokenizer` is given), log-probabilities,
+// candidates, decoder and cross rows and decoder value norms of the nodes along `path` (root excluded, in
+// order); the attention stays empty when the nodes carry none. Source fields are the caller's.
+void fillHypothesis(TranslationTrace& t, const std::vector<BeamNode>& nodes, std::span<const int> path,
+                    const MarianTokenizer* tokenizer);
 
 class DecodeSession {
 public:
@@ -159,7 +171,7 @@ private:
     struct Expansion {
         std::vector<float> logprobs; // processed, [V]
         std::vector<float> logits;   // processed raw logits (greedy argmax), [V]
-        Tensor selfAttention, crossAttention;
+        Tensor selfAttention, crossAttention, selfValueNorms;
         std::vector<TokenCandidate> candidates;
     };
 

@@ -1,5 +1,6 @@
 #include "core/decode/trace_attention.h"
 
+#include "core/analysis/value_weighting.h"
 #include "core/analysis/word_merge.h"
 #include "core/util/error.h"
 
@@ -19,6 +20,23 @@ const Tensor& traceAttention(const TranslationTrace& trace, AttentionKind kind) 
         break;
     }
     return trace.crossAttention;
+}
+
+Tensor traceValueWeighted(const TranslationTrace& trace, AttentionKind kind) {
+    const Tensor& attention = traceAttention(trace, kind); // [L, H, Q, K]
+    const Tensor& norms = kind == AttentionKind::EncoderSelf   ? trace.encoderValueNorms
+                          : kind == AttentionKind::DecoderSelf ? trace.decoderValueNorms
+                                                               : trace.crossValueNorms; // [L, H, K]
+    if (attention.rank() != 4 || norms.rank() != 3) return {};
+    if (norms.dim(0) != attention.dim(0) || norms.dim(1) != attention.dim(1) ||
+        norms.dim(2) < attention.dim(3))
+        throw Error("value weighting: the translation's norms " + shapeToString(norms.shape()) +
+                    " do not fit its attention " + shapeToString(attention.shape()));
+    Tensor weighted = attention.clone();
+    for (int64_t l = 0; l < attention.dim(0); ++l)
+        for (int64_t h = 0; h < attention.dim(1); ++h)
+            valueWeightRows(weighted.slice2d({l, h}), norms.slice2d({l}).row(h).leftCols(attention.dim(3)));
+    return weighted;
 }
 
 TraceAxes traceAxes(const TranslationTrace& trace, AttentionKind kind, const std::string& decoderStartPiece) {

@@ -18,6 +18,9 @@ namespace attnlens {
 
 // [L, H, Q, K] as captured in the trace.
 const Tensor& traceAttention(const TranslationTrace& trace, AttentionKind kind);
+// The same value-weighted (core/analysis/value_weighting.h: each weight times its key's ‖v · W_O,hᵀ‖, every
+// row renormalised to sum to 1), a new tensor; empty when the trace carries no norms for that kind.
+Tensor traceValueWeighted(const TranslationTrace& trace, AttentionKind kind);
 
 // Row (query) and column (key) pieces of a kind's matrices. Decoder self-attention's keys are the
 // decoder inputs: `decoderStartPiece` (the start token) then every target piece but the last.

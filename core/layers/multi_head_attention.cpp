@@ -101,6 +101,27 @@ float* MultiHeadAttention::captureTarget(Tensor* probs, int64_t n, int64_t m) co
     return probs->data();
 }
 
+const std::vector<Eigen::MatrixXd>& MultiHeadAttention::valueGram() const {
+    std::call_once(m_gram->made, [this] {
+        // G_h = W_O,hᵀ W_O,h over blocks of o_proj's rows (its stored format: 16-bit rows widened a block at
+        // a time), accumulated in double
+        const int heads = m_heads;
+        const int64_t d = headDim(), rows = m_out.outFeatures(), block = 256;
+        std::vector<Eigen::MatrixXd> gram(static_cast<size_t>(heads), Eigen::MatrixXd::Zero(d, d));
+        RowMatrix widened(std::min(rows, block), heads * d);
+        for (int64_t r0 = 0; r0 < rows; r0 += block) {
+            const int64_t n = std::min(block, rows - r0);
+            for (int64_t r = 0; r < n; ++r)
+                m_out.rowInto(r0 + r, widened.row(r).data());
+            const Eigen::MatrixXd w = widened.topRows(n).cast<double>();
+            for (int h = 0; h < heads; ++h)
+                gram[size_t(h)].noalias() += w.middleCols(h * d, d).transpose() * w.middleCols(h * d, d);
+        }
+        m_gram->heads = std::move(gram);
+    });
+    return m_gram->heads;
+}
+
 RowMatrix MultiHeadAttention::valueNorms(const Eigen::Ref<const RowMatrix>& values) const {
     const int heads = m_heads, kvHeads = m_kvHeads;
     const int64_t d = headDim();
@@ -108,17 +129,7 @@ RowMatrix MultiHeadAttention::valueNorms(const Eigen::Ref<const RowMatrix>& valu
     if (values.cols() != kvHeads * d || out.inFeatures() != heads * d)
         throw Error("value norms: values of " + std::to_string(values.cols()) + " columns for " +
                     std::to_string(kvHeads) + " key/value heads of " + std::to_string(d));
-    // G_h = W_O,hᵀ W_O,h, accumulated row by row of o_proj (its stored format: 16-bit rows are widened one at
-    // a time)
-    std::vector<Eigen::MatrixXd> gram(static_cast<size_t>(heads), Eigen::MatrixXd::Zero(d, d));
-    Eigen::VectorXf row(heads * d);
-    for (int64_t r = 0; r < out.outFeatures(); ++r) {
-        out.rowInto(r, row.data());
-        for (int h = 0; h < heads; ++h) {
-            const Eigen::VectorXd w = row.segment(h * d, d).cast<double>();
-            gram[size_t(h)].noalias() += w * w.transpose();
-        }
-    }
+    const std::vector<Eigen::MatrixXd>& gram = valueGram();
     RowMatrix norms(heads, values.rows());
     for (int h = 0; h < heads; ++h) {
         const int kv = keyValueHeadOf(h, heads, kvHeads);

@@ -14,8 +14,11 @@
 #include "core/ops/nn.h"
 #include "core/tensor/tensor.h"
 
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
+#include <vector>
 
 namespace attnlens {
 
@@ -75,7 +78,8 @@ public:
     const LinearWeights& outWeights() const { return m_out; }
     // ‖v_{j,kv(h)} · W_O,hᵀ‖ for every key j of `values` [m, kvHeads · head_dim] (as attended over) and query
     // head h: [heads, m] — the length of what key j sends through head h (analysis/value_weighting.h). Made
-    // as vᵀ G_h v with G_h = W_O,hᵀ W_O,h, so no [m, D] product per head.
+    // as vᵀ G_h v with G_h = W_O,hᵀ W_O,h, so no [m, D] product per head. The G_h are made on the first call
+    // (thread-safe) and kept: later calls cost m · heads · head_dim² (a decoder step's one new key: nothing).
     RowMatrix valueNorms(const Eigen::Ref<const RowMatrix>& values) const;
 
     // q = (x·Wqᵀ + bq) · head_dim^-0.5      x [n, D] -> q [n, D]
@@ -144,7 +148,15 @@ private:
     // The capture's memory for [heads, n, m] (see the header comment), or nullptr.
     float* captureTarget(Tensor* probs, int64_t n, int64_t m) const;
 
+    // G_h per head, made once by valueNorms() (copies of this layer share them, as they share the weights).
+    struct ValueGram {
+        std::once_flag made;
+        std::vector<Eigen::MatrixXd> heads; // [head_dim, head_dim] each
+    };
+    const std::vector<Eigen::MatrixXd>& valueGram() const;
+
     LinearWeights m_q, m_k, m_v, m_out;
+    std::shared_ptr<ValueGram> m_gram = std::make_shared<ValueGram>();
     int m_heads = 1, m_kvHeads = 1;
     int64_t m_dim = 0; // inner width: heads · head_dim
     float m_scale = 1.0f;

@@ -214,6 +214,8 @@ void TransformerBlock::crossSublayer(RowMatrix& x, const BlockRun& run) const {
     if (!run.crossKeys || !run.crossValues)
         throw Error(
             "transformer: a block with cross-attention ran without the other sequence's keys and values");
+    if (run.trace && run.traceValues)
+        run.trace->crossValueNorms = cross->attention.valueNorms(*run.crossValues);
     residual(
         x, cross->norm, placement == Placement::Pre,
         [&](const RowMatrix& input) {

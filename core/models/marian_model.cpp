@@ -351,7 +351,7 @@ std::span<const int> MarianAblation::crossOff(int layer) const {
 }
 
 MarianEncoderOutput MarianModel::encode(std::span<const int> ids, bool captureAttention,
-                                        const MarianAblation* ablation) const {
+                                        const MarianAblation* ablation, ResidualTrace* trace) const {
     const int64_t S = static_cast<int64_t>(ids.size());
     if (S == 0) throw Error("encoder: the input has no tokens");
     if (S > m_config.maxPositions)
@@ -361,18 +361,38 @@ MarianEncoderOutput MarianModel::encode(std::span<const int> ids, bool captureAt
     out.length = S;
     out.states = embed(ids, m_encoderEmbed, 0, m_config.vocabSize, "encoder"); // [S, D]
     const int L = m_config.encoderLayers, H = m_config.encoderHeads;
+    ResidualTrace local; // the value norms that come with the attention
+    local.rows = {0};
+    if (!trace && captureAttention) trace = &local;
     if (captureAttention) out.selfAttention = Tensor({L, H, S, S});
+    if (trace) trace->layers.assign(size_t(L), LayerTrace());
     for (int l = 0; l < L; ++l) {
         Tensor probs = captureAttention ? out.selfAttention.sub({l}) : Tensor(); // [H, S, S] view
         BlockRun run;
         run.probs = captureAttention ? &probs : nullptr;
         if (ablation) run.offHeads = ablation->encoderOff(l);
+        if (trace) {
+            run.trace = &trace->layers[size_t(l)];
+            run.traceRows = &trace->rows;
+            run.traceValues = trace->values || captureAttention;
+        }
         m_encoderLayers[l].forward(out.states, run);
     }
-    out.crossKeys.resize(m_decoderLayers.size());
-    out.crossValues.resize(m_decoderLayers.size());
-    for (size_t l = 0; l < m_decoderLayers.size(); ++l)
+    if (trace) trace->final = traceRows(out.states, trace->rows);
+    const int Ld = m_config.decoderLayers, Hd = m_config.decoderHeads;
+    out.crossKeys.resize(size_t(Ld));
+    out.crossValues.resize(size_t(Ld));
+    for (int l = 0; l < Ld; ++l)
         m_decoderLayers[l].cross->attention.projectKeyValue(out.states, out.crossKeys[l], out.crossValues[l]);
+    if (captureAttention) {
+        out.selfValueNorms = Tensor({L, H, S});
+        for (int l = 0; l < L; ++l)
+            out.selfValueNorms.slice2d({l}) = trace->layers[size_t(l)].valueNorms;
+        out.crossValueNorms = Tensor({Ld, Hd, S});
+        for (int l = 0; l < Ld; ++l)
+            out.crossValueNorms.slice2d({l}) =
+                m_decoderLayers[l].cross->attention.valueNorms(out.crossValues[l]);
+    }
     return out;
 }
 
@@ -434,10 +454,21 @@ MarianStepOutput MarianModel::decodeStep(int token, const MarianEncoderOutput& e
                                    decoderRun(l, cache.layers[l], encoder, captureAttention ? &self : nullptr,
                                               captureAttention ? &cross : nullptr, ablation));
     }
+    if (captureAttention) appendedKeyNorms(out, cache);
     RowMatrix logits;
     linearInto(x, m_outputProjection, logits); // [1, V_dec]
     out.logits.assign(logits.data(), logits.data() + logits.size());
     return out;
+}
+
+void MarianModel::appendedKeyNorms(MarianStepOutput& out, const MarianDecoderCache& cache) const {
+    const int L = m_config.decoderLayers, H = m_config.decoderHeads;
+    out.selfValueNorms = Tensor({L, H});
+    for (int l = 0; l < L; ++l) {
+        const KvCache& c = cache.layers[size_t(l)];
+        const RowMatrix norms = m_decoderLayers[l].attention.valueNorms(c.values.middleRows(c.length - 1, 1));
+        std::copy(norms.data(), norms.data() + H, out.selfValueNorms.data() + int64_t(l) * H);
+    }
 }
 
 std::vector<MarianStepOutput> MarianModel::decodeSteps(std::span<const int> tokens,
@@ -495,6 +526,7 @@ std::vector<MarianStepOutput> MarianModel::decodeSteps(std::span<const int> toke
     for (size_t b = 0; b < B; ++b) {
         const auto row = logits.row(static_cast<Eigen::Index>(b));
         out[b].logits.assign(row.data(), row.data() + row.size());
+        if (captureAttention) appendedKeyNorms(out[b], *caches[b]);
     }
     return out;
 }

@@ -79,6 +79,10 @@ struct MarianEncoderOutput {
     std::vector<RowMatrix> crossKeys;   // per decoder layer [S, D]
     std::vector<RowMatrix> crossValues; // per decoder layer [S, D]
     Tensor selfAttention;               // [L_enc, H, S, S] (empty when not captured)
+    // With the attention: ‖v_j · W_O,hᵀ‖ of every source piece j (value-weighted maps,
+    // analysis/value_weighting.h) as the encoder's self-attention [L_enc, H, S] and each decoder layer's
+    // cross-attention [L_dec, H, S] see it.
+    Tensor selfValueNorms, crossValueNorms;
 };
 
 // The decoder self-attention cache of one hypothesis (copyable; beam search copies parents').
@@ -101,6 +105,7 @@ struct MarianStepOutput {
     std::vector<float> logits; // [V_dec], final_logits_bias included
     Tensor selfAttention;      // [L_dec, H, t+1]   (t = position of the input token)
     Tensor crossAttention;     // [L_dec, H, S]
+    Tensor selfValueNorms; // [L_dec, H]: ‖v · W_O,hᵀ‖ of the key this step appended (the input token)
 };
 
 // The two terms of the input embedding before the first layer (x = tokens + positions), for display.
@@ -156,8 +161,11 @@ public:
 
     // ids: source model ids (</s> included). Throws attnlens::Error for an empty input, more than
     // max_position_embeddings tokens or an id outside the vocabulary.
+    // trace: the encoder's residual stream at trace->rows kept layer by layer
+    // (core/contract/residual_trace.h).
     MarianEncoderOutput encode(std::span<const int> ids, bool captureAttention = true,
-                               const MarianAblation* ablation = nullptr) const;
+                               const MarianAblation* ablation = nullptr,
+                               ResidualTrace* trace = nullptr) const;
 
     // The token and position terms the encoder (or decoder) adds for `ids`; their sum is exactly
     // what the first layer receives. Throws like encode() for bad ids or positions.
@@ -214,6 +222,8 @@ private:
     RowMatrix embed(std::span<const int> ids, const Tensor& table, int64_t firstPosition, int64_t vocab,
                     const char* what) const;
     void checkDecoderPosition(int64_t pos) const;
+    // out.selfValueNorms from the key each layer of `cache` appended last.
+    void appendedKeyNorms(MarianStepOutput& out, const MarianDecoderCache& cache) const;
     // Decoder layer l's run over `cache` (capture views, its heads off, the encoder's keys and values).
     BlockRun decoderRun(int l, KvCache& cache, const MarianEncoderOutput& encoder, Tensor* self,
                         Tensor* cross, const MarianAblation* ablation) const;

@@ -1,15 +1,20 @@
 // Value-weighted attention (issue 42, core/analysis/value_weighting.h): the norms ‖v_j · W_O,hᵀ‖ on a
 // hand-made layer, and on the fixtures (GPT-2, Llama with grouped KV heads, bf16) against the product made in
 // full; rows value-weighted sum to 1 and keep α_ij n_j / α_ik n_k; `attnlens-cli text --value-weighted`
-// writes both maps.
+// writes both maps. A translation (greedy and beam search, the built-in Marian and a save_pretrained fixture)
+// carries the norms its decoding met step by step, equal to a teacher-forced pass's over the same pieces, for
+// every hypothesis of the tree; `attnlens-cli translate --value-weighted` writes the three maps.
 
 #include "core/analysis/value_weighting.h"
+#include "core/decode/trace_attention.h"
 #include "core/io/json_file.h"
 #include "core/models/llama_model.h"
+#include "core/models/marian_folder.h"
 #include "core/models/text_folder.h"
 #include "core/util/error.h"
 #include "support/cli_run.h"
 
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -144,6 +149,71 @@ private slots:
             QVERIFY((norms[l] - expected[l]).cwiseAbs().maxCoeff() < 1e-5);
     }
 
+    // The norms a decoding collects (the encoder's pass, each step's appended key, beams batched) are those
+    // of one teacher-forced pass over the same hypothesis.
+    void translationNormsAreTheForcedPasses_data() {
+        QTest::addColumn<QString>("folder");
+        QTest::addColumn<int>("beams");
+        const QString builtin =
+            QString::fromStdString((kData / "../../resources/models/marian-de-en-tiny").string());
+        QTest::newRow("built-in, greedy") << builtin << 1;
+        QTest::newRow("built-in, 3 beams") << builtin << 3;
+        QTest::newRow("fixture, 2 beams")
+            << QString::fromStdString((kData / "marian/tiny-f32").string()) << 2;
+    }
+    void translationNormsAreTheForcedPasses() {
+        QFETCH(QString, folder);
+        QFETCH(int, beams);
+        const MarianFolder f = loadMarianFolder(folder.toStdString());
+        DecodeOptions options;
+        options.numBeams = beams;
+        options.maxNewTokens = 12;
+        DecodeSession session(f.model, f.tokenizer, "Der kleine Hund schläft im Garten.", options);
+        session.run();
+        std::vector<int> nodes{session.bestNode()};
+        const int last = int(session.nodes().size()) - 1; // a hypothesis the search left behind, likely
+        if (beams > 1 && last != session.bestNode()) nodes.push_back(last);
+        for (int node : nodes) {
+            const auto trace = session.trace(node);
+            const MarianModel& m = *f.model;
+            ResidualTrace encoderTrace, decoderTrace;
+            encoderTrace.values = decoderTrace.values = true;
+            const MarianEncoderOutput encoder = m.encode(trace->sourceIds, false, nullptr, &encoderTrace);
+            m.decodeForced(m.forcedDecoderInput(trace->targetIds), encoder, nullptr, &decoderTrace);
+            const int64_t T = int64_t(trace->targetIds.size()), S = int64_t(trace->sourceIds.size());
+            QCOMPARE(trace->decoderValueNorms.shape(),
+                     Shape({m.config().decoderLayers, m.config().decoderHeads, T}));
+            QCOMPARE(trace->crossValueNorms.shape(),
+                     Shape({m.config().decoderLayers, m.config().decoderHeads, S}));
+            QCOMPARE(trace->encoderValueNorms.shape(),
+                     Shape({m.config().encoderLayers, m.config().encoderHeads, S}));
+            auto close = [](const RowMatrix& got, const RowMatrix& want) {
+                return got.rows() == want.rows() && got.cols() == want.cols() &&
+                       (got - want).cwiseAbs().maxCoeff() <=
+                           1e-4f * std::max(1.0f, want.cwiseAbs().maxCoeff());
+            };
+            for (int l = 0; l < m.config().encoderLayers; ++l)
+                QVERIFY(
+                    close(trace->encoderValueNorms.slice2d({l}), encoderTrace.layers[size_t(l)].valueNorms));
+            for (int l = 0; l < m.config().decoderLayers; ++l) {
+                QVERIFY2(
+                    close(trace->decoderValueNorms.slice2d({l}), decoderTrace.layers[size_t(l)].valueNorms),
+                    qPrintable(QString("node %1 decoder layer %2").arg(node).arg(l)));
+                QVERIFY(close(trace->crossValueNorms.slice2d({l}),
+                              decoderTrace.layers[size_t(l)].crossValueNorms));
+            }
+            // value-weighted rows sum to 1 (causal decoder rows over the keys they see)
+            for (AttentionKind kind :
+                 {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross}) {
+                const Tensor w = traceValueWeighted(*trace, kind);
+                QCOMPARE(w.shape(), traceAttention(*trace, kind).shape());
+                const auto map = w.slice2d({1, 1});
+                for (Eigen::Index r = 0; r < map.rows(); ++r)
+                    QVERIFY(std::abs(map.row(r).sum() - 1.0f) < 1e-5f);
+            }
+        }
+    }
+
     void cliWritesBothMaps() {
         QTemporaryDir tmp;
         const QString out = tmp.filePath("run.json");
@@ -157,6 +227,28 @@ private slots:
             sum += v.get<double>();
         QVERIFY(std::abs(sum - 1.0) < 1e-5);
         QVERIFY(j["value_weighted"][2][1][3][0].get<double>() != j["attentions"][2][1][3][0].get<double>());
+    }
+
+    void cliWritesTheTranslationsMaps() {
+        QTemporaryDir tmp;
+        const QString out = tmp.filePath("run.json"), png = tmp.filePath("cross.png");
+        const auto r = clitest::run(
+            {"translate", "--value-weighted", "--json", out, "--heatmap", png, "Ich habe Hunger."});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY(QFileInfo(png).size() > 0);
+        const Json j = readJsonFile(out.toStdString());
+        for (const char* kind : {"encoder", "decoder", "cross"}) {
+            const Json& w = j["value_weighted"][kind];
+            QCOMPARE(w.size(), j["attentions"][kind].size());
+            double sum = 0;
+            for (const auto& v : w[0][1][1])
+                sum += v.get<double>();
+            QVERIFY2(std::abs(sum - 1.0) < 1e-5, kind);
+        }
+        QVERIFY(j["value_weighted"]["cross"][0][0][0] != j["attentions"]["cross"][0][0][0]);
+        const auto bad = clitest::run({"translate", "--value-weighted", "Ich habe Hunger."});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY(bad.err.startsWith("error: "));
     }
 };
 

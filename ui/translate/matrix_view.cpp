@@ -77,8 +77,10 @@ QString AttentionMatrixView::title() const {
 
 void AttentionMatrixView::refresh() {
     m_matrix = m_doc->currentMatrix();
-    m_title->setText(title() + (m_doc->wordLevel() ? tr(" · words") : QString()) +
-                     (m_doc->hideSpecial() ? tr(" · special tokens hidden") : QString()));
+    m_title->setText(
+        title() + (m_doc->valueWeighted() && !m_doc->showsThrough() ? tr(" · value-weighted") : QString()) +
+        (m_doc->wordLevel() ? tr(" · words") : QString()) +
+        (m_doc->hideSpecial() ? tr(" · special tokens hidden") : QString()));
     if (m_matrix.empty()) {
         m_placeholder->setText(!m_doc->hasModel() ? tr("Open a Marian model (File → Open model…).")
                                : !m_doc->trace()  ? tr("Type a German sentence and press Translate.")

@@ -218,6 +218,7 @@ QString TranslateLenses::describeMatrix() const {
                    .arg(m_doc->layer())
                    .arg(m_doc->head() >= 0 ? tr("head %1").arg(m_doc->head())
                                            : (m_doc->fusion() == HeadFusion::Max ? tr("max") : tr("mean")));
+    if (m_doc->valueWeighted() && !m_doc->showsThrough()) head += tr(" · value-weighted");
     return tr("“%1” · %2 · %3 · step %4 · %5")
         .arg(trace ? QString::fromStdString(trace->source) : QString(), attentionKindName(m_doc->kind()),
              head)

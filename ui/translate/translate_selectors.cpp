@@ -17,7 +17,8 @@ namespace attnlens::ui {
 TranslateSelectors::TranslateSelectors(TranslationDocument* doc, QWidget* parent)
     : QWidget(parent), m_doc(doc), m_kind(new QComboBox(this)), m_layer(new QSpinBox(this)),
       m_head(new HeadCombo(this)), m_wordLevel(new QCheckBox(tr("Words"), this)),
-      m_hideSpecial(new QCheckBox(tr("Hide special tokens"), this)) {
+      m_hideSpecial(new QCheckBox(tr("Hide special tokens"), this)),
+      m_valueWeighted(new QCheckBox(tr("Value-weighted"), this)) {
     m_kind->setObjectName(QStringLiteral("attentionKind"));
     m_kind->addItem(tr("Encoder self-attention"), static_cast<int>(AttentionKind::EncoderSelf));
     m_kind->addItem(tr("Decoder self-attention"), static_cast<int>(AttentionKind::DecoderSelf));
@@ -32,6 +33,11 @@ TranslateSelectors::TranslateSelectors(TranslationDocument* doc, QWidget* parent
            "averaged over its query pieces"));
     m_hideSpecial->setObjectName(QStringLiteral("hideSpecial"));
     m_hideSpecial->setToolTip(tr("Leave out </s> and <pad>; rows are renormalised over the remaining keys"));
+    m_valueWeighted->setObjectName(QStringLiteral("valueWeighted"));
+    m_valueWeighted->setToolTip(tr(
+        "Each weight times the length of what its key sends through the head (‖v·W_O‖, Kobayashi et al. "
+        "2020), rows renormalised: where the head's output comes from, not only where it looks. Rollout and "
+        "flow stay on the weights."));
     auto* row = new QHBoxLayout(this);
     row->setContentsMargins(0, 0, 0, 0);
     row->setSpacing(6);
@@ -42,6 +48,7 @@ TranslateSelectors::TranslateSelectors(TranslationDocument* doc, QWidget* parent
     row->addSpacing(8);
     row->addWidget(m_wordLevel);
     row->addWidget(m_hideSpecial);
+    row->addWidget(m_valueWeighted);
 
     connect(m_kind, &QComboBox::activated, this,
             [this](int i) { m_doc->setKind(static_cast<AttentionKind>(m_kind->itemData(i).toInt())); });
@@ -60,10 +67,12 @@ TranslateSelectors::TranslateSelectors(TranslationDocument* doc, QWidget* parent
     });
     connect(m_wordLevel, &QCheckBox::toggled, m_doc, &TranslationDocument::setWordLevel);
     connect(m_hideSpecial, &QCheckBox::toggled, m_doc, &TranslationDocument::setHideSpecial);
+    connect(m_valueWeighted, &QCheckBox::toggled, m_doc, &TranslationDocument::setValueWeighted);
 }
 
 void TranslateSelectors::sync() {
-    const QSignalBlocker b1(m_kind), b2(m_layer), b3(m_head), b4(m_wordLevel), b5(m_hideSpecial);
+    const QSignalBlocker b1(m_kind), b2(m_layer), b3(m_head), b4(m_wordLevel), b5(m_hideSpecial),
+        b6(m_valueWeighted);
     m_kind->setCurrentIndex(m_kind->findData(static_cast<int>(m_doc->kind())));
     const int layers = std::max(1, m_doc->layerCount(m_doc->kind()));
     m_layer->setRange(0, layers - 1); // numbered from 0, as everywhere
@@ -77,6 +86,8 @@ void TranslateSelectors::sync() {
     m_head->setSelection({m_doc->head(), m_doc->fusion()}, through);
     m_wordLevel->setChecked(m_doc->wordLevel());
     m_hideSpecial->setChecked(m_doc->hideSpecial());
+    m_valueWeighted->setChecked(m_doc->valueWeightedSwitch());
+    m_valueWeighted->setEnabled(!m_doc->trace() || m_doc->canValueWeight());
 }
 
 } // namespace attnlens::ui

@@ -29,6 +29,7 @@ private:
     HeadCombo* m_head;
     QCheckBox* m_wordLevel;
     QCheckBox* m_hideSpecial;
+    QCheckBox* m_valueWeighted;
 };
 
 } // namespace attnlens::ui

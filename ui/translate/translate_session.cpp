@@ -37,6 +37,7 @@ TranslateSession TranslateSession::parse(const QJsonObject& o, SessionReader& r,
         static_cast<TranslationDocument::Through>(kThroughs.indexOf(r.choice("through", "layer", kThroughs)));
     s.wordLevel = r.boolean("word_level", false);
     s.hideSpecial = r.boolean("hide_special", false);
+    s.valueWeighted = r.boolean("value_weighted", false);
     s.beamNode = r.integer("beam_node", -1, -1, 1 << 20);
     if (r.has("selected") && !o.value("selected").isNull()) {
         SessionReader sel(r.object("selected"), r.where("selected"));
@@ -89,6 +90,7 @@ TranslateSession TranslateSession::capture(const TranslationDocument& doc) {
     s.through = doc.through();
     s.wordLevel = doc.wordLevel();
     s.hideSpecial = doc.hideSpecial();
+    s.valueWeighted = doc.valueWeightedSwitch();
     s.beamNode = doc.selectedBeamNode();
     if (const TokenRef t = doc.selectedToken(); t.isValid()) s.selected = t;
     return s;
@@ -110,6 +112,7 @@ void TranslateSession::write(QJsonObject& s) const {
     s.insert("through", kThroughs[static_cast<int>(through)]);
     s.insert("word_level", wordLevel);
     s.insert("hide_special", hideSpecial);
+    s.insert("value_weighted", valueWeighted);
     s.insert("beam_node", beamNode);
     if (selected)
         s.insert("selected", QJsonObject{{"side", selected->side == TokenSide::Target ? "target" : "source"},
@@ -134,6 +137,7 @@ void TranslateSession::applyView(TranslationDocument& doc) const {
     if (head < 0) doc.setThrough(through);
     doc.setWordLevel(wordLevel);
     doc.setHideSpecial(hideSpecial);
+    doc.setValueWeighted(valueWeighted);
     doc.setSelectedBeamNode(beamNode);
     doc.setSelectedToken(selected.value_or(TokenRef{}));
 }

@@ -36,7 +36,7 @@ struct TranslateSession {
     int layer = 0, head = -1, beamNode = -1;
     HeadFusion fusion = HeadFusion::Mean;
     TranslationDocument::Through through = TranslationDocument::Through::Layer;
-    bool wordLevel = false, hideSpecial = false;
+    bool wordLevel = false, hideSpecial = false, valueWeighted = false;
     std::optional<TokenRef> selected;
     std::array<HeadList, 3> ablation; // encoder, decoder, cross
     std::optional<LabelledMatrix> pinned;

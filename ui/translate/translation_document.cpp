@@ -110,31 +110,15 @@ std::shared_ptr<const TranslationTrace> traceForNode(const TranslationSnapshot& 
         path.push_back(n);
     std::reverse(path.begin(), path.end());
     const BeamNode& last = nodes[static_cast<size_t>(node)];
-    const int64_t L = last.crossAttention.dim(0), H = last.crossAttention.dim(1),
-                  S = last.crossAttention.dim(2);
-    const int64_t T = static_cast<int64_t>(path.size());
     auto trace = std::make_shared<TranslationTrace>();
     const TranslationTrace& best = *snapshot.best;
     trace->source = best.source;
     trace->sourceTokens = best.sourceTokens;
     trace->sourceIds = best.sourceIds;
     trace->encoderAttention = best.encoderAttention;
-    trace->decoderAttention = Tensor({L, H, T, T}); // causal zeros stay 0
-    trace->crossAttention = Tensor({L, H, T, S});
-    for (int64_t t = 0; t < T; ++t) {
-        const BeamNode& n = nodes[static_cast<size_t>(path[static_cast<size_t>(t)])];
-        trace->targetIds.push_back(n.token);
-        trace->targetTokens.push_back(tokenizer.idToPiece(n.token));
-        trace->tokenLogprobs.push_back(n.logprob);
-        trace->candidates.push_back(n.candidates);
-        for (int64_t l = 0; l < L; ++l)
-            for (int64_t h = 0; h < H; ++h) {
-                const float* self = n.selfAttention.data() + (l * H + h) * n.depth; // [depth]
-                std::copy(self, self + n.depth, &trace->decoderAttention.slice2d({l, h})(t, 0));
-                const float* cross = n.crossAttention.data() + (l * H + h) * S; // [S]
-                std::copy(cross, cross + S, &trace->crossAttention.slice2d({l, h})(t, 0));
-            }
-    }
+    trace->encoderValueNorms = best.encoderValueNorms;
+    trace->crossValueNorms = best.crossValueNorms;
+    fillHypothesis(*trace, nodes, path, &tokenizer);
     trace->translation = tokenizer.decode(trace->targetIds);
     trace->finished = last.finished;
     trace->score = last.finished ? last.finalScore : last.score;
@@ -338,6 +322,24 @@ Tensor TranslationDocument::attentionTensor(AttentionKind kind) const {
     return m_trace ? traceAttention(*m_trace, kind) : Tensor();
 }
 
+Tensor TranslationDocument::shownTensor(AttentionKind kind) const {
+    if (!valueWeighted()) return attentionTensor(kind);
+    if (m_weightedTrace != m_trace) {
+        m_weightedTrace = m_trace;
+        for (Tensor& t : m_weighted)
+            t = Tensor();
+    }
+    Tensor& weighted = m_weighted[static_cast<int>(kind)];
+    if (weighted.empty()) weighted = traceValueWeighted(*m_trace, kind);
+    return weighted;
+}
+
+void TranslationDocument::setValueWeighted(bool on) {
+    if (on == m_valueWeighted) return;
+    m_valueWeighted = on;
+    emit selectionChanged();
+}
+
 QStringList TranslationDocument::tokens(TokenSide side) const {
     if (!m_trace) return {};
     return toQStringList(side == TokenSide::Source ? m_trace->sourceTokens : m_trace->targetTokens);
@@ -345,7 +347,7 @@ QStringList TranslationDocument::tokens(TokenSide side) const {
 
 AttentionMatrix TranslationDocument::matrix(AttentionKind kind, int layer, int head) const {
     AttentionMatrix m;
-    const Tensor t = attentionTensor(kind); // [L, H, Q, K]
+    const Tensor t = attentionTensor(kind); // [L, H, Q, K] (rollout and flow: the weights)
     if (t.rank() != 4 || t.dim(2) == 0 || t.dim(3) == 0) return m;
     if (layer < 0 || layer >= t.dim(0) || head >= t.dim(1)) return m;
     RowMatrix raw;
@@ -366,8 +368,9 @@ AttentionMatrix TranslationDocument::matrix(AttentionKind kind, int layer, int h
             return m; // pending
         raw = m_flow;
     } else {
-        raw = head >= 0 ? RowMatrix(t.slice2d({layer, head}))
-                        : layerAttention(t, layer, {-1, m_selection.heads.fusion});
+        const Tensor shown = shownTensor(kind);
+        raw = head >= 0 ? RowMatrix(shown.slice2d({layer, head}))
+                        : layerAttention(shown, layer, {-1, m_selection.heads.fusion});
     }
     m.rowSide = kind == AttentionKind::EncoderSelf ? TokenSide::Source : TokenSide::Target;
     m.columnSide = kind == AttentionKind::DecoderSelf ? TokenSide::Target : TokenSide::Source;
@@ -379,7 +382,7 @@ AttentionMatrix TranslationDocument::matrix(AttentionKind kind, int layer, int h
 
 AttentionMatrix TranslationDocument::newestCrossAttention(int layer) const {
     AttentionMatrix m;
-    const Tensor t = attentionTensor(AttentionKind::Cross); // [L, H, T, S]
+    const Tensor t = shownTensor(AttentionKind::Cross); // [L, H, T, S]
     if (t.rank() != 4 || t.dim(2) == 0 || layer < 0 || layer >= t.dim(0)) return m;
     const int64_t H = t.dim(1), T = t.dim(2), S = t.dim(3);
     RowMatrix raw(H + 1, S); // [heads + mean, S]

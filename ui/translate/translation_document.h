@@ -146,9 +146,20 @@ public:
     bool flowPending() const; // the current selection shows flow and its matrix is not here yet
     void setFlowMatrix(FlowKey key, RowMatrix flow); // [S, S]: row q = attentionFlow(…, q, …)
 
+    // Value-weighted maps (issue 42): every one-layer matrix, the newest cross row and the model grid show
+    // α_ij·‖v_j·W_O,hᵀ‖ renormalised per row (each head weighted before the fusion); rollout and flow stay on
+    // the weights. Off while the trace carries no norms (canValueWeight()).
+    bool valueWeighted() const { return m_valueWeighted && canValueWeight(); }
+    bool canValueWeight() const { return m_trace && !m_trace->crossValueNorms.empty(); }
+    bool valueWeightedSwitch() const { return m_valueWeighted; } // on even while nothing is shown
+    void setValueWeighted(bool on);
+
     // --- derived matrices -------------------------------------------------------------------
     // The raw tensor of a kind for the shown hypothesis: [L, H, Q, K] (empty when none yet).
     Tensor attentionTensor(AttentionKind kind) const;
+    // What the one-layer views draw: attentionTensor(), value-weighted when valueWeighted() (made once per
+    // trace and kind).
+    Tensor shownTensor(AttentionKind kind) const;
     QStringList tokens(TokenSide side) const; // pieces
     // head >= 0 one head, -1 fused with fusion(). Hiding and word merge follow the toggles.
     AttentionMatrix matrix(AttentionKind kind, int layer, int head) const;
@@ -194,7 +205,11 @@ private:
     mutable FlowKey m_rolloutKey;
     mutable RowMatrix m_rollout;
     mutable std::shared_ptr<const TranslationTrace> m_rolloutTrace;
+    // shownTensor()'s value-weighted tensors of m_weightedTrace, one per kind (empty: not made yet)
+    mutable std::shared_ptr<const TranslationTrace> m_weightedTrace;
+    mutable Tensor m_weighted[3];
     TokenRef m_selected, m_hovered;
+    bool m_valueWeighted = false;
     bool m_wordLevel = false;
     bool m_hideSpecial = false;
     int m_beamNode = -1;

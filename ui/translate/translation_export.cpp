@@ -55,6 +55,7 @@ void writeAttentionJson(const QString& path, const TranslationDocument& doc) {
     sel["head"] = doc.head() >= 0 ? Json(doc.head()) : Json(std::string(headFusionName(doc.fusion())));
     sel["word_level"] = doc.wordLevel();
     sel["hide_special"] = doc.hideSpecial();
+    sel["value_weighted"] = doc.valueWeighted();
     sel["beam_node"] = doc.selectedBeamNode();
     j["selection"] = sel;
     const AttentionMatrix m = doc.currentMatrix();
@@ -72,6 +73,12 @@ void writeAttentionJson(const QString& path, const TranslationDocument& doc) {
     for (int i = 0; i < 3; ++i)
         tensors[names[i]] = tensorJson(doc.attentionTensor(kinds[i]));
     j["tensors"] = tensors;
+    if (doc.valueWeighted()) { // beside the weights, as `attnlens-cli translate --value-weighted` writes them
+        Json weighted;
+        for (int i = 0; i < 3; ++i)
+            weighted[names[i]] = tensorJson(doc.shownTensor(kinds[i]));
+        j["value_weighted"] = weighted;
+    }
     std::ofstream out(path.toStdString());
     if (!out) throw Error(path.toStdString() + ": cannot open for writing");
     out << j.dump();
@@ -99,7 +106,7 @@ void writeMatrixCsv(const QString& path, const AttentionMatrix& m) {
 }
 
 void writeAttentionNpy(const QString& path, const TranslationDocument& doc) {
-    const Tensor t = doc.attentionTensor(doc.kind());
+    const Tensor t = doc.shownTensor(doc.kind()); // value-weighted when the page shows it so
     if (t.empty()) throw Error(path.toStdString() + ": no attention of this kind yet");
     writeNpy(path.toStdString(), t);
 }
