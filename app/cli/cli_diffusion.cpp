@@ -4,7 +4,8 @@
 //   unet --model DIR --sample X.npy --timestep T [--class C] [--json OUT]
 //       one forward; X.npy float32 [1, C, H, W] (or [C, H, W]);
 //       OUT: {"noise_pred": [C][H][W], "attentions": [{"name", "path", "heads", "spatial": [h, w],
-//             "weights": [heads][tokens][tokens]}, …]}   token = y·w + x, execution order
+//             "weights": [heads][tokens][tokens], "value_norms": [heads][tokens] (‖v_j·W_O,hᵀ‖: weights ×
+//             norms, rows renormalised, are the value-weighted maps)}, …]}   token = y·w + x, execution order
 //       --ablate L:H[,…]: those heads off (L: attention layer in execution order, H: head, from 0;
 //       transformers' head_mask semantics — diffusers has none); the JSON is of the ablated run and adds
 //       "ablated" [[L, H]…], "noise_pred_relative_change" (‖ε̂_ablated − ε̂‖ / ‖ε̂‖) and
@@ -19,7 +20,8 @@
 //       [--on x0|xt] [--colormap NAME] [--opacity A]: where the image pixel ROW,COL (from 0; or the region of
 //       pixels between two corners, inclusive) looks in attention layer L (index in execution order from 0,
 //       or its module path; default the first) at loop step S (default the last), over that step's x̂0 (or
-//       x_t), enlarged with crisp pixels; --key-side: who attends to the region instead.
+//       x_t), enlarged with crisp pixels; --key-side: who attends to the region instead; --value-weighted:
+//       each head's weights times its keys' ‖v·W_O‖, rows renormalised, before the fusion.
 //       --gif OUT.gif [--delay MS]: the same view at every step, as an animated GIF (giflib) —
 //       unet_maps.h's renderUNetView draws both, as it draws the Diffusion page.
 
@@ -125,6 +127,8 @@ int runUnet(const std::vector<std::string>& argv) {
             head.pop_back();
             text += (i ? "," : "") + head + ",\"weights\":";
             attnlens::appendNested(text, a.weights.data(), a.weights.shape());
+            text += ",\"value_norms\":"; // [heads][keys]: ‖v_j·W_O,hᵀ‖ (value-weighted maps)
+            attnlens::appendNested(text, a.valueNorms.data(), a.valueNorms.shape());
             text += '}';
         }
         text += "]}\n";
@@ -162,7 +166,8 @@ PixelRegion parseQuery(const std::string& q) {
 
 std::optional<ViewRequest> parseView(const cli::Args& args) {
     const auto png = args.value("--overlay"), gif = args.value("--gif");
-    for (const char* flag : {"--layer", "--query", "--head", "--on", "--colormap", "--opacity", "--key-side"})
+    for (const char* flag : {"--layer", "--query", "--head", "--on", "--colormap", "--opacity", "--key-side",
+                             "--value-weighted"})
         if (!png && !gif && args.has(flag))
             throw cli::UsageError(std::string(flag) + " applies to --overlay and --gif only");
     if (!png && args.has("--step"))
@@ -177,6 +182,7 @@ std::optional<ViewRequest> parseView(const cli::Args& args) {
     r.delayMs = args.intValue("--delay", 100, 10, 10000);
     r.view.query = parseQuery(args.value("--query", "0,0"));
     r.view.keySide = args.has("--key-side");
+    r.view.valueWeighted = args.has("--value-weighted");
     const std::string on = args.value("--on", "x0");
     if (on != "x0" && on != "xt") throw cli::UsageError("--on: expected x0 or xt, got '" + on + "'");
     r.view.onNoisy = on == "xt";
@@ -253,7 +259,7 @@ int runDiffuse(const std::vector<std::string>& argv) {
                                 "--size",  "--init-noise", "--noise-dir", "--out",   "--json",  "--overlay",
                                 "--gif",   "--delay",      "--step",      "--layer", "--query", "--head",
                                 "--on",    "--colormap",   "--opacity"},
-                         {"--key-side"});
+                         {"--key-side", "--value-weighted"});
     if (!args.positionals().empty())
         throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     const auto scheduler = args.value("--scheduler");
@@ -344,7 +350,7 @@ const cli::Registration regDiffuse{
     "[--model DIR] --scheduler ddim|ddpm --steps N [--class C] [--eta E] [--seed S] "
     "[--size H[,W]] [--init-noise X.npy] [--noise-dir D] [--out IMG.png] [--json OUT] "
     "[--overlay OUT.png [--step S]] [--gif OUT.gif [--delay MS]] [--layer L|NAME] "
-    "[--query ROW,COL[:ROW,COL]] [--key-side] [--head H|mean|max|min] [--on x0|xt] "
+    "[--query ROW,COL[:ROW,COL]] [--key-side] [--value-weighted] [--head H|mean|max|min] [--on x0|xt] "
     "[--colormap NAME] [--opacity A]",
     "generate an image with DDPM or DDIM sampling (the built-in model without --model)", &runDiffuse};
 

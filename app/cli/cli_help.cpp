@@ -116,6 +116,8 @@ CommandHelp diffuseHelp() {
                                           "corners, inclusive (default: 0,0)"},
             {"--key-side", "with --overlay/--gif: who attends to the --query region, instead of where it "
                            "looks"},
+            {"--value-weighted", "with --overlay/--gif: each weight times its key's ‖v·W_O‖, rows "
+                                 "renormalised, per head before the fusion"},
             {"--head H|mean|max|min", "with --overlay/--gif: head from 0, or mean|max|min over the layer's "
                                       "heads (default: mean)"},
             {"--on x0|xt", "with --overlay/--gif: over the step's predicted clean image or its noisy input "
@@ -417,6 +419,9 @@ CommandHelp t2iHelp() {
              "DAAM's aggregate [77][H][W]: each token's maps averaged over steps and layers, "
              "bicubic-upsampled to the image"},
             {"--all-heads", "with --json: every head's map [heads][pixels][77] instead of the mean"},
+            {"--value-weighted",
+             "keep the value-weighted maps too (each weight times its token's ‖v·W_O‖, rows "
+             "renormalised): --json adds \"cond_value_weighted\", --overlay draws them"},
             {"--overlay OUT.png", "a word's map over the image, as the Text to image page draws it"},
             {"--word WORD", "with --overlay: a word of the prompt (CLIP pieces merged at </w>, as the page's "
                             "chips show them; <start>, <end>, padding) or its index from 0"},

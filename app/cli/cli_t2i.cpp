@@ -2,7 +2,9 @@
 // (core/diffusion/t2i_pipeline.h), the cross-attention of every step kept:
 //   t2i --model PIPE --prompt P [--negative N] [--steps S] [--guidance G] [--seed S]
 //       [--scheduler pndm|ddim|euler|dpm] [--init-latents X.npy] [--size HxW] [--out IMG.png] [--json OUT]
-//       [--maps OUT.npy] [--all-heads]
+//       [--maps OUT.npy] [--all-heads] [--value-weighted]
+// --value-weighted: the JSON adds "cond_value_weighted" (and "uncond_value_weighted") per layer, each head's
+// weights times its tokens' ‖v·W_O‖ renormalised; --overlay draws that map.
 
 #include "cli_common.h"
 #include "cli_overlay.h"
@@ -62,6 +64,7 @@ T2iRequest readRequest(const cli::Args& args) {
         }
     }
     r.allHeads = args.has("--all-heads");
+    r.valueWeighted = args.has("--value-weighted");
     return r;
 }
 
@@ -86,6 +89,7 @@ RgbImage wordOverlay(const cli::Args& args, const T2iResult& r, int word) {
     q.step = args.intValue("--step", -1, -1, static_cast<int>(r.steps.size()) - 1);
     q.layer = args.intValue("--layer", -1, -1, static_cast<int>(t2iCrossLayers(r).size()) - 1);
     if (const auto head = args.value("--head")) q.heads = parseHeadSelection(*head);
+    q.valueWeighted = args.has("--value-weighted");
     const std::string half = args.value("--half", "cond");
     if (half == "uncond")
         q.half = T2iHalf::Uncond;
@@ -103,7 +107,7 @@ int runT2i(const std::vector<std::string>& argv) {
                                 "--seed",  "--scheduler", "--init-latents", "--size",     "--out",
                                 "--json",  "--maps",      "--overlay",      "--word",     "--step",
                                 "--layer", "--head",      "--half",         "--colormap", "--opacity"},
-                         {"--all-heads"});
+                         {"--all-heads", "--value-weighted"});
     if (!args.positionals().empty())
         throw cli::UsageError("unexpected argument '" + args.positionals()[0] +
                               "' (the prompt goes after --prompt)");
@@ -149,7 +153,7 @@ const cli::Registration regT2i{
     "t2i",
     "--model PIPE --prompt P [--negative N] [--steps S] [--guidance G] [--seed S] "
     "[--scheduler pndm|ddim|euler|dpm] [--init-latents X.npy] [--size HxW] [--out IMG.png] [--json OUT] "
-    "[--maps OUT.npy] [--all-heads] [--overlay OUT.png --word WORD [--step S] [--layer L] "
+    "[--maps OUT.npy] [--all-heads] [--value-weighted] [--overlay OUT.png --word WORD [--step S] [--layer L] "
     "[--head H|mean|max|min] [--half cond|uncond|cond-uncond] [--colormap NAME] [--opacity A]]",
     "text to image with a Stable Diffusion pipeline folder (StableDiffusionPipeline semantics); the "
     "cross-attention of every step: which word lands where",

@@ -111,7 +111,6 @@ QString applyTextView(TextPage* page, const GuiOptions& o) {
     if (o.textView == contribView) page->logitLens()->setMode(TextLogitLens::Mode::Contributions);
     if (!o.kvPolicy.isEmpty()) page->kvWhatIf()->setPolicy(o.kvPolicy);
     if (o.textView >= 0) page->views()->setCurrentIndex(o.textView > lensTab ? o.textView - 1 : o.textView);
-    if (o.valueWeighted) page->findChild<QCheckBox*>(QStringLiteral("valueWeighted"))->setChecked(true);
     if (!o.layer.isEmpty()) {
         bool ok = false;
         const int layer = o.layer.toInt(&ok);
@@ -134,6 +133,8 @@ QString applyTextView(TextPage* page, const GuiOptions& o) {
 }
 
 void screenshotTranslate(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
+    if (o.valueWeighted)
+        pages.translate->findChild<QCheckBox*>(QStringLiteral("valueWeighted"))->setChecked(true);
     runTranslateScript(pages.translate, o.translate, [&window, o](bool scripted, const QString& message) {
         if (!scripted)
             std::fprintf(stderr, "warning: %s (grabbing the page as it is)\n", qPrintable(message));
@@ -169,10 +170,14 @@ void screenshotPage(MainWindow& window, WorkspacePage* page, const GuiOptions& o
         });
     }
     auto shown = std::make_shared<QMetaObject::Connection>();
-    const auto first = [page, shown, applied, gate, afterRun, run] {
+    const auto first = [page, shown, applied, gate, afterRun, run, weighted = o.valueWeighted] {
         QObject::disconnect(*shown);
         *applied = true;
         run(afterRun);
+        // --value-weighted: the page's switch (Text, Vision, Diffusion, Text to image), where the result has
+        // norms
+        if (auto* box = page->findChild<QCheckBox*>(QStringLiteral("valueWeighted")); weighted && box)
+            box->setChecked(true);
         gate->check();
     };
     *shown = QObject::connect(page, &WorkspacePage::resultReady, page, first);
@@ -273,7 +278,16 @@ int runGui(MainWindow& window, const GuiPages& pages, const GuiOptions& o) {
             [pages, o] { return applyDiffusionView(pages.diffusion, o.diffusion); });
     if (shot && o.page == GuiPage::TextToImage)
         screenshotPage(
-            window, pages.t2i, o, [pages, o] { return applyT2iSettings(pages.t2i, o.t2i); },
+            window, pages.t2i, o,
+            [pages, o] {
+                const QString problem = applyT2iSettings(pages.t2i, o.t2i);
+                if (o.valueWeighted) { // the run keeps the value-weighted maps, then the switch shows them
+                    attnlens::ui::T2iSettings s = pages.t2i->settingsFromControls();
+                    s.valueWeighted = true;
+                    pages.t2i->setSettings(s);
+                }
+                return problem;
+            },
             [pages, o] { return applyT2iView(pages.t2i, o.t2i); });
     window.show();
     if (shot && o.page == GuiPage::Playground) grabLater(window, o);

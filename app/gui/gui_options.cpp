@@ -52,8 +52,9 @@ QList<QCommandLineOption> guiOptionList() {
         option("layer", "Translate, Vision, Text: the layer shown, from 0.", "L"),
         option("head", "Translate, Vision, Text: the head shown, from 0, or mean / max.", "H"),
         option("find", "Text: find this token in the matrix (Ctrl+F) and show its first match.", "TEXT"),
-        option("value-weighted",
-               "Text, Translate, Vision: value-weighted maps (each weight times its value's norm)."),
+        option(
+            "value-weighted",
+            "value-weighted maps, each weight times its value's norm (Text to image: the run keeps them)."),
         option("kv-policy",
                "Text: the KV cache tab's policy (streaming:4,16, h2o:32,8, snapkv:32,8, keep:0-3).",
                "POLICY"),

@@ -45,7 +45,7 @@ struct GuiOptions {
         head;          // --layer, --head as typed (the Text page reads them; the others' scripts parse them)
     QString find;      // Text: the matrix's find bar opened on this text, its first match shown
     int textView = -1; // Text: --view as the index of the page's tab (textViewNames), -1 keep
-    bool valueWeighted = false; // Text: value-weighted maps
+    bool valueWeighted = false; // the page's value-weighted maps (Text to image: the run keeps them)
     QString kvPolicy;           // Text: the KV cache tab's policy; empty: its default
     bool benchUi = false;
     int repeats = 10;

@@ -46,6 +46,14 @@ void writeT2iRunJson(const std::string& path, const T2iResult& r, const T2iReque
                 text += ",\"uncond\":";
                 appendNested(text, c.uncond.data(), c.uncond.shape());
             }
+            if (!c.condWeighted.empty()) { // --value-weighted
+                text += ",\"cond_value_weighted\":";
+                appendNested(text, c.condWeighted.data(), c.condWeighted.shape());
+            }
+            if (!c.uncondWeighted.empty()) {
+                text += ",\"uncond_value_weighted\":";
+                appendNested(text, c.uncondWeighted.data(), c.uncondWeighted.shape());
+            }
             text += '}';
         }
         text += "]}";

@@ -69,6 +69,11 @@ bool t2iHasAllHeads(const T2iResult& result) {
     return !result.steps.empty();
 }
 
+bool t2iHasValueWeighted(const T2iResult& result) {
+    return !result.steps.empty() && !result.steps.front().maps.empty() &&
+           !result.steps.front().maps.front().condWeighted.empty();
+}
+
 namespace {
 
 std::vector<int> chosen(int index, int count, const char* what) {
@@ -104,15 +109,18 @@ template <typename Value> float fuse(const HeadSelection& sel, int64_t kept, Val
     return sel.fusion == HeadFusion::Mean ? acc / static_cast<float>(kept) : acc;
 }
 
-const Tensor& half(const T2iCrossMap& m, bool uncond) {
+const Tensor& half(const T2iCrossMap& m, bool uncond, bool valueWeighted) {
     if (uncond && m.uncond.empty())
         throw Error("the unconditional half exists only for runs with guidance > 1");
+    if (valueWeighted && m.condWeighted.empty())
+        throw Error("this run kept no value-weighted maps: generate with them kept to see them");
+    if (valueWeighted) return uncond ? m.uncondWeighted : m.condWeighted;
     return uncond ? m.uncond : m.cond;
 }
 
 // One layer's [h, w] grid for the query's tokens from one half.
 Tensor tokenGrid(const T2iCrossMap& m, const T2iMapQuery& q, bool uncond) {
-    const Tensor& w = half(m, uncond);
+    const Tensor& w = half(m, uncond, q.valueWeighted);
     const int64_t kept = w.dim(0), pixels = w.dim(1), keys = w.dim(2);
     checkHeads(q.heads, kept, m.layer.heads);
     for (int t : q.tokens)
@@ -169,7 +177,7 @@ std::vector<float> t2iPixelTokens(const T2iResult& result, const T2iMapQuery& q,
         chosen(q.layer, static_cast<int>(t2iCrossLayers(result).size()), "cross-attention layer");
     std::vector<float> out;
     const auto add = [&](const T2iCrossMap& m, bool uncond, float sign) {
-        const Tensor& w = half(m, uncond);
+        const Tensor& w = half(m, uncond, q.valueWeighted);
         const int64_t kept = w.dim(0), pixels = w.dim(1), keys = w.dim(2);
         checkHeads(q.heads, kept, m.layer.heads);
         const int64_t p =

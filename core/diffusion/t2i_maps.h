@@ -46,12 +46,15 @@ struct T2iMapQuery {
     int layer = -1;          // index among the cross-attention layers; -1: mean over them
     HeadSelection heads;     // one head needs a run that kept every head (T2iRequest::allHeads)
     T2iHalf half = T2iHalf::Cond;
+    bool valueWeighted = false; // the value-weighted maps (a run that kept them: T2iRequest::valueWeighted)
 };
 
 // The cross-attention layers of the run (those of its first step), in execution order.
 std::vector<UNetAttentionInfo> t2iCrossLayers(const T2iResult& result);
 // Whether the run kept every head (else only their mean).
 bool t2iHasAllHeads(const T2iResult& result);
+// Whether the run kept the value-weighted maps too (T2iRequest::valueWeighted).
+bool t2iHasValueWeighted(const T2iResult& result);
 
 // The query's map over an image of height × width. Throws attnlens::Error for a bad step, layer, head,
 // token or half (the unconditional half needs guidance).

@@ -1,5 +1,6 @@
 #include "core/diffusion/t2i_pipeline.h"
 
+#include "core/analysis/value_weighting.h"
 #include "core/io/json_file.h"
 #include "core/ops/interpolate.h"
 #include "core/util/error.h"
@@ -149,23 +150,33 @@ Tensor combine(const Tensor& uncond, const Tensor& cond, float g) {
     return out;
 }
 
-// The captured cross-attention maps of one U-Net call, reduced over heads unless allHeads.
-std::vector<T2iCrossMap> crossMaps(std::vector<UNetAttentionMap>&& captured, bool allHeads) {
+// [heads, pixels, keys] as kept: every head, or their mean.
+Tensor keptHeads(Tensor&& weights, bool allHeads) {
+    if (allHeads) return std::move(weights);
+    const int64_t heads = weights.dim(0), per = weights.dim(1) * weights.dim(2);
+    Tensor mean({1, weights.dim(1), weights.dim(2)}, 0.0f);
+    auto sum = Eigen::Map<Eigen::ArrayXf>(mean.data(), per);
+    for (int64_t h = 0; h < heads; ++h)
+        sum += Eigen::Map<const Eigen::ArrayXf>(weights.data() + h * per, per);
+    sum /= static_cast<float>(heads);
+    return mean;
+}
+
+// The captured cross-attention maps of one U-Net call, reduced over heads unless allHeads (and value-weighted
+// beside them when asked).
+std::vector<T2iCrossMap> crossMaps(std::vector<UNetAttentionMap>&& captured, const T2iRequest& r) {
     std::vector<T2iCrossMap> maps;
     for (auto& a : captured) {
         if (!a.info.cross) continue;
         T2iCrossMap m;
         m.layer = a.info;
-        if (allHeads) {
-            m.cond = std::move(a.weights);
-        } else {
-            const int64_t heads = a.weights.dim(0), per = a.weights.dim(1) * a.weights.dim(2);
-            m.cond = Tensor({1, a.weights.dim(1), a.weights.dim(2)}, 0.0f);
-            auto sum = Eigen::Map<Eigen::ArrayXf>(m.cond.data(), per);
-            for (int64_t h = 0; h < heads; ++h)
-                sum += Eigen::Map<const Eigen::ArrayXf>(a.weights.data() + h * per, per);
-            sum /= static_cast<float>(heads);
+        if (r.valueWeighted) {
+            Tensor weighted = a.weights.clone();
+            for (int64_t h = 0; h < weighted.dim(0); ++h)
+                valueWeightRows(weighted.slice2d({h}), a.valueNorms.slice2d({}).row(h));
+            m.condWeighted = keptHeads(std::move(weighted), r.allHeads);
         }
+        m.cond = keptHeads(std::move(a.weights), r.allHeads);
         maps.push_back(std::move(m));
     }
     return maps;
@@ -241,13 +252,15 @@ T2iResult runTextToImage(const TextToImagePipeline& pipe, const T2iRequest& r, c
         step.timestep = t;
         step.input = in.clone(); // a step owns its tensors: onStep's caller may keep or change them
         UNetOutput c = pipe.unet().forward(in, t, cond, run, callbacks);
-        step.maps = crossMaps(std::move(c.attentions), r.allHeads);
+        step.maps = crossMaps(std::move(c.attentions), r);
         Tensor noise = std::move(c.noisePred);
         if (guided) {
             UNetOutput u = pipe.unet().forward(in, t, uncond, run, callbacks);
-            auto uMaps = crossMaps(std::move(u.attentions), r.allHeads);
-            for (size_t m = 0; m < uMaps.size() && m < step.maps.size(); ++m)
+            auto uMaps = crossMaps(std::move(u.attentions), r);
+            for (size_t m = 0; m < uMaps.size() && m < step.maps.size(); ++m) {
                 step.maps[m].uncond = std::move(uMaps[m].cond);
+                step.maps[m].uncondWeighted = std::move(uMaps[m].condWeighted);
+            }
             noise = combine(u.noisePred, noise, r.guidance);
         }
         x = sampler.step(noise, i, x);

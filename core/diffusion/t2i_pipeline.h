@@ -89,7 +89,10 @@ struct T2iRequest {
     Tensor initLatents;                 // [C, h, w] before init_noise_sigma; empty: seeded normal noise
     bool captureMaps = true;            // the cross-attention of every step
     bool allHeads = false;              // keep every head's map (else the mean over heads)
-    bool decode = true;                 // run the VAE at the end
+    // Also keep the value-weighted maps (each head's row times its tokens' ‖v·W_O,hᵀ‖, renormalised, then the
+    // heads as above; core/analysis/value_weighting.h): twice the maps' memory.
+    bool valueWeighted = false;
+    bool decode = true; // run the VAE at the end
 };
 
 // One cross-attention layer's maps at one step: pixels of its level over the 77 text tokens.
@@ -97,6 +100,8 @@ struct T2iCrossMap {
     UNetAttentionInfo layer;
     Tensor cond;   // [heads or 1, h·w, 77] (mean over heads unless allHeads)
     Tensor uncond; // the same for the unconditional half; empty without guidance
+    // The same value-weighted (T2iRequest::valueWeighted; else empty).
+    Tensor condWeighted, uncondWeighted;
 };
 
 struct T2iStep {

@@ -1,5 +1,6 @@
 #include "core/diffusion/unet_maps.h"
 
+#include "core/analysis/value_weighting.h"
 #include "core/util/error.h"
 
 #include <algorithm>
@@ -51,14 +52,59 @@ std::vector<int> unetRegionTokens(const UNetAttentionInfo& layer, const PixelReg
     return tokens;
 }
 
+namespace {
+
+// The selected heads of a layer value-weighted, fused as `heads` says: [tokens, keys]. Query side only the
+// rows the region reads are weighted (others stay 0): a 64×64 level's full matrix is 4096² per head.
+RowMatrix valueWeightedHeads(const UNetAttentionMap& layer, const HeadSelection& heads,
+                             const std::vector<int>* rows) {
+    const Tensor& w = layer.weights; // [heads, tokens, keys]
+    if (layer.valueNorms.rank() != 2 || layer.valueNorms.dim(0) != w.dim(0) ||
+        layer.valueNorms.dim(1) != w.dim(2))
+        throw Error(layer.info.name +
+                    ": value-weighted maps need the values' norms, not captured with this map");
+    const int64_t tokens = w.dim(1), keys = w.dim(2);
+    const int first = heads.head >= 0 ? heads.head : 0,
+              last = heads.head >= 0 ? heads.head : int(w.dim(0)) - 1;
+    RowMatrix fused = RowMatrix::Zero(tokens, keys);
+    RowMatrix one(1, keys);
+    const auto norms = layer.valueNorms.slice2d({});
+    auto fuseRow = [&](int64_t r) {
+        auto out = fused.row(r);
+        for (int h = first; h <= last; ++h) {
+            one = w.slice2d({h}).row(r);
+            valueWeightRows(one, norms.row(h));
+            if (h == first)
+                out = one;
+            else if (heads.fusion == HeadFusion::Max)
+                out = out.cwiseMax(one);
+            else if (heads.fusion == HeadFusion::Min)
+                out = out.cwiseMin(one);
+            else
+                out += one;
+        }
+        if (heads.head < 0 && heads.fusion == HeadFusion::Mean) out /= float(last - first + 1);
+    };
+    if (rows)
+        for (int r : *rows)
+            fuseRow(r);
+    else
+        for (int64_t r = 0; r < tokens; ++r)
+            fuseRow(r);
+    return fused;
+}
+
+} // namespace
+
 RowMatrix unetRegionMap(const UNetAttentionMap& layer, const PixelRegion& region, int imageHeight,
-                        int imageWidth, const HeadSelection& heads, bool keySide) {
+                        int imageWidth, const HeadSelection& heads, bool keySide, bool valueWeighted) {
     const std::vector<int> tokens = unetRegionTokens(layer.info, region, imageHeight, imageWidth);
     if (heads.head >= layer.info.heads)
         throw Error("head " + std::to_string(heads.head) + " is out of range (" + layer.info.name + " has " +
                     std::to_string(layer.info.heads) + " heads)");
-    const RowMatrix attention = heads.head >= 0 ? RowMatrix(layer.weights.slice2d({heads.head}))
-                                                : fuseHeads(layer.weights, heads.fusion); // [tokens, tokens]
+    const RowMatrix attention = valueWeighted ? valueWeightedHeads(layer, heads, keySide ? nullptr : &tokens)
+                                : heads.head >= 0 ? RowMatrix(layer.weights.slice2d({heads.head}))
+                                                  : fuseHeads(layer.weights, heads.fusion); // [tokens, keys]
     const Eigen::VectorXf perToken = keySide ? keyMap(attention, tokens, TokenReduce::Sum)
                                              : queryMap(attention, tokens, TokenReduce::Mean);
     return tokensToGrid(perToken, layer.info.height, layer.info.width, 0);
@@ -98,9 +144,10 @@ ImageU8 unetViewImage(const DenoiseStep& step, const UNetView& view) {
 RgbImage renderUNetView(const DenoiseStep& step, const UNetAttentionMap* layer, const UNetView& view) {
     const ImageU8 image = unetViewImage(step, view);
     if (layer != nullptr)
-        return renderUNetOverlay(
-            image, unetRegionMap(*layer, view.query, image.height, image.width, view.heads, view.keySide),
-            view.options, view.minSide);
+        return renderUNetOverlay(image,
+                                 unetRegionMap(*layer, view.query, image.height, image.width, view.heads,
+                                               view.keySide, view.valueWeighted),
+                                 view.options, view.minSide);
     ImageU8 big = toRgb(enlargeNearest(image, enlargeFactor(image, view.minSide))); // grey shown as grey RGB
     return RgbImage{big.width, big.height, std::move(big.pixels)};
 }

@@ -38,9 +38,12 @@ std::vector<int> unetRegionTokens(const UNetAttentionInfo& layer, const PixelReg
 //   query side (keySide false): the mean of the region tokens' rows — where the region looks (sums to 1);
 //   key side (keySide true):    the sum of the region tokens' columns — how much each position draws
 //                               on the region.
-// The heads are one head or fused (mean / max / min). Throws for a bad region or head.
+// The heads are one head or fused (mean / max / min). valueWeighted: each head's rows weighted by its keys'
+// ‖v·W_O‖ (layer.valueNorms) and renormalised before the fusion (core/analysis/value_weighting.h). Throws for
+// a bad region or head, or value weighting without norms.
 RowMatrix unetRegionMap(const UNetAttentionMap& layer, const PixelRegion& region, int imageHeight,
-                        int imageWidth, const HeadSelection& heads, bool keySide = false);
+                        int imageWidth, const HeadSelection& heads, bool keySide = false,
+                        bool valueWeighted = false);
 
 // Where a query pixel looks in one layer (unetRegionMap of that one pixel, query side).
 RowMatrix unetQueryMap(const UNetAttentionMap& layer, int row, int col, int imageHeight, int imageWidth,
@@ -63,7 +66,8 @@ struct UNetView {
     PixelRegion query;
     HeadSelection heads;
     bool keySide = false;
-    bool onNoisy = false; // x_t instead of x̂0
+    bool onNoisy = false;       // x_t instead of x̂0
+    bool valueWeighted = false; // α·‖v·W_O‖ renormalised (unetRegionMap)
     OverlayOptions options;
     int minSide = 256; // the image is enlarged (integer factor, crisp) to at least this
 };

@@ -405,13 +405,16 @@ RowMatrix UNet2DModel::runAttentionLayer(const MultiHeadAttention& mha, const UN
     Tensor probs;
     const bool capture =
         run.capture && (run.captureLayer >= 0 ? index == run.captureLayer : layer.cross || run.captureSelf);
-    RowMatrix attended = mha.forward(queries, keys, nullptr, capture ? &probs : nullptr, off);
+    RowMatrix q, k, v; // MultiHeadAttention::forward's steps, the values kept for their norms
+    mha.projectQuery(queries, q);
+    mha.projectKeyValue(keys, k, v);
+    RowMatrix attended = mha.attend(q, k, v, nullptr, capture ? &probs : nullptr, off);
     if (capture) {
         UNetAttentionInfo info = layer;
         info.height = height;
         info.width = width;
         if (info.cross) info.textTokens = static_cast<int>(keys.rows());
-        run.capture->push_back({std::move(info), std::move(probs)});
+        run.capture->push_back({std::move(info), std::move(probs), Tensor::fromMatrix(mha.valueNorms(v))});
     }
     return attended; // [queries, channels]
 }

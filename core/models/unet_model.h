@@ -57,6 +57,9 @@ struct UNetAttentionInfo {
 struct UNetAttentionMap {
     UNetAttentionInfo info;
     Tensor weights; // [heads, tokens, keys()], rows are post-softmax probabilities
+    // [heads, keys()]: ‖v_j · W_O,hᵀ‖, the length of what key j sends through head h (value-weighted maps,
+    // core/analysis/value_weighting.h), kept with the weights.
+    Tensor valueNorms;
 };
 
 // The contract's run controls (capture; heads off as for ViT and Marian — (attention layer in execution

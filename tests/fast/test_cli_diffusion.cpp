@@ -13,6 +13,7 @@
 #include "support/json_compare.h"
 #include "support/unet_fixtures.h"
 
+#include <QFileInfo>
 #include <QFloat16> // qCompare overloads: nlohmann::json conversions need qfloat16 complete
 #include <QTemporaryDir>
 #include <QTest>
@@ -60,6 +61,9 @@ private slots:
             const std::string name = a["name"].get<std::string>();
             QVERIFY(a.contains("heads") && a.contains("spatial") && a.contains("path"));
             QVERIFY2(maxDiff(g.file.load("t500.attn." + name), a["weights"]) < 1e-4, name.c_str());
+            QCOMPARE(a["value_norms"].size(), a["weights"].size()); // [heads][keys]
+            QCOMPARE(a["value_norms"][0].size(), a["weights"][0][0].size());
+            QVERIFY(a["value_norms"][0][0].get<double>() > 0);
         }
         // the class by its id2label name gives the same result
         const QString byName = tmp.filePath("n.json");
@@ -167,6 +171,22 @@ private slots:
                                   "--steps", "1", "--size", "16x16"});
         QVERIFY2(longRun.exitCode == 0, qPrintable(longRun.err));
         QVERIFY2(longRun.err.contains("truncated"), qPrintable(longRun.err));
+        // --value-weighted: both halves' value-weighted maps beside the weights, rows distributions
+        const QString weighted = tmp.filePath("w.json"), overlay = tmp.filePath("w.png");
+        const auto w =
+            run({"t2i", "--model", pipe, "--prompt", "a sneaker above a bag", "--steps", "1", "--size",
+                 "16x16", "--value-weighted", "--json", weighted, "--overlay", overlay, "--word", "sneaker"});
+        QVERIFY2(w.exitCode == 0, qPrintable(w.err));
+        const Json wj = readJsonFile(weighted.toStdString());
+        const Json& wl = wj["per_step"][0]["cross_attention"][0];
+        QCOMPARE(wl["cond_value_weighted"][0].size(), wl["cond"][0].size());
+        QVERIFY(wl.contains("uncond_value_weighted"));
+        double sum = 0;
+        for (const auto& v : wl["cond_value_weighted"][0][5])
+            sum += v.get<double>();
+        QVERIFY(std::abs(sum - 1.0) < 1e-4);
+        QVERIFY(wl["cond_value_weighted"][0][5] != wl["cond"][0][5]);
+        QVERIFY(QFileInfo(overlay).size() > 0);
         // bad input: one error line, exit 2
         expectError({"t2i", "--model", pipe, "--steps", "2"}, "--prompt");
         expectError({"t2i", "--model", pipe, "--prompt", "a cat", "--scheduler", "lms"}, "--scheduler");
@@ -338,6 +358,12 @@ private slots:
         QCOMPARE(run(base + QStringList{"--overlay", a, "--query", "3,2:3,2"}).exitCode, 0);
         QCOMPARE(run(base + QStringList{"--overlay", b, "--query", "3,2"}).exitCode, 0);
         QCOMPARE(loadImage(a.toStdString()).pixels, loadImage(b.toStdString()).pixels);
+        // value-weighted: another map over the same image
+        QCOMPARE(run(base + QStringList{"--overlay", b, "--query", "3,2", "--value-weighted"}).exitCode, 0);
+        QVERIFY(loadImage(a.toStdString()).pixels != loadImage(b.toStdString()).pixels);
+        expectError(QStringList{"diffuse", "--model", fx("cond-pipeline"), "--scheduler", "ddim", "--steps",
+                                "4", "--class", "1", "--value-weighted"},
+                    "--overlay and --gif only");
         expectError(base + QStringList{"--overlay", a, "--query", "4,4:2,2"}, "--query");
         expectError(base + QStringList{"--overlay", a, "--query", "1,1:8,2"}, "outside");
         expectError(base + QStringList{"--gif", gif, "--step", "1"}, "--overlay only");

@@ -4,6 +4,7 @@
 // token columns itself), heads, halves, a pixel's words, and the self-attention replayed on demand equal to
 // the same layer captured in a full forward. Runs under ASan + UBSan in CI (label fast).
 
+#include "core/analysis/value_weighting.h"
 #include "core/diffusion/t2i_maps.h"
 #include "core/util/error.h"
 #include "support/error_of.h"
@@ -22,12 +23,13 @@ std::shared_ptr<const TextToImagePipeline> tinyPipe() {
     return pipe;
 }
 
-T2iResult runTiny(const std::string& prompt, float guidance, bool allHeads) {
+T2iResult runTiny(const std::string& prompt, float guidance, bool allHeads, bool valueWeighted = false) {
     T2iRequest r;
     r.prompt = prompt;
     r.steps = 2;
     r.guidance = guidance;
     r.allHeads = allHeads;
+    r.valueWeighted = valueWeighted;
     r.height = 16;
     r.width = 24;
     return runTextToImage(*tinyPipe(), r, nullptr);
@@ -214,6 +216,48 @@ private slots:
         QVERIFY(cross.attentions[0].info.cross);
         QVERIFY(maxAbsDiff(cross.attentions[0].weights, full.attentions[1].weights) == 0.0f);
         QCOMPARE(maxAbsDiff(cross.noisePred, full.noisePred), 0.0f);
+    }
+
+    // Value-weighted maps (issue 42): kept beside the weights when asked — the replayed call's weights times
+    // its tokens' ‖v·W_O‖, renormalised per head, then the heads kept as asked; both halves; word maps and a
+    // pixel's words read them; a run without them says so.
+    void valueWeightedMapsAreTheReplayedCallsWeighted() {
+        const auto pipe = tinyPipe();
+        const T2iResult all = runTiny("a sneaker above a bag", 7.5f, true, true);
+        const T2iResult mean = runTiny("a sneaker above a bag", 7.5f, false, true);
+        const T2iStep& step = all.steps[1];
+        UNetConditioning c;
+        c.encoderHiddenStates = pipe->encodePrompt(*pipe->loadTextEncoder(), "a sneaker above a bag");
+        const UNetOutput replay = pipe->unet().forward(step.input, step.timestep, c);
+        size_t cross = 0;
+        for (const UNetAttentionMap& a : replay.attentions) {
+            if (!a.info.cross) continue;
+            Tensor want = a.weights.clone();
+            for (int64_t h = 0; h < want.dim(0); ++h)
+                valueWeightRows(want.slice2d({h}), a.valueNorms.slice2d({}).row(h));
+            const T2iCrossMap& kept = step.maps.at(cross);
+            QVERIFY2(maxAbsDiff(kept.condWeighted, want) < 1e-5f, a.info.name.c_str());
+            QCOMPARE(kept.uncondWeighted.shape(), kept.uncond.shape());
+            const T2iCrossMap& meanKept = mean.steps[1].maps.at(cross);
+            QCOMPARE(meanKept.condWeighted.dim(0), int64_t(1));
+            const auto row = meanKept.condWeighted.slice2d({0}).row(3);
+            QVERIFY(std::abs(row.sum() - 1.0f) < 1e-5f); // the mean of rows that sum to 1
+            ++cross;
+        }
+        QVERIFY(cross >= 2);
+        QVERIFY(t2iHasValueWeighted(all) && !t2iHasValueWeighted(runTiny("a bag", 1.0f, false)));
+        T2iMapQuery q;
+        q.tokens = t2iWords(mean)[2].tokens;
+        const RowMatrix plain = t2iWordMap(mean, q, 16, 24);
+        q.valueWeighted = true;
+        QVERIFY(maxDiff(t2iWordMap(mean, q, 16, 24), plain) > 1e-4f);
+        const std::vector<float> tokens = t2iPixelTokens(mean, q, 5, 7, 16, 24);
+        double sum = 0;
+        for (float v : tokens)
+            sum += v;
+        QVERIFY(std::abs(sum - 1.0) < 1e-4);
+        const T2iResult bare = runTiny("a bag", 1.0f, false);
+        QVERIFY(errorOf([&] { t2iWordMap(bare, q, 16, 24); }).contains("value-weighted"));
     }
 
     void imagesAndPreviews() {

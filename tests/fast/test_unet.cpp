@@ -144,6 +144,62 @@ private slots:
         QVERIFY(errorOf([&] { unetRegionTokens(layer.info, {0, 0, 8, 2}, 8, 8); }).contains("outside"));
     }
 
+    // Value-weighted maps (issue 42): each layer keeps ‖v_j · W_O,hᵀ‖ of its keys (the full product made here
+    // from the probed inputs); a region's map weights each head's rows by them, renormalises, then fuses.
+    void valueWeightedMapsUseTheValuesNorms() {
+        const auto model = loadDiffusionModel(unettest::fixture("bare-head8"));
+        const auto g = unettest::golden(unettest::fixture("bare-head8") / "golden.safetensors");
+        AttentionInputs inputs;
+        UNetRunOptions o;
+        o.probe = &inputs;
+        o.probeLayer = 0;
+        const UNetOutput out = model.unet->forward(g.file.load("t500.sample"), 500.0f, std::nullopt, o);
+        const UNetAttentionMap& layer = out.attentions.front(); // 4×4 tokens, 4 heads of 8
+        QCOMPARE(layer.valueNorms.shape(), Shape({4, 16}));
+        RowMatrix k, v, wo(inputs.attention->outWeights().outFeatures(), 32);
+        inputs.attention->projectKeyValue(inputs.keyInput, k, v);
+        for (Eigen::Index r = 0; r < wo.rows(); ++r)
+            inputs.attention->outWeights().rowInto(r, wo.row(r).data());
+        for (int h = 0; h < 4; ++h) {
+            const RowMatrix sent = v.middleCols(h * 8, 8) * wo.middleCols(h * 8, 8).transpose();
+            for (int j = 0; j < 16; ++j)
+                QVERIFY(std::abs(layer.valueNorms.at({h, j}) - sent.row(j).norm()) < 1e-4f);
+        }
+        const PixelRegion region{2, 0, 5, 3}; // tokens 4, 5, 8, 9
+        auto weightedRow = [&](int h, int t) {
+            Eigen::RowVectorXf row(16);
+            for (int j = 0; j < 16; ++j)
+                row[j] = layer.weights.at({h, t, j}) * layer.valueNorms.at({h, j});
+            return Eigen::RowVectorXf(row / row.sum());
+        };
+        const RowMatrix q = unetRegionMap(layer, region, 8, 8, {1, HeadFusion::Mean}, false, true);
+        const RowMatrix m = unetRegionMap(layer, region, 8, 8, {-1, HeadFusion::Max}, false, true);
+        const RowMatrix key = unetRegionMap(layer, region, 8, 8, {-1, HeadFusion::Mean}, true, true);
+        for (int j = 0; j < 16; ++j) {
+            float one = 0, max = 0, col = 0;
+            for (int t : {4, 5, 8, 9}) {
+                one += weightedRow(1, t)[j] / 4.0f;
+                float best = 0;
+                for (int h = 0; h < 4; ++h)
+                    best = std::max(best, weightedRow(h, t)[j]);
+                max += best / 4.0f;
+            }
+            for (int t : {4, 5, 8, 9})
+                for (int h = 0; h < 4; ++h)
+                    col +=
+                        weightedRow(h, j)[t] / 4.0f; // how much query j draws on the region, heads averaged
+            QVERIFY(std::abs(q(j / 4, j % 4) - one) < 1e-6f);
+            QVERIFY(std::abs(m(j / 4, j % 4) - max) < 1e-6f);
+            QVERIFY(std::abs(key(j / 4, j % 4) - col) < 1e-5f);
+        }
+        QVERIFY(std::abs(q.sum() - 1.0f) < 1e-5f);
+        QVERIFY((q - unetRegionMap(layer, region, 8, 8, {1, HeadFusion::Mean})).cwiseAbs().maxCoeff() >
+                1e-4f);
+        UNetAttentionMap bare = layer;
+        bare.valueNorms = Tensor();
+        QVERIFY(errorOf([&] { unetRegionMap(bare, region, 8, 8, {}, false, true); }).contains("norms"));
+    }
+
     void viewsDrawTheMapOverTheChosenImage() {
         const auto model = loadDiffusionModel(unettest::fixture("bare-head8"));
         const auto g = unettest::golden(unettest::fixture("bare-head8") / "golden.safetensors");

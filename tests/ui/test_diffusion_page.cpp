@@ -30,6 +30,7 @@
 #include "ui/widgets/neuron_dialog.h"
 
 #include <QAbstractButton>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
 #include <QDir>
@@ -76,6 +77,7 @@ private slots:
     void timelineButtonsPlayAndStrip();
     void clickAndDragSetTheQuery();
     void keySideAndHeadsReadTheTensor();
+    void valueWeightedMapsReadTheNorms();
     void uViewHasOneTilePerLayerAndSelects();
     void cancelKeepsTheStepsMade();
     void scrubbingComputesOneStepAtATime();
@@ -112,6 +114,7 @@ void TestDiffusionPage::init() {
     doc()->setFusion(HeadFusion::Mean);
     doc()->setKeySide(false);
     doc()->setOnNoisy(false);
+    doc()->setValueWeighted(false);
     doc()->setOpacity(0.6f);
 }
 
@@ -289,6 +292,39 @@ void TestDiffusionPage::keySideAndHeadsReadTheTensor() {
             best = std::max(best, layer.weights.at({h, q, token}));
         QCOMPARE(map(q / 7, q % 7), best);
     }
+}
+
+// The Map box's Value-weighted switch (issue 42): the map is each head's row times its keys' ‖v·W_O‖,
+// renormalised; the query label says so; sessions keep it.
+void TestDiffusionPage::valueWeightedMapsReadTheNorms() {
+    doc()->setCurrentStep(20);
+    doc()->setQuery(PixelRegion::pixel(14, 14));
+    doc()->setLayer(2); // the bottleneck, 7×7
+    doc()->setHead(1);
+    const UNetAttentionMap& layer = doc()->attention(20)->layers[2];
+    const int token = 3 * 7 + 3;
+    const RowMatrix plain = doc()->currentMap();
+    auto* box = m_page->findChild<QCheckBox*>("valueWeighted");
+    QVERIFY(box);
+    box->click();
+    QVERIFY(doc()->valueWeighted());
+    const RowMatrix map = doc()->currentMap();
+    double total = 0;
+    for (int k = 0; k < 49; ++k)
+        total += double(layer.weights.at({1, token, k})) * layer.valueNorms.at({1, k});
+    for (int k = 0; k < 49; ++k)
+        QVERIFY(std::abs(map(k / 7, k % 7) -
+                         layer.weights.at({1, token, k}) * layer.valueNorms.at({1, k}) / total) < 1e-6);
+    QVERIFY((map - plain).cwiseAbs().maxCoeff() > 1e-4f);
+    bool titled = false;
+    for (auto* label : m_page->findChildren<QLabel*>())
+        titled = titled || (label->isVisible() && label->text().contains("head 1 · value-weighted"));
+    QVERIFY(titled);
+    QCOMPARE(m_page->saveSession().value("value_weighted").toBool(), true);
+    const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR");
+    if (!dir.isEmpty()) m_page->grab().save(QString::fromLocal8Bit(dir) + "/diffusion-value-weighted.png");
+    box->click();
+    QCOMPARE(doc()->currentMap(), plain);
 }
 
 void TestDiffusionPage::uViewHasOneTilePerLayerAndSelects() {

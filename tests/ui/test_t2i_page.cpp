@@ -66,6 +66,7 @@ private slots:
     void stripsAndUView();
     void pixelClickGivesWordsAndSelfAttention();
     void oneHeadNeedsEveryHeadKept();
+    void valueWeightedMapsNeedThemKept();
     void halvesOfGuidance();
     void cancelKeepsTheStepsMade();
     void largerImagesShowTheLatentsUntilDecoded();
@@ -208,6 +209,34 @@ void TestT2iPage::oneHeadNeedsEveryHeadKept() {
     QCOMPARE(q.heads.head, 1);
     QVERIFY(sameMatrix(doc->wordMap(doc->word()), t2iWordMap(doc->run(), q, 16, 16)));
     doc->setHeads({});
+}
+
+// Issue 42: the Value-weighted switch reads maps the run kept ("Keep value-weighted maps too"); a run without
+// them leaves it off; sessions keep both.
+void TestT2iPage::valueWeightedMapsNeedThemKept() {
+    T2iDocument* doc = m_page->document();
+    auto* show = m_page->findChild<QCheckBox*>("valueWeighted");
+    auto* keep = m_page->findChild<QCheckBox*>("keepValueWeighted");
+    QVERIFY(show && keep);
+    generate(3);
+    QVERIFY(!doc->hasValueWeighted() && !show->isEnabled());
+    keep->setChecked(true);
+    generate(3);
+    QVERIFY(doc->hasValueWeighted() && show->isEnabled());
+    const RowMatrix plain = doc->wordMap(doc->word());
+    show->click();
+    QVERIFY(doc->valueWeighted());
+    const T2iMapQuery q = doc->query(doc->word());
+    QVERIFY(q.valueWeighted);
+    QVERIFY(sameMatrix(doc->wordMap(doc->word()), t2iWordMap(doc->run(), q, 16, 16)));
+    QVERIFY((doc->wordMap(doc->word()) - plain).cwiseAbs().maxCoeff() > 1e-4f);
+    const QJsonObject state = m_page->saveSession();
+    QVERIFY(state.value("value_weighted").toBool() && state.value("keep_value_weighted").toBool());
+    const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR");
+    if (!dir.isEmpty()) m_page->grab().save(QString::fromLocal8Bit(dir) + "/t2i-value-weighted.png");
+    show->click();
+    keep->setChecked(false);
+    QVERIFY(sameMatrix(doc->wordMap(doc->word()), plain));
 }
 
 void TestT2iPage::halvesOfGuidance() {

@@ -255,6 +255,12 @@ void DiffusionDocument::setOnNoisy(bool onNoisy) {
     emit selectionChanged();
 }
 
+void DiffusionDocument::setValueWeighted(bool on) {
+    if (on == m_view.valueWeighted) return;
+    m_view.valueWeighted = on;
+    emit selectionChanged();
+}
+
 void DiffusionDocument::setOpacity(float opacity) {
     opacity = std::clamp(opacity, 0.0f, 1.0f);
     if (opacity == m_view.options.opacity) return;
@@ -284,7 +290,8 @@ const UNetAttentionMap* DiffusionDocument::layerAt(int step, int layer) const {
 RowMatrix DiffusionDocument::layerMap(int step, int layer) const {
     const UNetAttentionMap* map = layerAt(step, layer);
     if (map == nullptr) return {};
-    return unetRegionMap(*map, m_view.query, m_height, m_width, m_view.heads, m_view.keySide);
+    return unetRegionMap(*map, m_view.query, m_height, m_width, m_view.heads, m_view.keySide,
+                         m_view.valueWeighted);
 }
 
 RgbImage DiffusionDocument::renderView(int step, int minSide) const {

@@ -140,6 +140,9 @@ public:
     void setKeySide(bool keySide);
     bool onNoisy() const { return m_view.onNoisy; } // the map over x_t (else over x̂0)
     void setOnNoisy(bool onNoisy);
+    // Each head's weights times its keys' ‖v·W_O‖, rows renormalised, before the fusion (issue 42).
+    bool valueWeighted() const { return m_view.valueWeighted; }
+    void setValueWeighted(bool on);
     float opacity() const { return m_view.options.opacity; }
     void setOpacity(float opacity);
     ColorMap colorMap() const { return m_view.options.colorMap; }

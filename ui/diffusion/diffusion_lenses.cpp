@@ -301,7 +301,7 @@ QString DiffusionLenses::describeMap() const {
     const DiffusionSettings& st = m_doc->settings();
     return tr("%1 · %2 · %3 · seed %4%5")
         .arg(m_doc->stepDescription(m_doc->currentStep()), m_doc->layerDescription(m_doc->layer()),
-             m_doc->queryDescription())
+             m_doc->queryDescription() + (m_doc->valueWeighted() ? tr(" · value-weighted") : QString()))
         .arg(st.seed)
         .arg(st.classLabel ? tr(" · %1").arg(m_doc->className(*st.classLabel)) : QString());
 }

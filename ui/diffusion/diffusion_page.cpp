@@ -195,6 +195,14 @@ QWidget* DiffusionPage::buildMapBox(QWidget* panel) {
     m_over->addItems({tr("x̂0 (predicted image)"), tr("x_t (noisy input)")});
     connect(m_over, &QComboBox::currentIndexChanged, this, [this](int i) { m_doc->setOnNoisy(i == 1); });
     m_mapBox->addRow(tr("Over:"), m_over);
+    m_valueWeighted = new QCheckBox(tr("Value-weighted"), m_mapBox);
+    m_valueWeighted->setObjectName(QStringLiteral("valueWeighted"));
+    m_valueWeighted->setToolTip(
+        tr("Each weight times the length of what its pixel sends through the head, ‖v·W_O‖, each row "
+           "renormalised (Kobayashi et al., 2020), per head before the fusion: where the head's output comes "
+           "from, not only where it looks"));
+    connect(m_valueWeighted, &QCheckBox::toggled, m_doc, &DiffusionDocument::setValueWeighted);
+    m_mapBox->addRow(m_valueWeighted);
     return m_mapBox;
 }
 
@@ -377,7 +385,7 @@ void DiffusionPage::showEvent(QShowEvent* event) {
 // --- views ----------------------------------------------------------------------------------
 
 void DiffusionPage::syncControls() {
-    const QSignalBlocker b4(m_keySide), b5(m_over);
+    const QSignalBlocker b4(m_keySide), b5(m_over), b6(m_valueWeighted);
     m_settings->syncModel(*m_doc);
     QStringList layers;
     for (const auto& l : m_doc->layers())
@@ -392,6 +400,7 @@ void DiffusionPage::syncControls() {
         m_mapBox->layerCombo()->setItemData(i, m_doc->layerDescription(i), Qt::ToolTipRole);
     m_keySide->setChecked(m_doc->keySide());
     m_over->setCurrentIndex(m_doc->onNoisy() ? 1 : 0);
+    m_valueWeighted->setChecked(m_doc->valueWeighted());
     m_queryLabel->setText(m_doc->queryDescription());
     m_views->uView()->setSelected(m_doc->layers().empty() ? -1 : m_doc->layer());
 }

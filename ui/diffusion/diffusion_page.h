@@ -165,6 +165,7 @@ private:
     DiffusionSettingsBox* m_settings = nullptr;
     QLabel* m_queryLabel = nullptr;
     QCheckBox* m_keySide = nullptr;
+    QCheckBox* m_valueWeighted = nullptr;
     MapLensBox* m_mapBox = nullptr;
     QComboBox* m_over = nullptr;
     PlaybackBar* m_playback = nullptr;

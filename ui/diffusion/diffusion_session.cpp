@@ -30,6 +30,7 @@ DiffusionSession DiffusionSession::parse(SessionReader& r) {
     }
     s.keySide = r.boolean("key_side", false);
     s.onNoisy = r.boolean("on_noisy", false);
+    s.valueWeighted = r.boolean("value_weighted", false);
     s.opacity = r.number("opacity", 0.6, 0.0, 1.0);
     s.colorMap = readColorMap(r, "color_map", ColorMap::Viridis);
     s.ablated = readHeadPairs(r, "ablated");
@@ -47,6 +48,7 @@ DiffusionSession DiffusionSession::capture(const DiffusionDocument& doc) {
     s.query = doc.query();
     s.keySide = doc.keySide();
     s.onNoisy = doc.onNoisy();
+    s.valueWeighted = doc.valueWeighted();
     s.opacity = doc.opacity();
     s.colorMap = doc.colorMap();
     return s;
@@ -65,6 +67,7 @@ void DiffusionSession::write(QJsonObject& s) const {
     if (query) s.insert("query", QJsonArray{query->row0, query->col0, query->row1, query->col1});
     s.insert("key_side", keySide);
     s.insert("on_noisy", onNoisy);
+    s.insert("value_weighted", valueWeighted);
     s.insert("opacity", opacity);
     s.insert("color_map", colorMapId(colorMap));
     if (!ablated.empty()) s.insert("ablated", headPairsToJson(ablated));
@@ -84,6 +87,7 @@ void DiffusionSession::applyView(DiffusionDocument& doc) const {
     if (query) doc.setQuery(*query);
     doc.setKeySide(keySide);
     doc.setOnNoisy(onNoisy);
+    doc.setValueWeighted(valueWeighted);
 }
 
 } // namespace attnlens::ui

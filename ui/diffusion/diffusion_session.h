@@ -26,7 +26,7 @@ struct DiffusionSession {
     int step = -1, layer = 0, head = -1;
     HeadFusion fusion = HeadFusion::Mean;
     std::optional<PixelRegion> query;
-    bool keySide = false, onNoisy = false;
+    bool keySide = false, onNoisy = false, valueWeighted = false;
     double opacity = 0.6;
     ColorMap colorMap = ColorMap::Viridis;
     HeadList ablated;

@@ -208,9 +208,10 @@ void DiffusionViews::refreshMaps() {
     else
         m_colorBar->clearRange();
     const QString heads =
-        m_doc->head() >= 0
-            ? tr("head %1").arg(m_doc->head())
-            : tr("%1 of heads").arg(m_doc->fusion() == HeadFusion::Max ? tr("max") : tr("mean"));
+        (m_doc->head() >= 0
+             ? tr("head %1").arg(m_doc->head())
+             : tr("%1 of heads").arg(m_doc->fusion() == HeadFusion::Max ? tr("max") : tr("mean"))) +
+        (m_doc->valueWeighted() ? tr(" · value-weighted") : QString());
     m_viewTitle->setText(m_doc->layers().empty()
                              ? tr("%1 — this U-Net has no attention layer").arg(m_doc->stepDescription(step))
                              : tr("%1 · %2 · %3 · over %4%5")

@@ -198,6 +198,12 @@ void T2iDocument::setHalf(T2iHalf half) {
     selectionEdited();
 }
 
+void T2iDocument::setValueWeighted(bool on) {
+    if (on == m_valueWeighted) return;
+    m_valueWeighted = on;
+    selectionEdited();
+}
+
 void T2iDocument::setShowSpecial(bool show) {
     if (show == m_showSpecial) return;
     m_showSpecial = show;
@@ -232,13 +238,14 @@ T2iMapQuery T2iDocument::query(int word) const {
     q.layer = m_layer;
     q.heads = m_heads;
     q.half = m_half;
+    q.valueWeighted = valueWeighted();
     return q;
 }
 
 RowMatrix T2iDocument::wordMap(const T2iMapQuery& q) const {
     std::string key = std::to_string(q.step) + "/" + std::to_string(q.layer) + "/" +
                       std::to_string(q.heads.head) + "/" + std::to_string(static_cast<int>(q.heads.fusion)) +
-                      "/" + std::to_string(static_cast<int>(q.half)) + "/";
+                      "/" + std::to_string(static_cast<int>(q.half)) + (q.valueWeighted ? "/v/" : "/");
     for (int t : q.tokens)
         key += std::to_string(t) + ",";
     if (const auto it = m_mapCache.find(key); it != m_mapCache.end()) return it->second;

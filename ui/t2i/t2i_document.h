@@ -31,6 +31,7 @@ struct T2iSettings {
     int size = 0;                       // 0: the model's own
     std::optional<SamplerKind> sampler; // nullopt: the folder's
     bool allHeads = false;              // keep every head's map (else their mean)
+    bool valueWeighted = false;         // keep the value-weighted maps too (T2iRequest::valueWeighted)
     bool operator==(const T2iSettings&) const = default;
 };
 
@@ -98,6 +99,11 @@ public:
     void setHalf(T2iHalf half);
     bool showSpecial() const { return m_showSpecial; }
     void setShowSpecial(bool show);
+    // Value-weighted maps (issue 42): the words' maps of a run that kept them, and the self-attention map.
+    bool hasValueWeighted() const { return t2iHasValueWeighted(m_run); }
+    bool valueWeighted() const { return m_valueWeighted && hasValueWeighted(); }
+    bool valueWeightedSwitch() const { return m_valueWeighted; } // on even while the run has none
+    void setValueWeighted(bool on);
     float opacity() const { return m_opacity; }
     void setOpacity(float opacity);
     ColorMap colorMap() const { return m_colorMap; }
@@ -149,7 +155,7 @@ private:
     int m_planned = 0, m_height = 0, m_width = 0, m_runId = 0;
     int m_word = -1, m_step = 0, m_layer = -1, m_selfLayer = -1;
     std::set<int> m_compared;
-    bool m_allSteps = true, m_showSpecial = false;
+    bool m_allSteps = true, m_showSpecial = false, m_valueWeighted = false;
     HeadSelection m_heads;
     T2iHalf m_half = T2iHalf::Cond;
     float m_opacity = 0.6f;

@@ -153,6 +153,13 @@ QWidget* TextToImagePage::buildPromptBox(QWidget* panel) {
     m_allHeadsBox->setToolTip(tr("One head's map, or their max, needs every head kept: the maps take "
                                  "as many times the memory as the layers have heads"));
     form->addRow(m_allHeadsBox);
+    m_keepWeightedBox = new QCheckBox(tr("Keep value-weighted maps too"), box);
+    m_keepWeightedBox->setObjectName(QStringLiteral("keepValueWeighted"));
+    m_keepWeightedBox->setToolTip(
+        tr("Also keep each map with every weight times the length of what its token "
+           "sends through the head, ‖v·W_O‖ (Kobayashi et al., 2020): twice the "
+           "maps' memory"));
+    form->addRow(m_keepWeightedBox);
     m_generate = new QPushButton(tr("Generate"), box);
     m_generate->setObjectName(QStringLiteral("generate"));
     m_generate->setDefault(true);
@@ -191,6 +198,10 @@ QWidget* TextToImagePage::buildMapBox(QWidget* panel) {
                           "negative (or empty) prompt, the natural baseline of a word's map"));
     connect(m_half, &QComboBox::activated, this, [this](int i) { m_doc->setHalf(static_cast<T2iHalf>(i)); });
     form->addRow(tr("Half:"), m_half);
+    m_valueWeighted = new QCheckBox(tr("Value-weighted"), box);
+    m_valueWeighted->setObjectName(QStringLiteral("valueWeighted"));
+    connect(m_valueWeighted, &QCheckBox::toggled, m_doc, &T2iDocument::setValueWeighted);
+    form->addRow(m_valueWeighted);
     m_showSpecial = new QCheckBox(tr("Show <start>, <end> and padding"), box);
     m_showSpecial->setObjectName(QStringLiteral("showSpecial"));
     connect(m_showSpecial, &QCheckBox::toggled, m_doc, &T2iDocument::setShowSpecial);
@@ -379,6 +390,7 @@ T2iSettings TextToImagePage::settingsFromControls() const {
     if (const QVariant k = m_scheduler->currentData(); k.isValid() && k.toInt() >= 0) // not the folder's
         s.sampler = static_cast<SamplerKind>(k.toInt());
     s.allHeads = m_allHeadsBox->isChecked();
+    s.valueWeighted = m_keepWeightedBox->isChecked();
     return s;
 }
 
@@ -392,6 +404,7 @@ void TextToImagePage::setSettings(const T2iSettings& s) {
     if (const int i = m_scheduler->findData(s.sampler ? static_cast<int>(*s.sampler) : -1); i >= 0)
         m_scheduler->setCurrentIndex(i);
     m_allHeadsBox->setChecked(s.allHeads);
+    m_keepWeightedBox->setChecked(s.valueWeighted);
 }
 
 namespace {
@@ -426,6 +439,7 @@ void TextToImagePage::generate(const T2iSettings& s) {
     r.sampler = s.sampler;
     r.height = r.width = s.size > 0 ? s.size : pipe->defaultSize();
     r.allHeads = s.allHeads;
+    r.valueWeighted = s.valueWeighted;
     int calls = 0;
     try {
         const auto kind = s.sampler ? s.sampler : pipe->folderSampler();

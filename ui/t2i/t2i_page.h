@@ -137,6 +137,8 @@ private:
     QComboBox* m_size = nullptr;
     QComboBox* m_scheduler = nullptr;
     QCheckBox* m_allHeadsBox = nullptr;
+    QCheckBox* m_keepWeightedBox = nullptr; // generate: keep the value-weighted maps too
+    QCheckBox* m_valueWeighted = nullptr;   // show them
     QPushButton* m_generate = nullptr;
     QLabel* m_promptNote = nullptr;
     QCheckBox* m_allSteps = nullptr;

@@ -18,7 +18,7 @@ struct T2iSession {
     QList<int> compared;
     HeadFusion fusion = HeadFusion::Mean;
     T2iHalf half = T2iHalf::Cond;
-    bool allSteps = true, special = false;
+    bool allSteps = true, special = false, valueWeighted = false;
     std::optional<std::pair<int, int>> pixel;
     double opacity = 0.6;
     ColorMap colorMap = ColorMap::Inferno;
@@ -35,6 +35,8 @@ struct T2iSession {
         const QString sampler = r.choice("scheduler", "folder", {"folder", "pndm", "ddim", "euler", "dpm"});
         if (sampler != QLatin1String("folder")) s.settings.sampler = parseSamplerName(sampler.toStdString());
         s.settings.allHeads = r.boolean("all_heads", false);
+        s.settings.valueWeighted = r.boolean("keep_value_weighted", false);
+        s.valueWeighted = r.boolean("value_weighted", false);
         s.generated = r.boolean("generated", false);
         s.word = r.integer("word", -1, -1, kMaxIndex);
         if (r.has("compared")) s.compared = r.integers("compared", 0, kMaxIndex);
@@ -68,6 +70,8 @@ struct T2iSession {
         o.insert("scheduler", settings.sampler ? QString::fromLatin1(samplerName(*settings.sampler))
                                                : QStringLiteral("folder"));
         o.insert("all_heads", settings.allHeads);
+        o.insert("keep_value_weighted", settings.valueWeighted);
+        o.insert("value_weighted", valueWeighted);
         o.insert("generated", generated);
         o.insert("word", word);
         if (!compared.isEmpty()) {
@@ -106,6 +110,7 @@ QJsonObject TextToImagePage::saveSession() const {
     s.fusion = m_doc->heads().fusion;
     s.half = m_doc->half();
     s.special = m_doc->showSpecial();
+    s.valueWeighted = m_doc->valueWeightedSwitch();
     s.pixel = m_doc->pixel();
     s.selfLayer = m_doc->selfLayer();
     s.opacity = m_doc->opacity();
@@ -165,6 +170,7 @@ void TextToImagePage::applyRestoredView() {
     m_doc->setLayer(s.layer);
     m_doc->setHeads({s.head, s.fusion});
     m_doc->setHalf(s.half);
+    m_doc->setValueWeighted(s.valueWeighted);
     m_doc->setSelfLayer(s.selfLayer);
     m_doc->setPixel(s.pixel);
     showNotice(tr("Session restored."));
@@ -188,6 +194,9 @@ QString t2iHelpText() {
         "<p><b>Click a pixel</b>: the words it attends to, and where it looks in the picture itself "
         "(self-attention of one layer at the shown step, computed again on demand — the run does not keep "
         "it).</p>"
+        "<p><i>Keep value-weighted maps too</i>, then <i>Value-weighted</i>: each weight times the length "
+        "of what its token sends through the head (‖v·W_O‖), rows renormalised — a token can draw attention "
+        "and write almost nothing.</p>"
         "<p>Much of the attention goes to <i>&lt;start&gt;</i>, <i>&lt;end&gt;</i> and the padding after "
         "the prompt (an attention sink): show them with the check box. A prompt longer than 77 tokens is "
         "cut there, as the pipeline cuts it.</p>");

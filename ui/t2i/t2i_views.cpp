@@ -110,6 +110,14 @@ void TextToImagePage::syncRunControls() {
     m_head->setToolTip(all ? QString()
                            : tr("This run kept the mean over heads: tick “Keep every head” and "
                                 "generate to see one head, their max or min"));
+    m_valueWeighted->setEnabled(m_doc->hasValueWeighted());
+    m_valueWeighted->setToolTip(
+        m_doc->hasValueWeighted()
+            ? tr("Each weight times the length of what its token sends through the head, ‖v·W_O‖, rows "
+                 "renormalised, per head before the fusion: where the head's output comes from, not only "
+                 "where "
+                 "it looks (Kobayashi et al., 2020). The pixel's self-attention map follows.")
+            : tr("This run kept the weights only: tick “Keep value-weighted maps too” and generate"));
     setItemEnabled(m_half, 1, m_doc->guided());
     setItemEnabled(m_half, 2, m_doc->guided());
     const auto unet = m_doc->unetLayers();
@@ -129,7 +137,7 @@ void TextToImagePage::syncRunControls() {
 
 void TextToImagePage::syncControls() {
     const QSignalBlocker b1(m_allSteps), b2(m_layer), b3(m_head), b4(m_half), b5(m_showSpecial),
-        b6(m_selfLayer);
+        b6(m_selfLayer), b7(m_valueWeighted);
     m_allSteps->setChecked(m_doc->allSteps());
     m_layer->setCurrentIndex(std::clamp(m_doc->layer() + 1, 0, std::max(0, m_layer->count() - 1)));
     const HeadSelection& h = m_doc->heads();
@@ -139,6 +147,7 @@ void TextToImagePage::syncControls() {
                                                           : 0);
     m_half->setCurrentIndex(static_cast<int>(m_doc->half()));
     m_showSpecial->setChecked(m_doc->showSpecial());
+    m_valueWeighted->setChecked(m_doc->valueWeightedSwitch());
     m_selfLayer->setCurrentIndex(std::max(0, m_selfLayer->findData(m_doc->selfLayer())));
 }
 
@@ -298,7 +307,8 @@ void TextToImagePage::refreshPixelPanel() {
     m_pixelLabel->setText(tr("Pixel (%1, %2): the words it attends to (%3)")
                               .arg(row)
                               .arg(col)
-                              .arg(QString::fromLatin1(t2iHalfName(m_doc->half()).data())));
+                              .arg(QString::fromLatin1(t2iHalfName(m_doc->half()).data()) +
+                                   (m_doc->valueWeighted() ? tr(", value-weighted") : QString())));
     const UNetAttentionMap* self = m_doc->selfAttention();
     if (!self) {
         m_selfView->clear();
@@ -308,7 +318,8 @@ void TextToImagePage::refreshPixelPanel() {
     HeadSelection heads = m_doc->heads();
     if (heads.head >= self->info.heads) heads = {};
     try {
-        const RowMatrix map = unetQueryMap(*self, row, col, m_doc->imageHeight(), m_doc->imageWidth(), heads);
+        const RowMatrix map = unetRegionMap(*self, PixelRegion::pixel(row, col), m_doc->imageHeight(),
+                                            m_doc->imageWidth(), heads, false, m_doc->valueWeighted());
         OverlayOptions o = m_doc->overlayOptions();
         o.smooth = false;
         const int w = m_doc->imageWidth(), h = m_doc->imageHeight();
