@@ -491,6 +491,52 @@ private slots:
 
     // The multi-head formula: every head's output, their concatenation, the editable W_O and the result
     // Concat · W_O, checked against a plain Eigen product; editing W_O changes only the result.
+    // Issue 42: stage ④ value-weighted — each weight times ‖its key's columns of V through the head's rows of
+    // W_O‖, rows renormalised, by hand; the formula and the focused cell's arithmetic say so; sessions keep
+    // it.
+    void valueWeightedWeightsStage() {
+        PlaygroundPage page;
+        page.resize(1280, 800);
+        page.show();
+        PlaygroundModel& m = *page.model();
+        m.setSequenceLength(5);
+        m.setDModel(8);
+        m.applyRandom(11);
+        QVERIFY(m.setHeads(2));
+        m.setSelectedHead(1);
+        m.setFocus(2, 3);
+        auto* box = page.findChild<QCheckBox*>("valueWeighted");
+        QVERIFY(box);
+        box->setChecked(true);
+        const RowMatrix a = m.stage(Stage::Weights, 1), v = m.input(Input::Value),
+                        wo = m.input(Input::OutputProjection);
+        const RowMatrix& shown = page.stageView(Stage::Weights)->matrix();
+        for (int i = 0; i < 5; ++i) {
+            std::vector<double> sent(5);
+            double total = 0;
+            for (int j = 0; j < 5; ++j) {
+                double sq = 0;
+                for (int c = 0; c < 8; ++c) {
+                    double x = 0;
+                    for (int r = 0; r < 4; ++r) // head 1: columns / rows 4..7
+                        x += double(v(j, 4 + r)) * wo(4 + r, c);
+                    sq += x * x;
+                }
+                sent[size_t(j)] = a(i, j) * std::sqrt(sq);
+                total += sent[size_t(j)];
+            }
+            for (int j = 0; j < 5; ++j)
+                QVERIFY(std::abs(shown(i, j) - sent[size_t(j)] / total) < 1e-5);
+        }
+        QVERIFY(shown != a);
+        QVERIFY(page.stagePanel(Stage::Weights)->formula().contains(QString::fromUtf8("‖")));
+        QVERIFY(page.stagePanel(Stage::Weights)->detail().contains(QStringLiteral("Ã[")));
+        QVERIFY(page.saveSession().value("value_weighted").toBool());
+        saveShot(&page, "playground_value_weighted");
+        box->setChecked(false);
+        QCOMPARE(page.stageView(Stage::Weights)->matrix(), a);
+    }
+
     void multiHeadConcatAndOutputProjection() {
         PlaygroundPage page;
         page.resize(1280, 800);

@@ -105,6 +105,22 @@ QString stageDetail(const PlaygroundModel& m, Stage stage) {
     return {};
 }
 
+QString valueWeightedFormula() {
+    return QObject::tr("Ã<sub>ij</sub> = A<sub>ij</sub>·‖v<sub>j</sub>·W<sub>O</sub>‖ / Σ<sub>k</sub> "
+                       "A<sub>ik</sub>·‖v<sub>k</sub>·W<sub>O</sub>‖");
+}
+
+QString valueWeightedDetail(const PlaygroundModel& m) {
+    const int i = m.focusQuery(), j = m.focusKey(), h = m.selectedHead();
+    const RowMatrix a = m.stage(Stage::Weights, h);
+    const Eigen::VectorXf n = m.valueNorms(h);
+    if (a.size() == 0 || n.size() != a.cols()) return {};
+    const double total = (a.row(i).transpose().cwiseProduct(n)).cast<double>().sum();
+    return QObject::tr("Ã[%1, %2] = %3 × %4 / %5 = <b>%6</b>")
+        .arg(tok(m, i), tok(m, j), formatNumber(a(i, j)), formatNumber(n[j]), formatNumber(total),
+             formatNumber(total > 0 ? a(i, j) * n[j] / total : 0.0));
+}
+
 QString explainFocus(const PlaygroundModel& m) {
     const int i = m.focusQuery(), j = m.focusKey(), h = m.selectedHead();
     const int dk = m.dK(), first = h * dk;

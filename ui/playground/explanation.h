@@ -14,6 +14,9 @@ QString formatNumber(double value, int decimals = 2);
 QString stageFormula(const PlaygroundModel& model, PlaygroundModel::Stage stage);
 // The stage's value at the focus (query, key) with the numbers that produce it.
 QString stageDetail(const PlaygroundModel& model, PlaygroundModel::Stage stage);
+// The weights stage value-weighted (PlaygroundModel::valueWeightedWeights): its formula and the focused cell.
+QString valueWeightedFormula();
+QString valueWeightedDetail(const PlaygroundModel& model);
 // All five steps for the focused cell of the selected head, one per line.
 QString explainFocus(const PlaygroundModel& model);
 

@@ -1,5 +1,6 @@
 #include "ui/playground/playground_model.h"
 
+#include "core/analysis/value_weighting.h"
 #include "core/util/error.h"
 
 #include <QDebug>
@@ -140,6 +141,21 @@ RowMatrix PlaygroundModel::stage(Stage stage, int head) const {
         return s.output.slice2d({head});
     }
     return {};
+}
+
+Eigen::VectorXf PlaygroundModel::valueNorms(int head) const {
+    if (head < 0 || head >= m_heads) return {};
+    const int dv = dV();
+    const RowMatrix v = input(Input::Value), wo = input(Input::OutputProjection);
+    const RowMatrix sent = v.middleCols(head * dv, dv) * wo.middleRows(head * dv, dv); // [n, d_v]
+    return sent.rowwise().norm();
+}
+
+RowMatrix PlaygroundModel::valueWeightedWeights(int head) const {
+    RowMatrix w = stage(Stage::Weights, head);
+    if (w.size() == 0) return w;
+    valueWeightRows(w, valueNorms(head).transpose());
+    return w;
 }
 
 RowMatrix PlaygroundModel::output() const {

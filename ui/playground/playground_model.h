@@ -68,6 +68,11 @@ public:
     const AttentionResult& result() const { return m_result; }
     // One head's stage: [n, n] for Scores…Weights, [n, d_v / h] for Output.
     RowMatrix stage(Stage stage, int head) const;
+    // What each key sends through the head, ‖v_{j,h} · W_O,h‖ (its d_v / h columns of V times its d_v / h
+    // rows of W_O): [n]; and the weights value-weighted with them (Kobayashi et al., 2020): A_ij·n_j / Σ_k
+    // A_ik·n_k.
+    Eigen::VectorXf valueNorms(int head) const;
+    RowMatrix valueWeightedWeights(int head) const;
     // The concatenated output, [n, d_v].
     RowMatrix output() const;
     // The layer's result: output() · W_O, [n, d_v].

@@ -290,6 +290,13 @@ QLayout* PlaygroundPage::buildStageToolbar(QWidget* area) {
     m_weightsAuto = new QCheckBox(tr("Auto range for weights"), area);
     m_weightsAuto->setObjectName(QStringLiteral("weightsAutoRange"));
     m_weightsAuto->setToolTip(tr("Off: weights use the fixed range 0…1. On: their own min…max."));
+    m_valueWeighted = new QCheckBox(tr("Value-weighted ④"), area);
+    m_valueWeighted->setObjectName(QStringLiteral("valueWeighted"));
+    m_valueWeighted->setToolTip(
+        tr("Stage ④ with each weight times the length of what its key sends, ‖v·W_O‖ (its columns of V "
+           "through its rows of W_O), each row renormalised (Kobayashi et al., 2020): a key can take much "
+           "attention and send almost nothing. The output ⑤ is still A·V."));
+    connect(m_valueWeighted, &QCheckBox::toggled, this, &PlaygroundPage::refresh);
     m_annotations = new QCheckBox(tr("Values on cells"), area);
     m_annotations->setObjectName(QStringLiteral("annotations"));
     m_annotations->setChecked(true);
@@ -297,6 +304,7 @@ QLayout* PlaygroundPage::buildStageToolbar(QWidget* area) {
     bar->addWidget(m_colorMap);
     bar->addSpacing(8);
     bar->addWidget(m_weightsAuto);
+    bar->addWidget(m_valueWeighted);
     bar->addWidget(m_annotations);
     return bar;
 }
@@ -481,7 +489,8 @@ void PlaygroundPage::refresh() {
             view->setMatrix(m.stage(stage, head), tokens, features);
             view->selectRow(fq);
         } else {
-            view->setMatrix(m.stage(stage, head), tokens, tokens);
+            const bool weighted = stage == Stage::Weights && m_valueWeighted->isChecked();
+            view->setMatrix(weighted ? m.valueWeightedWeights(head) : m.stage(stage, head), tokens, tokens);
             view->selectRow(fq);
             view->setMarkedCell({fq, fk});
         }
@@ -502,8 +511,9 @@ void PlaygroundPage::refresh() {
         view->setMinimumSize(view->labelledMinimumSize());
         panel->setMinimumSize(panel->layout()->minimumSize()); // the panel's size policy alone ignores it
         widest = std::max(widest, panel->minimumWidth());
-        panel->setFormula(stageFormula(m, stage));
-        panel->setDetail(stageDetail(m, stage));
+        const bool weighted = stage == Stage::Weights && m_valueWeighted->isChecked();
+        panel->setFormula(weighted ? valueWeightedFormula() : stageFormula(m, stage));
+        panel->setDetail(weighted ? valueWeightedDetail(m) : stageDetail(m, stage));
     }
 
     m_widestStage = widest;
@@ -577,6 +587,7 @@ QJsonObject PlaygroundPage::saveSession() const {
     s.insert("tab", m_stageTabs->currentIndex());
     s.insert("color_map", colorMapId(static_cast<ColorMap>(m_colorMap->currentData().toInt())));
     s.insert("weights_auto_range", m_weightsAuto->isChecked());
+    s.insert("value_weighted", m_valueWeighted->isChecked());
     return s;
 }
 
@@ -595,6 +606,7 @@ void PlaygroundPage::restoreSession(const QJsonObject& state) {
     const int mapIndex = m_colorMap->findData(static_cast<int>(s.colorMap));
     if (mapIndex >= 0) m_colorMap->setCurrentIndex(mapIndex);
     m_weightsAuto->setChecked(s.weightsAuto);
+    m_valueWeighted->setChecked(s.valueWeighted);
 }
 
 } // namespace attnlens::ui

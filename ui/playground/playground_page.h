@@ -108,6 +108,7 @@ private:
     QLabel* m_maskHint = nullptr;
     QComboBox* m_colorMap = nullptr;
     QCheckBox* m_weightsAuto = nullptr;
+    QCheckBox* m_valueWeighted = nullptr; // stage ④ shows the weights value-weighted
     QCheckBox* m_annotations = nullptr;
 };
 

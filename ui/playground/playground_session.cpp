@@ -52,6 +52,7 @@ PlaygroundSession PlaygroundSession::parse(const QJsonObject& o, SessionReader& 
     s.tab = r.integer("tab", 0, 0, 8);
     s.colorMap = readColorMap(r, "color_map", allColorMaps().front());
     s.weightsAuto = r.boolean("weights_auto_range", false);
+    s.valueWeighted = r.boolean("value_weighted", false);
     return s;
 }
 

@@ -26,6 +26,7 @@ struct PlaygroundSession {
     std::array<QList<QList<double>>, 4> inputs; // when edited
     QList<QList<double>> customMask;
     bool weightsAuto = false;
+    bool valueWeighted = false; // stage ④ value-weighted
 
     // The first problem is kept in `reader` (defaults returned for the rest).
     static PlaygroundSession parse(const QJsonObject& state, SessionReader& reader);
