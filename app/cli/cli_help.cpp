@@ -177,14 +177,17 @@ CommandHelp headsHelp() {
 }
 
 CommandHelp inspectHelp() {
-    return {{
-                {"--model DIR", "the model folder to describe, Hugging Face or diffusers (required)"},
-                {"--json OUT", "also write it all as JSON, with the full config and the weights' metadata"},
-            },
-            {
-                "attnlens-cli inspect --model resources/models/marian-de-en-tiny",
-                "attnlens-cli inspect --model resources/models/ddpm-fashion-tiny --json info.json",
-            }};
+    return {
+        {
+            {"--model DIR|FILE.gguf", "the model folder to describe, Hugging Face or diffusers, or a GGUF "
+                                      "file (its tensor types and metadata) (required)"},
+            {"--json OUT", "also write it all as JSON, with the full config and the weights' metadata"},
+        },
+        {
+            "attnlens-cli inspect --model resources/models/marian-de-en-tiny",
+            "attnlens-cli inspect --model ~/.ollama/models/blobs/sha256-… (a GGUF blob)",
+            "attnlens-cli inspect --model resources/models/ddpm-fashion-tiny --json info.json",
+        }};
 }
 
 CommandHelp neuronHelp() {

@@ -1,8 +1,11 @@
-// attnlens-cli inspect --model DIR [--json OUT]: what a model folder holds — architecture, the config's
-// key sizes, tensor count, parameter count and dtypes, and which companion files are present.
+// attnlens-cli inspect --model DIR|FILE.gguf [--json OUT]: what a model folder holds — architecture, the
+// config's key sizes, tensor count, parameter count and dtypes, and which companion files are present; for a
+// GGUF file its header, tensor types and metadata (cli_inspect_gguf.cpp).
 
 #include "cli_common.h"
+#include "cli_inspect_gguf.h"
 #include "core/diffusion/diffusion_model.h"
+#include "core/io/gguf.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/io/safetensors.h"
@@ -241,6 +244,9 @@ int runInspect(const std::vector<std::string>& argv) {
         throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     const auto model = args.value("--model");
     if (!model) throw cli::UsageError("--model DIR is required");
+    if (std::error_code ec;
+        std::filesystem::is_regular_file(*model, ec) && attnlens::GgufFile::isGguf(*model))
+        return cli::inspectGguf(*model, args.value("--json"));
     if (const auto kind = attnlens::detectModelKind(*model);
         kind == attnlens::ModelKind::Diffusion || kind == attnlens::ModelKind::TextToImage)
         return inspectDiffusion(*model, args.value("--json"));
@@ -294,8 +300,10 @@ int runInspect(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{
-    "inspect", "--model DIR [--json OUT]",
-    "architecture, config sizes, tensor and parameter count, dtypes of a model folder", &runInspect};
+const cli::Registration reg{"inspect", "--model DIR|FILE.gguf [--json OUT]",
+                            "architecture, config sizes, tensor and parameter count, dtypes of a model "
+                            "folder; a GGUF file's types and "
+                            "metadata",
+                            &runInspect};
 
 } // namespace
