@@ -195,12 +195,7 @@ QWidget* DiffusionPage::buildMapBox(QWidget* panel) {
     m_over->addItems({tr("x̂0 (predicted image)"), tr("x_t (noisy input)")});
     connect(m_over, &QComboBox::currentIndexChanged, this, [this](int i) { m_doc->setOnNoisy(i == 1); });
     m_mapBox->addRow(tr("Over:"), m_over);
-    m_valueWeighted = new QCheckBox(tr("Value-weighted"), m_mapBox);
-    m_valueWeighted->setObjectName(QStringLiteral("valueWeighted"));
-    m_valueWeighted->setToolTip(
-        tr("Each weight times the length of what its pixel sends through the head, ‖v·W_O‖, each row "
-           "renormalised (Kobayashi et al., 2020), per head before the fusion: where the head's output comes "
-           "from, not only where it looks"));
+    m_valueWeighted = valueWeightedBox(m_mapBox, tr("pixel"), tr("Per head before the fusion."));
     connect(m_valueWeighted, &QCheckBox::toggled, m_doc, &DiffusionDocument::setValueWeighted);
     m_mapBox->addRow(m_valueWeighted);
     return m_mapBox;

@@ -9,6 +9,7 @@
 #include "ui/render/heatmap_image.h"
 #include "ui/widgets/flow_layout.h"
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/map_controls.h"
 #include "ui/widgets/page_parts.h"
 
 #include <QCheckBox>
@@ -271,17 +272,16 @@ QWidget* PlaygroundPage::buildInputs() {
     return scroll;
 }
 
-// Toolbar: heads strip, colours, range, annotations.
+// Toolbar: heads strip, colours, range, value weighting, annotations (wrapping in a narrow window).
 QLayout* PlaygroundPage::buildStageToolbar(QWidget* area) {
-    auto* bar = new QHBoxLayout;
+    auto* bar = new FlowLayout;
     m_headRow = new QWidget(area);
     auto* headRow = new QHBoxLayout(m_headRow);
     headRow->setContentsMargins(0, 0, 0, 0);
     headRow->addWidget(new QLabel(tr("<b>Heads</b> (weights)"), m_headRow));
     m_headStrip = new HeadStrip(m_headRow);
     headRow->addWidget(m_headStrip);
-    bar->addWidget(m_headRow);
-    bar->addStretch(1);
+    bar->addWidget(m_headRow, 1);
     m_colorMap = new QComboBox(area);
     m_colorMap->setObjectName(QStringLiteral("colorMap"));
     for (ColorMap map : allColorMaps())
@@ -290,12 +290,11 @@ QLayout* PlaygroundPage::buildStageToolbar(QWidget* area) {
     m_weightsAuto = new QCheckBox(tr("Auto range for weights"), area);
     m_weightsAuto->setObjectName(QStringLiteral("weightsAutoRange"));
     m_weightsAuto->setToolTip(tr("Off: weights use the fixed range 0…1. On: their own min…max."));
-    m_valueWeighted = new QCheckBox(tr("Value-weighted ④"), area);
-    m_valueWeighted->setObjectName(QStringLiteral("valueWeighted"));
-    m_valueWeighted->setToolTip(
-        tr("Stage ④ with each weight times the length of what its key sends, ‖v·W_O‖ (its columns of V "
-           "through its rows of W_O), each row renormalised (Kobayashi et al., 2020): a key can take much "
-           "attention and send almost nothing. The output ⑤ is still A·V."));
+    m_valueWeighted =
+        valueWeightedBox(area, tr("key"),
+                         tr("Stage ④ so: its columns of V through the head's rows of W_O. The output "
+                            "⑤ is still A·V."),
+                         tr("Value-weighted ④"));
     connect(m_valueWeighted, &QCheckBox::toggled, this, &PlaygroundPage::refresh);
     m_annotations = new QCheckBox(tr("Values on cells"), area);
     m_annotations->setObjectName(QStringLiteral("annotations"));

@@ -198,8 +198,8 @@ QWidget* TextToImagePage::buildMapBox(QWidget* panel) {
                           "negative (or empty) prompt, the natural baseline of a word's map"));
     connect(m_half, &QComboBox::activated, this, [this](int i) { m_doc->setHalf(static_cast<T2iHalf>(i)); });
     form->addRow(tr("Half:"), m_half);
-    m_valueWeighted = new QCheckBox(tr("Value-weighted"), box);
-    m_valueWeighted->setObjectName(QStringLiteral("valueWeighted"));
+    m_valueWeighted = valueWeightedBox(
+        box, tr("token"), tr("Per head before the fusion; the pixel's self-attention map follows."));
     connect(m_valueWeighted, &QCheckBox::toggled, m_doc, &T2iDocument::setValueWeighted);
     form->addRow(m_valueWeighted);
     m_showSpecial = new QCheckBox(tr("Show <start>, <end> and padding"), box);

@@ -9,6 +9,7 @@
 #include "ui/vision/map_grid_view.h"
 #include "ui/vision/patch_image_view.h"
 #include "ui/widgets/candidate_bars.h"
+#include "ui/widgets/map_controls.h"
 #include "ui/widgets/page_parts.h"
 
 #include <QCheckBox>
@@ -113,10 +114,8 @@ void TextToImagePage::syncRunControls() {
     m_valueWeighted->setEnabled(m_doc->hasValueWeighted());
     m_valueWeighted->setToolTip(
         m_doc->hasValueWeighted()
-            ? tr("Each weight times the length of what its token sends through the head, ‖v·W_O‖, rows "
-                 "renormalised, per head before the fusion: where the head's output comes from, not only "
-                 "where "
-                 "it looks (Kobayashi et al., 2020). The pixel's self-attention map follows.")
+            ? valueWeightedTip(tr("token"),
+                               tr("Per head before the fusion; the pixel's self-attention map follows."))
             : tr("This run kept the weights only: tick “Keep value-weighted maps too” and generate"));
     setItemEnabled(m_half, 1, m_doc->guided());
     setItemEnabled(m_half, 2, m_doc->guided());

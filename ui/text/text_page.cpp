@@ -227,12 +227,8 @@ QWidget* TextPage::buildSelectors() {
         tr("Hide [CLS], [SEP] and <|endoftext|> — the attention sinks — and renormalise each row over "
            "the tokens left ([MASK] stays)"));
     connect(m_hideSpecial, &QCheckBox::toggled, m_doc, &TextDocument::setHideSpecial);
-    m_valueWeighted = new QCheckBox(tr("Value-weighted"), w);
-    m_valueWeighted->setObjectName(QStringLiteral("valueWeighted"));
-    m_valueWeighted->setToolTip(
-        tr("Each weight times the length of what its key sends through the head, ‖v·W_O‖, each row "
-           "renormalised (Kobayashi et al., 2020): where the head's output comes from, not only where it "
-           "looks. Per head, before heads are fused or tokens hidden."));
+    m_valueWeighted =
+        valueWeightedBox(w, tr("key"), tr("Per head, before heads are fused or tokens hidden."));
     connect(m_valueWeighted, &QCheckBox::toggled, m_doc, &TextDocument::setValueWeighted);
     row->addWidget(new QLabel(tr("Show"), w));
     row->addWidget(m_layer);

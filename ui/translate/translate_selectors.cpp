@@ -18,7 +18,8 @@ TranslateSelectors::TranslateSelectors(TranslationDocument* doc, QWidget* parent
     : QWidget(parent), m_doc(doc), m_kind(new QComboBox(this)), m_layer(new QSpinBox(this)),
       m_head(new HeadCombo(this)), m_wordLevel(new QCheckBox(tr("Words"), this)),
       m_hideSpecial(new QCheckBox(tr("Hide special tokens"), this)),
-      m_valueWeighted(new QCheckBox(tr("Value-weighted"), this)) {
+      m_valueWeighted(valueWeightedBox(
+          this, tr("key"), tr("Per head before the fusion; rollout and flow stay on the weights."))) {
     m_kind->setObjectName(QStringLiteral("attentionKind"));
     m_kind->addItem(tr("Encoder self-attention"), static_cast<int>(AttentionKind::EncoderSelf));
     m_kind->addItem(tr("Decoder self-attention"), static_cast<int>(AttentionKind::DecoderSelf));
@@ -33,11 +34,6 @@ TranslateSelectors::TranslateSelectors(TranslationDocument* doc, QWidget* parent
            "averaged over its query pieces"));
     m_hideSpecial->setObjectName(QStringLiteral("hideSpecial"));
     m_hideSpecial->setToolTip(tr("Leave out </s> and <pad>; rows are renormalised over the remaining keys"));
-    m_valueWeighted->setObjectName(QStringLiteral("valueWeighted"));
-    m_valueWeighted->setToolTip(tr(
-        "Each weight times the length of what its key sends through the head (‖v·W_O‖, Kobayashi et al. "
-        "2020), rows renormalised: where the head's output comes from, not only where it looks. Rollout and "
-        "flow stay on the weights."));
     auto* row = new QHBoxLayout(this);
     row->setContentsMargins(0, 0, 0, 0);
     row->setSpacing(6);

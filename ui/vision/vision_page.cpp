@@ -256,11 +256,8 @@ QWidget* VisionPage::buildMapBox(QWidget* panel) {
            "the residual added — unlike rollout, a path is only as strong as its weakest edge. One "
            "max-flow per patch: computed on the worker; too large an input falls back to rollout."));
     connect(m_flow, &QCheckBox::toggled, m_doc, &VisionDocument::setFlow);
-    auto* weighted = new QCheckBox(tr("Value-weighted"), m_mapBox);
-    weighted->setObjectName(QStringLiteral("valueWeighted"));
-    weighted->setToolTip(tr("Each weight times the length of what its token sends through the head, ‖v·W_O‖, "
-                            "each row renormalised (Kobayashi et al., 2020), per head before the fusion; "
-                            "rollout and flow stay on the weights"));
+    auto* weighted = valueWeightedBox(
+        m_mapBox, tr("patch"), tr("Per head before the fusion; rollout and flow stay on the weights."));
     connect(weighted, &QCheckBox::toggled, m_doc, &VisionDocument::setValueWeighted);
     m_mapBox->addRow(m_rollout);
     m_mapBox->addRow(m_flow);

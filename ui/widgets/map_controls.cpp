@@ -3,6 +3,7 @@
 #include "core/layers/multi_head_attention.h"
 #include "ui/render/heatmap_image.h"
 
+#include <QCheckBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QIcon>
@@ -12,6 +13,21 @@
 #include <QSlider>
 
 namespace attnlens::ui {
+
+QString valueWeightedTip(const QString& keys, const QString& note) {
+    return QObject::tr(
+               "Each weight times the length of what its %1 sends through the head, ‖v·W_O‖, each row "
+               "renormalised (Kobayashi et al., 2020): where the head's output comes from, not only where "
+               "it looks. %2")
+        .arg(keys, note);
+}
+
+QCheckBox* valueWeightedBox(QWidget* parent, const QString& keys, const QString& note, const QString& label) {
+    auto* box = new QCheckBox(label.isEmpty() ? QObject::tr("Value-weighted") : label, parent);
+    box->setObjectName(QStringLiteral("valueWeighted"));
+    box->setToolTip(valueWeightedTip(keys, note));
+    return box;
+}
 
 namespace {
 

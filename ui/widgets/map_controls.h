@@ -7,6 +7,9 @@
 //                  rows, then the lenses on the map shown (head statistics, neuron view, pin as A)
 //   MapDisplayBox  the sidebar's "Display" box: opacity and colours of the map over the picture, the page's
 //   rows
+//   valueWeightedBox  the "Value-weighted" switch every page has (object name "valueWeighted"): its tooltip
+//   says
+//                  the method (Kobayashi et al., 2020) for what the page's keys are, then the page's own note
 // Setters never emit; a user's choice emits the *Changed / *Chosen / *Requested signal. Object names of the
 // combos are the caller's; those inside the boxes are fixed (below), so tests and the harness find them.
 
@@ -16,10 +19,16 @@
 #include <QComboBox>
 #include <QGroupBox>
 
+class QCheckBox;
 class QFormLayout;
 class QSlider;
 
 namespace attnlens::ui {
+
+// keys: what the page's keys are ("key", "token", "pixel"); note: the page's own sentence (may be empty).
+QCheckBox* valueWeightedBox(QWidget* parent, const QString& keys, const QString& note,
+                            const QString& label = {});
+QString valueWeightedTip(const QString& keys, const QString& note); // the box's tooltip
 
 class HeadCombo : public QComboBox {
     Q_OBJECT
