@@ -8,7 +8,8 @@
 
 namespace attnlens {
 
-enum class DType { F32, F16, BF16, F64, I64, I32, I16, I8, U8, Bool, Other };
+// Ggml: one of GGML's block types (GGUF files; TensorInfo::ggml says which).
+enum class DType { F32, F16, BF16, F64, I64, I32, I16, I8, U8, Bool, Ggml, Other };
 
 std::string_view dtypeName(DType dtype);
 // Parses a safetensors dtype string; nullopt for a string the format does not define.
@@ -17,7 +18,7 @@ std::optional<DType> parseDType(std::string_view name);
 int64_t dtypeSize(DType dtype);
 // The types a model's weights may have (loaded as float32).
 inline bool isFloatWeightType(DType dtype) {
-    return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
+    return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::Ggml;
 }
 
 // IEEE half and bfloat16 to float (exact; subnormals, infinities and NaN preserved).

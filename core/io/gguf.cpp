@@ -363,6 +363,26 @@ void GgufFile::dequantizeRows(const GgufTensor& t, int64_t row, int64_t count, f
         dequantizeGgmlRow(t.type, data(t) + (row + r) * rowBytes, out + r * cols, cols);
 }
 
+TensorFile GgufFile::toTensorFile(const std::function<std::string(const std::string&)>& rename) const {
+    std::vector<TensorInfo> infos;
+    for (const GgufTensor& t : m_tensors) {
+        std::string name = rename(t.name);
+        if (name.empty()) continue;
+        TensorInfo info;
+        info.name = std::move(name);
+        info.shape = t.shape;
+        info.dtype = t.type == GgmlType::F32    ? DType::F32
+                     : t.type == GgmlType::F16  ? DType::F16
+                     : t.type == GgmlType::BF16 ? DType::BF16
+                                                : DType::Ggml;
+        info.ggml = t.type;
+        info.begin = t.offset;
+        infos.push_back(std::move(info));
+    }
+    TensorFile::Storage all{m_file->bytes(), m_file->size(), m_file};
+    return TensorFile(m_path, TensorFile::Format::Gguf, m_file->size(), {all}, std::move(infos));
+}
+
 Tensor GgufFile::load(const GgufTensor& t) const {
     Tensor out(t.shape);
     dequantizeRows(t, 0, t.rows(), out.data());

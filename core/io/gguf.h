@@ -16,10 +16,12 @@
 //
 // Thread-safety: immutable after open(); reads may run on any thread.
 
-#include "core/ops/ggml_quants.h"
+#include "core/io/tensor_file.h"
+#include "core/tensor/ggml_quants.h"
 #include "core/tensor/tensor.h"
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -106,6 +108,10 @@ public:
     void dequantizeRows(const GgufTensor& tensor, int64_t row, int64_t count, float* out) const;
     // The whole tensor as float32 in its shape.
     Tensor load(const GgufTensor& tensor) const;
+    // The tensors as a TensorFile (format Gguf, the mapping shared) under the names `rename` gives them (an
+    // empty name leaves the tensor out): F32, F16 and BF16 as such, every block type as DType::Ggml
+    // (TensorFile::load decodes it; loadHalf keeps it as stored, a weight computed row by row).
+    TensorFile toTensorFile(const std::function<std::string(const std::string&)>& rename) const;
 
 private:
     std::filesystem::path m_path;

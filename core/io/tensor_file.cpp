@@ -64,6 +64,17 @@ void validate(TensorInfo& info, const std::vector<TensorFile::Storage>& storages
     if (info.begin > storageSize)
         throw Error(what + ": starts at byte " + std::to_string(info.begin) + ", past its storage of " +
                     std::to_string(storageSize) + " bytes");
+    if (info.dtype == DType::Ggml) {
+        const GgmlTypeInfo* type = ggmlTypeInfo(info.ggml);
+        const int64_t bytes = type && !info.shape.empty() && info.shape.back() % type->blockSize == 0
+                                  ? ggmlBytes(*type, static_cast<int64_t>(numel))
+                                  : -1;
+        if (bytes < 0 || !info.strides.empty() || !addSize(info.begin, uint64_t(bytes), info.end) ||
+            info.end > storageSize)
+            throw Error(what + ": GGML blocks of shape " + shapeToString(info.shape) +
+                        " do not fit its storage");
+        return;
+    }
     const auto elemSize = static_cast<uint64_t>(dtypeSize(info.dtype));
     if (elemSize == 0) return; // listed, never loaded
     uint64_t span = 0;         // elements from the first to one past the last
@@ -228,6 +239,8 @@ std::string_view TensorFile::formatName(Format format) {
         return "PyTorch zip checkpoint";
     case Format::TorchLegacy:
         return "PyTorch legacy checkpoint";
+    case Format::Gguf:
+        return "GGUF";
     }
     return "unknown";
 }
@@ -257,6 +270,15 @@ Tensor TensorFile::load(const TensorInfo& info) const {
     Tensor t(info.shape);
     if (n == 0) return t;
     float* dst = t.data();
+    if (info.dtype == DType::Ggml) { // rows of whole blocks, one after the other
+        if (!ggmlTypeInfo(info.ggml)->dequantizes)
+            throw Error(quoted(m_path) + ": tensor '" + info.name + "' is " +
+                        std::string(ggmlTypeInfo(info.ggml)->name) + ", a type this build does not decode");
+        const int64_t cols = info.shape.back(), rowBytes = ggmlBytes(*ggmlTypeInfo(info.ggml), cols);
+        for (int64_t r = 0; r < n / cols; ++r)
+            dequantizeGgmlRow(info.ggml, src + r * rowBytes, dst + r * cols, cols);
+        return t;
+    }
     const int64_t size = dtypeSize(info.dtype);
     forEachOffset(info,
                   [&](int64_t i, int64_t offset) { dst[i] = readElement(src + offset * size, info.dtype); });
@@ -281,8 +303,14 @@ void TensorFile::releasePages() const {
 }
 
 HalfMatrix TensorFile::loadHalf(const TensorInfo& info) const {
-    if ((info.dtype != DType::F16 && info.dtype != DType::BF16) || info.shape.empty())
-        throw Error(quoted(m_path) + ": tensor '" + info.name + "' is no F16 / BF16 matrix");
+    if ((info.dtype != DType::F16 && info.dtype != DType::BF16 && info.dtype != DType::Ggml) ||
+        info.shape.empty())
+        throw Error(quoted(m_path) + ": tensor '" + info.name + "' is no F16 / BF16 / GGML matrix");
+    if (info.dtype == DType::Ggml) {
+        const int64_t cols = info.shape.back(), rows = cols ? shapeNumel(info.shape) / cols : 0;
+        const Storage& storage = m_storages.at(info.storage);
+        return {info.ggml, rows, cols, storage.bytes + info.begin, storage.owner};
+    }
     const auto format = info.dtype == DType::BF16 ? HalfMatrix::Format::BF16 : HalfMatrix::Format::F16;
     const int64_t n = shapeNumel(info.shape), cols = info.shape.back(), rows = cols ? n / cols : 0;
     const Storage& storage = m_storages.at(info.storage);

@@ -13,6 +13,7 @@
 // Tensors returned by load() may view the mapping (contiguous F32, aligned) and keep it alive.
 
 #include "core/io/dtype.h"
+#include "core/tensor/ggml_quants.h"
 #include "core/tensor/half_matrix.h"
 #include "core/tensor/tensor.h"
 
@@ -29,6 +30,7 @@ namespace attnlens {
 struct TensorInfo {
     std::string name;
     DType dtype = DType::F32;
+    GgmlType ggml = GgmlType::F32; // dtype Ggml: the block type (contiguous; rows of whole blocks)
     Shape shape;
     std::vector<int64_t> strides; // in elements, one per dimension; empty: contiguous, row-major
     size_t storage = 0;           // which of the file's storages holds the elements
@@ -40,7 +42,7 @@ struct TensorInfo {
 
 class TensorFile {
 public:
-    enum class Format { SafeTensors, TorchZip, TorchLegacy };
+    enum class Format { SafeTensors, TorchZip, TorchLegacy, Gguf }; // Gguf: GgufFile::toTensorFile
 
     // A run of bytes tensors point into (safetensors: the data section; PyTorch: one storage).
     struct Storage {
@@ -79,8 +81,8 @@ public:
     Tensor load(std::string_view name) const;
     Tensor load(const TensorInfo& info) const;
     // An F16 / BF16 tensor as stored, as a [numel / last axis, last axis] matrix: a view on the mapping when
-    // it is contiguous (and 2-byte aligned), else a contiguous copy in 16 bits. Throws attnlens::Error for
-    // another dtype or a rank-0 tensor.
+    // it is contiguous (and 2-byte aligned), else a contiguous copy in 16 bits; a GGML block tensor as a view
+    // on its blocks. Throws attnlens::Error for another dtype or a rank-0 tensor.
     HalfMatrix loadHalf(const TensorInfo& info) const;
     // Drops the resident pages of the file's mapping that lie wholly inside [data, data + bytes) (madvise
     // MADV_DONTNEED): for a weight the model has copied into another layout (packed convolutions), so that

@@ -16,9 +16,12 @@ bool WeightBinder::checkShapeAndType(const TensorInfo& info, const Shape& shape)
                              shapeToString(shape));
         return false;
     }
-    if (info.dtype != DType::F32 && info.dtype != DType::F16 && info.dtype != DType::BF16) {
-        m_problems.push_back("'" + info.name + "' has dtype " + std::string(dtypeName(info.dtype)) +
-                             ", expected F32, F16 or BF16");
+    if (!isFloatWeightType(info.dtype) ||
+        (info.dtype == DType::Ggml && !ggmlTypeInfo(info.ggml)->dequantizes)) {
+        m_problems.push_back(
+            "'" + info.name + "' has dtype " +
+            std::string(info.dtype == DType::Ggml ? ggmlTypeInfo(info.ggml)->name : dtypeName(info.dtype)) +
+            ", expected F32, F16, BF16 or a GGML block type this build decodes");
         return false;
     }
     if (m_callbacks) m_callbacks->checkCancel();

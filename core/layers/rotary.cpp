@@ -39,10 +39,12 @@ void RotaryEmbedding::apply(RowMatrix& x, int heads, int64_t firstPosition) cons
         float* row = x.row(r).data();
         for (int h = 0; h < heads; ++h) {
             float* v = row + static_cast<int64_t>(h) * headDim;
+            const int stride = interleaved ? 2 : 1, partner = interleaved ? 1 : half;
             for (int i = 0; i < half; ++i) {
-                const float x1 = v[i], x2 = v[i + half];
-                v[i] = x1 * cosines[size_t(i)] - x2 * sines[size_t(i)];
-                v[i + half] = x2 * cosines[size_t(i)] + x1 * sines[size_t(i)];
+                float* a = v + i * stride;
+                const float x1 = a[0], x2 = a[partner];
+                a[0] = x1 * cosines[size_t(i)] - x2 * sines[size_t(i)];
+                a[partner] = x2 * cosines[size_t(i)] + x1 * sines[size_t(i)];
             }
         }
     }

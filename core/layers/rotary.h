@@ -22,6 +22,9 @@ struct RotaryEmbedding {
     float base = 10000.0f;
     std::vector<float> inverseFrequencies = {}; // θ_i, rotaryDim / 2 of them; empty: from base as above
     float attentionScaling = 1.0f;
+    // Rotate adjacent pairs (2i, 2i + 1) instead of the halves (i, i + rotaryDim / 2): llama.cpp's rope on
+    // the q/k rows its converter reordered (GGUF's llama architecture) — the same rotation of the same pairs.
+    bool interleaved = false;
 
     // θ_i = 1 / base^(2i / rotaryDim) in float32, as torch.arange(0, d, 2).float() / d gives them.
     static std::vector<float> defaultInverseFrequencies(float base, int rotaryDim);

@@ -1,6 +1,7 @@
 #include "core/models/llama_model.h"
 
 #include "core/io/weight_binder.h"
+#include "core/models/llama_gguf.h"
 #include "core/models/text_model_util.h"
 #include "core/util/error.h"
 
@@ -52,8 +53,12 @@ TransformerBlock bindLayer(WeightBinder& w, const LlamaConfig& c, const std::str
         layer.keyNorm = b.rms("self_attn.k_norm", hd);
     }
     const RopeSpec& rope = c.sliding[size_t(l)] ? c.localRope : c.rope;
-    layer.rotary = RotaryEmbedding{static_cast<int>(hd), static_cast<int>(hd), rope.theta,
-                                   ropeInverseFrequencies(rope, static_cast<int>(hd))};
+    layer.rotary = RotaryEmbedding{static_cast<int>(hd),
+                                   static_cast<int>(hd),
+                                   rope.theta,
+                                   ropeInverseFrequencies(rope, static_cast<int>(hd)),
+                                   1.0f,
+                                   c.ropeInterleaved};
     layer.mlp = {Mlp::Kind::Gated, b.linear("mlp.gate_proj", f, d, c.mlpBias),
                  b.linear("mlp.up_proj", f, d, c.mlpBias), b.linear("mlp.down_proj", d, f, c.mlpBias),
                  c.activation};
@@ -68,11 +73,22 @@ TransformerBlock bindLayer(WeightBinder& w, const LlamaConfig& c, const std::str
 
 std::shared_ptr<const LlamaModel> LlamaModel::load(const std::filesystem::path& dir,
                                                    const Callbacks& callbacks) {
+    if (std::error_code ec; std::filesystem::is_regular_file(dir, ec) && GgufFile::isGguf(dir)) {
+        const GgufFile gguf = GgufFile::open(dir);
+        return build(llamaConfigFromGguf(gguf), gguf.toTensorFile(transformersTensorName), "model.", dir,
+                     callbacks);
+    }
     const LlamaConfig c = readLlamaConfig(dir);
+    const auto [file, p] = openTextCheckpoint(dir, "embed_tokens.weight", "model.", c.modelType, callbacks);
+    return build(c, file, p, dir, callbacks);
+}
+
+std::shared_ptr<const LlamaModel> LlamaModel::build(const LlamaConfig& c, const TensorFile& file,
+                                                    const std::string& p, const std::filesystem::path& dir,
+                                                    const Callbacks& callbacks) {
     auto m = std::make_shared<LlamaModel>();
     m->m_dir = dir;
     m->m_config = c;
-    const auto [file, p] = openTextCheckpoint(dir, "embed_tokens.weight", "model.", c.modelType, callbacks);
     WeightBinder w(file);
     w.setCallbacks(&callbacks);
     const int64_t d = c.hiddenSize;
@@ -90,7 +106,8 @@ std::shared_ptr<const LlamaModel> LlamaModel::load(const std::filesystem::path& 
     // Tied: the LM head is the token embeddings (a file may still carry lm_head.weight; transformers ties
     // it).
     if (!c.tied) m->m_head = storedLinear(w, "lm_head.weight", c.vocabSize, d, {});
-    w.finish("'" + dir.string() + "': the checkpoint does not match config.json");
+    w.finish("'" + dir.string() + "': the checkpoint does not match " +
+             (file.format() == TensorFile::Format::Gguf ? "its metadata" : "config.json"));
     if (c.tied) m->m_head = m->m_tokens;
     m->m_head.pack();
     callbacks.report(1.0, "loaded");

@@ -12,7 +12,8 @@
 //   - sliding windows: Mistral's sliding_window, Qwen2's use_sliding_window + max_window_layers, Gemma 3's
 //     layer_types / sliding_window_pattern (the window is part of the mask, so it shows in the maps);
 //   - tie_word_embeddings, eos ids from config.json and generation_config.json (a list allowed).
-// Weights from model.safetensors, its shards' index or pytorch_model.bin, F32/F16/BF16 (computed in float32).
+// Weights from model.safetensors, its shards' index or pytorch_model.bin, F32/F16/BF16 (computed in float32),
+// or a GGUF file (core/models/llama_gguf.h: its block types kept as stored and decoded row by row when used).
 //
 //   auto m = LlamaModel::load(dir);   TextCache c = m->newCache();
 //   TextForward p = m->extend(promptIds, c, true, true, {});   // attention [L, H, n, n], H = query heads
@@ -25,6 +26,8 @@
 #include <vector>
 
 namespace attnlens {
+
+class TensorFile;
 
 struct RopeSpec {
     std::string type = "default"; // default, linear, llama3
@@ -50,6 +53,8 @@ struct LlamaConfig {
     RopeSpec localRope;        // sliding layers (Gemma 3: rope_local_base_freq; others: = rope)
     std::vector<int> eosIds;
     int bosId = -1;
+    bool ropeInterleaved =
+        false; // GGUF's llama architecture: q/k rows reordered, pairs adjacent (llama_gguf.h)
 };
 
 // Reads config.json (and generation_config.json's eos/bos when present). Throws attnlens::Error naming the
@@ -61,6 +66,7 @@ std::vector<float> ropeInverseFrequencies(const RopeSpec& rope, int rotaryDim);
 
 class LlamaModel : public TextModel {
 public:
+    // dir: a Hugging Face folder, or a .gguf file.
     static std::shared_ptr<const LlamaModel> load(const std::filesystem::path& dir,
                                                   const Callbacks& callbacks = {});
     TextForward extend(std::span<const int> ids, TextCache& cache, bool logits, bool lastOnly,
@@ -86,6 +92,10 @@ public:
     std::span<const TransformerBlock> blocks() const override { return m_layers; }
 
 private:
+    static std::shared_ptr<const LlamaModel> build(const LlamaConfig& c, const TensorFile& file,
+                                                   const std::string& prefix,
+                                                   const std::filesystem::path& source,
+                                                   const Callbacks& callbacks);
     RowMatrix embed(std::span<const int> ids) const; // the token embeddings' rows (checked ids)
 
     LlamaConfig m_config;

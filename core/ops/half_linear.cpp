@@ -1,6 +1,7 @@
 #include "core/ops/half_linear.h"
 
 #include "core/ops/gemm.h"
+#include "core/tensor/tensor.h"
 
 #include <immintrin.h>
 
@@ -105,10 +106,28 @@ void streamFew(const float* x, int64_t ldx, int64_t n, const HalfMatrix& w, floa
     }
 }
 
+// GGML blocks, few input rows: each weight row decoded once into a float buffer, then dotted with every
+// input.
+void streamBlocks(const float* x, int64_t ldx, int64_t n, const HalfMatrix& w, float* out, int64_t ldo) {
+    const int64_t k = w.cols();
+    thread_local std::vector<float> row;
+    row.resize(static_cast<size_t>(k));
+    const Eigen::Map<const Eigen::VectorXf> wr(row.data(), k);
+    for (int64_t r = 0; r < w.rows(); ++r) {
+        w.rowsToFloat(r, 1, row.data());
+        for (int64_t i = 0; i < n; ++i)
+            out[i * ldo + r] = wr.dot(Eigen::Map<const Eigen::VectorXf>(x + i * ldx, k));
+    }
+}
+
 } // namespace
 
 void halfLinear(const float* x, int64_t ldx, int64_t n, const HalfMatrix& w, float* out, int64_t ldo) {
     if (n <= 0 || w.rows() == 0) return;
+    if (n <= kFewRows && w.format() == HalfMatrix::Format::Ggml) {
+        streamBlocks(x, ldx, n, w, out, ldo);
+        return;
+    }
     if (n <= kFewRows) {
         if (w.format() == HalfMatrix::Format::BF16)
             streamFew<true>(x, ldx, n, w, out, ldo);

@@ -9,10 +9,19 @@ namespace attnlens {
 
 HalfMatrix::HalfMatrix(Format format, int64_t rows, int64_t cols, const uint16_t* data,
                        std::shared_ptr<const void> owner)
-    : m_data(data), m_owner(std::move(owner)), m_rows(rows), m_cols(cols), m_format(format) {}
+    : m_data(data), m_bytes(reinterpret_cast<const unsigned char*>(data)), m_rowBytes(cols * 2),
+      m_owner(std::move(owner)), m_rows(rows), m_cols(cols), m_format(format) {}
+
+HalfMatrix::HalfMatrix(GgmlType type, int64_t rows, int64_t cols, const unsigned char* data,
+                       std::shared_ptr<const void> owner)
+    : m_bytes(data), m_rowBytes(ggmlBytes(*ggmlTypeInfo(type), cols)), m_ggml(type),
+      m_owner(std::move(owner)), m_rows(rows), m_cols(cols), m_format(Format::Ggml) {}
 
 void HalfMatrix::rowsToFloat(int64_t first, int64_t count, float* out) const {
-    if (m_format == Format::BF16)
+    if (m_format == Format::Ggml) {
+        for (int64_t r = 0; r < count; ++r)
+            dequantizeGgmlRow(m_ggml, m_bytes + (first + r) * m_rowBytes, out + r * m_cols, m_cols);
+    } else if (m_format == Format::BF16)
         widenBf16(row(first), count * m_cols, out);
     else
         widenHalf(row(first), count * m_cols, out);

@@ -9,6 +9,7 @@
 #include "core/io/gguf.h"
 #include "core/io/json_file.h"
 #include "core/io/tensor_file.h"
+#include "core/ops/half_linear.h"
 #include "core/util/error.h"
 #include "support/cli_run.h"
 #include "support/error_of.h"
@@ -143,6 +144,33 @@ private slots:
         f.dequantizeRows(*q4k, 2, 1, row.data());
         QVERIFY(std::memcmp(row.data(), all.data() + 2 * 512, 512 * sizeof(float)) == 0);
         QVERIFY(errorOf([&] { f.dequantizeRows(*q4k, 2, 2, row.data()); }).contains("outside"));
+    }
+
+    // As a TensorFile (what the model loaders bind): floats as such, block types kept as blocks — loaded
+    // whole, or as a matrix multiplied row by row (few input rows) or block by block (many) by the 16-bit
+    // kernels.
+    void blocksThroughTheTensorFile() {
+        const GgufFile f = GgufFile::open(kDir / "quants.gguf");
+        const TensorFile t =
+            f.toTensorFile([](const std::string& n) { return n == "vector.f32" ? "" : "w." + n; });
+        QCOMPARE(t.format(), TensorFile::Format::Gguf);
+        QCOMPARE(t.tensors().size(), size_t(14));
+        QVERIFY(!t.find("w.vector.f32") && t.find("w.quant.f16")->dtype == DType::F16);
+        for (const char* name : {"quant.q4_k", "quant.q6_k", "quant.q5_0", "quant.bf16"}) {
+            const TensorInfo* info = t.find(std::string("w.") + name);
+            const Tensor whole = t.load(*info), direct = f.load(*f.find(name));
+            QCOMPARE(whole.shape(), (Shape{3, 512}));
+            QVERIFY(std::memcmp(whole.data(), direct.data(), sizeof(float) * 3 * 512) == 0);
+            const HalfMatrix m = t.loadHalf(*info);
+            QCOMPARE(m.rows(), int64_t(3));
+            RowMatrix x = RowMatrix::Random(20, 512);
+            const RowMatrix want = x * whole.matrix().transpose();
+            for (int n : {1, 3, 20}) { // the streaming path, then the widened GEMM blocks
+                RowMatrix out(n, 3);
+                halfLinear(x.data(), x.outerStride(), n, m, out.data(), out.outerStride());
+                QVERIFY2((out - want.topRows(n)).cwiseAbs().maxCoeff() < 1e-4f, name);
+            }
+        }
     }
 
     void inspectDescribesTheFile() {

@@ -9,7 +9,15 @@ metadata of every value type: scalars, a string array, numeric arrays, an empty 
 general.alignment 64 (not the default 32).
 quants.golden.safetensors: for each tensor, "<name>.original" (what was quantised) and "<name>.decoded" (its
 blocks decoded by gguf_format.dequantize, numpy, independently of the C++ decoder).
+
+Models, as llama.cpp's convert_hf_to_gguf.py lays them out (facts from its source: tensor and key names, the
+llama architecture's q/k rows permuted per head for its interleaved rope, Qwen's left as they are, 1-D tensors
+kept F32, a matrix whose rows are no whole blocks kept F16), from the LLM fixtures (tests/data/llm):
+  llama-gqa.{f32,f16,q8_0}.gguf    llama, 8 heads / 2 kv, untied (output.weight)
+  qwen2-bias.{f32,q8_0}.gguf       qwen2, q/k/v biases, tied (no output.weight)
+  qwen3-qknorm.bf16.gguf           qwen3, head_dim 32 (key_length), q/k norms, tied, bfloat16 as stored
 """
+import json
 import os
 import sys
 
@@ -17,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 import gguf_format as G  # noqa: E402
-from safetensors_io import save_file  # noqa: E402
+from safetensors_io import load_file, save_file  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "gguf")
 TYPES = [G.F32, G.F16, G.BF16, G.Q4_0, G.Q4_1, G.Q5_0, G.Q5_1, G.Q8_0, G.Q2_K, G.Q3_K, G.Q4_K, G.Q5_K, G.Q6_K]
@@ -29,6 +37,72 @@ def values(rng):
     x[1] = x[1] * 0.5 + 0.3  # an offset row: the minimum matters
     x[2, ::32] *= 12  # one outlier per 32
     return x
+
+
+LLM = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "llm")
+MODELS = [("llama-gqa", [G.F32, G.F16, G.Q8_0]), ("qwen2-bias", [G.F32, G.Q8_0]), ("qwen3-qknorm", [G.BF16])]
+
+
+def permute(w, heads):
+    """llama.cpp's LlamaModel.permute: each head's rows [first half | second half] interleaved."""
+    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def gguf_tensors(config, weights, arch):
+    names = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+             "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
+             "self_attn.o_proj": "attn_output", "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm",
+             "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
+    out = [("token_embd.weight", weights["model.embed_tokens.weight"])]
+    for l in range(config["num_hidden_layers"]):
+        for hf, gg in names.items():
+            for kind in ("weight", "bias"):
+                key = f"model.layers.{l}.{hf}.{kind}"
+                if key not in weights:
+                    continue
+                w = weights[key]
+                if arch == "llama" and hf in ("self_attn.q_proj", "self_attn.k_proj"):
+                    heads = config["num_attention_heads"] if hf.endswith("q_proj") else config["num_key_value_heads"]
+                    w = permute(w, heads)
+                out.append((f"blk.{l}.{gg}.{kind}", w))
+    out.append(("output_norm.weight", weights["model.norm.weight"]))
+    if "lm_head.weight" in weights and not config.get("tie_word_embeddings", False):
+        out.append(("output.weight", weights["lm_head.weight"]))
+    return out
+
+
+def model_metadata(config, arch, file_type):
+    heads = config["num_attention_heads"]
+    head_dim = config.get("head_dim") or config["hidden_size"] // heads
+    m = [("general.architecture", G.STRING, arch), ("general.name", G.STRING, "attnlens fixture"),
+         ("general.file_type", G.U32, file_type), ("general.quantization_version", G.U32, 2),
+         (f"{arch}.vocab_size", G.U32, config["vocab_size"]),
+         (f"{arch}.context_length", G.U32, config["max_position_embeddings"]),
+         (f"{arch}.embedding_length", G.U32, config["hidden_size"]),
+         (f"{arch}.block_count", G.U32, config["num_hidden_layers"]),
+         (f"{arch}.feed_forward_length", G.U32, config["intermediate_size"]),
+         (f"{arch}.attention.head_count", G.U32, heads),
+         (f"{arch}.attention.head_count_kv", G.U32, config["num_key_value_heads"]),
+         (f"{arch}.rope.freq_base", G.F32V, float(config.get("rope_theta", 10000.0))),
+         (f"{arch}.attention.layer_norm_rms_epsilon", G.F32V, float(config["rms_norm_eps"]))]
+    if config.get("head_dim"):
+        m += [(f"{arch}.attention.key_length", G.U32, head_dim), (f"{arch}.attention.value_length", G.U32, head_dim)]
+    return m
+
+
+def convert_models():
+    file_types = {G.F32: 0, G.F16: 1, G.Q8_0: 7, G.BF16: 32}
+    for folder, types in MODELS:
+        config = json.load(open(os.path.join(LLM, folder, "config.json")))
+        weights = load_file(os.path.join(LLM, folder, "model.safetensors"))
+        arch = config["model_type"]
+        for t in types:
+            block = G.BLOCK[t][0]
+            tensors = [(name, t if w.ndim == 2 and w.shape[-1] % block == 0 else (G.F32 if w.ndim == 1 else G.F16), w)
+                       for name, w in gguf_tensors(config, weights, arch)]
+            path = os.path.join(OUT, f"{folder}.{G.NAMES[t].lower()}.gguf")
+            G.write_gguf(path, model_metadata(config, arch, file_types[t]), tensors)
+            print(f"{os.path.basename(path)}: {len(tensors)} tensors, {os.path.getsize(path)} bytes")
 
 
 def main():
@@ -71,6 +145,7 @@ def main():
     for name, t, x in tensors:
         err = np.abs(golden[name + ".decoded"] - x).max()
         print(f"{name:14s} {G.NAMES[t]:5s} max |decoded - original| {err:.4g}")
+    convert_models()
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
-#include "core/ops/ggml_quants.h"
+#include "core/tensor/ggml_quants.h"
 
-#include "core/io/dtype.h"
+#include <immintrin.h>
 
 #include <array>
+#include <bit>
 #include <cassert>
 #include <cstring>
 
@@ -25,8 +26,8 @@ constexpr std::array kTypes = {
     GgmlTypeInfo{GgmlType::F64, "F64", 1, 8, false}, GgmlTypeInfo{GgmlType::BF16, "BF16", 1, 2},
 };
 
-float half(const unsigned char* p) {
-    return halfToFloat(static_cast<uint16_t>(p[0] | (p[1] << 8)));
+float half(const unsigned char* p) { // F16C: exact for every half
+    return _cvtsh_ss(static_cast<unsigned short>(p[0] | (p[1] << 8)));
 }
 
 // Blocks of 32: a 4- or 5-bit code per element, low nibbles the first 16, high nibbles the last 16.
@@ -170,7 +171,7 @@ void dequantizeGgmlRow(GgmlType type, const unsigned char* src, float* dst, int6
             *y = half(b);
             break;
         case GgmlType::BF16:
-            *y = bfloat16ToFloat(static_cast<uint16_t>(b[0] | (b[1] << 8)));
+            *y = std::bit_cast<float>(static_cast<uint32_t>(b[0] | (b[1] << 8)) << 16);
             break;
         case GgmlType::Q4_0:
         case GgmlType::Q4_1:

@@ -1,0 +1,143 @@
+#include "core/models/llama_gguf.h"
+
+#include "core/util/error.h"
+
+#include <cmath>
+#include <map>
+
+namespace attnlens {
+
+namespace {
+
+std::string where(const GgufFile& f) {
+    return "'" + f.path().string() + "'";
+}
+
+int positiveKey(const GgufFile& f, const std::string& key) {
+    const GgufValue* v = f.value(key);
+    if (!v) throw Error(where(f) + ": metadata '" + key + "' is missing");
+    if (v->type == GgufValueType::Array)
+        throw Error(where(f) + ": metadata '" + key + "' differs per layer, which is not supported");
+    const int64_t n = f.integer(key).value_or(0);
+    if (n <= 0 || n > (int64_t{1} << 30))
+        throw Error(where(f) + ": metadata '" + key + "' must be a positive integer, found " + v->describe());
+    return static_cast<int>(n);
+}
+
+int optionalPositive(const GgufFile& f, const std::string& key, int fallback) {
+    return f.value(key) ? positiveKey(f, key) : fallback;
+}
+
+// The rope of every layer: rope.freq_base and rope.scaling.{type, factor}.
+RopeSpec ropeOf(const GgufFile& f, const std::string& a) {
+    RopeSpec rope;
+    rope.theta = static_cast<float>(f.number(a + ".rope.freq_base").value_or(10000.0));
+    if (!(rope.theta > 0)) throw Error(where(f) + ": " + a + ".rope.freq_base must be positive");
+    // older files say rope.scale_linear only; the factor is transformers' (positions ÷ factor)
+    const std::string type =
+        f.string(a + ".rope.scaling.type").value_or(f.value(a + ".rope.scale_linear") ? "linear" : "none");
+    if (type == "linear") {
+        const double factor =
+            f.number(a + ".rope.scaling.factor").value_or(f.number(a + ".rope.scale_linear").value_or(1.0));
+        if (!(factor > 0)) throw Error(where(f) + ": " + a + ".rope.scaling.factor must be positive");
+        rope.type = "linear";
+        rope.factor = static_cast<float>(factor);
+    } else if (type != "none") {
+        throw Error(where(f) + ": rope scaling '" + type + "' (" + a +
+                    ".rope.scaling.type) is not supported in GGUF files yet (none and linear are)");
+    }
+    if (f.find("rope_freqs.weight"))
+        throw Error(where(f) +
+                    ": a rope_freqs table (Llama 3.1's rope scaling) is not supported in GGUF files "
+                    "yet: open the original Hugging Face folder");
+    return rope;
+}
+
+int eosOf(const GgufFile& f, const std::string& key) {
+    const auto id = f.integer(key);
+    return id && *id >= 0 && *id < (int64_t{1} << 31) ? static_cast<int>(*id) : -1;
+}
+
+} // namespace
+
+LlamaConfig llamaConfigFromGguf(const GgufFile& f) {
+    const std::string a = f.string("general.architecture").value_or("");
+    static const std::map<std::string, std::string> kTypes = {
+        {"llama", "llama"}, {"qwen2", "qwen2"}, {"qwen3", "qwen3"}};
+    const auto type = kTypes.find(a);
+    if (a == "gemma3")
+        throw Error(where(f) + ": gemma3 GGUF files are not opened yet (its Hugging Face folder is)");
+    if (type == kTypes.end())
+        throw Error(where(f) + ": architecture '" + a +
+                    "' (general.architecture) is not one this version opens "
+                    "from GGUF (llama — also Mistral and SmolLM —, qwen2, qwen3)");
+    LlamaConfig c;
+    c.modelType = type->second;
+    c.hiddenSize = positiveKey(f, a + ".embedding_length");
+    c.layers = positiveKey(f, a + ".block_count");
+    c.heads = positiveKey(f, a + ".attention.head_count");
+    c.kvHeads = optionalPositive(f, a + ".attention.head_count_kv", c.heads);
+    c.intermediateSize = positiveKey(f, a + ".feed_forward_length");
+    c.maxPositions = positiveKey(f, a + ".context_length");
+    if (!f.value(a + ".attention.key_length") && c.hiddenSize % c.heads != 0)
+        throw Error(where(f) + ": embedding_length " + std::to_string(c.hiddenSize) +
+                    " is not divisible by " + std::to_string(c.heads) +
+                    " heads (and there is no attention.key_length)");
+    c.headDim = optionalPositive(f, a + ".attention.key_length", c.hiddenSize / c.heads);
+    if (optionalPositive(f, a + ".attention.value_length", c.headDim) != c.headDim ||
+        optionalPositive(f, a + ".rope.dimension_count", c.headDim) != c.headDim)
+        throw Error(where(f) +
+                    ": value_length or rope.dimension_count other than key_length is not supported");
+    if (c.heads % c.kvHeads != 0)
+        throw Error(where(f) + ": " + std::to_string(c.heads) + " attention heads cannot share " +
+                    std::to_string(c.kvHeads) + " key/value heads");
+    const GgufTensor* embed = f.find("token_embd.weight");
+    if (!embed || embed->shape.size() != 2) throw Error(where(f) + ": token_embd.weight is missing");
+    c.vocabSize = optionalPositive(f, a + ".vocab_size", static_cast<int>(embed->shape[0]));
+    c.rmsNormEps = static_cast<float>(f.number(a + ".attention.layer_norm_rms_epsilon").value_or(1e-6));
+    c.activation = Activation::Silu;
+    c.attentionBias = f.find("blk.0.attn_q.bias") != nullptr;
+    c.outputBias = f.find("blk.0.attn_output.bias") != nullptr;
+    c.mlpBias = f.find("blk.0.ffn_gate.bias") != nullptr;
+    c.qkNorm = f.find("blk.0.attn_q_norm.weight") != nullptr;
+    c.tied = f.find("output.weight") == nullptr;
+    c.queryScale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
+    c.rope = c.localRope = ropeOf(f, a);
+    c.windows.assign(static_cast<size_t>(c.layers), 0);
+    c.sliding.assign(static_cast<size_t>(c.layers), 0);
+    c.ropeInterleaved = a == "llama"; // its q/k rows were reordered for llama.cpp's rope on adjacent pairs
+    if (const int eos = eosOf(f, "tokenizer.ggml.eos_token_id"); eos >= 0) c.eosIds = {eos};
+    if (const int eot = eosOf(f, "tokenizer.ggml.eot_token_id");
+        eot >= 0 && (c.eosIds.empty() || eot != c.eosIds[0]))
+        c.eosIds.push_back(eot);
+    c.bosId = eosOf(f, "tokenizer.ggml.bos_token_id");
+    return c;
+}
+
+std::string transformersTensorName(const std::string& name) {
+    static const std::map<std::string, std::string> kTop = {
+        {"token_embd.weight", "model.embed_tokens.weight"},
+        {"output_norm.weight", "model.norm.weight"},
+        {"output.weight", "lm_head.weight"}};
+    if (const auto it = kTop.find(name); it != kTop.end()) return it->second;
+    static const std::map<std::string, std::string> kBlock = {
+        {"attn_norm", "input_layernorm"},    {"ffn_norm", "post_attention_layernorm"},
+        {"attn_q", "self_attn.q_proj"},      {"attn_k", "self_attn.k_proj"},
+        {"attn_v", "self_attn.v_proj"},      {"attn_output", "self_attn.o_proj"},
+        {"attn_q_norm", "self_attn.q_norm"}, {"attn_k_norm", "self_attn.k_norm"},
+        {"ffn_gate", "mlp.gate_proj"},       {"ffn_up", "mlp.up_proj"},
+        {"ffn_down", "mlp.down_proj"}};
+    // blk.<layer>.<part>.<weight|bias>
+    if (name.rfind("blk.", 0) != 0) return {};
+    const size_t layerEnd = name.find('.', 4), kindStart = name.rfind('.');
+    if (layerEnd == std::string::npos || kindStart <= layerEnd) return {};
+    const std::string layer = name.substr(4, layerEnd - 4),
+                      part = name.substr(layerEnd + 1, kindStart - layerEnd - 1),
+                      kind = name.substr(kindStart + 1);
+    if (layer.empty() || layer.find_first_not_of("0123456789") != std::string::npos) return {};
+    const auto it = kBlock.find(part);
+    if (it == kBlock.end() || (kind != "weight" && kind != "bias")) return {};
+    return "model.layers." + layer + "." + it->second + "." + kind;
+}
+
+} // namespace attnlens

@@ -1,0 +1,30 @@
+#pragma once
+// The Llama family from GGUF files (llama.cpp, LM Studio, Ollama's blobs) as LlamaModel runs it: the
+// architectures llama (Llama 2/3, TinyLlama, SmolLM, Mistral — llama.cpp writes Mistral as llama), qwen2 and
+// qwen3; the config from the metadata ({arch}.embedding_length, .block_count, .attention.head_count[_kv],
+// .attention.key_length, .feed_forward_length, .context_length, .rope.freq_base, .rope.scaling.*,
+// .attention.layer_norm_rms_epsilon, tokenizer.ggml.bos/eos_token_id) and the tensor table (biases, q/k
+// norms, a tied head where output.weight is absent); each tensor under its transformers name. llama.cpp's
+// converter reorders the llama architecture's q/k rows within each head ([first half | second half]
+// interleaved, for its rope on adjacent pairs): the rows are used as stored and the rope turns adjacent pairs
+// (LlamaConfig::ropeInterleaved) — the same scores and outputs, no copy of the weights.
+// Refused by name: gemma3 (not yet), llama3's rope_freqs table, yarn / longrope scaling, per-layer head
+// counts, partial rotary dimensions; every other architecture.
+//
+//   GgufFile f = GgufFile::open(path);
+//   LlamaConfig c = llamaConfigFromGguf(f);           // throws attnlens::Error naming the key
+//   TensorFile t = f.toTensorFile(transformersTensorName);
+
+#include "core/io/gguf.h"
+#include "core/models/llama_model.h"
+
+#include <string>
+
+namespace attnlens {
+
+LlamaConfig llamaConfigFromGguf(const GgufFile& file);
+// "blk.3.attn_q.weight" → "model.layers.3.self_attn.q_proj.weight", "output.weight" → "lm_head.weight"; empty
+// for a tensor the family does not use (rope_freqs.weight is refused by llamaConfigFromGguf).
+std::string transformersTensorName(const std::string& ggufName);
+
+} // namespace attnlens
