@@ -177,17 +177,18 @@ CommandHelp headsHelp() {
 }
 
 CommandHelp inspectHelp() {
-    return {
-        {
-            {"--model DIR|FILE.gguf", "the model folder to describe, Hugging Face or diffusers, or a GGUF "
-                                      "file (its tensor types and metadata) (required)"},
-            {"--json OUT", "also write it all as JSON, with the full config and the weights' metadata"},
-        },
-        {
-            "attnlens-cli inspect --model resources/models/marian-de-en-tiny",
-            "attnlens-cli inspect --model ~/.ollama/models/blobs/sha256-… (a GGUF blob)",
-            "attnlens-cli inspect --model resources/models/ddpm-fashion-tiny --json info.json",
-        }};
+    return {{
+                {"--model DIR|FILE.gguf|ollama:NAME",
+                 "the model folder to describe, Hugging Face or diffusers, or a "
+                 "GGUF file (its tensor types and metadata) — an Ollama model's by "
+                 "its name, e.g. ollama:qwen2.5:0.5b (required)"},
+                {"--json OUT", "also write it all as JSON, with the full config and the weights' metadata"},
+            },
+            {
+                "attnlens-cli inspect --model resources/models/marian-de-en-tiny",
+                "attnlens-cli inspect --model ollama:qwen2.5:0.5b",
+                "attnlens-cli inspect --model resources/models/ddpm-fashion-tiny --json info.json",
+            }};
 }
 
 CommandHelp neuronHelp() {

@@ -8,6 +8,7 @@
 #include "core/io/gguf.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
+#include "core/io/ollama.h"
 #include "core/io/safetensors.h"
 #include "core/models/llama_model.h"
 #include "core/registry/model_registry.h"
@@ -242,8 +243,9 @@ int runInspect(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--json"});
     if (!args.positionals().empty())
         throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
-    const auto model = args.value("--model");
-    if (!model) throw cli::UsageError("--model DIR is required");
+    const auto given = args.value("--model");
+    if (!given) throw cli::UsageError("--model DIR is required");
+    const std::optional<std::string> model = attnlens::resolveModelReference(*given).string(); // ollama:NAME
     if (std::error_code ec;
         std::filesystem::is_regular_file(*model, ec) && attnlens::GgufFile::isGguf(*model))
         return cli::inspectGguf(*model, args.value("--json"));
@@ -300,10 +302,10 @@ int runInspect(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{"inspect", "--model DIR|FILE.gguf [--json OUT]",
-                            "architecture, config sizes, tensor and parameter count, dtypes of a model "
-                            "folder; a GGUF file's types and "
-                            "metadata",
-                            &runInspect};
+const cli::Registration reg{
+    "inspect", "--model DIR|FILE.gguf|ollama:NAME [--json OUT]",
+    "architecture, config sizes, tensor and parameter count, dtypes of a model folder; a "
+    "GGUF file's types and metadata (an Ollama model's by its name)",
+    &runInspect};
 
 } // namespace

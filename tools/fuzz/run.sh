@@ -28,7 +28,7 @@ run() { # target
   fi
   echo "$t: $(grep -m1 'stat::number_of_executed_units' "$out/$t.log" | awk '{print $2}') executions, no findings"
 }
-targets=(fuzz_safetensors fuzz_torch_checkpoint fuzz_gguf fuzz_configs fuzz_npy fuzz_image fuzz_attention_json fuzz_marian_config fuzz_tokenizer fuzz_text_tokenizer fuzz_hf_tokenizer fuzz_chat_template fuzz_clip_tokenizer)
+targets=(fuzz_safetensors fuzz_torch_checkpoint fuzz_gguf fuzz_ollama fuzz_configs fuzz_npy fuzz_image fuzz_attention_json fuzz_marian_config fuzz_tokenizer fuzz_text_tokenizer fuzz_hf_tokenizer fuzz_chat_template fuzz_clip_tokenizer)
 jobs=${FUZZ_JOBS:-2}
 for ((i = 0; i < ${#targets[@]}; i += jobs)); do
   run "${targets[i]}" & a=$!
