@@ -1,6 +1,7 @@
 #include "cli_common.h"
 
 #include "core/io/hf_cache.h"
+#include "core/io/ollama.h"
 #include "core/ops/gemm.h"
 
 #include <algorithm>
@@ -168,7 +169,7 @@ std::vector<std::pair<int, int>> parseHeadList(const std::string& flag, const st
 }
 
 std::filesystem::path modelDir(const Args& args, attnlens::ModelKind kind) {
-    if (const auto dir = args.value("--model")) return *dir;
+    if (const auto dir = args.value("--model")) return attnlens::resolveModelReference(*dir); // ollama:NAME
     return attnlens::builtinModelDir(kind);
 }
 

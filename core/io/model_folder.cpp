@@ -1,5 +1,6 @@
 #include "core/io/model_folder.h"
 
+#include "core/io/gguf.h"
 #include "core/io/json_file.h"
 #include "core/util/error.h"
 #include "resource_paths.h" // generated: ATTNLENS_SOURCE_DIR, ATTNLENS_INSTALL_DATADIR
@@ -77,7 +78,17 @@ std::string supportedFamilies() {
     return out;
 }
 
+void refuseGgufFile(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec) && GgufFile::isGguf(path))
+        throw Error("'" + path.string() +
+                    "': a GGUF file — this version reads its weights and metadata "
+                    "(attnlens-cli inspect) but does not open it on the Text page yet: its tokenizer "
+                    "(tokenizer.ggml.*) is not read. Open the model's Hugging Face folder instead");
+}
+
 ModelFolderInfo inspectModelFolder(const std::filesystem::path& dir) {
+    refuseGgufFile(dir);
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec))
         throw Error("'" + dir.string() + "': not a model folder (directory not found)");

@@ -1,6 +1,7 @@
 #include "core/models/text_folder.h"
 
 #include "core/io/json_file.h"
+#include "core/io/model_folder.h"
 #include "core/models/clip_text_model.h"
 #include "core/models/llama_model.h"
 #include "core/text/clip_tokenizer.h"
@@ -100,6 +101,7 @@ bool isTextModelType(const std::string& modelType) {
 }
 
 TextFolder loadTextFolder(const std::filesystem::path& dir, const Callbacks& callbacks) {
+    refuseGgufFile(dir);
     std::error_code ec;
     if (!std::filesystem::exists(dir / "config.json", ec))
         throw Error("'" + dir.string() + "': config.json is missing (expected a Hugging Face model folder)");
