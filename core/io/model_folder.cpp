@@ -82,9 +82,8 @@ void refuseGgufFile(const std::filesystem::path& path) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(path, ec) && GgufFile::isGguf(path))
         throw Error("'" + path.string() +
-                    "': a GGUF file — this version reads its weights and metadata "
-                    "(attnlens-cli inspect) but does not open it on the Text page yet: its tokenizer "
-                    "(tokenizer.ggml.*) is not read. Open the model's Hugging Face folder instead");
+                    "': a GGUF file, where a model folder is expected (GGUF files open on "
+                    "the Text page, in attnlens-cli text and inspect)");
 }
 
 ModelFolderInfo inspectModelFolder(const std::filesystem::path& dir) {

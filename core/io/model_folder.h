@@ -58,8 +58,8 @@ std::filesystem::path findWeightsFile(const std::filesystem::path& dir, const st
 // Checks that dir is a folder with config.json and a checkpoint (model.safetensors or pytorch_model.bin) and
 // reads model_type.
 // Throws attnlens::Error naming what is missing.
-// Throws attnlens::Error for a GGUF file given where a model folder is expected: what this version does with
-// one (its weights and metadata: attnlens-cli inspect) and what it cannot yet (its tokenizer). Else nothing.
+// Throws attnlens::Error for a GGUF file given where a model folder is expected (saying where GGUF files
+// open). Else nothing.
 void refuseGgufFile(const std::filesystem::path& path);
 
 ModelFolderInfo inspectModelFolder(const std::filesystem::path& dir);

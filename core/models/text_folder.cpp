@@ -1,10 +1,12 @@
 #include "core/models/text_folder.h"
 
+#include "core/io/gguf.h"
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/clip_text_model.h"
 #include "core/models/llama_model.h"
 #include "core/text/clip_tokenizer.h"
+#include "core/text/gguf_tokenizer.h"
 #include "core/text/hf_tokenizer.h"
 #include "core/text/sentencepiece_tokenizer.h"
 #include "core/util/error.h"
@@ -100,20 +102,47 @@ bool isTextModelType(const std::string& modelType) {
                        [&](const TextLoader& l) { return modelType == l.modelType; });
 }
 
+// A GGUF file (llama.cpp, LM Studio, an Ollama blob): the Llama family's model, the tokenizer and chat
+// template of its metadata.
+void loadGgufText(TextFolder& f, const Callbacks& callbacks) {
+    const GgufFile file = GgufFile::open(f.dir);
+    f.tokenizer = ggufTokenizer(file);
+    if (const auto source = file.string("tokenizer.chat_template")) {
+        std::map<std::string, std::string> tokens;
+        for (const auto& [name, key] : {std::pair{"bos_token", "tokenizer.ggml.bos_token_id"},
+                                        std::pair{"eos_token", "tokenizer.ggml.eos_token_id"}})
+            if (const auto id = file.integer(key); id && *id >= 0 && *id < f.tokenizer->vocabSize())
+                tokens[name] = f.tokenizer->token(static_cast<int>(*id));
+        try {
+            f.chat =
+                ChatTemplate::parse(*source, tokens, "'" + f.dir.string() + "': tokenizer.chat_template");
+        } catch (const Error& e) {
+            f.chatProblem = e.what();
+        }
+    }
+    const auto model = LlamaModel::load(f.dir, callbacks);
+    f.modelType = model->config().modelType;
+    f.model = model;
+}
+
 TextFolder loadTextFolder(const std::filesystem::path& dir, const Callbacks& callbacks) {
-    refuseGgufFile(dir);
     std::error_code ec;
-    if (!std::filesystem::exists(dir / "config.json", ec))
-        throw Error("'" + dir.string() + "': config.json is missing (expected a Hugging Face model folder)");
     TextFolder f;
     f.dir = dir;
-    f.modelType = JsonConfig(dir / "config.json").value<std::string>("model_type", "");
-    const auto loader = std::find_if(std::begin(kLoaders), std::end(kLoaders),
-                                     [&](const TextLoader& l) { return f.modelType == l.modelType; });
-    if (loader == std::end(kLoaders))
-        throw Error("'" + dir.string() + "': model_type '" + f.modelType +
-                    "' is not a text model this version opens (" + loaderTypes() + ")");
-    loader->load(f, callbacks);
+    if (std::filesystem::is_regular_file(dir, ec) && GgufFile::isGguf(dir)) {
+        loadGgufText(f, callbacks);
+    } else {
+        if (!std::filesystem::exists(dir / "config.json", ec))
+            throw Error("'" + dir.string() +
+                        "': config.json is missing (expected a Hugging Face model folder)");
+        f.modelType = JsonConfig(dir / "config.json").value<std::string>("model_type", "");
+        const auto loader = std::find_if(std::begin(kLoaders), std::end(kLoaders),
+                                         [&](const TextLoader& l) { return f.modelType == l.modelType; });
+        if (loader == std::end(kLoaders))
+            throw Error("'" + dir.string() + "': model_type '" + f.modelType +
+                        "' is not a text model this version opens (" + loaderTypes() + ")");
+        loader->load(f, callbacks);
+    }
     if (f.tokenizerVocabSize() > f.model->vocabSize())
         throw Error("'" + dir.string() + "': the tokenizer has " + std::to_string(f.tokenizerVocabSize()) +
                     " tokens, the model " + std::to_string(f.model->vocabSize()));

@@ -41,6 +41,10 @@ public:
     // regex PCRE2 does not compile.
     static std::shared_ptr<const HfTokenizer> load(const std::filesystem::path& dir);
     static bool present(const std::filesystem::path& dir); // the folder has a tokenizer.json
+    // The same from a tokenizer.json document already read (or made: core/text/gguf_tokenizer.h); `where`
+    // names it in errors; eosId: the end-of-text token (-1: none).
+    static std::shared_ptr<const HfTokenizer> fromJson(const Json& tokenizerJson, const std::string& where,
+                                                       int eosId = -1);
 
     TextEncoding encode(std::string_view text) const override;      // with the template's tokens (BOS, …)
     TextEncoding encodePlain(std::string_view text) const override; // without them
@@ -76,6 +80,7 @@ public:
     };
 
 private:
+    static std::shared_ptr<HfTokenizer> build(const Json& tokenizerJson, const std::string& where);
     static void readMerges(HfTokenizer& tok, const Json& model, const std::string& where);
     static void readPostProcessor(HfTokenizer& tok, const Json& post, const std::string& where,
                                   int depth = 0);

@@ -140,9 +140,21 @@ std::shared_ptr<const HfRegex> Reader::compile(const std::string& pattern) const
 
 std::shared_ptr<const HfTokenizer> HfTokenizer::load(const std::filesystem::path& dir) {
     const auto path = dir / "tokenizer.json";
-    const Reader r{"'" + path.string() + "'"};
-    if (!present(dir)) r.fail("missing (the folder has no tokenizer.json)");
-    const Json j = readJsonFile(path);
+    const std::string where = "'" + path.string() + "'";
+    if (!present(dir)) throw Error(where + ": missing (the folder has no tokenizer.json)");
+    auto tok = build(readJsonFile(path), where);
+    readEos(*tok, dir);
+    return tok;
+}
+
+std::shared_ptr<const HfTokenizer> HfTokenizer::fromJson(const Json& j, const std::string& where, int eosId) {
+    auto tok = build(j, where);
+    if (eosId >= 0 && eosId < int(tok->m_tokens.size())) tok->m_eos = eosId;
+    return tok;
+}
+
+std::shared_ptr<HfTokenizer> HfTokenizer::build(const Json& j, const std::string& where) {
+    const Reader r{where};
     if (!j.is_object() || !j.contains("model") || !j["model"].is_object()) r.fail("no model section");
     const Json& model = j["model"];
     if (r.string(model, "type", "BPE") != "BPE")
@@ -205,7 +217,6 @@ std::shared_ptr<const HfTokenizer> HfTokenizer::load(const std::filesystem::path
     r.preTokenizers(j.contains("pre_tokenizer") ? j["pre_tokenizer"] : Json(), tok->m_preTokenizers);
     readPostProcessor(*tok, j.contains("post_processor") ? j["post_processor"] : Json(), r.where);
     readDecoder(*tok, j.contains("decoder") ? j["decoder"] : Json());
-    readEos(*tok, dir);
     return tok;
 }
 

@@ -10,7 +10,9 @@
 #include "core/io/json_file.h"
 #include "core/io/safetensors.h"
 #include "core/models/llama_gguf.h"
+#include "core/models/text_folder.h"
 #include "core/util/error.h"
+#include "support/cli_run.h"
 #include "support/error_of.h"
 
 #include <QTemporaryDir>
@@ -178,6 +180,31 @@ private slots:
         QCOMPARE(o.half.bytes(), int64_t(64 * 64 / 32 * 34));
         const auto f16 = LlamaModel::load(kData / "gguf" / "llama-gqa.f16.gguf");
         QCOMPARE(f16->blocks()[0].attention.outWeights().half.format(), HalfMatrix::Format::F16);
+    }
+
+    // Opened as a text model (the Text page's and `attnlens-cli text`'s loader): the file's own byte-level
+    // vocabulary (one token per byte), its attention the folder's on the same ids.
+    void opensAsATextModel() {
+        const std::filesystem::path gguf = kData / "gguf" / "llama-gqa.f32.gguf";
+        const TextFolder f = loadTextFolder(gguf);
+        QCOMPARE(f.modelType, std::string("llama"));
+        const TextEncoding e = f.encode("Hi there");
+        QCOMPARE(e.ids.size(), size_t(8)); // no merges: a token per byte, no BOS (add_bos_token false)
+        QCOMPARE(f.tokenText(e.ids[2]), std::string(" "));
+        QTemporaryDir tmp;
+        const QString json = tmp.filePath("run.json");
+        const auto r = clitest::run(
+            {"text", "--model", QString::fromStdString(gguf.string()), "--json", json, "Hi there"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const Json j = readJsonFile(json.toStdString());
+        const auto folder = LlamaModel::load(kData / "llm" / "llama-gqa");
+        const TextForward want = folder->forward(e.ids);
+        QCOMPARE(j["attentions"].size(), size_t(2));
+        for (int h : {0, 5})
+            for (int q = 0; q < 8; ++q)
+                for (int k = 0; k <= q; ++k)
+                    QVERIFY(std::abs(j["attentions"][1][h][q][k].get<float>() -
+                                     want.attentions.at({1, h, q, k})) < 1e-5f);
     }
 
     void configFromMetadata() {

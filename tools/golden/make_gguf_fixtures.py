@@ -87,7 +87,28 @@ def model_metadata(config, arch, file_type):
          (f"{arch}.attention.layer_norm_rms_epsilon", G.F32V, float(config["rms_norm_eps"]))]
     if config.get("head_dim"):
         m += [(f"{arch}.attention.key_length", G.U32, head_dim), (f"{arch}.attention.value_length", G.U32, head_dim)]
+    # a byte-level vocabulary of the fixtures' 256 ids: GPT-2's byte → character table, no merges (each byte its
+    # own token), as tokenizer.ggml.* — so that a GGUF file opens with its tokenizer (ids = the text's bytes)
+    m += [("tokenizer.ggml.model", G.STRING, "gpt2"), ("tokenizer.ggml.pre", G.STRING, "gpt-2"),
+          ("tokenizer.ggml.tokens", G.ARRAY, (G.STRING, byte_level_tokens())),
+          ("tokenizer.ggml.token_type", G.ARRAY, (G.I32, [1] * 256)),
+          ("tokenizer.ggml.merges", G.ARRAY, (G.STRING, [])),
+          ("tokenizer.ggml.bos_token_id", G.U32, 1), ("tokenizer.ggml.eos_token_id", G.U32, 2),
+          ("tokenizer.ggml.add_bos_token", G.BOOL, False)]
     return m
+
+
+def byte_level_tokens():
+    """GPT-2's bytes_to_unicode: printable bytes as themselves, the others shifted past 255, in byte order."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    table, n = {}, 0
+    for b in range(256):
+        if b in keep:
+            table[b] = chr(b)
+        else:
+            table[b] = chr(256 + n)
+            n += 1
+    return [table[b] for b in range(256)]
 
 
 def convert_models():
