@@ -9,6 +9,7 @@
 #include "support/error_of.h"
 #include "support/text_pages.h"
 #include "support/waits.h"
+#include "ui/shell/main_window.h"
 #include "ui/text/chat_toggle.h"
 #include "ui/text/sampling_button.h"
 #include "ui/text/text_document.h"
@@ -25,6 +26,7 @@
 #include <QComboBox>
 #include <QJsonObject>
 #include <QLabel>
+#include <QMimeData>
 #include <QTabWidget>
 #include <QTest>
 
@@ -47,6 +49,29 @@ int argmax(const RowMatrix& logits) {
 class TestTextPageLlm : public QObject {
     Q_OBJECT
 private slots:
+    // A GGUF file (quantised, with its own vocabulary) opens through the window like a folder — opened or
+    // dropped — on the Text page, its run the model's on the file's tokens.
+    void ggufFileOpensOnTheTextPage() {
+        MainWindow window;
+        auto* page = new TextPage(&window);
+        window.addPage("Text", page);
+        WAIT_UNTIL(idle(*page));
+        const QString gguf = QStringLiteral(ATTNLENS_TEST_DATA "/gguf/qwen2-bias.q8_0.gguf");
+        QVERIFY(window.openModel(gguf));
+        WAIT_UNTIL(idle(*page) && page->document()->hasModel() && page->loadedModelDir() == gguf);
+        QCOMPARE(page->document()->model()->modelType, std::string("qwen2"));
+        page->setText(QStringLiteral("Hi there"));
+        page->setNewTokens(2);
+        page->runText();
+        WAIT_UNTIL(idle(*page) && page->document()->run() && page->document()->run()->generated() == 2);
+        QCOMPARE(page->document()->run()->promptLength, 8); // a token per byte: the file's vocabulary
+        QMimeData drop;
+        drop.setUrls({QUrl::fromLocalFile(QStringLiteral(ATTNLENS_TEST_DATA "/gguf/llama-gqa.f32.gguf"))});
+        QVERIFY(window.dropModelFolder(&drop));
+        WAIT_UNTIL(idle(*page) && page->document()->model() &&
+                   page->document()->model()->modelType == "llama");
+    }
+
     void llamaGenerationSteps() {
         TextPage page(nullptr, kLlm + "/llama-gqa");
         WAIT_UNTIL(idle(page) && page.document()->hasModel());

@@ -1,5 +1,6 @@
 #include "ui/shell/main_window.h"
 
+#include "core/io/gguf.h"
 #include "core/registry/model_registry.h"
 #include "ui/shell/help_dialogs.h"
 #include "ui/shell/hf_cache_dialog.h"
@@ -79,6 +80,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildComputeMenu();
     auto* open = m_fileMenu->addAction(tr("&Open model…"), this, &MainWindow::chooseModel);
     open->setShortcut(QKeySequence::Open);
+    m_fileMenu->addAction(tr("Open &GGUF file…"), this, &MainWindow::chooseModelFile);
     m_fileMenu->addAction(tr("Open from &Hugging Face cache…"), this, [this] {
         HfCacheDialog dialog(this);
         if (dialog.exec() == QDialog::Accepted && !dialog.chosenFolder().isEmpty())
@@ -219,21 +221,33 @@ void MainWindow::chooseModel() {
     if (!dir.isEmpty()) openModel(dir);
 }
 
+void MainWindow::chooseModelFile() {
+    const QString file = QFileDialog::getOpenFileName(
+        this, tr("Open a GGUF model file (llama.cpp, LM Studio, an Ollama blob)"), recentModels().value(0),
+        tr("GGUF models (*.gguf);;All files — Ollama's blobs have no suffix (*)"));
+    if (!file.isEmpty()) openModel(file);
+}
+
 namespace {
-// The one local folder or session file (.attnlens) in a drag, or empty.
+bool isSession(const QFileInfo& info) {
+    return info.isFile() && info.suffix() == QLatin1String("attnlens");
+}
+// The one local folder, GGUF file or session file (.attnlens) in a drag, or empty.
 QString droppedFolder(const QMimeData* mime) {
     if (!mime || !mime->hasUrls() || mime->urls().size() != 1 || !mime->urls().front().isLocalFile())
         return {};
     const QString path = mime->urls().front().toLocalFile();
     const QFileInfo info(path);
-    return info.isDir() || (info.isFile() && info.suffix() == QLatin1String("attnlens")) ? path : QString();
+    return info.isDir() || isSession(info) || (info.isFile() && GgufFile::isGguf(path.toStdString()))
+               ? path
+               : QString();
 }
 } // namespace
 
 bool MainWindow::dropModelFolder(const QMimeData* mime) {
     const QString path = droppedFolder(mime);
     if (path.isEmpty()) return false;
-    if (QFileInfo(path).isFile())
+    if (isSession(QFileInfo(path)))
         openSession(path);
     else
         openModel(path);

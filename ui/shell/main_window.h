@@ -38,6 +38,7 @@ public:
 
     // File → Open model…: detects the folder's model_type and routes it to the page (a ModelPage) that
     // accepts it, switching to that page; the page loads it on its worker and shows a failure in its banner.
+    // A GGUF file (File → Open GGUF file…) goes to the Text page.
     // Returns false, with the reason in the window's banner, when the folder is no model or no page opens it.
     bool openModel(const QString& dir);
     // Folders that loaded, newest first (at most 8).
@@ -49,8 +50,8 @@ public:
     // the pages' models. False (nothing changed) when bf16 is not available.
     bool setPrecision(LinearPrecision precision);
 
-    // A drop of one local folder opens it as a model (openModel); pages take the drops they know themselves
-    // (pictures on the Vision page). Returns whether the mime data was such a folder.
+    // A drop of one local folder or GGUF file opens it as a model (openModel), of a session file restores it;
+    // pages take the drops they know themselves (pictures on the Vision page). Returns whether it was one.
     bool dropModelFolder(const QMimeData* mime);
     // The window's size, position and state, and the sizes of the pages' named splitters, are saved on close
     // (QSettings "windowGeometry", "windowState", "splitters/NAME") and restored by restoreWindowGeometry()
@@ -86,6 +87,7 @@ private:
     void buildThemeMenu();
     QList<QPair<QString, QWidget*>> pageList() const;
     void chooseModel();
+    void chooseModelFile(); // a GGUF file
     void rememberModel(const QString& dir);
     void rebuildRecentMenu();
     void buildComputeMenu();
