@@ -30,8 +30,9 @@ int64_t checkedProduct(const Shape& shape) {
 // Reads the mapped bytes front to back; every read is checked against the end of the file.
 class GgufParser {
 public:
-    GgufParser(GgufFile& file, const unsigned char* bytes, uint64_t size)
-        : m_f(file), m_bytes(bytes), m_size(size), m_where("'" + file.m_path.string() + "'") {}
+    GgufParser(GgufFile& file, const unsigned char* bytes, uint64_t size, bool metadataOnly = false)
+        : m_f(file), m_bytes(bytes), m_size(size), m_where("'" + file.m_path.string() + "'"),
+          m_metadataOnly(metadataOnly) {}
 
     void parse() {
         if (u32("the magic") != kMagic) fail("not a GGUF file (it does not start with \"GGUF\")");
@@ -48,6 +49,7 @@ public:
             if (!m_f.m_metadata.emplace(key, std::move(v)).second)
                 fail("metadata key '" + key + "' appears twice");
         }
+        if (m_metadataOnly) return;
         if (const GgufValue* a = m_f.value("general.alignment")) {
             if (!a->isInteger() || a->integer <= 0 || (a->integer & (a->integer - 1)) != 0 ||
                 a->integer > 65536)
@@ -169,6 +171,7 @@ private:
         GgufValue e;
         for (uint64_t i = 0; i < v.count; ++i) {
             scalar(v.elementType, e, key);
+            if (m_metadataOnly) continue; // walked past, not kept
             if (v.elementType == GgufValueType::String)
                 v.strings.push_back(std::move(e.text));
             else
@@ -241,6 +244,7 @@ private:
     uint64_t m_size;
     uint64_t m_pos = 0;
     std::string m_where;
+    bool m_metadataOnly = false;
 };
 
 bool GgufValue::isInteger() const {
@@ -287,6 +291,17 @@ GgufFile GgufFile::open(const std::filesystem::path& path) {
     f.m_file = MappedFile::map(path);
     GgufParser(f, f.m_file->bytes(), f.m_file->size()).parse();
     return f;
+}
+
+std::map<std::string, std::string, std::less<>> GgufFile::peekStrings(const std::filesystem::path& path) {
+    GgufFile f;
+    f.m_path = path;
+    f.m_file = MappedFile::map(path);
+    GgufParser(f, f.m_file->bytes(), f.m_file->size(), true).parse();
+    std::map<std::string, std::string, std::less<>> out;
+    for (auto& [key, value] : f.m_metadata)
+        if (value.type == GgufValueType::String) out.emplace(key, std::move(value.text));
+    return out;
 }
 
 bool GgufFile::isGguf(const std::filesystem::path& path) {

@@ -87,6 +87,9 @@ public:
     static GgufFile open(const std::filesystem::path& path);
     // Whether the file starts with GGUF's magic (never throws).
     static bool isGguf(const std::filesystem::path& path);
+    // The string-valued metadata alone (general.architecture, tokenizer.ggml.model, …), arrays walked past
+    // without keeping them and no tensor read: a quick look at a file for a listing. Throws as open().
+    static std::map<std::string, std::string, std::less<>> peekStrings(const std::filesystem::path& path);
 
     const std::filesystem::path& path() const { return m_path; }
     uint32_t version() const { return m_version; }

@@ -1,7 +1,9 @@
 #include "ui/shell/hf_cache_dialog.h"
 
+#include "core/io/gguf.h"
 #include "core/io/hf_cache.h"
 #include "core/io/json_file.h"
+#include "core/io/ollama.h"
 #include "core/registry/model_registry.h"
 
 #include <QDialogButtonBox>
@@ -46,9 +48,41 @@ QString support(const std::filesystem::path& dir) {
     }
 }
 
+// An Ollama model's GGUF blob: its architecture, and "yes" or why not — from its string metadata alone.
+std::pair<QString, QString> ggufSupport(const OllamaModel& m) {
+    if (!m.present)
+        return {QObject::tr("GGUF"), QObject::tr("no: its model file is missing (ollama pull %1)")
+                                         .arg(QString::fromStdString(m.name))};
+    try {
+        const auto keys = GgufFile::peekStrings(m.model);
+        const auto get = [&](const char* k) {
+            const auto it = keys.find(k);
+            return it == keys.end() ? std::string() : it->second;
+        };
+        const std::string arch = get("general.architecture"), vocab = get("tokenizer.ggml.model");
+        const QString type = QObject::tr("GGUF · %1").arg(QString::fromStdString(arch));
+        if (arch != "llama" && arch != "qwen2" && arch != "qwen3")
+            return {type,
+                    QObject::tr(
+                        "no: GGUF files of architecture '%1' are not opened yet (llama, qwen2, qwen3 are)")
+                        .arg(QString::fromStdString(arch))};
+        if (vocab.empty()) return {type, QObject::tr("no: it carries no vocabulary (tokenizer.ggml.model)")};
+        if (vocab != "gpt2")
+            return {type,
+                    QObject::tr("no: its vocabulary ('%1') is not read yet (byte-level BPE, 'gpt2', is)")
+                        .arg(QString::fromStdString(vocab))};
+        return {type, QObject::tr("yes: %1").arg(
+                          QString::fromLatin1(modelKindPurpose(detectModelKind(m.model)).data()))};
+    } catch (const std::exception& e) {
+        return {QObject::tr("GGUF"), QObject::tr("no: %1").arg(QString::fromUtf8(e.what()))};
+    }
+}
+
 } // namespace
 
-HfCacheDialog::HfCacheDialog(QWidget* parent, const std::filesystem::path& hub) : QDialog(parent) {
+HfCacheDialog::HfCacheDialog(QWidget* parent, const std::filesystem::path& hub,
+                             const std::filesystem::path& ollama)
+    : QDialog(parent) {
     setWindowTitle(tr("Open from Hugging Face cache"));
     auto* layout = new QVBoxLayout(this);
     m_label = new QLabel(this);
@@ -78,6 +112,7 @@ HfCacheDialog::HfCacheDialog(QWidget* parent, const std::filesystem::path& hub) 
     layout->addWidget(buttons);
     resize(900, 480);
     fill(hub.empty() ? hfHubCache() : hub);
+    addOllama(ollama.empty() ? ollamaModelsDir() : ollama);
 }
 
 void HfCacheDialog::fill(const std::filesystem::path& hub) {
@@ -89,21 +124,41 @@ void HfCacheDialog::fill(const std::filesystem::path& hub) {
                   .arg(QString::fromStdString(hub.string()))
             : tr("%n model(s) in the Hugging Face cache at %1", nullptr, static_cast<int>(repos.size()))
                   .arg(QString::fromStdString(hub.string())));
-    m_table->setRowCount(static_cast<int>(repos.size()));
-    for (int r = 0; r < static_cast<int>(repos.size()); ++r) {
-        const CachedRepo& repo = repos[size_t(r)];
+    for (const CachedRepo& repo : repos) {
         const QString opens = support(repo.snapshot);
-        const QStringList cells{
-            QString::fromStdString(repo.id), QString::fromStdString(repo.revision).left(12),
-            QLocale().formattedDataSize(static_cast<qint64>(repo.bytes)), whatItIs(repo.snapshot), opens};
-        for (int c = 0; c < cells.size(); ++c) {
-            auto* item = new QTableWidgetItem(cells[c]);
-            item->setData(Qt::UserRole, QString::fromStdString(repo.snapshot.string()));
-            item->setToolTip(c == 4 ? opens : QString::fromStdString(repo.snapshot.string()));
-            m_table->setItem(r, c, item);
-        }
+        addRow({QString::fromStdString(repo.id), QString::fromStdString(repo.revision).left(12),
+                QLocale().formattedDataSize(static_cast<qint64>(repo.bytes)), whatItIs(repo.snapshot), opens},
+               QString::fromStdString(repo.snapshot.string()), opens);
     }
     m_table->resizeColumnsToContents();
+}
+
+void HfCacheDialog::addOllama(const std::filesystem::path& store) {
+    const auto models = listOllamaModels(store);
+    if (models.empty()) return;
+    const QString before = m_label->text();
+    m_label->setText(before + (before.endsWith('.') ? QStringLiteral(" ") : QStringLiteral(". ")) +
+                     tr("%n Ollama model(s) at %1.", nullptr, static_cast<int>(models.size()))
+                         .arg(QString::fromStdString(store.string())));
+    for (const OllamaModel& m : models) {
+        const auto [type, opens] = ggufSupport(m);
+        addRow({QStringLiteral("ollama: ") + QString::fromStdString(m.name),
+                QString::fromStdString(m.model.filename().string()).mid(7, 12),
+                QLocale().formattedDataSize(static_cast<qint64>(m.bytes)), type, opens},
+               m.present ? QString::fromStdString(m.model.string()) : QString(), opens);
+    }
+    m_table->resizeColumnsToContents();
+}
+
+void HfCacheDialog::addRow(const QStringList& cells, const QString& path, const QString& tip) {
+    const int r = m_table->rowCount();
+    m_table->setRowCount(r + 1);
+    for (int c = 0; c < cells.size(); ++c) {
+        auto* item = new QTableWidgetItem(cells[c]);
+        item->setData(Qt::UserRole, path);
+        item->setToolTip(c == 4 ? tip : path);
+        m_table->setItem(r, c, item);
+    }
 }
 
 void HfCacheDialog::applyFilter(const QString& text) {
