@@ -73,14 +73,16 @@ TransformerBlock bindLayer(WeightBinder& w, const LlamaConfig& c, const std::str
 
 std::shared_ptr<const LlamaModel> LlamaModel::load(const std::filesystem::path& dir,
                                                    const Callbacks& callbacks) {
-    if (std::error_code ec; std::filesystem::is_regular_file(dir, ec) && GgufFile::isGguf(dir)) {
-        const GgufFile gguf = GgufFile::open(dir);
-        return build(llamaConfigFromGguf(gguf), gguf.toTensorFile(transformersTensorName), "model.", dir,
-                     callbacks);
-    }
+    if (std::error_code ec; std::filesystem::is_regular_file(dir, ec) && GgufFile::isGguf(dir))
+        return load(GgufFile::open(dir), callbacks);
     const LlamaConfig c = readLlamaConfig(dir);
     const auto [file, p] = openTextCheckpoint(dir, "embed_tokens.weight", "model.", c.modelType, callbacks);
     return build(c, file, p, dir, callbacks);
+}
+
+std::shared_ptr<const LlamaModel> LlamaModel::load(const GgufFile& file, const Callbacks& callbacks) {
+    return build(llamaConfigFromGguf(file), file.toTensorFile(transformersTensorName), "model.", file.path(),
+                 callbacks);
 }
 
 std::shared_ptr<const LlamaModel> LlamaModel::build(const LlamaConfig& c, const TensorFile& file,

@@ -64,11 +64,15 @@ bool isLlamaModelType(const std::string& modelType);
 // θ of a rope (core/layers/rotary.h) for a head of rotaryDim dimensions.
 std::vector<float> ropeInverseFrequencies(const RopeSpec& rope, int rotaryDim);
 
+class GgufFile;
+
 class LlamaModel : public TextModel {
 public:
     // dir: a Hugging Face folder, or a .gguf file.
     static std::shared_ptr<const LlamaModel> load(const std::filesystem::path& dir,
                                                   const Callbacks& callbacks = {});
+    // A GGUF file already opened (its metadata read once for the tokenizer and the model).
+    static std::shared_ptr<const LlamaModel> load(const GgufFile& file, const Callbacks& callbacks = {});
     TextForward extend(std::span<const int> ids, TextCache& cache, bool logits, bool lastOnly,
                        const RunControls& run) const override;
     TextForward forward(std::span<const int> ids, bool logits = true,

@@ -120,7 +120,7 @@ void loadGgufText(TextFolder& f, const Callbacks& callbacks) {
             f.chatProblem = e.what();
         }
     }
-    const auto model = LlamaModel::load(f.dir, callbacks);
+    const auto model = LlamaModel::load(file, callbacks);
     f.modelType = model->config().modelType;
     f.model = model;
 }
