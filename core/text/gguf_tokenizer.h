@@ -6,7 +6,9 @@
 // split regex, whole vocabulary words kept: ignore_merges), "qwen2" (one digit at a time; NFC first, as
 // Qwen's tokenizer.json normalises), "smollm", "gpt-2", "default" (llama.cpp's own four expressions) — BOS
 // when add_bos_token says so, eos from eos_token_id. The result is the tokenizer.json those facts make, run
-// by HfTokenizer. Model "llama" (SentencePiece vocabularies with scores) and others are refused by name.
+// by HfTokenizer. Model "llama" (SentencePiece vocabularies: Llama 2, Mistral, Gemma — pieces, scores and
+// types) becomes the SentencePiece model it was converted from, run by the SentencePiece library
+// (core/text/sentencepiece_tokenizer.h); other models are refused by name.
 //
 //   auto tok = ggufTokenizer(GgufFile::open(path));   tok->encode("Hello")
 
@@ -17,6 +19,6 @@
 
 namespace attnlens {
 
-std::shared_ptr<const HfTokenizer> ggufTokenizer(const GgufFile& file);
+std::shared_ptr<const TextTokenizer> ggufTokenizer(const GgufFile& file);
 
 } // namespace attnlens

@@ -41,9 +41,9 @@ std::string withoutDummyPrefix(std::string serialized) {
 }
 
 void loadProcessor(sentencepiece::SentencePieceProcessor& sp, const std::string& bytes,
-                   const std::filesystem::path& path) {
+                   const std::string& where) {
     const auto status = sp.LoadFromSerializedProto(bytes);
-    if (!status.ok()) throw Error(quoted(path) + ": not a SentencePiece model (" + status.ToString() + ")");
+    if (!status.ok()) throw Error(where + ": not a SentencePiece model (" + status.ToString() + ")");
 }
 
 // tokenizer_config.json's special-token fields are a string or {"content": …}.
@@ -78,15 +78,7 @@ bool SentencePieceTokenizer::present(const std::filesystem::path& dir) {
 std::shared_ptr<const SentencePieceTokenizer> SentencePieceTokenizer::load(const std::filesystem::path& dir) {
     const auto path = dir / "tokenizer.model";
     if (!present(dir)) throw Error(quoted(dir) + ": tokenizer.model is missing");
-    std::shared_ptr<SentencePieceTokenizer> tok(new SentencePieceTokenizer());
     const std::string bytes = readModelFile(path);
-    loadProcessor(*tok->m_sp, bytes, path);
-    loadProcessor(*tok->m_spNoPrefix, withoutDummyPrefix(bytes), path);
-    const int n = tok->m_sp->GetPieceSize();
-    if (n <= 0) throw Error(quoted(path) + ": the model has no pieces");
-    tok->m_special.assign(size_t(n), false);
-    for (int id = 0; id < n; ++id)
-        tok->m_tokens.push_back(tok->m_sp->IdToPiece(id));
 
     Json config = Json::object();
     std::error_code ec;
@@ -94,22 +86,47 @@ std::shared_ptr<const SentencePieceTokenizer> SentencePieceTokenizer::load(const
     const std::string where = quoted(configPath);
     if (std::filesystem::exists(configPath, ec)) config = readJsonFile(configPath);
     if (!config.is_object()) throw Error(where + ": not a JSON object");
-    tok->m_legacy = flag(config, "legacy", true, where);
-    tok->m_addBos = flag(config, "add_bos_token", true, where);
-    tok->m_addEos = flag(config, "add_eos_token", false, where);
-
-    std::vector<AddedToken> added;
+    SentencePieceSettings s;
+    s.legacy = flag(config, "legacy", true, where);
+    s.addBos = flag(config, "add_bos_token", true, where);
+    s.addEos = flag(config, "add_eos_token", false, where);
+    s.bos = tokenContent(config, "bos_token");
+    s.eos = tokenContent(config, "eos_token");
     if (config.contains("added_tokens_decoder") && config["added_tokens_decoder"].is_object()) {
+        s.added.emplace();
         for (const auto& [key, a] : config["added_tokens_decoder"].items()) {
             int id = -1;
-            if (std::sscanf(key.c_str(), "%d", &id) != 1 || id < 0 || id >= n || !a.is_object() ||
+            if (std::sscanf(key.c_str(), "%d", &id) != 1 || id < 0 || !a.is_object() ||
                 !a.contains("content") || !a["content"].is_string())
-                throw Error(where + ": added token '" + key + "' has no id in the model's " +
-                            std::to_string(n) + " pieces or no content");
-            added.push_back({a["content"].get<std::string>(), id, flag(a, "special", false, where),
-                             flag(a, "lstrip", false, where), flag(a, "rstrip", false, where),
-                             flag(a, "single_word", false, where)});
+                throw Error(where + ": added token '" + key + "' has no id or no content");
+            s.added->push_back({a["content"].get<std::string>(), id, flag(a, "special", false, where),
+                                flag(a, "lstrip", false, where), flag(a, "rstrip", false, where),
+                                flag(a, "single_word", false, where)});
         }
+    }
+    return fromModel(bytes, s, quoted(path));
+}
+
+std::shared_ptr<const SentencePieceTokenizer>
+SentencePieceTokenizer::fromModel(const std::string& bytes, const SentencePieceSettings& s,
+                                  const std::string& where) {
+    std::shared_ptr<SentencePieceTokenizer> tok(new SentencePieceTokenizer());
+    loadProcessor(*tok->m_sp, bytes, where);
+    loadProcessor(*tok->m_spNoPrefix, withoutDummyPrefix(bytes), where);
+    const int n = tok->m_sp->GetPieceSize();
+    if (n <= 0) throw Error(where + ": the model has no pieces");
+    tok->m_special.assign(size_t(n), false);
+    for (int id = 0; id < n; ++id)
+        tok->m_tokens.push_back(tok->m_sp->IdToPiece(id));
+    tok->m_legacy = s.legacy, tok->m_addBos = s.addBos, tok->m_addEos = s.addEos;
+
+    std::vector<AddedToken> added;
+    if (s.added) {
+        added = *s.added;
+        for (const AddedToken& a : added)
+            if (a.id < 0 || a.id >= n)
+                throw Error(where + ": added token '" + std::to_string(a.id) + "' (" + a.content +
+                            ") has no id in the model's " + std::to_string(n) + " pieces");
     } else {
         for (int id = 0; id < n; ++id)
             if (tok->m_sp->IsControl(id) || tok->m_sp->IsUnknown(id))
@@ -123,8 +140,8 @@ std::shared_ptr<const SentencePieceTokenizer> SentencePieceTokenizer::load(const
         const int id = content.empty() ? -1 : tok->m_sp->PieceToId(content);
         return id >= 0 && id < n && tok->m_tokens[size_t(id)] == content ? id : fallback;
     };
-    tok->m_bos = idOf(tokenContent(config, "bos_token"), tok->m_sp->bos_id());
-    tok->m_eos = idOf(tokenContent(config, "eos_token"), tok->m_sp->eos_id());
+    tok->m_bos = idOf(s.bos, tok->m_sp->bos_id());
+    tok->m_eos = idOf(s.eos, tok->m_sp->eos_id());
     return tok;
 }
 

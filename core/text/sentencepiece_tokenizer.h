@@ -15,6 +15,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,12 +25,23 @@ class SentencePieceProcessor;
 
 namespace attnlens {
 
+// What tokenizer_config.json (or a GGUF file's tokenizer.ggml.* metadata) adds to the model file.
+struct SentencePieceSettings {
+    bool legacy = true, addBos = true, addEos = false;
+    std::string bos, eos;                         // piece names; empty or absent: the model's bos_id / eos_id
+    std::optional<std::vector<AddedToken>> added; // none: the model's control and unknown pieces (special)
+};
+
 class SentencePieceTokenizer final : public TextTokenizer {
 public:
     // dir/tokenizer.model and, when present, dir/tokenizer_config.json. Throws attnlens::Error naming the
     // file: missing, not a SentencePiece model, a config field of the wrong type, an added token whose id is
     // outside the vocabulary.
     static std::shared_ptr<const SentencePieceTokenizer> load(const std::filesystem::path& dir);
+    // A serialized ModelProto (a tokenizer.model's bytes, or one made from a GGUF vocabulary:
+    // core/text/gguf_tokenizer.h); `where` names it in errors (an added token outside the vocabulary, …).
+    static std::shared_ptr<const SentencePieceTokenizer>
+    fromModel(const std::string& serialized, const SentencePieceSettings& settings, const std::string& where);
     static bool present(const std::filesystem::path& dir); // the folder has a tokenizer.model
 
     ~SentencePieceTokenizer() override;

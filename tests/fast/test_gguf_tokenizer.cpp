@@ -3,8 +3,9 @@
 // (tokens in id order; type 3 for special added tokens, 4 for the others, 1 for the rest; merges as "left
 // right"; the pre-tokenizer's name; bos/eos ids; add_bos_token as the file's template says), then ids
 // compared with what Hugging Face's Rust library gives on the 25 edge cases
-// (tests/data/tokenizers/*/golden.json). A SentencePiece vocabulary and an unknown pre-tokenizer are refused
-// by name.
+// (tests/data/tokenizers/*/golden.json). A SentencePiece vocabulary (Mistral's tokenizer.model: pieces,
+// scores, types, add_space_prefix) is held to the same goldens; other vocabularies and an unknown
+// pre-tokenizer are refused by name.
 
 #include "core/io/gguf.h"
 #include "core/io/json_file.h"
@@ -13,6 +14,8 @@
 
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <sentencepiece_processor.h>
 
 #include <cstring>
 #include <filesystem>
@@ -40,6 +43,11 @@ public:
         kv(key, 9), raw(uint32_t(5)), raw(uint64_t(v.size()));
         for (int32_t i : v)
             raw(i);
+    }
+    void floats(const std::string& key, const std::vector<float>& v) {
+        kv(key, 9), raw(uint32_t(6)), raw(uint64_t(v.size()));
+        for (float x : v)
+            raw(x);
     }
     void save(const std::filesystem::path& path) const {
         std::string header = "GGUF";
@@ -104,6 +112,58 @@ std::filesystem::path convert(const std::string& name, const std::string& pre, c
     return path;
 }
 
+// tokenizer.model (+ tokenizer_config.json's add_bos_token) → tokenizer.ggml.* as llama.cpp's converter
+// writes a SentencePiece vocabulary (_set_vocab_sentencepiece): every piece with its score and type.
+std::filesystem::path convertSentencePiece(const std::string& name, const QTemporaryDir& tmp) {
+    sentencepiece::SentencePieceProcessor sp;
+    if (!sp.Load((kFiles / name / "tokenizer.model").string()).ok()) return {};
+    std::vector<std::string> tokens;
+    std::vector<float> scores;
+    std::vector<int32_t> types;
+    for (int id = 0; id < sp.GetPieceSize(); ++id) {
+        tokens.push_back(sp.IdToPiece(id));
+        scores.push_back(sp.GetScore(id));
+        types.push_back(sp.IsUnknown(id)   ? 2
+                        : sp.IsControl(id) ? 3
+                        : sp.IsUnused(id)  ? 5
+                        : sp.IsByte(id)    ? 6
+                                           : 1);
+    }
+    GgufWriter w;
+    w.string("general.architecture", "llama");
+    w.string("tokenizer.ggml.model", "llama");
+    w.strings("tokenizer.ggml.tokens", tokens);
+    w.floats("tokenizer.ggml.scores", scores);
+    w.ints("tokenizer.ggml.token_type", types);
+    w.u32("tokenizer.ggml.bos_token_id", uint32_t(sp.bos_id()));
+    w.u32("tokenizer.ggml.eos_token_id", uint32_t(sp.eos_id()));
+    w.u32("tokenizer.ggml.unknown_token_id", uint32_t(sp.unk_id()));
+    const Json config = readJsonFile(kFiles / name / "tokenizer_config.json");
+    w.boolean("tokenizer.ggml.add_bos_token", config.value("add_bos_token", true));
+    w.boolean("tokenizer.ggml.add_eos_token", config.value("add_eos_token", false));
+    w.boolean("tokenizer.ggml.add_space_prefix", true); // Llama 2's and Mistral's normalizer_spec
+    const std::filesystem::path path = tmp.filePath(QString::fromStdString(name + ".gguf")).toStdString();
+    w.save(path);
+    return path;
+}
+
+void compareWithGoldens(const TextTokenizer& tok, const std::string& goldens) {
+    const Json golden = readJsonFile(kGoldens / goldens / "golden.json");
+    int checked = 0;
+    for (const Json& c : golden["cases"]) {
+        const std::string text = c["text"].get<std::string>();
+        QCOMPARE(tok.encode(text).ids, c["ids"].get<std::vector<int>>());
+        QCOMPARE(tok.encodePlain(text).ids, c["ids_no_special"].get<std::vector<int>>());
+        ++checked;
+    }
+    QVERIFY(checked >= 20);
+    QVERIFY(tok.endOfTextId() >= 0);
+    std::string text; // the pieces' text: a dummy prefix's space in front at most
+    for (int id : tok.encodePlain("Hello, world!").ids)
+        text += tok.tokenText(id);
+    QCOMPARE(text.substr(text.find_first_not_of(' ')), std::string("Hello, world!"));
+}
+
 } // namespace
 
 class TestGgufTokenizer : public QObject {
@@ -122,27 +182,36 @@ private slots:
         QFETCH(QString, pre);
         QTemporaryDir tmp;
         const auto tok = ggufTokenizer(GgufFile::open(convert(name.toStdString(), pre.toStdString(), tmp)));
-        const Json golden = readJsonFile(kGoldens / name.toStdString() / "golden.json");
-        int checked = 0;
-        for (const Json& c : golden["cases"]) {
-            const std::string text = c["text"].get<std::string>();
-            QCOMPARE(tok->encode(text).ids, c["ids"].get<std::vector<int>>());
-            QCOMPARE(tok->encodePlain(text).ids, c["ids_no_special"].get<std::vector<int>>());
-            ++checked;
-        }
-        QVERIFY(checked >= 20);
-        QVERIFY(tok->endOfTextId() >= 0);
-        QCOMPARE(tok->decode(tok->encodePlain("Hello, world!").ids), std::string("Hello, world!"));
+        compareWithGoldens(*tok, name.toStdString());
+    }
+
+    // Mistral-7B's SentencePiece vocabulary as a GGUF file carries it: the ids of Hugging Face's library on
+    // Mistral's tokenizer.json (the file converted from the same tokenizer.model).
+    void sentencePieceIdsEqualTheRustLibrary() {
+        QTemporaryDir tmp;
+        const std::filesystem::path path = convertSentencePiece("mistral-spm", tmp);
+        QVERIFY(!path.empty());
+        const auto tok = ggufTokenizer(GgufFile::open(path));
+        QCOMPARE(tok->vocabSize(), 32000);
+        QCOMPARE(tok->token(tok->encode("").ids.at(0)), std::string("<s>"));
+        compareWithGoldens(*tok, "mistral");
     }
 
     void otherVocabulariesAreRefusedByName() {
         QTemporaryDir tmp;
-        GgufWriter spm;
+        GgufWriter bert;
+        bert.string("tokenizer.ggml.model", "bert");
+        bert.save(tmp.filePath("bert.gguf").toStdString());
+        QVERIFY(errorOf([&] {
+                    ggufTokenizer(GgufFile::open(tmp.filePath("bert.gguf").toStdString()));
+                }).contains("'bert' is not read by this version"));
+        GgufWriter spm; // SentencePiece pieces without their scores
         spm.string("tokenizer.ggml.model", "llama");
+        spm.strings("tokenizer.ggml.tokens", {"<unk>", "a"});
         spm.save(tmp.filePath("spm.gguf").toStdString());
         QVERIFY(errorOf([&] {
                     ggufTokenizer(GgufFile::open(tmp.filePath("spm.gguf").toStdString()));
-                }).contains("'llama' is not read yet"));
+                }).contains("tokenizer.ggml.scores is missing"));
         GgufWriter odd;
         odd.string("tokenizer.ggml.model", "gpt2");
         odd.string("tokenizer.ggml.pre", "mystery");
