@@ -2,9 +2,9 @@
 // folders (tests/data/llm, checked against transformers in test_llama_model):
 // tools/golden/make_gguf_fixtures.py lays them out as llama.cpp's converter does (its names and keys, the
 // llama architecture's q/k rows reordered per head, 1-D tensors F32). F32 and BF16 files give the folder's
-// logits and attention (the interleaved rope turns the same pairs); F16 and Q8_0 ones stay within the error
-// their rounding makes, measured here, with the quantised weights kept as blocks; the config comes from the
-// metadata; damaged metadata is one clear error.
+// logits and attention (the interleaved rope turns the same pairs); F16, Q8_0 and Q4_K_M ones stay within the
+// error their rounding makes, measured here, with the quantised weights kept as blocks; the config comes from
+// the metadata; damaged metadata is one clear error.
 
 #include "core/io/gguf.h"
 #include "core/io/json_file.h"
@@ -79,32 +79,43 @@ private slots:
     void matchesTheFolder_data() {
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("folder");
-        QTest::addColumn<double>("logitBound");
-        QTest::addColumn<double>("attentionBound");
+        QTest::addColumn<double>("logitBound");     // max |Δ logit|
+        QTest::addColumn<double>("relativeBound");  // |Δ logits| / |logits| (rms over every position)
+        QTest::addColumn<double>("attentionBound"); // max |Δ weight|
+        QTest::addColumn<double>("meanBound");      // mean |Δ weight|
         // float32 and bfloat16 as stored: the same numbers up to the order of float sums
         QTest::newRow("llama F32") << "llama-gqa.f32.gguf"
-                                   << "llama-gqa" << 1e-4 << 1e-5;
+                                   << "llama-gqa" << 1e-4 << 1e-5 << 1e-5 << 1e-6;
         QTest::newRow("qwen2 F32") << "qwen2-bias.f32.gguf"
-                                   << "qwen2-bias" << 1e-4 << 1e-5;
+                                   << "qwen2-bias" << 1e-4 << 1e-5 << 1e-5 << 1e-6;
         QTest::newRow("qwen3 BF16") << "qwen3-qknorm.bf16.gguf"
-                                    << "qwen3-qknorm" << 1e-4 << 1e-5;
-        // rounded weights against float32: half (2^-11 relative per weight) and Q8_0 (a 127-step grid per 32
-        // weights). These fixtures' q/k projections are scaled ×3 so that rows are peaked
-        // (make_llm_fixtures.py): their softmax amplifies the rounding. Measured here: F16 logits 0.0078,
-        // attention 0.0042; Q8_0 logits 0.49 / 0.33, attention 0.53 / 0.20 (llama / qwen2). That the files
-        // are exactly their decoded weights is quantisedIsItsDecodedWeights.
+                                    << "qwen3-qknorm" << 1e-4 << 1e-5 << 1e-5 << 1e-6;
+        // Rounded weights against float32. Their relative rms error per weight (make_gguf_fixtures.py prints
+        // it): F16 0.00021, Q8_0 0.0054 (a 255-step grid per 32 weights), Q6_K 0.019, Q4_K 0.078 (a 15-step
+        // grid per 32 weights: step ≈ range / 15 ≈ 4σ / 15, error step / √12 ≈ 0.077σ). These fixtures'
+        // q/k projections are scaled ×3 so that rows are peaked (make_llm_fixtures.py), and their softmax
+        // amplifies the rounding about 6-10× into the logits. Measured here: F16 logits 0.0078 max (0.0012
+        // relative), attention 0.0042; Q8_0 0.49 / 0.33 max (0.057 / 0.053 relative), attention 0.53 / 0.20
+        // max, 0.0027 / 0.0029 mean (llama / qwen2); Q4_K_M (Q6_K output) 2.7 max, 0.45 relative, top-1 on 7
+        // of 12 positions, attention 0.98 max (peaked rows move to another key), 0.027 mean. The bounds
+        // leave about 1.5× room. That the files are exactly their decoded weights is
+        // quantisedIsItsDecodedWeights.
         QTest::newRow("llama F16") << "llama-gqa.f16.gguf"
-                                   << "llama-gqa" << 0.02 << 0.01;
+                                   << "llama-gqa" << 0.02 << 0.003 << 0.01 << 2e-4;
         QTest::newRow("llama Q8_0") << "llama-gqa.q8_0.gguf"
-                                    << "llama-gqa" << 1.0 << 0.8;
+                                    << "llama-gqa" << 1.0 << 0.09 << 0.8 << 0.005;
         QTest::newRow("qwen2 Q8_0") << "qwen2-bias.q8_0.gguf"
-                                    << "qwen2-bias" << 1.0 << 0.8;
+                                    << "qwen2-bias" << 1.0 << 0.09 << 0.8 << 0.005;
+        QTest::newRow("llama Q4_K_M") << "llama-q4k.q4_k.gguf"
+                                      << "llama-q4k" << 4.0 << 0.7 << 1.0 << 0.04;
     }
     void matchesTheFolder() {
         QFETCH(QString, file);
         QFETCH(QString, folder);
         QFETCH(double, logitBound);
+        QFETCH(double, relativeBound);
         QFETCH(double, attentionBound);
+        QFETCH(double, meanBound);
         const auto gguf = LlamaModel::load(kData / "gguf" / file.toStdString());
         const auto hf = LlamaModel::load(kData / "llm" / folder.toStdString());
         const LlamaConfig &a = gguf->config(), &b = hf->config();
@@ -124,9 +135,26 @@ private slots:
         float attention = 0;
         for (int64_t i = 0; i < x.attentions.numel(); ++i)
             attention = std::max(attention, std::abs(x.attentions.data()[i] - y.attentions.data()[i]));
-        qInfo("%s: logits %.3g, attention %.3g", qPrintable(file), logits, attention);
+        const float relative = (x.logits - y.logits).norm() / y.logits.norm();
+        double meanAttention = 0;
+        for (int64_t i = 0; i < x.attentions.numel(); ++i)
+            meanAttention += std::abs(x.attentions.data()[i] - y.attentions.data()[i]);
+        meanAttention /= double(x.attentions.numel());
+        int agree = 0;
+        for (int64_t r = 0; r < x.logits.rows(); ++r) {
+            int argX = 0, argY = 0;
+            x.logits.row(r).maxCoeff(&argX);
+            y.logits.row(r).maxCoeff(&argY);
+            agree += argX == argY;
+        }
+        qInfo("%s: logits %.3g (relative rms %.3g, top-1 %d/%d), attention %.3g (mean %.3g)",
+              qPrintable(file), logits, relative, agree, int(x.logits.rows()), attention, meanAttention);
         QVERIFY2(logits <= logitBound, qPrintable(QString("logits differ by %1").arg(logits)));
         QVERIFY2(attention <= attentionBound, qPrintable(QString("attention differs by %1").arg(attention)));
+        QVERIFY2(relative <= relativeBound,
+                 qPrintable(QString("logits differ by %1 relative").arg(relative)));
+        QVERIFY2(meanAttention <= meanBound,
+                 qPrintable(QString("attention differs by %1 on average").arg(meanAttention)));
         QCOMPARE(x.attentions.shape(), y.attentions.shape());
         // greedy continuations agree where the logits are this close
         if (logitBound <= 1e-3) {
@@ -149,6 +177,8 @@ private slots:
                                     << "llama-gqa";
         QTest::newRow("qwen2 Q8_0") << "qwen2-bias.q8_0.gguf"
                                     << "qwen2-bias";
+        QTest::newRow("llama Q4_K_M") << "llama-q4k.q4_k.gguf"
+                                      << "llama-q4k";
     }
     void quantisedIsItsDecodedWeights() {
         QFETCH(QString, file);
@@ -180,6 +210,10 @@ private slots:
         QCOMPARE(o.half.bytes(), int64_t(64 * 64 / 32 * 34));
         const auto f16 = LlamaModel::load(kData / "gguf" / "llama-gqa.f16.gguf");
         QCOMPARE(f16->blocks()[0].attention.outWeights().half.format(), HalfMatrix::Format::F16);
+        const auto q4 = LlamaModel::load(kData / "gguf" / "llama-q4k.q4_k.gguf"); // 4.5 bits a weight
+        const HalfMatrix& q4o = q4->blocks()[0].attention.outWeights().half;
+        QCOMPARE(q4o.ggmlType(), GgmlType::Q4_K);
+        QCOMPARE(q4o.bytes(), int64_t(256 * 256 / 256 * 144));
     }
 
     // Opened as a text model (the Text page's and `attnlens-cli text`'s loader): the file's own byte-level

@@ -16,6 +16,7 @@ kept F32, a matrix whose rows are no whole blocks kept F16), from the LLM fixtur
   llama-gqa.{f32,f16,q8_0}.gguf    llama, 8 heads / 2 kv, untied (output.weight)
   qwen2-bias.{f32,q8_0}.gguf       qwen2, q/k/v biases, tied (no output.weight)
   qwen3-qknorm.bf16.gguf           qwen3, head_dim 32 (key_length), q/k norms, tied, bfloat16 as stored
+  llama-q4k.q4_k.gguf              llama, hidden 256: every matrix Q4_K but output.weight Q6_K (Q4_K_M's choice)
 """
 import json
 import os
@@ -40,7 +41,8 @@ def values(rng):
 
 
 LLM = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "llm")
-MODELS = [("llama-gqa", [G.F32, G.F16, G.Q8_0]), ("qwen2-bias", [G.F32, G.Q8_0]), ("qwen3-qknorm", [G.BF16])]
+MODELS = [("llama-gqa", [G.F32, G.F16, G.Q8_0]), ("qwen2-bias", [G.F32, G.Q8_0]), ("qwen3-qknorm", [G.BF16]),
+          ("llama-q4k", [G.Q4_K])]
 
 
 def permute(w, heads):
@@ -112,7 +114,7 @@ def byte_level_tokens():
 
 
 def convert_models():
-    file_types = {G.F32: 0, G.F16: 1, G.Q8_0: 7, G.BF16: 32}
+    file_types = {G.F32: 0, G.F16: 1, G.Q8_0: 7, G.Q4_K: 15, G.BF16: 32}  # 15: llama.cpp's MOSTLY_Q4_K_M
     for folder, types in MODELS:
         config = json.load(open(os.path.join(LLM, folder, "config.json")))
         weights = load_file(os.path.join(LLM, folder, "model.safetensors"))
@@ -121,9 +123,19 @@ def convert_models():
             block = G.BLOCK[t][0]
             tensors = [(name, t if w.ndim == 2 and w.shape[-1] % block == 0 else (G.F32 if w.ndim == 1 else G.F16), w)
                        for name, w in gguf_tensors(config, weights, arch)]
+            if t == G.Q4_K:  # Q4_K_M's mix, as llama.cpp quantises: the output matrix Q6_K
+                tensors = [(n, G.Q6_K if n == "output.weight" else tt, w) for n, tt, w in tensors]
             path = os.path.join(OUT, f"{folder}.{G.NAMES[t].lower()}.gguf")
             G.write_gguf(path, model_metadata(config, arch, file_types[t]), tensors)
-            print(f"{os.path.basename(path)}: {len(tensors)} tensors, {os.path.getsize(path)} bytes")
+            errors = {}  # each type's relative rms rounding error, |decoded - w| / |w| over its matrices
+            for _, tt, w in tensors:
+                x = np.asarray(w, dtype=np.float32)
+                d = G.dequantize(tt, G.encode(tt, x), x.shape[-1]).reshape(x.shape)
+                e = errors.setdefault(G.NAMES[tt], [0.0, 0.0])
+                e[0], e[1] = e[0] + float(((d - x) ** 2).sum()), e[1] + float((x ** 2).sum())
+            rounding = ", ".join(f"{n} {(a / b) ** 0.5:.3g}" for n, (a, b) in errors.items() if a > 0)
+            print(f"{os.path.basename(path)}: {len(tensors)} tensors, {os.path.getsize(path)} bytes"
+                  + (f"; weights' relative rounding error: {rounding}" if rounding else ""))
 
 
 def main():

@@ -10,6 +10,8 @@ weights random and seeded, q/k projections x3 (qk-norm models: q/k norm weights 
 weights ~1 (Gemma ~0, it scales by 1 + w), tied embeddings small (rms 0.15 after Gemma's sqrt(hidden) scale)):
   llama-gqa            v4.33.3 LlamaForCausalLM, 2 layers, 8 heads / 2 kv, intermediate 8, untied, float32,
                        eos [2, 3] (prompts 6/12/17 tokens so the folder stays < 300 KB)
+  llama-q4k            v4.33.3, hidden 256 and intermediate 256 (rows of whole 256-value K-quant super-blocks, for
+                       the Q4_K / Q6_K GGUF files of make_gguf_fixtures.py), 4 heads / 2 kv, untied, bfloat16
   llama-sharded        the same weights saved with max_shard_size so that model.safetensors.index.json + 2 shards
   llama-mqa-tied-bf16  v4.33.3, 4 heads / 1 kv, tied (no lm_head.weight), stored bfloat16, rope_scaling linear 2
   llama-dynamic        v4.33.3, rope_scaling dynamic 2, max_position_embeddings 16, prompts up to 20 tokens
@@ -61,6 +63,9 @@ SMALL = dict(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, 
              tie_word_embeddings=True)
 FIXTURES = {  # name: (tag, model class, config class, config, stored dtype, prompt lengths, seed, max_shard_size)
     "llama-gqa": ("v4.33.3", "LlamaForCausalLM", "LlamaConfig", LLAMA_GQA, "float32", (6, 12, 17), 11, None),
+    "llama-q4k": ("v4.33.3", "LlamaForCausalLM", "LlamaConfig",
+                  dict(SMALL, hidden_size=256, intermediate_size=256, tie_word_embeddings=False), "bfloat16",
+                  (6, 12, 20), 20, None),
     "llama-sharded": ("v4.33.3", "LlamaForCausalLM", "LlamaConfig", LLAMA_GQA, "float32", (6, 12, 17), 11,
                       "140KB"),
     "llama-mqa-tied-bf16": ("v4.33.3", "LlamaForCausalLM", "LlamaConfig",
@@ -311,7 +316,7 @@ def worker(tag, names):
 # Folders that also get a tokenizer.json, so that they open as text folders (Text page, `attnlens-cli text`):
 # a byte-level BPE without merges whose 256 tokens are the bytes (id = byte value, GPT-2's printable
 # stand-ins), Split by Llama 3's pattern, no BOS template (the goldens' ids start with 1 themselves).
-TOKENIZED = ("llama-gqa", "gemma3")
+TOKENIZED = ("llama-gqa", "gemma3", "llama-q4k")
 CHAT = ("llama-gqa",)
 CHAT_TEMPLATE = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
                  "'<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
