@@ -41,6 +41,7 @@ private slots:
         QTest::addColumn<QString>("model");
         QTest::newRow("Llama, GQA 8/2") << "llama-gqa";
         QTest::newRow("Llama, MQA, tied, bf16, linear rope") << "llama-mqa-tied-bf16";
+        QTest::newRow("Llama, hidden 256 (the Q4_K_M GGUF's original), bf16") << "llama-q4k";
         QTest::newRow("Llama 3 rope scaling") << "llama3-rope";
         QTest::newRow("Llama, sharded safetensors") << "llama-sharded";
         QTest::newRow("Mistral, sliding window 4") << "mistral-window";
