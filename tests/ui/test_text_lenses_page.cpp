@@ -175,6 +175,33 @@ private slots:
         QVERIFY(!view->hasDifference());
     }
 
+    // A quantised GGUF file against its full-precision original: pin the Q4_K_M file's matrix, open the
+    // folder it was converted from; the page runs the same text again and the tab shows where rounding
+    // moved attention.
+    void quantisedAgainstItsOriginal() {
+        const QString gguf = QStringLiteral(ATTNLENS_TEST_DATA "/gguf/llama-q4k.q4_k.gguf");
+        const QString folder = QStringLiteral(ATTNLENS_TEST_DATA "/llm/llama-q4k");
+        TextPage page(nullptr, gguf);
+        runText(page, QStringLiteral("The cat sat on the mat"), 0);
+        page.document()->setLayer(1);
+        page.document()->setHead(2);
+        page.views()->setCurrentIndex(4);
+        page.findChild<QPushButton*>("pinDifference")->click();
+        DifferenceView* view = page.lenses()->differenceView();
+        QVERIFY(view->summary().contains("max |Δ| = 0"));
+        const auto quantised = page.document()->model();
+        page.openModel(folder);
+        WAIT_UNTIL(idle(page) && page.document()->model() != quantised && page.document()->run());
+        page.document()->setLayer(1);
+        page.document()->setHead(2);
+        QVERIFY(view->hasDifference());
+        QVERIFY2(!view->summary().contains("max |Δ| = 0 "), qPrintable(view->summary()));
+        if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty()) {
+            page.resize(1280, 800);
+            page.grab().save(QString::fromLocal8Bit(dir) + "/text-quantised-difference.png");
+        }
+    }
+
     void neuronView() {
         TextPage page(nullptr, kData + "/bert-mlm");
         runText(page, QStringLiteral("the cat sat on the [MASK]"), 0);
