@@ -146,7 +146,7 @@ LlamaConfig readLlamaConfig(const std::filesystem::path& dir) {
                     "' is not a Llama-style decoder (llama, mistral, qwen2, qwen3, gemma3_text)");
     refuseUnsupported(cfg);
     const std::string& type = c.modelType;
-    c.gemma = type == "gemma3_text";
+    c.gemma = c.normPlusOne = type == "gemma3_text";
     c.hiddenSize = cfg.positive("hidden_size");
     c.layers = cfg.positive("num_hidden_layers");
     c.heads = cfg.positive("num_attention_heads");
@@ -211,6 +211,8 @@ std::vector<float> ropeInverseFrequencies(const RopeSpec& rope, int rotaryDim) {
             }
         }
     }
+    for (size_t i = 0; i < rope.freqFactors.size() && i < f.size(); ++i)
+        f[i] /= rope.freqFactors[i];
     return f;
 }
 

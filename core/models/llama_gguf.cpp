@@ -46,11 +46,56 @@ RopeSpec ropeOf(const GgufFile& f, const std::string& a) {
         throw Error(where(f) + ": rope scaling '" + type + "' (" + a +
                     ".rope.scaling.type) is not supported in GGUF files yet (none and linear are)");
     }
-    if (f.find("rope_freqs.weight"))
-        throw Error(where(f) +
-                    ": a rope_freqs table (Llama 3.1's rope scaling) is not supported in GGUF files "
-                    "yet: open the original Hugging Face folder");
     return rope;
+}
+
+// rope_freqs.weight [head_dim / 2]: llama.cpp's form of llama3 scaling, each inverse frequency divided by
+// its factor (the converter computes them from rope_scaling as transformers' llama3 rope does).
+std::vector<float> freqFactorsOf(const GgufFile& f, int headDim) {
+    const GgufTensor* t = f.find("rope_freqs.weight");
+    if (!t) return {};
+    if (t->shape.size() != 1 || t->shape[0] != headDim / 2)
+        throw Error(where(f) + ": rope_freqs.weight should hold head_dim / 2 = " +
+                    std::to_string(headDim / 2) + " factors");
+    const Tensor factors = f.load(*t);
+    std::vector<float> out(factors.data(), factors.data() + factors.numel());
+    for (float x : out)
+        if (!(x > 0) || !std::isfinite(x))
+            throw Error(where(f) + ": rope_freqs.weight holds a factor that is not a positive number");
+    return out;
+}
+
+// Gemma 3 as llama.cpp runs it (the converter wrote its norms as 1 + w; what the metadata cannot say is
+// llama.cpp's fixed choice): every 6th layer full (attention.sliding_window_pattern where a file has it),
+// the sliding layers' rope base rope.freq_base_swa (default 10 000, unscaled), query scale head_dim^-0.5
+// (27B, 62 layers: (hidden / heads)^-0.5), GeGLU with tanh GELU, √hidden embedding scale, q/k norms.
+void gemmaConfig(const GgufFile& f, const std::string& a, LlamaConfig& c) {
+    c.modelType = "gemma3_text";
+    c.gemma = true;
+    c.normPlusOne = false;
+    c.activation = Activation::GeluTanh;
+    if (f.number(a + ".attn_logit_softcapping").value_or(0.0) > 0)
+        throw Error(where(f) + ": attention logit softcapping (Gemma 2) is not supported");
+    c.finalSoftcap = static_cast<float>(f.number(a + ".final_logit_softcapping").value_or(0.0));
+    c.queryScale = 1.0f / std::sqrt(static_cast<float>(c.layers == 62 ? c.hiddenSize / c.heads : c.headDim));
+    c.localRope = RopeSpec{};
+    c.localRope.theta = static_cast<float>(f.number(a + ".rope.freq_base_swa").value_or(10000.0));
+    const int window = optionalPositive(f, a + ".attention.sliding_window", 4096);
+    const GgufValue* pattern = f.value(a + ".attention.sliding_window_pattern");
+    if (pattern && pattern->type == GgufValueType::Array && pattern->numbers.size() != size_t(c.layers))
+        throw Error(where(f) + ": " + a + ".attention.sliding_window_pattern has " +
+                    std::to_string(pattern->numbers.size()) + " entries for " + std::to_string(c.layers) +
+                    " layers");
+    const int period = pattern && pattern->type != GgufValueType::Array
+                           ? positiveKey(f, a + ".attention.sliding_window_pattern")
+                           : 6;
+    for (int l = 0; l < c.layers; ++l) {
+        const bool sliding = pattern && pattern->type == GgufValueType::Array
+                                 ? pattern->numbers[size_t(l)] != 0
+                                 : (l + 1) % period != 0;
+        c.sliding[size_t(l)] = sliding;
+        c.windows[size_t(l)] = sliding ? window : 0;
+    }
 }
 
 int eosOf(const GgufFile& f, const std::string& key) {
@@ -63,14 +108,12 @@ int eosOf(const GgufFile& f, const std::string& key) {
 LlamaConfig llamaConfigFromGguf(const GgufFile& f) {
     const std::string a = f.string("general.architecture").value_or("");
     static const std::map<std::string, std::string> kTypes = {
-        {"llama", "llama"}, {"qwen2", "qwen2"}, {"qwen3", "qwen3"}};
+        {"llama", "llama"}, {"qwen2", "qwen2"}, {"qwen3", "qwen3"}, {"gemma3", "gemma3_text"}};
     const auto type = kTypes.find(a);
-    if (a == "gemma3")
-        throw Error(where(f) + ": gemma3 GGUF files are not opened yet (its Hugging Face folder is)");
     if (type == kTypes.end())
         throw Error(where(f) + ": architecture '" + a +
                     "' (general.architecture) is not one this version opens "
-                    "from GGUF (llama — also Mistral and SmolLM —, qwen2, qwen3)");
+                    "from GGUF (llama — also Mistral and SmolLM —, qwen2, qwen3, gemma3)");
     LlamaConfig c;
     c.modelType = type->second;
     c.hiddenSize = positiveKey(f, a + ".embedding_length");
@@ -103,8 +146,10 @@ LlamaConfig llamaConfigFromGguf(const GgufFile& f) {
     c.tied = f.find("output.weight") == nullptr;
     c.queryScale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
     c.rope = c.localRope = ropeOf(f, a);
+    c.rope.freqFactors = freqFactorsOf(f, c.headDim);
     c.windows.assign(static_cast<size_t>(c.layers), 0);
     c.sliding.assign(static_cast<size_t>(c.layers), 0);
+    if (a == "gemma3") gemmaConfig(f, a, c);
     c.ropeInterleaved = a == "llama"; // its q/k rows were reordered for llama.cpp's rope on adjacent pairs
     if (const int eos = eosOf(f, "tokenizer.ggml.eos_token_id"); eos >= 0) c.eosIds = {eos};
     if (const int eot = eosOf(f, "tokenizer.ggml.eot_token_id");
@@ -115,6 +160,14 @@ LlamaConfig llamaConfigFromGguf(const GgufFile& f) {
 }
 
 std::string transformersTensorName(const std::string& name) {
+    return transformersTensorName(name, "llama");
+}
+
+std::function<std::string(const std::string&)> transformersTensorNames(const std::string& architecture) {
+    return [architecture](const std::string& name) { return transformersTensorName(name, architecture); };
+}
+
+std::string transformersTensorName(const std::string& name, const std::string& architecture) {
     static const std::map<std::string, std::string> kTop = {
         {"token_embd.weight", "model.embed_tokens.weight"},
         {"output_norm.weight", "model.norm.weight"},
@@ -127,6 +180,11 @@ std::string transformersTensorName(const std::string& name) {
         {"attn_q_norm", "self_attn.q_norm"}, {"attn_k_norm", "self_attn.k_norm"},
         {"ffn_gate", "mlp.gate_proj"},       {"ffn_up", "mlp.up_proj"},
         {"ffn_down", "mlp.down_proj"}};
+    // Gemma's four norms per layer: ffn_norm is the one before the MLP
+    static const std::map<std::string, std::string> kGemma = {
+        {"post_attention_norm", "post_attention_layernorm"},
+        {"ffn_norm", "pre_feedforward_layernorm"},
+        {"post_ffw_norm", "post_feedforward_layernorm"}};
     // blk.<layer>.<part>.<weight|bias>
     if (name.rfind("blk.", 0) != 0) return {};
     const size_t layerEnd = name.find('.', 4), kindStart = name.rfind('.');
@@ -135,7 +193,8 @@ std::string transformersTensorName(const std::string& name) {
                       part = name.substr(layerEnd + 1, kindStart - layerEnd - 1),
                       kind = name.substr(kindStart + 1);
     if (layer.empty() || layer.find_first_not_of("0123456789") != std::string::npos) return {};
-    const auto it = kBlock.find(part);
+    const auto gemma = architecture == "gemma3" ? kGemma.find(part) : kGemma.end();
+    const auto it = gemma != kGemma.end() ? gemma : kBlock.find(part);
     if (it == kBlock.end() || (kind != "weight" && kind != "bias")) return {};
     return "model.layers." + layer + "." + it->second + "." + kind;
 }

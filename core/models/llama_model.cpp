@@ -21,7 +21,8 @@ struct LayerBinder {
                             bias ? w.require(prefix + name + ".bias", {out}) : Tensor{});
     }
     Norm rms(const std::string& name, int64_t d) const {
-        return {Norm::Kind::RmsNorm, w.require(prefix + name + ".weight", {d}), {}, c.rmsNormEps, c.gemma};
+        return {
+            Norm::Kind::RmsNorm, w.require(prefix + name + ".weight", {d}), {}, c.rmsNormEps, c.normPlusOne};
     }
 };
 
@@ -81,8 +82,9 @@ std::shared_ptr<const LlamaModel> LlamaModel::load(const std::filesystem::path& 
 }
 
 std::shared_ptr<const LlamaModel> LlamaModel::load(const GgufFile& file, const Callbacks& callbacks) {
-    return build(llamaConfigFromGguf(file), file.toTensorFile(transformersTensorName), "model.", file.path(),
-                 callbacks);
+    const std::string architecture = file.string("general.architecture").value_or("");
+    return build(llamaConfigFromGguf(file), file.toTensorFile(transformersTensorNames(architecture)),
+                 "model.", file.path(), callbacks);
 }
 
 std::shared_ptr<const LlamaModel> LlamaModel::build(const LlamaConfig& c, const TensorFile& file,
@@ -102,7 +104,8 @@ std::shared_ptr<const LlamaModel> LlamaModel::build(const LlamaConfig& c, const 
                          "layer " + std::to_string(l) + " of " + std::to_string(c.layers));
         m->m_layers.push_back(bindLayer(w, c, p, l));
     }
-    m->m_finalNorm = {Norm::Kind::RmsNorm, w.require(p + "norm.weight", {d}), {}, c.rmsNormEps, c.gemma};
+    m->m_finalNorm = {
+        Norm::Kind::RmsNorm, w.require(p + "norm.weight", {d}), {}, c.rmsNormEps, c.normPlusOne};
     if (file.contains(p + "layers." + std::to_string(c.layers) + ".input_layernorm.weight"))
         w.problem("the checkpoint has more than num_hidden_layers = " + std::to_string(c.layers) + " layers");
     // Tied: the LM head is the token embeddings (a file may still carry lm_head.weight; transformers ties

@@ -35,6 +35,9 @@ struct RopeSpec {
     float factor = 1.0f;
     float lowFreqFactor = 1.0f, highFreqFactor = 4.0f; // llama3
     int originalMaxPositions = 8192;                   // llama3
+    // GGUF's rope_freqs tensor (llama.cpp's form of llama3 scaling): each inverse frequency divided by its
+    // factor, after the type's own scaling; empty: none.
+    std::vector<float> freqFactors;
 };
 
 struct LlamaConfig {
@@ -44,7 +47,8 @@ struct LlamaConfig {
     float rmsNormEps = 1e-6f;
     Activation activation = Activation::Silu;
     bool attentionBias = false, outputBias = false, mlpBias = false, qkNorm = false, tied = false;
-    bool gemma = false;        // (1 + w) norms, four norms per layer, √hidden embedding scale
+    bool gemma = false;        // four norms per layer, √hidden embedding scale
+    bool normPlusOne = false;  // RMSNorm by (1 + w): Gemma's folders (its GGUF files store 1 + w)
     float queryScale = 0.0f;   // what scores are multiplied by (head_dim^-0.5 unless the config says)
     float finalSoftcap = 0.0f; // logits → c·tanh(logits / c); 0: none
     std::vector<int> windows;  // per layer: the sliding window, 0: full attention

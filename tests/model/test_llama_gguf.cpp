@@ -41,7 +41,8 @@ std::filesystem::path decodedFolder(const std::filesystem::path& gguf, const std
                                     const QTemporaryDir& tmp) {
     const GgufFile f = GgufFile::open(gguf);
     const LlamaConfig c = llamaConfigFromGguf(f);
-    const TensorFile t = f.toTensorFile(transformersTensorName);
+    const TensorFile t =
+        f.toTensorFile(transformersTensorNames(f.string("general.architecture").value_or("")));
     std::vector<TensorToWrite> out;
     for (const TensorInfo& info : t.tensors()) {
         Tensor w = t.load(info).clone();
@@ -90,6 +91,10 @@ private slots:
                                    << "qwen2-bias" << 1e-4 << 1e-5 << 1e-5 << 1e-6;
         QTest::newRow("qwen3 BF16") << "qwen3-qknorm.bf16.gguf"
                                     << "qwen3-qknorm" << 1e-4 << 1e-5 << 1e-5 << 1e-6;
+        QTest::newRow("gemma3 BF16") << "gemma3-gguf.bf16.gguf"
+                                     << "gemma3-gguf" << 1e-4 << 1e-5 << 1e-5 << 1e-6;
+        QTest::newRow("llama3 rope_freqs F32") << "llama3-rope.f32.gguf"
+                                               << "llama3-rope" << 1e-4 << 1e-5 << 1e-5 << 1e-6;
         // Rounded weights against float32. Their relative rms error per weight (make_gguf_fixtures.py prints
         // it): F16 0.00021, Q8_0 0.0054 (a 255-step grid per 32 weights), Q6_K 0.019, Q4_K 0.078 (a 15-step
         // grid per 32 weights: step ≈ range / 15 ≈ 4σ / 15, error step / √12 ≈ 0.077σ). These fixtures'
@@ -128,6 +133,13 @@ private slots:
         QCOMPARE(a.tied, b.tied);
         QCOMPARE(a.attentionBias, b.attentionBias);
         QCOMPARE(a.qkNorm, b.qkNorm);
+        QCOMPARE(a.gemma, b.gemma);
+        QCOMPARE(a.windows, b.windows);
+        QCOMPARE(a.sliding, b.sliding);
+        QCOMPARE(a.queryScale, b.queryScale);
+        QCOMPARE(int(a.activation), int(b.activation));
+        QCOMPARE(a.rope.theta, b.rope.theta);
+        QCOMPARE(a.localRope.theta, b.localRope.theta);
         QCOMPARE(a.ropeInterleaved, a.modelType == "llama");
         const std::vector<int> ids = promptOf(folder.toStdString());
         const TextForward x = gguf->forward(ids), y = hf->forward(ids);

@@ -49,6 +49,7 @@ private slots:
         QTest::newRow("Qwen2, use_sliding_window from max_window_layers") << "qwen2-window";
         QTest::newRow("Qwen3, q/k norm, head_dim 32") << "qwen3-qknorm";
         QTest::newRow("Gemma 3, mixed layers") << "gemma3";
+        QTest::newRow("Gemma 3, every 6th layer full (the GGUF fixture's original)") << "gemma3-gguf";
     }
     void matchesTransformers() {
         QFETCH(QString, model);

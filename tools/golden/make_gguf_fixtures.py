@@ -17,6 +17,8 @@ kept F32, a matrix whose rows are no whole blocks kept F16), from the LLM fixtur
   qwen2-bias.{f32,q8_0}.gguf       qwen2, q/k/v biases, tied (no output.weight)
   qwen3-qknorm.bf16.gguf           qwen3, head_dim 32 (key_length), q/k norms, tied, bfloat16 as stored
   llama-q4k.q4_k.gguf              llama, hidden 256: every matrix Q4_K but output.weight Q6_K (Q4_K_M's choice)
+  gemma3-gguf.bf16.gguf            gemma3: norms stored as 1 + w, its four norms' names, attention.sliding_window
+  llama3-rope.f32.gguf             llama with rope_scaling llama3 as llama.cpp stores it: a rope_freqs.weight table
 """
 import json
 import os
@@ -42,7 +44,8 @@ def values(rng):
 
 LLM = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "llm")
 MODELS = [("llama-gqa", [G.F32, G.F16, G.Q8_0]), ("qwen2-bias", [G.F32, G.Q8_0]), ("qwen3-qknorm", [G.BF16]),
-          ("llama-q4k", [G.Q4_K])]
+          ("llama-q4k", [G.Q4_K]), ("gemma3-gguf", [G.BF16]), ("llama3-rope", [G.F32])]
+ARCHS = {"gemma3_text": "gemma3"}  # model_type → general.architecture where they differ
 
 
 def permute(w, heads):
@@ -50,8 +53,29 @@ def permute(w, heads):
     return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
+def rope_freqs(config):
+    """llama.cpp's LlamaModel.generate_extra_tensors for rope_type llama3: a divisor per inverse frequency."""
+    s = config["rope_scaling"]
+    dim = config["hidden_size"] // config["num_attention_heads"]
+    freqs = 1.0 / (config["rope_theta"] ** (np.arange(0, dim, 2, dtype=np.float32) / dim))
+    factor, low, high, old = s["factor"], s["low_freq_factor"], s["high_freq_factor"], s["original_max_position_embeddings"]
+    out = []
+    for freq in freqs:
+        wavelen = 2 * np.pi / freq
+        if wavelen < old / high:
+            out.append(1.0)
+        elif wavelen > old / low:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out, dtype=np.float32)
+
+
 def gguf_tensors(config, weights, arch):
-    names = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+    gemma = arch == "gemma3"
+    names = {"input_layernorm": "attn_norm", "post_attention_layernorm": "post_attention_norm" if gemma else "ffn_norm",
+             "pre_feedforward_layernorm": "ffn_norm", "post_feedforward_layernorm": "post_ffw_norm",
              "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
              "self_attn.o_proj": "attn_output", "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm",
              "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
@@ -66,8 +90,13 @@ def gguf_tensors(config, weights, arch):
                 if arch == "llama" and hf in ("self_attn.q_proj", "self_attn.k_proj"):
                     heads = config["num_attention_heads"] if hf.endswith("q_proj") else config["num_key_value_heads"]
                     w = permute(w, heads)
+                if gemma and "norm" in hf:  # Gemma3Model.modify_tensors: (1 + w), in float32
+                    w = np.asarray(w, dtype=np.float32) + 1
                 out.append((f"blk.{l}.{gg}.{kind}", w))
-    out.append(("output_norm.weight", weights["model.norm.weight"]))
+    norm = weights["model.norm.weight"]
+    out.append(("output_norm.weight", np.asarray(norm, dtype=np.float32) + 1 if gemma else norm))
+    if (config.get("rope_scaling") or {}).get("rope_type") == "llama3":
+        out.append(("rope_freqs.weight", rope_freqs(config)))
     if "lm_head.weight" in weights and not config.get("tie_word_embeddings", False):
         out.append(("output.weight", weights["lm_head.weight"]))
     return out
@@ -89,6 +118,8 @@ def model_metadata(config, arch, file_type):
          (f"{arch}.attention.layer_norm_rms_epsilon", G.F32V, float(config["rms_norm_eps"]))]
     if config.get("head_dim"):
         m += [(f"{arch}.attention.key_length", G.U32, head_dim), (f"{arch}.attention.value_length", G.U32, head_dim)]
+    if arch == "gemma3":  # llama.cpp fixes the pattern (every 6th layer full) and the local rope base (10 000)
+        m += [(f"{arch}.attention.sliding_window", G.U32, config["sliding_window"])]
     # a byte-level vocabulary of the fixtures' 256 ids: GPT-2's byte → character table, no merges (each byte its
     # own token), as tokenizer.ggml.* — so that a GGUF file opens with its tokenizer (ids = the text's bytes)
     m += [("tokenizer.ggml.model", G.STRING, "gpt2"), ("tokenizer.ggml.pre", G.STRING, "gpt-2"),
@@ -118,7 +149,7 @@ def convert_models():
     for folder, types in MODELS:
         config = json.load(open(os.path.join(LLM, folder, "config.json")))
         weights = load_file(os.path.join(LLM, folder, "model.safetensors"))
-        arch = config["model_type"]
+        arch = ARCHS.get(config["model_type"], config["model_type"])
         for t in types:
             block = G.BLOCK[t][0]
             tensors = [(name, t if w.ndim == 2 and w.shape[-1] % block == 0 else (G.F32 if w.ndim == 1 else G.F16), w)

@@ -24,6 +24,8 @@ weights ~1 (Gemma ~0, it scales by 1 + w), tied embeddings small (rms 0.15 after
   gemma3               v4.50.3 Gemma3ForCausalLM (gemma3_text), 3 layers (sliding, sliding, full:
                        sliding_window_pattern 3), 4 heads / 1 kv, head_dim 32, query_pre_attn_scalar 24,
                        sliding_window 4, rope_theta 1e6 / rope_local_base_freq 1e4, gelu_pytorch_tanh, tied, bfloat16
+  gemma3-gguf          the same with what a GGUF file can say (llama.cpp fixes them for gemma3): 6 layers, every
+                       6th full (sliding_window_pattern 6), query_pre_attn_scalar = head_dim 32
 Goldens (golden.safetensors + golden.json): 3 prompts (first id 1, then seeded ids in [4, 255]); t{i}.attentions
 [L, H, T, T] (output_attentions, eager) and t{i}.logits [T, V] in float32 (bfloat16 folders are loaded back and run
 in float32); "greedy" = model.generate(do_sample=False, max_new_tokens=6, eos disabled) with the KV cache, checked
@@ -92,6 +94,12 @@ FIXTURES = {  # name: (tag, model class, config class, config, stored dtype, pro
                     sliding_window=4, sliding_window_pattern=3, rope_local_base_freq=10000.0,
                     rope_theta=1000000.0, hidden_activation="gelu_pytorch_tanh", pad_token_id=0,
                     final_logit_softcapping=None, attn_logit_softcapping=None), "bfloat16", (6, 12, 20), 19, None),
+    "gemma3-gguf": ("v4.50.3", "Gemma3ForCausalLM", "Gemma3TextConfig",
+                    dict(SMALL, num_hidden_layers=6, num_key_value_heads=1, head_dim=32, query_pre_attn_scalar=32,
+                         sliding_window=4, sliding_window_pattern=6, rope_local_base_freq=10000.0,
+                         rope_theta=1000000.0, hidden_activation="gelu_pytorch_tanh", pad_token_id=0,
+                         final_logit_softcapping=None, attn_logit_softcapping=None), "bfloat16", (6, 12, 20), 21,
+                    None),
 }
 
 SAFETENSORS_STUB = '''"""Pure-python stand-in for the compiled safetensors package, over safetensors_io."""

@@ -61,16 +61,15 @@ std::pair<QString, QString> ggufSupport(const OllamaModel& m) {
         };
         const std::string arch = get("general.architecture"), vocab = get("tokenizer.ggml.model");
         const QString type = QObject::tr("GGUF · %1").arg(QString::fromStdString(arch));
-        if (arch != "llama" && arch != "qwen2" && arch != "qwen3")
-            return {type,
-                    QObject::tr(
-                        "no: GGUF files of architecture '%1' are not opened yet (llama, qwen2, qwen3 are)")
-                        .arg(QString::fromStdString(arch))};
+        if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "gemma3")
+            return {type, QObject::tr("no: GGUF files of architecture '%1' are not opened yet (llama, qwen2, "
+                                      "qwen3, gemma3 are)")
+                              .arg(QString::fromStdString(arch))};
         if (vocab.empty()) return {type, QObject::tr("no: it carries no vocabulary (tokenizer.ggml.model)")};
-        if (vocab != "gpt2")
-            return {type,
-                    QObject::tr("no: its vocabulary ('%1') is not read yet (byte-level BPE, 'gpt2', is)")
-                        .arg(QString::fromStdString(vocab))};
+        if (vocab != "gpt2" && vocab != "llama")
+            return {type, QObject::tr("no: its vocabulary ('%1') is not read yet (byte-level BPE 'gpt2' and "
+                                      "SentencePiece 'llama' are)")
+                              .arg(QString::fromStdString(vocab))};
         return {type, QObject::tr("yes: %1").arg(
                           QString::fromLatin1(modelKindPurpose(detectModelKind(m.model)).data()))};
     } catch (const std::exception& e) {
