@@ -19,6 +19,7 @@ kept F32, a matrix whose rows are no whole blocks kept F16), from the LLM fixtur
   llama-q4k.q4_k.gguf              llama, hidden 256: every matrix Q4_K but output.weight Q6_K (Q4_K_M's choice)
   gemma3-gguf.bf16.gguf            gemma3: norms stored as 1 + w, its four norms' names, attention.sliding_window
   llama3-rope.f32.gguf             llama with rope_scaling llama3 as llama.cpp stores it: a rope_freqs.weight table
+  gpt2.{f32,q8_0}.gguf             gpt2 from tests/data/text/gpt2 (its real byte-level BPE vocabulary and merges)
 """
 import json
 import os
@@ -169,6 +170,71 @@ def convert_models():
                   + (f"; weights' relative rounding error: {rounding}" if rounding else ""))
 
 
+GPT2 = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "text", "gpt2")
+
+
+def convert_gpt2():
+    """GPT2Model of convert_hf_to_gguf.py: Conv1D weights transposed to [out, in], the token embeddings again
+    as output.weight, position_embd kept F32; the vocabulary as _set_vocab_gpt2 writes it (tokens in id order,
+    <|endoftext|> a control token, merges, pre-tokenizer gpt-2, no BOS)."""
+    config = json.load(open(os.path.join(GPT2, "config.json")))
+    w = {k.removeprefix("transformer."): np.asarray(v, dtype=np.float32)
+         for k, v in load_file(os.path.join(GPT2, "model.safetensors")).items()}
+    names = {"ln_1": "attn_norm", "attn.c_attn": "attn_qkv", "attn.c_proj": "attn_output", "ln_2": "ffn_norm",
+             "mlp.c_fc": "ffn_up", "mlp.c_proj": "ffn_down"}
+    tensors = [("token_embd.weight", w["wte.weight"]), ("position_embd.weight", w["wpe.weight"])]
+    for l in range(config["n_layer"]):
+        for hf, gg in names.items():
+            for kind in ("weight", "bias"):
+                x = w[f"h.{l}.{hf}.{kind}"]
+                tensors.append((f"blk.{l}.{gg}.{kind}", x.T.copy() if x.ndim == 2 else x))
+    tensors += [("output_norm.weight", w["ln_f.weight"]), ("output_norm.bias", w["ln_f.bias"]),
+                ("output.weight", w["wte.weight"])]
+    vocab = json.load(open(os.path.join(GPT2, "vocab.json")))
+    tokens = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
+    merges = [m for m in open(os.path.join(GPT2, "merges.txt"), encoding="utf-8").read().split("\n")
+              if m and not m.startswith("#version")]
+    eos = vocab["<|endoftext|>"]
+    a = "gpt2"
+    meta = [("general.architecture", G.STRING, a), ("general.name", G.STRING, "attnlens gpt2 fixture"),
+            (f"{a}.context_length", G.U32, config["n_ctx"]), (f"{a}.embedding_length", G.U32, config["n_embd"]),
+            (f"{a}.feed_forward_length", G.U32, 4 * config["n_embd"]), (f"{a}.block_count", G.U32, config["n_layer"]),
+            (f"{a}.attention.head_count", G.U32, config["n_head"]),
+            (f"{a}.attention.layer_norm_epsilon", G.F32V, float(config["layer_norm_epsilon"])),
+            ("tokenizer.ggml.model", G.STRING, "gpt2"), ("tokenizer.ggml.pre", G.STRING, "gpt-2"),
+            ("tokenizer.ggml.tokens", G.ARRAY, (G.STRING, tokens)),
+            ("tokenizer.ggml.token_type", G.ARRAY, (G.I32, [3 if i == eos else 1 for i in range(len(tokens))])),
+            ("tokenizer.ggml.merges", G.ARRAY, (G.STRING, merges)),
+            ("tokenizer.ggml.bos_token_id", G.U32, eos), ("tokenizer.ggml.eos_token_id", G.U32, eos),
+            ("tokenizer.ggml.add_bos_token", G.BOOL, False)]
+    for t, file_type in [(G.F32, 0), (G.Q8_0, 7)]:
+        typed = [(n, t if x.ndim == 2 and n != "position_embd.weight" else G.F32, x) for n, x in tensors]
+        path = os.path.join(OUT, f"gpt2.{G.NAMES[t].lower()}.gguf")
+        G.write_gguf(path, meta + [("general.file_type", G.U32, file_type)], typed)
+        print(f"{os.path.basename(path)}: {len(typed)} tensors, {os.path.getsize(path)} bytes")
+
+
+def fuzz_seed():
+    """tests/fuzz/corpus/fuzz_gguf/spm-gemma3.gguf: gemma3 metadata with a per-layer sliding pattern, a tiny
+    SentencePiece vocabulary (scores, byte pieces) and one rope_freqs tensor, for the fuzzer to mutate."""
+    pieces = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + ["\u2581", "a", "b", "\u2581a", "ab"]
+    types = [2, 3, 3] + [6] * 256 + [1] * 5
+    scores = [0.0] * 259 + [-1.0, -2.0, -3.0, -4.0, -5.0]
+    a = "gemma3"
+    meta = [("general.architecture", G.STRING, a), (f"{a}.embedding_length", G.U32, 8),
+            (f"{a}.block_count", G.U32, 2), (f"{a}.attention.head_count", G.U32, 2),
+            (f"{a}.feed_forward_length", G.U32, 8), (f"{a}.context_length", G.U32, 16),
+            (f"{a}.attention.sliding_window", G.U32, 4),
+            (f"{a}.attention.sliding_window_pattern", G.ARRAY, (G.BOOL, [True, False])),
+            ("tokenizer.ggml.model", G.STRING, "llama"), ("tokenizer.ggml.tokens", G.ARRAY, (G.STRING, pieces)),
+            ("tokenizer.ggml.scores", G.ARRAY, (G.F32V, scores)), ("tokenizer.ggml.token_type", G.ARRAY, (G.I32, types)),
+            ("tokenizer.ggml.add_space_prefix", G.BOOL, False)]
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "fuzz", "corpus", "fuzz_gguf", "spm-gemma3.gguf")
+    G.write_gguf(path, meta, [("rope_freqs.weight", G.F32, np.ones(2, dtype=np.float32)),
+                              ("token_embd.weight", G.F32, np.zeros((len(pieces), 8), dtype=np.float32))])
+    print(f"{os.path.basename(path)}: {os.path.getsize(path)} bytes")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(20261206)
@@ -210,6 +276,8 @@ def main():
         err = np.abs(golden[name + ".decoded"] - x).max()
         print(f"{name:14s} {G.NAMES[t]:5s} max |decoded - original| {err:.4g}")
     convert_models()
+    convert_gpt2()
+    fuzz_seed()
 
 
 if __name__ == "__main__":
