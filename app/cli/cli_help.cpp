@@ -484,23 +484,24 @@ CommandHelp visionHelp() {
 }
 
 CommandHelp tokenizeHelp() {
-    return {{
-                {"--model DIR", "a folder with tokenizer files: tokenizer.json, vocab.txt (WordPiece) or "
-                                "vocab.json + merges.txt (GPT-2's BPE, or CLIP's where tokenizer_config.json "
-                                "names CLIPTokenizer: a Stable Diffusion pipeline's tokenizer/); weights not "
-                                "needed (required)"},
-                {"--plain", "without the tokens the tokenizer adds around a text (BOS, [CLS] … [SEP])"},
-                {"--chat", "the text as a user turn of the chat template (tokenizer_config.json or "
-                           "chat_template.jinja), tokenized as transformers' apply_chat_template"},
-                {"--json OUT", "write {\"ids\": [..], \"tokens\": [..]}"},
-                {"\"text\"", "the text; stdout: one token a line, as the vocabulary names it"},
-            },
-            {
-                "attnlens-cli tokenize --model Qwen2.5-0.5B \"Hello, world!\"",
-                "attnlens-cli tokenize --model gemma-3-270m --json ids.json \"Bonjour 😀\"",
-                "attnlens-cli tokenize --model resources/models/gpt2-en-tiny --plain \"The cat\"",
-                "attnlens-cli tokenize --model stable-diffusion-v1-5/tokenizer \"a photo of a cat\"",
-            }};
+    return {
+        {
+            {"--model DIR", "a folder with tokenizer files: tokenizer.json, vocab.txt (WordPiece) or "
+                            "vocab.json + merges.txt (GPT-2's BPE, or CLIP's where tokenizer_config.json "
+                            "names CLIPTokenizer: a Stable Diffusion pipeline's tokenizer/), or a GGUF file "
+                            "(its tokenizer.ggml.* vocabulary); weights not needed (required)"},
+            {"--plain", "without the tokens the tokenizer adds around a text (BOS, [CLS] … [SEP])"},
+            {"--chat", "the text as a user turn of the chat template (tokenizer_config.json or "
+                       "chat_template.jinja), tokenized as transformers' apply_chat_template"},
+            {"--json OUT", "write {\"ids\": [..], \"tokens\": [..]}"},
+            {"\"text\"", "the text; stdout: one token a line, as the vocabulary names it"},
+        },
+        {
+            "attnlens-cli tokenize --model Qwen2.5-0.5B \"Hello, world!\"",
+            "attnlens-cli tokenize --model gemma-3-270m --json ids.json \"Bonjour 😀\"",
+            "attnlens-cli tokenize --model resources/models/gpt2-en-tiny --plain \"The cat\"",
+            "attnlens-cli tokenize --model stable-diffusion-v1-5/tokenizer \"a photo of a cat\"",
+        }};
 }
 
 CommandHelp visionEvalHelp() {

@@ -356,6 +356,18 @@ std::optional<bool> GgufFile::boolean(std::string_view key) const {
     return v->integer != 0;
 }
 
+int GgufFile::positive(std::string_view key, std::optional<int> fallback) const {
+    const std::string where = "'" + m_path.string() + "': metadata '" + std::string(key) + "'";
+    const GgufValue* v = value(key);
+    if (!v && fallback) return *fallback;
+    if (!v) throw Error(where + " is missing");
+    if (v->type == GgufValueType::Array) throw Error(where + " differs per layer, which is not supported");
+    const int64_t n = integer(key).value_or(0);
+    if (n <= 0 || n > (int64_t{1} << 30))
+        throw Error(where + " must be a positive integer, found " + v->describe());
+    return static_cast<int>(n);
+}
+
 const GgufTensor* GgufFile::find(std::string_view name) const {
     const auto it = m_index.find(name);
     return it == m_index.end() ? nullptr : &m_tensors[it->second];

@@ -102,6 +102,9 @@ public:
     std::optional<double> number(std::string_view key) const; // integers too
     std::optional<std::string> string(std::string_view key) const;
     std::optional<bool> boolean(std::string_view key) const;
+    // A model dimension: a positive integer up to 2^30. Throws attnlens::Error naming the key when it is
+    // missing (no fallback given), an array (differs per layer), or anything else.
+    int positive(std::string_view key, std::optional<int> fallback = std::nullopt) const;
 
     const std::vector<GgufTensor>& tensors() const { return m_tensors; }
     const GgufTensor* find(std::string_view name) const;

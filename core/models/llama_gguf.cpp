@@ -14,18 +14,11 @@ std::string where(const GgufFile& f) {
 }
 
 int positiveKey(const GgufFile& f, const std::string& key) {
-    const GgufValue* v = f.value(key);
-    if (!v) throw Error(where(f) + ": metadata '" + key + "' is missing");
-    if (v->type == GgufValueType::Array)
-        throw Error(where(f) + ": metadata '" + key + "' differs per layer, which is not supported");
-    const int64_t n = f.integer(key).value_or(0);
-    if (n <= 0 || n > (int64_t{1} << 30))
-        throw Error(where(f) + ": metadata '" + key + "' must be a positive integer, found " + v->describe());
-    return static_cast<int>(n);
+    return f.positive(key);
 }
 
 int optionalPositive(const GgufFile& f, const std::string& key, int fallback) {
-    return f.value(key) ? positiveKey(f, key) : fallback;
+    return f.positive(key, fallback);
 }
 
 // The rope of every layer: rope.freq_base and rope.scaling.{type, factor}.

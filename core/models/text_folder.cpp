@@ -4,6 +4,7 @@
 #include "core/io/json_file.h"
 #include "core/io/model_folder.h"
 #include "core/models/clip_text_model.h"
+#include "core/models/gpt2_gguf.h"
 #include "core/models/llama_model.h"
 #include "core/text/clip_tokenizer.h"
 #include "core/text/gguf_tokenizer.h"
@@ -79,6 +80,8 @@ std::string loaderTypes() {
 
 std::shared_ptr<const TextTokenizer> loadTextTokenizer(const std::filesystem::path& dir) {
     std::error_code ec;
+    if (std::filesystem::is_regular_file(dir, ec) && GgufFile::isGguf(dir))
+        return ggufTokenizer(GgufFile::open(dir)); // the vocabulary of its metadata
     if (!std::filesystem::is_directory(dir, ec)) throw Error("'" + dir.string() + "': folder not found");
     const std::string type = std::filesystem::exists(dir / "config.json", ec)
                                  ? JsonConfig(dir / "config.json").value<std::string>("model_type", "")
@@ -119,6 +122,12 @@ void loadGgufText(TextFolder& f, const Callbacks& callbacks) {
         } catch (const Error& e) {
             f.chatProblem = e.what();
         }
+    }
+    if (file.string("general.architecture").value_or("") == "gpt2") {
+        f.modelType = "gpt2";
+        f.gpt2 = loadGpt2Gguf(file, callbacks);
+        f.model = f.gpt2;
+        return;
     }
     const auto model = LlamaModel::load(file, callbacks);
     f.modelType = model->config().modelType;

@@ -60,7 +60,7 @@ struct TextFolder {
 
 // The tokenizer of a text folder without its weights (the CLI's `tokenize`): by config.json's model_type
 // when there is one, else by the files: tokenizer.json, tokenizer.model (SentencePiece), vocab.txt
-// (WordPiece), vocab.json + merges.txt.
+// (WordPiece), vocab.json + merges.txt; a GGUF file: its tokenizer.ggml.* vocabulary.
 std::shared_ptr<const TextTokenizer> loadTextTokenizer(const std::filesystem::path& dir);
 
 // Throws attnlens::Error naming the folder: another model_type, missing tokenizer files, a bad checkpoint.

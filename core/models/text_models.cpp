@@ -1,7 +1,9 @@
 #include "core/models/text_models.h"
 
+#include "core/io/gguf.h"
 #include "core/io/json_file.h"
 #include "core/io/weight_binder.h"
+#include "core/models/gpt2_gguf.h"
 #include "core/models/text_model_util.h"
 #include "core/util/error.h"
 
@@ -224,6 +226,8 @@ RowMatrix BertModel::readout(const RowMatrix& stream) const {
 
 std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& dir,
                                                  const Callbacks& callbacks) {
+    if (std::error_code ec; std::filesystem::is_regular_file(dir, ec) && GgufFile::isGguf(dir))
+        return loadGpt2Gguf(GgufFile::open(dir), callbacks);
     const JsonConfig cfg = readConfig(dir, "gpt2");
     Gpt2Config c;
     c.embd = cfg.positive("n_embd");
@@ -244,11 +248,17 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& di
         throw Error(quoted(cfg.path()) + ": n_embd " + std::to_string(c.embd) + " is not divisible by " +
                     std::to_string(c.heads) + " heads");
     if (c.inner <= 0) throw Error(quoted(cfg.path()) + ": n_inner must be positive");
+    const auto [file, p] = openTextCheckpoint(dir, "wte.weight", "transformer.", "GPT-2", callbacks);
+    return build(c, file, p, true, dir, callbacks);
+}
 
+std::shared_ptr<const Gpt2Model> Gpt2Model::build(const Gpt2Config& c, const TensorFile& file,
+                                                  const std::string& p, bool conv1d,
+                                                  const std::filesystem::path& dir,
+                                                  const Callbacks& callbacks) {
     auto m = std::make_shared<Gpt2Model>();
     m->m_dir = dir;
     m->m_config = c;
-    const auto [file, p] = openTextCheckpoint(dir, "wte.weight", "transformer.", "GPT-2", callbacks);
     WeightBinder w(file);
     w.setCallbacks(&callbacks);
     const int64_t d = c.embd, inner = c.inner;
@@ -266,29 +276,30 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& di
                                w.require(q + "ln_1.bias", {d}), c.layerNormEps};
         layer.mlpNorm = {Norm::Kind::LayerNorm, w.require(q + "ln_2.weight", {d}),
                          w.require(q + "ln_2.bias", {d}), c.layerNormEps};
-        const Tensor qkv = w.require(q + "attn.c_attn.weight", {d, 3 * d});
+        // a linear layer's [out, in] weight, from Conv1D's [in, out] where the file keeps that
+        auto weight = [&](const std::string& name, int64_t out, int64_t in) {
+            return conv1d ? transposed(w.require(name, {in, out})) : w.require(name, {out, in});
+        };
+        const Tensor qkv = weight(q + "attn.c_attn.weight", 3 * d, d);
         const Tensor qkvBias = w.require(q + "attn.c_attn.bias", {3 * d});
-        const Tensor proj = w.require(q + "attn.c_proj.weight", {d, d});
+        const Tensor proj = weight(q + "attn.c_proj.weight", d, d);
         const Tensor projBias = w.require(q + "attn.c_proj.bias", {d});
         if (!qkv.empty() && !qkvBias.empty() && !proj.empty() && !projBias.empty()) {
-            const auto all = qkv.matrix();
+            const auto all = qkv.matrix(); // [3d, d]: the q, k and v rows
             const auto bias = qkvBias.matrix();
             auto part = [&](int k) {
-                return LinearWeights{Tensor::fromMatrix(all.middleCols(k * d, d).transpose()),
+                return LinearWeights{Tensor::fromMatrix(all.middleRows(k * d, d)),
                                      Tensor::fromMatrix(bias.middleCols(k * d, d)).reshaped({d})};
             };
             float scale = c.scaleAttnWeights ? headScale : 1.0f;
             if (c.scaleByInverseLayerIdx) scale /= static_cast<float>(l + 1);
-            layer.attention =
-                MultiHeadAttention(part(0), part(1), part(2), LinearWeights{transposed(proj), projBias},
-                                   c.heads, QueryScale::Scores, scale);
+            layer.attention = MultiHeadAttention(part(0), part(1), part(2), LinearWeights{proj, projBias},
+                                                 c.heads, QueryScale::Scores, scale);
         }
         layer.mlp = {Mlp::Kind::Plain,
-                     {transposed(w.require(q + "mlp.c_fc.weight", {d, inner})),
-                      w.require(q + "mlp.c_fc.bias", {inner})},
+                     {weight(q + "mlp.c_fc.weight", inner, d), w.require(q + "mlp.c_fc.bias", {inner})},
                      {},
-                     {transposed(w.require(q + "mlp.c_proj.weight", {inner, d})),
-                      w.require(q + "mlp.c_proj.bias", {d})},
+                     {weight(q + "mlp.c_proj.weight", d, inner), w.require(q + "mlp.c_proj.bias", {d})},
                      c.activation};
         if (w.problems().empty()) {
             layer.attention.packWeights();
@@ -299,7 +310,7 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& di
     m->m_finalNorm = {w.require(p + "ln_f.weight", {d}), w.require(p + "ln_f.bias", {d})};
     if (file.contains(p + "h." + std::to_string(c.layers) + ".ln_1.weight"))
         w.problem("the checkpoint has more than n_layer = " + std::to_string(c.layers) + " layers");
-    w.finish(quoted(dir) + ": the checkpoint does not match config.json");
+    w.finish(quoted(dir) + ": the checkpoint does not match " + (conv1d ? "config.json" : "its metadata"));
     // The LM head is tied to the token embeddings (lm_head.weight, when a file has it, is the same tensor).
     m->m_head = {m->m_tokens, {}};
     m->m_head.pack();

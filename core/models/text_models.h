@@ -184,10 +184,19 @@ struct Gpt2Config {
     int eosTokenId = -1;
 };
 
+class TensorFile;
+
 class Gpt2Model : public TextModel {
 public:
+    // dir: a Hugging Face folder, or a GGUF file of architecture gpt2 (core/models/gpt2_gguf.h).
     static std::shared_ptr<const Gpt2Model> load(const std::filesystem::path& dir,
                                                  const Callbacks& callbacks = {});
+    // The weights of `file` under transformers' names ("" prefix or "transformer."); conv1d: c_attn, c_proj
+    // and c_fc stored [in, out] as transformers' Conv1D keeps them (GGUF files store them [out, in]).
+    static std::shared_ptr<const Gpt2Model> build(const Gpt2Config& c, const TensorFile& file,
+                                                  const std::string& prefix, bool conv1d,
+                                                  const std::filesystem::path& dir,
+                                                  const Callbacks& callbacks);
     // run.probe: the probe's keys are the rows of this call only, so probe a pass from an empty cache.
     TextForward extend(std::span<const int> ids, TextCache& cache, bool logits, bool lastOnly,
                        const RunControls& run) const override;

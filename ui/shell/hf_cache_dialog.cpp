@@ -61,9 +61,9 @@ std::pair<QString, QString> ggufSupport(const OllamaModel& m) {
         };
         const std::string arch = get("general.architecture"), vocab = get("tokenizer.ggml.model");
         const QString type = QObject::tr("GGUF · %1").arg(QString::fromStdString(arch));
-        if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "gemma3")
+        if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "gemma3" && arch != "gpt2")
             return {type, QObject::tr("no: GGUF files of architecture '%1' are not opened yet (llama, qwen2, "
-                                      "qwen3, gemma3 are)")
+                                      "qwen3, gemma3, gpt2 are)")
                               .arg(QString::fromStdString(arch))};
         if (vocab.empty()) return {type, QObject::tr("no: it carries no vocabulary (tokenizer.ggml.model)")};
         if (vocab != "gpt2" && vocab != "llama")
