@@ -2,6 +2,7 @@
 
 #include "core/io/gguf.h"
 #include "core/io/json_file.h"
+#include "core/models/text_folder.h"
 
 #include <iomanip>
 #include <iostream>
@@ -57,6 +58,9 @@ int inspectGguf(const std::filesystem::path& path, const std::optional<std::stri
     for (const auto& [key, value] : f.metadata())
         metadata[key] = valueJson(value);
     const std::string architecture = f.string("general.architecture").value_or("(none)");
+    const auto refusal = attnlens::ggufRefusal(architecture, f.string("tokenizer.ggml.model").value_or(""));
+    const std::string opens = refusal ? "does not open: " + *refusal
+                                      : "opens as a text model: attnlens-cli text --model " + path.string();
     if (jsonPath)
         attnlens::writeJsonFile(*jsonPath,
                                 {{"model", path.string()},
@@ -64,6 +68,8 @@ int inspectGguf(const std::filesystem::path& path, const std::optional<std::stri
                                  {"version", f.version()},
                                  {"alignment", f.alignment()},
                                  {"architecture", architecture},
+                                 {"opens", !refusal},
+                                 {"why_not", refusal ? Json(*refusal) : Json()},
                                  {"supported", false},
                                  {"tensor_count", f.tensors().size()},
                                  {"parameter_count", parameters},
@@ -75,8 +81,7 @@ int inspectGguf(const std::filesystem::path& path, const std::optional<std::stri
     std::cout << "model:        " << path.string() << "\n"
               << "format:       GGUF v" << f.version() << ", " << f.fileSize() << " bytes, alignment "
               << f.alignment() << "\n"
-              << "architecture: " << architecture
-              << " (its weights and metadata are read; opening GGUF models is not in this build yet)\n"
+              << "architecture: " << architecture << " (" << opens << ")\n"
               << "tensors:      " << f.tensors().size() << ", " << parameters << " parameters\n"
               << "types:        ";
     bool first = true;

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace attnlens {
 
@@ -132,6 +133,18 @@ void loadGgufText(TextFolder& f, const Callbacks& callbacks) {
     const auto model = LlamaModel::load(file, callbacks);
     f.modelType = model->config().modelType;
     f.model = model;
+}
+
+std::optional<std::string> ggufRefusal(const std::string& architecture, const std::string& vocabulary) {
+    static const std::set<std::string> kArchitectures = {"llama", "qwen2", "qwen3", "gemma3", "gpt2"};
+    if (!kArchitectures.count(architecture))
+        return "GGUF files of architecture '" + architecture +
+               "' are not opened yet (llama, qwen2, qwen3, gemma3, gpt2 are)";
+    if (vocabulary.empty()) return "it carries no vocabulary (tokenizer.ggml.model)";
+    if (vocabulary != "gpt2" && vocabulary != "llama")
+        return "its vocabulary ('" + vocabulary +
+               "') is not read yet (byte-level BPE 'gpt2' and SentencePiece 'llama' are)";
+    return std::nullopt;
 }
 
 TextFolder loadTextFolder(const std::filesystem::path& dir, const Callbacks& callbacks) {

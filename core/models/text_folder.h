@@ -63,6 +63,11 @@ struct TextFolder {
 // (WordPiece), vocab.json + merges.txt; a GGUF file: its tokenizer.ggml.* vocabulary.
 std::shared_ptr<const TextTokenizer> loadTextTokenizer(const std::filesystem::path& dir);
 
+// Why a GGUF file of this general.architecture and tokenizer.ggml.model does not open as a text model (one
+// line), or nullopt when it does (llama, qwen2, qwen3, gemma3, gpt2; byte-level 'gpt2' or SentencePiece
+// 'llama' vocabularies). The cache dialog and `inspect` say it before anything is loaded.
+std::optional<std::string> ggufRefusal(const std::string& architecture, const std::string& vocabulary);
+
 // Throws attnlens::Error naming the folder: another model_type, missing tokenizer files, a bad checkpoint.
 TextFolder loadTextFolder(const std::filesystem::path& dir, const Callbacks& callbacks = {});
 bool isTextModelType(const std::string& modelType);

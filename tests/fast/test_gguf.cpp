@@ -187,6 +187,11 @@ private slots:
         QCOMPARE(j["types"]["Q8_0"]["parameters"].get<int>(), 3 * 512 + 256);
         QCOMPARE(j["metadata"]["test.strings"][1].get<std::string>(), std::string("Ġb"));
         QCOMPARE(j["tensors"].size(), size_t(15));
+        QVERIFY2(r.out.contains("does not open: it carries no vocabulary"), qPrintable(r.out));
+        QCOMPARE(j["opens"].get<bool>(), false);
+        const auto gemma = clitest::run(
+            {"inspect", "--model", QString::fromStdString((kDir / "gemma3-gguf.bf16.gguf").string())});
+        QVERIFY2(gemma.out.contains("gemma3 (opens as a text model"), qPrintable(gemma.out));
         std::string bad = readAll(kDir / "quants.gguf");
         bad.resize(bad.size() / 2);
         const auto broken = clitest::run(

@@ -4,6 +4,7 @@
 #include "core/io/hf_cache.h"
 #include "core/io/json_file.h"
 #include "core/io/ollama.h"
+#include "core/models/text_folder.h"
 #include "core/registry/model_registry.h"
 
 #include <QDialogButtonBox>
@@ -61,15 +62,8 @@ std::pair<QString, QString> ggufSupport(const OllamaModel& m) {
         };
         const std::string arch = get("general.architecture"), vocab = get("tokenizer.ggml.model");
         const QString type = QObject::tr("GGUF · %1").arg(QString::fromStdString(arch));
-        if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "gemma3" && arch != "gpt2")
-            return {type, QObject::tr("no: GGUF files of architecture '%1' are not opened yet (llama, qwen2, "
-                                      "qwen3, gemma3, gpt2 are)")
-                              .arg(QString::fromStdString(arch))};
-        if (vocab.empty()) return {type, QObject::tr("no: it carries no vocabulary (tokenizer.ggml.model)")};
-        if (vocab != "gpt2" && vocab != "llama")
-            return {type, QObject::tr("no: its vocabulary ('%1') is not read yet (byte-level BPE 'gpt2' and "
-                                      "SentencePiece 'llama' are)")
-                              .arg(QString::fromStdString(vocab))};
+        if (const auto why = ggufRefusal(arch, vocab))
+            return {type, QObject::tr("no: %1").arg(QString::fromStdString(*why))};
         return {type, QObject::tr("yes: %1").arg(
                           QString::fromLatin1(modelKindPurpose(detectModelKind(m.model)).data()))};
     } catch (const std::exception& e) {
