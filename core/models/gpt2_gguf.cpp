@@ -1,5 +1,6 @@
 #include "core/models/gpt2_gguf.h"
 
+#include "core/models/gguf_names.h"
 #include "core/util/error.h"
 
 #include <map>
@@ -38,16 +39,11 @@ std::string gpt2TensorName(const std::string& name) {
     static const std::map<std::string, std::string> kBlock = {
         {"attn_norm", "ln_1"}, {"attn_qkv", "attn.c_attn"}, {"attn_output", "attn.c_proj"},
         {"ffn_norm", "ln_2"},  {"ffn_up", "mlp.c_fc"},      {"ffn_down", "mlp.c_proj"}};
-    if (name.rfind("blk.", 0) != 0) return {};
-    const size_t layerEnd = name.find('.', 4), kindStart = name.rfind('.');
-    if (layerEnd == std::string::npos || kindStart <= layerEnd) return {};
-    const std::string layer = name.substr(4, layerEnd - 4),
-                      part = name.substr(layerEnd + 1, kindStart - layerEnd - 1),
-                      kind = name.substr(kindStart + 1);
-    if (layer.empty() || layer.find_first_not_of("0123456789") != std::string::npos) return {};
-    const auto it = kBlock.find(part);
-    if (it == kBlock.end() || (kind != "weight" && kind != "bias")) return {};
-    return "h." + layer + "." + it->second + "." + kind;
+    const auto n = splitGgufBlockName(name);
+    if (!n) return {};
+    const auto it = kBlock.find(n->part);
+    if (it == kBlock.end()) return {};
+    return "h." + n->layer + "." + it->second + "." + n->kind;
 }
 
 std::shared_ptr<const Gpt2Model> loadGpt2Gguf(const GgufFile& f, const Callbacks& callbacks) {

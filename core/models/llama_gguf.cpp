@@ -1,5 +1,6 @@
 #include "core/models/llama_gguf.h"
 
+#include "core/models/gguf_names.h"
 #include "core/util/error.h"
 
 #include <cmath>
@@ -178,18 +179,12 @@ std::string transformersTensorName(const std::string& name, const std::string& a
         {"post_attention_norm", "post_attention_layernorm"},
         {"ffn_norm", "pre_feedforward_layernorm"},
         {"post_ffw_norm", "post_feedforward_layernorm"}};
-    // blk.<layer>.<part>.<weight|bias>
-    if (name.rfind("blk.", 0) != 0) return {};
-    const size_t layerEnd = name.find('.', 4), kindStart = name.rfind('.');
-    if (layerEnd == std::string::npos || kindStart <= layerEnd) return {};
-    const std::string layer = name.substr(4, layerEnd - 4),
-                      part = name.substr(layerEnd + 1, kindStart - layerEnd - 1),
-                      kind = name.substr(kindStart + 1);
-    if (layer.empty() || layer.find_first_not_of("0123456789") != std::string::npos) return {};
-    const auto gemma = architecture == "gemma3" ? kGemma.find(part) : kGemma.end();
-    const auto it = gemma != kGemma.end() ? gemma : kBlock.find(part);
-    if (it == kBlock.end() || (kind != "weight" && kind != "bias")) return {};
-    return "model.layers." + layer + "." + it->second + "." + kind;
+    const auto n = splitGgufBlockName(name);
+    if (!n) return {};
+    const auto gemma = architecture == "gemma3" ? kGemma.find(n->part) : kGemma.end();
+    const auto it = gemma != kGemma.end() ? gemma : kBlock.find(n->part);
+    if (it == kBlock.end()) return {};
+    return "model.layers." + n->layer + "." + it->second + "." + n->kind;
 }
 
 } // namespace attnlens

@@ -29,7 +29,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tools", "golden"))
 sys.path.insert(0, HERE)
 import gguf_format as G  # noqa: E402
-from llm_bench import prompt_of  # noqa: E402
+from llm_bench import ours_peak_mb, prompt_of  # noqa: E402
 
 SHAPE = dict(hidden=1024, layers=28, heads=16, kv=8, head_dim=128, inner=3072, vocab=151936)
 FORMATS = {"bf16": (G.BF16, 32), "f16": (G.F16, 1), "q8_0": (G.Q8_0, 7), "q4_k_m": (G.Q4_K, 15)}
@@ -99,14 +99,6 @@ def write(out, fmt):
     return path
 
 
-def peak_mb(cli, path, text, new_tokens):
-    code = ("import resource, subprocess, sys\n"
-            "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)\n"
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
-    cmd = [sys.executable, "-c", code, cli, "text", "--model", path, "--generate", str(new_tokens), text]
-    return int(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout) / 1024
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", default=os.path.join(ROOT, "build", "release", "app", "attnlens-cli"))
@@ -126,7 +118,7 @@ def main():
         r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
         result["formats"][f] = {"file_mb": round(os.path.getsize(paths[f]) / 2**20), "prompt_ms": r["prompt_ms"],
                                 "per_token_ms": r["per_token_ms"],
-                                "peak_mb_cli_text": round(peak_mb(args.cli, paths[f], text, args.new_tokens))}
+                                "peak_mb_cli_text": round(ours_peak_mb(args.cli, paths[f], text, args.new_tokens))}
     json.dump(result, sys.stdout, indent=1)
     print()
 
