@@ -14,14 +14,6 @@ std::string where(const GgufFile& f) {
     return "'" + f.path().string() + "'";
 }
 
-int positiveKey(const GgufFile& f, const std::string& key) {
-    return f.positive(key);
-}
-
-int optionalPositive(const GgufFile& f, const std::string& key, int fallback) {
-    return f.positive(key, fallback);
-}
-
 // The rope of every layer: rope.freq_base and rope.scaling.{type, factor}.
 RopeSpec ropeOf(const GgufFile& f, const std::string& a) {
     RopeSpec rope;
@@ -74,14 +66,14 @@ void gemmaConfig(const GgufFile& f, const std::string& a, LlamaConfig& c) {
     c.queryScale = 1.0f / std::sqrt(static_cast<float>(c.layers == 62 ? c.hiddenSize / c.heads : c.headDim));
     c.localRope = RopeSpec{};
     c.localRope.theta = static_cast<float>(f.number(a + ".rope.freq_base_swa").value_or(10000.0));
-    const int window = optionalPositive(f, a + ".attention.sliding_window", 4096);
+    const int window = f.positive(a + ".attention.sliding_window", 4096);
     const GgufValue* pattern = f.value(a + ".attention.sliding_window_pattern");
     if (pattern && pattern->type == GgufValueType::Array && pattern->numbers.size() != size_t(c.layers))
         throw Error(where(f) + ": " + a + ".attention.sliding_window_pattern has " +
                     std::to_string(pattern->numbers.size()) + " entries for " + std::to_string(c.layers) +
                     " layers");
     const int period = pattern && pattern->type != GgufValueType::Array
-                           ? positiveKey(f, a + ".attention.sliding_window_pattern")
+                           ? f.positive(a + ".attention.sliding_window_pattern")
                            : 6;
     for (int l = 0; l < c.layers; ++l) {
         const bool sliding = pattern && pattern->type == GgufValueType::Array
@@ -97,12 +89,22 @@ int eosOf(const GgufFile& f, const std::string& key) {
     return id && *id >= 0 && *id < (int64_t{1} << 31) ? static_cast<int>(*id) : -1;
 }
 
+// general.architecture → the transformers model_type it is run as.
+const std::map<std::string, std::string>& llamaArchitectures() {
+    static const std::map<std::string, std::string> kTypes = {
+        {"llama", "llama"}, {"qwen2", "qwen2"}, {"qwen3", "qwen3"}, {"gemma3", "gemma3_text"}};
+    return kTypes;
+}
+
 } // namespace
+
+bool isLlamaGgufArchitecture(const std::string& architecture) {
+    return llamaArchitectures().count(architecture) != 0;
+}
 
 LlamaConfig llamaConfigFromGguf(const GgufFile& f) {
     const std::string a = f.string("general.architecture").value_or("");
-    static const std::map<std::string, std::string> kTypes = {
-        {"llama", "llama"}, {"qwen2", "qwen2"}, {"qwen3", "qwen3"}, {"gemma3", "gemma3_text"}};
+    const auto& kTypes = llamaArchitectures();
     const auto type = kTypes.find(a);
     if (type == kTypes.end())
         throw Error(where(f) + ": architecture '" + a +
@@ -110,19 +112,19 @@ LlamaConfig llamaConfigFromGguf(const GgufFile& f) {
                     "from GGUF (llama — also Mistral and SmolLM —, qwen2, qwen3, gemma3)");
     LlamaConfig c;
     c.modelType = type->second;
-    c.hiddenSize = positiveKey(f, a + ".embedding_length");
-    c.layers = positiveKey(f, a + ".block_count");
-    c.heads = positiveKey(f, a + ".attention.head_count");
-    c.kvHeads = optionalPositive(f, a + ".attention.head_count_kv", c.heads);
-    c.intermediateSize = positiveKey(f, a + ".feed_forward_length");
-    c.maxPositions = positiveKey(f, a + ".context_length");
+    c.hiddenSize = f.positive(a + ".embedding_length");
+    c.layers = f.positive(a + ".block_count");
+    c.heads = f.positive(a + ".attention.head_count");
+    c.kvHeads = f.positive(a + ".attention.head_count_kv", c.heads);
+    c.intermediateSize = f.positive(a + ".feed_forward_length");
+    c.maxPositions = f.positive(a + ".context_length");
     if (!f.value(a + ".attention.key_length") && c.hiddenSize % c.heads != 0)
         throw Error(where(f) + ": embedding_length " + std::to_string(c.hiddenSize) +
                     " is not divisible by " + std::to_string(c.heads) +
                     " heads (and there is no attention.key_length)");
-    c.headDim = optionalPositive(f, a + ".attention.key_length", c.hiddenSize / c.heads);
-    if (optionalPositive(f, a + ".attention.value_length", c.headDim) != c.headDim ||
-        optionalPositive(f, a + ".rope.dimension_count", c.headDim) != c.headDim)
+    c.headDim = f.positive(a + ".attention.key_length", c.hiddenSize / c.heads);
+    if (f.positive(a + ".attention.value_length", c.headDim) != c.headDim ||
+        f.positive(a + ".rope.dimension_count", c.headDim) != c.headDim)
         throw Error(where(f) +
                     ": value_length or rope.dimension_count other than key_length is not supported");
     if (c.heads % c.kvHeads != 0)
@@ -130,7 +132,7 @@ LlamaConfig llamaConfigFromGguf(const GgufFile& f) {
                     std::to_string(c.kvHeads) + " key/value heads");
     const GgufTensor* embed = f.find("token_embd.weight");
     if (!embed || embed->shape.size() != 2) throw Error(where(f) + ": token_embd.weight is missing");
-    c.vocabSize = optionalPositive(f, a + ".vocab_size", static_cast<int>(embed->shape[0]));
+    c.vocabSize = f.positive(a + ".vocab_size", static_cast<int>(embed->shape[0]));
     c.rmsNormEps = static_cast<float>(f.number(a + ".attention.layer_norm_rms_epsilon").value_or(1e-6));
     c.activation = Activation::Silu;
     c.attentionBias = f.find("blk.0.attn_q.bias") != nullptr;

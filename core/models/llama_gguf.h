@@ -27,6 +27,8 @@
 namespace attnlens {
 
 LlamaConfig llamaConfigFromGguf(const GgufFile& file);
+// llama, qwen2, qwen3, gemma3: the general.architecture values this family runs.
+bool isLlamaGgufArchitecture(const std::string& architecture);
 // "blk.3.attn_q.weight" → "model.layers.3.self_attn.q_proj.weight", "output.weight" → "lm_head.weight"; empty
 // for a tensor the family does not use (rope_freqs.weight: read by llamaConfigFromGguf). The architecture
 // matters for gemma3's norms; the one-argument form is llama's (qwen2 and qwen3 name alike).

@@ -5,6 +5,7 @@
 #include "core/io/model_folder.h"
 #include "core/models/clip_text_model.h"
 #include "core/models/gpt2_gguf.h"
+#include "core/models/llama_gguf.h"
 #include "core/models/llama_model.h"
 #include "core/text/clip_tokenizer.h"
 #include "core/text/gguf_tokenizer.h"
@@ -14,7 +15,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 namespace attnlens {
 
@@ -136,8 +136,7 @@ void loadGgufText(TextFolder& f, const Callbacks& callbacks) {
 }
 
 std::optional<std::string> ggufRefusal(const std::string& architecture, const std::string& vocabulary) {
-    static const std::set<std::string> kArchitectures = {"llama", "qwen2", "qwen3", "gemma3", "gpt2"};
-    if (!kArchitectures.count(architecture))
+    if (!isLlamaGgufArchitecture(architecture) && architecture != "gpt2") // GPT-2: gpt2_gguf.h
         return "GGUF files of architecture '" + architecture +
                "' are not opened yet (llama, qwen2, qwen3, gemma3, gpt2 are)";
     if (vocabulary.empty()) return "it carries no vocabulary (tokenizer.ggml.model)";
