@@ -68,6 +68,7 @@ endif()
 file(GLOB _jinja_sources ${ATTNLENS_JINJA_DIR}/jinja/*.cpp)
 add_library(attnlens_jinja STATIC ${_jinja_sources} ${ATTNLENS_JINJA_DIR}/json.cpp ${ATTNLENS_JINJA_DIR}/unicode.cpp)
 add_library(attnlens::jinja ALIAS attnlens_jinja)
+set_target_properties(attnlens_jinja PROPERTIES UNITY_BUILD OFF) # third-party sources specialise templates per file
 target_include_directories(attnlens_jinja SYSTEM PUBLIC ${ATTNLENS_JINJA_DIR})
 # Its assert() checks throw instead of being compiled out (cmake/jinja-shim/cassert says why).
 target_include_directories(attnlens_jinja BEFORE PRIVATE ${PROJECT_SOURCE_DIR}/cmake/jinja-shim)

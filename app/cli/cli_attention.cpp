@@ -93,8 +93,8 @@ int runAttention(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{"attention", "--input IN.json [--json OUT]",
-                            "the scaled dot-product stages (scores, scaled, masked, weights, output) as JSON",
-                            &runAttention};
+const cli::Registration regAttention{
+    "attention", "--input IN.json [--json OUT]",
+    "the scaled dot-product stages (scores, scaled, masked, weights, output) as JSON", &runAttention};
 
 } // namespace

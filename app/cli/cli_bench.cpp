@@ -318,7 +318,7 @@ int runBench(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{
+const cli::Registration regBench{
     "bench",
     "[--model DIR] (--image IMG | --src TEXT [--new-tokens N] [--beam N] | --text TEXT [--new-tokens N] "
     "| --sample X.npy [--timestep T] [--class C]) [--repeat N] [--warmup N] [--threads N] "

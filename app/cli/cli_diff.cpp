@@ -249,7 +249,7 @@ int runDiff(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{
+const cli::Registration regDiff{
     "diff",
     "A.json B.json [--kind encoder|decoder|cross] [--layer L|NAME] [--head H|mean|max|min] [--out DIFF.png] "
     "[--json DIFF.json] [--colormap NAME]",

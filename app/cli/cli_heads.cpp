@@ -93,7 +93,8 @@ std::vector<std::filesystem::path> listImages(const std::filesystem::path& dir) 
     return images;
 }
 
-Json matrixJson(const attnlens::RowMatrix& m) {
+// NaN (no value: a statistic undefined for that head) written as null.
+Json nullableMatrixJson(const attnlens::RowMatrix& m) {
     Json rows = Json::array();
     for (Eigen::Index r = 0; r < m.rows(); ++r) {
         Json row = Json::array();
@@ -180,7 +181,7 @@ Json statsJson(const HeadStats& s) {
     Json k = {
         {"layers", s.layers()}, {"heads", s.heads()}, {"rows", s.rows}, {"aligned_rows", s.alignedRows}};
     for (HeadStatistic st : attnlens::kAllHeadStatistics)
-        k[std::string(attnlens::headStatisticId(st))] = matrixJson(s.get(st));
+        k[std::string(attnlens::headStatisticId(st))] = nullableMatrixJson(s.get(st));
     return k;
 }
 
@@ -340,7 +341,7 @@ int runHeads(const std::vector<std::string>& argv) {
         Json k = statsJson(s);
         if (kind == text.kind && text.importance.size()) {
             printImportance(text.measure, text.importance);
-            k["importance"] = matrixJson(text.importance);
+            k["importance"] = nullableMatrixJson(text.importance);
             k["importance_measure"] = text.measure;
         }
         kinds[kind] = k;
@@ -351,7 +352,7 @@ int runHeads(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{
+const cli::Registration regHeads{
     "heads",
     "[--model DIR] (--src \"Satz\" | --src-file F | --text \"text\" [--importance] | --text-file F "
     "[--importance] | --image IMG | --image-dir D | --sample X.npy --timestep T [--class C]) "

@@ -302,7 +302,7 @@ int runInspect(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{
+const cli::Registration regInspect{
     "inspect", "--model DIR|FILE.gguf|ollama:NAME [--json OUT]",
     "architecture, config sizes, tensor and parameter count, dtypes of a model folder; a "
     "GGUF file's types and metadata (an Ollama model's by its name)",

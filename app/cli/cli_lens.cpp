@@ -203,7 +203,7 @@ int runLens(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{
+const cli::Registration regLens{
     "lens",
     "[--model DIR] (--logit-lens | --contrib | --kv-policy POLICY [--generate N] [--free]) [--position "
     "P|all] "

@@ -273,7 +273,7 @@ int runNeuron(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{
+const cli::Registration regNeuron{
     "neuron",
     "[--model DIR] --layer L --head H --query Q --key K|argmax [--json OUT] [--png OUT] [--sort] "
     "(--src \"Satz\" [--kind encoder|decoder|cross] | --text \"text\" | --image IMG | --sample X.npy "

@@ -142,7 +142,7 @@ int runText(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{
+const cli::Registration regText{
     "text",
     "[--model DIR] [--chat] [--generate N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--logits] "
     "[--value-weighted] [--json OUT] [--heatmap OUT.png|svg] [--npy OUT.npy] [--layer L] [--head "

@@ -37,9 +37,10 @@ int runTokenize(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{"tokenize", "--model DIR [--plain | --chat] [--json OUT] \"text\"",
-                            "a text's tokens and ids as a text model's tokenizer gives them (tokenizer.json, "
-                            "WordPiece or GPT-2 files; DIR may hold only those)",
-                            &runTokenize};
+const cli::Registration regTokenize{
+    "tokenize", "--model DIR [--plain | --chat] [--json OUT] \"text\"",
+    "a text's tokens and ids as a text model's tokenizer gives them (tokenizer.json, "
+    "WordPiece or GPT-2 files; DIR may hold only those)",
+    &runTokenize};
 
 } // namespace

@@ -268,7 +268,7 @@ int runTranslate(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{
+const cli::Registration regTranslate{
     "translate",
     "[--model DIR] [--beam N] [--max-new-tokens N] [--json OUT] [--heatmap OUT.png|svg [--kind "
     "encoder|decoder|cross] "

@@ -199,7 +199,7 @@ int runVision(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{
+const cli::Registration regVision{
     "vision",
     "[--model DIR] [--json OUT] [--overlay OUT.png [--layer L] [--head H|mean|max|min] [--query "
     "cls|ROW,COL|rollout|flow] "

@@ -170,7 +170,7 @@ int runVisionEval(const std::vector<std::string>& argv) {
     return 0;
 }
 
-const cli::Registration reg{
+const cli::Registration regVisionEval{
     "vision-eval",
     "[--model DIR] (--list LIST.tsv | --idx-images F --idx-labels F) [--limit N] [--capture] "
     "[--interpolate-pos] "

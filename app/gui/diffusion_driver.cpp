@@ -4,27 +4,23 @@
 
 using attnlens::ui::DiffusionPage;
 
-namespace {
-
-bool toInt(const QString& text, int& value) {
+bool scriptInt(const QString& text, int& value) {
     bool ok = false;
     value = text.toInt(&ok);
     return ok;
 }
-
-} // namespace
 
 QString applyDiffusionSettings(DiffusionPage* page, const DiffusionScript& script) {
     auto* doc = page->document();
     attnlens::ui::DiffusionSettings s = page->settingsFromControls();
     int v = 0;
     if (!script.seed.isEmpty()) {
-        if (!toInt(script.seed, v) || v < 0)
+        if (!scriptInt(script.seed, v) || v < 0)
             return QStringLiteral("--seed %1: expected a non-negative integer").arg(script.seed);
         s.seed = static_cast<uint64_t>(v);
     }
     if (!script.steps.isEmpty()) {
-        if (!toInt(script.steps, v) || v < 1)
+        if (!scriptInt(script.steps, v) || v < 1)
             return QStringLiteral("--steps %1: expected a positive integer").arg(script.steps);
         s.steps = v;
     }
@@ -36,7 +32,7 @@ QString applyDiffusionSettings(DiffusionPage* page, const DiffusionScript& scrip
         return QStringLiteral("--scheduler %1: expected ddim or ddpm").arg(script.scheduler);
     if (!script.className.isEmpty()) {
         int c = -1;
-        if (!toInt(script.className, c)) {
+        if (!scriptInt(script.className, c)) {
             c = -1; // a name: look it up in the model's id2label
             for (int i = 0; i < doc->classCount(); ++i)
                 if (doc->className(i) == script.className) c = i;
@@ -55,7 +51,7 @@ QString applyDiffusionView(DiffusionPage* page, const DiffusionScript& script) {
     auto* doc = page->document();
     int v = 0;
     if (!script.layer.isEmpty()) {
-        if (!toInt(script.layer, v) || v < 0 || v >= static_cast<int>(doc->layers().size()))
+        if (!scriptInt(script.layer, v) || v < 0 || v >= static_cast<int>(doc->layers().size()))
             return QStringLiteral("--layer %1: expected 0..%2")
                 .arg(script.layer)
                 .arg(static_cast<int>(doc->layers().size()) - 1);
@@ -91,7 +87,7 @@ QString applyDiffusionView(DiffusionPage* page, const DiffusionScript& script) {
         return QStringLiteral("--on %1: expected x0 or xt").arg(script.on);
     doc->setKeySide(script.keySide);
     if (!script.step.isEmpty()) {
-        if (!toInt(script.step, v) || v < 0 || v >= doc->completedSteps())
+        if (!scriptInt(script.step, v) || v < 0 || v >= doc->completedSteps())
             return QStringLiteral("--step %1: expected 0..%2")
                 .arg(script.step)
                 .arg(doc->completedSteps() - 1);

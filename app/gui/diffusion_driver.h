@@ -23,6 +23,9 @@ struct DiffusionScript {
     bool keySide = false;
 };
 
+// Whether a script's value is a whole number (into `value`); shared with the Text to image script.
+bool scriptInt(const QString& text, int& value);
+
 // Fills the Generate controls. Returns an error message or an empty string.
 QString applyDiffusionSettings(attnlens::ui::DiffusionPage* page, const DiffusionScript& script);
 // Applies step, query, layer, head, image and key side to the finished run. Returns an error or empty.

@@ -48,3 +48,10 @@ void StallMeter::report() const {
     if (worst) std::printf("longest GUI stall: %.2f ms (%s)\n", worst->longestMs, qPrintable(worst->name));
     std::fflush(stdout);
 }
+
+void printTimes(const char* what, std::vector<double> v) {
+    if (v.empty()) return;
+    std::sort(v.begin(), v.end());
+    std::printf("%-44s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, v[v.size() / 2], v.front(),
+                v.back(), v.size());
+}

@@ -45,3 +45,7 @@ private:
     qint64 m_last = -1;
     std::vector<Phase> m_phases;
 };
+
+// A bench's timings in milliseconds as one line on stdout: "what  median … ms   min …   max …   (n=…)"
+// (nothing when `v` is empty).
+void printTimes(const char* what, std::vector<double> v);

@@ -9,12 +9,6 @@ using attnlens::ui::TextToImagePage;
 
 namespace {
 
-bool toInt(const QString& text, int& value) {
-    bool ok = false;
-    value = text.toInt(&ok);
-    return ok;
-}
-
 QString applyWord(attnlens::ui::T2iDocument* doc, const QString& word) {
     const auto& words = doc->words();
     const int w = attnlens::t2iFindWord(words, word.toStdString());
@@ -31,12 +25,12 @@ QString applyT2iSettings(TextToImagePage* page, const T2iScript& script) {
     if (!script.prompt.isEmpty()) s.prompt = script.prompt;
     int v = 0;
     if (!script.d.seed.isEmpty()) {
-        if (!toInt(script.d.seed, v) || v < 0)
+        if (!scriptInt(script.d.seed, v) || v < 0)
             return QStringLiteral("--seed %1: expected a non-negative integer").arg(script.d.seed);
         s.seed = v;
     }
     if (!script.d.steps.isEmpty()) {
-        if (!toInt(script.d.steps, v) || v < 1 || v > 1000)
+        if (!scriptInt(script.d.steps, v) || v < 1 || v > 1000)
             return QStringLiteral("--steps %1: expected 1..1000").arg(script.d.steps);
         s.steps = v;
     }
@@ -56,7 +50,7 @@ QString applyT2iView(TextToImagePage* page, const T2iScript& script) {
     if (!script.word.isEmpty())
         if (QString problem = applyWord(doc, script.word); !problem.isEmpty()) return problem;
     if (!script.d.step.isEmpty()) {
-        if (!toInt(script.d.step, v) || v < 0 || v >= doc->completedSteps())
+        if (!scriptInt(script.d.step, v) || v < 0 || v >= doc->completedSteps())
             return QStringLiteral("--step %1: expected 0..%2")
                 .arg(script.d.step)
                 .arg(doc->completedSteps() - 1);
@@ -65,7 +59,7 @@ QString applyT2iView(TextToImagePage* page, const T2iScript& script) {
     }
     if (!script.d.layer.isEmpty()) {
         const int layers = static_cast<int>(doc->crossLayers().size());
-        if (!toInt(script.d.layer, v) || v < 0 || v >= layers)
+        if (!scriptInt(script.d.layer, v) || v < 0 || v >= layers)
             return QStringLiteral("--layer %1: expected 0..%2").arg(script.d.layer).arg(layers - 1);
         doc->setLayer(v);
     }
@@ -79,7 +73,7 @@ QString applyT2iView(TextToImagePage* page, const T2iScript& script) {
     if (!script.d.query.isEmpty()) {
         const QStringList rc = script.d.query.split(QLatin1Char(','));
         int row = 0, col = 0;
-        if (rc.size() != 2 || !toInt(rc[0], row) || !toInt(rc[1], col) || row < 0 || col < 0 ||
+        if (rc.size() != 2 || !scriptInt(rc[0], row) || !scriptInt(rc[1], col) || row < 0 || col < 0 ||
             row >= doc->imageHeight() || col >= doc->imageWidth())
             return QStringLiteral("--query %1: expected ROW,COL inside the %2×%3 image")
                 .arg(script.d.query)

@@ -22,13 +22,6 @@
 
 namespace {
 
-void report(const char* what, std::vector<double> v) {
-    if (v.empty()) return;
-    std::sort(v.begin(), v.end());
-    std::printf("%-44s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, v[v.size() / 2], v.front(),
-                v.back(), v.size());
-}
-
 // The synchronous part: every step ends with the matrix repainted, as a user sees it.
 void benchShownRun(attnlens::ui::TextPage* page) {
     attnlens::ui::TextDocument* doc = page->document();
@@ -95,11 +88,11 @@ void benchShownRun(attnlens::ui::TextPage* page) {
     }
     std::printf("Text: %d tokens, %d layers x %d heads, attention %s\n", rows, layers, heads,
                 doc->onDemand() ? "kept on demand" : "captured");
-    report("Text: switch (layer, head) -> repainted", switches);
-    report("Text: switch: longest GUI-thread piece", busy);
-    report("Text: zoom step -> repainted", zoom);
-    report("Text: pan step (8 px cells) -> repainted", pan);
-    report("Text: hover a row -> repainted", hover);
+    printTimes("Text: switch (layer, head) -> repainted", switches);
+    printTimes("Text: switch: longest GUI-thread piece", busy);
+    printTimes("Text: zoom step -> repainted", zoom);
+    printTimes("Text: pan step (8 px cells) -> repainted", pan);
+    printTimes("Text: hover a row -> repainted", hover);
 }
 
 // Waits (the events running) until `pending` is false; the milliseconds it took.

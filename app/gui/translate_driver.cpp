@@ -52,18 +52,6 @@ void applySelection(TranslatePage* page, const TranslateScript& s) {
     if (!s.view.isEmpty()) page->showView(*attnlens::ui::parseTranslateView(s.view));
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-// One timed row of the report: median, min, max and count of `v` (milliseconds).
-void report(const char* what, const std::vector<double>& v) {
-    if (v.empty()) return;
-    std::printf("%-40s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, median(v),
-                *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()), v.size());
-}
-
 } // namespace
 
 QString validateScript(const TranslateScript& s) {
@@ -160,10 +148,10 @@ void benchSwitchesAndReport(TranslatePage* page, const std::vector<double>& tran
     std::printf("model: %s\n", qPrintable(doc->modelDescription()));
     std::printf("input: %zu source pieces, %zu target pieces\n", trace->sourceTokens.size(),
                 trace->targetTokens.size());
-    report("Translate -> first rendered heatmap", translateTimes);
-    report("Translate -> whole translation shown", completeTimes);
-    report("head switch -> repainted heatmap", head);
-    report("layer switch -> repainted heatmap", layer);
+    printTimes("Translate -> first rendered heatmap", translateTimes);
+    printTimes("Translate -> whole translation shown", completeTimes);
+    printTimes("head switch -> repainted heatmap", head);
+    printTimes("layer switch -> repainted heatmap", layer);
     std::fflush(stdout);
 }
 
@@ -234,10 +222,10 @@ void benchLongInput(TranslatePage* page, std::function<void()> after) {
             std::printf("long input: %zu source pieces, matrix %d x %d in a %d x %d pane\n",
                         doc->trace()->sourceTokens.size(), heatmap->rows(), heatmap->columns(),
                         heatmap->viewport()->width(), heatmap->viewport()->height());
-            report("512 tokens: head switch -> repainted", head);
-            report("512 tokens: layer switch -> repainted", layer);
-            report("512 tokens: zoom step -> repainted", zoom);
-            report("512 tokens: pan step -> repainted", pan);
+            printTimes("512 tokens: head switch -> repainted", head);
+            printTimes("512 tokens: layer switch -> repainted", layer);
+            printTimes("512 tokens: zoom step -> repainted", zoom);
+            printTimes("512 tokens: pan step -> repainted", pan);
             std::fflush(stdout);
             heatmap->fitToView();
             page->sentenceBar()->setWholeInput(false);
@@ -267,7 +255,7 @@ void benchParagraph(TranslatePage* page, StallMeter* meter, std::function<void()
                     static_cast<long long>(words.size()),
                     static_cast<long long>(page->sentenceBar()->sentences().size()));
         std::printf("%-40s %8.2f ms\n", "paragraph: Translate -> sentence 0 shown", st->first);
-        report("paragraph: sentence chosen -> repainted", st->choose);
+        printTimes("paragraph: sentence chosen -> repainted", st->choose);
         std::fflush(stdout);
         after();
     };

@@ -24,11 +24,6 @@
 
 namespace {
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
 // Every patch of the picture made the query in turn, as a click does, each followed by a synchronous
 // repaint of everything that shows it: the overlay, the raw map, the heads grid and the layers strip.
 void benchPatchClicks(attnlens::ui::VisionPage* page) {
@@ -46,13 +41,8 @@ void benchPatchClicks(attnlens::ui::VisionPage* page) {
             w->repaint();
         times.push_back(t.nsecsElapsed() / 1e6);
     }
-    if (times.empty()) return;
-    const auto report = [](const char* what, const std::vector<double>& v) {
-        std::printf("%-40s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, median(v),
-                    *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()), v.size());
-    };
-    report("Vision: patch click -> map repainted", times);
-    report("  of which maps computed + rendered", selectTimes);
+    printTimes("Vision: patch click -> map repainted", times);
+    printTimes("  of which maps computed + rendered", selectTimes);
 }
 
 // A 512 x 512 matrix with a label on every row and column (a 512-token attention map) in a 900 x 700
@@ -89,12 +79,8 @@ void benchLargeMatrix() {
         view.viewport()->repaint();
         pan.push_back(t.nsecsElapsed() / 1e6);
     }
-    const auto report = [](const char* what, const std::vector<double>& v) {
-        std::printf("%-40s median %8.2f ms   min %8.2f   max %8.2f   (n=%zu)\n", what, median(v),
-                    *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()), v.size());
-    };
-    report("512x512 matrix: zoom step -> repainted", zoom);
-    report("512x512 matrix: pan step -> repainted", pan);
+    printTimes("512x512 matrix: zoom step -> repainted", zoom);
+    printTimes("512x512 matrix: pan step -> repainted", pan);
 }
 
 void benchVision(attnlens::ui::MainWindow& window, const GuiPages& pages, StallMeter* meter,

@@ -12,7 +12,7 @@ namespace attnlens {
 
 namespace {
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kUnplaced = std::numeric_limits<float>::quiet_NaN(); // a token off the patch grid (CLS)
 
 // Centres of a grid of cells (cellHeight × cellWidth px), row-major, labelled "<noun> y,x".
 void addGridCells(AttentionAxis& axis, int rows, int cols, double cellHeight, double cellWidth,
@@ -89,7 +89,7 @@ AttentionCapture textCapture(const TextFolder& folder, const std::vector<int>& i
 }
 
 AttentionCapture vitCapture(const VitResult& result, int patch) {
-    AttentionAxis patches{"patches", {"CLS"}, {{kNaN, kNaN}}, {0}, true, {}};
+    AttentionAxis patches{"patches", {"CLS"}, {{kUnplaced, kUnplaced}}, {0}, true, {}};
     addGridCells(patches, result.grid.rows(), result.grid.cols(), patch, patch, "patch");
     AttentionCapture c;
     const int axis = c.addAxis(std::move(patches));

@@ -70,10 +70,6 @@ std::vector<double> spacedTimesteps(const SchedulerConfig& c, int steps, bool dp
     return t;
 }
 
-Error refuse(const JsonConfig& json, const std::string& key, const std::string& why) {
-    return Error(json.path().string() + ": " + key + " " + why);
-}
-
 } // namespace
 
 const char* samplerName(SamplerKind kind) {
@@ -121,37 +117,37 @@ Sampler::Sampler(SamplerKind kind, const JsonConfig& json) : m_kind(kind) {
     m_alphasCumprod = m_ddim->alphasCumprod();
     m_finalAlphaCumprod = m_config.setAlphaToOne ? 1.0f : m_alphasCumprod.front();
     if (kind == SamplerKind::Pndm && !cfg.value<bool>("skip_prk_steps", false))
-        throw refuse(
-            json, "skip_prk_steps",
+        throw json.refuse(
+            "skip_prk_steps",
             "is false or absent: PNDM's Runge-Kutta warm-up is not supported (Stable Diffusion's PNDM "
             "configs skip it; choose another scheduler)");
     if (sigmas) {
         if (cfg.value<bool>("use_karras_sigmas", false))
-            throw refuse(json, "use_karras_sigmas", "= true: not supported");
+            throw json.refuse("use_karras_sigmas", "= true: not supported");
         if (cfg.value<bool>("use_lu_lambdas", false))
-            throw refuse(json, "use_lu_lambdas", "= true: not supported");
+            throw json.refuse("use_lu_lambdas", "= true: not supported");
         if (cfg.value<std::string>("interpolation_type", "linear") != "linear")
-            throw refuse(json, "interpolation_type", "other than \"linear\" is not supported");
+            throw json.refuse("interpolation_type", "other than \"linear\" is not supported");
     }
     if (kind == SamplerKind::DpmSolver) {
         m_solverOrder = cfg.value<int>("solver_order", 2);
-        if (m_solverOrder != 1 && m_solverOrder != 2) throw refuse(json, "solver_order", "must be 1 or 2");
+        if (m_solverOrder != 1 && m_solverOrder != 2) throw json.refuse("solver_order", "must be 1 or 2");
         const auto algorithm = cfg.value<std::string>("algorithm_type", "dpmsolver++");
         if (algorithm != "dpmsolver++" && algorithm != "dpmsolver")
-            throw refuse(json, "algorithm_type",
-                         "= \"" + algorithm + "\" is not supported (dpmsolver++, dpmsolver)");
+            throw json.refuse("algorithm_type",
+                              "= \"" + algorithm + "\" is not supported (dpmsolver++, dpmsolver)");
         m_dpmPlusPlus = algorithm == "dpmsolver++";
         const auto solver = cfg.value<std::string>("solver_type", "midpoint");
         if (solver != "midpoint" && solver != "heun")
-            throw refuse(json, "solver_type", "must be midpoint or heun");
+            throw json.refuse("solver_type", "must be midpoint or heun");
         m_heun = solver == "heun";
         m_lowerOrderFinal = cfg.value<bool>("lower_order_final", true);
         m_eulerAtFinal = cfg.value<bool>("euler_at_final", false);
         if (cfg.has("lambda_min_clipped") && std::isfinite(cfg.get<float>("lambda_min_clipped")))
-            throw refuse(json, "lambda_min_clipped", "other than -inf is not supported");
+            throw json.refuse("lambda_min_clipped", "other than -inf is not supported");
     }
     if (m_config.predictionType == PredictionType::Sample && kind != SamplerKind::Ddim)
-        throw refuse(json, "prediction_type", "= \"sample\" is supported with DDIM only");
+        throw json.refuse("prediction_type", "= \"sample\" is supported with DDIM only");
 }
 
 void Sampler::setTimesteps(int steps) {

@@ -50,6 +50,11 @@ public:
     // "'…/config.json': 'num_hidden_layers' must be positive, found 0".
     int positive(const std::string& key) const;
     void checkPositive(int64_t value, const std::string& key) const;
+    // "…/config.json: key why", for a value this build does not support: throw cfg.refuse("act_fn", "must be
+    // …").
+    Error refuse(const std::string& key, const std::string& why) const {
+        return Error(m_path.string() + ": " + key + " " + why);
+    }
 
 private:
     template <typename T> struct IsVector : std::false_type {};

@@ -14,10 +14,6 @@ namespace attnlens {
 
 namespace {
 
-std::string quoted(const std::filesystem::path& p) {
-    return "'" + p.string() + "'";
-}
-
 // The JSON header of a mapped file; sets `dataOffset` to where the tensor bytes begin.
 nlohmann::json readHeader(const unsigned char* bytes, uint64_t size, const std::string& where,
                           uint64_t& dataOffset) {

@@ -4,6 +4,7 @@
 #include "core/io/mapped_file.h"
 #include "core/io/safetensors.h"
 #include "core/io/torch_checkpoint.h"
+#include "core/util/checked_size.h"
 #include "core/util/error.h"
 
 #include <sys/mman.h>
@@ -16,10 +17,6 @@
 namespace attnlens {
 
 namespace {
-
-std::string quoted(const std::filesystem::path& p) {
-    return "'" + p.string() + "'";
-}
 
 bool startsWith(const MappedFile& file, std::string_view prefix) {
     return file.size() >= prefix.size() && std::memcmp(file.bytes(), prefix.data(), prefix.size()) == 0;
@@ -35,18 +32,6 @@ bool looksLikePickle(const MappedFile& file) {
     for (int i = 7; i >= 0; --i)
         headerLength = (headerLength << 8) | b[i];
     return headerLength > kMaxSafeTensorsHeaderBytes || headerLength > file.size() - 8;
-}
-
-// a * b and a + b for sizes, or false on overflow.
-bool mulSize(uint64_t a, uint64_t b, uint64_t& out) {
-    if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a) return false;
-    out = a * b;
-    return true;
-}
-bool addSize(uint64_t a, uint64_t b, uint64_t& out) {
-    if (b > std::numeric_limits<uint64_t>::max() - a) return false;
-    out = a + b;
-    return true;
 }
 
 // Checks `info` against its storage and sets info.end. Throws naming the tensor.

@@ -2,6 +2,7 @@
 
 #include "core/io/mapped_file.h"
 #include "core/io/pickle.h"
+#include "core/util/checked_size.h"
 #include "core/util/error.h"
 
 #include <minizip/unzip.h>
@@ -13,19 +14,9 @@ namespace attnlens {
 
 namespace {
 
-std::string quoted(const std::filesystem::path& p) {
-    return "'" + p.string() + "'";
-}
-
 // Largest data.pkl read into memory: a state dict's pickle is a few bytes per tensor.
 constexpr uint64_t kMaxPickleBytes = 256ull * 1024 * 1024;
 constexpr uint64_t kMaxZipEntries = 1u << 20;
-
-bool mulSize(uint64_t a, uint64_t b, uint64_t& out) {
-    if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a) return false;
-    out = a * b;
-    return true;
-}
 
 // The name → tensor pairs of the unpickled object: a dict of tensors, or such a dict under "state_dict" /
 // "model".

@@ -11,10 +11,6 @@ namespace attnlens {
 
 namespace {
 
-std::string quoted(const std::filesystem::path& p) {
-    return "'" + p.string() + "'";
-}
-
 ClipTextConfig readClipTextConfig(const std::filesystem::path& dir) {
     std::error_code ec;
     if (!std::filesystem::exists(dir / "config.json", ec))

@@ -13,10 +13,6 @@ namespace {
 
 constexpr const char* kTypes[] = {"llama", "mistral", "qwen2", "qwen3", "gemma3_text"};
 
-std::string quoted(const std::filesystem::path& p) {
-    return "'" + p.string() + "'";
-}
-
 // One rope_scaling / rope_parameters object (`theta` when it names none).
 RopeSpec parseRope(const Json& json, const std::filesystem::path& path, const std::string& field,
                    float theta) {

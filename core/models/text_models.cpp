@@ -13,10 +13,6 @@ namespace attnlens {
 
 namespace {
 
-std::string quoted(const std::filesystem::path& p) {
-    return "'" + p.string() + "'";
-}
-
 JsonConfig readConfig(const std::filesystem::path& dir, const char* modelType) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) throw Error(quoted(dir) + ": model folder not found");

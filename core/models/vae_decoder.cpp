@@ -13,10 +13,6 @@ namespace {
 
 constexpr float kEps = 1e-6f; // every norm of diffusers' Decoder, whatever the config says
 
-Error refuse(const JsonConfig& json, const std::string& key, const std::string& why) {
-    return Error(json.path().string() + ": " + key + " " + why);
-}
-
 } // namespace
 
 VaeConfig VaeConfig::fromJson(const JsonConfig& json) {
@@ -40,28 +36,28 @@ VaeConfig VaeConfig::fromJson(const JsonConfig& json) {
         "up_block_types", std::vector<std::string>(c.blockOutChannels.size(), "UpDecoderBlock2D"));
     for (const auto& t : ups)
         if (t != "UpDecoderBlock2D")
-            throw refuse(json, "up_block_types", "entry \"" + t + "\" is not supported");
+            throw json.refuse("up_block_types", "entry \"" + t + "\" is not supported");
     if (ups.size() != c.blockOutChannels.size())
-        throw refuse(json, "up_block_types", "must have one entry per block_out_channels entry");
-    if (json.value<std::string>("act_fn", "silu") != "silu") throw refuse(json, "act_fn", "must be \"silu\"");
+        throw json.refuse("up_block_types", "must have one entry per block_out_channels entry");
+    if (json.value<std::string>("act_fn", "silu") != "silu") throw json.refuse("act_fn", "must be \"silu\"");
     for (const char* key : {"shift_factor", "latents_mean", "latents_std"})
-        if (json.has(key)) throw refuse(json, key, "is set (SD3 / Flux / SDXL-style latents): not supported");
+        if (json.has(key)) throw json.refuse(key, "is set (SD3 / Flux / SDXL-style latents): not supported");
     for (const char* key : {"use_quant_conv", "use_post_quant_conv"})
-        if (!json.value<bool>(key, true)) throw refuse(json, key, "= false is not supported");
+        if (!json.value<bool>(key, true)) throw json.refuse(key, "= false is not supported");
     if (c.blockOutChannels.empty() || c.blockOutChannels.size() > 8)
-        throw refuse(json, "block_out_channels", "must have 1 to 8 entries");
-    if (c.normNumGroups < 1) throw refuse(json, "norm_num_groups", "must be positive");
+        throw json.refuse("block_out_channels", "must have 1 to 8 entries");
+    if (c.normNumGroups < 1) throw json.refuse("norm_num_groups", "must be positive");
     for (int ch : c.blockOutChannels)
         if (ch < 1 || ch > 65536 || ch % c.normNumGroups != 0)
-            throw refuse(json, "block_out_channels",
-                         "entries must be in 1..65536 and divisible by norm_num_groups");
+            throw json.refuse("block_out_channels",
+                              "entries must be in 1..65536 and divisible by norm_num_groups");
     if (c.layersPerBlock < 1 || c.layersPerBlock > 64)
-        throw refuse(json, "layers_per_block", "must be in 1..64");
+        throw json.refuse("layers_per_block", "must be in 1..64");
     for (int v : {c.inChannels, c.outChannels, c.latentChannels})
         if (v < 1 || v > 4096)
-            throw refuse(json, "in_channels / out_channels / latent_channels", "must be in 1..4096");
+            throw json.refuse("in_channels / out_channels / latent_channels", "must be in 1..4096");
     if (!(c.scalingFactor > 0.0f) || c.scalingFactor > 1e6f)
-        throw refuse(json, "scaling_factor", "must be > 0");
+        throw json.refuse("scaling_factor", "must be > 0");
     return c;
 }
 

@@ -13,7 +13,7 @@ namespace attnlens {
 
 namespace {
 
-constexpr int64_t kFewRows = 8;
+constexpr int64_t kGemvRows = 8; // up to this many rows the block-wise GEMV, not a GEMM
 // 4 MB of widened rows per GEMM call (measured, Qwen2.5-0.5B's shapes, 128 rows, oneDNN's sgemm: 1 MB 536 ms
 // a prompt, 4 MB 485, 16 MB 570 — the input is packed once per block, so fewer blocks pack it less often).
 constexpr int64_t kBlockFloats = 1024 * 1024;
@@ -124,11 +124,11 @@ void streamBlocks(const float* x, int64_t ldx, int64_t n, const HalfMatrix& w, f
 
 void halfLinear(const float* x, int64_t ldx, int64_t n, const HalfMatrix& w, float* out, int64_t ldo) {
     if (n <= 0 || w.rows() == 0) return;
-    if (n <= kFewRows && w.format() == HalfMatrix::Format::Ggml) {
+    if (n <= kGemvRows && w.format() == HalfMatrix::Format::Ggml) {
         streamBlocks(x, ldx, n, w, out, ldo);
         return;
     }
-    if (n <= kFewRows) {
+    if (n <= kGemvRows) {
         if (w.format() == HalfMatrix::Format::BF16)
             streamFew<true>(x, ldx, n, w, out, ldo);
         else

@@ -16,10 +16,6 @@ namespace {
 
 constexpr std::uintmax_t kMaxModelBytes = 256u << 20;
 
-std::string quoted(const std::filesystem::path& p) {
-    return "'" + p.string() + "'";
-}
-
 std::string readModelFile(const std::filesystem::path& path) {
     std::error_code ec;
     const auto size = std::filesystem::file_size(path, ec);

@@ -10,10 +10,6 @@
 
 namespace attnlens::tokenizer_util {
 
-std::string quoted(const std::filesystem::path& p) {
-    return "'" + p.string() + "'";
-}
-
 std::string readText(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error(quoted(path) + ": cannot read");

@@ -12,7 +12,6 @@
 
 namespace attnlens::tokenizer_util {
 
-std::string quoted(const std::filesystem::path& p);      // 'p'
 std::string readText(const std::filesystem::path& path); // the whole file; attnlens::Error when unreadable
 bool fileExists(const std::filesystem::path& p);
 const Json* member(const Json& j, const char* key); // j[key] when j is an object holding a non-null key

@@ -3,10 +3,16 @@
 // attnlens::Error whose message names the file, tensor or key, what was expected and what was found.
 // Front ends catch it in one place (CLI: "error: ...", exit 2; GUI: status line or dialog).
 
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 
 namespace attnlens {
+
+// A path as messages show it: 'p'.
+inline std::string quoted(const std::filesystem::path& p) {
+    return "'" + p.string() + "'";
+}
 
 class Error : public std::runtime_error {
 public:

@@ -27,7 +27,7 @@ struct CellRange {
     int r0 = 0, r1 = -1, c0 = 0, c1 = -1;
 };
 
-QString tr(const char* text) {
+QString trHeatmap(const char* text) {
     return QCoreApplication::translate("attnlens::ui::HeatmapView", text);
 }
 
@@ -343,7 +343,8 @@ void paintHeatmapOverview(QPainter& p, const HeatmapScene& s, const HeatmapLayou
 void paintHeatmap(QPainter& p, const HeatmapScene& s, const HeatmapLayout& l, const HeatmapStyle& style) {
     if (s.empty() || s.image.isNull()) {
         p.setPen(style.dimText);
-        p.drawText(QRect(QPoint(), l.natural.expandedTo(QSize(120, 40))), Qt::AlignCenter, tr("no data"));
+        p.drawText(QRect(QPoint(), l.natural.expandedTo(QSize(120, 40))), Qt::AlignCenter,
+                   trHeatmap("no data"));
         return;
     }
     const QRect& g = l.gridArea;
@@ -415,8 +416,8 @@ bool saveHeatmapSvg(const HeatmapScene& scene, const HeatmapStyle& style, const 
     generator.setFileName(path);
     generator.setSize(l.natural);
     generator.setViewBox(QRect(QPoint(), l.natural));
-    generator.setTitle(title.isEmpty() ? tr("Heatmap") : title);
-    generator.setDescription(tr("Attention Lens heatmap, %1 × %2, colour map %3")
+    generator.setTitle(title.isEmpty() ? trHeatmap("Heatmap") : title);
+    generator.setDescription(trHeatmap("Attention Lens heatmap, %1 × %2, colour map %3")
                                  .arg(scene.rows())
                                  .arg(scene.columns())
                                  .arg(colorMapDisplayName(scene.colorMap)));

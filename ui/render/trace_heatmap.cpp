@@ -8,7 +8,7 @@ namespace attnlens::ui {
 
 namespace {
 
-QString tr(const char* text) {
+QString trMatrix(const char* text) {
     return QCoreApplication::translate("attnlens::ui::AttentionMatrixView", text);
 }
 
@@ -23,19 +23,19 @@ QStringList toLabels(const std::vector<std::string>& pieces) {
 } // namespace
 
 QString traceAxisName(AttentionKind kind, bool rows) {
-    if (rows) return kind == AttentionKind::EncoderSelf ? tr("source") : tr("target");
+    if (rows) return kind == AttentionKind::EncoderSelf ? trMatrix("source") : trMatrix("target");
     switch (kind) {
     case AttentionKind::DecoderSelf:
-        return tr("decoder input");
+        return trMatrix("decoder input");
     case AttentionKind::EncoderSelf:
     case AttentionKind::Cross:
         break;
     }
-    return tr("source");
+    return trMatrix("source");
 }
 
 QString traceAxisTitle(AttentionKind kind, bool rows) {
-    return (rows ? tr("%1 (query)") : tr("%1 (key)")).arg(traceAxisName(kind, rows));
+    return (rows ? trMatrix("%1 (query)") : trMatrix("%1 (key)")).arg(traceAxisName(kind, rows));
 }
 
 HeatmapScene traceHeatmapScene(const TranslationTrace& trace, AttentionKind kind, int layer,

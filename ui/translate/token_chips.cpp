@@ -16,8 +16,8 @@
 namespace attnlens::ui {
 
 namespace {
-constexpr int kLabelW = 64, kPadX = 7, kGap = 4, kChipH = 24;
-static_assert(kChipH + kGap == TokenChips::kLineHeight);
+constexpr int kLabelW = 64, kPadX = 7, kChipGap = 4, kChipH = 24;
+static_assert(kChipH + kChipGap == TokenChips::kLineHeight);
 } // namespace
 
 TokenChips::TokenChips(TranslationDocument* document, TokenSide side, QWidget* parent)
@@ -50,10 +50,10 @@ std::vector<QRect> TokenChips::layoutChips(int width) const {
         const int w = fm.horizontalAdvance(t) + 2 * kPadX;
         if (x + w > width - 4 && x > kLabelW) {
             x = kLabelW;
-            y += kChipH + kGap;
+            y += kChipH + kChipGap;
         }
         rects.emplace_back(x, y, w, kChipH);
-        x += w + kGap;
+        x += w + kChipGap;
     }
     return rects;
 }

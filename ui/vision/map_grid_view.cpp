@@ -9,7 +9,7 @@
 namespace attnlens::ui {
 
 namespace {
-constexpr int kGap = 8;
+constexpr int kTileGap = 8;
 constexpr int kMinEdge = 48;
 constexpr int kMaxEdge = 220;
 } // namespace
@@ -88,7 +88,7 @@ int MapGridView::titleHeight(const QFontMetrics& fm, int tileWidth) const {
     // A caption wider than its tile wraps onto a second line instead of losing its end ("step …").
     int lines = 1;
     for (const QString& t : m_titles)
-        if (fm.horizontalAdvance(t) > tileWidth + kGap - 1) lines = 2; // the caption's box (paintTiles)
+        if (fm.horizontalAdvance(t) > tileWidth + kTileGap - 1) lines = 2; // the caption's box (paintTiles)
     return lines * fm.height() + 4;
 }
 
@@ -96,11 +96,12 @@ int MapGridView::tileEdge(int width, int height, int c) const {
     const int r = rowsFor(c);
     if (!c) return kMinEdge;
     const auto fit = [&](int title) {
-        int edge = (width - (c + 1) * kGap) / c;
+        int edge = (width - (c + 1) * kTileGap) / c;
         if (height > 0) {
             // Fit the height too: the tile's height is edge · unit.height / longer side.
             const QSize unit = tileSize(1000);
-            const int byHeight = (height - r * (title + kGap) - kGap) * 1000 / std::max(1, r * unit.height());
+            const int byHeight =
+                (height - r * (title + kTileGap) - kTileGap) * 1000 / std::max(1, r * unit.height());
             edge = std::min(edge, byHeight * std::max(unit.width(), unit.height()) / 1000);
         }
         return std::clamp(edge, kMinEdge / 2, kMaxEdge);
@@ -117,11 +118,11 @@ QRect MapGridView::tileRect(int index) const {
     const int edge = tileEdge(width(), height(), c);
     const QSize ts = tileSize(edge);
     const int title = titleHeight(fontMetrics(), ts.width());
-    const int totalW = c * ts.width() + (c - 1) * kGap;
-    const int x0 = std::max(kGap, (width() - totalW) / 2);
+    const int totalW = c * ts.width() + (c - 1) * kTileGap;
+    const int x0 = std::max(kTileGap, (width() - totalW) / 2);
     const int col = index % c, row = index / c;
-    return {x0 + col * (ts.width() + kGap), kGap / 2 + title + row * (ts.height() + title + kGap), ts.width(),
-            ts.height()};
+    return {x0 + col * (ts.width() + kTileGap), kTileGap / 2 + title + row * (ts.height() + title + kTileGap),
+            ts.width(), ts.height()};
 }
 
 int MapGridView::tileAt(const QPoint& pos) const {
@@ -136,8 +137,8 @@ void MapGridView::paintTiles(QPainter& p, int edge, int c, QPoint origin, bool f
     const QSize ts = tileSize(edge);
     const int title = titleHeight(p.fontMetrics(), ts.width());
     for (int i = 0; i < count(); ++i) {
-        const QRect r = forExport ? QRect(origin.x() + (i % c) * (ts.width() + kGap),
-                                          origin.y() + title + (i / c) * (ts.height() + title + kGap),
+        const QRect r = forExport ? QRect(origin.x() + (i % c) * (ts.width() + kTileGap),
+                                          origin.y() + title + (i / c) * (ts.height() + title + kTileGap),
                                           ts.width(), ts.height())
                                   : tileRect(i);
         const QImage& img = m_tiles[static_cast<size_t>(i)];
@@ -148,7 +149,7 @@ void MapGridView::paintTiles(QPainter& p, int edge, int c, QPoint origin, bool f
         QFont f = p.font();
         f.setBold(sel);
         p.setFont(f);
-        const QRect box(r.x() - kGap / 2, r.y() - title, r.width() + kGap - 1, title - 2);
+        const QRect box(r.x() - kTileGap / 2, r.y() - title, r.width() + kTileGap - 1, title - 2);
         const QString text = m_titles.value(i);
         if (p.fontMetrics().horizontalAdvance(text) <= box.width())
             p.drawText(box, Qt::AlignHCenter | Qt::AlignBottom, text);
@@ -179,12 +180,12 @@ QImage MapGridView::renderImage(int tileEdgePx) const {
     // Export layout: the fixed maximum, else one row up to 6 tiles, else two rows.
     const int n = count();
     const int c = m_maxColumns > 0 ? std::min(n, m_maxColumns) : (n <= 6 ? n : (n + 1) / 2), r = rowsFor(c);
-    QImage out(c * ts.width() + (c + 1) * kGap, r * (ts.height() + title + kGap) + kGap,
+    QImage out(c * ts.width() + (c + 1) * kTileGap, r * (ts.height() + title + kTileGap) + kTileGap,
                QImage::Format_RGB32);
     out.fill(Qt::white);
     QPainter p(&out);
     p.setFont(font());
-    paintTiles(p, tileEdgePx, c, {kGap, kGap / 2}, true);
+    paintTiles(p, tileEdgePx, c, {kTileGap, kTileGap / 2}, true);
     return out;
 }
 
@@ -192,12 +193,12 @@ QSize MapGridView::sizeHint() const {
     const int edge = 120;
     const QSize ts = tileSize(edge);
     const int c = std::max(1, std::min(count(), 4));
-    return {c * ts.width() + (c + 1) * kGap,
-            std::max(1, rowsFor(c)) * (ts.height() + fontMetrics().height() + 4 + kGap) + kGap};
+    return {c * ts.width() + (c + 1) * kTileGap,
+            std::max(1, rowsFor(c)) * (ts.height() + fontMetrics().height() + 4 + kTileGap) + kTileGap};
 }
 
 QSize MapGridView::minimumSizeHint() const {
-    return {kMinEdge * 2, kMinEdge + fontMetrics().height() + 2 * kGap};
+    return {kMinEdge * 2, kMinEdge + fontMetrics().height() + 2 * kTileGap};
 }
 
 void MapGridView::mousePressEvent(QMouseEvent* event) {
