@@ -1,8 +1,8 @@
 """Captioned compositions of Fashion-MNIST items, for the built-in text-to-image model (issue 41), and the CLIP
 tokenizer files its pipeline folder carries. Data only: numpy, no torch.
 
-A picture is a 56×56 canvas of 2×2 cells of 28×28; one to three cells hold a Fashion-MNIST item (train split for
-training, test split for evaluation), the others are black. Its caption names every item by one word and says where
+A picture is a 64×64 canvas of 2×2 cells of 32×32; one to three cells hold a Fashion-MNIST item (28×28, 2 pixels
+in from the cell's edges; train split for training, test split for evaluation), the others are black. Its caption names every item by one word and says where
 it is, in one of these forms (chosen at random):
     absolute    "a sneaker in the top left and a bag in the bottom right"
     stacked     "a sneaker above a bag" (same column), optionally "... on the left"
@@ -29,7 +29,7 @@ from fashion_data import load_split  # noqa: E402
 # One word per Fashion-MNIST class (T-shirt/top is "tshirt": "top" names a row).
 NAMES = ["tshirt", "trousers", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag", "boot"]
 CELLS = ["top left", "top right", "bottom left", "bottom right"]  # cell index = 2·row + column
-CANVAS, CELL = 56, 28
+CANVAS, CELL, OFFSET, ITEM = 64, 32, 2, 28  # an item sits at OFFSET within its cell
 MAX_TOKENS = 77
 
 
@@ -95,7 +95,7 @@ def caption(layout, rng):
 
 
 class Compositions:
-    """Draws (canvas uint8 [56, 56], caption, layout) from one split of Fashion-MNIST."""
+    """Draws (canvas uint8 [64, 64], caption, layout) from one split of Fashion-MNIST."""
 
     def __init__(self, split="train", seed=0):
         self.x, self.y = load_split(split)
@@ -117,7 +117,8 @@ class Compositions:
         for cls, cell in layout:
             item = self.x[self.rng.choice(self.by_class[cls])]
             r, c = divmod(cell, 2)
-            canvas[r * CELL:(r + 1) * CELL, c * CELL:(c + 1) * CELL] = item
+            y, x = r * CELL + OFFSET, c * CELL + OFFSET
+            canvas[y:y + ITEM, x:x + ITEM] = item
         return canvas
 
     def sample(self):

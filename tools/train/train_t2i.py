@@ -5,19 +5,29 @@ compositions of Fashion-MNIST items (tools/train/t2i_data.py), with diffusers' a
 committed) so that the exported folder is what StableDiffusionPipeline loads.
 
 Two stages, each resumable from its checkpoint in the work directory (run the same command again to go on):
-  vae    AutoencoderKL, 3 → 4 latent channels, 56×56 → 14×14 (block_out_channels [16, 32, 32]), L1 + 1e-6·KL on
-         compositions drawn as RGB; then the latents' scaling_factor (1 / their std, as SD's 0.18215 was found)
+  vae    AutoencoderKL, 3 → 4 latent channels, 4× smaller (block_out_channels [16, 32, 32]), L1 + 1e-6·KL on
+         compositions drawn as RGB (trained on the 56×56 canvases of the first layout; convolutional, it serves
+         the 64×64 ones as well: L1 0.024 on them against 0.032 on its own). --vae-from takes it from an export
   unet   the text encoder (CLIP layout: 64 wide, 2 layers, 4 heads, 77 positions, the caption vocabulary) and
-         a UNet2DConditionModel on the 14×14 latents (block_out_channels [64, 128], cross-attention at 14² and 7²
-         and in the mid block at 7², 4 heads) trained jointly on the noise (SD's scaled_linear betas, 1000 steps),
+         a UNet2DConditionModel on the 16×16 latents of 64×64 canvases (block_out_channels [64, 128, 128]:
+         DownBlock2D at 16², cross-attention at 8² and 4² and in the mid block at 4², 4 heads; at 4×4 each 2×2
+         cell of the canvas touches its own two borders, so the zero padding tells the cells apart — the first
+         layout's two levels on 14×14 latents never learnt the place words) trained jointly on the noise (SD's
+         scaled_linear betas, 1000 steps), the latents' scaling_factor (1 / their std, as SD's 0.18215 was
+         found) measured on these canvases at the start,
          captions dropped to "" one time in ten (classifier-free guidance); EMA of both exported. The noise
          loss of a sample is weighted by 1 + min(1/SNR(t), --high-noise-weight − 1): the plain noise loss gives
          the high-noise steps, where the layout is decided, almost no gradient (there the noise ≈ the input); the
-         weight is the clean picture's loss, capped. After 3,400 unweighted steps the layout followed the seed only
+         weight is the clean picture's loss, capped. After 3,400 unweighted steps the layout followed the seed only.
+         --prediction v_prediction (SD 2.x's target, v = √ᾱ·ε − √(1−ᾱ)·x₀; the scheduler config says so) weighs
+         the clean picture's error at high noise as an x₀ loss (1 / (1 − ᾱ)), not ᾱ / (1 − ᾱ) as the noise loss
+         does: the 16×16 layout's noise loss had not moved the probe off chance after 1,600 steps.
+         Every --probe-every steps the log gains "probe": of "a bag / sneaker in the CELL" × 4 cells × 2 seeds,
+         how often the picture the EMA model predicts at t = 999 is brightest in the named cell (chance 4 of 16)
 
     DIFFUSERS_SRC=/tmp/llmgold /usr/bin/python3 tools/train/train_t2i.py --stage vae --work /tmp/t2i-work --minutes 30
     DIFFUSERS_SRC=/tmp/llmgold /usr/bin/python3 tools/train/train_t2i.py --stage unet --work /tmp/t2i-work --minutes 170 \\
-        --export resources/models/sd-fashion-tiny
+        --vae-from resources/models/sd-fashion-tiny --export resources/models/sd-fashion-tiny
 """
 import argparse
 import json
@@ -32,12 +42,15 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 
 # Sized for one CPU thread: a U-Net step of batch 32 on 28×28 latents took 7–10 s here ([32, 64, 64]; the
 # 784-token self-attention's backward dominates), on 14×14 latents 0.34 s ([32, 64, 64]) / 0.76 s ([64, 128]).
+# On 16×16 latents with three levels [64, 128, 128]: 1.86 s with attention at 16², 0.62 s without (measured
+# side by side with the two-level layout's 1.06 s on the same day), so the top level has none.
 VAE_CONFIG = dict(in_channels=3, out_channels=3, latent_channels=4, block_out_channels=[16, 32, 32],
                   down_block_types=["DownEncoderBlock2D"] * 3, up_block_types=["UpDecoderBlock2D"] * 3,
-                  layers_per_block=1, norm_num_groups=8, sample_size=56)
-UNET_CONFIG = dict(sample_size=14, in_channels=4, out_channels=4, block_out_channels=[64, 128],
-                   down_block_types=["CrossAttnDownBlock2D", "CrossAttnDownBlock2D"],
-                   up_block_types=["CrossAttnUpBlock2D", "CrossAttnUpBlock2D"], layers_per_block=1,
+                  layers_per_block=1, norm_num_groups=8, sample_size=64)
+UNET_CONFIG = dict(sample_size=16, in_channels=4, out_channels=4, block_out_channels=[64, 128, 128],
+                   down_block_types=["DownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D"],
+                   up_block_types=["CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "UpBlock2D"],
+                   layers_per_block=1,
                    attention_head_dim=4, norm_num_groups=8, cross_attention_dim=64)
 TEXT_CONFIG = dict(hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
                    max_position_embeddings=77, hidden_act="quick_gelu", projection_dim=64)
@@ -47,7 +60,7 @@ SCHEDULER = {"_class_name": "PNDMScheduler", "beta_end": 0.012, "beta_schedule":
 
 
 def to_rgb(images_u8, torch):
-    """[n, 56, 56] uint8 → [n, 3, 56, 56] in [-1, 1] (the pipeline's image space)."""
+    """[n, 64, 64] uint8 → [n, 3, 64, 64] in [-1, 1] (the pipeline's image space)."""
     x = torch.from_numpy(images_u8).float().div(127.5).sub(1.0)
     return x[:, None].expand(-1, 3, -1, -1).contiguous()
 
@@ -126,19 +139,21 @@ def train_vae(args, torch, diffusers, data):
 
 
 def load_vae(args, torch, diffusers):
-    """The trained VAE and its record: from the work directory's vae.pt, else from --init-from's export."""
+    """The trained VAE and its record: from the work directory's vae.pt, else from --vae-from's (or
+    --init-from's) export."""
     vae = diffusers.AutoencoderKL(**VAE_CONFIG)
     path = os.path.join(args.work, "vae.pt")
     if os.path.exists(path):
         ck = torch.load(path)
         vae.load_state_dict(ck["vae"])
         record = ck["record"]
-    elif args.init_from:
-        vae.load_state_dict(diffusers.AutoencoderKL.from_pretrained(os.path.join(args.init_from, "vae")).state_dict())
-        with open(os.path.join(args.init_from, "training.json")) as f:
+    elif args.vae_from or args.init_from:
+        src = args.vae_from or args.init_from
+        vae.load_state_dict(diffusers.AutoencoderKL.from_pretrained(os.path.join(src, "vae")).state_dict())
+        with open(os.path.join(src, "training.json")) as f:
             record = json.load(f)["vae"]
     else:
-        sys.exit(f"no vae.pt in {args.work}: run --stage vae first (or give --init-from an exported folder)")
+        sys.exit(f"no vae.pt in {args.work}: run --stage vae first (or give --vae-from an exported folder)")
     return vae.eval().requires_grad_(False), record
 
 
@@ -157,7 +172,6 @@ def init_from_export(args, torch, diffusers, transformers, modules, run):
 
 def train_unet(args, torch, diffusers, transformers, data, t2i_data):
     vae, vae_record = load_vae(args, torch, diffusers)
-    scale = vae_record["scaling_factor"]
     vocab = t2i_data.clip_vocabulary()[0]
     text_cfg = transformers.CLIPTextConfig(vocab_size=len(vocab), bos_token_id=vocab["<|startoftext|>"],
                                            eos_token_id=vocab["<|endoftext|>"], pad_token_id=vocab["<|endoftext|>"],
@@ -172,7 +186,15 @@ def train_unet(args, torch, diffusers, transformers, data, t2i_data):
     run = Run(args.work, "unet", args.minutes, args.checkpoint_minutes)
     if not run.resume(torch, modules, opt) and args.init_from:
         init_from_export(args, torch, diffusers, transformers, modules, run)
-    run.record["scaling_factor"] = scale
+    if "scaling_factor" not in run.record:  # measured once, on these canvases; kept across resumes
+        with torch.no_grad():
+            z = torch.cat([vae.encode(to_rgb(data.batch(64)[0], torch)).latent_dist.mean for _ in range(8)])
+        run.record["scaling_factor"] = float(1.0 / z.std())
+    scale = vae_record["scaling_factor"] = run.record["scaling_factor"]
+    if run.record.get("prediction", "epsilon") != args.prediction:  # a switch is part of the model's history
+        run.record.setdefault("switches", []).append({"step": run.record["step"], "prediction": args.prediction})
+        run.record["prediction"] = args.prediction
+    v_target = args.prediction == "v_prediction"
     abar = torch.cumprod(1 - torch.linspace(0.00085 ** 0.5, 0.012 ** 0.5, 1000) ** 2, 0)
     losses = []
     while run.going():
@@ -186,7 +208,8 @@ def train_unet(args, torch, diffusers, transformers, data, t2i_data):
         a = abar[t][:, None, None, None]
         zt = a.sqrt() * z + (1 - a).sqrt() * noise
         pred = unet(zt, t, text(ids).last_hidden_state).sample
-        per = (pred - noise).pow(2).mean(dim=(1, 2, 3))
+        target = a.sqrt() * noise - (1 - a).sqrt() * z if v_target else noise
+        per = (pred - target).pow(2).mean(dim=(1, 2, 3))
         w = 1 + ((1 - abar[t]) / abar[t]).clamp(max=args.high_noise_weight - 1)
         loss = (w * per).sum() / w.sum()
         opt.zero_grad(set_to_none=True)
@@ -201,11 +224,36 @@ def train_unet(args, torch, diffusers, transformers, data, t2i_data):
         run.record["step"] += 1
         losses.append(per.mean().item())  # the plain noise loss, comparable across runs
         if run.record["step"] % 100 == 0:
-            run.log(losses[-100:])
+            extra = {}
+            if run.record["step"] % args.probe_every == 0:
+                extra["probe"] = layout_probe(torch, ema_unet, ema_text, vae, scale, abar, vocab, t2i_data, v_target)
+            run.log(losses[-100:], **extra)
         run.save(torch, modules, opt)
     run.save(torch, modules, opt, force=True)
     if args.export:
         export(args.export, vae, vae_record, ema_text, ema_unet, diffusers, t2i_data, run.record)
+
+
+def layout_probe(torch, unet, text, vae, scale, abar, vocab, t2i_data, v_target):
+    """Of "a bag / sneaker in the CELL" × 4 cells × 2 seeds: how often the clean picture predicted at t = 999
+    (where the layout is decided) is brightest in the named cell. Chance is 4 of 16."""
+    prompts = [(item, cell) for item in ("bag", "sneaker") for cell in range(4)]
+    ids = t2i_data.encode([f"a {item} in the {t2i_data.CELLS[cell]}" for item, cell in prompts], vocab)
+    side, half = UNET_CONFIG["sample_size"], t2i_data.CANVAS // 2
+    hits = 0
+    with torch.no_grad():
+        states = text(torch.from_numpy(ids)).last_hidden_state
+        for seed in (1, 2):
+            noise = torch.randn((1, 4, side, side), generator=torch.Generator().manual_seed(seed))
+            noise = noise.expand(len(prompts), -1, -1, -1)
+            out = unet(noise, torch.full((len(prompts),), 999), states).sample
+            a = abar[999]
+            x0 = a.sqrt() * noise - (1 - a).sqrt() * out if v_target else (noise - (1 - a).sqrt() * out) / a.sqrt()
+            grey = vae.decode(x0 / scale).sample.mean(1)
+            for i, (_, cell) in enumerate(prompts):
+                means = [grey[i, r * half:(r + 1) * half, c * half:(c + 1) * half].mean() for r in (0, 1) for c in (0, 1)]
+                hits += int(max(range(4), key=lambda k: float(means[k])) == cell)
+    return hits
 
 
 def export(folder, vae, vae_record, text, unet, diffusers, t2i_data, record):
@@ -222,7 +270,7 @@ def export(folder, vae, vae_record, text, unet, diffusers, t2i_data, record):
     t2i_data.write_tokenizer(os.path.join(folder, "tokenizer"))
     os.makedirs(os.path.join(folder, "scheduler"))
     with open(os.path.join(folder, "scheduler", "scheduler_config.json"), "w") as f:
-        json.dump(dict(SCHEDULER, _diffusers_version=diffusers.__version__), f, indent=2, sort_keys=True)
+        json.dump(dict(SCHEDULER, prediction_type=record.get("prediction", "epsilon"), _diffusers_version=diffusers.__version__), f, indent=2, sort_keys=True)
     index = {"_class_name": "StableDiffusionPipeline", "_diffusers_version": diffusers.__version__,
              "feature_extractor": [None, None], "requires_safety_checker": False, "safety_checker": [None, None],
              "scheduler": ["diffusers", "PNDMScheduler"], "text_encoder": ["transformers", "CLIPTextModel"],
@@ -268,6 +316,10 @@ def main():
     ap.add_argument("--export", help="unet stage: write the pipeline folder here at the end")
     ap.add_argument("--init-from", help="unet stage without a checkpoint in --work: start from this exported "
                                         "folder (its weights and training.json), e.g. the committed model")
+    ap.add_argument("--vae-from", help="unet stage without vae.pt in --work: the VAE of this exported folder")
+    ap.add_argument("--prediction", choices=["epsilon", "v_prediction"], default="epsilon",
+                    help="unet stage: what the U-Net predicts (written to the scheduler config)")
+    ap.add_argument("--probe-every", type=int, default=500, help="unet stage: steps between layout probes")
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float)
     ap.add_argument("--high-noise-weight", type=float, default=10.0,
