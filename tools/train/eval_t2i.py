@@ -42,7 +42,10 @@ def cell_of(word_map):
 def vit_top1(cli, image, cell, tmp):
     h, w = image.shape[:2]
     r, c = divmod(cell, 2)
-    crop = image[r * h // 2:(r + 1) * h // 2, c * w // 2:(c + 1) * w // 2]
+    s = h / t2i_data.CANVAS  # the item's square in its cell (t2i_data's geometry), at the image's scale
+    y, x = (round((k * t2i_data.CELL + t2i_data.OFFSET) * s) for k in (r, c))
+    n = round(t2i_data.ITEM * s)
+    crop = image[y:y + n, x:x + n]
     grey = Image.fromarray(crop).convert("L").resize((28, 28), Image.BILINEAR)
     path = os.path.join(tmp, "cell.png")
     grey.save(path)
@@ -58,7 +61,7 @@ def heat(word_map, size):
 
 def sheet(rows, path, scale=3):
     """rows: (image png, first item's map, prompt, pass)."""
-    tile, text_h = 56 * scale, 26
+    tile, text_h = t2i_data.CANVAS * scale, 26
     cols = 5
     w = cols * (2 * tile + 12)
     h = (len(rows) + cols - 1) // cols * (tile + text_h + 8)

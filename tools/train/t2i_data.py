@@ -94,6 +94,17 @@ def caption(layout, rng):
     return ", ".join(parts[:-1]) + (" and " if n > 1 else "") + parts[-1]
 
 
+def layout_target(text, layout):
+    """Per cell the class of its item, or len(NAMES) for an empty cell, when `text` names every item's cell
+    ("... in the top left ..."); None otherwise (the relational and one-side forms leave cells open)."""
+    if not all(f"in the {CELLS[cell]}" in text for _, cell in layout):
+        return None
+    cells = [len(NAMES)] * 4
+    for cls, cell in layout:
+        cells[cell] = cls
+    return cells
+
+
 class Compositions:
     """Draws (canvas uint8 [64, 64], caption, layout) from one split of Fashion-MNIST."""
 
