@@ -81,7 +81,7 @@ def sheet(rows, path, scale=3):
 def evaluate(args, vocab, tmp):
     results, rows = [], []
     for i, pair in enumerate(t2i_data.HELD_OUT):
-        prompt = t2i_data.eval_prompt(pair)
+        prompt = t2i_data.eval_prompt(pair, args.place_first)
         png, maps = os.path.join(tmp, f"p{i}.png"), os.path.join(tmp, f"p{i}.npy")
         run([args.cli, "t2i", "--model", args.model, "--prompt", prompt, "--seed", str(args.seed), "--steps",
              str(args.steps), "--guidance", str(args.guidance), "--out", png, "--maps", maps])
@@ -113,6 +113,9 @@ def main():
     ap.add_argument("--steps", type=int, default=25)
     ap.add_argument("--guidance", type=float, default=5.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--place-first", action="store_true",
+                    help='prompts "in the CELL_A a A and in the CELL_B a B": with a causal (CLIP) text encoder a '
+                         "word carries only what comes before it, so only there does the item's own word know its place")
     args = ap.parse_args()
     vocab = t2i_data.clip_vocabulary()[0]
     with tempfile.TemporaryDirectory() as tmp:
@@ -122,6 +125,7 @@ def main():
     localised, recognised = sum(it["localised"] for it in items), sum(it["recognised"] for it in items)
     with open(os.path.join(args.model, "eval.json"), "w", encoding="utf-8") as f:
         json.dump({"steps": args.steps, "guidance": args.guidance, "seed": args.seed, "scheduler": "pndm",
+                   "place_first": args.place_first,
                    "passed": passed, "total": len(results), "items_localised": localised,
                    "items_recognised": recognised, "items": len(items), "prompts": results}, f, indent=1)
     text = "\n".join([

@@ -109,7 +109,7 @@ class Run:
         return True
 
     def log(self, losses, **extra):
-        row = {"step": self.record["step"], "minutes": (self.record["seconds"] + time.time() - self.start) / 60,
+        row = {"step": self.record["step"], "minutes": (self.base + time.time() - self.start) / 60,
                "loss": float(sum(losses) / len(losses)), **extra}
         self.record["log"].append(row)
         print(json.dumps(row), flush=True)
