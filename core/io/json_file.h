@@ -50,8 +50,7 @@ public:
     // "'…/config.json': 'num_hidden_layers' must be positive, found 0".
     int positive(const std::string& key) const;
     void checkPositive(int64_t value, const std::string& key) const;
-    // "…/config.json: key why", for a value this build does not support: throw cfg.refuse("act_fn", "must be
-    // …").
+    // The error for a value this build does not support: "…/config.json: act_fn must be \"silu\"".
     Error refuse(const std::string& key, const std::string& why) const {
         return Error(m_path.string() + ": " + key + " " + why);
     }
