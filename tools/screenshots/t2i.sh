@@ -3,7 +3,7 @@
 #   tools/screenshots/t2i.sh [BUILD_DIR]
 # The built-in sd-fashion-tiny generates "a sneaker in the top left and a bag in the bottom right" (seed 1,
 # PNDM 25 steps); the view shows the word "bag" aggregated over the steps and layers, a pixel of the bag with
-# the words it attends to, and every word's map under the image.
+# the words it attends to, and every word's map under the image; the same with value-weighted maps.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build/release}
@@ -16,4 +16,5 @@ shot() { # name, extra args...
 }
 shot word --word bag --query 42,42 --view words
 shot steps --word sneaker --view steps
+shot value-weighted --word bag --query 42,42 --view words --value-weighted
 ls -l "$out"/t2i-*.png
