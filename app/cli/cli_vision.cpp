@@ -3,7 +3,8 @@
 //
 //   stdout: the top-5 classes as "label<TAB>probability" (nothing for a checkpoint without classifier)
 //   --json OUT: {"image", "input_size": [H, W], "patch", "grid": [rows, cols],
-//                "top": [{"index", "label", "prob"}], "logits": [..], "attentions": [L][H][N+1][N+1],
+//                "registers": R, "top": [{"index", "label", "prob"}], "logits": [..],
+//                "attentions": [L][H][T][T] (T = 1 + R + N: CLS, DINOv2's R registers, the patches),
 //                "domain_mismatch": ["in colour", …] only for the built-in model on a picture unlike
 //                Fashion-MNIST}
 //   stderr: "note: not like the built-in model's … training pictures: …" in that case
@@ -57,7 +58,7 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
         opt.fusion = heads.head >= 0 ? HeadFusion::Mean : heads.fusion;
         opt.lastLayer = layer;
         const RowMatrix r = attentionRollout(attentions, opt);
-        return tokensToGrid(r.row(0).transpose(), grid.rows(), grid.cols());
+        return tokensToGrid(r.row(0).transpose(), grid.rows(), grid.cols(), grid.prefixTokens());
     }
     if (query == "flow") {
         const int tokens = static_cast<int>(attentions.dim(2));
@@ -71,7 +72,7 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
         opt.lastLayer = layer;
         const std::vector<float> f = attentionFlow(attentions, 0, opt);
         return tokensToGrid(Eigen::Map<const Eigen::VectorXf>(f.data(), static_cast<Eigen::Index>(f.size())),
-                            grid.rows(), grid.cols());
+                            grid.rows(), grid.cols(), grid.prefixTokens());
     }
     int token = 0;
     if (query != "cls") {
@@ -83,11 +84,11 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
             throw cli::UsageError("--query: patch " + query + " is outside the " +
                                   std::to_string(grid.rows()) + "×" + std::to_string(grid.cols()) +
                                   " grid (rows and columns are numbered from 0)");
-        token = PatchGrid::tokenOfPatch(grid.index(row, col));
+        token = grid.tokenOfPatch(grid.index(row, col));
     }
     const RowMatrix a = layerAttention(attentions, layer, heads); // [N+1, N+1]
     const int queries[] = {token};
-    return tokensToGrid(queryMap(a, queries), grid.rows(), grid.cols());
+    return tokensToGrid(queryMap(a, queries), grid.rows(), grid.cols(), grid.prefixTokens());
 }
 
 Json topClasses(const std::vector<Prediction>& top) {
@@ -181,6 +182,7 @@ int runVision(const std::vector<std::string>& argv) {
                      {"input_size", {result.input.resized.height, result.input.resized.width}},
                      {"patch", cfg.patchSize},
                      {"grid", {result.grid.rows(), result.grid.cols()}},
+                     {"registers", result.grid.registers()},
                      {"top", topClasses(top)},
                      {"logits", result.output.logits.toVector()}};
         if (domain.mismatch()) head["domain_mismatch"] = domain.reasons;

@@ -90,6 +90,11 @@ AttentionCapture textCapture(const TextFolder& folder, const std::vector<int>& i
 
 AttentionCapture vitCapture(const VitResult& result, int patch) {
     AttentionAxis patches{"patches", {"CLS"}, {{kUnplaced, kUnplaced}}, {0}, true, {}};
+    for (int r = 0; r < result.grid.registers(); ++r) { // DINOv2's registers: sinks beside CLS, no place
+        patches.labels.push_back("reg" + std::to_string(r));
+        patches.points.push_back({kUnplaced, kUnplaced});
+        patches.sinks.push_back(1 + r);
+    }
     addGridCells(patches, result.grid.rows(), result.grid.cols(), patch, patch, "patch");
     AttentionCapture c;
     const int axis = c.addAxis(std::move(patches));

@@ -15,7 +15,7 @@ namespace {
 
 const std::array<ModelFamily, 8> kFamilies = {{
     {"Marian", {"marian"}, ModelKind::Marian},
-    {"ViT", {"vit"}, ModelKind::Vit},
+    {"ViT / DINOv2", {"vit", "dinov2", "dinov2_with_registers"}, ModelKind::Vit},
     {"diffusers UNet2DModel", {}, ModelKind::Diffusion},
     {"Stable Diffusion pipelines", {}, ModelKind::TextToImage},
     {"BERT", {"bert"}, ModelKind::Text},

@@ -29,19 +29,51 @@ Tensor flatVector(const Tensor& t) {
     return t.empty() ? t : t.reshaped({t.numel()});
 }
 
+// DINOv2's keys: no intermediate_size (mlp_ratio sets it; SwiGLU rounds two thirds of it up to a multiple of
+// 8, as Dinov2SwiGLUFFN does), eps 1e-6, patch 14 (16 in Dinov2WithRegistersConfig), registers.
+void readDinov2(const JsonConfig& json, VitConfig& c) {
+    const bool registers = c.family == VitFamily::Dinov2Registers;
+    c.patchSize = registers ? 16 : 14;
+    c.layerNormEps = 1e-6f;
+    c.swiglu = json.value<bool>("use_swiglu_ffn", false);
+    const double ratio = json.value<double>("mlp_ratio", 4.0);
+    if (!(ratio > 0 && ratio < 1024)) throw json.refuse("mlp_ratio", "must be a positive number");
+    const double width = json.value<int>("hidden_size", c.hiddenSize) * ratio;
+    if (!(width >= 1 && width < double(1 << 24)))
+        throw json.refuse("mlp_ratio", "times hidden_size must give an MLP of 1 to 16M units");
+    const int hidden = static_cast<int>(width);
+    c.intermediateSize = c.swiglu ? (static_cast<int>(hidden * 2.0 / 3.0) + 7) / 8 * 8 : hidden;
+    if (registers) {
+        c.numRegisterTokens = json.value<int>("num_register_tokens", 4);
+        if (c.numRegisterTokens < 0 || c.numRegisterTokens > 1024)
+            throw json.refuse("num_register_tokens", "must be between 0 and 1024");
+    }
+}
+
 } // namespace
 
 VitConfig VitConfig::fromJson(const JsonConfig& json) {
     const std::string file = json.path().string();
     VitConfig c;
     const auto type = json.value<std::string>("model_type", "");
-    if (type != "vit") throw Error(file + ": model_type is '" + type + "', expected 'vit'");
+    if (type == "dinov2")
+        c.family = VitFamily::Dinov2;
+    else if (type == "dinov2_with_registers")
+        c.family = VitFamily::Dinov2Registers;
+    else if (type != "vit")
+        throw Error(file + ": model_type is '" + type +
+                    "', expected 'vit', 'dinov2' or 'dinov2_with_registers'");
+    if (c.dinov2())
+        readDinov2(json, c);
+    else
+        c.intermediateSize = json.value<int>("intermediate_size", c.intermediateSize);
     c.hiddenSize = json.value<int>("hidden_size", c.hiddenSize);
     c.numLayers = json.value<int>("num_hidden_layers", c.numLayers);
     c.numHeads = json.value<int>("num_attention_heads", c.numHeads);
-    c.intermediateSize = json.value<int>("intermediate_size", c.intermediateSize);
-    c.activation = parseActivation(json.value<std::string>("hidden_act", "gelu"));
-    c.layerNormEps = static_cast<float>(json.value<double>("layer_norm_eps", 1e-12));
+    // SwiGLU is SiLU whatever hidden_act says.
+    c.activation =
+        c.swiglu ? Activation::Silu : parseActivation(json.value<std::string>("hidden_act", "gelu"));
+    c.layerNormEps = static_cast<float>(json.value<double>("layer_norm_eps", c.dinov2() ? 1e-6 : 1e-12));
     c.imageSize = squareSize(json, "image_size", c.imageSize);
     c.patchSize = squareSize(json, "patch_size", c.patchSize);
     c.numChannels = json.value<int>("num_channels", c.numChannels);
@@ -111,14 +143,18 @@ std::shared_ptr<const VitModel> VitModel::load(const std::filesystem::path& dir,
     const auto file = TensorFile::open(weightsPath);
     const VitConfig& c = m.m_config;
 
-    // ViTForImageClassification stores the backbone under "vit."; a bare ViTModel has no prefix.
+    // The ForImageClassification classes store the backbone under "vit." / "dinov2." /
+    // "dinov2_with_registers."; a bare model has no prefix.
+    const std::string head = c.family == VitFamily::Vit      ? "vit."
+                             : c.family == VitFamily::Dinov2 ? "dinov2."
+                                                             : "dinov2_with_registers.";
     std::string prefix;
-    if (file.contains("vit.embeddings.cls_token"))
-        prefix = "vit.";
+    if (file.contains(head + "embeddings.cls_token"))
+        prefix = head;
     else if (!file.contains("embeddings.cls_token"))
-        throw Error("'" + weightsPath.string() +
-                    "': not a ViT checkpoint (neither 'vit.embeddings.cls_token' nor "
-                    "'embeddings.cls_token' found)");
+        throw Error("'" + weightsPath.string() + "': not a " + (c.dinov2() ? "DINOv2" : "ViT") +
+                    " checkpoint (neither '" + head +
+                    "embeddings.cls_token' nor 'embeddings.cls_token' found)");
 
     WeightBinder w(file);
     w.setCallbacks(&callbacks);
@@ -127,9 +163,11 @@ std::shared_ptr<const VitModel> VitModel::load(const std::filesystem::path& dir,
     for (int i = 0; i < c.numLayers; ++i) {
         callbacks.report(0.05 + 0.9 * i / c.numLayers,
                          "weights, " + std::to_string(i) + " of " + std::to_string(c.numLayers) + " layers");
-        m.m_layers.push_back(m.bindLayer(w, file, prefix + "encoder.layer." + std::to_string(i) + "."));
+        const std::string l = prefix + "encoder.layer." + std::to_string(i) + ".";
+        m.m_layers.push_back(c.dinov2() ? m.bindDinov2Layer(w, file, l) : m.bindLayer(w, file, l));
     }
-    if (file.contains(prefix + "encoder.layer." + std::to_string(c.numLayers) + ".layernorm_before.weight"))
+    if (file.contains(prefix + "encoder.layer." + std::to_string(c.numLayers) +
+                      (c.dinov2() ? ".norm1.weight" : ".layernorm_before.weight")))
         w.problem("checkpoint has more than num_hidden_layers = " + std::to_string(c.numLayers) + " layers");
     m.bindHead(w, file, prefix);
     w.finish("'" + dir.string() + "': the checkpoint does not match config.json");
@@ -148,6 +186,10 @@ void VitModel::bindEmbeddings(WeightBinder& w, const std::string& prefix) {
     m_cls = flatVector(w.require(e + "cls_token", {1, 1, d}));
     m_positions = w.require(e + "position_embeddings", {1, n + 1, d});
     if (!m_positions.empty()) m_positions = m_positions.reshaped({n + 1, d});
+    if (c.numRegisterTokens > 0) {
+        m_registers = w.require(e + "register_tokens", {1, c.numRegisterTokens, d});
+        if (!m_registers.empty()) m_registers = m_registers.reshaped({c.numRegisterTokens, d});
+    }
 }
 
 // One ViTLayer under the name prefix `l` ("vit.encoder.layer.3.").
@@ -189,12 +231,87 @@ TransformerBlock VitModel::bindLayer(WeightBinder& w, const TensorFile& file, co
     return L;
 }
 
+namespace {
+// Dinov2LayerScale folded into the projection before it: diag(λ)·W, λ ⊙ b (a copy: the file may be mapped).
+void foldScale(LinearWeights& lin, const Tensor& lambda) {
+    if (lin.weight.empty() || lambda.empty()) return;
+    lin.weight = lin.weight.clone();
+    const int64_t rows = lin.weight.dim(0), cols = lin.weight.dim(1);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t k = 0; k < cols; ++k)
+            lin.weight.data()[r * cols + k] *= lambda.data()[r];
+    if (lin.bias.empty()) return;
+    lin.bias = lin.bias.clone();
+    for (int64_t r = 0; r < rows; ++r)
+        lin.bias.data()[r] *= lambda.data()[r];
+}
+
+// Rows [first, first + count) of a [rows, cols] or [rows] tensor, copied (SwiGLU's weights_in halves).
+Tensor rowSlice(const Tensor& t, int64_t first, int64_t count) {
+    if (t.empty()) return t;
+    const int64_t cols = t.rank() == 2 ? t.dim(1) : 1;
+    Tensor out = t.rank() == 2 ? Tensor({count, cols}) : Tensor({count});
+    std::copy_n(t.data() + first * cols, count * cols, out.data());
+    return out;
+}
+} // namespace
+
+// One Dinov2Layer: x += λ1 ⊙ attention(norm1(x)); x += λ2 ⊙ mlp(norm2(x)), mlp = fc2(act(fc1)) or SwiGLU
+// weights_out(silu(x1) ⊙ x2) with x1, x2 = weights_in(x).chunk(2) (gate first).
+TransformerBlock VitModel::bindDinov2Layer(WeightBinder& w, const TensorFile& file,
+                                           const std::string& l) const {
+    const VitConfig& c = m_config;
+    const int64_t d = c.hiddenSize, inter = c.intermediateSize;
+    TransformerBlock L;
+    L.placement = TransformerBlock::Placement::Pre;
+    L.attentionNorm = {Norm::Kind::LayerNorm, w.require(l + "norm1.weight", {d}),
+                       w.require(l + "norm1.bias", {d}), c.layerNormEps};
+    const std::string a = l + "attention.attention.";
+    LinearWeights q{w.require(a + "query.weight", {d, d}), {}}, k{w.require(a + "key.weight", {d, d}), {}},
+        v{w.require(a + "value.weight", {d, d}), {}};
+    if (c.qkvBias) {
+        q.bias = w.require(a + "query.bias", {d});
+        k.bias = w.require(a + "key.bias", {d});
+        v.bias = w.require(a + "value.bias", {d});
+    } else if (file.contains(a + "query.bias")) {
+        w.problem("tensor '" + a + "query.bias' present but config.json has qkv_bias = false");
+    }
+    LinearWeights out{w.require(l + "attention.output.dense.weight", {d, d}),
+                      w.require(l + "attention.output.dense.bias", {d})};
+    foldScale(out, w.require(l + "layer_scale1.lambda1", {d}));
+    if (!q.weight.empty() && !out.weight.empty())
+        L.attention = MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(out), c.numHeads,
+                                         QueryScale::Scores);
+    L.mlpNorm = {Norm::Kind::LayerNorm, w.require(l + "norm2.weight", {d}), w.require(l + "norm2.bias", {d}),
+                 c.layerNormEps};
+    L.mlp.activation = c.activation;
+    if (c.swiglu) {
+        const Tensor in = w.require(l + "mlp.weights_in.weight", {2 * inter, d});
+        const Tensor inBias = w.require(l + "mlp.weights_in.bias", {2 * inter});
+        L.mlp.kind = Mlp::Kind::Gated;
+        L.mlp.in = {rowSlice(in, 0, inter), rowSlice(inBias, 0, inter)};
+        L.mlp.up = {rowSlice(in, inter, inter), rowSlice(inBias, inter, inter)};
+        L.mlp.out = {w.require(l + "mlp.weights_out.weight", {d, inter}),
+                     w.require(l + "mlp.weights_out.bias", {d})};
+    } else {
+        L.mlp.kind = Mlp::Kind::Plain;
+        L.mlp.in = {w.require(l + "mlp.fc1.weight", {inter, d}), w.require(l + "mlp.fc1.bias", {inter})};
+        L.mlp.out = {w.require(l + "mlp.fc2.weight", {d, inter}), w.require(l + "mlp.fc2.bias", {d})};
+    }
+    foldScale(L.mlp.out, w.require(l + "layer_scale2.lambda1", {d}));
+    if (w.problems().empty()) {
+        L.attention.packWeights();
+        L.mlp.pack();
+    }
+    return L;
+}
+
 // The final LayerNorm, the optional pooler and the optional classifier (its size checked against id2label).
 void VitModel::bindHead(WeightBinder& w, const TensorFile& file, const std::string& prefix) {
     const int64_t d = m_config.hiddenSize;
     m_finalLnW = w.require(prefix + "layernorm.weight", {d});
     m_finalLnB = w.require(prefix + "layernorm.bias", {d});
-    if (file.contains(prefix + "pooler.dense.weight")) {
+    if (!m_config.dinov2() && file.contains(prefix + "pooler.dense.weight")) {
         m_poolerW = w.require(prefix + "pooler.dense.weight", {d, d});
         m_poolerB = w.require(prefix + "pooler.dense.bias", {d});
     }
@@ -205,11 +322,11 @@ void VitModel::bindHead(WeightBinder& w, const TensorFile& file, const std::stri
         w.problem("classifier has " + std::to_string(labels) + " classes but id2label names " +
                   std::to_string(m_config.labels.size()));
     if (labels > 0) {
-        m_classifierW = w.require("classifier.weight", {labels, d});
+        m_classifierW = w.require("classifier.weight", {labels, m_config.dinov2() ? 2 * d : d});
         m_classifierB = w.require("classifier.bias", {labels});
     } else {
         w.problem("tensor 'classifier.weight' has shape " + shapeToString(info->shape) +
-                  ", expected [labels, " + std::to_string(d) + "]");
+                  ", expected [labels, " + std::to_string(m_config.dinov2() ? 2 * d : d) + "]");
     }
 }
 
@@ -221,7 +338,7 @@ std::string VitModel::label(int index) const {
 Tensor VitModel::positionTable(int rows, int cols, bool interpolate) const {
     const int g = m_config.gridSize();
     if (rows == g && cols == g) return m_positions;
-    if (!interpolate)
+    if (!interpolate && !m_config.dinov2())
         throw Error("input of " + std::to_string(rows * m_config.patchSize) + "×" +
                     std::to_string(cols * m_config.patchSize) +
                     " pixels does not match the model's image_size " + std::to_string(m_config.imageSize) +
@@ -233,9 +350,13 @@ Tensor VitModel::positionTable(int rows, int cols, bool interpolate) const {
     for (int64_t i = 0; i < int64_t(g) * g; ++i)
         for (int64_t k = 0; k < d; ++k)
             grid.data()[k * g * g + i] = m_positions.data()[(i + 1) * d + k];
-    const Tensor resized =
-        bicubicInterpolate(grid, rows, cols, (rows + 0.1) / g, (cols + 0.1) / g); // [D, rows, cols]
-    Tensor table({int64_t(rows) * cols + 1, d});                                  // [N+1, D]
+    // DINOv2 (v4.50.3) resizes to the target grid itself (size=, no +0.1), with registers antialiased.
+    const Tensor resized = m_config.family == VitFamily::Vit
+                               ? bicubicInterpolate(grid, rows, cols, (rows + 0.1) / g, (cols + 0.1) / g)
+                           : m_config.family == VitFamily::Dinov2
+                               ? bicubicInterpolate(grid, rows, cols)
+                               : bicubicInterpolateAntialias(grid, rows, cols);
+    Tensor table({int64_t(rows) * cols + 1, d}); // [N+1, D]
     std::copy_n(m_positions.data(), d, table.data());
     for (int64_t i = 0; i < int64_t(rows) * cols; ++i)
         for (int64_t k = 0; k < d; ++k)
@@ -256,12 +377,12 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
     if (height < p || width < p)
         throw Error("ViT input " + std::to_string(height) + "×" + std::to_string(width) +
                     " is smaller than one patch");
-    if (!options.interpolatePositions && (height != c.imageSize || width != c.imageSize))
+    if (!options.interpolatePositions && !c.dinov2() && (height != c.imageSize || width != c.imageSize))
         throw Error("ViT input size " + std::to_string(height) + "×" + std::to_string(width) +
                     " doesn't match the model's image_size " + std::to_string(c.imageSize) + "×" +
                     std::to_string(c.imageSize) + " (enable position interpolation to use other sizes)");
     const int rows = static_cast<int>(height / p), cols = static_cast<int>(width / p);
-    const int64_t n = int64_t(rows) * cols, tokens = n + 1, d = c.hiddenSize;
+    const int64_t n = int64_t(rows) * cols, tokens = n + c.prefixTokens(), d = c.hiddenSize;
     const int heads = c.numHeads;
     if (tokens > VitRunOptions::kMaxTokens)
         throw Error("ViT input " + std::to_string(height) + "×" + std::to_string(width) + " gives " +
@@ -284,10 +405,15 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
                         pixels.data() + (int64_t(ch) * height + int64_t(r) * p + y) * width + int64_t(q) * p;
                     std::copy_n(src, p, &patches(int64_t(r) * cols + q, (int64_t(ch) * p + y) * p));
                 }
-    RowMatrix x(tokens, d); // [N+1, D]
+    RowMatrix x(tokens, d); // [T, D]: CLS, the registers, the patches
     x.row(0) = ConstVectorMap(m_cls.data(), d).transpose();
     x.bottomRows(n) = linear(patches, m_patchW, m_patchB);
-    x += positionTable(rows, cols, options.interpolatePositions).matrix();
+    const Tensor positions = positionTable(rows, cols, options.interpolatePositions); // [N+1, D]
+    x.row(0) += positions.matrix().row(0);
+    x.bottomRows(n) += positions.matrix().bottomRows(n);
+    for (int r = 0; r < c.numRegisterTokens;
+         ++r) // inserted after the positions were added: none of their own
+        x.row(1 + r) = ConstVectorMap(m_registers.data() + int64_t(r) * d, d).transpose();
 
     VitOutput out;
     out.gridRows = rows;
@@ -323,9 +449,11 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
         RowMatrix pooled = linear(x.topRows(1), m_poolerW, m_poolerB); // [1, D]
         pooled = pooled.array().tanh().matrix();
         out.pooled = Tensor::fromMatrix(pooled).reshaped({d});
+    } else if (c.dinov2()) {
+        out.pooled = Tensor::fromMatrix(RowMatrix(x.topRows(1))).reshaped({d});
     }
     if (hasClassifier()) {
-        RowMatrix logits = linear(x.topRows(1), m_classifierW, m_classifierB); // [1, labels]
+        const RowMatrix logits = headLogits(x); // [1, labels]
         out.logits = Tensor::fromMatrix(logits).reshaped({logits.cols()});
         RowMatrix probs = logits;
         softmaxRowsInPlace(probs);
@@ -335,8 +463,24 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
     return out;
 }
 
+// DINOv2's head reads [CLS ; mean of the patch tokens]: the registers are not patches (transformers v4.50.3
+// averages them in, transformers#37817, fixed by #37836; the released DINOv2 linear heads never saw them).
+RowMatrix VitModel::headLogits(const RowMatrix& normed) const {
+    const int64_t d = m_config.hiddenSize;
+    RowMatrix features(1, m_classifierW.dim(1));
+    features.leftCols(d) = normed.topRows(1);
+    if (m_config.dinov2()) {
+        const int64_t patches = normed.rows() - m_config.prefixTokens();
+        features.rightCols(d) = normed.bottomRows(patches).colwise().mean();
+    }
+    return linear(features, m_classifierW, m_classifierB); // [1, labels]
+}
+
 RowMatrix VitModel::classify(const RowMatrix& stream) const {
     if (!hasClassifier()) throw Error("this ViT has no classifier");
+    if (m_config.dinov2())
+        throw Error("DINOv2's classifier reads the CLS token and the mean of the patches together; it has no "
+                    "read-out of one token");
     RowMatrix x = stream;
     layerNormInPlace(x, m_finalLnW, m_finalLnB, m_config.layerNormEps);
     return linear(x, m_classifierW, m_classifierB);
@@ -349,7 +493,8 @@ VitResult VitModel::run(const ImageU8& image, const VitRunOptions& options,
     r.output = forward(r.input.pixels, options, callbacks);
     r.grid = PatchGrid(r.input.imageWidth, r.input.imageHeight, r.input.resized.width, r.input.resized.height,
                        m_config.patchSize,
-                       RectF{r.input.regionX, r.input.regionY, r.input.regionWidth, r.input.regionHeight});
+                       RectF{r.input.regionX, r.input.regionY, r.input.regionWidth, r.input.regionHeight},
+                       m_config.prefixTokens());
     return r;
 }
 

@@ -1,7 +1,12 @@
 #pragma once
 // VitModel: Hugging Face ViT (model_type "vit": ViTForImageClassification, or a bare ViTModel with or
-// without pooler) on CPU, float32, with every head's attention captured on request.
-// Semantics: docs/model-semantics.md (ViT), i.e. transformers v4.33 modeling_vit.py.
+// without pooler) and DINOv2 (model_type "dinov2" / "dinov2_with_registers": Dinov2Model,
+// Dinov2WithRegistersModel and their ForImageClassification) on CPU, float32, with every head's attention
+// captured on request. Semantics: docs/model-semantics.md (ViT), i.e. transformers v4.33 modeling_vit.py;
+// DINOv2 as transformers v4.50.3's modeling_dinov2(_with_registers).py: layer scale (folded into the output
+// projections at load), a plain or SwiGLU MLP, positions always interpolated to the input's grid (bicubic;
+// antialiased with registers), register tokens after CLS ([CLS, reg…, patches]; no position embedding),
+// pooled = the CLS row after the final norm, classifier on [CLS ; mean of the patch tokens].
 //
 // Basic usage:
 //   auto model = VitModel::load(dir);                  // shared_ptr<const VitModel>;               //
@@ -36,7 +41,12 @@ namespace attnlens {
 class TensorFile;
 class WeightBinder;
 
+enum class VitFamily { Vit, Dinov2, Dinov2Registers };
+
 struct VitConfig {
+    VitFamily family = VitFamily::Vit;
+    int numRegisterTokens = 0; // dinov2_with_registers
+    bool swiglu = false;       // DINOv2's use_swiglu_ffn (then intermediateSize is the SwiGLU width)
     int hiddenSize = 768;
     int numLayers = 12;
     int numHeads = 12;
@@ -50,6 +60,9 @@ struct VitConfig {
     std::vector<std::string> labels; // id2label in index order; empty when config.json has none
     std::string architecture;        // architectures[0], informational
 
+    bool dinov2() const { return family != VitFamily::Vit; }
+    // Tokens before the patches: CLS and the registers.
+    int prefixTokens() const { return 1 + numRegisterTokens; }
     int headDim() const { return hiddenSize / numHeads; }
     int gridSize() const { return imageSize / patchSize; } // patches per side of the trained size
     // Throws attnlens::Error naming config.json and the key for missing/ill-typed/inconsistent values.
@@ -72,9 +85,9 @@ struct VitRunOptions : RunControls {
 struct VitOutput {
     Tensor logits;        // [num_labels]; empty without a classifier
     Tensor probabilities; // [num_labels] softmax of logits; empty without a classifier
-    Tensor attentions;    // [layers, heads, N+1, N+1] post-softmax; empty when not captured
-    Tensor lastHidden;    // [N+1, hidden] after the final layernorm
-    Tensor pooled;        // [hidden] tanh(dense(CLS)) when the checkpoint has a pooler; else empty
+    Tensor attentions; // [layers, heads, T, T] post-softmax, T = 1 + registers + N; empty when not captured
+    Tensor lastHidden; // [T, hidden] after the final layernorm
+    Tensor pooled;     // [hidden] tanh(dense(CLS)) with a ViT pooler; DINOv2: the CLS row; else empty
     int gridRows = 0;
     int gridCols = 0;
 };
@@ -127,6 +140,11 @@ public:
 
 private:
     Tensor positionTable(int rows, int cols, bool interpolate) const; // [rows·cols + 1, D]
+    // The final norm's output [T, D] → logits [1, labels]: CLS (ViT), [CLS ; mean of the patches] (DINOv2).
+    RowMatrix headLogits(const RowMatrix& normed) const;
+    // DINOv2's layer: norm1/norm2, layer scale folded into the attention output and the MLP's last
+    // projection.
+    TransformerBlock bindDinov2Layer(WeightBinder& w, const TensorFile& file, const std::string& l) const;
     // load()'s steps; `prefix` is "vit." for ViTForImageClassification, "" for a bare ViTModel.
     void bindEmbeddings(WeightBinder& w, const std::string& prefix);
     // One pre-norm encoder layer (ViTLayer) as a TransformerBlock: x += attention(LN_before(x));
@@ -140,6 +158,7 @@ private:
     Tensor m_patchW;    // [D, C·p·p]  conv kernel flattened in (channel, y, x) order
     Tensor m_patchB;    // [D]
     Tensor m_cls;       // [D]
+    Tensor m_registers; // [R, D] (dinov2_with_registers) or empty
     Tensor m_positions; // [N+1, D]
     std::vector<TransformerBlock> m_layers;
     Tensor m_finalLnW, m_finalLnB;       // [D]

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace attnlens {
 
@@ -40,7 +41,83 @@ Taps tapsFor(int64_t dst, int64_t inSize, int64_t outSize, std::optional<double>
     return taps;
 }
 
+// PyTorch's antialiased bicubic filter (upsample's aa_filter, A = −0.5).
+float aaCubic(float x) {
+    constexpr float a = -0.5f;
+    x = std::abs(x);
+    if (x < 1.0f) return ((a + 2.0f) * x - (a + 3.0f)) * x * x + 1.0f;
+    if (x < 2.0f) return (((x - 5.0f) * x + 8.0f) * x - 4.0f) * a;
+    return 0.0f;
+}
+
+struct AaAxis {
+    int64_t taps = 0;           // taps per output sample (the widest window)
+    std::vector<int64_t> first; // first input index per output sample
+    std::vector<int64_t> count; // taps used per output sample
+    std::vector<float> weights; // [out, taps]
+};
+
+// _compute_indices_weights_aa: the window [⌊c − s + 0.5⌋, ⌊c + s + 0.5⌋) ∩ [0, in) around c = (i +
+// 0.5)·scale.
+AaAxis aaAxis(int64_t inSize, int64_t outSize) {
+    const float scale = static_cast<float>(inSize) / static_cast<float>(outSize);
+    const float support = scale >= 1.0f ? 2.0f * scale : 2.0f;
+    const float invScale = scale >= 1.0f ? 1.0f / scale : 1.0f;
+    AaAxis axis;
+    axis.taps = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
+    axis.first.resize(static_cast<size_t>(outSize));
+    axis.count.resize(static_cast<size_t>(outSize));
+    axis.weights.assign(static_cast<size_t>(outSize * axis.taps), 0.0f);
+    for (int64_t i = 0; i < outSize; ++i) {
+        const float center = scale * (static_cast<float>(i) + 0.5f);
+        const int64_t lo = std::max<int64_t>(static_cast<int64_t>(center - support + 0.5f), 0);
+        const int64_t n = std::min<int64_t>(static_cast<int64_t>(center + support + 0.5f), inSize) - lo;
+        float* w = &axis.weights[static_cast<size_t>(i * axis.taps)];
+        float total = 0.0f;
+        for (int64_t j = 0; j < n; ++j) {
+            w[j] = aaCubic((static_cast<float>(j + lo) - center + 0.5f) * invScale);
+            total += w[j];
+        }
+        for (int64_t j = 0; j < n && total != 0.0f; ++j)
+            w[j] /= total;
+        axis.first[static_cast<size_t>(i)] = lo;
+        axis.count[static_cast<size_t>(i)] = n;
+    }
+    return axis;
+}
+
+// One axis of [C, H, W] resampled: `alongWidth` picks W (stride 1) or H (stride W).
+Tensor aaResample(const Tensor& in, int64_t outSize, bool alongWidth) {
+    const int64_t channels = in.dim(0), h = in.dim(1), w = in.dim(2);
+    const AaAxis axis = aaAxis(alongWidth ? w : h, outSize);
+    const int64_t oh = alongWidth ? h : outSize, ow = alongWidth ? outSize : w;
+    Tensor out({channels, oh, ow});
+    for (int64_t c = 0; c < channels; ++c)
+        for (int64_t y = 0; y < oh; ++y)
+            for (int64_t x = 0; x < ow; ++x) {
+                const int64_t i = alongWidth ? x : y;
+                const float* wt = &axis.weights[static_cast<size_t>(i * axis.taps)];
+                const int64_t lo = axis.first[static_cast<size_t>(i)];
+                float sum = 0.0f;
+                for (int64_t j = 0; j < axis.count[static_cast<size_t>(i)]; ++j)
+                    sum += wt[j] * (alongWidth ? in.data()[(c * h + y) * w + lo + j]
+                                               : in.data()[(c * h + lo + j) * w + x]);
+                out.data()[(c * oh + y) * ow + x] = sum;
+            }
+    return out;
+}
+
 } // namespace
+
+Tensor bicubicInterpolateAntialias(const Tensor& input, int outH, int outW) {
+    if (input.rank() != 3)
+        throw Error("bicubicInterpolateAntialias: expected [C, H, W], got " + shapeToString(input.shape()));
+    if (outH < 1 || outW < 1) throw Error("bicubicInterpolateAntialias: output size must be positive");
+    Tensor x = input;
+    if (x.dim(2) != outW) x = aaResample(x, outW, true);
+    if (x.dim(1) != outH) x = aaResample(x, outH, false);
+    return x;
+}
 
 Tensor bicubicInterpolate(const Tensor& input, int outH, int outW, std::optional<double> scaleH,
                           std::optional<double> scaleW) {

@@ -16,4 +16,11 @@ Tensor bicubicInterpolate(const Tensor& input, int outH, int outW,
                           std::optional<double> scaleH = std::nullopt,
                           std::optional<double> scaleW = std::nullopt);
 
+// F.interpolate(mode="bicubic", align_corners=False, antialias=True) on [C, H, W] → [C, outH, outW]: Pillow's
+// separable filter (A = −0.5) whose support widens by in/out when shrinking, centred at (dst + 0.5)·in/out,
+// the taps inside the input renormalised (no clamping) — a different kernel from bicubicInterpolate even when
+// enlarging. Width first, then height; an axis whose size does not change is left as it is. Weights in float,
+// as PyTorch's CPU kernel computes them for float tensors (DINOv2 with registers' position embeddings).
+Tensor bicubicInterpolateAntialias(const Tensor& input, int outH, int outW);
+
 } // namespace attnlens

@@ -1,7 +1,8 @@
 #pragma once
 // Patch-grid geometry of a vision transformer input: patch index ↔ rectangle, both in model-input
 // pixels and in the ORIGINAL image's pixels (the resize undone). Patches are numbered row-major
-// (top-left first, x fastest); the token of patch i is i + 1 because token 0 is CLS.
+// (top-left first, x fastest); the token of patch i is i + prefixTokens(): token 0 is CLS, then come the
+// register tokens of DINOv2 with registers (none elsewhere).
 //
 // The mapping follows PIL's resize convention (pixel centres: input x + 0.5 = (output x + 0.5) · sx),
 // so the output pixel range [a, b) covers the original range [a · sx, b · sx) with sx = imageW / inputW.
@@ -25,7 +26,8 @@ class PatchGrid {
 public:
     PatchGrid() = default;
     PatchGrid(int imageWidth, int imageHeight, int inputWidth, int inputHeight, int patch);
-    PatchGrid(int imageWidth, int imageHeight, int inputWidth, int inputHeight, int patch, RectF region);
+    PatchGrid(int imageWidth, int imageHeight, int inputWidth, int inputHeight, int patch, RectF region,
+              int prefixTokens = 1);
 
     int rows() const { return m_rows; }
     int cols() const { return m_cols; }
@@ -51,10 +53,13 @@ public:
     int index(int row, int col) const { return row * m_cols + col; }
     int row(int index) const { return index / m_cols; }
     int col(int index) const { return index % m_cols; }
-    static int tokenOfPatch(int index) { return index + 1; }
-    static int patchOfToken(int token) { return token - 1; } // -1 for CLS
+    int prefixTokens() const { return m_prefix; } // CLS and the registers
+    int registers() const { return m_prefix - 1; }
+    int tokenOfPatch(int index) const { return index + m_prefix; }
+    int patchOfToken(int token) const { return token - m_prefix; } // negative for CLS and the registers
 
-    // A short name for a token: "CLS" for token 0, else "r<row>c<col>" of its patch (0-based).
+    // A short name for a token: "CLS" for token 0, "reg<k>" for register k, else "r<row>c<col>" of its
+    // patch (0-based).
     std::string tokenLabel(int token) const;
 
     RectF inputRect(int index) const; // model-input pixels
@@ -64,7 +69,7 @@ public:
 
 private:
     int m_imageWidth = 0, m_imageHeight = 0, m_inputWidth = 0, m_inputHeight = 0;
-    int m_patch = 1, m_rows = 0, m_cols = 0;
+    int m_patch = 1, m_rows = 0, m_cols = 0, m_prefix = 1;
     RectF m_region;
 };
 

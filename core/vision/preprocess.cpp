@@ -206,11 +206,22 @@ int floorHalf(int v) {
     return v >= 0 ? v / 2 : -((-v + 1) / 2);
 }
 
-// "size" / "crop_size": an int (square) or {"height": H, "width": W}, each in [1, 16384].
-void readSize(const JsonConfig& json, const std::string& key, int& height, int& width) {
+// "size" / "crop_size": an int (square; the shortest edge where `shortestEdge` is given) or
+// {"height": H, "width": W}, or {"shortest_edge": N} where `shortestEdge` is given, each in [1, 16384].
+void readSize(const JsonConfig& json, const std::string& key, int& height, int& width,
+              int* shortestEdge = nullptr) {
     const std::string file = json.path().string();
     if (json.has(key)) {
         const Json& size = json.json()[key];
+        if (shortestEdge &&
+            (size.is_number_integer() || (size.is_object() && size.contains("shortest_edge")))) {
+            const Json& edge = size.is_object() ? size["shortest_edge"] : size;
+            if (!edge.is_number_integer() || edge.get<int64_t>() < 1 || edge.get<int64_t>() > 16384)
+                throw Error(file + ": '" + key + "' shortest_edge must be an integer in 1..16384 (found " +
+                            size.dump() + ")");
+            *shortestEdge = edge.get<int>();
+            return;
+        }
         if (size.is_number_integer()) {
             height = width = size.get<int>();
         } else if (size.is_object() && size.contains("height") && size.contains("width") &&
@@ -218,8 +229,8 @@ void readSize(const JsonConfig& json, const std::string& key, int& height, int& 
             height = size["height"].get<int>();
             width = size["width"].get<int>();
         } else {
-            throw Error(file + ": '" + key + "' must be an integer or {\"height\": H, \"width\": W} (found " +
-                        size.dump() + ")");
+            throw Error(file + ": '" + key + "' must be an integer, {\"height\": H, \"width\": W}" +
+                        (shortestEdge ? " or {\"shortest_edge\": N}" : "") + " (found " + size.dump() + ")");
         }
     }
     if (height < 1 || width < 1 || height > 16384 || width > 16384)
@@ -238,16 +249,26 @@ ImageProcessorConfig ImageProcessorConfig::fromJson(const JsonConfig& json) {
     else if (json.has("feature_extractor_type"))
         c.processorType = json.get<std::string>("feature_extractor_type");
     const bool deit = c.processorType.rfind("DeiT", 0) == 0;
+    // BitImageProcessorFast resizes with torchvision, not PIL: read as the slow class (close, not exact).
+    const bool shortest = c.processorType.rfind("BitImageProcessor", 0) == 0 ||
+                          c.processorType.rfind("CLIPImageProcessor", 0) == 0;
     if (deit) {
         c.height = c.width = 256;
-        c.resample = ResampleFilter::Bicubic;
         c.imageMean = {0.485f, 0.456f, 0.406f}; // IMAGENET_DEFAULT_MEAN / STD
         c.imageStd = {0.229f, 0.224f, 0.225f};
+    }
+    if (shortest) {
+        c.shortestEdge = 224;
+        c.imageMean = {0.48145466f, 0.4578275f, 0.40821073f}; // OPENAI_CLIP_MEAN / STD
+        c.imageStd = {0.26862954f, 0.26130258f, 0.27577711f};
+    }
+    if (deit || shortest) {
+        c.resample = ResampleFilter::Bicubic;
         c.doCenterCrop = json.value<bool>("do_center_crop", true);
         readSize(json, "crop_size", c.cropHeight, c.cropWidth);
     }
     c.doResize = json.value<bool>("do_resize", c.doResize);
-    readSize(json, "size", c.height, c.width);
+    readSize(json, "size", c.height, c.width, shortest ? &c.shortestEdge : nullptr);
     const int resample = json.value<int>("resample", static_cast<int>(c.resample));
     if (resample < 0 || resample > 5)
         throw Error(file + ": 'resample' " + std::to_string(resample) + " is not a PIL filter");
@@ -311,8 +332,17 @@ PreprocessedImage preprocessImage(const ImageU8& image, const ImageProcessorConf
     result.imageWidth = image.width;
     result.imageHeight = image.height;
     ImageU8 converted = channels == 1 ? toGrey(image) : toRgb(image);
-    result.resized = config.doResize ? resizePil(converted, config.width, config.height, config.resample)
-                                     : std::move(converted);
+    int width = config.width, height = config.height;
+    if (config.shortestEdge > 0) { // get_resize_output_image_size(default_to_square=False)
+        const int se = config.shortestEdge;
+        const int shortSide = std::min(image.width, image.height),
+                  longSide = std::max(image.width, image.height);
+        const int newLong = static_cast<int>(double(se) * longSide / shortSide);
+        width = image.width <= image.height ? se : newLong;
+        height = image.width <= image.height ? newLong : se;
+    }
+    result.resized =
+        config.doResize ? resizePil(converted, width, height, config.resample) : std::move(converted);
     result.regionWidth = image.width;
     result.regionHeight = image.height;
     if (config.doCenterCrop) {

@@ -12,6 +12,10 @@
 // the same steps with different defaults (256×256, bicubic, ImageNet mean/std) and a centre crop
 // between 2 and 3 (transformers' center_crop: top = ⌊(H − h)/2⌋, left = ⌊(W − w)/2⌋, zero-padded where
 // the crop is larger than the image). ViTImageProcessor ignores crop settings, and so do we for it.
+// BitImageProcessor (DINOv2) and CLIPImageProcessor resize the SHORTEST edge to size["shortest_edge"]
+// (the long edge to ⌊se · long / short⌋, as get_resize_output_image_size computes it), then centre-crop;
+// their defaults: shortest edge 224, crop 224×224, bicubic, OpenAI CLIP's mean/std, and an int "size" means
+// the shortest edge.
 // Step 1 is not in the HF processor (it passes whatever the caller loaded): we load RGB and, for a
 // model with num_channels == 1, convert to grey exactly as PIL's convert("L") before resizing — what a
 // caller doing Image.open(p).convert("L") would feed it. A grey file for a 3-channel model is
@@ -41,13 +45,15 @@ struct ImageProcessorConfig {
     bool doResize = true;
     int height = 224;
     int width = 224;
+    int shortestEdge =
+        0; // > 0: resize the shortest edge to this (Bit / CLIP processors) instead of height × width
     ResampleFilter resample = ResampleFilter::Bilinear;
     bool doRescale = true;
     double rescaleFactor = 1.0 / 255.0;
     bool doNormalize = true;
     std::vector<float> imageMean{0.5f, 0.5f, 0.5f};
     std::vector<float> imageStd{0.5f, 0.5f, 0.5f};
-    // DeiTImageProcessor only: centre crop after the resize.
+    // DeiTImageProcessor, BitImageProcessor, CLIPImageProcessor: centre crop after the resize.
     bool doCenterCrop = false;
     int cropHeight = 224;
     int cropWidth = 224;

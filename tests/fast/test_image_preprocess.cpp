@@ -161,7 +161,7 @@ private slots:
         QCOMPARE(grid.count(), 16);
         QCOMPARE(grid.row(5), 1);
         QCOMPARE(grid.col(5), 1);
-        QCOMPARE(PatchGrid::tokenOfPatch(5), 6);
+        QCOMPARE(grid.tokenOfPatch(5), 6);
         QCOMPARE(grid.tokenLabel(0), std::string("CLS"));
         QCOMPARE(grid.tokenLabel(6), std::string("r1c1"));
         QCOMPARE(grid.tokenLabel(16), std::string("r3c3"));

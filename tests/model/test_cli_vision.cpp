@@ -151,6 +151,21 @@ private slots:
         QCOMPARE(o.channels, 3);
     }
 
+    // DINOv2 with registers (issue 43): the JSON counts them; the overlay of a patch query skips them.
+    void dinov2Registers() {
+        const QString dir =
+            QString::fromStdString((std::filesystem::path(ATTNLENS_TEST_DATA) / "dinov2").string());
+        QTemporaryDir tmp;
+        const QString json = tmp.filePath("reg.json"), png = tmp.filePath("reg.png");
+        const Run r = cli({"vision", "--model", dir + "/dinov2-reg", "--json", json, "--query", "1,2",
+                           "--overlay", png, dir + "/images/portrait_45x71.png"});
+        QCOMPARE(r.exitCode, 0);
+        const Json j = readJsonFile(json.toStdString());
+        QCOMPARE(j["registers"].get<int>(), 4);
+        QCOMPARE(j["grid"][0].get<int>() * j["grid"][1].get<int>() + 5, int(j["attentions"][0][0].size()));
+        QCOMPARE(loadImage(png.toStdString()).width, 45);
+    }
+
     void bareModelPrintsNothing() {
         const Run r = cli({"vision", "--model", model("bare"), image("small_11x7.png")});
         QCOMPARE(r.exitCode, 0);

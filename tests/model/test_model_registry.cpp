@@ -29,6 +29,7 @@ private slots:
         QCOMPARE(familyOfModelType("bert")->name, std::string_view("BERT"));
         QCOMPARE(familyOfModelType("marian")->kind, ModelKind::Marian);
         QCOMPARE(familyOfModelType("vit")->kind, ModelKind::Vit);
+        QCOMPARE(familyOfModelType("dinov2_with_registers"), familyOfModelType("vit"));
         QCOMPARE(familyOfModelType("qwen3")->kind, ModelKind::Text);
         QCOMPARE(familyOfModelType("gemma3_text"), familyOfModelType("llama"));
         QCOMPARE(familyOfModelType("clip_text_model")->kind, ModelKind::Text);
@@ -39,11 +40,11 @@ private slots:
         for (const ModelFamily& f : modelFamilies())
             for (std::string_view t : f.modelTypes)
                 QVERIFY2(seen.insert(t).second, std::string(t).c_str());
-        QCOMPARE(
-            QString::fromStdString(supportedFamilies()),
-            QStringLiteral("Marian (translation), ViT (vision), diffusers UNet2DModel (diffusion), Stable "
-                           "Diffusion pipelines (text-to-image), BERT, GPT-2, Llama-style decoders and CLIP "
-                           "text encoder (text)"));
+        QCOMPARE(QString::fromStdString(supportedFamilies()),
+                 QStringLiteral(
+                     "Marian (translation), ViT / DINOv2 (vision), diffusers UNet2DModel (diffusion), Stable "
+                     "Diffusion pipelines (text-to-image), BERT, GPT-2, Llama-style decoders and CLIP "
+                     "text encoder (text)"));
     }
 
     void builtinModels() {

@@ -237,7 +237,7 @@ void TestVisionPage::overlayPixelsAreTheCoreRenderersColours() {
     QCOMPARE(doc()->patches(), (std::vector<int>{query}));
 
     // The map from the tensor itself: attention of query token → every patch token.
-    const int qt = PatchGrid::tokenOfPatch(query);
+    const int qt = doc()->image()->result.grid.tokenOfPatch(query);
     float lo = 1e9f, hi = -1e9f;
     int best = 0;
     for (int p = 0; p < grid.count(); ++p) {

@@ -113,6 +113,9 @@ int VisionDocument::gridRows() const {
 int VisionDocument::gridCols() const {
     return m_image ? m_image->result.grid.cols() : 0;
 }
+int VisionDocument::prefixTokens() const {
+    return m_image ? m_image->result.grid.prefixTokens() : 1;
+}
 
 void VisionDocument::selectCls() {
     if (m_query == Query::Cls) return;
@@ -151,7 +154,7 @@ std::vector<int> VisionDocument::queryTokens() const {
     std::vector<int> tokens;
     tokens.reserve(m_patches.size());
     for (int p : m_patches)
-        tokens.push_back(PatchGrid::tokenOfPatch(p));
+        tokens.push_back(m_image ? m_image->result.grid.tokenOfPatch(p) : p + 1);
     return tokens;
 }
 
@@ -270,7 +273,7 @@ RowMatrix VisionDocument::mapFor(int layer, const HeadSelection& heads, bool rol
     const std::vector<int> tokens = queryTokens();
     const Eigen::VectorXf perToken = m_keySide ? keyMap(a, tokens, m_reduce)    // [T] over queries
                                                : queryMap(a, tokens, m_reduce); // [T] over keys
-    return tokensToGrid(perToken, gridRows(), gridCols());                      // [rows, cols]
+    return tokensToGrid(perToken, gridRows(), gridCols(), prefixTokens());      // [rows, cols]
 }
 
 RowMatrix VisionDocument::currentMap() const {

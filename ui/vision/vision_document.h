@@ -84,6 +84,7 @@ public:
     int numHeads() const;
     int gridRows() const;
     int gridCols() const;
+    int prefixTokens() const; // CLS and the registers: the first patch's token
 
     // --- selection -------------------------------------------------------------------------
     Query query() const { return m_query; }

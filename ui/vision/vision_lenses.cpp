@@ -154,10 +154,10 @@ void VisionLenses::requestFlow() {
         return;
     }
     m_flowRequested = key;
-    const int rows = m_doc->gridRows(), cols = m_doc->gridCols();
+    const int rows = m_doc->gridRows(), cols = m_doc->gridCols(), first = m_doc->prefixTokens();
     m_worker->run<RowMatrix>(
         tr("Attention flow"),
-        [image, key, rows, cols](const Callbacks& cb) {
+        [image, key, rows, cols, first](const Callbacks& cb) {
             FlowOptions options;
             options.fusion = key.fusion;
             options.lastLayer = key.layer;
@@ -169,7 +169,7 @@ void VisionLenses::requestFlow() {
             }
             if (key.reduce == TokenReduce::Mean && !key.tokens.empty())
                 total /= static_cast<float>(key.tokens.size());
-            return tokensToGrid(total, rows, cols);
+            return tokensToGrid(total, rows, cols, first);
         },
         [this, key](RowMatrix grid) { m_doc->setFlowMap(key, std::move(grid)); });
 }

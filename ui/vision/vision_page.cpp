@@ -283,18 +283,20 @@ QString VisionPage::modelDescription() const {
     if (!model) return tr("no model");
     const VitConfig& c = model->config();
     const ImageProcessorConfig& proc = model->processor();
-    const QString input = proc.doCenterCrop ? tr("%1×%2, centre crop %3×%4 input")
-                                                  .arg(proc.width)
-                                                  .arg(proc.height)
-                                                  .arg(proc.cropWidth)
-                                                  .arg(proc.cropHeight)
-                                            : tr("%1×%2 input").arg(proc.width).arg(proc.height);
-    return tr("%1 · %2 layers × %3 heads · patch %4 · %5")
+    const QString resize = proc.shortestEdge > 0 ? tr("shortest edge %1").arg(proc.shortestEdge)
+                                                 : tr("%1×%2").arg(proc.width).arg(proc.height);
+    const QString input =
+        proc.doCenterCrop
+            ? tr("%1, centre crop %2×%3 input").arg(resize).arg(proc.cropWidth).arg(proc.cropHeight)
+            : tr("%1 input").arg(resize);
+    const QString registers =
+        c.numRegisterTokens > 0 ? tr(" · %1 registers").arg(c.numRegisterTokens) : QString();
+    return tr("%1 · %2 layers × %3 heads · patch %4%5 · %6")
         .arg(QFileInfo(QString::fromStdString(model->dir().string())).fileName())
         .arg(c.numLayers)
         .arg(c.numHeads)
         .arg(c.patchSize)
-        .arg(input);
+        .arg(registers, input);
 }
 
 void VisionPage::openModel(const QString& dir) {
