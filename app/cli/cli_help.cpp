@@ -452,15 +452,16 @@ CommandHelp t2iHelp() {
 CommandHelp visionHelp() {
     return {
         {
-            {"--model DIR", "a ViT folder (default: vit-fashion-mnist)"},
-            {"--json OUT", "write the top-5, logits and every head's attention [L][H][N+1][N+1] (CLS "
-                           "first)"},
+            {"--model DIR", "a ViT, DeiT, DINO or DINOv2 folder (default: vit-fashion-mnist)"},
+            {"--json OUT", "write the top-5, logits, every head's attention [L][H][T][T] (CLS, then DINOv2's "
+                           "registers, then the patches) and token_norms [L][T]"},
             {"--overlay OUT.png", "draw the attention map of --query over the image, as a PNG"},
             {"--layer L", "with --overlay: layer from 0 (default: the last)"},
             {"--head H|mean|max|min", "with --overlay: head from 0, or mean|max|min over the heads "
                                       "(default: mean)"},
-            {"--query cls|ROW,COL|rollout|flow", "with --overlay: CLS's row, a patch's (from 0), or "
-                                                 "rollout / CLS's flow up to --layer (default: cls)"},
+            {"--query cls|ROW,COL|rollout|flow|norms",
+             "with --overlay: CLS's row, a patch's (from 0), rollout / CLS's flow up to --layer, or the "
+             "patch tokens' norms after --layer (high-norm outliers; default: cls)"},
             {"--colormap NAME", "with --overlay: viridis|magma|inferno|plasma|cividis|grey|diverging "
                                 "(default: inferno)"},
             {"--opacity A", "with --overlay: opacity of the map, 0..1 (0: image only, 1: map only) "
@@ -480,6 +481,8 @@ CommandHelp visionHelp() {
             "attnlens-cli vision --overlay map.png --query rollout --colormap viridis --opacity 0.5 "
             "bag_1.png",
             "attnlens-cli vision --ablate 3:0,3:1 --json out.json sneaker_1.png",
+            "attnlens-cli vision --model dinov2-with-registers-small --overlay norms.png --query norms "
+            "dog.jpg",
         }};
 }
 

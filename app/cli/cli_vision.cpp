@@ -3,7 +3,7 @@
 //
 //   stdout: the top-5 classes as "label<TAB>probability" (nothing for a checkpoint without classifier)
 //   --json OUT: {"image", "input_size": [H, W], "patch", "grid": [rows, cols],
-//                "registers": R, "top": [{"index", "label", "prob"}], "logits": [..],
+//                "registers": R, "top": [{"index", "label", "prob"}], "logits": [..], "token_norms": [L][T],
 //                "attentions": [L][H][T][T] (T = 1 + R + N: CLS, DINOv2's R registers, the patches),
 //                "domain_mismatch": ["in colour", …] only for the built-in model on a picture unlike
 //                Fashion-MNIST}
@@ -15,7 +15,8 @@
 //   --overlay OUT.png: the attention map of --layer (0-based, default the last) and --head (0-based index,
 //                or mean|max|min over heads; default mean) for --query (cls, ROW,COL of a patch, 0-based,
 //                or rollout = attention rollout through layers 0..--layer, or flow = attention flow of CLS
-//                through layers 0..--layer, refused above kFlowBudget), over the original image.
+//                through layers 0..--layer, refused above kFlowBudget, or norms = the patch tokens' norms
+//                after --layer), over the original image.
 
 #include "cli_common.h"
 #include "cli_image.h"
@@ -41,9 +42,12 @@ namespace {
 using namespace attnlens;
 
 // The JSON document, streamed (cli_tensor_json.h).
-void writeVisionJson(const std::string& path, Json head, const Tensor& attentions) {
+void writeVisionJson(const std::string& path, Json head, const VitOutput& output) {
     std::string text = head.dump();
-    text.pop_back(); // the closing brace; the attentions follow
+    text.pop_back(); // the closing brace; the token norms and the attentions follow
+    text += ",\"token_norms\":";
+    attnlens::appendNested(text, output.tokenNorms.data(), output.tokenNorms.shape());
+    const Tensor& attentions = output.attentions;
     text += ",\"attentions\":";
     attnlens::appendNested(text, attentions.data(), attentions.shape());
     text += "}\n";
@@ -78,7 +82,8 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
     if (query != "cls") {
         const auto patch = cli::parseIntPair(query, ',');
         if (!patch)
-            throw cli::UsageError("--query: expected cls, rollout, flow or ROW,COL, got '" + query + "'");
+            throw cli::UsageError("--query: expected cls, rollout, flow, norms or ROW,COL, got '" + query +
+                                  "'");
         const auto [row, col] = *patch;
         if (row < 0 || row >= grid.rows() || col < 0 || col >= grid.cols())
             throw cli::UsageError("--query: patch " + query + " is outside the " +
@@ -190,11 +195,16 @@ int runVision(const std::vector<std::string>& argv) {
             head["ablated"] = options.offHeads; // the run above is the ablated one
             if (!baselineTop.is_null()) head["baseline_top"] = baselineTop;
         }
-        writeVisionJson(*jsonPath, std::move(head), result.output.attentions);
+        writeVisionJson(*jsonPath, std::move(head), result.output);
     }
     if (overlay) {
         const std::string query = args.value("--query", "cls");
-        const RowMatrix map = overlayMap(query, result.output.attentions, layer, heads, result.grid);
+        const Tensor& norms = result.output.tokenNorms; // [L, T]
+        const RowMatrix map =
+            query == "norms"
+                ? tokensToGrid(ConstVectorMap(norms.data() + layer * norms.dim(1), norms.dim(1)),
+                               result.grid.rows(), result.grid.cols(), result.grid.prefixTokens())
+                : overlayMap(query, result.output.attentions, layer, heads, result.grid);
         overlayOptions.region = result.grid.regionFraction(); // centre-cropped input (DeiT)
         writePng(*args.value("--overlay"), renderOverlay(image, map, overlayOptions));
     }
@@ -204,7 +214,7 @@ int runVision(const std::vector<std::string>& argv) {
 const cli::Registration regVision{
     "vision",
     "[--model DIR] [--json OUT] [--overlay OUT.png [--layer L] [--head H|mean|max|min] [--query "
-    "cls|ROW,COL|rollout|flow] "
+    "cls|ROW,COL|rollout|flow|norms] "
     "[--colormap NAME] [--opacity A]] [--ablate L:H[,L:H…]] [--interpolate-pos] [--precision fp32|bf16] "
     "IMAGE",
     "classify an image with a ViT; top-5 to stdout, logits and every head's attention to --json, an "

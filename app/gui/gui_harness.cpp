@@ -93,9 +93,12 @@ void grabLater(MainWindow& window, const GuiOptions& o, int waited = 0) {
     QTimer::singleShot(300, &window, [&window, o, waited] {
         if (waited < o.waitSeconds * 1000 && (textMapPending(window) || findOnce(window, o)))
             return grabLater(window, o, waited + 300);
-        QWidget* target =
-            o.grab.isEmpty() ? static_cast<QWidget*>(&window) : window.findChild<QWidget*>(o.grab);
-        if (target == nullptr) return fail(QStringLiteral("--grab %1: no such widget").arg(o.grab));
+        // Several pages may name a widget alike (the Vision page's and the heads lens's "headsGrid"): the
+        // one on screen.
+        QWidget* target = o.grab.isEmpty() ? static_cast<QWidget*>(&window) : nullptr;
+        for (QWidget* w : window.findChildren<QWidget*>(o.grab))
+            if (!target && w->isVisible()) target = w;
+        if (target == nullptr) return fail(QStringLiteral("--grab %1: no such widget on screen").arg(o.grab));
         if (!target->grab().save(o.screenshot, "PNG"))
             return fail(QStringLiteral("--screenshot %1: cannot write the file").arg(o.screenshot));
         QApplication::exit(0);

@@ -58,7 +58,10 @@ QList<QCommandLineOption> guiOptionList() {
         option("kv-policy",
                "Text: the KV cache tab's policy (streaming:4,16, h2o:32,8, snapkv:32,8, keep:0-3).",
                "POLICY"),
-        option("query", "Vision: cls or ROW,COL[;ROW,COL…]. Diffusion: ROW,COL or ROW,COL:ROW,COL.", "QUERY"),
+        option("query",
+               "Vision: cls, norms (token norms) or ROW,COL[;ROW,COL…]. Diffusion: ROW,COL or "
+               "ROW,COL:ROW,COL.",
+               "QUERY"),
         option("key-side", "Vision, Diffusion: show who attends to the query."),
         option("image", "Vision: image to open.", "PATH"),
         option("class", "Diffusion: the class to generate (number or name).", "C"),

@@ -1,7 +1,7 @@
 #pragma once
 // The GUI's command line: which page to open and, for README screenshots and the UI benchmark, what to
 // set up on it. One grammar with attnlens-cli: layers, heads, steps and pixels count from 0; --head takes
-// a number, mean or max; --query names what is looked at (Vision: cls or ROW,COL[;ROW,COL…] patches;
+// a number, mean or max; --query names what is looked at (Vision: cls, norms or ROW,COL[;ROW,COL…] patches;
 // Diffusion: ROW,COL or ROW,COL:ROW,COL pixels).
 //
 //   attnlens [SESSION.attnlens] [--page N] [--size WxH] [--dark] [--model DIR] [--precision fp32|bf16]
@@ -11,7 +11,7 @@
 //                        (--bench-ui --page 4: the Text page timed)
 //            Translate:  [--input TEXT] [--beam N] [--max-tokens N] [--steps K] [--view NAME] [--kind K]
 //                        [--layer L] [--head H] [--token sN|tN] [--words] [--hide-special] [--beam-node N]
-//            Vision:     [--image PATH] [--query cls|ROW,COL[;…]] [--layer L] [--head H] [--key-side]
+//            Vision:     [--image PATH] [--query cls|norms|ROW,COL[;…]] [--layer L] [--head H] [--key-side]
 //            Diffusion:  [--class C] [--seed S] [--scheduler ddim|ddpm] [--steps N] [--step S]
 //                        [--query ROW,COL[:ROW,COL]] [--layer L] [--head H] [--on x0|xt] [--key-side]
 // --steps: Translate: reset, then step forward K times; Diffusion: the denoising steps.

@@ -26,6 +26,10 @@ QString applyVisionScript(attnlens::ui::VisionDocument* doc, const VisionScript&
         }
     }
     doc->setKeySide(s.keySide);
+    if (s.query == QLatin1String("norms")) { // the token-norm map instead of attention
+        doc->setTokenNorms(true);
+        return {};
+    }
     if (s.query.isEmpty() || s.query == QLatin1String("cls")) return {};
     std::vector<int> patches;
     for (const QString& item : s.query.split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
@@ -33,7 +37,7 @@ QString applyVisionScript(attnlens::ui::VisionDocument* doc, const VisionScript&
         const int r = m.hasMatch() ? m.captured(1).toInt() : -1,
                   c = m.hasMatch() ? m.captured(2).toInt() : -1;
         if (r < 0 || r >= doc->gridRows() || c < 0 || c >= doc->gridCols())
-            return QStringLiteral("--query %1: expected cls or ROW,COL inside the %2×%3 patch grid")
+            return QStringLiteral("--query %1: expected cls, norms or ROW,COL inside the %2×%3 patch grid")
                 .arg(item)
                 .arg(doc->gridRows())
                 .arg(doc->gridCols());

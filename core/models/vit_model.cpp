@@ -192,45 +192,6 @@ void VitModel::bindEmbeddings(WeightBinder& w, const std::string& prefix) {
     }
 }
 
-// One ViTLayer under the name prefix `l` ("vit.encoder.layer.3.").
-TransformerBlock VitModel::bindLayer(WeightBinder& w, const TensorFile& file, const std::string& l) const {
-    const VitConfig& c = m_config;
-    const int64_t d = c.hiddenSize, inter = c.intermediateSize;
-    TransformerBlock L;
-    L.placement = TransformerBlock::Placement::Pre;
-    L.attentionNorm = {Norm::Kind::LayerNorm, w.require(l + "layernorm_before.weight", {d}),
-                       w.require(l + "layernorm_before.bias", {d}), c.layerNormEps};
-    const std::string a = l + "attention.attention.";
-    LinearWeights q{w.require(a + "query.weight", {d, d}), {}}, k{w.require(a + "key.weight", {d, d}), {}},
-        v{w.require(a + "value.weight", {d, d}), {}};
-    if (c.qkvBias) {
-        q.bias = w.require(a + "query.bias", {d});
-        k.bias = w.require(a + "key.bias", {d});
-        v.bias = w.require(a + "value.bias", {d});
-    } else if (file.contains(a + "query.bias")) {
-        w.problem("tensor '" + a + "query.bias' present but config.json has qkv_bias = false");
-    }
-    LinearWeights out{w.require(l + "attention.output.dense.weight", {d, d}),
-                      w.require(l + "attention.output.dense.bias", {d})};
-    // HF ViTSelfAttention divides q·kᵀ by √head_dim after the product (QueryScale::Scores).
-    if (!q.weight.empty())
-        L.attention = MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(out), c.numHeads,
-                                         QueryScale::Scores);
-    L.mlpNorm = {Norm::Kind::LayerNorm, w.require(l + "layernorm_after.weight", {d}),
-                 w.require(l + "layernorm_after.bias", {d}), c.layerNormEps};
-    L.mlp.kind = Mlp::Kind::Plain;
-    L.mlp.activation = c.activation;
-    L.mlp.in = {w.require(l + "intermediate.dense.weight", {inter, d}),
-                w.require(l + "intermediate.dense.bias", {inter})};
-    L.mlp.out = {w.require(l + "output.dense.weight", {d, inter}), w.require(l + "output.dense.bias", {d})};
-    // 197+ tokens per forward: every projection packed once here instead of on every call.
-    if (w.problems().empty()) {
-        L.attention.packWeights();
-        L.mlp.pack();
-    }
-    return L;
-}
-
 namespace {
 // Dinov2LayerScale folded into the projection before it: diag(λ)·W, λ ⊙ b (a copy: the file may be mapped).
 void foldScale(LinearWeights& lin, const Tensor& lambda) {
@@ -256,6 +217,54 @@ Tensor rowSlice(const Tensor& t, int64_t first, int64_t count) {
 }
 } // namespace
 
+// The self-attention of the layer under `l`: query/key/value (biases iff qkv_bias), the output projection
+// with `outScale` (DINOv2's layer scale) folded in when given. HF ViTSelfAttention divides q·kᵀ by √head_dim
+// after the product (QueryScale::Scores).
+MultiHeadAttention VitModel::bindAttention(WeightBinder& w, const TensorFile& file, const std::string& l,
+                                           const Tensor& outScale) const {
+    const int64_t d = m_config.hiddenSize;
+    const std::string a = l + "attention.attention.";
+    LinearWeights q{w.require(a + "query.weight", {d, d}), {}}, k{w.require(a + "key.weight", {d, d}), {}},
+        v{w.require(a + "value.weight", {d, d}), {}};
+    if (m_config.qkvBias) {
+        q.bias = w.require(a + "query.bias", {d});
+        k.bias = w.require(a + "key.bias", {d});
+        v.bias = w.require(a + "value.bias", {d});
+    } else if (file.contains(a + "query.bias")) {
+        w.problem("tensor '" + a + "query.bias' present but config.json has qkv_bias = false");
+    }
+    LinearWeights out{w.require(l + "attention.output.dense.weight", {d, d}),
+                      w.require(l + "attention.output.dense.bias", {d})};
+    foldScale(out, outScale);
+    if (q.weight.empty() || out.weight.empty()) return {};
+    return MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(out), m_config.numHeads,
+                              QueryScale::Scores);
+}
+
+// One ViTLayer under the name prefix `l` ("vit.encoder.layer.3.").
+TransformerBlock VitModel::bindLayer(WeightBinder& w, const TensorFile& file, const std::string& l) const {
+    const VitConfig& c = m_config;
+    const int64_t d = c.hiddenSize, inter = c.intermediateSize;
+    TransformerBlock L;
+    L.placement = TransformerBlock::Placement::Pre;
+    L.attentionNorm = {Norm::Kind::LayerNorm, w.require(l + "layernorm_before.weight", {d}),
+                       w.require(l + "layernorm_before.bias", {d}), c.layerNormEps};
+    L.attention = bindAttention(w, file, l, {});
+    L.mlpNorm = {Norm::Kind::LayerNorm, w.require(l + "layernorm_after.weight", {d}),
+                 w.require(l + "layernorm_after.bias", {d}), c.layerNormEps};
+    L.mlp.kind = Mlp::Kind::Plain;
+    L.mlp.activation = c.activation;
+    L.mlp.in = {w.require(l + "intermediate.dense.weight", {inter, d}),
+                w.require(l + "intermediate.dense.bias", {inter})};
+    L.mlp.out = {w.require(l + "output.dense.weight", {d, inter}), w.require(l + "output.dense.bias", {d})};
+    // 197+ tokens per forward: every projection packed once here instead of on every call.
+    if (w.problems().empty()) {
+        L.attention.packWeights();
+        L.mlp.pack();
+    }
+    return L;
+}
+
 // One Dinov2Layer: x += λ1 ⊙ attention(norm1(x)); x += λ2 ⊙ mlp(norm2(x)), mlp = fc2(act(fc1)) or SwiGLU
 // weights_out(silu(x1) ⊙ x2) with x1, x2 = weights_in(x).chunk(2) (gate first).
 TransformerBlock VitModel::bindDinov2Layer(WeightBinder& w, const TensorFile& file,
@@ -266,22 +275,7 @@ TransformerBlock VitModel::bindDinov2Layer(WeightBinder& w, const TensorFile& fi
     L.placement = TransformerBlock::Placement::Pre;
     L.attentionNorm = {Norm::Kind::LayerNorm, w.require(l + "norm1.weight", {d}),
                        w.require(l + "norm1.bias", {d}), c.layerNormEps};
-    const std::string a = l + "attention.attention.";
-    LinearWeights q{w.require(a + "query.weight", {d, d}), {}}, k{w.require(a + "key.weight", {d, d}), {}},
-        v{w.require(a + "value.weight", {d, d}), {}};
-    if (c.qkvBias) {
-        q.bias = w.require(a + "query.bias", {d});
-        k.bias = w.require(a + "key.bias", {d});
-        v.bias = w.require(a + "value.bias", {d});
-    } else if (file.contains(a + "query.bias")) {
-        w.problem("tensor '" + a + "query.bias' present but config.json has qkv_bias = false");
-    }
-    LinearWeights out{w.require(l + "attention.output.dense.weight", {d, d}),
-                      w.require(l + "attention.output.dense.bias", {d})};
-    foldScale(out, w.require(l + "layer_scale1.lambda1", {d}));
-    if (!q.weight.empty() && !out.weight.empty())
-        L.attention = MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(out), c.numHeads,
-                                         QueryScale::Scores);
+    L.attention = bindAttention(w, file, l, w.require(l + "layer_scale1.lambda1", {d}));
     L.mlpNorm = {Norm::Kind::LayerNorm, w.require(l + "norm2.weight", {d}), w.require(l + "norm2.bias", {d}),
                  c.layerNormEps};
     L.mlp.activation = c.activation;
@@ -419,6 +413,7 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
     out.gridRows = rows;
     out.gridCols = cols;
     if (options.captureAttention) out.attentions = Tensor({c.numLayers, heads, tokens, tokens});
+    out.tokenNorms = Tensor({c.numLayers, tokens});
 
     const std::vector<int> headsPerLayer(static_cast<size_t>(c.numLayers), c.numHeads);
     const std::vector<std::vector<int>> off = headsOffByLayer(options.offHeads, headsPerLayer);
@@ -441,6 +436,7 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
             run.traceValues = trace->values;
         }
         m_layers[static_cast<size_t>(layer)].forward(x, run);
+        VectorMap(out.tokenNorms.data() + int64_t(layer) * tokens, tokens) = x.rowwise().norm();
     }
     if (trace) trace->final = traceRows(x, trace->rows);
     layerNormInPlace(x, m_finalLnW, m_finalLnB, c.layerNormEps);

@@ -87,7 +87,11 @@ struct VitOutput {
     Tensor probabilities; // [num_labels] softmax of logits; empty without a classifier
     Tensor attentions; // [layers, heads, T, T] post-softmax, T = 1 + registers + N; empty when not captured
     Tensor lastHidden; // [T, hidden] after the final layernorm
-    Tensor pooled;     // [hidden] tanh(dense(CLS)) with a ViT pooler; DINOv2: the CLS row; else empty
+    // [layers, T]: ‖x‖ of every token's residual stream after each layer (before the final norm) — the
+    // token-norm map of "Vision Transformers Need Registers" (Darcet et al. 2024), where high-norm outlier
+    // patches show up.
+    Tensor tokenNorms;
+    Tensor pooled; // [hidden] tanh(dense(CLS)) with a ViT pooler; DINOv2: the CLS row; else empty
     int gridRows = 0;
     int gridCols = 0;
 };
@@ -142,6 +146,8 @@ private:
     Tensor positionTable(int rows, int cols, bool interpolate) const; // [rows·cols + 1, D]
     // The final norm's output [T, D] → logits [1, labels]: CLS (ViT), [CLS ; mean of the patches] (DINOv2).
     RowMatrix headLogits(const RowMatrix& normed) const;
+    MultiHeadAttention bindAttention(WeightBinder& w, const TensorFile& file, const std::string& l,
+                                     const Tensor& outScale) const;
     // DINOv2's layer: norm1/norm2, layer scale folded into the attention output and the MLP's last
     // projection.
     TransformerBlock bindDinov2Layer(WeightBinder& w, const TensorFile& file, const std::string& l) const;

@@ -164,6 +164,12 @@ private slots:
         QCOMPARE(j["registers"].get<int>(), 4);
         QCOMPARE(j["grid"][0].get<int>() * j["grid"][1].get<int>() + 5, int(j["attentions"][0][0].size()));
         QCOMPARE(loadImage(png.toStdString()).width, 45);
+        QCOMPARE(j["token_norms"].size(), j["attentions"].size()); // [L][T]
+        QCOMPARE(j["token_norms"][0].size(), j["attentions"][0][0].size());
+        QCOMPARE(cli({"vision", "--model", dir + "/dinov2-reg", "--query", "norms", "--overlay", png,
+                      dir + "/images/portrait_45x71.png"})
+                     .exitCode,
+                 0);
     }
 
     void bareModelPrintsNothing() {
@@ -211,7 +217,7 @@ private slots:
                          "outside the 4×4 grid");
         expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--query",
                           "middle", image("small_11x7.png")},
-                         "expected cls, rollout, flow or ROW,COL");
+                         "expected cls, rollout, flow, norms or ROW,COL");
         expectUsageError({"vision", "--model", model("rgb-interp"), image("small_11x7.png")}, "image_size");
         expectUsageError({"vision", "--model", tmp.path(), image("small_11x7.png")},
                          "config.json is missing");

@@ -3,7 +3,8 @@
 // (tools/golden/make_dinov2_fixtures.py → tests/data/dinov2): the resized picture, the pixels, every head's
 // attention, the last hidden state, the pooled CLS and the logits within 1e-4 — at the processor's size (the
 // 5×5 position table interpolated to 4×4), at the trained size, and non-square without the crop (4×6 / 6×4);
-// plain and SwiGLU MLPs; registers between CLS and the patches; bad folders refused with one message.
+// plain and SwiGLU MLPs; registers between CLS and the patches; every layer's token norms (the stream before
+// the final norm, from hidden_states); bad folders refused with one message.
 
 #include "core/analysis/attention_captures.h"
 #include "core/analysis/attention_maps.h"
@@ -17,6 +18,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <fstream>
 
 using namespace attnlens;
@@ -90,6 +92,9 @@ private slots:
         compareTensor(out.attentions, golden.load("attentions"), kTol, "attentions");
         compareTensor(out.lastHidden, golden.load("hidden"), kTol, "hidden");
         compareTensor(out.pooled, golden.load("pooled"), kTol, "pooled");
+        const Tensor norms = golden.load("token_norms"); // [L, T], the stream's scale: relative tolerance
+        const float scale = std::max(1.0f, *std::max_element(norms.data(), norms.data() + norms.numel()));
+        compareTensor(out.tokenNorms, norms, kTol * scale, "token norms");
         if (vit.hasClassifier()) // with registers: the head over the patches (transformers#37836)
             compareTensor(out.logits,
                           golden.load(vit.config().numRegisterTokens ? "logits_patch_mean" : "logits"), kTol,

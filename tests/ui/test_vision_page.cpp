@@ -74,6 +74,7 @@ private slots:
     void dragSelectsARectangleOfPatches();
     void keySideReadsTheAttentionColumn();
     void rolloutMatchesCore();
+    void tokenNormsMap();
     void badImageKeepsThePreviousState();
     void pastedImageOfAnotherSizeIsAnalysed();
     void droppedFileIsAnalysed();
@@ -113,6 +114,7 @@ void TestVisionPage::init() {
     doc()->setKeySide(false);
     doc()->setRollout(false);
     doc()->setFlow(false);
+    doc()->setTokenNorms(false);
     doc()->setHead(-1);
     doc()->setFusion(HeadFusion::Mean);
     doc()->setReduce(TokenReduce::Sum);
@@ -383,6 +385,22 @@ void TestVisionPage::rolloutMatchesCore() {
     QVERIFY(doc()->currentMap().isApprox(expected, 1e-6f));
     QCOMPARE(m_page->headsGrid()->count(), 0); // rollout fuses the heads
     QCOMPARE(m_page->layersStrip()->count(), doc()->numLayers());
+}
+
+// The token-norm map: ‖x‖ of each patch token after the layer, laid out on the grid; rollout turns it off.
+void TestVisionPage::tokenNormsMap() {
+    openAndWait(samplePath("coat_1.png"));
+    doc()->setLayer(1);
+    auto* box = m_page->findChild<QCheckBox*>(QStringLiteral("tokenNorms"));
+    box->setChecked(true);
+    QVERIFY(doc()->tokenNorms() && !doc()->rollout());
+    const Tensor& norms = doc()->image()->result.output.tokenNorms; // [L, T]
+    const RowMatrix expected = tokensToGrid(ConstVectorMap(norms.data() + norms.dim(1), norms.dim(1)), 7, 7);
+    QVERIFY(doc()->currentMap().isApprox(expected, 1e-6f));
+    QCOMPARE(m_page->headsGrid()->count(), 0); // a norm has no heads
+    QVERIFY(doc()->mapDescription().startsWith(QStringLiteral("token norms after layer 1 · CLS")));
+    doc()->setRollout(true);
+    QVERIFY(!doc()->tokenNorms() && !box->isChecked());
 }
 
 void TestVisionPage::badImageKeepsThePreviousState() {

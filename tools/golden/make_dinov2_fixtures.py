@@ -29,7 +29,8 @@ portrait_45x71.png (portrait: the other branch of the shortest-edge rule).
 Goldens: <folder>/golden_<image>_<case>.safetensors, metadata "golden" = JSON {case, image, processor overrides,
 input [H, W], grid [rows, cols], tokens, registers, interpolated}; tensors pixels [C, H, W] (pixel_values),
 resized [H, W, C] (the processor's resize + crop alone, uint8 values as float), attentions [L, H, T, T],
-hidden [T, D] (last_hidden_state), pooled [D] (pooler_output), logits [labels] (classifiers). Cases:
+hidden [T, D] (last_hidden_state), pooled [D] (pooler_output), token_norms [L, T] (‖hidden_states[l + 1]‖ per
+token: the stream after layer l, before the final layernorm), logits [labels] (classifiers). Cases:
   default    the saved processor: 16x16, grid 4x4, positions interpolated 5x5 -> 4x4 (shrinking)
   trained    shortest_edge 23, crop 20x20: grid 5x5 = the table, no interpolation
   nonsquare  shortest_edge 16, no crop: 16x25 (photo; 1 pixel column dropped by the strided conv, grid 4x6) or
@@ -147,13 +148,15 @@ def worker(out):
                                return_tensors="np", **over).pixel_values[0]  # [H, W, C] uint8 values
                 with torch.no_grad():
                     o = model(pixels, output_attentions=True)
-                    b = backbone(pixels, output_attentions=True)  # last_hidden_state / pooler_output
+                    b = backbone(pixels, output_attentions=True, output_hidden_states=True)  # + hidden_states
                 h, w = pixels.shape[-2:]
                 rows, cols = h // patch, w // patch
                 tokens = 1 + registers + rows * cols
                 t = {"pixels": pixels[0], "resized": torch.from_numpy(resized.astype("float32")),
                      "attentions": torch.stack([a[0] for a in o.attentions]),
-                     "hidden": b.last_hidden_state[0], "pooled": b.pooler_output[0]}
+                     "hidden": b.last_hidden_state[0], "pooled": b.pooler_output[0],
+                     # hidden_states[l + 1]: the stream after layer l, before the final layernorm
+                     "token_norms": torch.stack([s[0].norm(dim=-1) for s in b.hidden_states[1:]])}
                 assert t["attentions"].shape[-1] == tokens and t["hidden"].shape[0] == tokens
                 assert torch.equal(t["pooled"], t["hidden"][0])  # pooler_output = CLS after the final layernorm
                 if hasattr(o, "logits"):

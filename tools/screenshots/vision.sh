@@ -2,7 +2,7 @@
 # README screenshots of the Vision page, taken from the real app under Xvfb:
 #   tools/screenshots/vision.sh [BUILD_DIR]
 # Uses the built-in ViT and one of its shipped samples; the heads grid shows the last layer's heads
-# for the CLS token.
+# for the CLS token; the token-norm map after the last layer.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build/release}
@@ -17,4 +17,5 @@ shot() { # name, extra args...
 }
 shot overlay --query 4,2 --layer $((layers - 2))
 shot heads --query cls --layer $((layers - 1)) --grab headsGrid
+shot token-norms --query norms --layer $((layers - 1))
 ls -l "$out"/vision-*.png

@@ -191,15 +191,29 @@ void VisionDocument::setValueWeighted(bool on) {
 void VisionDocument::setRollout(bool rollout) {
     if (rollout == m_rollout) return;
     m_rollout = rollout;
-    if (rollout) m_flow = false;
+    if (rollout) m_flow = m_tokenNorms = false;
     emit viewChanged();
 }
 
 void VisionDocument::setFlow(bool flow) {
     if (flow == m_flow) return;
     m_flow = flow;
-    if (flow) m_rollout = false;
+    if (flow) m_rollout = m_tokenNorms = false;
     emit viewChanged();
+}
+
+void VisionDocument::setTokenNorms(bool on) {
+    if (on == m_tokenNorms) return;
+    m_tokenNorms = on;
+    if (on) m_rollout = m_flow = false;
+    emit viewChanged();
+}
+
+Eigen::VectorXf VisionDocument::tokenNormsAt(int layer) const {
+    if (!m_image) return {};
+    const Tensor& norms = m_image->result.output.tokenNorms; // [L, T]
+    if (norms.empty() || layer < 0 || layer >= norms.dim(0)) return {};
+    return ConstVectorMap(norms.data() + int64_t(layer) * norms.dim(1), norms.dim(1));
 }
 
 VisionDocument::FlowKey VisionDocument::flowKey() const {
@@ -268,6 +282,10 @@ RowMatrix VisionDocument::attentionMatrix(int layer, const HeadSelection& heads,
 }
 
 RowMatrix VisionDocument::mapFor(int layer, const HeadSelection& heads, bool rollout) const {
+    if (m_tokenNorms) {
+        const Eigen::VectorXf norms = tokenNormsAt(layer);
+        return norms.size() ? tokensToGrid(norms, gridRows(), gridCols(), prefixTokens()) : RowMatrix();
+    }
     if (!m_image || m_image->result.output.attentions.empty()) return {};
     const RowMatrix a = attentionMatrix(layer, heads, rollout); // [T, T]
     const std::vector<int> tokens = queryTokens();
@@ -287,7 +305,7 @@ RowMatrix VisionDocument::currentMap() const {
 
 std::vector<RowMatrix> VisionDocument::headMaps() const {
     std::vector<RowMatrix> maps;
-    if (!m_image || m_rollout || m_flow) return maps;
+    if (!m_image || m_rollout || m_flow || m_tokenNorms) return maps;
     for (int h = 0; h < numHeads(); ++h)
         maps.push_back(mapFor(m_selection.layer, {h, m_selection.heads.fusion}, false));
     return maps;
@@ -314,6 +332,7 @@ QString VisionDocument::queryDescription() const {
 }
 
 QString VisionDocument::mapDescription() const {
+    if (m_tokenNorms) return tokenNormsDescription();
     if (m_flow)
         return tr("attention flow 0–%1 (%2 of heads) · %3 → patches%4")
             .arg(m_selection.layer)
@@ -331,6 +350,29 @@ QString VisionDocument::mapDescription() const {
     const QString direction =
         m_keySide ? tr("patches → %1").arg(queryDescription()) : tr("%1 → patches").arg(queryDescription());
     return heads + QStringLiteral(" · ") + direction;
+}
+
+QString VisionDocument::tokenNormsDescription() const {
+    const Eigen::VectorXf norms = tokenNormsAt(m_selection.layer);
+    QString text = tr("token norms after layer %1").arg(m_selection.layer);
+    const int prefix = prefixTokens(), patches = gridRows() * gridCols();
+    if (norms.size() != prefix + patches || patches == 0) return text;
+    text += tr(" · CLS %1").arg(double(norms[0]), 0, 'f', 1);
+    if (prefix > 1) {
+        QStringList regs;
+        for (int r = 1; r < prefix; ++r)
+            regs << QString::number(double(norms[r]), 'f', 1);
+        text += tr(" · registers %1").arg(regs.join(QLatin1Char(' ')));
+    }
+    std::vector<float> sorted(norms.data() + prefix, norms.data() + norms.size());
+    const auto top = std::max_element(sorted.begin(), sorted.end()) - sorted.begin();
+    const float max = sorted[size_t(top)];
+    std::nth_element(sorted.begin(), sorted.begin() + patches / 2, sorted.end());
+    return text + tr(" · patches median %1, max %2 at (%3, %4)")
+                      .arg(double(sorted[size_t(patches / 2)]), 0, 'f', 1)
+                      .arg(double(max), 0, 'f', 1)
+                      .arg(int(top) / gridCols())
+                      .arg(int(top) % gridCols());
 }
 
 RgbImage VisionDocument::renderDisplayOverlay() const {

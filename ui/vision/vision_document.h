@@ -120,6 +120,13 @@ public:
     // worker and hands it back with setFlowMap(); until then currentMap() is zero and flowPending() is true.
     bool flow() const { return m_flow; }
     void setFlow(bool flow);
+    // The token-norm map (Darcet et al. 2024, "Vision Transformers Need Registers"): ‖x‖ of each patch
+    // token's residual stream after the layer instead of an attention map — high-norm outlier patches stand
+    // out. Turns rollout and flow off (they turn it off); a norm has no heads, so the heads grid is empty.
+    bool tokenNorms() const { return m_tokenNorms; }
+    void setTokenNorms(bool on);
+    // ‖x‖ after `layer` of every token: CLS, the registers, the patches [T] (empty without an image).
+    Eigen::VectorXf tokenNormsAt(int layer) const;
     struct FlowKey {
         int layer = -1;
         HeadFusion fusion = HeadFusion::Mean;
@@ -153,6 +160,9 @@ public:
     // A short description of the map shown ("layer 4 · head 2 · CLS → patches").
     QString mapDescription() const;
     QString queryDescription() const;
+    // "token norms after layer 3 · CLS 41.2 · registers 52.0 310.4 … · patches median 40.1, max 388.0 at (2,
+    // 5)"
+    QString tokenNormsDescription() const;
 
     // The current map blended over display() / the original image / a thumbnail (core renderOverlay).
     RgbImage renderDisplayOverlay() const;
@@ -179,6 +189,7 @@ private:
     bool m_rollout = false;
     bool m_valueWeighted = false;
     bool m_flow = false;
+    bool m_tokenNorms = false;
     FlowKey m_flowKey;   // the key m_flowMap was computed for
     RowMatrix m_flowMap; // [rows, cols]
     float m_opacity = 0.6f;

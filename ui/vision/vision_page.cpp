@@ -256,11 +256,19 @@ QWidget* VisionPage::buildMapBox(QWidget* panel) {
            "the residual added — unlike rollout, a path is only as strong as its weakest edge. One "
            "max-flow per patch: computed on the worker; too large an input falls back to rollout."));
     connect(m_flow, &QCheckBox::toggled, m_doc, &VisionDocument::setFlow);
+    m_norms = new QCheckBox(tr("Token norms ‖x‖ after layer L"), m_mapBox);
+    m_norms->setObjectName(QStringLiteral("tokenNorms"));
+    m_norms->setToolTip(
+        tr("The norm of every patch token's residual stream after the layer, instead of attention: the "
+           "high-norm outlier patches of \"Vision Transformers Need Registers\" (Darcet et al. 2024) stand "
+           "out. The title gives CLS's and the registers' norms."));
+    connect(m_norms, &QCheckBox::toggled, m_doc, &VisionDocument::setTokenNorms);
     auto* weighted = valueWeightedBox(
         m_mapBox, tr("patch"), tr("Per head before the fusion; rollout and flow stay on the weights."));
     connect(weighted, &QCheckBox::toggled, m_doc, &VisionDocument::setValueWeighted);
     m_mapBox->addRow(m_rollout);
     m_mapBox->addRow(m_flow);
+    m_mapBox->addRow(m_norms);
     m_mapBox->addRow(weighted);
     return m_mapBox;
 }
@@ -435,15 +443,17 @@ void VisionPage::dropEvent(QDropEvent* event) {
 }
 
 void VisionPage::syncControls() {
-    const QSignalBlocker b3(m_rollout), b4(m_keySide), b5(m_reduce), b6(m_flow);
+    const QSignalBlocker b3(m_rollout), b4(m_keySide), b5(m_reduce), b6(m_flow), b7(m_norms);
     QStringList layers;
     for (int l = 0; l < m_doc->numLayers(); ++l)
         layers << tr("Layer %1").arg(l);
     m_mapBox->setLayers(layers);
     m_mapBox->setSelection(m_doc->layer(), m_doc->numHeads(), {m_doc->head(), m_doc->fusion()});
-    m_mapBox->headCombo()->setEnabled((!m_doc->rollout() && !m_doc->flow()) || m_doc->head() < 0);
+    m_mapBox->headCombo()->setEnabled((!m_doc->rollout() && !m_doc->flow() && !m_doc->tokenNorms()) ||
+                                      m_doc->head() < 0);
     m_rollout->setChecked(m_doc->rollout());
     m_flow->setChecked(m_doc->flow());
+    m_norms->setChecked(m_doc->tokenNorms());
     m_keySide->setChecked(m_doc->keySide());
     m_keySide->setEnabled(!m_doc->flow()); // flow is query → patches only
     m_reduce->setCurrentIndex(m_doc->reduce() == TokenReduce::Sum ? 0 : 1);

@@ -152,6 +152,7 @@ private:
     MapLensBox* m_mapBox = nullptr;
     QCheckBox* m_rollout = nullptr;
     QCheckBox* m_flow = nullptr;
+    QCheckBox* m_norms = nullptr;
     QCheckBox* m_smooth = nullptr;
     QToolButton* m_export = nullptr;
 };

@@ -42,6 +42,7 @@ VisionSession VisionSession::parse(const QJsonObject& o, SessionReader& r) {
     s.fusion = *parseHeadFusion(r.choice("fusion", "mean", {"mean", "max", "min"}).toStdString());
     s.rollout = r.boolean("rollout", false);
     s.flow = r.boolean("flow", false);
+    s.tokenNorms = r.boolean("token_norms", false);
     s.opacity = r.number("opacity", 0.6, 0.0, 1.0);
     s.colorMap = readColorMap(r, "color_map", ColorMap::Inferno);
     s.smooth = r.boolean("smooth", false);
@@ -61,6 +62,7 @@ VisionSession VisionSession::capture(const VisionDocument& doc) {
     s.fusion = doc.fusion();
     s.rollout = doc.rollout();
     s.flow = doc.flow();
+    s.tokenNorms = doc.tokenNorms();
     s.opacity = doc.opacity();
     s.colorMap = doc.colorMap();
     s.smooth = doc.smooth();
@@ -97,6 +99,7 @@ void VisionSession::write(QJsonObject& s) const {
     s.insert("fusion", QString::fromLatin1(headFusionName(fusion).data()));
     s.insert("rollout", rollout);
     s.insert("flow", flow);
+    s.insert("token_norms", tokenNorms);
     s.insert("opacity", opacity);
     s.insert("color_map", colorMapId(colorMap));
     s.insert("smooth", smooth);
@@ -122,6 +125,8 @@ void VisionSession::applyView(VisionDocument& doc) const {
     doc.setHead(head);
     if (flow)
         doc.setFlow(true);
+    else if (tokenNorms)
+        doc.setTokenNorms(true);
     else
         doc.setRollout(rollout);
 }

@@ -2,8 +2,8 @@
 // The Vision page's saved session (ui/shell/session.h), read in one place: what checkSession() checks is what
 // the restore applies. Keys: model_dir (absent: the built-in model), image_path or image_png (a pasted
 // picture itself, PNG in base64: nothing the user made is lost), query ("cls" or patch indices), reduce,
-// key_side, layer, head, fusion, rollout, flow, opacity, color_map, smooth, ablated ([[layer, head], …]),
-// pinned.
+// key_side, layer, head, fusion, rollout, flow, token_norms, opacity, color_map, smooth, ablated ([[layer,
+// head], …]), pinned.
 
 #include "core/analysis/attention_maps.h"
 #include "core/contract/run_controls.h"
@@ -29,7 +29,7 @@ struct VisionSession {
     bool cls = true;
     std::vector<int> patches;
     TokenReduce reduce = TokenReduce::Sum;
-    bool keySide = false, rollout = false, flow = false;
+    bool keySide = false, rollout = false, flow = false, tokenNorms = false;
     int layer = -1, head = -1;
     HeadFusion fusion = HeadFusion::Mean;
     double opacity = 0.6;

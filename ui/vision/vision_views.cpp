@@ -140,6 +140,7 @@ QWidget* VisionViews::buildGrids(QWidget* parent) {
     m_headsGrid->setToolTip(tr("Every head of this layer for the current query; click one to show it"));
     connect(m_headsGrid, &MapGridView::tileClicked, this, [this](int head) {
         m_doc->setRollout(false);
+        m_doc->setTokenNorms(false);
         m_doc->setHead(head);
     });
     headsBox->addWidget(m_headsTitle);
@@ -252,9 +253,10 @@ double VisionViews::refreshMaps() {
     }
     m_headsGrid->setTiles(std::move(heads), headTitles);
     m_headsGrid->setSelected(m_doc->rollout() ? -1 : m_doc->head());
-    m_headsTitle->setText(m_doc->rollout() ? tr("Heads — rollout fuses the heads; untick Rollout to see them")
-                          : m_doc->flow()
-                              ? tr("Heads — attention flow fuses the heads; untick it to see them")
+    m_headsTitle->setText(
+        m_doc->rollout()      ? tr("Heads — rollout fuses the heads; untick Rollout to see them")
+        : m_doc->tokenNorms() ? tr("Heads — a token's norm has no heads; untick Token norms to see them")
+        : m_doc->flow()       ? tr("Heads — attention flow fuses the heads; untick it to see them")
                               : tr("Heads of layer %1 — click one to show it").arg(m_doc->layer()));
 
     std::vector<QImage> layers;
@@ -270,8 +272,9 @@ double VisionViews::refreshMaps() {
         : m_doc->head() >= 0
             ? tr("head %1 in every layer").arg(m_doc->head())
             : tr("%1 of heads in every layer").arg(QString::fromUtf8(headFusionName(m_doc->fusion()).data()));
-    m_layersTitle->setText(m_doc->flow() ? tr("Layers — attention (%1), not flow").arg(which)
-                                         : tr("Layers — %1").arg(which));
+    m_layersTitle->setText(m_doc->tokenNorms() ? tr("Layers — token norms after each layer")
+                           : m_doc->flow()     ? tr("Layers — attention (%1), not flow").arg(which)
+                                               : tr("Layers — %1").arg(which));
 
     return static_cast<double>(timer.nsecsElapsed()) / 1e6;
 }
