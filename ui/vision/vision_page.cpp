@@ -49,6 +49,16 @@ namespace attnlens::ui {
 
 namespace {
 
+// A switch of the Map box: named (tests, screenshots), explained by its tooltip, bound to the document.
+QCheckBox* mapSwitch(QWidget* parent, const QString& text, const char* name, const QString& tip,
+                     VisionDocument* doc, void (VisionDocument::*set)(bool)) {
+    auto* box = new QCheckBox(text, parent);
+    box->setObjectName(QLatin1String(name));
+    box->setToolTip(tip);
+    QObject::connect(box, &QCheckBox::toggled, doc, set);
+    return box;
+}
+
 QString ms(double seconds) {
     return QString::number(seconds * 1000.0, 'f', seconds < 0.1 ? 1 : 0) + " ms";
 }
@@ -244,25 +254,22 @@ QWidget* VisionPage::buildMapBox(QWidget* panel) {
             "compare (A, B and A − B in a window)")},
         panel);
     m_mapBox->bind(m_doc, m_lenses);
-    m_rollout = new QCheckBox(tr("Rollout through layers 0…L"), m_mapBox);
-    m_rollout->setObjectName(QStringLiteral("rollout"));
-    m_rollout->setToolTip(tr("Attention rollout (Abnar & Zuidema 2020): heads fused, residual added, "
-                             "layers multiplied up to the chosen layer"));
-    connect(m_rollout, &QCheckBox::toggled, m_doc, &VisionDocument::setRollout);
-    m_flow = new QCheckBox(tr("Attention flow through layers 0…L"), m_mapBox);
-    m_flow->setObjectName(QStringLiteral("flow"));
-    m_flow->setToolTip(
+    m_rollout = mapSwitch(m_mapBox, tr("Rollout through layers 0…L"), "rollout",
+                          tr("Attention rollout (Abnar & Zuidema 2020): heads fused, residual added, "
+                             "layers multiplied up to the chosen layer"),
+                          m_doc, &VisionDocument::setRollout);
+    m_flow = mapSwitch(
+        m_mapBox, tr("Attention flow through layers 0…L"), "flow",
         tr("Attention flow (Abnar & Zuidema 2020): a maximum flow through the layers, heads fused and "
            "the residual added — unlike rollout, a path is only as strong as its weakest edge. One "
-           "max-flow per patch: computed on the worker; too large an input falls back to rollout."));
-    connect(m_flow, &QCheckBox::toggled, m_doc, &VisionDocument::setFlow);
-    m_norms = new QCheckBox(tr("Token norms ‖x‖ after layer L"), m_mapBox);
-    m_norms->setObjectName(QStringLiteral("tokenNorms"));
-    m_norms->setToolTip(
+           "max-flow per patch: computed on the worker; too large an input falls back to rollout."),
+        m_doc, &VisionDocument::setFlow);
+    m_norms = mapSwitch(
+        m_mapBox, tr("Token norms ‖x‖ after layer L"), "tokenNorms",
         tr("The norm of every patch token's residual stream after the layer, instead of attention: the "
            "high-norm outlier patches of \"Vision Transformers Need Registers\" (Darcet et al. 2024) stand "
-           "out. The title gives CLS's and the registers' norms."));
-    connect(m_norms, &QCheckBox::toggled, m_doc, &VisionDocument::setTokenNorms);
+           "out. The title gives CLS's and the registers' norms."),
+        m_doc, &VisionDocument::setTokenNorms);
     auto* weighted = valueWeightedBox(
         m_mapBox, tr("patch"), tr("Per head before the fusion; rollout and flow stay on the weights."));
     connect(weighted, &QCheckBox::toggled, m_doc, &VisionDocument::setValueWeighted);
