@@ -452,22 +452,27 @@ CommandHelp t2iHelp() {
 CommandHelp visionHelp() {
     return {
         {
-            {"--model DIR", "a ViT, DeiT, DINO or DINOv2 folder (default: vit-fashion-mnist)"},
+            {"--model DIR", "a ViT, DeiT, DINO, DINOv2 or CLIP folder (default: vit-fashion-mnist)"},
             {"--json OUT", "write the top-5, logits, every head's attention [L][H][T][T] (CLS, then DINOv2's "
                            "registers, then the patches) and token_norms [L][T]"},
             {"--overlay OUT.png", "draw the attention map of --query over the image, as a PNG"},
             {"--layer L", "with --overlay: layer from 0 (default: the last)"},
             {"--head H|mean|max|min", "with --overlay: head from 0, or mean|max|min over the heads "
                                       "(default: mean)"},
-            {"--query cls|ROW,COL|rollout|flow|norms",
-             "with --overlay: CLS's row, a patch's (from 0), rollout / CLS's flow up to --layer, or the "
-             "patch tokens' norms after --layer (high-norm outliers; default: cls)"},
+            {"--query cls|ROW,COL|rollout|flow|norms|text:K|similarity:K",
+             "with --overlay: CLS's row, a patch's (from 0), rollout / CLS's flow up to --layer, the "
+             "patch tokens' norms after --layer (high-norm outliers), or --texts' text K (from 0): its "
+             "relevance (rollout × similarity above the mean) or each patch's cosine similarity "
+             "(default: cls)"},
             {"--colormap NAME", "with --overlay: viridis|magma|inferno|plasma|cividis|grey|diverging "
                                 "(default: inferno)"},
             {"--opacity A", "with --overlay: opacity of the map, 0..1 (0: image only, 1: map only) "
                             "(default: 0.6)"},
             {"--ablate L:H[,L:H…]", "switch heads off (layer:head from 0); the output is the ablated "
                                     "run's, stderr: the change"},
+            {"--texts \"A|B|…\"", "a CLIPModel folder: texts separated by '|'; stdout: each one's zero-shot "
+                                  "probability, most probable first; --json: \"clip\" with every text's ids, "
+                                  "logit, similarity and relevance maps [rows][cols]"},
             {"--interpolate-pos", "accept an input size other than the config's image_size (position "
                                   "embeddings interpolated)"},
             {"--precision fp32|bf16", "format of the linear layers; bf16 needs oneDNN and AVX-512, stderr "
@@ -483,6 +488,8 @@ CommandHelp visionHelp() {
             "attnlens-cli vision --ablate 3:0,3:1 --json out.json sneaker_1.png",
             "attnlens-cli vision --model dinov2-with-registers-small --overlay norms.png --query norms "
             "dog.jpg",
+            "attnlens-cli vision --model clip-vit-base-patch16 --texts \"a dog|a cat|a red car\" --overlay "
+            "dog.png --query text:0 street.jpg",
         }};
 }
 

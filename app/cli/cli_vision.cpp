@@ -16,13 +16,19 @@
 //                or mean|max|min over heads; default mean) for --query (cls, ROW,COL of a patch, 0-based,
 //                or rollout = attention rollout through layers 0..--layer, or flow = attention flow of CLS
 //                through layers 0..--layer, refused above kFlowBudget, or norms = the patch tokens' norms
-//                after --layer), over the original image.
+//                after --layer, or text:K / similarity:K = text K's relevance / cosine similarity map, with
+//                --texts), over the original image.
+//   --texts "A|B|…" (a CLIPModel folder): each text's zero-shot probability to stdout ("text<TAB>prob", most
+//                probable first) and in the JSON "clip": {"logit_scale", "texts": [{"text", "ids", "logit",
+//                "prob", "similarity": [rows][cols], "relevance": [rows][cols]}]}
+//                (core/analysis/clip_texts.h)
 
 #include "cli_common.h"
 #include "cli_image.h"
 #include "cli_overlay.h"
 #include "core/analysis/attention_flow.h"
 #include "core/analysis/attention_maps.h"
+#include "core/analysis/clip_texts.h"
 #include "core/analysis/precision_parity.h"
 #include "core/export/overlay.h"
 #include "core/export/tensor_json.h"
@@ -82,8 +88,9 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
     if (query != "cls") {
         const auto patch = cli::parseIntPair(query, ',');
         if (!patch)
-            throw cli::UsageError("--query: expected cls, rollout, flow, norms or ROW,COL, got '" + query +
-                                  "'");
+            throw cli::UsageError(
+                "--query: expected cls, rollout, flow, norms, text:K, similarity:K or ROW,COL, got '" +
+                query + "'");
         const auto [row, col] = *patch;
         if (row < 0 || row >= grid.rows() || col < 0 || col >= grid.cols())
             throw cli::UsageError("--query: patch " + query + " is outside the " +
@@ -94,6 +101,63 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
     const RowMatrix a = layerAttention(attentions, layer, heads); // [N+1, N+1]
     const int queries[] = {token};
     return tokensToGrid(queryMap(a, queries), grid.rows(), grid.cols(), grid.prefixTokens());
+}
+
+// --texts: the CLIP text side and the texts, refused before the forward pass when the folder has none.
+std::pair<std::shared_ptr<const ClipTextSide>, std::vector<std::string>>
+textsOption(const cli::Args& args, const std::filesystem::path& modelDir) {
+    const auto line = args.value("--texts");
+    if (!line) return {};
+    if (!ClipTextSide::present(modelDir))
+        throw cli::UsageError(
+            "--texts needs a CLIPModel folder (config.json model_type \"clip\", with a text "
+            "tower); '" +
+            modelDir.string() + "' has none");
+    std::vector<std::string> texts;
+    try {
+        texts = splitClipTexts(*line);
+    } catch (const Error& e) {
+        throw cli::UsageError(std::string("--texts: ") + e.what());
+    }
+    if (texts.empty()) throw cli::UsageError("--texts: no text between the '|'s");
+    return {ClipTextSide::load(modelDir), std::move(texts)};
+}
+
+Json clipJson(const ClipTextSide& side, const std::vector<ClipTextRun>& runs) {
+    Json texts = Json::array();
+    auto nested = [](const RowMatrix& m) {
+        Json rows = Json::array();
+        for (Eigen::Index r = 0; r < m.rows(); ++r)
+            rows.push_back(std::vector<float>(m.row(r).begin(), m.row(r).end()));
+        return rows;
+    };
+    for (const ClipTextRun& r : runs)
+        texts.push_back({{"text", r.embedding.text},
+                         {"ids", r.embedding.ids},
+                         {"logit", r.logit},
+                         {"prob", r.probability},
+                         {"similarity", nested(r.similarity)},
+                         {"relevance", nested(r.relevance)}});
+    return {{"logit_scale", side.logitScale()}, {"texts", std::move(texts)}};
+}
+
+// --query text:K / similarity:K, or nothing when the query is another kind.
+std::optional<RowMatrix> textMap(const std::string& query, const std::vector<ClipTextRun>& runs) {
+    const auto colon = query.find(':');
+    const std::string kind = query.substr(0, colon);
+    if (colon == std::string::npos || (kind != "text" && kind != "similarity")) return std::nullopt;
+    if (runs.empty()) throw cli::UsageError("--query " + query + " needs --texts");
+    int k = -1;
+    try {
+        size_t used = 0;
+        k = std::stoi(query.substr(colon + 1), &used);
+        if (used != query.size() - colon - 1) k = -1;
+    } catch (const std::exception&) {
+    }
+    if (k < 0 || k >= static_cast<int>(runs.size()))
+        throw cli::UsageError("--query " + query + ": the texts are numbered 0.." +
+                              std::to_string(runs.size() - 1));
+    return kind == "text" ? runs[size_t(k)].relevance : runs[size_t(k)].similarity;
 }
 
 Json topClasses(const std::vector<Prediction>& top) {
@@ -144,7 +208,7 @@ DomainCheck builtinDomainCheck(const std::filesystem::path& modelDir, const Imag
 int runVision(const std::vector<std::string>& argv) {
     const cli::Args args(argv,
                          {"--model", "--json", "--overlay", "--layer", "--head", "--query", "--colormap",
-                          "--opacity", "--precision", "--ablate"},
+                          "--opacity", "--precision", "--ablate", "--texts"},
                          {"--interpolate-pos"});
     const std::string imagePath = args.single("IMAGE");
     const bool overlay = args.has("--overlay");
@@ -156,6 +220,7 @@ int runVision(const std::vector<std::string>& argv) {
     cli::applyPrecision(args);
     const auto loaded = VitModel::load(modelDir);
     const attnlens::VitModel& model = *loaded;
+    const auto [clipText, texts] = textsOption(args, modelDir);
     const VitConfig& cfg = model.config();
     // Parse the overlay options before the (possibly long) forward pass.
     const int layer = args.intValue("--layer", cfg.numLayers - 1, 0, cfg.numLayers - 1);
@@ -181,6 +246,16 @@ int runVision(const std::vector<std::string>& argv) {
     for (const auto& p : top)
         std::printf("%s\t%.6f\n", p.label.c_str(), static_cast<double>(p.probability));
     const DomainCheck domain = builtinDomainCheck(modelDir, image, top);
+    const std::vector<ClipTextRun> runs =
+        clipText ? runClipTexts(*clipText, result.output, result.grid, texts) : std::vector<ClipTextRun>();
+    std::vector<const ClipTextRun*> byProbability;
+    for (const ClipTextRun& r : runs)
+        byProbability.push_back(&r);
+    std::stable_sort(
+        byProbability.begin(), byProbability.end(),
+        [](const ClipTextRun* a, const ClipTextRun* b) { return a->probability > b->probability; });
+    for (const ClipTextRun* r : byProbability)
+        std::printf("%s\t%.6f\n", r->embedding.text.c_str(), static_cast<double>(r->probability));
 
     if (const auto jsonPath = args.value("--json")) {
         Json head = {{"image", imagePath},
@@ -191,6 +266,7 @@ int runVision(const std::vector<std::string>& argv) {
                      {"top", topClasses(top)},
                      {"logits", result.output.logits.toVector()}};
         if (domain.mismatch()) head["domain_mismatch"] = domain.reasons;
+        if (clipText) head["clip"] = clipJson(*clipText, runs);
         if (!options.offHeads.empty()) {
             head["ablated"] = options.offHeads; // the run above is the ablated one
             if (!baselineTop.is_null()) head["baseline_top"] = baselineTop;
@@ -200,8 +276,10 @@ int runVision(const std::vector<std::string>& argv) {
     if (overlay) {
         const std::string query = args.value("--query", "cls");
         const Tensor& norms = result.output.tokenNorms; // [L, T]
+        const std::optional<RowMatrix> text = textMap(query, runs);
         const RowMatrix map =
-            query == "norms"
+            text ? *text
+            : query == "norms"
                 ? tokensToGrid(ConstVectorMap(norms.data() + layer * norms.dim(1), norms.dim(1)),
                                result.grid.rows(), result.grid.cols(), result.grid.prefixTokens())
                 : overlayMap(query, result.output.attentions, layer, heads, result.grid);
@@ -214,12 +292,12 @@ int runVision(const std::vector<std::string>& argv) {
 const cli::Registration regVision{
     "vision",
     "[--model DIR] [--json OUT] [--overlay OUT.png [--layer L] [--head H|mean|max|min] [--query "
-    "cls|ROW,COL|rollout|flow|norms] "
-    "[--colormap NAME] [--opacity A]] [--ablate L:H[,L:H…]] [--interpolate-pos] [--precision fp32|bf16] "
-    "IMAGE",
-    "classify an image with a ViT; top-5 to stdout, logits and every head's attention to --json, an "
-    "attention "
-    "overlay to --overlay; --ablate switches heads off (layers, heads, rows and columns numbered from 0)",
+    "cls|ROW,COL|rollout|flow|norms|text:K|similarity:K] "
+    "[--colormap NAME] [--opacity A]] [--ablate L:H[,L:H…]] [--texts \"A|B|…\"] [--interpolate-pos] "
+    "[--precision fp32|bf16] IMAGE",
+    "classify an image with a ViT (or score texts against it with CLIP, --texts); top-5 (or the texts' "
+    "zero-shot probabilities) to stdout, logits and every head's attention to --json, an attention overlay "
+    "to --overlay; --ablate switches heads off (layers, heads, rows, columns and texts numbered from 0)",
     &runVision};
 
 } // namespace

@@ -213,6 +213,13 @@ GuiPages addPages(MainWindow& window, const GuiOptions& o) {
     pages.text = new TextPage(nullptr, modelFor(o, attnlens::ModelKind::Text));
     pages.t2i = new TextToImagePage(nullptr, modelFor(o, attnlens::ModelKind::TextToImage));
     if (!o.vision.image.isEmpty()) pages.vision->setStartImage(o.vision.image);
+    if (!o.vision.texts.isEmpty()) { // kept by the document: every picture runs them
+        try {
+            pages.vision->document()->setTexts(attnlens::splitClipTexts(o.vision.texts.toStdString()));
+        } catch (const std::exception& e) {
+            qWarning("--texts: %s", e.what());
+        }
+    }
     window.addPage(QApplication::translate("main", "Attention"), pages.playground);
     window.addPage(QApplication::translate("main", "Translate"), pages.translate);
     window.addPage(QApplication::translate("main", "Vision"), pages.vision);

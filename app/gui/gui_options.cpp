@@ -59,9 +59,11 @@ QList<QCommandLineOption> guiOptionList() {
                "Text: the KV cache tab's policy (streaming:4,16, h2o:32,8, snapkv:32,8, keep:0-3).",
                "POLICY"),
         option("query",
-               "Vision: cls, norms (token norms) or ROW,COL[;ROW,COL…]. Diffusion: ROW,COL or "
-               "ROW,COL:ROW,COL.",
+               "Vision: cls, norms (token norms), text:K / similarity:K (CLIP: --texts' text K, from 0) or "
+               "ROW,COL[;ROW,COL…]. Diffusion: ROW,COL or ROW,COL:ROW,COL.",
                "QUERY"),
+        option("texts", "Vision with a CLIPModel: texts separated by '|', scored against the picture.",
+               "TEXTS"),
         option("key-side", "Vision, Diffusion: show who attends to the query."),
         option("image", "Vision: image to open.", "PATH"),
         option("class", "Diffusion: the class to generate (number or name).", "C"),
@@ -140,6 +142,7 @@ QString parseTranslateScript(const Parsed& a, bool onPage, TranslateScript& t) {
 
 void parseVisionScript(const Parsed& a, bool onPage, VisionScript& s) {
     s.image = a.v("image");
+    s.texts = a.v("texts");
     if (!onPage) return;
     s.query = a.v("query");
     s.layer = a.v("layer");

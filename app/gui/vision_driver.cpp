@@ -30,6 +30,16 @@ QString applyVisionScript(attnlens::ui::VisionDocument* doc, const VisionScript&
         doc->setTokenNorms(true);
         return {};
     }
+    if (const auto t = QRegularExpression(QStringLiteral("^(text|similarity):(\\d+)$")).match(s.query);
+        t.hasMatch()) {
+        const int k = t.captured(2).toInt();
+        if (!doc->image() || k >= static_cast<int>(doc->image()->texts.size()))
+            return QStringLiteral("--query %1: no such text (give the texts with --texts; numbered from 0)")
+                .arg(s.query);
+        doc->setTextRelevance(t.captured(1) == QLatin1String("text"));
+        doc->setTextMap(k);
+        return {};
+    }
     if (s.query.isEmpty() || s.query == QLatin1String("cls")) return {};
     std::vector<int> patches;
     for (const QString& item : s.query.split(QLatin1Char(';'), Qt::SkipEmptyParts)) {

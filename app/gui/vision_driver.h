@@ -10,7 +10,10 @@ class VisionDocument;
 
 struct VisionScript {
     QString image; // opened once the model has loaded (default: the first sample)
-    QString query; // cls | norms (the token-norm map) | ROW,COL[;ROW,COL…] (patches from 0); empty: keep
+    QString texts; // CLIP: "a dog | a cat", run with every picture (VisionDocument::setTexts)
+    // cls | norms (the token-norm map) | text:K / similarity:K (CLIP) | ROW,COL[;ROW,COL…] (patches from 0);
+    // empty: keep
+    QString query;
     QString layer; // from 0; empty: keep
     QString head;  // a head from 0, mean or max; empty: keep
     bool keySide = false;

@@ -15,7 +15,9 @@ namespace {
 
 const std::array<ModelFamily, 8> kFamilies = {{
     {"Marian", {"marian"}, ModelKind::Marian},
-    {"ViT / DINOv2", {"vit", "dinov2", "dinov2_with_registers"}, ModelKind::Vit},
+    {"ViT / DINOv2 / CLIP",
+     {"vit", "dinov2", "dinov2_with_registers", "clip", "clip_vision_model"},
+     ModelKind::Vit},
     {"diffusers UNet2DModel", {}, ModelKind::Diffusion},
     {"Stable Diffusion pipelines", {}, ModelKind::TextToImage},
     {"BERT", {"bert"}, ModelKind::Text},

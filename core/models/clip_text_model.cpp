@@ -5,11 +5,38 @@
 #include "core/models/text_model_util.h"
 #include "core/util/error.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnlens {
 
 namespace {
+
+// The keys both readers share; `fallback` holds the defaults for absent keys (none for a clip_text_model
+// folder's required ones: those are checked by positive()).
+ClipTextConfig readKeys(const JsonConfig& cfg, const ClipTextConfig& fallback, bool required) {
+    auto size = [&](const std::string& key, int def) {
+        if (required) return cfg.positive(key);
+        const int v = cfg.value<int>(key, def);
+        cfg.checkPositive(v, key);
+        return v;
+    };
+    ClipTextConfig c;
+    c.hiddenSize = size("hidden_size", fallback.hiddenSize);
+    c.layers = size("num_hidden_layers", fallback.layers);
+    c.heads = size("num_attention_heads", fallback.heads);
+    c.intermediateSize = size("intermediate_size", fallback.intermediateSize);
+    c.maxPositions = cfg.value<int>("max_position_embeddings", 77);
+    cfg.checkPositive(c.maxPositions, "max_position_embeddings");
+    c.vocabSize = size("vocab_size", fallback.vocabSize);
+    c.layerNormEps = cfg.value<float>("layer_norm_eps", 1e-5f);
+    c.activation = parseActivation(cfg.value<std::string>("hidden_act", "quick_gelu"));
+    c.eosTokenId = cfg.value<int>("eos_token_id", fallback.eosTokenId);
+    if (c.hiddenSize % c.heads != 0)
+        throw Error(quoted(cfg.path()) + ": hidden_size " + std::to_string(c.hiddenSize) +
+                    " is not divisible by " + std::to_string(c.heads) + " heads");
+    return c;
+}
 
 ClipTextConfig readClipTextConfig(const std::filesystem::path& dir) {
     std::error_code ec;
@@ -18,43 +45,49 @@ ClipTextConfig readClipTextConfig(const std::filesystem::path& dir) {
     const JsonConfig cfg(dir / "config.json");
     if (const auto type = cfg.value<std::string>("model_type", ""); type != "clip_text_model")
         throw Error(quoted(cfg.path()) + ": model_type is '" + type + "', expected 'clip_text_model'");
-    ClipTextConfig c;
-    c.hiddenSize = cfg.positive("hidden_size");
-    c.layers = cfg.positive("num_hidden_layers");
-    c.heads = cfg.positive("num_attention_heads");
-    c.intermediateSize = cfg.positive("intermediate_size");
-    c.maxPositions = cfg.value<int>("max_position_embeddings", 77);
-    cfg.checkPositive(c.maxPositions, "max_position_embeddings");
-    c.vocabSize = cfg.positive("vocab_size");
-    c.layerNormEps = cfg.value<float>("layer_norm_eps", 1e-5f);
-    c.activation = parseActivation(cfg.value<std::string>("hidden_act", "quick_gelu"));
-    c.eosTokenId = cfg.value<int>("eos_token_id", -1);
-    if (c.hiddenSize % c.heads != 0)
-        throw Error(quoted(cfg.path()) + ": hidden_size " + std::to_string(c.hiddenSize) +
-                    " is not divisible by " + std::to_string(c.heads) + " heads");
-    return c;
+    return readKeys(cfg, ClipTextConfig{}, true);
 }
 
-TransformerBlock bindLayer(WeightBinder& w, const ClipTextConfig& c, const std::string& prefix) {
-    const int64_t d = c.hiddenSize, f = c.intermediateSize;
+} // namespace
+
+ClipTextConfig ClipTextConfig::fromNested(const JsonConfig& json) {
+    ClipTextConfig defaults;
+    defaults.hiddenSize = 512;
+    defaults.layers = 12;
+    defaults.heads = 8;
+    defaults.intermediateSize = 2048;
+    defaults.vocabSize = 49408;
+    defaults.eosTokenId = 49407;
+    return readKeys(json, defaults, false);
+}
+
+int clipPooledIndex(std::span<const int> ids, int eosTokenId) {
+    if (ids.empty()) return 0;
+    if (eosTokenId == 2) return static_cast<int>(std::max_element(ids.begin(), ids.end()) - ids.begin());
+    const auto it = std::find(ids.begin(), ids.end(), eosTokenId);
+    return it == ids.end() ? 0 : static_cast<int>(it - ids.begin());
+}
+
+TransformerBlock bindClipLayer(WeightBinder& w, const ClipLayerShape& s, const std::string& prefix) {
+    const int64_t d = s.hidden, f = s.inner;
     auto linear = [&](const std::string& name, int64_t out, int64_t in) {
         return storedLinear(w, prefix + name + ".weight", out, in, w.require(prefix + name + ".bias", {out}));
     };
     auto norm = [&](const std::string& name) {
         return Norm{Norm::Kind::LayerNorm, w.require(prefix + name + ".weight", {d}),
-                    w.require(prefix + name + ".bias", {d}), c.layerNormEps};
+                    w.require(prefix + name + ".bias", {d}), s.eps};
     };
     TransformerBlock layer;
     layer.placement = TransformerBlock::Placement::Pre;
-    layer.causal = true;
+    layer.causal = s.causal;
     layer.attentionNorm = norm("layer_norm1");
     layer.mlpNorm = norm("layer_norm2");
     LinearWeights q = linear("self_attn.q_proj", d, d), k = linear("self_attn.k_proj", d, d),
                   v = linear("self_attn.v_proj", d, d), o = linear("self_attn.out_proj", d, d);
     if (!q.empty() && !k.empty() && !v.empty() && !o.empty()) // CLIPAttention: q_proj(x) · head_dim^−½
-        layer.attention = MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(o), c.heads,
+        layer.attention = MultiHeadAttention(std::move(q), std::move(k), std::move(v), std::move(o), s.heads,
                                              QueryScale::Query);
-    layer.mlp = {Mlp::Kind::Plain, linear("mlp.fc1", f, d), {}, linear("mlp.fc2", d, f), c.activation};
+    layer.mlp = {Mlp::Kind::Plain, linear("mlp.fc1", f, d), {}, linear("mlp.fc2", d, f), s.activation};
     if (w.problems().empty()) {
         layer.attention.packWeights();
         layer.mlp.pack();
@@ -62,11 +95,14 @@ TransformerBlock bindLayer(WeightBinder& w, const ClipTextConfig& c, const std::
     return layer;
 }
 
-} // namespace
-
 std::shared_ptr<const ClipTextModel> ClipTextModel::load(const std::filesystem::path& dir,
                                                          const Callbacks& callbacks) {
-    const ClipTextConfig c = readClipTextConfig(dir);
+    return loadTower(dir, readClipTextConfig(dir), callbacks);
+}
+
+std::shared_ptr<const ClipTextModel> ClipTextModel::loadTower(const std::filesystem::path& dir,
+                                                              const ClipTextConfig& c,
+                                                              const Callbacks& callbacks) {
     auto m = std::make_shared<ClipTextModel>();
     m->m_dir = dir;
     m->m_config = c;
@@ -80,7 +116,9 @@ std::shared_ptr<const ClipTextModel> ClipTextModel::load(const std::filesystem::
     for (int l = 0; l < c.layers; ++l) {
         callbacks.report(0.05 + 0.9 * l / c.layers,
                          "layer " + std::to_string(l) + " of " + std::to_string(c.layers));
-        m->m_layers.push_back(bindLayer(w, c, p + "encoder.layers." + std::to_string(l) + "."));
+        m->m_layers.push_back(
+            bindClipLayer(w, {c.hiddenSize, c.intermediateSize, c.heads, c.layerNormEps, c.activation, true},
+                          p + "encoder.layers." + std::to_string(l) + "."));
     }
     m->m_finalNorm = {Norm::Kind::LayerNorm, w.require(p + "final_layer_norm.weight", {d}),
                       w.require(p + "final_layer_norm.bias", {d}), c.layerNormEps};

@@ -15,18 +15,42 @@
 
 namespace attnlens {
 
+class JsonConfig;
+class WeightBinder;
+
 struct ClipTextConfig {
     int hiddenSize = 0, layers = 0, heads = 0, intermediateSize = 0, maxPositions = 0, vocabSize = 0;
     float layerNormEps = 1e-5f;
     Activation activation = Activation::QuickGelu;
     int eosTokenId = -1;
+    // A CLIPModel's text_config: CLIPTextConfig's defaults where a key is absent (hidden 512, 12 layers, 8
+    // heads, MLP 2048, 77 positions, vocabulary 49 408, eos 49 407). Throws attnlens::Error naming `path`.
+    static ClipTextConfig fromNested(const JsonConfig& json);
 };
+
+// The token whose state CLIPTextTransformer pools: the first eos_token_id, or — configs from before
+// transformers#24773 say eos_token_id 2 — the largest id (argmax, first of equals); 0 when there is no eos.
+int clipPooledIndex(std::span<const int> ids, int eosTokenId);
+
+// One CLIPEncoderLayer (text or vision tower) under `prefix`: layer_norm1, self_attn.{q,k,v,out}_proj with
+// biases (the query scaled by head_dim^−½), layer_norm2, mlp.fc1 / fc2; weights in their stored format.
+struct ClipLayerShape {
+    int64_t hidden = 0, inner = 0;
+    int heads = 0;
+    float eps = 1e-5f;
+    Activation activation = Activation::QuickGelu;
+    bool causal = false;
+};
+TransformerBlock bindClipLayer(WeightBinder& w, const ClipLayerShape& shape, const std::string& prefix);
 
 class ClipTextModel : public TextModel {
 public:
     // Throws attnlens::Error naming the folder and what is wrong (config, missing or mis-shaped tensors).
     static std::shared_ptr<const ClipTextModel> load(const std::filesystem::path& dir,
                                                      const Callbacks& callbacks = {});
+    // The text tower of a CLIPModel folder (weights under "text_model."), configured by its text_config.
+    static std::shared_ptr<const ClipTextModel>
+    loadTower(const std::filesystem::path& dir, const ClipTextConfig& c, const Callbacks& callbacks = {});
     // out.hidden: the last hidden state after final_layer_norm; no logits (there is no LM head).
     TextForward forward(std::span<const int> ids, bool logits = false,
                         const RunControls& run = {}) const override;

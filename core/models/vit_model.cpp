@@ -4,6 +4,7 @@
 #include "core/io/model_folder.h"
 #include "core/io/tensor_file.h"
 #include "core/io/weight_binder.h"
+#include "core/models/clip_text_model.h"
 #include "core/ops/interpolate.h"
 #include "core/util/error.h"
 
@@ -50,19 +51,36 @@ void readDinov2(const JsonConfig& json, VitConfig& c) {
     }
 }
 
+// CLIP's vision tower: a CLIPModel's keys are under "vision_config" (projection_dim at the top), a
+// CLIPVisionModel(WithProjection)'s at the top; CLIPVisionConfig's defaults (patch 32, quick_gelu, eps 1e-5).
+JsonConfig readClip(const JsonConfig& top, const std::string& type, VitConfig& c) {
+    c.family = VitFamily::Clip;
+    c.patchSize = 32;
+    c.layerNormEps = 1e-5f;
+    c.projectionDim = top.value<int>("projection_dim", 512);
+    top.checkPositive(c.projectionDim, "projection_dim");
+    if (type == "clip_vision_model") return top;
+    if (!top.has("vision_config") || !top.json()["vision_config"].is_object())
+        throw top.refuse("vision_config", "must be an object (the CLIPModel's vision tower)");
+    return JsonConfig(top.json()["vision_config"], top.path());
+}
+
 } // namespace
 
-VitConfig VitConfig::fromJson(const JsonConfig& json) {
-    const std::string file = json.path().string();
+VitConfig VitConfig::fromJson(const JsonConfig& top) {
+    const std::string file = top.path().string();
     VitConfig c;
-    const auto type = json.value<std::string>("model_type", "");
+    const auto type = top.value<std::string>("model_type", "");
+    JsonConfig json = top;
     if (type == "dinov2")
         c.family = VitFamily::Dinov2;
     else if (type == "dinov2_with_registers")
         c.family = VitFamily::Dinov2Registers;
+    else if (type == "clip" || type == "clip_vision_model")
+        json = readClip(top, type, c);
     else if (type != "vit")
         throw Error(file + ": model_type is '" + type +
-                    "', expected 'vit', 'dinov2' or 'dinov2_with_registers'");
+                    "', expected 'vit', 'dinov2', 'dinov2_with_registers', 'clip' or 'clip_vision_model'");
     if (c.dinov2())
         readDinov2(json, c);
     else
@@ -72,15 +90,17 @@ VitConfig VitConfig::fromJson(const JsonConfig& json) {
     c.numHeads = json.value<int>("num_attention_heads", c.numHeads);
     // SwiGLU is SiLU whatever hidden_act says.
     c.activation =
-        c.swiglu ? Activation::Silu : parseActivation(json.value<std::string>("hidden_act", "gelu"));
-    c.layerNormEps = static_cast<float>(json.value<double>("layer_norm_eps", c.dinov2() ? 1e-6 : 1e-12));
+        c.swiglu ? Activation::Silu
+                 : parseActivation(json.value<std::string>("hidden_act", c.clip() ? "quick_gelu" : "gelu"));
+    c.layerNormEps = static_cast<float>(
+        json.value<double>("layer_norm_eps", c.family == VitFamily::Vit ? 1e-12 : c.layerNormEps));
     c.imageSize = squareSize(json, "image_size", c.imageSize);
     c.patchSize = squareSize(json, "patch_size", c.patchSize);
     c.numChannels = json.value<int>("num_channels", c.numChannels);
-    c.qkvBias = json.value<bool>("qkv_bias", c.qkvBias);
-    if (json.has("architectures") && json.json()["architectures"].is_array() &&
-        !json.json()["architectures"].empty() && json.json()["architectures"][0].is_string())
-        c.architecture = json.json()["architectures"][0].get<std::string>();
+    if (!c.clip()) c.qkvBias = json.value<bool>("qkv_bias", c.qkvBias);
+    if (top.has("architectures") && top.json()["architectures"].is_array() &&
+        !top.json()["architectures"].empty() && top.json()["architectures"][0].is_string())
+        c.architecture = top.json()["architectures"][0].get<std::string>();
 
     const auto positive = [&](int v, const char* key) { json.checkPositive(v, key); };
     positive(c.hiddenSize, "hidden_size");
@@ -99,7 +119,7 @@ VitConfig VitConfig::fromJson(const JsonConfig& json) {
         throw Error(file + ": patch_size " + std::to_string(c.patchSize) + " exceeds image_size " +
                     std::to_string(c.imageSize));
 
-    if (json.has("id2label")) {
+    if (!c.clip() && json.has("id2label")) {
         const Json& map = json.json()["id2label"];
         if (!map.is_object()) throw Error(file + ": 'id2label' must be an object");
         std::vector<std::pair<int, std::string>> entries;
@@ -143,6 +163,14 @@ std::shared_ptr<const VitModel> VitModel::load(const std::filesystem::path& dir,
     const auto file = TensorFile::open(weightsPath);
     const VitConfig& c = m.m_config;
 
+    WeightBinder w(file);
+    w.setCallbacks(&callbacks);
+    if (c.clip()) {
+        m.bindClip(w, file, callbacks);
+        w.finish("'" + dir.string() + "': the checkpoint does not match config.json");
+        callbacks.report(1.0, "loaded");
+        return std::make_shared<const VitModel>(std::move(m));
+    }
     // The ForImageClassification classes store the backbone under "vit." / "dinov2." /
     // "dinov2_with_registers."; a bare model has no prefix.
     const std::string head = c.family == VitFamily::Vit      ? "vit."
@@ -155,9 +183,6 @@ std::shared_ptr<const VitModel> VitModel::load(const std::filesystem::path& dir,
         throw Error("'" + weightsPath.string() + "': not a " + (c.dinov2() ? "DINOv2" : "ViT") +
                     " checkpoint (neither '" + head +
                     "embeddings.cls_token' nor 'embeddings.cls_token' found)");
-
-    WeightBinder w(file);
-    w.setCallbacks(&callbacks);
     m.bindEmbeddings(w, prefix);
     m.m_layers.reserve(c.numLayers);
     for (int i = 0; i < c.numLayers; ++i) {
@@ -190,6 +215,35 @@ void VitModel::bindEmbeddings(WeightBinder& w, const std::string& prefix) {
         m_registers = w.require(e + "register_tokens", {1, c.numRegisterTokens, d});
         if (!m_registers.empty()) m_registers = m_registers.reshaped({c.numRegisterTokens, d});
     }
+}
+
+// CLIPVisionTransformer under "vision_model." (CLIPModel, CLIPVisionModel and ...WithProjection alike):
+// class_embedding, a patch convolution without bias, position_embedding, pre_layrnorm, CLIPEncoderLayers,
+// post_layernorm (on the pooled CLS only) and, when present, visual_projection [P, D] without bias.
+void VitModel::bindClip(WeightBinder& w, const TensorFile& file, const Callbacks& callbacks) {
+    const VitConfig& c = m_config;
+    const int64_t d = c.hiddenSize, p = c.patchSize, n = int64_t(c.gridSize()) * c.gridSize();
+    const std::string v = "vision_model.", e = v + "embeddings.";
+    if (!file.contains(e + "class_embedding"))
+        throw Error("'" + file.path().string() + "': not a CLIP checkpoint (no '" + e + "class_embedding')");
+    m_patchW = w.require(e + "patch_embedding.weight", {d, c.numChannels, p, p});
+    if (!m_patchW.empty()) m_patchW = m_patchW.reshaped({d, c.numChannels * p * p});
+    m_cls = w.require(e + "class_embedding", {d});
+    m_positions = w.require(e + "position_embedding.weight", {n + 1, d});
+    m_preLnW = w.require(v + "pre_layrnorm.weight", {d});
+    m_preLnB = w.require(v + "pre_layrnorm.bias", {d});
+    for (int i = 0; i < c.numLayers; ++i) {
+        callbacks.report(0.05 + 0.9 * i / c.numLayers,
+                         "weights, " + std::to_string(i) + " of " + std::to_string(c.numLayers) + " layers");
+        m_layers.push_back(bindClipLayer(w, {d, c.intermediateSize, c.numHeads, c.layerNormEps, c.activation},
+                                         v + "encoder.layers." + std::to_string(i) + "."));
+    }
+    if (file.contains(v + "encoder.layers." + std::to_string(c.numLayers) + ".layer_norm1.weight"))
+        w.problem("checkpoint has more than num_hidden_layers = " + std::to_string(c.numLayers) + " layers");
+    m_finalLnW = w.require(v + "post_layernorm.weight", {d});
+    m_finalLnB = w.require(v + "post_layernorm.bias", {d});
+    if (file.contains("visual_projection.weight"))
+        m_projection = w.require("visual_projection.weight", {c.projectionDim, d});
 }
 
 namespace {
@@ -345,11 +399,12 @@ Tensor VitModel::positionTable(int rows, int cols, bool interpolate) const {
         for (int64_t k = 0; k < d; ++k)
             grid.data()[k * g * g + i] = m_positions.data()[(i + 1) * d + k];
     // DINOv2 (v4.50.3) resizes to the target grid itself (size=, no +0.1), with registers antialiased.
+    // CLIP (v4.50.3, interpolate_pos_encoding=True) as DINOv2.
     const Tensor resized = m_config.family == VitFamily::Vit
                                ? bicubicInterpolate(grid, rows, cols, (rows + 0.1) / g, (cols + 0.1) / g)
-                           : m_config.family == VitFamily::Dinov2
-                               ? bicubicInterpolate(grid, rows, cols)
-                               : bicubicInterpolateAntialias(grid, rows, cols);
+                           : m_config.family == VitFamily::Dinov2Registers
+                               ? bicubicInterpolateAntialias(grid, rows, cols)
+                               : bicubicInterpolate(grid, rows, cols);
     Tensor table({int64_t(rows) * cols + 1, d}); // [N+1, D]
     std::copy_n(m_positions.data(), d, table.data());
     for (int64_t i = 0; i < int64_t(rows) * cols; ++i)
@@ -408,6 +463,7 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
     for (int r = 0; r < c.numRegisterTokens;
          ++r) // inserted after the positions were added: none of their own
         x.row(1 + r) = ConstVectorMap(m_registers.data() + int64_t(r) * d, d).transpose();
+    if (!m_preLnW.empty()) layerNormInPlace(x, m_preLnW, m_preLnB, c.layerNormEps); // CLIP's pre_layrnorm
 
     VitOutput out;
     out.gridRows = rows;
@@ -439,6 +495,11 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
         VectorMap(out.tokenNorms.data() + int64_t(layer) * tokens, tokens) = x.rowwise().norm();
     }
     if (trace) trace->final = traceRows(x, trace->rows);
+    if (c.clip()) {
+        clipOutputs(x, out);
+        callbacks.report(1.0, "done");
+        return out;
+    }
     layerNormInPlace(x, m_finalLnW, m_finalLnB, c.layerNormEps);
     out.lastHidden = Tensor::fromMatrix(x);
     if (hasPooler()) {
@@ -457,6 +518,18 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
     }
     callbacks.report(1.0, "done");
     return out;
+}
+
+void VitModel::clipOutputs(const RowMatrix& x, VitOutput& out) const {
+    const int64_t d = m_config.hiddenSize, n = x.rows() - 1;
+    out.lastHidden = Tensor::fromMatrix(x);
+    RowMatrix normed = x;
+    layerNormInPlace(normed, m_finalLnW, m_finalLnB, m_config.layerNormEps);
+    out.pooled = Tensor::fromMatrix(RowMatrix(normed.topRows(1))).reshaped({d});
+    if (!hasProjection()) return;
+    const RowMatrix image = linear(normed.topRows(1), m_projection, Tensor()); // [1, P]
+    out.imageEmbeds = Tensor::fromMatrix(image).reshaped({image.cols()});
+    out.patchEmbeds = Tensor::fromMatrix(linear(normed.bottomRows(n), m_projection, Tensor())); // [N, P]
 }
 
 // DINOv2's head reads [CLS ; mean of the patch tokens]: the registers are not patches (transformers v4.50.3

@@ -41,7 +41,7 @@ namespace attnlens {
 class TensorFile;
 class WeightBinder;
 
-enum class VitFamily { Vit, Dinov2, Dinov2Registers };
+enum class VitFamily { Vit, Dinov2, Dinov2Registers, Clip };
 
 struct VitConfig {
     VitFamily family = VitFamily::Vit;
@@ -57,10 +57,12 @@ struct VitConfig {
     int patchSize = 16;
     int numChannels = 3;
     bool qkvBias = true;
+    int projectionDim = 0; // CLIP: the width of visual_projection (used when the checkpoint has one)
     std::vector<std::string> labels; // id2label in index order; empty when config.json has none
     std::string architecture;        // architectures[0], informational
 
-    bool dinov2() const { return family != VitFamily::Vit; }
+    bool dinov2() const { return family == VitFamily::Dinov2 || family == VitFamily::Dinov2Registers; }
+    bool clip() const { return family == VitFamily::Clip; }
     // Tokens before the patches: CLS and the registers.
     int prefixTokens() const { return 1 + numRegisterTokens; }
     int headDim() const { return hiddenSize / numHeads; }
@@ -86,12 +88,17 @@ struct VitOutput {
     Tensor logits;        // [num_labels]; empty without a classifier
     Tensor probabilities; // [num_labels] softmax of logits; empty without a classifier
     Tensor attentions; // [layers, heads, T, T] post-softmax, T = 1 + registers + N; empty when not captured
-    Tensor lastHidden; // [T, hidden] after the final layernorm
+    Tensor lastHidden; // [T, hidden] after the final layernorm (CLIP: the encoder's output, no norm)
     // [layers, T]: ‖x‖ of every token's residual stream after each layer (before the final norm) — the
     // token-norm map of "Vision Transformers Need Registers" (Darcet et al. 2024), where high-norm outlier
     // patches show up.
     Tensor tokenNorms;
-    Tensor pooled; // [hidden] tanh(dense(CLS)) with a ViT pooler; DINOv2: the CLS row; else empty
+    Tensor
+        pooled; // [hidden] tanh(dense(CLS)) with a ViT pooler; DINOv2: the CLS row; CLIP: post_layernorm(CLS)
+    // CLIP with visual_projection: the image embedding [P] (projection of pooled; not normalised) and every
+    // patch token through post_layernorm and the projection [N, P] (the text → patch relevance's features).
+    Tensor imageEmbeds;
+    Tensor patchEmbeds;
     int gridRows = 0;
     int gridCols = 0;
 };
@@ -124,6 +131,7 @@ public:
     const std::filesystem::path& dir() const { return m_dir; }
     bool hasClassifier() const { return !m_classifierW.empty(); }
     bool hasPooler() const { return !m_poolerW.empty(); }
+    bool hasProjection() const { return !m_projection.empty(); } // CLIP's visual_projection
     int numLabels() const { return hasClassifier() ? static_cast<int>(m_classifierW.dim(0)) : 0; }
     // The label of class i: id2label when present, else "LABEL_i" (HF's default naming).
     std::string label(int index) const;
@@ -157,6 +165,10 @@ private:
     // x += fc2(act(fc1(LN_after(x)))).
     TransformerBlock bindLayer(WeightBinder& w, const TensorFile& file, const std::string& l) const;
     void bindHead(WeightBinder& w, const TensorFile& file, const std::string& prefix);
+    void bindClip(WeightBinder& w, const TensorFile& file, const Callbacks& callbacks);
+    // CLIP's ending: the pooled CLS and every patch through post_layernorm, and visual_projection when
+    // present.
+    void clipOutputs(const RowMatrix& x, VitOutput& out) const;
 
     VitConfig m_config;
     ImageProcessorConfig m_processor;
@@ -167,7 +179,9 @@ private:
     Tensor m_registers; // [R, D] (dinov2_with_registers) or empty
     Tensor m_positions; // [N+1, D]
     std::vector<TransformerBlock> m_layers;
-    Tensor m_finalLnW, m_finalLnB;       // [D]
+    Tensor m_finalLnW, m_finalLnB;       // [D]; CLIP's post_layernorm
+    Tensor m_preLnW, m_preLnB;           // [D] CLIP's pre_layrnorm, or empty
+    Tensor m_projection;                 // [P, D] CLIP's visual_projection, or empty
     Tensor m_poolerW, m_poolerB;         // [D, D], [D] or empty
     Tensor m_classifierW, m_classifierB; // [labels, D], [labels] or empty
 };

@@ -11,6 +11,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
 #include <fstream>
 
 using namespace attnlens;
@@ -172,6 +173,40 @@ private slots:
                  0);
     }
 
+    // CLIP: the texts' zero-shot probabilities on stdout (most probable first), "clip" in the JSON with each
+    // text's maps, a text's relevance as the overlay; --texts refused where there is no text tower.
+    void clipTexts() {
+        const std::filesystem::path dir = std::filesystem::path(ATTNLENS_TEST_DATA) / "clip";
+        const QString clip = QString::fromStdString((dir / "clip").string()),
+                      picture = QString::fromStdString((dir / "images" / "photo_97x61.png").string());
+        QTemporaryDir tmp;
+        const QString json = tmp.filePath("clip.json"), png = tmp.filePath("text.png");
+        const Run r = cli({"vision", "--model", clip, "--texts", "a red chair | a photo of a cat", "--json",
+                           json, "--overlay", png, "--query", "text:1", picture});
+        QCOMPARE(r.exitCode, 0);
+        const QStringList lines = r.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 2);
+        const Json j = readJsonFile(json.toStdString());
+        const Json& texts = j["clip"]["texts"];
+        QCOMPARE(texts.size(), size_t(2));
+        QCOMPARE(texts[0]["text"].get<std::string>(), std::string("a red chair"));
+        const float p0 = texts[0]["prob"].get<float>(), p1 = texts[1]["prob"].get<float>();
+        QVERIFY(std::abs(p0 + p1 - 1.0f) < 1e-5f);
+        QVERIFY(lines[0].startsWith(p0 >= p1 ? "a red chair\t" : "a photo of a cat\t"));
+        QCOMPARE(texts[1]["relevance"].size(), size_t(4)); // [rows][cols] of the 4×4 grid
+        QVERIFY(std::abs(j["clip"]["logit_scale"].get<float>() - std::exp(2.3f)) < 1e-3f);
+        QCOMPARE(loadImage(png.toStdString()).width, 97);
+        const Run noTower = cli({"vision", "--model", QString::fromStdString((dir / "clip-vision").string()),
+                                 "--texts", "a cat", picture});
+        QCOMPARE(noTower.exitCode, 2);
+        QVERIFY2(noTower.err.contains("--texts needs a CLIPModel folder"), qPrintable(noTower.err));
+        const Run badIndex = cli({"vision", "--model", clip, "--texts", "a cat", "--overlay", png, "--query",
+                                  "similarity:3", picture});
+        QCOMPARE(badIndex.exitCode, 2);
+        QVERIFY2(badIndex.err.contains("numbered 0..0"), qPrintable(badIndex.err));
+        QCOMPARE(cli({"vision", "--model", clip, "--texts", " | ", picture}).exitCode, 2);
+    }
+
     void bareModelPrintsNothing() {
         const Run r = cli({"vision", "--model", model("bare"), image("small_11x7.png")});
         QCOMPARE(r.exitCode, 0);
@@ -217,7 +252,7 @@ private slots:
                          "outside the 4×4 grid");
         expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--query",
                           "middle", image("small_11x7.png")},
-                         "expected cls, rollout, flow, norms or ROW,COL");
+                         "expected cls, rollout, flow, norms, text:K, similarity:K or ROW,COL");
         expectUsageError({"vision", "--model", model("rgb-interp"), image("small_11x7.png")}, "image_size");
         expectUsageError({"vision", "--model", tmp.path(), image("small_11x7.png")},
                          "config.json is missing");

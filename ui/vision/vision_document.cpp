@@ -41,8 +41,10 @@ std::shared_ptr<const VisionImage> VisionDocument::analyse(const VitModel& model
     const auto start = std::chrono::steady_clock::now();
     VitRunOptions options;
     options.captureAttention = true;
-    // Any picture size is accepted: the processor resizes to the model's input size, so positions
-    // never need interpolating here.
+    // Any picture size is accepted: the processor resizes to the model's input size unless its config
+    // keeps the aspect (no centre crop): then the positions are interpolated (DINOv2 always is; CLIP as with
+    // interpolate_pos_encoding=True).
+    options.interpolatePositions = true;
     options.offHeads = ablated;
     ResidualTrace trace; // the CLS token's stream (the class-by-layer lens) and the value norms
     trace.rows = {0};
@@ -71,8 +73,66 @@ std::shared_ptr<const VisionImage> VisionDocument::analyse(const VitModel& model
     return out;
 }
 
-void VisionDocument::setModel(std::shared_ptr<const VitModel> model) {
+std::shared_ptr<const VisionImage> VisionDocument::withTexts(const VisionImage& image,
+                                                             const ClipTextSide* side,
+                                                             const std::vector<std::string>& texts) {
+    auto out = std::make_shared<VisionImage>(image);
+    out->texts.clear();
+    if (side && !texts.empty())
+        out->texts = runClipTexts(*side, image.result.output, image.result.grid, texts);
+    if (out->texts.empty()) return out; // a CLIP without texts has no classifier: top stays empty
+    std::vector<Prediction> top;
+    for (size_t i = 0; i < out->texts.size(); ++i) {
+        const ClipTextRun& r = out->texts[i];
+        top.push_back({int(i), r.embedding.text, r.probability, r.logit});
+    }
+    std::stable_sort(top.begin(), top.end(),
+                     [](const Prediction& a, const Prediction& b) { return a.probability > b.probability; });
+    top.resize(std::min<size_t>(top.size(), 5));
+    out->top = std::move(top);
+    return out;
+}
+
+void VisionDocument::setTexts(std::vector<std::string> texts) {
+    m_texts = std::move(texts);
+}
+
+bool VisionDocument::textMapShown() const {
+    return m_textMap >= 0 && m_image && m_textMap < static_cast<int>(m_image->texts.size());
+}
+
+void VisionDocument::setTextMap(int index) {
+    index = std::max(-1, index);
+    if (index == m_textMap) return;
+    m_textMap = index;
+    if (index >= 0) m_rollout = m_flow = m_tokenNorms = false;
+    emit viewChanged();
+}
+
+void VisionDocument::setTextRelevance(bool relevance) {
+    if (relevance == m_textRelevance) return;
+    m_textRelevance = relevance;
+    emit viewChanged();
+}
+
+QString VisionDocument::textMapDescription() const {
+    if (!textMapShown()) return {};
+    const ClipTextRun& r = m_image->texts[size_t(m_textMap)];
+    const QString text = QString::fromStdString(r.embedding.text);
+    const QString score = tr("zero-shot %1 %").arg(100.0 * r.probability, 0, 'f', 1);
+    if (m_textRelevance)
+        return tr("“%1” → patches · relevance: rollout × similarity above the mean · %2").arg(text, score);
+    return tr("cosine similarity of each patch with “%1” · %2 … %3 · %4")
+        .arg(text)
+        .arg(double(r.similarity.minCoeff()), 0, 'f', 3)
+        .arg(double(r.similarity.maxCoeff()), 0, 'f', 3)
+        .arg(score);
+}
+
+void VisionDocument::setModel(std::shared_ptr<const VitModel> model,
+                              std::shared_ptr<const ClipTextSide> textSide) {
     m_model = std::move(model);
+    m_textSide = std::move(textSide);
     m_image.reset();
     m_rolloutCache.clear();
     m_flowKey = {};
@@ -191,21 +251,30 @@ void VisionDocument::setValueWeighted(bool on) {
 void VisionDocument::setRollout(bool rollout) {
     if (rollout == m_rollout) return;
     m_rollout = rollout;
-    if (rollout) m_flow = m_tokenNorms = false;
+    if (rollout) {
+        m_flow = m_tokenNorms = false;
+        m_textMap = -1;
+    }
     emit viewChanged();
 }
 
 void VisionDocument::setFlow(bool flow) {
     if (flow == m_flow) return;
     m_flow = flow;
-    if (flow) m_rollout = m_tokenNorms = false;
+    if (flow) {
+        m_rollout = m_tokenNorms = false;
+        m_textMap = -1;
+    }
     emit viewChanged();
 }
 
 void VisionDocument::setTokenNorms(bool on) {
     if (on == m_tokenNorms) return;
     m_tokenNorms = on;
-    if (on) m_rollout = m_flow = false;
+    if (on) {
+        m_rollout = m_flow = false;
+        m_textMap = -1;
+    }
     emit viewChanged();
 }
 
@@ -295,6 +364,10 @@ RowMatrix VisionDocument::mapFor(int layer, const HeadSelection& heads, bool rol
 }
 
 RowMatrix VisionDocument::currentMap() const {
+    if (textMapShown()) {
+        const ClipTextRun& r = m_image->texts[size_t(m_textMap)];
+        return m_textRelevance ? r.relevance : r.similarity;
+    }
     if (m_flow && m_image) {
         if (m_flowKey == flowKey()) return m_flowMap;
         return RowMatrix::Zero(gridRows(), gridCols()); // being computed
@@ -305,7 +378,7 @@ RowMatrix VisionDocument::currentMap() const {
 
 std::vector<RowMatrix> VisionDocument::headMaps() const {
     std::vector<RowMatrix> maps;
-    if (!m_image || m_rollout || m_flow || m_tokenNorms) return maps;
+    if (!m_image || m_rollout || m_flow || m_tokenNorms || textMapShown()) return maps;
     for (int h = 0; h < numHeads(); ++h)
         maps.push_back(mapFor(m_selection.layer, {h, m_selection.heads.fusion}, false));
     return maps;
@@ -313,7 +386,7 @@ std::vector<RowMatrix> VisionDocument::headMaps() const {
 
 std::vector<RowMatrix> VisionDocument::layerMaps() const {
     std::vector<RowMatrix> maps;
-    if (!m_image) return maps;
+    if (!m_image || textMapShown()) return maps;
     for (int l = 0; l < numLayers(); ++l)
         maps.push_back(
             mapFor(l, {m_rollout ? -1 : m_selection.heads.head, m_selection.heads.fusion}, m_rollout));
@@ -332,6 +405,7 @@ QString VisionDocument::queryDescription() const {
 }
 
 QString VisionDocument::mapDescription() const {
+    if (textMapShown()) return textMapDescription();
     if (m_tokenNorms) return tokenNormsDescription();
     if (m_flow)
         return tr("attention flow 0–%1 (%2 of heads) · %3 → patches%4")

@@ -15,6 +15,7 @@
 // Threading: the QObject lives on the GUI thread; analyse() is a pure function for the worker.
 
 #include "core/analysis/attention_maps.h"
+#include "core/analysis/clip_texts.h"
 #include "core/analysis/logit_lens.h"
 #include "core/export/overlay.h"
 #include "core/models/vit_model.h"
@@ -48,6 +49,9 @@ struct VisionImage {
     // top-5 of the plain run for comparison.
     std::vector<std::pair<int, int>> ablated;
     std::vector<Prediction> baselineTop;
+    // CLIP with a text side: the typed texts' zero-shot scores and maps (core/analysis/clip_texts.h); `top`
+    // then lists the texts by probability.
+    std::vector<ClipTextRun> texts;
     double seconds = 0; // wall time of preprocessing + forward
 };
 
@@ -67,6 +71,10 @@ public:
     static std::shared_ptr<const VisionImage> analyse(const VitModel& model, ImageU8 image,
                                                       const QString& source, const Callbacks& callbacks = {},
                                                       const std::vector<std::pair<int, int>>& ablated = {});
+    // A copy of `image` with `texts` run against it (none: the texts dropped, the classifier's top back). On
+    // the worker; throws attnlens::Error for a text the tower refuses.
+    static std::shared_ptr<const VisionImage> withTexts(const VisionImage& image, const ClipTextSide* side,
+                                                        const std::vector<std::string>& texts);
     // The enlarged (nearest) or reduced (PIL bilinear) copy of an image whose longer side lands in
     // [minSide, maxSide] where possible; integer factors when enlarging, so every pixel stays a square.
     static ImageU8 displayCopy(const ImageU8& image, int minSide, int maxSide);
@@ -74,8 +82,13 @@ public:
     // --- snapshots -------------------------------------------------------------------------
     // A new model clears the image (its attention belongs to the old model) and resets the selection
     // to CLS, the last layer and the mean over heads.
-    void setModel(std::shared_ptr<const VitModel> model);
+    void setModel(std::shared_ptr<const VitModel> model, std::shared_ptr<const ClipTextSide> textSide = {});
     const std::shared_ptr<const VitModel>& model() const { return m_model; }
+    // A CLIPModel's text side (null for other models): typed texts, their scores and maps.
+    const std::shared_ptr<const ClipTextSide>& textSide() const { return m_textSide; }
+    // The texts typed (kept across pictures and models; run when a picture and a text side are there).
+    const std::vector<std::string>& texts() const { return m_texts; }
+    void setTexts(std::vector<std::string> texts);
     // A new image keeps the selection when the grid is unchanged, else resets the query to CLS.
     void setImage(std::shared_ptr<const VisionImage> image);
     const std::shared_ptr<const VisionImage>& image() const { return m_image; }
@@ -125,6 +138,15 @@ public:
     // out. Turns rollout and flow off (they turn it off); a norm has no heads, so the heads grid is empty.
     bool tokenNorms() const { return m_tokenNorms; }
     void setTokenNorms(bool on);
+    // Text → patches (CLIP): the map of typed text `index` of the picture's texts instead of attention (−1:
+    // none); relevance (rollout × similarity above the mean) or the plain cosine similarity. Turns rollout,
+    // flow and token norms off (they turn it off); no heads or layers.
+    int textMap() const { return m_textMap; }
+    bool textMapShown() const;
+    void setTextMap(int index);
+    bool textRelevance() const { return m_textRelevance; }
+    void setTextRelevance(bool relevance);
+    QString textMapDescription() const;
     // ‖x‖ after `layer` of every token: CLS, the registers, the patches [T] (empty without an image).
     Eigen::VectorXf tokenNormsAt(int layer) const;
     struct FlowKey {
@@ -181,6 +203,10 @@ private:
 
     std::shared_ptr<const VitModel> m_model;
     std::shared_ptr<const VisionImage> m_image;
+    std::shared_ptr<const ClipTextSide> m_textSide;
+    std::vector<std::string> m_texts;
+    int m_textMap = -1;
+    bool m_textRelevance = true;
     Query m_query = Query::Cls;
     std::vector<int> m_patches;
     TokenReduce m_reduce = TokenReduce::Sum;

@@ -5,6 +5,7 @@
 namespace attnlens::ui {
 
 QString visionHelpTitle(const VisionDocument& doc) {
+    if (doc.textMapShown()) return QObject::tr("Vision — where a text is (CLIP)");
     return doc.rollout() ? QObject::tr("Vision — attention rollout")
                          : QObject::tr("Vision — patch attention");
 }
@@ -16,7 +17,15 @@ QString visionHelpText(const VisionDocument& doc) {
                     "<b>CLS</b>, whose final state is used for the prediction. Attention says, for a query "
                     "token, how much "
                     "it reads from every patch.</p>");
-    if (doc.rollout())
+    if (doc.textMapShown())
+        text += QObject::tr(
+            "<p>CLIP embeds the picture (its CLS token, projected) and each typed text into one space; the "
+            "zero-shot score of a text is exp(logit_scale) times the cosine of the two, softmaxed over the "
+            "texts. <b>Similarity</b> maps the cosine of every patch's projected token with the text; "
+            "<b>relevance</b> weighs the patches above the mean similarity by how much CLS draws on them "
+            "(attention rollout through every layer). Both come from the same forward pass, without "
+            "gradients; patch similarity is a rough guide (CLIP was trained on the CLS token only).</p>");
+    else if (doc.rollout())
         text += QObject::tr(
             "<p><b>Rollout</b> multiplies the attention of layers 0 to the chosen one (each with the "
             "residual connection added as ½·I + ½·A), so it estimates how much of the query's final state "

@@ -9,6 +9,7 @@
 #include "ui/render/heatmap_image.h"
 #include "ui/render/overlay_caption.h"
 #include "ui/shell/inference_worker.h"
+#include "ui/vision/clip_text_box.h"
 #include "ui/vision/map_grid_view.h"
 #include "ui/vision/sample_gallery.h"
 #include "ui/vision/vision_session.h"
@@ -58,6 +59,13 @@ QCheckBox* mapSwitch(QWidget* parent, const QString& text, const char* name, con
     QObject::connect(box, &QCheckBox::toggled, doc, set);
     return box;
 }
+
+// What the loader hands the page: the vision tower, a CLIPModel's text side, the bf16 note.
+struct LoadedVision {
+    std::shared_ptr<const VitModel> model;
+    std::shared_ptr<const ClipTextSide> text;
+    PrecisionNote note;
+};
 
 QString ms(double seconds) {
     return QString::number(seconds * 1000.0, 'f', seconds < 0.1 ? 1 : 0) + " ms";
@@ -189,6 +197,9 @@ QWidget* VisionPage::buildSidebar() {
 
     layout->addWidget(buildSamplesBox(panel));
     layout->addWidget(buildQueryBox(panel));
+    m_textBox = new ClipTextBox(m_doc, panel);
+    connect(m_textBox, &ClipTextBox::textsEntered, this, &VisionPage::runTexts);
+    layout->addWidget(m_textBox);
     layout->addWidget(buildMapBox(panel));
     layout->addWidget(buildDisplayBox(panel));
 
@@ -304,8 +315,9 @@ QString VisionPage::modelDescription() const {
         proc.doCenterCrop
             ? tr("%1, centre crop %2×%3 input").arg(resize).arg(proc.cropWidth).arg(proc.cropHeight)
             : tr("%1 input").arg(resize);
-    const QString registers =
-        c.numRegisterTokens > 0 ? tr(" · %1 registers").arg(c.numRegisterTokens) : QString();
+    const QString registers = c.numRegisterTokens > 0 ? tr(" · %1 registers").arg(c.numRegisterTokens)
+                              : m_doc->textSide()     ? tr(" · CLIP text tower")
+                                                      : QString();
     return tr("%1 · %2 layers × %3 heads · patch %4%5 · %6")
         .arg(QFileInfo(QString::fromStdString(model->dir().string())).fileName())
         .arg(c.numLayers)
@@ -319,10 +331,11 @@ void VisionPage::openModel(const QString& dir) {
     // bf16 (Compute → Precision): measured against float32 once, at load, on the picture being shown
     // (or a mid-grey one).
     const ImageU8 probe = m_lastImage;
-    loadModel<std::pair<std::shared_ptr<const VitModel>, PrecisionNote>>(
+    loadModel<LoadedVision>(
         dir,
         [path, probe](const Callbacks& cb) {
             auto model = VitModel::load(path, cb);
+            auto text = ClipTextSide::present(path) ? ClipTextSide::load(path, cb) : nullptr;
             PrecisionNote note;
             if (linearPrecision() == LinearPrecision::Bf16) {
                 cb.report(1.0, "checking bf16 against fp32");
@@ -335,15 +348,15 @@ void VisionPage::openModel(const QString& dir) {
                 note = PrecisionNote::measure("top-1 class",
                                               [&] { return vitPrecisionParity(*model, input.pixels); });
             }
-            return std::make_pair(std::move(model), note);
+            return LoadedVision{std::move(model), std::move(text), note};
         },
-        [this](std::pair<std::shared_ptr<const VitModel>, PrecisionNote> loaded) {
+        [this](LoadedVision loaded) {
             {
                 const QSignalBlocker quiet(m_lenses); // the heads of another model; modelReady() runs again
                 m_lenses->setAblated({});
             }
-            m_precisionNote = loaded.second;
-            m_doc->setModel(std::move(loaded.first));
+            m_precisionNote = loaded.note;
+            m_doc->setModel(std::move(loaded.model), std::move(loaded.text));
             if (!m_precisionNote.empty()) showNotice(m_precisionNote.sentence);
         });
 }
@@ -385,8 +398,10 @@ void VisionPage::analyse(std::function<ImageU8()> load, const QString& source, c
     timer->start();
     worker()->run<std::shared_ptr<const VisionImage>>(
         tr("Analysing %1").arg(source),
-        [model, load = std::move(load), source, ablated = m_lenses->ablated()](const Callbacks& cb) {
-            return VisionDocument::analyse(*model, load(), source, cb, ablated);
+        [model, load = std::move(load), source, ablated = m_lenses->ablated(), side = m_doc->textSide(),
+         texts = m_doc->texts()](const Callbacks& cb) {
+            auto image = VisionDocument::analyse(*model, load(), source, cb, ablated);
+            return side && !texts.empty() ? VisionDocument::withTexts(*image, side.get(), texts) : image;
         },
         [this, path, timer, model](std::shared_ptr<const VisionImage> result) {
             if (result == nullptr) return;
@@ -404,6 +419,34 @@ void VisionPage::analyse(std::function<ImageU8()> load, const QString& source, c
             if (restoreState()) applyRestoredView();
             emit resultReady();
             if (!path.isEmpty()) emit inputFileShown(path);
+        });
+}
+
+// Enter in the Texts box: kept for later pictures, run against this one on the worker; the first text's map
+// is shown when no text's was.
+void VisionPage::runTexts(const QString& line) {
+    std::vector<std::string> texts;
+    try {
+        texts = splitClipTexts(line.toStdString());
+    } catch (const Error& e) {
+        showError(QString::fromStdString(e.what()));
+        return;
+    }
+    m_doc->setTexts(texts);
+    const auto image = m_doc->image();
+    if (!image || !m_doc->textSide()) return;
+    worker()->run<std::shared_ptr<const VisionImage>>(
+        tr("Scoring %n text(s)", nullptr, int(texts.size())),
+        [image, side = m_doc->textSide(), texts](const Callbacks&) {
+            return VisionDocument::withTexts(*image, side.get(), texts);
+        },
+        [this, image](std::shared_ptr<const VisionImage> result) {
+            if (!result || m_doc->image() != image) return; // another picture or model meanwhile
+            dismissMessage();
+            const bool first = !result->texts.empty() && !m_doc->textMapShown();
+            m_doc->setImage(std::move(result));
+            if (first) m_doc->setTextMap(0);
+            m_textBox->refresh();
         });
 }
 
@@ -456,8 +499,9 @@ void VisionPage::syncControls() {
         layers << tr("Layer %1").arg(l);
     m_mapBox->setLayers(layers);
     m_mapBox->setSelection(m_doc->layer(), m_doc->numHeads(), {m_doc->head(), m_doc->fusion()});
-    m_mapBox->headCombo()->setEnabled((!m_doc->rollout() && !m_doc->flow() && !m_doc->tokenNorms()) ||
-                                      m_doc->head() < 0);
+    m_mapBox->headCombo()->setEnabled(
+        (!m_doc->rollout() && !m_doc->flow() && !m_doc->tokenNorms() && !m_doc->textMapShown()) ||
+        m_doc->head() < 0);
     m_rollout->setChecked(m_doc->rollout());
     m_flow->setChecked(m_doc->flow());
     m_norms->setChecked(m_doc->tokenNorms());
@@ -466,6 +510,7 @@ void VisionPage::syncControls() {
     m_reduce->setCurrentIndex(m_doc->reduce() == TokenReduce::Sum ? 0 : 1);
     m_reduce->setEnabled(m_doc->patches().size() > 1);
     m_clsButton->setChecked(m_doc->query() == VisionDocument::Query::Cls);
+    m_textBox->refresh();
     m_selectionLabel->setText(m_doc->hasImage() ? tr("Query: %1").arg(m_doc->queryDescription()) : QString());
     m_export->setEnabled(m_doc->hasImage());
 }

@@ -32,6 +32,7 @@ namespace attnlens::ui {
 class NeuronDialog;
 class MapDifferenceWindow;
 
+class ClipTextBox;
 class MapLensBox;
 class HeadsLensView;
 class HeatmapView;
@@ -128,7 +129,8 @@ private:
     // Analyses the picture `load` returns (on the worker) with the current model and shows it.
     void analyse(std::function<ImageU8()> load, const QString& source, const QString& path);
     void syncControls();
-    void refreshMaps(); // overlay, raw map, heads grid, layers strip
+    void runTexts(const QString& line); // the Texts box's Enter
+    void refreshMaps();                 // overlay, raw map, heads grid, layers strip
     void refreshPredictions();
     void chooseImage();
     QString exportBaseName() const override; // the picture's file name
@@ -150,6 +152,7 @@ private:
     QComboBox* m_reduce = nullptr;
     QCheckBox* m_keySide = nullptr;
     MapLensBox* m_mapBox = nullptr;
+    ClipTextBox* m_textBox = nullptr;
     QCheckBox* m_rollout = nullptr;
     QCheckBox* m_flow = nullptr;
     QCheckBox* m_norms = nullptr;

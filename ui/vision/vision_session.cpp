@@ -1,5 +1,6 @@
 #include "ui/vision/vision_session.h"
 
+#include "core/util/error.h"
 #include "ui/vision/vision_document.h"
 
 #include <QBuffer>
@@ -48,6 +49,13 @@ VisionSession VisionSession::parse(const QJsonObject& o, SessionReader& r) {
     s.smooth = r.boolean("smooth", false);
     s.ablated = readHeadPairs(r, "ablated");
     s.pinned = readPinnedMap(r, "pinned");
+    try {
+        s.texts = splitClipTexts(r.string("clip_texts").toStdString());
+    } catch (const Error& e) {
+        r.fail("clip_texts", QString::fromStdString(e.what()));
+    }
+    s.textMap = r.integer("text_map", -1, -1, kMaxClipTexts - 1);
+    s.textRelevance = r.boolean("text_relevance", true);
     return s;
 }
 
@@ -66,6 +74,9 @@ VisionSession VisionSession::capture(const VisionDocument& doc) {
     s.opacity = doc.opacity();
     s.colorMap = doc.colorMap();
     s.smooth = doc.smooth();
+    s.texts = doc.texts();
+    s.textMap = doc.textMapShown() ? doc.textMap() : -1;
+    s.textRelevance = doc.textRelevance();
     return s;
 }
 
@@ -105,12 +116,21 @@ void VisionSession::write(QJsonObject& s) const {
     s.insert("smooth", smooth);
     if (!ablated.empty()) s.insert("ablated", headPairsToJson(ablated));
     if (pinned) s.insert("pinned", pinnedMapToJson(pinned->map, pinned->description));
+    if (!texts.empty()) {
+        QStringList line;
+        for (const std::string& t : texts)
+            line << QString::fromStdString(t);
+        s.insert("clip_texts", line.join(QStringLiteral(" | ")));
+        s.insert("text_map", textMap);
+        s.insert("text_relevance", textRelevance);
+    }
 }
 
 void VisionSession::applyLook(VisionDocument& doc) const {
     doc.setOpacity(static_cast<float>(opacity));
     doc.setColorMap(colorMap);
     doc.setSmooth(smooth);
+    doc.setTexts(texts);
 }
 
 void VisionSession::applyView(VisionDocument& doc) const {
@@ -129,6 +149,8 @@ void VisionSession::applyView(VisionDocument& doc) const {
         doc.setTokenNorms(true);
     else
         doc.setRollout(rollout);
+    doc.setTextRelevance(textRelevance);
+    if (textMap >= 0) doc.setTextMap(textMap);
 }
 
 } // namespace attnlens::ui

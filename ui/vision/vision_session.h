@@ -3,7 +3,8 @@
 // the restore applies. Keys: model_dir (absent: the built-in model), image_path or image_png (a pasted
 // picture itself, PNG in base64: nothing the user made is lost), query ("cls" or patch indices), reduce,
 // key_side, layer, head, fusion, rollout, flow, token_norms, opacity, color_map, smooth, ablated ([[layer,
-// head], …]), pinned.
+// head], …]), pinned; with CLIP texts typed: clip_texts ("a dog | a cat"), text_map (−1: attention),
+// text_relevance.
 
 #include "core/analysis/attention_maps.h"
 #include "core/contract/run_controls.h"
@@ -16,6 +17,7 @@
 #include <QString>
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace attnlens::ui {
@@ -37,14 +39,17 @@ struct VisionSession {
     bool smooth = false;
     HeadList ablated;
     std::optional<PinnedMap> pinned;
+    std::vector<std::string> texts;
+    int textMap = -1;
+    bool textRelevance = true;
 
     // The first problem is kept in `reader` (defaults returned for the rest).
     static VisionSession parse(const QJsonObject& state, SessionReader& reader);
     // The document's view and look (the page adds the picture, heads off and the pin).
     static VisionSession capture(const VisionDocument& doc);
     static QByteArray png(const ImageU8& image);
-    void write(QJsonObject& state) const; // every key but model_dir
-    void applyLook(VisionDocument& doc) const;
+    void write(QJsonObject& state) const;      // every key but model_dir
+    void applyLook(VisionDocument& doc) const; // and the texts, which the picture's analysis reads
     void applyView(VisionDocument& doc) const; // once the picture is analysed
 };
 

@@ -190,7 +190,10 @@ void VisionViews::refreshPredictions(const QString& expectedClass, bool builtinM
         return;
     }
     if (img->top.empty())
-        m_predictions->setMessage(tr("This checkpoint has no classifier head."));
+        m_predictions->setMessage(m_doc->textSide()
+                                      ? tr("CLIP has no classes of its own: type texts in the Texts box to "
+                                           "score them against the picture.")
+                                      : tr("This checkpoint has no classifier head."));
     else
         m_predictions->setPredictions(img->top, expectedClass);
     refreshClassLens(*img);

@@ -1,0 +1,207 @@
+// The Vision page on the modern encoders' fixtures (issue 43), offscreen: a CLIPModel folder shows the Texts
+// box; typed texts are scored on the worker (the predictions list shows them by probability, equal to core's
+// clipScores) and the first text's relevance map is shown — the map equals core's runClipTexts, the measure
+// switches it to the similarity, rollout switches it off; the texts survive a session and a new picture.
+// DINOv2 with registers on a folder without the centre crop: a non-square grid, the registers beside CLS
+// (labels, key side), the token-norm map.
+
+#include "core/analysis/clip_texts.h"
+#include "support/waits.h"
+#include "ui/vision/clip_text_box.h"
+#include "ui/vision/predictions_view.h"
+#include "ui/vision/vision_document.h"
+#include "ui/vision/vision_page.h"
+#include "ui/vision/vision_session.h"
+
+#include <QComboBox>
+#include <QJsonObject>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+using namespace attnlens;
+using namespace attnlens::ui;
+
+namespace {
+
+std::filesystem::path dataDir() {
+    return std::filesystem::path(ATTNLENS_TEST_DATA);
+}
+
+QString photo() {
+    return QString::fromStdString((dataDir() / "clip" / "images" / "photo_97x61.png").string());
+}
+
+} // namespace
+
+class TestVisionEncoders : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void cleanupTestCase() { m_page.reset(); }
+
+    void clipShowsTheTextsBox();
+    void typedTextsAreScoredAndMapped();
+    void measureAndRolloutSwitchTheMap();
+    void textsSurviveSessionsAndPictures();
+    void registersAndNonSquareGrid(); // last: it switches the page to another model
+
+private:
+    void openAndWait(const QString& path);
+    void enterTexts(const QString& line);
+    VisionDocument* doc() const { return m_page->document(); }
+    std::unique_ptr<VisionPage> m_page;
+};
+
+void TestVisionEncoders::initTestCase() {
+    m_page =
+        std::make_unique<VisionPage>(nullptr, QString::fromStdString((dataDir() / "clip" / "clip").string()));
+    m_page->setStartImage(photo());
+    m_page->resize(1280, 860);
+    m_page->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_page.get()));
+    WAIT_UNTIL(doc()->hasImage() && !m_page->isBusy());
+    QVERIFY2(m_page->message().isEmpty(), qPrintable(m_page->message()));
+}
+
+void TestVisionEncoders::openAndWait(const QString& path) {
+    QSignalSpy shown(m_page.get(), &VisionPage::resultReady);
+    m_page->openImage(path);
+    WAIT_UNTIL(shown.count() > 0);
+    WAIT_UNTIL(!m_page->isBusy());
+}
+
+void TestVisionEncoders::enterTexts(const QString& line) {
+    auto* edit = m_page->findChild<QLineEdit*>(QStringLiteral("clipTexts"));
+    QVERIFY(edit);
+    edit->setText(line);
+    QTest::keyClick(edit, Qt::Key_Return);
+    WAIT_UNTIL(!m_page->isBusy());
+}
+
+void TestVisionEncoders::clipShowsTheTextsBox() {
+    QVERIFY(doc()->textSide() != nullptr);
+    auto* box = m_page->findChild<ClipTextBox*>();
+    QVERIFY(box && box->isVisible());
+    QVERIFY(m_page->modelDescription().contains(QStringLiteral("CLIP text tower")));
+    QVERIFY(doc()->image()->top.empty()); // no classes until texts are typed
+    QCOMPARE(doc()->gridRows(), 4);
+}
+
+void TestVisionEncoders::typedTextsAreScoredAndMapped() {
+    enterTexts(QStringLiteral("a photo of a cat | | a red chair |the lighthouse at night"));
+    WAIT_UNTIL_COMPARE(doc()->image()->texts.size(), size_t(3));
+    QCOMPARE(doc()->texts(),
+             (std::vector<std::string>{"a photo of a cat", "a red chair", "the lighthouse at night"}));
+    const auto& img = *doc()->image();
+    const std::vector<ClipTextRun> want =
+        runClipTexts(*doc()->textSide(), img.result.output, img.result.grid, doc()->texts());
+    // The predictions list: the texts by probability, as core scores them.
+    const auto& shown = m_page->predictionsView()->predictions();
+    QCOMPARE(shown.size(), size_t(3));
+    QVERIFY(shown[0].probability >= shown[1].probability && shown[1].probability >= shown[2].probability);
+    for (const Prediction& p : shown)
+        QCOMPARE(p.probability, want[size_t(p.index)].probability);
+    // The first text's relevance map is on screen.
+    QCOMPARE(doc()->textMap(), 0);
+    QVERIFY(doc()->textRelevance());
+    QVERIFY(doc()->currentMap().isApprox(want[0].relevance, 1e-6f));
+    QCOMPARE(doc()->currentMap().maxCoeff(), 1.0f);
+    QVERIFY(doc()->mapDescription().startsWith(QStringLiteral("“a photo of a cat” → patches")));
+    auto* combo = m_page->findChild<QComboBox*>(QStringLiteral("textMap"));
+    QCOMPARE(combo->count(), 4); // "Attention maps" and the three texts
+    combo->setCurrentIndex(2);
+    QCOMPARE(doc()->textMap(), 1);
+    QVERIFY(doc()->currentMap().isApprox(want[1].relevance, 1e-6f));
+    QVERIFY(m_page->headsGrid() != nullptr);
+    QVERIFY(doc()->headMaps().empty() && doc()->layerMaps().empty()); // a text's map has no heads or layers
+}
+
+void TestVisionEncoders::measureAndRolloutSwitchTheMap() {
+    auto* measure = m_page->findChild<QComboBox*>(QStringLiteral("textMeasure"));
+    QVERIFY(measure->isEnabled());
+    measure->setCurrentIndex(1);
+    QVERIFY(!doc()->textRelevance());
+    const ClipTextRun& run = doc()->image()->texts[size_t(doc()->textMap())];
+    QVERIFY(doc()->currentMap().isApprox(run.similarity, 1e-6f));
+    QVERIFY(doc()->mapDescription().startsWith(QStringLiteral("cosine similarity of each patch")));
+    measure->setCurrentIndex(0);
+    doc()->setRollout(true);
+    QVERIFY(!doc()->textMapShown());
+    QCOMPARE(m_page->findChild<QComboBox*>(QStringLiteral("textMap"))->currentIndex(), 0);
+    QVERIFY(doc()->mapDescription().startsWith(QStringLiteral("rollout")));
+    doc()->setRollout(false);
+    doc()->setTextMap(2);
+    QVERIFY(doc()->textMapShown() && !doc()->rollout());
+}
+
+void TestVisionEncoders::textsSurviveSessionsAndPictures() {
+    const QJsonObject state = m_page->saveSession();
+    QCOMPARE(state.value("clip_texts").toString(),
+             QStringLiteral("a photo of a cat | a red chair | the lighthouse at night"));
+    QCOMPARE(state.value("text_map").toInt(), 2);
+    SessionReader reader(state, QString());
+    const VisionSession parsed = VisionSession::parse(state, reader);
+    QVERIFY2(reader.ok(), qPrintable(reader.error()));
+    QCOMPARE(parsed.texts.size(), size_t(3));
+    QCOMPARE(parsed.textMap, 2);
+    // Too many texts is one clear problem.
+    QJsonObject bad = state;
+    QStringList many;
+    for (int i = 0; i <= kMaxClipTexts; ++i)
+        many << QStringLiteral("t%1").arg(i);
+    bad.insert("clip_texts", many.join('|'));
+    QVERIFY(m_page->checkSession(bad).contains(QStringLiteral("clip_texts")));
+    // A new picture runs the same texts.
+    openAndWait(QString::fromStdString((dataDir() / "clip" / "images" / "portrait_45x71.png").string()));
+    QCOMPARE(doc()->image()->texts.size(), size_t(3));
+    QCOMPARE(doc()->image()->top.size(), size_t(3));
+    // A text the tower refuses (past its 32 positions): one message, the picture and its texts kept.
+    const auto before = doc()->image();
+    enterTexts(QString("cat ").repeated(40));
+    WAIT_UNTIL(!m_page->message().isEmpty());
+    QVERIFY2(m_page->message().contains(QStringLiteral("at most 32")), qPrintable(m_page->message()));
+    QCOMPARE(doc()->image(), before);
+}
+
+void TestVisionEncoders::registersAndNonSquareGrid() {
+    QTemporaryDir tmp;
+    const std::filesystem::path dir = std::filesystem::path(tmp.path().toStdString()) / "dinov2-reg";
+    std::filesystem::copy(dataDir() / "dinov2" / "dinov2-reg", dir);
+    Json proc = JsonConfig(dir / "preprocessor_config.json").json();
+    proc["do_center_crop"] =
+        false; // the picture keeps its aspect: 97×61 → 28×18 px, a 4×7 grid of 4-px patches
+    std::ofstream(dir / "preprocessor_config.json") << proc.dump();
+    QSignalSpy shown(m_page.get(), &VisionPage::resultReady);
+    m_page->openModel(QString::fromStdString(dir.string()));
+    WAIT_UNTIL(shown.count() > 0 && !m_page->isBusy());
+    QVERIFY2(m_page->message().isEmpty() || !m_page->message().contains("rror"),
+             qPrintable(m_page->message()));
+    QVERIFY(doc()->textSide() == nullptr);
+    QVERIFY(!m_page->findChild<ClipTextBox*>()->isVisible());
+    QVERIFY(!doc()->textMapShown());
+    openAndWait(photo()); // the page re-ran the portrait with the new model; the landscape now
+    const auto& grid = doc()->image()->result.grid;
+    QCOMPARE(grid.registers(), 4);
+    QCOMPARE(grid.rows(), 4);
+    QCOMPARE(grid.cols(), 7);
+    QCOMPARE(grid.tokenLabel(1), std::string("reg0"));
+    QCOMPARE(doc()->image()->result.output.attentions.dim(2), int64_t(5 + grid.count()));
+    // CLS's map skips the registers: the patches start at token 5.
+    const RowMatrix a =
+        layerAttention(doc()->image()->result.output.attentions, doc()->layer(), HeadSelection{});
+    QVERIFY(
+        doc()->currentMap().isApprox(tokensToGrid(a.row(0).transpose(), grid.rows(), grid.cols(), 5), 1e-6f));
+    doc()->setTokenNorms(true);
+    QCOMPARE(doc()->currentMap().rows(), int64_t(grid.rows()));
+    QVERIFY(doc()->mapDescription().contains(QStringLiteral("registers")));
+    doc()->setTokenNorms(false);
+}
+
+QTEST_MAIN(TestVisionEncoders)
+#include "test_vision_encoders.moc"
