@@ -15,8 +15,9 @@
 //   --overlay OUT.png: the attention map of --layer (0-based, default the last) and --head (0-based index,
 //                or mean|max|min over heads; default mean) for --query (cls, ROW,COL of a patch, 0-based,
 //                or rollout = attention rollout through layers 0..--layer, or flow = attention flow of CLS
-//                through layers 0..--layer, refused above kFlowBudget, or norms = the patch tokens' norms
-//                after --layer, or text:K / similarity:K = text K's relevance / cosine similarity map, with
+//                through layers 0..--layer, refused above kFlowBudget, regK = register K's row, or norms =
+//                the patch tokens' norms after --layer, or text:K / similarity:K = text K's relevance /
+//                cosine similarity map, with
 //                --texts), over the original image.
 //   --texts "A|B|…" (a CLIPModel folder): each text's zero-shot probability to stdout ("text<TAB>prob", most
 //                probable first) and in the JSON "clip": {"logit_scale", "texts": [{"text", "ids", "logit",
@@ -85,11 +86,20 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
                             grid.rows(), grid.cols(), grid.prefixTokens());
     }
     int token = 0;
-    if (query != "cls") {
+    if (query.size() > 3 && query.compare(0, 3, "reg") == 0) { // a register's row (DINOv2 with registers)
+        const std::string digits = query.substr(3);
+        const int k = digits.find_first_not_of("0123456789") == std::string::npos && digits.size() < 6
+                          ? std::stoi(digits)
+                          : -1;
+        if (k < 0 || k >= grid.registers())
+            throw cli::UsageError("--query " + query + ": this model has " +
+                                  std::to_string(grid.registers()) + " register(s), numbered from 0");
+        token = 1 + k;
+    } else if (query != "cls") {
         const auto patch = cli::parseIntPair(query, ',');
         if (!patch)
             throw cli::UsageError(
-                "--query: expected cls, rollout, flow, norms, text:K, similarity:K or ROW,COL, got '" +
+                "--query: expected cls, regK, rollout, flow, norms, text:K, similarity:K or ROW,COL, got '" +
                 query + "'");
         const auto [row, col] = *patch;
         if (row < 0 || row >= grid.rows() || col < 0 || col >= grid.cols())
@@ -292,7 +302,7 @@ int runVision(const std::vector<std::string>& argv) {
 const cli::Registration regVision{
     "vision",
     "[--model DIR] [--json OUT] [--overlay OUT.png [--layer L] [--head H|mean|max|min] [--query "
-    "cls|ROW,COL|rollout|flow|norms|text:K|similarity:K] "
+    "cls|regK|ROW,COL|rollout|flow|norms|text:K|similarity:K] "
     "[--colormap NAME] [--opacity A]] [--ablate L:H[,L:H…]] [--texts \"A|B|…\"] [--interpolate-pos] "
     "[--precision fp32|bf16] IMAGE",
     "classify an image with a ViT (or score texts against it with CLIP, --texts); top-5 (or the texts' "

@@ -41,6 +41,15 @@ QString applyVisionScript(attnlens::ui::VisionDocument* doc, const VisionScript&
         return {};
     }
     if (s.query.isEmpty() || s.query == QLatin1String("cls")) return {};
+    if (const auto r = QRegularExpression(QStringLiteral("^reg(\\d+)$")).match(s.query); r.hasMatch()) {
+        const int k = r.captured(1).toInt();
+        if (k >= doc->registers())
+            return QStringLiteral("--query %1: the model has %2 register(s)")
+                .arg(s.query)
+                .arg(doc->registers());
+        doc->selectRegister(k);
+        return {};
+    }
     std::vector<int> patches;
     for (const QString& item : s.query.split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
         const auto m = QRegularExpression(QStringLiteral("^(\\d+),(\\d+)$")).match(item.trimmed());

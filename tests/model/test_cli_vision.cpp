@@ -171,6 +171,15 @@ private slots:
                       dir + "/images/portrait_45x71.png"})
                      .exitCode,
                  0);
+        // A register's row as the overlay; reg4 does not exist.
+        QCOMPARE(cli({"vision", "--model", dir + "/dinov2-reg", "--query", "reg3", "--overlay", png,
+                      dir + "/images/portrait_45x71.png"})
+                     .exitCode,
+                 0);
+        const Run none = cli({"vision", "--model", dir + "/dinov2-reg", "--query", "reg4", "--overlay", png,
+                              dir + "/images/portrait_45x71.png"});
+        QCOMPARE(none.exitCode, 2);
+        QVERIFY2(none.err.contains("4 register(s)"), qPrintable(none.err));
     }
 
     // CLIP: the texts' zero-shot probabilities on stdout (most probable first), "clip" in the JSON with each
@@ -252,7 +261,7 @@ private slots:
                          "outside the 4×4 grid");
         expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--query",
                           "middle", image("small_11x7.png")},
-                         "expected cls, rollout, flow, norms, text:K, similarity:K or ROW,COL");
+                         "expected cls, regK, rollout, flow, norms, text:K, similarity:K or ROW,COL");
         expectUsageError({"vision", "--model", model("rgb-interp"), image("small_11x7.png")}, "image_size");
         expectUsageError({"vision", "--model", tmp.path(), image("small_11x7.png")},
                          "config.json is missing");

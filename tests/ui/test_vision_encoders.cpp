@@ -197,6 +197,23 @@ void TestVisionEncoders::registersAndNonSquareGrid() {
         layerAttention(doc()->image()->result.output.attentions, doc()->layer(), HeadSelection{});
     QVERIFY(
         doc()->currentMap().isApprox(tokensToGrid(a.row(0).transpose(), grid.rows(), grid.cols(), 5), 1e-6f));
+    // A register as the query: its row; with Key side, its column (who reads it).
+    auto* regs = m_page->findChild<QComboBox*>(QStringLiteral("registerQuery"));
+    QVERIFY(regs && regs->isVisible());
+    QCOMPARE(regs->count(), 5);
+    QCOMPARE(regs->itemText(2), QStringLiteral("reg1"));
+    regs->setCurrentIndex(2);
+    emit regs->activated(2);
+    QCOMPARE(doc()->query(), VisionDocument::Query::Register);
+    QCOMPARE(doc()->queryTokens(), std::vector<int>{2});
+    QVERIFY(doc()->currentMap().isApprox(tokensToGrid(a.row(2).transpose(), grid.rows(), grid.cols(), 5), 1e-6f));
+    QVERIFY(doc()->mapDescription().contains(QStringLiteral("register 1 → patches")));
+    doc()->setKeySide(true);
+    QVERIFY(doc()->currentMap().isApprox(tokensToGrid(a.col(2), grid.rows(), grid.cols(), 5), 1e-6f));
+    QCOMPARE(m_page->saveSession().value("register").toInt(), 1);
+    doc()->setKeySide(false);
+    doc()->selectCls();
+    QCOMPARE(regs->currentIndex(), 0);
     doc()->setTokenNorms(true);
     QCOMPARE(doc()->currentMap().rows(), int64_t(grid.rows()));
     QVERIFY(doc()->mapDescription().contains(QStringLiteral("registers")));

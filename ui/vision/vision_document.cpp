@@ -152,7 +152,8 @@ void VisionDocument::setImage(std::shared_ptr<const VisionImage> image) {
     m_rolloutCache.clear();
     m_flowKey = {}; // the flow belongs to the previous picture
     bool selection = false;
-    if (gridRows() != oldRows || gridCols() != oldCols) {
+    if (gridRows() != oldRows || gridCols() != oldCols ||
+        (m_query == Query::Register && m_register >= registers())) {
         selection = m_query != Query::Cls;
         m_query = Query::Cls;
         m_patches.clear();
@@ -184,6 +185,14 @@ void VisionDocument::selectCls() {
     emit selectionChanged();
 }
 
+void VisionDocument::selectRegister(int index) {
+    if (index < 0 || index >= registers() || (m_query == Query::Register && index == m_register)) return;
+    m_query = Query::Register;
+    m_register = index;
+    m_patches.clear();
+    emit selectionChanged();
+}
+
 void VisionDocument::selectPatches(std::vector<int> patches) {
     const int count = gridRows() * gridCols();
     std::erase_if(patches, [count](int p) { return p < 0 || p >= count; });
@@ -211,6 +220,7 @@ void VisionDocument::togglePatch(int patch) {
 
 std::vector<int> VisionDocument::queryTokens() const {
     if (m_query == Query::Cls) return {0};
+    if (m_query == Query::Register) return {1 + m_register};
     std::vector<int> tokens;
     tokens.reserve(m_patches.size());
     for (int p : m_patches)
@@ -395,6 +405,7 @@ std::vector<RowMatrix> VisionDocument::layerMaps() const {
 
 QString VisionDocument::queryDescription() const {
     if (m_query == Query::Cls) return tr("CLS token");
+    if (m_query == Query::Register) return tr("register %1").arg(m_register);
     if (m_patches.size() == 1) {
         const int p = m_patches.front();
         return tr("patch (%1, %2)").arg(p / gridCols()).arg(p % gridCols());

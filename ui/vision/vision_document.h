@@ -62,7 +62,8 @@ public:
     static constexpr int kDisplayMin = 448; // small images are enlarged to at least this (integer factor)
     static constexpr int kThumbnailSize = 224;
 
-    enum class Query { Cls, Patches };
+    // CLS, one register (DINOv2 with registers: where it reads, with Key side who reads it) or patches.
+    enum class Query { Cls, Register, Patches };
 
     explicit VisionDocument(QObject* parent = nullptr);
 
@@ -101,13 +102,16 @@ public:
 
     // --- selection -------------------------------------------------------------------------
     Query query() const { return m_query; }
+    int queryRegister() const { return m_register; } // 0-based, when query() is Register
+    int registers() const { return prefixTokens() - 1; }
+    void selectRegister(int index);                               // ignored outside 0..registers() − 1
     const std::vector<int>& patches() const { return m_patches; } // sorted, unique, row-major indices
     void selectCls();
     // An empty list selects CLS. Indices outside the grid are ignored.
     void selectPatches(std::vector<int> patches);
     // Adds the patch, or removes it when already selected (shift-click).
     void togglePatch(int patch);
-    // The query tokens (0 = CLS, patch i = token i + 1).
+    // The query tokens (0 = CLS, register r = token 1 + r, patch i = token prefixTokens() + i).
     std::vector<int> queryTokens() const;
 
     TokenReduce reduce() const { return m_reduce; }
@@ -208,6 +212,7 @@ private:
     int m_textMap = -1;
     bool m_textRelevance = true;
     Query m_query = Query::Cls;
+    int m_register = 0;
     std::vector<int> m_patches;
     TokenReduce m_reduce = TokenReduce::Sum;
     bool m_keySide = false;

@@ -234,8 +234,16 @@ QWidget* VisionPage::buildQueryBox(QWidget* panel) {
         m_doc->selectCls();
         syncControls(); // a click on the checked button would otherwise uncheck it
     });
+    m_registerBox = new QComboBox(queryBox);
+    m_registerBox->setObjectName(QStringLiteral("registerQuery"));
+    m_registerBox->setToolTip(tr("A register token as the query: where it reads from (with Key side: which "
+                                 "patches read it)"));
+    connect(m_registerBox, &QComboBox::activated, this, [this](int i) {
+        if (i > 0) m_doc->selectRegister(i - 1);
+    });
     m_selectionLabel = new QLabel(queryBox);
     queryRow->addWidget(m_clsButton);
+    queryRow->addWidget(m_registerBox);
     queryRow->addWidget(m_selectionLabel, 1);
     queryLayout->addLayout(queryRow);
     auto* form = new QFormLayout;
@@ -510,6 +518,16 @@ void VisionPage::syncControls() {
     m_reduce->setCurrentIndex(m_doc->reduce() == TokenReduce::Sum ? 0 : 1);
     m_reduce->setEnabled(m_doc->patches().size() > 1);
     m_clsButton->setChecked(m_doc->query() == VisionDocument::Query::Cls);
+    if (m_registerBox->count() != m_doc->registers() + 1) {
+        const QSignalBlocker b8(m_registerBox);
+        m_registerBox->clear();
+        m_registerBox->addItem(tr("Registers"));
+        for (int r = 0; r < m_doc->registers(); ++r)
+            m_registerBox->addItem(tr("reg%1").arg(r));
+    }
+    m_registerBox->setVisible(m_doc->registers() > 0);
+    m_registerBox->setCurrentIndex(
+        m_doc->query() == VisionDocument::Query::Register ? m_doc->queryRegister() + 1 : 0);
     m_textBox->refresh();
     m_selectionLabel->setText(m_doc->hasImage() ? tr("Query: %1").arg(m_doc->queryDescription()) : QString());
     m_export->setEnabled(m_doc->hasImage());

@@ -149,6 +149,7 @@ private:
     QLabel* m_selectionLabel = nullptr;
     QLabel* m_timing = nullptr;
     QPushButton* m_clsButton = nullptr;
+    QComboBox* m_registerBox = nullptr;
     QComboBox* m_reduce = nullptr;
     QCheckBox* m_keySide = nullptr;
     MapLensBox* m_mapBox = nullptr;

@@ -35,6 +35,7 @@ VisionSession VisionSession::parse(const QJsonObject& o, SessionReader& r) {
     } else {
         r.fail("query", "expected \"cls\" or an array of patch indices");
     }
+    s.queryRegister = r.integer("register", -1, -1, 1 << 10);
     s.reduce = r.choice("reduce", "sum", {"sum", "mean"}) == QLatin1String("mean") ? TokenReduce::Mean
                                                                                    : TokenReduce::Sum;
     s.keySide = r.boolean("key_side", false);
@@ -63,6 +64,7 @@ VisionSession VisionSession::capture(const VisionDocument& doc) {
     VisionSession s;
     s.cls = doc.query() == VisionDocument::Query::Cls;
     s.patches = doc.patches();
+    if (doc.query() == VisionDocument::Query::Register) s.queryRegister = doc.queryRegister();
     s.reduce = doc.reduce();
     s.keySide = doc.keySide();
     s.layer = doc.layer();
@@ -103,6 +105,7 @@ void VisionSession::write(QJsonObject& s) const {
             list.append(p);
         s.insert("query", list);
     }
+    if (queryRegister >= 0) s.insert("register", queryRegister);
     s.insert("reduce", reduce == TokenReduce::Mean ? "mean" : "sum");
     s.insert("key_side", keySide);
     s.insert("layer", layer);
@@ -134,7 +137,9 @@ void VisionSession::applyLook(VisionDocument& doc) const {
 }
 
 void VisionSession::applyView(VisionDocument& doc) const {
-    if (cls)
+    if (queryRegister >= 0)
+        doc.selectRegister(queryRegister);
+    else if (cls)
         doc.selectCls();
     else
         doc.selectPatches(patches);

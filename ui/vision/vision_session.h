@@ -1,7 +1,8 @@
 #pragma once
 // The Vision page's saved session (ui/shell/session.h), read in one place: what checkSession() checks is what
 // the restore applies. Keys: model_dir (absent: the built-in model), image_path or image_png (a pasted
-// picture itself, PNG in base64: nothing the user made is lost), query ("cls" or patch indices), reduce,
+// picture itself, PNG in base64: nothing the user made is lost), query ("cls" or patch indices; "register": R
+// when a register is the query), reduce,
 // key_side, layer, head, fusion, rollout, flow, token_norms, opacity, color_map, smooth, ablated ([[layer,
 // head], …]), pinned; with CLIP texts typed: clip_texts ("a dog | a cat"), text_map (−1: attention),
 // text_relevance.
@@ -30,6 +31,7 @@ struct VisionSession {
     // The view (applyView) and the look (applyLook).
     bool cls = true;
     std::vector<int> patches;
+    int queryRegister = -1; // a register as the query (key "register")
     TokenReduce reduce = TokenReduce::Sum;
     bool keySide = false, rollout = false, flow = false, tokenNorms = false;
     int layer = -1, head = -1;

@@ -238,7 +238,7 @@ double VisionViews::refreshMaps() {
     const RowMatrix map = m_doc->currentMap(); // [rows, cols]
     const OverlayOptions look = m_doc->overlayOptions();
     m_imageView->setPicture(toQImage(renderOverlay(img->display, map, look)), img->result.grid);
-    m_imageView->setSelection(m_doc->patches(), m_doc->query() == VisionDocument::Query::Cls);
+    m_imageView->setSelection(m_doc->patches(), m_doc->query() != VisionDocument::Query::Patches);
     m_mapTitle->setText(m_doc->mapDescription());
 
     m_rawMap->setColorMap(look.colorMap);
@@ -257,7 +257,10 @@ double VisionViews::refreshMaps() {
     m_headsGrid->setTiles(std::move(heads), headTitles);
     m_headsGrid->setSelected(m_doc->rollout() ? -1 : m_doc->head());
     m_headsTitle->setText(
-        m_doc->rollout()      ? tr("Heads — rollout fuses the heads; untick Rollout to see them")
+        m_doc->textMapShown()
+            ? tr("Heads — a text's map is the last layer's; choose \"Attention maps\" in Texts "
+                 "to see the heads")
+        : m_doc->rollout()    ? tr("Heads — rollout fuses the heads; untick Rollout to see them")
         : m_doc->tokenNorms() ? tr("Heads — a token's norm has no heads; untick Token norms to see them")
         : m_doc->flow()       ? tr("Heads — attention flow fuses the heads; untick it to see them")
                               : tr("Heads of layer %1 — click one to show it").arg(m_doc->layer()));
@@ -275,9 +278,10 @@ double VisionViews::refreshMaps() {
         : m_doc->head() >= 0
             ? tr("head %1 in every layer").arg(m_doc->head())
             : tr("%1 of heads in every layer").arg(QString::fromUtf8(headFusionName(m_doc->fusion()).data()));
-    m_layersTitle->setText(m_doc->tokenNorms() ? tr("Layers — token norms after each layer")
-                           : m_doc->flow()     ? tr("Layers — attention (%1), not flow").arg(which)
-                                               : tr("Layers — %1").arg(which));
+    m_layersTitle->setText(m_doc->textMapShown() ? tr("Layers — none for a text's map")
+                           : m_doc->tokenNorms() ? tr("Layers — token norms after each layer")
+                           : m_doc->flow()       ? tr("Layers — attention (%1), not flow").arg(which)
+                                                 : tr("Layers — %1").arg(which));
 
     return static_cast<double>(timer.nsecsElapsed()) / 1e6;
 }
