@@ -459,11 +459,11 @@ CommandHelp visionHelp() {
             {"--layer L", "with --overlay: layer from 0 (default: the last)"},
             {"--head H|mean|max|min", "with --overlay: head from 0, or mean|max|min over the heads "
                                       "(default: mean)"},
-            {"--query cls|regK|ROW,COL|rollout|flow|norms|text:K|similarity:K",
+            {"--query cls|regK|ROW,COL|rollout|flow|norms|text:K|relevance:K",
              "with --overlay: CLS's row, register K's (DINOv2 with registers), a patch's (from 0), rollout / "
              "CLS's flow up to --layer, the "
-             "patch tokens' norms after --layer (high-norm outliers), or --texts' text K (from 0): its "
-             "relevance (rollout × similarity above the mean) or each patch's cosine similarity "
+             "patch tokens' norms after --layer (high-norm outliers), or --texts' text K (from 0): each "
+             "patch's cosine similarity with it, or its relevance (rollout × similarity above the mean) "
              "(default: cls)"},
             {"--colormap NAME", "with --overlay: viridis|magma|inferno|plasma|cividis|grey|diverging "
                                 "(default: inferno)"},

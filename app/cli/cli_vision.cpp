@@ -16,9 +16,8 @@
 //                or mean|max|min over heads; default mean) for --query (cls, ROW,COL of a patch, 0-based,
 //                or rollout = attention rollout through layers 0..--layer, or flow = attention flow of CLS
 //                through layers 0..--layer, refused above kFlowBudget, regK = register K's row, or norms =
-//                the patch tokens' norms after --layer, or text:K / similarity:K = text K's relevance /
-//                cosine similarity map, with
-//                --texts), over the original image.
+//                the patch tokens' norms after --layer, or text:K / relevance:K = text K's cosine similarity
+//                / relevance map, with --texts), over the original image.
 //   --texts "A|B|…" (a CLIPModel folder): each text's zero-shot probability to stdout ("text<TAB>prob", most
 //                probable first) and in the JSON "clip": {"logit_scale", "texts": [{"text", "ids", "logit",
 //                "prob", "similarity": [rows][cols], "relevance": [rows][cols]}]}
@@ -99,7 +98,7 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
         const auto patch = cli::parseIntPair(query, ',');
         if (!patch)
             throw cli::UsageError(
-                "--query: expected cls, regK, rollout, flow, norms, text:K, similarity:K or ROW,COL, got '" +
+                "--query: expected cls, regK, rollout, flow, norms, text:K, relevance:K or ROW,COL, got '" +
                 query + "'");
         const auto [row, col] = *patch;
         if (row < 0 || row >= grid.rows() || col < 0 || col >= grid.cols())
@@ -133,6 +132,18 @@ textsOption(const cli::Args& args, const std::filesystem::path& modelDir) {
     return {ClipTextSide::load(modelDir), std::move(texts)};
 }
 
+// stdout: "text<TAB>probability", most probable first.
+void printTextScores(const std::vector<ClipTextRun>& runs) {
+    std::vector<const ClipTextRun*> byProbability;
+    for (const ClipTextRun& r : runs)
+        byProbability.push_back(&r);
+    std::stable_sort(
+        byProbability.begin(), byProbability.end(),
+        [](const ClipTextRun* a, const ClipTextRun* b) { return a->probability > b->probability; });
+    for (const ClipTextRun* r : byProbability)
+        std::printf("%s\t%.6f\n", r->embedding.text.c_str(), static_cast<double>(r->probability));
+}
+
 Json clipJson(const ClipTextSide& side, const std::vector<ClipTextRun>& runs) {
     Json texts = Json::array();
     auto nested = [](const RowMatrix& m) {
@@ -151,11 +162,11 @@ Json clipJson(const ClipTextSide& side, const std::vector<ClipTextRun>& runs) {
     return {{"logit_scale", side.logitScale()}, {"texts", std::move(texts)}};
 }
 
-// --query text:K / similarity:K, or nothing when the query is another kind.
+// --query text:K (the similarity) / relevance:K, or nothing when the query is another kind.
 std::optional<RowMatrix> textMap(const std::string& query, const std::vector<ClipTextRun>& runs) {
     const auto colon = query.find(':');
     const std::string kind = query.substr(0, colon);
-    if (colon == std::string::npos || (kind != "text" && kind != "similarity")) return std::nullopt;
+    if (colon == std::string::npos || (kind != "text" && kind != "relevance")) return std::nullopt;
     if (runs.empty()) throw cli::UsageError("--query " + query + " needs --texts");
     int k = -1;
     try {
@@ -167,7 +178,7 @@ std::optional<RowMatrix> textMap(const std::string& query, const std::vector<Cli
     if (k < 0 || k >= static_cast<int>(runs.size()))
         throw cli::UsageError("--query " + query + ": the texts are numbered 0.." +
                               std::to_string(runs.size() - 1));
-    return kind == "text" ? runs[size_t(k)].relevance : runs[size_t(k)].similarity;
+    return kind == "relevance" ? runs[size_t(k)].relevance : runs[size_t(k)].similarity;
 }
 
 Json topClasses(const std::vector<Prediction>& top) {
@@ -258,14 +269,7 @@ int runVision(const std::vector<std::string>& argv) {
     const DomainCheck domain = builtinDomainCheck(modelDir, image, top);
     const std::vector<ClipTextRun> runs =
         clipText ? runClipTexts(*clipText, result.output, result.grid, texts) : std::vector<ClipTextRun>();
-    std::vector<const ClipTextRun*> byProbability;
-    for (const ClipTextRun& r : runs)
-        byProbability.push_back(&r);
-    std::stable_sort(
-        byProbability.begin(), byProbability.end(),
-        [](const ClipTextRun* a, const ClipTextRun* b) { return a->probability > b->probability; });
-    for (const ClipTextRun* r : byProbability)
-        std::printf("%s\t%.6f\n", r->embedding.text.c_str(), static_cast<double>(r->probability));
+    printTextScores(runs);
 
     if (const auto jsonPath = args.value("--json")) {
         Json head = {{"image", imagePath},
@@ -302,7 +306,7 @@ int runVision(const std::vector<std::string>& argv) {
 const cli::Registration regVision{
     "vision",
     "[--model DIR] [--json OUT] [--overlay OUT.png [--layer L] [--head H|mean|max|min] [--query "
-    "cls|regK|ROW,COL|rollout|flow|norms|text:K|similarity:K] "
+    "cls|regK|ROW,COL|rollout|flow|norms|text:K|relevance:K] "
     "[--colormap NAME] [--opacity A]] [--ablate L:H[,L:H…]] [--texts \"A|B|…\"] [--interpolate-pos] "
     "[--precision fp32|bf16] IMAGE",
     "classify an image with a ViT (or score texts against it with CLIP, --texts); top-5 (or the texts' "

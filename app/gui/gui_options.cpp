@@ -59,7 +59,7 @@ QList<QCommandLineOption> guiOptionList() {
                "Text: the KV cache tab's policy (streaming:4,16, h2o:32,8, snapkv:32,8, keep:0-3).",
                "POLICY"),
         option("query",
-               "Vision: cls, regK (a register), norms (token norms), text:K / similarity:K (CLIP: --texts' "
+               "Vision: cls, regK (a register), norms (token norms), text:K / relevance:K (CLIP: --texts' "
                "text K, from 0) or "
                "ROW,COL[;ROW,COL…]. Diffusion: ROW,COL or ROW,COL:ROW,COL.",
                "QUERY"),

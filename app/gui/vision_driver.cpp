@@ -30,13 +30,13 @@ QString applyVisionScript(attnlens::ui::VisionDocument* doc, const VisionScript&
         doc->setTokenNorms(true);
         return {};
     }
-    if (const auto t = QRegularExpression(QStringLiteral("^(text|similarity):(\\d+)$")).match(s.query);
+    if (const auto t = QRegularExpression(QStringLiteral("^(text|relevance):(\\d+)$")).match(s.query);
         t.hasMatch()) {
         const int k = t.captured(2).toInt();
         if (!doc->image() || k >= static_cast<int>(doc->image()->texts.size()))
             return QStringLiteral("--query %1: no such text (give the texts with --texts; numbered from 0)")
                 .arg(s.query);
-        doc->setTextRelevance(t.captured(1) == QLatin1String("text"));
+        doc->setTextRelevance(t.captured(1) == QLatin1String("relevance"));
         doc->setTextMap(k);
         return {};
     }

@@ -11,7 +11,7 @@ class VisionDocument;
 struct VisionScript {
     QString image; // opened once the model has loaded (default: the first sample)
     QString texts; // CLIP: "a dog | a cat", run with every picture (VisionDocument::setTexts)
-    // cls | norms (the token-norm map) | text:K / similarity:K (CLIP) | ROW,COL[;ROW,COL…] (patches from 0);
+    // cls | norms (the token-norm map) | text:K / relevance:K (CLIP) | ROW,COL[;ROW,COL…] (patches from 0);
     // empty: keep
     QString query;
     QString layer; // from 0; empty: keep

@@ -1,11 +1,12 @@
 // libFuzzer target: config.json / preprocessor_config.json / scheduler_config.json as a user's folder holds
-// them — parsed as JSON, then read as a ViT, a UNet2DModel / UNet2DConditionModel, an image processor, a
-// diffusers scheduler config (and each text-to-image scheduler built from it), an AutoencoderKL config and a
-// pipeline's model_index.json. Bad input: attnlens::Error only.
+// them — parsed as JSON, then read as a ViT / DINOv2 / CLIP vision tower, a CLIP text_config, a UNet2DModel /
+// UNet2DConditionModel, an image processor, a diffusers scheduler config (and each text-to-image scheduler
+// built from it), an AutoencoderKL config and a pipeline's model_index.json. Bad input: attnlens::Error only.
 #include "core/diffusion/sampler.h"
 #include "core/diffusion/scheduler.h"
 #include "core/diffusion/t2i_pipeline.h"
 #include "core/io/json_file.h"
+#include "core/models/clip_text_model.h"
 #include "core/models/unet_config.h"
 #include "core/models/vae_decoder.h"
 #include "core/models/vit_model.h"
@@ -21,6 +22,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const attnlens::JsonConfig config(json, "config.json");
     try {
         (void)attnlens::VitConfig::fromJson(config);
+    } catch (const attnlens::Error&) {
+    }
+    try { // a CLIPModel's text_config (the vision_config is VitConfig's above)
+        (void)attnlens::ClipTextConfig::fromNested(config);
     } catch (const attnlens::Error&) {
     }
     try {

@@ -210,7 +210,7 @@ private slots:
         QCOMPARE(noTower.exitCode, 2);
         QVERIFY2(noTower.err.contains("--texts needs a CLIPModel folder"), qPrintable(noTower.err));
         const Run badIndex = cli({"vision", "--model", clip, "--texts", "a cat", "--overlay", png, "--query",
-                                  "similarity:3", picture});
+                                  "relevance:3", picture});
         QCOMPARE(badIndex.exitCode, 2);
         QVERIFY2(badIndex.err.contains("numbered 0..0"), qPrintable(badIndex.err));
         QCOMPARE(cli({"vision", "--model", clip, "--texts", " | ", picture}).exitCode, 2);
@@ -261,7 +261,7 @@ private slots:
                          "outside the 4×4 grid");
         expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--query",
                           "middle", image("small_11x7.png")},
-                         "expected cls, regK, rollout, flow, norms, text:K, similarity:K or ROW,COL");
+                         "expected cls, regK, rollout, flow, norms, text:K, relevance:K or ROW,COL");
         expectUsageError({"vision", "--model", model("rgb-interp"), image("small_11x7.png")}, "image_size");
         expectUsageError({"vision", "--model", tmp.path(), image("small_11x7.png")},
                          "config.json is missing");

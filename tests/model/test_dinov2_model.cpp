@@ -31,13 +31,6 @@ std::filesystem::path dinoDir() {
     return std::filesystem::path(ATTNLENS_TEST_DATA) / "dinov2";
 }
 
-void compareTensor(const Tensor& got, const Tensor& want, double tol, const std::string& what) {
-    VIT_COMPARE_SHAPE(got, want);
-    const double diff = vittest::maxAbsDiff(got.data(), want.data(), want.numel());
-    qInfo("%s: max abs diff %.3g", what.c_str(), diff);
-    QVERIFY2(diff <= tol, what.c_str());
-}
-
 // The processor as each golden case ran it: the folder's own, the trained size, or non-square uncropped.
 ImageProcessorConfig processorFor(const VitModel& model, const std::string& kase) {
     ImageProcessorConfig p = model.processor();
@@ -86,19 +79,19 @@ private slots:
         QCOMPARE(int64_t(in.resized.width), resized.dim(1));
         for (int64_t i = 0; i < resized.numel(); ++i)
             QCOMPARE(float(in.resized.pixels[size_t(i)]), resized.data()[i]);
-        compareTensor(in.pixels, golden.load("pixels"), 1e-6, "pixels");
+        vittest::compareWithin(in.pixels, golden.load("pixels"), 1e-6, "pixels");
 
         const VitOutput out = vit.forward(in.pixels);
-        compareTensor(out.attentions, golden.load("attentions"), kTol, "attentions");
-        compareTensor(out.lastHidden, golden.load("hidden"), kTol, "hidden");
-        compareTensor(out.pooled, golden.load("pooled"), kTol, "pooled");
+        vittest::compareWithin(out.attentions, golden.load("attentions"), kTol, "attentions");
+        vittest::compareWithin(out.lastHidden, golden.load("hidden"), kTol, "hidden");
+        vittest::compareWithin(out.pooled, golden.load("pooled"), kTol, "pooled");
         const Tensor norms = golden.load("token_norms"); // [L, T], the stream's scale: relative tolerance
         const float scale = std::max(1.0f, *std::max_element(norms.data(), norms.data() + norms.numel()));
-        compareTensor(out.tokenNorms, norms, kTol * scale, "token norms");
+        vittest::compareWithin(out.tokenNorms, norms, kTol * scale, "token norms");
         if (vit.hasClassifier()) // with registers: the head over the patches (transformers#37836)
-            compareTensor(out.logits,
-                          golden.load(vit.config().numRegisterTokens ? "logits_patch_mean" : "logits"), kTol,
-                          "logits");
+            vittest::compareWithin(
+                out.logits, golden.load(vit.config().numRegisterTokens ? "logits_patch_mean" : "logits"),
+                kTol, "logits");
         const int prefix = vit.config().prefixTokens();
         QCOMPARE(out.attentions.dim(2), int64_t(prefix + out.gridRows * out.gridCols));
     }

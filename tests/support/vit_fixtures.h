@@ -41,3 +41,16 @@ inline double maxAbsDiff(const float* a, const float* b, int64_t n) {
 
 #define VIT_COMPARE_SHAPE(a, b)                                                                              \
     QCOMPARE(attnlens::shapeToString((a).shape()), attnlens::shapeToString((b).shape()))
+
+namespace vittest {
+
+// Shapes equal, then every value within `tol` (the largest difference logged under `what`).
+inline void compareWithin(const attnlens::Tensor& got, const attnlens::Tensor& want, double tol,
+                          const std::string& what) {
+    VIT_COMPARE_SHAPE(got, want);
+    const double diff = maxAbsDiff(got.data(), want.data(), want.numel());
+    qInfo("%s: max abs diff %.3g", what.c_str(), diff);
+    QVERIFY2(diff <= tol, what.c_str());
+}
+
+} // namespace vittest

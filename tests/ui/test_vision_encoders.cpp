@@ -1,9 +1,9 @@
 // The Vision page on the modern encoders' fixtures (issue 43), offscreen: a CLIPModel folder shows the Texts
 // box; typed texts are scored on the worker (the predictions list shows them by probability, equal to core's
-// clipScores) and the first text's relevance map is shown — the map equals core's runClipTexts, the measure
-// switches it to the similarity, rollout switches it off; the texts survive a session and a new picture.
+// clipScores) and the first text's similarity map is shown — the map equals core's runClipTexts, the measure
+// switches it to the relevance, rollout switches it off; the texts survive a session and a new picture.
 // DINOv2 with registers on a folder without the centre crop: a non-square grid, the registers beside CLS
-// (labels, key side), the token-norm map.
+// (labels; a register as the query, its row and with Key side its column), the token-norm map.
 
 #include "core/analysis/clip_texts.h"
 #include "support/waits.h"
@@ -107,18 +107,17 @@ void TestVisionEncoders::typedTextsAreScoredAndMapped() {
     QVERIFY(shown[0].probability >= shown[1].probability && shown[1].probability >= shown[2].probability);
     for (const Prediction& p : shown)
         QCOMPARE(p.probability, want[size_t(p.index)].probability);
-    // The first text's relevance map is on screen.
+    // The first text's similarity map is on screen.
     QCOMPARE(doc()->textMap(), 0);
-    QVERIFY(doc()->textRelevance());
-    QVERIFY(doc()->currentMap().isApprox(want[0].relevance, 1e-6f));
-    QCOMPARE(doc()->currentMap().maxCoeff(), 1.0f);
-    QVERIFY(doc()->mapDescription().startsWith(QStringLiteral("“a photo of a cat” → patches")));
+    QVERIFY(!doc()->textRelevance());
+    QVERIFY(doc()->currentMap().isApprox(want[0].similarity, 1e-6f));
+    QVERIFY(
+        doc()->mapDescription().startsWith(QStringLiteral("cosine similarity of each patch with “a photo")));
     auto* combo = m_page->findChild<QComboBox*>(QStringLiteral("textMap"));
     QCOMPARE(combo->count(), 4); // "Attention maps" and the three texts
     combo->setCurrentIndex(2);
     QCOMPARE(doc()->textMap(), 1);
-    QVERIFY(doc()->currentMap().isApprox(want[1].relevance, 1e-6f));
-    QVERIFY(m_page->headsGrid() != nullptr);
+    QVERIFY(doc()->currentMap().isApprox(want[1].similarity, 1e-6f));
     QVERIFY(doc()->headMaps().empty() && doc()->layerMaps().empty()); // a text's map has no heads or layers
 }
 
@@ -126,10 +125,11 @@ void TestVisionEncoders::measureAndRolloutSwitchTheMap() {
     auto* measure = m_page->findChild<QComboBox*>(QStringLiteral("textMeasure"));
     QVERIFY(measure->isEnabled());
     measure->setCurrentIndex(1);
-    QVERIFY(!doc()->textRelevance());
+    QVERIFY(doc()->textRelevance());
     const ClipTextRun& run = doc()->image()->texts[size_t(doc()->textMap())];
-    QVERIFY(doc()->currentMap().isApprox(run.similarity, 1e-6f));
-    QVERIFY(doc()->mapDescription().startsWith(QStringLiteral("cosine similarity of each patch")));
+    QVERIFY(doc()->currentMap().isApprox(run.relevance, 1e-6f));
+    QCOMPARE(doc()->currentMap().maxCoeff(), 1.0f);
+    QVERIFY(doc()->mapDescription().startsWith(QStringLiteral("“a red chair” → patches · relevance")));
     measure->setCurrentIndex(0);
     doc()->setRollout(true);
     QVERIFY(!doc()->textMapShown());
@@ -206,7 +206,8 @@ void TestVisionEncoders::registersAndNonSquareGrid() {
     emit regs->activated(2);
     QCOMPARE(doc()->query(), VisionDocument::Query::Register);
     QCOMPARE(doc()->queryTokens(), std::vector<int>{2});
-    QVERIFY(doc()->currentMap().isApprox(tokensToGrid(a.row(2).transpose(), grid.rows(), grid.cols(), 5), 1e-6f));
+    QVERIFY(
+        doc()->currentMap().isApprox(tokensToGrid(a.row(2).transpose(), grid.rows(), grid.cols(), 5), 1e-6f));
     QVERIFY(doc()->mapDescription().contains(QStringLiteral("register 1 → patches")));
     doc()->setKeySide(true);
     QVERIFY(doc()->currentMap().isApprox(tokensToGrid(a.col(2), grid.rows(), grid.cols(), 5), 1e-6f));

@@ -32,9 +32,7 @@ DIR/goldens.json lists every file with its metadata.
 import json
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -199,20 +197,7 @@ def main(argv):
         sys.exit("usage: make_clip_model_fixtures.py [--out DIR]")
     import make_llm_fixtures
     src = os.environ.get("TRANSFORMERS_SRC", "/tmp/llmgold")
-    hubs = sorted(d for d in os.listdir(src) if d.startswith("hub-"))
-    tf = os.path.join(src, f"tf-{TAG}", "src")
-    if not hubs or not os.path.isdir(os.path.join(tf, "transformers")):
-        sys.exit(f"missing tf-{TAG}/src/transformers or hub-* under {src} (see make_llm_fixtures.py)")
-    stubs = tempfile.mkdtemp(prefix="clip-stubs-")
-    try:
-        make_llm_fixtures.write_stubs(stubs, hubs[-1][4:])
-        path = [stubs, os.path.join(src, hubs[-1], "src"), tf, HERE]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), TRANSFORMERS_VERBOSITY="error",
-                   HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-        subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", os.path.abspath(out)], env=env,
-                       check=True)
-    finally:
-        shutil.rmtree(stubs)
+    make_llm_fixtures.run_worker(src, TAG, ["--worker", os.path.abspath(out)], script=__file__)
 
 
 if __name__ == "__main__":

@@ -406,7 +406,9 @@ def builtin_worker(folder, out_dir):
         print(f"{path}: {os.path.getsize(path) / 1e6:.2f} MB")
 
 
-def run_worker(src, tag, args):
+def run_worker(src, tag, args, script=None, capture=False):
+    """Runs `python3 script args` (default: this file) with transformers `tag` (src/tf-<tag>), the newest
+    src/hub-* and the stand-ins above importable, tools/golden on the path; returns the CompletedProcess."""
     hubs = sorted(d for d in os.listdir(src) if d.startswith("hub-"))
     if not hubs:
         sys.exit(f"no hub-<version>/src/huggingface_hub under {src} (see the docstring)")
@@ -419,7 +421,8 @@ def run_worker(src, tag, args):
         path = [stubs, os.path.join(src, hubs[-1], "src"), tf, HERE]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), TRANSFORMERS_VERBOSITY="error",
                    HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-        subprocess.run([sys.executable, os.path.abspath(__file__)] + args, env=env, check=True)
+        return subprocess.run([sys.executable, os.path.abspath(script or __file__)] + args, env=env, check=True,
+                              capture_output=capture, text=True)
     finally:
         shutil.rmtree(stubs)
 

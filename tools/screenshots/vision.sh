@@ -2,7 +2,7 @@
 # README screenshots of the Vision page, taken from the real app under Xvfb:
 #   tools/screenshots/vision.sh [BUILD_DIR]
 # Uses the built-in ViT and one of its shipped samples; the heads grid shows the last layer's heads
-# for the CLS token; the token-norm map after the last layer.
+# for the CLS token; the token-norm map after the last layer; the Texts box on the shipped CLIP model.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build/release}
@@ -18,4 +18,10 @@ shot() { # name, extra args...
 shot overlay --query 4,2 --layer $((layers - 2))
 shot heads --query cls --layer $((layers - 1)) --grab headsGrid
 shot token-norms --query norms --layer $((layers - 1))
+# The shipped CLIP model on one of its test-split compositions: four texts (two captions that differ in the
+# places), the first one's similarity map.
+clip=$root/resources/models/clip-fashion-tiny
+xvfb-run -a -s "-screen 0 1500x1000x24" "$build/app/attnlens" --page 2 --size 1400x900 --model "$clip" \
+  --image "$clip/samples/bag-sneaker.png" --texts "a bag | a sneaker | a bag in the top left and a sneaker in the bottom right | a sneaker in the top left and a bag in the bottom right" --query text:0 \
+  --screenshot "$out/vision-clip-texts.png"
 ls -l "$out"/vision-*.png

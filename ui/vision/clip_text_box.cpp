@@ -29,13 +29,13 @@ ClipTextBox::ClipTextBox(VisionDocument* doc, QWidget* parent)
     connect(m_map, &QComboBox::currentIndexChanged, this, [this](int i) { m_doc->setTextMap(i - 1); });
     form->addRow(tr("Map:"), m_map);
     m_measure->setObjectName(QStringLiteral("textMeasure"));
-    m_measure->addItems({tr("Relevance (rollout × similarity)"), tr("Similarity (cosine)")});
+    m_measure->addItems({tr("Similarity (cosine)"), tr("Relevance (rollout × similarity)")});
     m_measure->setToolTip(tr(
-        "Relevance: attention rollout from CLS (all layers, heads' mean) times each patch's similarity "
-        "above the mean — where the picture's summary draws on patches like the text. Similarity: the "
-        "cosine of each patch's projected embedding (post_layernorm, visual_projection) with the text's."));
+        "Similarity: the cosine of each patch's projected embedding (post_layernorm, visual_projection) with "
+        "the text's. Relevance: attention rollout from CLS (all layers, heads' mean) times each patch's "
+        "similarity above the mean — where the picture's summary draws on patches like the text."));
     connect(m_measure, &QComboBox::currentIndexChanged, this,
-            [this](int i) { m_doc->setTextRelevance(i == 0); });
+            [this](int i) { m_doc->setTextRelevance(i == 1); });
     form->addRow(tr("Measure:"), m_measure);
     layout->addLayout(form);
     layout->addWidget(
@@ -58,13 +58,14 @@ void ClipTextBox::refresh() {
                                .arg(100.0 * r.probability, 0, 'f', 1));
     m_map->setCurrentIndex(m_doc->textMapShown() ? m_doc->textMap() + 1 : 0);
     m_map->setEnabled(m_map->count() > 1);
-    m_measure->setCurrentIndex(m_doc->textRelevance() ? 0 : 1);
+    m_measure->setCurrentIndex(m_doc->textRelevance() ? 1 : 0);
     m_measure->setEnabled(m_doc->textMapShown());
     if (!m_texts->hasFocus()) {
         QStringList texts;
         for (const std::string& t : m_doc->texts())
             texts << QString::fromStdString(t);
         m_texts->setText(texts.join(QStringLiteral(" | ")));
+        m_texts->setCursorPosition(0); // the first texts in view
     }
 }
 

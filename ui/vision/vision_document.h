@@ -210,7 +210,8 @@ private:
     std::shared_ptr<const ClipTextSide> m_textSide;
     std::vector<std::string> m_texts;
     int m_textMap = -1;
-    bool m_textRelevance = true;
+    bool m_textRelevance =
+        false; // the similarity first: on the built-in model it localises every item, rollout-weighted not
     Query m_query = Query::Cls;
     int m_register = 0;
     std::vector<int> m_patches;

@@ -56,7 +56,7 @@ VisionSession VisionSession::parse(const QJsonObject& o, SessionReader& r) {
         r.fail("clip_texts", QString::fromStdString(e.what()));
     }
     s.textMap = r.integer("text_map", -1, -1, kMaxClipTexts - 1);
-    s.textRelevance = r.boolean("text_relevance", true);
+    s.textRelevance = r.boolean("text_relevance", false);
     return s;
 }
 

@@ -43,7 +43,7 @@ struct VisionSession {
     std::optional<PinnedMap> pinned;
     std::vector<std::string> texts;
     int textMap = -1;
-    bool textRelevance = true;
+    bool textRelevance = false;
 
     // The first problem is kept in `reader` (defaults returned for the rest).
     static VisionSession parse(const QJsonObject& state, SessionReader& reader);
