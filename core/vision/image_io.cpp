@@ -130,7 +130,11 @@ ImageHeader tiffHeader(std::span<const uint8_t> b, const std::string& name) {
         const uint32_t value = type == 3 ? u16(e + 8) : type == 4 ? u32(e + 8) : 0;
         if (type != 3 && type != 4)
             throw headerError(name, "malformed TIFF (image size tag of unexpected type)");
-        (tag == 256 ? header.width : header.height) = static_cast<int>(std::min<uint32_t>(value, INT32_MAX));
+        int& size = tag == 256 ? header.width : header.height;
+        // libtiff keeps the first of repeated tags; reading the last, a file could pass the size check here
+        // with one size and be decoded with another (found by fuzz_image: width 262 155 given first, then 1).
+        if (size >= 0) throw headerError(name, "malformed TIFF (image width or length given twice)");
+        size = static_cast<int>(std::min<uint32_t>(value, INT32_MAX));
     }
     if (header.width < 0 || header.height < 0)
         throw headerError(name, "malformed TIFF (no image width/length tag)");

@@ -216,6 +216,24 @@ private slots:
         writeBytes(path, pngClaiming(4, 4));
         expectError([&] { loadImage(path, tight); }, "too large");
     }
+
+    // A TIFF naming its width twice (found by fuzz_image): libtiff decodes with the first, 262 155 × 1 795
+    // (1.4 GB), so a check of the last (1) would let it through. Refused from the header, before any
+    // decoding.
+    void tiffSizeGivenTwiceRefused() {
+        std::vector<uint8_t> b = {'I', 'I', 42, 0, 8, 0, 0, 0, 3, 0};
+        const auto entry = [&b](uint16_t tag, uint16_t type, uint32_t value) {
+            const uint8_t e[12] = {
+                uint8_t(tag),        uint8_t(tag >> 8),    uint8_t(type),       0, 1, 0, 0, 0, uint8_t(value),
+                uint8_t(value >> 8), uint8_t(value >> 16), uint8_t(value >> 24)};
+            b.insert(b.end(), e, e + 12);
+        };
+        entry(256, 4, 262155);
+        entry(257, 4, 1795);
+        entry(256, 3, 1);
+        b.insert(b.end(), {0, 0, 0, 0});
+        expectError([&] { (void)readImageHeader(b, "twice.tif"); }, "given twice");
+    }
 };
 
 QTEST_GUILESS_MAIN(TestImageIo)

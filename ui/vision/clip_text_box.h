@@ -2,8 +2,8 @@
 // ClipTextBox: the Vision page's "Texts (CLIP)" box, shown while a CLIPModel is loaded — type texts separated
 // by
 // '|' ("a dog | a cat | a red car"), Enter runs them against the picture (zero-shot scores in the predictions
-// list); pick one to see where it is (relevance: rollout × similarity above the mean, or the plain cosine
-// similarity of each patch), or "Attention maps" to go back. Object names: "clipTexts", "textMap",
+// list); pick one to see where it is (the cosine similarity of each patch, or the relevance: rollout ×
+// similarity above the mean), or "Attention maps" to go back. Object names: "clipTexts", "textMap",
 // "textMeasure".
 
 #include <QGroupBox>
