@@ -247,6 +247,11 @@ void VitModel::bindClip(WeightBinder& w, const TensorFile& file, const Callbacks
 }
 
 namespace {
+// The LayerNorm `name`.weight / `name`.bias [d].
+Norm layerNormAt(WeightBinder& w, const std::string& name, int64_t d, float eps) {
+    return {Norm::Kind::LayerNorm, w.require(name + ".weight", {d}), w.require(name + ".bias", {d}), eps};
+}
+
 // Dinov2LayerScale folded into the projection before it: diag(λ)·W, λ ⊙ b (a copy: the file may be mapped).
 void foldScale(LinearWeights& lin, const Tensor& lambda) {
     if (lin.weight.empty() || lambda.empty()) return;
@@ -301,11 +306,9 @@ TransformerBlock VitModel::bindLayer(WeightBinder& w, const TensorFile& file, co
     const int64_t d = c.hiddenSize, inter = c.intermediateSize;
     TransformerBlock L;
     L.placement = TransformerBlock::Placement::Pre;
-    L.attentionNorm = {Norm::Kind::LayerNorm, w.require(l + "layernorm_before.weight", {d}),
-                       w.require(l + "layernorm_before.bias", {d}), c.layerNormEps};
+    L.attentionNorm = layerNormAt(w, l + "layernorm_before", d, c.layerNormEps);
     L.attention = bindAttention(w, file, l, {});
-    L.mlpNorm = {Norm::Kind::LayerNorm, w.require(l + "layernorm_after.weight", {d}),
-                 w.require(l + "layernorm_after.bias", {d}), c.layerNormEps};
+    L.mlpNorm = layerNormAt(w, l + "layernorm_after", d, c.layerNormEps);
     L.mlp.kind = Mlp::Kind::Plain;
     L.mlp.activation = c.activation;
     L.mlp.in = {w.require(l + "intermediate.dense.weight", {inter, d}),
@@ -327,11 +330,9 @@ TransformerBlock VitModel::bindDinov2Layer(WeightBinder& w, const TensorFile& fi
     const int64_t d = c.hiddenSize, inter = c.intermediateSize;
     TransformerBlock L;
     L.placement = TransformerBlock::Placement::Pre;
-    L.attentionNorm = {Norm::Kind::LayerNorm, w.require(l + "norm1.weight", {d}),
-                       w.require(l + "norm1.bias", {d}), c.layerNormEps};
+    L.attentionNorm = layerNormAt(w, l + "norm1", d, c.layerNormEps);
     L.attention = bindAttention(w, file, l, w.require(l + "layer_scale1.lambda1", {d}));
-    L.mlpNorm = {Norm::Kind::LayerNorm, w.require(l + "norm2.weight", {d}), w.require(l + "norm2.bias", {d}),
-                 c.layerNormEps};
+    L.mlpNorm = layerNormAt(w, l + "norm2", d, c.layerNormEps);
     L.mlp.activation = c.activation;
     if (c.swiglu) {
         const Tensor in = w.require(l + "mlp.weights_in.weight", {2 * inter, d});
