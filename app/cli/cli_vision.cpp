@@ -2,11 +2,11 @@
 // contract").
 //
 //   stdout: the top-5 classes as "label<TAB>probability" (nothing for a checkpoint without classifier)
-//   --json OUT: {"image", "input_size": [H, W], "patch", "grid": [rows, cols],
+//   --json OUT: {"image", "input_size": [H, W], "patch", "grid": [rows, cols], "cls": true (false: SigLIP),
 //                "registers": R, "top": [{"index", "label", "prob"}], "logits": [..], "token_norms": [L][T],
-//                "attentions": [L][H][T][T] (T = 1 + R + N: CLS, DINOv2's R registers, the patches),
-//                "domain_mismatch": ["in colour", …] only for the built-in model on a picture unlike
-//                Fashion-MNIST}
+//                "attentions": [L][H][T][T] (T = 1 + R + N: CLS, DINOv2's R registers, the patches; SigLIP:
+//                N), "probe_attention": [H][N] (SigLIP's pooling probe), "domain_mismatch": ["in colour", …]
+//                only for the built-in model on a picture unlike Fashion-MNIST}
 //   stderr: "note: not like the built-in model's … training pictures: …" in that case
 //   --ablate L:H[,L:H…]: those heads switched off (transformers' head_mask = 0); stdout, the JSON (plus
 //   "ablated"
@@ -14,13 +14,17 @@
 //                stderr says how the top class changed.
 //   --overlay OUT.png: the attention map of --layer (0-based, default the last) and --head (0-based index,
 //                or mean|max|min over heads; default mean) for --query (cls, ROW,COL of a patch, 0-based,
-//                or rollout = attention rollout through layers 0..--layer, or flow = attention flow of CLS
+//                probe = SigLIP's pooling probe (its --head or heads fused; SigLIP's default, having no CLS),
+//                or rollout = attention rollout through layers 0..--layer (SigLIP: from the probe's heads'
+//                mean), or flow = attention flow of CLS
 //                through layers 0..--layer, refused above kFlowBudget, regK = register K's row, or norms =
 //                the patch tokens' norms after --layer, or text:K / relevance:K = text K's cosine similarity
 //                / relevance map, with --texts), over the original image.
-//   --texts "A|B|…" (a CLIPModel folder): each text's zero-shot probability to stdout ("text<TAB>prob", most
-//                probable first) and in the JSON "clip": {"logit_scale", "texts": [{"text", "ids", "logit",
-//                "prob", "similarity": [rows][cols], "relevance": [rows][cols]}]}
+//   --texts "A|B|…" (a CLIPModel or SiglipModel folder): each text's zero-shot probability (CLIP: softmax
+//   over
+//                the texts; SigLIP: each text's sigmoid) to stdout ("text<TAB>prob", most probable first) and
+//                in the JSON "clip": {"logit_scale", "logit_bias", "scores": "softmax"|"sigmoid", "texts":
+//                [{"text", "ids", "logit", "prob", "similarity": [rows][cols], "relevance": [rows][cols]}]}
 //                (core/analysis/clip_texts.h)
 
 #include "cli_common.h"
@@ -60,16 +64,38 @@ void writeVisionJson(const std::string& path, Json head, const VitOutput& output
     attnlens::writeText(path, text);
 }
 
+// SigLIP's pooling probe over the patches [N]: one head's row or the heads fused.
+Eigen::VectorXf probeRow(const VitOutput& output, const HeadSelection& heads) {
+    const Tensor& probe = output.probeAttention; // [H, N]
+    if (heads.head >= 0) return probe.matrix().row(heads.head).transpose();
+    return fuseHeads(static_cast<int>(probe.dim(0)), heads.fusion,
+                     [&](int h) { return RowMatrix(probe.matrix().row(h)); })
+        .row(0)
+        .transpose();
+}
+
 // The overlay map [rows, cols] for --query.
-RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int layer,
-                     const HeadSelection& heads, const PatchGrid& grid) {
+RowMatrix overlayMap(const std::string& query, const VitOutput& output, int layer, const HeadSelection& heads,
+                     const PatchGrid& grid) {
+    const Tensor& attentions = output.attentions;
+    if (query == "probe" || (query == "cls" && !grid.hasCls())) {
+        if (output.probeAttention.empty())
+            throw cli::UsageError(
+                "--query probe: only SigLIP has a pooling probe; this model's summary is CLS");
+        return tokensToGrid(probeRow(output, heads), grid.rows(), grid.cols(), 0);
+    }
     if (query == "rollout") {
         RolloutOptions opt;
         opt.fusion = heads.head >= 0 ? HeadFusion::Mean : heads.fusion;
         opt.lastLayer = layer;
         const RowMatrix r = attentionRollout(attentions, opt);
+        if (!grid.hasCls()) // SigLIP: from the probe (heads' mean), which reads the last layer's tokens
+            return tokensToGrid((output.probeAttention.matrix().colwise().mean() * r).transpose(),
+                                grid.rows(), grid.cols(), 0);
         return tokensToGrid(r.row(0).transpose(), grid.rows(), grid.cols(), grid.prefixTokens());
     }
+    if (query == "flow" && !grid.hasCls())
+        throw cli::UsageError("--query flow: starts from CLS, which SigLIP has not; use rollout or probe");
     if (query == "flow") {
         const int tokens = static_cast<int>(attentions.dim(2));
         if (attentionFlowCost(layer + 1, tokens) > kFlowBudget)
@@ -97,9 +123,9 @@ RowMatrix overlayMap(const std::string& query, const Tensor& attentions, int lay
     } else if (query != "cls") {
         const auto patch = cli::parseIntPair(query, ',');
         if (!patch)
-            throw cli::UsageError(
-                "--query: expected cls, regK, rollout, flow, norms, text:K, relevance:K or ROW,COL, got '" +
-                query + "'");
+            throw cli::UsageError("--query: expected cls, probe, regK, rollout, flow, norms, text:K, "
+                                  "relevance:K or ROW,COL, got '" +
+                                  query + "'");
         const auto [row, col] = *patch;
         if (row < 0 || row >= grid.rows() || col < 0 || col >= grid.cols())
             throw cli::UsageError("--query: patch " + query + " is outside the " +
@@ -118,10 +144,9 @@ textsOption(const cli::Args& args, const std::filesystem::path& modelDir) {
     const auto line = args.value("--texts");
     if (!line) return {};
     if (!ClipTextSide::present(modelDir))
-        throw cli::UsageError(
-            "--texts needs a CLIPModel folder (config.json model_type \"clip\", with a text "
-            "tower); '" +
-            modelDir.string() + "' has none");
+        throw cli::UsageError("--texts needs a CLIPModel or SiglipModel folder (config.json model_type "
+                              "\"clip\" or \"siglip\", with a text tower); '" +
+                              modelDir.string() + "' has none");
     std::vector<std::string> texts;
     try {
         texts = splitClipTexts(*line);
@@ -144,14 +169,16 @@ void printTextScores(const std::vector<ClipTextRun>& runs) {
         std::printf("%s\t%.6f\n", r->embedding.text.c_str(), static_cast<double>(r->probability));
 }
 
+Json nestedRows(const Eigen::Ref<const RowMatrix>& m) {
+    Json rows = Json::array();
+    for (Eigen::Index r = 0; r < m.rows(); ++r)
+        rows.push_back(std::vector<float>(m.row(r).begin(), m.row(r).end()));
+    return rows;
+}
+
 Json clipJson(const ClipTextSide& side, const std::vector<ClipTextRun>& runs) {
     Json texts = Json::array();
-    auto nested = [](const RowMatrix& m) {
-        Json rows = Json::array();
-        for (Eigen::Index r = 0; r < m.rows(); ++r)
-            rows.push_back(std::vector<float>(m.row(r).begin(), m.row(r).end()));
-        return rows;
-    };
+    const auto nested = [](const RowMatrix& m) { return nestedRows(m); };
     for (const ClipTextRun& r : runs)
         texts.push_back({{"text", r.embedding.text},
                          {"ids", r.embedding.ids},
@@ -159,7 +186,10 @@ Json clipJson(const ClipTextSide& side, const std::vector<ClipTextRun>& runs) {
                          {"prob", r.probability},
                          {"similarity", nested(r.similarity)},
                          {"relevance", nested(r.relevance)}});
-    return {{"logit_scale", side.logitScale()}, {"texts", std::move(texts)}};
+    return {{"logit_scale", side.logitScale()},
+            {"logit_bias", side.logitBias()},
+            {"scores", side.siglip() ? "sigmoid" : "softmax"},
+            {"texts", std::move(texts)}};
 }
 
 // --query text:K (the similarity) / relevance:K, or nothing when the query is another kind.
@@ -280,6 +310,9 @@ int runVision(const std::vector<std::string>& argv) {
                      {"top", topClasses(top)},
                      {"logits", result.output.logits.toVector()}};
         if (domain.mismatch()) head["domain_mismatch"] = domain.reasons;
+        head["cls"] = result.grid.hasCls();
+        if (!result.output.probeAttention.empty())
+            head["probe_attention"] = nestedRows(result.output.probeAttention.matrix());
         if (clipText) head["clip"] = clipJson(*clipText, runs);
         if (!options.offHeads.empty()) {
             head["ablated"] = options.offHeads; // the run above is the ablated one
@@ -296,7 +329,7 @@ int runVision(const std::vector<std::string>& argv) {
             : query == "norms"
                 ? tokensToGrid(ConstVectorMap(norms.data() + layer * norms.dim(1), norms.dim(1)),
                                result.grid.rows(), result.grid.cols(), result.grid.prefixTokens())
-                : overlayMap(query, result.output.attentions, layer, heads, result.grid);
+                : overlayMap(query, result.output, layer, heads, result.grid);
         overlayOptions.region = result.grid.regionFraction(); // centre-cropped input (DeiT)
         writePng(*args.value("--overlay"), renderOverlay(image, map, overlayOptions));
     }
@@ -306,11 +339,12 @@ int runVision(const std::vector<std::string>& argv) {
 const cli::Registration regVision{
     "vision",
     "[--model DIR] [--json OUT] [--overlay OUT.png [--layer L] [--head H|mean|max|min] [--query "
-    "cls|regK|ROW,COL|rollout|flow|norms|text:K|relevance:K] "
+    "cls|probe|regK|ROW,COL|rollout|flow|norms|text:K|relevance:K] "
     "[--colormap NAME] [--opacity A]] [--ablate L:H[,L:H…]] [--texts \"A|B|…\"] [--interpolate-pos] "
     "[--precision fp32|bf16] IMAGE",
-    "classify an image with a ViT (or score texts against it with CLIP, --texts); top-5 (or the texts' "
-    "zero-shot probabilities) to stdout, logits and every head's attention to --json, an attention overlay "
+    "classify an image with a ViT (or score texts against it with CLIP / SigLIP, --texts); top-5 (or the "
+    "texts' zero-shot probabilities) to stdout, logits and every head's attention to --json, an attention "
+    "overlay "
     "to --overlay; --ablate switches heads off (layers, heads, rows, columns and texts numbered from 0)",
     &runVision};
 

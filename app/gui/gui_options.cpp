@@ -58,12 +58,14 @@ QList<QCommandLineOption> guiOptionList() {
         option("kv-policy",
                "Text: the KV cache tab's policy (streaming:4,16, h2o:32,8, snapkv:32,8, keep:0-3).",
                "POLICY"),
-        option("query",
-               "Vision: cls, regK (a register), norms (token norms), text:K / relevance:K (CLIP: --texts' "
-               "text K, from 0) or "
-               "ROW,COL[;ROW,COL…]. Diffusion: ROW,COL or ROW,COL:ROW,COL.",
-               "QUERY"),
-        option("texts", "Vision with a CLIPModel: texts separated by '|', scored against the picture.",
+        option(
+            "query",
+            "Vision: cls (SigLIP: its pooling probe, also 'probe'), regK (a register), norms (token norms), "
+            "text:K / relevance:K (CLIP / SigLIP: --texts' text K, from 0) or ROW,COL[;ROW,COL…]. Diffusion: "
+            "ROW,COL or ROW,COL:ROW,COL.",
+            "QUERY"),
+        option("texts",
+               "Vision with a CLIPModel or SiglipModel: texts separated by '|', scored against the picture.",
                "TEXTS"),
         option("key-side", "Vision, Diffusion: show who attends to the query."),
         option("image", "Vision: image to open.", "PATH"),

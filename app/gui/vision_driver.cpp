@@ -40,7 +40,8 @@ QString applyVisionScript(attnlens::ui::VisionDocument* doc, const VisionScript&
         doc->setTextMap(k);
         return {};
     }
-    if (s.query.isEmpty() || s.query == QLatin1String("cls")) return {};
+    // "probe": SigLIP's pooling probe, which the summary query (CLS's place) is for a model without CLS.
+    if (s.query.isEmpty() || s.query == QLatin1String("cls") || s.query == QLatin1String("probe")) return {};
     if (const auto r = QRegularExpression(QStringLiteral("^reg(\\d+)$")).match(s.query); r.hasMatch()) {
         const int k = r.captured(1).toInt();
         if (k >= doc->registers())

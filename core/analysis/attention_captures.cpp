@@ -89,7 +89,13 @@ AttentionCapture textCapture(const TextFolder& folder, const std::vector<int>& i
 }
 
 AttentionCapture vitCapture(const VitResult& result, int patch) {
-    AttentionAxis patches{"patches", {"CLS"}, {{kUnplaced, kUnplaced}}, {0}, true, {}};
+    // SigLIP has no CLS and so no token that is a sink by design: then no position is special.
+    AttentionAxis patches{"patches", {}, {}, {}, result.grid.hasCls(), {}};
+    if (result.grid.hasCls()) {
+        patches.labels.push_back("CLS");
+        patches.points.push_back({kUnplaced, kUnplaced});
+        patches.sinks.push_back(0);
+    }
     for (int r = 0; r < result.grid.registers(); ++r) { // DINOv2's registers: sinks beside CLS, no place
         patches.labels.push_back("reg" + std::to_string(r));
         patches.points.push_back({kUnplaced, kUnplaced});

@@ -19,6 +19,23 @@ RowMatrix gridOf(const Tensor& perPatch, const PatchGrid& grid) {
 
 } // namespace
 
+Tensor summaryRollout(const VitOutput& output, const PatchGrid& grid) {
+    if (output.attentions.empty()) throw Error("the rollout needs the attention captured");
+    const RowMatrix roll = attentionRollout(output.attentions); // [T, T]
+    const int first = grid.prefixTokens(), n = grid.count();
+    Tensor out({n});
+    if (grid.hasCls()) {
+        for (int i = 0; i < n; ++i)
+            out.data()[i] = roll(0, first + i);
+        return out;
+    }
+    if (output.probeAttention.empty() || output.probeAttention.dim(1) != n)
+        throw Error("a vision tower without CLS needs its pooling probe's attention for the rollout");
+    const RowMatrix probe = output.probeAttention.matrix().colwise().mean(); // [1, N]
+    VectorMap(out.data(), n) = (probe * roll.bottomRightCorner(n, n)).transpose();
+    return out;
+}
+
 std::vector<std::string> splitClipTexts(std::string_view line) {
     std::vector<std::string> out;
     size_t start = 0;
@@ -42,12 +59,8 @@ std::vector<ClipTextRun> runClipTexts(const ClipTextSide& side, const VitOutput&
     std::vector<ClipTextEmbedding> embedded;
     for (const std::string& t : texts)
         embedded.push_back(side.embed(t));
-    const ClipScores scores = clipScores(output.imageEmbeds, embedded, side.logitScale());
-    const RowMatrix roll = attentionRollout(output.attentions); // [T, T]
-    const int first = grid.prefixTokens(), n = grid.count();
-    Tensor rollout({n});
-    for (int i = 0; i < n; ++i)
-        rollout.data()[i] = roll(0, first + i);
+    const ClipScores scores = clipScores(output.imageEmbeds, embedded, side.scoring());
+    const Tensor rollout = summaryRollout(output, grid);
     std::vector<ClipTextRun> runs;
     for (size_t i = 0; i < embedded.size(); ++i) {
         ClipTextRun r;

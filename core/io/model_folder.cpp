@@ -15,8 +15,8 @@ namespace {
 
 const std::array<ModelFamily, 8> kFamilies = {{
     {"Marian", {"marian"}, ModelKind::Marian},
-    {"ViT / DINOv2 / CLIP",
-     {"vit", "dinov2", "dinov2_with_registers", "clip", "clip_vision_model"},
+    {"ViT / DINOv2 / CLIP / SigLIP",
+     {"vit", "dinov2", "dinov2_with_registers", "clip", "clip_vision_model", "siglip", "siglip_vision_model"},
      ModelKind::Vit},
     {"diffusers UNet2DModel", {}, ModelKind::Diffusion},
     {"Stable Diffusion pipelines", {}, ModelKind::TextToImage},

@@ -4,6 +4,8 @@
 #include "core/io/model_folder.h"
 #include "core/io/tensor_file.h"
 #include "core/io/weight_binder.h"
+#include "core/text/clip_tokenizer.h"
+#include "core/text/siglip_tokenizer.h"
 #include "core/util/error.h"
 
 #include <algorithm>
@@ -34,7 +36,8 @@ bool ClipTextSide::present(const std::filesystem::path& dir) {
     try {
         std::error_code ec;
         if (!std::filesystem::exists(dir / "config.json", ec)) return false;
-        return JsonConfig(dir / "config.json").value<std::string>("model_type", "") == "clip";
+        const auto type = JsonConfig(dir / "config.json").value<std::string>("model_type", "");
+        return type == "clip" || type == "siglip";
     } catch (const Error&) {
         return false;
     }
@@ -43,9 +46,11 @@ bool ClipTextSide::present(const std::filesystem::path& dir) {
 std::shared_ptr<const ClipTextSide> ClipTextSide::load(const std::filesystem::path& dir,
                                                        const Callbacks& callbacks) {
     const JsonConfig top(dir / "config.json");
-    if (const auto type = top.value<std::string>("model_type", ""); type != "clip")
+    const auto type = top.value<std::string>("model_type", "");
+    if (type == "siglip") return loadSiglip(dir, top, callbacks);
+    if (type != "clip")
         throw Error(quoted(top.path()) + ": model_type is '" + type +
-                    "', a text side needs 'clip' (CLIPModel)");
+                    "', a text side needs 'clip' (CLIPModel) or 'siglip' (SiglipModel)");
     if (!top.has("text_config") || !top.json()["text_config"].is_object())
         throw top.refuse("text_config", "must be an object (the CLIPModel's text tower)");
     const ClipTextConfig c = ClipTextConfig::fromNested(JsonConfig(top.json()["text_config"], top.path()));
@@ -60,29 +65,64 @@ std::shared_ptr<const ClipTextSide> ClipTextSide::load(const std::filesystem::pa
     side->m_projection = w.require("text_projection.weight", {projection, c.hiddenSize});
     const Tensor scale = w.require("logit_scale", {});
     w.finish(quoted(dir) + ": the checkpoint does not match config.json");
-    side->m_logitScale = std::exp(scale.data()[0]);
-    if (!std::isfinite(side->m_logitScale))
+    side->m_scoring.scale = std::exp(scale.data()[0]);
+    if (!std::isfinite(side->m_scoring.scale))
         throw Error(quoted(dir) + ": logit_scale " + std::to_string(scale.data()[0]) + " overflows exp()");
     return side;
+}
+
+std::shared_ptr<const ClipTextSide> ClipTextSide::loadSiglip(const std::filesystem::path& dir,
+                                                             const JsonConfig& top,
+                                                             const Callbacks& callbacks) {
+    if (!top.has("text_config") || !top.json()["text_config"].is_object())
+        throw top.refuse("text_config", "must be an object (the SiglipModel's text tower)");
+    const ClipTextConfig c =
+        ClipTextConfig::fromSiglipNested(JsonConfig(top.json()["text_config"], top.path()));
+    auto side = std::make_shared<ClipTextSide>();
+    const auto tokenizer = SiglipTokenizer::load(dir);
+    side->m_tokenizer = tokenizer;
+    side->m_siglipTokenizer = tokenizer;
+    side->m_padTo = std::min(tokenizer->modelMaxLength(), c.maxPositions);
+    side->m_model = ClipTextModel::loadTower(dir, c, callbacks);
+    const TensorFile file = TensorFile::open(findWeightsFile(dir, "model"));
+    WeightBinder w(file);
+    side->m_projection = w.require("text_model.head.weight", {c.projectionSize, c.hiddenSize});
+    side->m_projectionBias = w.require("text_model.head.bias", {c.projectionSize});
+    const Tensor scale = w.require("logit_scale", {1});
+    const Tensor bias = w.require("logit_bias", {1});
+    w.finish(quoted(dir) + ": the checkpoint does not match config.json");
+    side->m_scoring = {std::exp(scale.data()[0]), bias.data()[0], true};
+    if (!std::isfinite(side->m_scoring.scale) || !std::isfinite(side->m_scoring.bias))
+        throw Error(quoted(dir) + ": logit_scale " + std::to_string(scale.data()[0]) + " / logit_bias " +
+                    std::to_string(bias.data()[0]) + " are not finite scores");
+    return side;
+}
+
+std::vector<int> ClipTextSide::ids(std::string_view text) const {
+    if (m_siglipTokenizer) return m_siglipTokenizer->encodePadded(text, m_padTo).ids;
+    std::vector<int> ids = m_tokenizer->encode(text).ids;
+    const int limit = m_model->maxPositions();
+    if (static_cast<int>(ids.size()) > limit)
+        throw Error("\"" + std::string(text) + "\" is " + std::to_string(ids.size()) +
+                    " tokens; CLIP's text tower reads at most " + std::to_string(limit));
+    return ids;
 }
 
 ClipTextEmbedding ClipTextSide::embed(std::string_view text) const {
     ClipTextEmbedding e;
     e.text = std::string(text);
-    e.ids = m_tokenizer->encode(text).ids;
-    const int limit = m_model->maxPositions();
-    if (static_cast<int>(e.ids.size()) > limit)
-        throw Error("\"" + e.text + "\" is " + std::to_string(e.ids.size()) +
-                    " tokens; CLIP's text tower reads at most " + std::to_string(limit));
-    e.pooledToken = clipPooledIndex(e.ids, m_model->config().eosTokenId);
+    e.ids = ids(text);
+    e.pooledToken = m_padTo > 0 ? static_cast<int>(e.ids.size()) - 1 // SigLIP: the last position
+                                : clipPooledIndex(e.ids, m_model->config().eosTokenId);
     const TextForward f = m_model->forward(e.ids);
     const RowMatrix pooled = f.hidden.row(e.pooledToken);
-    const RowMatrix projected = linear(pooled, m_projection, Tensor()); // [1, P]
+    const RowMatrix projected = linear(pooled, m_projection, m_projectionBias); // [1, P]
     e.embeds = Tensor::fromMatrix(projected).reshaped({projected.cols()});
     return e;
 }
 
-ClipScores clipScores(const Tensor& imageEmbeds, std::span<const ClipTextEmbedding> texts, float logitScale) {
+ClipScores clipScores(const Tensor& imageEmbeds, std::span<const ClipTextEmbedding> texts,
+                      const ClipScoring& scoring) {
     if (texts.empty()) throw Error("no texts to score");
     ClipScores s;
     const int64_t p = imageEmbeds.numel();
@@ -90,7 +130,12 @@ ClipScores clipScores(const Tensor& imageEmbeds, std::span<const ClipTextEmbeddi
         if (t.embeds.numel() != p)
             throw Error("text embedding of " + std::to_string(t.embeds.numel()) +
                         " values against an image's " + std::to_string(p));
-        s.logits.push_back(logitScale * cosine(imageEmbeds.data(), t.embeds.data(), p));
+        s.logits.push_back(scoring.scale * cosine(imageEmbeds.data(), t.embeds.data(), p) + scoring.bias);
+    }
+    if (scoring.sigmoid) {
+        for (float l : s.logits)
+            s.probabilities.push_back(static_cast<float>(1.0 / (1.0 + std::exp(-double(l)))));
+        return s;
     }
     const float top = *std::max_element(s.logits.begin(), s.logits.end());
     double sum = 0;

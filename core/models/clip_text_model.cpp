@@ -26,12 +26,16 @@ ClipTextConfig readKeys(const JsonConfig& cfg, const ClipTextConfig& fallback, b
     c.layers = size("num_hidden_layers", fallback.layers);
     c.heads = size("num_attention_heads", fallback.heads);
     c.intermediateSize = size("intermediate_size", fallback.intermediateSize);
-    c.maxPositions = cfg.value<int>("max_position_embeddings", 77);
+    c.maxPositions = cfg.value<int>("max_position_embeddings", fallback.maxPositions);
     cfg.checkPositive(c.maxPositions, "max_position_embeddings");
     c.vocabSize = size("vocab_size", fallback.vocabSize);
-    c.layerNormEps = cfg.value<float>("layer_norm_eps", 1e-5f);
-    c.activation = parseActivation(cfg.value<std::string>("hidden_act", "quick_gelu"));
-    c.eosTokenId = cfg.value<int>("eos_token_id", fallback.eosTokenId);
+    c.layerNormEps = cfg.value<float>("layer_norm_eps", fallback.layerNormEps);
+    c.activation = parseActivation(cfg.value<std::string>(
+        "hidden_act", fallback.activation == Activation::GeluTanh ? "gelu_pytorch_tanh" : "quick_gelu"));
+    c.eosTokenId = cfg.has("eos_token_id") && cfg.json()["eos_token_id"].is_null()
+                       ? -1
+                       : cfg.value<int>("eos_token_id", fallback.eosTokenId);
+    c.causal = fallback.causal;
     if (c.hiddenSize % c.heads != 0)
         throw Error(quoted(cfg.path()) + ": hidden_size " + std::to_string(c.hiddenSize) +
                     " is not divisible by " + std::to_string(c.heads) + " heads");
@@ -45,7 +49,9 @@ ClipTextConfig readClipTextConfig(const std::filesystem::path& dir) {
     const JsonConfig cfg(dir / "config.json");
     if (const auto type = cfg.value<std::string>("model_type", ""); type != "clip_text_model")
         throw Error(quoted(cfg.path()) + ": model_type is '" + type + "', expected 'clip_text_model'");
-    return readKeys(cfg, ClipTextConfig{}, true);
+    ClipTextConfig fallback;
+    fallback.maxPositions = 77;
+    return readKeys(cfg, fallback, true);
 }
 
 } // namespace
@@ -58,7 +64,26 @@ ClipTextConfig ClipTextConfig::fromNested(const JsonConfig& json) {
     defaults.intermediateSize = 2048;
     defaults.vocabSize = 49408;
     defaults.eosTokenId = 49407;
+    defaults.maxPositions = 77;
     return readKeys(json, defaults, false);
+}
+
+ClipTextConfig ClipTextConfig::fromSiglipNested(const JsonConfig& json) {
+    ClipTextConfig defaults;
+    defaults.hiddenSize = 768;
+    defaults.layers = 12;
+    defaults.heads = 12;
+    defaults.intermediateSize = 3072;
+    defaults.vocabSize = 32000;
+    defaults.maxPositions = 64;
+    defaults.layerNormEps = 1e-6f;
+    defaults.activation = Activation::GeluTanh;
+    defaults.eosTokenId = 1;
+    defaults.causal = false;
+    ClipTextConfig c = readKeys(json, defaults, false);
+    c.projectionSize = json.value<int>("projection_size", c.hiddenSize);
+    json.checkPositive(c.projectionSize, "projection_size");
+    return c;
 }
 
 int clipPooledIndex(std::span<const int> ids, int eosTokenId) {
@@ -116,9 +141,9 @@ std::shared_ptr<const ClipTextModel> ClipTextModel::loadTower(const std::filesys
     for (int l = 0; l < c.layers; ++l) {
         callbacks.report(0.05 + 0.9 * l / c.layers,
                          "layer " + std::to_string(l) + " of " + std::to_string(c.layers));
-        m->m_layers.push_back(
-            bindClipLayer(w, {c.hiddenSize, c.intermediateSize, c.heads, c.layerNormEps, c.activation, true},
-                          p + "encoder.layers." + std::to_string(l) + "."));
+        m->m_layers.push_back(bindClipLayer(
+            w, {c.hiddenSize, c.intermediateSize, c.heads, c.layerNormEps, c.activation, c.causal},
+            p + "encoder.layers." + std::to_string(l) + "."));
     }
     m->m_finalNorm = {Norm::Kind::LayerNorm, w.require(p + "final_layer_norm.weight", {d}),
                       w.require(p + "final_layer_norm.bias", {d}), c.layerNormEps};

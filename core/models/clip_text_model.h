@@ -23,9 +23,14 @@ struct ClipTextConfig {
     float layerNormEps = 1e-5f;
     Activation activation = Activation::QuickGelu;
     int eosTokenId = -1;
+    bool causal = true;     // CLIP's text tower is causal; SigLIP's is not
+    int projectionSize = 0; // SigLIP: the width of text_model.head (projection_size, default hidden_size)
     // A CLIPModel's text_config: CLIPTextConfig's defaults where a key is absent (hidden 512, 12 layers, 8
     // heads, MLP 2048, 77 positions, vocabulary 49 408, eos 49 407). Throws attnlens::Error naming `path`.
     static ClipTextConfig fromNested(const JsonConfig& json);
+    // A SiglipModel's text_config: SiglipTextConfig's defaults (hidden 768, 12 layers, 12 heads, MLP 3072,
+    // 64 positions, vocabulary 32 000, gelu_pytorch_tanh, eps 1e-6), not causal.
+    static ClipTextConfig fromSiglipNested(const JsonConfig& json);
 };
 
 // The token whose state CLIPTextTransformer pools: the first eos_token_id, or — configs from before

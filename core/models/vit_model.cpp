@@ -65,6 +65,17 @@ JsonConfig readClip(const JsonConfig& top, const std::string& type, VitConfig& c
     return JsonConfig(top.json()["vision_config"], top.path());
 }
 
+// SigLIP's vision tower: a SiglipModel's keys are under "vision_config", a SiglipVisionModel's at the top;
+// SiglipVisionConfig's defaults (patch 16, gelu_pytorch_tanh, eps 1e-6).
+JsonConfig readSiglip(const JsonConfig& top, const std::string& type, VitConfig& c) {
+    c.family = VitFamily::Siglip;
+    c.layerNormEps = 1e-6f;
+    if (type == "siglip_vision_model") return top;
+    if (!top.has("vision_config") || !top.json()["vision_config"].is_object())
+        throw top.refuse("vision_config", "must be an object (the SiglipModel's vision tower)");
+    return JsonConfig(top.json()["vision_config"], top.path());
+}
+
 } // namespace
 
 VitConfig VitConfig::fromJson(const JsonConfig& top) {
@@ -78,9 +89,12 @@ VitConfig VitConfig::fromJson(const JsonConfig& top) {
         c.family = VitFamily::Dinov2Registers;
     else if (type == "clip" || type == "clip_vision_model")
         json = readClip(top, type, c);
+    else if (type == "siglip" || type == "siglip_vision_model")
+        json = readSiglip(top, type, c);
     else if (type != "vit")
         throw Error(file + ": model_type is '" + type +
-                    "', expected 'vit', 'dinov2', 'dinov2_with_registers', 'clip' or 'clip_vision_model'");
+                    "', expected 'vit', 'dinov2', 'dinov2_with_registers', 'clip', 'clip_vision_model', "
+                    "'siglip' or 'siglip_vision_model'");
     if (c.dinov2())
         readDinov2(json, c);
     else
@@ -89,15 +103,14 @@ VitConfig VitConfig::fromJson(const JsonConfig& top) {
     c.numLayers = json.value<int>("num_hidden_layers", c.numLayers);
     c.numHeads = json.value<int>("num_attention_heads", c.numHeads);
     // SwiGLU is SiLU whatever hidden_act says.
-    c.activation =
-        c.swiglu ? Activation::Silu
-                 : parseActivation(json.value<std::string>("hidden_act", c.clip() ? "quick_gelu" : "gelu"));
+    const char* act = c.clip() ? "quick_gelu" : c.siglip() ? "gelu_pytorch_tanh" : "gelu";
+    c.activation = c.swiglu ? Activation::Silu : parseActivation(json.value<std::string>("hidden_act", act));
     c.layerNormEps = static_cast<float>(
         json.value<double>("layer_norm_eps", c.family == VitFamily::Vit ? 1e-12 : c.layerNormEps));
     c.imageSize = squareSize(json, "image_size", c.imageSize);
     c.patchSize = squareSize(json, "patch_size", c.patchSize);
     c.numChannels = json.value<int>("num_channels", c.numChannels);
-    if (!c.clip()) c.qkvBias = json.value<bool>("qkv_bias", c.qkvBias);
+    if (!c.clip() && !c.siglip()) c.qkvBias = json.value<bool>("qkv_bias", c.qkvBias);
     if (top.has("architectures") && top.json()["architectures"].is_array() &&
         !top.json()["architectures"].empty() && top.json()["architectures"][0].is_string())
         c.architecture = top.json()["architectures"][0].get<std::string>();
@@ -119,7 +132,7 @@ VitConfig VitConfig::fromJson(const JsonConfig& top) {
         throw Error(file + ": patch_size " + std::to_string(c.patchSize) + " exceeds image_size " +
                     std::to_string(c.imageSize));
 
-    if (!c.clip() && json.has("id2label")) {
+    if (!c.clip() && !c.siglip() && json.has("id2label")) {
         const Json& map = json.json()["id2label"];
         if (!map.is_object()) throw Error(file + ": 'id2label' must be an object");
         std::vector<std::pair<int, std::string>> entries;
@@ -165,8 +178,11 @@ std::shared_ptr<const VitModel> VitModel::load(const std::filesystem::path& dir,
 
     WeightBinder w(file);
     w.setCallbacks(&callbacks);
-    if (c.clip()) {
-        m.bindClip(w, file, callbacks);
+    if (c.clip() || c.siglip()) {
+        if (c.clip())
+            m.bindClip(w, file, callbacks);
+        else
+            m.bindSiglip(w, file, callbacks);
         w.finish("'" + dir.string() + "': the checkpoint does not match config.json");
         callbacks.report(1.0, "loaded");
         return std::make_shared<const VitModel>(std::move(m));
@@ -394,23 +410,23 @@ Tensor VitModel::positionTable(int rows, int cols, bool interpolate) const {
                     " (enable position interpolation to use other sizes)");
     // HF ViTEmbeddings.interpolate_pos_encoding: keep the CLS row, resize the patch rows as a
     // [D, g, g] grid with scale factors ((rows + 0.1) / g, (cols + 0.1) / g).
-    const int64_t d = m_config.hiddenSize;
+    const int64_t d = m_config.hiddenSize, lead = m_config.hasCls() ? 1 : 0;
     Tensor grid({d, g, g}); // [D, g, g]
     for (int64_t i = 0; i < int64_t(g) * g; ++i)
         for (int64_t k = 0; k < d; ++k)
-            grid.data()[k * g * g + i] = m_positions.data()[(i + 1) * d + k];
+            grid.data()[k * g * g + i] = m_positions.data()[(i + lead) * d + k];
     // DINOv2 (v4.50.3) resizes to the target grid itself (size=, no +0.1), with registers antialiased.
-    // CLIP (v4.50.3, interpolate_pos_encoding=True) as DINOv2.
+    // CLIP and SigLIP (v4.50.3, interpolate_pos_encoding=True) as DINOv2.
     const Tensor resized = m_config.family == VitFamily::Vit
                                ? bicubicInterpolate(grid, rows, cols, (rows + 0.1) / g, (cols + 0.1) / g)
                            : m_config.family == VitFamily::Dinov2Registers
                                ? bicubicInterpolateAntialias(grid, rows, cols)
                                : bicubicInterpolate(grid, rows, cols);
-    Tensor table({int64_t(rows) * cols + 1, d}); // [N+1, D]
-    std::copy_n(m_positions.data(), d, table.data());
+    Tensor table({int64_t(rows) * cols + lead, d}); // [(1 +) N, D]
+    std::copy_n(m_positions.data(), lead * d, table.data());
     for (int64_t i = 0; i < int64_t(rows) * cols; ++i)
         for (int64_t k = 0; k < d; ++k)
-            table.data()[(i + 1) * d + k] = resized.data()[k * rows * cols + i];
+            table.data()[(i + lead) * d + k] = resized.data()[k * rows * cols + i];
     return table;
 }
 
@@ -455,12 +471,11 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
                         pixels.data() + (int64_t(ch) * height + int64_t(r) * p + y) * width + int64_t(q) * p;
                     std::copy_n(src, p, &patches(int64_t(r) * cols + q, (int64_t(ch) * p + y) * p));
                 }
-    RowMatrix x(tokens, d); // [T, D]: CLS, the registers, the patches
-    x.row(0) = ConstVectorMap(m_cls.data(), d).transpose();
+    RowMatrix x(tokens, d); // [T, D]: CLS (none in SigLIP), the registers, the patches
     x.bottomRows(n) = linear(patches, m_patchW, m_patchB);
-    const Tensor positions = positionTable(rows, cols, options.interpolatePositions); // [N+1, D]
-    x.row(0) += positions.matrix().row(0);
+    const Tensor positions = positionTable(rows, cols, options.interpolatePositions); // [(1 +) N, D]
     x.bottomRows(n) += positions.matrix().bottomRows(n);
+    if (c.hasCls()) x.row(0) = ConstVectorMap(m_cls.data(), d).transpose() + positions.matrix().row(0);
     for (int r = 0; r < c.numRegisterTokens;
          ++r) // inserted after the positions were added: none of their own
         x.row(1 + r) = ConstVectorMap(m_registers.data() + int64_t(r) * d, d).transpose();
@@ -496,8 +511,11 @@ VitOutput VitModel::forward(const Tensor& pixels, const VitRunOptions& options,
         VectorMap(out.tokenNorms.data() + int64_t(layer) * tokens, tokens) = x.rowwise().norm();
     }
     if (trace) trace->final = traceRows(x, trace->rows);
-    if (c.clip()) {
-        clipOutputs(x, out);
+    if (c.clip() || c.siglip()) {
+        if (c.clip())
+            clipOutputs(x, out);
+        else
+            siglipOutputs(x, out);
         callbacks.report(1.0, "done");
         return out;
     }

@@ -6,7 +6,9 @@
 // DINOv2 as transformers v4.50.3's modeling_dinov2(_with_registers).py: layer scale (folded into the output
 // projections at load), a plain or SwiGLU MLP, positions always interpolated to the input's grid (bicubic;
 // antialiased with registers), register tokens after CLS ([CLS, reg…, patches]; no position embedding),
-// pooled = the CLS row after the final norm, classifier on [CLS ; mean of the patch tokens].
+// pooled = the CLS row after the final norm, classifier on [CLS ; mean of the patch tokens]. CLIP's tower
+// ("clip" / "clip_vision_model") and SigLIP's ("siglip" / "siglip_vision_model": no CLS token, an
+// attention-pooling head; core/models/vit_siglip.cpp) as v4.50.3's modeling_clip.py / modeling_siglip.py.
 //
 // Basic usage:
 //   auto model = VitModel::load(dir);                  // shared_ptr<const VitModel>;               //
@@ -41,7 +43,7 @@ namespace attnlens {
 class TensorFile;
 class WeightBinder;
 
-enum class VitFamily { Vit, Dinov2, Dinov2Registers, Clip };
+enum class VitFamily { Vit, Dinov2, Dinov2Registers, Clip, Siglip };
 
 struct VitConfig {
     VitFamily family = VitFamily::Vit;
@@ -63,8 +65,10 @@ struct VitConfig {
 
     bool dinov2() const { return family == VitFamily::Dinov2 || family == VitFamily::Dinov2Registers; }
     bool clip() const { return family == VitFamily::Clip; }
+    bool siglip() const { return family == VitFamily::Siglip; }
+    bool hasCls() const { return !siglip(); } // SigLIP has none: its pooling head's probe sums the picture up
     // Tokens before the patches: CLS and the registers.
-    int prefixTokens() const { return 1 + numRegisterTokens; }
+    int prefixTokens() const { return (hasCls() ? 1 : 0) + numRegisterTokens; }
     int headDim() const { return hiddenSize / numHeads; }
     int gridSize() const { return imageSize / patchSize; } // patches per side of the trained size
     // Throws attnlens::Error naming config.json and the key for missing/ill-typed/inconsistent values.
@@ -87,8 +91,9 @@ struct VitRunOptions : RunControls {
 struct VitOutput {
     Tensor logits;        // [num_labels]; empty without a classifier
     Tensor probabilities; // [num_labels] softmax of logits; empty without a classifier
-    Tensor attentions; // [layers, heads, T, T] post-softmax, T = 1 + registers + N; empty when not captured
-    Tensor lastHidden; // [T, hidden] after the final layernorm (CLIP: the encoder's output, no norm)
+    Tensor attentions;    // [layers, heads, T, T] post-softmax, T = 1 + registers + N (SigLIP: N); empty when
+                          // not captured
+    Tensor lastHidden;    // [T, hidden] after the final layernorm (CLIP: the encoder's output, no norm)
     // [layers, T]: ‖x‖ of every token's residual stream after each layer (before the final norm) — the
     // token-norm map of "Vision Transformers Need Registers" (Darcet et al. 2024), where high-norm outlier
     // patches show up.
@@ -97,8 +102,13 @@ struct VitOutput {
         pooled; // [hidden] tanh(dense(CLS)) with a ViT pooler; DINOv2: the CLS row; CLIP: post_layernorm(CLS)
     // CLIP with visual_projection: the image embedding [P] (projection of pooled; not normalised) and every
     // patch token through post_layernorm and the projection [N, P] (the text → patch relevance's features).
+    // SigLIP: imageEmbeds = pooled (the attention-pooling head's output); patchEmbeds [N, D] = each patch
+    // through the head's value path as if the probe attended to it alone (out_proj(v_proj(h)), then +
+    // mlp(layernorm)).
     Tensor imageEmbeds;
     Tensor patchEmbeds;
+    // SigLIP: [heads, N] the pooling head's probe attention over the final patch states (each row sums to 1).
+    Tensor probeAttention;
     int gridRows = 0;
     int gridCols = 0;
 };
@@ -169,6 +179,21 @@ private:
     // CLIP's ending: the pooled CLS and every patch through post_layernorm, and visual_projection when
     // present.
     void clipOutputs(const RowMatrix& x, VitOutput& out) const;
+    // SiglipVisionTransformer under "vision_model." (core/models/vit_siglip.cpp).
+    void bindSiglip(WeightBinder& w, const TensorFile& file, const Callbacks& callbacks);
+    // SigLIP's ending: post_layernorm, the attention-pooling head (probe map per head) and the patch
+    // features.
+    void siglipOutputs(RowMatrix& x, VitOutput& out) const;
+
+    // SiglipMultiheadAttentionPoolingHead: nn.MultiheadAttention(probe, h, h), then x + mlp(layernorm(x)).
+    struct PoolingHead {
+        Tensor probe;                  // [D]
+        Tensor inW, inB;               // [3D, D], [3D]: query, key, value stacked
+        Tensor outW, outB;             // [D, D], [D]
+        Tensor lnW, lnB;               // [D]
+        Tensor fc1W, fc1B, fc2W, fc2B; // [I, D], [I], [D, I], [D]
+    };
+    PoolingHead m_head;
 
     VitConfig m_config;
     ImageProcessorConfig m_processor;
@@ -177,7 +202,7 @@ private:
     Tensor m_patchB;    // [D]
     Tensor m_cls;       // [D]
     Tensor m_registers; // [R, D] (dinov2_with_registers) or empty
-    Tensor m_positions; // [N+1, D]
+    Tensor m_positions; // [N+1, D]; SigLIP: [N, D]
     std::vector<TransformerBlock> m_layers;
     Tensor m_finalLnW, m_finalLnB;       // [D]; CLIP's post_layernorm
     Tensor m_preLnW, m_preLnB;           // [D] CLIP's pre_layrnorm, or empty

@@ -16,7 +16,9 @@ namespace {
 
 constexpr std::uintmax_t kMaxModelBytes = 256u << 20;
 
-std::string readModelFile(const std::filesystem::path& path) {
+} // namespace
+
+std::string readSentencePieceModel(const std::filesystem::path& path) {
     std::error_code ec;
     const auto size = std::filesystem::file_size(path, ec);
     if (ec) throw Error(quoted(path) + ": cannot be read");
@@ -31,10 +33,12 @@ std::string readModelFile(const std::filesystem::path& path) {
 // The same model with normalizer_spec.add_dummy_prefix = false: a ModelProto may carry its field 3
 // (normalizer_spec) again, and protobuf merges the later occurrence into the first, so appending
 // {field 3: {field 3 (add_dummy_prefix): false}} switches the prefix off and keeps every other setting.
-std::string withoutDummyPrefix(std::string serialized) {
+std::string sentencePieceWithoutDummyPrefix(std::string serialized) {
     serialized += std::string("\x1A\x02\x18\x00", 4);
     return serialized;
 }
+
+namespace {
 
 void loadProcessor(sentencepiece::SentencePieceProcessor& sp, const std::string& bytes,
                    const std::string& where) {
@@ -42,8 +46,10 @@ void loadProcessor(sentencepiece::SentencePieceProcessor& sp, const std::string&
     if (!status.ok()) throw Error(where + ": not a SentencePiece model (" + status.ToString() + ")");
 }
 
+} // namespace
+
 // tokenizer_config.json's special-token fields are a string or {"content": …}.
-std::string tokenContent(const Json& config, const char* key) {
+std::string specialTokenContent(const Json& config, const char* key) {
     if (!config.contains(key)) return "";
     const Json& v = config[key];
     if (v.is_string()) return v.get<std::string>();
@@ -52,6 +58,8 @@ std::string tokenContent(const Json& config, const char* key) {
     return "";
 }
 
+namespace {
+
 bool flag(const Json& object, const char* key, bool fallback, const std::string& where) {
     if (!object.is_object() || !object.contains(key) || object[key].is_null()) return fallback;
     if (!object[key].is_boolean()) throw Error(where + ": '" + key + "' is not true or false");
@@ -59,6 +67,21 @@ bool flag(const Json& object, const char* key, bool fallback, const std::string&
 }
 
 } // namespace
+
+std::optional<std::vector<AddedToken>> addedTokensDecoder(const Json& config, const std::string& where) {
+    if (!config.contains("added_tokens_decoder") || !config["added_tokens_decoder"].is_object()) return {};
+    std::vector<AddedToken> added;
+    for (const auto& [key, a] : config["added_tokens_decoder"].items()) {
+        int id = -1;
+        if (std::sscanf(key.c_str(), "%d", &id) != 1 || id < 0 || !a.is_object() || !a.contains("content") ||
+            !a["content"].is_string())
+            throw Error(where + ": added token '" + key + "' has no id or no content");
+        added.push_back({a["content"].get<std::string>(), id, flag(a, "special", false, where),
+                         flag(a, "lstrip", false, where), flag(a, "rstrip", false, where),
+                         flag(a, "single_word", false, where)});
+    }
+    return added;
+}
 
 SentencePieceTokenizer::SentencePieceTokenizer()
     : m_sp(std::make_unique<sentencepiece::SentencePieceProcessor>()),
@@ -74,7 +97,7 @@ bool SentencePieceTokenizer::present(const std::filesystem::path& dir) {
 std::shared_ptr<const SentencePieceTokenizer> SentencePieceTokenizer::load(const std::filesystem::path& dir) {
     const auto path = dir / "tokenizer.model";
     if (!present(dir)) throw Error(quoted(dir) + ": tokenizer.model is missing");
-    const std::string bytes = readModelFile(path);
+    const std::string bytes = readSentencePieceModel(path);
 
     Json config = Json::object();
     std::error_code ec;
@@ -86,20 +109,9 @@ std::shared_ptr<const SentencePieceTokenizer> SentencePieceTokenizer::load(const
     s.legacy = flag(config, "legacy", true, where);
     s.addBos = flag(config, "add_bos_token", true, where);
     s.addEos = flag(config, "add_eos_token", false, where);
-    s.bos = tokenContent(config, "bos_token");
-    s.eos = tokenContent(config, "eos_token");
-    if (config.contains("added_tokens_decoder") && config["added_tokens_decoder"].is_object()) {
-        s.added.emplace();
-        for (const auto& [key, a] : config["added_tokens_decoder"].items()) {
-            int id = -1;
-            if (std::sscanf(key.c_str(), "%d", &id) != 1 || id < 0 || !a.is_object() ||
-                !a.contains("content") || !a["content"].is_string())
-                throw Error(where + ": added token '" + key + "' has no id or no content");
-            s.added->push_back({a["content"].get<std::string>(), id, flag(a, "special", false, where),
-                                flag(a, "lstrip", false, where), flag(a, "rstrip", false, where),
-                                flag(a, "single_word", false, where)});
-        }
-    }
+    s.bos = specialTokenContent(config, "bos_token");
+    s.eos = specialTokenContent(config, "eos_token");
+    s.added = addedTokensDecoder(config, where);
     return fromModel(bytes, s, quoted(path));
 }
 
@@ -108,7 +120,7 @@ SentencePieceTokenizer::fromModel(const std::string& bytes, const SentencePieceS
                                   const std::string& where) {
     std::shared_ptr<SentencePieceTokenizer> tok(new SentencePieceTokenizer());
     loadProcessor(*tok->m_sp, bytes, where);
-    loadProcessor(*tok->m_spNoPrefix, withoutDummyPrefix(bytes), where);
+    loadProcessor(*tok->m_spNoPrefix, sentencePieceWithoutDummyPrefix(bytes), where);
     const int n = tok->m_sp->GetPieceSize();
     if (n <= 0) throw Error(where + ": the model has no pieces");
     tok->m_special.assign(size_t(n), false);

@@ -10,6 +10,7 @@
 //
 //   auto tok = SentencePieceTokenizer::load(dir);   TextEncoding e = tok->encode("Hello");   // <s> ▁Hello
 
+#include "core/io/json_file.h"
 #include "core/text/added_tokens.h"
 #include "core/text/text_tokenizers.h"
 
@@ -31,6 +32,15 @@ struct SentencePieceSettings {
     std::string bos, eos;                         // piece names; empty or absent: the model's bos_id / eos_id
     std::optional<std::vector<AddedToken>> added; // none: the model's control and unknown pieces (special)
 };
+
+// A SentencePiece model file's bytes (at most 256 MB); throws attnlens::Error naming the file.
+std::string readSentencePieceModel(const std::filesystem::path& path);
+// The same serialized model with normalizer_spec.add_dummy_prefix = false.
+std::string sentencePieceWithoutDummyPrefix(std::string serialized);
+// A tokenizer_config.json special-token field ("eos_token": a string or {"content": …}); "" when absent.
+std::string specialTokenContent(const Json& config, const char* key);
+// tokenizer_config.json's added_tokens_decoder (none when absent); throws attnlens::Error naming `where`.
+std::optional<std::vector<AddedToken>> addedTokensDecoder(const Json& config, const std::string& where);
 
 class SentencePieceTokenizer final : public TextTokenizer {
 public:

@@ -15,7 +15,7 @@ PatchGrid::PatchGrid(int imageWidth, int imageHeight, int inputWidth, int inputH
                      RectF region, int prefixTokens)
     : m_imageWidth(imageWidth), m_imageHeight(imageHeight), m_inputWidth(inputWidth),
       m_inputHeight(inputHeight), m_patch(patch), m_prefix(prefixTokens), m_region(region) {
-    if (prefixTokens < 1) throw Error("patch grid: CLS comes before the patches");
+    if (prefixTokens < 0) throw Error("patch grid: a negative number of tokens before the patches");
     if (patch < 1 || inputWidth < patch || inputHeight < patch || imageWidth < 1 || imageHeight < 1)
         throw Error("patch grid: input " + std::to_string(inputWidth) + "×" + std::to_string(inputHeight) +
                     " holds no " + std::to_string(patch) + "-pixel patch");
@@ -26,7 +26,7 @@ PatchGrid::PatchGrid(int imageWidth, int imageHeight, int inputWidth, int inputH
 }
 
 std::string PatchGrid::tokenLabel(int token) const {
-    if (token == 0) return "CLS";
+    if (token == 0 && m_prefix > 0) return "CLS";
     if (token > 0 && token < m_prefix) return "reg" + std::to_string(token - 1);
     const int index = patchOfToken(token);
     if (index < 0 || index >= count())

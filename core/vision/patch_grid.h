@@ -2,7 +2,7 @@
 // Patch-grid geometry of a vision transformer input: patch index ↔ rectangle, both in model-input
 // pixels and in the ORIGINAL image's pixels (the resize undone). Patches are numbered row-major
 // (top-left first, x fastest); the token of patch i is i + prefixTokens(): token 0 is CLS, then come the
-// register tokens of DINOv2 with registers (none elsewhere).
+// register tokens of DINOv2 with registers (none elsewhere); SigLIP has no CLS (prefixTokens() 0).
 //
 // The mapping follows PIL's resize convention (pixel centres: input x + 0.5 = (output x + 0.5) · sx),
 // so the output pixel range [a, b) covers the original range [a · sx, b · sx) with sx = imageW / inputW.
@@ -53,8 +53,9 @@ public:
     int index(int row, int col) const { return row * m_cols + col; }
     int row(int index) const { return index / m_cols; }
     int col(int index) const { return index % m_cols; }
-    int prefixTokens() const { return m_prefix; } // CLS and the registers
-    int registers() const { return m_prefix - 1; }
+    int prefixTokens() const { return m_prefix; } // CLS and the registers; 0 for SigLIP (no CLS)
+    bool hasCls() const { return m_prefix > 0; }
+    int registers() const { return m_prefix > 0 ? m_prefix - 1 : 0; }
     int tokenOfPatch(int index) const { return index + m_prefix; }
     int patchOfToken(int token) const { return token - m_prefix; } // negative for CLS and the registers
 

@@ -262,6 +262,8 @@ ImageProcessorConfig ImageProcessorConfig::fromJson(const JsonConfig& json) {
         c.imageMean = {0.48145466f, 0.4578275f, 0.40821073f}; // OPENAI_CLIP_MEAN / STD
         c.imageStd = {0.26862954f, 0.26130258f, 0.27577711f};
     }
+    if (c.processorType.rfind("SiglipImageProcessor", 0) == 0)
+        c.resample = ResampleFilter::Bicubic; // else as ViT's: size 224×224, mean = std = 0.5, no crop
     if (deit || shortest) {
         c.resample = ResampleFilter::Bicubic;
         c.doCenterCrop = json.value<bool>("do_center_crop", true);

@@ -1,7 +1,8 @@
 // libFuzzer target: config.json / preprocessor_config.json / scheduler_config.json as a user's folder holds
-// them — parsed as JSON, then read as a ViT / DINOv2 / CLIP vision tower, a CLIP text_config, a UNet2DModel /
-// UNet2DConditionModel, an image processor, a diffusers scheduler config (and each text-to-image scheduler
-// built from it), an AutoencoderKL config and a pipeline's model_index.json. Bad input: attnlens::Error only.
+// them — parsed as JSON, then read as a ViT / DINOv2 / CLIP / SigLIP vision tower, a CLIP or SigLIP
+// text_config, a UNet2DModel / UNet2DConditionModel, an image processor, a diffusers scheduler config (and
+// each text-to-image scheduler built from it), an AutoencoderKL config and a pipeline's model_index.json. Bad
+// input: attnlens::Error only.
 #include "core/diffusion/sampler.h"
 #include "core/diffusion/scheduler.h"
 #include "core/diffusion/t2i_pipeline.h"
@@ -26,6 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     try { // a CLIPModel's text_config (the vision_config is VitConfig's above)
         (void)attnlens::ClipTextConfig::fromNested(config);
+    } catch (const attnlens::Error&) {
+    }
+    try { // a SiglipModel's text_config
+        (void)attnlens::ClipTextConfig::fromSiglipNested(config);
     } catch (const attnlens::Error&) {
     }
     try {

@@ -5,11 +5,14 @@
 // generation_config.json of the same bytes); 4 — the rest as text (any bytes) through the GPT-2 fixture's
 // tokenizer.json and the Llama fixture's (PCRE2 split regex); 5 — tokenizer.model (SentencePieceTokenizer);
 // 6 — tokenizer_config.json beside a tiny tokenizer.model (tests/data/text/llama-spm: 400 BPE pieces with
-// byte fallback, trained by spm_train on the README). Any input must end in tokens or attnlens::Error.
+// byte fallback, trained by spm_train on the README); 7 — tokenizer_config.json beside SigLIP's spiece.model
+// (tests/data/siglip/siglip, SiglipTokenizer); 8 — the rest as text through SigLIP's tokenizer, unpadded and
+// padded to 64. Any input must end in tokens or attnlens::Error.
 #include "core/io/tensor_file.h"
 #include "core/models/llama_model.h"
 #include "core/text/hf_tokenizer.h"
 #include "core/text/sentencepiece_tokenizer.h"
+#include "core/text/siglip_tokenizer.h"
 #include "core/util/error.h"
 #include "fuzz_file.h"
 
@@ -32,11 +35,19 @@ void exercise(const attnlens::TextTokenizer& tok, const std::string& text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
     const std::filesystem::path fixtures(ATTNLENS_FUZZ_TEXT_DIR);
-    const int which = data[0] % 7;
+    const int which = data[0] % 9;
     const std::string rest(reinterpret_cast<const char*>(data + 1), size - 1);
     try {
         const fuzz::TempDir dir("hf-tokenizer");
-        if (which == 4) {
+        if (which == 7 || which == 8) {
+            const std::filesystem::path siglip = fixtures / ".." / "siglip" / "siglip";
+            dir.copy(siglip / "spiece.model", "spiece.model");
+            if (which == 7) dir.write("tokenizer_config.json", data + 1, size - 1);
+            const auto tok = attnlens::SiglipTokenizer::load(dir.path());
+            const std::string& text = which == 7 ? std::string(kText) : rest;
+            exercise(*tok, text);
+            (void)tok->encodePadded(text, 64);
+        } else if (which == 4) {
             static const auto splitting = attnlens::HfTokenizer::load(fixtures / ".." / "llm" / "llama-gqa");
             exercise(*attnlens::HfTokenizer::load(fixtures / "gpt2-bare"), rest);
             exercise(*splitting, rest); // Llama 3's split regex over any bytes

@@ -208,12 +208,49 @@ private slots:
         const Run noTower = cli({"vision", "--model", QString::fromStdString((dir / "clip-vision").string()),
                                  "--texts", "a cat", picture});
         QCOMPARE(noTower.exitCode, 2);
-        QVERIFY2(noTower.err.contains("--texts needs a CLIPModel folder"), qPrintable(noTower.err));
+        QVERIFY2(noTower.err.contains("--texts needs a CLIPModel or SiglipModel folder"),
+                 qPrintable(noTower.err));
         const Run badIndex = cli({"vision", "--model", clip, "--texts", "a cat", "--overlay", png, "--query",
                                   "relevance:3", picture});
         QCOMPARE(badIndex.exitCode, 2);
         QVERIFY2(badIndex.err.contains("numbered 0..0"), qPrintable(badIndex.err));
         QCOMPARE(cli({"vision", "--model", clip, "--texts", " | ", picture}).exitCode, 2);
+    }
+
+    // SigLIP: no CLS (the JSON says so), the probe's attention per head, sigmoid scores; --query cls means
+    // the probe there, flow (which starts from CLS) is refused, and a model with CLS has no probe.
+    void siglipTexts() {
+        const std::filesystem::path dir = std::filesystem::path(ATTNLENS_TEST_DATA) / "siglip";
+        const QString siglip = QString::fromStdString((dir / "siglip").string()),
+                      picture = QString::fromStdString((dir / "images" / "photo_97x61.png").string());
+        QTemporaryDir tmp;
+        const QString json = tmp.filePath("siglip.json"), probe = tmp.filePath("probe.png"),
+                      cls = tmp.filePath("cls.png");
+        const Run r = cli({"vision", "--model", siglip, "--texts", "a red chair | a cat", "--json", json,
+                           "--overlay", probe, "--query", "probe", "--head", "2", picture});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.out.trimmed().split('\n').size(), 2);
+        const Json j = readJsonFile(json.toStdString());
+        QCOMPARE(j["cls"].get<bool>(), false);
+        QCOMPARE(j["probe_attention"].size(), size_t(4));     // heads
+        QCOMPARE(j["probe_attention"][0].size(), size_t(16)); // patches
+        QCOMPARE(j["attentions"][0][0].size(), size_t(16));   // no CLS row
+        QCOMPARE(j["clip"]["scores"].get<std::string>(), std::string("sigmoid"));
+        QVERIFY(std::abs(j["clip"]["logit_bias"].get<float>() + 1.7f) < 1e-5f);
+        for (const Json& t : j["clip"]["texts"]) {
+            const float logit = t["logit"].get<float>(), prob = t["prob"].get<float>();
+            QVERIFY(std::abs(prob - 1 / (1 + std::exp(-logit))) < 1e-5f);
+            QCOMPARE(t["ids"].size(), size_t(64)); // padded as SigLIP was trained
+        }
+        QCOMPARE(cli({"vision", "--model", siglip, "--overlay", cls, picture}).exitCode, 0); // cls: the probe
+        QCOMPARE(loadImage(cls.toStdString()).width, 97);
+        const Run flow = cli({"vision", "--model", siglip, "--overlay", cls, "--query", "flow", picture});
+        QCOMPARE(flow.exitCode, 2);
+        QVERIFY2(flow.err.contains("SigLIP has not"), qPrintable(flow.err));
+        const Run noProbe = cli({"vision", "--model", model("bare"), "--overlay", cls, "--query", "probe",
+                                 image("photo_97x61.png")});
+        QCOMPARE(noProbe.exitCode, 2);
+        QVERIFY2(noProbe.err.contains("only SigLIP has a pooling probe"), qPrintable(noProbe.err));
     }
 
     void bareModelPrintsNothing() {
@@ -261,7 +298,7 @@ private slots:
                          "outside the 4×4 grid");
         expectUsageError({"vision", "--model", model("rgb"), "--overlay", tmp.filePath("o.png"), "--query",
                           "middle", image("small_11x7.png")},
-                         "expected cls, regK, rollout, flow, norms, text:K, relevance:K or ROW,COL");
+                         "expected cls, probe, regK, rollout, flow, norms, text:K, relevance:K or ROW,COL");
         expectUsageError({"vision", "--model", model("rgb-interp"), image("small_11x7.png")}, "image_size");
         expectUsageError({"vision", "--model", tmp.path(), image("small_11x7.png")},
                          "config.json is missing");

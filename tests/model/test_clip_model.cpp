@@ -60,7 +60,7 @@ void checkTexts(const std::filesystem::path& dir, const TensorFile& golden, cons
     for (size_t i = 0; i < texts.size(); ++i)
         vittest::compareWithin(texts[i].embeds, want.sub({int64_t(i)}), kTol,
                                "text embeds " + std::to_string(i));
-    const ClipScores s = clipScores(out.imageEmbeds, texts, side->logitScale());
+    const ClipScores s = clipScores(out.imageEmbeds, texts, side->scoring());
     const Tensor logits = golden.load("logits_per_image");
     Tensor got({int64_t(s.logits.size())});
     std::copy(s.logits.begin(), s.logits.end(), got.data());

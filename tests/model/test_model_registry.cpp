@@ -40,12 +40,12 @@ private slots:
         for (const ModelFamily& f : modelFamilies())
             for (std::string_view t : f.modelTypes)
                 QVERIFY2(seen.insert(t).second, std::string(t).c_str());
-        QCOMPARE(
-            QString::fromStdString(supportedFamilies()),
-            QStringLiteral("Marian (translation), ViT / DINOv2 / CLIP (vision), diffusers UNet2DModel "
-                           "(diffusion), Stable "
-                           "Diffusion pipelines (text-to-image), BERT, GPT-2, Llama-style decoders and CLIP "
-                           "text encoder (text)"));
+        QCOMPARE(QString::fromStdString(supportedFamilies()),
+                 QStringLiteral(
+                     "Marian (translation), ViT / DINOv2 / CLIP / SigLIP (vision), diffusers UNet2DModel "
+                     "(diffusion), Stable "
+                     "Diffusion pipelines (text-to-image), BERT, GPT-2, Llama-style decoders and CLIP "
+                     "text encoder (text)"));
     }
 
     void builtinModels() {

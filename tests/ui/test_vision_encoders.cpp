@@ -3,7 +3,9 @@
 // clipScores) and the first text's similarity map is shown — the map equals core's runClipTexts, the measure
 // switches it to the relevance, rollout switches it off; the texts survive a session and a new picture.
 // DINOv2 with registers on a folder without the centre crop: a non-square grid, the registers beside CLS
-// (labels; a register as the query, its row and with Key side its column), the token-norm map.
+// (labels; a register as the query, its row and with Key side its column), the token-norm map. SigLIP: no
+// CLS, the summary query is the pooling probe (its maps per head, the layers strip empty, Key side and flow
+// off, rollout from the probe), a patch's row on a grid without prefix tokens, sigmoid text scores.
 
 #include "core/analysis/clip_texts.h"
 #include "support/waits.h"
@@ -13,9 +15,11 @@
 #include "ui/vision/vision_page.h"
 #include "ui/vision/vision_session.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QJsonObject>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -49,7 +53,8 @@ private slots:
     void typedTextsAreScoredAndMapped();
     void measureAndRolloutSwitchTheMap();
     void textsSurviveSessionsAndPictures();
-    void registersAndNonSquareGrid(); // last: it switches the page to another model
+    void registersAndNonSquareGrid();  // switches the page to another model
+    void siglipProbeAndSigmoidTexts(); // and again
 
 private:
     void openAndWait(const QString& path);
@@ -219,6 +224,61 @@ void TestVisionEncoders::registersAndNonSquareGrid() {
     QCOMPARE(doc()->currentMap().rows(), int64_t(grid.rows()));
     QVERIFY(doc()->mapDescription().contains(QStringLiteral("registers")));
     doc()->setTokenNorms(false);
+}
+
+void TestVisionEncoders::siglipProbeAndSigmoidTexts() {
+    QSignalSpy shown(m_page.get(), &VisionPage::resultReady);
+    m_page->openModel(QString::fromStdString((dataDir() / "siglip" / "siglip").string()));
+    WAIT_UNTIL(shown.count() > 0 && !m_page->isBusy());
+    QVERIFY(doc()->textSide() && doc()->textSide()->siglip());
+    QVERIFY(!doc()->hasCls());
+    QCOMPARE(m_page->findChild<QPushButton*>(QStringLiteral("clsButton"))->text(), QStringLiteral("Probe"));
+    QCOMPARE(m_page->findChild<ClipTextBox*>()->title(), QStringLiteral("Texts (SigLIP)"));
+    const auto& out = doc()->image()->result.output;
+    const auto& grid = doc()->image()->result.grid;
+    QCOMPARE(grid.prefixTokens(), 0);
+    QVERIFY(doc()->probeQuery());
+    QVERIFY(doc()->queryTokens().empty());
+    // The probe's map per head: its attention over the patches; the mean of them by default.
+    const std::vector<RowMatrix> heads = doc()->headMaps();
+    QCOMPARE(heads.size(), size_t(4));
+    const ConstMatrixMap probe = out.probeAttention.matrix(); // [H, N]
+    for (int h = 0; h < 4; ++h)
+        QVERIFY(heads[size_t(h)].isApprox(tokensToGrid(probe.row(h).transpose(), grid.rows(), grid.cols(), 0),
+                                          1e-6f));
+    QVERIFY(doc()->currentMap().isApprox(
+        tokensToGrid(probe.colwise().mean().transpose(), grid.rows(), grid.cols(), 0), 1e-6f));
+    QVERIFY(
+        doc()->mapDescription().startsWith(QStringLiteral("pooling head · mean of heads · pooling probe")));
+    QVERIFY(doc()->layerMaps().empty()); // the probe reads only the last layer
+    QVERIFY(!m_page->findChild<QCheckBox*>(QStringLiteral("keySide"))->isEnabled());
+    QVERIFY(!m_page->findChild<QCheckBox*>(QStringLiteral("flow"))->isEnabled());
+    doc()->setFlow(true);
+    QVERIFY(!doc()->flow());
+    // Rollout from the probe: core's summaryRollout at the last layer.
+    doc()->setRollout(true);
+    const Tensor roll = summaryRollout(out, grid);
+    QVERIFY(doc()->currentMap().isApprox(
+        tokensToGrid(ConstVectorMap(roll.data(), roll.numel()), grid.rows(), grid.cols(), 0), 1e-5f));
+    QCOMPARE(doc()->layerMaps().size(), size_t(2));
+    doc()->setRollout(false);
+    // A patch as the query: its row, token = patch index (no CLS before the patches).
+    doc()->selectPatches({5});
+    QVERIFY(m_page->findChild<QCheckBox*>(QStringLiteral("keySide"))->isEnabled());
+    const RowMatrix a = layerAttention(out.attentions, doc()->layer(), HeadSelection{});
+    QVERIFY(
+        doc()->currentMap().isApprox(tokensToGrid(a.row(5).transpose(), grid.rows(), grid.cols(), 0), 1e-6f));
+    doc()->setTokenNorms(true);
+    QVERIFY(!doc()->mapDescription().contains(QStringLiteral("CLS")));
+    doc()->setTokenNorms(false);
+    doc()->selectCls();
+    QVERIFY(doc()->probeQuery());
+    // Texts: each scored by its own sigmoid (they need not sum to 1).
+    enterTexts(QStringLiteral("a red chair | a photo of a cat"));
+    WAIT_UNTIL_COMPARE(doc()->image()->texts.size(), size_t(2));
+    for (const ClipTextRun& r : doc()->image()->texts)
+        QVERIFY(std::abs(r.probability - 1 / (1 + std::exp(-r.logit))) < 1e-6f);
+    QCOMPARE(m_page->predictionsView()->predictions().size(), size_t(2));
 }
 
 QTEST_MAIN(TestVisionEncoders)

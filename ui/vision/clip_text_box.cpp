@@ -12,15 +12,12 @@
 namespace attnlens::ui {
 
 ClipTextBox::ClipTextBox(VisionDocument* doc, QWidget* parent)
-    : QGroupBox(tr("Texts (CLIP)"), parent), m_doc(doc), m_texts(new QLineEdit(this)),
-      m_map(new QComboBox(this)), m_measure(new QComboBox(this)) {
+    : QGroupBox(tr("Texts"), parent), m_doc(doc), m_texts(new QLineEdit(this)), m_map(new QComboBox(this)),
+      m_measure(new QComboBox(this)) {
     auto* layout = new QVBoxLayout(this);
     m_texts->setObjectName(QStringLiteral("clipTexts"));
     m_texts->setPlaceholderText(tr("a dog | a cat | a red car"));
     m_texts->setClearButtonEnabled(true);
-    m_texts->setToolTip(
-        tr("Texts separated by '|'; Enter scores them against the picture (zero-shot: "
-           "exp(logit_scale) · cosine of the image and text embeddings, softmax over the texts)"));
     connect(m_texts, &QLineEdit::returnPressed, this, [this] { emit textsEntered(m_texts->text()); });
     layout->addWidget(m_texts);
     auto* form = new QFormLayout;
@@ -30,10 +27,6 @@ ClipTextBox::ClipTextBox(VisionDocument* doc, QWidget* parent)
     form->addRow(tr("Map:"), m_map);
     m_measure->setObjectName(QStringLiteral("textMeasure"));
     m_measure->addItems({tr("Similarity (cosine)"), tr("Relevance (rollout × similarity)")});
-    m_measure->setToolTip(tr(
-        "Similarity: the cosine of each patch's projected embedding (post_layernorm, visual_projection) with "
-        "the text's. Relevance: attention rollout from CLS (all layers, heads' mean) times each patch's "
-        "similarity above the mean — where the picture's summary draws on patches like the text."));
     connect(m_measure, &QComboBox::currentIndexChanged, this,
             [this](int i) { m_doc->setTextRelevance(i == 1); });
     form->addRow(tr("Measure:"), m_measure);
@@ -47,6 +40,22 @@ ClipTextBox::ClipTextBox(VisionDocument* doc, QWidget* parent)
 
 void ClipTextBox::refresh() {
     setVisible(m_doc->textSide() != nullptr);
+    const bool siglip = m_doc->textSide() && m_doc->textSide()->siglip();
+    setTitle(siglip ? tr("Texts (SigLIP)") : tr("Texts (CLIP)"));
+    m_texts->setToolTip(
+        siglip ? tr("Texts separated by '|'; Enter scores them against the picture: exp(logit_scale) · "
+                    "cosine of the image and text embeddings + logit_bias, through a sigmoid — each text on "
+                    "its own (several may fit the picture, or none)")
+               : tr("Texts separated by '|'; Enter scores them against the picture (zero-shot: "
+                    "exp(logit_scale) · cosine of the image and text embeddings, softmax over the texts)"));
+    m_measure->setToolTip(
+        siglip ? tr("Similarity: the cosine of each patch's feature (the pooling head applied to that patch "
+                    "alone) with the text's embedding. Relevance: the pooling probe's attention through the "
+                    "rollout (all layers, heads' mean) times each patch's similarity above the mean.")
+               : tr("Similarity: the cosine of each patch's projected embedding (post_layernorm, "
+                    "visual_projection) with the text's. Relevance: attention rollout from CLS (all layers, "
+                    "heads' mean) times each patch's similarity above the mean — where the picture's summary "
+                    "draws on patches like the text."));
     const QSignalBlocker b1(m_map), b2(m_measure);
     m_map->clear();
     m_map->addItem(tr("Attention maps (no text)"));

@@ -138,6 +138,7 @@ void VisionDocument::setModel(std::shared_ptr<const VitModel> model,
     m_flowKey = {};
     m_query = Query::Cls;
     m_patches.clear();
+    if (!hasCls()) m_flow = false; // flow starts from tokens; the probe is none
     m_selection.layer = m_model ? m_model->config().numLayers - 1 : 0;
     m_selection.heads.head = -1;
     emit modelChanged();
@@ -175,14 +176,21 @@ int VisionDocument::gridCols() const {
     return m_image ? m_image->result.grid.cols() : 0;
 }
 int VisionDocument::prefixTokens() const {
-    return m_image ? m_image->result.grid.prefixTokens() : 1;
+    return m_image ? m_image->result.grid.prefixTokens() : hasCls() ? 1 : 0;
+}
+
+bool VisionDocument::hasCls() const {
+    return !m_model || m_model->config().hasCls();
 }
 
 void VisionDocument::selectCls() {
     if (m_query == Query::Cls) return;
     m_query = Query::Cls;
     m_patches.clear();
+    const bool flowOff = m_flow && probeQuery();
+    if (flowOff) m_flow = false;
     emit selectionChanged();
+    if (flowOff) emit viewChanged();
 }
 
 void VisionDocument::selectRegister(int index) {
@@ -219,6 +227,7 @@ void VisionDocument::togglePatch(int patch) {
 }
 
 std::vector<int> VisionDocument::queryTokens() const {
+    if (probeQuery()) return {};
     if (m_query == Query::Cls) return {0};
     if (m_query == Query::Register) return {1 + m_register};
     std::vector<int> tokens;
@@ -269,7 +278,7 @@ void VisionDocument::setRollout(bool rollout) {
 }
 
 void VisionDocument::setFlow(bool flow) {
-    if (flow == m_flow) return;
+    if (flow == m_flow || (flow && probeQuery())) return;
     m_flow = flow;
     if (flow) {
         m_rollout = m_tokenNorms = false;
@@ -360,12 +369,26 @@ RowMatrix VisionDocument::attentionMatrix(int layer, const HeadSelection& heads,
     return heads.head >= 0 ? weighted(heads.head) : fuseHeads(numHeads(), heads.fusion, weighted);
 }
 
+RowMatrix VisionDocument::probeMap(int layer, const HeadSelection& heads, bool rollout) const {
+    const Tensor& probe = m_image->result.output.probeAttention; // [H, N]
+    if (probe.empty()) return {};
+    const ConstMatrixMap p = probe.matrix();
+    if (rollout) // its heads' mean through the rollout to `layer`
+        return tokensToGrid((p.colwise().mean() * rolloutMatrix(layer, heads.fusion)).transpose(), gridRows(),
+                            gridCols(), 0);
+    if (heads.head >= 0) return tokensToGrid(p.row(heads.head).transpose(), gridRows(), gridCols(), 0);
+    const RowMatrix fused =
+        fuseHeads(static_cast<int>(probe.dim(0)), heads.fusion, [&](int h) { return RowMatrix(p.row(h)); });
+    return tokensToGrid(fused.row(0).transpose(), gridRows(), gridCols(), 0);
+}
+
 RowMatrix VisionDocument::mapFor(int layer, const HeadSelection& heads, bool rollout) const {
     if (m_tokenNorms) {
         const Eigen::VectorXf norms = tokenNormsAt(layer);
         return norms.size() ? tokensToGrid(norms, gridRows(), gridCols(), prefixTokens()) : RowMatrix();
     }
     if (!m_image || m_image->result.output.attentions.empty()) return {};
+    if (probeQuery()) return probeMap(layer, heads, rollout);
     const RowMatrix a = attentionMatrix(layer, heads, rollout); // [T, T]
     const std::vector<int> tokens = queryTokens();
     const Eigen::VectorXf perToken = m_keySide ? keyMap(a, tokens, m_reduce)    // [T] over queries
@@ -396,7 +419,7 @@ std::vector<RowMatrix> VisionDocument::headMaps() const {
 
 std::vector<RowMatrix> VisionDocument::layerMaps() const {
     std::vector<RowMatrix> maps;
-    if (!m_image || textMapShown()) return maps;
+    if (!m_image || textMapShown() || (probeQuery() && !m_rollout && !m_tokenNorms)) return maps;
     for (int l = 0; l < numLayers(); ++l)
         maps.push_back(
             mapFor(l, {m_rollout ? -1 : m_selection.heads.head, m_selection.heads.fusion}, m_rollout));
@@ -404,6 +427,7 @@ std::vector<RowMatrix> VisionDocument::layerMaps() const {
 }
 
 QString VisionDocument::queryDescription() const {
+    if (probeQuery()) return tr("pooling probe");
     if (m_query == Query::Cls) return tr("CLS token");
     if (m_query == Query::Register) return tr("register %1").arg(m_register);
     if (m_patches.size() == 1) {
@@ -432,8 +456,14 @@ QString VisionDocument::mapDescription() const {
             : tr("layer %1 · %2 of heads")
                   .arg(m_selection.layer)
                   .arg(QString::fromStdString(std::string(headFusionName(m_selection.heads.fusion))));
-    const QString direction =
-        m_keySide ? tr("patches → %1").arg(queryDescription()) : tr("%1 → patches").arg(queryDescription());
+    const QString direction = m_keySide && !probeQuery() ? tr("patches → %1").arg(queryDescription())
+                                                         : tr("%1 → patches").arg(queryDescription());
+    if (probeQuery() && !m_rollout) // the probe reads the last layer, whichever is selected
+        return (m_selection.heads.head >= 0 ? tr("pooling head · head %1").arg(m_selection.heads.head)
+                                            : tr("pooling head · %1 of heads")
+                                                  .arg(QString::fromStdString(std::string(
+                                                      headFusionName(m_selection.heads.fusion))))) +
+               QStringLiteral(" · ") + direction;
     return heads + QStringLiteral(" · ") + direction;
 }
 
@@ -442,10 +472,10 @@ QString VisionDocument::tokenNormsDescription() const {
     QString text = tr("token norms after layer %1").arg(m_selection.layer);
     const int prefix = prefixTokens(), patches = gridRows() * gridCols();
     if (norms.size() != prefix + patches || patches == 0) return text;
-    text += tr(" · CLS %1").arg(double(norms[0]), 0, 'f', 1);
-    if (prefix > 1) {
+    if (hasCls()) text += tr(" · CLS %1").arg(double(norms[0]), 0, 'f', 1);
+    if (registers() > 0) {
         QStringList regs;
-        for (int r = 1; r < prefix; ++r)
+        for (int r = prefix - registers(); r < prefix; ++r)
             regs << QString::number(double(norms[r]), 'f', 1);
         text += tr(" · registers %1").arg(regs.join(QLatin1Char(' ')));
     }

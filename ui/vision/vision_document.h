@@ -62,7 +62,8 @@ public:
     static constexpr int kDisplayMin = 448; // small images are enlarged to at least this (integer factor)
     static constexpr int kThumbnailSize = 224;
 
-    // CLS, one register (DINOv2 with registers: where it reads, with Key side who reads it) or patches.
+    // CLS, one register (DINOv2 with registers: where it reads, with Key side who reads it) or patches. A
+    // model without CLS (SigLIP) reads Cls as its pooling head's probe: the summary query either way.
     enum class Query { Cls, Register, Patches };
 
     explicit VisionDocument(QObject* parent = nullptr);
@@ -99,11 +100,16 @@ public:
     int gridRows() const;
     int gridCols() const;
     int prefixTokens() const; // CLS and the registers: the first patch's token
+    bool hasCls() const;      // false for SigLIP, whose summary is the pooling probe
+    // The summary query of a model without CLS: the probe's attention over the last layer's patches (per
+    // head, independent of the layer; rollout: its heads' mean through the rollout). Key side, flow and the
+    // layers strip have no meaning for it (a probe is no token; it reads only the last layer).
+    bool probeQuery() const { return m_query == Query::Cls && !hasCls(); }
 
     // --- selection -------------------------------------------------------------------------
     Query query() const { return m_query; }
     int queryRegister() const { return m_register; } // 0-based, when query() is Register
-    int registers() const { return prefixTokens() - 1; }
+    int registers() const { return std::max(0, prefixTokens() - (hasCls() ? 1 : 0)); }
     void selectRegister(int index);                               // ignored outside 0..registers() − 1
     const std::vector<int>& patches() const { return m_patches; } // sorted, unique, row-major indices
     void selectCls();
@@ -111,7 +117,8 @@ public:
     void selectPatches(std::vector<int> patches);
     // Adds the patch, or removes it when already selected (shift-click).
     void togglePatch(int patch);
-    // The query tokens (0 = CLS, register r = token 1 + r, patch i = token prefixTokens() + i).
+    // The query tokens (0 = CLS, register r = token 1 + r, patch i = token prefixTokens() + i); none for the
+    // probe.
     std::vector<int> queryTokens() const;
 
     TokenReduce reduce() const { return m_reduce; }
@@ -204,6 +211,7 @@ signals:
 
 private:
     const RowMatrix& rolloutMatrix(int layer, HeadFusion fusion) const;
+    RowMatrix probeMap(int layer, const HeadSelection& heads, bool rollout) const; // [rows, cols]
 
     std::shared_ptr<const VitModel> m_model;
     std::shared_ptr<const VisionImage> m_image;

@@ -5,7 +5,8 @@
 namespace attnlens::ui {
 
 QString visionHelpTitle(const VisionDocument& doc) {
-    if (doc.textMapShown()) return QObject::tr("Vision — where a text is (CLIP)");
+    if (doc.textMapShown()) return QObject::tr("Vision — where a text is (CLIP / SigLIP)");
+    if (doc.probeQuery() && !doc.rollout()) return QObject::tr("Vision — the pooling probe (SigLIP)");
     return doc.rollout() ? QObject::tr("Vision — attention rollout")
                          : QObject::tr("Vision — patch attention");
 }
@@ -17,6 +18,14 @@ QString visionHelpText(const VisionDocument& doc) {
                     "<b>CLS</b>, whose final state is used for the prediction. Attention says, for a query "
                     "token, how much "
                     "it reads from every patch.</p>");
+    if (!doc.hasCls())
+        text += QObject::tr(
+            "<p><b>SigLIP</b> has no CLS: after the last layer an attention-pooling head lets one learned "
+            "<b>probe</b> vector attend over the patches (one map per head); what it gathers, through a "
+            "small "
+            "MLP, is the image embedding. Texts are scored each on their own — a sigmoid of exp(logit_scale) "
+            "times the cosine plus logit_bias — so several may fit, or none; a patch's feature for the "
+            "similarity map is the pooling head applied to that patch alone.</p>");
     if (doc.textMapShown())
         text += QObject::tr(
             "<p>CLIP embeds the picture (its CLS token, projected) and each typed text into one space; the "

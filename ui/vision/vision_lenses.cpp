@@ -62,11 +62,12 @@ void VisionLenses::refreshHeadStats() {
     const int patch = m_doc->model()->config().patchSize;
     const HeadStats stats = captureHeadStats(vitCapture(image->result, patch), AttentionKind::EncoderSelf);
     m_headsLens->setStats(stats,
-                          tr("%1: CLS + %2×%3 patches of %4 px; every layer and head")
+                          tr("%1: %5%2×%3 patches of %4 px; every layer and head")
                               .arg(image->source)
                               .arg(grid.rows())
                               .arg(grid.cols())
-                              .arg(patch),
+                              .arg(patch)
+                              .arg(grid.hasCls() ? tr("CLS + ") : QString()),
                           tr("px"));
     m_headsLens->setCurrentHead(m_doc->layer(), m_doc->head());
     m_headsLens->setAblated(image->ablated);
@@ -179,7 +180,9 @@ void VisionLenses::showNeuronView() {
     const auto image = m_doc->image();
     if (!model || !image) return;
     const VitResult& r = image->result;
-    QStringList labels{tr("CLS")};
+    QStringList labels; // CLS, the registers, the patches
+    for (int t = 0; t < r.grid.prefixTokens(); ++t)
+        labels << QString::fromStdString(r.grid.tokenLabel(t));
     for (int row = 0; row < r.grid.rows(); ++row)
         for (int col = 0; col < r.grid.cols(); ++col)
             labels << tr("patch %1,%2").arg(row).arg(col);

@@ -324,8 +324,9 @@ QString VisionPage::modelDescription() const {
             ? tr("%1, centre crop %2×%3 input").arg(resize).arg(proc.cropWidth).arg(proc.cropHeight)
             : tr("%1 input").arg(resize);
     const QString registers = c.numRegisterTokens > 0 ? tr(" · %1 registers").arg(c.numRegisterTokens)
-                              : m_doc->textSide()     ? tr(" · CLIP text tower")
-                                                      : QString();
+                              : m_doc->textSide() ? (m_doc->textSide()->siglip() ? tr(" · SigLIP text tower")
+                                                                                 : tr(" · CLIP text tower"))
+                                                  : QString();
     return tr("%1 · %2 layers × %3 heads · patch %4%5 · %6")
         .arg(QFileInfo(QString::fromStdString(model->dir().string())).fileName())
         .arg(c.numLayers)
@@ -514,7 +515,14 @@ void VisionPage::syncControls() {
     m_flow->setChecked(m_doc->flow());
     m_norms->setChecked(m_doc->tokenNorms());
     m_keySide->setChecked(m_doc->keySide());
-    m_keySide->setEnabled(!m_doc->flow()); // flow is query → patches only
+    m_keySide->setEnabled(!m_doc->flow() && !m_doc->probeQuery()); // flow is query → patches only
+    m_flow->setEnabled(!m_doc->probeQuery()); // flow starts from tokens; the probe is none
+    m_clsButton->setText(m_doc->hasCls() ? tr("CLS") : tr("Probe"));
+    m_clsButton->setToolTip(m_doc->hasCls()
+                                ? tr("Use the class token as the query")
+                                : tr("SigLIP has no class token: its attention-pooling head's learned probe "
+                                     "reads the last layer's patches and makes the image embedding. Its "
+                                     "attention per head is the map."));
     m_reduce->setCurrentIndex(m_doc->reduce() == TokenReduce::Sum ? 0 : 1);
     m_reduce->setEnabled(m_doc->patches().size() > 1);
     m_clsButton->setChecked(m_doc->query() == VisionDocument::Query::Cls);

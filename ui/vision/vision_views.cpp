@@ -191,8 +191,8 @@ void VisionViews::refreshPredictions(const QString& expectedClass, bool builtinM
     }
     if (img->top.empty())
         m_predictions->setMessage(m_doc->textSide()
-                                      ? tr("CLIP has no classes of its own: type texts in the Texts box to "
-                                           "score them against the picture.")
+                                      ? tr("CLIP and SigLIP have no classes of their own: type texts in the "
+                                           "Texts box to score them against the picture.")
                                       : tr("This checkpoint has no classifier head."));
     else
         m_predictions->setPredictions(img->top, expectedClass);
@@ -263,6 +263,7 @@ double VisionViews::refreshMaps() {
         : m_doc->rollout()    ? tr("Heads — rollout fuses the heads; untick Rollout to see them")
         : m_doc->tokenNorms() ? tr("Heads — a token's norm has no heads; untick Token norms to see them")
         : m_doc->flow()       ? tr("Heads — attention flow fuses the heads; untick it to see them")
+        : m_doc->probeQuery() ? tr("Heads of the pooling probe — click one to show it")
                               : tr("Heads of layer %1 — click one to show it").arg(m_doc->layer()));
 
     std::vector<QImage> layers;
@@ -281,7 +282,9 @@ double VisionViews::refreshMaps() {
     m_layersTitle->setText(m_doc->textMapShown() ? tr("Layers — none for a text's map")
                            : m_doc->tokenNorms() ? tr("Layers — token norms after each layer")
                            : m_doc->flow()       ? tr("Layers — attention (%1), not flow").arg(which)
-                                                 : tr("Layers — %1").arg(which));
+                           : m_doc->probeQuery() && !m_doc->rollout()
+                               ? tr("Layers — none: the pooling probe reads only the last layer's output")
+                               : tr("Layers — %1").arg(which));
 
     return static_cast<double>(timer.nsecsElapsed()) / 1e6;
 }
