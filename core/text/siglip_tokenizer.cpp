@@ -93,9 +93,11 @@ std::shared_ptr<const SiglipTokenizer> SiglipTokenizer::load(const std::filesyst
 
     // SiglipTokenizer's own special tokens strip the white space around them (AddedToken lstrip / rstrip).
     std::vector<AddedToken> added = addedTokensDecoder(config, where).value_or(std::vector<AddedToken>{});
-    for (const auto& [id, content] : {std::pair{tok->m_eos, eos}, {tok->m_unk, unk}, {tok->m_pad, pad}})
-        if (std::none_of(added.begin(), added.end(), [&](const AddedToken& a) { return a.id == id; }))
-            added.push_back({content, id, true, true, true, false});
+    for (const auto& token : {std::pair{tok->m_eos, eos}, {tok->m_unk, unk}, {tok->m_pad, pad}}) {
+        const int id = token.first; // (clang 14 cannot capture a structured binding)
+        if (std::none_of(added.begin(), added.end(), [id](const AddedToken& a) { return a.id == id; }))
+            added.push_back({token.second, id, true, true, true, false});
+    }
     tok->m_special.assign(size_t(n), false);
     for (const AddedToken& a : added) {
         if (a.id < 0 || a.id >= n)
