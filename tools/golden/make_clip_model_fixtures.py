@@ -29,7 +29,6 @@ text_embeds [texts, P] (get_text_features, one text at a time, not normalised) a
   nonsquare  shortest_edge 16, no crop, interpolate_pos_encoding=True: 16x25 (grid 4x6) or 25x16 (6x4)
 DIR/goldens.json lists every file with its metadata.
 """
-import json
 import os
 import shutil
 import sys
@@ -76,17 +75,6 @@ def randomize(torch, model, seed):
             else:  # a Linear weight [out, in]
                 scale = 3.0 if (".q_proj." in name or ".k_proj." in name) else 1.0
                 p.copy_(scale * r / p.shape[1] ** 0.5)
-
-
-def write_images(out):
-    src = os.path.join(ROOT, "tests", "data", "dinov2", "images")
-    d = os.path.join(out, "images")
-    os.makedirs(d, exist_ok=True)
-    paths = {}
-    for name in ("photo_97x61", "portrait_45x71"):
-        paths[name] = os.path.join(d, name + ".png")
-        shutil.copyfile(os.path.join(src, name + ".png"), paths[name])
-    return paths
 
 
 def make_folder(transformers, torch, out, folder, spec):
@@ -159,47 +147,23 @@ def worker(out):
     import transformers
     from safetensors_io import save_file
     getattr(transformers.utils.logging, "disable_progress_bar", lambda: None)()
-    # Without the compiled tokenizers package v4.50.3 falls back to a dataclass AddedToken that cannot be hashed,
-    # which its own slow tokenizers hash and update: give it the compiled class's identity (its content) and setstate.
-    added = transformers.tokenization_utils_base.AddedToken
-    added.__hash__ = lambda self: hash(self.content)
-    added.__eq__ = lambda self, other: str(self) == str(other)
-    added.__setstate__ = lambda self, state: self.__dict__.update(state)
+    vision_goldens.hashable_added_token(transformers)
     for folder in FIXTURES:
         shutil.rmtree(os.path.join(out, folder), ignore_errors=True)
     os.makedirs(out, exist_ok=True)
-    images = write_images(out)
+    images = vision_goldens.copy_pictures(out)
     index = []
     for folder, spec in FIXTURES.items():
         d = make_folder(transformers, torch, out, folder, spec)
         for image_name, path in images.items():
             for case, over in CASES.items():
                 t, meta = goldens(transformers, torch, d, spec[0], image_name, path, case, over)
-                name = f"golden_{image_name}_{case}.safetensors"
-                save_file({k: v.detach().float().contiguous() for k, v in t.items()}, os.path.join(d, name),
-                          {"golden": json.dumps(meta)})
-                index.append(dict(meta, file=f"{folder}/{name}"))
-        size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
-        print(f"{folder}: {spec[0]}, {size / 1000:.1f} kB")
-    with open(os.path.join(out, "goldens.json"), "w", encoding="utf-8") as f:
-        json.dump(index, f, indent=1)
-        f.write("\n")
-    print(f"wrote {out}: {len(index)} goldens")
-
-
-def main(argv):
-    if argv[:1] == ["--worker"]:
-        return worker(argv[1])
-    out = DEFAULT_OUT
-    if argv[:1] == ["--out"]:
-        out, argv = argv[1], argv[2:]
-    if argv:
-        sys.exit("usage: make_clip_model_fixtures.py [--out DIR]")
-    import make_llm_fixtures
-    src = os.environ.get("TRANSFORMERS_SRC", "/tmp/llmgold")
-    make_llm_fixtures.run_worker(src, TAG, ["--worker", os.path.abspath(out)], script=__file__)
+                vision_goldens.save_golden(save_file, out, folder, image_name, case, t, meta, index)
+        vision_goldens.report_folder(out, folder, spec[0])
+    vision_goldens.write_index(out, index)
 
 
 if __name__ == "__main__":
     sys.path.insert(0, HERE)
-    main(sys.argv[1:])
+    import vision_goldens
+    vision_goldens.main(sys.argv[1:], __file__, DEFAULT_OUT, TAG, worker)

@@ -38,7 +38,6 @@ token: the stream after layer l, before the final layernorm), logits [labels] (c
              shrunk, the other enlarged)
 DIR/goldens.json lists every file with its metadata.
 """
-import json
 import os
 import shutil
 import sys
@@ -172,31 +171,12 @@ def worker(out):
                         "interpolated": not (rows * cols == grid * grid and h == w),
                         "reference": f"transformers {TAG} {cls_name} + BitImageProcessor "
                                      f"(torch {torch.__version__.split('+')[0]})"}
-                name = f"golden_{image_name}_{case}.safetensors"
-                save_file({k: v.detach().float().contiguous() for k, v in t.items()}, os.path.join(d, name),
-                          {"golden": json.dumps(meta)})
-                index.append(dict(meta, file=f"{folder}/{name}"))
-        size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
-        print(f"{folder}: {cls_name}, {size / 1000:.1f} kB")
-    with open(os.path.join(out, "goldens.json"), "w", encoding="utf-8") as f:
-        json.dump(index, f, indent=1)
-        f.write("\n")
-    print(f"wrote {out}: {len(index)} goldens")
-
-
-def main(argv):
-    if argv[:1] == ["--worker"]:
-        return worker(argv[1])
-    out = DEFAULT_OUT
-    if argv[:1] == ["--out"]:
-        out, argv = argv[1], argv[2:]
-    if argv:
-        sys.exit("usage: make_dinov2_fixtures.py [--out DIR]")
-    import make_llm_fixtures
-    src = os.environ.get("TRANSFORMERS_SRC", "/tmp/llmgold")
-    make_llm_fixtures.run_worker(src, TAG, ["--worker", os.path.abspath(out)], script=__file__)
+                vision_goldens.save_golden(save_file, out, folder, image_name, case, t, meta, index)
+        vision_goldens.report_folder(out, folder, cls_name)
+    vision_goldens.write_index(out, index)
 
 
 if __name__ == "__main__":
     sys.path.insert(0, HERE)
-    main(sys.argv[1:])
+    import vision_goldens
+    vision_goldens.main(sys.argv[1:], __file__, DEFAULT_OUT, TAG, worker)

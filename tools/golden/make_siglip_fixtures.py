@@ -104,17 +104,6 @@ def randomize(torch, model, seed):
                 p.copy_(scale * r / p.shape[1] ** 0.5)
 
 
-def write_images(out):
-    src = os.path.join(ROOT, "tests", "data", "dinov2", "images")
-    d = os.path.join(out, "images")
-    os.makedirs(d, exist_ok=True)
-    paths = {}
-    for name in ("photo_97x61", "portrait_45x71"):
-        paths[name] = os.path.join(d, name + ".png")
-        shutil.copyfile(os.path.join(src, name + ".png"), paths[name])
-    return paths
-
-
 def make_folder(transformers, torch, out, folder, spec, spm_path):
     cls_name, vision, seed = spec
     if cls_name == "SiglipVisionModel":
@@ -210,15 +199,11 @@ def worker(out):
     import transformers
     from safetensors_io import save_file
     getattr(transformers.utils.logging, "disable_progress_bar", lambda: None)()
-    # As in make_clip_model_fixtures.py: the pure-Python AddedToken must hash like the compiled one.
-    added = transformers.tokenization_utils_base.AddedToken
-    added.__hash__ = lambda self: hash(self.content)
-    added.__eq__ = lambda self, other: str(self) == str(other)
-    added.__setstate__ = lambda self, state: self.__dict__.update(state)
+    vision_goldens.hashable_added_token(transformers)
     for folder in FIXTURES:
         shutil.rmtree(os.path.join(out, folder), ignore_errors=True)
     os.makedirs(out, exist_ok=True)
-    images = write_images(out)
+    images = vision_goldens.copy_pictures(out)
     spm_dir = os.path.join(out, "siglip-spm-tmp")
     os.makedirs(spm_dir, exist_ok=True)
     spm_path = train_spm(os.path.join(spm_dir, "spiece"))
@@ -228,35 +213,16 @@ def worker(out):
         for image_name, path in images.items():
             for case, over in CASES.items():
                 t, meta = goldens(transformers, torch, d, spec[0], image_name, path, case, over)
-                name = f"golden_{image_name}_{case}.safetensors"
-                save_file({k: v.detach().float().contiguous() for k, v in t.items()}, os.path.join(d, name),
-                          {"golden": json.dumps(meta)})
-                index.append(dict(meta, file=f"{folder}/{name}"))
-        size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
-        print(f"{folder}: {spec[0]}, {size / 1000:.1f} kB")
+                vision_goldens.save_golden(save_file, out, folder, image_name, case, t, meta, index)
+        vision_goldens.report_folder(out, folder, spec[0])
     shutil.rmtree(spm_dir)
     with open(os.path.join(out, "tokenizer_cases.json"), "w", encoding="utf-8") as f:
         json.dump(tokenizer_cases(transformers, os.path.join(out, "siglip")), f, indent=1, ensure_ascii=False)
         f.write("\n")
-    with open(os.path.join(out, "goldens.json"), "w", encoding="utf-8") as f:
-        json.dump(index, f, indent=1)
-        f.write("\n")
-    print(f"wrote {out}: {len(index)} goldens, {len(TOKENIZER_CASES)} tokenizer cases")
-
-
-def main(argv):
-    if argv[:1] == ["--worker"]:
-        return worker(argv[1])
-    out = DEFAULT_OUT
-    if argv[:1] == ["--out"]:
-        out, argv = argv[1], argv[2:]
-    if argv:
-        sys.exit("usage: make_siglip_fixtures.py [--out DIR]")
-    import make_llm_fixtures
-    src = os.environ.get("TRANSFORMERS_SRC", "/tmp/llmgold")
-    make_llm_fixtures.run_worker(src, TAG, ["--worker", os.path.abspath(out)], script=__file__)
+    vision_goldens.write_index(out, index, f", {len(TOKENIZER_CASES)} tokenizer cases")
 
 
 if __name__ == "__main__":
     sys.path.insert(0, HERE)
-    main(sys.argv[1:])
+    import vision_goldens
+    vision_goldens.main(sys.argv[1:], __file__, DEFAULT_OUT, TAG, worker)

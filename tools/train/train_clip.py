@@ -187,6 +187,67 @@ def export(model, transformers, t2i_data, folder, record, metrics):
     print(f"exported {folder}", flush=True)
 
 
+def resume(torch, ck, model, opt, record):
+    """The checkpoint in --work, if any, loaded into model and opt; the training record to go on with."""
+    if not os.path.exists(ck):
+        return record
+    state = torch.load(ck)
+    model.load_state_dict(state["model"])
+    opt.load_state_dict(state["opt"])
+    print(f"resumed at step {state['record']['step']}", flush=True)
+    return state["record"]
+
+
+def train_loop(torch, args, model, opt, record, ck, data, step):
+    """The resumable loop of both trainers (this one and train_siglip.py): step(images, captions, layouts) →
+    (loss, alignment share or None, extra log fields); a log row every 100 steps, a checkpoint every
+    --checkpoint-minutes and at the end. Returns save() for the caller's last record."""
+    start, last, base = time.time(), time.time(), record["seconds"]
+    losses, shares = [], []
+    model.train()
+
+    def save():
+        record["seconds"] = base + time.time() - start
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "record": record}, ck + ".tmp")
+        os.replace(ck + ".tmp", ck)
+
+    while time.time() - start < args.minutes * 60:
+        loss, share, extra = step(*data.batch(args.batch))
+        if share is not None:
+            shares.append(share)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        record["step"] += 1
+        losses.append(float(loss))
+        if record["step"] % 100 == 0:
+            row = {"step": record["step"], "minutes": round((base + time.time() - start) / 60, 2),
+                   "loss": sum(losses) / len(losses), "share": sum(shares) / max(1, len(shares)), **extra}
+            record["log"].append(row)
+            print(json.dumps(row), flush=True)
+            losses, shares = [], []
+        if time.time() - last > args.checkpoint_minutes * 60:
+            save()
+            last = time.time()
+    save()
+    return save
+
+
+def add_arguments(ap, what):
+    """The options both trainers take."""
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--minutes", type=float, default=40.0)
+    ap.add_argument("--checkpoint-minutes", type=float, default=5.0)
+    ap.add_argument("--export", help=f"write the {what} folder here at the end")
+    ap.add_argument("--eval", action="store_true", help="only evaluate the checkpoint in --work (and --export it)")
+    ap.add_argument("--align-weight", type=float, default=1.0)
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--lr", type=float, default=5e-4)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--worker", action="store_true")
+
+
 def worker(args):
     sys.path.insert(0, HERE)
     import fast_blas  # noqa: F401
@@ -204,14 +265,8 @@ def worker(args):
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.05)
     masks = cell_masks(torch, t2i_data)
     ck = os.path.join(args.work, "clip.pt")
-    record = {"step": 0, "seconds": 0.0, "log": [], "config": {"batch": args.batch, "lr": args.lr,
-                                                              "align_weight": args.align_weight}}
-    if os.path.exists(ck):
-        state = torch.load(ck)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        record = state["record"]
-        print(f"resumed at step {record['step']}", flush=True)
+    record = resume(torch, ck, model, opt, {"step": 0, "seconds": 0.0, "log": [], "config": {
+        "batch": args.batch, "lr": args.lr, "align_weight": args.align_weight}})
     if args.eval:
         metrics = evaluate(model, torch, t2i_data, vocab, masks)
         print(json.dumps(metrics))
@@ -220,17 +275,8 @@ def worker(args):
         return
     data = t2i_data.Compositions("train", seed=args.seed + record["step"])
     words = ids(torch, t2i_data, [f"a {n}" for n in t2i_data.NAMES], vocab)
-    start, last, base = time.time(), time.time(), record["seconds"]
-    losses, shares = [], []
-    model.train()
 
-    def save():
-        record["seconds"] = base + time.time() - start
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "record": record}, ck + ".tmp")
-        os.replace(ck + ".tmp", ck)
-
-    while time.time() - start < args.minutes * 60:
-        images, captions, layouts = data.batch(args.batch)
+    def step(images, captions, layouts):
         img, patches = features(model, torch, pixels(torch, images))
         txt = text_features(model, ids(torch, t2i_data, captions, vocab))
         scale = model.logit_scale.exp().clamp(max=100)
@@ -238,26 +284,13 @@ def worker(args):
         target = torch.arange(len(captions))
         loss = (torch.nn.functional.cross_entropy(logits, target) +
                 torch.nn.functional.cross_entropy(logits.T, target)) / 2
+        share = None
         if args.align_weight > 0:
             align, share = alignment(torch, patches, text_features(model, words), layouts, masks)
             loss = loss + args.align_weight * align
-            shares.append(share)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        record["step"] += 1
-        losses.append(float(loss))
-        if record["step"] % 100 == 0:
-            row = {"step": record["step"], "minutes": round((base + time.time() - start) / 60, 2),
-                   "loss": sum(losses) / len(losses), "share": sum(shares) / max(1, len(shares)),
-                   "scale": float(scale)}
-            record["log"].append(row)
-            print(json.dumps(row), flush=True)
-            losses, shares = [], []
-        if time.time() - last > args.checkpoint_minutes * 60:
-            save()
-            last = time.time()
-    save()
+        return loss, share, {"scale": float(scale)}
+
+    save = train_loop(torch, args, model, opt, record, ck, data, step)
     metrics = evaluate(model, torch, t2i_data, vocab, masks)
     record["eval"] = metrics
     save()
@@ -268,17 +301,7 @@ def worker(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--minutes", type=float, default=40.0)
-    ap.add_argument("--checkpoint-minutes", type=float, default=5.0)
-    ap.add_argument("--export", help="write the CLIPModel folder here at the end")
-    ap.add_argument("--eval", action="store_true", help="only evaluate the checkpoint in --work (and --export it)")
-    ap.add_argument("--align-weight", type=float, default=1.0)
-    ap.add_argument("--batch", type=int, default=128)
-    ap.add_argument("--lr", type=float, default=5e-4)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--worker", action="store_true")
+    add_arguments(ap, "CLIPModel")
     args = ap.parse_args()
     if args.worker:
         return worker(args)
