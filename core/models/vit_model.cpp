@@ -408,6 +408,20 @@ Tensor VitModel::positionTable(int rows, int cols, bool interpolate) const {
                     std::to_string(cols * m_config.patchSize) +
                     " pixels does not match the model's image_size " + std::to_string(m_config.imageSize) +
                     " (enable position interpolation to use other sizes)");
+    {
+        const std::lock_guard lock(m_positionCache->mutex);
+        if (const auto it = m_positionCache->tables.find({rows, cols}); it != m_positionCache->tables.end())
+            return it->second;
+    }
+    Tensor table = interpolatedPositions(rows, cols);
+    const std::lock_guard lock(m_positionCache->mutex);
+    if (m_positionCache->tables.size() >= 8) m_positionCache->tables.clear();
+    m_positionCache->tables.emplace(std::pair{rows, cols}, table);
+    return table;
+}
+
+Tensor VitModel::interpolatedPositions(int rows, int cols) const {
+    const int g = m_config.gridSize();
     // HF ViTEmbeddings.interpolate_pos_encoding: keep the CLS row, resize the patch rows as a
     // [D, g, g] grid with scale factors ((rows + 0.1) / g, (cols + 0.1) / g).
     const int64_t d = m_config.hiddenSize, lead = m_config.hasCls() ? 1 : 0;

@@ -33,7 +33,9 @@
 #include "core/vision/preprocess.h"
 
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -162,6 +164,7 @@ public:
 
 private:
     Tensor positionTable(int rows, int cols, bool interpolate) const; // [rows·cols + 1, D]
+    Tensor interpolatedPositions(int rows, int cols) const;           // positionTable's resize, uncached
     // The final norm's output [T, D] → logits [1, labels]: CLS (ViT), [CLS ; mean of the patches] (DINOv2).
     RowMatrix headLogits(const RowMatrix& normed) const;
     MultiHeadAttention bindAttention(WeightBinder& w, const TensorFile& file, const std::string& l,
@@ -194,6 +197,13 @@ private:
         Tensor fc1W, fc1B, fc2W, fc2B; // [I, D], [I], [D, I], [D]
     };
     PoolingHead m_head;
+    // Interpolated position tables by grid (rows, cols): DINOv2 resizes its table for every input, and a
+    // page or a bench runs many pictures of one size. Shared by the copies of a model; a few grids at most.
+    struct PositionCache {
+        std::mutex mutex;
+        std::map<std::pair<int, int>, Tensor> tables;
+    };
+    std::shared_ptr<PositionCache> m_positionCache = std::make_shared<PositionCache>();
 
     VitConfig m_config;
     ImageProcessorConfig m_processor;

@@ -24,4 +24,9 @@ clip=$root/resources/models/clip-fashion-tiny
 xvfb-run -a -s "-screen 0 1500x1000x24" "$build/app/attnlens" --page 2 --size 1400x900 --model "$clip" \
   --image "$clip/samples/bag-sneaker.png" --texts "a bag | a sneaker | a bag in the top left and a sneaker in the bottom right | a sneaker in the top left and a bag in the bottom right" --query text:0 \
   --screenshot "$out/vision-clip-texts.png"
+# The shipped SigLIP model: its pooling probe (the summary query: no CLS) and four texts scored each by a sigmoid.
+siglip=$root/resources/models/siglip-fashion-tiny
+xvfb-run -a -s "-screen 0 1500x1000x24" "$build/app/attnlens" --page 2 --size 1400x900 --model "$siglip" \
+  --image "$siglip/samples/dress-boot-coat.png" --texts "a dress in the top right, a boot in the bottom left and a coat in the bottom right|a coat in the top right, a boot in the bottom left and a dress in the bottom right|a boot|a bag" \
+  --screenshot "$out/vision-siglip-probe.png"
 ls -l "$out"/vision-*.png
