@@ -61,6 +61,12 @@ std::string displayName(const std::filesystem::path& rel) {
     return n + ":" + tag;
 }
 
+// A string field of a JSON object, "" when absent or of another type (json::value would throw then).
+std::string stringField(const nlohmann::json& object, const char* key) {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 // Reads a manifest's model layer into m. Throws attnlens::Error naming the file.
 void readManifest(const std::filesystem::path& modelsDir, OllamaModel& m) {
     const std::string where = "'" + m.manifest.string() + "'";
@@ -75,8 +81,8 @@ void readManifest(const std::filesystem::path& modelsDir, OllamaModel& m) {
     if (!j.is_object() || !j.contains("layers") || !j["layers"].is_array())
         throw Error(where + ": not an Ollama manifest (no \"layers\")");
     for (const auto& layer : j["layers"]) {
-        if (!layer.is_object() || layer.value("mediaType", std::string()) != kModelLayer) continue;
-        const std::string digest = layer.value("digest", std::string());
+        if (!layer.is_object() || stringField(layer, "mediaType") != kModelLayer) continue;
+        const std::string digest = stringField(layer, "digest");
         if (digest.rfind("sha256:", 0) != 0 || digest.size() != 71 ||
             digest.find_first_not_of("0123456789abcdef", 7) != std::string::npos)
             throw Error(where + ": the model layer's digest '" + digest + "' is no sha256 digest");

@@ -91,6 +91,13 @@ private slots:
         QVERIFY(errorOf([&] { findOllamaModel(dir, "smollm"); }).contains("is missing"));
         QVERIFY(errorOf([&] { findOllamaModel(dir, "broken"); }).contains("not an Ollama manifest"));
         QVERIFY(errorOf([&] { findOllamaModel(dir, "../x"); }).contains("no model name"));
+        // Fields of the wrong type are a clear refusal, not a JSON exception (fuzz_ollama found a number
+        // digest).
+        write(
+            dir / "manifests" / "registry.ollama.ai" / "library" / "typed" / "latest",
+            R"({"layers": [{"mediaType": 7}, {"mediaType": "application/vnd.ollama.image.model", "digest": 20}]})");
+        QVERIFY(errorOf([&] { findOllamaModel(dir, "typed"); }).contains("is no sha256 digest"));
+        (void)listOllamaModels(dir);
         QCOMPARE(resolveModelReference("some/folder"), std::filesystem::path("some/folder"));
     }
 
