@@ -79,6 +79,7 @@ def train_spm(path):
                                    character_coverage=1.0, minloglevel=2)
     os.remove(corpus)
     os.remove(path + ".vocab")
+    vision_goldens.anonymize_sentencepiece(path + ".model")
     return path + ".model"
 
 

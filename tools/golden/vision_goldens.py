@@ -34,6 +34,19 @@ def hashable_added_token(transformers):
     added.__setstate__ = lambda self, state: self.__dict__.update(state)
 
 
+def anonymize_sentencepiece(path):
+    """A SentencePiece model keeps its trainer's input and output paths (trainer_spec.input, model_prefix): cleared,
+    so no path of the machine that trained it is shipped. Encoding does not read them."""
+    from sentencepiece import sentencepiece_model_pb2
+    model = sentencepiece_model_pb2.ModelProto()
+    with open(path, "rb") as f:
+        model.ParseFromString(f.read())
+    del model.trainer_spec.input[:]
+    model.trainer_spec.ClearField("model_prefix")
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+
+
 def save_golden(save_file, out, folder, image_name, case, tensors, meta, index):
     """<out>/<folder>/golden_<image>_<case>.safetensors (float32, metadata "golden" = the JSON of meta); the
     index gets meta and the file's name."""

@@ -73,6 +73,8 @@ def train_tokenizer(work, t2i_data):
     spm.SentencePieceTrainer.train(input=path + ".txt", model_prefix=path, vocab_size=64, model_type="unigram",
                                    pad_id=0, eos_id=1, unk_id=2, bos_id=-1, hard_vocab_limit=False,
                                    minloglevel=2)
+    import vision_goldens
+    vision_goldens.anonymize_sentencepiece(path + ".model")
     return path + ".model"
 
 
