@@ -136,6 +136,8 @@ def train_spm(text, prefix, vocab_size):
                         "--model_type=unigram", "--character_coverage=1.0", "--num_threads=1",
                         "--seed_sentencepiece_size=100000", "--minloglevel=2"],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import vision_goldens  # no temporary paths in the committed model (trainer_spec)
+    vision_goldens.anonymize_sentencepiece(prefix + ".model")
 
 
 def spm_pieces(path):
