@@ -20,6 +20,7 @@
 #include "core/models/text_generation.h"
 #include "core/models/vit_model.h"
 #include "core/ops/gemm.h"
+#include "core/util/parallel.h"
 #include "core/util/random.h"
 #include "core/vision/image_io.h"
 #include "core/vision/preprocess.h"
@@ -273,7 +274,7 @@ constexpr Task kTasks[] = {
 
 int runBench(const std::vector<std::string>& argv) {
     const cli::Args args(argv, {"--model", "--image", "--src", "--text", "--new-tokens", "--beam", "--sample",
-                                "--timestep", "--class", "--repeat", "--warmup", "--threads", "--precision"});
+                                "--timestep", "--class", "--repeat", "--warmup", "--precision"});
     if (!args.positionals().empty())
         throw cli::UsageError("unexpected argument '" + args.positionals()[0] + "'");
     const bool unet = args.has("--sample") ||
@@ -292,11 +293,7 @@ int runBench(const std::vector<std::string>& argv) {
     BenchSettings settings;
     settings.repeat = args.intValue("--repeat", 5, 1, 10000);
     settings.warmup = args.intValue("--warmup", 1, 0, 10000);
-    const int requestedThreads = args.intValue("--threads", 1, 1, 1024);
-    // The core computes on the calling thread only (Eigen is built with EIGEN_DONT_PARALLELIZE).
-    settings.threads = 1;
-    if (requestedThreads != 1)
-        std::cerr << "note: --threads " << requestedThreads << " ignored; the engine runs on one thread\n";
+    settings.threads = attnlens::computeThreads(); // main's --threads (every subcommand's)
 
     cli::applyPrecision(args);
     if ((unet || text) && attnlens::linearPrecision() != attnlens::LinearPrecision::Fp32)

@@ -47,7 +47,6 @@ CommandHelp benchHelp() {
             {"--class C", "with --sample: class number from 0, class-conditional models only (default: 0)"},
             {"--repeat N", "timed runs, 1..10000; median, min and max are reported (default: 5)"},
             {"--warmup N", "untimed runs before them, 0..10000 (default: 1)"},
-            {"--threads N", "accepted (1..1024) but ignored: the engine runs on one thread (default: 1)"},
             {"--precision fp32|bf16", "format of the linear layers; bf16 (--image, --src only) adds "
                                       "\"parity\" against fp32 (default: fp32)"},
         },

@@ -4,8 +4,10 @@
 #include "cli_common.h"
 #include "core/io/model_folder.h"
 #include "core/util/huge_pages.h"
+#include "core/util/parallel.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 
@@ -36,12 +38,47 @@ void printCommandHelp(const std::string& name, const cli::Command& cmd) {
     };
     for (const cli::OptionHelp& o : help.options)
         row(o.flag, o.text);
+    row("--threads N", "threads the engine computes on, 1..1024 (default: this machine's physical cores, "
+                       "at most 16; $ATTNLENS_THREADS overrides)");
     row("-h, --help", "this help");
     if (!help.examples.empty()) {
         std::cout << "\nexamples:\n";
         for (const std::string& e : help.examples)
             std::cout << "  " << e << "\n";
     }
+}
+
+// Every subcommand's --threads N (or --threads=N), taken out of its arguments: the team size for the
+// whole run (core/util/parallel.h); without it, defaultComputeThreads(). Returns false on a bad value.
+bool takeThreads(std::vector<std::string>& args, const std::string& command) {
+    int threads = attnlens::defaultComputeThreads();
+    for (size_t i = 1; i < args.size(); ++i) {
+        if (args[i] == "--") break;
+        std::string value;
+        size_t taken = 1;
+        if (args[i] == "--threads" && i + 1 < args.size()) {
+            value = args[i + 1];
+            taken = 2;
+        } else if (args[i].rfind("--threads=", 0) == 0) {
+            value = args[i].substr(10);
+        } else if (args[i] == "--threads") {
+            value = "";
+        } else {
+            continue;
+        }
+        char* end = nullptr;
+        const long n = std::strtol(value.c_str(), &end, 10);
+        if (value.empty() || *end != '\0' || n < 1 || n > 1024) {
+            std::cerr << "error: --threads wants a whole number 1..1024, got '" << value
+                      << "' (usage: attnlens-cli " << command << " --help)\n";
+            return false;
+        }
+        threads = static_cast<int>(n);
+        args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i + taken));
+        --i;
+    }
+    attnlens::setComputeThreads(threads);
+    return true;
 }
 
 } // namespace
@@ -81,6 +118,7 @@ int main(int argc, char** argv) {
             return 0;
         }
     }
+    if (!takeThreads(args, it->first)) return 2;
     try {
         return it->second.run({args.begin() + 1, args.end()});
     } catch (const cli::UsageError& e) {

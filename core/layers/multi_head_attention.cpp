@@ -3,6 +3,7 @@
 #include "core/ops/gemm.h"
 #include "core/ops/nn.h"
 #include "core/util/error.h"
+#include "core/util/parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,12 @@
 #include <vector>
 
 namespace attnlens {
+
+namespace {
+// Heads are shared out on the team when a chunk of them costs at least this many multiply-adds (a decoder
+// step's one query row stays on the calling thread).
+constexpr int64_t kParallelHeadMacs = int64_t(1) << 20;
+} // namespace
 
 void KvCache::append(const RowMatrix& k, const RowMatrix& v) {
     const int64_t need = length + k.rows();
@@ -131,13 +138,17 @@ RowMatrix MultiHeadAttention::valueNorms(const Eigen::Ref<const RowMatrix>& valu
                     std::to_string(kvHeads) + " key/value heads of " + std::to_string(d));
     const std::vector<Eigen::MatrixXd>& gram = valueGram();
     RowMatrix norms(heads, values.rows());
-    for (int h = 0; h < heads; ++h) {
-        const int kv = keyValueHeadOf(h, heads, kvHeads);
-        const int64_t column = (kv < 0 ? h : kv) * d;
-        const Eigen::MatrixXd v = values.middleCols(column, d).cast<double>(); // [m, d]
-        const Eigen::VectorXd squares = ((v * gram[size_t(h)]).array() * v.array()).rowwise().sum();
-        norms.row(h) = squares.cwiseMax(0.0).cwiseSqrt().cast<float>().transpose();
-    }
+    parallelFor(heads, std::max<int64_t>(1, kParallelHeadMacs / std::max<int64_t>(1, values.rows() * d * d)),
+                [&](int64_t h0, int64_t h1) {
+                    for (int h = int(h0); h < int(h1); ++h) {
+                        const int kv = keyValueHeadOf(h, heads, kvHeads);
+                        const int64_t column = (kv < 0 ? h : kv) * d;
+                        const Eigen::MatrixXd v = values.middleCols(column, d).cast<double>(); // [m, d]
+                        const Eigen::VectorXd squares =
+                            ((v * gram[size_t(h)]).array() * v.array()).rowwise().sum();
+                        norms.row(h) = squares.cwiseMax(0.0).cwiseSqrt().cast<float>().transpose();
+                    }
+                });
     return norms;
 }
 
@@ -184,29 +195,37 @@ RowMatrix MultiHeadAttention::attendEach(const Eigen::Ref<const RowMatrix>& q,
                     std::to_string(m));
     float* probs = captureTarget(capture, n, m); // [heads, n, m] or nullptr
     RowMatrix context(n, m_dim);                 // [n, D]
-    RowMatrix scores(n, m);                      // [query, key] of one head
     const int group = m_heads / m_kvHeads;       // query heads per key/value head
-    for (int h = 0; h < m_heads; ++h) {
-        const int64_t kv = static_cast<int64_t>(h / group) * hd;                // the kv head's columns
-        if (std::find(offHeads.begin(), offHeads.end(), h) != offHeads.end()) { // ablated: probabilities × 0
-            if (probs) std::fill(probs + h * n * m, probs + (h + 1) * n * m, 0.0f);
-            context.middleCols(h * hd, hd).setZero();
-            continue;
-        }
-        if (causal)
-            headProbabilitiesCausal(q, keys, h, causal->past, causal->window, scores.data());
-        else
-            headProbabilities(q, keys, h, mask, scores.data());
-        if (probs) std::memcpy(probs + h * n * m, scores.data(), sizeof(float) * static_cast<size_t>(n * m));
-        // context_h [n, hd] = scores · v_h; causal: block by block over the keys the block's rows see
-        for (int64_t i0 = 0; i0 < n; i0 += causal ? kCausalRows : n) {
-            const int64_t rows = causal ? std::min(kCausalRows, n - i0) : n;
-            const int64_t cols = causal ? std::min(m, causal->past + i0 + rows) : m;
-            gemm(GemmArgs{scores.data() + i0 * m, m, values.data() + kv, values.outerStride(),
-                          context.data() + i0 * m_dim + h * hd, m_dim, rows, hd, cols,
-                          /*transB=*/false, /*accumulate=*/false});
-        }
-    }
+    // heads on the team (each writes its own columns of context and its own slice of the capture)
+    parallelFor(m_heads, std::max<int64_t>(1, kParallelHeadMacs / std::max<int64_t>(1, n * m * hd)),
+                [&](int64_t h0, int64_t h1) {
+                    RowMatrix scores(n, m); // [query, key] of one head
+                    for (int h = int(h0); h < int(h1); ++h) {
+                        const int64_t kv = static_cast<int64_t>(h / group) * hd; // the kv head's columns
+                        if (std::find(offHeads.begin(), offHeads.end(), h) !=
+                            offHeads.end()) { // ablated: probabilities × 0
+                            if (probs) std::fill(probs + h * n * m, probs + (h + 1) * n * m, 0.0f);
+                            context.middleCols(h * hd, hd).setZero();
+                            continue;
+                        }
+                        if (causal)
+                            headProbabilitiesCausal(q, keys, h, causal->past, causal->window, scores.data());
+                        else
+                            headProbabilities(q, keys, h, mask, scores.data());
+                        if (probs)
+                            std::memcpy(probs + h * n * m, scores.data(),
+                                        sizeof(float) * static_cast<size_t>(n * m));
+                        // context_h [n, hd] = scores · v_h; causal: block by block over the keys the block's
+                        // rows see
+                        for (int64_t i0 = 0; i0 < n; i0 += causal ? kCausalRows : n) {
+                            const int64_t rows = causal ? std::min(kCausalRows, n - i0) : n;
+                            const int64_t cols = causal ? std::min(m, causal->past + i0 + rows) : m;
+                            gemm(GemmArgs{scores.data() + i0 * m, m, values.data() + kv, values.outerStride(),
+                                          context.data() + i0 * m_dim + h * hd, m_dim, rows, hd, cols,
+                                          /*transB=*/false, /*accumulate=*/false});
+                        }
+                    }
+                });
     return context;
 }
 

@@ -1,6 +1,7 @@
 #include "core/layers/transformer_block.h"
 
 #include "core/util/error.h"
+#include "core/util/parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,15 +13,19 @@ void Norm::apply(RowMatrix& x) const {
     if (kind == Kind::LayerNorm) return layerNormInPlace(x, weight, bias, eps);
     const auto d = x.cols();
     const ConstVectorMap g(weight.data(), d);
-    for (Eigen::Index r = 0; r < x.rows(); ++r) {
-        auto row = x.row(r);
-        const float meanSquare = row.squaredNorm() / static_cast<float>(d);
-        row *= 1.0f / std::sqrt(meanSquare + eps);
-        if (unitOffset)
-            row.array() *= g.transpose().array() + 1.0f;
-        else
-            row.array() *= g.transpose().array();
-    }
+    constexpr int64_t kParallelElements = 1 << 15; // per block on the team
+    parallelFor(x.rows(), std::max<int64_t>(1, kParallelElements / std::max<int64_t>(1, d)),
+                [&](int64_t r0, int64_t r1) {
+                    for (Eigen::Index r = r0; r < r1; ++r) {
+                        auto row = x.row(r);
+                        const float meanSquare = row.squaredNorm() / static_cast<float>(d);
+                        row *= 1.0f / std::sqrt(meanSquare + eps);
+                        if (unitOffset)
+                            row.array() *= g.transpose().array() + 1.0f;
+                        else
+                            row.array() *= g.transpose().array();
+                    }
+                });
 }
 
 void Norm::applyPerHead(RowMatrix& x, int heads) const {

@@ -2,7 +2,9 @@
 
 #include "core/tensor/tensor.h" // Eigen, before the product body
 #include "core/util/error.h"
+#include "core/util/parallel.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -139,9 +141,46 @@ void setGemmKernel(GemmKernel k) {
     kernel().store(k, std::memory_order_relaxed);
 }
 
+namespace {
+
+// Below this many multiply-adds a product stays on one thread (a chunk is worth less than starting a team).
+constexpr int64_t kParallelMacs = int64_t(1) << 21;
+
+enum class Split { Longer, Rows, Columns };
+
+// Runs a product C [m, n] on the team: one side (the longer, or the one a packed operand allows) split
+// into contiguous blocks (multiples of 16 columns or 4 rows), part(i0, rows, j0, cols) computing each
+// block of C; serial when small.
+template <class Part> void splitProduct(int64_t m, int64_t n, int64_t k, Split split, Part&& part) {
+    if (computeThreads() < 2 || m * n * k < 2 * kParallelMacs) return part(0, m, 0, n);
+    const bool byColumns = split == Split::Columns || (split == Split::Longer && n >= m);
+    const int64_t align = byColumns ? 16 : 4, length = byColumns ? n : m, other = byColumns ? m : n;
+    const int64_t units = (length + align - 1) / align;
+    const int64_t grain = std::max<int64_t>(1, kParallelMacs / std::max<int64_t>(1, align * other * k));
+    parallelFor(units, grain, [&](int64_t u0, int64_t u1) {
+        const int64_t a = u0 * align, b = std::min(length, u1 * align);
+        if (byColumns)
+            part(0, m, a, b - a);
+        else
+            part(a, b - a, 0, n);
+    });
+}
+
+} // namespace
+
 void gemm(const GemmArgs& args) {
     if (args.m == 0 || args.n == 0) return;
-    opsFor(activeGemmKernel()).gemm(args);
+    const KernelOps& ops = opsFor(activeGemmKernel());
+    splitProduct(args.m, args.n, args.k, Split::Longer,
+                 [&](int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+                     GemmArgs block = args;
+                     block.a = args.a + i0 * args.lda;
+                     block.b = args.b + (args.transB ? j0 * args.ldb : j0);
+                     block.c = args.c + i0 * args.ldc + j0;
+                     block.m = rows;
+                     block.n = cols;
+                     ops.gemm(block);
+                 });
 }
 
 void linearGemm(const GemmArgs& args) {
@@ -202,7 +241,11 @@ void PackedLinear::multiply(const float* x, int64_t ldx, int64_t n, float* out, 
         return;
     }
 #endif
-    opsFor(m_kernel).linear(m_data.get(), m_o, m_i, x, ldx, n, out, ldo);
+    const KernelOps& ops = opsFor(m_kernel);
+    // out [n, o] = x [n, i] · Wᵀ: blocks of x's rows, the packed W shared
+    splitProduct(n, m_o, m_i, Split::Rows, [&](int64_t i0, int64_t rows, int64_t, int64_t) {
+        ops.linear(m_data.get(), m_o, m_i, x + i0 * ldx, ldx, rows, out + i0 * ldo, ldo);
+    });
 }
 
 bool PackedWeights::valid() const {
@@ -212,7 +255,11 @@ bool PackedWeights::valid() const {
 void PackedWeights::multiply(const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc) const {
     if (!valid()) throw Error("packed weights used with another GEMM kernel than they were packed for");
     if (n == 0 || m_m == 0) return;
-    opsFor(m_kernel).packed(m_data.get(), m_m, m_k, x, ldx, n, c, ldc);
+    const KernelOps& ops = opsFor(m_kernel);
+    // C [m, n] = W · X: blocks of X's (and C's) columns, the packed W shared
+    splitProduct(m_m, n, m_k, Split::Columns, [&](int64_t, int64_t, int64_t j0, int64_t cols) {
+        ops.packed(m_data.get(), m_m, m_k, x + j0, ldx, cols, c + j0, ldc);
+    });
 }
 
 } // namespace attnlens

@@ -9,11 +9,13 @@
 // bytes a decoder step streams, twice the arithmetic rate on CPUs with AVX512_BF16.
 //
 // Primitives are created per row count (and row strides) and kept with the weight; oneDNN's own
-// primitive cache makes a re-creation cost ~5 µs. oneDNN computes on OpenMP threads; the engine runs on
-// the calling thread only, so each calling thread sets its OpenMP team size to 1 before its first call.
+// primitive cache makes a re-creation cost ~5 µs. oneDNN computes on OpenMP threads: each call sets the
+// calling thread's team size to computeThreads() (util/parallel.h) when it changed; inside another
+// parallel region (per-head work) libgomp runs the call on that one thread.
 
 #include "core/ops/gemm.h"
 #include "core/util/error.h"
+#include "core/util/parallel.h"
 
 #include <dnnl.hpp>
 
@@ -56,9 +58,14 @@ private:
     size_t m_size = 0;
 };
 
-// Per calling thread: one OpenMP thread for oneDNN, a stream, the scratchpad and the bf16 input.
+// Per calling thread: its OpenMP team size, a stream, the scratchpad and the bf16 input.
 struct ThreadState {
-    ThreadState() : stream(cpuEngine()) { omp_set_num_threads(1); }
+    ThreadState() : stream(cpuEngine()) {}
+    void useTeam() { // the team oneDNN runs this call on: computeThreads()
+        const int wanted = computeThreads();
+        if (wanted != team) omp_set_num_threads(team = wanted);
+    }
+    int team = 0;
     dnnl::stream stream;
     AlignedBuffer scratch;
     AlignedBuffer bf16Input; // the input rounded to bfloat16 (LinearPrecision::Bf16)
@@ -143,6 +150,7 @@ std::shared_ptr<const OnednnLinear> packLinear(const float* w, int64_t outFeatur
         const dnnl::memory::desc plain(Dims{inFeatures, outFeatures}, dt::f32, dnnl::memory::format_tag::ba);
         dnnl::memory source(plain, cpuEngine(), const_cast<float*>(w));
         pack->weights = dnnl::memory(pd.weights_desc(), cpuEngine());
+        threadState().useTeam();
         auto& stream = threadState().stream;
         dnnl::reorder(source, pack->weights).execute(stream, source, pack->weights);
         stream.wait();
@@ -153,7 +161,7 @@ std::shared_ptr<const OnednnLinear> packLinear(const float* w, int64_t outFeatur
 }
 
 void sgemm(const GemmArgs& a) {
-    (void)threadState(); // one OpenMP thread
+    threadState().useTeam();
     const dnnl_status_t status = dnnl_sgemm('N', a.transB ? 'T' : 'N', a.m, a.n, a.k, 1.0f, a.a, a.lda, a.b,
                                             a.ldb, a.accumulate ? 1.0f : 0.0f, a.c, a.ldc);
     if (status != dnnl_success)
@@ -163,6 +171,7 @@ void sgemm(const GemmArgs& a) {
 void linear(const OnednnLinear& pack, const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo) {
     try {
         ThreadState& state = threadState();
+        state.useTeam();
         OnednnLinear::Prepared* prepared = nullptr;
         {
             const std::lock_guard lock(pack.mutex);

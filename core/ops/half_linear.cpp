@@ -2,6 +2,7 @@
 
 #include "core/ops/gemm.h"
 #include "core/tensor/tensor.h"
+#include "core/util/parallel.h"
 
 #include <immintrin.h>
 
@@ -18,6 +19,8 @@ constexpr int64_t kGemvRows = 8; // up to this many rows the block-wise GEMV, no
 // a prompt, 4 MB 485, 16 MB 570 — the input is packed once per block, so fewer blocks pack it less often).
 constexpr int64_t kBlockFloats = 1024 * 1024;
 constexpr int64_t kPrefetchBytes = 4096;
+// A decoder step's rows are shared out on the team in chunks of at least this many weights.
+constexpr int64_t kParallelWeights = int64_t{1} << 16;
 
 template <bool Bf16> inline __m256 widen8(const uint16_t* p) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -44,11 +47,12 @@ inline float horizontalSum(__m256 v) {
 // out[i · ldo + r] = x_i · w_r for N input rows and every weight row r; each weight row is read once.
 // U vectors of 8 columns per step and input keep U · N independent accumulators (one row: 4 chains).
 template <int N, bool Bf16>
-void streamRows(const float* x, int64_t ldx, const HalfMatrix& w, float* out, int64_t ldo) {
+void streamRows(const float* x, int64_t ldx, const HalfMatrix& w, float* out, int64_t ldo, int64_t r0,
+                int64_t r1) {
     constexpr int U = N == 1 ? 4 : N == 2 ? 2 : 1;
     constexpr int64_t step = 8 * U;
     const int64_t k = w.cols();
-    for (int64_t r = 0; r < w.rows(); ++r) {
+    for (int64_t r = r0; r < r1; ++r) {
         const uint16_t* wr = w.row(r);
         __m256 acc[N][U];
         for (auto& a : acc)
@@ -84,23 +88,25 @@ void streamRows(const float* x, int64_t ldx, const HalfMatrix& w, float* out, in
     }
 }
 
+// Weight rows [r0, r1) only.
 template <bool Bf16>
-void streamFew(const float* x, int64_t ldx, int64_t n, const HalfMatrix& w, float* out, int64_t ldo) {
+void streamFew(const float* x, int64_t ldx, int64_t n, const HalfMatrix& w, float* out, int64_t ldo,
+               int64_t r0, int64_t r1) {
     for (int64_t i = 0; i < n; i += 4) { // groups of up to four input rows
         const float* xi = x + i * ldx;
         float* oi = out + i * ldo;
         switch (std::min<int64_t>(4, n - i)) {
         case 1:
-            streamRows<1, Bf16>(xi, ldx, w, oi, ldo);
+            streamRows<1, Bf16>(xi, ldx, w, oi, ldo, r0, r1);
             break;
         case 2:
-            streamRows<2, Bf16>(xi, ldx, w, oi, ldo);
+            streamRows<2, Bf16>(xi, ldx, w, oi, ldo, r0, r1);
             break;
         case 3:
-            streamRows<3, Bf16>(xi, ldx, w, oi, ldo);
+            streamRows<3, Bf16>(xi, ldx, w, oi, ldo, r0, r1);
             break;
         default:
-            streamRows<4, Bf16>(xi, ldx, w, oi, ldo);
+            streamRows<4, Bf16>(xi, ldx, w, oi, ldo, r0, r1);
             break;
         }
     }
@@ -108,12 +114,13 @@ void streamFew(const float* x, int64_t ldx, int64_t n, const HalfMatrix& w, floa
 
 // GGML blocks, few input rows: each weight row decoded once into a float buffer, then dotted with every
 // input.
-void streamBlocks(const float* x, int64_t ldx, int64_t n, const HalfMatrix& w, float* out, int64_t ldo) {
+void streamBlocks(const float* x, int64_t ldx, int64_t n, const HalfMatrix& w, float* out, int64_t ldo,
+                  int64_t r0, int64_t r1) {
     const int64_t k = w.cols();
     thread_local std::vector<float> row;
     row.resize(static_cast<size_t>(k));
     const Eigen::Map<const Eigen::VectorXf> wr(row.data(), k);
-    for (int64_t r = 0; r < w.rows(); ++r) {
+    for (int64_t r = r0; r < r1; ++r) {
         w.rowsToFloat(r, 1, row.data());
         for (int64_t i = 0; i < n; ++i)
             out[i * ldo + r] = wr.dot(Eigen::Map<const Eigen::VectorXf>(x + i * ldx, k));
@@ -124,26 +131,35 @@ void streamBlocks(const float* x, int64_t ldx, int64_t n, const HalfMatrix& w, f
 
 void halfLinear(const float* x, int64_t ldx, int64_t n, const HalfMatrix& w, float* out, int64_t ldo) {
     if (n <= 0 || w.rows() == 0) return;
-    if (n <= kGemvRows && w.format() == HalfMatrix::Format::Ggml) {
-        streamBlocks(x, ldx, n, w, out, ldo);
-        return;
-    }
-    if (n <= kGemvRows) {
-        if (w.format() == HalfMatrix::Format::BF16)
-            streamFew<true>(x, ldx, n, w, out, ldo);
-        else
-            streamFew<false>(x, ldx, n, w, out, ldo);
-        return;
-    }
     const int64_t k = w.cols();
-    const int64_t block = std::clamp<int64_t>(kBlockFloats / std::max<int64_t>(k, 1) / 16 * 16, 16, w.rows());
-    thread_local std::vector<float> widened;
-    widened.resize(static_cast<size_t>(block * k));
-    for (int64_t r0 = 0; r0 < w.rows(); r0 += block) {
-        const int64_t rows = std::min(block, w.rows() - r0);
-        w.rowsToFloat(r0, rows, widened.data());
-        linearGemm(GemmArgs{x, ldx, widened.data(), k, out + r0, ldo, n, rows, k, /*transB=*/true, false});
+    if (n <= kGemvRows) { // weight rows shared out on the team, each streamed once
+        parallelFor(w.rows(), std::max<int64_t>(16, kParallelWeights / std::max<int64_t>(k, 1)),
+                    [&](int64_t r0, int64_t r1) {
+                        if (w.format() == HalfMatrix::Format::Ggml)
+                            streamBlocks(x, ldx, n, w, out, ldo, r0, r1);
+                        else if (w.format() == HalfMatrix::Format::BF16)
+                            streamFew<true>(x, ldx, n, w, out, ldo, r0, r1);
+                        else
+                            streamFew<false>(x, ldx, n, w, out, ldo, r0, r1);
+                    });
+        return;
     }
+    // Blocks of widened rows, each a product; the blocks on the team (an equal share per thread), each
+    // widened and multiplied on its thread.
+    const int64_t threads = computeThreads();
+    int64_t block = std::clamp<int64_t>(kBlockFloats / std::max<int64_t>(k, 1) / 16 * 16, 16, w.rows());
+    if (threads > 1) block = std::min(block, ((w.rows() + threads - 1) / threads + 15) / 16 * 16);
+    const int64_t blocks = (w.rows() + block - 1) / block;
+    parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
+        thread_local std::vector<float> widened; // this thread's (named inside the region)
+        widened.resize(static_cast<size_t>(block * k));
+        for (int64_t r0 = b0 * block; r0 < std::min(w.rows(), b1 * block); r0 += block) {
+            const int64_t rows = std::min(block, w.rows() - r0);
+            w.rowsToFloat(r0, rows, widened.data());
+            linearGemm(
+                GemmArgs{x, ldx, widened.data(), k, out + r0, ldo, n, rows, k, /*transB=*/true, false});
+        }
+    });
 }
 
 } // namespace attnlens

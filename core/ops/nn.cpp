@@ -3,11 +3,13 @@
 #include "core/ops/gemm.h"
 #include "core/ops/half_linear.h"
 #include "core/util/error.h"
+#include "core/util/parallel.h"
 
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace attnlens {
 
@@ -105,11 +107,18 @@ RowMatrix linear(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, con
     return out;
 }
 
-void layerNormInPlace(RowMatrix& x, const Tensor& weight, const Tensor& bias, float eps) {
+namespace {
+
+// body(r0, r1) over blocks of rows on the team, each block at least kParallelElements values.
+void forRowBlocks(Eigen::Index rows, Eigen::Index cols, const std::function<void(int64_t, int64_t)>& body) {
+    constexpr int64_t kParallelElements = 1 << 15; // less is not worth a team's start
+    parallelFor(rows, std::max<int64_t>(1, kParallelElements / std::max<int64_t>(1, cols)), body);
+}
+
+void layerNormRows(RowMatrix& x, const ConstVectorMap& g, const ConstVectorMap& b, float eps, int64_t r0,
+                   int64_t r1) {
     const auto d = x.cols();
-    const ConstVectorMap g(weight.data(), d);
-    const ConstVectorMap b(bias.data(), d);
-    for (Eigen::Index r = 0; r < x.rows(); ++r) {
+    for (Eigen::Index r = r0; r < r1; ++r) {
         auto row = x.row(r);
         const float mean = row.mean();
         row.array() -= mean;
@@ -119,17 +128,7 @@ void layerNormInPlace(RowMatrix& x, const Tensor& weight, const Tensor& bias, fl
     }
 }
 
-Activation parseActivation(const std::string& name) {
-    if (name == "gelu") return Activation::Gelu;
-    if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::GeluTanh;
-    if (name == "relu") return Activation::Relu;
-    if (name == "silu" || name == "swish") return Activation::Silu;
-    if (name == "quick_gelu") return Activation::QuickGelu;
-    throw Error("unsupported activation function '" + name +
-                "' (expected gelu, gelu_new, relu, silu, swish or quick_gelu)");
-}
-
-void applyActivationInPlace(RowMatrix& x, Activation act) {
+template <class Block> void applyActivationTo(Block&& x, Activation act) {
     switch (act) {
     case Activation::Gelu: { // Eigen's vectorised erf: 40× faster than std::erf per element, within 2e-6
         auto a = x.array();
@@ -155,6 +154,29 @@ void applyActivationInPlace(RowMatrix& x, Activation act) {
         break;
     }
     }
+}
+
+} // namespace
+
+void layerNormInPlace(RowMatrix& x, const Tensor& weight, const Tensor& bias, float eps) {
+    const ConstVectorMap g(weight.data(), x.cols());
+    const ConstVectorMap b(bias.data(), x.cols());
+    forRowBlocks(x.rows(), x.cols(), [&](int64_t r0, int64_t r1) { layerNormRows(x, g, b, eps, r0, r1); });
+}
+
+Activation parseActivation(const std::string& name) {
+    if (name == "gelu") return Activation::Gelu;
+    if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::GeluTanh;
+    if (name == "relu") return Activation::Relu;
+    if (name == "silu" || name == "swish") return Activation::Silu;
+    if (name == "quick_gelu") return Activation::QuickGelu;
+    throw Error("unsupported activation function '" + name +
+                "' (expected gelu, gelu_new, relu, silu, swish or quick_gelu)");
+}
+
+void applyActivationInPlace(RowMatrix& x, Activation act) {
+    forRowBlocks(x.rows(), x.cols(),
+                 [&](int64_t r0, int64_t r1) { applyActivationTo(x.middleRows(r0, r1 - r0), act); });
 }
 
 Tensor sinusoidalPositions(int64_t positions, int64_t dim) {

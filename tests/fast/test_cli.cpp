@@ -36,6 +36,7 @@ private slots:
     void inspect();
     void usage();
     void everySubcommandHasHelp();
+    void threadsOnEverySubcommand();
 
 private:
     QString write(const QString& name, const QByteArray& bytes) {
@@ -212,6 +213,32 @@ void TestCli::everySubcommandHasHelp() {
         QCOMPARE(v.exitCode, 0);
         QVERIFY(v.out.startsWith("attnlens-cli "));
     }
+}
+
+// --threads N (or --threads=N) is every subcommand's: bench reports the team it ran on; a value outside
+// 1..1024 or no number is exit 2 with one "error:" line; every subcommand's help describes it.
+void TestCli::threadsOnEverySubcommand() {
+    for (const QStringList& threads : {QStringList{"--threads", "2"}, QStringList{"--threads=3"}}) {
+        const Run r =
+            runCli(QStringList{"bench", "--image", QString(ATTNLENS_TEST_DATA) + "/vit/images/grey_13x9.png",
+                               "--repeat", "1", "--warmup", "0"} +
+                   threads);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const Json j = Json::parse(r.out.toStdString());
+        QCOMPARE(j["threads"].get<int>(), threads.size() == 2 ? 2 : 3);
+    }
+    for (const QString& bad : {"0", "1025", "two", "", "2x"}) {
+        const Run r = runCli({"attention", "--threads", bad, "--input", "in.json"});
+        QVERIFY2(!r.crashed && r.exitCode == 2, qPrintable(bad + ": " + r.err));
+        QVERIFY2(r.err.startsWith("error: --threads wants a whole number 1..1024"), qPrintable(r.err));
+        QCOMPARE(r.err.count('\n'), 1);
+    }
+    const QString in = write("threads.json", R"({"query": [[1,0],[0,1]], "key": [[1,0],[0,1]],
+        "value": [[1,2],[3,4]], "heads": 1})");
+    const Run ok = runCli({"attention", "--input", in, "--threads", "1"});
+    QVERIFY2(ok.exitCode == 0, qPrintable(ok.err));
+    const Run help = runCli({"tokenize", "--help"});
+    QVERIFY2(help.out.contains("  --threads N "), qPrintable(help.out));
 }
 
 QTEST_GUILESS_MAIN(TestCli)

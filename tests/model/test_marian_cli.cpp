@@ -309,12 +309,12 @@ void TestMarianCli::brokenFolders() {
 
 void TestMarianCli::bench() {
     const Run r = cli({"bench", "--model", variant("tiny-f32"), "--src", "Der Hund läuft.", "--new-tokens",
-                       "5", "--beam", "2", "--repeat", "3", "--warmup", "1"});
+                       "5", "--beam", "2", "--repeat", "3", "--warmup", "1", "--threads", "2"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     const Json j = Json::parse(r.out.toStdString());
     QCOMPARE(j["task"].get<std::string>(), std::string("translation"));
     QCOMPARE(j["repeat"].get<int>(), 3);
-    QCOMPARE(j["threads"].get<int>(), 1);
+    QCOMPARE(j["threads"].get<int>(), 2); // every subcommand's --threads, reported as used
     for (const char* key : {"median_ms", "min_ms", "max_ms", "encode_ms", "per_token_ms"})
         QVERIFY2(j[key].is_number(), key);
     QVERIFY(j["min_ms"].get<double>() <= j["median_ms"].get<double>());

@@ -5,6 +5,7 @@
 
 #include "core/ops/gemm.h"
 #include "core/util/error.h"
+#include "core/util/parallel.h"
 #include "support/waits.h"
 #include "ui/shell/help_dialogs.h"
 #include "ui/shell/inference_worker.h"
@@ -349,6 +350,31 @@ private slots:
         QCOMPARE(linearPrecision(), LinearPrecision::Fp32);
         QCOMPARE(QSettings().value("precision").toString(), QString("fp32"));
         WAIT_UNTIL(!vision->isBusy() && !vision->message().contains("BF16"));
+    }
+
+    // Compute → Threads: Automatic (the default team) and 1, 2, … up to the machine's cores; the choice sets
+    // the engine's team at once and is remembered (QSettings "threads", 0 = automatic).
+    void computeMenuSetsThreads() {
+        QSettings().remove("threads");
+        MainWindow window;
+        auto* automatic = window.findChild<QAction*>("threadsAuto");
+        auto* one = window.findChild<QAction*>("threads1");
+        QVERIFY(automatic && one);
+        QVERIFY(automatic->isChecked());
+        QCOMPARE(computeThreads(), defaultComputeThreads());
+        one->trigger();
+        QCOMPARE(computeThreads(), 1);
+        QCOMPARE(QSettings().value("threads").toInt(), 1);
+        if (auto* two = window.findChild<QAction*>("threads2")) {
+            two->trigger();
+            QCOMPARE(computeThreads(), 2);
+            MainWindow again; // remembered
+            QVERIFY(again.findChild<QAction*>("threads2")->isChecked());
+            QCOMPARE(computeThreads(), 2);
+        }
+        automatic->trigger();
+        QCOMPARE(QSettings().value("threads").toInt(), 0);
+        QCOMPARE(computeThreads(), defaultComputeThreads());
     }
 };
 

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 
+os.environ.setdefault("ATTNLENS_THREADS", "1")  # the engine on one thread, as the peer (`attnlens-cli --threads`)
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 TAG = "v4.50.3"

@@ -31,6 +31,7 @@ import tarfile
 import tempfile
 import time
 
+os.environ.setdefault("ATTNLENS_THREADS", "1")  # the engine on one thread, as the peer (`attnlens-cli --threads`)
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 PEER_TAG = "v4.50.3"

@@ -6,9 +6,9 @@
   deit-s16  DeiT-S/16: 224×224, patch 16, hidden 384, 12 layers, 6 heads, MLP 1536, 1000 classes
 Also writes bench.png (a 640×480 test picture) and list.tsv (that picture 20 times) in OUT_DIR; time with
 
-    attnlens-cli vision-eval --model OUT_DIR/vit-b16 --list OUT_DIR/list.tsv --capture
+    attnlens-cli vision-eval --model OUT_DIR/vit-b16 --list OUT_DIR/list.tsv --capture --threads 1
 
-(one thread: the engine never starts threads; Eigen is built with EIGEN_DONT_PARALLELIZE).
+(--threads N: the engine's team; without it, the machine's physical cores).
 """
 import json
 import os

@@ -30,6 +30,7 @@ import time
 # not reach.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("ATTNLENS_THREADS", "1")  # our side: one thread too (`attnlens-cli --threads`)
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "train"))
 import fast_blas  # noqa: F401,E402  (sets OPENBLAS_CORETYPE before torch loads OpenBLAS)

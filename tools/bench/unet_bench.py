@@ -18,7 +18,7 @@ and OUT/sample.npy (float32 [1,3,32,32] randn, seed 0). Then, in this one proces
      unet_reference.LOOP_MATMUL (one plain matmul per head: faster on Debian's torch 1.13), and the
      plain forward without capture for reference. pytorch_ms = the faster captured median;
   3. `attnlens-cli bench --model OUT/ddpm-cifar10-32 --sample OUT/sample.npy --timestep T --repeat N
-     --warmup W` (one thread: the engine never starts threads), and one JSON summary line:
+     --warmup W` on --threads threads (ATTNLENS_THREADS), and one JSON summary line:
      {"task": "unet", "shape": "ddpm-cifar10-32", "params", "threads", "pytorch_ms", "pytorch_bmm_ms",
       "pytorch_loop_ms", "pytorch_nocapture_ms", "attnlens_ms", "speedup": pytorch_ms / attnlens_ms}.
 A missing CLI or a failing CLI command is reported and skipped; its fields are then null.
@@ -36,6 +36,7 @@ import time
 _threads = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv[:-1] else "1"
 os.environ.setdefault("OPENBLAS_NUM_THREADS", _threads)
 os.environ.setdefault("OMP_NUM_THREADS", _threads)
+os.environ.setdefault("ATTNLENS_THREADS", _threads)  # and our engine's team (`attnlens-cli --threads`)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")

@@ -2,6 +2,7 @@
 
 #include "core/io/gguf.h"
 #include "core/registry/model_registry.h"
+#include "core/util/parallel.h"
 #include "ui/shell/help_dialogs.h"
 #include "ui/shell/hf_cache_dialog.h"
 #include "ui/shell/model_page.h"
@@ -30,6 +31,8 @@
 #include <QStatusBar>
 #include <QUrl>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace attnlens::ui {
 
@@ -178,6 +181,46 @@ void MainWindow::buildComputeMenu() {
         if (p == linearPrecision()) return;
         QSettings().setValue("precision", QString::fromLatin1(linearPrecisionName(p)));
         applyPrecision(p);
+    });
+    m_computeMenu->addSeparator();
+    buildThreadsMenu();
+}
+
+// Compute → Threads: the team every model computes on (attnlens::setComputeThreads), remembered as QSettings
+// "threads" (0: automatic, this machine's physical cores). Read by each parallel kernel as it starts, so a
+// change applies from the next run on without reloading anything.
+void MainWindow::buildThreadsMenu() {
+    QMenu* menu = m_computeMenu->addMenu(tr("&Threads"));
+    menu->setObjectName(QStringLiteral("threadsMenu"));
+    auto* group = new QActionGroup(this);
+    const int automatic = defaultComputeThreads(), most = std::max(automatic, std::min(physicalCores(), 16));
+    auto* autoAction = menu->addAction(tr("&Automatic (%n thread(s))", nullptr, automatic));
+    autoAction->setData(0);
+    autoAction->setObjectName(QStringLiteral("threadsAuto"));
+    menu->addSeparator();
+    QList<QAction*> actions{autoAction};
+    for (int n = 1; n <= most; n = n < 4 ? n + 1 : n * 2) {
+        QAction* a = menu->addAction(tr("%n thread(s)", nullptr, n));
+        a->setData(n);
+        a->setObjectName(QStringLiteral("threads%1").arg(n));
+        actions.push_back(a);
+    }
+    const int saved = QSettings().value("threads", 0).toInt();
+    for (QAction* a : actions) {
+        a->setCheckable(true);
+        group->addAction(a);
+        if (a->data().toInt() == saved) a->setChecked(true);
+    }
+    if (!group->checkedAction()) autoAction->setChecked(true);
+    const auto apply = [automatic](int n) { setComputeThreads(n > 0 ? n : automatic); };
+    apply(group->checkedAction()->data().toInt());
+    menu->setEnabled(parallelBuild());
+    connect(group, &QActionGroup::triggered, this, [this, apply](QAction* chosen) {
+        const int n = chosen->data().toInt();
+        QSettings().setValue("threads", n);
+        apply(n);
+        statusBar()->showMessage(
+            tr("Computing on %n thread(s) from the next run", nullptr, computeThreads()));
     });
 }
 

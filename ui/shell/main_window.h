@@ -91,6 +91,7 @@ private:
     void rememberModel(const QString& dir);
     void rebuildRecentMenu();
     void buildComputeMenu();
+    void buildThreadsMenu();                        // Compute → Threads
     void applyPrecision(LinearPrecision precision); // set, then reload every page's model
 
     QMenu* m_recentMenu = nullptr;
