@@ -138,17 +138,19 @@ RowMatrix MultiHeadAttention::valueNorms(const Eigen::Ref<const RowMatrix>& valu
                     std::to_string(kvHeads) + " key/value heads of " + std::to_string(d));
     const std::vector<Eigen::MatrixXd>& gram = valueGram();
     RowMatrix norms(heads, values.rows());
-    parallelFor(heads, std::max<int64_t>(1, kParallelHeadMacs / std::max<int64_t>(1, values.rows() * d * d)),
-                [&](int64_t h0, int64_t h1) {
-                    for (int h = int(h0); h < int(h1); ++h) {
-                        const int kv = keyValueHeadOf(h, heads, kvHeads);
-                        const int64_t column = (kv < 0 ? h : kv) * d;
-                        const Eigen::MatrixXd v = values.middleCols(column, d).cast<double>(); // [m, d]
-                        const Eigen::VectorXd squares =
-                            ((v * gram[size_t(h)]).array() * v.array()).rowwise().sum();
-                        norms.row(h) = squares.cwiseMax(0.0).cwiseSqrt().cast<float>().transpose();
-                    }
-                });
+    // blocks of value rows on the team, every head's norms for each block (one head shares out too)
+    const int64_t rowMacs = std::max<int64_t>(1, int64_t{heads} * d * d);
+    parallelFor(
+        values.rows(), std::max<int64_t>(1, kParallelHeadMacs / rowMacs), [&](int64_t r0, int64_t r1) {
+            for (int h = 0; h < heads; ++h) {
+                const int kv = keyValueHeadOf(h, heads, kvHeads);
+                const int64_t column = (kv < 0 ? h : kv) * d;
+                const Eigen::MatrixXd v = values.block(r0, column, r1 - r0, d).cast<double>(); // [rows, d]
+                const Eigen::VectorXd squares = ((v * gram[size_t(h)]).array() * v.array()).rowwise().sum();
+                norms.row(h).segment(r0, r1 - r0) =
+                    squares.cwiseMax(0.0).cwiseSqrt().cast<float>().transpose();
+            }
+        });
     return norms;
 }
 

@@ -143,8 +143,11 @@ void setGemmKernel(GemmKernel k) {
 
 namespace {
 
-// Below this many multiply-adds a product stays on one thread (a chunk is worth less than starting a team).
+// Below this much work a chunk of a product stays on one thread (less is not worth starting a team). Work is
+// counted in multiply-adds plus kReadCost per operand value read: with one or a few rows (a decoder step's
+// matrix-vector products) the time is reading the weight, ~16 multiply-adds' worth per value on this core.
 constexpr int64_t kParallelMacs = int64_t(1) << 21;
+constexpr int64_t kReadCost = 16;
 
 enum class Split { Longer, Rows, Columns };
 
@@ -152,11 +155,13 @@ enum class Split { Longer, Rows, Columns };
 // into contiguous blocks (multiples of 16 columns or 4 rows), part(i0, rows, j0, cols) computing each
 // block of C; serial when small.
 template <class Part> void splitProduct(int64_t m, int64_t n, int64_t k, Split split, Part&& part) {
-    if (computeThreads() < 2 || m * n * k < 2 * kParallelMacs) return part(0, m, 0, n);
+    if (computeThreads() < 2 || (m * n + kReadCost * (m + n)) * k < 2 * kParallelMacs)
+        return part(0, m, 0, n);
     const bool byColumns = split == Split::Columns || (split == Split::Longer && n >= m);
     const int64_t align = byColumns ? 16 : 4, length = byColumns ? n : m, other = byColumns ? m : n;
     const int64_t units = (length + align - 1) / align;
-    const int64_t grain = std::max<int64_t>(1, kParallelMacs / std::max<int64_t>(1, align * other * k));
+    const int64_t unitWork = align * k * (other + kReadCost); // its products and its operand's reads
+    const int64_t grain = std::max<int64_t>(1, kParallelMacs / std::max<int64_t>(1, unitWork));
     parallelFor(units, grain, [&](int64_t u0, int64_t u1) {
         const int64_t a = u0 * align, b = std::min(length, u1 * align);
         if (byColumns)

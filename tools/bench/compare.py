@@ -5,7 +5,7 @@ thread each, every attention head captured on both sides, random weights in the 
 
   /usr/bin/python3 tools/bench/compare.py [--cli build/release/app/attnlens-cli] [--out /tmp/attnlens-bench]
       [--rounds 3] [--repeat 5] [--only vit-b16,deit-s16,greedy,beam4,unet] [--markdown docs/benchmarks.md]
-      [--bf16]
+      [--bf16] [--threads N]
 
 Rows (each side's median over --repeat runs after a warm-up; the two sides alternate for --rounds rounds
 and each keeps its best round, because a shared VM's speed drifts between runs):
@@ -31,9 +31,11 @@ import subprocess
 import sys
 import time
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("ATTNLENS_THREADS", "1")  # our side: one thread too (`attnlens-cli --threads`)
+# --threads N (default 1): both sides' teams — torch's and OpenBLAS's pools (sized before torch loads) and ours
+# (`attnlens-cli --threads`, through ATTNLENS_THREADS) — read here, before any import reaches OpenBLAS.
+THREADS = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv[:-1] else "1"
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "ATTNLENS_THREADS"):
+    os.environ[_var] = THREADS
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "train"))
@@ -73,9 +75,10 @@ def load():
         return None
 
 
-def run_json(cmd, timeout=1800):
-    """Runs cmd; returns the last stdout line that parses as a JSON object (None on failure)."""
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+def run_json(cmd, timeout=1800, env=None):
+    """Runs cmd (env: variables set for it); returns the last stdout line that parses as a JSON object (None on
+    failure)."""
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
     if p.returncode != 0:
         print(f"  exit {p.returncode}: {' '.join(cmd)}\n  {(p.stderr or p.stdout).strip()[:800]}")
         return None
@@ -136,6 +139,23 @@ def rows_for(args, vit_dir, opus):
     return rows
 
 
+def peer_envs():
+    """The peer's thread layouts: one thread; with --threads N, the two ways torch's pool and OpenBLAS's can share
+    N threads (both at N oversubscribe the cores). Neither is best everywhere — measured at 2 threads, ViT-B: torch 2 +
+    OpenBLAS 2 490 ms, torch 2 + OpenBLAS 1 308, torch 1 + OpenBLAS 2 245; the U-Net: 189 / 97 / 291 — so each
+    round runs the peer both ways and keeps the faster."""
+    if THREADS == "1":
+        return [None]
+    return [{"OMP_NUM_THREADS": THREADS, "OPENBLAS_NUM_THREADS": "1"},
+            {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": THREADS}]
+
+
+def fastest(runs, key):
+    """The run (a JSON object or None) with the smallest value of key."""
+    runs = [r for r in runs if r and r.get(key) is not None]
+    return min(runs, key=lambda r: r[key]) if runs else None
+
+
 def measure(args, only):
     vit_dir, opus = prepare(args.out, only)
     rows = rows_for(args, vit_dir, opus)
@@ -148,12 +168,14 @@ def measure(args, only):
         parity = None
         for r in range(args.rounds):
             if name == "unet":
-                got = run_json([PY, os.path.join(HERE, "unet_bench.py"), "--out", os.path.join(args.out, "unet"),
-                                "--repeat", str(args.repeat), "--cli", args.cli])
-                pairs = [("peer", got and got.get("pytorch_ms")), ("ours", got and got.get("attnlens_ms"))]
+                runs = [run_json([PY, os.path.join(HERE, "unet_bench.py"), "--out", os.path.join(args.out, "unet"),
+                                  "--repeat", str(args.repeat), "--cli", args.cli, "--threads", THREADS], env=e)
+                        for e in peer_envs()]
+                peer, ours = fastest(runs, "pytorch_ms"), fastest(runs, "attnlens_ms")
+                pairs = [("peer", peer and peer.get("pytorch_ms")), ("ours", ours and ours.get("attnlens_ms"))]
             else:
                 peer_cmd, ours_cmd, pk, ok = rows[name]
-                peer = run_json(peer_cmd)
+                peer = fastest([run_json(peer_cmd, env=e) for e in peer_envs()], pk)
                 ours = run_json(ours_cmd)
                 pairs = [("peer", peer and peer.get(pk)), ("ours", ours and ours.get(ok))]
                 if args.bf16:
@@ -192,7 +214,8 @@ LABELS = {"vit-b16": "ViT-B/16 forward, 224×224", "deit-s16": "DeiT-S/16 forwar
 
 def table(results, info):
     bf16 = any("bf16_ms" in r for r in results.values() if isinstance(r, dict))
-    head = "| work (one thread each, every head captured) | PyTorch peer | attnlens | speedup | goal |"
+    each = "one thread" if THREADS == "1" else f"{THREADS} threads"
+    head = f"| work ({each} each, every head captured) | PyTorch peer | attnlens | speedup | goal |"
     rule = "|---|---|---|---|---|"
     if bf16:
         head += " attnlens bf16 (max \\|Δ logits\\| vs fp32) |"
@@ -236,6 +259,7 @@ def main():
     ap.add_argument("--only", default="vit-b16,deit-s16,greedy,beam4,unet")
     ap.add_argument("--markdown")
     ap.add_argument("--bf16", action="store_true", help="also time our bf16 fast mode")
+    ap.add_argument("--threads", type=int, default=1, help="threads on each side (read before the imports)")
     args = ap.parse_args()
     only = set(args.only.split(","))
     unknown = only - set(GOALS)

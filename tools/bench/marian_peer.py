@@ -216,7 +216,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
     args = ap.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))  # 1 unless compare.py --threads
     model = CachedMarian(args.model)
     tok = ref.Tokenizer(args.model)
     cfg = model.cfg

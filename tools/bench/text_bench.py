@@ -4,7 +4,7 @@ weights in the real shapes (issue 24's goals: bert-base forward over 128 tokens 
 per generated token over a 128-token context >= 3x faster).
 
   /usr/bin/python3 tools/bench/text_bench.py [--cli build/release/app/attnlens-cli] [--out /tmp/attnlens-text-bench]
-      [--repeat 5] [--new-tokens 32] [--rounds 2]
+      [--repeat 5] [--new-tokens 32] [--rounds 2] [--threads N]
 
 Writes bert-base-sized (hidden 768, 12 layers, 12 heads, 3072, vocab 30522) and gpt2-sized (n_embd 768, 12 layers,
 12 heads, vocab 50257, 1024 positions) folders to --out (hub layout; the test fixtures' tokenizers padded with
@@ -24,9 +24,14 @@ import subprocess
 import sys
 import time
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("ATTNLENS_THREADS", "1")  # our side: one thread too (`attnlens-cli --threads`)
+# --threads N (default 1): our team (ATTNLENS_THREADS) and, unless the caller set them, torch's pool
+# (OMP_NUM_THREADS) and OpenBLAS's (OPENBLAS_NUM_THREADS), sized before torch loads OpenBLAS. With N > 1 the peer's
+# best layout differs by model (tools/bench/compare.py's peer_envs: torch N + OpenBLAS 1, or torch 1 +
+# OpenBLAS N): run it both ways with the two variables set and keep the faster.
+THREADS = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv[:-1] else "1"
+os.environ["ATTNLENS_THREADS"] = THREADS
+os.environ.setdefault("OPENBLAS_NUM_THREADS", THREADS)
+os.environ.setdefault("OMP_NUM_THREADS", THREADS)
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "train"))
@@ -206,8 +211,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--new-tokens", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1, help="threads on each side (read before the imports)")
     args = ap.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     bert_dir, gpt_dir = make_bert(args.out), make_gpt2(args.out)
     bert_tok = ref.WordPiece(os.path.join(bert_dir, "vocab.txt"))
     words = TEXT.split()
@@ -240,7 +246,8 @@ def main():
         "ours": gpt_ours["per_token_ms"], "pytorch": gpt_peer["per_token_ms"],
         "speedup": gpt_peer["per_token_ms"] / gpt_ours["per_token_ms"], "goal": 3.0,
         "prompt_ours_ms": gpt_ours["prompt_ms"], "prompt_pytorch_ms": gpt_peer["prompt_ms"]}
-    print(json.dumps({"threads": 1, "new_tokens": args.new_tokens, "rows": rows,
+    print(json.dumps({"threads": int(THREADS), "peer_torch_threads": torch.get_num_threads(),
+                      "peer_openblas_threads": int(os.environ["OPENBLAS_NUM_THREADS"]), "new_tokens": args.new_tokens, "rows": rows,
                       "gemm_kernel": bert_ours.get("gemm_kernel")}, indent=1))
 
 

@@ -154,7 +154,7 @@ def main():
     ap.add_argument("--cli", default=os.path.normpath(os.path.join(ROOT, "build", "release", "app", "attnlens-cli")))
     args = ap.parse_args()
 
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))  # torch's pool: --threads, or as compare.py sets it
     os.makedirs(args.out, exist_ok=True)
     folder, params = write_fixture(args.out)
     sample_path = os.path.join(args.out, "sample.npy")

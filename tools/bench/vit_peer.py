@@ -36,7 +36,7 @@ import vit_reference as ref  # noqa: E402
 def main():
     folder, image = sys.argv[1], sys.argv[2]
     repeat = int(sys.argv[3]) if len(sys.argv) > 3 else 5
-    torch.set_num_threads(1)
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))  # 1 unless compare.py --threads
     model = ref.RefVit(folder)
     proc = ref.load_processor(folder)
     pixels, _ = ref.preprocess(Image.open(image), proc, model.c["channels"])
