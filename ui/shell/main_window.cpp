@@ -194,13 +194,14 @@ void MainWindow::buildThreadsMenu() {
     menu->setObjectName(QStringLiteral("threadsMenu"));
     auto* group = new QActionGroup(this);
     const int automatic = defaultComputeThreads(), most = std::max(automatic, std::min(physicalCores(), 16));
-    auto* autoAction = menu->addAction(tr("&Automatic (%n thread(s))", nullptr, automatic));
+    const auto threadsText = [](int n) { return n == 1 ? tr("1 thread") : tr("%1 threads").arg(n); };
+    auto* autoAction = menu->addAction(tr("&Automatic (%1)").arg(threadsText(automatic)));
     autoAction->setData(0);
     autoAction->setObjectName(QStringLiteral("threadsAuto"));
     menu->addSeparator();
     QList<QAction*> actions{autoAction};
     for (int n = 1; n <= most; n = n < 4 ? n + 1 : n * 2) {
-        QAction* a = menu->addAction(tr("%n thread(s)", nullptr, n));
+        QAction* a = menu->addAction(threadsText(n));
         a->setData(n);
         a->setObjectName(QStringLiteral("threads%1").arg(n));
         actions.push_back(a);
