@@ -9,23 +9,31 @@
 
 namespace attnlens {
 
+namespace {
+
+// RMSNorm of rows [r0, r1) in place.
+void rmsNormRows(RowMatrix& x, const ConstVectorMap& g, float eps, bool unitOffset, int64_t r0, int64_t r1) {
+    const auto d = x.cols();
+    for (Eigen::Index r = r0; r < r1; ++r) {
+        auto row = x.row(r);
+        const float meanSquare = row.squaredNorm() / static_cast<float>(d);
+        row *= 1.0f / std::sqrt(meanSquare + eps);
+        if (unitOffset)
+            row.array() *= g.transpose().array() + 1.0f;
+        else
+            row.array() *= g.transpose().array();
+    }
+}
+
+} // namespace
+
 void Norm::apply(RowMatrix& x) const {
     if (kind == Kind::LayerNorm) return layerNormInPlace(x, weight, bias, eps);
     const auto d = x.cols();
     const ConstVectorMap g(weight.data(), d);
-    constexpr int64_t kParallelElements = 1 << 15; // per block on the team
+    constexpr int64_t kParallelElements = 1 << 15; // per block of rows on the team
     parallelFor(x.rows(), std::max<int64_t>(1, kParallelElements / std::max<int64_t>(1, d)),
-                [&](int64_t r0, int64_t r1) {
-                    for (Eigen::Index r = r0; r < r1; ++r) {
-                        auto row = x.row(r);
-                        const float meanSquare = row.squaredNorm() / static_cast<float>(d);
-                        row *= 1.0f / std::sqrt(meanSquare + eps);
-                        if (unitOffset)
-                            row.array() *= g.transpose().array() + 1.0f;
-                        else
-                            row.array() *= g.transpose().array();
-                    }
-                });
+                [&](int64_t r0, int64_t r1) { rmsNormRows(x, g, eps, unitOffset, r0, r1); });
 }
 
 void Norm::applyPerHead(RowMatrix& x, int heads) const {

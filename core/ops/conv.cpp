@@ -18,44 +18,45 @@ namespace {
 constexpr int64_t kParallelFloats = int64_t{1} << 14;
 
 // im2col: col[(c·kh + ky)·kw + kx][oy·ow + ox] = x[c][(oy·s + ky − padTop)·w + ox·s + kx − padLeft] (0
-// outside).
-void im2col(const FeatureMap& x, int kh, int kw, const ConvGeometry& g, int oh, int ow, RowMatrix& col) {
-    const int64_t channels = x.channels();
-    col.resize(channels * kh * kw, static_cast<int64_t>(oh) * ow);
+// outside), for input channels [c0, c1) (col already sized).
+void im2colChannels(const FeatureMap& x, int kh, int kw, const ConvGeometry& g, int oh, int ow,
+                    RowMatrix& col, int64_t c0, int64_t c1) {
     const int h = x.height, w = x.width, s = g.stride;
-    const int64_t perChannel = int64_t{kh} * kw * oh * ow;
-    parallelFor(channels, std::max<int64_t>(1, kParallelFloats / std::max<int64_t>(1, perChannel)),
-                [&](int64_t c0, int64_t c1) {
-                    for (int64_t c = c0; c < c1; ++c) {
-                        const float* plane = x.data.row(c).data();
-                        for (int ky = 0; ky < kh; ++ky) {
-                            for (int kx = 0; kx < kw; ++kx) {
-                                float* dst = col.row((c * kh + ky) * kw + kx).data();
-                                // output columns whose input column ox·s + kx − padLeft lies inside [0, w)
-                                const int shift = kx - g.padLeft;
-                                const int ox0 = std::clamp((-shift + s - 1) / s, 0, ow);
-                                const int ox1 = std::clamp((w - 1 - shift) / s + 1, ox0, ow);
-                                for (int oy = 0; oy < oh; ++oy, dst += ow) {
-                                    const int iy = oy * s + ky - g.padTop;
-                                    if (iy < 0 || iy >= h || ox0 >= ox1 || w - 1 - shift < 0) {
-                                        std::fill(dst, dst + ow, 0.0f);
-                                        continue;
-                                    }
-                                    const float* src = plane + static_cast<int64_t>(iy) * w + shift;
-                                    std::fill(dst, dst + ox0, 0.0f);
-                                    if (s == 1) {
-                                        std::memcpy(dst + ox0, src + ox0,
-                                                    sizeof(float) * static_cast<size_t>(ox1 - ox0));
-                                    } else {
-                                        for (int ox = ox0; ox < ox1; ++ox)
-                                            dst[ox] = src[ox * s];
-                                    }
-                                    std::fill(dst + ox1, dst + ow, 0.0f);
-                                }
-                            }
-                        }
+    for (int64_t c = c0; c < c1; ++c) {
+        const float* plane = x.data.row(c).data();
+        for (int ky = 0; ky < kh; ++ky) {
+            for (int kx = 0; kx < kw; ++kx) {
+                float* dst = col.row((c * kh + ky) * kw + kx).data();
+                // output columns whose input column ox·s + kx − padLeft lies inside [0, w)
+                const int shift = kx - g.padLeft;
+                const int ox0 = std::clamp((-shift + s - 1) / s, 0, ow);
+                const int ox1 = std::clamp((w - 1 - shift) / s + 1, ox0, ow);
+                for (int oy = 0; oy < oh; ++oy, dst += ow) {
+                    const int iy = oy * s + ky - g.padTop;
+                    if (iy < 0 || iy >= h || ox0 >= ox1 || w - 1 - shift < 0) {
+                        std::fill(dst, dst + ow, 0.0f);
+                        continue;
                     }
-                });
+                    const float* src = plane + static_cast<int64_t>(iy) * w + shift;
+                    std::fill(dst, dst + ox0, 0.0f);
+                    if (s == 1) {
+                        std::memcpy(dst + ox0, src + ox0, sizeof(float) * static_cast<size_t>(ox1 - ox0));
+                    } else {
+                        for (int ox = ox0; ox < ox1; ++ox)
+                            dst[ox] = src[ox * s];
+                    }
+                    std::fill(dst + ox1, dst + ow, 0.0f);
+                }
+            }
+        }
+    }
+}
+
+void im2col(const FeatureMap& x, int kh, int kw, const ConvGeometry& g, int oh, int ow, RowMatrix& col) {
+    col.resize(x.channels() * kh * kw, static_cast<int64_t>(oh) * ow);
+    const int64_t perChannel = int64_t{kh} * kw * oh * ow; // channels on the team
+    parallelFor(x.channels(), std::max<int64_t>(1, kParallelFloats / std::max<int64_t>(1, perChannel)),
+                [&](int64_t c0, int64_t c1) { im2colChannels(x, kh, kw, g, oh, ow, col, c0, c1); });
 }
 
 // Winograd F(2×2, 3×3) (Lavin & Gray 2015) for 3×3 convolutions with stride 1 and padding 1: each 2×2
@@ -71,96 +72,107 @@ using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
 // each zero-padded input row is split into even and odd columns, its horizontal transform (d B) is
 // computed once and shared by the two tile rows that read it, then the vertical one (Bᵀ ·).
 // Tile rows [ty0, ty1) only: V holds (ty1 − ty0)·tw tiles.
-void winogradTransformInput(const FeatureMap& x, float* V, int ty0, int ty1, int tw) {
+// Channels [c0, c1) here; scratch rows are this thread's own (thread_local: on the team
+// each worker has its own).
+void transformInputChannels(const FeatureMap& x, float* V, int ty0, int ty1, int tw, int64_t c0, int64_t c1) {
     const int64_t cin = x.channels();
     const int h = x.height, w = x.width;
     const int th = ty1 - ty0;
     const int64_t tiles = int64_t{th} * tw;
     const int64_t vStride = cin * tiles;
     const int rows = 2 * th + 2; // the band's padded rows: input row y is padded row y + 1 − 2·ty0
-    // channels on the team; each thread its own scratch rows (thread_local, named inside the region)
-    parallelFor(cin, std::max<int64_t>(1, kParallelFloats / (16 * tiles)), [&](int64_t c0, int64_t c1) {
-        thread_local std::vector<float> evenOdd, hbuf;
-        evenOdd.assign(static_cast<size_t>(2 * (tw + 1)), 0.0f);
-        hbuf.resize(static_cast<size_t>(rows) * 4 * tw);
-        float* even = evenOdd.data(); // padded column 2k
-        float* odd = even + (tw + 1); // padded column 2k + 1
-        for (int64_t c = c0; c < c1; ++c) {
-            const float* plane = x.data.row(c).data();
-            for (int r = 0; r < rows; ++r) {
-                const int y = r - 1 + 2 * ty0;
-                float* H = hbuf.data() + static_cast<size_t>(r) * 4 * tw;
-                if (y < 0 || y >= h) {
-                    std::fill(H, H + 4 * tw, 0.0f);
-                    continue;
-                }
-                const float* src = plane + int64_t{y} * w;
-                // padded column p holds input column p − 1 (zero outside [0, w))
-                for (int k = 0; k <= tw; ++k) {
-                    const int ce = 2 * k - 1, co = 2 * k;
-                    even[k] = ce >= 0 && ce < w ? src[ce] : 0.0f;
-                    odd[k] = co < w ? src[co] : 0.0f;
-                }
-                const ConstArrayMap e0(even, tw), e1(even + 1, tw), o0(odd, tw), o1(odd + 1, tw);
-                ArrayMap(H, tw) = e0 - e1;          // d0 − d2
-                ArrayMap(H + tw, tw) = o0 + e1;     // d1 + d2
-                ArrayMap(H + 2 * tw, tw) = e1 - o0; // d2 − d1
-                ArrayMap(H + 3 * tw, tw) = o0 - o1; // d1 − d3
+    thread_local std::vector<float> evenOdd, hbuf;
+    evenOdd.assign(static_cast<size_t>(2 * (tw + 1)), 0.0f);
+    hbuf.resize(static_cast<size_t>(rows) * 4 * tw);
+    float* even = evenOdd.data(); // padded column 2k
+    float* odd = even + (tw + 1); // padded column 2k + 1
+    for (int64_t c = c0; c < c1; ++c) {
+        const float* plane = x.data.row(c).data();
+        for (int r = 0; r < rows; ++r) {
+            const int y = r - 1 + 2 * ty0;
+            float* H = hbuf.data() + static_cast<size_t>(r) * 4 * tw;
+            if (y < 0 || y >= h) {
+                std::fill(H, H + 4 * tw, 0.0f);
+                continue;
             }
-            for (int ty = 0; ty < th; ++ty) {
-                const float* R0 = hbuf.data() + static_cast<size_t>(2 * ty) * 4 * tw;
-                const float* R1 = R0 + 4 * tw;
-                const float* R2 = R1 + 4 * tw;
-                const float* R3 = R2 + 4 * tw;
-                float* v = V + c * tiles + int64_t{ty} * tw;
-                for (int m = 0; m < 4; ++m) {
-                    const ConstArrayMap r0(R0 + m * tw, tw), r1(R1 + m * tw, tw), r2(R2 + m * tw, tw),
-                        r3(R3 + m * tw, tw);
-                    ArrayMap(v + (0 + m) * vStride, tw) = r0 - r2;
-                    ArrayMap(v + (4 + m) * vStride, tw) = r1 + r2;
-                    ArrayMap(v + (8 + m) * vStride, tw) = r2 - r1;
-                    ArrayMap(v + (12 + m) * vStride, tw) = r1 - r3;
-                }
+            const float* src = plane + int64_t{y} * w;
+            // padded column p holds input column p − 1 (zero outside [0, w))
+            for (int k = 0; k <= tw; ++k) {
+                const int ce = 2 * k - 1, co = 2 * k;
+                even[k] = ce >= 0 && ce < w ? src[ce] : 0.0f;
+                odd[k] = co < w ? src[co] : 0.0f;
+            }
+            const ConstArrayMap e0(even, tw), e1(even + 1, tw), o0(odd, tw), o1(odd + 1, tw);
+            ArrayMap(H, tw) = e0 - e1;          // d0 − d2
+            ArrayMap(H + tw, tw) = o0 + e1;     // d1 + d2
+            ArrayMap(H + 2 * tw, tw) = e1 - o0; // d2 − d1
+            ArrayMap(H + 3 * tw, tw) = o0 - o1; // d1 − d3
+        }
+        for (int ty = 0; ty < th; ++ty) {
+            const float* R0 = hbuf.data() + static_cast<size_t>(2 * ty) * 4 * tw;
+            const float* R1 = R0 + 4 * tw;
+            const float* R2 = R1 + 4 * tw;
+            const float* R3 = R2 + 4 * tw;
+            float* v = V + c * tiles + int64_t{ty} * tw;
+            for (int m = 0; m < 4; ++m) {
+                const ConstArrayMap r0(R0 + m * tw, tw), r1(R1 + m * tw, tw), r2(R2 + m * tw, tw),
+                    r3(R3 + m * tw, tw);
+                ArrayMap(v + (0 + m) * vStride, tw) = r0 - r2;
+                ArrayMap(v + (4 + m) * vStride, tw) = r1 + r2;
+                ArrayMap(v + (8 + m) * vStride, tw) = r2 - r1;
+                ArrayMap(v + (12 + m) * vStride, tw) = r1 - r3;
             }
         }
-    });
+    }
+}
+
+void winogradTransformInput(const FeatureMap& x, float* V, int ty0, int ty1, int tw) {
+    const int64_t tiles = int64_t{ty1 - ty0} * tw; // channels on the team
+    parallelFor(x.channels(), std::max<int64_t>(1, kParallelFloats / (16 * tiles)),
+                [&](int64_t c0, int64_t c1) { transformInputChannels(x, V, ty0, ty1, tw, c0, c1); });
 }
 
 // Y = Aᵀ m A per output channel and tile, Aᵀ = [[1,1,1,0],[0,1,−1,−1]], plus the bias; vectorised
 // across a row of tiles like the input transform. M holds tile rows [ty0, ty1).
-void winogradTransformOutput(const float* M, int64_t cout, int ty0, int ty1, int tw, const Tensor& bias,
-                             FeatureMap& out) {
+// Output channels [o0, o1) here (scratch: this thread's own).
+void transformOutputChannels(const float* M, int64_t cout, int ty0, int ty1, int tw, const Tensor& bias,
+                             FeatureMap& out, int64_t o0, int64_t o1) {
     const int h = out.height, w = out.width;
     const int64_t tiles = int64_t{ty1 - ty0} * tw;
     const int64_t mStride = cout * tiles;
-    // output channels on the team; each thread its own scratch (thread_local, named inside the region)
-    parallelFor(cout, std::max<int64_t>(1, kParallelFloats / (16 * tiles)), [&](int64_t o0, int64_t o1) {
-        thread_local std::vector<float> sbuf, rowbuf;
-        sbuf.resize(static_cast<size_t>(8) * tw);
-        rowbuf.resize(static_cast<size_t>(2) * tw);
-        for (int64_t o = o0; o < o1; ++o) {
-            const float b = bias.empty() ? 0.0f : bias.data()[o];
-            float* dst = out.data.row(o).data();
-            for (int ty = ty0; ty < ty1; ++ty) {
-                const float* m = M + o * tiles + int64_t{ty - ty0} * tw;
-                float* S = sbuf.data(); // S[a][j] = (Aᵀ m)[a][j], a = 0, 1
-                for (int j = 0; j < 4; ++j) {
-                    const ConstArrayMap m0(m + j * mStride, tw), m1(m + (4 + j) * mStride, tw),
-                        m2(m + (8 + j) * mStride, tw), m3(m + (12 + j) * mStride, tw);
-                    ArrayMap(S + j * tw, tw) = m0 + m1 + m2;
-                    ArrayMap(S + (4 + j) * tw, tw) = m1 - m2 - m3;
+    thread_local std::vector<float> sbuf, rowbuf;
+    sbuf.resize(static_cast<size_t>(8) * tw);
+    rowbuf.resize(static_cast<size_t>(2) * tw);
+    for (int64_t o = o0; o < o1; ++o) {
+        const float b = bias.empty() ? 0.0f : bias.data()[o];
+        float* dst = out.data.row(o).data();
+        for (int ty = ty0; ty < ty1; ++ty) {
+            const float* m = M + o * tiles + int64_t{ty - ty0} * tw;
+            float* S = sbuf.data(); // S[a][j] = (Aᵀ m)[a][j], a = 0, 1
+            for (int j = 0; j < 4; ++j) {
+                const ConstArrayMap m0(m + j * mStride, tw), m1(m + (4 + j) * mStride, tw),
+                    m2(m + (8 + j) * mStride, tw), m3(m + (12 + j) * mStride, tw);
+                ArrayMap(S + j * tw, tw) = m0 + m1 + m2;
+                ArrayMap(S + (4 + j) * tw, tw) = m1 - m2 - m3;
+            }
+            for (int a = 0; a < 2 && 2 * ty + a < h; ++a) {
+                const float* s = S + a * 4 * tw;
+                float* row = (w == 2 * tw) ? dst + int64_t{2 * ty + a} * w : rowbuf.data();
+                for (int tx = 0; tx < tw; ++tx) {
+                    row[2 * tx] = s[tx] + s[tw + tx] + s[2 * tw + tx] + b;
+                    row[2 * tx + 1] = s[tw + tx] - s[2 * tw + tx] - s[3 * tw + tx] + b;
                 }
-                for (int a = 0; a < 2 && 2 * ty + a < h; ++a) {
-                    const float* s = S + a * 4 * tw;
-                    float* row = (w == 2 * tw) ? dst + int64_t{2 * ty + a} * w : rowbuf.data();
-                    for (int tx = 0; tx < tw; ++tx) {
-                        row[2 * tx] = s[tx] + s[tw + tx] + s[2 * tw + tx] + b;
-                        row[2 * tx + 1] = s[tw + tx] - s[2 * tw + tx] - s[3 * tw + tx] + b;
-                    }
-                    if (w != 2 * tw) std::copy(row, row + w, dst + int64_t{2 * ty + a} * w);
-                }
+                if (w != 2 * tw) std::copy(row, row + w, dst + int64_t{2 * ty + a} * w);
             }
         }
+    }
+}
+
+void winogradTransformOutput(const float* M, int64_t cout, int ty0, int ty1, int tw, const Tensor& bias,
+                             FeatureMap& out) {
+    const int64_t tiles = int64_t{ty1 - ty0} * tw; // output channels on the team
+    parallelFor(cout, std::max<int64_t>(1, kParallelFloats / (16 * tiles)), [&](int64_t o0, int64_t o1) {
+        transformOutputChannels(M, cout, ty0, ty1, tw, bias, out, o0, o1);
     });
 }
 
