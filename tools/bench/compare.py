@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "train"))
 # The peers get OpenBLAS's best kernels for this CPU, whatever the shell says: measured on an AVX-512
 # machine whose environment forced OPENBLAS_CORETYPE=Haswell, the ViT-B/16 peer took 683 ms instead of 427.
 os.environ.pop("OPENBLAS_CORETYPE", None)
+os.environ.pop("OPENBLAS_L2_SIZE", None)  # the development shell sets this too; the peer gets OpenBLAS's own
 import fast_blas  # noqa: F401,E402
 
 PY = "/usr/bin/python3"

@@ -21,6 +21,9 @@ import subprocess
 import sys
 import time
 
+# The peer gets OpenBLAS's own kernel choice: the development shell sets OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE.
+os.environ.pop("OPENBLAS_CORETYPE", None)
+os.environ.pop("OPENBLAS_L2_SIZE", None)
 os.environ.setdefault("ATTNLENS_THREADS", "1")  # the engine on one thread, as the peer (`attnlens-cli --threads`)
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
