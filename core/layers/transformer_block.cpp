@@ -31,9 +31,7 @@ void Norm::apply(RowMatrix& x) const {
     if (kind == Kind::LayerNorm) return layerNormInPlace(x, weight, bias, eps);
     const auto d = x.cols();
     const ConstVectorMap g(weight.data(), d);
-    constexpr int64_t kParallelElements = 1 << 15; // per block of rows on the team
-    parallelFor(x.rows(), std::max<int64_t>(1, kParallelElements / std::max<int64_t>(1, d)),
-                [&](int64_t r0, int64_t r1) { rmsNormRows(x, g, eps, unitOffset, r0, r1); });
+    parallelRows(x.rows(), d, [&](int64_t r0, int64_t r1) { rmsNormRows(x, g, eps, unitOffset, r0, r1); });
 }
 
 void Norm::applyPerHead(RowMatrix& x, int heads) const {

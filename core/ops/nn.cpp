@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 namespace attnlens {
 
@@ -109,12 +108,6 @@ RowMatrix linear(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, con
 
 namespace {
 
-// body(r0, r1) over blocks of rows on the team, each block at least kParallelElements values.
-void forRowBlocks(Eigen::Index rows, Eigen::Index cols, const std::function<void(int64_t, int64_t)>& body) {
-    constexpr int64_t kParallelElements = 1 << 15; // less is not worth a team's start
-    parallelFor(rows, std::max<int64_t>(1, kParallelElements / std::max<int64_t>(1, cols)), body);
-}
-
 void layerNormRows(RowMatrix& x, const ConstVectorMap& g, const ConstVectorMap& b, float eps, int64_t r0,
                    int64_t r1) {
     const auto d = x.cols();
@@ -161,7 +154,7 @@ template <class Block> void applyActivationTo(Block&& x, Activation act) {
 void layerNormInPlace(RowMatrix& x, const Tensor& weight, const Tensor& bias, float eps) {
     const ConstVectorMap g(weight.data(), x.cols());
     const ConstVectorMap b(bias.data(), x.cols());
-    forRowBlocks(x.rows(), x.cols(), [&](int64_t r0, int64_t r1) { layerNormRows(x, g, b, eps, r0, r1); });
+    parallelRows(x.rows(), x.cols(), [&](int64_t r0, int64_t r1) { layerNormRows(x, g, b, eps, r0, r1); });
 }
 
 Activation parseActivation(const std::string& name) {
@@ -175,7 +168,7 @@ Activation parseActivation(const std::string& name) {
 }
 
 void applyActivationInPlace(RowMatrix& x, Activation act) {
-    forRowBlocks(x.rows(), x.cols(),
+    parallelRows(x.rows(), x.cols(),
                  [&](int64_t r0, int64_t r1) { applyActivationTo(x.middleRows(r0, r1 - r0), act); });
 }
 

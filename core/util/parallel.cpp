@@ -105,6 +105,11 @@ void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int
     body(0, n);
 }
 
+void parallelRows(int64_t rows, int64_t rowSize, const std::function<void(int64_t, int64_t)>& body) {
+    constexpr int64_t kParallelValues = int64_t{1} << 15;
+    parallelFor(rows, std::max<int64_t>(1, kParallelValues / std::max<int64_t>(1, rowSize)), body);
+}
+
 int64_t teamRegionsRun() {
     return teamRegions.load(std::memory_order_relaxed);
 }

@@ -34,6 +34,10 @@ bool parallelBuild();
 // has finished.
 void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body);
 
+// parallelFor over rows of `rowSize` values each, a chunk at least 32 768 values (row-wise norms and
+// activations: less is not worth a team's start).
+void parallelRows(int64_t rows, int64_t rowSize, const std::function<void(int64_t, int64_t)>& body);
+
 // How many parallelFor calls so far ran on a team of two or more (tests check that a kernel shares out).
 int64_t teamRegionsRun();
 
