@@ -170,24 +170,25 @@ constexpr int64_t kCausalRows =
 RowMatrix MultiHeadAttention::attendHeads(const Eigen::Ref<const RowMatrix>& q,
                                           const Eigen::Ref<const RowMatrix>& keys,
                                           const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask,
-                                          Tensor* capture, std::span<const int> offHeads) const {
-    return attendEach(q, keys, values, mask, nullptr, capture, offHeads);
+                                          Tensor* capture, std::span<const int> offHeads,
+                                          const Callbacks* cancel) const {
+    return attendEach(q, keys, values, mask, nullptr, capture, offHeads, cancel);
 }
 
 RowMatrix MultiHeadAttention::attendHeadsCausal(const Eigen::Ref<const RowMatrix>& q,
                                                 const Eigen::Ref<const RowMatrix>& keys,
                                                 const Eigen::Ref<const RowMatrix>& values, int64_t past,
-                                                int window, Tensor* capture,
-                                                std::span<const int> offHeads) const {
+                                                int window, Tensor* capture, std::span<const int> offHeads,
+                                                const Callbacks* cancel) const {
     const CausalRule rule{past, window};
-    return attendEach(q, keys, values, nullptr, &rule, capture, offHeads);
+    return attendEach(q, keys, values, nullptr, &rule, capture, offHeads, cancel);
 }
 
 RowMatrix MultiHeadAttention::attendEach(const Eigen::Ref<const RowMatrix>& q,
                                          const Eigen::Ref<const RowMatrix>& keys,
                                          const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask,
                                          const CausalRule* causal, Tensor* capture,
-                                         std::span<const int> offHeads) const {
+                                         std::span<const int> offHeads, const Callbacks* cancel) const {
     const int64_t n = q.rows();
     const int64_t m = keys.rows();
     const int64_t hd = headDim();
@@ -203,6 +204,7 @@ RowMatrix MultiHeadAttention::attendEach(const Eigen::Ref<const RowMatrix>& q,
                 [&](int64_t h0, int64_t h1) {
                     RowMatrix scores(n, m); // [query, key] of one head
                     for (int h = int(h0); h < int(h1); ++h) {
+                        if (cancel) cancel->checkCancel(); // thrown on a team thread: parallelFor rethrows it
                         const int64_t kv = static_cast<int64_t>(h / group) * hd; // the kv head's columns
                         if (std::find(offHeads.begin(), offHeads.end(), h) !=
                             offHeads.end()) { // ablated: probabilities × 0

@@ -13,6 +13,7 @@
 #include "core/layers/rotary.h"
 #include "core/ops/nn.h"
 #include "core/tensor/tensor.h"
+#include "core/util/callbacks.h"
 
 #include <memory>
 #include <mutex>
@@ -103,14 +104,16 @@ public:
     // out_proj over several hypotheses (outProject on the stacked rows).
     RowMatrix attendHeads(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys,
                           const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask, Tensor* probs,
-                          std::span<const int> offHeads = {}) const;
+                          std::span<const int> offHeads = {}, const Callbacks* cancel = nullptr) const;
     RowMatrix outProject(const RowMatrix& context) const; // [n, D] -> [n, D]
     // attendHeads() under causalMask(n, past, window)'s rule without the mask: keys a query cannot see are
     // never scored (the scores and the context are made in blocks of rows, each over the keys its last row
     // sees: about half the work of a long prompt). Its probabilities are headProbabilitiesCausal()'s.
+    // Both poll `cancel` (when given) before each head: a 4 096-token prompt's head is tens of milliseconds.
     RowMatrix attendHeadsCausal(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys,
                                 const Eigen::Ref<const RowMatrix>& values, int64_t past, int window,
-                                Tensor* probs, std::span<const int> offHeads = {}) const;
+                                Tensor* probs, std::span<const int> offHeads = {},
+                                const Callbacks* cancel = nullptr) const;
 
     // One head's probabilities [n, m] into `out` (row stride m), by the same kernels in the same order as
     // attendHeads() — so a map recomputed later from kept queries and keys equals the captured one bit for
@@ -141,7 +144,8 @@ private:
     };
     RowMatrix attendEach(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys,
                          const Eigen::Ref<const RowMatrix>& values, const RowMatrix* mask,
-                         const CausalRule* causal, Tensor* capture, std::span<const int> offHeads) const;
+                         const CausalRule* causal, Tensor* capture, std::span<const int> offHeads,
+                         const Callbacks* cancel) const;
     // Head h's scores [n, m] (row stride m) before any mask.
     void headScores(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& keys, int head,
                     float* out) const;

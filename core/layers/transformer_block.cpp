@@ -75,7 +75,16 @@ std::vector<float> Norm::frozenTranspose(std::span<const float> direction, std::
     return out;
 }
 
-RowMatrix Mlp::forward(const RowMatrix& x) const {
+RowMatrix Mlp::forward(const RowMatrix& x, const Callbacks* cancel) const {
+    if (x.rows() > kRowsPerPiece) {
+        RowMatrix result(x.rows(), x.cols());
+        for (Eigen::Index r = 0; r < x.rows(); r += kRowsPerPiece) {
+            if (cancel) cancel->checkCancel();
+            const Eigen::Index rows = std::min<Eigen::Index>(kRowsPerPiece, x.rows() - r);
+            result.middleRows(r, rows) = forward(x.middleRows(r, rows));
+        }
+        return result;
+    }
     RowMatrix h, result;
     linearInto(x, in, h);
     applyActivationInPlace(h, activation);
@@ -156,6 +165,7 @@ void TransformerBlock::selfAttentionSublayer(RowMatrix& x, const BlockRun& run) 
             RowMatrix q, k, v;
             attention.projectQuery(input, q);
             attention.projectKeyValue(input, k, v);
+            if (run.callbacks) run.callbacks->checkCancel();
             if (queryNorm) queryNorm->applyPerHead(q, attention.heads());
             if (keyNorm) keyNorm->applyPerHead(k, attention.kvHeads());
             if (rotary) {
@@ -183,9 +193,10 @@ void TransformerBlock::selfAttentionSublayer(RowMatrix& x, const BlockRun& run) 
             if (run.trace && run.traceValues) run.trace->valueNorms = attention.valueNorms(values);
             if (causal && run.keptKeys) return project(attendKept(q, keys, values, past, run));
             if (causal) // the keys a query cannot see are skipped, not masked
-                return project(
-                    attention.attendHeadsCausal(q, keys, values, past, window, run.probs, run.offHeads));
-            return project(attention.attendHeads(q, keys, values, maskPtr, run.probs, run.offHeads));
+                return project(attention.attendHeadsCausal(q, keys, values, past, window, run.probs,
+                                                           run.offHeads, run.callbacks));
+            return project(
+                attention.attendHeads(q, keys, values, maskPtr, run.probs, run.offHeads, run.callbacks));
         },
         attentionOutputNorm, run.trace ? &run.trace->attention : nullptr, rowsOf(run));
 }
@@ -240,13 +251,18 @@ void TransformerBlock::crossSublayer(RowMatrix& x, const BlockRun& run) const {
 
 void TransformerBlock::mlpSublayer(RowMatrix& x, const BlockRun& run) const {
     residual(
-        x, mlpNorm, placement == Placement::Pre, [&](const RowMatrix& input) { return mlp.forward(input); },
-        mlpOutputNorm, run.trace ? &run.trace->mlp : nullptr, rowsOf(run));
+        x, mlpNorm, placement == Placement::Pre,
+        [&](const RowMatrix& input) { return mlp.forward(input, run.callbacks); }, mlpOutputNorm,
+        run.trace ? &run.trace->mlp : nullptr, rowsOf(run));
 }
 
 void TransformerBlock::forward(RowMatrix& x, const BlockRun& run) const {
     selfAttentionSublayer(x, run);
-    if (cross) crossSublayer(x, run);
+    if (run.callbacks) run.callbacks->checkCancel();
+    if (cross) {
+        crossSublayer(x, run);
+        if (run.callbacks) run.callbacks->checkCancel();
+    }
     mlpSublayer(x, run);
 }
 
@@ -315,6 +331,7 @@ void runBlocks(std::span<const TransformerBlock> blocks, RowMatrix& x, std::span
         run.traceRows = trace ? &trace->rows : nullptr;
         run.traceValues = trace && trace->values;
         run.keptKeys = keptKeys;
+        run.callbacks = callbacks;
         blocks[l].forward(x, run);
     }
     if (trace) trace->final = traceRows(x, trace->rows);

@@ -52,7 +52,10 @@ struct Mlp {
     LinearWeights up;  // up_proj [F, D] (gated only)
     LinearWeights out; // fc2 / down_proj [D, F]
     Activation activation = Activation::Gelu;
-    RowMatrix forward(const RowMatrix& x) const; // [n, D] -> [n, D]
+    // [n, D] -> [n, D]; a long input in blocks of kRowsPerPiece rows (a 4 096-token prompt's MLP is most of a
+    // layer's work: between blocks `cancel`, when given, is polled, and the hidden activations stay small).
+    static constexpr int64_t kRowsPerPiece = 512;
+    RowMatrix forward(const RowMatrix& x, const Callbacks* cancel = nullptr) const;
     void pack();
 };
 
@@ -82,6 +85,9 @@ struct BlockRun {
     // cache entry j (j < the cache's length) — the token attends the others at their own positions, its own
     // key always (capture: evicted keys 0). nullptr: every key.
     const std::vector<char>* keptKeys = nullptr;
+    // Polled for cancel between the sublayers, before each attention head and each block of MLP rows
+    // (attnlens::Cancelled); may be nullptr.
+    const Callbacks* callbacks = nullptr;
 };
 
 struct CrossAttention {
@@ -130,7 +136,7 @@ private:
 //   attentions   [L, H, n, m] filled layer by layer, or empty (nothing captured)
 //   off          per block, its heads switched off (shorter: none for the rest)
 //   probe        filled with block probeLayer's attention inputs when set
-//   callbacks    polled for cancel before each block (attnlens::Cancelled); may be nullptr
+//   callbacks    polled for cancel before each block and inside it (BlockRun::callbacks); may be nullptr
 //   recall       when set (and attentions empty): resized to one LayerRecall per block and filled — the
 //                attention on demand (core/contract/attention_store.h)
 //   trace        when set: one LayerTrace per block and the final stream, its rows only

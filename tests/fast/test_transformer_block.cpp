@@ -2,7 +2,8 @@
 // formulations: grouped key/value heads equal the same attention with each key/value head repeated
 // (transformers' repeat_kv); the rotary embedding equals pairwise rotation by p·θ and makes q·k depend on the
 // distance only; RMSNorm and the gated MLP by their formulas; a causal block through its KV cache one token
-// at a time equals the full pass; the neuron view reproduces a grouped, rotated layer's weights.
+// at a time equals the full pass; the neuron view reproduces a grouped, rotated layer's weights; a long
+// input's MLP in blocks of rows, and cancel polled inside a layer.
 
 #include "core/analysis/neuron_view.h"
 #include "core/layers/rotary.h"
@@ -11,6 +12,7 @@
 
 #include <QTest>
 
+#include <atomic>
 #include <cmath>
 #include <tuple>
 
@@ -157,6 +159,53 @@ private slots:
                         u = x * gated.up.weight.matrix().transpose();
         const RowMatrix h = (g.array() / (1.0f + (-g.array()).exp()) * u.array()).matrix();
         QVERIFY(maxDiff(gated.forward(x), h * gated.out.weight.matrix().transpose()) < 1e-5);
+    }
+
+    // A long input's MLP runs in blocks of rows (the same values as the formula over all rows at once), and a
+    // cancel reaches inside a layer: between the MLP's blocks, before each attention head, between sublayers.
+    void longInputsCancelInsideALayer() {
+        const int heads = 4, hd = 4, d = heads * hd, f = 24;
+        const int64_t n = 2 * Mlp::kRowsPerPiece + 37;
+        const Mlp gated{Mlp::Kind::Gated, linear(f, d, false), linear(f, d, false), linear(d, f, false),
+                        Activation::Silu};
+        const RowMatrix x = RowMatrix::Random(n, d);
+        const RowMatrix g = x * gated.in.weight.matrix().transpose(),
+                        u = x * gated.up.weight.matrix().transpose();
+        const RowMatrix h = (g.array() / (1.0f + (-g.array()).exp()) * u.array()).matrix();
+        QVERIFY(maxDiff(gated.forward(x), h * gated.out.weight.matrix().transpose()) < 1e-5);
+
+        std::atomic<int> polls{0};
+        int stopAt = 1 << 30;
+        Callbacks cb;
+        cb.cancelled = [&] { return ++polls > stopAt; };
+        QVERIFY(maxDiff(gated.forward(x, &cb), gated.forward(x)) == 0.0);
+        QCOMPARE(polls.load(), 3); // before each of the 3 blocks
+        polls = 0, stopAt = 1;
+        QVERIFY_THROWS_EXCEPTION(Cancelled, gated.forward(x, &cb)); // stopped before its second block
+
+        TransformerBlock block;
+        block.placement = TransformerBlock::Placement::Pre;
+        block.causal = true;
+        block.attentionNorm = {Norm::Kind::RmsNorm, randomTensor({d}, 1.0f), {}, 1e-6f};
+        block.mlpNorm = {Norm::Kind::RmsNorm, randomTensor({d}, 1.0f), {}, 1e-6f};
+        block.attention = MultiHeadAttention(linear(d, d, false), linear(d, d, false), linear(d, d, false),
+                                             linear(d, d, false), heads, QueryScale::Scores);
+        block.mlp = gated;
+        RowMatrix once = x;
+        block.forward(once, {});
+        polls = 0, stopAt = 1 << 30;
+        BlockRun run;
+        run.callbacks = &cb;
+        RowMatrix watched = x;
+        block.forward(watched, run);
+        QVERIFY(maxDiff(watched, once) == 0.0);
+        // after the projections, each head, after the attention sublayer, each MLP block
+        QCOMPARE(polls.load(), 1 + heads + 1 + 3);
+        for (int k : {0, 2, heads + 1, heads + 3}) { // in the projections, the heads, the sublayers, the MLP
+            polls = 0, stopAt = k;
+            RowMatrix y = x;
+            QVERIFY_THROWS_EXCEPTION(Cancelled, block.forward(y, run));
+        }
     }
 
     // A Llama-shaped block: pre-RMSNorm, grouped heads, rotary, SwiGLU, causal — one token at a time through
