@@ -73,7 +73,9 @@ def vocabulary():
         tokens[i], types[i] = t, 1
     for a in j["added_tokens"]:
         tokens[a["id"]], types[a["id"]] = a["content"], 3 if a.get("special") else 4
-    n = max(tokens) + 1
+    # padded to the embedding's rows with "[PAD<i>]" (unused) entries, as llama.cpp's converter pads to config.json's
+    # vocab_size: llama.cpp refuses a file whose token list is shorter than token_embd
+    n = max(max(tokens) + 1, SHAPE["vocab"])
     merges = [m if isinstance(m, str) else " ".join(m) for m in j["model"]["merges"]]
     eos = next(a["id"] for a in j["added_tokens"] if a["content"] == "<|im_end|>")
     return [("tokenizer.ggml.model", G.STRING, "gpt2"), ("tokenizer.ggml.pre", G.STRING, "qwen2"),

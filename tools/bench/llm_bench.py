@@ -95,8 +95,9 @@ def tokenize(cli, folder, text):
 
 
 def prompt_of(cli, folder, limit):
-    words = TEXT.split()
-    lo, hi = 1, len(words)  # the longest word prefix of at most `limit` tokens
+    """The longest word prefix of TEXT (repeated as often as needed) of at most `limit` tokens, and its ids."""
+    words = TEXT.split() * (limit // 100 + 2)
+    lo, hi = 1, len(words)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if len(tokenize(cli, folder, " ".join(words[:mid]))) <= limit:

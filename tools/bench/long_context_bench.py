@@ -48,16 +48,8 @@ def with_peak(cmd, env=None):
 
 
 def long_prompt(cli, folder, limit):
-    words = llm_bench.TEXT.split() * (limit // 100 + 2)
-    lo, hi = 1, len(words)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if len(llm_bench.tokenize(cli, folder, " ".join(words[:mid]))) <= limit:
-            lo = mid
-        else:
-            hi = mid - 1
-    text = " ".join(words[:lo])
-    return text, len(llm_bench.tokenize(cli, folder, text))
+    text, ids = llm_bench.prompt_of(cli, folder, limit)
+    return text, len(ids)
 
 
 def gui_numbers(stdout):
