@@ -309,6 +309,7 @@ int runBench(const std::vector<std::string>& argv) {
                 {"min_ms", *std::min_element(run.totalMs.begin(), run.totalMs.end())},
                 {"max_ms", *std::max_element(run.totalMs.begin(), run.totalMs.end())},
                 {"gemm_kernel", attnlens::gemmKernelName(attnlens::activeGemmKernel())},
+                {"onednn_isa", attnlens::onednnIsa()},
                 {"precision", attnlens::linearPrecisionName(attnlens::linearPrecision())}};
     out.update(run.extra);
     std::cout << out.dump() << "\n";

@@ -66,8 +66,17 @@ std::atomic<GemmKernel>& kernel() {
 
 } // namespace
 
+bool limitedToAvx2() {
+    static const bool limited = [] {
+        const char* env = std::getenv("ATTNLENS_CPU_ISA");
+        return env && std::strcmp(env, "avx2") == 0;
+    }();
+    return limited;
+}
+
 bool cpuSupportsAvx512() {
 #if defined(__x86_64__) && defined(ATTNLENS_HAVE_AVX512_KERNEL)
+    if (limitedToAvx2()) return false;
     // libgcc checks the CPUID bits and that the OS saves the AVX-512 state (XCR0).
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
@@ -84,6 +93,13 @@ bool onednnAvailable() {
 #else
     return false;
 #endif
+}
+
+std::string onednnIsa() {
+#ifdef ATTNLENS_HAVE_ONEDNN
+    if (onednnAvailable()) return onednn::effectiveIsa();
+#endif
+    return "none";
 }
 
 GemmKernel activeGemmKernel() {

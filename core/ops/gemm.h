@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace attnlens {
 
@@ -24,8 +25,15 @@ struct OnednnLinear; // a linear weight packed by oneDNN (gemm_onednn.cpp)
 
 GemmKernel activeGemmKernel();
 const char* gemmKernelName(GemmKernel kernel); // "avx2", "avx512", "onednn"
-bool cpuSupportsAvx512();
-bool onednnAvailable(); // built with oneDNN and its CPU engine starts
+bool cpuSupportsAvx512();                      // false where limitedToAvx2()
+// ATTNLENS_CPU_ISA=avx2 (environment): run as on a CPU without AVX-512 — the Eigen kernels' AVX2 build, and
+// oneDNN's kernels limited to AVX2 (dnnl::set_max_cpu_isa). How the tests check the AVX2-only dispatch on an
+// AVX-512 machine (the *_avx2 suites, tests/CMakeLists.txt).
+bool limitedToAvx2();
+bool onednnAvailable();
+// The instruction set oneDNN's kernels run with ("avx2", "avx512_core", "avx512_core_bf16",
+// "avx512_core_amx", …; "none" without oneDNN) — what `attnlens-cli bench` reports beside the kernel.
+std::string onednnIsa(); // built with oneDNN and its CPU engine starts
 // Selects a kernel (Avx512 only where cpuSupportsAvx512(), Onednn only where onednnAvailable();
 // throws attnlens::Error otherwise).
 void setGemmKernel(GemmKernel kernel);
@@ -125,6 +133,7 @@ void linearPacked(const float* packed, int64_t o, int64_t in, const float* x, in
 namespace onednn {
 // Defined in gemm_onednn.cpp (only where the build has oneDNN).
 bool available();
+std::string effectiveIsa();
 bool bf16Available();
 std::shared_ptr<const OnednnLinear> packLinear(const float* w, int64_t outFeatures, int64_t inFeatures,
                                                bool bf16);

@@ -34,7 +34,11 @@ namespace onednn {
 namespace {
 
 dnnl::engine& cpuEngine() {
-    static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    static dnnl::engine engine = [] {
+        // before oneDNN's first kernel: later calls cannot lower the ISA
+        if (limitedToAvx2()) dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx2);
+        return dnnl::engine(dnnl::engine::kind::cpu, 0);
+    }();
     return engine;
 }
 
@@ -123,6 +127,30 @@ bool available() {
         return true;
     } catch (const dnnl::error&) {
         return false;
+    }
+}
+
+std::string effectiveIsa() {
+    using isa = dnnl::cpu_isa;
+    switch (dnnl::get_effective_cpu_isa()) {
+    case isa::sse41:
+        return "sse41";
+    case isa::avx:
+        return "avx";
+    case isa::avx2:
+        return "avx2";
+    case isa::avx2_vnni:
+        return "avx2_vnni";
+    case isa::avx512_core:
+        return "avx512_core";
+    case isa::avx512_core_vnni:
+        return "avx512_core_vnni";
+    case isa::avx512_core_bf16:
+        return "avx512_core_bf16";
+    case isa::avx512_core_amx:
+        return "avx512_core_amx";
+    default:
+        return "other";
     }
 }
 

@@ -24,6 +24,18 @@ using namespace attnlens;
 class TestTensorOps : public QObject {
     Q_OBJECT
 private slots:
+    // ATTNLENS_CPU_ISA=avx2 (test_tensor_ops_avx2 and the other *_avx2 suites): nothing runs AVX-512 code —
+    // neither the Eigen kernels nor oneDNN's — as on a CPU without it.
+    void avx2OnlyDispatch() {
+        if (!limitedToAvx2()) QSKIP("ATTNLENS_CPU_ISA is not avx2 (the *_avx2 suites set it)");
+        QVERIFY(!cpuSupportsAvx512());
+        QVERIFY(activeGemmKernel() != GemmKernel::Avx512);
+        QVERIFY_THROWS_EXCEPTION(Error, setGemmKernel(GemmKernel::Avx512));
+        if (onednnAvailable()) {
+            QCOMPARE(onednnIsa(), std::string("avx2"));
+            QVERIFY(!bf16Available());
+        }
+    }
     void shapesAndViews();
     void boundsAreChecked();
     void sinusoidalIsSinThenCos();
