@@ -150,6 +150,10 @@ void benchCancel(attnlens::ui::TextPage* page) {
         QElapsedTimer t;
         t.start();
         waitFor([&] { return t.elapsed() < delay; });
+        if (!page->isBusy()) { // a fast machine: nothing left to cancel
+            std::printf("Cancel %d ms into a run: the run had finished\n", delay);
+            continue;
+        }
         page->cancel();
         const double ms = waitFor([&] { return page->isBusy(); });
         std::printf("%-44s %8.2f ms\n",

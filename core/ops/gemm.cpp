@@ -86,6 +86,14 @@ bool cpuSupportsAvx512() {
 #endif
 }
 
+bool onednnBuilt() {
+#ifdef ATTNLENS_HAVE_ONEDNN
+    return true;
+#else
+    return false;
+#endif
+}
+
 bool onednnAvailable() {
 #ifdef ATTNLENS_HAVE_ONEDNN
     static const bool ok = onednn::available();

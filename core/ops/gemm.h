@@ -30,10 +30,11 @@ bool cpuSupportsAvx512();                      // false where limitedToAvx2()
 // oneDNN's kernels limited to AVX2 (dnnl::set_max_cpu_isa). How the tests check the AVX2-only dispatch on an
 // AVX-512 machine (the *_avx2 suites, tests/CMakeLists.txt).
 bool limitedToAvx2();
-bool onednnAvailable();
+bool onednnBuilt();     // this build has oneDNN
+bool onednnAvailable(); // built with oneDNN and its CPU engine starts
 // The instruction set oneDNN's kernels run with ("avx2", "avx512_core", "avx512_core_bf16",
 // "avx512_core_amx", …; "none" without oneDNN) — what `attnlens-cli bench` reports beside the kernel.
-std::string onednnIsa(); // built with oneDNN and its CPU engine starts
+std::string onednnIsa();
 // Selects a kernel (Avx512 only where cpuSupportsAvx512(), Onednn only where onednnAvailable();
 // throws attnlens::Error otherwise).
 void setGemmKernel(GemmKernel kernel);

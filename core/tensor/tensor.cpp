@@ -35,7 +35,7 @@ Tensor::Tensor(Shape shape) : m_shape(std::move(shape)), m_numel(shapeNumel(m_sh
         static_cast<float*>(std::calloc(static_cast<size_t>(std::max<int64_t>(m_numel, 1)), sizeof(float)));
     if (!buffer) throw std::bad_alloc();
     m_data = buffer;
-    m_owner = std::shared_ptr<void>(buffer, std::free);
+    m_owner = std::shared_ptr<void>(buffer, [](void* p) { std::free(p); });
 }
 
 Tensor::Tensor(Shape shape, float fill) : m_shape(std::move(shape)), m_numel(shapeNumel(m_shape)) {

@@ -86,7 +86,8 @@ def vocabulary():
 
 
 def write(out, fmt):
-    path = os.path.join(out, f"qwen3-0.6b-sized.{fmt}.gguf")
+    # v2: the token list padded to the embedding's rows (v1 files, unpadded, are refused by llama.cpp)
+    path = os.path.join(out, f"qwen3-0.6b-sized-v2.{fmt}.gguf")
     if os.path.exists(path):
         return path
     s, a = SHAPE, "qwen3"

@@ -12,8 +12,9 @@ single-token steps over that context.
          with every head's map captured and the last position's logits (prompt_ms), then K greedy tokens, every
          head's new row captured (per_token_ms: the mean step, median over --repeat);
   peer   llama.cpp through node-llama-cpp (tools/bench/llamacpp/peer.mjs; the ggml CPU backend it picks for this
-         CPU is reported): the same ids in one batch (prefill_ms), then K single-token decodes of fixed ids —
-         no sampling and no attention kept (llama.cpp keeps none).
+         CPU is reported): the same ids in one batch with the last position's logits and its greedy token
+         (prefill_ms), then K greedy steps, each with its logits (per_token_ms) — no attention kept (llama.cpp
+         keeps none).
 Each side keeps its best median over --rounds alternating rounds. Goals: per token <= 1.25x llama.cpp's, prefill
 <= 1.5x. stdout: one JSON object (the CPU, its vector extensions, both kernels).
 """
@@ -78,7 +79,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
     peer_dir = subprocess.run([os.path.join(ROOT, "tools", "setup", "fetch-llamacpp-peer.sh")], check=True,
-                              capture_output=True, text=True).stdout.strip().splitlines()[-1]
+                              stdout=subprocess.PIPE, text=True).stdout.strip().splitlines()[-1]
     formats, thread_counts = args.formats.split(","), [int(t) for t in args.threads.split(",")]
     paths = {f: gguf_bench.write(args.out, f) for f in formats}
     text, ids = prompt_of(args.cli, paths[formats[0]], args.prompt)

@@ -11,13 +11,15 @@ src=$root/tools/bench/llamacpp
 dest=${XDG_CACHE_HOME:-$HOME/.cache}/attnlens/llamacpp-peer
 mkdir -p "$dest"
 cp "$src/peer.mjs" "$dest/" # the script may change without the packages changing
-if [[ -d $dest/node_modules ]] && cmp -s "$src/package.json" "$dest/package.json"; then
+# .installed: a copy of package.json written only after npm succeeded (a failed install is redone)
+if [[ -d $dest/node_modules ]] && cmp -s "$src/package.json" "$dest/.installed"; then
   echo "$dest"
   exit 0
 fi
-rm -rf "$dest/node_modules"
+rm -rf "$dest/node_modules" "$dest/.installed"
 cp "$src/package.json" "$dest/"
 # --omit=optional: node-llama-cpp's CUDA / Vulkan / ARM builds (600 MB) are optional; the CPU build is named
 # as a dependency. --ignore-scripts: the prebuilt binaries are used as they are (nothing is compiled).
 (cd "$dest" && npm install --ignore-scripts --omit=optional --no-audit --no-fund --no-package-lock >&2)
+cp "$src/package.json" "$dest/.installed"
 echo "$dest"

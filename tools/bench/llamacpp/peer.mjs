@@ -1,9 +1,10 @@
 // llama.cpp's side of tools/bench/llamacpp_bench.py, through node-llama-cpp's prebuilt CPU binaries (the ggml
 // CPU backend llama.cpp picks for this CPU at run time). One JSON line on stdout:
 //   node peer.mjs MODEL.gguf THREADS IDS.json NEW_TOKENS REPEAT WARMUP
-// Each iteration: a fresh sequence, the prompt's ids in one batch (prefill_ms: llama_decode of the prompt, the
-// last position's logits), then NEW_TOKENS single-token decodes (per_token_ms: their mean). No sampling is
-// timed: each step decodes a fixed id, so the peer's step is the model alone. Medians over REPEAT iterations.
+// Each iteration: a fresh sequence, the prompt's ids in one batch with the last position's logits and its greedy
+// token (prefill_ms), then NEW_TOKENS steps, each decoding the token chosen before and choosing the next from its
+// logits, greedily (per_token_ms: their mean) — as attnlens-cli bench generates (the logits are asked for: without
+// them llama.cpp skips the final norm and the LM head, a quarter of the weights). Medians over REPEAT iterations.
 import fs from "node:fs";
 import {getLlama, LlamaLogLevel} from "node-llama-cpp";
 
@@ -22,13 +23,15 @@ const context = await model.createContext({
 const sequence = context.getSequence();
 const median = (v) => [...v].sort((a, b) => a - b)[v.length >> 1];
 const prefill = [], perToken = [];
+const greedy = {generateNext: {token: true, options: {temperature: 0}}};
+const nextOf = (results) => results[results.length - 1].next.token;
 for (let i = 0; i < warmup + repeat; ++i) {
     await sequence.clearHistory();
     const start = performance.now();
-    await sequence.evaluateWithoutGeneratingNewTokens(ids);
+    let token = nextOf(await sequence.controlledEvaluate([...ids.slice(0, -1), [ids[ids.length - 1], greedy]]));
     const prompt = performance.now() - start;
     const stepStart = performance.now();
-    for (let k = 0; k < newTokens; ++k) await sequence.evaluateWithoutGeneratingNewTokens([1000 + k]);
+    for (let k = 0; k < newTokens; ++k) token = nextOf(await sequence.controlledEvaluate([[token, greedy]]));
     if (i >= warmup) {
         prefill.push(prompt);
         perToken.push((performance.now() - stepStart) / newTokens);
