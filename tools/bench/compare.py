@@ -5,7 +5,7 @@ thread each, every attention head captured on both sides, random weights in the 
 
   /usr/bin/python3 tools/bench/compare.py [--cli build/release/app/attnlens-cli] [--out /tmp/attnlens-bench]
       [--rounds 3] [--repeat 5] [--only vit-b16,deit-s16,greedy,beam4,unet] [--markdown docs/benchmarks.md]
-      [--bf16] [--threads N]
+      [--bf16] [--threads N] [--avx2]
 
 Rows (each side's median over --repeat runs after a warm-up; the two sides alternate for --rounds rounds
 and each keeps its best round, because a shared VM's speed drifts between runs):
@@ -43,6 +43,12 @@ sys.path.insert(0, os.path.join(HERE, "..", "train"))
 # machine whose environment forced OPENBLAS_CORETYPE=Haswell, the ViT-B/16 peer took 683 ms instead of 427.
 os.environ.pop("OPENBLAS_CORETYPE", None)
 os.environ.pop("OPENBLAS_L2_SIZE", None)  # the development shell sets this too; the peer gets OpenBLAS's own
+# --avx2: both sides as on a CPU without AVX-512 — ours through ATTNLENS_CPU_ISA=avx2 (core/ops/gemm.h), the peer
+# with OpenBLAS's Haswell kernels, ATen's AVX2 kernels and its oneDNN limited to AVX2.
+AVX2 = "--avx2" in sys.argv
+if AVX2:
+    os.environ.update(OPENBLAS_CORETYPE="Haswell", ATTNLENS_CPU_ISA="avx2", ATEN_CPU_CAPABILITY="avx2",
+                      DNNL_MAX_CPU_ISA="AVX2")
 import fast_blas  # noqa: F401,E402
 
 PY = "/usr/bin/python3"
@@ -261,6 +267,7 @@ def main():
     ap.add_argument("--markdown")
     ap.add_argument("--bf16", action="store_true", help="also time our bf16 fast mode")
     ap.add_argument("--threads", type=int, default=1, help="threads on each side (read before the imports)")
+    ap.add_argument("--avx2", action="store_true", help="both sides without AVX-512 (read before the imports)")
     args = ap.parse_args()
     only = set(args.only.split(","))
     unknown = only - set(GOALS)
