@@ -43,12 +43,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "train"))
 # machine whose environment forced OPENBLAS_CORETYPE=Haswell, the ViT-B/16 peer took 683 ms instead of 427.
 os.environ.pop("OPENBLAS_CORETYPE", None)
 os.environ.pop("OPENBLAS_L2_SIZE", None)  # the development shell sets this too; the peer gets OpenBLAS's own
-# --avx2: both sides as on a CPU without AVX-512 — ours through ATTNLENS_CPU_ISA=avx2 (core/ops/gemm.h), the peer
-# with OpenBLAS's Haswell kernels, ATen's AVX2 kernels and its oneDNN limited to AVX2.
-AVX2 = "--avx2" in sys.argv
-if AVX2:
-    os.environ.update(OPENBLAS_CORETYPE="Haswell", ATTNLENS_CPU_ISA="avx2", ATEN_CPU_CAPABILITY="avx2",
-                      DNNL_MAX_CPU_ISA="AVX2")
+sys.path.insert(0, HERE)
+import isa_env  # noqa: F401,E402  (--avx2)
 import fast_blas  # noqa: F401,E402
 
 PY = "/usr/bin/python3"

@@ -4,7 +4,7 @@ weights in the real shapes (issue 24's goals: bert-base forward over 128 tokens 
 per generated token over a 128-token context >= 3x faster).
 
   /usr/bin/python3 tools/bench/text_bench.py [--cli build/release/app/attnlens-cli] [--out /tmp/attnlens-text-bench]
-      [--repeat 5] [--new-tokens 32] [--rounds 2] [--threads N]
+      [--repeat 5] [--new-tokens 32] [--rounds 2] [--threads N] [--avx2]
 
 Writes bert-base-sized (hidden 768, 12 layers, 12 heads, 3072, vocab 30522) and gpt2-sized (n_embd 768, 12 layers,
 12 heads, vocab 50257, 1024 positions) folders to --out (hub layout; the test fixtures' tokenizers padded with
@@ -37,6 +37,8 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "train"))
 os.environ.pop("OPENBLAS_CORETYPE", None)
 os.environ.pop("OPENBLAS_L2_SIZE", None)  # the development shell sets this too; the peer gets OpenBLAS's own
+sys.path.insert(0, HERE)
+import isa_env  # noqa: F401,E402  (--avx2)
 import fast_blas  # noqa: F401,E402
 import torch  # noqa: E402
 
@@ -213,6 +215,7 @@ def main():
     ap.add_argument("--new-tokens", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1, help="threads on each side (read before the imports)")
+    ap.add_argument("--avx2", action="store_true", help="both sides without AVX-512 (tools/bench/isa_env.py)")
     args = ap.parse_args()
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     bert_dir, gpt_dir = make_bert(args.out), make_gpt2(args.out)
