@@ -26,7 +26,6 @@ Writes OUT/compare.json and OUT/compare.md (the table), prints the table; --mark
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -51,23 +50,6 @@ PY = "/usr/bin/python3"
 SENTENCE = "Der Hund läuft schnell über die Straße, weil er Katzen sieht."  # 32 source tokens (</s> included)
 NEW_TOKENS = 32
 GOALS = {"vit-b16": 1.2, "deit-s16": 1.3, "greedy": 3.0, "beam4": 3.0, "unet": 1.5}
-
-
-def machine():
-    info = {"cpu": platform.processor() or "?", "cores": os.cpu_count(), "flags": []}
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith("model name") and info["cpu"] in ("?", "", "x86_64"):
-                    info["cpu"] = line.split(":", 1)[1].strip()
-                if line.startswith("flags"):
-                    have = set(line.split(":", 1)[1].split())
-                    info["flags"] = [x for x in ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_tile")
-                                     if x in have]
-                    break
-    except OSError:
-        pass
-    return info
 
 
 def load():
@@ -276,7 +258,7 @@ def main():
     results = measure(args, only)
     torch_version = subprocess.run([PY, "-c", "import torch; print(torch.__version__)"], capture_output=True,
                                    text=True).stdout.strip()
-    info = {"machine": machine(), "load_before": before, "load_after": load(), "rounds": args.rounds,
+    info = {"machine": isa_env.machine(), "load_before": before, "load_after": load(), "rounds": args.rounds,
             "repeat": args.repeat, "peer": f"torch {torch_version} + OpenBLAS "
                                             f"({os.environ.get('OPENBLAS_CORETYPE', 'auto')} kernels)",
             "date": time.strftime("%Y-%m-%d")}

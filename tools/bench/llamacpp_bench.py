@@ -29,20 +29,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import gguf_bench  # noqa: E402
+import isa_env  # noqa: E402
 from llm_bench import prompt_of  # noqa: E402
-
-
-def cpu():
-    model, flags = "?", set()
-    with open("/proc/cpuinfo") as fh:
-        for line in fh:
-            key, _, value = line.partition(":")
-            if key.strip() == "model name":
-                model = value.strip()
-            elif key.strip() == "flags":
-                flags = set(value.split())
-    isa = [f for f in ("avx2", "fma", "f16c", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16") if f in flags]
-    return {"model": model, "isa": isa, "cores_online": os.cpu_count()}
 
 
 def ours(cli, path, text, threads, new_tokens, repeat):
@@ -83,7 +71,7 @@ def main():
     formats, thread_counts = args.formats.split(","), [int(t) for t in args.threads.split(",")]
     paths = {f: gguf_bench.write(args.out, f) for f in formats}
     text, ids = prompt_of(args.cli, paths[formats[0]], args.prompt)
-    result = {"model": "Qwen3-0.6B-shaped GGUF, random weights", "cpu": cpu(), "prompt_tokens": len(ids),
+    result = {"model": "Qwen3-0.6B-shaped GGUF, random weights", "cpu": isa_env.machine(), "prompt_tokens": len(ids),
               "new_tokens": args.new_tokens, "runs": []}
     with tempfile.NamedTemporaryFile("w", suffix=".json") as ids_file:
         json.dump(ids, ids_file)
