@@ -61,7 +61,8 @@ using BenchFn = BenchRun (*)(const cli::Args& args, const BenchSettings& setting
 
 // bf16 against float32 on the benchmark's own input (core/analysis/precision_parity).
 Json parityJson(const attnlens::PrecisionParity& p) {
-    return {{"max_abs_logits", p.maxAbsLogits},
+    return {{"compared", p.quantity},
+            {"max_abs_logits", p.maxAbsLogits},
             {"fp32_max_abs_logits", p.logitScale},
             {"max_abs_attention", p.maxAbsAttention},
             {"same_result", p.sameResult},
@@ -200,6 +201,9 @@ BenchRun benchUnet(const cli::Args& args, const BenchSettings& settings) {
     run.extra = {{"load_ms", loadMs},          {"parameters", model.unet->parameterCount()},
                  {"attention_layers", layers}, {"guided_step", guided},
                  {"sample", sample.shape()},   {"timestep", timestep}};
+    if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16) // the conditional half's U-Net pass
+        run.extra["parity"] = parityJson(attnlens::unetPrecisionParity(
+            *model.unet, sample, static_cast<float>(timestep), conditioning, options));
     return run;
 }
 
@@ -262,6 +266,9 @@ BenchRun benchText(const cli::Args& args, const BenchSettings& settings) {
         run.extra.update(Json{{"prompt_ms", median(promptMs)},
                               {"per_token_ms", median(perTokenMs)},
                               {"new_tokens", newTokens}});
+    if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16)
+        run.extra["parity"] = parityJson(
+            attnlens::textPrecisionParity(*folder.model, ids, [&](int id) { return folder.tokenText(id); }));
     return run;
 }
 
@@ -296,8 +303,6 @@ int runBench(const std::vector<std::string>& argv) {
     settings.threads = attnlens::computeThreads(); // main's --threads (every subcommand's)
 
     cli::applyPrecision(args);
-    if ((unet || text) && attnlens::linearPrecision() != attnlens::LinearPrecision::Fp32)
-        throw cli::UsageError("--precision bf16 applies to ViT and Marian models");
     const std::string taskName = image ? "vision" : unet ? "unet" : text ? "text" : "translation";
     const auto* task =
         std::find_if(std::begin(kTasks), std::end(kTasks), [&](const Task& t) { return t.name == taskName; });

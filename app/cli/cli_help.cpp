@@ -47,8 +47,8 @@ CommandHelp benchHelp() {
             {"--class C", "with --sample: class number from 0, class-conditional models only (default: 0)"},
             {"--repeat N", "timed runs, 1..10000; median, min and max are reported (default: 5)"},
             {"--warmup N", "untimed runs before them, 0..10000 (default: 1)"},
-            {"--precision fp32|bf16", "format of the linear layers; bf16 (--image, --src only) adds "
-                                      "\"parity\" against fp32 (default: fp32)"},
+            {"--precision fp32|bf16", "format of the linear and convolution layers; bf16 adds \"parity\" "
+                                      "against fp32 (default: fp32)"},
         },
         {
             "attnlens-cli bench --src \"Wie geht es dir?\" --beam 4 --repeat 10",
@@ -313,6 +313,9 @@ CommandHelp textHelp() {
              "8 192 px and SVG past 512 x 512 cells are drawn from blocks too)"},
             {"--capture-budget MB", "every head is kept while it fits in MB (default: 1024); above, a long "
                                     "text's heads are made on demand, only those drawn"},
+            {"--precision fp32|bf16",
+             "format of the linear layers (a checkpoint's bfloat16 weights used as "
+             "stored); bf16 needs oneDNN and AVX-512, stderr compares it (default: fp32)"},
             {"\"text\"", "the text (English for the built-in model); a BERT model's top 5 for each [MASK]"},
         },
         {

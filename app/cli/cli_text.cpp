@@ -13,6 +13,7 @@
 #include "cli_common.h"
 #include "cli_text_heatmap.h"
 #include "cli_text_input.h"
+#include "core/analysis/precision_parity.h"
 #include "core/analysis/value_weighting.h"
 #include "core/export/tensor_json.h"
 #include "core/io/json_file.h"
@@ -40,10 +41,11 @@ int runText(const std::vector<std::string>& argv) {
     const cli::Args args(argv,
                          {"--model", "--generate", "--json", "--temperature", "--top-k", "--top-p", "--seed",
                           "--heatmap", "--npy", "--layer", "--head", "--scale", "--colormap", "--cell",
-                          "--capture-budget"},
+                          "--capture-budget", "--precision"},
                          {"--logits", "--chat", "--ignore-first", "--value-weighted"});
     const std::string text = args.single("the text");
     const auto dir = cli::modelDir(args, attnlens::ModelKind::Text);
+    cli::applyPrecision(args);
     const attnlens::TextFolder folder = attnlens::loadTextFolder(dir);
     if (args.has("--generate") && !folder.decoderOnly())
         throw cli::UsageError("--generate: '" + dir.string() + "' is an encoder (" + folder.modelType +
@@ -61,6 +63,13 @@ int runText(const std::vector<std::string>& argv) {
             throw cli::UsageError(std::string(flag) + " needs --generate N");
     const auto heatmap = cli::parseTextHeatmap(args, folder);
     const auto encoding = cli::encodeText(folder, text, generate, args.has("--chat"));
+    if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16) // measured on this text
+        std::cerr << "note: bf16 against fp32 on this input: "
+                  << attnlens::describeParity(
+                         attnlens::textPrecisionParity(*folder.model, encoding.ids,
+                                                       [&](int id) { return folder.tokenText(id); }),
+                         "next token")
+                  << "\n";
     // A decoder asked for nothing more than the text: its most likely next tokens say what the model makes of
     // it.
     const bool nextTokens = folder.decoderOnly() && !args.has("--generate") && folder.hasLmHead();
@@ -147,7 +156,8 @@ const cli::Registration regText{
     "[--model DIR] [--chat] [--generate N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--logits] "
     "[--value-weighted] [--json OUT] [--heatmap OUT.png|svg] [--npy OUT.npy] [--layer L] [--head "
     "H|mean|max|min] "
-    "[--scale linear|log|clip] [--ignore-first] [--colormap NAME] [--cell PX] [--capture-budget MB] \"text\"",
+    "[--scale linear|log|clip] [--ignore-first] [--colormap NAME] [--cell PX] [--capture-budget MB] "
+    "[--precision fp32|bf16] \"text\"",
     "BERT / GPT-2 / Llama-style / CLIP text folders: tokens, [MASK] predictions, a decoder's next tokens or "
     "its greedy continuation; every head's attention in the JSON (a CLIP text encoder's: the 77 ids the "
     "pipeline feeds it and its last_hidden_state; default model: the built-in llama-en-tiny)",

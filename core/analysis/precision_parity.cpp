@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <limits>
 #include <optional>
+#include <span>
 
 namespace attnlens {
 
@@ -20,19 +21,32 @@ double msSince(Clock::time_point start) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-double maxAbsDiff(const Tensor& a, const Tensor& b) {
-    if (a.numel() != b.numel()) return std::numeric_limits<double>::infinity();
+double maxAbsDiff(std::span<const float> a, std::span<const float> b) {
+    if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
     double worst = 0.0;
-    for (int64_t i = 0; i < a.numel(); ++i)
-        worst = std::max(worst, static_cast<double>(std::fabs(a.data()[i] - b.data()[i])));
+    for (size_t i = 0; i < a.size(); ++i)
+        worst = std::max(worst, static_cast<double>(std::fabs(a[i] - b[i])));
     return worst;
 }
 
-double maxAbs(const Tensor& a) {
+double maxAbs(std::span<const float> a) {
     double worst = 0.0;
-    for (int64_t i = 0; i < a.numel(); ++i)
-        worst = std::max(worst, static_cast<double>(std::fabs(a.data()[i])));
+    for (const float v : a)
+        worst = std::max(worst, static_cast<double>(std::fabs(v)));
     return worst;
+}
+
+std::span<const float> values(const Tensor& t) {
+    return {t.data(), static_cast<size_t>(t.numel())};
+}
+std::span<const float> values(const RowMatrix& m) {
+    return {m.data(), static_cast<size_t>(m.size())};
+}
+double maxAbsDiff(const Tensor& a, const Tensor& b) {
+    return maxAbsDiff(values(a), values(b));
+}
+double maxAbs(const Tensor& a) {
+    return maxAbs(values(a));
 }
 
 } // namespace
@@ -103,11 +117,72 @@ PrecisionParity marianPrecisionParity(const std::shared_ptr<const MarianModel>& 
     return p;
 }
 
+PrecisionParity textPrecisionParity(const TextModel& model, std::span<const int> ids,
+                                    const std::function<std::string(int)>& name) {
+    PrecisionParity p;
+    const bool logits = model.hasLmHead();
+    if (!logits) p.quantity = "hidden state";
+    auto start = Clock::now();
+    const TextForward fast = model.forward(ids, logits);
+    p.resultMs = msSince(start);
+    TextForward exact;
+    {
+        const Fp32ReferenceScope reference;
+        start = Clock::now();
+        exact = model.forward(ids, logits);
+        p.referenceMs = msSince(start);
+    }
+    const RowMatrix& fastOut = logits ? fast.logits : fast.hidden;
+    const RowMatrix& exactOut = logits ? exact.logits : exact.hidden;
+    p.maxAbsLogits = maxAbsDiff(values(fastOut), values(exactOut));
+    p.logitScale = maxAbs(values(exactOut));
+    p.maxAbsAttention = maxAbsDiff(fast.attentions, exact.attentions);
+    if (logits && exactOut.rows() > 0) {
+        const auto top = [&](const RowMatrix& m) {
+            Eigen::Index best = 0;
+            m.row(m.rows() - 1).maxCoeff(&best);
+            const int id = static_cast<int>(best);
+            return name ? name(id) : "id " + std::to_string(id);
+        };
+        p.reference = top(exactOut);
+        p.result = top(fastOut);
+        p.sameResult = p.reference == p.result;
+    }
+    return p;
+}
+
+PrecisionParity unetPrecisionParity(const UNet2DModel& model, const Tensor& sample, float timestep,
+                                    const UNetConditioning& conditioning, const UNetRunOptions& options) {
+    PrecisionParity p;
+    p.quantity = "noise";
+    auto start = Clock::now();
+    const UNetOutput fast = model.forward(sample, timestep, conditioning, options);
+    p.resultMs = msSince(start);
+    UNetOutput exact;
+    {
+        const Fp32ReferenceScope reference;
+        start = Clock::now();
+        exact = model.forward(sample, timestep, conditioning, options);
+        p.referenceMs = msSince(start);
+    }
+    p.maxAbsLogits = maxAbsDiff(fast.noisePred, exact.noisePred);
+    p.logitScale = maxAbs(exact.noisePred);
+    if (fast.attentions.size() != exact.attentions.size())
+        p.maxAbsAttention = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < fast.attentions.size() && i < exact.attentions.size(); ++i)
+        p.maxAbsAttention =
+            std::max(p.maxAbsAttention, maxAbsDiff(fast.attentions[i].weights, exact.attentions[i].weights));
+    return p;
+}
+
 std::string describeParity(const PrecisionParity& p, const std::string& what) {
-    char buffer[160];
-    std::snprintf(buffer, sizeof buffer, "max |Δ logits| %.3g (logits up to %.3g), max |Δ attention| %.3g, ",
-                  p.maxAbsLogits, p.logitScale, p.maxAbsAttention);
+    char buffer[200];
+    const char* q = p.quantity.c_str();
+    std::snprintf(buffer, sizeof buffer, "max |Δ %s| %.3g (%s up to %.3g), max |Δ attention| %.3g", q,
+                  p.maxAbsLogits, q, p.logitScale, p.maxAbsAttention);
     std::string out = buffer;
+    if (p.reference.empty() && p.result.empty()) return out; // no discrete result (a U-Net's noise)
+    out += ", ";
     out += p.sameResult
                ? "same " + what
                : "different " + what + " (fp32: \"" + p.reference + "\", bf16: \"" + p.result + "\")";

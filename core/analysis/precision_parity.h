@@ -6,22 +6,29 @@
 // status line after a bf16 load report it.
 
 #include "core/decode/decode_session.h"
+#include "core/models/text_models.h"
+#include "core/models/unet_model.h"
 #include "core/models/vit_model.h"
 
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 
 namespace attnlens {
 
 struct PrecisionParity {
-    double maxAbsLogits = 0.0;    // the output scores (ViT: class logits; Marian: teacher-forced logits)
-    double logitScale = 0.0;      // max |logit| of the float32 run: what maxAbsLogits is relative to
-    double maxAbsAttention = 0.0; // over every captured head
-    bool sameResult = true;       // same top-1 class / same translation
-    std::string reference;        // float32's result (top-1 label or translation)
-    std::string result;           // the loaded model's result
-    double referenceMs = 0.0;     // float32 run
-    double resultMs = 0.0;        // run as loaded
+    // The output scores (ViT: class logits; Marian: teacher-forced logits; text: every position's logits, or
+    // BERT's last hidden state where it has no LM head; a U-Net: the noise prediction).
+    double maxAbsLogits = 0.0;
+    double logitScale = 0.0;         // max |logit| of the float32 run: what maxAbsLogits is relative to
+    double maxAbsAttention = 0.0;    // over every captured head
+    bool sameResult = true;          // same top-1 class / same translation
+    std::string quantity = "logits"; // what maxAbsLogits compares ("noise" for a U-Net)
+    std::string reference;           // float32's result (top-1 label or translation)
+    std::string result;              // the loaded model's result
+    double referenceMs = 0.0;        // float32 run
+    double resultMs = 0.0;           // run as loaded
 };
 
 // pixels: a preprocessed image [C, H, W] for this model; options as the run being checked used them.
@@ -34,8 +41,21 @@ PrecisionParity marianPrecisionParity(const std::shared_ptr<const MarianModel>& 
                                       const std::shared_ptr<const MarianTokenizer>& tokenizer,
                                       const std::string& sentence, const DecodeOptions& options);
 
+// Runs `ids` through a text model once as loaded and once on float32 weights (one forward pass over every id,
+// as the Text page's run): the logits of every position (a model without an LM head: its last hidden state)
+// and every head compared; the result is the most likely token after the last id, named by `name` (its id
+// when no name is given).
+PrecisionParity textPrecisionParity(const TextModel& model, std::span<const int> ids,
+                                    const std::function<std::string(int)>& name = {});
+
+// One U-Net forward both ways: the noise prediction and every captured attention map compared (no discrete
+// result: quantity "noise", reference and result empty).
+PrecisionParity unetPrecisionParity(const UNet2DModel& model, const Tensor& sample, float timestep,
+                                    const UNetConditioning& conditioning, const UNetRunOptions& options = {});
+
 // One line for a status bar or the CLI: "max |Δ logits| 0.031 (logits up to 14.2), max |Δ attention|
-// 0.0042, same translation" (`what` names the result compared).
+// 0.0042, same translation" (`what` names the result compared; a U-Net's: "max |Δ noise| … (noise up to …),
+// max |Δ attention| …").
 std::string describeParity(const PrecisionParity& parity, const std::string& what);
 
 } // namespace attnlens

@@ -75,8 +75,13 @@ public:
                 groups, m_config.normEps};
     }
     LinearWeights linear(const std::string& prefix, int64_t out, int64_t in, bool bias = true) {
-        return {m_bind.require(prefix + ".weight", {out, in}),
-                bias ? m_bind.require(prefix + ".bias", {out}) : Tensor()};
+        return packedInBf16({m_bind.require(prefix + ".weight", {out, in}),
+                             bias ? m_bind.require(prefix + ".bias", {out}) : Tensor()});
+    }
+    // bf16 (Compute → BF16): linear layers packed in bfloat16 (float32 stays on the plain weights, unpacked)
+    static LinearWeights packedInBf16(LinearWeights w) {
+        if (linearPrecision() == LinearPrecision::Bf16 && !w.weight.empty()) w.pack();
+        return w;
     }
     // A Linear, or a 1×1 conv bound as its [out, in] matrix (Transformer2DModel's proj_in / proj_out).
     LinearWeights projection(const std::string& prefix, int64_t out, int64_t in) {
@@ -84,7 +89,7 @@ public:
         LinearWeights w{m_bind.require(prefix + ".weight", {out, in, 1, 1}),
                         m_bind.require(prefix + ".bias", {out})};
         if (!w.weight.empty()) w.weight = w.weight.reshaped({out, in});
-        return w;
+        return packedInBf16(std::move(w));
     }
     LayerNormWeights layerNorm(const std::string& p, int64_t dim) {
         return {m_bind.require(p + ".weight", {dim}), m_bind.require(p + ".bias", {dim})};

@@ -1,6 +1,7 @@
 #include "core/ops/conv.h"
 
 #include "core/ops/gemm.h"
+#include "core/ops/nn.h"
 #include "core/util/error.h"
 #include "core/util/parallel.h"
 
@@ -435,7 +436,10 @@ void packConvLayer(ConvLayer& layer, bool winograd) {
 }
 
 FeatureMap applyConv(const ConvLayer& c, const FeatureMap& x, const ConvGeometry& geometry) {
-    if (!c.packed.empty() && c.packed.front().valid()) {
+    // a bf16 model's float32 reference (Fp32ReferenceScope) runs on the plain weight
+    const bool reference = !c.packed.empty() && c.packed.front().precision() == LinearPrecision::Bf16 &&
+                           Fp32ReferenceScope::active();
+    if (!c.packed.empty() && c.packed.front().valid() && !reference) {
         if (c.packed.size() == 16)
             return conv3x3Winograd(x, c.packed, c.bias); // stride 1, padding 1 by construction
         return conv2d(x, c.packed.front(), static_cast<int>(c.weight.dim(2)), c.bias, geometry);

@@ -235,6 +235,12 @@ std::shared_ptr<float> packedBuffer(int64_t floats, int64_t m, int64_t k) {
 
 PackedWeights::PackedWeights(const float* w, int64_t m, int64_t k)
     : m_m(m), m_k(k), m_kernel(activeGemmKernel()) {
+#ifdef ATTNLENS_HAVE_ONEDNN
+    if (linearPrecision() == LinearPrecision::Bf16) { // setLinearPrecision made sure oneDNN can
+        m_onednn = onednn::packProductBf16(w, m, k);
+        return;
+    }
+#endif
     const KernelOps& ops = opsFor(m_kernel);
     m_data = packedBuffer(ops.packedSize(m, k), m, k);
     ops.pack(w, m, k, m_data.get());
@@ -254,6 +260,15 @@ PackedLinear::PackedLinear(const float* w, int64_t outFeatures, int64_t inFeatur
     const KernelOps& ops = opsFor(m_kernel);
     m_data = packedBuffer(ops.linearSize(m_o, m_i), m_o, m_i);
     ops.packLinear(w, m_o, m_i, m_data.get());
+}
+
+PackedLinear::PackedLinear(const HalfMatrix& w)
+    : m_o(w.rows()), m_i(w.cols()), m_kernel(GemmKernel::Onednn), m_precision(LinearPrecision::Bf16) {
+    if (w.format() != HalfMatrix::Format::BF16) throw Error("only a bfloat16 weight is used as it lies");
+    if (!bf16Available()) throw Error("bf16 needs the oneDNN kernel and a CPU with AVX-512");
+#ifdef ATTNLENS_HAVE_ONEDNN
+    m_onednn = onednn::viewLinearBf16(w.row(0), m_o, m_i, std::make_shared<HalfMatrix>(w));
+#endif
 }
 
 bool PackedLinear::valid() const {
@@ -278,12 +293,15 @@ void PackedLinear::multiply(const float* x, int64_t ldx, int64_t n, float* out, 
 }
 
 bool PackedWeights::valid() const {
-    return m_data && m_kernel == activeGemmKernel();
+    return m_onednn || (m_data && m_kernel == activeGemmKernel());
 }
 
 void PackedWeights::multiply(const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc) const {
     if (!valid()) throw Error("packed weights used with another GEMM kernel than they were packed for");
     if (n == 0 || m_m == 0) return;
+#ifdef ATTNLENS_HAVE_ONEDNN
+    if (m_onednn) return onednn::product(*m_onednn, x, ldx, n, c, ldc);
+#endif
     const KernelOps& ops = opsFor(m_kernel);
     // C [m, n] = W · X: blocks of X's (and C's) columns, the packed W shared
     splitProduct(m_m, n, m_k, Split::Columns, [&](int64_t, int64_t, int64_t j0, int64_t cols) {

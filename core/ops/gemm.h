@@ -14,6 +14,8 @@
 //
 // ATTNLENS_GEMM=avx2 | avx512 | onednn (environment) picks a kernel; tests use setGemmKernel.
 
+#include "core/tensor/half_matrix.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -21,7 +23,8 @@
 namespace attnlens {
 
 enum class GemmKernel { Avx2, Avx512, Onednn };
-struct OnednnLinear; // a linear weight packed by oneDNN (gemm_onednn.cpp)
+struct OnednnLinear;  // a linear weight packed by oneDNN (gemm_onednn.cpp)
+struct OnednnProduct; // a left operand W kept in bfloat16 for oneDNN (gemm_onednn.cpp)
 
 GemmKernel activeGemmKernel();
 const char* gemmKernelName(GemmKernel kernel); // "avx2", "avx512", "onednn"
@@ -80,9 +83,12 @@ inline void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n,
 class PackedWeights {
 public:
     PackedWeights() = default;
-    PackedWeights(const float* w, int64_t m, int64_t k); // packs for the active kernel
-    bool empty() const { return !m_data; }
-    bool valid() const; // packed for the kernel active now
+    // Packs for the active kernel; in linearPrecision() Bf16, W as bfloat16 on oneDNN (each X rounded to
+    // bfloat16 per call, float32 accumulation and output).
+    PackedWeights(const float* w, int64_t m, int64_t k);
+    bool empty() const { return !m_data && !m_onednn; }
+    bool valid() const; // packed for the kernel active now (bf16: always)
+    LinearPrecision precision() const { return m_onednn ? LinearPrecision::Bf16 : LinearPrecision::Fp32; }
     int64_t rows() const { return m_m; }
     int64_t depth() const { return m_k; }
     // C = W · X; x [k, n] with row stride ldx, c [m, n] with row stride ldc. Requires valid().
@@ -90,6 +96,7 @@ public:
 
 private:
     std::shared_ptr<float> m_data;
+    std::shared_ptr<const OnednnProduct> m_onednn; // bf16
     int64_t m_m = 0, m_k = 0;
     GemmKernel m_kernel = GemmKernel::Avx2;
 };
@@ -102,6 +109,9 @@ public:
     PackedLinear() = default;
     // Packs for the active kernel, in linearPrecision().
     PackedLinear(const float* w, int64_t outFeatures, int64_t inFeatures);
+    // A weight stored in bfloat16, computed in bf16 (LinearPrecision::Bf16's arithmetic) where it lies in
+    // memory: no copy, no packing. Requires bf16Available() and w.format() == HalfMatrix::Format::BF16.
+    explicit PackedLinear(const HalfMatrix& w);
     bool empty() const { return !m_data && !m_onednn; }
     bool valid() const;
     LinearPrecision precision() const { return m_precision; }
@@ -138,7 +148,13 @@ std::string effectiveIsa();
 bool bf16Available();
 std::shared_ptr<const OnednnLinear> packLinear(const float* w, int64_t outFeatures, int64_t inFeatures,
                                                bool bf16);
+// A bfloat16 weight W [out, in] used where it lies (no copy; `keep` holds its memory alive).
+std::shared_ptr<const OnednnLinear> viewLinearBf16(const uint16_t* w, int64_t outFeatures, int64_t inFeatures,
+                                                   std::shared_ptr<const void> keep);
 void linear(const OnednnLinear& pack, const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo);
+std::shared_ptr<const OnednnProduct> packProductBf16(const float* w, int64_t m, int64_t k);
+// c [m, n] (row stride ldc) = W · x [k, n] (row stride ldx), overwritten.
+void product(const OnednnProduct& pack, const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc);
 void sgemm(const GemmArgs& args); // oneDNN's own sgemm (its JIT kernel for the CPU)
 } // namespace onednn
 

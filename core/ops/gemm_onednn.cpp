@@ -108,7 +108,9 @@ dnnl::matmul::primitive_desc describe(const dnnl::memory::desc& weights, int64_t
 
 struct OnednnLinear {
     int64_t out = 0, in = 0;
-    dnnl::memory weights; // [in, out] in the layout oneDNN chose
+    dnnl::memory
+        weights; // [in, out] in the layout oneDNN chose (or a bf16 view: W [out, in] row-major, "ba")
+    std::shared_ptr<const void> keep; // a view's memory
     mutable std::mutex mutex;
     struct Prepared {
         dnnl::matmul::primitive_desc desc;
@@ -117,6 +119,21 @@ struct OnednnLinear {
         dnnl::reorder toBf16;     // input -> desc.src_desc() (bf16 weights only)
     };
     mutable std::map<std::tuple<int64_t, int64_t, int64_t>, Prepared> primitives; // (rows, ldx, ldo)
+};
+
+// C [m, n] = W · X with W [m, k] kept as bfloat16 (oneDNN's "source" operand, row-major) and X [k, n]
+// rounded to bfloat16 per call (the matmul's "weights" operand, dense row-major).
+struct OnednnProduct {
+    int64_t m = 0, k = 0;
+    dnnl::memory left; // W, bf16 [m, k] row-major
+    mutable std::mutex mutex;
+    struct Prepared {
+        dnnl::matmul::primitive_desc desc;
+        dnnl::matmul primitive;
+        dnnl::memory::desc input; // the caller's float32 X
+        dnnl::reorder toBf16;     // input -> desc.weights_desc()
+    };
+    mutable std::map<std::tuple<int64_t, int64_t, int64_t>, Prepared> primitives; // (n, ldx, ldc)
 };
 
 namespace onednn {
@@ -185,6 +202,77 @@ std::shared_ptr<const OnednnLinear> packLinear(const float* w, int64_t outFeatur
         return pack;
     } catch (const dnnl::error& e) {
         throw Error(std::string("oneDNN could not pack a linear weight: ") + e.what());
+    }
+}
+
+std::shared_ptr<const OnednnLinear> viewLinearBf16(const uint16_t* w, int64_t outFeatures, int64_t inFeatures,
+                                                   std::shared_ptr<const void> keep) {
+    try {
+        auto view = std::make_shared<OnednnLinear>();
+        view->out = outFeatures;
+        view->in = inFeatures;
+        view->keep = std::move(keep);
+        const dnnl::memory::desc plain(Dims{inFeatures, outFeatures}, dt::bf16, dnnl::memory::format_tag::ba);
+        view->weights = dnnl::memory(plain, cpuEngine(), const_cast<uint16_t*>(w));
+        return view;
+    } catch (const dnnl::error& e) {
+        throw Error(std::string("oneDNN could not use a bf16 linear weight: ") + e.what());
+    }
+}
+
+std::shared_ptr<const OnednnProduct> packProductBf16(const float* w, int64_t m, int64_t k) {
+    try {
+        auto pack = std::make_shared<OnednnProduct>();
+        pack->m = m;
+        pack->k = k;
+        dnnl::memory source(rowsDesc(m, k, k), cpuEngine(), const_cast<float*>(w));
+        pack->left = dnnl::memory(rowsDesc(m, k, k, dt::bf16), cpuEngine());
+        threadState().useTeam();
+        auto& stream = threadState().stream;
+        dnnl::reorder(source, pack->left).execute(stream, source, pack->left);
+        stream.wait();
+        return pack;
+    } catch (const dnnl::error& e) {
+        throw Error(std::string("oneDNN could not keep a weight in bf16: ") + e.what());
+    }
+}
+
+void product(const OnednnProduct& pack, const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc) {
+    try {
+        ThreadState& state = threadState();
+        state.useTeam();
+        OnednnProduct::Prepared* prepared = nullptr;
+        {
+            const std::lock_guard lock(pack.mutex);
+            const auto key = std::make_tuple(n, ldx, ldc);
+            auto it = pack.primitives.find(key);
+            if (it == pack.primitives.end()) {
+                const dnnl::matmul::desc desc(pack.left.get_desc(), rowsDesc(pack.k, n, n, dt::bf16),
+                                              rowsDesc(pack.m, n, ldc));
+                const dnnl::matmul::primitive_desc pd(desc, userScratchpad(), cpuEngine());
+                const auto input = rowsDesc(pack.k, n, ldx);
+                OnednnProduct::Prepared p{pd, dnnl::matmul(pd), input,
+                                          dnnl::reorder(dnnl::reorder::primitive_desc(
+                                              cpuEngine(), input, cpuEngine(), pd.weights_desc()))};
+                it = pack.primitives.emplace(key, std::move(p)).first;
+            }
+            prepared = &it->second;
+        }
+        const auto& pd = prepared->desc;
+        dnnl::memory src(prepared->input, cpuEngine(), const_cast<float*>(x));
+        dnnl::memory rounded(pd.weights_desc(), cpuEngine(),
+                             state.bf16Input.get(pd.weights_desc().get_size()));
+        prepared->toBf16.execute(state.stream, src, rounded);
+        dnnl::memory dst(pd.dst_desc(), cpuEngine(), c);
+        dnnl::memory scratch(pd.scratchpad_desc(), cpuEngine(),
+                             state.scratch.get(pd.scratchpad_desc().get_size()));
+        prepared->primitive.execute(state.stream, {{DNNL_ARG_SRC, pack.left},
+                                                   {DNNL_ARG_WEIGHTS, rounded},
+                                                   {DNNL_ARG_DST, dst},
+                                                   {DNNL_ARG_SCRATCHPAD, scratch}});
+        state.stream.wait();
+    } catch (const dnnl::error& e) {
+        throw Error(std::string("oneDNN matmul failed: ") + e.what());
     }
 }
 

@@ -61,7 +61,14 @@ void LinearWeights::rowInto(int64_t r, float* out) const {
 }
 
 void LinearWeights::pack() {
-    if (half.empty() && weight.rank() == 2 && !weight.empty())
+    if (!half.empty()) {
+        // bf16 mode: a weight stored in bfloat16 is multiplied where it lies (no copy); f16 and GGML
+        // weights stay on the exact float32 path
+        if (linearPrecision() == LinearPrecision::Bf16 && half.format() == HalfMatrix::Format::BF16)
+            packed = PackedLinear(half);
+        return;
+    }
+    if (weight.rank() == 2 && !weight.empty())
         packed = PackedLinear(weight.data(), weight.dim(0), weight.dim(1));
 }
 
@@ -73,6 +80,8 @@ namespace {
 bool usePacked(const LinearWeights& layer, Eigen::Index rows, Eigen::Index cols) {
     if (!layer.packed.valid() || cols != layer.packed.inFeatures() || Fp32ReferenceScope::active())
         return false;
+    // a bf16 weight kept as stored: decoder steps stream it on the float32 kernel (as many bytes, exact)
+    if (!layer.half.empty()) return rows > kFewRows;
     if (layer.packed.precision() == LinearPrecision::Bf16) return true;
     if (activeGemmKernel() == GemmKernel::Onednn) return rows >= 2;
     return rows > kFewRows;
@@ -80,7 +89,7 @@ bool usePacked(const LinearWeights& layer, Eigen::Index rows, Eigen::Index cols)
 } // namespace
 
 void linearInto(const Eigen::Ref<const RowMatrix>& x, const LinearWeights& layer, RowMatrix& out) {
-    if (!layer.half.empty()) {
+    if (!layer.half.empty() && !usePacked(layer, x.rows(), x.cols())) {
         if (x.cols() != layer.half.cols())
             throw Error("linear: input has " + std::to_string(x.cols()) + " features, weight expects " +
                         std::to_string(layer.half.cols()));

@@ -18,7 +18,9 @@ void linearInto(const Eigen::Ref<const RowMatrix>& x, const Tensor& weight, cons
 // A linear layer's parameters; pack() prepares the weight once for many-row inputs (a ViT's 197 tokens)
 // at the cost of a second copy of it in memory. Few-row inputs (decoder steps, ≤ 8) use the plain weight.
 // A weight stored in 16 bits may be kept that way (`half`, `weight` then empty: ops/half_linear.h computes
-// with it in float32); pack() leaves such a weight as it is.
+// with it in float32); pack() leaves such a weight as it is, except a bfloat16 one in LinearPrecision::Bf16:
+// then inputs of more than 8 rows (prompts) multiply it in bf16 where it lies (no copy), decoding steps
+// stay on the float32 streaming kernel.
 struct LinearWeights {
     Tensor weight;         // [out, in]
     Tensor bias;           // [out] (may be empty)

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 using namespace attnlens;
@@ -45,6 +46,8 @@ private slots:
     void linearMatchesDefinition();
     void packedLinearMatchesPlain();
     void bf16PackedLinear();
+    void bf16WeightUsedAsStored();
+    void bf16PackedWeights();
     void linearGemmMatchesGemm();
     void reservedHeapServesTheNextBuffer();
 };
@@ -283,6 +286,82 @@ void TestTensorOps::bf16PackedLinear() {
             linearInto(x, layer, reference);
         }
         QVERIFY(reference == plain);
+    }
+}
+
+// A weight stored in bfloat16, in bf16 mode: pack() views it (no copy); a prompt's rows (> 8) are rounded to
+// bfloat16 and multiplied on oneDNN (float32 arithmetic on bf16 operands, to accumulation-order error), a
+// decoding step's (≤ 8) stay on the exact float32 kernel, and Fp32ReferenceScope gives the exact product
+// back. An IEEE-half weight is not packed.
+void TestTensorOps::bf16WeightUsedAsStored() {
+    if (!bf16Available()) QSKIP("no bf16 kernel on this CPU (oneDNN with AVX-512)");
+    constexpr int64_t kOut = 96, kIn = 64;
+    auto storage = std::make_shared<std::vector<uint16_t>>(kOut * kIn);
+    RowMatrix w(kOut, kIn); // the stored values, widened
+    for (int64_t i = 0; i < kOut * kIn; ++i) {
+        const float v = roundToBf16(std::sin(0.017f * float(i)));
+        uint32_t bits = 0;
+        std::memcpy(&bits, &v, sizeof bits);
+        (*storage)[size_t(i)] = uint16_t(bits >> 16);
+        w.data()[i] = v;
+    }
+    LinearWeights layer;
+    layer.half = HalfMatrix(HalfMatrix::Format::BF16, kOut, kIn, storage->data(), storage);
+    setLinearPrecision(LinearPrecision::Bf16);
+    layer.pack();
+    setLinearPrecision(LinearPrecision::Fp32);
+    QCOMPARE(layer.packed.precision(), LinearPrecision::Bf16);
+    for (const int64_t n : {1, 8, 9, 40}) {
+        RowMatrix x(n, kIn);
+        for (Eigen::Index i = 0; i < x.size(); ++i)
+            x.data()[i] = std::cos(0.031f * float(i));
+        RowMatrix fast, reference;
+        linearInto(x, layer, fast);
+        {
+            const Fp32ReferenceScope exact;
+            linearInto(x, layer, reference);
+        }
+        const RowMatrix plain = x * w.transpose();
+        const RowMatrix emulated = x.unaryExpr(&roundToBf16) * w.transpose();
+        QVERIFY2((reference - plain).cwiseAbs().maxCoeff() < 1e-4f, qPrintable(QString("n=%1").arg(n)));
+        const RowMatrix& expected = n > 8 ? emulated : plain;
+        QVERIFY2((fast - expected).cwiseAbs().maxCoeff() < 1e-4f, qPrintable(QString("n=%1").arg(n)));
+        if (n <= 8) QVERIFY(fast == reference); // the same float32 kernel
+        if (n > 8) QVERIFY((fast - plain).cwiseAbs().maxCoeff() > 1e-4f);
+    }
+    LinearWeights half;
+    half.half = HalfMatrix(HalfMatrix::Format::F16, kOut, kIn, storage->data(), storage);
+    setLinearPrecision(LinearPrecision::Bf16);
+    half.pack();
+    setLinearPrecision(LinearPrecision::Fp32);
+    QVERIFY(half.packed.empty());
+}
+
+// PackedWeights (a convolution's W in C = W · X) in bf16: W and X rounded to bfloat16, float32 accumulation,
+// written with C's row stride; valid whichever float32 kernel is active.
+void TestTensorOps::bf16PackedWeights() {
+    if (!bf16Available()) QSKIP("no bf16 kernel on this CPU (oneDNN with AVX-512)");
+    constexpr int64_t kM = 24, kK = 72;
+    RowMatrix w(kM, kK);
+    for (Eigen::Index i = 0; i < w.size(); ++i)
+        w.data()[i] = std::sin(0.023f * float(i));
+    setLinearPrecision(LinearPrecision::Bf16);
+    const PackedWeights packed(w.data(), kM, kK);
+    setLinearPrecision(LinearPrecision::Fp32);
+    QCOMPARE(packed.precision(), LinearPrecision::Bf16);
+    for (const int64_t n : {1, 17, 100}) {
+        RowMatrix x(kK, n + 3); // row stride n + 3
+        for (Eigen::Index i = 0; i < x.size(); ++i)
+            x.data()[i] = std::cos(0.013f * float(i));
+        RowMatrix c = RowMatrix::Constant(kM, n + 5, 0.5f); // row stride n + 5
+        QVERIFY(packed.valid());
+        packed.multiply(x.data(), x.cols(), n, c.data(), c.cols());
+        const RowMatrix emulated = w.unaryExpr(&roundToBf16) * x.leftCols(n).unaryExpr(&roundToBf16);
+        const RowMatrix plain = w * x.leftCols(n);
+        QVERIFY2((c.leftCols(n) - emulated).cwiseAbs().maxCoeff() < 1e-4f,
+                 qPrintable(QString("n=%1").arg(n)));
+        QVERIFY((c.leftCols(n) - plain).cwiseAbs().maxCoeff() > 1e-4f);
+        QCOMPARE(c(kM - 1, n + 4), 0.5f); // beyond n: not written
     }
 }
 
