@@ -7,6 +7,7 @@
 #include "core/util/error.h"
 #include "core/util/parallel.h"
 #include "support/waits.h"
+#include "ui/diffusion/diffusion_page.h"
 #include "ui/shell/help_dialogs.h"
 #include "ui/shell/inference_worker.h"
 #include "ui/shell/main_window.h"
@@ -338,18 +339,27 @@ private slots:
         }
         auto* vision = new VisionPage(&window);
         window.addPage("Vision", vision);
-        WAIT_UNTIL(vision->document()->hasImage() && !vision->isBusy());
+        auto* text = new TextPage(&window); // the built-in Llama: bfloat16 weights, multiplied as stored
+        window.addPage("Text", text);
+        auto* diffusion = new DiffusionPage(&window);
+        window.addPage("Diffusion", diffusion);
+        WAIT_UNTIL(vision->document()->hasImage() && !vision->isBusy() && !text->isBusy() &&
+                   !diffusion->isBusy());
         QVERIFY(!vision->message().contains("BF16"));
         bf16->trigger();
         QCOMPARE(linearPrecision(), LinearPrecision::Bf16);
         QCOMPARE(QSettings().value("precision").toString(), QString("bf16"));
-        WAIT_UNTIL(
-            vision->message().contains("BF16 fast mode, measured against FP32 at load: max |Δ logits|"));
+        const QString measured = "BF16 fast mode, measured against FP32 at load: ";
+        WAIT_UNTIL(vision->message().contains(measured + "max |Δ logits|"));
         QVERIFY2(vision->message().contains("same top-1 class"), qPrintable(vision->message()));
+        WAIT_UNTIL(text->statusText().contains(measured + "max |Δ logits|"));
+        QVERIFY2(text->statusText().contains("next token"), qPrintable(text->statusText()));
+        WAIT_UNTIL(diffusion->message().contains(measured + "max |Δ noise|"));
         fp32->trigger();
         QCOMPARE(linearPrecision(), LinearPrecision::Fp32);
         QCOMPARE(QSettings().value("precision").toString(), QString("fp32"));
-        WAIT_UNTIL(!vision->isBusy() && !vision->message().contains("BF16"));
+        WAIT_UNTIL(!vision->isBusy() && !vision->message().contains("BF16") && !text->isBusy() &&
+                   !text->statusText().contains("BF16") && !diffusion->isBusy());
     }
 
     // Compute → Threads: Automatic (the default team) and 1, 2, … up to the machine's cores; the choice sets

@@ -4,6 +4,7 @@
 #include "core/export/overlay.h"
 #include "core/io/model_folder.h"
 #include "core/util/error.h"
+#include "core/util/random.h"
 #include "ui/diffusion/diffusion_session.h"
 #include "ui/diffusion/diffusion_settings_box.h"
 #include "ui/diffusion/diffusion_views.h"
@@ -207,22 +208,42 @@ void DiffusionPage::openModel(const QString& dir) {
     // The user has moved on: a run of the current model stops (its steps stay if the new folder fails to
     // load) instead of holding the load back until its last step.
     if (isBusy()) worker()->cancel();
-    loadModel<std::shared_ptr<const DiffusionModel>>(
+    struct Loaded {
+        std::shared_ptr<const DiffusionModel> model;
+        PrecisionNote note;
+    };
+    loadModel<Loaded>(
         dir,
-        [path = dir.toStdString()](const Callbacks&) {
+        [path = dir.toStdString()](const Callbacks& cb) {
             auto model = std::make_shared<const DiffusionModel>(loadDiffusionModel(path));
             if (model->unet->textConditioned())
                 throw Error(
                     "'" + path +
                     "' holds a text-conditioned U-Net (UNet2DConditionModel, Stable Diffusion's): this "
                     "page runs UNet2DModel folders; `attnlens-cli unet --encoder-states` runs this one");
-            return model;
+            PrecisionNote note;
+            if (linearPrecision() == LinearPrecision::Bf16) { // on seeded noise at the middle timestep
+                cb.report(1.0, "checking bf16 against fp32");
+                note = PrecisionNote::measure("noise", [&] {
+                    const auto& c = model->unet->config();
+                    const int size = c.sampleSize > 0 ? c.sampleSize : 32;
+                    UNetConditioning conditioning;
+                    if (c.numClassEmbeds > 0) conditioning.classLabel = 0;
+                    return unetPrecisionParity(*model->unet, NormalRng(0).tensor({c.inChannels, size, size}),
+                                               0.5f * static_cast<float>(model->scheduler.numTrainTimesteps),
+                                               conditioning);
+                });
+            }
+            return Loaded{std::move(model), note};
         },
-        [this, dir](std::shared_ptr<const DiffusionModel> model) {
+        [this, dir](Loaded loaded) {
             setPlaying(false);
-            m_doc->setModel(std::move(model), QFileInfo(QDir::cleanPath(dir)).fileName());
+            m_precisionNote = loaded.note;
+            m_doc->setModel(std::move(loaded.model), QFileInfo(QDir::cleanPath(dir)).fileName());
             m_requested.clear();
             if (!restoreState()) useFolderScheduler();
+            m_modelLabel->setToolTip(m_precisionNote.sentence);
+            if (!m_precisionNote.empty()) showNotice(m_precisionNote.sentence);
         });
 }
 

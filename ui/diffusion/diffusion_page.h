@@ -21,6 +21,7 @@
 #include "ui/diffusion/diffusion_document.h"
 #include "ui/diffusion/diffusion_lenses.h"
 #include "ui/shell/workspace_page.h"
+#include "ui/widgets/precision_note.h"
 
 #include <QElapsedTimer>
 
@@ -161,6 +162,7 @@ private:
     QElapsedTimer m_mapsDrawn;     // since the last refreshMaps()
 
     QLabel* m_modelLabel = nullptr;
+    PrecisionNote m_precisionNote; // a bf16 load's comparison with fp32; empty for fp32
     QToolButton* m_export = nullptr;
     DiffusionSettingsBox* m_settings = nullptr;
     QLabel* m_queryLabel = nullptr;

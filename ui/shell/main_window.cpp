@@ -157,7 +157,7 @@ QList<QPair<QString, QWidget*>> MainWindow::pageList() const {
 void MainWindow::buildComputeMenu() {
     auto* group = new QActionGroup(this);
     auto* fp32 = m_computeMenu->addAction(tr("&FP32 — exact (matches PyTorch to 1e-4)"));
-    auto* bf16 = m_computeMenu->addAction(tr("&BF16 — fast mode, approximate (ViT and Marian)"));
+    auto* bf16 = m_computeMenu->addAction(tr("&BF16 — fast mode, approximate"));
     fp32->setObjectName(QStringLiteral("precisionFp32"));
     bf16->setObjectName(QStringLiteral("precisionBf16"));
     for (QAction* a : {fp32, bf16}) {

@@ -362,15 +362,35 @@ void TextPage::openModel(const QString& dir) {
     ++m_generation;
     showStatus(tr("Loading %1…").arg(dir));
     auto cache = m_cache;
-    loadModel<std::shared_ptr<const TextFolder>>(
+    // bf16 (Compute → Precision): measured against float32 once, at load, on the start of the text shown
+    const std::string probe = m_input->text().trimmed().isEmpty() ? std::string("The quick brown fox jumps.")
+                                                                  : m_input->text().trimmed().toStdString();
+    struct Loaded {
+        std::shared_ptr<const TextFolder> folder;
+        PrecisionNote note;
+    };
+    loadModel<Loaded>(
         dir,
-        [dir, cache](const Callbacks& cb) {
+        [dir, cache, probe](const Callbacks& cb) {
             cache->run.reset();
-            return std::make_shared<const TextFolder>(loadTextFolder(dir.toStdString(), cb));
+            Loaded loaded{std::make_shared<const TextFolder>(loadTextFolder(dir.toStdString(), cb)), {}};
+            if (linearPrecision() == LinearPrecision::Bf16) {
+                cb.report(1.0, "checking bf16 against fp32");
+                loaded.note = PrecisionNote::measure("next token", [&] {
+                    const TextFolder& f = *loaded.folder;
+                    auto ids = f.encode(probe).ids; // its first 128 tokens: the check stays short
+                    ids.resize(std::min<size_t>(ids.size(), std::min(128, f.maxPositions())));
+                    return textPrecisionParity(*f.model, ids, [&](int id) { return f.tokenText(id); });
+                });
+            }
+            return loaded;
         },
-        [this](std::shared_ptr<const TextFolder> folder) {
-            m_doc->setModel(std::move(folder));
-            showStatus(tr("Loaded %1.").arg(m_doc->modelDescription()));
+        [this](Loaded loaded) {
+            m_precisionNote = loaded.note;
+            m_doc->setModel(std::move(loaded.folder));
+            showStatus(m_precisionNote.empty()
+                           ? tr("Loaded %1.").arg(m_doc->modelDescription())
+                           : tr("Loaded %1. %2").arg(m_doc->modelDescription(), m_precisionNote.sentence));
         });
 }
 
@@ -416,12 +436,13 @@ void TextPage::runText() {
             const QString off = r.offHeads.empty()
                                     ? QString()
                                     : tr(" %n head(s) switched off.", nullptr, int(r.offHeads.size()));
-            showStatus((m_doc->model()->decoderOnly()
-                            ? tr("%1 prompt tokens, %2 generated. Step back with ◀ or Alt+Left.")
-                                  .arg(r.promptLength)
-                                  .arg(r.generated())
-                            : tr("%1 tokens.").arg(r.promptLength)) +
-                       off);
+            showStatus(
+                (m_doc->model()->decoderOnly()
+                     ? tr("%1 prompt tokens, %2 generated. Step back with ◀ or Alt+Left.")
+                           .arg(r.promptLength)
+                           .arg(r.generated())
+                     : tr("%1 tokens.").arg(r.promptLength)) +
+                off + (m_precisionNote.empty() ? QString() : QStringLiteral(" ") + m_precisionNote.sentence));
             if (restoreState()) {
                 const int step = restoreState()->value("step").toInt(-1);
                 if (step >= 0) m_doc->setStep(step);
@@ -491,7 +512,9 @@ void TextPage::syncControls() {
     m_playback->setVisible(decoder);
     m_run->setText(decoder ? tr("Generate") : tr("Run"));
     m_modelLabel->setText(m_doc->modelDescription());
-    m_modelLabel->setToolTip(m_doc->modelDetails());
+    m_modelLabel->setToolTip(m_precisionNote.empty()
+                                 ? m_doc->modelDetails()
+                                 : m_doc->modelDetails() + "\n" + m_precisionNote.sentence);
     const QSignalBlocker b1(m_layer), b2(m_head);
     m_layer->setRange(0, folder ? folder->layers() - 1 : 0);
     m_layer->setValue(m_doc->layer());

@@ -20,6 +20,7 @@
 #include "ui/text/text_candidates.h"
 #include "ui/text/text_document.h"
 #include "ui/text/token_text_view.h"
+#include "ui/widgets/precision_note.h"
 
 #include <QWidget>
 
@@ -120,6 +121,7 @@ private:
     struct CacheSlot; // the GPT-2 KV cache of the run shown; touched by worker jobs only
     TextDocument* m_doc;
     std::shared_ptr<CacheSlot> m_cache;
+    PrecisionNote m_precisionNote; // a bf16 load's comparison with fp32; empty for fp32
     int m_generation = 0;
 
     QLineEdit* m_input = nullptr;
