@@ -304,6 +304,7 @@ void DiffusionPage::generate() {
     }
     if (isBusy()) worker()->cancel();
     dismissMessage();
+    if (!m_precisionNote.empty()) showNotice(m_precisionNote.sentence); // what this run computes with
     m_doc->beginRun(settings, session->timesteps());
     m_requested.clear();
     const bool capture = DiffusionDocument::attentionBytesPerStep(*m_doc->model()) <= m_captureLimit;
