@@ -152,7 +152,8 @@ PrecisionParity textPrecisionParity(const TextModel& model, std::span<const int>
 }
 
 PrecisionParity unetPrecisionParity(const UNet2DModel& model, const Tensor& sample, float timestep,
-                                    const UNetConditioning& conditioning, const UNetRunOptions& options) {
+                                    const UNetConditioning& conditioning, const UNetRunOptions& options,
+                                    const UNetConditioning* referenceConditioning) {
     PrecisionParity p;
     p.quantity = "noise";
     auto start = Clock::now();
@@ -162,7 +163,8 @@ PrecisionParity unetPrecisionParity(const UNet2DModel& model, const Tensor& samp
     {
         const Fp32ReferenceScope reference;
         start = Clock::now();
-        exact = model.forward(sample, timestep, conditioning, options);
+        exact = model.forward(sample, timestep, referenceConditioning ? *referenceConditioning : conditioning,
+                              options);
         p.referenceMs = msSince(start);
     }
     p.maxAbsLogits = maxAbsDiff(fast.noisePred, exact.noisePred);

@@ -49,9 +49,11 @@ PrecisionParity textPrecisionParity(const TextModel& model, std::span<const int>
                                     const std::function<std::string(int)>& name = {});
 
 // One U-Net forward both ways: the noise prediction and every captured attention map compared (no discrete
-// result: quantity "noise", reference and result empty).
+// result: quantity "noise", reference and result empty). referenceConditioning: what the float32 side is
+// conditioned on when it differs (a text encoder's float32 states); nullptr: `conditioning`.
 PrecisionParity unetPrecisionParity(const UNet2DModel& model, const Tensor& sample, float timestep,
-                                    const UNetConditioning& conditioning, const UNetRunOptions& options = {});
+                                    const UNetConditioning& conditioning, const UNetRunOptions& options = {},
+                                    const UNetConditioning* referenceConditioning = nullptr);
 
 // One line for a status bar or the CLI: "max |Δ logits| 0.031 (logits up to 14.2), max |Δ attention|
 // 0.0042, same translation" (`what` names the result compared; a U-Net's: "max |Δ noise| … (noise up to …),

@@ -3,6 +3,7 @@
 #include "core/analysis/value_weighting.h"
 #include "core/io/json_file.h"
 #include "core/ops/interpolate.h"
+#include "core/ops/nn.h"
 #include "core/util/error.h"
 #include "core/util/random.h"
 
@@ -309,6 +310,23 @@ Tensor aggregateWordMaps(const T2iResult& result, int height, int width) {
     for (int64_t i = 0; i < sum.numel(); ++i)
         sum.data()[i] /= static_cast<float>(count);
     return sum;
+}
+
+PrecisionParity t2iPrecisionParity(const TextToImagePipeline& pipe, std::string_view prompt) {
+    const auto text = pipe.loadTextEncoder();
+    const auto& c = pipe.unet().config();
+    const int size = std::max(16, c.sizeMultiple());
+    const Tensor latents = NormalRng(0).tensor({c.inChannels, size, size});
+    UNetConditioning fast;
+    fast.encoderHiddenStates = pipe.encodePrompt(*text, prompt);
+    UNetConditioning exact;
+    {
+        const Fp32ReferenceScope reference; // the prompt's float32 states for the float32 side
+        exact.encoderHiddenStates = pipe.encodePrompt(*text, prompt);
+    }
+    UNetRunOptions options;
+    options.captureSelf = false; // as a text-to-image run captures: cross-attention
+    return unetPrecisionParity(pipe.unet(), latents, 500.0f, fast, options, &exact);
 }
 
 } // namespace attnlens

@@ -14,6 +14,7 @@
 // guidance when guidance > 1 (the U-Net runs on the unconditional half, then the conditional one; noise =
 // uncond + g · (cond − uncond)), none at 1; the image = decode(latents / scaling_factor) / 2 + 0.5, clamped.
 
+#include "core/analysis/precision_parity.h"
 #include "core/diffusion/sampler.h"
 #include "core/models/clip_text_model.h"
 #include "core/models/unet_model.h"
@@ -78,6 +79,12 @@ private:
     std::shared_ptr<const AutoencoderKLDecoder> m_vae;
     JsonConfig m_scheduler;
 };
+
+// bf16 against float32 (Compute → BF16) on one guided step's conditional half: `prompt` encoded by the text
+// encoder and a U-Net pass on seeded latents of sizeMultiple()'s latent size or 16, whichever is larger
+// (small, so the check stays short on SD-sized models), each side in its own precision; noise and every
+// captured map compared (core/analysis/precision_parity).
+PrecisionParity t2iPrecisionParity(const TextToImagePipeline& pipe, std::string_view prompt);
 
 struct T2iRequest {
     std::string prompt, negative;

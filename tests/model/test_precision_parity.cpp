@@ -6,6 +6,7 @@
 
 #include "core/analysis/precision_parity.h"
 #include "core/diffusion/diffusion_model.h"
+#include "core/diffusion/t2i_pipeline.h"
 #include "core/io/npy_reader.h"
 #include "core/ops/gemm.h"
 #include "core/ops/nn.h"
@@ -141,6 +142,32 @@ private slots:
         for (int64_t i = 0; i < plain.noisePred.numel(); ++i)
             worst = std::max(worst, std::abs(plain.noisePred.data()[i] - reference.noisePred.data()[i]));
         QVERIFY2(worst < 1e-4f, qPrintable(QString::number(worst)));
+    }
+
+    // A text-to-image pipeline: the prompt encoded and the U-Net run in each precision (the float32 side on
+    // the float32 states), cross-attention compared.
+    void textToImage() {
+        if (!bf16Available()) QSKIP("no bf16 kernel on this CPU (oneDNN with AVX-512)");
+        std::shared_ptr<const TextToImagePipeline> pipe;
+        {
+            const Bf16Load bf16;
+            pipe = TextToImagePipeline::load(kData / "t2i" / "tiny-pipe");
+        }
+        PrecisionParity p;
+        {
+            const Bf16Load bf16; // the text encoder is read per run, in the precision of the moment
+            p = t2iPrecisionParity(*pipe, "a red square");
+        }
+        qInfo("%s", describeParity(p, "").c_str());
+        QCOMPARE(p.quantity, std::string("noise"));
+        QVERIFY2(p.maxAbsLogits > 1e-6 * p.logitScale && p.maxAbsLogits < 0.05 * p.logitScale &&
+                     p.maxAbsAttention > 0.0 && p.maxAbsAttention < 0.2,
+                 qPrintable(QString::fromStdString(describeParity(p, ""))));
+        // in float32 both sides are the same computation up to the kernels' summation order
+        const auto exact = TextToImagePipeline::load(kData / "t2i" / "tiny-pipe");
+        const PrecisionParity same = t2iPrecisionParity(*exact, "a red square");
+        QVERIFY2(same.maxAbsLogits < 1e-4 * same.logitScale && same.maxAbsAttention < 1e-5,
+                 qPrintable(QString::fromStdString(describeParity(same, ""))));
     }
 };
 

@@ -343,10 +343,30 @@ void TextToImagePage::connectDocument() {
 
 void TextToImagePage::openModel(const QString& dir) {
     if (isBusy()) worker()->cancel();
-    loadModel<std::shared_ptr<const TextToImagePipeline>>(
-        dir, [path = dir.toStdString()](const Callbacks& cb) { return TextToImagePipeline::load(path, cb); },
-        [this, dir](std::shared_ptr<const TextToImagePipeline> pipe) {
-            m_doc->setPipeline(std::move(pipe), QFileInfo(QDir::cleanPath(dir)).fileName());
+    struct Loaded {
+        std::shared_ptr<const TextToImagePipeline> pipe;
+        PrecisionNote note;
+    };
+    // bf16 (Compute → Precision): measured against float32 once, at load, on the prompt shown
+    const std::string prompt = m_prompt->text().trimmed().isEmpty()
+                                   ? std::string("a photo of a cat")
+                                   : m_prompt->text().trimmed().toStdString();
+    loadModel<Loaded>(
+        dir,
+        [path = dir.toStdString(), prompt](const Callbacks& cb) {
+            Loaded loaded{TextToImagePipeline::load(path, cb), {}};
+            if (linearPrecision() == LinearPrecision::Bf16) {
+                cb.report(1.0, "checking bf16 against fp32");
+                loaded.note =
+                    PrecisionNote::measure("noise", [&] { return t2iPrecisionParity(*loaded.pipe, prompt); });
+            }
+            return loaded;
+        },
+        [this, dir](Loaded loaded) {
+            m_precisionNote = loaded.note;
+            m_doc->setPipeline(std::move(loaded.pipe), QFileInfo(QDir::cleanPath(dir)).fileName());
+            m_modelLabel->setToolTip(m_precisionNote.sentence);
+            if (!m_precisionNote.empty()) showNotice(m_precisionNote.sentence);
         });
 }
 
@@ -455,6 +475,7 @@ void TextToImagePage::generate(const T2iSettings& s) {
         return;
     }
     updatePromptNote();
+    if (!m_precisionNote.empty()) showNotice(m_precisionNote.sentence); // what this run computes with
     const int id = m_doc->runId(); // results of an earlier run arriving late are dropped
     m_runJob = worker()->stream<T2iFrame, std::shared_ptr<T2iResult>>(
         tr("Generating"),

@@ -21,6 +21,7 @@
 
 #include "ui/shell/workspace_page.h"
 #include "ui/t2i/t2i_document.h"
+#include "ui/widgets/precision_note.h"
 
 #include <QElapsedTimer>
 
@@ -128,6 +129,7 @@ private:
     bool m_firstShow = true, m_generateWhenLoaded = false, m_selfAgain = false;
 
     QLabel* m_modelLabel = nullptr;
+    PrecisionNote m_precisionNote; // a bf16 load's comparison with fp32; empty for fp32
     QToolButton* m_export = nullptr;
     QLineEdit* m_prompt = nullptr;
     QLineEdit* m_negative = nullptr;
