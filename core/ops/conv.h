@@ -8,7 +8,8 @@
 //   FeatureMap y = conv2d(x, weight, bias, {.stride = 2, .padTop = 0, .padLeft = 0, .padBottom = 1, .padRight
 //   = 1});
 //
-// Convolutions are im2col + one GEMM (Eigen), the weight [out, in, k, k] viewed as [out, in·k·k].
+// Convolutions are im2col + one GEMM (the active kernel: oneDNN's matmul where it is, else Eigen), the weight
+// [out, in, k, k] viewed as [out, in·k·k].
 
 #include "core/ops/gemm.h"
 #include "core/tensor/tensor.h"

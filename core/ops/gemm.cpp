@@ -236,8 +236,13 @@ std::shared_ptr<float> packedBuffer(int64_t floats, int64_t m, int64_t k) {
 PackedWeights::PackedWeights(const float* w, int64_t m, int64_t k)
     : m_m(m), m_k(k), m_kernel(activeGemmKernel()) {
 #ifdef ATTNLENS_HAVE_ONEDNN
-    if (linearPrecision() == LinearPrecision::Bf16) { // setLinearPrecision made sure oneDNN can
-        m_onednn = onednn::packProductBf16(w, m, k);
+    // bf16 (setLinearPrecision made sure oneDNN can), or float32 where oneDNN is the kernel: its matmul on
+    // the plain W and X where it lies measured 6 % faster than Eigen's packed product on one thread and 12 %
+    // on two (a ddpm-cifar10-32 U-Net step: 54.7 vs 58.3 ms, 30.3 vs 34.4 ms)
+    if (linearPrecision() == LinearPrecision::Bf16 || m_kernel == GemmKernel::Onednn) {
+        m_precision = linearPrecision();
+        m_kernel = GemmKernel::Onednn;
+        m_onednn = onednn::packProduct(w, m, k, m_precision == LinearPrecision::Bf16);
         return;
     }
 #endif
@@ -293,7 +298,7 @@ void PackedLinear::multiply(const float* x, int64_t ldx, int64_t n, float* out, 
 }
 
 bool PackedWeights::valid() const {
-    return m_onednn || (m_data && m_kernel == activeGemmKernel());
+    return !empty() && (m_kernel == activeGemmKernel() || m_precision == LinearPrecision::Bf16);
 }
 
 void PackedWeights::multiply(const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc) const {

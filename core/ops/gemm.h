@@ -83,12 +83,12 @@ inline void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n,
 class PackedWeights {
 public:
     PackedWeights() = default;
-    // Packs for the active kernel; in linearPrecision() Bf16, W as bfloat16 on oneDNN (each X rounded to
-    // bfloat16 per call, float32 accumulation and output).
+    // Packs for the active kernel (oneDNN: W copied, X used where it lies); in linearPrecision() Bf16, W as
+    // bfloat16 on oneDNN (each X rounded to bfloat16 per call, float32 accumulation and output).
     PackedWeights(const float* w, int64_t m, int64_t k);
     bool empty() const { return !m_data && !m_onednn; }
     bool valid() const; // packed for the kernel active now (bf16: always)
-    LinearPrecision precision() const { return m_onednn ? LinearPrecision::Bf16 : LinearPrecision::Fp32; }
+    LinearPrecision precision() const { return m_precision; }
     int64_t rows() const { return m_m; }
     int64_t depth() const { return m_k; }
     // C = W · X; x [k, n] with row stride ldx, c [m, n] with row stride ldc. Requires valid().
@@ -96,9 +96,10 @@ public:
 
 private:
     std::shared_ptr<float> m_data;
-    std::shared_ptr<const OnednnProduct> m_onednn; // bf16
+    std::shared_ptr<const OnednnProduct> m_onednn; // GemmKernel::Onednn (or bf16)
     int64_t m_m = 0, m_k = 0;
     GemmKernel m_kernel = GemmKernel::Avx2;
+    LinearPrecision m_precision = LinearPrecision::Fp32;
 };
 
 // A linear layer's weight packed once: out [n, o] = x [n, i] · Wᵀ for a fixed W [o, i] (row-major).
@@ -152,7 +153,7 @@ std::shared_ptr<const OnednnLinear> packLinear(const float* w, int64_t outFeatur
 std::shared_ptr<const OnednnLinear> viewLinearBf16(const uint16_t* w, int64_t outFeatures, int64_t inFeatures,
                                                    std::shared_ptr<const void> keep);
 void linear(const OnednnLinear& pack, const float* x, int64_t ldx, int64_t n, float* out, int64_t ldo);
-std::shared_ptr<const OnednnProduct> packProductBf16(const float* w, int64_t m, int64_t k);
+std::shared_ptr<const OnednnProduct> packProduct(const float* w, int64_t m, int64_t k, bool bf16);
 // c [m, n] (row stride ldc) = W · x [k, n] (row stride ldx), overwritten.
 void product(const OnednnProduct& pack, const float* x, int64_t ldx, int64_t n, float* c, int64_t ldc);
 void sgemm(const GemmArgs& args); // oneDNN's own sgemm (its JIT kernel for the CPU)

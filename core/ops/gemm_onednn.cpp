@@ -121,17 +121,18 @@ struct OnednnLinear {
     mutable std::map<std::tuple<int64_t, int64_t, int64_t>, Prepared> primitives; // (rows, ldx, ldo)
 };
 
-// C [m, n] = W · X with W [m, k] kept as bfloat16 (oneDNN's "source" operand, row-major) and X [k, n]
-// rounded to bfloat16 per call (the matmul's "weights" operand, dense row-major).
+// C [m, n] = W · X with W [m, k] kept (oneDNN's "source" operand, row-major) in bfloat16 — then X [k, n] is
+// rounded to bfloat16 per call (the matmul's "weights" operand, dense row-major) — or in float32 (X used
+// where it is).
 struct OnednnProduct {
     int64_t m = 0, k = 0;
-    dnnl::memory left; // W, bf16 [m, k] row-major
+    dnnl::memory left; // W, bf16 or f32 [m, k] row-major
     mutable std::mutex mutex;
     struct Prepared {
         dnnl::matmul::primitive_desc desc;
         dnnl::matmul primitive;
         dnnl::memory::desc input; // the caller's float32 X
-        dnnl::reorder toBf16;     // input -> desc.weights_desc()
+        dnnl::reorder toBf16;     // input -> desc.weights_desc() (bf16 only)
     };
     mutable std::map<std::tuple<int64_t, int64_t, int64_t>, Prepared> primitives; // (n, ldx, ldc)
 };
@@ -220,13 +221,13 @@ std::shared_ptr<const OnednnLinear> viewLinearBf16(const uint16_t* w, int64_t ou
     }
 }
 
-std::shared_ptr<const OnednnProduct> packProductBf16(const float* w, int64_t m, int64_t k) {
+std::shared_ptr<const OnednnProduct> packProduct(const float* w, int64_t m, int64_t k, bool bf16) {
     try {
         auto pack = std::make_shared<OnednnProduct>();
         pack->m = m;
         pack->k = k;
         dnnl::memory source(rowsDesc(m, k, k), cpuEngine(), const_cast<float*>(w));
-        pack->left = dnnl::memory(rowsDesc(m, k, k, dt::bf16), cpuEngine());
+        pack->left = dnnl::memory(rowsDesc(m, k, k, bf16 ? dt::bf16 : dt::f32), cpuEngine());
         threadState().useTeam();
         auto& stream = threadState().stream;
         dnnl::reorder(source, pack->left).execute(stream, source, pack->left);
@@ -247,27 +248,34 @@ void product(const OnednnProduct& pack, const float* x, int64_t ldx, int64_t n, 
             const auto key = std::make_tuple(n, ldx, ldc);
             auto it = pack.primitives.find(key);
             if (it == pack.primitives.end()) {
-                const dnnl::matmul::desc desc(pack.left.get_desc(), rowsDesc(pack.k, n, n, dt::bf16),
+                // bf16: X rounded into a dense bf16 copy; float32: X used where it is (its row stride)
+                const bool bf16 = pack.left.get_desc().data_type() == dt::bf16;
+                const auto input = rowsDesc(pack.k, n, ldx);
+                const dnnl::matmul::desc desc(pack.left.get_desc(),
+                                              bf16 ? rowsDesc(pack.k, n, n, dt::bf16) : input,
                                               rowsDesc(pack.m, n, ldc));
                 const dnnl::matmul::primitive_desc pd(desc, userScratchpad(), cpuEngine());
-                const auto input = rowsDesc(pack.k, n, ldx);
-                OnednnProduct::Prepared p{pd, dnnl::matmul(pd), input,
-                                          dnnl::reorder(dnnl::reorder::primitive_desc(
-                                              cpuEngine(), input, cpuEngine(), pd.weights_desc()))};
+                OnednnProduct::Prepared p{pd, dnnl::matmul(pd), input, {}};
+                if (bf16)
+                    p.toBf16 = dnnl::reorder(
+                        dnnl::reorder::primitive_desc(cpuEngine(), input, cpuEngine(), pd.weights_desc()));
                 it = pack.primitives.emplace(key, std::move(p)).first;
             }
             prepared = &it->second;
         }
         const auto& pd = prepared->desc;
-        dnnl::memory src(prepared->input, cpuEngine(), const_cast<float*>(x));
-        dnnl::memory rounded(pd.weights_desc(), cpuEngine(),
-                             state.bf16Input.get(pd.weights_desc().get_size()));
-        prepared->toBf16.execute(state.stream, src, rounded);
+        dnnl::memory right(prepared->input, cpuEngine(), const_cast<float*>(x));
+        if (pd.weights_desc() != prepared->input) { // bf16: round X first
+            dnnl::memory rounded(pd.weights_desc(), cpuEngine(),
+                                 state.bf16Input.get(pd.weights_desc().get_size()));
+            prepared->toBf16.execute(state.stream, right, rounded);
+            right = rounded;
+        }
         dnnl::memory dst(pd.dst_desc(), cpuEngine(), c);
         dnnl::memory scratch(pd.scratchpad_desc(), cpuEngine(),
                              state.scratch.get(pd.scratchpad_desc().get_size()));
         prepared->primitive.execute(state.stream, {{DNNL_ARG_SRC, pack.left},
-                                                   {DNNL_ARG_WEIGHTS, rounded},
+                                                   {DNNL_ARG_WEIGHTS, right},
                                                    {DNNL_ARG_DST, dst},
                                                    {DNNL_ARG_SCRATCHPAD, scratch}});
         state.stream.wait();

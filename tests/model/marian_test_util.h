@@ -8,6 +8,8 @@
 
 #include <QTest>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -19,6 +21,11 @@ inline std::filesystem::path dataDir() {
 }
 inline std::filesystem::path variantDir(const std::string& v) {
     return dataDir() / v;
+}
+// A scratch folder under the temporary directory, named for this process: the suite and its *_avx2 twin run
+// at once under `ctest -j` and must not remove each other's copies.
+inline std::filesystem::path scratchDir(const std::string& name) {
+    return std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()));
 }
 inline attnlens::Json golden(const std::string& v) {
     return attnlens::readJsonFile(dataDir() / "golden" / (v + ".json"));

@@ -151,7 +151,7 @@ void TestMarianModel::attentionRowsSumToOne() {
 }
 
 void TestMarianModel::missingAndMisshapedTensorsInOneError() {
-    const auto dir = std::filesystem::temp_directory_path() / "attnlens_marian_broken";
+    const auto dir = scratchDir("attnlens_marian_broken");
     copyFolder(variantDir("tiny-f32"), dir);
     const auto file = TensorFile::open(dir / "model.safetensors");
     std::vector<TensorToWrite> out;
@@ -179,7 +179,7 @@ void TestMarianModel::missingAndMisshapedTensorsInOneError() {
 }
 
 void TestMarianModel::corruptSafetensors() {
-    const auto dir = std::filesystem::temp_directory_path() / "attnlens_marian_corrupt";
+    const auto dir = scratchDir("attnlens_marian_corrupt");
     copyFolder(variantDir("tiny-f32"), dir);
     std::filesystem::resize_file(dir / "model.safetensors", 5000); // truncated
     try {
@@ -194,8 +194,8 @@ void TestMarianModel::corruptSafetensors() {
 void TestMarianModel::bf16Checkpoint() {
     // The BF16 path: the same weights stored as BF16 and as F32 (the BF16-rounded values) must give
     // identical results, and stay close to the original F32 model.
-    const auto base = std::filesystem::temp_directory_path();
-    const auto bf16Dir = base / "attnlens_marian_bf16", roundedDir = base / "attnlens_marian_bf16_as_f32";
+    const auto bf16Dir = scratchDir("attnlens_marian_bf16"),
+               roundedDir = scratchDir("attnlens_marian_bf16_as_f32");
     copyFolder(variantDir("tiny-f32"), bf16Dir);
     copyFolder(variantDir("tiny-f32"), roundedDir);
     {

@@ -16,7 +16,7 @@ using namespace marian_test;
 namespace {
 
 std::filesystem::path scratchCopy(const char* name) {
-    const auto dir = std::filesystem::temp_directory_path() / name;
+    const auto dir = scratchDir(name);
     std::filesystem::remove_all(dir);
     std::filesystem::copy(variantDir("tiny-f32"), dir, std::filesystem::copy_options::recursive);
     return dir;
