@@ -64,7 +64,7 @@ Json parityJson(const attnlens::PrecisionParity& p) {
     return {{"compared", p.quantity},
             {"max_abs_logits", p.maxAbsLogits},
             {"fp32_max_abs_logits", p.logitScale},
-            {"max_abs_attention", p.maxAbsAttention},
+            {"max_abs_attention", p.attentionCompared ? Json(p.maxAbsAttention) : Json(nullptr)},
             {"same_result", p.sameResult},
             {"fp32_result", p.reference},
             {"result", p.result},

@@ -21,6 +21,7 @@
 #include "core/models/text_folder.h"
 #include "core/models/text_generation.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
@@ -35,6 +36,18 @@ void printNextTokens(const attnlens::TextFolder& folder, const attnlens::TextFor
         std::cout << (i ? ", \"" : " \"") << folder.tokenText(top[i].id) << "\" " << std::fixed
                   << std::setprecision(3) << top[i].probability;
     std::cout << "\n";
+}
+
+// bf16 against fp32 on the text's first 128 tokens (stderr): two more passes, kept short on a long text.
+void noteBf16Parity(const attnlens::TextFolder& folder, std::vector<int> ids) {
+    ids.resize(std::min<size_t>(ids.size(), 128));
+    std::cerr << "note: bf16 against fp32 on this input"
+              << (ids.size() == 128 ? " (its first 128 tokens)" : "") << ": "
+              << attnlens::describeParity(
+                     attnlens::textPrecisionParity(*folder.model, ids,
+                                                   [&](int id) { return folder.tokenText(id); }),
+                     attnlens::textParityResult(*folder.model))
+              << "\n";
 }
 
 int runText(const std::vector<std::string>& argv) {
@@ -63,13 +76,7 @@ int runText(const std::vector<std::string>& argv) {
             throw cli::UsageError(std::string(flag) + " needs --generate N");
     const auto heatmap = cli::parseTextHeatmap(args, folder);
     const auto encoding = cli::encodeText(folder, text, generate, args.has("--chat"));
-    if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16) // measured on this text
-        std::cerr << "note: bf16 against fp32 on this input: "
-                  << attnlens::describeParity(
-                         attnlens::textPrecisionParity(*folder.model, encoding.ids,
-                                                       [&](int id) { return folder.tokenText(id); }),
-                         "next token")
-                  << "\n";
+    if (attnlens::linearPrecision() == attnlens::LinearPrecision::Bf16) noteBf16Parity(folder, encoding.ids);
     // A decoder asked for nothing more than the text: its most likely next tokens say what the model makes of
     // it.
     const bool nextTokens = folder.decoderOnly() && !args.has("--generate") && folder.hasLmHead();

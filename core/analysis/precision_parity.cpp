@@ -137,18 +137,31 @@ PrecisionParity textPrecisionParity(const TextModel& model, std::span<const int>
     p.maxAbsLogits = maxAbsDiff(values(fastOut), values(exactOut));
     p.logitScale = maxAbs(values(exactOut));
     p.maxAbsAttention = maxAbsDiff(fast.attentions, exact.attentions);
-    if (logits && exactOut.rows() > 0) {
-        const auto top = [&](const RowMatrix& m) {
-            Eigen::Index best = 0;
-            m.row(m.rows() - 1).maxCoeff(&best);
-            const int id = static_cast<int>(best);
-            return name ? name(id) : "id " + std::to_string(id);
-        };
-        p.reference = top(exactOut);
-        p.result = top(fastOut);
-        p.sameResult = p.reference == p.result;
+    p.attentionCompared = !exact.attentions.empty();
+    if (!logits || exactOut.rows() == 0) return p;
+    const auto top = [&](const RowMatrix& m, Eigen::Index row) {
+        Eigen::Index best = 0;
+        m.row(row).maxCoeff(&best);
+        return static_cast<int>(best);
+    };
+    const auto named = [&](int id) { return name ? name(id) : "id " + std::to_string(id); };
+    // a decoder: the next token; an encoder: every position's prediction, the first that differs reported
+    const Eigen::Index first = model.decoderOnly() ? exactOut.rows() - 1 : 0;
+    p.reference = p.result = named(top(exactOut, exactOut.rows() - 1));
+    for (Eigen::Index r = first; r < exactOut.rows(); ++r) {
+        const int a = top(exactOut, r), b = top(fastOut, r);
+        if (a == b) continue;
+        const std::string where = model.decoderOnly() ? "" : "position " + std::to_string(r) + ": ";
+        p.reference = where + named(a);
+        p.result = where + named(b);
+        p.sameResult = false;
+        break;
     }
     return p;
+}
+
+std::string textParityResult(const TextModel& model) {
+    return model.decoderOnly() ? "next token" : "top-1 at every position";
 }
 
 PrecisionParity unetPrecisionParity(const UNet2DModel& model, const Tensor& sample, float timestep,
@@ -180,9 +193,15 @@ PrecisionParity unetPrecisionParity(const UNet2DModel& model, const Tensor& samp
 std::string describeParity(const PrecisionParity& p, const std::string& what) {
     char buffer[200];
     const char* q = p.quantity.c_str();
-    std::snprintf(buffer, sizeof buffer, "max |Δ %s| %.3g (%s up to %.3g), max |Δ attention| %.3g", q,
-                  p.maxAbsLogits, q, p.logitScale, p.maxAbsAttention);
+    std::snprintf(buffer, sizeof buffer, "max |Δ %s| %.3g (%s up to %.3g), ", q, p.maxAbsLogits, q,
+                  p.logitScale);
     std::string out = buffer;
+    if (p.attentionCompared) {
+        std::snprintf(buffer, sizeof buffer, "max |Δ attention| %.3g", p.maxAbsAttention);
+        out += buffer;
+    } else {
+        out += "attention not compared (kept on demand)";
+    }
     if (p.reference.empty() && p.result.empty()) return out; // no discrete result (a U-Net's noise)
     out += ", ";
     out += p.sameResult

@@ -23,6 +23,7 @@ struct PrecisionParity {
     double maxAbsLogits = 0.0;
     double logitScale = 0.0;         // max |logit| of the float32 run: what maxAbsLogits is relative to
     double maxAbsAttention = 0.0;    // over every captured head
+    bool attentionCompared = true;   // false: none was captured (a long text's heads kept on demand)
     bool sameResult = true;          // same top-1 class / same translation
     std::string quantity = "logits"; // what maxAbsLogits compares ("noise" for a U-Net)
     std::string reference;           // float32's result (top-1 label or translation)
@@ -43,10 +44,13 @@ PrecisionParity marianPrecisionParity(const std::shared_ptr<const MarianModel>& 
 
 // Runs `ids` through a text model once as loaded and once on float32 weights (one forward pass over every id,
 // as the Text page's run): the logits of every position (a model without an LM head: its last hidden state)
-// and every head compared; the result is the most likely token after the last id, named by `name` (its id
-// when no name is given).
+// and every head compared. The result (textParityResult names it): a decoder's most likely token after the
+// last id; an encoder's top-1 prediction at every position (the first that differs is reported). Tokens are
+// named by `name` (their id when no name is given).
 PrecisionParity textPrecisionParity(const TextModel& model, std::span<const int> ids,
                                     const std::function<std::string(int)>& name = {});
+// "next token" or "top-1 at every position": describeParity's `what` for textPrecisionParity.
+std::string textParityResult(const TextModel& model);
 
 // One U-Net forward both ways: the noise prediction and every captured attention map compared (no discrete
 // result: quantity "noise", reference and result empty). referenceConditioning: what the float32 side is

@@ -78,9 +78,14 @@ public:
         return packedInBf16({m_bind.require(prefix + ".weight", {out, in}),
                              bias ? m_bind.require(prefix + ".bias", {out}) : Tensor()});
     }
-    // bf16 (Compute → BF16): linear layers packed in bfloat16 (float32 stays on the plain weights, unpacked)
-    static LinearWeights packedInBf16(LinearWeights w) {
-        if (linearPrecision() == LinearPrecision::Bf16 && !w.weight.empty()) w.pack();
+    // bf16 (Compute → BF16): linear layers packed in bfloat16 (float32 stays on the plain weights, unpacked);
+    // the packed copy is what runs, so the file's pages of the plain weight are given back as for
+    // convolutions
+    LinearWeights packedInBf16(LinearWeights w) {
+        if (linearPrecision() == LinearPrecision::Bf16 && !w.weight.empty()) {
+            w.pack();
+            m_file.releasePages(w.weight.data(), static_cast<size_t>(w.weight.numel()) * sizeof(float));
+        }
         return w;
     }
     // A Linear, or a 1×1 conv bound as its [out, in] matrix (Transformer2DModel's proj_in / proj_out).

@@ -69,7 +69,7 @@ public:
     ConvLayer conv(const std::string& p, int64_t out, int64_t in, int64_t k) {
         ConvLayer c{m_bind.require(p + ".weight", {out, in, k, k}), m_bind.require(p + ".bias", {out}), {}};
         if (c.weight.empty() || c.bias.empty()) return c;
-        packConvLayer(c, k == 3);
+        packConvLayer(c, k == 3, LinearPrecision::Fp32); // bf16 mode leaves the decoded picture exact
         m_file.releasePages(c.weight.data(),
                             static_cast<size_t>(c.weight.numel()) * sizeof(float)); // see UNet's
         return c;

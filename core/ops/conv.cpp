@@ -315,11 +315,11 @@ int64_t setWinogradBandFloats(int64_t floats) {
     return winogradBandFloats.exchange(std::max<int64_t>(floats, 1));
 }
 
-std::vector<PackedWeights> packWinogradWeights(const Tensor& u) {
+std::vector<PackedWeights> packWinogradWeights(const Tensor& u, LinearPrecision precision) {
     if (u.rank() != 3 || u.dim(0) != 16) throw Error("winograd: expected transformed weights [16, out, in]");
     std::vector<PackedWeights> packed;
     for (int64_t xi = 0; xi < 16; ++xi)
-        packed.emplace_back(u.data() + xi * u.dim(1) * u.dim(2), u.dim(1), u.dim(2));
+        packed.emplace_back(u.data() + xi * u.dim(1) * u.dim(2), u.dim(1), u.dim(2), precision);
     return packed;
 }
 
@@ -425,13 +425,13 @@ FeatureMap concatChannels(const FeatureMap& a, const FeatureMap& b) {
     return out;
 }
 
-void packConvLayer(ConvLayer& layer, bool winograd) {
+void packConvLayer(ConvLayer& layer, bool winograd, LinearPrecision precision) {
     const Tensor& w = layer.weight;
     if (winograd && w.dim(2) == 3 && w.dim(3) == 3)
-        layer.packed = packWinogradWeights(winogradWeights(w));
+        layer.packed = packWinogradWeights(winogradWeights(w), precision);
     else {
         layer.packed.clear();
-        layer.packed.emplace_back(w.data(), w.dim(0), w.dim(1) * w.dim(2) * w.dim(3));
+        layer.packed.emplace_back(w.data(), w.dim(0), w.dim(1) * w.dim(2) * w.dim(3), precision);
     }
 }
 

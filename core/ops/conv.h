@@ -56,7 +56,8 @@ Tensor winogradWeights(const Tensor& weight);
 FeatureMap conv3x3Winograd(const FeatureMap& x, const Tensor& u, const Tensor& bias);
 // The same with the 16 U_ξ packed once (packWinogradWeights); requires every one valid().
 FeatureMap conv3x3Winograd(const FeatureMap& x, const std::vector<PackedWeights>& u, const Tensor& bias);
-std::vector<PackedWeights> packWinogradWeights(const Tensor& u);
+std::vector<PackedWeights> packWinogradWeights(const Tensor& u,
+                                               LinearPrecision precision = linearPrecision());
 // The Winograd convolutions run in bands of tile rows whose transformed input and products take at most this
 // many floats (default 8 Mi: 32 MiB, whatever the map's size). Returns the previous limit; tests lower it.
 int64_t setWinogradBandFloats(int64_t floats);
@@ -83,9 +84,9 @@ struct ConvLayer {
     Tensor weight, bias;
     std::vector<PackedWeights> packed;
 };
-// Packs `layer` (weight non-empty) for the active kernel; winograd: 3×3 weights as Winograd U_ξ (then the
-// layer must run with ConvGeometry::same(3)).
-void packConvLayer(ConvLayer& layer, bool winograd);
+// Packs `layer` (weight non-empty) for the active kernel, in `precision` (the VAE decoder keeps Fp32 in bf16
+// mode); winograd: 3×3 weights as Winograd U_ξ (then the layer must run with ConvGeometry::same(3)).
+void packConvLayer(ConvLayer& layer, bool winograd, LinearPrecision precision = linearPrecision());
 FeatureMap applyConv(const ConvLayer& layer, const FeatureMap& x, const ConvGeometry& geometry);
 
 } // namespace attnlens

@@ -233,14 +233,16 @@ std::shared_ptr<float> packedBuffer(int64_t floats, int64_t m, int64_t k) {
 
 } // namespace
 
-PackedWeights::PackedWeights(const float* w, int64_t m, int64_t k)
+PackedWeights::PackedWeights(const float* w, int64_t m, int64_t k, LinearPrecision precision)
     : m_m(m), m_k(k), m_kernel(activeGemmKernel()) {
+    if (precision == LinearPrecision::Bf16 && !bf16Available())
+        throw Error("bf16 needs the oneDNN kernel and a CPU with AVX-512");
 #ifdef ATTNLENS_HAVE_ONEDNN
     // bf16 (setLinearPrecision made sure oneDNN can), or float32 where oneDNN is the kernel: its matmul on
     // the plain W and X where it lies measured 6 % faster than Eigen's packed product on one thread and 12 %
     // on two (a ddpm-cifar10-32 U-Net step: 54.7 vs 58.3 ms, 30.3 vs 34.4 ms)
-    if (linearPrecision() == LinearPrecision::Bf16 || m_kernel == GemmKernel::Onednn) {
-        m_precision = linearPrecision();
+    if (precision == LinearPrecision::Bf16 || m_kernel == GemmKernel::Onednn) {
+        m_precision = precision;
         m_kernel = GemmKernel::Onednn;
         m_onednn = onednn::packProduct(w, m, k, m_precision == LinearPrecision::Bf16);
         return;

@@ -85,7 +85,8 @@ public:
     PackedWeights() = default;
     // Packs for the active kernel (oneDNN: W copied, X used where it lies); in linearPrecision() Bf16, W as
     // bfloat16 on oneDNN (each X rounded to bfloat16 per call, float32 accumulation and output).
-    PackedWeights(const float* w, int64_t m, int64_t k);
+    PackedWeights(const float* w, int64_t m, int64_t k) : PackedWeights(w, m, k, linearPrecision()) {}
+    PackedWeights(const float* w, int64_t m, int64_t k, LinearPrecision precision);
     bool empty() const { return !m_data && !m_onednn; }
     bool valid() const; // packed for the kernel active now (bf16: always)
     LinearPrecision precision() const { return m_precision; }

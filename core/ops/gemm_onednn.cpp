@@ -26,7 +26,10 @@
 #include <string>
 #include <tuple>
 
-extern "C" void omp_set_num_threads(int); // libgomp, which Debian's libdnnl uses for its threads
+// libgomp, which Debian's libdnnl uses for its threads
+extern "C" void omp_set_num_threads(int);
+extern "C" int omp_get_max_threads(void);
+extern "C" int omp_in_parallel(void);
 
 namespace attnlens {
 namespace onednn {
@@ -49,6 +52,7 @@ public:
     void* get(size_t bytes) {
         if (bytes > m_size) {
             const size_t rounded = (bytes + 4095) / 4096 * 4096;
+            m_size = 0; // nothing held if the allocation fails
             m_data.reset(std::aligned_alloc(4096, rounded));
             if (!m_data)
                 throw Error("out of memory for a oneDNN buffer of " + std::to_string(bytes) + " bytes");
@@ -56,6 +60,15 @@ public:
         }
         return m_data.get();
     }
+    // Gives a buffer above kKeptBytes back after a call (a full-resolution input rounded to bf16 reaches
+    // 100 MB; the thread would hold it for its life).
+    void trim() {
+        if (m_size > kKeptBytes) {
+            m_data.reset();
+            m_size = 0;
+        }
+    }
+    static constexpr size_t kKeptBytes = size_t{32} << 20;
 
 private:
     std::unique_ptr<void, decltype(&std::free)> m_data{nullptr, &std::free};
@@ -65,11 +78,13 @@ private:
 // Per calling thread: its OpenMP team size, a stream, the scratchpad and the bf16 input.
 struct ThreadState {
     ThreadState() : stream(cpuEngine()) {}
-    void useTeam() { // the team oneDNN runs this call on: computeThreads()
+    // The team oneDNN runs this call on: computeThreads(). Inside one of our parallel regions (Winograd's 16
+    // products) the call runs on that one thread whatever is set, and a setting made there would end with the
+    // region: nothing to do.
+    void useTeam() {
         const int wanted = computeThreads();
-        if (wanted != team) omp_set_num_threads(team = wanted);
+        if (!omp_in_parallel() && omp_get_max_threads() != wanted) omp_set_num_threads(wanted);
     }
-    int team = 0;
     dnnl::stream stream;
     AlignedBuffer scratch;
     AlignedBuffer bf16Input; // the input rounded to bfloat16 (LinearPrecision::Bf16)
@@ -104,21 +119,44 @@ dnnl::matmul::primitive_desc describe(const dnnl::memory::desc& weights, int64_t
 
 } // namespace
 
+// Primitives per (rows, input row stride, output row stride), at most kShapes per weight (each picture size
+// adds one or two; beyond kShapes the cache starts over). Entries are shared: a call keeps its own alive
+// while another thread starts the cache over.
+template <class T> class ShapeCache {
+public:
+    using Key = std::tuple<int64_t, int64_t, int64_t>;
+    template <class Make> std::shared_ptr<const T> get(const Key& key, Make&& make) const {
+        const std::lock_guard lock(m_mutex);
+        if (auto it = m_entries.find(key); it != m_entries.end()) return it->second;
+        if (m_entries.size() >= kShapes) m_entries.clear();
+        auto prepared = std::make_shared<const T>(make());
+        m_entries.emplace(key, prepared);
+        return prepared;
+    }
+
+private:
+    static constexpr size_t kShapes = 16;
+    mutable std::mutex m_mutex;
+    mutable std::map<Key, std::shared_ptr<const T>> m_entries;
+};
+
+// A matmul for one shape; rounded: the float32 operand is rounded to bfloat16 first (by `round`).
+struct Prepared {
+    dnnl::matmul::primitive_desc desc;
+    dnnl::matmul primitive;
+    dnnl::memory::desc input; // the caller's float32 operand
+    bool rounded = false;
+    dnnl::reorder round; // input -> the bf16 operand
+};
+
 } // namespace onednn
 
 struct OnednnLinear {
     int64_t out = 0, in = 0;
     dnnl::memory
         weights; // [in, out] in the layout oneDNN chose (or a bf16 view: W [out, in] row-major, "ba")
-    std::shared_ptr<const void> keep; // a view's memory
-    mutable std::mutex mutex;
-    struct Prepared {
-        dnnl::matmul::primitive_desc desc;
-        dnnl::matmul primitive;
-        dnnl::memory::desc input; // the caller's float32 rows
-        dnnl::reorder toBf16;     // input -> desc.src_desc() (bf16 weights only)
-    };
-    mutable std::map<std::tuple<int64_t, int64_t, int64_t>, Prepared> primitives; // (rows, ldx, ldo)
+    std::shared_ptr<const void> keep;                // a view's memory
+    onednn::ShapeCache<onednn::Prepared> primitives; // the rows rounded to bf16 for bf16 weights
 };
 
 // C [m, n] = W · X with W [m, k] kept (oneDNN's "source" operand, row-major) in bfloat16 — then X [k, n] is
@@ -126,15 +164,8 @@ struct OnednnLinear {
 // where it is).
 struct OnednnProduct {
     int64_t m = 0, k = 0;
-    dnnl::memory left; // W, bf16 or f32 [m, k] row-major
-    mutable std::mutex mutex;
-    struct Prepared {
-        dnnl::matmul::primitive_desc desc;
-        dnnl::matmul primitive;
-        dnnl::memory::desc input; // the caller's float32 X
-        dnnl::reorder toBf16;     // input -> desc.weights_desc() (bf16 only)
-    };
-    mutable std::map<std::tuple<int64_t, int64_t, int64_t>, Prepared> primitives; // (n, ldx, ldc)
+    dnnl::memory left;                               // W, bf16 or f32 [m, k] row-major
+    onednn::ShapeCache<onednn::Prepared> primitives; // X rounded to bf16 when W is bf16
 };
 
 namespace onednn {
@@ -214,6 +245,12 @@ std::shared_ptr<const OnednnLinear> viewLinearBf16(const uint16_t* w, int64_t ou
         view->in = inFeatures;
         view->keep = std::move(keep);
         const dnnl::memory::desc plain(Dims{inFeatures, outFeatures}, dt::bf16, dnnl::memory::format_tag::ba);
+        // a prompt-sized primitive now, so that a layout oneDNN cannot run fast (its reference kernel) is
+        // refused at load, where the caller keeps the exact path, not in the middle of a run
+        const auto pd = describe(plain, inFeatures, outFeatures, 197, inFeatures, outFeatures);
+        if (pd.weights_desc() != plain || std::string(pd.impl_info_str()).find("ref") != std::string::npos)
+            throw Error(std::string("oneDNN has no fast kernel for a bf16 weight as stored (") +
+                        pd.impl_info_str() + ")");
         view->weights = dnnl::memory(plain, cpuEngine(), const_cast<uint16_t*>(w));
         return view;
     } catch (const dnnl::error& e) {
@@ -234,7 +271,7 @@ std::shared_ptr<const OnednnProduct> packProduct(const float* w, int64_t m, int6
         stream.wait();
         return pack;
     } catch (const dnnl::error& e) {
-        throw Error(std::string("oneDNN could not keep a weight in bf16: ") + e.what());
+        throw Error(std::string("oneDNN could not prepare a convolution weight: ") + e.what());
     }
 }
 
@@ -242,33 +279,27 @@ void product(const OnednnProduct& pack, const float* x, int64_t ldx, int64_t n, 
     try {
         ThreadState& state = threadState();
         state.useTeam();
-        OnednnProduct::Prepared* prepared = nullptr;
-        {
-            const std::lock_guard lock(pack.mutex);
-            const auto key = std::make_tuple(n, ldx, ldc);
-            auto it = pack.primitives.find(key);
-            if (it == pack.primitives.end()) {
-                // bf16: X rounded into a dense bf16 copy; float32: X used where it is (its row stride)
-                const bool bf16 = pack.left.get_desc().data_type() == dt::bf16;
-                const auto input = rowsDesc(pack.k, n, ldx);
-                const dnnl::matmul::desc desc(pack.left.get_desc(),
-                                              bf16 ? rowsDesc(pack.k, n, n, dt::bf16) : input,
-                                              rowsDesc(pack.m, n, ldc));
-                const dnnl::matmul::primitive_desc pd(desc, userScratchpad(), cpuEngine());
-                OnednnProduct::Prepared p{pd, dnnl::matmul(pd), input, {}};
-                if (bf16)
-                    p.toBf16 = dnnl::reorder(
-                        dnnl::reorder::primitive_desc(cpuEngine(), input, cpuEngine(), pd.weights_desc()));
-                it = pack.primitives.emplace(key, std::move(p)).first;
-            }
-            prepared = &it->second;
-        }
+        const auto prepared = pack.primitives.get({n, ldx, ldc}, [&] {
+            // bf16: X rounded into a dense bf16 copy; float32: X used where it is (its row stride)
+            const bool bf16 = pack.left.get_desc().data_type() == dt::bf16;
+            const auto input = rowsDesc(pack.k, n, ldx);
+            const dnnl::matmul::desc desc(pack.left.get_desc(),
+                                          bf16 ? rowsDesc(pack.k, n, n, dt::bf16) : input,
+                                          rowsDesc(pack.m, n, ldc));
+            Prepared p{
+                dnnl::matmul::primitive_desc(desc, userScratchpad(), cpuEngine()), {}, input, bf16, {}};
+            p.primitive = dnnl::matmul(p.desc);
+            if (bf16)
+                p.round = dnnl::reorder(
+                    dnnl::reorder::primitive_desc(cpuEngine(), input, cpuEngine(), p.desc.weights_desc()));
+            return p;
+        });
         const auto& pd = prepared->desc;
         dnnl::memory right(prepared->input, cpuEngine(), const_cast<float*>(x));
-        if (pd.weights_desc() != prepared->input) { // bf16: round X first
+        if (prepared->rounded) {
             dnnl::memory rounded(pd.weights_desc(), cpuEngine(),
                                  state.bf16Input.get(pd.weights_desc().get_size()));
-            prepared->toBf16.execute(state.stream, right, rounded);
+            prepared->round.execute(state.stream, right, rounded);
             right = rounded;
         }
         dnnl::memory dst(pd.dst_desc(), cpuEngine(), c);
@@ -279,6 +310,7 @@ void product(const OnednnProduct& pack, const float* x, int64_t ldx, int64_t n, 
                                                    {DNNL_ARG_DST, dst},
                                                    {DNNL_ARG_SCRATCHPAD, scratch}});
         state.stream.wait();
+        state.bf16Input.trim();
     } catch (const dnnl::error& e) {
         throw Error(std::string("oneDNN matmul failed: ") + e.what());
     }
@@ -296,28 +328,23 @@ void linear(const OnednnLinear& pack, const float* x, int64_t ldx, int64_t n, fl
     try {
         ThreadState& state = threadState();
         state.useTeam();
-        OnednnLinear::Prepared* prepared = nullptr;
-        {
-            const std::lock_guard lock(pack.mutex);
-            const auto key = std::make_tuple(n, ldx, ldo);
-            auto it = pack.primitives.find(key);
-            if (it == pack.primitives.end()) {
-                const auto pd = describe(pack.weights.get_desc(), pack.in, pack.out, n, ldx, ldo);
-                if (pd.weights_desc() != pack.weights.get_desc())
-                    throw Error("oneDNN chose another weight layout for " + std::to_string(n) + " rows");
-                OnednnLinear::Prepared p{pd, dnnl::matmul(pd), rowsDesc(n, pack.in, ldx), {}};
-                if (pd.src_desc() != p.input)
-                    p.toBf16 = dnnl::reorder(
-                        dnnl::reorder::primitive_desc(cpuEngine(), p.input, cpuEngine(), pd.src_desc()));
-                it = pack.primitives.emplace(key, std::move(p)).first;
+        const auto prepared = pack.primitives.get({n, ldx, ldo}, [&] {
+            auto pd = describe(pack.weights.get_desc(), pack.in, pack.out, n, ldx, ldo);
+            if (pd.weights_desc() != pack.weights.get_desc())
+                throw Error("oneDNN chose another weight layout for " + std::to_string(n) + " rows");
+            Prepared p{pd, dnnl::matmul(pd), rowsDesc(n, pack.in, ldx), false, {}};
+            if (pd.src_desc() != p.input) { // bf16 weights: the rows rounded to bfloat16 first
+                p.rounded = true;
+                p.round = dnnl::reorder(
+                    dnnl::reorder::primitive_desc(cpuEngine(), p.input, cpuEngine(), pd.src_desc()));
             }
-            prepared = &it->second;
-        }
+            return p;
+        });
         const auto& pd = prepared->desc;
         dnnl::memory src(prepared->input, cpuEngine(), const_cast<float*>(x));
-        if (pd.src_desc() != prepared->input) { // bf16 weights: round the rows to bfloat16 first
+        if (prepared->rounded) {
             dnnl::memory rounded(pd.src_desc(), cpuEngine(), state.bf16Input.get(pd.src_desc().get_size()));
-            prepared->toBf16.execute(state.stream, src, rounded);
+            prepared->round.execute(state.stream, src, rounded);
             src = rounded;
         }
         dnnl::memory dst(pd.dst_desc(), cpuEngine(), out);
@@ -328,6 +355,7 @@ void linear(const OnednnLinear& pack, const float* x, int64_t ldx, int64_t n, fl
                                                    {DNNL_ARG_DST, dst},
                                                    {DNNL_ARG_SCRATCHPAD, scratch}});
         state.stream.wait();
+        state.bf16Input.trim();
     } catch (const dnnl::error& e) {
         throw Error(std::string("oneDNN matmul failed: ") + e.what());
     }

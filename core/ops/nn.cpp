@@ -64,8 +64,13 @@ void LinearWeights::pack() {
     if (!half.empty()) {
         // bf16 mode: a weight stored in bfloat16 is multiplied where it lies (no copy); f16 and GGML
         // weights stay on the exact float32 path
-        if (linearPrecision() == LinearPrecision::Bf16 && half.format() == HalfMatrix::Format::BF16)
-            packed = PackedLinear(half);
+        if (linearPrecision() == LinearPrecision::Bf16 && half.format() == HalfMatrix::Format::BF16) {
+            try {
+                packed = PackedLinear(half);
+            } catch (const Error&) { // no fast oneDNN kernel for this layout: the exact path stays
+                packed = PackedLinear();
+            }
+        }
         return;
     }
     if (weight.rank() == 2 && !weight.empty())

@@ -36,9 +36,10 @@ struct LinearWeights {
 // y = x · Wᵀ + b through the packed weight when it is valid for the active kernel, else as above.
 void linearInto(const Eigen::Ref<const RowMatrix>& x, const LinearWeights& layer, RowMatrix& out);
 
-// While one is alive on a thread, linearInto(x, LinearWeights) on that thread uses the plain float32
-// weight, never a packed one: a model packed in bf16 computes its float32 reference with it (the plain
-// weights are kept, so this costs no memory). Nests.
+// While one is alive on a thread, linearInto(x, LinearWeights) and applyConv (ops/conv.h) on that thread use
+// the plain float32 weight, never one packed in bf16 (linearInto: never a packed one at all): a model packed
+// in bf16 computes its float32 reference with it (the plain weights are kept, so this costs no memory).
+// Nests.
 class Fp32ReferenceScope {
 public:
     Fp32ReferenceScope();

@@ -48,6 +48,7 @@ private slots:
     void bf16PackedLinear();
     void bf16WeightUsedAsStored();
     void bf16PackedWeights();
+    void onednnPackedWeightsStrided();
     void linearGemmMatchesGemm();
     void reservedHeapServesTheNextBuffer();
 };
@@ -311,10 +312,14 @@ void TestTensorOps::bf16WeightUsedAsStored() {
     layer.pack();
     setLinearPrecision(LinearPrecision::Fp32);
     QCOMPARE(layer.packed.precision(), LinearPrecision::Bf16);
-    for (const int64_t n : {1, 8, 9, 40}) {
+    const auto input = [&](int64_t n) {
         RowMatrix x(n, kIn);
         for (Eigen::Index i = 0; i < x.size(); ++i)
             x.data()[i] = std::cos(0.031f * float(i));
+        return x;
+    };
+    for (const int64_t n : {1, 8, 9, 40}) {
+        const RowMatrix x = input(n);
         RowMatrix fast, reference;
         linearInto(x, layer, fast);
         {
@@ -335,6 +340,53 @@ void TestTensorOps::bf16WeightUsedAsStored() {
     half.pack();
     setLinearPrecision(LinearPrecision::Fp32);
     QVERIFY(half.packed.empty());
+    half = LinearWeights();
+
+    // the packed layer reads the stored memory itself (no copy: a changed value shows) and keeps it alive
+    const RowMatrix x = input(40);
+    RowMatrix before, after;
+    linearInto(x, layer, before);
+    (*storage)[1] ^= 0x8000u; // weight (0, 1) negated (sin 0.017; (0, 0) is 0)
+    linearInto(x, layer, after);
+    QVERIFY(before.col(0) != after.col(0));
+    QVERIFY(before.rightCols(kOut - 1) == after.rightCols(kOut - 1));
+    (*storage)[1] ^= 0x8000u;
+    const PackedLinear packed = layer.packed;
+    layer = LinearWeights();
+    const std::weak_ptr<std::vector<uint16_t>> watch = storage;
+    storage.reset();
+    QVERIFY(!watch.expired()); // held by the packed layer alone
+    RowMatrix last(40, kOut);
+    packed.multiply(x.data(), x.outerStride(), x.rows(), last.data(), last.outerStride());
+    QVERIFY(last == before);
+}
+
+// PackedWeights under the oneDNN kernel in float32 (its matmul on W's copy and X where it lies): the product
+// W · X to float32 rounding, with X's and C's row strides wider than n, nothing written beyond n.
+void TestTensorOps::onednnPackedWeightsStrided() {
+    if (!onednnAvailable()) QSKIP("no oneDNN kernel in this build");
+    const GemmKernel before = activeGemmKernel();
+    setGemmKernel(GemmKernel::Onednn);
+    constexpr int64_t kM = 40, kK = 72;
+    RowMatrix w(kM, kK);
+    for (Eigen::Index i = 0; i < w.size(); ++i)
+        w.data()[i] = std::sin(0.019f * float(i));
+    const PackedWeights packed(w.data(), kM, kK);
+    QCOMPARE(packed.precision(), LinearPrecision::Fp32);
+    for (const int64_t n : {1, 33, 300}) {
+        RowMatrix x(kK, n + 7);
+        for (Eigen::Index i = 0; i < x.size(); ++i)
+            x.data()[i] = std::cos(0.011f * float(i));
+        RowMatrix c = RowMatrix::Constant(kM, n + 2, 0.5f);
+        packed.multiply(x.data(), x.cols(), n, c.data(), c.cols());
+        const RowMatrix expected = w * x.leftCols(n);
+        QVERIFY2((c.leftCols(n) - expected).cwiseAbs().maxCoeff() < 1e-4f,
+                 qPrintable(QString("n=%1").arg(n)));
+        QVERIFY((c.rightCols(2).array() == 0.5f).all());
+    }
+    setGemmKernel(GemmKernel::Avx2);
+    QVERIFY(!packed.valid()); // packed for oneDNN: the plain path takes over after a switch
+    setGemmKernel(before);
 }
 
 // PackedWeights (a convolution's W in C = W · X) in bf16: W and X rounded to bfloat16, float32 accumulation,

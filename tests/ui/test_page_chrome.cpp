@@ -355,6 +355,9 @@ private slots:
         WAIT_UNTIL(text->statusText().contains(measured + "max |Δ logits|"));
         QVERIFY2(text->statusText().contains("next token"), qPrintable(text->statusText()));
         WAIT_UNTIL(diffusion->message().contains(measured + "max |Δ noise|"));
+        for (const QString& note : {vision->message(), text->statusText(), diffusion->message()})
+            QVERIFY2(!note.contains("| 0 (") && !note.contains("attention| 0,"),
+                     qPrintable(note)); // measured
         fp32->trigger();
         QCOMPARE(linearPrecision(), LinearPrecision::Fp32);
         QCOMPARE(QSettings().value("precision").toString(), QString("fp32"));

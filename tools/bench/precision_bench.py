@@ -94,12 +94,13 @@ def main():
     print("|---|---|---|---|---|---|---|")
     for row, r in results.items():
         p = r["parity"]
+        att = p.get("max_abs_attention")
+        attention = "n/a" if att is None else f"{att:.3g}"
         same = ("—" if not p.get("fp32_result") and not p.get("result")
                 else ("yes" if p.get("same_result") else f"no ({p.get('fp32_result')} / {p.get('result')})"))
         print(f"| {row} | {r['fp32_ms']:.2f} ms | {r['bf16_ms']:.2f} ms | **{r['speedup']:.2f}x** | "
               f"{p.get('max_abs_logits', float('nan')):.3g} {p.get('compared', '')} "
-              f"({p.get('fp32_max_abs_logits', float('nan')):.3g}) | {p.get('max_abs_attention', float('nan')):.3g} "
-              f"| {same} |")
+              f"({p.get('fp32_max_abs_logits', float('nan')):.3g}) | {attention} | {same} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"threads": args.threads, "cpu": cpu, "onednn_isa": isa, "rows": results}, f, indent=1)

@@ -222,11 +222,14 @@ void DiffusionPage::openModel(const QString& dir) {
                     "' holds a text-conditioned U-Net (UNet2DConditionModel, Stable Diffusion's): this "
                     "page runs UNet2DModel folders; `attnlens-cli unet --encoder-states` runs this one");
             PrecisionNote note;
-            if (linearPrecision() == LinearPrecision::Bf16) { // on seeded noise at the middle timestep
+            // on seeded noise at the middle timestep, at most 32×32 (a 256² model's check stays short)
+            if (linearPrecision() == LinearPrecision::Bf16) {
                 cb.report(1.0, "checking bf16 against fp32");
                 note = PrecisionNote::measure("noise", [&] {
                     const auto& c = model->unet->config();
-                    const int size = c.sampleSize > 0 ? c.sampleSize : 32;
+                    const int m = c.sizeMultiple(),
+                              wanted = c.sampleSize > 0 ? std::min(c.sampleSize, 32) : 32;
+                    const int size = std::max(m, wanted / m * m);
                     UNetConditioning conditioning;
                     if (c.numClassEmbeds > 0) conditioning.classLabel = 0;
                     return unetPrecisionParity(*model->unet, NormalRng(0).tensor({c.inChannels, size, size}),

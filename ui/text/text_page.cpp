@@ -376,7 +376,7 @@ void TextPage::openModel(const QString& dir) {
             Loaded loaded{std::make_shared<const TextFolder>(loadTextFolder(dir.toStdString(), cb)), {}};
             if (linearPrecision() == LinearPrecision::Bf16) {
                 cb.report(1.0, "checking bf16 against fp32");
-                loaded.note = PrecisionNote::measure("next token", [&] {
+                loaded.note = PrecisionNote::measure(textParityResult(*loaded.folder->model), [&] {
                     const TextFolder& f = *loaded.folder;
                     auto ids = f.encode(probe).ids; // its first 128 tokens: the check stays short
                     ids.resize(std::min<size_t>(ids.size(), std::min(128, f.maxPositions())));

@@ -18,8 +18,9 @@ struct PrecisionNote {
 
     bool empty() const { return sentence.isEmpty(); }
 
-    // Runs the comparison (on the loading worker); a failure (e.g. an input the model cannot take) still
-    // marks the model as bf16 and says why nothing was measured.
+    // Runs the comparison (on the loading worker); a failure (e.g. an input the model cannot take, or no
+    // memory for the second pass) still marks the model as bf16 and says why nothing was measured. A cancel
+    // goes on to the loader.
     static PrecisionNote measure(const std::string& what, const std::function<PrecisionParity()>& compare) {
         PrecisionNote note;
         try {
@@ -27,7 +28,9 @@ struct PrecisionNote {
             note.sentence = QCoreApplication::translate("PrecisionNote",
                                                         "BF16 fast mode, measured against FP32 at load: %1.")
                                 .arg(QString::fromStdString(describeParity(p, what)));
-        } catch (const Error& e) {
+        } catch (const Cancelled&) {
+            throw;
+        } catch (const std::exception& e) {
             note.sentence = QCoreApplication::translate(
                                 "PrecisionNote", "BF16 fast mode; its difference from fp32 could not be "
                                                  "measured: %1")
