@@ -49,21 +49,28 @@ double maxAbs(const Tensor& a) {
     return maxAbs(values(a));
 }
 
+// run(reference) once as loaded (false) and once on float32 weights (true: inside an Fp32ReferenceScope),
+// timing both into p; returns {as loaded, float32}.
+template <class Run> auto bothWays(PrecisionParity& p, Run&& run) {
+    auto start = Clock::now();
+    auto fast = run(false);
+    p.resultMs = msSince(start);
+    decltype(fast) exact;
+    {
+        const Fp32ReferenceScope reference;
+        start = Clock::now();
+        exact = run(true);
+        p.referenceMs = msSince(start);
+    }
+    return std::make_pair(std::move(fast), std::move(exact));
+}
+
 } // namespace
 
 PrecisionParity vitPrecisionParity(const VitModel& model, const Tensor& pixels,
                                    const VitRunOptions& options) {
     PrecisionParity p;
-    auto start = Clock::now();
-    const VitOutput fast = model.forward(pixels, options);
-    p.resultMs = msSince(start);
-    VitOutput exact;
-    {
-        const Fp32ReferenceScope reference;
-        start = Clock::now();
-        exact = model.forward(pixels, options);
-        p.referenceMs = msSince(start);
-    }
+    const auto [fast, exact] = bothWays(p, [&](bool) { return model.forward(pixels, options); });
     p.maxAbsLogits = maxAbsDiff(fast.logits, exact.logits);
     p.logitScale = maxAbs(exact.logits);
     p.maxAbsAttention = maxAbsDiff(fast.attentions, exact.attentions);
@@ -122,16 +129,7 @@ PrecisionParity textPrecisionParity(const TextModel& model, std::span<const int>
     PrecisionParity p;
     const bool logits = model.hasLmHead();
     if (!logits) p.quantity = "hidden state";
-    auto start = Clock::now();
-    const TextForward fast = model.forward(ids, logits);
-    p.resultMs = msSince(start);
-    TextForward exact;
-    {
-        const Fp32ReferenceScope reference;
-        start = Clock::now();
-        exact = model.forward(ids, logits);
-        p.referenceMs = msSince(start);
-    }
+    const auto [fast, exact] = bothWays(p, [&](bool) { return model.forward(ids, logits); });
     const RowMatrix& fastOut = logits ? fast.logits : fast.hidden;
     const RowMatrix& exactOut = logits ? exact.logits : exact.hidden;
     p.maxAbsLogits = maxAbsDiff(values(fastOut), values(exactOut));
@@ -169,17 +167,11 @@ PrecisionParity unetPrecisionParity(const UNet2DModel& model, const Tensor& samp
                                     const UNetConditioning* referenceConditioning) {
     PrecisionParity p;
     p.quantity = "noise";
-    auto start = Clock::now();
-    const UNetOutput fast = model.forward(sample, timestep, conditioning, options);
-    p.resultMs = msSince(start);
-    UNetOutput exact;
-    {
-        const Fp32ReferenceScope reference;
-        start = Clock::now();
-        exact = model.forward(sample, timestep, referenceConditioning ? *referenceConditioning : conditioning,
-                              options);
-        p.referenceMs = msSince(start);
-    }
+    const auto [fast, exact] = bothWays(p, [&](bool reference) {
+        return model.forward(sample, timestep,
+                             reference && referenceConditioning ? *referenceConditioning : conditioning,
+                             options);
+    });
     p.maxAbsLogits = maxAbsDiff(fast.noisePred, exact.noisePred);
     p.logitScale = maxAbs(exact.noisePred);
     if (fast.attentions.size() != exact.attentions.size())

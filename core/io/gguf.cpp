@@ -1,6 +1,7 @@
 #include "core/io/gguf.h"
 
 #include "core/io/mapped_file.h"
+#include "core/io/model_limits.h"
 #include "core/util/error.h"
 
 #include <algorithm>
@@ -366,6 +367,14 @@ int GgufFile::positive(std::string_view key, std::optional<int> fallback) const 
     if (n <= 0 || n > (int64_t{1} << 30))
         throw Error(where + " must be a positive integer, found " + v->describe());
     return static_cast<int>(n);
+}
+
+int GgufFile::layerCount(std::string_view key) const {
+    const int n = positive(key);
+    if (n > kMaxModelLayers)
+        throw Error("'" + m_path.string() + "': metadata '" + std::string(key) + "' is " + std::to_string(n) +
+                    ", more than " + std::to_string(kMaxModelLayers) + " layers (no model has that many)");
+    return n;
 }
 
 const GgufTensor* GgufFile::find(std::string_view name) const {

@@ -105,6 +105,8 @@ public:
     // A model dimension: a positive integer up to 2^30. Throws attnlens::Error naming the key when it is
     // missing (no fallback given), an array (differs per layer), or anything else.
     int positive(std::string_view key, std::optional<int> fallback = std::nullopt) const;
+    // A number of transformer blocks: positive and at most kMaxModelLayers (core/io/model_limits.h).
+    int layerCount(std::string_view key) const;
 
     const std::vector<GgufTensor>& tensors() const { return m_tensors; }
     const GgufTensor* find(std::string_view name) const;

@@ -1,5 +1,6 @@
 #include "core/io/json_file.h"
 
+#include "core/io/model_limits.h"
 #include "core/util/error.h"
 
 #include <fstream>
@@ -38,6 +39,19 @@ int JsonConfig::positive(const std::string& key) const {
     const int v = get<int>(key);
     checkPositive(v, key);
     return v;
+}
+
+int JsonConfig::layerCount(const std::string& key) const {
+    const int v = get<int>(key);
+    checkLayerCount(v, key);
+    return v;
+}
+
+void JsonConfig::checkLayerCount(int64_t value, const std::string& key) const {
+    checkPositive(value, key);
+    if (value > kMaxModelLayers)
+        throw Error("'" + m_path.string() + "': '" + key + "' is " + std::to_string(value) + ", more than " +
+                    std::to_string(kMaxModelLayers) + " layers (no model has that many)");
 }
 
 void JsonConfig::checkPositive(int64_t value, const std::string& key) const {

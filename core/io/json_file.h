@@ -50,6 +50,9 @@ public:
     // "'…/config.json': 'num_hidden_layers' must be positive, found 0".
     int positive(const std::string& key) const;
     void checkPositive(int64_t value, const std::string& key) const;
+    // A number of transformer blocks: positive and at most kMaxModelLayers (core/io/model_limits.h).
+    int layerCount(const std::string& key) const;
+    void checkLayerCount(int64_t value, const std::string& key) const;
     // The error for a value this build does not support: "…/config.json: act_fn must be \"silu\"".
     Error refuse(const std::string& key, const std::string& why) const {
         return Error(m_path.string() + ": " + key + " " + why);

@@ -13,7 +13,7 @@ Gpt2Config gpt2ConfigFromGguf(const GgufFile& f) {
         throw Error(where + ": not a GPT-2 file (general.architecture)");
     Gpt2Config c;
     c.embd = f.positive("gpt2.embedding_length");
-    c.layers = f.positive("gpt2.block_count");
+    c.layers = f.layerCount("gpt2.block_count");
     c.heads = f.positive("gpt2.attention.head_count");
     c.inner = f.positive("gpt2.feed_forward_length", 4 * c.embd);
     c.positions = f.positive("gpt2.context_length");

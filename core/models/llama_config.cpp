@@ -144,7 +144,7 @@ LlamaConfig readLlamaConfig(const std::filesystem::path& dir) {
     const std::string& type = c.modelType;
     c.gemma = c.normPlusOne = type == "gemma3_text";
     c.hiddenSize = cfg.positive("hidden_size");
-    c.layers = cfg.positive("num_hidden_layers");
+    c.layers = cfg.layerCount("num_hidden_layers");
     c.heads = cfg.positive("num_attention_heads");
     c.kvHeads = cfg.value<int>("num_key_value_heads", c.heads);
     c.intermediateSize = cfg.positive("intermediate_size");

@@ -113,7 +113,7 @@ LlamaConfig llamaConfigFromGguf(const GgufFile& f) {
     LlamaConfig c;
     c.modelType = type->second;
     c.hiddenSize = f.positive(a + ".embedding_length");
-    c.layers = f.positive(a + ".block_count");
+    c.layers = f.layerCount(a + ".block_count");
     c.heads = f.positive(a + ".attention.head_count");
     c.kvHeads = f.positive(a + ".attention.head_count_kv", c.heads);
     c.intermediateSize = f.positive(a + ".feed_forward_length");

@@ -77,8 +77,8 @@ MarianConfig MarianConfig::fromFolder(const std::filesystem::path& dir) {
 
     const auto positive = [&](int64_t v, const char* key) { cfg.checkPositive(v, key); };
     positive(c.dModel, "d_model");
-    positive(c.encoderLayers, "encoder_layers");
-    positive(c.decoderLayers, "decoder_layers");
+    cfg.checkLayerCount(c.encoderLayers, "encoder_layers");
+    cfg.checkLayerCount(c.decoderLayers, "decoder_layers");
     positive(c.encoderHeads, "encoder_attention_heads");
     positive(c.decoderHeads, "decoder_attention_heads");
     positive(c.encoderFfn, "encoder_ffn_dim");

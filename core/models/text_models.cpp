@@ -82,7 +82,7 @@ std::shared_ptr<const BertModel> BertModel::load(const std::filesystem::path& di
     const JsonConfig cfg = readConfig(dir, "bert");
     BertConfig c;
     c.hiddenSize = cfg.positive("hidden_size");
-    c.layers = cfg.positive("num_hidden_layers");
+    c.layers = cfg.layerCount("num_hidden_layers");
     c.heads = cfg.positive("num_attention_heads");
     c.intermediateSize = cfg.positive("intermediate_size");
     c.maxPositions = cfg.positive("max_position_embeddings");
@@ -227,7 +227,7 @@ std::shared_ptr<const Gpt2Model> Gpt2Model::load(const std::filesystem::path& di
     const JsonConfig cfg = readConfig(dir, "gpt2");
     Gpt2Config c;
     c.embd = cfg.positive("n_embd");
-    c.layers = cfg.positive("n_layer");
+    c.layers = cfg.layerCount("n_layer");
     c.heads = cfg.positive("n_head");
     c.inner = cfg.value<int>("n_inner", 4 * c.embd);
     c.positions = cfg.positive("n_positions");

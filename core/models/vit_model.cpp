@@ -117,7 +117,7 @@ VitConfig VitConfig::fromJson(const JsonConfig& top) {
 
     const auto positive = [&](int v, const char* key) { json.checkPositive(v, key); };
     positive(c.hiddenSize, "hidden_size");
-    positive(c.numLayers, "num_hidden_layers");
+    json.checkLayerCount(c.numLayers, "num_hidden_layers");
     positive(c.numHeads, "num_attention_heads");
     positive(c.intermediateSize, "intermediate_size");
     positive(c.imageSize, "image_size");

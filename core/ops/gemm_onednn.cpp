@@ -213,6 +213,16 @@ bool bf16Available() {
     }
 }
 
+namespace {
+// `to` = `from` in to's layout and type, on this thread's stream, finished on return (packing at load).
+void reorderNow(dnnl::memory from, dnnl::memory to) { // handles: copies share the data
+    threadState().useTeam();
+    auto& stream = threadState().stream;
+    dnnl::reorder(from, to).execute(stream, from, to);
+    stream.wait();
+}
+} // namespace
+
 std::shared_ptr<const OnednnLinear> packLinear(const float* w, int64_t outFeatures, int64_t inFeatures,
                                                bool bf16) {
     try {
@@ -227,10 +237,7 @@ std::shared_ptr<const OnednnLinear> packLinear(const float* w, int64_t outFeatur
         const dnnl::memory::desc plain(Dims{inFeatures, outFeatures}, dt::f32, dnnl::memory::format_tag::ba);
         dnnl::memory source(plain, cpuEngine(), const_cast<float*>(w));
         pack->weights = dnnl::memory(pd.weights_desc(), cpuEngine());
-        threadState().useTeam();
-        auto& stream = threadState().stream;
-        dnnl::reorder(source, pack->weights).execute(stream, source, pack->weights);
-        stream.wait();
+        reorderNow(source, pack->weights);
         return pack;
     } catch (const dnnl::error& e) {
         throw Error(std::string("oneDNN could not pack a linear weight: ") + e.what());
@@ -265,10 +272,7 @@ std::shared_ptr<const OnednnProduct> packProduct(const float* w, int64_t m, int6
         pack->k = k;
         dnnl::memory source(rowsDesc(m, k, k), cpuEngine(), const_cast<float*>(w));
         pack->left = dnnl::memory(rowsDesc(m, k, k, bf16 ? dt::bf16 : dt::f32), cpuEngine());
-        threadState().useTeam();
-        auto& stream = threadState().stream;
-        dnnl::reorder(source, pack->left).execute(stream, source, pack->left);
-        stream.wait();
+        reorderNow(source, pack->left);
         return pack;
     } catch (const dnnl::error& e) {
         throw Error(std::string("oneDNN could not prepare a convolution weight: ") + e.what());

@@ -184,6 +184,11 @@ private slots:
         QVERIFY(errorOf([&] {
                     LlamaModel::load(withConfig(tmp, "llama-gqa", "vocab_size", 300));
                 }).contains("the checkpoint does not match config.json"));
+        // a layer count no model has is refused before anything is sized by it (issue 46: a fuzzed GGUF's
+        // block_count of 721 million asked for 2.9 GB; tests/fuzz/regressions/fuzz_gguf replays it)
+        QVERIFY(errorOf([&] {
+                    LlamaModel::load(withConfig(tmp, "llama-gqa", "num_hidden_layers", 721000000));
+                }).contains("'num_hidden_layers' is 721000000, more than 1024 layers"));
         const auto m = LlamaModel::load(kLlm / "llama-gqa");
         QVERIFY(errorOf([&] {
                     m->forward(std::vector<int>(size_t(m->maxPositions()) + 1, 5));
