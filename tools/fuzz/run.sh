@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz, preset "fuzz": clang, ASan + UBSan) and runs each for SECONDS
-# (default 20) from its committed seed corpus, two at a time (FUZZ_JOBS=1: one at a time, leaving a core free).
+# (default 20) from its committed corpus (tools/fuzz/campaign.sh grows it), two at a time (FUZZ_JOBS=1: one at a
+# time, leaving a core free), after replaying the reproducers of fixed findings (tests/fuzz/regressions/).
 # A crash, a leak, a timeout (> 10 s per input) or an allocation over 1 GiB fails the run; reproducers land in
 # build/fuzz/findings/<target>/.
 #   tools/fuzz/run.sh [SECONDS]          e.g. tools/fuzz/run.sh 3600 for a long run
@@ -17,6 +18,12 @@ status=0
 run() { # target
   local t=$1 work=build/fuzz/corpus-work/$1
   mkdir -p "$out/$t" "$work"
+  # the reproducers of fixed findings first (tests/fuzz/regressions/<target>/): each must run clean
+  if [[ -d tests/fuzz/regressions/$t ]] && ! build/fuzz/tests/fuzz/$t tests/fuzz/regressions/$t/* -timeout=10 \
+      -rss_limit_mb=2048 -malloc_limit_mb=1024 > "$out/$t.regressions.log" 2>&1; then
+    echo "FAILED: $t replaying tests/fuzz/regressions/$t (see $out/$t.regressions.log)"
+    return 1
+  fi
   # new inputs go to the work folder; the committed seeds stay as they are
   if ! build/fuzz/tests/fuzz/$t "$work" tests/fuzz/corpus/$t -max_total_time="$seconds" -seed="$seed" -timeout=10 \
       -rss_limit_mb=2048 -malloc_limit_mb=1024 -artifact_prefix="$out/$t/" -print_final_stats=1 \
@@ -28,7 +35,8 @@ run() { # target
   fi
   echo "$t: $(grep -m1 'stat::number_of_executed_units' "$out/$t.log" | awk '{print $2}') executions, no findings"
 }
-targets=(fuzz_safetensors fuzz_torch_checkpoint fuzz_gguf fuzz_ollama fuzz_configs fuzz_npy fuzz_image fuzz_attention_json fuzz_marian_config fuzz_tokenizer fuzz_text_tokenizer fuzz_hf_tokenizer fuzz_chat_template fuzz_clip_tokenizer)
+source tools/fuzz/targets.sh
+targets=("${fuzz_targets[@]}")
 jobs=${FUZZ_JOBS:-2}
 for ((i = 0; i < ${#targets[@]}; i += jobs)); do
   run "${targets[i]}" & a=$!
