@@ -214,6 +214,22 @@ bool bf16Available() {
 }
 
 namespace {
+// One prepared matmul on this thread's stream and scratchpad, finished on return; a large bf16 copy is given
+// back.
+void runMatmul(ThreadState& state, const Prepared& prepared, const dnnl::memory& src,
+               const dnnl::memory& weights, float* out) {
+    const auto& pd = prepared.desc;
+    dnnl::memory dst(pd.dst_desc(), cpuEngine(), out);
+    dnnl::memory scratch(pd.scratchpad_desc(), cpuEngine(),
+                         state.scratch.get(pd.scratchpad_desc().get_size()));
+    prepared.primitive.execute(state.stream, {{DNNL_ARG_SRC, src},
+                                              {DNNL_ARG_WEIGHTS, weights},
+                                              {DNNL_ARG_DST, dst},
+                                              {DNNL_ARG_SCRATCHPAD, scratch}});
+    state.stream.wait();
+    state.bf16Input.trim();
+}
+
 // `to` = `from` in to's layout and type, on this thread's stream, finished on return (packing at load).
 void reorderNow(dnnl::memory from, dnnl::memory to) { // handles: copies share the data
     threadState().useTeam();
@@ -306,15 +322,7 @@ void product(const OnednnProduct& pack, const float* x, int64_t ldx, int64_t n, 
             prepared->round.execute(state.stream, right, rounded);
             right = rounded;
         }
-        dnnl::memory dst(pd.dst_desc(), cpuEngine(), c);
-        dnnl::memory scratch(pd.scratchpad_desc(), cpuEngine(),
-                             state.scratch.get(pd.scratchpad_desc().get_size()));
-        prepared->primitive.execute(state.stream, {{DNNL_ARG_SRC, pack.left},
-                                                   {DNNL_ARG_WEIGHTS, right},
-                                                   {DNNL_ARG_DST, dst},
-                                                   {DNNL_ARG_SCRATCHPAD, scratch}});
-        state.stream.wait();
-        state.bf16Input.trim();
+        runMatmul(state, *prepared, pack.left, right, c);
     } catch (const dnnl::error& e) {
         throw Error(std::string("oneDNN matmul failed: ") + e.what());
     }
@@ -351,15 +359,7 @@ void linear(const OnednnLinear& pack, const float* x, int64_t ldx, int64_t n, fl
             prepared->round.execute(state.stream, src, rounded);
             src = rounded;
         }
-        dnnl::memory dst(pd.dst_desc(), cpuEngine(), out);
-        dnnl::memory scratch(pd.scratchpad_desc(), cpuEngine(),
-                             state.scratch.get(pd.scratchpad_desc().get_size()));
-        prepared->primitive.execute(state.stream, {{DNNL_ARG_SRC, src},
-                                                   {DNNL_ARG_WEIGHTS, pack.weights},
-                                                   {DNNL_ARG_DST, dst},
-                                                   {DNNL_ARG_SCRATCHPAD, scratch}});
-        state.stream.wait();
-        state.bf16Input.trim();
+        runMatmul(state, *prepared, src, pack.weights, out);
     } catch (const dnnl::error& e) {
         throw Error(std::string("oneDNN matmul failed: ") + e.what());
     }
