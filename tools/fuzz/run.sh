@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz, preset "fuzz": clang, ASan + UBSan) and runs each for SECONDS
-# (default 20) from its committed corpus (tools/fuzz/campaign.sh grows it), two at a time (FUZZ_JOBS=1: one at a
+# (default 20) from its committed corpus (tools/fuzz/campaign.sh grows it) with its dictionary (tests/fuzz/dict/,
+# tools/fuzz/make_dicts.py), two at a time (FUZZ_JOBS=1: one at a
 # time, leaving a core free), after replaying the reproducers of fixed findings (tests/fuzz/regressions/).
 # A crash, a leak, a timeout (> 10 s per input) or an allocation over 1 GiB fails the run; reproducers land in
 # build/fuzz/findings/<target>/.
@@ -16,8 +17,9 @@ cmake --build --preset fuzz -j2 >/dev/null
 out=build/fuzz/findings
 status=0
 run() { # target
-  local t=$1 work=build/fuzz/corpus-work/$1
+  local t=$1 work=build/fuzz/corpus-work/$1 dict=()
   mkdir -p "$out/$t" "$work"
+  [[ -f tests/fuzz/dict/$t.dict ]] && dict=(-dict="tests/fuzz/dict/$t.dict")
   # the reproducers of fixed findings first (tests/fuzz/regressions/<target>/): each must run clean
   if [[ -d tests/fuzz/regressions/$t ]] && ! build/fuzz/tests/fuzz/$t tests/fuzz/regressions/$t/* -timeout=10 \
       -rss_limit_mb=2048 -malloc_limit_mb=1024 > "$out/$t.regressions.log" 2>&1; then
@@ -25,7 +27,7 @@ run() { # target
     return 1
   fi
   # new inputs go to the work folder; the committed seeds stay as they are
-  if ! build/fuzz/tests/fuzz/$t "$work" tests/fuzz/corpus/$t -max_total_time="$seconds" -seed="$seed" -timeout=10 \
+  if ! build/fuzz/tests/fuzz/$t "$work" tests/fuzz/corpus/$t "${dict[@]}" -max_total_time="$seconds" -seed="$seed" -timeout=10 \
       -rss_limit_mb=2048 -malloc_limit_mb=1024 -artifact_prefix="$out/$t/" -print_final_stats=1 \
       > "$out/$t.log" 2>&1; then
     # the log stays in build/; what the finding was goes to the output, so a CI log says it
