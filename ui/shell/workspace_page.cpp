@@ -73,14 +73,20 @@ QString WorkspacePage::restoreModelDir(const QJsonObject& state) const {
 }
 
 void WorkspacePage::restoreSession(const QJsonObject& state) {
+    const QString dir = restoreModelDir(state);
+    const bool sameLoad = !m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir);
+    // What the page was doing gives way to the session — cancelled before the restore starts: a cancel that
+    // leaves nothing queued ends a restore (the user's Cancel), and a queued job's cancel is immediate.
+    if (!sameLoad && isBusy()) {
+        m_worker->cancel();
+        m_loadingDir.clear();
+    }
     m_restore = state;
     if (!restoreInputs(state)) {
         m_restore.reset();
         return;
     }
-    const QString dir = restoreModelDir(state);
-    if (!m_loadingDir.isEmpty() && QFileInfo(m_loadingDir) == QFileInfo(dir))
-        return; // that load continues it
+    if (sameLoad) return; // that load continues it
     if (!dir.isEmpty() && (!hasModel() || QFileInfo(dir) != QFileInfo(m_modelDir))) {
         openModel(dir); // then continueRestore()
         return;

@@ -87,15 +87,17 @@ protected:
         m_loadingDir = dir;
         m_worker->run<M>(tr("Loading %1").arg(QFileInfo(QDir::cleanPath(dir)).fileName()), std::move(load),
                          [this, dir, install = std::move(install)](M model) {
-                             m_loadingDir.clear();
+                             if (QFileInfo(m_loadingDir) == QFileInfo(dir)) m_loadingDir.clear();
                              m_modelDir = dir;
                              dismissMessage();
                              install(std::move(model));
                              emit modelLoaded();
-                             if (m_restore)
-                                 continueRestore();
-                             else
+                             if (!m_restore)
                                  modelReady();
+                             else if (m_loadingDir.isEmpty()) // no other load on its way: the session goes on
+                                 continueRestore();
+                             // else: a load asked for before the session (the built-in model at start)
+                             // whose result came anyway; the session's own load is next
                          });
     }
     virtual void modelReady() {}

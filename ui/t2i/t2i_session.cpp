@@ -113,6 +113,8 @@ QJsonObject TextToImagePage::saveSession() const {
     s.valueWeighted = m_doc->valueWeightedSwitch();
     s.pixel = m_doc->pixel();
     s.selfLayer = m_doc->selfLayer();
+    if (!m_doc->hasRun()) // a run stopped before its first step: no word, layer or step of it to come back to
+        s.word = -1, s.compared.clear(), s.selfLayer = -1, s.step = 0;
     s.opacity = m_doc->opacity();
     s.colorMap = m_doc->colorMap();
     QJsonObject o = modelSessionState();

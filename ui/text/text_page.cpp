@@ -415,7 +415,9 @@ void TextPage::runText() {
     }
     setPlaying(false);
     const auto folder = m_doc->model();
-    const int count = folder->decoderOnly() ? m_newTokens->value() : 0;
+    int count = folder->decoderOnly() ? m_newTokens->value() : 0;
+    if (restoreState() && folder->decoderOnly())
+        count = restoreState()->value("generated").toInt(count); // as saved
     const int generation = ++m_generation;
     auto cache = m_cache;
     worker()->run<std::shared_ptr<const TextRun>>(
@@ -429,8 +431,9 @@ void TextPage::runText() {
             cache->run = run;
             return run;
         },
-        [this, generation](std::shared_ptr<const TextRun> run) {
+        [this, generation, text](std::shared_ptr<const TextRun> run) {
             if (generation != m_generation) return;
+            m_ranText = text;
             m_doc->setRun(std::move(run));
             const auto& r = *m_doc->run();
             const QString off = r.offHeads.empty()
@@ -446,7 +449,7 @@ void TextPage::runText() {
             if (restoreState()) {
                 const int step = restoreState()->value("step").toInt(-1);
                 if (step >= 0) m_doc->setStep(step);
-                endRestore();
+                finishRestore();
             }
             emit resultReady();
         });
@@ -721,69 +724,6 @@ QString TextPage::viewExplanation() const {
         "<p>[CLS], [SEP] and <|endoftext|> often collect much of the attention (\"attention sinks\"): tick "
         "<i>Hide special tokens</i> to see how the rest is shared. <i>Words</i> merges sub-word pieces.</p>"
         "<p>With BERT, type [MASK] for a missing word: the predictions for it appear on the right.</p>");
-}
-
-// --- session
-// -------------------------------------------------------------------------------------------------
-
-QJsonObject TextPage::saveSession() const {
-    TextSession t;
-    t.input = m_input->text();
-    t.newTokens = m_newTokens->value();
-    t.ran = m_doc->run() != nullptr;
-    t.step = m_doc->step();
-    t.layer = m_doc->layer(), t.head = m_doc->head();
-    t.sampling = m_sampling->sampling(), t.chat = m_chat->isChecked();
-    t.fusion = m_doc->fusion() == HeadFusion::Max ? HeadFusion::Max : HeadFusion::Mean;
-    t.view = TextSession::kViews.value(m_tabs->currentIndex());
-    t.wordLevel = m_doc->wordLevel();
-    t.valueWeighted = m_valueWeighted->isChecked();
-    t.hideSpecial = m_doc->hideSpecial();
-    t.offHeads = m_lenses->ablated();
-    QJsonObject s = modelSessionState();
-    t.write(s);
-    return s;
-}
-
-QString TextPage::checkSession(const QJsonObject& state) const {
-    SessionReader r = sessionReader(state);
-    (void)TextSession::parse(r, m_newTokens->maximum());
-    return r.error();
-}
-
-bool TextPage::restoreInputs(const QJsonObject& state) {
-    SessionReader r = sessionReader(state);
-    const TextSession t = TextSession::parse(r, m_newTokens->maximum());
-    if (!r.ok()) return false;
-    setPlaying(false);
-    m_input->setText(t.input);
-    m_newTokens->setValue(state.contains("new_tokens") ? t.newTokens : m_newTokens->value());
-    m_sampling->setSampling(t.sampling), m_chat->setChecked(t.chat);
-    m_doc->setWordLevel(t.wordLevel), m_doc->setHideSpecial(t.hideSpecial);
-    m_valueWeighted->setChecked(t.valueWeighted);
-    m_tabs->setCurrentIndex(std::max(0, static_cast<int>(TextSession::kViews.indexOf(t.view))));
-    return true;
-}
-
-// The model is the session's: its layer and head, then the run (whose result sets the step) or nothing more.
-void TextPage::continueRestore() {
-    if (!restoreState()) return;
-    SessionReader r = sessionReader(*restoreState());
-    const TextSession t = TextSession::parse(r, m_newTokens->maximum());
-    m_doc->setLayer(t.layer);
-    m_doc->setFusion(t.fusion);
-    m_doc->setHead(t.head);
-    HeadList off;
-    for (const auto& [l, h] : t.offHeads) // heads the model has
-        if (l < m_doc->model()->layers() && h < m_doc->model()->heads()) off.emplace_back(l, h);
-    {
-        const QSignalBlocker quiet(m_lenses); // the run below is the session's
-        m_lenses->setAblated(std::move(off));
-    }
-    if (t.ran && !m_input->text().trimmed().isEmpty())
-        runText();
-    else
-        endRestore();
 }
 
 } // namespace attnlens::ui

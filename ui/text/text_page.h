@@ -102,6 +102,7 @@ protected:
     bool hasModel() const override { return m_doc->hasModel(); }
     bool hasResult() const override { return m_doc->run() != nullptr; }
     void continueRestore() override;
+    void finishRestore(); // endRestore(), then the session's draft back in the text box
     void jobFailed(int id, const QString& message) override;
     void jobCancelled(int id) override;
 
@@ -123,6 +124,7 @@ private:
     std::shared_ptr<CacheSlot> m_cache;
     PrecisionNote m_precisionNote; // a bf16 load's comparison with fp32; empty for fp32
     int m_generation = 0;
+    QString m_ranText; // the text box's text of the run shown
 
     QLineEdit* m_input = nullptr;
     QPushButton* m_run = nullptr;

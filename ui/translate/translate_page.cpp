@@ -329,6 +329,7 @@ void TranslatePage::translate() {
     const int growth = ++m_growth;
     m_clock.start();
     showStatus(tr("Translating…"));
+    m_translatedText = text;
     m_source = m_sentences->prepare(text).toStdString(); // the sentence shown (a paragraph's), or the input
     m_paragraphOptions = options;
     translateSlice(generation, growth, options);
@@ -511,6 +512,14 @@ QJsonObject TranslatePage::saveSession() const {
     const auto snapshot = m_doc->snapshot();
     t.translated = snapshot != nullptr;
     t.step = snapshot ? snapshot->step : -1;
+    if (t.translated && m_input->text().trimmed() != m_translatedText) { // edited since: both are kept
+        t.draft = m_input->text();
+        t.input = m_translatedText;
+    }
+    if (t.translated) { // the settings of the translation shown (the boxes may have changed since)
+        t.beamWidth = m_paragraphOptions.numBeams.value_or(t.beamWidth);
+        t.maxNewTokens = m_paragraphOptions.maxNewTokens.value_or(t.maxNewTokens);
+    }
     t.view = TranslateSession::kViews[static_cast<int>(currentView())];
     t.setAblation(m_lenses->ablation());
     if (const auto pinned = m_lenses->pinned()) std::tie(t.pinned, t.pinnedDescription) = *pinned;
@@ -557,7 +566,9 @@ bool TranslatePage::restoreInputs(const QJsonObject& state) {
 void TranslatePage::continueRestore() {
     if (!restoreState()) return;
     if (!m_doc->hasModel()) { // nothing to translate with: the settings and the text are back, nothing more
+        const auto draft = restoring().draft;
         endRestore();
+        if (draft) m_input->setText(*draft);
         showStatus(tr("Session restored without a model: open one with File → Open model…"), true);
         return;
     }
@@ -594,6 +605,7 @@ void TranslatePage::applyRestoredView() {
     if (!restoreState()) return;
     const TranslateSession t = restoring();
     endRestore();
+    if (t.draft) m_input->setText(*t.draft); // what was typed after the translation, back in the box
     t.applyView(*m_doc);
     syncSelectors();
     m_lenses->refreshDifference();

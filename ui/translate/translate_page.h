@@ -177,6 +177,7 @@ private:
     std::shared_ptr<SessionSlot> m_slot; // dereferenced on the worker thread only
     int m_generation = 0;                // results of older translations are dropped
     std::string m_source;                // what is being translated: the input, or its sentence shown
+    QString m_translatedText;            // the input box's text (trimmed) that was translated last
     SentenceBar* m_sentences = nullptr;
     int m_growth = 0; // a growing translation continues only while this is unchanged
 

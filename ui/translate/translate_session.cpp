@@ -22,6 +22,7 @@ TranslateSession TranslateSession::parse(const QJsonObject& o, SessionReader& r,
     TranslateSession s;
     (void)r.string("model_dir");
     s.input = r.string("input");
+    if (r.has("draft")) s.draft = r.string("draft");
     s.sentence = r.integer("sentence", 0, 0, 100000);
     s.wholeInput = r.boolean("whole_input", false);
     s.beamWidth = r.integer("beam_width", 1, 1, maxBeam);
@@ -98,6 +99,7 @@ TranslateSession TranslateSession::capture(const TranslationDocument& doc) {
 
 void TranslateSession::write(QJsonObject& s) const {
     s.insert("input", input);
+    if (draft) s.insert("draft", *draft);
     s.insert("sentence", sentence);
     s.insert("whole_input", wholeInput);
     s.insert("beam_width", beamWidth);

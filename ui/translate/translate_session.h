@@ -24,7 +24,10 @@ namespace attnlens::ui {
 struct TranslateSession {
     static const QStringList kViews; // the tabs' names, in tab order
 
-    QString input;
+    QString input; // what the translation shown is of (the input box's text when nothing is translated)
+    // The input box's text when it differs from `input` (edited since it was translated; "" when cleared):
+    // given back to the box once the translation is restored. Absent: the box shows `input`.
+    std::optional<QString> draft;
     int sentence = 0; // the paragraph's sentence the views show (from 0)
     bool wholeInput = false;
     int beamWidth = 1, maxNewTokens = 0;

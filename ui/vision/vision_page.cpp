@@ -405,21 +405,28 @@ void VisionPage::analyse(std::function<ImageU8()> load, const QString& source, c
     m_pendingSample.clear();
     auto timer = std::make_shared<QElapsedTimer>();
     timer->start();
-    worker()->run<std::shared_ptr<const VisionImage>>(
+    auto job = std::make_shared<int>(0);
+    *job = worker()->run<std::shared_ptr<const VisionImage>>(
         tr("Analysing %1").arg(source),
         [model, load = std::move(load), source, ablated = m_lenses->ablated(), side = m_doc->textSide(),
          texts = m_doc->texts()](const Callbacks& cb) {
             auto image = VisionDocument::analyse(*model, load(), source, cb, ablated);
             return side && !texts.empty() ? VisionDocument::withTexts(*image, side.get(), texts) : image;
         },
-        [this, path, timer, model](std::shared_ptr<const VisionImage> result) {
+        [this, path, timer, model, job](std::shared_ptr<const VisionImage> result) {
             if (result == nullptr) return;
+            // while a session is restored, only its own picture counts: one asked for before (the first
+            // sample, started as the built-in model arrived) would end the restore with the wrong picture
+            if (restoreState() && *job != m_restoreImageJob) return;
             if (model != m_doc->model()) { // another model was opened meanwhile: analyse again with it
+                const bool restoring = restoreState().has_value();
                 runImage(result->image, result->source, path);
+                if (restoring) m_restoreImageJob = m_analyseJob;
                 return;
             }
             m_lastImagePath = path;
             m_lastImage = result->image;
+            m_lastImagePng.clear();
             m_imageLabel->setProperty("source", result->source);
             dismissMessage();
             if (!m_precisionNote.empty()) showNotice(m_precisionNote.sentence);
@@ -429,6 +436,7 @@ void VisionPage::analyse(std::function<ImageU8()> load, const QString& source, c
             emit resultReady();
             if (!path.isEmpty()) emit inputFileShown(path);
         });
+    m_analyseJob = *job;
 }
 
 // Enter in the Texts box: kept for later pictures, run against this one on the worker; the first text's map
@@ -614,8 +622,11 @@ QJsonObject VisionPage::saveSession() const {
     VisionSession v = VisionSession::capture(*m_doc);
     if (!m_lastImagePath.isEmpty())
         v.imagePath = QFileInfo(m_lastImagePath).absoluteFilePath();
-    else if (!m_lastImage.empty()) // pasted: the picture itself
-        v.imagePng = VisionSession::png(m_lastImage);
+    else if (!m_lastImage
+                  .empty()) { // pasted: the picture itself, encoded once (autosave asks every few seconds)
+        if (m_lastImagePng.isEmpty()) m_lastImagePng = VisionSession::png(m_lastImage);
+        v.imagePng = m_lastImagePng;
+    }
     v.ablated = m_lenses->ablated();
     if (const auto* d = m_lenses->differenceWindow(); d && d->hasPin())
         v.pinned = PinnedMap{d->pinnedMap(), d->pinnedDescription()};
@@ -661,8 +672,10 @@ void VisionPage::continueRestore() {
         showError(tr("Session restored without a model: open a vision model with File → Open model…"));
     } else if (!v.imagePath.isEmpty()) {
         openImage(v.imagePath); // then applyRestoredView()
+        m_restoreImageJob = m_analyseJob;
     } else if (!v.imagePng.isEmpty()) {
         openImage(QImage::fromData(v.imagePng, "PNG"), tr("pasted image"));
+        m_restoreImageJob = m_analyseJob;
     } else {
         applyRestoredView();
     }

@@ -139,7 +139,10 @@ private:
     PrecisionNote m_precisionNote; // bf16 loads: the measured difference from fp32
     QString m_pendingSample;       // the first sample, opened once the default model is loaded
     QString m_lastImagePath;
-    ImageU8 m_lastImage; // the original of the current result, re-run when a new model arrives
+    ImageU8 m_lastImage;               // the original of the current result, re-run when a new model arrives
+    int m_analyseJob = 0;              // the worker's job of the last picture analysed
+    int m_restoreImageJob = 0;         // the one a session being restored waits for
+    mutable QByteArray m_lastImagePng; // m_lastImage as the session's PNG (saveSession encodes it once)
     VisionLenses* m_lenses = nullptr;
 
     SampleGallery* m_gallery = nullptr;
