@@ -7,6 +7,7 @@
 #include "gui_options.h"
 #include "ui/render/heatmap_image.h"
 #include "ui/shell/main_window.h"
+#include "ui/shell/session_autosave.h"
 #include "ui/shell/theme.h"
 
 #include <QApplication>
@@ -60,5 +61,8 @@ int main(int argc, char** argv) {
         return 2;
     }
     const GuiPages pages = addPages(window, options);
+    // what the user does is kept every few seconds and offered back after a crash (not for a screenshot or
+    // a benchmark: their windows are scripted)
+    if (options.screenshot.isEmpty() && !options.benchUi) window.autosave()->start();
     return runGui(window, pages, options);
 }

@@ -6,6 +6,7 @@
 #include "ui/shell/help_dialogs.h"
 #include "ui/shell/hf_cache_dialog.h"
 #include "ui/shell/model_page.h"
+#include "ui/shell/session_autosave.h"
 #include "ui/shell/theme.h"
 #include "ui/shell/workspace_page.h"
 #include "ui/widgets/page_message.h"
@@ -92,6 +93,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_recentMenu = m_fileMenu->addMenu(tr("Open &recent model"));
     rebuildRecentMenu();
     m_sessions = new SessionFiles(this, m_pages, m_message, [this](int i) { setCurrentPage(i); });
+    m_autosave = new SessionAutosave(m_sessions, m_message, this);
     m_sessions->addMenus(m_fileMenu);
     m_fileMenu->addSeparator();
     auto* quit = m_fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
@@ -320,6 +322,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     settings.setValue("windowState", saveState());
     for (QSplitter* s : namedSplitters(this))
         settings.setValue("splitters/" + s->objectName(), s->saveState());
+    m_autosave->finish(); // the last state kept as last-session.attnlens
     QMainWindow::closeEvent(event);
 }
 

@@ -22,6 +22,7 @@ class QMimeData;
 namespace attnlens::ui {
 
 class PageMessage;
+class SessionAutosave;
 class WorkspacePage;
 
 class MainWindow : public QMainWindow {
@@ -70,6 +71,9 @@ public:
     QStringList recentSessions() const { return m_sessions->recentSessions(); }
     QStringList recentImages() const { return m_sessions->recentImages(); }
     bool openImage(const QString& path) { return m_sessions->openImage(path); }
+    // The window's state written every few seconds, offered back after a crash (ui/shell/session_autosave.h);
+    // main() starts it, a close finishes it.
+    SessionAutosave* autosave() const { return m_autosave; }
 
     QMenu* fileMenu() const { return m_fileMenu; }
     QMenu* viewMenu() const { return m_viewMenu; }
@@ -105,6 +109,7 @@ private:
     QMenu* m_helpMenu = nullptr;
     PageMessage* m_message = nullptr;
     SessionFiles* m_sessions = nullptr;
+    SessionAutosave* m_autosave = nullptr;
     QHash<QWidget*, QString> m_pendingModel; // page → folder handed to it and not yet loaded
 };
 

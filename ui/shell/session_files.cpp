@@ -117,6 +117,10 @@ void SessionFiles::rememberImage(const QString& path) {
     remember("recentImages", path);
 }
 
+void SessionFiles::rememberSession(const QString& path) {
+    remember("recentSessions", path);
+}
+
 bool SessionFiles::openImage(const QString& path) {
     for (int i = 0; i < m_pages->count(); ++i) {
         QWidget* page = m_pages->widget(i);

@@ -51,7 +51,8 @@ public:
 
     QStringList recentSessions() const;
     QStringList recentImages() const;
-    void rememberImage(const QString& path); // a page showed a picture file
+    void rememberImage(const QString& path);   // a page showed a picture file
+    void rememberSession(const QString& path); // first under File → Open recent session
     // File → Open recent image: the picture on the page that opens pictures (Vision).
     bool openImage(const QString& path);
 

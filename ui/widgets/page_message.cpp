@@ -5,6 +5,7 @@
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QToolButton>
 
 #include <algorithm>
@@ -16,7 +17,8 @@ constexpr int kMargin = 8; // from the parent's edges, as the pages' own margins
 } // namespace
 
 PageMessage::PageMessage(QWidget* parent)
-    : QFrame(parent), m_text(new QLabel(this)), m_close(new QToolButton(this)) {
+    : QFrame(parent), m_text(new QLabel(this)), m_close(new QToolButton(this)),
+      m_action(new QPushButton(this)) {
     setObjectName(QStringLiteral("message"));
     setAttribute(Qt::WA_StyledBackground);
     m_text->setWordWrap(true);
@@ -25,11 +27,19 @@ PageMessage::PageMessage(QWidget* parent)
     m_close->setText(QStringLiteral("✕"));
     m_close->setToolTip(tr("Dismiss this message"));
     m_close->setAutoRaise(true);
+    m_action->setObjectName(QStringLiteral("messageAction"));
+    m_action->hide();
     auto* row = new QHBoxLayout(this);
     row->setContentsMargins(8, 4, 4, 4);
     row->addWidget(m_text, 1);
+    row->addWidget(m_action, 0, Qt::AlignVCenter);
     row->addWidget(m_close, 0, Qt::AlignTop);
     connect(m_close, &QToolButton::clicked, this, &PageMessage::dismiss);
+    connect(m_action, &QPushButton::clicked, this, [this] {
+        const std::function<void()> run = m_run; // dismissing clears it
+        dismiss();
+        if (run) run();
+    });
     hide();
     // A frame with a style sheet does not see its parent's palette change, nor its size: watch the parent.
     if (parent) parent->installEventFilter(this);
@@ -59,6 +69,8 @@ void PageMessage::showMessage(Kind kind, const QString& text, bool sticky) {
     m_kind = kind;
     m_sticky = sticky;
     m_text->setText(text);
+    m_run = nullptr;
+    m_action->hide();
     restyle();
     show();
     place();
@@ -66,7 +78,16 @@ void PageMessage::showMessage(Kind kind, const QString& text, bool sticky) {
     emit shown(kind);
 }
 
+void PageMessage::setAction(const QString& label, std::function<void()> run) {
+    m_action->setText(label);
+    m_run = std::move(run);
+    m_action->show();
+    place();
+}
+
 void PageMessage::dismiss() {
+    m_run = nullptr;
+    m_action->hide();
     m_text->clear();
     m_sticky = false;
     hide();

@@ -9,11 +9,18 @@
 // cleared by the page's next successful job (WorkspacePage) unless it is shown as `sticky` (a state that a
 // later run does not change, e.g. a session's setting that did not fit).
 //
-// Object names: "message" (the page's), "windowMessage"; the close button "dismissMessage". GUI thread only.
+// A message may carry one action (a button beside the text, e.g. the window's "Restore" of a session that
+// ended without closing); the next message or a dismissal takes it away.
+//
+// Object names: "message" (the page's), "windowMessage"; the close button "dismissMessage", the action
+// "messageAction". GUI thread only.
 
 #include <QFrame>
 
+#include <functional>
+
 class QLabel;
+class QPushButton;
 class QToolButton;
 
 namespace attnlens::ui {
@@ -28,6 +35,9 @@ public:
     void showMessage(Kind kind, const QString& text, bool sticky = false);
     void showError(const QString& text, bool sticky = false) { showMessage(Kind::Error, text, sticky); }
     void showNotice(const QString& text) { showMessage(Kind::Notice, text); }
+    // A button beside the shown message that runs `run` (then dismisses the message). Call after showMessage.
+    void setAction(const QString& label, std::function<void()> run);
+    QPushButton* actionButton() const { return m_action; } // hidden when the message has no action
     void dismiss();
     Kind kind() const { return m_kind; }
     bool sticky() const { return m_sticky; }
@@ -49,6 +59,8 @@ private:
     void place(); // over the parent: full width less the margins, below the anchor or at the bottom
     QLabel* m_text;
     QToolButton* m_close;
+    QPushButton* m_action;
+    std::function<void()> m_run;
     QWidget* m_anchor = nullptr;
     Kind m_kind = Kind::Notice;
     bool m_sticky = false;
