@@ -50,7 +50,7 @@ endif()
 
 # Qt Gui + Svg always: the drawing functions (ui/render) serve the CLI's labelled exports as well.
 if(ATTNLENS_FUZZ)
-  # core only: no Qt
+  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Svg Concurrent) # ui, for fuzz_session
 elseif(ATTNLENS_BUILD_UI OR ATTNLENS_BUILD_TESTS)
   find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Svg Test Concurrent)
 else()

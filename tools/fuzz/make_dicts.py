@@ -9,6 +9,7 @@ headers random bytes never get through — the tokens of each format, as the for
 - GGUF: the magic and versions, every value-type and tensor-type id as the little-endian uint32 the format
   stores, and every metadata key and tensor name our readers look for, length-prefixed as GGUF strings
   (uint64 length, then the bytes) — the form a mutation can splice in whole.
+- sessions: the keys and values of our example sessions and every key the pages' readers ask for.
 - torch checkpoints: the zip records' signatures, the paths torch.save writes, and the pickle globals and
   opcodes our restricted unpickler accepts.
 
@@ -149,6 +150,10 @@ def main() -> None:
     write("fuzz_clip_tokenizer", json_dict(fixtures("tokenizer_config.json", "special_tokens_map.json"),
                                            ["core/text/clip_tokenizer.cpp"]) +
           ["<|startoftext|>", "<|endoftext|>", "</w>", "#version: 0.2"])
+    write("fuzz_session", json_dict(list((ROOT / "docs" / "sessions").glob("*.attnlens")) +
+                                    list((ROOT / "tests" / "fuzz" / "corpus" / "fuzz_session").glob("*.attnlens")),
+                                    ["ui/*/*_session.cpp", "ui/shell/session.cpp"]) +
+          ['"attnlens-session"', '"image_png"', '"iVBORw0KGgo"'])
     write("fuzz_gguf", gguf_dict())
     write("fuzz_torch_checkpoint", torch_dict())
 

@@ -140,9 +140,9 @@ void MainWindow::buildThemeMenu() {
         a->setCheckable(true);
         a->setChecked(currentTheme() == theme);
         group->addAction(a);
-        connect(a, &QAction::triggered, this, [theme] {
-            applyTheme(theme);
-            saveTheme(theme);
+        connect(a, &QAction::triggered, this, [chosen = theme] { // (clang 14: no capture of a binding)
+            applyTheme(chosen);
+            saveTheme(chosen);
         });
     }
 }
