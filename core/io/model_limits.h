@@ -8,4 +8,9 @@ namespace attnlens {
 // Transformer blocks of one stack: more than any released model has (the largest have ~128).
 inline constexpr int kMaxModelLayers = 1024;
 
+// A width a config sizes tables by (hidden, feed-forward, head and vocabulary sizes; head counts): 2^20, far
+// above any released model's (hidden 16 384, feed-forward 53 248, vocabulary 262 144, head 256). A Llama
+// config.json claiming head_dim 2·10⁹ took 7.9 GB and 25 s before its weights' shapes refused it.
+inline constexpr int kMaxModelWidth = 1 << 20;
+
 } // namespace attnlens

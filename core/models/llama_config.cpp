@@ -1,5 +1,6 @@
 // config.json of the Llama-style families (core/models/llama_model.h) as transformers reads them.
 #include "core/io/json_file.h"
+#include "core/io/model_limits.h"
 #include "core/models/llama_model.h"
 #include "core/util/error.h"
 
@@ -162,6 +163,7 @@ LlamaConfig readLlamaConfig(const std::filesystem::path& dir) {
     if (c.kvHeads <= 0 || c.heads % c.kvHeads != 0)
         throw Error(quoted(cfg.path()) + ": " + std::to_string(c.heads) + " attention heads cannot share " +
                     std::to_string(c.kvHeads) + " key/value heads (num_key_value_heads)");
+    checkLlamaWidths(c, quoted(cfg.path()));
     c.rmsNormEps = cfg.value<float>("rms_norm_eps", 1e-6f);
     c.activation = parseActivation(c.gemma ? cfg.value<std::string>("hidden_activation", "gelu_pytorch_tanh")
                                            : cfg.value<std::string>("hidden_act", "silu"));
@@ -186,6 +188,17 @@ LlamaConfig readLlamaConfig(const std::filesystem::path& dir) {
         c.bosId = gen.value<int>("bos_token_id", c.bosId);
     }
     return c;
+}
+
+void checkLlamaWidths(const LlamaConfig& c, const std::string& where) {
+    const std::pair<const char*, int> widths[] = {
+        {"hidden size", c.hiddenSize}, {"feed-forward size", c.intermediateSize},
+        {"head size", c.headDim},      {"vocabulary size", c.vocabSize},
+        {"attention heads", c.heads},  {"key/value heads", c.kvHeads}};
+    for (const auto& [what, value] : widths)
+        if (value > kMaxModelWidth)
+            throw Error(where + ": a " + what + " of " + std::to_string(value) + " is more than " +
+                        std::to_string(kMaxModelWidth) + " (no model is that wide)");
 }
 
 std::vector<float> ropeInverseFrequencies(const RopeSpec& rope, int rotaryDim) {

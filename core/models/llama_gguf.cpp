@@ -133,6 +133,7 @@ LlamaConfig llamaConfigFromGguf(const GgufFile& f) {
     const GgufTensor* embed = f.find("token_embd.weight");
     if (!embed || embed->shape.size() != 2) throw Error(where(f) + ": token_embd.weight is missing");
     c.vocabSize = f.positive(a + ".vocab_size", static_cast<int>(embed->shape[0]));
+    checkLlamaWidths(c, where(f));
     c.rmsNormEps = static_cast<float>(f.number(a + ".attention.layer_norm_rms_epsilon").value_or(1e-6));
     c.activation = Activation::Silu;
     c.attentionBias = f.find("blk.0.attn_q.bias") != nullptr;

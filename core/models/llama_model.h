@@ -64,6 +64,9 @@ struct LlamaConfig {
 // Reads config.json (and generation_config.json's eos/bos when present). Throws attnlens::Error naming the
 // file and the field for what this engine refuses (MoE, an unknown rope type, attention softcapping, …).
 LlamaConfig readLlamaConfig(const std::filesystem::path& dir);
+// The config's widths (hidden, feed-forward, head, vocabulary sizes, head counts) at most kMaxModelWidth
+// (core/io/model_limits.h), checked before anything is sized by them; throws attnlens::Error naming `where`.
+void checkLlamaWidths(const LlamaConfig& c, const std::string& where);
 bool isLlamaModelType(const std::string& modelType);
 // θ of a rope (core/layers/rotary.h) for a head of rotaryDim dimensions.
 std::vector<float> ropeInverseFrequencies(const RopeSpec& rope, int rotaryDim);

@@ -189,6 +189,12 @@ private slots:
         QVERIFY(errorOf([&] {
                     LlamaModel::load(withConfig(tmp, "llama-gqa", "num_hidden_layers", 721000000));
                 }).contains("'num_hidden_layers' is 721000000, more than 1024 layers"));
+        // so are widths no model has (a head_dim of 2·10⁹ took 7.9 GB and 25 s before its weights refused it)
+        for (const char* key : {"head_dim", "hidden_size", "intermediate_size", "vocab_size"})
+            QVERIFY2(errorOf([&] {
+                         LlamaModel::load(withConfig(tmp, "llama-gqa", key, 2000000000));
+                     }).contains("is more than 1048576 (no model is that wide)"),
+                     key);
         const auto m = LlamaModel::load(kLlm / "llama-gqa");
         QVERIFY(errorOf([&] {
                     m->forward(std::vector<int>(size_t(m->maxPositions()) + 1, 5));
