@@ -150,6 +150,12 @@ private slots:
         const auto* banner = b.window.findChild<PageMessage*>("windowMessage");
         QVERIFY(banner);
         QPushButton* restore = banner->actionButton();
+        if (const QByteArray dir = qgetenv("ATTNLENS_SCREENSHOT_DIR"); !dir.isEmpty()) {
+            b.window.resize(1100, 640);
+            b.window.show();
+            QTest::qWait(300);
+            b.window.grab().save(QString::fromLocal8Bit(dir) + "/autosave-restore.png");
+        }
         QVERIFY(!restore->isHidden()); // (the window is not shown)
         QCOMPARE(restore->text(), QString("Restore"));
         restore->click();

@@ -13,7 +13,8 @@
 // key for key (a session that does not is kept as monkey-unrestored.attnlens in the temp folder). GUI stalls
 // (gaps between 10 ms heartbeats) over 250 ms are listed; ATTNLENS_MONKEY_MAX_STALL_MS=250 fails the run on
 // them (a quiet machine, release build: what the note's long runs use). The log names the seed and the last
-// actions, so a failure can be replayed:
+// actions (ATTNLENS_MONKEY_TRACE=1: every action on stderr as it is done, for a crash), so a failure can be
+// replayed:
 //   ATTNLENS_MONKEY_SEED=7 ATTNLENS_MONKEY_ACTIONS=10000 ATTNLENS_MONKEY_MAX_STALL_MS=250 tests/test_monkey
 
 #include "support/json_diff.h"
@@ -51,6 +52,7 @@
 #include <QWheelEvent>
 
 #include <algorithm>
+#include <cstdio>
 #include <deque>
 #include <functional>
 #include <random>
@@ -384,6 +386,7 @@ private slots:
         // ATTNLENS_MONKEY_MAX_STALL_MS: stalls above it fail the run (unset: reported above 250 ms, not
         // asserted — a sanitised build or a busy machine stalls for its own reasons)
         const int maxStall = envInt("ATTNLENS_MONKEY_MAX_STALL_MS", 0);
+        const bool trace = envInt("ATTNLENS_MONKEY_TRACE", 0) != 0; // every action on stderr as it is done
         QStringList stalls;
         QString lastDone;
         qint64 lastMs = 0;
@@ -403,6 +406,7 @@ private slots:
         for (int i = 0; i < actions; ++i) {
             clock.start();
             const QString done = monkey.act(); // its slots run on the GUI thread before it returns
+            if (trace) std::fprintf(stderr, "%d: %s\n", i, qPrintable(done)); // a crash's last action
             if (const qint64 ms = clock.elapsed(); ms > slowest) slowest = ms, slowestAction = done;
             lastDone = done, lastMs = clock.elapsed();
             idle += done.startsWith("no ");
