@@ -348,6 +348,9 @@ void TestSessions::badSessionFilesChangeNothing_data() {
     QTest::newRow("newer version") << QByteArray(
                                           R"({"format": "attnlens-session", "version": 2, "pages": {}})")
                                    << "newer Attention Lens (session version 2)";
+    QTest::newRow("version past any integer") // fuzz_session: its message converted 1.1e19 to long long
+        << QByteArray(R"({"format": "attnlens-session", "version": 11111111111111111110, "pages": {}})")
+        << "newer Attention Lens (session version 11111111111111110656)";
     QTest::newRow("version a string")
         << QByteArray(R"({"format": "attnlens-session", "version": "1", "pages": {}})")
         << "no valid \"version\"";

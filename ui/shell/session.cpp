@@ -195,7 +195,7 @@ QJsonObject readSessionFile(const QString& path) {
         throw Error(where + ": the session has no valid \"version\"");
     if (version.toDouble() > kSessionVersion)
         throw Error(where + ": written by a newer Attention Lens (session version " +
-                    std::to_string(static_cast<long long>(version.toDouble())) +
+                    QString::number(version.toDouble(), 'f', 0).toStdString() + // any size (fuzz_session)
                     "); this one reads version " + std::to_string(kSessionVersion) +
                     " — update Attention Lens to open it");
     if (!session.value("pages").isObject()) throw Error(where + ": \"pages\" must be an object");
