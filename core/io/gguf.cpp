@@ -214,7 +214,10 @@ private:
         if (n < 0 || t.columns() % info->blockSize != 0)
             fail(what + ": its rows of " + std::to_string(t.columns()) + " are not whole " +
                  std::string(info->name) + " blocks of " + std::to_string(info->blockSize));
-        t.bytes = static_cast<uint64_t>(ggmlBytes(*info, n));
+        const int64_t bytes = ggmlBytes(*info, n);
+        if (bytes < 0)
+            fail(what + ": " + std::to_string(n) + " elements are more bytes than a file can hold");
+        t.bytes = static_cast<uint64_t>(bytes);
         t.offset = u64("a tensor's offset");
         return t;
     }

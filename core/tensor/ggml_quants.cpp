@@ -6,6 +6,7 @@
 #include <bit>
 #include <cassert>
 #include <cstring>
+#include <limits>
 
 namespace attnlens {
 
@@ -153,7 +154,9 @@ const GgmlTypeInfo* ggmlTypeInfo(uint32_t type) {
 
 int64_t ggmlBytes(const GgmlTypeInfo& type, int64_t n) {
     if (n < 0 || n % type.blockSize != 0) return -1;
-    return n / type.blockSize * type.blockBytes;
+    const int64_t blocks = n / type.blockSize;
+    if (blocks > std::numeric_limits<int64_t>::max() / type.blockBytes) return -1; // (fuzz_gguf: 7e18 × 4)
+    return blocks * type.blockBytes;
 }
 
 void dequantizeGgmlRow(GgmlType type, const unsigned char* src, float* dst, int64_t n) {

@@ -54,7 +54,8 @@ inline const GgmlTypeInfo* ggmlTypeInfo(GgmlType type) {
     return ggmlTypeInfo(static_cast<uint32_t>(type));
 }
 
-// Bytes of n elements of `type` (n a multiple of its block size); -1 when it is not.
+// Bytes of n elements of `type` (n a multiple of its block size); -1 when it is not, or when the bytes pass
+// what an int64_t holds.
 int64_t ggmlBytes(const GgmlTypeInfo& type, int64_t n);
 
 // n elements stored as `type` at src → float32 dst. n must be a multiple of the block size and the type one
